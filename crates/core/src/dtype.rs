@@ -1,0 +1,200 @@
+//! TensorFlow data types.
+
+use crate::{Status, Storage};
+
+/// A TensorFlow element type. Values equal TensorFlow's `DataType` enum; reference types
+/// (`DT_FLOAT_REF` …) are the base type with [`DataType::is_ref`] handled by callers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum DataType {
+    Float = 1,
+    Double = 2,
+    Int32 = 3,
+    UInt8 = 4,
+    Int16 = 5,
+    Int8 = 6,
+    String = 7,
+    Complex64 = 8,
+    Int64 = 9,
+    Bool = 10,
+    BFloat16 = 14,
+    UInt16 = 17,
+    Complex128 = 18,
+    Half = 19,
+    Resource = 20,
+    Variant = 21,
+    UInt32 = 22,
+    UInt64 = 23,
+}
+
+impl DataType {
+    /// All types ferroflow knows by name.
+    pub const ALL: [DataType; 18] = [
+        DataType::Float,
+        DataType::Double,
+        DataType::Int32,
+        DataType::UInt8,
+        DataType::Int16,
+        DataType::Int8,
+        DataType::String,
+        DataType::Complex64,
+        DataType::Int64,
+        DataType::Bool,
+        DataType::BFloat16,
+        DataType::UInt16,
+        DataType::Complex128,
+        DataType::Half,
+        DataType::Resource,
+        DataType::Variant,
+        DataType::UInt32,
+        DataType::UInt64,
+    ];
+
+    /// Parses a wire value; `_REF` values (base + 100) map to their base type.
+    /// Returns the type and whether it was a reference type.
+    pub fn from_proto(v: i32) -> Result<(DataType, bool), Status> {
+        let (base, is_ref) = if v > 100 { (v - 100, true) } else { (v, false) };
+        DataType::ALL
+            .iter()
+            .find(|d| **d as i32 == base)
+            .map(|d| (*d, is_ref))
+            .ok_or_else(|| Status::invalid_argument(format!("unknown or unsupported DataType enum value {v}")))
+    }
+
+    /// Parses a non-reference wire value.
+    pub fn from_i32(v: i32) -> Result<DataType, Status> {
+        match DataType::from_proto(v)? {
+            (d, false) => Ok(d),
+            (d, true) => Err(Status::invalid_argument(format!("expected a non-reference type, got {}_ref", d.name()))),
+        }
+    }
+
+    /// The wire value.
+    pub fn as_i32(self) -> i32 {
+        self as i32
+    }
+
+    /// The wire value of the reference variant.
+    pub fn as_ref_i32(self) -> i32 {
+        self as i32 + 100
+    }
+
+    /// TensorFlow's Python-side name (`float32`, `int64`, …).
+    pub fn name(self) -> &'static str {
+        use DataType::*;
+        match self {
+            Float => "float32",
+            Double => "float64",
+            Int32 => "int32",
+            UInt8 => "uint8",
+            Int16 => "int16",
+            Int8 => "int8",
+            String => "string",
+            Complex64 => "complex64",
+            Int64 => "int64",
+            Bool => "bool",
+            BFloat16 => "bfloat16",
+            UInt16 => "uint16",
+            Complex128 => "complex128",
+            Half => "float16",
+            Resource => "resource",
+            Variant => "variant",
+            UInt32 => "uint32",
+            UInt64 => "uint64",
+        }
+    }
+
+    /// Size of one element in `tensor_content`, or `None` for string/resource/variant.
+    pub fn byte_size(self) -> Option<usize> {
+        use DataType::*;
+        Some(match self {
+            Float | Int32 | UInt32 => 4,
+            Double | Int64 | UInt64 | Complex64 => 8,
+            UInt8 | Int8 | Bool => 1,
+            Int16 | UInt16 | BFloat16 | Half => 2,
+            Complex128 => 16,
+            String | Resource | Variant => return None,
+        })
+    }
+
+    /// Whether ferroflow tensors can hold this type.
+    pub fn is_supported(self) -> bool {
+        use DataType::*;
+        matches!(self, Float | Double | Int32 | Int64 | UInt8 | Bool | String | Resource)
+    }
+
+    /// Float or double.
+    pub fn is_float(self) -> bool {
+        matches!(self, DataType::Float | DataType::Double)
+    }
+
+    /// A numeric type (integer or float), excluding bool.
+    pub fn is_numeric(self) -> bool {
+        use DataType::*;
+        matches!(self, Float | Double | Int32 | Int64 | UInt8 | Int16 | Int8 | UInt16 | UInt32 | UInt64)
+    }
+}
+
+impl std::fmt::Display for DataType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Rust element types that a [`crate::Tensor`] can hold.
+pub trait TensorType: Clone + Send + Sync + std::fmt::Debug + 'static {
+    /// The matching TensorFlow type.
+    const DTYPE: DataType;
+    /// Borrows the elements if the storage holds this type.
+    fn slice(s: &Storage) -> Option<&[Self]>;
+    /// Borrows the elements mutably if the storage holds this type.
+    fn slice_mut(s: &mut Storage) -> Option<&mut Vec<Self>>;
+    /// Wraps a vector as storage.
+    fn wrap(v: Vec<Self>) -> Storage;
+}
+
+macro_rules! tensor_type {
+    ($t:ty, $dt:ident, $var:ident) => {
+        impl TensorType for $t {
+            const DTYPE: DataType = DataType::$dt;
+            fn slice(s: &Storage) -> Option<&[Self]> {
+                match s {
+                    Storage::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn slice_mut(s: &mut Storage) -> Option<&mut Vec<Self>> {
+                match s {
+                    Storage::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn wrap(v: Vec<Self>) -> Storage {
+                Storage::$var(v)
+            }
+        }
+    };
+}
+
+tensor_type!(f32, Float, F32);
+tensor_type!(f64, Double, F64);
+tensor_type!(i32, Int32, I32);
+tensor_type!(i64, Int64, I64);
+tensor_type!(u8, UInt8, U8);
+tensor_type!(bool, Bool, Bool);
+tensor_type!(Vec<u8>, String, Str);
+tensor_type!(crate::ResourceHandle, Resource, Resource);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ref_types_parse() {
+        assert_eq!(DataType::from_proto(101).unwrap(), (DataType::Float, true));
+        assert_eq!(DataType::from_proto(9).unwrap(), (DataType::Int64, false));
+        assert!(DataType::from_proto(0).is_err());
+        assert!(DataType::from_proto(77).is_err());
+        assert!(DataType::from_i32(103).is_err());
+    }
+}

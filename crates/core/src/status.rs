@@ -1,0 +1,182 @@
+//! TensorFlow status codes and the error type used across ferroflow.
+
+use std::fmt;
+
+/// TensorFlow's canonical error codes (`tensorflow.error.Code`), equal to gRPC's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum Code {
+    Ok = 0,
+    Cancelled = 1,
+    Unknown = 2,
+    InvalidArgument = 3,
+    DeadlineExceeded = 4,
+    NotFound = 5,
+    AlreadyExists = 6,
+    PermissionDenied = 7,
+    ResourceExhausted = 8,
+    FailedPrecondition = 9,
+    Aborted = 10,
+    OutOfRange = 11,
+    Unimplemented = 12,
+    Internal = 13,
+    Unavailable = 14,
+    DataLoss = 15,
+    Unauthenticated = 16,
+}
+
+impl Code {
+    /// Maps a wire value to a code; unknown values become [`Code::Unknown`].
+    pub fn from_i32(v: i32) -> Code {
+        use Code::*;
+        match v {
+            0 => Ok,
+            1 => Cancelled,
+            3 => InvalidArgument,
+            4 => DeadlineExceeded,
+            5 => NotFound,
+            6 => AlreadyExists,
+            7 => PermissionDenied,
+            8 => ResourceExhausted,
+            9 => FailedPrecondition,
+            10 => Aborted,
+            11 => OutOfRange,
+            12 => Unimplemented,
+            13 => Internal,
+            14 => Unavailable,
+            15 => DataLoss,
+            16 => Unauthenticated,
+            _ => Unknown,
+        }
+    }
+
+    /// TensorFlow's spelling of the code, e.g. `INVALID_ARGUMENT`.
+    pub fn name(self) -> &'static str {
+        use Code::*;
+        match self {
+            Ok => "OK",
+            Cancelled => "CANCELLED",
+            Unknown => "UNKNOWN",
+            InvalidArgument => "INVALID_ARGUMENT",
+            DeadlineExceeded => "DEADLINE_EXCEEDED",
+            NotFound => "NOT_FOUND",
+            AlreadyExists => "ALREADY_EXISTS",
+            PermissionDenied => "PERMISSION_DENIED",
+            ResourceExhausted => "RESOURCE_EXHAUSTED",
+            FailedPrecondition => "FAILED_PRECONDITION",
+            Aborted => "ABORTED",
+            OutOfRange => "OUT_OF_RANGE",
+            Unimplemented => "UNIMPLEMENTED",
+            Internal => "INTERNAL",
+            Unavailable => "UNAVAILABLE",
+            DataLoss => "DATA_LOSS",
+            Unauthenticated => "UNAUTHENTICATED",
+        }
+    }
+}
+
+/// An error with a TensorFlow status code and a message naming what went wrong.
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
+pub struct Status {
+    /// The TensorFlow error code.
+    pub code: Code,
+    /// Human-readable message: names the node, device, task or tensor involved.
+    pub message: String,
+}
+
+/// Result with a [`Status`] error.
+pub type Result<T, E = Status> = std::result::Result<T, E>;
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.name(), self.message)
+    }
+}
+
+impl fmt::Debug for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+macro_rules! ctor {
+    ($($fn_name:ident => $code:ident),* $(,)?) => {
+        $(
+            #[doc = concat!("A `", stringify!($code), "` status with the given message.")]
+            pub fn $fn_name(msg: impl Into<String>) -> Status {
+                Status { code: Code::$code, message: msg.into() }
+            }
+        )*
+    };
+}
+
+impl Status {
+    /// A status with the given code and message.
+    pub fn new(code: Code, msg: impl Into<String>) -> Status {
+        Status { code, message: msg.into() }
+    }
+
+    ctor! {
+        cancelled => Cancelled,
+        unknown => Unknown,
+        invalid_argument => InvalidArgument,
+        deadline_exceeded => DeadlineExceeded,
+        not_found => NotFound,
+        already_exists => AlreadyExists,
+        resource_exhausted => ResourceExhausted,
+        failed_precondition => FailedPrecondition,
+        aborted => Aborted,
+        out_of_range => OutOfRange,
+        unimplemented => Unimplemented,
+        internal => Internal,
+        unavailable => Unavailable,
+        data_loss => DataLoss,
+    }
+
+    /// Prefixes the message with context, keeping the code.
+    pub fn context(mut self, ctx: impl fmt::Display) -> Status {
+        self.message = format!("{ctx}: {}", self.message);
+        self
+    }
+}
+
+impl From<std::io::Error> for Status {
+    fn from(e: std::io::Error) -> Status {
+        use std::io::ErrorKind::*;
+        let code = match e.kind() {
+            NotFound => Code::NotFound,
+            PermissionDenied => Code::PermissionDenied,
+            AlreadyExists => Code::AlreadyExists,
+            InvalidInput | InvalidData => Code::InvalidArgument,
+            TimedOut => Code::DeadlineExceeded,
+            UnexpectedEof => Code::OutOfRange,
+            _ => Code::Unknown,
+        };
+        Status::new(code, e.to_string())
+    }
+}
+
+impl From<prost::DecodeError> for Status {
+    fn from(e: prost::DecodeError) -> Status {
+        Status::invalid_argument(format!("malformed protocol buffer: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip() {
+        for v in 0..=16 {
+            assert_eq!(Code::from_i32(v) as i32, v);
+        }
+        assert_eq!(Code::from_i32(99), Code::Unknown);
+    }
+
+    #[test]
+    fn display_has_code_name() {
+        let s = Status::not_found("variable w").context("node Read");
+        assert_eq!(s.to_string(), "NOT_FOUND: node Read: variable w");
+    }
+}

@@ -1,0 +1,268 @@
+//! Conversion between [`Tensor`] and `TensorProto`, in both TensorFlow encodings:
+//! raw `tensor_content` and the typed `*_val` fields (with TensorFlow's fill rule).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use crate::proto::{tensor_shape_proto::Dim, ResourceHandleProto, TensorProto, TensorShapeProto};
+use crate::tensor::raw_bytes_of;
+use crate::{DataType, ResourceHandle, Shape, Status, Storage, Tensor};
+use prost::Message;
+
+impl Shape {
+    /// The wire form.
+    pub fn to_proto(&self) -> TensorShapeProto {
+        TensorShapeProto {
+            dim: self.0.iter().map(|&d| Dim { size: d as i64, name: String::new() }).collect(),
+            unknown_rank: false,
+        }
+    }
+
+    /// Parses a fully defined wire shape.
+    pub fn from_proto(p: &TensorShapeProto) -> Result<Shape, Status> {
+        if p.unknown_rank {
+            return Err(Status::invalid_argument("tensor shape has unknown rank"));
+        }
+        Shape::from_i64(&p.dim.iter().map(|d| d.size).collect::<Vec<_>>())
+    }
+}
+
+struct StorageBytes(Arc<Storage>);
+
+impl AsRef<[u8]> for StorageBytes {
+    fn as_ref(&self) -> &[u8] {
+        raw_bytes_of(&self.0).unwrap_or(&[])
+    }
+}
+
+/// Encodes byte strings as TensorFlow's string list: all lengths as varint32, then bytes.
+pub fn encode_string_list(items: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(items.iter().map(|s| s.len() + 2).sum());
+    for s in items {
+        prost::encoding::encode_varint(s.len() as u64, &mut out);
+    }
+    for s in items {
+        out.extend_from_slice(s);
+    }
+    out
+}
+
+/// Decodes TensorFlow's string list encoding of `n` elements.
+pub fn decode_string_list(mut buf: &[u8], n: usize) -> Result<Vec<Vec<u8>>, Status> {
+    let mut lens = Vec::with_capacity(n.min(1 << 20));
+    for i in 0..n {
+        let l = prost::encoding::decode_varint(&mut buf)
+            .map_err(|_| Status::invalid_argument(format!("string tensor_content: bad length varint for element {i}")))?;
+        if l > u32::MAX as u64 {
+            return Err(Status::invalid_argument("string tensor_content: element length exceeds 2^32"));
+        }
+        lens.push(l as usize);
+    }
+    let total: usize = lens.iter().try_fold(0usize, |a, &l| a.checked_add(l)).unwrap_or(usize::MAX);
+    if total != buf.len() {
+        return Err(Status::invalid_argument(format!(
+            "string tensor_content: lengths sum to {total} bytes but {} remain",
+            buf.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(n);
+    for l in lens {
+        let (a, b) = buf.split_at(l);
+        out.push(a.to_vec());
+        buf = b;
+    }
+    Ok(out)
+}
+
+impl Tensor {
+    /// Encodes with `tensor_content` (TensorFlow's AsProtoTensorContent). Numeric buffers are
+    /// shared with the returned proto, not copied.
+    pub fn to_proto(&self) -> TensorProto {
+        let mut p = TensorProto {
+            dtype: self.dtype().as_i32(),
+            tensor_shape: Some(self.shape().to_proto()),
+            ..Default::default()
+        };
+        match self.storage() {
+            Storage::Str(v) => p.tensor_content = Bytes::from(encode_string_list(v)),
+            Storage::Resource(v) => {
+                let items: Vec<Vec<u8>> = v.iter().map(|h| h.to_proto().encode_to_vec()).collect();
+                p.tensor_content = Bytes::from(encode_string_list(&items));
+            }
+            _ => p.tensor_content = Bytes::from_owner(StorageBytes(self.storage_arc().clone())),
+        }
+        p
+    }
+
+    /// Encodes with the typed `*_val` fields (TensorFlow's AsProtoField).
+    pub fn to_proto_field(&self) -> TensorProto {
+        let mut p = TensorProto {
+            dtype: self.dtype().as_i32(),
+            tensor_shape: Some(self.shape().to_proto()),
+            ..Default::default()
+        };
+        match self.storage() {
+            Storage::F32(v) => p.float_val = v.clone(),
+            Storage::F64(v) => p.double_val = v.clone(),
+            Storage::I32(v) => p.int_val = v.clone(),
+            Storage::I64(v) => p.int64_val = v.clone(),
+            Storage::U8(v) => p.int_val = v.iter().map(|&x| x as i32).collect(),
+            Storage::Bool(v) => p.bool_val = v.clone(),
+            Storage::Str(v) => p.string_val = v.clone(),
+            Storage::Resource(v) => p.resource_handle_val = v.iter().map(|h| h.to_proto()).collect(),
+        }
+        p
+    }
+
+    /// Decodes either encoding. Malformed protos give InvalidArgument, never a panic.
+    pub fn from_proto(p: &TensorProto) -> Result<Tensor, Status> {
+        let (dtype, is_ref) = DataType::from_proto(p.dtype)?;
+        if is_ref {
+            return Err(Status::invalid_argument(format!("TensorProto has reference dtype {}_ref", dtype.name())));
+        }
+        let shape = match &p.tensor_shape {
+            Some(s) => Shape::from_proto(s)?,
+            None => Shape::scalar(),
+        };
+        let n = shape.checked_num_elements()?;
+        if !p.tensor_content.is_empty() || (n == 0 && dtype.byte_size().is_some()) {
+            return Tensor::from_content(dtype, shape, &p.tensor_content);
+        }
+        let storage = match dtype {
+            DataType::Float => Storage::F32(fill(&p.float_val, n, "float_val")?),
+            DataType::Double => Storage::F64(fill(&p.double_val, n, "double_val")?),
+            DataType::Int32 => Storage::I32(fill(&p.int_val, n, "int_val")?),
+            DataType::Int64 => Storage::I64(fill(&p.int64_val, n, "int64_val")?),
+            DataType::UInt8 => Storage::U8(fill(&p.int_val, n, "int_val")?.into_iter().map(|x| x as u8).collect()),
+            DataType::Bool => Storage::Bool(fill(&p.bool_val, n, "bool_val")?),
+            DataType::String => Storage::Str(fill(&p.string_val, n, "string_val")?),
+            DataType::Resource => {
+                let hs: Vec<ResourceHandle> = p.resource_handle_val.iter().map(ResourceHandle::from_proto).collect();
+                Storage::Resource(fill(&hs, n, "resource_handle_val")?)
+            }
+            d => return Err(Status::unimplemented(format!("TensorProto dtype {d} is not supported yet"))),
+        };
+        Tensor::from_storage(shape, storage)
+    }
+
+    /// Decodes raw `tensor_content` bytes of the given dtype and shape.
+    pub fn from_content(dtype: DataType, shape: Shape, bytes: &[u8]) -> Result<Tensor, Status> {
+        let n = shape.checked_num_elements()?;
+        if let Some(size) = dtype.byte_size() {
+            let want = n.checked_mul(size).ok_or_else(|| Status::invalid_argument("tensor too large"))?;
+            if bytes.len() != want {
+                return Err(Status::invalid_argument(format!(
+                    "tensor_content of {dtype} shape {shape} must be {want} bytes, got {}",
+                    bytes.len()
+                )));
+            }
+        }
+        fn le<const W: usize, T>(b: &[u8], f: fn([u8; W]) -> T) -> Vec<T> {
+            b.chunks_exact(W).map(|c| f(c.try_into().expect("chunk width"))).collect()
+        }
+        let storage = match dtype {
+            DataType::Float => Storage::F32(le(bytes, f32::from_le_bytes)),
+            DataType::Double => Storage::F64(le(bytes, f64::from_le_bytes)),
+            DataType::Int32 => Storage::I32(le(bytes, i32::from_le_bytes)),
+            DataType::Int64 => Storage::I64(le(bytes, i64::from_le_bytes)),
+            DataType::UInt8 => Storage::U8(bytes.to_vec()),
+            DataType::Bool => Storage::Bool(bytes.iter().map(|&b| b != 0).collect()),
+            DataType::String => Storage::Str(decode_string_list(bytes, n)?),
+            DataType::Resource => {
+                let items = decode_string_list(bytes, n)?;
+                let mut hs = Vec::with_capacity(n);
+                for it in items {
+                    hs.push(ResourceHandle::from_proto(&ResourceHandleProto::decode(it.as_slice())?));
+                }
+                Storage::Resource(hs)
+            }
+            d => return Err(Status::unimplemented(format!("tensor_content of dtype {d} is not supported yet"))),
+        };
+        Tensor::from_storage(shape, storage)
+    }
+}
+
+/// TensorFlow's fill rule: no values → zeros (defaults); fewer values → repeat the last.
+fn fill<T: Clone + Default>(vals: &[T], n: usize, field: &str) -> Result<Vec<T>, Status> {
+    if vals.len() > n {
+        return Err(Status::invalid_argument(format!("{field} has {} values but the shape holds {n}", vals.len())));
+    }
+    let mut out = Vec::with_capacity(n);
+    out.extend_from_slice(vals);
+    let last = vals.last().cloned().unwrap_or_default();
+    out.resize(n, last);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_round_trip() {
+        let t = Tensor::new(vec![2, 2], vec![1.5f32, -2.0, 3.0, 4.25]).unwrap();
+        let p = t.to_proto();
+        assert_eq!(p.tensor_content.len(), 16);
+        assert_eq!(Tensor::from_proto(&p).unwrap(), t);
+        let i = Tensor::new(vec![3], vec![1i64, -2, 3]).unwrap();
+        assert_eq!(Tensor::from_proto(&i.to_proto()).unwrap(), i);
+        assert_eq!(Tensor::from_proto(&i.to_proto_field()).unwrap(), i);
+    }
+
+    #[test]
+    fn fill_rule_repeats_last() {
+        let p = TensorProto {
+            dtype: DataType::Float.as_i32(),
+            tensor_shape: Some(Shape::new(vec![4]).to_proto()),
+            float_val: vec![1.0, 2.0],
+            ..Default::default()
+        };
+        assert_eq!(Tensor::from_proto(&p).unwrap().as_slice::<f32>().unwrap(), &[1.0, 2.0, 2.0, 2.0]);
+        let z = TensorProto { float_val: vec![], ..p.clone() };
+        assert_eq!(Tensor::from_proto(&z).unwrap().as_slice::<f32>().unwrap(), &[0.0; 4]);
+        let too_many = TensorProto { float_val: vec![1.0; 5], ..p };
+        assert_eq!(Tensor::from_proto(&too_many).unwrap_err().code, crate::Code::InvalidArgument);
+    }
+
+    #[test]
+    fn strings_both_encodings() {
+        let t = Tensor::new(vec![3], vec![b"hello".to_vec(), vec![], b"x".to_vec()]).unwrap();
+        assert_eq!(Tensor::from_proto(&t.to_proto()).unwrap(), t);
+        assert_eq!(Tensor::from_proto(&t.to_proto_field()).unwrap(), t);
+        let mut bad = t.to_proto();
+        bad.tensor_content = Bytes::from_static(&[5, 0, 1, b'h']);
+        assert!(Tensor::from_proto(&bad).is_err());
+    }
+
+    #[test]
+    fn bad_protos_are_errors() {
+        let mut p = Tensor::vec(vec![1.0f32, 2.0]).to_proto();
+        p.tensor_content = Bytes::from_static(&[0, 0, 0]);
+        assert!(Tensor::from_proto(&p).is_err());
+        p.dtype = 55;
+        assert!(Tensor::from_proto(&p).is_err());
+        let neg = TensorProto {
+            dtype: 1,
+            tensor_shape: Some(TensorShapeProto { dim: vec![Dim { size: -3, name: String::new() }], unknown_rank: false }),
+            ..Default::default()
+        };
+        assert!(Tensor::from_proto(&neg).is_err());
+        let huge = TensorProto {
+            dtype: 1,
+            tensor_shape: Some(TensorShapeProto {
+                dim: vec![Dim { size: i64::MAX, name: String::new() }, Dim { size: 4, name: String::new() }],
+                unknown_rank: false,
+            }),
+            ..Default::default()
+        };
+        assert!(Tensor::from_proto(&huge).is_err());
+    }
+
+    #[test]
+    fn resource_round_trip() {
+        let h = ResourceHandle { device: "/job:ps/replica:0/task:0/device:CPU:0".into(), name: "w".into(), ..Default::default() };
+        let t = Tensor::scalar(h);
+        assert_eq!(Tensor::from_proto(&t.to_proto()).unwrap(), t);
+    }
+}

@@ -1,0 +1,158 @@
+//! What a kernel sees while it computes: its node, its inputs and outputs, and the step.
+
+use std::sync::Arc;
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{Status, Tensor};
+
+use crate::{CancelToken, Rendezvous, ResourceMgr, Var};
+
+/// A value flowing along an edge: a tensor, or a reference to a ref-variable (`VariableV2`
+/// outputs feed `Assign`, `ApplyGradientDescent`, …).
+#[derive(Clone)]
+pub enum Value {
+    /// A tensor.
+    Tensor(Tensor),
+    /// A reference to a mutable variable.
+    Ref(Arc<Var>),
+}
+
+impl Value {
+    /// The tensor, reading the variable if this is a reference.
+    pub fn tensor(&self) -> Result<Tensor, Status> {
+        match self {
+            Value::Tensor(t) => Ok(t.clone()),
+            Value::Ref(v) => v.read(),
+        }
+    }
+}
+
+/// Per-step state shared by every kernel of a step on one task.
+pub struct StepCtx {
+    /// The step id (shared by all partitions of a distributed step).
+    pub step_id: i64,
+    /// Tensors between partitions and to/from the client.
+    pub rendezvous: Arc<dyn Rendezvous>,
+    /// The task's resources (variables, queues, …).
+    pub resources: Arc<ResourceMgr>,
+    /// Cancelled when the step fails or passes its deadline.
+    pub cancel: CancelToken,
+    /// Full name of the device the partition runs on.
+    pub device: String,
+    /// Deadline of the step, if any.
+    pub deadline: Option<std::time::Instant>,
+}
+
+/// The inputs, outputs and step of one kernel invocation.
+pub struct OpContext {
+    node: Arc<NodeDef>,
+    inputs: Vec<Value>,
+    outputs: Vec<Option<Value>>,
+    step: Arc<StepCtx>,
+}
+
+impl OpContext {
+    /// Builds a context (used by the executor and by tests).
+    pub fn new(node: Arc<NodeDef>, inputs: Vec<Value>, num_outputs: usize, step: Arc<StepCtx>) -> OpContext {
+        OpContext { node, inputs, outputs: vec![None; num_outputs], step }
+    }
+
+    /// The node being computed.
+    pub fn node(&self) -> &NodeDef {
+        &self.node
+    }
+
+    /// Shared handle to the node.
+    pub fn node_arc(&self) -> &Arc<NodeDef> {
+        &self.node
+    }
+
+    /// Number of inputs.
+    pub fn num_inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Input `i` as a tensor (reading the variable for ref inputs).
+    pub fn input(&self, i: usize) -> Result<Tensor, Status> {
+        self.inputs
+            .get(i)
+            .ok_or_else(|| self.error(format!("has no input {i} ({} inputs)", self.inputs.len())))?
+            .tensor()
+            .map_err(|e| e.context(format!("node '{}'", self.node.name)))
+    }
+
+    /// Takes input `i` out of the context, so its buffer can be reused when unshared.
+    pub fn take_input(&mut self, i: usize) -> Result<Tensor, Status> {
+        let n = self.inputs.len();
+        let name = self.node.name.clone();
+        let v = self.inputs.get_mut(i).ok_or_else(|| Status::internal(format!("node '{name}' has no input {i} ({n})")))?;
+        match std::mem::replace(v, Value::Tensor(Tensor::scalar(0u8))) {
+            Value::Tensor(t) => Ok(t),
+            Value::Ref(var) => {
+                let t = var.read().map_err(|e| e.context(format!("node '{name}'")));
+                *v = Value::Ref(var);
+                t
+            }
+        }
+    }
+
+    /// Input `i` as a raw value.
+    pub fn input_value(&self, i: usize) -> Result<&Value, Status> {
+        self.inputs.get(i).ok_or_else(|| self.error(format!("has no input {i} ({} inputs)", self.inputs.len())))
+    }
+
+    /// Input `i` as a ref-variable (for `Assign`, `Apply*`).
+    pub fn input_ref(&self, i: usize) -> Result<Arc<Var>, Status> {
+        match self.input_value(i)? {
+            Value::Ref(v) => Ok(v.clone()),
+            Value::Tensor(_) => Err(self.error(format!("input {i} must be a reference to a variable"))),
+        }
+    }
+
+    /// Sets output `i` to a tensor.
+    pub fn set_output(&mut self, i: usize, t: Tensor) -> Result<(), Status> {
+        self.set_output_value(i, Value::Tensor(t))
+    }
+
+    /// Sets output `i` to a value.
+    pub fn set_output_value(&mut self, i: usize, v: Value) -> Result<(), Status> {
+        let n = self.outputs.len();
+        match self.outputs.get_mut(i) {
+            Some(slot) => {
+                *slot = Some(v);
+                Ok(())
+            }
+            None => Err(Status::internal(format!("node '{}' has no output {i} ({n} outputs)", self.node.name))),
+        }
+    }
+
+    /// Number of outputs.
+    pub fn num_outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// Takes the outputs; every output must be set.
+    pub fn take_outputs(&mut self) -> Result<Vec<Value>, Status> {
+        let name = self.node.name.clone();
+        std::mem::take(&mut self.outputs)
+            .into_iter()
+            .enumerate()
+            .map(|(i, o)| o.ok_or_else(|| Status::internal(format!("node '{name}' did not set output {i}"))))
+            .collect()
+    }
+
+    /// The step.
+    pub fn step(&self) -> &Arc<StepCtx> {
+        &self.step
+    }
+
+    /// The task's resource manager.
+    pub fn resources(&self) -> &ResourceMgr {
+        &self.step.resources
+    }
+
+    /// An InvalidArgument error naming this node and op.
+    pub fn error(&self, msg: impl std::fmt::Display) -> Status {
+        Status::invalid_argument(format!("node '{}' (op {}): {msg}", self.node.name, self.node.op))
+    }
+}

@@ -1,0 +1,21 @@
+//! CPU kernels of ferroflow, by family, plus the kernel interface ([`OpKernel`],
+//! [`OpContext`]), the per-task [`ResourceMgr`] and the [`Rendezvous`] interface.
+//!
+//! A kernel is created once per node from its `NodeDef` (attrs parsed then, with defaults
+//! already filled by the graph layer) and computed once per step.
+
+mod cancel;
+mod context;
+mod kernel;
+mod registry;
+mod rendezvous;
+mod resource;
+
+pub use cancel::CancelToken;
+pub use context::{OpContext, StepCtx, Value};
+pub use kernel::{DoneCallback, OpKernel};
+pub use registry::{create_kernel, has_kernel, registry, KernelFactory, KernelRegistry};
+pub use rendezvous::{rendezvous_key, ParsedKey, RecvCallback, Rendezvous};
+pub use resource::{ResourceMgr, Var};
+
+pub use ferroflow_core::{DataType, NodeAttrs, Result, Shape, Status, Tensor};

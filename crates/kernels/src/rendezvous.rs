@@ -1,0 +1,80 @@
+//! The rendezvous interface: where `_Send` leaves a tensor and `_Recv` picks it up.
+//! The local implementation lives in the runtime; the remote one (RecvTensor) in
+//! distributed.
+
+use ferroflow_core::{Status, Tensor};
+
+/// Called once with the received tensor and its `is_dead` flag, or an error.
+pub type RecvCallback = Box<dyn FnOnce(Result<(Tensor, bool), Status>) + Send>;
+
+/// A per-step exchange of tensors by rendezvous key.
+pub trait Rendezvous: Send + Sync {
+    /// Delivers a tensor under `key`. Sending one key twice is an error.
+    fn send(&self, key: &str, value: Tensor, is_dead: bool) -> Result<(), Status>;
+    /// Asks for the tensor under `key`; `done` runs when it arrives or the step fails.
+    fn recv_async(&self, key: &str, done: RecvCallback);
+    /// Fails every pending and future receive with `status`.
+    fn abort(&self, status: Status);
+}
+
+/// Builds TensorFlow's rendezvous key:
+/// `<send_device>;<incarnation as 16 hex digits>;<recv_device>;<tensor_name>;<frame>:<iter>`.
+pub fn rendezvous_key(send_device: &str, incarnation: u64, recv_device: &str, tensor_name: &str) -> String {
+    format!("{send_device};{incarnation:016x};{recv_device};{tensor_name};0:0")
+}
+
+/// The parts of a rendezvous key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedKey {
+    /// Full name of the sending device.
+    pub send_device: String,
+    /// Incarnation of the sending device.
+    pub incarnation: u64,
+    /// Full name of the receiving device.
+    pub recv_device: String,
+    /// Edge name, e.g. `edge_7_grad/AddN` or `x:0`.
+    pub tensor_name: String,
+    /// Frame and iteration, `0:0` outside loops.
+    pub frame_iter: String,
+}
+
+impl ParsedKey {
+    /// Parses a key; InvalidArgument if it does not have five `;`-separated parts.
+    pub fn parse(key: &str) -> Result<ParsedKey, Status> {
+        let parts: Vec<&str> = key.split(';').collect();
+        if parts.len() != 5 {
+            return Err(Status::invalid_argument(format!(
+                "invalid rendezvous key '{key}': expected 5 ';'-separated parts \
+                 (send_device;incarnation;recv_device;tensor_name;frame:iter)"
+            )));
+        }
+        let incarnation = u64::from_str_radix(parts[1], 16)
+            .map_err(|_| Status::invalid_argument(format!("invalid rendezvous key '{key}': incarnation is not hex")))?;
+        if parts[0].is_empty() || parts[2].is_empty() || parts[3].is_empty() {
+            return Err(Status::invalid_argument(format!("invalid rendezvous key '{key}': empty device or tensor name")));
+        }
+        Ok(ParsedKey {
+            send_device: parts[0].to_string(),
+            incarnation,
+            recv_device: parts[2].to_string(),
+            tensor_name: parts[3].to_string(),
+            frame_iter: parts[4].to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_round_trip() {
+        let k = rendezvous_key("/job:worker/replica:0/task:0/device:CPU:0", 0xa1b2c3d4e5f607, "/job:ps/replica:0/task:0/device:CPU:0", "edge_7_grad/AddN");
+        assert_eq!(k, "/job:worker/replica:0/task:0/device:CPU:0;00a1b2c3d4e5f607;/job:ps/replica:0/task:0/device:CPU:0;edge_7_grad/AddN;0:0");
+        let p = ParsedKey::parse(&k).unwrap();
+        assert_eq!(p.incarnation, 0xa1b2c3d4e5f607);
+        assert_eq!(p.tensor_name, "edge_7_grad/AddN");
+        assert!(ParsedKey::parse("a;b;c").is_err());
+        assert!(ParsedKey::parse("a;zz;c;d;0:0").is_err());
+    }
+}
