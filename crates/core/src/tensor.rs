@@ -272,3 +272,25 @@ mod tests {
         assert_eq!(t.raw_bytes().unwrap(), &1.0f32.to_le_bytes());
     }
 }
+
+macro_rules! from_scalar {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Tensor {
+            fn from(v: $t) -> Tensor {
+                Tensor::scalar(v)
+            }
+        }
+        impl From<Vec<$t>> for Tensor {
+            fn from(v: Vec<$t>) -> Tensor {
+                Tensor::vec(v)
+            }
+        }
+    )*};
+}
+from_scalar!(f32, f64, i32, i64, u8, bool);
+
+impl From<&str> for Tensor {
+    fn from(s: &str) -> Tensor {
+        Tensor::scalar(s.as_bytes().to_vec())
+    }
+}

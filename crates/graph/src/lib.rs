@@ -1,0 +1,19 @@
+//! ferroflow's graph layer: the op registry (TensorFlow op names, attrs and defaults,
+//! shape functions), the GraphDef IR with import/export, the builder API ([`Scope`],
+//! [`Output`], one function per op in [`ops`]) and symbolic gradients.
+
+mod graph;
+mod op_def;
+pub mod ops;
+mod registry;
+mod scope;
+pub mod shape_fn;
+mod signature;
+
+pub use graph::{parse_tensor_name, Graph, NodeEntry, GRAPH_DEF_VERSION};
+pub use op_def::{op, parse_type, ArgDef, ArgType, AttrDef, OpDef, OpDefBuilder};
+pub use registry::{op_registry, OpRegistry};
+pub use scope::{AsOpName, DeviceFn, OpBuilder, Operation, Output, Scope};
+pub use signature::{add_defaults, lookup_op, resolve_node, signature_of, Signature};
+
+pub use ferroflow_core::{attr, DataType, Shape, Status, Tensor};

@@ -4,12 +4,19 @@
 //! A kernel is created once per node from its `NodeDef` (attrs parsed then, with defaults
 //! already filled by the graph layer) and computed once per step.
 
+pub mod array;
 mod cancel;
+pub mod io;
 mod context;
 mod kernel;
+pub mod math;
+pub mod nn;
+pub mod random;
 mod registry;
 mod rendezvous;
 mod resource;
+pub mod state;
+pub mod testutil;
 
 pub use cancel::CancelToken;
 pub use context::{OpContext, StepCtx, Value};

@@ -39,8 +39,13 @@ impl KernelRegistry {
 }
 
 fn build() -> KernelRegistry {
-    let r = KernelRegistry::default();
-    // Kernel families register themselves here.
+    let mut r = KernelRegistry::default();
+    crate::array::register(&mut r);
+    crate::math::register(&mut r);
+    crate::nn::register(&mut r);
+    crate::random::register(&mut r);
+    crate::state::register(&mut r);
+    crate::io::register(&mut r);
     r
 }
 

@@ -1,0 +1,31 @@
+//! Op definitions (TensorFlow names, inputs, attrs, defaults, shape functions) and one
+//! builder function per op, by family.
+
+mod array;
+mod base;
+mod math;
+mod nn;
+mod random;
+mod state;
+mod training;
+
+pub use array::*;
+pub use base::*;
+pub use math::*;
+pub use nn::*;
+pub use random::*;
+pub use state::*;
+pub use training::*;
+
+use crate::registry::OpRegistry;
+
+/// Registers every op family.
+pub(crate) fn register_all(r: &mut OpRegistry) {
+    array::register(r);
+    base::register(r);
+    math::register(r);
+    nn::register(r);
+    random::register(r);
+    state::register(r);
+    training::register(r);
+}

@@ -1,0 +1,63 @@
+//! Helpers to run one kernel outside an executor (for unit tests and benches).
+
+use std::sync::Arc;
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{Status, Tensor};
+
+use crate::{create_kernel, CancelToken, OpContext, RecvCallback, Rendezvous, ResourceMgr, StepCtx, Value};
+
+/// A rendezvous that refuses everything (kernels under test do not send or receive).
+pub struct NoRendezvous;
+
+impl Rendezvous for NoRendezvous {
+    fn send(&self, key: &str, _: Tensor, _: bool) -> Result<(), Status> {
+        Err(Status::unimplemented(format!("no rendezvous in kernel tests (send {key})")))
+    }
+    fn recv_async(&self, key: &str, done: RecvCallback) {
+        done(Err(Status::unimplemented(format!("no rendezvous in kernel tests (recv {key})"))))
+    }
+    fn abort(&self, _: Status) {}
+}
+
+/// A step context with a fresh resource manager.
+pub fn test_step(resources: Arc<ResourceMgr>) -> Arc<StepCtx> {
+    Arc::new(StepCtx {
+        step_id: 1,
+        rendezvous: Arc::new(NoRendezvous),
+        resources,
+        cancel: CancelToken::new(),
+        device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
+        deadline: None,
+    })
+}
+
+/// Creates the node's kernel and runs it once on `inputs`. The node must carry every attr
+/// (defaults are not filled here). `num_outputs` is the number of outputs to collect.
+pub fn run_kernel_values(
+    node: NodeDef,
+    inputs: Vec<Value>,
+    num_outputs: usize,
+    resources: Arc<ResourceMgr>,
+) -> Result<Vec<Value>, Status> {
+    let k = create_kernel(&node)?;
+    let mut ctx = OpContext::new(Arc::new(node), inputs, num_outputs, test_step(resources));
+    k.compute(&mut ctx)?;
+    ctx.take_outputs()
+}
+
+/// Like [`run_kernel_values`] for tensor inputs and outputs.
+pub fn run_kernel(node: NodeDef, inputs: Vec<Tensor>, num_outputs: usize) -> Result<Vec<Tensor>, Status> {
+    let out = run_kernel_values(node, inputs.into_iter().map(Value::Tensor).collect(), num_outputs, Arc::new(ResourceMgr::new()))?;
+    out.into_iter().map(|v| v.tensor()).collect()
+}
+
+/// A NodeDef with the given op and attrs, named `test`.
+pub fn node(op: &str, attrs: &[(&str, ferroflow_core::proto::AttrValue)]) -> NodeDef {
+    NodeDef {
+        name: "test".into(),
+        op: op.into(),
+        attr: attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,38 @@
+"""Shared helpers for the golden-value generators (run once with the venv:
+`.venv/bin/python scripts/golden/<family>.py`). They run ops in TensorFlow 2.21 and write
+crates/kernels/tests/golden/<family>.json in the format read by crates/kernels/tests/golden.rs."""
+import json
+import math
+import os
+
+import numpy as np
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "..", "crates", "kernels", "tests", "golden")
+
+
+def _num(x):
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return x
+
+
+def tensor(a):
+    a = np.asarray(a)
+    name = {"float32": "float32", "float64": "float64", "int32": "int32", "int64": "int64",
+            "uint8": "uint8", "bool": "bool"}[str(a.dtype)]
+    if a.dtype.kind in "iub":
+        data = [int(v) for v in a.reshape(-1)]
+    else:
+        data = [_num(v) for v in a.reshape(-1)]
+    return {"dtype": name, "shape": list(a.shape), "data": data}
+
+
+def write(family, cases):
+    os.makedirs(OUT, exist_ok=True)
+    path = os.path.join(OUT, family + ".json")
+    with open(path, "w") as f:
+        json.dump({"generator": "scripts/golden/%s.py (TensorFlow 2.21)" % family, "cases": cases}, f)
+    print("wrote", len(cases), "cases to", path)
