@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use ferroflow_core::{DataType, Status, Tensor};
 
 /// A variable: used by both resource (`VarHandleOp`) and ref (`VariableV2`) variables.
+#[derive(Debug)]
 pub struct Var {
     /// Name for error messages (the shared name).
     pub name: String,
