@@ -1,0 +1,328 @@
+//! The client-side rewrite of a step's graph (TensorFlow's `RewriteGraphForExecution`,
+//! tf-wire.md §5): every feed `n:i` becomes a `_Recv` named `_recv_<n>_<i>` and every fetch
+//! a `_Send` named `_send_<n>_<i>`, both on the client device with `tensor_name = "n:i"`,
+//! `send_device = recv_device = client device`, the client device's incarnation and
+//! `client_terminated = true`; then the graph is pruned to what the fetches and targets need.
+//!
+//! The master names a feed in `RunGraphRequest.send` and a fetch in `recv_key` by the
+//! rendezvous key of its node ([`ClientTensor::key`]).
+
+use std::collections::{HashMap, HashSet};
+
+use ferroflow_core::proto::{GraphDef, NodeDef};
+use ferroflow_core::{DataType, Status};
+use ferroflow_kernels::rendezvous_key;
+
+use crate::graph_util::{graph_like, parse_input, tensor_input, Input, SendRecv};
+use crate::sendrecv_ops::signature;
+
+/// A fed or fetched tensor after the rewrite.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientTensor {
+    /// Canonical tensor name, `n:i` (also the `tensor_name` attr).
+    pub name: String,
+    /// The `_Recv` (feed) or `_Send` (fetch) node standing for it.
+    pub node: String,
+    /// Element type.
+    pub dtype: DataType,
+    /// Rendezvous key (frame 0:0) under which the tensor travels.
+    pub key: String,
+    /// For feeds: whether the `_Recv` survived pruning (an unused feed is pruned away and
+    /// needs not be sent). Always true for fetches.
+    pub used: bool,
+}
+
+/// The rewritten, pruned graph of one (feeds, fetches, targets) signature.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientGraph {
+    /// The graph, still unpartitioned (client-device nodes carry full device names).
+    pub graph: GraphDef,
+    /// One entry per distinct feed, in request order.
+    pub feeds: Vec<ClientTensor>,
+    /// One entry per distinct fetch, in request order.
+    pub fetches: Vec<ClientTensor>,
+}
+
+fn canonical(what: &str, s: &str) -> Result<(String, usize), Status> {
+    let (n, i) = ferroflow_graph::parse_tensor_name(s).map_err(|e| e.context(format!("{what} '{s}'")))?;
+    Ok((n.to_string(), i))
+}
+
+/// Rewrites `graph` for one step signature and prunes it.
+///
+/// `feeds` and `fetches` are tensor names (`"n:i"`, a bare `"n"` meaning `"n:0"`;
+/// duplicates are merged), `targets` are node names. `client_device` is a full device name
+/// and `client_incarnation` its incarnation. Fetching a fed tensor returns the fed value.
+///
+/// Errors: NotFound for a feed, fetch or target naming no node; InvalidArgument for an
+/// output index out of range or a generated name that clashes with an existing node.
+pub fn rewrite_for_client<S: AsRef<str>>(
+    graph: &GraphDef,
+    feeds: &[S],
+    fetches: &[S],
+    targets: &[S],
+    client_device: &str,
+    client_incarnation: u64,
+) -> Result<ClientGraph, Status> {
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(graph.node.len());
+    for (i, n) in graph.node.iter().enumerate() {
+        if index.insert(n.name.as_str(), i).is_some() {
+            return Err(Status::invalid_argument(format!("graph has two nodes named '{}'", n.name)));
+        }
+    }
+    let output_type = |what: &str, n: &str, i: usize| -> Result<DataType, Status> {
+        let &ni = index
+            .get(n)
+            .ok_or_else(|| Status::not_found(format!("{what} '{n}:{i}': no node named '{n}' in the graph")))?;
+        let sig = signature(&graph.node[ni]).map_err(|e| e.context(format!("{what} '{n}:{i}'")))?;
+        sig.outputs.get(i).map(|o| o.0).ok_or_else(|| {
+            Status::invalid_argument(format!(
+                "{what} '{n}:{i}': node '{n}' (op {}) has only {} outputs",
+                graph.node[ni].op,
+                sig.outputs.len()
+            ))
+        })
+    };
+    let fresh = |name: &str| -> Result<(), Status> {
+        if index.contains_key(name) {
+            Err(Status::invalid_argument(format!(
+                "cannot rewrite the graph for this step: it already has a node named '{name}'"
+            )))
+        } else {
+            Ok(())
+        }
+    };
+    let attrs = |tensor_name: &str| -> (String, String) {
+        let key = rendezvous_key(client_device, client_incarnation, client_device, tensor_name);
+        (tensor_name.to_string(), key)
+    };
+
+    let mut nodes: Vec<NodeDef> = graph.node.clone();
+    // Feeds: (n, i) → recv node name.
+    let mut fed: HashMap<(String, usize), String> = HashMap::new();
+    let mut feed_out = Vec::new();
+    let mut recv_nodes = Vec::new();
+    for f in feeds {
+        let (n, i) = canonical("feed", f.as_ref())?;
+        if fed.contains_key(&(n.clone(), i)) {
+            continue;
+        }
+        let dtype = output_type("feed", &n, i)?;
+        let name = format!("_recv_{n}_{i}");
+        fresh(&name)?;
+        let (tname, key) = attrs(&format!("{n}:{i}"));
+        let sr = SendRecv {
+            tensor_name: &tname,
+            send_device: client_device,
+            send_device_incarnation: client_incarnation,
+            recv_device: client_device,
+            client_terminated: true,
+        };
+        recv_nodes.push(sr.recv(name.clone(), dtype, client_device));
+        feed_out.push(ClientTensor { name: tname, node: name.clone(), dtype, key, used: false });
+        fed.insert((n, i), name);
+    }
+    // Rewire consumers of fed tensors; a fed Placeholder's control edges move to its _Recv.
+    for node in nodes.iter_mut() {
+        for s in node.input.iter_mut() {
+            let replacement = match parse_input(&graph.node[index[node.name.as_str()]], s)? {
+                Input::Data(n, i) => fed.get(&(n.to_string(), i)).cloned(),
+                Input::Control(n) => {
+                    let is_placeholder = index.get(n).is_some_and(|&k| graph.node[k].op.starts_with("Placeholder"));
+                    if is_placeholder {
+                        fed.get(&(n.to_string(), 0)).map(|r| format!("^{r}"))
+                    } else {
+                        None
+                    }
+                }
+            };
+            if let Some(r) = replacement {
+                *s = r;
+            }
+        }
+    }
+    // Fetches.
+    let mut fetched: HashSet<(String, usize)> = HashSet::new();
+    let mut fetch_out = Vec::new();
+    let mut send_nodes = Vec::new();
+    for f in fetches {
+        let (n, i) = canonical("fetch", f.as_ref())?;
+        if !fetched.insert((n.clone(), i)) {
+            continue;
+        }
+        let dtype = output_type("fetch", &n, i)?;
+        let name = format!("_send_{n}_{i}");
+        fresh(&name)?;
+        let (tname, key) = attrs(&format!("{n}:{i}"));
+        let sr = SendRecv {
+            tensor_name: &tname,
+            send_device: client_device,
+            send_device_incarnation: client_incarnation,
+            recv_device: client_device,
+            client_terminated: true,
+        };
+        let input = fed.get(&(n.clone(), i)).cloned().unwrap_or_else(|| tensor_input(&n, i));
+        send_nodes.push(sr.send(name.clone(), input, dtype, client_device));
+        fetch_out.push(ClientTensor { name: tname, node: name, dtype, key, used: true });
+    }
+    // Targets.
+    let mut roots: Vec<String> = send_nodes.iter().map(|n| n.name.clone()).collect();
+    for t in targets {
+        let t = t.as_ref();
+        let name = t.strip_prefix('^').unwrap_or(t);
+        if !index.contains_key(name) {
+            return Err(Status::not_found(format!("target '{t}': no node named '{name}' in the graph")));
+        }
+        roots.push(name.to_string());
+    }
+
+    // Prune: keep what the fetches and targets reach through data and control inputs.
+    let mut all: Vec<NodeDef> = recv_nodes;
+    all.extend(nodes);
+    all.extend(send_nodes);
+    let pos: HashMap<&str, usize> = all.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
+    let mut keep = vec![false; all.len()];
+    let mut stack: Vec<usize> = roots.iter().filter_map(|r| pos.get(r.as_str()).copied()).collect();
+    while let Some(i) = stack.pop() {
+        if std::mem::replace(&mut keep[i], true) {
+            continue;
+        }
+        for s in &all[i].input {
+            let src = parse_input(&all[i], s)?.node().to_string();
+            let &j = pos.get(src.as_str()).ok_or_else(|| {
+                Status::invalid_argument(format!("node '{}': input '{s}' names no node in the graph", all[i].name))
+            })?;
+            if !keep[j] {
+                stack.push(j);
+            }
+        }
+    }
+    for f in &mut feed_out {
+        f.used = pos.get(f.node.as_str()).is_some_and(|&i| keep[i]);
+    }
+    let node: Vec<NodeDef> = all.into_iter().zip(keep).filter_map(|(n, k)| k.then_some(n)).collect();
+    Ok(ClientGraph { graph: graph_like(graph, node), feeds: feed_out, fetches: fetch_out })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_graphs::{ident, konst, PS, W0};
+    use ferroflow_core::{attr, Code, NodeAttrs};
+
+    const CLIENT: &str = W0;
+
+    fn placeholder(name: &str) -> NodeDef {
+        let mut n = NodeDef { name: name.into(), op: "Placeholder".into(), device: W0.into(), ..Default::default() };
+        n.attr.insert("dtype".into(), attr::ty(DataType::Float));
+        n
+    }
+
+    fn graph() -> GraphDef {
+        let mut after = NodeDef { name: "after_x".into(), op: "NoOp".into(), ..Default::default() };
+        after.input = vec!["^x".into()];
+        GraphDef {
+            node: vec![
+                konst("w", PS, vec![1., 2.]),
+                placeholder("x"),
+                ident("y", W0, "x"),
+                ident("z", W0, "y"),
+                ident("wy", W0, "w"),
+                after,
+                konst("unused", PS, vec![0.]),
+            ],
+            ..Default::default()
+        }
+    }
+
+    fn names(g: &GraphDef) -> Vec<&str> {
+        g.node.iter().map(|n| n.name.as_str()).collect()
+    }
+
+    #[test]
+    fn feeds_and_fetches_become_recv_and_send() {
+        let g = graph();
+        let c = rewrite_for_client(&g, &["x"], &["z:0", "z", "wy"], &["after_x"], CLIENT, 42).unwrap();
+        assert_eq!(names(&c.graph), vec!["_recv_x_0", "w", "y", "z", "wy", "after_x", "_send_z_0", "_send_wy_0"]);
+        let recv = &c.graph.node[0];
+        assert_eq!(recv.op, "_Recv");
+        assert_eq!(recv.device, CLIENT);
+        assert_eq!(recv.attr_string("tensor_name").unwrap(), "x:0");
+        assert_eq!(recv.attr_string("send_device").unwrap(), CLIENT);
+        assert_eq!(recv.attr_string("recv_device").unwrap(), CLIENT);
+        assert_eq!(recv.attr_int("send_device_incarnation").unwrap(), 42);
+        assert!(recv.attr_bool("client_terminated").unwrap());
+        assert_eq!(recv.attr_type("tensor_type").unwrap(), DataType::Float);
+        let y = c.graph.node.iter().find(|n| n.name == "y").unwrap();
+        assert_eq!(y.input, vec!["_recv_x_0"]);
+        let after = c.graph.node.iter().find(|n| n.name == "after_x").unwrap();
+        assert_eq!(after.input, vec!["^_recv_x_0"], "a fed Placeholder's control edges move to its _Recv");
+        let send = c.graph.node.iter().find(|n| n.name == "_send_wy_0").unwrap();
+        assert_eq!(send.input, vec!["wy"]);
+        assert_eq!(send.device, CLIENT);
+        assert_eq!(send.attr_type("T").unwrap(), DataType::Float);
+        assert_eq!(send.attr_string("tensor_name").unwrap(), "wy:0");
+        assert!(send.attr_bool("client_terminated").unwrap());
+        assert_eq!(c.feeds.len(), 1);
+        assert_eq!(c.feeds[0].key, rendezvous_key(CLIENT, 42, CLIENT, "x:0"));
+        assert!(c.feeds[0].used);
+        let fetch_names: Vec<&str> = c.fetches.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(fetch_names, vec!["z:0", "wy:0"], "duplicates merged, bare names canonical");
+        assert_eq!(c.fetches[1].key, rendezvous_key(CLIENT, 42, CLIENT, "wy:0"));
+    }
+
+    #[test]
+    fn pruning_drops_what_is_not_needed() {
+        let g = graph();
+        // Feeding y cuts x off; the feed of x is then unused.
+        let c = rewrite_for_client(&g, &["y:0", "x:0"], &["z:0"], &[], CLIENT, 1).unwrap();
+        assert_eq!(names(&c.graph), vec!["_recv_y_0", "z", "_send_z_0"]);
+        assert_eq!(c.graph.node[1].input, vec!["_recv_y_0"]);
+        assert_eq!(c.feeds.iter().map(|f| f.used).collect::<Vec<_>>(), vec![true, false]);
+        // Fetching a fed tensor: the graph is just recv -> send.
+        let c = rewrite_for_client(&g, &["x:0"], &["x:0"], &[], CLIENT, 1).unwrap();
+        assert_eq!(names(&c.graph), vec!["_recv_x_0", "_send_x_0"]);
+        assert_eq!(c.graph.node[1].input, vec!["_recv_x_0"]);
+        // Targets only.
+        let c = rewrite_for_client(&g, &["x:0"], &[], &["unused"], CLIENT, 1).unwrap();
+        assert_eq!(names(&c.graph), vec!["unused"]);
+        assert!(!c.feeds[0].used);
+    }
+
+    #[test]
+    fn errors() {
+        let g = graph();
+        let e = rewrite_for_client(&g, &["nope:0"], &[], &[], CLIENT, 1).unwrap_err();
+        assert_eq!(e.code, Code::NotFound);
+        assert!(e.message.contains("feed 'nope:0'"), "{e}");
+        let e = rewrite_for_client(&g, &[], &["w:2"], &[], CLIENT, 1).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("only 1 outputs"), "{e}");
+        let e = rewrite_for_client(&g, &[], &[], &["ghost"], CLIENT, 1).unwrap_err();
+        assert_eq!(e.code, Code::NotFound);
+        let e = rewrite_for_client(&g, &["x:y"], &[], &[], CLIENT, 1).unwrap_err();
+        assert!(e.message.contains("feed 'x:y'"), "{e}");
+        let mut clash = graph();
+        clash.node.push(konst("_send_w_0", PS, vec![1.]));
+        let e = rewrite_for_client(&clash, &[], &["w"], &[], CLIENT, 1).unwrap_err();
+        assert!(e.message.contains("'_send_w_0'"), "{e}");
+    }
+
+    #[test]
+    fn rewrite_then_partition_links_client_and_ps() {
+        use crate::{partition, PartitionOptions, SplitBy};
+        let g = graph();
+        let c = rewrite_for_client(&g, &["x:0"], &["z:0", "wy:0"], &[], CLIENT, 5).unwrap();
+        let inc: HashMap<String, u64> = [(PS.to_string(), 11), (W0.to_string(), 5)].into_iter().collect();
+        let parts = partition(&c.graph, &PartitionOptions { incarnations: &inc, split_by: SplitBy::Task }).unwrap();
+        assert_eq!(parts.len(), 2);
+        let ps = &parts["/job:ps/replica:0/task:0"];
+        assert_eq!(ps.node.iter().map(|n| n.op.as_str()).collect::<Vec<_>>(), vec!["Const", "_Send"]);
+        let wk = &parts["/job:worker/replica:0/task:0"];
+        let ops: Vec<&str> = wk.node.iter().map(|n| n.op.as_str()).collect();
+        assert_eq!(ops, vec!["_Recv", "Identity", "Identity", "_Recv", "Identity", "_Send", "_Send"]);
+        let edge_recv = &wk.node[3];
+        assert!(!edge_recv.attr_bool("client_terminated").unwrap());
+        assert_eq!(edge_recv.attr_int("send_device_incarnation").unwrap(), 11);
+    }
+}
