@@ -1,0 +1,661 @@
+//! The placer: gives every node of a graph a full device name (TensorFlow's `Placer` and
+//! `ColocationGraph`, simplified to what ferroflow's CPU-only tasks need).
+//!
+//! - An explicit, possibly partial, device (`/job:ps/task:0`, `/device:CPU:0`, `/cpu:0`) is
+//!   matched against the known devices: the default device if it matches, else the first
+//!   match in TensorFlow's order (device type priority, then name).
+//! - Colocation groups are unions of: nodes sharing a `_class: ["loc:@x"]` group (a node
+//!   without `_class` is in the group of its own name), a node and the source of each of its
+//!   reference inputs (`Assign`, `Apply*`), and a node and the producer of each resource
+//!   handle it consumes (traced back through `Identity`/`IdentityN`, so `ReadVariableOp` or
+//!   `ResourceApply*` land with their `VarHandleOp`). Control-flow and `Identity`-like ops
+//!   are exempt from input colocation, as in TensorFlow. Explicit devices within a group are
+//!   merged; incompatible ones are an InvalidArgument naming both nodes.
+//! - Nodes without any constraint go to the default device.
+//! - A device that matches nothing is an InvalidArgument naming the node, the requested
+//!   device and the known devices, with a hint at the likely cause (user-pain #12); with
+//!   `allow_soft_placement` the placer first drops the device type/index, then falls back
+//!   to the default device.
+
+use std::collections::HashMap;
+
+use ferroflow_core::proto::{GraphDef, NodeDef};
+use ferroflow_core::{DataType, DeviceName, NodeAttrs, Status};
+
+/// Placement options (from `ConfigProto`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlacerOptions {
+    /// `allow_soft_placement`: relax device specs that match no device instead of failing.
+    pub allow_soft_placement: bool,
+}
+
+/// Ops whose inputs are exempt from reference/resource colocation (TF's
+/// REGISTER_INPUT_COLOCATION_EXEMPTION set).
+const EXEMPT: &[&str] = &[
+    "Identity",
+    "IdentityN",
+    "Switch",
+    "RefSwitch",
+    "Merge",
+    "RefMerge",
+    "Enter",
+    "RefEnter",
+    "Exit",
+    "RefExit",
+    "NextIteration",
+    "RefNextIteration",
+    "If",
+    "StatelessIf",
+    "While",
+    "StatelessWhile",
+    "PartitionedCall",
+    "StatefulPartitionedCall",
+];
+
+/// Places every node of `graph` on one of `devices` (full names), with unconstrained nodes
+/// on `default_device` (a full name among `devices`). See the module docs.
+pub fn place(graph: &mut GraphDef, devices: &[String], default_device: &str) -> Result<(), Status> {
+    place_with_options(graph, devices, default_device, &PlacerOptions::default())
+}
+
+/// [`place`] with options.
+pub fn place_with_options(
+    graph: &mut GraphDef,
+    devices: &[String],
+    default_device: &str,
+    opts: &PlacerOptions,
+) -> Result<(), Status> {
+    place_impl(graph, devices, default_device, opts, &registry_input_types)
+}
+
+/// Input types of a node from the op registry; `None` for ops the registry does not know
+/// (they have no known ref/resource inputs; the executor reports them).
+fn registry_input_types(n: &NodeDef) -> Option<Vec<(DataType, bool)>> {
+    let mut resolved = n.clone();
+    ferroflow_graph::resolve_node(&mut resolved).ok().map(|s| s.inputs)
+}
+
+type InputTypes<'a> = &'a dyn Fn(&NodeDef) -> Option<Vec<(DataType, bool)>>;
+
+fn place_impl(
+    graph: &mut GraphDef,
+    devices: &[String],
+    default_device: &str,
+    opts: &PlacerOptions,
+    input_types: InputTypes<'_>,
+) -> Result<(), Status> {
+    let known = parse_known(devices)?;
+    let default = known.iter().position(|(s, _)| s == default_device).ok_or_else(|| {
+        Status::invalid_argument(format!(
+            "placer: the default device '{default_device}' is not one of the known devices [{}]",
+            devices.join(", ")
+        ))
+    })?;
+    let nodes = &graph.node;
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(nodes.len());
+    for (i, n) in nodes.iter().enumerate() {
+        if index.insert(n.name.as_str(), i).is_some() {
+            return Err(Status::invalid_argument(format!("graph has two nodes named '{}'", n.name)));
+        }
+    }
+    let requests: Vec<DeviceName> = nodes
+        .iter()
+        .map(|n| {
+            DeviceName::parse(&n.device)
+                .map_err(|e| e.context(format!("node '{}' (op {}) has an invalid device", n.name, n.op)))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut uf = UnionFind::new(nodes.len());
+    colocate_classes(nodes, &mut uf)?;
+    colocate_ref_and_resource_inputs(nodes, &index, &mut uf, input_types)?;
+
+    // Merge the explicit requests of each group.
+    let mut groups: HashMap<usize, Group> = HashMap::new();
+    for (i, req) in requests.iter().enumerate() {
+        let root = uf.find(i);
+        groups.entry(root).or_default().merge(i, req, nodes, &requests, &uf.reasons[root])?;
+    }
+    // Choose a device per group.
+    let mut chosen: HashMap<usize, usize> = HashMap::new();
+    for (&root, g) in &groups {
+        let d = choose(&g.spec, &known, default, opts).map_err(|hint| {
+            let who = g.first_setter.unwrap_or(root);
+            no_device_error(&nodes[who], &requests[who], &g.spec, &known, &hint)
+        })?;
+        chosen.insert(root, d);
+    }
+    for i in 0..graph.node.len() {
+        let d = chosen[&uf.find(i)];
+        graph.node[i].device = known[d].0.clone();
+    }
+    Ok(())
+}
+
+fn parse_known(devices: &[String]) -> Result<Vec<(String, DeviceName)>, Status> {
+    if devices.is_empty() {
+        return Err(Status::invalid_argument("placer: no devices to place the graph on"));
+    }
+    devices
+        .iter()
+        .map(|d| {
+            let n = DeviceName::parse(d)?;
+            if !n.is_full() {
+                return Err(Status::invalid_argument(format!(
+                    "placer: known device '{d}' is not a full device name (/job:J/replica:R/task:T/device:TYPE:i)"
+                )));
+            }
+            Ok((d.clone(), n))
+        })
+        .collect()
+}
+
+struct UnionFind {
+    parent: Vec<usize>,
+    /// Why the members of a group (indexed by root) are together; a few reasons kept.
+    reasons: Vec<Vec<String>>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        UnionFind { parent: (0..n).collect(), reasons: vec![Vec::new(); n] }
+    }
+
+    fn find(&mut self, mut i: usize) -> usize {
+        while self.parent[i] != i {
+            self.parent[i] = self.parent[self.parent[i]];
+            i = self.parent[i];
+        }
+        i
+    }
+
+    fn union(&mut self, a: usize, b: usize, why: impl FnOnce() -> String) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return;
+        }
+        let (keep, gone) = if ra < rb { (ra, rb) } else { (rb, ra) };
+        self.parent[gone] = keep;
+        let moved = std::mem::take(&mut self.reasons[gone]);
+        let r = &mut self.reasons[keep];
+        r.extend(moved);
+        r.push(why());
+        r.truncate(4);
+    }
+}
+
+/// Unions nodes that share a `_class: ["loc:@group"]` entry.
+fn colocate_classes(nodes: &[NodeDef], uf: &mut UnionFind) -> Result<(), Status> {
+    let mut first: HashMap<String, usize> = HashMap::new();
+    for (i, n) in nodes.iter().enumerate() {
+        let groups: Vec<String> = if n.has_attr("_class") {
+            n.attr_list_string("_class")?
+                .into_iter()
+                .filter_map(|c| c.strip_prefix("loc:@").map(str::to_string))
+                .collect()
+        } else {
+            vec![]
+        };
+        let declared = !groups.is_empty();
+        let groups = if declared { groups } else { vec![n.name.clone()] };
+        for g in groups {
+            match first.get(&g) {
+                Some(&j) => uf.union(i, j, || {
+                    let (a, b) =
+                        if declared { (&nodes[i].name, &nodes[j].name) } else { (&nodes[j].name, &nodes[i].name) };
+                    format!("'{a}' has _class loc:@{g} (colocated with '{b}')")
+                }),
+                None => {
+                    first.insert(g, i);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The data inputs of a node as (source index, slot); control inputs skipped.
+fn data_inputs(n: &NodeDef, index: &HashMap<&str, usize>) -> Result<Vec<(usize, usize)>, Status> {
+    let mut out = Vec::new();
+    for s in n.input.iter().filter(|s| !s.starts_with('^')) {
+        let (src, slot) = ferroflow_graph::parse_tensor_name(s).map_err(|e| e.context(format!("node '{}'", n.name)))?;
+        let &j = index.get(src).ok_or_else(|| {
+            Status::invalid_argument(format!("node '{}': input '{s}' names no node in the graph", n.name))
+        })?;
+        out.push((j, slot));
+    }
+    Ok(out)
+}
+
+/// Follows a resource handle back through Identity/IdentityN to the node that made it.
+fn resource_producer(nodes: &[NodeDef], index: &HashMap<&str, usize>, mut src: usize, mut slot: usize) -> usize {
+    for _ in 0..nodes.len() {
+        let n = &nodes[src];
+        let k = match n.op.as_str() {
+            "Identity" => 0,
+            "IdentityN" => slot,
+            _ => return src,
+        };
+        match data_inputs(n, index).ok().and_then(|ins| ins.get(k).copied()) {
+            Some((j, s)) => (src, slot) = (j, s),
+            None => return src,
+        }
+    }
+    src
+}
+
+fn colocate_ref_and_resource_inputs(
+    nodes: &[NodeDef],
+    index: &HashMap<&str, usize>,
+    uf: &mut UnionFind,
+    input_types: InputTypes<'_>,
+) -> Result<(), Status> {
+    for (i, n) in nodes.iter().enumerate() {
+        if EXEMPT.contains(&n.op.as_str()) {
+            continue;
+        }
+        let Some(types) = input_types(n) else { continue };
+        let inputs = data_inputs(n, index)?;
+        for (k, &(src, slot)) in inputs.iter().enumerate() {
+            let Some(&(ty, is_ref)) = types.get(k) else { continue };
+            if is_ref {
+                uf.union(i, src, || {
+                    format!("'{}' (op {}) takes a reference input from '{}'", n.name, n.op, nodes[src].name)
+                });
+            } else if ty == DataType::Resource {
+                let p = resource_producer(nodes, index, src, slot);
+                uf.union(i, p, || format!("'{}' (op {}) uses the resource made by '{}'", n.name, n.op, nodes[p].name));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The merged explicit request of a colocation group.
+#[derive(Default)]
+struct Group {
+    spec: DeviceName,
+    /// The node that set each field: job, replica, task, type, id.
+    setters: [Option<usize>; 5],
+    first_setter: Option<usize>,
+}
+
+impl Group {
+    fn merge(
+        &mut self,
+        i: usize,
+        req: &DeviceName,
+        nodes: &[NodeDef],
+        requests: &[DeviceName],
+        reasons: &[String],
+    ) -> Result<(), Status> {
+        fn field<T: PartialEq + Clone>(
+            slot: &mut Option<T>,
+            setter: &mut Option<usize>,
+            want: &Option<T>,
+            i: usize,
+        ) -> Result<(), usize> {
+            match (slot.as_ref(), want) {
+                (_, None) => Ok(()),
+                (None, Some(w)) => {
+                    *slot = Some(w.clone());
+                    *setter = Some(i);
+                    Ok(())
+                }
+                (Some(s), Some(w)) if s == w => Ok(()),
+                _ => Err(setter.unwrap_or(i)),
+            }
+        }
+        let conflict = |what: &str, j: usize| {
+            Status::invalid_argument(format!(
+                "Cannot colocate nodes '{}' and '{}': '{}' requests device '{}' but '{}' requests '{}' \
+                 (incompatible {what}). They must share a device because: {}",
+                nodes[j].name,
+                nodes[i].name,
+                nodes[j].name,
+                requests[j],
+                nodes[i].name,
+                requests[i],
+                if reasons.is_empty() { "they are in one colocation group".to_string() } else { reasons.join("; ") }
+            ))
+        };
+        let s = &mut self.setters;
+        let [s_job, s_rep, s_task, s_ty, s_id] = s;
+        field(&mut self.spec.job, s_job, &req.job, i).map_err(|j| conflict("jobs", j))?;
+        field(&mut self.spec.replica, s_rep, &req.replica, i).map_err(|j| conflict("replicas", j))?;
+        field(&mut self.spec.task, s_task, &req.task, i).map_err(|j| conflict("tasks", j))?;
+        field(&mut self.spec.device_type, s_ty, &req.device_type, i).map_err(|j| conflict("device types", j))?;
+        field(&mut self.spec.id, s_id, &req.id, i).map_err(|j| conflict("device indices", j))?;
+        if self.first_setter.is_none() && *req != DeviceName::default() {
+            self.first_setter = Some(i);
+        }
+        Ok(())
+    }
+}
+
+fn type_priority(t: Option<&str>) -> i32 {
+    match t {
+        Some("GPU") => 210,
+        Some("CPU") => 70,
+        _ => 0,
+    }
+}
+
+/// The device for a merged spec, or a hint why none matches.
+fn choose(
+    spec: &DeviceName,
+    known: &[(String, DeviceName)],
+    default: usize,
+    opts: &PlacerOptions,
+) -> Result<usize, String> {
+    let pick = |spec: &DeviceName| -> Option<usize> {
+        if spec.matches(&known[default].1) {
+            return Some(default);
+        }
+        let mut c: Vec<usize> = (0..known.len()).filter(|&d| spec.matches(&known[d].1)).collect();
+        c.sort_by(|&a, &b| {
+            let (pa, pb) =
+                (type_priority(known[a].1.device_type.as_deref()), type_priority(known[b].1.device_type.as_deref()));
+            pb.cmp(&pa).then_with(|| known[a].0.cmp(&known[b].0))
+        });
+        c.first().copied()
+    };
+    if let Some(d) = pick(spec) {
+        return Ok(d);
+    }
+    if opts.allow_soft_placement {
+        let relaxed = DeviceName { device_type: None, id: None, ..spec.clone() };
+        return Ok(pick(&relaxed).unwrap_or(default));
+    }
+    Err(hint(spec, known))
+}
+
+fn hint(spec: &DeviceName, known: &[(String, DeviceName)]) -> String {
+    let mut jobs: Vec<&str> = known.iter().filter_map(|(_, d)| d.job.as_deref()).collect();
+    jobs.sort();
+    jobs.dedup();
+    let Some(job) = spec.job.as_deref().filter(|j| !jobs.contains(j)) else {
+        let in_job: Vec<&DeviceName> =
+            known.iter().map(|(_, d)| d).filter(|d| spec.job.is_none() || d.job == spec.job).collect();
+        if let Some(t) = spec.task {
+            let mut tasks: Vec<i32> = in_job.iter().filter_map(|d| d.task).collect();
+            tasks.sort();
+            tasks.dedup();
+            if !tasks.contains(&t) {
+                let j = spec.job.as_deref().unwrap_or("*");
+                return format!(
+                    "job '{j}' has tasks {tasks:?}; task {t} does not exist. Was the cluster started with fewer \
+                     '{j}' tasks than the model expects (check --{j}_hosts / TF_CONFIG), or is the task index wrong?"
+                );
+            }
+        }
+        if let Some(r) = spec.replica {
+            if !in_job.iter().any(|d| d.replica == Some(r)) {
+                return format!("replica {r} does not exist; every task of a ferroflow cluster is replica 0");
+            }
+        }
+        let mut types: Vec<String> = in_job
+            .iter()
+            .filter(|d| spec.task.is_none() || d.task == spec.task)
+            .map(|d| format!("{}:{}", d.device_type.as_deref().unwrap_or("?"), d.id.unwrap_or(0)))
+            .collect();
+        types.sort();
+        types.dedup();
+        return format!(
+            "the matching tasks have devices [{}]; ferroflow runs on CPU only: use '/device:CPU:0', or set \
+             allow_soft_placement=true in the session config",
+            types.join(", ")
+        );
+    };
+    if jobs == ["localhost"] {
+        format!(
+            "this session only sees the devices of one local process (job 'localhost'). To use job '{job}', create \
+             the Session with the cluster's target (server.target(), i.e. \"grpc://host:port\" of one of its \
+             tasks) instead of a local one"
+        )
+    } else {
+        format!(
+            "job '{job}' is not in the cluster (known jobs: [{}]). Check the ClusterSpec (--{job}_hosts / \
+             TF_CONFIG / --cluster), the session's device_filters, and the device string for typos",
+            jobs.join(", ")
+        )
+    }
+}
+
+fn no_device_error(
+    node: &NodeDef,
+    own: &DeviceName,
+    spec: &DeviceName,
+    known: &[(String, DeviceName)],
+    hint: &str,
+) -> Status {
+    const SHOWN: usize = 16;
+    let mut list: Vec<&str> = known.iter().map(|(s, _)| s.as_str()).collect();
+    list.sort();
+    let more = list.len().saturating_sub(SHOWN);
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    list.truncate(SHOWN);
+    let through = if own != spec { format!(" (merged with its colocation group: '{spec}')") } else { String::new() };
+    Status::invalid_argument(format!(
+        "Cannot assign a device for operation '{}' (op {}): could not satisfy explicit device specification \
+         '{}'{through} because no known device matches it. Known devices: [{}{more}]. Hint: {hint}",
+        node.name,
+        node.op,
+        if node.device.is_empty() { spec.to_string() } else { node.device.clone() },
+        list.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferroflow_core::{attr, Code, Tensor};
+
+    const PS0: &str = "/job:ps/replica:0/task:0/device:CPU:0";
+    const PS1: &str = "/job:ps/replica:0/task:1/device:CPU:0";
+    const W0: &str = "/job:worker/replica:0/task:0/device:CPU:0";
+    const W1: &str = "/job:worker/replica:0/task:1/device:CPU:0";
+
+    fn devices() -> Vec<String> {
+        [W1, PS1, W0, PS0].iter().map(|s| s.to_string()).collect()
+    }
+
+    fn node(name: &str, op: &str, device: &str, inputs: &[&str]) -> NodeDef {
+        let mut n = NodeDef { name: name.into(), op: op.into(), device: device.into(), ..Default::default() };
+        n.input = inputs.iter().map(|s| s.to_string()).collect();
+        match op {
+            "Const" => {
+                n.attr.insert("dtype".into(), attr::ty(DataType::Float));
+                n.attr.insert("value".into(), attr::tensor(&Tensor::scalar(1.0f32)));
+            }
+            "Identity" => {
+                n.attr.insert("T".into(), attr::ty(DataType::Float));
+            }
+            _ => {}
+        }
+        n
+    }
+
+    fn with_class(mut n: NodeDef, groups: &[&str]) -> NodeDef {
+        let v: Vec<String> = groups.iter().map(|g| format!("loc:@{g}")).collect();
+        n.attr.insert("_class".into(), attr::list_string(&v));
+        n
+    }
+
+    fn placed(g: &GraphDef) -> Vec<(&str, &str)> {
+        g.node.iter().map(|n| (n.name.as_str(), n.device.as_str())).collect()
+    }
+
+    #[test]
+    fn explicit_partial_and_default() {
+        let mut g = GraphDef {
+            node: vec![
+                node("a", "Const", "/job:ps/task:1", &[]),
+                node("b", "Const", "/job:ps", &[]),
+                node("c", "Const", "", &[]),
+                node("d", "Const", "/cpu:0", &[]),
+                node("e", "Const", "/job:worker/replica:0/task:1/device:CPU:0", &[]),
+                node("f", "Identity", "/job:worker", &["a"]),
+            ],
+            ..Default::default()
+        };
+        place(&mut g, &devices(), W1).unwrap();
+        assert_eq!(
+            placed(&g),
+            vec![
+                ("a", PS1),
+                ("b", PS0), // first ps device by name
+                ("c", W1),  // default
+                ("d", W1),  // default device matches the partial spec
+                ("e", W1),
+                ("f", W1), // the default device comes first when it matches
+            ]
+        );
+        // Placing again changes nothing.
+        let before = g.clone();
+        place(&mut g, &devices(), W1).unwrap();
+        assert_eq!(g, before);
+    }
+
+    #[test]
+    fn class_colocation() {
+        let mut g = GraphDef {
+            node: vec![
+                node("v", "Const", "/job:ps/task:1", &[]),
+                with_class(node("init", "Identity", "", &["v"]), &["v"]),
+                with_class(node("slot", "Const", "/job:ps", &[]), &["v"]),
+                with_class(node("orphan1", "Const", "", &[]), &["missing"]),
+                with_class(node("orphan2", "Const", "/job:ps/task:0", &[]), &["missing"]),
+            ],
+            ..Default::default()
+        };
+        place(&mut g, &devices(), W0).unwrap();
+        assert_eq!(placed(&g), vec![("v", PS1), ("init", PS1), ("slot", PS1), ("orphan1", PS0), ("orphan2", PS0)]);
+    }
+
+    #[test]
+    fn conflicting_group_names_both_nodes() {
+        let mut g = GraphDef {
+            node: vec![
+                node("v", "Const", "/job:ps/task:0", &[]),
+                with_class(node("w", "Const", "/job:worker/task:0", &[]), &["v"]),
+            ],
+            ..Default::default()
+        };
+        let e = place(&mut g, &devices(), W0).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("Cannot colocate nodes 'v' and 'w'"), "{e}");
+        assert!(e.message.contains("incompatible jobs"), "{e}");
+        assert!(e.message.contains("'w' has _class loc:@v"), "{e}");
+    }
+
+    #[test]
+    fn unknown_device_explains() {
+        let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/task:3", &[])], ..Default::default() };
+        let e = place(&mut g, &devices(), W0).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        for part in ["operation 'w' (op Const)", "'/job:ps/task:3'", PS0, W1, "task 3 does not exist", "[0, 1]"] {
+            assert!(e.message.contains(part), "missing {part:?} in {e}");
+        }
+        let mut g = GraphDef { node: vec![node("w", "Const", "/job:chief", &[])], ..Default::default() };
+        let e = place(&mut g, &devices(), W0).unwrap_err();
+        assert!(e.message.contains("job 'chief' is not in the cluster (known jobs: [ps, worker])"), "{e}");
+        let local = vec!["/job:localhost/replica:0/task:0/device:CPU:0".to_string()];
+        let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/task:0", &[])], ..Default::default() };
+        let e = place(&mut g, &local, &local[0]).unwrap_err();
+        assert!(e.message.contains("job 'localhost'") && e.message.contains("grpc://"), "{e}");
+        let mut g =
+            GraphDef { node: vec![node("w", "Const", "/job:ps/task:0/device:GPU:0", &[])], ..Default::default() };
+        let e = place(&mut g, &devices(), W0).unwrap_err();
+        assert!(e.message.contains("CPU only") && e.message.contains("[CPU:0]"), "{e}");
+        let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/tusk:0", &[])], ..Default::default() };
+        let e = place(&mut g, &devices(), W0).unwrap_err();
+        assert!(e.message.contains("node 'w'") && e.message.contains("tusk"), "{e}");
+    }
+
+    #[test]
+    fn soft_placement_relaxes() {
+        let mut g = GraphDef {
+            node: vec![node("a", "Const", "/job:ps/task:1/device:GPU:0", &[]), node("b", "Const", "/job:chief", &[])],
+            ..Default::default()
+        };
+        place_with_options(&mut g, &devices(), W0, &PlacerOptions { allow_soft_placement: true }).unwrap();
+        assert_eq!(placed(&g), vec![("a", PS1), ("b", W0)]);
+    }
+
+    #[test]
+    fn bad_device_lists() {
+        let mut g = GraphDef::default();
+        assert!(place(&mut g, &[], W0).is_err());
+        assert!(place(&mut g, &["/job:ps/task:0".to_string()], "/job:ps/task:0").is_err());
+        let e = place(&mut g, &devices(), "/job:x/replica:0/task:0/device:CPU:0").unwrap_err();
+        assert!(e.message.contains("default device"), "{e}");
+    }
+
+    /// Input types of state ops, standing in for the registry (these ops live in other
+    /// families).
+    fn fake_types(n: &NodeDef) -> Option<Vec<(DataType, bool)>> {
+        Some(match n.op.as_str() {
+            "Assign" | "AssignAdd" => vec![(DataType::Float, true), (DataType::Float, false)],
+            "ReadVariableOp" => vec![(DataType::Resource, false)],
+            "ResourceApplyGradientDescent" => {
+                vec![(DataType::Resource, false), (DataType::Float, false), (DataType::Float, false)]
+            }
+            _ => return registry_input_types(n),
+        })
+    }
+
+    #[test]
+    fn ref_and_resource_inputs_follow_their_variable() {
+        let mut g = GraphDef {
+            node: vec![
+                node("v", "VariableV2", "/job:ps/task:1", &[]),
+                node("init", "Const", "", &[]),
+                node("assign", "Assign", "", &["v", "init"]),
+                node("h", "VarHandleOp", "/job:ps/task:0", &[]),
+                node("hid", "Identity", "", &["h"]),
+                node("read", "ReadVariableOp", "", &["hid"]),
+                node("apply", "ResourceApplyGradientDescent", "/job:ps", &["h", "init", "init"]),
+            ],
+            ..Default::default()
+        };
+        let opts = PlacerOptions::default();
+        place_impl(&mut g, &devices(), W0, &opts, &fake_types).unwrap();
+        assert_eq!(
+            placed(&g),
+            vec![
+                ("v", PS1),
+                ("init", W0),
+                ("assign", PS1),
+                ("h", PS0),
+                ("hid", W0), // Identity is exempt from input colocation
+                ("read", PS0),
+                ("apply", PS0),
+            ]
+        );
+        let mut bad = g.clone();
+        bad.node[2].device = "/job:worker/task:0".into();
+        bad.node[0].device = "/job:ps/task:1".into();
+        let e = place_impl(&mut bad, &devices(), W0, &opts, &fake_types).unwrap_err();
+        assert!(e.message.contains("Cannot colocate nodes 'v' and 'assign'"), "{e}");
+        assert!(e.message.contains("'assign' (op Assign) takes a reference input from 'v'"), "{e}");
+        let mut bad = g.clone();
+        bad.node[5].device = "/job:ps/task:1".into();
+        let e = place_impl(&mut bad, &devices(), W0, &opts, &fake_types).unwrap_err();
+        assert!(e.message.contains("uses the resource made by 'h'") && e.message.contains("incompatible tasks"), "{e}");
+    }
+
+    #[test]
+    fn resource_producer_traces_identity() {
+        // v -> id (Identity) -> user: the user is colocated with v, not the Identity.
+        let nodes = vec![
+            node("v", "Const", "", &[]),
+            node("id", "Identity", "", &["v"]),
+            node("idn", "IdentityN", "", &["x", "id"]),
+            node("x", "Const", "", &[]),
+        ];
+        let index: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
+        assert_eq!(resource_producer(&nodes, &index, 1, 0), 0);
+        assert_eq!(resource_producer(&nodes, &index, 2, 1), 0);
+        assert_eq!(resource_producer(&nodes, &index, 2, 0), 3);
+    }
+}
