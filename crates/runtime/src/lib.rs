@@ -3,6 +3,7 @@
 
 mod direct_session;
 mod executor;
+pub mod grad_check;
 mod rendezvous;
 mod rewrite;
 

@@ -1,1 +1,4 @@
+//! Training on top of ferroflow graphs: optimizers, datasets, models, savers, summaries
+//! and supervised sessions.
 
+pub mod data;
