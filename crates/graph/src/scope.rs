@@ -185,6 +185,19 @@ impl Scope {
         s
     }
 
+    /// A child name scope used exactly as given (no uniquifying), like TensorFlow's
+    /// `name_scope("a/b/")` with a trailing slash: ops under it are still uniquified.
+    pub fn sub_exact(&self, name: &str) -> Scope {
+        let mut s = self.clone();
+        s.prefix = self.full(name);
+        s
+    }
+
+    /// The root scope of this scope's graph (no name, device or dependencies).
+    pub fn root(&self) -> Scope {
+        Scope::for_graph(self.graph.clone())
+    }
+
     /// A scope whose ops get exactly this device string (like `tf.device`); an empty string
     /// clears it. Invalid names are reported when an op is built.
     pub fn with_device(&self, device: &str) -> Scope {
