@@ -160,7 +160,11 @@ impl DeviceName {
 
     /// Whether all fields are set.
     pub fn is_full(&self) -> bool {
-        self.job.is_some() && self.replica.is_some() && self.task.is_some() && self.device_type.is_some() && self.id.is_some()
+        self.job.is_some()
+            && self.replica.is_some()
+            && self.task.is_some()
+            && self.device_type.is_some()
+            && self.id.is_some()
     }
 }
 
@@ -190,7 +194,9 @@ mod tests {
         assert_eq!(legacy.id, Some(0));
         let mixed = DeviceName::parse("/job:worker/task:1/cpu:0").unwrap();
         assert!(mixed.matches(&full));
-        assert!(DeviceName::parse("/job:ps/task:0").unwrap().matches(&DeviceName::parse("/job:ps/replica:0/task:0/device:CPU:0").unwrap()));
+        assert!(DeviceName::parse("/job:ps/task:0")
+            .unwrap()
+            .matches(&DeviceName::parse("/job:ps/replica:0/task:0/device:CPU:0").unwrap()));
         assert!(!DeviceName::parse("/job:ps/task:1").unwrap().matches(&full));
         assert_eq!(DeviceName::parse("").unwrap(), DeviceName::default());
     }

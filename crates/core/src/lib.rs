@@ -1,18 +1,18 @@
 //! Core types of ferroflow: [`Tensor`], [`DataType`], [`Shape`], [`Status`] (TensorFlow's
 //! error codes) and [`DeviceName`] parsing and matching.
 
-mod node_attrs;
 mod device;
 mod dtype;
+mod node_attrs;
 mod resource;
 mod shape;
 mod status;
 mod tensor;
 mod tensor_proto;
 
-pub use node_attrs::{attr, shape_proto_dims, NodeAttrs};
 pub use device::DeviceName;
 pub use dtype::{DataType, TensorType};
+pub use node_attrs::{attr, shape_proto_dims, NodeAttrs};
 pub use resource::ResourceHandle;
 pub use shape::Shape;
 pub use status::{Code, Result, Status};

@@ -76,7 +76,9 @@ impl NodeAttrs for NodeDef {
     fn attr_type(&self, name: &str) -> Result<DataType, Status> {
         let v = self.attr_value(name)?;
         match &v.value {
-            Some(AV::Type(t)) => DataType::from_i32(*t).map_err(|e| e.context(format!("node '{}' attr '{name}'", self.name))),
+            Some(AV::Type(t)) => {
+                DataType::from_i32(*t).map_err(|e| e.context(format!("node '{}' attr '{name}'", self.name)))
+            }
             _ => Err(wrong(self, name, "a type", v)),
         }
     }
@@ -187,7 +189,10 @@ pub mod attr {
         v(AV::Shape(match dims {
             None => TensorShapeProto { dim: vec![], unknown_rank: true },
             Some(d) => TensorShapeProto {
-                dim: d.iter().map(|&size| crate::proto::tensor_shape_proto::Dim { size, name: String::new() }).collect(),
+                dim: d
+                    .iter()
+                    .map(|&size| crate::proto::tensor_shape_proto::Dim { size, name: String::new() })
+                    .collect(),
                 unknown_rank: false,
             },
         }))

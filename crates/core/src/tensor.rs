@@ -155,9 +155,8 @@ impl Tensor {
 
     /// Borrows the elements as `T`, or InvalidArgument naming both dtypes.
     pub fn as_slice<T: TensorType>(&self) -> Result<&[T], Status> {
-        T::slice(&self.data).ok_or_else(|| {
-            Status::invalid_argument(format!("expected a {} tensor, got {}", T::DTYPE, self.dtype()))
-        })
+        T::slice(&self.data)
+            .ok_or_else(|| Status::invalid_argument(format!("expected a {} tensor, got {}", T::DTYPE, self.dtype())))
     }
 
     /// Mutable elements; copies the buffer first if it is shared.

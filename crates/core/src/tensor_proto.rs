@@ -52,8 +52,9 @@ pub fn encode_string_list(items: &[Vec<u8>]) -> Vec<u8> {
 pub fn decode_string_list(mut buf: &[u8], n: usize) -> Result<Vec<Vec<u8>>, Status> {
     let mut lens = Vec::with_capacity(n.min(1 << 20));
     for i in 0..n {
-        let l = prost::encoding::decode_varint(&mut buf)
-            .map_err(|_| Status::invalid_argument(format!("string tensor_content: bad length varint for element {i}")))?;
+        let l = prost::encoding::decode_varint(&mut buf).map_err(|_| {
+            Status::invalid_argument(format!("string tensor_content: bad length varint for element {i}"))
+        })?;
         if l > u32::MAX as u64 {
             return Err(Status::invalid_argument("string tensor_content: element length exceeds 2^32"));
         }
@@ -244,7 +245,10 @@ mod tests {
         assert!(Tensor::from_proto(&p).is_err());
         let neg = TensorProto {
             dtype: 1,
-            tensor_shape: Some(TensorShapeProto { dim: vec![Dim { size: -3, name: String::new() }], unknown_rank: false }),
+            tensor_shape: Some(TensorShapeProto {
+                dim: vec![Dim { size: -3, name: String::new() }],
+                unknown_rank: false,
+            }),
             ..Default::default()
         };
         assert!(Tensor::from_proto(&neg).is_err());
@@ -261,7 +265,11 @@ mod tests {
 
     #[test]
     fn resource_round_trip() {
-        let h = ResourceHandle { device: "/job:ps/replica:0/task:0/device:CPU:0".into(), name: "w".into(), ..Default::default() };
+        let h = ResourceHandle {
+            device: "/job:ps/replica:0/task:0/device:CPU:0".into(),
+            name: "w".into(),
+            ..Default::default()
+        };
         let t = Tensor::scalar(h);
         assert_eq!(Tensor::from_proto(&t.to_proto()).unwrap(), t);
     }

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ferroflow_core::proto::{GraphDef, NodeDef, VersionDef};
-use ferroflow_core::{DataType, Status, Tensor, NodeAttrs};
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use crate::shape_fn::{Dims, ShapeCtx};
 use crate::signature::{lookup_op, resolve_node, Signature};

@@ -2,6 +2,7 @@
 //! shape functions), the GraphDef IR with import/export, the builder API ([`Scope`],
 //! [`Output`], one function per op in [`ops`]) and symbolic gradients.
 
+pub mod gradients;
 mod graph;
 mod op_def;
 pub mod ops;
@@ -10,6 +11,7 @@ mod scope;
 pub mod shape_fn;
 mod signature;
 
+pub use gradients::{gradients, gradients_with_options, GradOp, GradOptions};
 pub use graph::{parse_tensor_name, Graph, NodeEntry, GRAPH_DEF_VERSION};
 pub use op_def::{op, parse_type, ArgDef, ArgType, AttrDef, OpDef, OpDefBuilder};
 pub use registry::{op_registry, OpRegistry};

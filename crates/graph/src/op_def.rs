@@ -115,8 +115,17 @@ impl OpDefBuilder {
         self.def.shape_fn = Some(f);
         self
     }
-    /// Finishes the definition.
-    pub fn build(self) -> OpDef {
+    /// Finishes the definition (arguments typed by a `list(type)` attr become type lists).
+    pub fn build(mut self) -> OpDef {
+        let lists: Vec<String> =
+            self.def.attrs.iter().filter(|a| a.ty == "list(type)").map(|a| a.name.clone()).collect();
+        for arg in self.def.inputs.iter_mut().chain(self.def.outputs.iter_mut()) {
+            if let ArgType::Attr(n) = &arg.ty {
+                if lists.contains(n) {
+                    arg.ty = ArgType::List(n.clone());
+                }
+            }
+        }
         self.def
     }
 }
@@ -226,14 +235,16 @@ fn parse_default(op: &str, ty: &str, d: &str) -> AttrValue {
                 attr::shape(Some(&dims))
             }
         }
-        "list(int)" => attr::list_int(&list_items().iter().map(|x| x.parse().unwrap_or_else(|_| fail())).collect::<Vec<_>>()),
+        "list(int)" => {
+            attr::list_int(&list_items().iter().map(|x| x.parse().unwrap_or_else(|_| fail())).collect::<Vec<_>>())
+        }
         "list(float)" => {
             attr::list_float(&list_items().iter().map(|x| x.parse().unwrap_or_else(|_| fail())).collect::<Vec<_>>())
         }
         "list(string)" => attr::list_string(&list_items().iter().map(|x| unquote(x)).collect::<Vec<_>>()),
-        "list(type)" => attr::list_type(
-            &list_items().iter().map(|x| parse_type(x).unwrap_or_else(|| fail())).collect::<Vec<_>>(),
-        ),
+        "list(type)" => {
+            attr::list_type(&list_items().iter().map(|x| parse_type(x).unwrap_or_else(|| fail())).collect::<Vec<_>>())
+        }
         "list(shape)" | "list(tensor)" if list_items().is_empty() => {
             AttrValue { value: Some(ferroflow_core::proto::attr_value::Value::List(Default::default())) }
         }

@@ -51,5 +51,6 @@ mod tests {
     fn registry_builds() {
         let r = super::op_registry();
         assert!(r.get("NoOp").is_some());
+        assert!(r.get("_Recv").is_some(), "{:?}", r.names());
     }
 }

@@ -69,7 +69,11 @@ impl Operation {
     /// Output `i`. For an op whose construction failed (the error is in the graph's
     /// status) this returns a handle that later ops will reject.
     pub fn output(&self, i: usize) -> Output {
-        Output { node: self.name.clone(), index: i, dtype: self.output_types.get(i).copied().unwrap_or(DataType::Float) }
+        Output {
+            node: self.name.clone(),
+            index: i,
+            dtype: self.output_types.get(i).copied().unwrap_or(DataType::Float),
+        }
     }
 
     /// All outputs.
@@ -179,6 +183,19 @@ impl Scope {
         let mut s = self.clone();
         s.prefix = self.graph.unique_name(&self.full(name));
         s
+    }
+
+    /// A child name scope used exactly as given (no uniquifying), like TensorFlow's
+    /// `name_scope("a/b/")` with a trailing slash: ops under it are still uniquified.
+    pub fn sub_exact(&self, name: &str) -> Scope {
+        let mut s = self.clone();
+        s.prefix = self.full(name);
+        s
+    }
+
+    /// The root scope of this scope's graph (no name, device or dependencies).
+    pub fn root(&self) -> Scope {
+        Scope::for_graph(self.graph.clone())
     }
 
     /// A scope whose ops get exactly this device string (like `tf.device`); an empty string
@@ -301,29 +318,32 @@ impl OpBuilder {
         let mut node = NodeDef { name: name.clone(), op: self.op_type.clone(), ..Default::default() };
         node.attr = self.attrs;
         if self.inputs.len() != def.inputs.len() {
-            return Err(def.err(&name, format!("expected {} input arguments, got {}", def.inputs.len(), self.inputs.len())));
+            return Err(
+                def.err(&name, format!("expected {} input arguments, got {}", def.inputs.len(), self.inputs.len()))
+            );
         }
         for (spec, arg) in self.inputs.iter().zip(&def.inputs) {
             let outs: Vec<&Output> = match spec {
                 InputSpec::One(o) => vec![o],
                 InputSpec::List(v) => v.iter().collect(),
             };
-            let set_type = |attrs: &mut HashMap<String, AttrValue>, attr_name: &str, t: DataType| -> Result<(), Status> {
-                match attrs.get(attr_name).and_then(|v| v.value.as_ref()) {
-                    Some(ferroflow_core::proto::attr_value::Value::Type(x)) if *x != t.as_i32() => Err(def.err(
-                        &name,
-                        format!(
-                            "input '{}' is {t} but attr {attr_name} is {}",
-                            arg.name,
-                            DataType::from_i32(*x).map(|d| d.name()).unwrap_or("?")
-                        ),
-                    )),
-                    _ => {
-                        attrs.insert(attr_name.to_string(), attr::ty(t));
-                        Ok(())
+            let set_type =
+                |attrs: &mut HashMap<String, AttrValue>, attr_name: &str, t: DataType| -> Result<(), Status> {
+                    match attrs.get(attr_name).and_then(|v| v.value.as_ref()) {
+                        Some(ferroflow_core::proto::attr_value::Value::Type(x)) if *x != t.as_i32() => Err(def.err(
+                            &name,
+                            format!(
+                                "input '{}' is {t} but attr {attr_name} is {}",
+                                arg.name,
+                                DataType::from_i32(*x).map(|d| d.name()).unwrap_or("?")
+                            ),
+                        )),
+                        _ => {
+                            attrs.insert(attr_name.to_string(), attr::ty(t));
+                            Ok(())
+                        }
                     }
-                }
-            };
+                };
             match (&arg.ty, spec) {
                 (ArgType::Attr(t), InputSpec::One(o)) => set_type(&mut node.attr, t, o.dtype)?,
                 (ArgType::Fixed(_), InputSpec::One(_)) => {}
@@ -339,7 +359,8 @@ impl OpBuilder {
                     node.attr.insert(t.clone(), attr::list_type(&v.iter().map(|o| o.dtype).collect::<Vec<_>>()));
                 }
                 _ => {
-                    return Err(def.err(&name, format!("input argument '{}' given as the wrong kind (single vs list)", arg.name)))
+                    return Err(def
+                        .err(&name, format!("input argument '{}' given as the wrong kind (single vs list)", arg.name)))
                 }
             }
             node.input.extend(outs.iter().map(|o| o.input_string()));
@@ -394,7 +415,8 @@ impl Graph {
     /// Parses `node:idx` to an [`Output`] of this graph.
     pub fn output_by_name(&self, name: &str) -> Result<Output, Status> {
         let (n, i) = crate::graph::parse_tensor_name(name)?;
-        let dtype = self.output_type(n, i).ok_or_else(|| Status::not_found(format!("tensor '{name}' is not in the graph")))?;
+        let dtype =
+            self.output_type(n, i).ok_or_else(|| Status::not_found(format!("tensor '{name}' is not in the graph")))?;
         Ok(Output { node: n.to_string(), index: i, dtype })
     }
 }

@@ -18,10 +18,7 @@ pub struct Signature {
 /// The op definition of a node, or NotFound naming node and op.
 pub fn lookup_op(node: &NodeDef) -> Result<&'static OpDef, Status> {
     op_registry().get(&node.op).ok_or_else(|| {
-        Status::not_found(format!(
-            "Op type not registered '{}' in ferroflow (node '{}')",
-            node.op, node.name
-        ))
+        Status::not_found(format!("Op type not registered '{}' in ferroflow (node '{}')", node.op, node.name))
     })
 }
 
@@ -71,7 +68,8 @@ pub fn signature_of(def: &OpDef, node: &NodeDef) -> Result<Signature, Status> {
         };
         let ok = match (&v.value, a.ty.as_str()) {
             (Some(AV::Type(t)), "type") => {
-                let d = DataType::from_i32(*t).map_err(|e| e.context(format!("node '{}' attr '{}'", node.name, a.name)))?;
+                let d =
+                    DataType::from_i32(*t).map_err(|e| e.context(format!("node '{}' attr '{}'", node.name, a.name)))?;
                 if let Some(allowed) = &a.allowed {
                     if !allowed.contains(&d) {
                         let names: Vec<&str> = allowed.iter().map(|d| d.name()).collect();

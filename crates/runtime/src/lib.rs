@@ -1,0 +1,13 @@
+//! ferroflow's runtime: the dataflow [`Executor`], the in-process rendezvous, the
+//! feed/fetch rewrite and pruning, and [`DirectSession`] (an in-process session).
+
+mod direct_session;
+mod executor;
+pub mod grad_check;
+mod rendezvous;
+mod rewrite;
+
+pub use direct_session::{DirectSession, RunOptions, LOCAL_DEVICE};
+pub use executor::{Executor, StepDone};
+pub use rendezvous::LocalRendezvous;
+pub use rewrite::{canonical_tensor_name, rewrite_for_execution, Rewritten};

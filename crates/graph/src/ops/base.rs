@@ -1,5 +1,5 @@
 //! Graph plumbing ops: Const, Placeholder, PlaceholderWithDefault, Identity, IdentityN,
-//! NoOp, StopGradient.
+//! NoOp, StopGradient, and the partition ops `_Send` / `_Recv`.
 
 use ferroflow_core::{attr, DataType, NodeAttrs, Status, Tensor};
 
@@ -42,14 +42,33 @@ pub(crate) fn register(r: &mut OpRegistry) {
     );
     r.add(op("Identity").input("input: T").output("output: T").attr("T: type").shape_fn(unchanged).build());
     r.add(
-        op("IdentityN")
-            .input("input: T")
-            .output("output: T")
-            .attr("T: list(type)")
-            .shape_fn(identity_n_shape)
-            .build(),
+        op("IdentityN").input("input: T").output("output: T").attr("T: list(type)").shape_fn(identity_n_shape).build(),
     );
     r.add(op("NoOp").build());
+    r.add(
+        op("_Send")
+            .input("tensor: T")
+            .attr("T: type")
+            .attr("tensor_name: string")
+            .attr("send_device: string")
+            .attr("send_device_incarnation: int")
+            .attr("recv_device: string")
+            .attr("client_terminated: bool = false")
+            .stateful()
+            .build(),
+    );
+    r.add(
+        op("_Recv")
+            .output("tensor: tensor_type")
+            .attr("tensor_type: type")
+            .attr("tensor_name: string")
+            .attr("send_device: string")
+            .attr("send_device_incarnation: int")
+            .attr("recv_device: string")
+            .attr("client_terminated: bool = false")
+            .stateful()
+            .build(),
+    );
     r.add(op("StopGradient").input("input: T").output("output: T").attr("T: type").shape_fn(unchanged).build());
 }
 

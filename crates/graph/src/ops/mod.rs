@@ -29,3 +29,6 @@ pub(crate) fn register_all(r: &mut OpRegistry) {
     state::register(r);
     training::register(r);
 }
+
+/// Registers every family's gradient functions (see `crate::gradients`).
+pub(crate) fn register_gradients(_r: &mut crate::gradients::GradRegistry) {}

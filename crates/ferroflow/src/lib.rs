@@ -1,0 +1,22 @@
+//! ferroflow: distributed TensorFlow, in Rust.
+//!
+//! This facade re-exports the API users build on: tensors ([`Tensor`]), the graph builder
+//! ([`Scope`], [`ops`], [`gradients`]), sessions ([`DirectSession`]) and training
+//! ([`train`]).
+//!
+//! ```
+//! use ferroflow::{ops, DirectSession, Scope, Tensor};
+//! let s = Scope::new_root();
+//! let a = ops::constant(&s, Tensor::vec(vec![1.0f32, 2.0]));
+//! let sess = DirectSession::new(s.graph());
+//! let out = sess.run(&[], &[&a], &[]).unwrap();
+//! assert_eq!(out[0].as_slice::<f32>().unwrap(), &[1.0, 2.0]);
+//! ```
+
+pub use ferroflow_core::{attr, Code, DataType, DeviceName, Shape, Status, Tensor};
+pub use ferroflow_graph::{gradients, ops, Graph, Operation, Output, Scope};
+pub use ferroflow_runtime::{DirectSession, RunOptions};
+pub use ferroflow_train as train;
+
+/// The generated TensorFlow protocol buffers.
+pub use ferroflow_proto as proto;

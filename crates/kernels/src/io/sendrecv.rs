@@ -1,0 +1,75 @@
+//! `_Send` and `_Recv`: hand tensors to the step's rendezvous under TensorFlow's key.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status};
+
+use crate::{rendezvous_key, DoneCallback, KernelRegistry, OpContext, OpKernel};
+
+fn key_of(node: &NodeDef) -> Result<String, Status> {
+    Ok(rendezvous_key(
+        &node.attr_string("send_device")?,
+        node.attr_int("send_device_incarnation")? as u64,
+        &node.attr_string("recv_device")?,
+        &node.attr_string("tensor_name")?,
+    ))
+}
+
+struct Send {
+    key: String,
+}
+
+impl OpKernel for Send {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let t = ctx.take_input(0)?;
+        ctx.step().rendezvous.send(&self.key, t, false)
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+struct Recv {
+    key: String,
+    dtype: DataType,
+}
+
+impl OpKernel for Recv {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        Err(ctx.error("_Recv must run asynchronously"))
+    }
+    fn is_async(&self) -> bool {
+        true
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+    fn compute_async(&self, mut ctx: OpContext, done: DoneCallback) {
+        let rv = ctx.step().rendezvous.clone();
+        let dtype = self.dtype;
+        let key = self.key.clone();
+        rv.recv_async(
+            &self.key,
+            Box::new(move |r| {
+                let r = r.and_then(|(t, _dead)| {
+                    if t.dtype() != dtype {
+                        return Err(Status::invalid_argument(format!(
+                            "node '{}': received a {} tensor for '{}' but {dtype} was expected",
+                            ctx.node().name,
+                            t.dtype(),
+                            key
+                        )));
+                    }
+                    ctx.set_output(0, t)
+                });
+                done(ctx, r)
+            }),
+        );
+    }
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("_Send", |n| Ok(Box::new(Send { key: key_of(n)? })));
+    r.add("_HostSend", |n| Ok(Box::new(Send { key: key_of(n)? })));
+    r.add("_Recv", |n| Ok(Box::new(Recv { key: key_of(n)?, dtype: n.attr_type("tensor_type")? })));
+    r.add("_HostRecv", |n| Ok(Box::new(Recv { key: key_of(n)?, dtype: n.attr_type("tensor_type")? })));
+}

@@ -1,0 +1,185 @@
+//! `DirectSession`: runs a graph in this process (`Session::new("")` in TensorFlow).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferroflow_core::proto::GraphDef;
+use ferroflow_core::{DataType, Status, Tensor};
+use ferroflow_graph::{Graph, Operation, Output};
+use ferroflow_kernels::{CancelToken, Rendezvous, ResourceMgr, StepCtx};
+
+use crate::executor::Executor;
+use crate::rendezvous::LocalRendezvous;
+use crate::rewrite::{canonical_tensor_name, rewrite_for_execution};
+
+/// The device every node of a local session runs on.
+pub const LOCAL_DEVICE: &str = "/job:localhost/replica:0/task:0/device:CPU:0";
+
+/// Per-run options.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Cancel the step with DeadlineExceeded after this long.
+    pub timeout: Option<Duration>,
+}
+
+struct Prepared {
+    exec: Arc<Executor>,
+    feed_keys: Vec<String>,
+    feed_types: Vec<DataType>,
+    fetch_keys: Vec<String>,
+}
+
+/// Runs steps of a graph in-process. Variables live in the session's resource manager and
+/// outlive steps; executors are cached per (feeds, fetches, targets).
+///
+/// ```
+/// use ferroflow_graph::{ops, Scope};
+/// use ferroflow_runtime::DirectSession;
+/// let s = Scope::new_root();
+/// let c = ops::constant(&s, 3.0f32);
+/// let sess = DirectSession::new(s.graph());
+/// let out = sess.run(&[], &[&c], &[]).unwrap();
+/// assert_eq!(out[0].scalar_value::<f32>().unwrap(), 3.0);
+/// ```
+pub struct DirectSession {
+    graph: Graph,
+    resources: Arc<ResourceMgr>,
+    cache: Mutex<HashMap<String, Arc<Prepared>>>,
+    incarnation: u64,
+    next_step: AtomicI64,
+}
+
+impl DirectSession {
+    /// A session over `graph` (which may keep growing) with a fresh resource manager.
+    pub fn new(graph: &Graph) -> DirectSession {
+        DirectSession::with_resources(graph, Arc::new(ResourceMgr::new()))
+    }
+
+    /// A session sharing an existing resource manager.
+    pub fn with_resources(graph: &Graph, resources: Arc<ResourceMgr>) -> DirectSession {
+        let incarnation = {
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(1),
+            );
+            h.finish() | 1
+        };
+        DirectSession {
+            graph: graph.clone(),
+            resources,
+            cache: Mutex::new(HashMap::new()),
+            incarnation,
+            next_step: AtomicI64::new(1),
+        }
+    }
+
+    /// A session over an imported GraphDef (e.g. one written by TensorFlow).
+    pub fn from_graph_def(gd: &GraphDef) -> Result<DirectSession, Status> {
+        Ok(DirectSession::new(&Graph::import(gd)?))
+    }
+
+    /// The graph.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The session's resource manager.
+    pub fn resources(&self) -> &Arc<ResourceMgr> {
+        &self.resources
+    }
+
+    /// Runs one step: feeds replace tensors, fetches are returned in order, targets are run.
+    pub fn run(
+        &self,
+        feeds: &[(&Output, Tensor)],
+        fetches: &[&Output],
+        targets: &[&Operation],
+    ) -> Result<Vec<Tensor>, Status> {
+        let f: Vec<(String, Tensor)> = feeds.iter().map(|(o, t)| (o.name(), t.clone())).collect();
+        let x: Vec<String> = fetches.iter().map(|o| o.name()).collect();
+        let t: Vec<String> = targets.iter().map(|o| o.name.clone()).collect();
+        self.run_by_name(&f, &x, &t, &RunOptions::default())
+    }
+
+    /// Runs one step with tensors and targets named as strings (`node:idx`, node names).
+    pub fn run_by_name(
+        &self,
+        feeds: &[(String, Tensor)],
+        fetches: &[String],
+        targets: &[String],
+        opts: &RunOptions,
+    ) -> Result<Vec<Tensor>, Status> {
+        self.graph.status()?;
+        let feed_names: Vec<String> = feeds.iter().map(|(n, _)| canonical_tensor_name(n)).collect::<Result<_, _>>()?;
+        let mut uniq: Vec<String> = Vec::new();
+        let mut fetch_pos = Vec::with_capacity(fetches.len());
+        for f in fetches {
+            let c = canonical_tensor_name(f)?;
+            let p = match uniq.iter().position(|u| *u == c) {
+                Some(p) => p,
+                None => {
+                    uniq.push(c);
+                    uniq.len() - 1
+                }
+            };
+            fetch_pos.push(p);
+        }
+        let prepared = self.prepare(&feed_names, &uniq, targets)?;
+        let rendezvous = Arc::new(LocalRendezvous::new());
+        for (i, (_, t)) in feeds.iter().enumerate() {
+            if t.dtype() != prepared.feed_types[i] {
+                return Err(Status::invalid_argument(format!(
+                    "cannot feed a {} tensor to '{}', which is {}",
+                    t.dtype(),
+                    feed_names[i],
+                    prepared.feed_types[i]
+                )));
+            }
+            rendezvous.send(&prepared.feed_keys[i], t.clone(), false)?;
+        }
+        let step = Arc::new(StepCtx {
+            step_id: self.next_step.fetch_add(1, Ordering::Relaxed),
+            rendezvous: rendezvous.clone(),
+            resources: self.resources.clone(),
+            cancel: CancelToken::new(),
+            device: LOCAL_DEVICE.to_string(),
+            deadline: opts.timeout.map(|t| std::time::Instant::now() + t),
+        });
+        prepared.exec.run(step, opts.timeout)?;
+        let mut got = Vec::with_capacity(uniq.len());
+        for k in &prepared.fetch_keys {
+            let (t, _) =
+                rendezvous.try_take(k).ok_or_else(|| Status::internal(format!("fetch '{k}' was not produced")))?;
+            got.push(t);
+        }
+        Ok(fetch_pos.into_iter().map(|p| got[p].clone()).collect())
+    }
+
+    fn prepare(&self, feeds: &[String], fetches: &[String], targets: &[String]) -> Result<Arc<Prepared>, Status> {
+        let key = format!("{:?}|{:?}|{:?}", feeds, fetches, targets);
+        if let Some(p) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(p.clone());
+        }
+        let gd = self.graph.to_graph_def();
+        let rw = rewrite_for_execution(&gd, feeds, fetches, targets, LOCAL_DEVICE, self.incarnation)?;
+        let feed_types = feeds
+            .iter()
+            .map(|f| {
+                let (n, i) = ferroflow_graph::parse_tensor_name(f)?;
+                self.graph
+                    .output_type(n, i)
+                    .ok_or_else(|| Status::not_found(format!("tensor '{f}' is not in the graph")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let exec = Arc::new(Executor::new(&rw.graph)?);
+        let p = Arc::new(Prepared { exec, feed_keys: rw.feed_keys, feed_types, fetch_keys: rw.fetch_keys });
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
+        Ok(p)
+    }
+}

@@ -1,0 +1,325 @@
+//! The executor: dataflow scheduling of one (partition) graph. Built once per graph and
+//! step signature, run once per step. Ready nodes that are cheap run inline; expensive ones
+//! go to the rayon compute pool; asynchronous kernels (`_Recv`) complete by callback, so
+//! no thread ever blocks waiting for a tensor.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ferroflow_core::proto::GraphDef;
+use ferroflow_core::Status;
+use ferroflow_graph::{parse_tensor_name, resolve_node};
+use ferroflow_kernels::{create_kernel, OpContext, OpKernel, StepCtx, Value};
+
+struct ExecNode {
+    def: Arc<ferroflow_core::proto::NodeDef>,
+    kernel: Box<dyn OpKernel>,
+    num_inputs: usize,
+    num_outputs: usize,
+    /// Per output slot: (destination node, destination input index).
+    out_edges: Vec<Vec<(usize, usize)>>,
+    control_out: Vec<usize>,
+    pending: usize,
+    expensive: bool,
+}
+
+/// A graph ready to run: kernels created, edges resolved.
+pub struct Executor {
+    nodes: Vec<ExecNode>,
+    roots: Vec<usize>,
+}
+
+/// Called once when a step finishes.
+pub type StepDone = Box<dyn FnOnce(Result<(), Status>) + Send>;
+
+impl Executor {
+    /// Validates the graph (ops, attrs, edges, types) and creates every kernel.
+    pub fn new(gd: &GraphDef) -> Result<Executor, Status> {
+        let mut index = HashMap::new();
+        for (i, n) in gd.node.iter().enumerate() {
+            if index.insert(n.name.as_str(), i).is_some() {
+                return Err(Status::invalid_argument(format!("duplicate node name '{}'", n.name)));
+            }
+        }
+        let mut nodes = Vec::with_capacity(gd.node.len());
+        let mut edges: Vec<(usize, usize, usize, usize)> = Vec::new();
+        let mut controls: Vec<(usize, usize)> = Vec::new();
+        for (i, n) in gd.node.iter().enumerate() {
+            let mut def = n.clone();
+            let sig = resolve_node(&mut def)?;
+            let mut k = 0;
+            for inp in &def.input {
+                if let Some(c) = inp.strip_prefix('^') {
+                    let &src = index.get(c).ok_or_else(|| {
+                        Status::invalid_argument(format!(
+                            "node '{}': control input '^{c}' is not in the graph",
+                            def.name
+                        ))
+                    })?;
+                    controls.push((src, i));
+                } else {
+                    let (src, slot) = parse_tensor_name(inp).map_err(|e| e.context(format!("node '{}'", def.name)))?;
+                    let &s = index.get(src).ok_or_else(|| {
+                        Status::invalid_argument(format!("node '{}': input '{inp}' is not in the graph", def.name))
+                    })?;
+                    edges.push((s, slot, i, k));
+                    k += 1;
+                }
+            }
+            let kernel = create_kernel(&def)?;
+            let expensive = kernel.is_expensive();
+            nodes.push(ExecNode {
+                num_inputs: k,
+                num_outputs: sig.outputs.len(),
+                out_edges: vec![Vec::new(); sig.outputs.len()],
+                control_out: Vec::new(),
+                pending: 0,
+                expensive,
+                kernel,
+                def: Arc::new(def),
+            });
+        }
+        for (s, slot, d, k) in edges {
+            let src = &mut nodes[s];
+            if slot >= src.num_outputs {
+                return Err(Status::invalid_argument(format!(
+                    "node '{}': input {k} reads output {slot} of '{}', which has {} outputs",
+                    gd.node[d].name, src.def.name, src.num_outputs
+                )));
+            }
+            src.out_edges[slot].push((d, k));
+            nodes[d].pending += 1;
+        }
+        for (s, d) in controls {
+            nodes[s].control_out.push(d);
+            nodes[d].pending += 1;
+        }
+        let roots: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].pending == 0).collect();
+        if roots.is_empty() && !nodes.is_empty() {
+            return Err(Status::invalid_argument("graph has a cycle: no node is ready to start"));
+        }
+        Ok(Executor { nodes, roots })
+    }
+
+    /// Number of nodes.
+    pub fn num_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Runs one step; `done` is called once, from some thread, when every scheduled node
+    /// has finished or the first error has stopped the step.
+    pub fn run_async(self: &Arc<Self>, step: Arc<StepCtx>, done: StepDone) {
+        let n = self.nodes.len();
+        let state = Arc::new(StepState {
+            exec: self.clone(),
+            pending: self.nodes.iter().map(|x| AtomicUsize::new(x.pending)).collect(),
+            inputs: self.nodes.iter().map(|x| Mutex::new(vec![None; x.num_inputs])).collect(),
+            outstanding: AtomicUsize::new(self.roots.len()),
+            completed: AtomicUsize::new(0),
+            failed: AtomicBool::new(false),
+            error: Mutex::new(None),
+            done: Mutex::new(Some(done)),
+            cancel_id: Mutex::new(None),
+            step,
+        });
+        if n == 0 {
+            state.finish();
+            return;
+        }
+        let weak = Arc::downgrade(&state);
+        let id = state.step.cancel.register(move |s| {
+            if let Some(st) = weak.upgrade() {
+                st.set_error(s.clone());
+            }
+        });
+        match id {
+            Some(id) => *state.cancel_id.lock().unwrap_or_else(|e| e.into_inner()) = Some(id),
+            None => state.set_error(state.step.cancel.status().unwrap_or_else(|| Status::cancelled("step cancelled"))),
+        }
+        let roots = self.roots.clone();
+        state.schedule(roots, false);
+    }
+
+    /// Runs one step and waits for it (up to `timeout`, then the step is cancelled with
+    /// DeadlineExceeded).
+    pub fn run(self: &Arc<Self>, step: Arc<StepCtx>, timeout: Option<std::time::Duration>) -> Result<(), Status> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let cancel = step.cancel.clone();
+        self.run_async(step, Box::new(move |r| drop(tx.send(r))));
+        match timeout {
+            None => rx.recv().unwrap_or_else(|_| Err(Status::internal("executor dropped its completion"))),
+            Some(t) => match rx.recv_timeout(t) {
+                Ok(r) => r,
+                Err(_) => {
+                    let s = Status::deadline_exceeded(format!("step did not finish within {} ms", t.as_millis()));
+                    cancel.cancel(s.clone());
+                    // Every wait is bounded: cancellation unblocks receives promptly.
+                    let _ = rx.recv_timeout(std::time::Duration::from_secs(10));
+                    Err(s)
+                }
+            },
+        }
+    }
+}
+
+struct StepState {
+    exec: Arc<Executor>,
+    step: Arc<StepCtx>,
+    pending: Vec<AtomicUsize>,
+    inputs: Vec<Mutex<Vec<Option<Value>>>>,
+    outstanding: AtomicUsize,
+    completed: AtomicUsize,
+    failed: AtomicBool,
+    error: Mutex<Option<Status>>,
+    done: Mutex<Option<StepDone>>,
+    cancel_id: Mutex<Option<u64>>,
+}
+
+impl StepState {
+    fn set_error(&self, s: Status) {
+        {
+            let mut e = self.error.lock().unwrap_or_else(|e| e.into_inner());
+            if e.is_some() {
+                return;
+            }
+            *e = Some(s.clone());
+        }
+        self.failed.store(true, Ordering::SeqCst);
+        self.step.rendezvous.abort(s.clone());
+        self.step.cancel.cancel(s);
+    }
+
+    fn finish(&self) {
+        if let Some(id) = self.cancel_id.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            self.step.cancel.deregister(id);
+        }
+        let err = self.error.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let result = match err {
+            Some(e) => Err(e),
+            None if self.completed.load(Ordering::SeqCst) != self.exec.nodes.len() => Err(Status::internal(format!(
+                "executor finished with {} of {} nodes run",
+                self.completed.load(Ordering::SeqCst),
+                self.exec.nodes.len()
+            ))),
+            None => Ok(()),
+        };
+        if let Some(d) = self.done.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            d(result);
+        }
+    }
+
+    /// Runs ready nodes: cheap ones inline on this thread, expensive ones on the pool
+    /// (keeping one inline unless `from_callback`).
+    fn schedule(self: &Arc<Self>, ready: Vec<usize>, from_callback: bool) {
+        let mut inline: Vec<usize> = Vec::new();
+        let mut expensive: Vec<usize> = Vec::new();
+        for id in ready {
+            if self.exec.nodes[id].expensive || from_callback {
+                expensive.push(id);
+            } else {
+                inline.push(id);
+            }
+        }
+        let keep = if !from_callback && inline.is_empty() { expensive.pop() } else { None };
+        for id in expensive {
+            let st = self.clone();
+            rayon::spawn(move || st.run_loop(vec![id]));
+        }
+        if let Some(k) = keep {
+            inline.push(k);
+        }
+        if !inline.is_empty() {
+            self.run_loop(inline);
+        }
+    }
+
+    fn run_loop(self: &Arc<Self>, mut stack: Vec<usize>) {
+        while let Some(id) = stack.pop() {
+            if self.failed.load(Ordering::SeqCst) {
+                self.node_done();
+                continue;
+            }
+            let node = &self.exec.nodes[id];
+            let inputs: Vec<Value> = {
+                let mut g = self.inputs[id].lock().unwrap_or_else(|e| e.into_inner());
+                std::mem::take(&mut *g).into_iter().map(|v| v.expect("all inputs present when ready")).collect()
+            };
+            let ctx = OpContext::new(node.def.clone(), inputs, node.num_outputs, self.step.clone());
+            if node.kernel.is_async() {
+                let st = self.clone();
+                node.kernel.compute_async(
+                    ctx,
+                    Box::new(move |ctx, r| {
+                        let ready = st.propagate(id, ctx, r);
+                        st.schedule(ready, true);
+                        st.node_done();
+                    }),
+                );
+                continue;
+            }
+            let mut ctx = ctx;
+            let r = node.kernel.compute(&mut ctx);
+            let ready = self.propagate(id, ctx, r);
+            let mut cheap = Vec::new();
+            let mut costly = Vec::new();
+            for r in ready {
+                if self.exec.nodes[r].expensive {
+                    costly.push(r);
+                } else {
+                    cheap.push(r);
+                }
+            }
+            // Keep one expensive node on this thread when nothing cheap is left to do.
+            let keep = if cheap.is_empty() && stack.is_empty() { costly.pop() } else { None };
+            for c in costly {
+                let st = self.clone();
+                rayon::spawn(move || st.run_loop(vec![c]));
+            }
+            stack.extend(cheap);
+            stack.extend(keep);
+            self.node_done();
+        }
+    }
+
+    /// Records a node's outputs and returns the nodes that became ready (already counted
+    /// as outstanding).
+    fn propagate(&self, id: usize, mut ctx: OpContext, r: Result<(), Status>) -> Vec<usize> {
+        let node = &self.exec.nodes[id];
+        let outputs = match r.and_then(|_| ctx.take_outputs()) {
+            Ok(o) => o,
+            Err(e) => {
+                let e = if e.message.contains(&format!("'{}'", node.def.name)) {
+                    e
+                } else {
+                    e.context(format!("node '{}' (op {})", node.def.name, node.def.op))
+                };
+                self.set_error(e);
+                return vec![];
+            }
+        };
+        self.completed.fetch_add(1, Ordering::SeqCst);
+        let mut ready = Vec::new();
+        for (slot, v) in outputs.into_iter().enumerate() {
+            for &(d, k) in &node.out_edges[slot] {
+                self.inputs[d].lock().unwrap_or_else(|e| e.into_inner())[k] = Some(v.clone());
+                if self.pending[d].fetch_sub(1, Ordering::SeqCst) == 1 {
+                    ready.push(d);
+                }
+            }
+        }
+        for &d in &node.control_out {
+            if self.pending[d].fetch_sub(1, Ordering::SeqCst) == 1 {
+                ready.push(d);
+            }
+        }
+        self.outstanding.fetch_add(ready.len(), Ordering::SeqCst);
+        ready
+    }
+
+    fn node_done(&self) {
+        if self.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.finish();
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! Single-process training on MNIST (`ferroflow train` without a cluster).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use ferroflow_core::{Status, Tensor};
+use ferroflow_graph::{get_or_create_global_step, global_variables_initializer, Scope};
+use ferroflow_runtime::DirectSession;
+
+use crate::data::{read_mnist, DataSet};
+use crate::models::{build, Model, ModelKind};
+use crate::optimizer::{Adagrad, Adam, GradientDescent, Momentum, Optimizer, RmsProp};
+
+/// Which optimizer to train with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptimizerKind {
+    /// Plain SGD.
+    Sgd,
+    /// Momentum 0.9.
+    Momentum,
+    /// Adagrad.
+    Adagrad,
+    /// Adam.
+    Adam,
+    /// RMSProp.
+    RmsProp,
+}
+
+impl std::str::FromStr for OptimizerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "sgd" => OptimizerKind::Sgd,
+            "momentum" => OptimizerKind::Momentum,
+            "adagrad" => OptimizerKind::Adagrad,
+            "adam" => OptimizerKind::Adam,
+            "rmsprop" => OptimizerKind::RmsProp,
+            _ => return Err(format!("unknown optimizer '{s}': expected sgd, momentum, adagrad, adam or rmsprop")),
+        })
+    }
+}
+
+/// Creates an optimizer.
+pub fn make_optimizer(kind: OptimizerKind, lr: f64) -> Box<dyn Optimizer> {
+    match kind {
+        OptimizerKind::Sgd => Box::new(GradientDescent::new(lr)),
+        OptimizerKind::Momentum => Box::new(Momentum::new(lr, 0.9)),
+        OptimizerKind::Adagrad => Box::new(Adagrad::new(lr)),
+        OptimizerKind::Adam => Box::new(Adam::new(lr)),
+        OptimizerKind::RmsProp => Box::new(RmsProp::new(lr)),
+    }
+}
+
+/// What to train.
+#[derive(Clone, Debug)]
+pub struct TrainConfig {
+    /// Model.
+    pub model: ModelKind,
+    /// Optimizer.
+    pub optimizer: OptimizerKind,
+    /// Learning rate.
+    pub learning_rate: f64,
+    /// Training steps.
+    pub steps: usize,
+    /// Batch size.
+    pub batch: usize,
+    /// Dropout keep probability during training (CNN).
+    pub keep_prob: f32,
+    /// Seed for initialization and shuffling.
+    pub seed: u64,
+    /// Directory with the four MNIST `.gz` files.
+    pub data_dir: PathBuf,
+}
+
+/// Outcome of a training run.
+#[derive(Clone, Debug)]
+pub struct TrainReport {
+    /// Steps run.
+    pub steps: usize,
+    /// Loss of the last step.
+    pub final_loss: f32,
+    /// Accuracy on the 10k test images.
+    pub test_accuracy: f64,
+    /// Wall time of the training loop (excluding evaluation).
+    pub train_seconds: f64,
+}
+
+/// Evaluates `model.accuracy` over a data set in chunks.
+pub fn evaluate(sess: &DirectSession, model: &Model, data: &DataSet) -> Result<f64, Status> {
+    let mut correct = 0.0;
+    for (x, y) in data.chunks(1000) {
+        let n = y.num_elements() as f64;
+        let acc = sess.run(&[(&model.x, x), (&model.y, y)], &[&model.accuracy], &[])?[0].scalar_value::<f32>()?;
+        correct += acc as f64 * n;
+    }
+    Ok(correct / data.len() as f64)
+}
+
+/// Trains in this process; `on_step(step, loss)` is called after every step.
+pub fn train_local(cfg: &TrainConfig, mut on_step: impl FnMut(usize, f32)) -> Result<TrainReport, Status> {
+    let mnist = read_mnist(&cfg.data_dir)?;
+    let s = Scope::new_root();
+    let model = build(&s, cfg.model, cfg.seed as i64)?;
+    let gs = get_or_create_global_step(&s);
+    let opt = make_optimizer(cfg.optimizer, cfg.learning_rate);
+    let train = opt.minimize(&s, &model.loss, None, Some(&gs))?;
+    let init = global_variables_initializer(&s);
+    s.status()?;
+    let sess = DirectSession::new(s.graph());
+    sess.run(&[], &[], &[&init])?;
+    let mut batches = mnist.train.batches(cfg.batch, cfg.seed);
+    let start = Instant::now();
+    let mut last = f32::NAN;
+    for step in 1..=cfg.steps {
+        let (x, y) = batches.next_batch();
+        let mut feeds = vec![(&model.x, x), (&model.y, y)];
+        if let Some(kp) = &model.keep_prob {
+            feeds.push((kp, Tensor::scalar(cfg.keep_prob)));
+        }
+        last = sess.run(&feeds, &[&model.loss], &[&train])?[0].scalar_value::<f32>()?;
+        if !last.is_finite() {
+            return Err(Status::internal(format!("loss became {last} at step {step}; lower the learning rate")));
+        }
+        on_step(step, last);
+    }
+    let train_seconds = start.elapsed().as_secs_f64();
+    let test_accuracy = evaluate(&sess, &model, &mnist.test)?;
+    Ok(TrainReport { steps: cfg.steps, final_loss: last, test_accuracy, train_seconds })
+}

@@ -1,0 +1,158 @@
+//! Optimizers with TensorFlow 1.x's API: `minimize(loss, global_step)`,
+//! `compute_gradients`, `apply_gradients`. Each one builds TensorFlow's own apply ops
+//! (`ResourceApplyAdagrad`, `ApplyAdam`, …) so the graphs match TensorFlow's, with slot
+//! variables named `<var>/<Optimizer>` and colocated with their variable.
+
+mod adagrad;
+mod adam;
+mod gradient_descent;
+mod momentum;
+mod rmsprop;
+mod slots;
+
+pub use adagrad::Adagrad;
+pub use adam::Adam;
+pub use gradient_descent::GradientDescent;
+pub use momentum::Momentum;
+pub use rmsprop::RmsProp;
+pub use slots::{hyper, slot};
+
+use ferroflow_core::{attr, DataType, Status};
+use ferroflow_graph::{gradients, trainable_variables, AsOpName, Operation, Output, Scope, Variable};
+
+/// A gradient and the variable it updates.
+pub type GradAndVar = (Output, Variable);
+
+/// An optimizer: builds the update of one variable from its gradient.
+pub trait Optimizer {
+    /// Name used for the update scope and slot names (`Adagrad`, `Adam`, …).
+    fn name(&self) -> &str;
+
+    /// Creates slots and non-slot state for `vars` (called once before the updates).
+    fn prepare(&self, _s: &Scope, _vars: &[Variable]) -> Result<(), Status> {
+        Ok(())
+    }
+
+    /// Builds the update of one variable.
+    fn apply_one(&self, s: &Scope, grad: &Output, var: &Variable) -> Result<Operation, Status>;
+
+    /// Builds ops that run after every variable update (e.g. Adam's beta powers).
+    fn finish(&self, s: &Scope, updates: &[Operation]) -> Result<Vec<Operation>, Status> {
+        let _ = s;
+        Ok(updates.to_vec())
+    }
+
+    /// Gradients of `loss` with respect to `vars` (default: the trainable variables).
+    fn compute_gradients(
+        &self,
+        s: &Scope,
+        loss: &Output,
+        vars: Option<&[Variable]>,
+    ) -> Result<Vec<(Option<Output>, Variable)>, Status> {
+        let vars: Vec<Variable> = match vars {
+            Some(v) => v.to_vec(),
+            None => trainable_variables(s.graph())?,
+        };
+        if vars.is_empty() {
+            return Err(Status::invalid_argument("no variables to optimize"));
+        }
+        let xs: Vec<Output> = vars.iter().map(|v| v.value()).collect();
+        let gs = gradients(s, std::slice::from_ref(loss), &xs, None)?;
+        Ok(gs.into_iter().zip(vars).collect())
+    }
+
+    /// Applies gradients; increments `global_step` (if given) after every update. The
+    /// returned op is named `name` (TensorFlow's default for `minimize` is the optimizer name).
+    fn apply_gradients(
+        &self,
+        s: &Scope,
+        grads_and_vars: &[GradAndVar],
+        global_step: Option<&Variable>,
+        name: &str,
+    ) -> Result<Operation, Status> {
+        if grads_and_vars.is_empty() {
+            return Err(Status::invalid_argument("no gradients provided for any variable"));
+        }
+        let vars: Vec<Variable> = grads_and_vars.iter().map(|(_, v)| v.clone()).collect();
+        let us = s.sub(name);
+        self.prepare(&us, &vars)?;
+        let mut updates = Vec::new();
+        for (g, v) in grads_and_vars {
+            if g.dtype != v.dtype() {
+                return Err(Status::invalid_argument(format!(
+                    "gradient {g} is {} but variable {} is {}",
+                    g.dtype,
+                    v.name(),
+                    v.dtype()
+                )));
+            }
+            let vs = us.sub(&format!("update_{}", v.name().replace('/', "_"))).colocate_with(&v.handle());
+            updates.push(self.apply_one(&vs, g, v)?);
+        }
+        let finals = self.finish(&us, &updates)?;
+        let deps: Vec<&Operation> = finals.iter().collect();
+        let op = match global_step {
+            Some(gs) => {
+                let cs = s.with_control_deps(&deps).colocate_with(&gs.handle());
+                let one = ferroflow_graph::ops::constant(&cs.sub(name), ferroflow_core::Tensor::scalar(1i64));
+                let one = if gs.dtype() == DataType::Int64 {
+                    one
+                } else {
+                    cs.op("Cast").input(one).attr("DstT", attr::ty(gs.dtype())).attr("Truncate", attr::bool(false)).build().output(0)
+                };
+                if gs.is_resource() {
+                    cs.op("AssignAddVariableOp").name(name).input(gs.handle()).input(one).build()
+                } else {
+                    cs.op("AssignAdd").name(name).input(gs.handle()).input(one).attr("use_locking", attr::bool(false)).build()
+                }
+            }
+            None => ferroflow_graph::ops::group_named(s, name, &deps),
+        };
+        s.status()?;
+        Ok(op)
+    }
+
+    /// `compute_gradients` then `apply_gradients`; variables without a gradient are
+    /// skipped (an error if none has one).
+    fn minimize(
+        &self,
+        s: &Scope,
+        loss: &Output,
+        vars: Option<&[Variable]>,
+        global_step: Option<&Variable>,
+    ) -> Result<Operation, Status> {
+        let gv = self.compute_gradients(s, loss, vars)?;
+        let gv: Vec<GradAndVar> = gv.into_iter().filter_map(|(g, v)| g.map(|g| (g, v))).collect();
+        if gv.is_empty() {
+            return Err(Status::invalid_argument(format!("no gradients: {loss} does not depend on any variable")));
+        }
+        let name = self.name().to_string();
+        self.apply_gradients(s, &gv, global_step, &name)
+    }
+}
+
+/// Builds an apply op in the variable's style: `Resource<op>` with handles for resource
+/// variables, `<op>` with refs otherwise; `inputs` follow `var` in TensorFlow's order.
+pub(crate) fn apply_op(
+    s: &Scope,
+    op: &str,
+    var: &Variable,
+    inputs: Vec<Output>,
+    attrs: &[(&str, bool)],
+) -> Operation {
+    let name = if var.is_resource() { format!("Resource{op}") } else { op.to_string() };
+    let mut b = s.op(&name).input(var.handle());
+    for i in inputs {
+        b = b.input(i);
+    }
+    for (k, v) in attrs {
+        b = b.attr(k, attr::bool(*v));
+    }
+    b.build()
+}
+
+/// A dependency-only helper used by optimizers' `finish`.
+pub(crate) fn after<T: AsOpName>(s: &Scope, deps: &[T]) -> Scope {
+    let refs: Vec<&T> = deps.iter().collect();
+    s.with_control_deps(&refs)
+}
