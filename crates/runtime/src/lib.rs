@@ -4,6 +4,7 @@
 mod direct_session;
 mod executor;
 pub mod grad_check;
+pub mod placer;
 mod rendezvous;
 mod rewrite;
 

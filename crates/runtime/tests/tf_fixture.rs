@@ -33,20 +33,27 @@ fn run_fixture(name: &str) {
     let sess = DirectSession::from_graph_def(&gd).unwrap();
     let o = RunOptions::default();
     let s = |v: &J| v.as_str().unwrap().to_string();
-    let feeds = vec![
-        (s(&exp["feeds"]["x"]), tensor(&exp["batch"]["x"])),
-        (s(&exp["feeds"]["y"]), tensor(&exp["batch"]["y"])),
-    ];
+    let feeds =
+        vec![(s(&exp["feeds"]["x"]), tensor(&exp["batch"]["x"])), (s(&exp["feeds"]["y"]), tensor(&exp["batch"]["y"]))];
     let loss = s(&exp["fetches"]["loss"]);
     sess.run_by_name(&[], &[], &[s(&exp["init_op"])], &o).unwrap();
     let l0 = sess.run_by_name(&feeds, &[loss.clone()], &[], &o).unwrap()[0].scalar_value::<f32>().unwrap();
-    assert!(close(l0 as f64, exp["loss_before"].as_f64().unwrap()), "{name}: loss before {l0} vs {}", exp["loss_before"]);
+    assert!(
+        close(l0 as f64, exp["loss_before"].as_f64().unwrap()),
+        "{name}: loss before {l0} vs {}",
+        exp["loss_before"]
+    );
     for (i, want) in exp["losses_after_step"].as_array().unwrap().iter().enumerate() {
         sess.run_by_name(&feeds, &[], &[s(&exp["train_op"])], &o).unwrap();
         let l = sess.run_by_name(&feeds, &[loss.clone()], &[], &o).unwrap()[0].scalar_value::<f32>().unwrap();
-        assert!(close(l as f64, want.as_f64().unwrap()), "{name}: loss after step {} is {l}, TensorFlow: {want}", i + 1);
+        assert!(
+            close(l as f64, want.as_f64().unwrap()),
+            "{name}: loss after step {} is {l}, TensorFlow: {want}",
+            i + 1
+        );
     }
-    let acc = sess.run_by_name(&feeds, &[s(&exp["fetches"]["accuracy"])], &[], &o).unwrap()[0].scalar_value::<f32>().unwrap();
+    let acc =
+        sess.run_by_name(&feeds, &[s(&exp["fetches"]["accuracy"])], &[], &o).unwrap()[0].scalar_value::<f32>().unwrap();
     assert!(close(acc as f64, exp["accuracy_after"].as_f64().unwrap()));
     let gs = sess.run_by_name(&[], &[s(&exp["fetches"]["global_step"])], &[], &o).unwrap()[0].to_f64_vec().unwrap()[0];
     assert_eq!(gs, exp["global_step"].as_f64().unwrap());

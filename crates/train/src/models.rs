@@ -51,7 +51,8 @@ fn weight(s: &Scope, name: &str, shape: &[i64], seed: i64) -> Variable {
 }
 
 fn bias(s: &Scope, name: &str, n: usize) -> Variable {
-    let init = ops::constant_named(&s.sub(name), "initial_value", Tensor::new(vec![n], vec![0.1f32; n]).expect("shape"));
+    let init =
+        ops::constant_named(&s.sub(name), "initial_value", Tensor::new(vec![n], vec![0.1f32; n]).expect("shape"));
     Variable::new(s, name, init)
 }
 

@@ -45,30 +45,33 @@ pub(crate) fn register(r: &mut OpRegistry) {
         op("IdentityN").input("input: T").output("output: T").attr("T: list(type)").shape_fn(identity_n_shape).build(),
     );
     r.add(op("NoOp").build());
-    r.add(
-        op("_Send")
-            .input("tensor: T")
-            .attr("T: type")
-            .attr("tensor_name: string")
-            .attr("send_device: string")
-            .attr("send_device_incarnation: int")
-            .attr("recv_device: string")
-            .attr("client_terminated: bool = false")
-            .stateful()
-            .build(),
-    );
-    r.add(
-        op("_Recv")
-            .output("tensor: tensor_type")
-            .attr("tensor_type: type")
-            .attr("tensor_name: string")
-            .attr("send_device: string")
-            .attr("send_device_incarnation: int")
-            .attr("recv_device: string")
-            .attr("client_terminated: bool = false")
-            .stateful()
-            .build(),
-    );
+    for (send, recv) in [("_Send", "_Recv"), ("_HostSend", "_HostRecv")] {
+        r.add(
+            op(send)
+                .input("tensor: T")
+                .attr("T: type")
+                .attr("tensor_name: string")
+                .attr("send_device: string")
+                .attr("send_device_incarnation: int")
+                .attr("recv_device: string")
+                .attr("client_terminated: bool = false")
+                .stateful()
+                .build(),
+        );
+        r.add(
+            op(recv)
+                .output("tensor: tensor_type")
+                .attr("tensor_type: type")
+                .attr("tensor_name: string")
+                .attr("send_device: string")
+                .attr("send_device_incarnation: int")
+                .attr("recv_device: string")
+                .attr("client_terminated: bool = false")
+                .stateful()
+                .shape_fn(|_| Ok(vec![None]))
+                .build(),
+        );
+    }
     r.add(op("StopGradient").input("input: T").output("output: T").attr("T: type").shape_fn(unchanged).build());
 }
 

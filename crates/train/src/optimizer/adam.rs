@@ -44,7 +44,10 @@ impl Optimizer for Adam {
     }
 
     fn prepare(&self, s: &Scope, vars: &[Variable]) -> Result<(), Status> {
-        let first = vars.iter().min_by(|a, b| a.name().cmp(b.name())).ok_or_else(|| Status::invalid_argument("Adam: no variables"))?;
+        let first = vars
+            .iter()
+            .min_by(|a, b| a.name().cmp(b.name()))
+            .ok_or_else(|| Status::invalid_argument("Adam: no variables"))?;
         let root = s.root().colocate_with(&first.handle());
         let opts = VariableOptions { trainable: false, use_resource: first.is_resource(), ..Default::default() };
         let mk = |name: &str, v: f64| {

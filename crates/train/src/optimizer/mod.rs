@@ -98,12 +98,22 @@ pub trait Optimizer {
                 let one = if gs.dtype() == DataType::Int64 {
                     one
                 } else {
-                    cs.op("Cast").input(one).attr("DstT", attr::ty(gs.dtype())).attr("Truncate", attr::bool(false)).build().output(0)
+                    cs.op("Cast")
+                        .input(one)
+                        .attr("DstT", attr::ty(gs.dtype()))
+                        .attr("Truncate", attr::bool(false))
+                        .build()
+                        .output(0)
                 };
                 if gs.is_resource() {
                     cs.op("AssignAddVariableOp").name(name).input(gs.handle()).input(one).build()
                 } else {
-                    cs.op("AssignAdd").name(name).input(gs.handle()).input(one).attr("use_locking", attr::bool(false)).build()
+                    cs.op("AssignAdd")
+                        .name(name)
+                        .input(gs.handle())
+                        .input(one)
+                        .attr("use_locking", attr::bool(false))
+                        .build()
                 }
             }
             None => ferroflow_graph::ops::group_named(s, name, &deps),
@@ -133,13 +143,7 @@ pub trait Optimizer {
 
 /// Builds an apply op in the variable's style: `Resource<op>` with handles for resource
 /// variables, `<op>` with refs otherwise; `inputs` follow `var` in TensorFlow's order.
-pub(crate) fn apply_op(
-    s: &Scope,
-    op: &str,
-    var: &Variable,
-    inputs: Vec<Output>,
-    attrs: &[(&str, bool)],
-) -> Operation {
+pub(crate) fn apply_op(s: &Scope, op: &str, var: &Variable, inputs: Vec<Output>, attrs: &[(&str, bool)]) -> Operation {
     let name = if var.is_resource() { format!("Resource{op}") } else { op.to_string() };
     let mut b = s.op(&name).input(var.handle());
     for i in inputs {

@@ -23,7 +23,9 @@ pub fn slot(s: &Scope, var: &Variable, suffix: &str, init: f64) -> Result<Variab
     let value = match var.dtype() {
         DataType::Float => Tensor::new(shape, vec![init as f32; n])?,
         DataType::Double => Tensor::new(shape, vec![init; n])?,
-        d => return Err(Status::invalid_argument(format!("optimizers support float variables, {} is {d}", var.name()))),
+        d => {
+            return Err(Status::invalid_argument(format!("optimizers support float variables, {} is {d}", var.name())))
+        }
     };
     let s = s.root().colocate_with(&var.handle()).sub_exact(var.name());
     let init = ops::constant_named(&s.sub_exact(suffix), "Initializer", value);
