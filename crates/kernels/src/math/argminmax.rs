@@ -102,7 +102,8 @@ fn compute_arg<T: ArgElem>(ctx: &mut OpContext, k: &Arg) -> Result<(), Status> {
         // One outer block: split the columns (each column keeps its own running best).
         let w = chunk_len(inner).min(inner);
         out.par_chunks_mut(w).enumerate().for_each(|(c, o)| {
-            let cols: Vec<T> = xs.chunks_exact(inner).flat_map(|row| row[c * w..c * w + o.len()].iter().copied()).collect();
+            let cols: Vec<T> =
+                xs.chunks_exact(inner).flat_map(|row| row[c * w..c * w + o.len()].iter().copied()).collect();
             arg_block(&cols, r, o.len(), o, k.max);
         });
     } else if inner > 0 {
@@ -145,10 +146,8 @@ mod tests {
     use crate::testutil::{node, run_kernel};
 
     fn arg(op: &str, x: Tensor, dim: Tensor, out: DataType) -> Result<Tensor, Status> {
-        let n = node(
-            op,
-            &[("T", attr::ty(x.dtype())), ("Tidx", attr::ty(dim.dtype())), ("output_type", attr::ty(out))],
-        );
+        let n =
+            node(op, &[("T", attr::ty(x.dtype())), ("Tidx", attr::ty(dim.dtype())), ("output_type", attr::ty(out))]);
         run_kernel(n, vec![x, dim], 1).map(|mut v| v.remove(0))
     }
 
@@ -160,11 +159,18 @@ mod tests {
         let a = arg("ArgMin", x.clone(), Tensor::scalar(-2i64), DataType::Int32).unwrap();
         assert_eq!(a.as_slice::<i32>().unwrap(), &[0, 1, 0]);
         let n = Tensor::vec(vec![f32::NAN, 1., 2.]);
-        assert_eq!(arg("ArgMax", n.clone(), Tensor::scalar(0i32), DataType::Int64).unwrap().as_slice::<i64>().unwrap(), &[2]);
+        assert_eq!(
+            arg("ArgMax", n.clone(), Tensor::scalar(0i32), DataType::Int64).unwrap().as_slice::<i64>().unwrap(),
+            &[2]
+        );
         assert_eq!(arg("ArgMin", n, Tensor::scalar(0i32), DataType::Int64).unwrap().as_slice::<i64>().unwrap(), &[1]);
         let b = Tensor::vec(vec![false, true, true]);
         assert_eq!(arg("ArgMax", b, Tensor::scalar(0i32), DataType::Int64).unwrap().as_slice::<i64>().unwrap(), &[1]);
-        let big = Tensor::new(vec![3usize, 40_000], (0..120_000).map(|i| (i % 40_000) as i32 * (1 - 2 * (i / 40_000 % 2))).collect::<Vec<_>>()).unwrap();
+        let big = Tensor::new(
+            vec![3usize, 40_000],
+            (0..120_000i32).map(|i| (i % 40_000) * (1 - 2 * (i / 40_000 % 2))).collect::<Vec<_>>(),
+        )
+        .unwrap();
         let a = arg("ArgMax", big.clone(), Tensor::scalar(1i32), DataType::Int64).unwrap();
         assert_eq!(a.as_slice::<i64>().unwrap(), &[39_999, 0, 39_999]);
         let a = arg("ArgMin", big, Tensor::scalar(0i32), DataType::Int64).unwrap();

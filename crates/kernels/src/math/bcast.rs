@@ -133,9 +133,9 @@ impl<const N: usize> Plan<N> {
             rem /= self.dims[j];
         }
         let mut offs = [0usize; N];
-        for j in 0..r {
-            for k in 0..N {
-                offs[k] += idx[j] * self.strides[j][k];
+        for (&i, st) in idx.iter().zip(&self.strides) {
+            for (o, &s) in offs.iter_mut().zip(st) {
+                *o += i * s;
             }
         }
         let mut pos = start;
@@ -147,21 +147,19 @@ impl<const N: usize> Plan<N> {
                 return;
             }
             // The run ended at the end of the inner dimension: rewind it and carry outward.
-            for k in 0..N {
-                offs[k] -= idx[r - 1] * steps[k];
+            for (o, &s) in offs.iter_mut().zip(&steps) {
+                *o -= idx[r - 1] * s;
             }
             idx[r - 1] = 0;
             for j in (0..r - 1).rev() {
                 idx[j] += 1;
-                for k in 0..N {
-                    offs[k] += self.strides[j][k];
-                }
+                let st = &self.strides[j];
                 if idx[j] < self.dims[j] {
+                    offs.iter_mut().zip(st).for_each(|(o, &s)| *o += s);
                     break;
                 }
-                for k in 0..N {
-                    offs[k] -= self.strides[j][k] * self.dims[j];
-                }
+                // Wrapped: back to 0 in this dimension.
+                offs.iter_mut().zip(st).for_each(|(o, &s)| *o -= s * (self.dims[j] - 1));
                 idx[j] = 0;
             }
         }
@@ -280,9 +278,7 @@ pub fn map_unary<T: Copy + Sync, O: Copy + Default + Send>(x: &[T], f: impl Fn(T
         out.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v));
     } else {
         let c = chunk_len(x.len());
-        out.par_chunks_mut(c)
-            .zip(x.par_chunks(c))
-            .for_each(|(o, x)| o.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v)));
+        out.par_chunks_mut(c).zip(x.par_chunks(c)).for_each(|(o, x)| o.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v)));
     }
     out
 }

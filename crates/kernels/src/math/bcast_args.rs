@@ -47,9 +47,8 @@ impl OpKernel for BroadcastGradientArgs {
             });
         }
         let fmt = |s: &[i64]| format!("[{}]", s.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(","));
-        let (r0, r1) = broadcast_gradient_args(&shapes[0], &shapes[1]).ok_or_else(|| {
-            ctx.error(format!("Incompatible shapes: {} vs. {}", fmt(&shapes[0]), fmt(&shapes[1])))
-        })?;
+        let (r0, r1) = broadcast_gradient_args(&shapes[0], &shapes[1])
+            .ok_or_else(|| ctx.error(format!("Incompatible shapes: {} vs. {}", fmt(&shapes[0]), fmt(&shapes[1]))))?;
         for (i, r) in [r0, r1].into_iter().enumerate() {
             let t = match self.ty {
                 DataType::Int32 => Tensor::vec(r.into_iter().map(|d| d as i32).collect::<Vec<_>>()),

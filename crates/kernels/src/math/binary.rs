@@ -136,7 +136,7 @@ struct ArithKernel {
 }
 
 impl ArithKernel {
-    fn new(n: &NodeDef, op: Arith) -> Result<Box<dyn OpKernel>, Status> {
+    fn make(n: &NodeDef, op: Arith) -> Result<Box<dyn OpKernel>, Status> {
         let allowed = match op {
             Arith::RealDiv | Arith::DivNoNan => FLOATS,
             Arith::Pow | Arith::SquaredDifference => SIGNED,
@@ -155,7 +155,9 @@ impl OpKernel for ArithKernel {
             Arith::Sub => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::sub)),
             Arith::Mul => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::mul)),
             Arith::RealDiv => dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, |a: T, b: T| a / b)),
-            Arith::Div if float => dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, |a: T, b: T| a / b)),
+            Arith::Div if float => {
+                dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, |a: T, b: T| a / b))
+            }
             Arith::Div => dispatch!(ty, ctx, [i32, i64, u8], |T| binary_same::<T>(ctx, nonzero::<T>, T::div)),
             Arith::Maximum => {
                 dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::tf_max))
@@ -171,7 +173,9 @@ impl OpKernel for ArithKernel {
             Arith::FloorDiv => {
                 dispatch!(ty, ctx, [i32, i64, u8], |T| binary_same::<T>(ctx, nonzero::<T>, floor_div_int::<T>))
             }
-            Arith::FloorMod if float => dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, floor_mod::<T>)),
+            Arith::FloorMod if float => {
+                dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, floor_mod::<T>))
+            }
             Arith::FloorMod => {
                 dispatch!(ty, ctx, [i32, i64, u8], |T| binary_same::<T>(ctx, nonzero::<T>, floor_mod::<T>))
             }
@@ -185,19 +189,19 @@ impl OpKernel for ArithKernel {
 
 /// Registers the arithmetic kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("Add", |n| ArithKernel::new(n, Arith::Add));
-    r.add("AddV2", |n| ArithKernel::new(n, Arith::Add));
-    r.add("Sub", |n| ArithKernel::new(n, Arith::Sub));
-    r.add("Mul", |n| ArithKernel::new(n, Arith::Mul));
-    r.add("RealDiv", |n| ArithKernel::new(n, Arith::RealDiv));
-    r.add("Div", |n| ArithKernel::new(n, Arith::Div));
-    r.add("Maximum", |n| ArithKernel::new(n, Arith::Maximum));
-    r.add("Minimum", |n| ArithKernel::new(n, Arith::Minimum));
-    r.add("Pow", |n| ArithKernel::new(n, Arith::Pow));
-    r.add("FloorDiv", |n| ArithKernel::new(n, Arith::FloorDiv));
-    r.add("FloorMod", |n| ArithKernel::new(n, Arith::FloorMod));
-    r.add("SquaredDifference", |n| ArithKernel::new(n, Arith::SquaredDifference));
-    r.add("DivNoNan", |n| ArithKernel::new(n, Arith::DivNoNan));
+    r.add("Add", |n| ArithKernel::make(n, Arith::Add));
+    r.add("AddV2", |n| ArithKernel::make(n, Arith::Add));
+    r.add("Sub", |n| ArithKernel::make(n, Arith::Sub));
+    r.add("Mul", |n| ArithKernel::make(n, Arith::Mul));
+    r.add("RealDiv", |n| ArithKernel::make(n, Arith::RealDiv));
+    r.add("Div", |n| ArithKernel::make(n, Arith::Div));
+    r.add("Maximum", |n| ArithKernel::make(n, Arith::Maximum));
+    r.add("Minimum", |n| ArithKernel::make(n, Arith::Minimum));
+    r.add("Pow", |n| ArithKernel::make(n, Arith::Pow));
+    r.add("FloorDiv", |n| ArithKernel::make(n, Arith::FloorDiv));
+    r.add("FloorMod", |n| ArithKernel::make(n, Arith::FloorMod));
+    r.add("SquaredDifference", |n| ArithKernel::make(n, Arith::SquaredDifference));
+    r.add("DivNoNan", |n| ArithKernel::make(n, Arith::DivNoNan));
 }
 
 #[cfg(test)]

@@ -134,10 +134,8 @@ mod tests {
     use crate::testutil::{node, run_kernel};
 
     fn cast(x: Tensor, dst: DataType) -> Result<Tensor, Status> {
-        let n = node(
-            "Cast",
-            &[("SrcT", attr::ty(x.dtype())), ("DstT", attr::ty(dst)), ("Truncate", attr::bool(false))],
-        );
+        let n =
+            node("Cast", &[("SrcT", attr::ty(x.dtype())), ("DstT", attr::ty(dst)), ("Truncate", attr::bool(false))]);
         run_kernel(n, vec![x], 1).map(|mut v| v.remove(0))
     }
 
@@ -167,7 +165,11 @@ mod tests {
         assert_eq!(cast(Tensor::vec(vec![1.0f32]), DataType::String).unwrap_err().code, Code::NotFound);
         let n = node(
             "Cast",
-            &[("SrcT", attr::ty(DataType::Int32)), ("DstT", attr::ty(DataType::Float)), ("Truncate", attr::bool(false))],
+            &[
+                ("SrcT", attr::ty(DataType::Int32)),
+                ("DstT", attr::ty(DataType::Float)),
+                ("Truncate", attr::bool(false)),
+            ],
         );
         let e = run_kernel(n, vec![Tensor::vec(vec![1.0f32])], 1).unwrap_err();
         assert_eq!(e.code, Code::InvalidArgument);

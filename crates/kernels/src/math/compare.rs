@@ -4,7 +4,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use super::bcast::{bcast_apply_ref, map_inplace, map_unary, is_unshared, Plan};
+use super::bcast::{bcast_apply_ref, is_unshared, map_inplace, map_unary, Plan};
 use super::binary::{binary_to, plan2};
 use super::common::{dispatch, kernel_type, typed, NUMERIC};
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -37,7 +37,7 @@ const EQ_TYPES: &[DataType] = &[
 ];
 
 impl CmpKernel {
-    fn new(n: &NodeDef, op: Cmp) -> Result<Box<dyn OpKernel>, Status> {
+    fn make(n: &NodeDef, op: Cmp) -> Result<Box<dyn OpKernel>, Status> {
         let eq = matches!(op, Cmp::Equal | Cmp::NotEqual);
         let ty = kernel_type(n, "T", if eq { EQ_TYPES } else { NUMERIC })?;
         let incompatible_shape_error =
@@ -118,12 +118,12 @@ impl OpKernel for LogicalNot {
 
 /// Registers the comparison and logic kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("Greater", |n| CmpKernel::new(n, Cmp::Greater));
-    r.add("GreaterEqual", |n| CmpKernel::new(n, Cmp::GreaterEqual));
-    r.add("Less", |n| CmpKernel::new(n, Cmp::Less));
-    r.add("LessEqual", |n| CmpKernel::new(n, Cmp::LessEqual));
-    r.add("Equal", |n| CmpKernel::new(n, Cmp::Equal));
-    r.add("NotEqual", |n| CmpKernel::new(n, Cmp::NotEqual));
+    r.add("Greater", |n| CmpKernel::make(n, Cmp::Greater));
+    r.add("GreaterEqual", |n| CmpKernel::make(n, Cmp::GreaterEqual));
+    r.add("Less", |n| CmpKernel::make(n, Cmp::Less));
+    r.add("LessEqual", |n| CmpKernel::make(n, Cmp::LessEqual));
+    r.add("Equal", |n| CmpKernel::make(n, Cmp::Equal));
+    r.add("NotEqual", |n| CmpKernel::make(n, Cmp::NotEqual));
     r.add("LogicalAnd", |_| Ok(Box::new(Logical { or: false })));
     r.add("LogicalOr", |_| Ok(Box::new(Logical { or: true })));
     r.add("LogicalNot", |_| Ok(Box::new(LogicalNot)));
@@ -147,7 +147,8 @@ mod tests {
     #[test]
     fn comparisons_broadcast() {
         let n = node("Greater", &[("T", attr::ty(DataType::Float))]);
-        let out = run_kernel(n, vec![t(&[2, 2], vec![1.0f32, 5., f32::NAN, 3.]), t(&[2], vec![2.0f32, 3.])], 1).unwrap();
+        let out =
+            run_kernel(n, vec![t(&[2, 2], vec![1.0f32, 5., f32::NAN, 3.]), t(&[2], vec![2.0f32, 3.])], 1).unwrap();
         assert_eq!(out[0].dims(), &[2, 2]);
         assert_eq!(bools(&out[0]), vec![false, true, false, false]);
         let n = node("LessEqual", &[("T", attr::ty(DataType::UInt8))]);

@@ -81,7 +81,7 @@ struct GradKernel {
 }
 
 impl GradKernel {
-    fn new(n: &NodeDef, g: Grad) -> Result<Box<dyn OpKernel>, Status> {
+    fn make(n: &NodeDef, g: Grad) -> Result<Box<dyn OpKernel>, Status> {
         Ok(Box::new(GradKernel { g, ty: kernel_type(n, "T", FLOATS)? }))
     }
 }
@@ -94,12 +94,12 @@ impl OpKernel for GradKernel {
 
 /// Registers the gradient-helper kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("TanhGrad", |n| GradKernel::new(n, Grad::Tanh));
-    r.add("SigmoidGrad", |n| GradKernel::new(n, Grad::Sigmoid));
-    r.add("SqrtGrad", |n| GradKernel::new(n, Grad::Sqrt));
-    r.add("RsqrtGrad", |n| GradKernel::new(n, Grad::Rsqrt));
-    r.add("ReciprocalGrad", |n| GradKernel::new(n, Grad::Reciprocal));
-    r.add("InvGrad", |n| GradKernel::new(n, Grad::Reciprocal));
+    r.add("TanhGrad", |n| GradKernel::make(n, Grad::Tanh));
+    r.add("SigmoidGrad", |n| GradKernel::make(n, Grad::Sigmoid));
+    r.add("SqrtGrad", |n| GradKernel::make(n, Grad::Sqrt));
+    r.add("RsqrtGrad", |n| GradKernel::make(n, Grad::Rsqrt));
+    r.add("ReciprocalGrad", |n| GradKernel::make(n, Grad::Reciprocal));
+    r.add("InvGrad", |n| GradKernel::make(n, Grad::Reciprocal));
 }
 
 #[cfg(test)]

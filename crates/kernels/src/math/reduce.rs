@@ -86,7 +86,10 @@ fn mean_int<T: Num>(x: &[T], dims: &[usize], mask: &[bool], widen: fn(T) -> i64,
     s.into_iter().map(|v| narrow(if count == 0 { 0 } else { v.wrapping_div(count as i64) })).collect()
 }
 
-fn compute_typed<T: Num>(ctx: &mut OpContext, k: &Reduce, mean: fn(&[T], &[usize], &[bool]) -> Vec<T>) -> Result<(), Status> {
+/// Mean of one element type.
+type MeanFn<T> = fn(&[T], &[usize], &[bool]) -> Vec<T>;
+
+fn compute_typed<T: Num>(ctx: &mut OpContext, k: &Reduce, mean: MeanFn<T>) -> Result<(), Status> {
     let x = ctx.input(0)?;
     let axes = ctx.input(1)?;
     let mask = reduction_mask(ctx, x.rank(), &axes)?;
@@ -110,9 +113,7 @@ impl OpKernel for Reduce {
         match self.ty {
             DataType::Float => compute_typed::<f32>(ctx, self, mean_float::<f32>),
             DataType::Double => compute_typed::<f64>(ctx, self, mean_float::<f64>),
-            DataType::Int32 => {
-                compute_typed::<i32>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as i32))
-            }
+            DataType::Int32 => compute_typed::<i32>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as i32)),
             DataType::Int64 => compute_typed::<i64>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v, |v| v)),
             DataType::UInt8 => compute_typed::<u8>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as u8)),
             d => Err(ctx.error(format!("unsupported dtype {d}"))),
@@ -143,10 +144,8 @@ mod tests {
 
     fn reduce<T: TensorType>(op: &str, x: Tensor, axes: Vec<T>, keep: bool) -> Result<Tensor, Status> {
         let ax = if axes.len() == 1 { Tensor::scalar(axes[0].clone()) } else { Tensor::vec(axes) };
-        let n = node(
-            op,
-            &[("T", attr::ty(x.dtype())), ("Tidx", attr::ty(ax.dtype())), ("keep_dims", attr::bool(keep))],
-        );
+        let n =
+            node(op, &[("T", attr::ty(x.dtype())), ("Tidx", attr::ty(ax.dtype())), ("keep_dims", attr::bool(keep))]);
         run_kernel(n, vec![x, ax], 1).map(|mut v| v.remove(0))
     }
 

@@ -210,7 +210,8 @@ pub fn reduce_axes<T: Num, R: Reducer<T>>(x: &[T], dims: &[usize], reduced: &[bo
         let outer: usize = groups[..j].iter().map(|g| g.0).product();
         let inner: usize = groups[j + 1..].iter().map(|g| g.0).product();
         let r = groups[j].0;
-        let next = if inner == 1 { reduce_rows::<T, R>(cur, outer, r) } else { reduce_middle::<T, R>(cur, outer, r, inner) };
+        let next =
+            if inner == 1 { reduce_rows::<T, R>(cur, outer, r) } else { reduce_middle::<T, R>(cur, outer, r, inner) };
         groups.remove(j);
         if j > 0 && j < groups.len() {
             let (s, _) = groups.remove(j);

@@ -75,19 +75,15 @@ fn select_v1<T: Elem>(ctx: &mut OpContext) -> Result<(), Status> {
             )));
         }
     }
-    let out: Vec<T> = cond.iter().zip(tv.iter().zip(ev)).map(|(&k, (x, y))| if k { x.clone() } else { y.clone() }).collect();
+    let out: Vec<T> =
+        cond.iter().zip(tv.iter().zip(ev)).map(|(&k, (x, y))| if k { x.clone() } else { y.clone() }).collect();
     ctx.set_output(0, Tensor::new(t.shape().clone(), out)?)
 }
 
 fn select_v2<T: Elem>(ctx: &mut OpContext) -> Result<(), Status> {
     let (c, t, e) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
     let plan = Plan::new([c.dims(), t.dims(), e.dims()]).ok_or_else(|| {
-        ctx.error(format!(
-            "condition {}, then {}, and else {} must be broadcastable",
-            c.shape(),
-            t.shape(),
-            e.shape()
-        ))
+        ctx.error(format!("condition {}, then {}, and else {} must be broadcastable", c.shape(), t.shape(), e.shape()))
     })?;
     let cond = typed::<bool>(ctx, &c)?;
     let (tv, ev) = (typed::<T>(ctx, &t)?, typed::<T>(ctx, &e)?);
@@ -154,7 +150,8 @@ mod tests {
 
     #[test]
     fn select_v1_errors() {
-        let e = run("Select", Tensor::vec(vec![true; 3]), m(&[2, 2], vec![0.; 4]), m(&[2, 2], vec![0.; 4])).unwrap_err();
+        let e =
+            run("Select", Tensor::vec(vec![true; 3]), m(&[2, 2], vec![0.; 4]), m(&[2, 2], vec![0.; 4])).unwrap_err();
         assert_eq!(e.code, Code::InvalidArgument);
         assert!(e.message.contains("must match size of 'cond', but saw: 2 vs. 3"), "{e}");
         let c = Tensor::new(vec![1usize, 2], vec![true, false]).unwrap();

@@ -64,7 +64,7 @@ struct UnaryKernel {
 }
 
 impl UnaryKernel {
-    fn new(n: &NodeDef, f: Fun) -> Result<Box<dyn OpKernel>, Status> {
+    fn make(n: &NodeDef, f: Fun) -> Result<Box<dyn OpKernel>, Status> {
         let allowed = match f {
             Fun::Square => NUMERIC,
             Fun::Neg | Fun::Round | Fun::Abs | Fun::Sign => SIGNED,
@@ -104,22 +104,22 @@ impl OpKernel for UnaryKernel {
 
 /// Registers the unary kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("Neg", |n| UnaryKernel::new(n, Fun::Neg));
-    r.add("Square", |n| UnaryKernel::new(n, Fun::Square));
-    r.add("Sqrt", |n| UnaryKernel::new(n, Fun::Sqrt));
-    r.add("Rsqrt", |n| UnaryKernel::new(n, Fun::Rsqrt));
-    r.add("Exp", |n| UnaryKernel::new(n, Fun::Exp));
-    r.add("Log", |n| UnaryKernel::new(n, Fun::Log));
-    r.add("Log1p", |n| UnaryKernel::new(n, Fun::Log1p));
-    r.add("Tanh", |n| UnaryKernel::new(n, Fun::Tanh));
-    r.add("Sigmoid", |n| UnaryKernel::new(n, Fun::Sigmoid));
-    r.add("Floor", |n| UnaryKernel::new(n, Fun::Floor));
-    r.add("Ceil", |n| UnaryKernel::new(n, Fun::Ceil));
-    r.add("Round", |n| UnaryKernel::new(n, Fun::Round));
-    r.add("Abs", |n| UnaryKernel::new(n, Fun::Abs));
-    r.add("Sign", |n| UnaryKernel::new(n, Fun::Sign));
-    r.add("Reciprocal", |n| UnaryKernel::new(n, Fun::Reciprocal));
-    r.add("Inv", |n| UnaryKernel::new(n, Fun::Reciprocal));
+    r.add("Neg", |n| UnaryKernel::make(n, Fun::Neg));
+    r.add("Square", |n| UnaryKernel::make(n, Fun::Square));
+    r.add("Sqrt", |n| UnaryKernel::make(n, Fun::Sqrt));
+    r.add("Rsqrt", |n| UnaryKernel::make(n, Fun::Rsqrt));
+    r.add("Exp", |n| UnaryKernel::make(n, Fun::Exp));
+    r.add("Log", |n| UnaryKernel::make(n, Fun::Log));
+    r.add("Log1p", |n| UnaryKernel::make(n, Fun::Log1p));
+    r.add("Tanh", |n| UnaryKernel::make(n, Fun::Tanh));
+    r.add("Sigmoid", |n| UnaryKernel::make(n, Fun::Sigmoid));
+    r.add("Floor", |n| UnaryKernel::make(n, Fun::Floor));
+    r.add("Ceil", |n| UnaryKernel::make(n, Fun::Ceil));
+    r.add("Round", |n| UnaryKernel::make(n, Fun::Round));
+    r.add("Abs", |n| UnaryKernel::make(n, Fun::Abs));
+    r.add("Sign", |n| UnaryKernel::make(n, Fun::Sign));
+    r.add("Reciprocal", |n| UnaryKernel::make(n, Fun::Reciprocal));
+    r.add("Inv", |n| UnaryKernel::make(n, Fun::Reciprocal));
 }
 
 #[cfg(test)]

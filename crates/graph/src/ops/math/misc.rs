@@ -170,7 +170,8 @@ mod tests {
         assert_eq!((i.dtype, s.graph().shape_of(&i)), (DataType::Int64, Some(vec![-1, 3])));
         let (r0, r1) = broadcast_gradient_args(&s, constant(&s, vec![2i32, 1, 3]), constant(&s, vec![3i32]));
         assert_eq!((s.graph().shape_of(&r0), s.graph().shape_of(&r1)), (Some(vec![1]), Some(vec![2])));
-        let (r0, _) = broadcast_gradient_args(&s, placeholder(&s, DataType::Int64, Some(&[-1])), constant(&s, vec![3i64]));
+        let (r0, _) =
+            broadcast_gradient_args(&s, placeholder(&s, DataType::Int64, Some(&[-1])), constant(&s, vec![3i64]));
         assert_eq!((r0.dtype, s.graph().shape_of(&r0)), (DataType::Int64, Some(vec![-1])));
         assert!(s.status().is_ok());
     }
