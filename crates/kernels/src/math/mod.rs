@@ -1,6 +1,39 @@
-//! math kernels.
+//! Math kernels: broadcasting binary arithmetic, comparisons and logic, unary functions
+//! and their gradient helpers, AddN, Select/SelectV2, Cast, BroadcastGradientArgs,
+//! reductions and ArgMax/ArgMin.
+//!
+//! [`bcast`] (NumPy broadcasting with collapsed dimensions and parallel runs) and [`elem`]
+//! (TensorFlow scalar semantics) are public for reuse by other kernel families.
+
+mod addn;
+mod argminmax;
+pub mod bcast;
+mod bcast_args;
+mod binary;
+mod cast;
+mod common;
+mod compare;
+pub mod elem;
+mod grad;
+mod reduce;
+pub mod reduce_loops;
+mod select;
+mod unary;
 
 use crate::KernelRegistry;
 
 /// Registers this family's kernels.
-pub(crate) fn register(_r: &mut KernelRegistry) {}
+pub(crate) fn register(r: &mut KernelRegistry) {
+    addn::register(r);
+    argminmax::register(r);
+    bcast_args::register(r);
+    binary::register(r);
+    cast::register(r);
+    compare::register(r);
+    grad::register(r);
+    reduce::register(r);
+    select::register(r);
+    unary::register(r);
+}
+
+pub use bcast_args::broadcast_gradient_args;

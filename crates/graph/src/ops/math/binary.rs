@@ -1,0 +1,148 @@
+//! Broadcasting binary ops: arithmetic, comparisons, logic.
+
+use ferroflow_core::{NodeAttrs, Status};
+
+use crate::op_def::{op, OpDef};
+use crate::registry::OpRegistry;
+use crate::scope::{Output, Scope};
+use crate::shape_fn::{broadcast, broadcast_dims, unchanged, Dims, ShapeCtx};
+
+const NUMERIC: &str = "{float, double, uint8, int32, int64}";
+
+fn binop(name: &str, types: &str, out: &str) -> OpDef {
+    op(name)
+        .input("x: T")
+        .input("y: T")
+        .output(&format!("z: {out}"))
+        .attr(&format!("T: {types}"))
+        .shape_fn(broadcast)
+        .build()
+}
+
+/// Equal/NotEqual: with `incompatible_shape_error = false` non-broadcastable shapes give a
+/// scalar at run time, so the static shape is unknown.
+fn equal_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    match broadcast_dims(c, &c.input(0), &c.input(1)) {
+        Ok(d) => Ok(vec![d]),
+        Err(e) => {
+            if c.node.attr_bool("incompatible_shape_error").unwrap_or(true) {
+                Err(e)
+            } else {
+                Ok(vec![None])
+            }
+        }
+    }
+}
+
+pub(crate) fn register(r: &mut OpRegistry) {
+    for name in ["Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "Maximum", "Minimum", "FloorDiv", "FloorMod"] {
+        r.add(binop(name, NUMERIC, "T"));
+    }
+    r.add(binop("Pow", "{float, double, int32, int64}", "T"));
+    r.add(binop("SquaredDifference", "{float, double, int32, int64}", "T"));
+    r.add(binop("DivNoNan", "{float, double}", "T"));
+    for name in ["Greater", "GreaterEqual", "Less", "LessEqual"] {
+        r.add(binop(name, NUMERIC, "bool"));
+    }
+    for name in ["Equal", "NotEqual"] {
+        r.add(
+            op(name)
+                .input("x: T")
+                .input("y: T")
+                .output("z: bool")
+                .attr("T: {float, double, uint8, int32, int64, bool, string}")
+                .attr("incompatible_shape_error: bool = true")
+                .shape_fn(equal_shape)
+                .build(),
+        );
+    }
+    for name in ["LogicalAnd", "LogicalOr"] {
+        r.add(op(name).input("x: bool").input("y: bool").output("z: bool").shape_fn(broadcast).build());
+    }
+    r.add(op("LogicalNot").input("x: bool").output("y: bool").shape_fn(unchanged).build());
+}
+
+macro_rules! binary_builders {
+    ($($f:ident => $op:literal: $doc:literal),* $(,)?) => {$(
+        #[doc = concat!("`", $op, "`: ", $doc, " (NumPy broadcasting).")]
+        pub fn $f(s: &Scope, x: Output, y: Output) -> Output {
+            s.op($op).input(x).input(y).build().output(0)
+        }
+    )*};
+}
+
+binary_builders! {
+    add => "Add": "x + y",
+    add_v2 => "AddV2": "x + y",
+    sub => "Sub": "x - y",
+    mul => "Mul": "x * y",
+    real_div => "RealDiv": "x / y for floats",
+    div => "Div": "x / y (integers truncate toward zero)",
+    maximum => "Maximum": "max(x, y), NaN propagating",
+    minimum => "Minimum": "min(x, y), NaN propagating",
+    pow => "Pow": "x to the power y",
+    floor_div => "FloorDiv": "floor(x / y)",
+    floor_mod => "FloorMod": "x - floor(x / y) * y, with the sign of y",
+    squared_difference => "SquaredDifference": "(x - y)^2",
+    div_no_nan => "DivNoNan": "x / y, or 0 where y is 0",
+    greater => "Greater": "x > y",
+    greater_equal => "GreaterEqual": "x >= y",
+    less => "Less": "x < y",
+    less_equal => "LessEqual": "x <= y",
+    equal => "Equal": "x == y",
+    not_equal => "NotEqual": "x != y",
+    logical_and => "LogicalAnd": "x && y",
+    logical_or => "LogicalOr": "x || y",
+}
+
+/// `LogicalNot`: `!x`.
+pub fn logical_not(s: &Scope, x: Output) -> Output {
+    s.op("LogicalNot").input(x).build().output(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, DataType};
+
+    use super::*;
+    use crate::ops::{constant, placeholder};
+
+    #[test]
+    fn broadcast_shapes() {
+        let s = Scope::new_root();
+        let a = placeholder(&s, DataType::Float, Some(&[-1, 1, 3]));
+        let b = placeholder(&s, DataType::Float, Some(&[4, 1]));
+        let c = add(&s, a.clone(), b);
+        assert_eq!(s.graph().shape_of(&c), Some(vec![-1, 4, 3]));
+        let g = greater(&s, c.clone(), constant(&s, 0.0f32));
+        assert_eq!((g.dtype, s.graph().shape_of(&g)), (DataType::Bool, Some(vec![-1, 4, 3])));
+        let u = placeholder(&s, DataType::Float, None);
+        assert_eq!(s.graph().shape_of(&mul(&s, u, a)), None);
+        assert!(s.status().is_ok());
+    }
+
+    #[test]
+    fn incompatible_shapes_fail_at_build() {
+        let s = Scope::new_root();
+        let a = placeholder(&s, DataType::Float, Some(&[2, 3]));
+        let b = placeholder(&s, DataType::Float, Some(&[4]));
+        let _ = sub(&s, a.clone(), b.clone());
+        let e = s.status().unwrap_err();
+        assert!(e.message.contains("Sub"), "{e}");
+        // Equal without the shape error: unknown static shape.
+        let s = Scope::new_root();
+        let a = placeholder(&s, DataType::Int32, Some(&[2]));
+        let b = placeholder(&s, DataType::Int32, Some(&[3]));
+        let e = s.op("Equal").input(a).input(b).attr("incompatible_shape_error", attr::bool(false)).build();
+        assert!(s.status().is_ok());
+        assert_eq!(s.graph().shape_of(&e.output(0)), None);
+    }
+
+    #[test]
+    fn type_restrictions() {
+        let s = Scope::new_root();
+        let a = placeholder(&s, DataType::Bool, Some(&[2]));
+        let _ = add(&s, a.clone(), a);
+        assert!(s.status().unwrap_err().message.contains("not an allowed type"));
+    }
+}

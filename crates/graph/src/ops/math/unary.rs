@@ -1,0 +1,110 @@
+//! Elementwise unary ops and the gradient helpers of unary functions.
+
+use ferroflow_core::Status;
+
+use super::shapes::merge;
+use crate::op_def::op;
+use crate::registry::OpRegistry;
+use crate::scope::{Output, Scope};
+use crate::shape_fn::{unchanged, Dims, ShapeCtx};
+
+/// `y` and `dy` have one shape (the kernel accepts equal element counts; the output takes
+/// `y`'s shape).
+fn grad_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    let (y, dy) = (c.input(0), c.input(1));
+    match (&y, &dy) {
+        (Some(a), Some(b)) if a.len() == b.len() => Ok(vec![merge(c, &y, &dy)?]),
+        _ => Ok(vec![y]),
+    }
+}
+
+pub(crate) fn register(r: &mut OpRegistry) {
+    let unary = |r: &mut OpRegistry, name: &str, types: &str| {
+        r.add(op(name).input("x: T").output("y: T").attr(&format!("T: {types}")).shape_fn(unchanged).build());
+    };
+    for name in ["Neg", "Abs", "Sign", "Round", "Reciprocal", "Inv"] {
+        unary(r, name, "{float, double, int32, int64}");
+    }
+    unary(r, "Square", "{float, double, int32, int64, uint8}");
+    for name in ["Sqrt", "Rsqrt", "Exp", "Log", "Log1p", "Tanh", "Sigmoid", "Floor", "Ceil"] {
+        unary(r, name, "{float, double}");
+    }
+    for name in ["TanhGrad", "SigmoidGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad", "InvGrad"] {
+        r.add(
+            op(name)
+                .input("y: T")
+                .input("dy: T")
+                .output("z: T")
+                .attr("T: {float, double}")
+                .shape_fn(grad_shape)
+                .build(),
+        );
+    }
+}
+
+macro_rules! unary_builders {
+    ($($f:ident => $op:literal: $doc:literal),* $(,)?) => {$(
+        #[doc = concat!("`", $op, "`: ", $doc, ", elementwise.")]
+        pub fn $f(s: &Scope, x: Output) -> Output {
+            s.op($op).input(x).build().output(0)
+        }
+    )*};
+}
+
+unary_builders! {
+    neg => "Neg": "-x",
+    square => "Square": "x * x",
+    sqrt => "Sqrt": "√x",
+    rsqrt => "Rsqrt": "1 / √x",
+    exp => "Exp": "eˣ",
+    log => "Log": "ln x",
+    log1p => "Log1p": "ln(1 + x)",
+    tanh => "Tanh": "tanh x",
+    sigmoid => "Sigmoid": "1 / (1 + e⁻ˣ)",
+    floor => "Floor": "⌊x⌋",
+    ceil => "Ceil": "⌈x⌉",
+    round => "Round": "x rounded half to even",
+    abs => "Abs": "|x|",
+    sign => "Sign": "-1, 0 or 1 (NaN stays NaN)",
+    reciprocal => "Reciprocal": "1 / x",
+}
+
+macro_rules! grad_builders {
+    ($($f:ident => $op:literal: $doc:literal),* $(,)?) => {$(
+        #[doc = concat!("`", $op, "`: ", $doc, " from the function's output `y` and incoming gradient `dy`.")]
+        pub fn $f(s: &Scope, y: Output, dy: Output) -> Output {
+            s.op($op).input(y).input(dy).build().output(0)
+        }
+    )*};
+}
+
+grad_builders! {
+    tanh_grad => "TanhGrad": "dy * (1 - y²)",
+    sigmoid_grad => "SigmoidGrad": "dy * y * (1 - y)",
+    sqrt_grad => "SqrtGrad": "dy * 0.5 / y",
+    rsqrt_grad => "RsqrtGrad": "dy * -0.5 * y³",
+    reciprocal_grad => "ReciprocalGrad": "-dy * y²",
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::DataType;
+
+    use super::*;
+    use crate::ops::placeholder;
+
+    #[test]
+    fn shapes_and_types() {
+        let s = Scope::new_root();
+        let x = placeholder(&s, DataType::Float, Some(&[2, -1]));
+        let y = tanh(&s, x.clone());
+        assert_eq!(s.graph().shape_of(&y), Some(vec![2, -1]));
+        let dy = placeholder(&s, DataType::Float, Some(&[-1, 5]));
+        let g = tanh_grad(&s, y, dy);
+        assert_eq!(s.graph().shape_of(&g), Some(vec![2, 5]));
+        assert!(s.status().is_ok());
+        let i = placeholder(&s, DataType::Int32, Some(&[3]));
+        let _ = sqrt(&s, i);
+        assert!(s.status().is_err());
+    }
+}

@@ -1,0 +1,296 @@
+//! Broadcasting arithmetic: Add, AddV2, Sub, Mul, RealDiv, Div, Maximum, Minimum, Pow,
+//! FloorDiv, FloorMod, SquaredDifference, DivNoNan. Plus the shared drivers
+//! [`binary_same`] / [`binary_to`] used by the comparison kernels.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, Status, Tensor, TensorType};
+
+use super::bcast::{bcast_apply, bcast_apply_inplace_a, bcast_apply_inplace_b, is_unshared, Plan};
+use super::common::{dispatch, kernel_type, typed, FLOATS, NUMERIC, SIGNED};
+use super::elem::{Float, Int, Num};
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+/// Validates the right operand before computing (e.g. integer division by zero); returns the
+/// TensorFlow error message.
+pub(crate) type Check<T> = fn(&[T]) -> Result<(), &'static str>;
+
+/// No validation.
+pub(crate) fn no_check<T>(_: &[T]) -> Result<(), &'static str> {
+    Ok(())
+}
+
+fn nonzero<T: Num>(b: &[T]) -> Result<(), &'static str> {
+    if b.contains(&T::ZERO) {
+        Err("Integer division by zero")
+    } else {
+        Ok(())
+    }
+}
+
+fn nonnegative<T: Num>(b: &[T]) -> Result<(), &'static str> {
+    if b.iter().any(|&v| v < T::ZERO) {
+        Err("Integers to negative integer powers are not allowed")
+    } else {
+        Ok(())
+    }
+}
+
+/// The broadcast plan of two inputs, or TensorFlow's "Incompatible shapes" error.
+pub(crate) fn plan2(ctx: &OpContext, a: &Tensor, b: &Tensor) -> Result<Plan<2>, Status> {
+    Plan::new([a.dims(), b.dims()])
+        .ok_or_else(|| ctx.error(format!("Incompatible shapes: {} vs. {}", a.shape(), b.shape())))
+}
+
+/// Broadcasting `T × T → T` kernel body: reuses an unshared input buffer that already has
+/// the output's shape.
+pub(crate) fn binary_same<T: Num>(
+    ctx: &mut OpContext,
+    check: Check<T>,
+    f: impl Fn(T, T) -> T + Sync,
+) -> Result<(), Status> {
+    let a = ctx.take_input(0)?;
+    let b = ctx.take_input(1)?;
+    let plan = plan2(ctx, &a, &b)?;
+    typed::<T>(ctx, &a)?;
+    check(typed::<T>(ctx, &b)?).map_err(|m| ctx.error(m))?;
+    let out = if a.num_elements() == plan.len() && is_unshared(&a) {
+        let mut a = a;
+        bcast_apply_inplace_a(&plan, a.data_mut::<T>()?, typed::<T>(ctx, &b)?, f);
+        a.reshape(plan.out_shape())?
+    } else if b.num_elements() == plan.len() && is_unshared(&b) {
+        let mut b = b;
+        bcast_apply_inplace_b(&plan, typed::<T>(ctx, &a)?, b.data_mut::<T>()?, f);
+        b.reshape(plan.out_shape())?
+    } else {
+        let mut out = vec![T::ZERO; plan.len()];
+        bcast_apply(&plan, typed::<T>(ctx, &a)?, typed::<T>(ctx, &b)?, &mut out, f);
+        Tensor::new(plan.out_shape(), out)?
+    };
+    ctx.set_output(0, out)
+}
+
+/// Broadcasting `T × T → O` kernel body (comparisons).
+pub(crate) fn binary_to<T, O>(ctx: &mut OpContext, f: impl Fn(T, T) -> O + Sync) -> Result<(), Status>
+where
+    T: TensorType + Copy,
+    O: TensorType + Copy + Default,
+{
+    let a = ctx.input(0)?;
+    let b = ctx.input(1)?;
+    let plan = plan2(ctx, &a, &b)?;
+    let mut out = vec![O::default(); plan.len()];
+    bcast_apply(&plan, typed::<T>(ctx, &a)?, typed::<T>(ctx, &b)?, &mut out, f);
+    ctx.set_output(0, Tensor::new(plan.out_shape(), out)?)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Arith {
+    Add,
+    Sub,
+    Mul,
+    RealDiv,
+    Div,
+    Maximum,
+    Minimum,
+    Pow,
+    FloorDiv,
+    FloorMod,
+    SquaredDifference,
+    DivNoNan,
+}
+
+fn floor_div_int<T: Int>(a: T, b: T) -> T {
+    let q = a.div(b);
+    if a.rem(b) != T::ZERO && (a.is_negative() != b.is_negative()) {
+        q.sub(T::ONE)
+    } else {
+        q
+    }
+}
+
+fn floor_mod<T: Num>(a: T, b: T) -> T {
+    let r = a.rem(b);
+    if r != T::ZERO && ((b < T::ZERO) != (r < T::ZERO)) {
+        r.add(b)
+    } else {
+        r
+    }
+}
+
+fn squared_difference<T: Num>(a: T, b: T) -> T {
+    let d = a.sub(b);
+    d.mul(d)
+}
+
+fn div_no_nan<T: Float>(a: T, b: T) -> T {
+    if b == T::ZERO {
+        T::ZERO
+    } else {
+        a / b
+    }
+}
+
+struct ArithKernel {
+    op: Arith,
+    ty: DataType,
+}
+
+impl ArithKernel {
+    fn make(n: &NodeDef, op: Arith) -> Result<Box<dyn OpKernel>, Status> {
+        let allowed = match op {
+            Arith::RealDiv | Arith::DivNoNan => FLOATS,
+            Arith::Pow | Arith::SquaredDifference => SIGNED,
+            _ => NUMERIC,
+        };
+        Ok(Box::new(ArithKernel { op, ty: kernel_type(n, "T", allowed)? }))
+    }
+}
+
+impl OpKernel for ArithKernel {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let ty = self.ty;
+        let float = ty.is_float();
+        match self.op {
+            Arith::Add => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::add)),
+            Arith::Sub => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::sub)),
+            Arith::Mul => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::mul)),
+            Arith::RealDiv => dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, |a: T, b: T| a / b)),
+            Arith::Div if float => {
+                dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, |a: T, b: T| a / b))
+            }
+            Arith::Div => dispatch!(ty, ctx, [i32, i64, u8], |T| binary_same::<T>(ctx, nonzero::<T>, T::div)),
+            Arith::Maximum => {
+                dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::tf_max))
+            }
+            Arith::Minimum => {
+                dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::tf_min))
+            }
+            Arith::Pow if float => dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, T::powf)),
+            Arith::Pow => dispatch!(ty, ctx, [i32, i64], |T| binary_same::<T>(ctx, nonnegative::<T>, T::ipow)),
+            Arith::FloorDiv if float => {
+                dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, |a: T, b: T| (a / b).floor()))
+            }
+            Arith::FloorDiv => {
+                dispatch!(ty, ctx, [i32, i64, u8], |T| binary_same::<T>(ctx, nonzero::<T>, floor_div_int::<T>))
+            }
+            Arith::FloorMod if float => {
+                dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, floor_mod::<T>))
+            }
+            Arith::FloorMod => {
+                dispatch!(ty, ctx, [i32, i64, u8], |T| binary_same::<T>(ctx, nonzero::<T>, floor_mod::<T>))
+            }
+            Arith::SquaredDifference => {
+                dispatch!(ty, ctx, [f32, f64, i32, i64], |T| binary_same::<T>(ctx, no_check, squared_difference::<T>))
+            }
+            Arith::DivNoNan => dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, div_no_nan::<T>)),
+        }
+    }
+}
+
+/// Registers the arithmetic kernels.
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("Add", |n| ArithKernel::make(n, Arith::Add));
+    r.add("AddV2", |n| ArithKernel::make(n, Arith::Add));
+    r.add("Sub", |n| ArithKernel::make(n, Arith::Sub));
+    r.add("Mul", |n| ArithKernel::make(n, Arith::Mul));
+    r.add("RealDiv", |n| ArithKernel::make(n, Arith::RealDiv));
+    r.add("Div", |n| ArithKernel::make(n, Arith::Div));
+    r.add("Maximum", |n| ArithKernel::make(n, Arith::Maximum));
+    r.add("Minimum", |n| ArithKernel::make(n, Arith::Minimum));
+    r.add("Pow", |n| ArithKernel::make(n, Arith::Pow));
+    r.add("FloorDiv", |n| ArithKernel::make(n, Arith::FloorDiv));
+    r.add("FloorMod", |n| ArithKernel::make(n, Arith::FloorMod));
+    r.add("SquaredDifference", |n| ArithKernel::make(n, Arith::SquaredDifference));
+    r.add("DivNoNan", |n| ArithKernel::make(n, Arith::DivNoNan));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn run(op: &str, a: Tensor, b: Tensor) -> Result<Tensor, Status> {
+        let n = node(op, &[("T", attr::ty(a.dtype()))]);
+        run_kernel(n, vec![a, b], 1).map(|mut v| v.remove(0))
+    }
+
+    fn t<T: TensorType>(shape: &[usize], v: Vec<T>) -> Tensor {
+        Tensor::new(shape, v).unwrap()
+    }
+
+    #[test]
+    fn broadcast_add_and_reuse() {
+        let out = run("Add", t(&[2, 3], vec![1.0f32, 2., 3., 4., 5., 6.]), t(&[3], vec![10.0f32, 20., 30.])).unwrap();
+        assert_eq!(out.dims(), &[2, 3]);
+        assert_eq!(out.as_slice::<f32>().unwrap(), &[11., 22., 33., 14., 25., 36.]);
+        let out = run("AddV2", t(&[2, 1], vec![1i64, 2]), t(&[1, 3], vec![10i64, 20, 30])).unwrap();
+        assert_eq!(out.as_slice::<i64>().unwrap(), &[11, 21, 31, 12, 22, 32]);
+        // b has the output shape after a rank-extending broadcast.
+        let out = run("Sub", t(&[], vec![1i32]), t(&[1, 2], vec![5, 7])).unwrap();
+        assert_eq!((out.dims(), out.as_slice::<i32>().unwrap()), (&[1usize, 2][..], &[-4, -6][..]));
+        let out = run("Mul", t(&[1], vec![200u8]), t(&[], vec![3u8])).unwrap();
+        assert_eq!(out.as_slice::<u8>().unwrap(), &[88]);
+    }
+
+    #[test]
+    fn shared_input_is_not_overwritten() {
+        let a = t(&[3], vec![1.0f64, 2., 3.]);
+        let n = node("Mul", &[("T", attr::ty(DataType::Double))]);
+        let out = run_kernel(n, vec![a.clone(), a.clone()], 1).unwrap();
+        assert_eq!(out[0].as_slice::<f64>().unwrap(), &[1., 4., 9.]);
+        assert_eq!(a.as_slice::<f64>().unwrap(), &[1., 2., 3.]);
+    }
+
+    #[test]
+    fn division_semantics() {
+        let a = || t(&[4], vec![-7i32, 7, -7, i32::MIN]);
+        let b = || t(&[4], vec![2i32, -2, -2, -1]);
+        assert_eq!(run("Div", a(), b()).unwrap().as_slice::<i32>().unwrap(), &[-3, -3, 3, i32::MIN]);
+        assert_eq!(run("FloorDiv", a(), b()).unwrap().as_slice::<i32>().unwrap(), &[-4, -4, 3, i32::MIN]);
+        assert_eq!(run("FloorMod", a(), b()).unwrap().as_slice::<i32>().unwrap(), &[1, -1, -1, 0]);
+        let e = run("FloorMod", a(), t(&[], vec![0i32])).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("Integer division by zero") && e.message.contains("'test'"), "{e}");
+        let f = run("FloorMod", t(&[2], vec![-7.5f32, 1.]), t(&[2], vec![2.0f32, 0.])).unwrap();
+        assert_eq!(f.as_slice::<f32>().unwrap()[0], 0.5);
+        assert!(f.as_slice::<f32>().unwrap()[1].is_nan());
+        let d = run("DivNoNan", t(&[2], vec![f32::NAN, 6.]), t(&[2], vec![0.0f32, 3.])).unwrap();
+        assert_eq!(d.as_slice::<f32>().unwrap(), &[0., 2.]);
+    }
+
+    #[test]
+    fn pow_max_sqdiff() {
+        let p = run("Pow", t(&[3], vec![2i32, 3, -2]), t(&[3], vec![31i32, 40, 3])).unwrap();
+        assert_eq!(p.as_slice::<i32>().unwrap(), &[i32::MIN, 689956897, -8]);
+        let e = run("Pow", t(&[1], vec![2i64]), t(&[1], vec![-1i64])).unwrap_err();
+        assert!(e.message.contains("negative integer powers"));
+        let m = run("Maximum", t(&[3], vec![f32::NAN, 1., 2.]), t(&[], vec![1.5f32])).unwrap();
+        let m = m.as_slice::<f32>().unwrap();
+        assert!(m[0].is_nan() && m[1] == 1.5 && m[2] == 2.);
+        let s = run("SquaredDifference", t(&[1], vec![2i32]), t(&[1], vec![5i32])).unwrap();
+        assert_eq!(s.as_slice::<i32>().unwrap(), &[9]);
+    }
+
+    #[test]
+    fn errors() {
+        let e = run("Add", t(&[2, 2], vec![1.0f32; 4]), t(&[3], vec![1.0f32; 3])).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("Incompatible shapes: [2,2] vs. [3]") && e.message.contains("'test'"), "{e}");
+        let e = run("RealDiv", t(&[1], vec![1i32]), t(&[1], vec![1i32])).unwrap_err();
+        assert_eq!(e.code, Code::NotFound);
+        let n = node("Add", &[("T", attr::ty(DataType::Float))]);
+        let e = run_kernel(n, vec![t(&[1], vec![1i32]), t(&[1], vec![1i32])], 1).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+    }
+
+    #[test]
+    fn large_parallel() {
+        let n = 100_000;
+        let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let out = run("Sub", t(&[n / 10, 10], a), t(&[n / 10, 1], (0..n / 10).map(|i| i as f32).collect())).unwrap();
+        let o = out.as_slice::<f32>().unwrap();
+        assert_eq!((o[0], o[11], o[n - 1]), (0., 10., (n - 1) as f32 - (n / 10 - 1) as f32));
+    }
+}

@@ -1,0 +1,52 @@
+//! Helpers shared by the math kernels: typed input access, kernel type checks, dtype
+//! dispatch.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
+
+use crate::OpContext;
+
+/// float32, float64, int32, int64, uint8.
+pub(crate) const NUMERIC: &[DataType] =
+    &[DataType::Float, DataType::Double, DataType::Int32, DataType::Int64, DataType::UInt8];
+/// float32, float64, int32, int64.
+pub(crate) const SIGNED: &[DataType] = &[DataType::Float, DataType::Double, DataType::Int32, DataType::Int64];
+/// float32, float64.
+pub(crate) const FLOATS: &[DataType] = &[DataType::Float, DataType::Double];
+
+/// The elements of `t` as `T`, or InvalidArgument naming the node.
+pub(crate) fn typed<'a, T: TensorType>(ctx: &OpContext, t: &'a Tensor) -> Result<&'a [T], Status> {
+    t.as_slice::<T>().map_err(|e| ctx.error(e.message))
+}
+
+/// A type attr that must be one of `allowed` (the types this CPU kernel implements);
+/// otherwise NotFound, as TensorFlow answers for a missing kernel.
+pub(crate) fn kernel_type(n: &NodeDef, attr: &str, allowed: &[DataType]) -> Result<DataType, Status> {
+    let t = n.attr_type(attr)?;
+    if allowed.contains(&t) {
+        Ok(t)
+    } else {
+        Err(Status::not_found(format!(
+            "node '{}': no CPU kernel for op {} with {attr}={t} (supported: {})",
+            n.name,
+            n.op,
+            allowed.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+        )))
+    }
+}
+
+/// Runs `$body` with the type alias `$T` bound to the Rust type of dtype `$ty`, for each
+/// listed type; any other dtype is an InvalidArgument naming the node.
+macro_rules! dispatch {
+    ($ty:expr, $ctx:expr, [$($t:ty),+], |$T:ident| $body:expr) => {{
+        match $ty {
+            $(d if d == <$t as ferroflow_core::TensorType>::DTYPE => {
+                #[allow(dead_code)]
+                type $T = $t;
+                $body
+            })+
+            d => Err($ctx.error(format!("unsupported dtype {d}"))),
+        }
+    }};
+}
+pub(crate) use dispatch;

@@ -1,0 +1,322 @@
+//! Element traits with TensorFlow's scalar semantics: integer arithmetic wraps (two's
+//! complement, like TensorFlow's C++ on x86), floats follow IEEE, max/min propagate NaN.
+
+use ferroflow_core::TensorType;
+
+/// A numeric element type (float32, float64, int32, int64, uint8).
+pub trait Num: TensorType + Copy + Default + PartialOrd + Send + Sync + 'static {
+    /// 0.
+    const ZERO: Self;
+    /// 1.
+    const ONE: Self;
+    /// Identity of `Max` reductions: -inf for floats, the minimum for integers.
+    const MAX_INIT: Self;
+    /// Identity of `Min` reductions: +inf for floats, the maximum for integers.
+    const MIN_INIT: Self;
+    /// Starting value of ArgMax (Eigen's `lowest()`: -FLT_MAX for floats).
+    const LOWEST: Self;
+    /// Starting value of ArgMin (Eigen's `highest()`).
+    const HIGHEST: Self;
+    /// Whether the type is signed.
+    const SIGNED: bool;
+    /// Addition (wrapping for integers).
+    fn add(self, o: Self) -> Self;
+    /// Subtraction (wrapping for integers).
+    fn sub(self, o: Self) -> Self;
+    /// Multiplication (wrapping for integers).
+    fn mul(self, o: Self) -> Self;
+    /// Division; integers truncate toward zero and wrap (`MIN / -1 == MIN`); callers reject
+    /// integer division by zero first.
+    fn div(self, o: Self) -> Self;
+    /// Remainder with the sign of the dividend (C `%` / `fmod`); integer `MIN % -1 == 0`.
+    fn rem(self, o: Self) -> Self;
+    /// Negation (wrapping for integers).
+    fn neg(self) -> Self;
+    /// Whether the value is NaN (never for integers).
+    #[allow(clippy::wrong_self_convention)]
+    fn is_nan(self) -> bool;
+    /// The value as f64 (for tests and conversions).
+    fn to_f64(self) -> f64;
+    /// Converts a count to this type (for Mean).
+    fn from_usize(n: usize) -> Self;
+
+    /// NaN-propagating maximum (`a < b ? b : a`, Eigen's PropagateNaN).
+    #[inline(always)]
+    fn tf_max(self, b: Self) -> Self {
+        if b.is_nan() || self < b {
+            b
+        } else {
+            self
+        }
+    }
+
+    /// NaN-propagating minimum (`b < a ? b : a`).
+    #[inline(always)]
+    fn tf_min(self, b: Self) -> Self {
+        if b.is_nan() || b < self {
+            b
+        } else {
+            self
+        }
+    }
+}
+
+/// Floating-point element types (with the usual operators).
+pub trait Float:
+    Num
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+    /// NaN.
+    const NAN: Self;
+    /// 0.5.
+    const HALF: Self;
+    /// √x.
+    fn sqrt(self) -> Self;
+    /// eˣ.
+    fn exp(self) -> Self;
+    /// ln x.
+    fn ln(self) -> Self;
+    /// ln(1 + x).
+    fn ln_1p(self) -> Self;
+    /// tanh x.
+    fn tanh(self) -> Self;
+    /// ⌊x⌋.
+    fn floor(self) -> Self;
+    /// ⌈x⌉.
+    fn ceil(self) -> Self;
+    /// Round half to even.
+    fn round_even(self) -> Self;
+    /// |x|.
+    fn abs(self) -> Self;
+    /// xʸ.
+    fn powf(self, y: Self) -> Self;
+}
+
+/// Integer element types.
+pub trait Int: Num {
+    /// `x^y` by repeated squaring with wrapping multiplication (`y >= 0`).
+    fn ipow(self, y: Self) -> Self;
+    /// |x| (wrapping: `|MIN| == MIN`).
+    fn wabs(self) -> Self;
+    /// -1, 0 or 1.
+    fn signum(self) -> Self;
+    /// Whether the value is negative.
+    fn is_negative(self) -> bool;
+}
+
+macro_rules! num_float {
+    ($t:ty) => {
+        impl Num for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const MAX_INIT: Self = <$t>::NEG_INFINITY;
+            const MIN_INIT: Self = <$t>::INFINITY;
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+            const SIGNED: bool = true;
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self + o
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self - o
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self * o
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Self {
+                self / o
+            }
+            #[inline(always)]
+            fn rem(self, o: Self) -> Self {
+                self % o
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                -self
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                self != self
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_usize(n: usize) -> Self {
+                n as $t
+            }
+        }
+        impl Float for $t {
+            const NAN: Self = <$t>::NAN;
+            const HALF: Self = 0.5;
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            #[inline(always)]
+            fn ln_1p(self) -> Self {
+                <$t>::ln_1p(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                <$t>::ceil(self)
+            }
+            #[inline(always)]
+            fn round_even(self) -> Self {
+                <$t>::round_ties_even(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            #[inline(always)]
+            fn powf(self, y: Self) -> Self {
+                <$t>::powf(self, y)
+            }
+        }
+    };
+}
+num_float!(f32);
+num_float!(f64);
+
+macro_rules! num_int {
+    ($t:ty, $signed:expr) => {
+        impl Num for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            const MAX_INIT: Self = <$t>::MIN;
+            const MIN_INIT: Self = <$t>::MAX;
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+            const SIGNED: bool = $signed;
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                self.wrapping_sub(o)
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                self.wrapping_mul(o)
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Self {
+                if o == 0 {
+                    0
+                } else {
+                    self.wrapping_div(o)
+                }
+            }
+            #[inline(always)]
+            fn rem(self, o: Self) -> Self {
+                if o == 0 {
+                    0
+                } else {
+                    self.wrapping_rem(o)
+                }
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                self.wrapping_neg()
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                false
+            }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn from_usize(n: usize) -> Self {
+                n as $t
+            }
+        }
+        impl Int for $t {
+            fn ipow(self, y: Self) -> Self {
+                let (mut x, mut y, mut r): ($t, $t, $t) = (self, y, 1);
+                while y > 0 {
+                    if y & 1 == 1 {
+                        r = r.wrapping_mul(x);
+                    }
+                    x = x.wrapping_mul(x);
+                    y >>= 1;
+                }
+                r
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn wabs(self) -> Self {
+                if self < 0 {
+                    self.wrapping_neg()
+                } else {
+                    self
+                }
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn signum(self) -> Self {
+                if self > 0 {
+                    1
+                } else if self < 0 {
+                    (0 as $t).wrapping_sub(1)
+                } else {
+                    0
+                }
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn is_negative(self) -> bool {
+                self < 0
+            }
+        }
+    };
+}
+num_int!(i32, true);
+num_int!(i64, true);
+num_int!(u8, false);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn semantics() {
+        assert_eq!(i32::MIN.div(-1), i32::MIN);
+        assert_eq!(i32::MIN.rem(-1), 0);
+        assert_eq!(200u8.add(100), 44);
+        assert_eq!(2i32.ipow(31), i32::MIN);
+        assert_eq!(3i32.ipow(40), 689956897);
+        assert_eq!((-2i32).ipow(3), -8);
+        assert_eq!(0i32.ipow(0), 1);
+        assert!(f32::NAN.tf_max(1.0).is_nan());
+        assert!(1.0f32.tf_min(f32::NAN).is_nan());
+        assert_eq!(2.5f32.round_even(), 2.0);
+        assert_eq!(i32::MIN.wabs(), i32::MIN);
+        assert_eq!((-5i64).signum(), -1);
+        assert_eq!(f32::LOWEST, -f32::MAX);
+    }
+}

@@ -1,0 +1,139 @@
+//! Gradient helpers of unary functions, computed from the function's output `y` and the
+//! incoming gradient `dy`: TanhGrad, SigmoidGrad, SqrtGrad, RsqrtGrad, ReciprocalGrad
+//! (InvGrad). The two inputs need the same number of elements; the output has `y`'s shape.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, Status, Tensor};
+
+use super::bcast::{is_unshared, PAR_THRESHOLD};
+use super::common::{dispatch, kernel_type, typed, FLOATS};
+use super::elem::Float;
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Grad {
+    Tanh,
+    Sigmoid,
+    Sqrt,
+    Rsqrt,
+    Reciprocal,
+}
+
+fn apply<T: Float>(g: Grad, y: T, dy: T) -> T {
+    match g {
+        Grad::Tanh => dy * (T::ONE - y * y),
+        Grad::Sigmoid => dy * y * (T::ONE - y),
+        Grad::Sqrt => T::HALF * dy / y,
+        Grad::Rsqrt => -T::HALF * (dy * y) * (y * y),
+        Grad::Reciprocal => -y * y * dy,
+    }
+}
+
+fn fill<T: Float>(g: Grad, out: &mut [T], y: &[T], dy: &[T], out_is_y: bool) {
+    use rayon::prelude::*;
+    let run = |o: &mut [T], other: &[T]| {
+        if out_is_y {
+            o.iter_mut().zip(other).for_each(|(v, &d)| *v = apply(g, *v, d));
+        } else {
+            o.iter_mut().zip(other).for_each(|(v, &yy)| *v = apply(g, yy, *v));
+        }
+    };
+    let other = if out_is_y { dy } else { y };
+    if out.len() <= PAR_THRESHOLD {
+        run(out, other);
+    } else {
+        let c = super::bcast::chunk_len(out.len());
+        out.par_chunks_mut(c).zip(other.par_chunks(c)).for_each(|(o, x)| run(o, x));
+    }
+}
+
+fn compute_grad<T: Float>(ctx: &mut OpContext, g: Grad) -> Result<(), Status> {
+    let y = ctx.take_input(0)?;
+    let dy = ctx.take_input(1)?;
+    if y.num_elements() != dy.num_elements() {
+        return Err(ctx.error(format!(
+            "The two arguments to a cwise op must have same number of elements, got {} and {}",
+            y.num_elements(),
+            dy.num_elements()
+        )));
+    }
+    typed::<T>(ctx, &y)?;
+    typed::<T>(ctx, &dy)?;
+    let out = if is_unshared(&y) {
+        let mut y = y;
+        fill(g, y.data_mut::<T>()?, &[], typed::<T>(ctx, &dy)?, true);
+        y
+    } else if is_unshared(&dy) {
+        let mut dy = dy;
+        fill(g, dy.data_mut::<T>()?, typed::<T>(ctx, &y)?, &[], false);
+        dy.reshape(y.shape().clone())?
+    } else {
+        let mut out = typed::<T>(ctx, &y)?.to_vec();
+        fill(g, &mut out, &[], typed::<T>(ctx, &dy)?, true);
+        Tensor::new(y.shape().clone(), out)?
+    };
+    ctx.set_output(0, out)
+}
+
+struct GradKernel {
+    g: Grad,
+    ty: DataType,
+}
+
+impl GradKernel {
+    fn make(n: &NodeDef, g: Grad) -> Result<Box<dyn OpKernel>, Status> {
+        Ok(Box::new(GradKernel { g, ty: kernel_type(n, "T", FLOATS)? }))
+    }
+}
+
+impl OpKernel for GradKernel {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        dispatch!(self.ty, ctx, [f32, f64], |T| compute_grad::<T>(ctx, self.g))
+    }
+}
+
+/// Registers the gradient-helper kernels.
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("TanhGrad", |n| GradKernel::make(n, Grad::Tanh));
+    r.add("SigmoidGrad", |n| GradKernel::make(n, Grad::Sigmoid));
+    r.add("SqrtGrad", |n| GradKernel::make(n, Grad::Sqrt));
+    r.add("RsqrtGrad", |n| GradKernel::make(n, Grad::Rsqrt));
+    r.add("ReciprocalGrad", |n| GradKernel::make(n, Grad::Reciprocal));
+    r.add("InvGrad", |n| GradKernel::make(n, Grad::Reciprocal));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn run(op: &str, y: Tensor, dy: Tensor) -> Result<Tensor, Status> {
+        run_kernel(node(op, &[("T", attr::ty(y.dtype()))]), vec![y, dy], 1).map(|mut v| v.remove(0))
+    }
+
+    #[test]
+    fn values() {
+        let y = || Tensor::new(vec![2usize], vec![2.0f32, 0.5]).unwrap();
+        let dy = || Tensor::vec(vec![3.0f32, 2.]);
+        let v = |op| run(op, y(), dy()).unwrap().as_slice::<f32>().unwrap().to_vec();
+        assert_eq!(v("TanhGrad"), vec![-9., 1.5]);
+        assert_eq!(v("SigmoidGrad"), vec![-6., 0.5]);
+        assert_eq!(v("SqrtGrad"), vec![0.75, 2.]);
+        assert_eq!(v("RsqrtGrad"), vec![-12., -0.125]);
+        assert_eq!(v("ReciprocalGrad"), vec![-12., -0.5]);
+        assert_eq!(v("InvGrad"), vec![-12., -0.5]);
+        // Same element count, different shapes: output takes y's shape.
+        let out = run("TanhGrad", Tensor::new(vec![2usize, 2], vec![0.0f64; 4]).unwrap(), Tensor::vec(vec![1.0f64; 4]));
+        assert_eq!(out.unwrap().dims(), &[2, 2]);
+    }
+
+    #[test]
+    fn errors() {
+        let e = run("TanhGrad", Tensor::vec(vec![1.0f32; 4]), Tensor::vec(vec![1.0f32; 3])).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("same number of elements, got 4 and 3"));
+        assert_eq!(run("SqrtGrad", Tensor::vec(vec![1i32]), Tensor::vec(vec![1i32])).unwrap_err().code, Code::NotFound);
+    }
+}

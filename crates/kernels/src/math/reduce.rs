@@ -1,0 +1,213 @@
+//! Reductions Sum, Mean, Max, Min, Prod over `reduction_indices` (scalar or vector of
+//! int32/int64, negative axes allowed, empty = identity), with `keep_dims`.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
+
+use super::bcast::map_unary;
+use super::common::{kernel_type, typed, NUMERIC};
+use super::elem::Num;
+use super::reduce_loops::{reduce_axes, MaxR, MinR, ProdR, Reducer, SumR};
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+/// Which reduction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+}
+
+/// Validated reduction axes as a per-dimension mask, with TensorFlow's error messages.
+pub(crate) fn reduction_mask(ctx: &OpContext, input_rank: usize, axes: &Tensor) -> Result<Vec<bool>, Status> {
+    let idx: Vec<i64> = match axes.dtype() {
+        DataType::Int32 => typed::<i32>(ctx, axes)?.iter().map(|&v| v as i64).collect(),
+        DataType::Int64 => typed::<i64>(ctx, axes)?.to_vec(),
+        d => return Err(ctx.error(format!("reduction_indices must be int32 or int64, got {d}"))),
+    };
+    let rank = input_rank as i64;
+    let mut mask = vec![false; input_rank];
+    for &i in &idx {
+        if i < -rank || i >= rank {
+            return Err(ctx.error(format!("Invalid reduction dimension ({i} for input with {rank} dimension(s)")));
+        }
+        let a = if i < 0 { i + rank } else { i } as usize;
+        if mask[a] {
+            return Err(ctx.error(format!("Invalid reduction arguments: Axes contains duplicate dimension: {a}")));
+        }
+        mask[a] = true;
+    }
+    Ok(mask)
+}
+
+/// The output shape of a reduction.
+pub(crate) fn reduced_shape(dims: &[usize], mask: &[bool], keep_dims: bool) -> Shape {
+    Shape::new(
+        dims.iter()
+            .zip(mask)
+            .filter_map(|(&d, &m)| match (m, keep_dims) {
+                (false, _) => Some(d),
+                (true, true) => Some(1),
+                (true, false) => None,
+            })
+            .collect::<Vec<_>>(),
+    )
+}
+
+struct Reduce {
+    kind: Kind,
+    ty: DataType,
+    keep_dims: bool,
+}
+
+fn run<T: Num, R: Reducer<T>>(x: &[T], dims: &[usize], mask: &[bool]) -> Vec<T> {
+    reduce_axes::<T, R>(x, dims, mask)
+}
+
+/// Mean of floats: sum, then divide by the count.
+fn mean_float<T: Num>(x: &[T], dims: &[usize], mask: &[bool]) -> Vec<T> {
+    let count: usize = dims.iter().zip(mask).filter(|(_, &m)| m).map(|(&d, _)| d).product();
+    let mut s = reduce_axes::<T, SumR>(x, dims, mask);
+    if count != 1 {
+        let c = T::from_usize(count);
+        s.iter_mut().for_each(|v| *v = v.div(c));
+    }
+    s
+}
+
+/// Mean of integers: TensorFlow sums in int64 (wrapping), divides (truncating), casts back;
+/// an empty mean is 0.
+fn mean_int<T: Num>(x: &[T], dims: &[usize], mask: &[bool], widen: fn(T) -> i64, narrow: fn(i64) -> T) -> Vec<T> {
+    let count: usize = dims.iter().zip(mask).filter(|(_, &m)| m).map(|(&d, _)| d).product();
+    let wide = map_unary(x, widen);
+    let s = reduce_axes::<i64, SumR>(&wide, dims, mask);
+    s.into_iter().map(|v| narrow(if count == 0 { 0 } else { v.wrapping_div(count as i64) })).collect()
+}
+
+/// Mean of one element type.
+type MeanFn<T> = fn(&[T], &[usize], &[bool]) -> Vec<T>;
+
+fn compute_typed<T: Num>(ctx: &mut OpContext, k: &Reduce, mean: MeanFn<T>) -> Result<(), Status> {
+    let x = ctx.input(0)?;
+    let axes = ctx.input(1)?;
+    let mask = reduction_mask(ctx, x.rank(), &axes)?;
+    let shape = reduced_shape(x.dims(), &mask, k.keep_dims);
+    let xs = typed::<T>(ctx, &x)?;
+    if !mask.iter().any(|&m| m) {
+        return ctx.set_output(0, x.clone());
+    }
+    let out = match k.kind {
+        Kind::Sum => run::<T, SumR>(xs, x.dims(), &mask),
+        Kind::Prod => run::<T, ProdR>(xs, x.dims(), &mask),
+        Kind::Max => run::<T, MaxR>(xs, x.dims(), &mask),
+        Kind::Min => run::<T, MinR>(xs, x.dims(), &mask),
+        Kind::Mean => mean(xs, x.dims(), &mask),
+    };
+    ctx.set_output(0, Tensor::new(shape, out)?)
+}
+
+impl OpKernel for Reduce {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        match self.ty {
+            DataType::Float => compute_typed::<f32>(ctx, self, mean_float::<f32>),
+            DataType::Double => compute_typed::<f64>(ctx, self, mean_float::<f64>),
+            DataType::Int32 => compute_typed::<i32>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as i32)),
+            DataType::Int64 => compute_typed::<i64>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v, |v| v)),
+            DataType::UInt8 => compute_typed::<u8>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as u8)),
+            d => Err(ctx.error(format!("unsupported dtype {d}"))),
+        }
+    }
+}
+
+fn make(n: &NodeDef, kind: Kind) -> Result<Box<dyn OpKernel>, Status> {
+    kernel_type(n, "Tidx", &[DataType::Int32, DataType::Int64])?;
+    Ok(Box::new(Reduce { kind, ty: kernel_type(n, "T", NUMERIC)?, keep_dims: n.attr_bool("keep_dims")? }))
+}
+
+/// Registers the reduction kernels.
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("Sum", |n| make(n, Kind::Sum));
+    r.add("Mean", |n| make(n, Kind::Mean));
+    r.add("Max", |n| make(n, Kind::Max));
+    r.add("Min", |n| make(n, Kind::Min));
+    r.add("Prod", |n| make(n, Kind::Prod));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code, TensorType};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn reduce<T: TensorType>(op: &str, x: Tensor, axes: Vec<T>, keep: bool) -> Result<Tensor, Status> {
+        let ax = if axes.len() == 1 { Tensor::scalar(axes[0].clone()) } else { Tensor::vec(axes) };
+        let n =
+            node(op, &[("T", attr::ty(x.dtype())), ("Tidx", attr::ty(ax.dtype())), ("keep_dims", attr::bool(keep))]);
+        run_kernel(n, vec![x, ax], 1).map(|mut v| v.remove(0))
+    }
+
+    fn m() -> Tensor {
+        Tensor::new(vec![2usize, 3], vec![1.0f32, 2., 3., 4., 5., 6.]).unwrap()
+    }
+
+    #[test]
+    fn values_and_shapes() {
+        let s = reduce("Sum", m(), vec![1i32], false).unwrap();
+        assert_eq!((s.dims(), s.as_slice::<f32>().unwrap()), (&[2usize][..], &[6., 15.][..]));
+        let s = reduce("Sum", m(), vec![-2i64], true).unwrap();
+        assert_eq!((s.dims(), s.as_slice::<f32>().unwrap()), (&[1usize, 3][..], &[5., 7., 9.][..]));
+        let s = reduce("Mean", m(), vec![0i32, 1], false).unwrap();
+        assert_eq!((s.rank(), s.as_slice::<f32>().unwrap()), (0, &[3.5][..]));
+        let s = reduce("Max", m(), vec![0i32, -1], true).unwrap();
+        assert_eq!((s.dims(), s.as_slice::<f32>().unwrap()), (&[1usize, 1][..], &[6.][..]));
+        let s = reduce("Min", m(), vec![1i32], false).unwrap();
+        assert_eq!(s.as_slice::<f32>().unwrap(), &[1., 4.]);
+        let s = reduce("Prod", m(), vec![0i32], false).unwrap();
+        assert_eq!(s.as_slice::<f32>().unwrap(), &[4., 10., 18.]);
+        let id = reduce("Sum", m(), Vec::<i32>::new(), false).unwrap();
+        assert_eq!(id, m());
+    }
+
+    #[test]
+    fn integer_mean_and_empty() {
+        let x = Tensor::vec(vec![i32::MAX, i32::MAX]);
+        assert_eq!(reduce("Mean", x, vec![0i32], false).unwrap().as_slice::<i32>().unwrap(), &[i32::MAX]);
+        let x = Tensor::vec(vec![-1i32, -2, -2]);
+        assert_eq!(reduce("Mean", x, vec![0i32], false).unwrap().as_slice::<i32>().unwrap(), &[-1]);
+        let x = Tensor::vec(vec![200u8, 200, 200]);
+        assert_eq!(reduce("Mean", x.clone(), vec![0i32], false).unwrap().as_slice::<u8>().unwrap(), &[200]);
+        assert_eq!(reduce("Sum", x, vec![0i32], false).unwrap().as_slice::<u8>().unwrap(), &[88]);
+        let e = Tensor::zeros(DataType::Float, vec![0, 3]).unwrap();
+        let mean = reduce("Mean", e.clone(), vec![0i32], false).unwrap();
+        assert!(mean.as_slice::<f32>().unwrap().iter().all(|v| v.is_nan()));
+        let mx = reduce("Max", e, vec![0i32], false).unwrap();
+        assert_eq!(mx.as_slice::<f32>().unwrap(), &[f32::NEG_INFINITY; 3]);
+        let e = Tensor::zeros(DataType::Int64, vec![0]).unwrap();
+        assert_eq!(reduce("Mean", e, vec![0i32], false).unwrap().as_slice::<i64>().unwrap(), &[0]);
+    }
+
+    #[test]
+    fn errors() {
+        let e = reduce("Sum", m(), vec![2i32], false).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("Invalid reduction dimension (2 for input with 2 dimension(s)"), "{e}");
+        let e = reduce("Sum", m(), vec![1i32, -1], false).unwrap_err();
+        assert!(e.message.contains("Axes contains duplicate dimension: 1"), "{e}");
+        let e = reduce("Sum", Tensor::scalar(3.0f32), vec![0i32], false).unwrap_err();
+        assert!(e.message.contains("(0 for input with 0 dimension(s)"), "{e}");
+        let e = reduce("Sum", Tensor::vec(vec![true]), vec![0i32], false).unwrap_err();
+        assert_eq!(e.code, Code::NotFound);
+    }
+
+    #[test]
+    fn large_sum_is_accurate() {
+        let n = 1_000_000usize;
+        let x = Tensor::vec((0..n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0).collect::<Vec<_>>());
+        let want: f64 = x.to_f64_vec().unwrap().iter().sum();
+        let s = reduce("Sum", x, vec![0i32], false).unwrap().as_slice::<f32>().unwrap()[0] as f64;
+        assert!((s - want).abs() / want < 1e-6, "{s} vs {want}");
+    }
+}

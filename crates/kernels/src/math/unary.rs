@@ -1,0 +1,181 @@
+//! Elementwise unary functions: Neg, Square, Sqrt, Rsqrt, Exp, Log, Log1p, Tanh, Sigmoid,
+//! Floor, Ceil, Round, Abs, Sign, Reciprocal (Inv).
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, Status, Tensor};
+
+use super::bcast::{is_unshared, map_inplace, map_unary};
+use super::common::{dispatch, kernel_type, typed, FLOATS, NUMERIC, SIGNED};
+use super::elem::{Float, Int, Num};
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+/// `T → T` kernel body: overwrites the input buffer when unshared.
+pub(crate) fn unary_same<T: Num>(ctx: &mut OpContext, f: impl Fn(T) -> T + Sync) -> Result<(), Status> {
+    let x = ctx.take_input(0)?;
+    typed::<T>(ctx, &x)?;
+    let out = if is_unshared(&x) {
+        let mut x = x;
+        map_inplace(x.data_mut::<T>()?, f);
+        x
+    } else {
+        Tensor::new(x.shape().clone(), map_unary(typed::<T>(ctx, &x)?, f))?
+    };
+    ctx.set_output(0, out)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fun {
+    Neg,
+    Square,
+    Sqrt,
+    Rsqrt,
+    Exp,
+    Log,
+    Log1p,
+    Tanh,
+    Sigmoid,
+    Floor,
+    Ceil,
+    Round,
+    Abs,
+    Sign,
+    Reciprocal,
+}
+
+fn sigmoid<T: Float>(x: T) -> T {
+    T::ONE / (T::ONE + (-x).exp())
+}
+
+fn sign_float<T: Float>(x: T) -> T {
+    if x > T::ZERO {
+        T::ONE
+    } else if x < T::ZERO {
+        -T::ONE
+    } else if x.is_nan() {
+        x
+    } else {
+        T::ZERO
+    }
+}
+
+struct UnaryKernel {
+    f: Fun,
+    ty: DataType,
+}
+
+impl UnaryKernel {
+    fn make(n: &NodeDef, f: Fun) -> Result<Box<dyn OpKernel>, Status> {
+        let allowed = match f {
+            Fun::Square => NUMERIC,
+            Fun::Neg | Fun::Round | Fun::Abs | Fun::Sign => SIGNED,
+            _ => FLOATS,
+        };
+        Ok(Box::new(UnaryKernel { f, ty: kernel_type(n, "T", allowed)? }))
+    }
+}
+
+impl OpKernel for UnaryKernel {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let ty = self.ty;
+        let float = ty.is_float();
+        match self.f {
+            Fun::Neg => dispatch!(ty, ctx, [f32, f64, i32, i64], |T| unary_same::<T>(ctx, T::neg)),
+            Fun::Square => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| unary_same::<T>(ctx, |x: T| x.mul(x))),
+            Fun::Sqrt => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::sqrt)),
+            Fun::Rsqrt => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, |x: T| 1.0 / x.sqrt())),
+            Fun::Exp => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::exp)),
+            Fun::Log => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::ln)),
+            Fun::Log1p => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::ln_1p)),
+            Fun::Tanh => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::tanh)),
+            Fun::Sigmoid => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, sigmoid::<T>)),
+            Fun::Floor => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::floor)),
+            Fun::Ceil => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::ceil)),
+            // Integers round to themselves (TensorFlow's documented semantics).
+            Fun::Round if float => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::round_even)),
+            Fun::Round => dispatch!(ty, ctx, [i32, i64], |T| unary_same::<T>(ctx, |x: T| x)),
+            Fun::Abs if float => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::abs)),
+            Fun::Abs => dispatch!(ty, ctx, [i32, i64], |T| unary_same::<T>(ctx, T::wabs)),
+            Fun::Sign if float => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, sign_float::<T>)),
+            Fun::Sign => dispatch!(ty, ctx, [i32, i64], |T| unary_same::<T>(ctx, T::signum)),
+            Fun::Reciprocal => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, |x: T| 1.0 / x)),
+        }
+    }
+}
+
+/// Registers the unary kernels.
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("Neg", |n| UnaryKernel::make(n, Fun::Neg));
+    r.add("Square", |n| UnaryKernel::make(n, Fun::Square));
+    r.add("Sqrt", |n| UnaryKernel::make(n, Fun::Sqrt));
+    r.add("Rsqrt", |n| UnaryKernel::make(n, Fun::Rsqrt));
+    r.add("Exp", |n| UnaryKernel::make(n, Fun::Exp));
+    r.add("Log", |n| UnaryKernel::make(n, Fun::Log));
+    r.add("Log1p", |n| UnaryKernel::make(n, Fun::Log1p));
+    r.add("Tanh", |n| UnaryKernel::make(n, Fun::Tanh));
+    r.add("Sigmoid", |n| UnaryKernel::make(n, Fun::Sigmoid));
+    r.add("Floor", |n| UnaryKernel::make(n, Fun::Floor));
+    r.add("Ceil", |n| UnaryKernel::make(n, Fun::Ceil));
+    r.add("Round", |n| UnaryKernel::make(n, Fun::Round));
+    r.add("Abs", |n| UnaryKernel::make(n, Fun::Abs));
+    r.add("Sign", |n| UnaryKernel::make(n, Fun::Sign));
+    r.add("Reciprocal", |n| UnaryKernel::make(n, Fun::Reciprocal));
+    r.add("Inv", |n| UnaryKernel::make(n, Fun::Reciprocal));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code, TensorType};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn run<T: TensorType>(op: &str, v: Vec<T>) -> Result<Vec<f64>, Status> {
+        let x = Tensor::vec(v);
+        let n = node(op, &[("T", attr::ty(x.dtype()))]);
+        run_kernel(n, vec![x], 1).map(|o| o[0].to_f64_vec().unwrap())
+    }
+
+    #[test]
+    fn values() {
+        assert_eq!(run("Neg", vec![1.5f32, -2.]).unwrap(), vec![-1.5, 2.]);
+        assert_eq!(run("Neg", vec![i32::MIN]).unwrap(), vec![i32::MIN as f64]);
+        assert_eq!(run("Square", vec![30u8, 3]).unwrap(), vec![132., 9.]);
+        assert_eq!(run("Sqrt", vec![4.0f64, 0.]).unwrap(), vec![2., 0.]);
+        assert_eq!(run("Rsqrt", vec![4.0f32, 0.]).unwrap(), vec![0.5, f64::INFINITY]);
+        assert_eq!(run("Exp", vec![0.0f64]).unwrap(), vec![1.]);
+        assert_eq!(run("Log", vec![1.0f64, 0.]).unwrap(), vec![0., f64::NEG_INFINITY]);
+        assert_eq!(run("Log1p", vec![0.0f32]).unwrap(), vec![0.]);
+        assert_eq!(run("Tanh", vec![0.0f32, 100.]).unwrap(), vec![0., 1.]);
+        assert_eq!(run("Sigmoid", vec![0.0f32, -100., 100.]).unwrap(), vec![0.5, 0., 1.]);
+        assert_eq!(run("Floor", vec![-0.5f32, 1.5]).unwrap(), vec![-1., 1.]);
+        assert_eq!(run("Ceil", vec![-0.5f32, 1.2]).unwrap(), vec![0., 2.]);
+        assert_eq!(run("Round", vec![0.5f32, 1.5, 2.5, -0.5, -1.5]).unwrap(), vec![0., 2., 2., 0., -2.]);
+        assert_eq!(run("Round", vec![3i64, -4]).unwrap(), vec![3., -4.]);
+        assert_eq!(run("Abs", vec![i32::MIN, -3]).unwrap(), vec![i32::MIN as f64, 3.]);
+        let s = run("Sign", vec![f32::NAN, -0.0, 2., -3.]).unwrap();
+        assert!(s[0].is_nan());
+        assert_eq!(&s[1..], &[0., 1., -1.]);
+        assert_eq!(run("Sign", vec![-7i64, 0, 9]).unwrap(), vec![-1., 0., 1.]);
+        assert_eq!(run("Reciprocal", vec![0.0f32, 2.]).unwrap(), vec![f64::INFINITY, 0.5]);
+        assert_eq!(run("Inv", vec![4.0f64]).unwrap(), vec![0.25]);
+    }
+
+    #[test]
+    fn type_errors() {
+        assert_eq!(run("Sqrt", vec![4i32]).unwrap_err().code, Code::NotFound);
+        assert_eq!(run("Neg", vec![4u8]).unwrap_err().code, Code::NotFound);
+        let n = node("Exp", &[("T", attr::ty(DataType::Double))]);
+        let e = run_kernel(n, vec![Tensor::vec(vec![1.0f32])], 1).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("'test'"));
+    }
+
+    #[test]
+    fn large_and_shared() {
+        let x = Tensor::vec((0..50_000).map(|i| i as f32).collect::<Vec<_>>());
+        let n = node("Square", &[("T", attr::ty(DataType::Float))]);
+        let out = run_kernel(n, vec![x.clone()], 1).unwrap();
+        assert_eq!(out[0].as_slice::<f32>().unwrap()[300], 90000.);
+        assert_eq!(x.as_slice::<f32>().unwrap()[300], 300.);
+    }
+}
