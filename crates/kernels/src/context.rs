@@ -85,7 +85,8 @@ impl OpContext {
     pub fn take_input(&mut self, i: usize) -> Result<Tensor, Status> {
         let n = self.inputs.len();
         let name = self.node.name.clone();
-        let v = self.inputs.get_mut(i).ok_or_else(|| Status::internal(format!("node '{name}' has no input {i} ({n})")))?;
+        let v =
+            self.inputs.get_mut(i).ok_or_else(|| Status::internal(format!("node '{name}' has no input {i} ({n})")))?;
         match std::mem::replace(v, Value::Tensor(Tensor::scalar(0u8))) {
             Value::Tensor(t) => Ok(t),
             Value::Ref(var) => {

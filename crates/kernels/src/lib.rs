@@ -6,8 +6,8 @@
 
 pub mod array;
 mod cancel;
-pub mod io;
 mod context;
+pub mod io;
 mod kernel;
 pub mod math;
 pub mod nn;

@@ -68,5 +68,11 @@ pub fn create_kernel(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
             node.op, node.name
         ))
     })?;
-    f(node).map_err(|e| if e.message.contains(&node.name) { e } else { e.context(format!("node '{}' (op {})", node.name, node.op)) })
+    f(node).map_err(|e| {
+        if e.message.contains(&node.name) {
+            e
+        } else {
+            e.context(format!("node '{}' (op {})", node.name, node.op))
+        }
+    })
 }

@@ -51,7 +51,9 @@ impl ParsedKey {
         let incarnation = u64::from_str_radix(parts[1], 16)
             .map_err(|_| Status::invalid_argument(format!("invalid rendezvous key '{key}': incarnation is not hex")))?;
         if parts[0].is_empty() || parts[2].is_empty() || parts[3].is_empty() {
-            return Err(Status::invalid_argument(format!("invalid rendezvous key '{key}': empty device or tensor name")));
+            return Err(Status::invalid_argument(format!(
+                "invalid rendezvous key '{key}': empty device or tensor name"
+            )));
         }
         Ok(ParsedKey {
             send_device: parts[0].to_string(),
@@ -69,7 +71,12 @@ mod tests {
 
     #[test]
     fn key_round_trip() {
-        let k = rendezvous_key("/job:worker/replica:0/task:0/device:CPU:0", 0xa1b2c3d4e5f607, "/job:ps/replica:0/task:0/device:CPU:0", "edge_7_grad/AddN");
+        let k = rendezvous_key(
+            "/job:worker/replica:0/task:0/device:CPU:0",
+            0xa1b2c3d4e5f607,
+            "/job:ps/replica:0/task:0/device:CPU:0",
+            "edge_7_grad/AddN",
+        );
         assert_eq!(k, "/job:worker/replica:0/task:0/device:CPU:0;00a1b2c3d4e5f607;/job:ps/replica:0/task:0/device:CPU:0;edge_7_grad/AddN;0:0");
         let p = ParsedKey::parse(&k).unwrap();
         assert_eq!(p.incarnation, 0xa1b2c3d4e5f607);

@@ -26,9 +26,11 @@ impl Var {
 
     /// The current value (a cheap clone), or FailedPrecondition if uninitialized.
     pub fn read(&self) -> Result<Tensor, Status> {
-        self.value.read().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| {
-            Status::failed_precondition(format!("Attempting to use uninitialized value {}", self.name))
-        })
+        self.value
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .ok_or_else(|| Status::failed_precondition(format!("Attempting to use uninitialized value {}", self.name)))
     }
 
     /// Replaces the value.
@@ -53,9 +55,9 @@ impl Var {
     /// Runs `f` on the value under the write lock (in-place updates by optimizers).
     pub fn update<R>(&self, f: impl FnOnce(&mut Tensor) -> Result<R, Status>) -> Result<R, Status> {
         let mut g = self.value.write().unwrap_or_else(|e| e.into_inner());
-        let t = g
-            .as_mut()
-            .ok_or_else(|| Status::failed_precondition(format!("Attempting to use uninitialized value {}", self.name)))?;
+        let t = g.as_mut().ok_or_else(|| {
+            Status::failed_precondition(format!("Attempting to use uninitialized value {}", self.name))
+        })?;
         f(t)
     }
 }
@@ -89,12 +91,9 @@ impl ResourceMgr {
         let g = self.map.lock().unwrap_or_else(|e| e.into_inner());
         match g.get(&key) {
             Some(r) => r.clone().downcast::<T>().map_err(|_| Status::internal("resource type mismatch")),
-            None => Err(Status::not_found(format!(
-                "Resource {}/{}/{} does not exist.",
-                key.0,
-                name,
-                short_type::<T>()
-            ))),
+            None => {
+                Err(Status::not_found(format!("Resource {}/{}/{} does not exist.", key.0, name, short_type::<T>())))
+            }
         }
     }
 
@@ -119,9 +118,9 @@ impl ResourceMgr {
     pub fn delete<T: Any + Send + Sync>(&self, cont: &str, name: &str) -> Result<(), Status> {
         let key = (container(cont), name.to_string(), std::any::type_name::<T>());
         let mut g = self.map.lock().unwrap_or_else(|e| e.into_inner());
-        g.remove(&key)
-            .map(|_| ())
-            .ok_or_else(|| Status::not_found(format!("Resource {}/{}/{} does not exist.", key.0, name, short_type::<T>())))
+        g.remove(&key).map(|_| ()).ok_or_else(|| {
+            Status::not_found(format!("Resource {}/{}/{} does not exist.", key.0, name, short_type::<T>()))
+        })
     }
 
     /// Drops every resource in the given containers (all containers if empty).

@@ -48,7 +48,12 @@ pub fn run_kernel_values(
 
 /// Like [`run_kernel_values`] for tensor inputs and outputs.
 pub fn run_kernel(node: NodeDef, inputs: Vec<Tensor>, num_outputs: usize) -> Result<Vec<Tensor>, Status> {
-    let out = run_kernel_values(node, inputs.into_iter().map(Value::Tensor).collect(), num_outputs, Arc::new(ResourceMgr::new()))?;
+    let out = run_kernel_values(
+        node,
+        inputs.into_iter().map(Value::Tensor).collect(),
+        num_outputs,
+        Arc::new(ResourceMgr::new()),
+    )?;
     out.into_iter().map(|v| v.tensor()).collect()
 }
 

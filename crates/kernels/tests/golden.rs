@@ -40,7 +40,8 @@ fn num(v: &J) -> f64 {
 
 fn tensor(j: &J) -> Tensor {
     let dt = dtype(j["dtype"].as_str().expect("dtype"));
-    let shape: Vec<usize> = j["shape"].as_array().expect("shape").iter().map(|d| d.as_u64().unwrap() as usize).collect();
+    let shape: Vec<usize> =
+        j["shape"].as_array().expect("shape").iter().map(|d| d.as_u64().unwrap() as usize).collect();
     let data = j["data"].as_array().expect("data");
     let storage = match dt {
         DataType::Float => Storage::F32(data.iter().map(|v| num(v) as f32).collect()),
@@ -122,7 +123,8 @@ fn golden_values_match_tensorflow() {
                         }
                         let (gv, wv) = (g.to_f64_vec().unwrap(), w.to_f64_vec().unwrap());
                         if let Some(k) = (0..gv.len()).find(|&k| !close(gv[k], wv[k], rtol, atol)) {
-                            failures.push(format!("{name}: output {i}[{k}] = {} but TensorFlow gives {}", gv[k], wv[k]));
+                            failures
+                                .push(format!("{name}: output {i}[{k}] = {} but TensorFlow gives {}", gv[k], wv[k]));
                         }
                     }
                 }
