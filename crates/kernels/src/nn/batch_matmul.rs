@@ -22,9 +22,11 @@ pub(crate) fn batch_matmul_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, 
     Ok(Box::new(BatchMatMul { adj_x: node.attr_bool("adj_x")?, adj_y: node.attr_bool("adj_y")?, dtype }))
 }
 
-/// Broadcasts two batch shapes; returns the output batch dims and, per output batch, the
-/// flat batch index into each operand.
-fn broadcast_batches(xb: &[usize], yb: &[usize]) -> Option<(Vec<usize>, Vec<(usize, usize)>)> {
+/// Output batch dims and, per output batch, the flat batch index into each operand.
+type Batches = (Vec<usize>, Vec<(usize, usize)>);
+
+/// Broadcasts two batch shapes.
+fn broadcast_batches(xb: &[usize], yb: &[usize]) -> Option<Batches> {
     let n = xb.len().max(yb.len());
     let pad = |d: &[usize]| -> Vec<usize> { std::iter::repeat_n(1, n - d.len()).chain(d.iter().copied()).collect() };
     let (xp, yp) = (pad(xb), pad(yb));

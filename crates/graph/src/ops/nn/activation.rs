@@ -112,9 +112,11 @@ pub(super) fn register(r: &mut OpRegistry) {
                 .build(),
         );
     }
-    for (name, second, types) in
-        [("ReluGrad", "features", REAL_TYPES), ("Relu6Grad", "features", REAL_TYPES), ("EluGrad", "outputs", FLOAT_TYPES)]
-    {
+    for (name, second, types) in [
+        ("ReluGrad", "features", REAL_TYPES),
+        ("Relu6Grad", "features", REAL_TYPES),
+        ("EluGrad", "outputs", FLOAT_TYPES),
+    ] {
         r.add(
             op(name)
                 .input("gradients: T")

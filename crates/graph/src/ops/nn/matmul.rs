@@ -112,5 +112,11 @@ pub fn mat_mul(s: &Scope, a: Output, b: Output, transpose_a: bool, transpose_b: 
 /// `BatchMatMulV2`: batched `x · y` over the (broadcast) leading dims; `adj_x`/`adj_y`
 /// transpose the last two dims first.
 pub fn batch_mat_mul_v2(s: &Scope, x: Output, y: Output, adj_x: bool, adj_y: bool) -> Output {
-    s.op("BatchMatMulV2").input(x).input(y).attr("adj_x", attr::bool(adj_x)).attr("adj_y", attr::bool(adj_y)).build().output(0)
+    s.op("BatchMatMulV2")
+        .input(x)
+        .input(y)
+        .attr("adj_x", attr::bool(adj_x))
+        .attr("adj_y", attr::bool(adj_y))
+        .build()
+        .output(0)
 }

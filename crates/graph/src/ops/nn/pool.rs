@@ -90,7 +90,9 @@ pub(super) fn register(r: &mut OpRegistry) {
 }
 
 fn window_attrs(b: crate::scope::OpBuilder, ksize: &[i64], strides: &[i64], padding: &str) -> crate::scope::OpBuilder {
-    b.attr("ksize", attr::list_int(ksize)).attr("strides", attr::list_int(strides)).attr("padding", attr::string(padding))
+    b.attr("ksize", attr::list_int(ksize))
+        .attr("strides", attr::list_int(strides))
+        .attr("padding", attr::string(padding))
 }
 
 /// `MaxPool` (NHWC): `ksize` and `strides` have 4 entries (batch and depth 1).

@@ -37,7 +37,13 @@ fn activation_shapes() {
     let y = bias_add(&s, x.clone(), b);
     assert_eq!(s.graph().shape_of(&y), Some(vec![-1, 10]));
     assert_eq!(s.graph().shape_of(&bias_add_grad(&s, y.clone())), Some(vec![10]));
-    for o in [relu(&s, y.clone()), relu6(&s, y.clone()), elu(&s, y.clone()), softmax(&s, y.clone()), log_softmax(&s, y.clone())] {
+    for o in [
+        relu(&s, y.clone()),
+        relu6(&s, y.clone()),
+        elu(&s, y.clone()),
+        softmax(&s, y.clone()),
+        log_softmax(&s, y.clone()),
+    ] {
         assert_eq!(s.graph().shape_of(&o), Some(vec![-1, 10]));
     }
     let g = relu_grad(&s, y.clone(), x.clone());
