@@ -1,6 +1,46 @@
-//! nn kernels.
+//! nn kernels: matrix products, bias, rectifiers, softmax and cross-entropy, convolution
+//! (blocked im2col + gemm) and pooling. NHWC throughout.
+//!
+//! [`gemm`] is a safe front end to the `gemm` crate that other families may reuse.
+
+mod avg_pool;
+mod batch_matmul;
+mod bias;
+mod common;
+mod conv;
+mod conv_backprop;
+pub mod gemm;
+mod im2col;
+mod matmul;
+mod max_pool;
+mod pool;
+mod relu;
+mod softmax;
+mod xent;
 
 use crate::KernelRegistry;
 
 /// Registers this family's kernels.
-pub(crate) fn register(_r: &mut KernelRegistry) {}
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("MatMul", matmul::matmul_factory);
+    r.add("BatchMatMulV2", batch_matmul::batch_matmul_factory);
+    r.add("BiasAdd", bias::bias_add_factory);
+    r.add("BiasAddGrad", bias::bias_add_grad_factory);
+    r.add("Relu", relu::relu_factory);
+    r.add("ReluGrad", relu::relu_grad_factory);
+    r.add("Relu6", relu::relu6_factory);
+    r.add("Relu6Grad", relu::relu6_grad_factory);
+    r.add("Elu", relu::elu_factory);
+    r.add("EluGrad", relu::elu_grad_factory);
+    r.add("Softmax", softmax::softmax_factory);
+    r.add("LogSoftmax", softmax::log_softmax_factory);
+    r.add("SoftmaxCrossEntropyWithLogits", xent::xent_factory);
+    r.add("SparseSoftmaxCrossEntropyWithLogits", xent::sparse_xent_factory);
+    r.add("Conv2D", conv::conv2d_factory);
+    r.add("Conv2DBackpropInput", conv_backprop::backprop_input_factory);
+    r.add("Conv2DBackpropFilter", conv_backprop::backprop_filter_factory);
+    r.add("MaxPool", max_pool::max_pool_factory);
+    r.add("MaxPoolGrad", max_pool::max_pool_grad_factory);
+    r.add("AvgPool", avg_pool::avg_pool_factory);
+    r.add("AvgPoolGrad", avg_pool::avg_pool_grad_factory);
+}

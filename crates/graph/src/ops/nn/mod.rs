@@ -1,0 +1,33 @@
+//! nn ops: matrix products, bias, activations, softmax and cross-entropy, convolution and
+//! pooling (TensorFlow's definitions, shape functions and one builder per op).
+
+mod activation;
+mod conv;
+mod matmul;
+mod pool;
+mod window;
+
+pub use activation::*;
+pub use conv::*;
+pub use matmul::*;
+pub use pool::*;
+
+use crate::registry::OpRegistry;
+
+/// TensorFlow's `numbertype` (without the quantized types).
+const NUMBER_TYPES: &str =
+    "{float, double, int32, uint8, int16, int8, complex64, int64, bfloat16, uint16, complex128, half, uint32, uint64}";
+/// TensorFlow's `realnumbertype`.
+const REAL_TYPES: &str = "{float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}";
+/// Floating-point types of the softmax and pooling ops.
+const FLOAT_TYPES: &str = "{half, bfloat16, float, double}";
+
+pub(crate) fn register(r: &mut OpRegistry) {
+    matmul::register(r);
+    activation::register(r);
+    conv::register(r);
+    pool::register(r);
+}
+
+#[cfg(test)]
+mod tests;

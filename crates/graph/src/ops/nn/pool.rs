@@ -1,0 +1,134 @@
+//! `MaxPool`, `MaxPoolGrad`, `AvgPool`, `AvgPoolGrad` (NHWC).
+
+use ferroflow_core::{attr, Status};
+
+use super::window::{const_shape, is_nhwc, out_size, padding, spatial, with_rank};
+use super::{FLOAT_TYPES, REAL_TYPES};
+use crate::op_def::op;
+use crate::registry::OpRegistry;
+use crate::scope::{Output, Scope};
+use crate::shape_fn::{unchanged, Dims, ShapeCtx};
+
+/// Pooled shape of a [batch, rows, cols, depth] input.
+fn pooled(c: &ShapeCtx, x: &Dims) -> Result<Dims, Status> {
+    let x = with_rank(c, x, 4, "input")?;
+    let (kr, kc) = spatial(c, "ksize")?;
+    let (sr, sc) = spatial(c, "strides")?;
+    let Some(same) = padding(c)? else { return Ok(Some(vec![x[0], -1, -1, x[3]])) };
+    if !is_nhwc(c)? {
+        return Ok(Some(vec![-1; 4]));
+    }
+    Ok(Some(vec![x[0], out_size(c, x[1], kr, sr, same)?, out_size(c, x[2], kc, sc, same)?, x[3]]))
+}
+
+fn pool_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    Ok(vec![pooled(c, &c.input(0))?])
+}
+
+fn avg_pool_grad_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    match const_shape(c, 0) {
+        Some(v) if v.len() == 4 => Ok(vec![Some(v)]),
+        Some(v) => Err(c.error(format!("orig_input_shape must have 4 elements, got {v:?}"))),
+        None => Ok(vec![Some(vec![-1; 4])]),
+    }
+}
+
+pub(super) fn register(r: &mut OpRegistry) {
+    r.add(
+        op("MaxPool")
+            .attr("T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16} = DT_FLOAT")
+            .attr("ksize: list(int) >= 4")
+            .attr("strides: list(int) >= 4")
+            .attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+            .attr("explicit_paddings: list(int) = []")
+            .attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+            .input("input: T")
+            .output("output: T")
+            .shape_fn(pool_shape)
+            .build(),
+    );
+    r.add(
+        op("MaxPoolGrad")
+            .attr("ksize: list(int) >= 4")
+            .attr("strides: list(int) >= 4")
+            .attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+            .attr("explicit_paddings: list(int) = []")
+            .attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+            .input("orig_input: T")
+            .input("orig_output: T")
+            .input("grad: T")
+            .output("output: T")
+            .attr(&format!("T: {REAL_TYPES} = DT_FLOAT"))
+            .shape_fn(unchanged)
+            .build(),
+    );
+    r.add(
+        op("AvgPool")
+            .input("value: T")
+            .output("output: T")
+            .attr("ksize: list(int) >= 4")
+            .attr("strides: list(int) >= 4")
+            .attr("padding: {'SAME', 'VALID'}")
+            .attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+            .attr(&format!("T: {FLOAT_TYPES}"))
+            .shape_fn(pool_shape)
+            .build(),
+    );
+    r.add(
+        op("AvgPoolGrad")
+            .input("orig_input_shape: int32")
+            .input("grad: T")
+            .output("output: T")
+            .attr("ksize: list(int) >= 4")
+            .attr("strides: list(int) >= 4")
+            .attr("padding: {'SAME', 'VALID'}")
+            .attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+            .attr(&format!("T: {FLOAT_TYPES}"))
+            .shape_fn(avg_pool_grad_shape)
+            .build(),
+    );
+}
+
+fn window_attrs(b: crate::scope::OpBuilder, ksize: &[i64], strides: &[i64], padding: &str) -> crate::scope::OpBuilder {
+    b.attr("ksize", attr::list_int(ksize))
+        .attr("strides", attr::list_int(strides))
+        .attr("padding", attr::string(padding))
+}
+
+/// `MaxPool` (NHWC): `ksize` and `strides` have 4 entries (batch and depth 1).
+pub fn max_pool(s: &Scope, x: Output, ksize: &[i64], strides: &[i64], padding: &str) -> Output {
+    window_attrs(s.op("MaxPool").input(x), ksize, strides, padding).build().output(0)
+}
+
+/// `MaxPoolGrad`: routes `grad` to the maximum of each window of `orig_input`.
+pub fn max_pool_grad(
+    s: &Scope,
+    orig_input: Output,
+    orig_output: Output,
+    grad: Output,
+    ksize: &[i64],
+    strides: &[i64],
+    padding: &str,
+) -> Output {
+    window_attrs(s.op("MaxPoolGrad").input(orig_input).input(orig_output).input(grad), ksize, strides, padding)
+        .build()
+        .output(0)
+}
+
+/// `AvgPool` (NHWC): averages each window over the input pixels it covers.
+pub fn avg_pool(s: &Scope, x: Output, ksize: &[i64], strides: &[i64], padding: &str) -> Output {
+    window_attrs(s.op("AvgPool").input(x), ksize, strides, padding).build().output(0)
+}
+
+/// `AvgPoolGrad`: spreads `grad` evenly over each window of an input of shape
+/// `orig_input_shape` (int32 [4]).
+pub fn avg_pool_grad(
+    s: &Scope,
+    orig_input_shape: Output,
+    grad: Output,
+    ksize: &[i64],
+    strides: &[i64],
+    padding: &str,
+) -> Output {
+    window_attrs(s.op("AvgPoolGrad").input(orig_input_shape).input(grad), ksize, strides, padding).build().output(0)
+}

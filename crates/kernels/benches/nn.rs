@@ -1,0 +1,113 @@
+//! nn kernel benchmarks on the shapes of the MNIST models (batch 50) and two matrix
+//! products. Compare with `scripts/bench/tf_nn_ops.py` (TensorFlow on the same shapes).
+//!
+//! `cargo bench -p ferroflow-kernels --bench nn`
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{attr, DataType, Tensor};
+use ferroflow_kernels::testutil::{node, run_kernel};
+
+fn data(dims: &[usize], seed: u64) -> Tensor {
+    let n: usize = dims.iter().product();
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let v: Vec<f32> = (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        })
+        .collect();
+    Tensor::new(dims.to_vec(), v).unwrap()
+}
+
+fn sizes(d: &[usize]) -> Tensor {
+    Tensor::vec(d.iter().map(|&v| v as i32).collect::<Vec<_>>())
+}
+
+fn conv_node(op: &str) -> NodeDef {
+    node(
+        op,
+        &[
+            ("T", attr::ty(DataType::Float)),
+            ("strides", attr::list_int(&[1, 1, 1, 1])),
+            ("padding", attr::string("SAME")),
+            ("data_format", attr::string("NHWC")),
+            ("dilations", attr::list_int(&[1, 1, 1, 1])),
+            ("explicit_paddings", attr::list_int(&[])),
+            ("use_cudnn_on_gpu", attr::bool(true)),
+        ],
+    )
+}
+
+fn pool_node(op: &str) -> NodeDef {
+    node(
+        op,
+        &[
+            ("T", attr::ty(DataType::Float)),
+            ("ksize", attr::list_int(&[1, 2, 2, 1])),
+            ("strides", attr::list_int(&[1, 2, 2, 1])),
+            ("padding", attr::string("SAME")),
+            ("data_format", attr::string("NHWC")),
+            ("explicit_paddings", attr::list_int(&[])),
+        ],
+    )
+}
+
+fn bench_matmul(c: &mut Criterion) {
+    let mut g = c.benchmark_group("matmul");
+    for (m, k, n) in [(100, 784, 256), (1024, 1024, 1024)] {
+        let nd = node(
+            "MatMul",
+            &[("T", attr::ty(DataType::Float)), ("transpose_a", attr::bool(false)), ("transpose_b", attr::bool(false))],
+        );
+        let (a, b) = (data(&[m, k], 1), data(&[k, n], 2));
+        g.bench_function(format!("{m}x{k}x{n}"), |bch| {
+            bch.iter(|| run_kernel(nd.clone(), vec![a.clone(), b.clone()], 1).unwrap())
+        });
+    }
+    g.finish();
+}
+
+/// The two convolutions of the MNIST CNN at batch 50: [50,28,28,1]*[5,5,1,32] and
+/// [50,14,14,32]*[5,5,32,64], both SAME, stride 1.
+const CONVS: [(&str, [usize; 4], [usize; 4]); 2] =
+    [("conv1", [50, 28, 28, 1], [5, 5, 1, 32]), ("conv2", [50, 14, 14, 32], [5, 5, 32, 64])];
+
+fn bench_conv(c: &mut Criterion) {
+    let mut g = c.benchmark_group("conv2d");
+    g.sample_size(20);
+    for (name, xs, fs) in CONVS {
+        let (x, f) = (data(&xs, 3), data(&fs, 4));
+        let dy = data(&[xs[0], xs[1], xs[2], fs[3]], 5);
+        let fwd = conv_node("Conv2D");
+        g.bench_function(format!("{name}_forward"), |b| {
+            b.iter(|| run_kernel(fwd.clone(), vec![x.clone(), f.clone()], 1).unwrap())
+        });
+        let bi = conv_node("Conv2DBackpropInput");
+        g.bench_function(format!("{name}_backprop_input"), |b| {
+            b.iter(|| run_kernel(bi.clone(), vec![sizes(&xs), f.clone(), dy.clone()], 1).unwrap())
+        });
+        let bf = conv_node("Conv2DBackpropFilter");
+        g.bench_function(format!("{name}_backprop_filter"), |b| {
+            b.iter(|| run_kernel(bf.clone(), vec![x.clone(), sizes(&fs), dy.clone()], 1).unwrap())
+        });
+    }
+    g.finish();
+}
+
+fn bench_pool(c: &mut Criterion) {
+    let mut g = c.benchmark_group("pool");
+    let x = data(&[50, 28, 28, 32], 6);
+    let y = run_kernel(pool_node("MaxPool"), vec![x.clone()], 1).unwrap().remove(0);
+    let gy = data(&[50, 14, 14, 32], 7);
+    g.bench_function("max_pool_50x28x28x32", |b| {
+        b.iter(|| run_kernel(pool_node("MaxPool"), vec![x.clone()], 1).unwrap())
+    });
+    g.bench_function("max_pool_grad_50x28x28x32", |b| {
+        b.iter(|| run_kernel(pool_node("MaxPoolGrad"), vec![x.clone(), y.clone(), gy.clone()], 1).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench_matmul, bench_conv, bench_pool);
+criterion_main!(benches);

@@ -1,0 +1,224 @@
+//! `BiasAdd` and `BiasAddGrad` (data_format NHWC: channels last; NCHW: channels at dim 1).
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use rayon::prelude::*;
+
+use super::common::{check_dtype, for_chunks, unsupported_type, Num, PAR_MIN};
+use crate::{OpContext, OpKernel};
+
+/// `(outer, channels, inner)`: the value is a row-major [outer, channels, inner] block.
+fn layout(ctx: &OpContext, dims: &[usize], nchw: bool) -> Result<(usize, usize, usize), Status> {
+    if dims.len() < 2 {
+        return Err(ctx.error(format!("Input tensor must be at least 2D: {}", super::common::dims_str(dims))));
+    }
+    let cd = if nchw { 1 } else { dims.len() - 1 };
+    Ok((dims[..cd].iter().product(), dims[cd], dims[cd + 1..].iter().product()))
+}
+
+fn nchw_attr(node: &NodeDef) -> Result<bool, Status> {
+    match node.attr_string("data_format")?.as_str() {
+        "NHWC" => Ok(false),
+        "NCHW" => Ok(true),
+        f => Err(node.node_error(format!("data_format must be NHWC or NCHW, got '{f}'"))),
+    }
+}
+
+fn check_type(node: &NodeDef) -> Result<DataType, Status> {
+    let dtype = node.attr_type("T")?;
+    if !matches!(dtype, DataType::Float | DataType::Double | DataType::Int32 | DataType::Int64) {
+        return Err(unsupported_type(node, dtype));
+    }
+    Ok(dtype)
+}
+
+struct BiasAdd {
+    nchw: bool,
+    dtype: DataType,
+}
+
+pub(crate) fn bias_add_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(BiasAdd { nchw: nchw_attr(node)?, dtype: check_type(node)? }))
+}
+
+impl BiasAdd {
+    fn run<T: Num>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let bias = ctx.input(1)?;
+        let mut x = ctx.take_input(0)?;
+        let (_, c, inner) = layout(ctx, x.dims(), self.nchw)?;
+        if bias.rank() != 1 {
+            return Err(ctx.error(format!("Biases must be 1D: {}", bias.shape())));
+        }
+        if bias.dims()[0] != c {
+            return Err(ctx.error(format!(
+                "Must provide as many biases as the {} dimension of the input tensor: {} vs. {}",
+                if self.nchw { "channel" } else { "last" },
+                bias.shape(),
+                x.shape()
+            )));
+        }
+        let b = bias.as_slice::<T>()?;
+        let data = x.data_mut::<T>()?;
+        if c == 0 || inner == 0 {
+            // Nothing to add.
+        } else if !self.nchw {
+            for_chunks(data, c, |_, chunk| {
+                for row in chunk.chunks_exact_mut(c) {
+                    for (v, &bv) in row.iter_mut().zip(b) {
+                        *v = v.add(bv);
+                    }
+                }
+            });
+        } else {
+            for_chunks(data, inner, |off, chunk| {
+                for (i, block) in chunk.chunks_exact_mut(inner).enumerate() {
+                    let bv = b[(off / inner + i) % c];
+                    block.iter_mut().for_each(|v| *v = v.add(bv));
+                }
+            });
+        }
+        ctx.set_output(0, x)
+    }
+}
+
+impl OpKernel for BiasAdd {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        for i in 0..2 {
+            check_dtype(ctx.node(), &format!("input {i}"), ctx.input(i)?.dtype(), self.dtype)?;
+        }
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx),
+            DataType::Double => self.run::<f64>(ctx),
+            DataType::Int32 => self.run::<i32>(ctx),
+            DataType::Int64 => self.run::<i64>(ctx),
+            d => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+struct BiasAddGrad {
+    nchw: bool,
+    dtype: DataType,
+}
+
+pub(crate) fn bias_add_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(BiasAddGrad { nchw: nchw_attr(node)?, dtype: check_type(node)? }))
+}
+
+/// Sums a row-major [outer, c, inner] block over outer and inner into `acc` (len c).
+fn sum_into<T: Num>(data: &[T], c: usize, inner: usize, acc: &mut [T]) {
+    if inner == 1 {
+        for row in data.chunks_exact(c) {
+            for (a, &v) in acc.iter_mut().zip(row) {
+                *a = a.add(v);
+            }
+        }
+    } else {
+        for (i, block) in data.chunks_exact(inner).enumerate() {
+            let s = block.iter().fold(T::default(), |s, &v| s.add(v));
+            acc[i % c] = acc[i % c].add(s);
+        }
+    }
+}
+
+impl BiasAddGrad {
+    fn run<T: Num>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let g = ctx.input(0)?;
+        let (outer, c, inner) = layout(ctx, g.dims(), self.nchw)?;
+        let data = g.as_slice::<T>()?;
+        let mut acc = vec![T::default(); c];
+        let threads = rayon::current_num_threads();
+        if c > 0 && inner > 0 && outer > 1 && data.len() >= PAR_MIN && threads > 1 {
+            let per = outer.div_ceil(threads) * c * inner;
+            let parts: Vec<Vec<T>> = data
+                .par_chunks(per)
+                .map(|chunk| {
+                    let mut a = vec![T::default(); c];
+                    sum_into(chunk, c, inner, &mut a);
+                    a
+                })
+                .collect();
+            for p in parts {
+                for (a, v) in acc.iter_mut().zip(p) {
+                    *a = a.add(v);
+                }
+            }
+        } else if c > 0 && inner > 0 {
+            sum_into(data, c, inner, &mut acc);
+        }
+        ctx.set_output(0, Tensor::new(vec![c], acc)?)
+    }
+}
+
+impl OpKernel for BiasAddGrad {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        check_dtype(ctx.node(), "out_backprop", ctx.input(0)?.dtype(), self.dtype)?;
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx),
+            DataType::Double => self.run::<f64>(ctx),
+            DataType::Int32 => self.run::<i32>(ctx),
+            DataType::Int64 => self.run::<i64>(ctx),
+            d => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn run(op: &str, fmt: &str, inputs: Vec<Tensor>) -> Result<Tensor, Status> {
+        let n = node(op, &[("T", attr::ty(inputs[0].dtype())), ("data_format", attr::string(fmt))]);
+        run_kernel(n, inputs, 1).map(|mut v| v.remove(0))
+    }
+
+    #[test]
+    fn adds_per_channel() {
+        let x = Tensor::new(vec![2, 1, 3], vec![1.0f32, 2., 3., 4., 5., 6.]).unwrap();
+        let b = Tensor::vec(vec![10.0f32, 20., 30.]);
+        let y = run("BiasAdd", "NHWC", vec![x, b]).unwrap();
+        assert_eq!(y.as_slice::<f32>().unwrap(), &[11., 22., 33., 14., 25., 36.]);
+        let x = Tensor::new(vec![1, 2, 3], vec![1i32, 2, 3, 4, 5, 6]).unwrap();
+        let y = run("BiasAdd", "NCHW", vec![x, Tensor::vec(vec![100i32, 200])]).unwrap();
+        assert_eq!(y.as_slice::<i32>().unwrap(), &[101, 102, 103, 204, 205, 206]);
+    }
+
+    #[test]
+    fn large_input_matches_sequential() {
+        let (rows, c) = (3000, 7);
+        let x: Vec<f64> = (0..rows * c).map(|v| (v % 13) as f64).collect();
+        let b: Vec<f64> = (0..c).map(|v| v as f64 * 0.5).collect();
+        let y = run("BiasAdd", "NHWC", vec![Tensor::new(vec![rows, c], x.clone()).unwrap(), Tensor::vec(b.clone())])
+            .unwrap();
+        let want: Vec<f64> = x.iter().enumerate().map(|(i, v)| v + b[i % c]).collect();
+        assert_eq!(y.as_slice::<f64>().unwrap(), &want[..]);
+        let g = run("BiasAddGrad", "NHWC", vec![Tensor::new(vec![rows, c], x.clone()).unwrap()]).unwrap();
+        let mut want = vec![0.0; c];
+        x.iter().enumerate().for_each(|(i, v)| want[i % c] += v);
+        assert_eq!(g.as_slice::<f64>().unwrap(), &want[..]);
+    }
+
+    #[test]
+    fn grad_sums_all_but_channels() {
+        let g = Tensor::new(vec![2, 2, 2], vec![1.0f32, 2., 3., 4., 5., 6., 7., 8.]).unwrap();
+        let r = run("BiasAddGrad", "NHWC", vec![g.clone()]).unwrap();
+        assert_eq!(r.as_slice::<f32>().unwrap(), &[16., 20.]);
+        let r = run("BiasAddGrad", "NCHW", vec![g]).unwrap();
+        assert_eq!(r.as_slice::<f32>().unwrap(), &[14., 22.]);
+    }
+
+    #[test]
+    fn shape_errors() {
+        let x = Tensor::zeros(DataType::Float, vec![2, 3]).unwrap();
+        let e = run("BiasAdd", "NHWC", vec![x.clone(), Tensor::vec(vec![1.0f32; 4])]).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("[4] vs. [2,3]"), "{e}");
+        let e = run("BiasAdd", "NHWC", vec![Tensor::vec(vec![1.0f32; 3]), Tensor::vec(vec![1.0f32; 3])]).unwrap_err();
+        assert!(e.message.contains("at least 2D"), "{e}");
+        let e = run("BiasAdd", "NHWC", vec![x, Tensor::vec(vec![1.0f64; 3])]).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+    }
+}

@@ -1,0 +1,283 @@
+//! Helpers shared by the nn kernels: the [`Real`] element trait, attr parsing (padding,
+//! strides, data format) and TensorFlow's windowed-output-size arithmetic.
+
+use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, TensorType};
+
+/// Element count above which elementwise kernels split their work over the rayon pool.
+pub(crate) const PAR_MIN: usize = 32 * 1024;
+
+/// Elements per rayon task in elementwise kernels.
+pub(crate) const PAR_CHUNK: usize = 16 * 1024;
+
+/// Floating-point element types of the nn kernels (`f32`, `f64`).
+pub(crate) trait Real:
+    TensorType
+    + Copy
+    + Default
+    + PartialOrd
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+{
+    /// 0
+    const ZERO: Self;
+    /// 1
+    const ONE: Self;
+    /// e^x
+    fn exp(self) -> Self;
+    /// ln x
+    fn ln(self) -> Self;
+    /// Conversion from usize.
+    fn from_usize(v: usize) -> Self;
+}
+
+macro_rules! real {
+    ($t:ty) => {
+        impl Real for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            #[inline(always)]
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            #[inline(always)]
+            fn from_usize(v: usize) -> Self {
+                v as $t
+            }
+        }
+    };
+}
+real!(f32);
+real!(f64);
+
+/// Numeric element types with TensorFlow's (wrapping, for integers) addition.
+pub(crate) trait Num: TensorType + Copy + Default + PartialOrd {
+    /// `self + o`, wrapping for integers.
+    fn add(self, o: Self) -> Self;
+}
+
+macro_rules! num {
+    ($($t:ty: $add:ident),*) => {$(
+        impl Num for $t {
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                self.$add(o)
+            }
+        }
+    )*};
+}
+trait PlainAdd: Add<Output = Self> + Sized {
+    #[inline(always)]
+    fn plain_add(self, o: Self) -> Self {
+        self + o
+    }
+}
+impl PlainAdd for f32 {}
+impl PlainAdd for f64 {}
+num!(f32: plain_add, f64: plain_add, i32: wrapping_add, i64: wrapping_add);
+
+/// An Unimplemented status naming the node.
+pub(crate) fn unimplemented(node: &NodeDef, msg: impl std::fmt::Display) -> Status {
+    Status::unimplemented(format!("node '{}' (op {}): {msg}", node.name, node.op))
+}
+
+/// The error for a dtype a kernel does not handle.
+pub(crate) fn unsupported_type(node: &NodeDef, dt: DataType) -> Status {
+    unimplemented(node, format!("no CPU kernel for T={dt}"))
+}
+
+/// Checks that a tensor has the dtype the kernel was built for.
+pub(crate) fn check_dtype(node: &NodeDef, what: &str, got: DataType, want: DataType) -> Result<(), Status> {
+    if got != want {
+        return Err(node.node_error(format!("{what} is {got} but attr T is {want}")));
+    }
+    Ok(())
+}
+
+/// TensorFlow's padding schemes (EXPLICIT is rejected when parsed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Padding {
+    /// Output size ceil(in / stride); zero (or ignored) padding split before/after.
+    Same,
+    /// No padding.
+    Valid,
+}
+
+/// Reads the `padding` attr.
+pub(crate) fn padding_attr(node: &NodeDef) -> Result<Padding, Status> {
+    match node.attr_string("padding")?.as_str() {
+        "SAME" => Ok(Padding::Same),
+        "VALID" => Ok(Padding::Valid),
+        "EXPLICIT" => {
+            Err(unimplemented(node, "padding EXPLICIT is not supported by ferroflow yet (use SAME or VALID)"))
+        }
+        other => Err(node.node_error(format!("padding must be SAME or VALID, got '{other}'"))),
+    }
+}
+
+/// Checks that `data_format` (if present) is NHWC; `op_kind` names the op family in the error.
+pub(crate) fn require_nhwc(node: &NodeDef, unimplemented_code: bool) -> Result<(), Status> {
+    if !node.has_attr("data_format") {
+        return Ok(());
+    }
+    let f = node.attr_string("data_format")?;
+    if f == "NHWC" {
+        return Ok(());
+    }
+    let msg = format!("only the NHWC tensor format is supported on the CPU; the op was given the format: {f}");
+    Err(if unimplemented_code { unimplemented(node, msg) } else { node.node_error(msg) })
+}
+
+/// Reads a 4-element NHWC window attr (`strides`, `ksize`) and returns its (rows, cols) part.
+/// Batch and depth entries must be 1 (Unimplemented otherwise, like TensorFlow).
+pub(crate) fn spatial_attr(node: &NodeDef, name: &str) -> Result<(usize, usize), Status> {
+    let v = node.attr_list_int(name)?;
+    if v.len() != 4 {
+        return Err(node.node_error(format!("{name} must specify 4 dimensions, got {} ({v:?})", v.len())));
+    }
+    if v.iter().any(|&x| x <= 0) {
+        return Err(node.node_error(format!("{name} entries must be > 0, got {v:?}")));
+    }
+    if v[0] != 1 || v[3] != 1 {
+        return Err(unimplemented(
+            node,
+            format!("{name} {v:?}: the current implementation does not yet support {name} in the batch and depth dimensions"),
+        ));
+    }
+    let cap = |x: i64| usize::try_from(x).ok().filter(|&x| x < (1 << 31));
+    match (cap(v[1]), cap(v[2])) {
+        (Some(r), Some(c)) => Ok((r, c)),
+        _ => Err(node.node_error(format!("{name} {v:?} is too large"))),
+    }
+}
+
+/// Checks that `dilations` (if present) is all ones.
+pub(crate) fn require_unit_dilations(node: &NodeDef) -> Result<(), Status> {
+    if !node.has_attr("dilations") {
+        return Ok(());
+    }
+    let d = node.attr_list_int("dilations")?;
+    if d.len() != 4 {
+        return Err(node.node_error(format!("dilations must specify 4 dimensions, got {d:?}")));
+    }
+    if d.iter().any(|&x| x != 1) {
+        return Err(unimplemented(
+            node,
+            format!("dilations {d:?} are not supported by ferroflow yet (only [1,1,1,1])"),
+        ));
+    }
+    Ok(())
+}
+
+/// One spatial dimension of a sliding window: output size and padding before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    /// Input size.
+    pub input: usize,
+    /// Window (filter) size.
+    pub size: usize,
+    /// Stride.
+    pub stride: usize,
+    /// Output size.
+    pub output: usize,
+    /// Padding before (TensorFlow puts the odd element after).
+    pub pad: usize,
+}
+
+impl Window {
+    /// TensorFlow's `GetWindowedOutputSize` (dilation 1): VALID gives
+    /// `(in - k + stride) / stride` (an error if negative), SAME gives `ceil(in / stride)` with
+    /// `pad_before = max(0, (out - 1) * stride + k - in) / 2`.
+    pub fn new(input: usize, size: usize, stride: usize, padding: Padding) -> Result<Window, String> {
+        if stride == 0 {
+            return Err(format!("stride must be > 0, but got {stride}"));
+        }
+        let (i, k, s) = (input as i64, size as i64, stride as i64);
+        let (out, pad) = match padding {
+            Padding::Valid => ((i - k + s) / s, 0),
+            Padding::Same => {
+                let out = (i + s - 1) / s;
+                let needed = ((out - 1) * s + k - i).max(0);
+                (out, needed / 2)
+            }
+        };
+        if out < 0 {
+            return Err(format!(
+                "computed output size would be negative: {out} [input_size: {input}, effective_filter_size: {size}, stride: {stride}]"
+            ));
+        }
+        Ok(Window { input, size, stride, output: out as usize, pad: pad as usize })
+    }
+
+    /// The input range `[start, end)` covered by output position `o` (clipped to the input).
+    #[inline(always)]
+    pub fn range(&self, o: usize) -> (usize, usize) {
+        let start = (o * self.stride) as isize - self.pad as isize;
+        let end = (start + self.size as isize).min(self.input as isize);
+        (start.max(0) as usize, end.max(0) as usize)
+    }
+}
+
+/// Formats dims like TensorFlow (`[2,3]`).
+pub(crate) fn dims_str(d: &[usize]) -> String {
+    let v: Vec<String> = d.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", v.join(","))
+}
+
+/// Runs `f` on chunks of `data` (in parallel when `data` is large). `f` gets the chunk's
+/// offset and the chunk; chunks hold a multiple of `unit` elements.
+pub(crate) fn for_chunks<T: Send>(data: &mut [T], unit: usize, f: impl Fn(usize, &mut [T]) + Sync) {
+    use rayon::prelude::*;
+    let unit = unit.max(1);
+    if data.len() < PAR_MIN || rayon::current_num_threads() < 2 {
+        f(0, data);
+        return;
+    }
+    let per = PAR_CHUNK.div_ceil(unit) * unit;
+    data.par_chunks_mut(per).enumerate().for_each(|(i, c)| f(i * per, c));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_sizes_match_tensorflow() {
+        let w = Window::new(28, 5, 1, Padding::Same).unwrap();
+        assert_eq!((w.output, w.pad), (28, 2));
+        let w = Window::new(28, 2, 2, Padding::Same).unwrap();
+        assert_eq!((w.output, w.pad), (14, 0));
+        let w = Window::new(5, 2, 2, Padding::Same).unwrap();
+        assert_eq!((w.output, w.pad), (3, 0));
+        let w = Window::new(6, 3, 2, Padding::Same).unwrap();
+        assert_eq!((w.output, w.pad), (3, 0));
+        let w = Window::new(7, 4, 1, Padding::Same).unwrap();
+        assert_eq!((w.output, w.pad), (7, 1));
+        let w = Window::new(28, 5, 1, Padding::Valid).unwrap();
+        assert_eq!((w.output, w.pad), (24, 0));
+        let w = Window::new(7, 3, 2, Padding::Valid).unwrap();
+        assert_eq!(w.output, 3);
+        // TensorFlow truncates toward zero: (4 - 5 + 2) / 2 = 0, not an error.
+        assert_eq!(Window::new(4, 5, 2, Padding::Valid).unwrap().output, 0);
+        assert!(Window::new(2, 5, 1, Padding::Valid).unwrap_err().contains("negative"));
+        assert!(Window::new(2, 5, 0, Padding::Valid).is_err());
+    }
+
+    #[test]
+    fn window_ranges_clip() {
+        let w = Window::new(5, 3, 1, Padding::Same).unwrap();
+        assert_eq!(w.range(0), (0, 2));
+        assert_eq!(w.range(2), (1, 4));
+        assert_eq!(w.range(4), (3, 5));
+    }
+}

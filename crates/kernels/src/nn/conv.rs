@@ -1,0 +1,267 @@
+//! `Conv2D` (NHWC input, HWIO filter) as blocked im2col + gemm: the output rows are split
+//! into blocks whose patch matrix fits in L2; each block is one single-threaded gemm, and
+//! blocks run in parallel on the rayon pool. A 1×1 stride-1 convolution is one gemm.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use rayon::prelude::*;
+
+use super::common::{
+    check_dtype, dims_str, padding_attr, require_nhwc, require_unit_dilations, spatial_attr, unimplemented,
+    unsupported_type, Padding, Window,
+};
+use super::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
+use super::im2col::{im2col, ConvGeom};
+use crate::{OpContext, OpKernel};
+
+/// Target size in bytes of one block of patches (half of this machine's per-core L2, leaving
+/// room for gemm's packed filter and the output block).
+pub(crate) const BLOCK_BYTES: usize = 192 * 1024;
+
+/// Attrs shared by Conv2D and its gradients.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ConvAttrs {
+    /// (row, col) strides.
+    pub strides: (usize, usize),
+    /// SAME or VALID.
+    pub padding: Padding,
+}
+
+impl ConvAttrs {
+    /// Parses and checks `strides`, `padding`, `explicit_paddings`, `data_format`, `dilations`.
+    pub fn parse(node: &NodeDef) -> Result<ConvAttrs, Status> {
+        require_nhwc(node, true)?;
+        let strides = spatial_attr(node, "strides")?;
+        let padding = padding_attr(node)?;
+        if node.has_attr("explicit_paddings") && !node.attr_list_int("explicit_paddings")?.is_empty() {
+            return Err(
+                node.node_error("explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT")
+            );
+        }
+        require_unit_dilations(node)?;
+        Ok(ConvAttrs { strides, padding })
+    }
+
+    /// Validates input and filter dims (`label` prefixes messages, like TensorFlow's
+    /// `Conv2DBackpropInput: …`) and computes the geometry.
+    pub fn geom(&self, node: &NodeDef, label: &str, input: &[usize], filter: &[usize]) -> Result<ConvGeom, Status> {
+        if input.len() != 4 {
+            return Err(node.node_error(format!("{label}input must be 4-dimensional{}", dims_str(input))));
+        }
+        if filter.len() != 4 {
+            return Err(node.node_error(format!("{label}filter must be 4-dimensional: {}", dims_str(filter))));
+        }
+        let (c, fc) = (input[3], filter[2]);
+        if fc == 0 || c % fc != 0 {
+            return Err(
+                node.node_error(format!("{label}input depth must be evenly divisible by filter depth: {c} vs {fc}"))
+            );
+        }
+        if c != fc {
+            return Err(unimplemented(
+                node,
+                format!(
+                    "{label}grouped convolution (input depth {c}, filter depth {fc}) is not supported by ferroflow yet"
+                ),
+            ));
+        }
+        let win = |i: usize, k: usize, s: usize| {
+            Window::new(i, k, s, self.padding).map_err(|e| node.node_error(format!("{label}{e}")))
+        };
+        Ok(ConvGeom {
+            n: input[0],
+            c,
+            oc: filter[3],
+            y: win(input[1], filter[0], self.strides.0)?,
+            x: win(input[2], filter[1], self.strides.1)?,
+        })
+    }
+}
+
+/// `out[rows × oc] = patches(input) · filter[K × oc]`.
+pub(crate) fn conv2d_forward<T: GemmScalar>(g: &ConvGeom, input: &[T], filter: &[T], out: &mut [T]) {
+    let (m, k, oc) = (g.rows(), g.k(), g.oc);
+    if m == 0 || oc == 0 {
+        return;
+    }
+    if k == 0 {
+        out.fill(T::default());
+        return;
+    }
+    let fm = Mat::row_major(filter, oc, false);
+    if g.is_pointwise() {
+        T::gemm(m, oc, k, Mat::row_major(input, k, false), fm, out, oc, false, true);
+        return;
+    }
+    let threads = rayon::current_num_threads();
+    let parallel = threads > 1 && m * k * oc >= PAR_GEMM_MIN;
+    let mut rb = g.block_rows(std::mem::size_of::<T>(), BLOCK_BYTES);
+    if parallel {
+        rb = rb.min(m.div_ceil(threads));
+    }
+    let rb = rb.min(m);
+    let block = |buf: &mut Vec<T>, (bi, chunk): (usize, &mut [T])| {
+        let rows = chunk.len() / oc;
+        im2col(g, input, bi * rb, rows, buf);
+        T::gemm(rows, oc, k, Mat::row_major(&buf[..rows * k], k, false), fm, chunk, oc, false, false);
+    };
+    let init = || vec![T::default(); rb * k];
+    if parallel {
+        out.par_chunks_mut(rb * oc).enumerate().for_each_init(init, block);
+    } else {
+        let mut buf = init();
+        out.chunks_mut(rb * oc).enumerate().for_each(|x| block(&mut buf, x));
+    }
+}
+
+struct Conv2D {
+    attrs: ConvAttrs,
+    dtype: DataType,
+}
+
+pub(crate) fn conv2d_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let dtype = node.attr_type("T")?;
+    if !matches!(dtype, DataType::Float | DataType::Double | DataType::Int32) {
+        return Err(unsupported_type(node, dtype));
+    }
+    Ok(Box::new(Conv2D { attrs: ConvAttrs::parse(node)?, dtype }))
+}
+
+impl Conv2D {
+    fn run<T: GemmScalar>(&self, ctx: &mut OpContext, x: &Tensor, f: &Tensor) -> Result<(), Status> {
+        let g = self.attrs.geom(ctx.node(), "", x.dims(), f.dims())?;
+        let mut out = vec![T::default(); g.rows() * g.oc];
+        conv2d_forward(&g, x.as_slice::<T>()?, f.as_slice::<T>()?, &mut out);
+        ctx.set_output(0, Tensor::new(vec![g.n, g.y.output, g.x.output, g.oc], out)?)
+    }
+}
+
+impl OpKernel for Conv2D {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let (x, f) = (ctx.input(0)?, ctx.input(1)?);
+        check_dtype(ctx.node(), "input", x.dtype(), self.dtype)?;
+        check_dtype(ctx.node(), "filter", f.dtype(), self.dtype)?;
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx, &x, &f),
+            DataType::Double => self.run::<f64>(ctx, &x, &f),
+            DataType::Int32 => self.run::<i32>(ctx, &x, &f),
+            d => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+/// A fully attributed conv node for tests.
+#[cfg(test)]
+pub(crate) fn conv_node(op: &str, dtype: DataType, strides: &[i64], padding: &str) -> NodeDef {
+    crate::testutil::node(
+        op,
+        &[
+            ("T", ferroflow_core::attr::ty(dtype)),
+            ("strides", ferroflow_core::attr::list_int(strides)),
+            ("padding", ferroflow_core::attr::string(padding)),
+            ("data_format", ferroflow_core::attr::string("NHWC")),
+            ("dilations", ferroflow_core::attr::list_int(&[1, 1, 1, 1])),
+            ("explicit_paddings", ferroflow_core::attr::list_int(&[])),
+            ("use_cudnn_on_gpu", ferroflow_core::attr::bool(true)),
+        ],
+    )
+}
+
+/// Direct (loop) convolution used as the reference in tests.
+#[cfg(test)]
+pub(crate) fn conv_reference(g: &ConvGeom, x: &[f64], f: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; g.rows() * g.oc];
+    for b in 0..g.n {
+        for oy in 0..g.y.output {
+            for ox in 0..g.x.output {
+                for ky in 0..g.y.size {
+                    for kx in 0..g.x.size {
+                        let iy = (oy * g.y.stride + ky) as isize - g.y.pad as isize;
+                        let ix = (ox * g.x.stride + kx) as isize - g.x.pad as isize;
+                        if iy < 0 || ix < 0 || iy >= g.y.input as isize || ix >= g.x.input as isize {
+                            continue;
+                        }
+                        for ci in 0..g.c {
+                            let xv = x[((b * g.y.input + iy as usize) * g.x.input + ix as usize) * g.c + ci];
+                            for o in 0..g.oc {
+                                out[((b * g.y.output + oy) * g.x.output + ox) * g.oc + o] +=
+                                    xv * f[((ky * g.x.size + kx) * g.c + ci) * g.oc + o];
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use ferroflow_core::{attr, Code};
+
+    use super::*;
+    use crate::testutil::run_kernel;
+
+    pub(crate) fn data(n: usize, seed: usize) -> Vec<f64> {
+        (0..n).map(|i| (((i * 31 + seed * 17) % 23) as f64 - 11.0) / 8.0).collect()
+    }
+
+    #[test]
+    fn matches_reference_over_shapes() {
+        let cases = [
+            // (n, h, w, c, kh, kw, oc, stride, padding)
+            (2, 7, 6, 3, 3, 3, 4, 1, "SAME"),
+            (2, 7, 6, 3, 3, 2, 4, 2, "SAME"),
+            (1, 8, 8, 2, 5, 5, 3, 1, "VALID"),
+            (3, 9, 5, 2, 2, 3, 5, 3, "VALID"),
+            (2, 4, 4, 3, 1, 1, 2, 1, "SAME"),
+            (2, 5, 5, 3, 1, 1, 2, 2, "VALID"),
+            (2, 28, 28, 1, 5, 5, 8, 1, "SAME"),
+        ];
+        for (n, h, w, c, kh, kw, oc, s, p) in cases {
+            let x = data(n * h * w * c, 1);
+            let f = data(kh * kw * c * oc, 2);
+            let nd = conv_node("Conv2D", DataType::Double, &[1, s, s, 1], p);
+            let attrs = ConvAttrs::parse(&nd).unwrap();
+            let g = attrs.geom(&nd, "", &[n, h, w, c], &[kh, kw, c, oc]).unwrap();
+            let want = conv_reference(&g, &x, &f);
+            let xt = Tensor::new(vec![n, h, w, c], x).unwrap();
+            let ft = Tensor::new(vec![kh, kw, c, oc], f).unwrap();
+            let got = run_kernel(nd, vec![xt, ft], 1).unwrap().remove(0);
+            assert_eq!(got.dims(), &[n, g.y.output, g.x.output, oc]);
+            let got = got.as_slice::<f64>().unwrap();
+            for (a, b) in got.iter().zip(&want) {
+                assert!((a - b).abs() < 1e-9, "case {:?}: {a} vs {b}", (n, h, w, c, kh, kw, oc, s, p));
+            }
+        }
+    }
+
+    #[test]
+    fn errors() {
+        let run = |x: Vec<usize>, f: Vec<usize>, strides: &[i64], p: &str| {
+            let nd = conv_node("Conv2D", DataType::Float, strides, p);
+            let xt = Tensor::zeros(DataType::Float, x).unwrap();
+            let ft = Tensor::zeros(DataType::Float, f).unwrap();
+            run_kernel(nd, vec![xt, ft], 1).unwrap_err()
+        };
+        let e = run(vec![1, 4, 4, 2], vec![2, 2, 3, 1], &[1, 1, 1, 1], "SAME");
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("evenly divisible by filter depth: 2 vs 3"), "{e}");
+        let e = run(vec![1, 4, 4, 2], vec![2, 2, 1, 1], &[1, 1, 1, 1], "SAME");
+        assert_eq!(e.code, Code::Unimplemented);
+        let e = run(vec![1, 2, 2, 1], vec![5, 5, 1, 1], &[1, 1, 1, 1], "VALID");
+        assert!(e.message.contains("negative"), "{e}");
+        let e = run(vec![4, 4, 1], vec![1, 1, 1, 1], &[1, 1, 1, 1], "VALID");
+        assert!(e.message.contains("4-dimensional"), "{e}");
+        let e = run(vec![1, 4, 4, 1], vec![1, 1, 1, 1], &[2, 1, 1, 1], "VALID");
+        assert_eq!(e.code, Code::Unimplemented);
+        let e = run(vec![1, 4, 4, 1], vec![1, 1, 1, 1], &[1, 1, 1, 1], "EXPLICIT");
+        assert_eq!(e.code, Code::Unimplemented);
+        let mut nd = conv_node("Conv2D", DataType::Float, &[1, 1, 1, 1], "SAME");
+        nd.attr.insert("dilations".into(), attr::list_int(&[1, 2, 2, 1]));
+        assert_eq!(crate::create_kernel(&nd).err().unwrap().code, Code::Unimplemented);
+        nd.attr.insert("data_format".into(), attr::string("NCHW"));
+        assert_eq!(crate::create_kernel(&nd).err().unwrap().code, Code::Unimplemented);
+    }
+}

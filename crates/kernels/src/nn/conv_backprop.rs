@@ -1,0 +1,316 @@
+//! `Conv2DBackpropInput` (patch gradients `dy · filterᵀ`, scattered back with col2im, one
+//! image per rayon task) and `Conv2DBackpropFilter` (`Σ patchesᵀ · dy`, one partial sum per
+//! thread over blocks of rows that stay in cache).
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use rayon::prelude::*;
+
+use super::common::{check_dtype, dims_str, unsupported_type, Real};
+use super::conv::{ConvAttrs, BLOCK_BYTES};
+use super::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
+use super::im2col::{col2im_add, im2col, ConvGeom};
+use crate::{OpContext, OpKernel};
+
+/// Reads a shape given as a 1-D int32 tensor (`input_sizes`, `filter_sizes`).
+fn sizes(ctx: &OpContext, t: &Tensor, label: &str, what: &str) -> Result<Vec<usize>, Status> {
+    if t.rank() != 1 {
+        return Err(ctx.error(format!("{label}{what} input must be 1-dimensional, not {}", t.rank())));
+    }
+    let v: Vec<i64> = match t.dtype() {
+        DataType::Int32 => t.as_slice::<i32>()?.iter().map(|&x| x as i64).collect(),
+        DataType::Int64 => t.as_slice::<i64>()?.to_vec(),
+        d => return Err(ctx.error(format!("{label}{what} must be int32, got {d}"))),
+    };
+    let dims = ferroflow_core::Shape::from_i64(&v).map_err(|e| ctx.error(format!("{label}{what}: {}", e.message)))?;
+    Ok(dims.0)
+}
+
+/// Checks that `dy` has the shape the forward convolution would produce.
+fn check_out_backprop(
+    ctx: &OpContext,
+    label: &str,
+    g: &ConvGeom,
+    dy: &[usize],
+    filter: &[usize],
+) -> Result<(), Status> {
+    if dy.len() != 4 {
+        return Err(ctx.error(format!("{label}out_backprop must be 4-dimensional{}", dims_str(dy))));
+    }
+    if dy[0] != g.n {
+        return Err(ctx.error(format!(
+            "{label}input and out_backprop must have the same batch size, input batch: {} outbackprop batch: {} batch_dim: 0",
+            g.n, dy[0]
+        )));
+    }
+    if dy[3] != g.oc {
+        return Err(ctx.error(format!(
+            "{label}filter and out_backprop must have the same out_depth, filter: {} out_backprop: {}",
+            filter[3], dy[3]
+        )));
+    }
+    for (dim, w, actual) in [(1, &g.y, dy[1]), (2, &g.x, dy[2])] {
+        if w.output != actual {
+            return Err(ctx.error(format!(
+                "{label}Size of out_backprop doesn't match computed: actual = {actual}, computed = {} spatial_dim: {dim} \
+                 input: {} filter: {} output: {actual} stride: {} dilation: 1",
+                w.output, w.input, w.size, w.stride
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn float_type(node: &NodeDef) -> Result<DataType, Status> {
+    let dtype = node.attr_type("T")?;
+    if !matches!(dtype, DataType::Float | DataType::Double) {
+        return Err(unsupported_type(node, dtype));
+    }
+    Ok(dtype)
+}
+
+/// `dx` (zeroed, `n·h·w·c`) = col2im(dy[rows × oc] · filter[K × oc]ᵀ).
+pub(crate) fn conv2d_backprop_input<T: GemmScalar + Real>(g: &ConvGeom, filter: &[T], dy: &[T], dx: &mut [T]) {
+    let (m, k, oc) = (g.rows(), g.k(), g.oc);
+    if m == 0 || k == 0 {
+        return;
+    }
+    // filterᵀ as an [oc × K] view of the [K × oc] row-major filter.
+    let ft = Mat { data: filter, rs: 1, cs: oc };
+    if g.is_pointwise() {
+        T::gemm(m, k, oc, Mat::row_major(dy, oc, false), ft, dx, k, false, true);
+        return;
+    }
+    let per = g.rows_per_image();
+    let rb = g.block_rows(std::mem::size_of::<T>(), BLOCK_BYTES).min(per);
+    let parallel_images = g.n > 1 && rayon::current_num_threads() > 1 && m * k * oc >= PAR_GEMM_MIN;
+    let image = |buf: &mut Vec<T>, (b, dxi): (usize, &mut [T])| {
+        let mut start = b * per;
+        while start < (b + 1) * per {
+            let cnt = rb.min((b + 1) * per - start);
+            let dyb = Mat::row_major(&dy[start * oc..(start + cnt) * oc], oc, false);
+            T::gemm(cnt, k, oc, dyb, ft, buf, k, false, !parallel_images);
+            col2im_add(g, buf, start, cnt, dxi, b * g.image_len());
+            start += cnt;
+        }
+    };
+    let init = || vec![T::default(); rb * k];
+    if parallel_images {
+        dx.par_chunks_mut(g.image_len()).enumerate().for_each_init(init, image);
+    } else {
+        let mut buf = init();
+        dx.chunks_mut(g.image_len()).enumerate().for_each(|x| image(&mut buf, x));
+    }
+}
+
+/// `dw[K × oc] = Σ_rows patches(x)ᵀ · dy`.
+pub(crate) fn conv2d_backprop_filter<T: GemmScalar + Real>(g: &ConvGeom, x: &[T], dy: &[T]) -> Vec<T> {
+    let (m, k, oc) = (g.rows(), g.k(), g.oc);
+    let mut dw = vec![T::ZERO; k * oc];
+    if m == 0 || k == 0 || oc == 0 {
+        return dw;
+    }
+    if g.is_pointwise() {
+        T::gemm(k, oc, m, Mat { data: x, rs: 1, cs: k }, Mat::row_major(dy, oc, false), &mut dw, oc, false, true);
+        return dw;
+    }
+    let threads = rayon::current_num_threads();
+    let parts = if threads > 1 && m * k * oc >= PAR_GEMM_MIN { threads.min(m) } else { 1 };
+    let rows_per_part = m.div_ceil(parts);
+    let rb = g.block_rows(std::mem::size_of::<T>(), BLOCK_BYTES).min(rows_per_part);
+    let part = |p: usize, acc: &mut [T]| {
+        let mut buf = vec![T::default(); rb * k];
+        let (lo, hi) = (p * rows_per_part, ((p + 1) * rows_per_part).min(m));
+        let mut start = lo;
+        while start < hi {
+            let cnt = rb.min(hi - start);
+            im2col(g, x, start, cnt, &mut buf);
+            let dyb = Mat::row_major(&dy[start * oc..(start + cnt) * oc], oc, false);
+            T::gemm(k, oc, cnt, Mat { data: &buf[..cnt * k], rs: 1, cs: k }, dyb, acc, oc, start > lo, false);
+            start += cnt;
+        }
+    };
+    if parts == 1 {
+        part(0, &mut dw);
+    } else {
+        let partials: Vec<Vec<T>> = (0..parts)
+            .into_par_iter()
+            .map(|p| {
+                let mut acc = vec![T::ZERO; k * oc];
+                part(p, &mut acc);
+                acc
+            })
+            .collect();
+        for p in partials {
+            for (a, v) in dw.iter_mut().zip(p) {
+                *a += v;
+            }
+        }
+    }
+    dw
+}
+
+struct BackpropInput {
+    attrs: ConvAttrs,
+    dtype: DataType,
+}
+
+pub(crate) fn backprop_input_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(BackpropInput { attrs: ConvAttrs::parse(node)?, dtype: float_type(node)? }))
+}
+
+const INPUT_LABEL: &str = "Conv2DBackpropInput: ";
+const FILTER_LABEL: &str = "Conv2DBackpropFilter: ";
+
+impl BackpropInput {
+    fn run<T: GemmScalar + Real>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let (sz, f, dy) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
+        let mut shape = sizes(ctx, &sz, INPUT_LABEL, "input_sizes")?;
+        if shape.len() == 2 && dy.rank() == 4 && f.rank() == 4 {
+            shape = vec![dy.dims()[0], shape[0], shape[1], f.dims()[2]];
+        } else if shape.len() != 4 {
+            return Err(ctx.error(format!(
+                "{INPUT_LABEL}input_sizes must contain 4 values or 2 values, but got: {}",
+                shape.len()
+            )));
+        }
+        let g = self.attrs.geom(ctx.node(), INPUT_LABEL, &shape, f.dims())?;
+        check_out_backprop(ctx, INPUT_LABEL, &g, dy.dims(), f.dims())?;
+        let mut dx = vec![T::ZERO; g.n * g.image_len()];
+        conv2d_backprop_input(&g, f.as_slice::<T>()?, dy.as_slice::<T>()?, &mut dx);
+        ctx.set_output(0, Tensor::new(shape, dx)?)
+    }
+}
+
+impl OpKernel for BackpropInput {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        check_dtype(ctx.node(), "filter", ctx.input(1)?.dtype(), self.dtype)?;
+        check_dtype(ctx.node(), "out_backprop", ctx.input(2)?.dtype(), self.dtype)?;
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx),
+            DataType::Double => self.run::<f64>(ctx),
+            d => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+struct BackpropFilter {
+    attrs: ConvAttrs,
+    dtype: DataType,
+}
+
+pub(crate) fn backprop_filter_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(BackpropFilter { attrs: ConvAttrs::parse(node)?, dtype: float_type(node)? }))
+}
+
+impl BackpropFilter {
+    fn run<T: GemmScalar + Real>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let (x, sz, dy) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
+        let shape = sizes(ctx, &sz, FILTER_LABEL, "filter_sizes")?;
+        let g = self.attrs.geom(ctx.node(), FILTER_LABEL, x.dims(), &shape)?;
+        check_out_backprop(ctx, FILTER_LABEL, &g, dy.dims(), &shape)?;
+        let dw = conv2d_backprop_filter(&g, x.as_slice::<T>()?, dy.as_slice::<T>()?);
+        ctx.set_output(0, Tensor::new(shape, dw)?)
+    }
+}
+
+impl OpKernel for BackpropFilter {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        check_dtype(ctx.node(), "input", ctx.input(0)?.dtype(), self.dtype)?;
+        check_dtype(ctx.node(), "out_backprop", ctx.input(2)?.dtype(), self.dtype)?;
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx),
+            DataType::Double => self.run::<f64>(ctx),
+            d => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::Code;
+
+    use super::*;
+    use crate::nn::conv::tests::data;
+    use crate::nn::conv::{conv_node, conv_reference};
+    use crate::testutil::run_kernel;
+
+    /// Checks both gradients against the reference forward conv through the adjoint
+    /// identities `<conv(x, w), dy> = <x, dx> = <w, dw>`.
+    #[test]
+    fn gradients_are_adjoints_of_the_reference() {
+        let cases = [
+            (2, 7, 6, 3, 3, 3, 4, 1, "SAME"),
+            (2, 7, 6, 3, 3, 2, 4, 2, "SAME"),
+            (1, 8, 8, 2, 5, 5, 3, 1, "VALID"),
+            (3, 9, 5, 2, 2, 3, 5, 3, "VALID"),
+            (2, 4, 4, 3, 1, 1, 2, 1, "SAME"),
+            (2, 5, 5, 3, 1, 1, 2, 2, "VALID"),
+            (4, 14, 14, 8, 5, 5, 16, 1, "SAME"),
+        ];
+        for (n, h, w, c, kh, kw, oc, s, p) in cases {
+            let x = data(n * h * w * c, 3);
+            let f = data(kh * kw * c * oc, 4);
+            let nd = conv_node("Conv2DBackpropInput", DataType::Double, &[1, s, s, 1], p);
+            let g = ConvAttrs::parse(&nd).unwrap().geom(&nd, "", &[n, h, w, c], &[kh, kw, c, oc]).unwrap();
+            let dy = data(g.rows() * oc, 5);
+            let fwd = conv_reference(&g, &x, &f);
+            let lhs: f64 = fwd.iter().zip(&dy).map(|(a, b)| a * b).sum();
+            let dy_t = Tensor::new(vec![n, g.y.output, g.x.output, oc], dy).unwrap();
+            let dims = |d: &[usize]| Tensor::vec(d.iter().map(|&v| v as i32).collect::<Vec<_>>());
+            let dx = run_kernel(
+                nd,
+                vec![dims(&[n, h, w, c]), Tensor::new(vec![kh, kw, c, oc], f.clone()).unwrap(), dy_t.clone()],
+                1,
+            )
+            .unwrap()
+            .remove(0);
+            assert_eq!(dx.dims(), &[n, h, w, c]);
+            let r: f64 = dx.as_slice::<f64>().unwrap().iter().zip(&x).map(|(a, b)| a * b).sum();
+            assert!(
+                (lhs - r).abs() < 1e-8 * lhs.abs().max(1.0),
+                "input grad {:?}: {lhs} vs {r}",
+                (n, h, w, c, kh, s, p)
+            );
+            let nd = conv_node("Conv2DBackpropFilter", DataType::Double, &[1, s, s, 1], p);
+            let dw = run_kernel(nd, vec![Tensor::new(vec![n, h, w, c], x).unwrap(), dims(&[kh, kw, c, oc]), dy_t], 1)
+                .unwrap()
+                .remove(0);
+            assert_eq!(dw.dims(), &[kh, kw, c, oc]);
+            let r: f64 = dw.as_slice::<f64>().unwrap().iter().zip(&f).map(|(a, b)| a * b).sum();
+            assert!(
+                (lhs - r).abs() < 1e-8 * lhs.abs().max(1.0),
+                "filter grad {:?}: {lhs} vs {r}",
+                (n, h, w, c, kh, s, p)
+            );
+        }
+    }
+
+    #[test]
+    fn shape_errors() {
+        let nd = conv_node("Conv2DBackpropInput", DataType::Float, &[1, 1, 1, 1], "SAME");
+        let f = Tensor::zeros(DataType::Float, vec![3, 3, 2, 4]).unwrap();
+        let dy = Tensor::zeros(DataType::Float, vec![1, 5, 5, 4]).unwrap();
+        let e = run_kernel(nd.clone(), vec![Tensor::vec(vec![1i32, 6, 6, 2]), f.clone(), dy.clone()], 1).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("Size of out_backprop doesn't match computed: actual = 5, computed = 6"), "{e}");
+        let e = run_kernel(nd.clone(), vec![Tensor::vec(vec![1i32, 5, 5]), f.clone(), dy.clone()], 1).unwrap_err();
+        assert!(e.message.contains("4 values or 2 values"), "{e}");
+        let e = run_kernel(nd.clone(), vec![Tensor::vec(vec![2i32, 5, 5, 2]), f.clone(), dy.clone()], 1).unwrap_err();
+        assert!(e.message.contains("same batch size"), "{e}");
+        let e = run_kernel(nd, vec![Tensor::vec(vec![1i32, -5, 5, 2]), f.clone(), dy.clone()], 1).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        let ok = run_kernel(
+            conv_node("Conv2DBackpropInput", DataType::Float, &[1, 1, 1, 1], "SAME"),
+            vec![Tensor::vec(vec![5i32, 5]), f, dy],
+            1,
+        )
+        .unwrap();
+        assert_eq!(ok[0].dims(), &[1, 5, 5, 2]);
+        let nd = conv_node("Conv2DBackpropFilter", DataType::Float, &[1, 1, 1, 1], "SAME");
+        let x = Tensor::zeros(DataType::Float, vec![1, 5, 5, 2]).unwrap();
+        let dy = Tensor::zeros(DataType::Float, vec![1, 5, 5, 3]).unwrap();
+        let e = run_kernel(nd, vec![x, Tensor::vec(vec![3i32, 3, 2, 4]), dy], 1).unwrap_err();
+        assert!(e.message.contains("same out_depth"), "{e}");
+    }
+}

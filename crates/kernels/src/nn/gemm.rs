@@ -1,0 +1,232 @@
+//! Safe matrix-product front end: `gemm` (0.19) for f32/f64, plain loops for integers.
+//!
+//! Other families may reuse [`GemmScalar::gemm`] for any strided product.
+
+use ferroflow_core::TensorType;
+use gemm::Parallelism;
+
+/// Products with at least this many multiply-adds (m·n·k) use gemm's rayon parallelism.
+/// Below it the fork/join costs more than it saves on a 2-core machine.
+pub const PAR_GEMM_MIN: usize = 1 << 18;
+
+/// A strided read-only matrix: element (i, j) is `data[i * rs + j * cs]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Mat<'a, T> {
+    /// Backing elements.
+    pub data: &'a [T],
+    /// Row stride.
+    pub rs: usize,
+    /// Column stride.
+    pub cs: usize,
+}
+
+impl<'a, T> Mat<'a, T> {
+    /// A row-major matrix with `cols` columns, or its transpose when `transposed`.
+    pub fn row_major(data: &'a [T], cols: usize, transposed: bool) -> Self {
+        if transposed {
+            Mat { data, rs: 1, cs: cols }
+        } else {
+            Mat { data, rs: cols, cs: 1 }
+        }
+    }
+
+    fn check(&self, rows: usize, cols: usize, what: &str) {
+        if rows > 0 && cols > 0 {
+            let last = (rows - 1) * self.rs + (cols - 1) * self.cs;
+            assert!(last < self.data.len(), "gemm: {what} view {rows}x{cols} out of bounds ({})", self.data.len());
+        }
+    }
+}
+
+/// Element types with a matrix product.
+pub trait GemmScalar: TensorType + Copy + Default + Send + Sync {
+    /// `c[i * ldc + j] (+)= Σ_p a(i, p) · b(p, j)` for an m×k `a` and a k×n `b`; accumulates
+    /// into `c` when `accumulate`, else overwrites it. `parallel` allows multithreading when
+    /// the product is large enough ([`PAR_GEMM_MIN`]).
+    #[allow(clippy::too_many_arguments)]
+    fn gemm(
+        m: usize,
+        n: usize,
+        k: usize,
+        a: Mat<Self>,
+        b: Mat<Self>,
+        c: &mut [Self],
+        ldc: usize,
+        accumulate: bool,
+        parallel: bool,
+    );
+}
+
+fn check_dst<T>(m: usize, n: usize, c: &[T], ldc: usize) {
+    if m > 0 && n > 0 {
+        assert!(
+            ldc >= n && (m - 1) * ldc + n <= c.len(),
+            "gemm: destination {m}x{n} (ld {ldc}) out of bounds ({})",
+            c.len()
+        );
+    }
+}
+
+fn zero_dst<T: Copy + Default>(m: usize, n: usize, c: &mut [T], ldc: usize) {
+    for i in 0..m {
+        c[i * ldc..i * ldc + n].fill(T::default());
+    }
+}
+
+macro_rules! float_gemm {
+    ($t:ty) => {
+        impl GemmScalar for $t {
+            fn gemm(
+                m: usize,
+                n: usize,
+                k: usize,
+                a: Mat<Self>,
+                b: Mat<Self>,
+                c: &mut [Self],
+                ldc: usize,
+                accumulate: bool,
+                parallel: bool,
+            ) {
+                a.check(m, k, "lhs");
+                b.check(k, n, "rhs");
+                check_dst(m, n, c, ldc);
+                if m == 0 || n == 0 {
+                    return;
+                }
+                if k == 0 {
+                    if !accumulate {
+                        zero_dst(m, n, c, ldc);
+                    }
+                    return;
+                }
+                let par = if parallel && m * n * k >= PAR_GEMM_MIN && rayon::current_num_threads() > 1 {
+                    Parallelism::Rayon(0)
+                } else {
+                    Parallelism::None
+                };
+                // SAFETY: every view was bounds-checked above for its extent, strides are
+                // non-negative, and `c` is borrowed mutably so it aliases neither input.
+                unsafe {
+                    gemm::gemm(
+                        m,
+                        n,
+                        k,
+                        c.as_mut_ptr(),
+                        1,
+                        ldc as isize,
+                        accumulate,
+                        a.data.as_ptr(),
+                        a.cs as isize,
+                        a.rs as isize,
+                        b.data.as_ptr(),
+                        b.cs as isize,
+                        b.rs as isize,
+                        1.0,
+                        1.0,
+                        false,
+                        false,
+                        false,
+                        par,
+                    )
+                }
+            }
+        }
+    };
+}
+float_gemm!(f32);
+float_gemm!(f64);
+
+macro_rules! int_gemm {
+    ($t:ty) => {
+        impl GemmScalar for $t {
+            fn gemm(
+                m: usize,
+                n: usize,
+                k: usize,
+                a: Mat<Self>,
+                b: Mat<Self>,
+                c: &mut [Self],
+                ldc: usize,
+                accumulate: bool,
+                _parallel: bool,
+            ) {
+                a.check(m, k, "lhs");
+                b.check(k, n, "rhs");
+                check_dst(m, n, c, ldc);
+                if !accumulate {
+                    zero_dst(m, n, c, ldc);
+                }
+                for i in 0..m {
+                    let row = &mut c[i * ldc..i * ldc + n];
+                    for p in 0..k {
+                        let av = a.data[i * a.rs + p * a.cs];
+                        if b.cs == 1 {
+                            let brow = &b.data[p * b.rs..p * b.rs + n];
+                            for (d, &bv) in row.iter_mut().zip(brow) {
+                                *d = d.wrapping_add(av.wrapping_mul(bv));
+                            }
+                        } else {
+                            for (j, d) in row.iter_mut().enumerate() {
+                                *d = d.wrapping_add(av.wrapping_mul(b.data[p * b.rs + j * b.cs]));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+int_gemm!(i32);
+int_gemm!(i64);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(m: usize, n: usize, k: usize, a: Mat<f64>, b: Mat<f64>) -> Vec<f64> {
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                for p in 0..k {
+                    c[i * n + j] += a.data[i * a.rs + p * a.cs] * b.data[p * b.rs + j * b.cs];
+                }
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn strided_products_match_naive() {
+        let (m, n, k) = (37, 29, 53);
+        let a: Vec<f64> = (0..m * k).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
+        let b: Vec<f64> = (0..k * n).map(|x| ((x * 5) % 11) as f64 - 5.0).collect();
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            let am = Mat::row_major(&a, if ta { m } else { k }, ta);
+            let bm = Mat::row_major(&b, if tb { k } else { n }, tb);
+            let want = naive(m, n, k, am, bm);
+            let mut c = vec![1.0; m * n];
+            f64::gemm(m, n, k, am, bm, &mut c, n, false, true);
+            assert_eq!(c, want);
+            let mut ci = vec![1i64; m * n];
+            let ai: Vec<i64> = a.iter().map(|&x| x as i64).collect();
+            let bi: Vec<i64> = b.iter().map(|&x| x as i64).collect();
+            i64::gemm(m, n, k, Mat { data: &ai, ..am.cast() }, Mat { data: &bi, ..bm.cast() }, &mut ci, n, true, false);
+            assert_eq!(ci, want.iter().map(|&x| x as i64 + 1).collect::<Vec<_>>());
+        }
+    }
+
+    impl<'a> Mat<'a, f64> {
+        fn cast(self) -> Mat<'static, i64> {
+            Mat { data: &[], rs: self.rs, cs: self.cs }
+        }
+    }
+
+    #[test]
+    fn empty_inner_dim_zeroes_or_keeps() {
+        let mut c = vec![3.0f32; 4];
+        f32::gemm(2, 2, 0, Mat { data: &[], rs: 0, cs: 1 }, Mat { data: &[], rs: 2, cs: 1 }, &mut c, 2, true, false);
+        assert_eq!(c, vec![3.0; 4]);
+        f32::gemm(2, 2, 0, Mat { data: &[], rs: 0, cs: 1 }, Mat { data: &[], rs: 2, cs: 1 }, &mut c, 2, false, false);
+        assert_eq!(c, vec![0.0; 4]);
+    }
+}

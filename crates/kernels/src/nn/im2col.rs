@@ -1,0 +1,165 @@
+//! Convolution geometry and the patch matrix ("im2col") of an NHWC input, built a block of
+//! output rows at a time so it stays in cache, plus its adjoint ("col2im", scatter-add).
+//!
+//! Output row `r` of a convolution is the output pixel `(b, oy, ox)` in row-major order;
+//! its patch row holds `K = kh·kw·c` values ordered `(ky, kx, ci)` — the same order as the
+//! rows of an HWIO filter viewed as a `[K, out_depth]` matrix, so `out = patches · filter`.
+
+use super::common::Window;
+
+/// Shapes of one NHWC convolution (filter HWIO).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ConvGeom {
+    /// Batch.
+    pub n: usize,
+    /// Input depth.
+    pub c: usize,
+    /// Output depth.
+    pub oc: usize,
+    /// Vertical window (input rows, filter rows, stride, output rows, padding).
+    pub y: Window,
+    /// Horizontal window.
+    pub x: Window,
+}
+
+impl ConvGeom {
+    /// Number of output pixels (rows of the patch matrix).
+    pub fn rows(&self) -> usize {
+        self.n * self.y.output * self.x.output
+    }
+
+    /// Output pixels per image.
+    pub fn rows_per_image(&self) -> usize {
+        self.y.output * self.x.output
+    }
+
+    /// Patch length `kh·kw·c`.
+    pub fn k(&self) -> usize {
+        self.y.size * self.x.size * self.c
+    }
+
+    /// Elements of one input image.
+    pub fn image_len(&self) -> usize {
+        self.y.input * self.x.input * self.c
+    }
+
+    /// Whether the patch matrix is the input itself (1×1 filter, stride 1, no padding).
+    pub fn is_pointwise(&self) -> bool {
+        self.y.size == 1 && self.x.size == 1 && self.y.stride == 1 && self.x.stride == 1
+    }
+
+    /// Rows per block so one block of patches is about `bytes` large, at least 8.
+    pub fn block_rows(&self, elem_bytes: usize, bytes: usize) -> usize {
+        (bytes / (self.k() * elem_bytes).max(1)).max(8)
+    }
+
+    /// Decodes output row `r` into (image, oy, ox).
+    #[inline(always)]
+    fn pixel(&self, r: usize) -> (usize, usize, usize) {
+        let per = self.rows_per_image();
+        let (b, p) = (r / per, r % per);
+        (b, p / self.x.output, p % self.x.output)
+    }
+
+    /// Calls `f(patch_offset, input_offset, len)` for each contiguous in-range run of the
+    /// patch of output row `r` (input offsets relative to the whole input); the rest of the
+    /// patch lies in the padding.
+    #[inline(always)]
+    fn runs(&self, r: usize, mut f: impl FnMut(usize, usize, usize)) {
+        let (b, oy, ox) = self.pixel(r);
+        let (c, kw) = (self.c, self.x.size);
+        let iy0 = (oy * self.y.stride) as isize - self.y.pad as isize;
+        let ix0 = (ox * self.x.stride) as isize - self.x.pad as isize;
+        let kx_lo = (-ix0).max(0) as usize;
+        let kx_hi = ((self.x.input as isize - ix0).max(0) as usize).min(kw);
+        if kx_lo >= kx_hi {
+            return;
+        }
+        for ky in 0..self.y.size {
+            let iy = iy0 + ky as isize;
+            if iy < 0 || iy >= self.y.input as isize {
+                continue;
+            }
+            let src = ((b * self.y.input + iy as usize) * self.x.input + (ix0 + kx_lo as isize) as usize) * c;
+            f((ky * kw + kx_lo) * c, src, (kx_hi - kx_lo) * c);
+        }
+    }
+}
+
+/// Writes the patches of output rows `start..start + count` into `buf` (`count × K`,
+/// row-major; padding positions become zero).
+pub(crate) fn im2col<T: Copy + Default>(g: &ConvGeom, input: &[T], start: usize, count: usize, buf: &mut [T]) {
+    let k = g.k();
+    let inside = |w: &Window| w.pad == 0 && (w.output == 0 || (w.output - 1) * w.stride + w.size <= w.input);
+    let full = inside(&g.y) && inside(&g.x);
+    for (i, row) in buf[..count * k].chunks_exact_mut(k).enumerate() {
+        if !full {
+            row.fill(T::default());
+        }
+        g.runs(start + i, |dst, src, len| row[dst..dst + len].copy_from_slice(&input[src..src + len]));
+    }
+}
+
+/// Adds the patch gradients of output rows `start..start + count` (`cols`, `count × K`) back
+/// into the input gradient `dx`, whose first element is input element `dx_base`.
+pub(crate) fn col2im_add<T: Copy + std::ops::AddAssign>(
+    g: &ConvGeom,
+    cols: &[T],
+    start: usize,
+    count: usize,
+    dx: &mut [T],
+    dx_base: usize,
+) {
+    let k = g.k();
+    for (i, row) in cols[..count * k].chunks_exact(k).enumerate() {
+        g.runs(start + i, |src, dst, len| {
+            let d = &mut dx[dst - dx_base..dst - dx_base + len];
+            for (a, &b) in d.iter_mut().zip(&row[src..src + len]) {
+                *a += b;
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::common::Padding;
+
+    fn geom(h: usize, w: usize, c: usize, kh: usize, kw: usize, s: usize, p: Padding) -> ConvGeom {
+        ConvGeom { n: 1, c, oc: 1, y: Window::new(h, kh, s, p).unwrap(), x: Window::new(w, kw, s, p).unwrap() }
+    }
+
+    #[test]
+    fn patches_with_same_padding() {
+        // 3x3 single-channel input 1..9, 3x3 filter, SAME: the centre patch is the input.
+        let g = geom(3, 3, 1, 3, 3, 1, Padding::Same);
+        let input: Vec<f32> = (1..=9).map(|v| v as f32).collect();
+        let mut buf = vec![-1.0f32; 9 * 9];
+        im2col(&g, &input, 0, 9, &mut buf);
+        assert_eq!(&buf[4 * 9..5 * 9], &input[..]);
+        assert_eq!(&buf[..9], &[0., 0., 0., 0., 1., 2., 0., 4., 5.]);
+        assert_eq!(&buf[8 * 9..], &[5., 6., 0., 8., 9., 0., 0., 0., 0.]);
+    }
+
+    #[test]
+    fn col2im_is_the_adjoint() {
+        // <im2col(x), y> == <x, col2im(y)> for a strided, padded, multi-channel case.
+        let g = ConvGeom {
+            n: 2,
+            c: 2,
+            oc: 1,
+            y: Window::new(5, 3, 2, Padding::Same).unwrap(),
+            x: Window::new(4, 2, 2, Padding::Same).unwrap(),
+        };
+        let x: Vec<f64> = (0..g.n * g.image_len()).map(|v| ((v * 7) % 11) as f64).collect();
+        let y: Vec<f64> = (0..g.rows() * g.k()).map(|v| ((v * 3) % 5) as f64 - 2.0).collect();
+        let mut cols = vec![0.0; g.rows() * g.k()];
+        im2col(&g, &x, 0, g.rows(), &mut cols);
+        let lhs: f64 = cols.iter().zip(&y).map(|(a, b)| a * b).sum();
+        let mut dx = vec![0.0; x.len()];
+        col2im_add(&g, &y, 0, g.rows(), &mut dx, 0);
+        let rhs: f64 = x.iter().zip(&dx).map(|(a, b)| a * b).sum();
+        assert_eq!(lhs, rhs);
+    }
+}

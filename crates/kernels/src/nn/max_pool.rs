@@ -1,0 +1,225 @@
+//! `MaxPool` and `MaxPoolGrad` (NHWC). The gradient goes to the first maximum of each window
+//! in row-major order, like TensorFlow's CPU kernel (ties resolved by a strict `<`).
+
+use std::ops::AddAssign;
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, Status, Tensor, TensorType};
+
+use super::common::{check_dtype, unsupported_type};
+use super::pool::{check_grad, par_units, pool_type, PoolAttrs, PoolGeom};
+use crate::{OpContext, OpKernel};
+
+/// Element types of max pooling.
+trait MaxElem: TensorType + Copy + PartialOrd + Default {}
+impl MaxElem for f32 {}
+impl MaxElem for f64 {}
+impl MaxElem for i32 {}
+impl MaxElem for i64 {}
+
+struct MaxPool {
+    attrs: PoolAttrs,
+    dtype: DataType,
+}
+
+pub(crate) fn max_pool_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(MaxPool { attrs: PoolAttrs::parse(node)?, dtype: pool_type(node, true)? }))
+}
+
+fn max_pool<T: MaxElem>(g: &PoolGeom, x: &[T], out: &mut [T]) {
+    let (c, w, oh, ow) = (g.c, g.x.input, g.y.output, g.x.output);
+    let work = out.len() * g.y.size * g.x.size;
+    par_units(out, ow * c, work, |row, orow| {
+        let (b, oy) = (row / oh, row % oh);
+        let (y0, y1) = g.y.range(oy);
+        for (ox, acc) in orow.chunks_exact_mut(c).enumerate() {
+            let (x0, x1) = g.x.range(ox);
+            let mut first = true;
+            for iy in y0..y1 {
+                for ix in x0..x1 {
+                    let p = ((b * g.y.input + iy) * w + ix) * c;
+                    let src = &x[p..p + c];
+                    if first {
+                        acc.copy_from_slice(src);
+                        first = false;
+                    } else {
+                        for (a, &v) in acc.iter_mut().zip(src) {
+                            if v > *a {
+                                *a = v;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+impl MaxPool {
+    fn run<T: MaxElem>(&self, ctx: &mut OpContext, x: &Tensor) -> Result<(), Status> {
+        let g = self.attrs.geom(ctx, x.dims())?;
+        let dims = g.out_dims();
+        let mut out = vec![T::default(); dims.iter().product()];
+        max_pool(&g, x.as_slice::<T>()?, &mut out);
+        ctx.set_output(0, Tensor::new(dims, out)?)
+    }
+}
+
+impl OpKernel for MaxPool {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let x = ctx.input(0)?;
+        check_dtype(ctx.node(), "input", x.dtype(), self.dtype)?;
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx, &x),
+            DataType::Double => self.run::<f64>(ctx, &x),
+            DataType::Int32 => self.run::<i32>(ctx, &x),
+            DataType::Int64 => self.run::<i64>(ctx, &x),
+            d => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+struct MaxPoolGrad {
+    attrs: PoolAttrs,
+    dtype: DataType,
+}
+
+pub(crate) fn max_pool_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(MaxPoolGrad { attrs: PoolAttrs::parse(node)?, dtype: pool_type(node, false)? }))
+}
+
+fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], grad: &[T], dx: &mut [T]) {
+    let (c, w, oh, ow) = (g.c, g.x.input, g.y.output, g.x.output);
+    let work = grad.len() * g.y.size * g.x.size;
+    par_units(dx, g.image_len(), work, |b, dxi| {
+        let xi = &x[b * g.image_len()..(b + 1) * g.image_len()];
+        let gi = &grad[b * g.out_image_len()..(b + 1) * g.out_image_len()];
+        let mut best = vec![T::default(); c];
+        let mut arg = vec![0usize; c];
+        for oy in 0..oh {
+            let (y0, y1) = g.y.range(oy);
+            for ox in 0..ow {
+                let (x0, x1) = g.x.range(ox);
+                let mut first = true;
+                for iy in y0..y1 {
+                    for ix in x0..x1 {
+                        let p = (iy * w + ix) * c;
+                        let src = &xi[p..p + c];
+                        if first {
+                            best.copy_from_slice(src);
+                            arg.fill(p);
+                            first = false;
+                        } else {
+                            for ((bv, a), &v) in best.iter_mut().zip(arg.iter_mut()).zip(src) {
+                                if *bv < v {
+                                    *bv = v;
+                                    *a = p;
+                                }
+                            }
+                        }
+                    }
+                }
+                if first {
+                    continue;
+                }
+                let go = &gi[(oy * ow + ox) * c..(oy * ow + ox + 1) * c];
+                for (ch, (&a, &gv)) in arg.iter().zip(go).enumerate() {
+                    dxi[a + ch] += gv;
+                }
+            }
+        }
+    });
+}
+
+impl MaxPoolGrad {
+    fn run<T: MaxElem + AddAssign + Send + Sync>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let (x, y, grad) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
+        let g = self.attrs.geom(ctx, x.dims())?;
+        if y.dims() != g.out_dims().as_slice() {
+            return Err(ctx.error(format!(
+                "orig_output shape {} does not match the pooled shape {:?} of orig_input {}",
+                y.shape(),
+                g.out_dims(),
+                x.shape()
+            )));
+        }
+        check_grad(ctx, &g, grad.dims())?;
+        let mut dx = vec![T::default(); x.num_elements()];
+        max_pool_grad(&g, x.as_slice::<T>()?, grad.as_slice::<T>()?, &mut dx);
+        ctx.set_output(0, Tensor::new(x.dims().to_vec(), dx)?)
+    }
+}
+
+impl OpKernel for MaxPoolGrad {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        for (i, what) in ["orig_input", "orig_output", "grad"].iter().enumerate() {
+            check_dtype(ctx.node(), what, ctx.input(i)?.dtype(), self.dtype)?;
+        }
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx),
+            DataType::Double => self.run::<f64>(ctx),
+            d => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn pool_node(op: &str, dtype: DataType, k: i64, s: i64, padding: &str) -> NodeDef {
+        node(
+            op,
+            &[
+                ("T", attr::ty(dtype)),
+                ("ksize", attr::list_int(&[1, k, k, 1])),
+                ("strides", attr::list_int(&[1, s, s, 1])),
+                ("padding", attr::string(padding)),
+                ("data_format", attr::string("NHWC")),
+                ("explicit_paddings", attr::list_int(&[])),
+            ],
+        )
+    }
+
+    #[test]
+    fn forward_and_grad_2x2() {
+        // One image 3x3x1, 2x2 pool stride 2 SAME -> 2x2 output.
+        let x = Tensor::new(vec![1, 3, 3, 1], vec![1.0f32, 5., 2., 4., 3., 9., 7., 8., 6.]).unwrap();
+        let y = run_kernel(pool_node("MaxPool", DataType::Float, 2, 2, "SAME"), vec![x.clone()], 1).unwrap().remove(0);
+        assert_eq!(y.dims(), &[1, 2, 2, 1]);
+        assert_eq!(y.as_slice::<f32>().unwrap(), &[5., 9., 8., 6.]);
+        let gr = Tensor::new(vec![1, 2, 2, 1], vec![1.0f32, 2., 3., 4.]).unwrap();
+        let dx =
+            run_kernel(pool_node("MaxPoolGrad", DataType::Float, 2, 2, "SAME"), vec![x, y, gr], 1).unwrap().remove(0);
+        assert_eq!(dx.as_slice::<f32>().unwrap(), &[0., 1., 0., 0., 0., 2., 0., 3., 4.]);
+    }
+
+    #[test]
+    fn ties_go_to_the_first_maximum_and_overlaps_accumulate() {
+        let x = Tensor::new(vec![1, 2, 3, 1], vec![1.0f64, 1., 1., 1., 1., 1.]).unwrap();
+        let nd = pool_node("MaxPoolGrad", DataType::Double, 2, 1, "VALID");
+        let y = Tensor::new(vec![1, 1, 2, 1], vec![1.0f64, 1.]).unwrap();
+        let gr = Tensor::new(vec![1, 1, 2, 1], vec![10.0f64, 20.]).unwrap();
+        let dx = run_kernel(nd, vec![x, y, gr], 1).unwrap().remove(0);
+        assert_eq!(dx.as_slice::<f64>().unwrap(), &[10., 20., 0., 0., 0., 0.]);
+    }
+
+    #[test]
+    fn errors() {
+        let x = Tensor::zeros(DataType::Float, vec![3, 3, 1]).unwrap();
+        let e = run_kernel(pool_node("MaxPool", DataType::Float, 2, 2, "SAME"), vec![x], 1).unwrap_err();
+        assert!(e.message.contains("4-dimensional"), "{e}");
+        let mut nd = pool_node("MaxPool", DataType::Float, 2, 2, "SAME");
+        nd.attr.insert("ksize".into(), attr::list_int(&[2, 2, 2, 1]));
+        assert_eq!(crate::create_kernel(&nd).err().unwrap().code, Code::Unimplemented);
+        let x = Tensor::zeros(DataType::Float, vec![1, 4, 4, 1]).unwrap();
+        let gr = Tensor::zeros(DataType::Float, vec![1, 3, 3, 1]).unwrap();
+        let y = Tensor::zeros(DataType::Float, vec![1, 2, 2, 1]).unwrap();
+        let e = run_kernel(pool_node("MaxPoolGrad", DataType::Float, 2, 2, "SAME"), vec![x, y, gr], 1).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("Expected grad shape to be [1,2,2,1], but got [1,3,3,1]"), "{e}");
+    }
+}

@@ -1,0 +1,235 @@
+//! Rectifiers and their gradients: `Relu`, `ReluGrad`, `Relu6`, `Relu6Grad`, `Elu`, `EluGrad`.
+//! All run in place on the first input's buffer when it is not shared.
+
+use std::ops::Mul;
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status};
+
+use super::common::{check_dtype, for_chunks, unsupported_type, Num, Real};
+use crate::{OpContext, OpKernel};
+
+/// Element types of the rectifiers (TensorFlow's realnumbertype, restricted to ours).
+trait Elem: Num + Mul<Output = Self> {
+    const ZERO: Self;
+    const ONE: Self;
+    const SIX: Self;
+}
+
+macro_rules! elem {
+    ($($t:ty: $z:expr, $o:expr, $s:expr);*) => {$(
+        impl Elem for $t {
+            const ZERO: Self = $z;
+            const ONE: Self = $o;
+            const SIX: Self = $s;
+        }
+    )*};
+}
+elem!(f32: 0.0, 1.0, 6.0; f64: 0.0, 1.0, 6.0; i32: 0, 1, 6; i64: 0, 1, 6);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Relu,
+    Relu6,
+    Elu,
+}
+
+/// `relu(x) = x < 0 ? 0 : x` (NaN stays NaN, like TensorFlow).
+#[inline(always)]
+fn relu<T: Elem>(x: T) -> T {
+    if x < T::ZERO {
+        T::ZERO
+    } else {
+        x
+    }
+}
+
+#[inline(always)]
+fn relu6<T: Elem>(x: T) -> T {
+    if x < T::ZERO {
+        T::ZERO
+    } else if x > T::SIX {
+        T::SIX
+    } else {
+        x
+    }
+}
+
+#[inline(always)]
+fn elu<T: Real>(x: T) -> T {
+    if x < T::ZERO {
+        x.exp() - T::ONE
+    } else {
+        x
+    }
+}
+
+/// Gradients: `g * (f > 0)`, `g * (0 < f < 6)` (products, so a NaN or infinite gradient
+/// propagates like in TensorFlow), and ELU's `o < 0 ? g * (o + 1) : g` from the outputs.
+#[inline(always)]
+fn relu_grad<T: Elem>(g: T, f: T) -> T {
+    g * if f > T::ZERO { T::ONE } else { T::ZERO }
+}
+
+#[inline(always)]
+fn relu6_grad<T: Elem>(g: T, f: T) -> T {
+    g * if f > T::ZERO && f < T::SIX { T::ONE } else { T::ZERO }
+}
+
+#[inline(always)]
+fn elu_grad<T: Real>(g: T, o: T) -> T {
+    if o < T::ZERO {
+        g * (o + T::ONE)
+    } else {
+        g
+    }
+}
+
+fn types(node: &NodeDef, kind: Kind) -> Result<DataType, Status> {
+    let dtype = node.attr_type("T")?;
+    let ok = match kind {
+        Kind::Elu => matches!(dtype, DataType::Float | DataType::Double),
+        _ => matches!(dtype, DataType::Float | DataType::Double | DataType::Int32 | DataType::Int64),
+    };
+    if !ok {
+        return Err(unsupported_type(node, dtype));
+    }
+    Ok(dtype)
+}
+
+struct Activation {
+    kind: Kind,
+    dtype: DataType,
+}
+
+fn unary<T: Elem>(ctx: &mut OpContext, f: fn(T) -> T) -> Result<(), Status> {
+    let mut x = ctx.take_input(0)?;
+    for_chunks(x.data_mut::<T>()?, 1, |_, c| c.iter_mut().for_each(|v| *v = f(*v)));
+    ctx.set_output(0, x)
+}
+
+impl OpKernel for Activation {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        check_dtype(ctx.node(), "features", ctx.input(0)?.dtype(), self.dtype)?;
+        match (self.kind, self.dtype) {
+            (Kind::Relu, DataType::Float) => unary::<f32>(ctx, relu),
+            (Kind::Relu, DataType::Double) => unary::<f64>(ctx, relu),
+            (Kind::Relu, DataType::Int32) => unary::<i32>(ctx, relu),
+            (Kind::Relu, DataType::Int64) => unary::<i64>(ctx, relu),
+            (Kind::Relu6, DataType::Float) => unary::<f32>(ctx, relu6),
+            (Kind::Relu6, DataType::Double) => unary::<f64>(ctx, relu6),
+            (Kind::Relu6, DataType::Int32) => unary::<i32>(ctx, relu6),
+            (Kind::Relu6, DataType::Int64) => unary::<i64>(ctx, relu6),
+            (Kind::Elu, DataType::Float) => unary::<f32>(ctx, elu),
+            (Kind::Elu, DataType::Double) => unary::<f64>(ctx, elu),
+            (_, d) => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+struct ActivationGrad {
+    kind: Kind,
+    dtype: DataType,
+}
+
+fn binary<T: Elem>(ctx: &mut OpContext, f: fn(T, T) -> T) -> Result<(), Status> {
+    let other = ctx.input(1)?;
+    let mut g = ctx.take_input(0)?;
+    if g.shape() != other.shape() {
+        return Err(ctx.error(format!(
+            "inputs must have the same size and shape. Input 0: {} != input 1: {}",
+            g.shape(),
+            other.shape()
+        )));
+    }
+    let o = other.as_slice::<T>()?;
+    for_chunks(g.data_mut::<T>()?, 1, |off, c| {
+        let n = c.len();
+        for (v, &w) in c.iter_mut().zip(&o[off..off + n]) {
+            *v = f(*v, w);
+        }
+    });
+    ctx.set_output(0, g)
+}
+
+impl OpKernel for ActivationGrad {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        for i in 0..2 {
+            check_dtype(ctx.node(), &format!("input {i}"), ctx.input(i)?.dtype(), self.dtype)?;
+        }
+        match (self.kind, self.dtype) {
+            (Kind::Relu, DataType::Float) => binary::<f32>(ctx, relu_grad),
+            (Kind::Relu, DataType::Double) => binary::<f64>(ctx, relu_grad),
+            (Kind::Relu, DataType::Int32) => binary::<i32>(ctx, relu_grad),
+            (Kind::Relu, DataType::Int64) => binary::<i64>(ctx, relu_grad),
+            (Kind::Relu6, DataType::Float) => binary::<f32>(ctx, relu6_grad),
+            (Kind::Relu6, DataType::Double) => binary::<f64>(ctx, relu6_grad),
+            (Kind::Relu6, DataType::Int32) => binary::<i32>(ctx, relu6_grad),
+            (Kind::Relu6, DataType::Int64) => binary::<i64>(ctx, relu6_grad),
+            (Kind::Elu, DataType::Float) => binary::<f32>(ctx, elu_grad),
+            (Kind::Elu, DataType::Double) => binary::<f64>(ctx, elu_grad),
+            (_, d) => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+macro_rules! factories {
+    ($($name:ident, $grad:ident => $kind:expr);*) => {$(
+        pub(crate) fn $name(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+            Ok(Box::new(Activation { kind: $kind, dtype: types(node, $kind)? }))
+        }
+        pub(crate) fn $grad(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+            Ok(Box::new(ActivationGrad { kind: $kind, dtype: types(node, $kind)? }))
+        }
+    )*};
+}
+factories!(relu_factory, relu_grad_factory => Kind::Relu; relu6_factory, relu6_grad_factory => Kind::Relu6;
+    elu_factory, elu_grad_factory => Kind::Elu);
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code, Tensor};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn run(op: &str, inputs: Vec<Tensor>) -> Result<Tensor, Status> {
+        run_kernel(node(op, &[("T", attr::ty(inputs[0].dtype()))]), inputs, 1).map(|mut v| v.remove(0))
+    }
+
+    #[test]
+    fn forward_values() {
+        let x = Tensor::vec(vec![f32::NAN, -1.0, 0.0, 2.0, 7.0]);
+        let y = run("Relu", vec![x.clone()]).unwrap().to_f64_vec().unwrap();
+        assert!(y[0].is_nan());
+        assert_eq!(&y[1..], &[0.0, 0.0, 2.0, 7.0]);
+        let y = run("Relu6", vec![x.clone()]).unwrap().to_f64_vec().unwrap();
+        assert!(y[0].is_nan());
+        assert_eq!(&y[1..], &[0.0, 0.0, 2.0, 6.0]);
+        let y = run("Elu", vec![Tensor::vec(vec![-1.0f64, 0.5])]).unwrap();
+        assert_eq!(y.as_slice::<f64>().unwrap(), &[(-1.0f64).exp() - 1.0, 0.5]);
+        let y = run("Relu", vec![Tensor::vec(vec![-3i64, 4])]).unwrap();
+        assert_eq!(y.as_slice::<i64>().unwrap(), &[0, 4]);
+    }
+
+    #[test]
+    fn large_input_in_place() {
+        let x: Vec<f32> = (0..100_000).map(|i| (i % 7) as f32 - 3.0).collect();
+        let y = run("Relu", vec![Tensor::vec(x.clone())]).unwrap();
+        let want: Vec<f32> = x.iter().map(|v| v.max(0.0)).collect();
+        assert_eq!(y.as_slice::<f32>().unwrap(), &want[..]);
+    }
+
+    #[test]
+    fn gradients() {
+        let g = Tensor::vec(vec![1.0f32, 2.0, 3.0, 4.0]);
+        let f = Tensor::vec(vec![-1.0f32, 0.0, 3.0, 7.0]);
+        assert_eq!(run("ReluGrad", vec![g.clone(), f.clone()]).unwrap().as_slice::<f32>().unwrap(), &[0., 0., 3., 4.]);
+        assert_eq!(run("Relu6Grad", vec![g.clone(), f.clone()]).unwrap().as_slice::<f32>().unwrap(), &[0., 0., 3., 0.]);
+        let o = Tensor::vec(vec![-0.5f32, 0.0, 1.0, -1.0]);
+        assert_eq!(run("EluGrad", vec![g.clone(), o]).unwrap().as_slice::<f32>().unwrap(), &[0.5, 2., 3., 0.]);
+        let e = run("ReluGrad", vec![g, Tensor::vec(vec![1.0f32])]).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("[4] != input 1: [1]"), "{e}");
+    }
+}

@@ -1,0 +1,126 @@
+//! `Softmax` and `LogSoftmax` over the last axis, shifted by the row maximum for stability.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status};
+
+use super::common::{check_dtype, for_chunks, unsupported_type, Real};
+use crate::{OpContext, OpKernel};
+
+/// Maximum of a non-empty row.
+#[inline]
+pub(crate) fn row_max<T: Real>(row: &[T]) -> T {
+    row.iter().fold(row[0], |m, &v| if v > m { v } else { m })
+}
+
+/// In place: `row = exp(row - max) / Σ exp(row - max)`.
+pub(crate) fn softmax_row<T: Real>(row: &mut [T]) {
+    if row.is_empty() {
+        return;
+    }
+    let m = row_max(row);
+    let mut sum = T::ZERO;
+    for v in row.iter_mut() {
+        *v = (*v - m).exp();
+        sum += *v;
+    }
+    let inv = T::ONE / sum;
+    row.iter_mut().for_each(|v| *v = *v * inv);
+}
+
+/// In place: `row = (row - max) - ln Σ exp(row - max)`.
+pub(crate) fn log_softmax_row<T: Real>(row: &mut [T]) {
+    if row.is_empty() {
+        return;
+    }
+    let m = row_max(row);
+    let mut sum = T::ZERO;
+    for v in row.iter_mut() {
+        *v = *v - m;
+        sum += v.exp();
+    }
+    let l = sum.ln();
+    row.iter_mut().for_each(|v| *v = *v - l);
+}
+
+struct Softmax {
+    log: bool,
+    dtype: DataType,
+}
+
+fn factory(node: &NodeDef, log: bool) -> Result<Box<dyn OpKernel>, Status> {
+    let dtype = node.attr_type("T")?;
+    if !matches!(dtype, DataType::Float | DataType::Double) {
+        return Err(unsupported_type(node, dtype));
+    }
+    Ok(Box::new(Softmax { log, dtype }))
+}
+
+pub(crate) fn softmax_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    factory(node, false)
+}
+
+pub(crate) fn log_softmax_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    factory(node, true)
+}
+
+impl Softmax {
+    fn run<T: Real>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let mut x = ctx.take_input(0)?;
+        if x.rank() < 1 {
+            return Err(ctx.error(format!("logits must have >= 1 dimension, got {}", x.shape())));
+        }
+        let n = x.dims()[x.rank() - 1];
+        let f: fn(&mut [T]) = if self.log { log_softmax_row } else { softmax_row };
+        if n > 0 {
+            for_chunks(x.data_mut::<T>()?, n, |_, c| c.chunks_exact_mut(n).for_each(f));
+        }
+        ctx.set_output(0, x)
+    }
+}
+
+impl OpKernel for Softmax {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        check_dtype(ctx.node(), "logits", ctx.input(0)?.dtype(), self.dtype)?;
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx),
+            DataType::Double => self.run::<f64>(ctx),
+            d => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code, Tensor};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn run(op: &str, x: Tensor) -> Result<Tensor, Status> {
+        run_kernel(node(op, &[("T", attr::ty(x.dtype()))]), vec![x], 1).map(|mut v| v.remove(0))
+    }
+
+    #[test]
+    fn rows_are_stable_distributions() {
+        let x = Tensor::new(vec![2, 3], vec![1.0f64, 2.0, 3.0, 1000.0, 1000.0, 1000.0]).unwrap();
+        let y = run("Softmax", x.clone()).unwrap();
+        let y = y.as_slice::<f64>().unwrap();
+        let e: Vec<f64> = [1.0f64, 2.0, 3.0].iter().map(|v| (v - 3.0f64).exp()).collect();
+        let s: f64 = e.iter().sum();
+        for i in 0..3 {
+            assert!((y[i] - e[i] / s).abs() < 1e-15);
+            assert!((y[3 + i] - 1.0 / 3.0).abs() < 1e-15);
+        }
+        let l = run("LogSoftmax", x).unwrap();
+        let l = l.as_slice::<f64>().unwrap();
+        assert!((l[0] - (e[0] / s).ln()).abs() < 1e-14);
+        assert!((l[4] + 3.0f64.ln()).abs() < 1e-14);
+    }
+
+    #[test]
+    fn scalar_is_rejected() {
+        let e = run("Softmax", Tensor::scalar(1.0f32)).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains(">= 1 dimension"));
+    }
+}

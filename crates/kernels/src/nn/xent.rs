@@ -1,0 +1,272 @@
+//! `SoftmaxCrossEntropyWithLogits` (dense labels, 2-D after broadcasting) and
+//! `SparseSoftmaxCrossEntropyWithLogits` (class-index labels).
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use rayon::prelude::*;
+
+use super::common::{check_dtype, unsupported_type, Real, PAR_MIN};
+use super::softmax::row_max;
+use crate::{OpContext, OpKernel};
+
+fn float_type(node: &NodeDef) -> Result<DataType, Status> {
+    let dtype = node.attr_type("T")?;
+    if !matches!(dtype, DataType::Float | DataType::Double) {
+        return Err(unsupported_type(node, dtype));
+    }
+    Ok(dtype)
+}
+
+/// In place on a row of logits: the row becomes `exp(x - max)`; returns (shift = max,
+/// sum of the exponentials).
+#[inline]
+fn exp_shifted<T: Real>(row: &mut [T]) -> (T, T) {
+    let m = row_max(row);
+    let mut sum = T::ZERO;
+    for v in row.iter_mut() {
+        *v = (*v - m).exp();
+        sum += *v;
+    }
+    (m, sum)
+}
+
+/// Runs `f(row, backprop_row, loss)` over rows, in parallel for large inputs.
+fn for_rows<T: Real>(bp: &mut [T], loss: &mut [T], c: usize, f: impl Fn(usize, &mut [T], &mut T) + Sync) {
+    if c == 0 {
+        loss.iter_mut().enumerate().for_each(|(i, l)| f(i, &mut [], l));
+    } else if bp.len() >= PAR_MIN && rayon::current_num_threads() > 1 {
+        bp.par_chunks_mut(c).zip(loss.par_iter_mut()).enumerate().for_each(|(i, (r, l))| f(i, r, l));
+    } else {
+        bp.chunks_mut(c).zip(loss.iter_mut()).enumerate().for_each(|(i, (r, l))| f(i, r, l));
+    }
+}
+
+struct Xent {
+    dtype: DataType,
+}
+
+pub(crate) fn xent_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(Xent { dtype: float_type(node)? }))
+}
+
+/// Element strides (row, col) of a rank ≤ 2 operand broadcast to [b, c].
+fn bstrides(d: &[usize]) -> (usize, usize) {
+    let (r, c) = match d.len() {
+        0 => (1, 1),
+        1 => (1, d[0]),
+        _ => (d[0], d[1]),
+    };
+    (if r == 1 { 0 } else { c }, if c == 1 { 0 } else { 1 })
+}
+
+impl Xent {
+    fn shape(&self, ctx: &OpContext, l: &[usize], y: &[usize]) -> Result<Vec<usize>, Status> {
+        let not_matrix =
+            || ctx.error("logits and labels must be either 2-dimensional, or broadcasted to be 2-dimensional");
+        if l == y {
+            return if l.len() == 2 { Ok(l.to_vec()) } else { Err(not_matrix()) };
+        }
+        let n = l.len().max(y.len());
+        let mut out = vec![0; n];
+        for i in 0..n {
+            let a = if i + l.len() >= n { l[i + l.len() - n] } else { 1 };
+            let b = if i + y.len() >= n { y[i + y.len() - n] } else { 1 };
+            out[i] = match (a, b) {
+                (a, b) if a == b => a,
+                (1, b) => b,
+                (a, 1) => a,
+                _ => {
+                    return Err(ctx.error(format!(
+                        "logits and labels must be broadcastable: logits_size={} labels_size={}",
+                        super::common::dims_str(l),
+                        super::common::dims_str(y)
+                    )))
+                }
+            };
+        }
+        if n != 2 {
+            return Err(not_matrix());
+        }
+        Ok(out)
+    }
+
+    fn run<T: Real>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let (logits, labels) = (ctx.input(0)?, ctx.input(1)?);
+        let shape = self.shape(ctx, logits.dims(), labels.dims())?;
+        let (b, c) = (shape[0], shape[1]);
+        let (lx, ly) = (logits.as_slice::<T>()?, labels.as_slice::<T>()?);
+        let ((lrs, lcs), (yrs, ycs)) = (bstrides(logits.dims()), bstrides(labels.dims()));
+        let mut bp = vec![T::ZERO; b * c];
+        let mut loss = vec![T::ZERO; b];
+        for_rows(&mut bp, &mut loss, c, |i, row, loss| {
+            for (j, v) in row.iter_mut().enumerate() {
+                *v = lx[i * lrs + j * lcs];
+            }
+            let (m, sum) = exp_shifted(row);
+            let log_sum = sum.ln();
+            let mut l = T::ZERO;
+            for (j, v) in row.iter_mut().enumerate() {
+                let y = ly[i * yrs + j * ycs];
+                let shifted = lx[i * lrs + j * lcs] - m;
+                l += y * (log_sum - shifted);
+                *v = *v / sum - y;
+            }
+            *loss = l;
+        });
+        ctx.set_output(0, Tensor::new(vec![b], loss)?)?;
+        ctx.set_output(1, Tensor::new(shape, bp)?)
+    }
+}
+
+impl OpKernel for Xent {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        check_dtype(ctx.node(), "features", ctx.input(0)?.dtype(), self.dtype)?;
+        check_dtype(ctx.node(), "labels", ctx.input(1)?.dtype(), self.dtype)?;
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx),
+            DataType::Double => self.run::<f64>(ctx),
+            d => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+struct SparseXent {
+    dtype: DataType,
+    tlabels: DataType,
+}
+
+pub(crate) fn sparse_xent_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let tlabels = node.attr_type("Tlabels")?;
+    if !matches!(tlabels, DataType::Int32 | DataType::Int64) {
+        return Err(node.node_error(format!("Tlabels must be int32 or int64, got {tlabels}")));
+    }
+    Ok(Box::new(SparseXent { dtype: float_type(node)?, tlabels }))
+}
+
+impl SparseXent {
+    fn run<T: Real>(&self, ctx: &mut OpContext, labels: &[i64]) -> Result<(), Status> {
+        let logits = ctx.input(0)?;
+        let (b, c) = (logits.dims()[0], logits.dims()[1]);
+        if let Some(&bad) = labels.iter().find(|&&l| l < 0 || l >= c as i64) {
+            let all: Vec<String> = labels.iter().map(|l| l.to_string()).collect();
+            return Err(ctx.error(format!(
+                "Received a label value of {bad} which is outside the valid range of [0, {c}).  Label values: {}",
+                all.join(" ")
+            )));
+        }
+        let lx = logits.as_slice::<T>()?;
+        let mut bp = lx.to_vec();
+        let mut loss = vec![T::ZERO; b];
+        for_rows(&mut bp, &mut loss, c, |i, row, loss| {
+            let label = labels[i] as usize;
+            let (m, sum) = exp_shifted(row);
+            row.iter_mut().for_each(|v| *v = *v / sum);
+            row[label] = row[label] - T::ONE;
+            *loss = sum.ln() - (lx[i * c + label] - m);
+        });
+        ctx.set_output(0, Tensor::new(vec![b], loss)?)?;
+        ctx.set_output(1, Tensor::new(vec![b, c], bp)?)
+    }
+}
+
+impl OpKernel for SparseXent {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let (logits, labels) = (ctx.input(0)?, ctx.input(1)?);
+        check_dtype(ctx.node(), "features", logits.dtype(), self.dtype)?;
+        if labels.dtype() != self.tlabels {
+            return Err(ctx.error(format!("labels are {} but attr Tlabels is {}", labels.dtype(), self.tlabels)));
+        }
+        if logits.rank() != 2 {
+            return Err(ctx.error(format!("logits must be 2-D, but got shape {}", logits.shape())));
+        }
+        if labels.rank() != 1 {
+            return Err(ctx.error(format!("labels must be 1-D, but got shape {}", labels.shape())));
+        }
+        if logits.dims()[0] != labels.dims()[0] {
+            return Err(ctx.error(format!(
+                "logits and labels must have the same first dimension, got logits shape {} and labels shape {}",
+                logits.shape(),
+                labels.shape()
+            )));
+        }
+        if logits.dims()[1] == 0 && logits.dims()[0] > 0 {
+            return Err(ctx.error(format!("Must have at least one class, but got logits shape {}", logits.shape())));
+        }
+        let labels: Vec<i64> = match self.tlabels {
+            DataType::Int32 => labels.as_slice::<i32>()?.iter().map(|&l| l as i64).collect(),
+            _ => labels.as_slice::<i64>()?.to_vec(),
+        };
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx, &labels),
+            DataType::Double => self.run::<f64>(ctx, &labels),
+            d => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn dense(l: Tensor, y: Tensor) -> Result<Vec<Tensor>, Status> {
+        run_kernel(node("SoftmaxCrossEntropyWithLogits", &[("T", attr::ty(l.dtype()))]), vec![l, y], 2)
+    }
+
+    fn sparse(l: Tensor, y: Tensor) -> Result<Vec<Tensor>, Status> {
+        let n = node(
+            "SparseSoftmaxCrossEntropyWithLogits",
+            &[("T", attr::ty(l.dtype())), ("Tlabels", attr::ty(y.dtype()))],
+        );
+        run_kernel(n, vec![l, y], 2)
+    }
+
+    #[test]
+    fn dense_and_sparse_agree_on_one_hot() {
+        let l = Tensor::new(vec![2, 3], vec![1.0f64, 2.0, 3.0, -1.0, 0.0, 5.0]).unwrap();
+        let y = Tensor::new(vec![2, 3], vec![0.0f64, 0.0, 1.0, 1.0, 0.0, 0.0]).unwrap();
+        let d = dense(l.clone(), y).unwrap();
+        let s = sparse(l, Tensor::vec(vec![2i32, 0])).unwrap();
+        let e: f64 = [1.0f64, 2.0, 3.0].iter().map(|v| (v - 3.0f64).exp()).sum();
+        let want0 = e.ln();
+        for t in [&d, &s] {
+            let loss = t[0].as_slice::<f64>().unwrap();
+            assert!((loss[0] - want0).abs() < 1e-12, "{loss:?}");
+            let bp = t[1].as_slice::<f64>().unwrap();
+            assert!((bp[2] - ((0.0f64).exp() / e - 1.0)).abs() < 1e-12);
+            assert!((bp[0] - (-2.0f64).exp() / e).abs() < 1e-12);
+        }
+        assert_eq!(d[1], s[1]);
+    }
+
+    #[test]
+    fn dense_broadcasts_labels() {
+        let l = Tensor::new(vec![2, 2], vec![0.0f32, 0.0, 1.0, 1.0]).unwrap();
+        let y = Tensor::new(vec![1, 2], vec![0.5f32, 0.5]).unwrap();
+        let d = dense(l, y).unwrap();
+        assert_eq!(d[0].as_slice::<f32>().unwrap(), &[2.0f32.ln(), 2.0f32.ln()]);
+        assert_eq!(d[1].as_slice::<f32>().unwrap(), &[0.0; 4]);
+        let e = dense(
+            Tensor::zeros(DataType::Float, vec![2, 3]).unwrap(),
+            Tensor::zeros(DataType::Float, vec![3, 3]).unwrap(),
+        );
+        assert!(e.unwrap_err().message.contains("broadcastable"));
+        let e =
+            dense(Tensor::zeros(DataType::Float, vec![3]).unwrap(), Tensor::zeros(DataType::Float, vec![3]).unwrap());
+        assert!(e.unwrap_err().message.contains("2-dimensional"));
+    }
+
+    #[test]
+    fn sparse_label_out_of_range() {
+        let l = Tensor::zeros(DataType::Float, vec![2, 3]).unwrap();
+        let e = sparse(l.clone(), Tensor::vec(vec![0i64, 5])).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("label value of 5 which is outside the valid range of [0, 3)"), "{e}");
+        let e = sparse(l.clone(), Tensor::vec(vec![-1i32, 0])).unwrap_err();
+        assert!(e.message.contains("label value of -1"), "{e}");
+        let e = sparse(l, Tensor::vec(vec![0i32])).unwrap_err();
+        assert!(e.message.contains("same first dimension"), "{e}");
+    }
+}

@@ -1,0 +1,83 @@
+"""TensorFlow 2.21 timings of the nn ops benchmarked by `cargo bench -p ferroflow-kernels --bench nn`
+(same shapes, float32), for the speed comparison. Each op runs inside a warmed-up tf.function
+on tensors passed as arguments (nothing is constant-folded); the reported time is the median
+of several timing rounds, and the per-call overhead of an empty tf.function (Identity of a
+scalar) is shown so it can be subtracted for the small ops.
+
+    .venv/bin/python scripts/bench/tf_nn_ops.py [filter]
+"""
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+rng = np.random.RandomState(0)
+
+
+def t(*shape):
+    return tf.constant(rng.uniform(-0.5, 0.5, size=shape).astype(np.float32))
+
+
+def bench(name, fn, args, min_time=1.0, rounds=7):
+    f = tf.function(fn)
+    for _ in range(3):
+        f(*args).numpy()
+    # Calibrate the number of calls per round to ~min_time / rounds.
+    n, start = 0, time.perf_counter()
+    while time.perf_counter() - start < min_time / rounds:
+        f(*args)
+        n += 1
+    f(*args).numpy()
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(n):
+            out = f(*args)
+        out.numpy() if not isinstance(out, (list, tuple)) else [o.numpy() for o in out]
+        times.append((time.perf_counter() - start) / n)
+    med = sorted(times)[len(times) // 2]
+    return med
+
+
+def main():
+    flt = sys.argv[1] if len(sys.argv) > 1 else ""
+    s1 = [1, 1, 1, 1]
+    cases = []
+    cases.append(("overhead/identity", lambda a: tf.identity(a), [tf.constant(1.0)]))
+    cases.append(("matmul/100x784x256", lambda a, b: tf.raw_ops.MatMul(a=a, b=b), [t(100, 784), t(784, 256)]))
+    cases.append(("matmul/1024x1024x1024", lambda a, b: tf.raw_ops.MatMul(a=a, b=b), [t(1024, 1024), t(1024, 1024)]))
+    for name, xs, fs in [("conv1", (50, 28, 28, 1), (5, 5, 1, 32)), ("conv2", (50, 14, 14, 32), (5, 5, 32, 64))]:
+        x, f, dy = t(*xs), t(*fs), t(xs[0], xs[1], xs[2], fs[3])
+        xsz, fsz = tf.constant(xs, tf.int32), tf.constant(fs, tf.int32)
+        cases.append(("conv2d/%s_forward" % name,
+                      lambda x, f: tf.raw_ops.Conv2D(input=x, filter=f, strides=s1, padding="SAME"), [x, f]))
+        cases.append(("conv2d/%s_backprop_input" % name,
+                      lambda sz, f, dy: tf.raw_ops.Conv2DBackpropInput(input_sizes=sz, filter=f, out_backprop=dy,
+                                                                       strides=s1, padding="SAME"), [xsz, f, dy]))
+        cases.append(("conv2d/%s_backprop_filter" % name,
+                      lambda x, sz, dy: tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=sz, out_backprop=dy,
+                                                                        strides=s1, padding="SAME"), [x, fsz, dy]))
+    x = t(50, 28, 28, 32)
+    k = [1, 2, 2, 1]
+    y = tf.raw_ops.MaxPool(input=x, ksize=k, strides=k, padding="SAME")
+    gy = t(50, 14, 14, 32)
+    cases.append(("pool/max_pool_50x28x28x32",
+                  lambda x: tf.raw_ops.MaxPool(input=x, ksize=k, strides=k, padding="SAME"), [x]))
+    cases.append(("pool/max_pool_grad_50x28x28x32",
+                  lambda x, y, g: tf.raw_ops.MaxPoolGrad(orig_input=x, orig_output=y, grad=g, ksize=k, strides=k,
+                                                         padding="SAME"), [x, y, gy]))
+    print("TensorFlow %s, intra-op threads %d (0 = all cores)" % (tf.__version__,
+                                                                  tf.config.threading.get_intra_op_parallelism_threads()))
+    for name, fn, args in cases:
+        if flt not in name and not name.startswith("overhead"):
+            continue
+        sec = bench(name, fn, args)
+        print("%-36s %10.1f us" % (name, sec * 1e6))
+
+
+if __name__ == "__main__":
+    main()
