@@ -1,6 +1,12 @@
 //! Graph plumbing kernels (Const, Placeholder, Identity, NoOp …) and `_Send`/`_Recv`.
 
+mod plumbing;
+
+pub use plumbing::partial_shape_str;
+
 use crate::KernelRegistry;
 
-/// Registers this family's kernels.
-pub(crate) fn register(_r: &mut KernelRegistry) {}
+/// Registers this family's kernels (one `register` call per file).
+pub(crate) fn register(r: &mut KernelRegistry) {
+    plumbing::register(r);
+}
