@@ -115,8 +115,18 @@ impl OpDefBuilder {
         self.def.shape_fn = Some(f);
         self
     }
-    /// Finishes the definition.
-    pub fn build(self) -> OpDef {
+    /// Finishes the definition. An argument typed by a `list(type)` attr (IdentityN's
+    /// `input: T`) becomes a type list.
+    pub fn build(mut self) -> OpDef {
+        let lists: Vec<String> =
+            self.def.attrs.iter().filter(|a| a.ty == "list(type)").map(|a| a.name.clone()).collect();
+        for arg in self.def.inputs.iter_mut().chain(self.def.outputs.iter_mut()) {
+            if let ArgType::Attr(t) = &arg.ty {
+                if lists.contains(t) {
+                    arg.ty = ArgType::List(t.clone());
+                }
+            }
+        }
         self.def
     }
 }
