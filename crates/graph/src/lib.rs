@@ -3,8 +3,10 @@
 //! [`Output`], one function per op in [`ops`]) and symbolic gradients.
 
 mod graph;
+pub mod io;
 mod op_def;
 pub mod ops;
+pub mod pbtxt;
 mod registry;
 mod scope;
 pub mod shape_fn;
