@@ -4,8 +4,10 @@
 
 pub mod gradients;
 mod graph;
+pub mod io;
 mod op_def;
 pub mod ops;
+pub mod pbtxt;
 mod registry;
 mod scope;
 pub mod shape_fn;

@@ -1,6 +1,50 @@
-//! array kernels.
+//! Array kernels: shapes and reshapes, fills, transposes, concatenation, slicing, gathers
+//! and scatters, tiling and broadcasting, one-hot, ranges, padding.
+//!
+//! Every kernel works on any dtype a ferroflow tensor holds (numeric ops on the numeric
+//! ones). Pure data movement goes through [`strided::strided_gather`].
+
+mod concat;
+mod fill;
+mod gather;
+mod one_hot;
+mod pack;
+mod pad;
+mod range;
+mod segment;
+mod shape_ops;
+mod slice;
+pub mod strided;
+mod strided_slice;
+mod tile;
+mod transpose;
+mod util;
+mod where_op;
+
+pub use gather::multi_index;
+pub use shape_ops::reshape_dims;
+pub use slice::slice_bounds;
+pub use strided_slice::{strided_slice_spec, Masks, SliceSpec};
+pub use tile::broadcast_tensor;
+pub use transpose::{check_perm, transpose_tensor};
+pub use util::{dims_str, index_vec, tf_type_name};
 
 use crate::KernelRegistry;
 
 /// Registers this family's kernels.
-pub(crate) fn register(_r: &mut KernelRegistry) {}
+pub(crate) fn register(r: &mut KernelRegistry) {
+    concat::register(r);
+    fill::register(r);
+    gather::register(r);
+    one_hot::register(r);
+    pack::register(r);
+    pad::register(r);
+    range::register(r);
+    segment::register(r);
+    shape_ops::register(r);
+    slice::register(r);
+    strided_slice::register(r);
+    tile::register(r);
+    transpose::register(r);
+    where_op::register(r);
+}

@@ -1,5 +1,0 @@
-//! array ops.
-
-use crate::registry::OpRegistry;
-
-pub(crate) fn register(_r: &mut OpRegistry) {}

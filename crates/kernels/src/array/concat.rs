@@ -1,0 +1,188 @@
+//! ConcatV2 and ConcatOffset.
+
+use ferroflow_core::{Status, Tensor, TensorType};
+
+use super::util::{index_scalar, index_tensor, index_vec, product, with_type, FnKernel};
+use crate::{KernelRegistry, OpContext};
+
+/// Concatenates same-rank tensors of one dtype along a valid `axis`; `shapes` were checked.
+pub fn concat_typed<T: TensorType>(inputs: &[Tensor], axis: usize, out_dims: &[usize]) -> Result<Vec<T>, Status> {
+    let outer = product(&out_dims[..axis]);
+    let total = product(out_dims);
+    let slices: Vec<(&[T], usize)> =
+        inputs.iter().map(|t| Ok((t.as_slice::<T>()?, product(&t.dims()[axis..])))).collect::<Result<_, Status>>()?;
+    let mut out = Vec::with_capacity(total);
+    for o in 0..outer {
+        for &(s, inner) in &slices {
+            out.extend_from_slice(&s[o * inner..(o + 1) * inner]);
+        }
+    }
+    Ok(out)
+}
+
+fn concat_v2(ctx: &mut OpContext) -> Result<(), Status> {
+    let n = ctx.num_inputs() - 1;
+    let axis_t = ctx.input(n)?;
+    if axis_t.rank() != 0 {
+        return Err(
+            ctx.error(format!("Concat dim tensor should be a scalar integer, but got shape {}", axis_t.shape()))
+        );
+    }
+    let axis = index_scalar(&axis_t).map_err(|e| ctx.error(e.message))?;
+    let inputs: Vec<Tensor> = (0..n).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
+    let first = &inputs[0];
+    let r = first.rank() as i64;
+    if axis < -r || axis >= r {
+        return Err(ctx.error(format!(
+            "ConcatOp : Expected concatenating dimensions in the range [{}, {r}), but got {axis}",
+            -r
+        )));
+    }
+    let axis = if axis < 0 { axis + r } else { axis } as usize;
+    let mut out_dims = first.dims().to_vec();
+    for (i, t) in inputs.iter().enumerate().skip(1) {
+        if t.rank() != first.rank() {
+            return Err(ctx.error(format!(
+                "ConcatOp : Ranks of all input tensors should match: shape[0] = {} vs. shape[{i}] = {}",
+                first.shape(),
+                t.shape()
+            )));
+        }
+        if t.dtype() != first.dtype() {
+            return Err(ctx.error(format!("input {i} is {} but input 0 is {}", t.dtype(), first.dtype())));
+        }
+        for j in 0..first.rank() {
+            if j == axis {
+                out_dims[j] += t.dims()[j];
+            } else if t.dims()[j] != first.dims()[j] {
+                return Err(ctx.error(format!(
+                    "ConcatOp : Dimension {j} in both shapes must be equal: shape[0] = {} vs. shape[{i}] = {}",
+                    first.shape(),
+                    t.shape()
+                )));
+            }
+        }
+    }
+    let out =
+        with_type!(first.dtype(), T => Tensor::new(out_dims.clone(), concat_typed::<T>(&inputs, axis, &out_dims)?))?;
+    ctx.set_output(0, out)
+}
+
+fn np_vec(v: &[i64]) -> String {
+    let s: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+    format!("[{}]", s.join(" "))
+}
+
+fn concat_offset(ctx: &mut OpContext) -> Result<(), Status> {
+    let cdim_t = ctx.input(0)?;
+    if cdim_t.rank() != 0 {
+        return Err(
+            ctx.error(format!("Concat dim tensor should be a scalar integer, but got shape {}", cdim_t.shape()))
+        );
+    }
+    let cdim = index_scalar(&cdim_t).map_err(|e| ctx.error(e.message))?;
+    let n = ctx.num_inputs() - 1;
+    let shapes: Vec<Tensor> = (1..=n).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
+    if shapes[0].rank() != 1 {
+        return Err(ctx.error(format!("input 0 should be a vector, got shape {}", shapes[0].shape())));
+    }
+    let inp0 = index_vec(&shapes[0]).map_err(|e| ctx.error(e.message))?;
+    let dims = inp0.len() as i64;
+    let axis = if cdim < 0 { cdim + dims } else { cdim };
+    if axis < 0 || axis >= dims {
+        return Err(ctx.error(format!("Concat dim is out of range: {cdim} vs. {dims}")));
+    }
+    let axis = axis as usize;
+    let mut offset = 0i64;
+    for (i, s) in shapes.iter().enumerate() {
+        if s.rank() != 1 || s.num_elements() != inp0.len() {
+            return Err(ctx.error(format!("input {i} should contain {dims} elements, but got {}", s.num_elements())));
+        }
+        let v = index_vec(s).map_err(|e| ctx.error(e.message))?;
+        for j in 0..inp0.len() {
+            if j != axis && v[j] != inp0[j] {
+                return Err(ctx.error(format!(
+                    "All dimensions except {axis} must match. Input {i} has shape {} and doesn't match input 0 with shape {}.",
+                    np_vec(&v),
+                    np_vec(&inp0)
+                )));
+            }
+        }
+        let mut out = vec![0i64; inp0.len()];
+        out[axis] = offset;
+        offset += v[axis];
+        ctx.set_output(i, index_tensor(s.dtype(), vec![inp0.len()], out).map_err(|e| ctx.error(e.message))?)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("ConcatV2", |_| Ok(FnKernel::expensive(concat_v2)));
+    r.add("ConcatOffset", |_| Ok(FnKernel::cheap(concat_offset)));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, DataType};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn concat(xs: Vec<Tensor>, axis: i32) -> Result<Tensor, Status> {
+        let n = node(
+            "ConcatV2",
+            &[("T", attr::ty(xs[0].dtype())), ("N", attr::int(xs.len() as i64)), ("Tidx", attr::ty(DataType::Int32))],
+        );
+        let mut inputs = xs;
+        inputs.push(Tensor::scalar(axis));
+        Ok(run_kernel(n, inputs, 1)?.remove(0))
+    }
+
+    #[test]
+    fn concatenates() {
+        let a = Tensor::new(vec![2, 2], vec![1.0f32, 2., 3., 4.]).unwrap();
+        let b = Tensor::new(vec![2, 1], vec![5.0f32, 6.]).unwrap();
+        let c = concat(vec![a.clone(), b.clone()], -1).unwrap();
+        assert_eq!(c.dims(), &[2, 3]);
+        assert_eq!(c.as_slice::<f32>().unwrap(), &[1., 2., 5., 3., 4., 6.]);
+        let d = concat(vec![a.clone(), a.clone()], 0).unwrap();
+        assert_eq!(d.as_slice::<f32>().unwrap(), &[1., 2., 3., 4., 1., 2., 3., 4.]);
+        let e = concat(vec![a.clone(), b.clone()], 0).unwrap_err();
+        assert!(
+            e.message
+                .contains("ConcatOp : Dimension 1 in both shapes must be equal: shape[0] = [2,2] vs. shape[1] = [2,1]"),
+            "{e}"
+        );
+        let e = concat(vec![a.clone(), b], 2).unwrap_err();
+        assert!(e.message.contains("range [-2, 2), but got 2"));
+        let e = concat(vec![a, Tensor::vec(vec![1.0f32])], 0).unwrap_err();
+        assert!(e.message.contains("Ranks of all input tensors should match"));
+        let s = concat(vec![Tensor::vec(vec![b"a".to_vec()]), Tensor::vec(vec![b"b".to_vec()])], 0).unwrap();
+        assert_eq!(s.as_slice::<Vec<u8>>().unwrap(), &[b"a".to_vec(), b"b".to_vec()]);
+    }
+
+    #[test]
+    fn offsets() {
+        let n = node("ConcatOffset", &[("N", attr::int(2)), ("shape_type", attr::ty(DataType::Int32))]);
+        let o = run_kernel(
+            n.clone(),
+            vec![Tensor::scalar(1i32), Tensor::vec(vec![2i32, 3]), Tensor::vec(vec![2i32, 5])],
+            2,
+        )
+        .unwrap();
+        assert_eq!(o[0].as_slice::<i32>().unwrap(), &[0, 0]);
+        assert_eq!(o[1].as_slice::<i32>().unwrap(), &[0, 3]);
+        let e = run_kernel(
+            n.clone(),
+            vec![Tensor::scalar(1i32), Tensor::vec(vec![2i32, 3]), Tensor::vec(vec![3i32, 5])],
+            2,
+        )
+        .unwrap_err();
+        assert!(e.message.contains(
+            "All dimensions except 1 must match. Input 1 has shape [3 5] and doesn't match input 0 with shape [2 3]."
+        ));
+        let e = run_kernel(n, vec![Tensor::scalar(3i32), Tensor::vec(vec![2i32, 3]), Tensor::vec(vec![2i32, 5])], 2)
+            .unwrap_err();
+        assert!(e.message.contains("Concat dim is out of range: 3 vs. 2"));
+    }
+}

@@ -1,0 +1,95 @@
+//! Fill, ZerosLike and OnesLike.
+
+use ferroflow_core::{DataType, Shape, Status, Storage, Tensor};
+
+use super::util::{index_vec, with_type, FnKernel};
+use crate::{KernelRegistry, OpContext};
+
+fn fill(ctx: &mut OpContext) -> Result<(), Status> {
+    let dims = ctx.input(0)?;
+    let value = ctx.input(1)?;
+    if dims.rank() != 1 {
+        return Err(ctx.error(format!("dims must be a vector, got shape {}", dims.shape())));
+    }
+    if value.rank() != 0 {
+        return Err(ctx.error(format!("value must be a scalar, got shape {}", value.shape())));
+    }
+    let dims = index_vec(&dims).map_err(|e| ctx.error(e.message))?;
+    if let Some(d) = dims.iter().find(|&&d| d < 0) {
+        return Err(ctx.error(format!("Dimension {d} must be >= 0")));
+    }
+    let shape = Shape::from_i64(&dims).map_err(|e| ctx.error(e.message))?;
+    let n = shape.num_elements();
+    let out = with_type!(value.dtype(), T => {
+        let v = value.as_slice::<T>()?[0].clone();
+        Tensor::new(shape, vec![v; n])
+    })?;
+    ctx.set_output(0, out)
+}
+
+fn zeros_like(ctx: &mut OpContext) -> Result<(), Status> {
+    let x = ctx.input(0)?;
+    if x.dtype() == DataType::Resource {
+        return Err(ctx.error("ZerosLike is not supported for resource tensors"));
+    }
+    let out = Tensor::zeros(x.dtype(), x.shape().clone()).map_err(|e| ctx.error(e.message))?;
+    ctx.set_output(0, out)
+}
+
+fn ones_like(ctx: &mut OpContext) -> Result<(), Status> {
+    let x = ctx.input(0)?;
+    let n = x.num_elements();
+    let st = match x.dtype() {
+        DataType::Float => Storage::F32(vec![1.0; n]),
+        DataType::Double => Storage::F64(vec![1.0; n]),
+        DataType::Int32 => Storage::I32(vec![1; n]),
+        DataType::Int64 => Storage::I64(vec![1; n]),
+        DataType::UInt8 => Storage::U8(vec![1; n]),
+        DataType::Bool => Storage::Bool(vec![true; n]),
+        d => return Err(ctx.error(format!("OnesLike is not defined for {d} tensors"))),
+    };
+    ctx.set_output(0, Tensor::from_storage(x.shape().clone(), st)?)
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("Fill", |_| Ok(FnKernel::expensive(fill)));
+    r.add("ZerosLike", |_| Ok(FnKernel::expensive(zeros_like)));
+    r.add("OnesLike", |_| Ok(FnKernel::expensive(ones_like)));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::attr;
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    #[test]
+    fn fill_values_and_errors() {
+        let n = node("Fill", &[("T", attr::ty(DataType::Float)), ("index_type", attr::ty(DataType::Int32))]);
+        let o = run_kernel(n.clone(), vec![Tensor::vec(vec![2i32, 3]), Tensor::scalar(1.5f32)], 1).unwrap();
+        assert_eq!(o[0].dims(), &[2, 3]);
+        assert_eq!(o[0].as_slice::<f32>().unwrap(), &[1.5; 6]);
+        let e = run_kernel(n.clone(), vec![Tensor::vec(vec![-2i32]), Tensor::scalar(1.5f32)], 1).unwrap_err();
+        assert!(e.message.contains("Dimension -2 must be >= 0"));
+        assert!(run_kernel(n.clone(), vec![Tensor::scalar(2i32), Tensor::scalar(1.5f32)], 1).is_err());
+        assert!(run_kernel(n, vec![Tensor::vec(vec![2i32]), Tensor::vec(vec![1.5f32])], 1).is_err());
+        let s = node("Fill", &[("T", attr::ty(DataType::String)), ("index_type", attr::ty(DataType::Int64))]);
+        let o = run_kernel(s, vec![Tensor::vec(vec![2i64]), Tensor::from("ab")], 1).unwrap();
+        assert_eq!(o[0].as_slice::<Vec<u8>>().unwrap(), &[b"ab".to_vec(), b"ab".to_vec()]);
+    }
+
+    #[test]
+    fn zeros_and_ones_like() {
+        let x = Tensor::new(vec![2, 1], vec![3i64, 4]).unwrap();
+        let z = run_kernel(node("ZerosLike", &[("T", attr::ty(DataType::Int64))]), vec![x.clone()], 1).unwrap();
+        assert_eq!(z[0].as_slice::<i64>().unwrap(), &[0, 0]);
+        assert_eq!(z[0].dims(), &[2, 1]);
+        let o = run_kernel(node("OnesLike", &[("T", attr::ty(DataType::Int64))]), vec![x], 1).unwrap();
+        assert_eq!(o[0].as_slice::<i64>().unwrap(), &[1, 1]);
+        let s = Tensor::vec(vec![b"a".to_vec()]);
+        let z = run_kernel(node("ZerosLike", &[("T", attr::ty(DataType::String))]), vec![s.clone()], 1).unwrap();
+        assert_eq!(z[0].as_slice::<Vec<u8>>().unwrap(), &[Vec::<u8>::new()]);
+        assert!(run_kernel(node("OnesLike", &[("T", attr::ty(DataType::String))]), vec![s], 1).is_err());
+    }
+}

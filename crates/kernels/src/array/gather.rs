@@ -1,0 +1,228 @@
+//! Gather (v1) and GatherV2 (axis, batch_dims). Indices are validated before any copy:
+//! an out-of-range index is InvalidArgument `indices[i,j] = v is not in [0, n)`.
+
+use rayon::prelude::*;
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{NodeAttrs, Status, Tensor, TensorType};
+
+use super::util::{index_scalar, index_vec, product, with_type, PAR_THRESHOLD};
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+/// Formats flat position `i` of a tensor of `dims` as `a,b,c`.
+pub fn multi_index(mut i: usize, dims: &[usize]) -> String {
+    let mut parts = vec![String::new(); dims.len()];
+    for k in (0..dims.len()).rev() {
+        let d = dims[k].max(1);
+        parts[k] = (i % d).to_string();
+        i /= d;
+    }
+    parts.join(",")
+}
+
+/// Geometry of a gather: `out[b, o, i, k] = params[b, o, idx[b, i], k]`.
+struct Plan {
+    batch: usize,
+    outer: usize,
+    limit: usize,
+    n: usize,
+    inner: usize,
+}
+
+fn gather_typed<T: TensorType>(params: &Tensor, idx: &[i64], p: &Plan) -> Result<Vec<T>, Status> {
+    let src = params.as_slice::<T>()?;
+    let rows = p.batch * p.outer * p.n;
+    let total = rows * p.inner;
+    let src_off = |r: usize| -> usize {
+        let i = r % p.n;
+        let bo = r / p.n;
+        let b = bo / p.outer;
+        (bo * p.limit + idx[b * p.n + i] as usize) * p.inner
+    };
+    if total == 0 {
+        return Ok(Vec::new());
+    }
+    if !std::mem::needs_drop::<T>() && total >= PAR_THRESHOLD && rows >= 2 {
+        let mut out = vec![src[0].clone(); total];
+        let chunk_rows = rows.div_ceil(4 * rayon::current_num_threads().max(1));
+        out.par_chunks_mut(chunk_rows * p.inner).enumerate().for_each(|(c, chunk)| {
+            for (j, row) in chunk.chunks_mut(p.inner).enumerate() {
+                let s = src_off(c * chunk_rows + j);
+                row.clone_from_slice(&src[s..s + p.inner]);
+            }
+        });
+        return Ok(out);
+    }
+    let mut out = Vec::with_capacity(total);
+    if p.inner == 1 {
+        out.extend((0..rows).map(|r| src[src_off(r)].clone()));
+    } else {
+        for r in 0..rows {
+            let s = src_off(r);
+            out.extend_from_slice(&src[s..s + p.inner]);
+        }
+    }
+    Ok(out)
+}
+
+/// Gathers `params` along `axis` with `batch_dims` leading batch dims (all normalized and
+/// validated by the caller, except the index values).
+fn do_gather(
+    ctx: &OpContext,
+    params: &Tensor,
+    indices: &Tensor,
+    axis: usize,
+    batch_dims: usize,
+) -> Result<Tensor, Status> {
+    let pd = params.dims();
+    let limit = pd[axis];
+    let idx = index_vec(indices).map_err(|e| ctx.error(e.message))?;
+    if let Some(k) = idx.iter().position(|&v| v < 0 || v >= limit as i64) {
+        return Err(ctx.error(format!(
+            "indices[{}] = {} is not in [0, {limit})",
+            multi_index(k, indices.dims()),
+            idx[k]
+        )));
+    }
+    let plan = Plan {
+        batch: product(&pd[..batch_dims]),
+        outer: product(&pd[batch_dims..axis]),
+        limit,
+        n: product(&indices.dims()[batch_dims..]),
+        inner: product(&pd[axis + 1..]),
+    };
+    let mut out_dims: Vec<usize> = pd[..axis].to_vec();
+    out_dims.extend_from_slice(&indices.dims()[batch_dims..]);
+    out_dims.extend_from_slice(&pd[axis + 1..]);
+    with_type!(params.dtype(), T => Tensor::new(out_dims.clone(), gather_typed::<T>(params, &idx, &plan)?))
+}
+
+fn gather_v1(ctx: &mut OpContext) -> Result<(), Status> {
+    let params = ctx.input(0)?;
+    let indices = ctx.input(1)?;
+    if params.rank() < 1 {
+        return Err(ctx.error("params must be at least 1 dimensional"));
+    }
+    let out = do_gather(ctx, &params, &indices, 0, 0)?;
+    ctx.set_output(0, out)
+}
+
+struct GatherV2 {
+    batch_dims: i64,
+}
+
+impl OpKernel for GatherV2 {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let params = ctx.input(0)?;
+        let indices = ctx.input(1)?;
+        let axis_t = ctx.input(2)?;
+        if axis_t.num_elements() != 1 {
+            return Err(ctx.error(format!("axis must be scalar, but got shape {}", axis_t.shape())));
+        }
+        let axis = index_scalar(&axis_t).map_err(|e| ctx.error(e.message))?;
+        let pr = params.rank() as i64;
+        let min_rank = if axis < 0 { -axis } else { axis + 1 };
+        if pr < min_rank {
+            return Err(ctx.error(format!("Shape must be at least rank {min_rank} but is rank {pr}")));
+        }
+        let axis = if axis < 0 { axis + pr } else { axis };
+        let mut bd = self.batch_dims;
+        if bd != 0 {
+            let ir = indices.rank() as i64;
+            if bd < -ir || bd > ir {
+                return Err(ctx.error(format!("Expected batch_dims in the range [{}, {ir}], but got {bd}", -ir)));
+            }
+            if bd < 0 {
+                bd += ir;
+            }
+            if bd >= pr {
+                return Err(ctx.error(format!("batch_dims ({bd}) must be less than rank(params) ({pr}).")));
+            }
+            if bd > axis {
+                return Err(ctx.error(format!("batch_dims ({bd}) must be less than or equal to axis ({axis}).")));
+            }
+            for i in 0..bd as usize {
+                if params.dims()[i] != indices.dims()[i] {
+                    return Err(ctx.error(format!(
+                        "params.shape[{i}]: {} should be equal to indices.shape[{i}]: {}",
+                        params.dims()[i],
+                        indices.dims()[i]
+                    )));
+                }
+            }
+        }
+        let out = do_gather(ctx, &params, &indices, axis as usize, bd as usize)?;
+        ctx.set_output(0, out)
+    }
+}
+
+fn gather_v2_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(GatherV2 { batch_dims: n.attr_int("batch_dims")? }))
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("Gather", |_| Ok(super::util::FnKernel::expensive(gather_v1)));
+    r.add("GatherV2", gather_v2_factory);
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, DataType};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn g2(params: Tensor, indices: Tensor, axis: i32, bd: i64) -> Result<Tensor, Status> {
+        let n = node(
+            "GatherV2",
+            &[
+                ("Tparams", attr::ty(params.dtype())),
+                ("Tindices", attr::ty(indices.dtype())),
+                ("Taxis", attr::ty(DataType::Int32)),
+                ("batch_dims", attr::int(bd)),
+            ],
+        );
+        Ok(run_kernel(n, vec![params, indices, Tensor::scalar(axis)], 1)?.remove(0))
+    }
+
+    #[test]
+    fn gathers() {
+        let p = Tensor::new(vec![3, 2], vec![1.0f32, 2., 3., 4., 5., 6.]).unwrap();
+        let o = g2(p.clone(), Tensor::vec(vec![2i64, 0, 2]), 0, 0).unwrap();
+        assert_eq!((o.dims(), o.as_slice::<f32>().unwrap()), (&[3usize, 2][..], &[5., 6., 1., 2., 5., 6.][..]));
+        let o = g2(p.clone(), Tensor::new(vec![1, 2], vec![1i32, 0]).unwrap(), -1, 0).unwrap();
+        assert_eq!((o.dims(), o.as_slice::<f32>().unwrap()), (&[3usize, 1, 2][..], &[2., 1., 4., 3., 6., 5.][..]));
+        let o = g2(p.clone(), Tensor::scalar(1i32), 1, 0).unwrap();
+        assert_eq!((o.dims(), o.as_slice::<f32>().unwrap()), (&[3usize][..], &[2., 4., 6.][..]));
+        let o = g2(p.clone(), Tensor::new(vec![3, 1], vec![1i32, 0, 1]).unwrap(), 1, 1).unwrap();
+        assert_eq!((o.dims(), o.as_slice::<f32>().unwrap()), (&[3usize, 1][..], &[2., 3., 6.][..]));
+        let big = Tensor::new(vec![1000, 64], (0..64000).collect::<Vec<i32>>()).unwrap();
+        let o = g2(big, Tensor::vec((0..1000).rev().collect::<Vec<i32>>()), 0, 0).unwrap();
+        assert_eq!(o.as_slice::<i32>().unwrap()[64], 998 * 64);
+    }
+
+    #[test]
+    fn errors() {
+        let p = Tensor::vec((0..10).map(|x| x as f32).collect::<Vec<_>>());
+        let e = g2(p.clone(), Tensor::vec(vec![1i32, 2, 3, 12]), 0, 0).unwrap_err();
+        assert!(e.message.contains("indices[3] = 12 is not in [0, 10)"), "{e}");
+        let q = Tensor::new(vec![4, 5], vec![0.0f32; 20]).unwrap();
+        let e = g2(q.clone(), Tensor::new(vec![1, 2], vec![1i32, 7]).unwrap(), 1, 0).unwrap_err();
+        assert!(e.message.contains("indices[0,1] = 7 is not in [0, 5)"));
+        assert!(g2(q.clone(), Tensor::vec(vec![0i32]), 2, 0).unwrap_err().message.contains("at least rank 3"));
+        let e = g2(q.clone(), Tensor::new(vec![4, 1], vec![0i32; 4]).unwrap(), 0, 1).unwrap_err();
+        assert!(e.message.contains("batch_dims (1) must be less than or equal to axis (0)."));
+        let e = g2(q, Tensor::new(vec![3, 1], vec![0i32; 3]).unwrap(), 1, 1).unwrap_err();
+        assert!(e.message.contains("params.shape[0]: 4 should be equal to indices.shape[0]: 3"));
+        let n = node(
+            "Gather",
+            &[
+                ("Tparams", attr::ty(DataType::Float)),
+                ("Tindices", attr::ty(DataType::Int32)),
+                ("validate_indices", attr::bool(true)),
+            ],
+        );
+        let e = run_kernel(n, vec![p, Tensor::vec(vec![-1i32])], 1).unwrap_err();
+        assert!(e.message.contains("indices[0] = -1 is not in [0, 10)"));
+    }
+}

@@ -1,0 +1,203 @@
+//! UnsortedSegmentSum and DynamicStitch: scatter rows by index.
+
+use ferroflow_core::{Shape, Status, Tensor, TensorType};
+
+use super::gather::multi_index;
+use super::util::{index_scalar, index_vec, product, with_numeric_type, with_type, FnKernel};
+use crate::{KernelRegistry, OpContext};
+
+/// Addition with TensorFlow's integer wrap-around.
+pub trait SegAdd: Copy {
+    /// `self + o`.
+    fn add(self, o: Self) -> Self;
+}
+macro_rules! seg_add {
+    (float: $($t:ty),*) => {$(impl SegAdd for $t { fn add(self, o: Self) -> Self { self + o } })*};
+    (int: $($t:ty),*) => {$(impl SegAdd for $t { fn add(self, o: Self) -> Self { self.wrapping_add(o) } })*};
+}
+seg_add!(float: f32, f64);
+seg_add!(int: i32, i64, u8);
+
+fn segment_sum_typed<T: TensorType + SegAdd>(
+    data: &Tensor,
+    ids: &[i64],
+    num: usize,
+    out_dims: &[usize],
+) -> Result<Tensor, Status> {
+    let src = data.as_slice::<T>()?;
+    let inner = product(&out_dims[1..]);
+    let mut out = Tensor::zeros(T::DTYPE, Shape::new(out_dims.to_vec()))?;
+    let dst = out.data_mut::<T>()?;
+    for (i, &id) in ids.iter().enumerate() {
+        if id < 0 {
+            continue;
+        }
+        let (d, s) = (id as usize * inner, i * inner);
+        debug_assert!((id as usize) < num);
+        for (o, &v) in dst[d..d + inner].iter_mut().zip(&src[s..s + inner]) {
+            *o = o.add(v);
+        }
+    }
+    Ok(out)
+}
+
+fn unsorted_segment_sum(ctx: &mut OpContext) -> Result<(), Status> {
+    let data = ctx.input(0)?;
+    let ids_t = ctx.input(1)?;
+    let num_t = ctx.input(2)?;
+    if num_t.rank() != 0 {
+        return Err(ctx.error(format!("num_segments should be a scalar, not shape {}", num_t.shape())));
+    }
+    let r = ids_t.rank();
+    if data.rank() < r || data.dims()[..r] != *ids_t.dims() {
+        return Err(ctx.error(format!(
+            "data.shape = {} does not start with segment_ids.shape = {}",
+            data.shape(),
+            ids_t.shape()
+        )));
+    }
+    let num = index_scalar(&num_t).map_err(|e| ctx.error(e.message))?;
+    if num < 0 {
+        return Err(ctx.error(format!("Input num_segments == {num} must not be negative.")));
+    }
+    let ids = index_vec(&ids_t).map_err(|e| ctx.error(e.message))?;
+    if let Some(k) = ids.iter().position(|&v| v >= num) {
+        return Err(ctx.error(format!(
+            "segment_ids[{}] = {} is out of range [0, {num})",
+            multi_index(k, ids_t.dims()),
+            ids[k]
+        )));
+    }
+    let mut out_dims = vec![num as usize];
+    out_dims.extend_from_slice(&data.dims()[r..]);
+    Shape::new(out_dims.clone()).checked_num_elements().map_err(|e| ctx.error(e.message))?;
+    let out = with_numeric_type!(data.dtype(), T => segment_sum_typed::<T>(&data, &ids, num as usize, &out_dims))?;
+    ctx.set_output(0, out)
+}
+
+fn stitch_typed<T: TensorType>(data: &[Tensor], idx: &[Vec<i64>], out_dims: &[usize]) -> Result<Tensor, Status> {
+    let inner = product(&out_dims[1..]);
+    let mut out = Tensor::zeros(T::DTYPE, Shape::new(out_dims.to_vec()))?;
+    let dst = out.data_mut::<T>()?;
+    for (d, ix) in data.iter().zip(idx) {
+        let src = d.as_slice::<T>()?;
+        for (i, &k) in ix.iter().enumerate() {
+            let k = k as usize;
+            dst[k * inner..(k + 1) * inner].clone_from_slice(&src[i * inner..(i + 1) * inner]);
+        }
+    }
+    Ok(out)
+}
+
+fn dynamic_stitch(ctx: &mut OpContext) -> Result<(), Status> {
+    let n = ctx.num_inputs() / 2;
+    let indices: Vec<Tensor> = (0..n).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
+    let data: Vec<Tensor> = (n..2 * n).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
+    let (r0, d0) = (indices[0].rank(), &data[0]);
+    if d0.rank() < r0 || d0.dims()[..r0] != *indices[0].dims() {
+        return Err(ctx.error(format!(
+            "data[0].shape = {} does not start with indices[0].shape = {}",
+            d0.shape(),
+            indices[0].shape()
+        )));
+    }
+    let tail = &d0.dims()[r0..];
+    let mut idx = Vec::with_capacity(n);
+    let mut max = -1i64;
+    for i in 0..n {
+        let (ix, d) = (&indices[i], &data[i]);
+        let r = ix.rank();
+        if d.rank() < r || d.dims()[..r] != *ix.dims() {
+            return Err(ctx.error(format!(
+                "data[{i}].shape = {} does not start with indices[{i}].shape = {}",
+                d.shape(),
+                ix.shape()
+            )));
+        }
+        if d.dims()[r..] != *tail {
+            return Err(ctx.error(format!(
+                "Need data[0].shape[{r0}:] = data[{i}].shape[{r}:], got data[0].shape = {}, data[{i}].shape = {}, \
+                 indices[0].shape = {}, indices[{i}].shape = {}",
+                d0.shape(),
+                d.shape(),
+                indices[0].shape(),
+                ix.shape()
+            )));
+        }
+        if d.dtype() != d0.dtype() {
+            return Err(ctx.error(format!("data[{i}] is {} but data[0] is {}", d.dtype(), d0.dtype())));
+        }
+        let v = index_vec(ix).map_err(|e| ctx.error(e.message))?;
+        max = v.iter().copied().fold(max, i64::max);
+        idx.push(v);
+    }
+    let first = (max + 1) as usize;
+    for v in &idx {
+        if let Some(k) = v.iter().position(|&x| x < 0 || x as usize >= first) {
+            return Err(ctx.error(format!("indices[{k}] is out of range")));
+        }
+    }
+    let mut out_dims = vec![first];
+    out_dims.extend_from_slice(tail);
+    let out = with_type!(d0.dtype(), T => stitch_typed::<T>(&data, &idx, &out_dims))?;
+    ctx.set_output(0, out)
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("UnsortedSegmentSum", |_| Ok(FnKernel::expensive(unsorted_segment_sum)));
+    r.add("DynamicStitch", |_| Ok(FnKernel::expensive(dynamic_stitch)));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, DataType};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    #[test]
+    fn segment_sums() {
+        let n = node(
+            "UnsortedSegmentSum",
+            &[
+                ("T", attr::ty(DataType::Float)),
+                ("Tindices", attr::ty(DataType::Int32)),
+                ("Tnumsegments", attr::ty(DataType::Int32)),
+            ],
+        );
+        let data = Tensor::new(vec![4, 2], vec![1.0f32, 2., 3., 4., 5., 6., 7., 8.]).unwrap();
+        let run = |ids: Vec<i32>, num: i32| {
+            run_kernel(n.clone(), vec![data.clone(), Tensor::vec(ids), Tensor::scalar(num)], 1)
+        };
+        let o = run(vec![0, 2, 0, -1], 3).unwrap();
+        assert_eq!(o[0].dims(), &[3, 2]);
+        assert_eq!(o[0].as_slice::<f32>().unwrap(), &[6., 8., 0., 0., 3., 4.]);
+        assert!(run(vec![0, 1, 5, -1], 4).unwrap_err().message.contains("segment_ids[2] = 5 is out of range [0, 4)"));
+        assert!(run(vec![0, 1, 1, 2], -1)
+            .unwrap_err()
+            .message
+            .contains("Input num_segments == -1 must not be negative."));
+        assert!(run(vec![0, 1], 4)
+            .unwrap_err()
+            .message
+            .contains("data.shape = [4,2] does not start with segment_ids.shape = [2]"));
+    }
+
+    #[test]
+    fn stitches() {
+        let n = node("DynamicStitch", &[("T", attr::ty(DataType::Float)), ("N", attr::int(2))]);
+        let i0 = Tensor::vec(vec![0i32, 3]);
+        let i1 = Tensor::vec(vec![1i32, 3]);
+        let d0 = Tensor::new(vec![2, 2], vec![1.0f32, 2., 3., 4.]).unwrap();
+        let d1 = Tensor::new(vec![2, 2], vec![5.0f32, 6., 7., 8.]).unwrap();
+        let o = run_kernel(n.clone(), vec![i0.clone(), i1.clone(), d0.clone(), d1], 1).unwrap();
+        assert_eq!(o[0].dims(), &[4, 2]);
+        assert_eq!(o[0].as_slice::<f32>().unwrap(), &[1., 2., 5., 6., 0., 0., 7., 8.]);
+        let e = run_kernel(n.clone(), vec![i0.clone(), Tensor::vec(vec![-1i32, 2]), d0.clone(), d0.clone()], 1)
+            .unwrap_err();
+        assert!(e.message.contains("indices[0] is out of range"));
+        let bad = Tensor::new(vec![2, 3], vec![0.0f32; 6]).unwrap();
+        let e = run_kernel(n, vec![i0, i1, d0, bad], 1).unwrap_err();
+        assert!(e.message.contains("Need data[0].shape[1:] = data[1].shape[1:]"));
+    }
+}

@@ -1,0 +1,250 @@
+//! Strided gathers: the data movement behind Transpose, Slice, StridedSlice, Tile,
+//! BroadcastTo and Pad. The output is the row-major index space `dims`; element `idx` reads
+//! `src[offset + Σ idx_k · strides_k]` (strides may be 0 to broadcast or negative to reverse).
+
+use rayon::prelude::*;
+
+use super::util::PAR_THRESHOLD;
+
+/// Transpose tile edge (elements).
+const BLOCK: usize = 32;
+
+/// Drops unit dims and merges neighbours that are contiguous in the source.
+fn simplify(dims: &[usize], strides: &[isize]) -> (Vec<usize>, Vec<isize>) {
+    let mut d: Vec<usize> = Vec::with_capacity(dims.len());
+    let mut s: Vec<isize> = Vec::with_capacity(dims.len());
+    for (&n, &st) in dims.iter().zip(strides) {
+        if n == 1 {
+            continue;
+        }
+        let k = d.len();
+        if k > 0 && s[k - 1] == st * n as isize {
+            d[k - 1] *= n;
+            s[k - 1] = st;
+            continue;
+        }
+        d.push(n);
+        s.push(st);
+    }
+    if d.is_empty() {
+        d.push(1);
+        s.push(0);
+    }
+    (d, s)
+}
+
+/// Iterates the source positions of consecutive rows of an outer index space.
+struct Rows<'a> {
+    dims: &'a [usize],
+    strides: &'a [isize],
+    idx: Vec<usize>,
+    pos: isize,
+}
+
+impl<'a> Rows<'a> {
+    fn starting_at(dims: &'a [usize], strides: &'a [isize], offset: isize, mut row: usize) -> Rows<'a> {
+        let mut idx = vec![0; dims.len()];
+        let mut pos = offset;
+        for k in (0..dims.len()).rev() {
+            idx[k] = row % dims[k];
+            row /= dims[k];
+            pos += idx[k] as isize * strides[k];
+        }
+        Rows { dims, strides, idx, pos }
+    }
+
+    fn advance(&mut self) {
+        for k in (0..self.dims.len()).rev() {
+            self.idx[k] += 1;
+            self.pos += self.strides[k];
+            if self.idx[k] < self.dims[k] {
+                return;
+            }
+            self.pos -= self.strides[k] * self.dims[k] as isize;
+            self.idx[k] = 0;
+        }
+    }
+}
+
+fn write_row<T: Clone>(src: &[T], pos: isize, stride: isize, out: &mut [T]) {
+    let p = pos as usize;
+    match stride {
+        1 => out.clone_from_slice(&src[p..p + out.len()]),
+        0 => out.fill(src[p].clone()),
+        _ => {
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = src[(pos + j as isize * stride) as usize].clone();
+            }
+        }
+    }
+}
+
+fn push_row<T: Clone>(src: &[T], pos: isize, stride: isize, n: usize, out: &mut Vec<T>) {
+    let p = pos as usize;
+    match stride {
+        1 => out.extend_from_slice(&src[p..p + n]),
+        0 => out.extend(std::iter::repeat_n(src[p].clone(), n)),
+        _ => out.extend((0..n).map(|j| src[(pos + j as isize * stride) as usize].clone())),
+    }
+}
+
+/// Gathers `src` through a strided view. Every position the view reaches must be inside
+/// `src` (callers validate shapes first; a violation is a bug and panics).
+pub fn strided_gather<T: Clone + Send + Sync>(src: &[T], offset: isize, dims: &[usize], strides: &[isize]) -> Vec<T> {
+    debug_assert_eq!(dims.len(), strides.len());
+    let n: usize = dims.iter().product();
+    if n == 0 {
+        return Vec::new();
+    }
+    let (d, s) = simplify(dims, strides);
+    let r = d.len();
+    let (inner, is) = (d[r - 1], s[r - 1]);
+    let pod = !std::mem::needs_drop::<T>();
+    if pod && r >= 2 && s[r - 2] == 1 && is > 1 && inner > 1 {
+        return transpose_gather(src, offset, &d, &s);
+    }
+    let (od, os) = (&d[..r - 1], &s[..r - 1]);
+    let rows = n / inner;
+    if pod && n >= PAR_THRESHOLD && rows >= 2 {
+        let mut out = vec![src[offset as usize].clone(); n];
+        let chunk_rows = rows.div_ceil(4 * rayon::current_num_threads().max(1));
+        out.par_chunks_mut(chunk_rows * inner).enumerate().for_each(|(c, chunk)| {
+            let mut it = Rows::starting_at(od, os, offset, c * chunk_rows);
+            for row in chunk.chunks_mut(inner) {
+                write_row(src, it.pos, is, row);
+                it.advance();
+            }
+        });
+        return out;
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut it = Rows::starting_at(od, os, offset, 0);
+    for _ in 0..rows {
+        push_row(src, it.pos, is, inner, &mut out);
+        it.advance();
+    }
+    out
+}
+
+/// The last two view dims read the source transposed (`[.., A, B]` with strides
+/// `[.., 1, sb]`): copy in cache-sized tiles.
+fn transpose_gather<T: Clone + Send + Sync>(src: &[T], offset: isize, d: &[usize], s: &[isize]) -> Vec<T> {
+    let r = d.len();
+    let (a_n, b_n, sb) = (d[r - 2], d[r - 1], s[r - 1]);
+    let (bd, bs) = (&d[..r - 2], &s[..r - 2]);
+    let n: usize = d.iter().product();
+    let mat = a_n * b_n;
+    let mut out = vec![src[offset as usize].clone(); n];
+    let big = n >= PAR_THRESHOLD;
+    let strips = |base: isize, m: &mut [T]| {
+        let f = |(k, strip): (usize, &mut [T])| tile_strip(src, base + (k * BLOCK) as isize, b_n, sb, strip);
+        if big && bd.is_empty() {
+            m.par_chunks_mut(BLOCK * b_n).enumerate().for_each(f);
+        } else {
+            m.chunks_mut(BLOCK * b_n).enumerate().for_each(f);
+        }
+    };
+    if bd.is_empty() {
+        strips(offset, &mut out);
+    } else if big {
+        out.par_chunks_mut(mat).enumerate().for_each(|(b, m)| strips(Rows::starting_at(bd, bs, offset, b).pos, m));
+    } else {
+        let mut it = Rows::starting_at(bd, bs, offset, 0);
+        for m in out.chunks_mut(mat) {
+            strips(it.pos, m);
+            it.advance();
+        }
+    }
+    out
+}
+
+/// Fills `strip` (rows `a` of length `b_n`) with `src[base + a + j·sb]`, tile by tile.
+fn tile_strip<T: Clone>(src: &[T], base: isize, b_n: usize, sb: isize, strip: &mut [T]) {
+    let rows = strip.len() / b_n;
+    for j0 in (0..b_n).step_by(BLOCK) {
+        let j1 = (j0 + BLOCK).min(b_n);
+        for a in 0..rows {
+            let row = &mut strip[a * b_n + j0..a * b_n + j1];
+            let p = base + a as isize + j0 as isize * sb;
+            for (j, o) in row.iter_mut().enumerate() {
+                *o = src[(p + j as isize * sb) as usize].clone();
+            }
+        }
+    }
+}
+
+/// Writes `src` (row-major over `dims`) into `dst` through a strided view: the inverse of
+/// [`strided_gather`]. Every position must be inside `dst`.
+pub fn strided_scatter<T: Clone>(dst: &mut [T], offset: isize, dims: &[usize], strides: &[isize], src: &[T]) {
+    let n: usize = dims.iter().product();
+    if n == 0 {
+        return;
+    }
+    let (d, s) = simplify(dims, strides);
+    let r = d.len();
+    let (inner, is) = (d[r - 1], s[r - 1]);
+    let mut it = Rows::starting_at(&d[..r - 1], &s[..r - 1], offset, 0);
+    for row in src.chunks(inner) {
+        if is == 1 {
+            let p = it.pos as usize;
+            dst[p..p + inner].clone_from_slice(row);
+        } else {
+            for (j, v) in row.iter().enumerate() {
+                dst[(it.pos + j as isize * is) as usize] = v.clone();
+            }
+        }
+        it.advance();
+    }
+}
+
+/// Row-major strides of `dims` as isize.
+pub fn strides_of(dims: &[usize]) -> Vec<isize> {
+    let mut s = vec![1isize; dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * dims[i + 1] as isize;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(src: &[i32], offset: isize, dims: &[usize], strides: &[isize]) -> Vec<i32> {
+        let n: usize = dims.iter().product();
+        (0..n)
+            .map(|mut i| {
+                let mut p = offset;
+                for k in (0..dims.len()).rev() {
+                    p += (i % dims[k]) as isize * strides[k];
+                    i /= dims[k];
+                }
+                src[p as usize]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn matches_naive_gathers() {
+        let src: Vec<i32> = (0..200_000).collect();
+        let cases: Vec<(isize, Vec<usize>, Vec<isize>)> = vec![
+            (0, vec![3, 4], vec![4, 1]),
+            (0, vec![4, 3], vec![1, 4]),
+            (11, vec![2, 1, 3], vec![-5, 7, -1]),
+            (0, vec![2, 3, 4], vec![0, 1, 0]),
+            (0, vec![300, 500], vec![1, 300]),
+            (0, vec![3, 70, 90], vec![6300, 1, 70]),
+            (0, vec![2, 200, 150], vec![1, 300, 2]),
+            (5, vec![], vec![]),
+            (0, vec![0, 4], vec![4, 1]),
+        ];
+        for (off, d, s) in cases {
+            assert_eq!(strided_gather(&src, off, &d, &s), naive(&src, off, &d, &s), "{d:?} {s:?}");
+        }
+        let strs: Vec<Vec<u8>> = (0..6).map(|i| vec![i as u8]).collect();
+        assert_eq!(
+            strided_gather(&strs, 0, &[3, 2], &[1, 3]),
+            vec![vec![0], vec![3], vec![1], vec![4], vec![2], vec![5]]
+        );
+    }
+}

@@ -1,0 +1,360 @@
+//! StridedSlice and StridedSliceGrad, with TensorFlow's sparse-to-dense spec (ellipsis,
+//! new axes, shrink axes, begin/end masks, negative strides).
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{NodeAttrs, Status, Tensor};
+
+use super::strided::{strided_gather, strided_scatter, strides_of};
+use super::util::{index_vec, with_type};
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+/// The five masks of a strided slice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Masks {
+    /// Ignore `begin[i]` (start at the first element in the stride direction).
+    pub begin: i64,
+    /// Ignore `end[i]`.
+    pub end: i64,
+    /// Position `i` is `...`.
+    pub ellipsis: i64,
+    /// Position `i` inserts a new unit dim.
+    pub new_axis: i64,
+    /// Position `i` takes one element and drops the dim.
+    pub shrink_axis: i64,
+}
+
+impl Masks {
+    fn from_node(n: &NodeDef) -> Result<Masks, Status> {
+        Ok(Masks {
+            begin: n.attr_int("begin_mask")?,
+            end: n.attr_int("end_mask")?,
+            ellipsis: n.attr_int("ellipsis_mask")?,
+            new_axis: n.attr_int("new_axis_mask")?,
+            shrink_axis: n.attr_int("shrink_axis_mask")?,
+        })
+    }
+}
+
+/// A resolved slice: per input dim the start and stride and the number of elements taken
+/// (`processing`), plus the final output dims.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SliceSpec {
+    /// First index per input dim.
+    pub begin: Vec<i64>,
+    /// Stride per input dim.
+    pub strides: Vec<i64>,
+    /// Elements taken per input dim.
+    pub processing: Vec<usize>,
+    /// Output dims (after new and shrunk axes).
+    pub final_dims: Vec<usize>,
+}
+
+const NEW_AXIS: i64 = -1;
+const SHRINK_AXIS: i64 = -2;
+
+fn bit(mask: i64, i: usize) -> bool {
+    i < 64 && (mask >> i) & 1 == 1
+}
+
+/// Resolves a strided slice of `dims` with TensorFlow's rules and messages.
+pub fn strided_slice_spec(
+    dims: &[usize],
+    begin: &[i64],
+    end: &[i64],
+    strides: &[i64],
+    m: Masks,
+) -> Result<SliceSpec, String> {
+    let sparse_n = begin.len();
+    if sparse_n > 32 {
+        return Err(format!("strided slice spec has {sparse_n} entries; at most 32 are supported"));
+    }
+    // Sparse spec: add an implicit trailing ellipsis when there is none.
+    let mut ellipsis = m.ellipsis & ((1i64 << sparse_n) - 1);
+    if ellipsis.count_ones() > 1 {
+        return Err("Multiple ellipses in slice spec not allowed".into());
+    }
+    let mut n_sparse = sparse_n;
+    if ellipsis == 0 {
+        ellipsis |= 1 << sparse_n;
+        n_sparse += 1;
+    }
+    let ell_pos = (0..n_sparse).find(|&i| bit(ellipsis, i)).unwrap_or(n_sparse);
+    let new_after_ellipsis = (ell_pos + 1..sparse_n).filter(|&i| bit(m.new_axis, i)).count();
+    let rank = dims.len();
+    let mut d_begin = vec![0i64; rank];
+    let mut d_end = vec![0i64; rank];
+    let mut d_stride = vec![1i64; rank];
+    let mut d_bmask = vec![false; rank];
+    let mut d_emask = vec![false; rank];
+    let mut d_shrink = vec![false; rank];
+    let mut gather: Vec<i64> = Vec::new();
+    let mut full = 0usize;
+    for i in 0..n_sparse {
+        if bit(ellipsis, i) {
+            let next = (rank + 1 + new_after_ellipsis).saturating_sub(n_sparse - i).min(rank).max(full);
+            while full < next {
+                d_bmask[full] = true;
+                d_emask[full] = true;
+                gather.push(full as i64);
+                full += 1;
+            }
+        } else if bit(m.new_axis, i) {
+            gather.push(NEW_AXIS);
+        } else {
+            if full == rank {
+                return Err(format!("Index out of range using input dim {full}; input has only {rank} dims"));
+            }
+            d_begin[full] = begin[i];
+            d_end[full] = end[i];
+            d_stride[full] = strides[i];
+            d_bmask[full] = bit(m.begin, i);
+            d_emask[full] = bit(m.end, i);
+            if bit(m.shrink_axis, i) {
+                d_shrink[full] = true;
+                gather.push(SHRINK_AXIS);
+            } else {
+                gather.push(full as i64);
+            }
+            full += 1;
+        }
+    }
+    let mut processing = Vec::with_capacity(rank);
+    for i in 0..rank {
+        let dim = dims[i] as i64;
+        let stride = d_stride[i];
+        if stride == 0 {
+            return Err(format!("strides[{i}] must be non-zero"));
+        }
+        let (lo, hi) = if stride > 0 { (0, dim) } else { (-1, dim - 1) };
+        let canon = |x: i64, is_end: bool, masked: bool| -> i64 {
+            if masked {
+                if (stride > 0) != is_end {
+                    lo
+                } else {
+                    hi
+                }
+            } else {
+                let fwd = if x < 0 { dim + x } else { x };
+                fwd.clamp(lo, hi)
+            }
+        };
+        let size = if d_shrink[i] {
+            let fwd = if d_begin[i] < 0 { dim + d_begin[i] } else { d_begin[i] };
+            if fwd < 0 || fwd >= dim {
+                return Err(format!("slice index {fwd} of dimension {i} out of bounds."));
+            }
+            if stride < 0 {
+                return Err("only stride 1 allowed on non-range indexing.".into());
+            }
+            d_begin[i] = fwd;
+            1
+        } else {
+            let b = canon(d_begin[i], false, d_bmask[i]);
+            let e = canon(d_end[i], true, d_emask[i]);
+            d_begin[i] = b;
+            let len = e - b;
+            if len == 0 || (len < 0) != (stride < 0) {
+                0
+            } else {
+                len / stride + i64::from(len % stride != 0)
+            }
+        };
+        processing.push(size as usize);
+    }
+    let final_dims = gather
+        .iter()
+        .filter_map(|&g| match g {
+            NEW_AXIS => Some(1),
+            SHRINK_AXIS => None,
+            k => Some(processing[k as usize]),
+        })
+        .collect();
+    Ok(SliceSpec { begin: d_begin, strides: d_stride, processing, final_dims })
+}
+
+impl SliceSpec {
+    /// Offset and element strides of the view into a row-major tensor of `dims`.
+    fn view(&self, dims: &[usize]) -> (isize, Vec<isize>) {
+        let st = strides_of(dims);
+        let offset = self.begin.iter().zip(&st).map(|(&b, &s)| b as isize * s).sum();
+        (offset, self.strides.iter().zip(&st).map(|(&k, &s)| k as isize * s).collect())
+    }
+
+    fn is_identity(&self, dims: &[usize]) -> bool {
+        self.processing == dims && self.begin.iter().all(|&b| b == 0) && self.strides.iter().all(|&s| s == 1)
+    }
+}
+
+fn read_spec(ctx: &OpContext, first: usize, dims: &[usize], m: Masks) -> Result<SliceSpec, Status> {
+    let (b, e, s) = (ctx.input(first)?, ctx.input(first + 1)?, ctx.input(first + 2)?);
+    if b.rank() != 1 || e.shape() != b.shape() || s.shape() != b.shape() {
+        return Err(ctx.error(format!(
+            "Expected begin, end, and strides to be 1D equal size tensors, but got shapes {}, {}, and {} instead.",
+            b.shape(),
+            e.shape(),
+            s.shape()
+        )));
+    }
+    let iv = |t: &Tensor| index_vec(t).map_err(|x| ctx.error(x.message));
+    strided_slice_spec(dims, &iv(&b)?, &iv(&e)?, &iv(&s)?, m).map_err(|msg| ctx.error(msg))
+}
+
+struct StridedSlice {
+    masks: Masks,
+}
+
+impl OpKernel for StridedSlice {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let x = ctx.input(0)?;
+        let spec = read_spec(ctx, 1, x.dims(), self.masks)?;
+        if spec.is_identity(x.dims()) {
+            return ctx.set_output(0, x.reshape(spec.final_dims)?);
+        }
+        let (offset, strides) = spec.view(x.dims());
+        let p = &spec.processing;
+        let out = with_type!(x.dtype(), T => {
+            Tensor::new(spec.final_dims.clone(), strided_gather(x.as_slice::<T>()?, offset, p, &strides))
+        })?;
+        ctx.set_output(0, out)
+    }
+}
+
+struct StridedSliceGrad {
+    masks: Masks,
+}
+
+impl OpKernel for StridedSliceGrad {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let shape_t = ctx.input(0)?;
+        if shape_t.rank() != 1 {
+            return Err(ctx.error(format!("shape must be a vector, got shape {}", shape_t.shape())));
+        }
+        let shape = index_vec(&shape_t).map_err(|e| ctx.error(e.message))?;
+        let shape = ferroflow_core::Shape::from_i64(&shape).map_err(|e| ctx.error(e.message))?;
+        let dy = ctx.input(4)?;
+        let spec = read_spec(ctx, 1, shape.dims(), self.masks)?;
+        if dy.dims() != spec.final_dims.as_slice() {
+            return Err(ctx.error(format!(
+                "shape of dy was {} instead of {}",
+                dy.shape(),
+                ferroflow_core::Shape::new(spec.final_dims.clone())
+            )));
+        }
+        let (offset, strides) = spec.view(shape.dims());
+        let mut out = Tensor::zeros(dy.dtype(), shape.clone()).map_err(|e| ctx.error(e.message))?;
+        with_type!(dy.dtype(), T => {
+            strided_scatter(out.data_mut::<T>()?, offset, &spec.processing, &strides, dy.as_slice::<T>()?);
+            Ok(())
+        })?;
+        ctx.set_output(0, out)
+    }
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("StridedSlice", |n| Ok(Box::new(StridedSlice { masks: Masks::from_node(n)? })));
+    r.add("StridedSliceGrad", |n| Ok(Box::new(StridedSliceGrad { masks: Masks::from_node(n)? })));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, DataType};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn ss(x: &Tensor, b: Vec<i32>, e: Vec<i32>, s: Vec<i32>, m: Masks) -> Result<Tensor, Status> {
+        let n = node(
+            "StridedSlice",
+            &[
+                ("T", attr::ty(x.dtype())),
+                ("Index", attr::ty(DataType::Int32)),
+                ("begin_mask", attr::int(m.begin)),
+                ("end_mask", attr::int(m.end)),
+                ("ellipsis_mask", attr::int(m.ellipsis)),
+                ("new_axis_mask", attr::int(m.new_axis)),
+                ("shrink_axis_mask", attr::int(m.shrink_axis)),
+            ],
+        );
+        Ok(run_kernel(n, vec![x.clone(), Tensor::vec(b), Tensor::vec(e), Tensor::vec(s)], 1)?.remove(0))
+    }
+
+    fn vals(t: &Tensor) -> (Vec<usize>, Vec<i32>) {
+        (t.dims().to_vec(), t.as_slice::<i32>().unwrap().to_vec())
+    }
+
+    #[test]
+    fn common_forms() {
+        let x = Tensor::new(vec![3, 4], (0..12).collect::<Vec<i32>>()).unwrap();
+        let none = Masks::default();
+        // x[1:3]
+        assert_eq!(vals(&ss(&x, vec![1], vec![3], vec![1], none).unwrap()), (vec![2, 4], (4..12).collect()));
+        // x[:, 0]
+        let m = Masks { begin: 1, end: 1, shrink_axis: 2, ..none };
+        assert_eq!(vals(&ss(&x, vec![0, 0], vec![0, 1], vec![1, 1], m).unwrap()), (vec![3], vec![0, 4, 8]));
+        // x[..., 1]
+        let m = Masks { ellipsis: 1, shrink_axis: 2, ..none };
+        assert_eq!(vals(&ss(&x, vec![0, 1], vec![0, 2], vec![1, 1], m).unwrap()), (vec![3], vec![1, 5, 9]));
+        // x[::-1]
+        let m = Masks { begin: 1, end: 1, ..none };
+        assert_eq!(
+            vals(&ss(&x, vec![0], vec![0], vec![-1], m).unwrap()),
+            (vec![3, 4], vec![8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3])
+        );
+        // x[None]
+        let m = Masks { new_axis: 1, ..none };
+        let y = ss(&x, vec![0], vec![0], vec![1], m).unwrap();
+        assert_eq!(y.dims(), &[1, 3, 4]);
+        assert!(y.shares_buffer(&x));
+        // x[-1, ::-2]
+        let m = Masks { begin: 2, end: 2, shrink_axis: 1, ..none };
+        assert_eq!(vals(&ss(&x, vec![-1, 0], vec![0, 0], vec![1, -2], m).unwrap()), (vec![2], vec![11, 9]));
+        // x[5:1] is empty
+        assert_eq!(ss(&x, vec![5], vec![1], vec![1], none).unwrap().dims(), &[0, 4]);
+    }
+
+    #[test]
+    fn errors() {
+        let x = Tensor::new(vec![2, 3], (0..6).collect::<Vec<i32>>()).unwrap();
+        let none = Masks::default();
+        let e = ss(&x, vec![0], vec![1], vec![0], none).unwrap_err();
+        assert!(e.message.contains("strides[0] must be non-zero"));
+        let m = Masks { shrink_axis: 1, ..none };
+        let e = ss(&x, vec![5], vec![6], vec![1], m).unwrap_err();
+        assert!(e.message.contains("slice index 5 of dimension 0 out of bounds."));
+        let e = ss(&x, vec![0, 0, 0], vec![1, 1, 1], vec![1, 1, 1], none).unwrap_err();
+        assert!(e.message.contains("Index out of range using input dim 2; input has only 2 dims"));
+        let m = Masks { ellipsis: 3, ..none };
+        assert!(ss(&x, vec![0, 0], vec![1, 1], vec![1, 1], m).unwrap_err().message.contains("Multiple ellipses"));
+        let n = node("StridedSlice", &[("T", attr::ty(DataType::Int32)), ("Index", attr::ty(DataType::Int32))]);
+        assert!(crate::create_kernel(&n).is_err());
+    }
+
+    #[test]
+    fn grad_scatters() {
+        let n = node(
+            "StridedSliceGrad",
+            &[
+                ("T", attr::ty(DataType::Float)),
+                ("Index", attr::ty(DataType::Int32)),
+                ("begin_mask", attr::int(0)),
+                ("end_mask", attr::int(0)),
+                ("ellipsis_mask", attr::int(0)),
+                ("new_axis_mask", attr::int(0)),
+                ("shrink_axis_mask", attr::int(1)),
+            ],
+        );
+        let dy = Tensor::vec(vec![1.0f32, 2.0, 3.0]);
+        let inputs = vec![
+            Tensor::vec(vec![2i32, 3]),
+            Tensor::vec(vec![1i32]),
+            Tensor::vec(vec![2i32]),
+            Tensor::vec(vec![1i32]),
+            dy,
+        ];
+        let o = run_kernel(n.clone(), inputs.clone(), 1).unwrap();
+        assert_eq!(o[0].as_slice::<f32>().unwrap(), &[0., 0., 0., 1., 2., 3.]);
+        let mut bad = inputs;
+        bad[4] = Tensor::vec(vec![1.0f32]);
+        assert!(run_kernel(n, bad, 1).unwrap_err().message.contains("shape of dy was [1] instead of [3]"));
+    }
+}

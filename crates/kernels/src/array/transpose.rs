@@ -1,0 +1,122 @@
+//! Transpose (tiled copy for the last two dims) and InvertPermutation.
+
+use ferroflow_core::{DataType, Status, Tensor};
+
+use super::strided::{strided_gather, strides_of};
+use super::util::{index_vec, with_type, FnKernel};
+use crate::{KernelRegistry, OpContext};
+
+/// Validates a permutation of `rank` dims with TensorFlow's messages.
+pub fn check_perm(perm: &[i64], rank: usize) -> Result<Vec<usize>, String> {
+    if perm.len() != rank {
+        return Err(format!(
+            "transpose expects a vector of size {rank}. But input(1) is a vector of size {}",
+            perm.len()
+        ));
+    }
+    let mut seen = vec![false; rank];
+    for &d in perm {
+        if d < 0 || d >= rank as i64 {
+            return Err(format!("{d} is out of range [0 .. {rank})"));
+        }
+        seen[d as usize] = true;
+    }
+    if let Some(i) = seen.iter().position(|s| !s) {
+        let p: Vec<String> = perm.iter().map(|d| d.to_string()).collect();
+        return Err(format!("{i} is missing from {{{}}}.", p.join(",")));
+    }
+    Ok(perm.iter().map(|&d| d as usize).collect())
+}
+
+/// Transposes `x` by a valid permutation.
+pub fn transpose_tensor(x: &Tensor, perm: &[usize]) -> Result<Tensor, Status> {
+    let dims: Vec<usize> = perm.iter().map(|&p| x.dims()[p]).collect();
+    if perm.iter().enumerate().all(|(i, &p)| i == p) {
+        return x.reshape(dims);
+    }
+    let in_strides = strides_of(x.dims());
+    let strides: Vec<isize> = perm.iter().map(|&p| in_strides[p]).collect();
+    with_type!(x.dtype(), T => Tensor::new(dims.clone(), strided_gather(x.as_slice::<T>()?, 0, &dims, &strides)))
+}
+
+fn transpose(ctx: &mut OpContext) -> Result<(), Status> {
+    let x = ctx.input(0)?;
+    let perm = ctx.input(1)?;
+    if perm.rank() != 1 {
+        return Err(ctx.error(format!("perm must be a vector, not {}", perm.shape())));
+    }
+    let perm = index_vec(&perm).map_err(|e| ctx.error(e.message))?;
+    let perm = check_perm(&perm, x.rank()).map_err(|m| ctx.error(m))?;
+    ctx.set_output(0, transpose_tensor(&x, &perm)?)
+}
+
+fn invert_permutation(ctx: &mut OpContext) -> Result<(), Status> {
+    let x = ctx.input(0)?;
+    if x.rank() != 1 {
+        return Err(ctx.error("invert_permutation expects a 1D vector."));
+    }
+    let v = index_vec(&x).map_err(|e| ctx.error(e.message))?;
+    let n = v.len();
+    let mut out = vec![-1i64; n];
+    for (i, &d) in v.iter().enumerate() {
+        if d < 0 || d >= n as i64 {
+            return Err(ctx.error(format!("{d} is not between 0 and {n}")));
+        }
+        if out[d as usize] != -1 {
+            return Err(ctx.error(format!("{d} is duplicated in the input.")));
+        }
+        out[d as usize] = i as i64;
+    }
+    let t = match x.dtype() {
+        DataType::Int32 => Tensor::vec(out.into_iter().map(|x| x as i32).collect::<Vec<_>>()),
+        _ => Tensor::vec(out),
+    };
+    ctx.set_output(0, t)
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("Transpose", |_| Ok(FnKernel::expensive(transpose)));
+    r.add("InvertPermutation", |_| Ok(FnKernel::cheap(invert_permutation)));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::attr;
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn tp(x: Tensor, perm: Vec<i32>) -> Result<Tensor, Status> {
+        let n = node("Transpose", &[("T", attr::ty(x.dtype())), ("Tperm", attr::ty(DataType::Int32))]);
+        Ok(run_kernel(n, vec![x, Tensor::vec(perm)], 1)?.remove(0))
+    }
+
+    #[test]
+    fn transposes() {
+        let x = Tensor::new(vec![2, 3], vec![1.0f32, 2., 3., 4., 5., 6.]).unwrap();
+        let y = tp(x.clone(), vec![1, 0]).unwrap();
+        assert_eq!(y.dims(), &[3, 2]);
+        assert_eq!(y.as_slice::<f32>().unwrap(), &[1., 4., 2., 5., 3., 6.]);
+        let z = Tensor::new(vec![2, 2, 2], (0..8).collect::<Vec<i32>>()).unwrap();
+        assert_eq!(tp(z.clone(), vec![2, 0, 1]).unwrap().as_slice::<i32>().unwrap(), &[0, 2, 4, 6, 1, 3, 5, 7]);
+        assert!(tp(z.clone(), vec![0, 1, 2]).unwrap().shares_buffer(&z));
+        let big = Tensor::new(vec![300, 257], (0..300 * 257).collect::<Vec<i32>>()).unwrap();
+        let bt = tp(big, vec![1, 0]).unwrap();
+        assert_eq!(bt.as_slice::<i32>().unwrap()[2 * 300 + 7], 7 * 257 + 2);
+        assert!(tp(x.clone(), vec![0, 1, 2]).unwrap_err().message.contains("transpose expects a vector of size 2"));
+        assert!(tp(x.clone(), vec![1, 1]).unwrap_err().message.contains("0 is missing from {1,1}."));
+        assert!(tp(x, vec![0, 2]).unwrap_err().message.contains("2 is out of range [0 .. 2)"));
+    }
+
+    #[test]
+    fn inverts() {
+        let n = node("InvertPermutation", &[("T", attr::ty(DataType::Int32))]);
+        let o = run_kernel(n.clone(), vec![Tensor::vec(vec![3i32, 4, 0, 2, 1])], 1).unwrap();
+        assert_eq!(o[0].as_slice::<i32>().unwrap(), &[2, 4, 3, 0, 1]);
+        assert!(run_kernel(n.clone(), vec![Tensor::vec(vec![0i32, 5, 1])], 1)
+            .unwrap_err()
+            .message
+            .contains("5 is not between 0 and 3"));
+        assert!(run_kernel(n, vec![Tensor::vec(vec![0i32, 0, 1])], 1).unwrap_err().message.contains("0 is duplicated"));
+    }
+}

@@ -1,0 +1,152 @@
+//! Graph plumbing kernels: Const, Placeholder, PlaceholderWithDefault, Identity, IdentityN,
+//! Snapshot, StopGradient, PreventGradient, NoOp.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{NodeAttrs, Status, Tensor};
+
+use crate::array::tf_type_name;
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+struct Const {
+    value: Tensor,
+}
+
+impl OpKernel for Const {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        ctx.set_output(0, self.value.clone())
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+fn const_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let value = n.attr_tensor("value")?;
+    let dtype = n.attr_type("dtype")?;
+    if value.dtype() != dtype {
+        return Err(n.node_error(format!(
+            "Type mismatch between value ({}) and dtype ({})",
+            tf_type_name(value.dtype()),
+            tf_type_name(dtype)
+        )));
+    }
+    Ok(Box::new(Const { value }))
+}
+
+struct Placeholder {
+    message: String,
+}
+
+impl OpKernel for Placeholder {
+    fn compute(&self, _ctx: &mut OpContext) -> Result<(), Status> {
+        Err(Status::invalid_argument(self.message.clone()))
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+/// TensorFlow's `PartialTensorShape::DebugString`: `[?,784]`, `<unknown>`.
+pub fn partial_shape_str(dims: Option<&[i64]>) -> String {
+    match dims {
+        None => "<unknown>".into(),
+        Some(d) => {
+            let v: Vec<String> = d.iter().map(|&x| if x < 0 { "?".into() } else { x.to_string() }).collect();
+            format!("[{}]", v.join(","))
+        }
+    }
+}
+
+fn placeholder_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let dtype = n.attr_type("dtype")?;
+    let shape = if n.has_attr("shape") { n.attr_shape("shape")? } else { None };
+    let mut message =
+        format!("You must feed a value for placeholder tensor '{}' with dtype {}", n.name, tf_type_name(dtype));
+    if let Some(d) = shape.as_deref().filter(|d| !d.is_empty()) {
+        message.push_str(&format!(" and shape {}", partial_shape_str(Some(d))));
+    }
+    Ok(Box::new(Placeholder { message }))
+}
+
+/// Forwards every input to the output of the same index (Identity, IdentityN, Snapshot,
+/// StopGradient, PreventGradient, PlaceholderWithDefault).
+struct Forward;
+
+impl OpKernel for Forward {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        for i in 0..ctx.num_inputs() {
+            let t = ctx.take_input(i)?;
+            ctx.set_output(i, t)?;
+        }
+        Ok(())
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+struct NoOp;
+
+impl OpKernel for NoOp {
+    fn compute(&self, _ctx: &mut OpContext) -> Result<(), Status> {
+        Ok(())
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("Const", const_factory);
+    r.add("Placeholder", placeholder_factory);
+    r.add("PlaceholderV2", placeholder_factory);
+    for op in ["Identity", "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "PlaceholderWithDefault"] {
+        r.add(op, |_| Ok(Box::new(Forward)));
+    }
+    r.add("NoOp", |_| Ok(Box::new(NoOp)));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code, DataType};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    #[test]
+    fn const_and_identity() {
+        let v = Tensor::vec(vec![1.0f32, 2.0]);
+        let n = node("Const", &[("value", attr::tensor(&v)), ("dtype", attr::ty(DataType::Float))]);
+        assert_eq!(run_kernel(n, vec![], 1).unwrap()[0], v);
+        let bad = node("Const", &[("value", attr::tensor(&v)), ("dtype", attr::ty(DataType::Int32))]);
+        let e = run_kernel(bad, vec![], 1).unwrap_err();
+        assert!(e.message.contains("Type mismatch between value (float) and dtype (int32)"), "{e}");
+        for op in ["Identity", "Snapshot", "StopGradient", "PreventGradient"] {
+            let out = run_kernel(node(op, &[("T", attr::ty(DataType::Float))]), vec![v.clone()], 1).unwrap();
+            assert!(out[0].shares_buffer(&v));
+        }
+        let n = node("IdentityN", &[("T", attr::list_type(&[DataType::Float, DataType::Int32]))]);
+        let out = run_kernel(n, vec![v.clone(), Tensor::scalar(3i32)], 2).unwrap();
+        assert_eq!(out[1].scalar_value::<i32>().unwrap(), 3);
+        assert!(run_kernel(node("NoOp", &[]), vec![], 0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn placeholder_must_be_fed() {
+        let mut n =
+            node("Placeholder", &[("dtype", attr::ty(DataType::Float)), ("shape", attr::shape(Some(&[-1, 784])))]);
+        n.name = "x".into();
+        let e = run_kernel(n, vec![], 1).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert_eq!(e.message, "You must feed a value for placeholder tensor 'x' with dtype float and shape [?,784]");
+        let mut n = node("Placeholder", &[("dtype", attr::ty(DataType::Int32)), ("shape", attr::shape(None))]);
+        n.name = "y".into();
+        assert_eq!(
+            run_kernel(n, vec![], 1).unwrap_err().message,
+            "You must feed a value for placeholder tensor 'y' with dtype int32"
+        );
+        let n =
+            node("PlaceholderWithDefault", &[("dtype", attr::ty(DataType::Int32)), ("shape", attr::shape(Some(&[])))]);
+        assert_eq!(run_kernel(n, vec![Tensor::scalar(4i32)], 1).unwrap()[0].scalar_value::<i32>().unwrap(), 4);
+    }
+}
