@@ -9,6 +9,8 @@ mod registry;
 mod scope;
 pub mod shape_fn;
 mod signature;
+mod variable;
+pub use variable::*;
 
 pub use graph::{parse_tensor_name, Graph, NodeEntry, GRAPH_DEF_VERSION};
 pub use op_def::{op, parse_type, ArgDef, ArgType, AttrDef, OpDef, OpDefBuilder};
