@@ -12,6 +12,8 @@ mod registry;
 mod scope;
 pub mod shape_fn;
 mod signature;
+mod variable;
+pub use variable::*;
 
 pub use gradients::{gradients, gradients_with_options, GradOp, GradOptions};
 pub use graph::{parse_tensor_name, Graph, NodeEntry, GRAPH_DEF_VERSION};

@@ -1,6 +1,21 @@
-//! random kernels.
+//! Random kernels: TensorFlow's Philox4x32-10 generator and distributions, and the
+//! stateful random ops built on them (`RandomUniform`, `RandomStandardNormal`,
+//! `TruncatedNormal`, `RandomUniformInt`, `RandomShuffle`).
+
+pub mod distributions;
+pub mod guarded;
+mod ops;
+pub mod philox;
+mod shuffle;
+
+pub use guarded::GuardedPhilox;
+pub use ops::shape_from_tensor;
+pub use philox::Philox;
 
 use crate::KernelRegistry;
 
 /// Registers this family's kernels.
-pub(crate) fn register(_r: &mut KernelRegistry) {}
+pub(crate) fn register(r: &mut KernelRegistry) {
+    ops::register(r);
+    shuffle::register(r);
+}

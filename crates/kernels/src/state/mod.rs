@@ -1,6 +1,24 @@
-//! state kernels.
+//! State kernels: resource variables (`VarHandleOp`, `ReadVariableOp`, …), reference
+//! variables (`VariableV2`, `Assign`, …) and the optimizer apply ops that update them.
+
+pub mod handle;
+mod lock;
+mod par;
+mod ref_vars;
+mod resource_vars;
+pub mod training;
+mod update;
+
+#[cfg(test)]
+mod tests;
+
+pub use handle::{make_var_handle, DEFAULT_CONTAINER, VAR_TYPE_NAME};
 
 use crate::KernelRegistry;
 
 /// Registers this family's kernels.
-pub(crate) fn register(_r: &mut KernelRegistry) {}
+pub(crate) fn register(r: &mut KernelRegistry) {
+    resource_vars::register(r);
+    ref_vars::register(r);
+    training::register(r);
+}

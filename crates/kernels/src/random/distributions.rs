@@ -1,0 +1,237 @@
+//! TensorFlow's random distributions over Philox samples, and the sharded fill that makes
+//! every output element depend only on the seed and its position (TensorFlow's
+//! `FillPhiloxRandom`): the output is cut into groups of `GROUP` values; a fixed-rate
+//! distribution uses exactly one generator call per group, a variable-rate one (truncated
+//! normal) starts each group `GROUP * 64` calls further along the stream.
+
+use rayon::prelude::*;
+
+use super::philox::{box_muller_f32, box_muller_f64, u32_to_f32, u64_to_f64, Philox, SingleSample};
+
+/// A distribution producing `GROUP` values per group.
+pub trait Distribution: Sync {
+    /// Element type.
+    type T: Copy + Send + Sync;
+    /// Values per group.
+    const GROUP: usize;
+    /// Whether a group may consume a variable number of samples.
+    const VARIABLE: bool;
+    /// Fills `out` (at most `GROUP` values) with one group drawn from `gen`.
+    fn group(&self, gen: &mut Philox, out: &mut [Self::T]);
+}
+
+/// Uniform `[0, 1)` floats.
+pub struct UniformF32;
+impl Distribution for UniformF32 {
+    type T = f32;
+    const GROUP: usize = 4;
+    const VARIABLE: bool = false;
+    #[inline]
+    fn group(&self, gen: &mut Philox, out: &mut [f32]) {
+        let s = gen.next4();
+        for (o, &x) in out.iter_mut().zip(&s) {
+            *o = u32_to_f32(x);
+        }
+    }
+}
+
+/// Uniform `[0, 1)` doubles.
+pub struct UniformF64;
+impl Distribution for UniformF64 {
+    type T = f64;
+    const GROUP: usize = 2;
+    const VARIABLE: bool = false;
+    #[inline]
+    fn group(&self, gen: &mut Philox, out: &mut [f64]) {
+        let s = gen.next4();
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = u64_to_f64(s[2 * i], s[2 * i + 1]);
+        }
+    }
+}
+
+/// Standard normal floats (Box-Muller).
+pub struct NormalF32;
+impl Distribution for NormalF32 {
+    type T = f32;
+    const GROUP: usize = 4;
+    const VARIABLE: bool = false;
+    #[inline]
+    fn group(&self, gen: &mut Philox, out: &mut [f32]) {
+        let s = gen.next4();
+        let (a, b) = box_muller_f32(s[0], s[1]);
+        let (c, d) = box_muller_f32(s[2], s[3]);
+        for (o, v) in out.iter_mut().zip([a, b, c, d]) {
+            *o = v;
+        }
+    }
+}
+
+/// Standard normal doubles (Box-Muller).
+pub struct NormalF64;
+impl Distribution for NormalF64 {
+    type T = f64;
+    const GROUP: usize = 2;
+    const VARIABLE: bool = false;
+    #[inline]
+    fn group(&self, gen: &mut Philox, out: &mut [f64]) {
+        let s = gen.next4();
+        let (a, b) = box_muller_f64(s[0], s[1], s[2], s[3]);
+        for (o, v) in out.iter_mut().zip([a, b]) {
+            *o = v;
+        }
+    }
+}
+
+/// Standard normal floats with `|x| < 2`, by rejection.
+pub struct TruncatedF32;
+impl Distribution for TruncatedF32 {
+    type T = f32;
+    const GROUP: usize = 4;
+    const VARIABLE: bool = true;
+    fn group(&self, gen: &mut Philox, out: &mut [f32]) {
+        let mut single = SingleSample::new(gen);
+        let mut res = [0f32; 4];
+        let mut n = 0;
+        while n < 4 {
+            let (a, b) = box_muller_f32(single.next_u32(), single.next_u32());
+            for v in [a, b] {
+                if v.abs() < 2.0 && n < 4 {
+                    res[n] = v;
+                    n += 1;
+                }
+            }
+        }
+        let k = out.len();
+        out.copy_from_slice(&res[..k]);
+    }
+}
+
+/// Standard normal doubles with `|x| < 2`, by rejection.
+pub struct TruncatedF64;
+impl Distribution for TruncatedF64 {
+    type T = f64;
+    const GROUP: usize = 2;
+    const VARIABLE: bool = true;
+    fn group(&self, gen: &mut Philox, out: &mut [f64]) {
+        let mut single = SingleSample::new(gen);
+        let mut res = [0f64; 2];
+        let mut n = 0;
+        while n < 2 {
+            let (x0, x1, x2, x3) = (single.next_u32(), single.next_u32(), single.next_u32(), single.next_u32());
+            let (a, b) = box_muller_f64(x0, x1, x2, x3);
+            for v in [a, b] {
+                if v.abs() < 2.0 && n < 2 {
+                    res[n] = v;
+                    n += 1;
+                }
+            }
+        }
+        let k = out.len();
+        out.copy_from_slice(&res[..k]);
+    }
+}
+
+/// Uniform integers in `[lo, lo + range)` (TensorFlow's biased `sample % range`).
+pub struct UniformI32 {
+    /// Lower bound.
+    pub lo: i32,
+    /// `hi - lo`, positive.
+    pub range: u32,
+}
+impl Distribution for UniformI32 {
+    type T = i32;
+    const GROUP: usize = 4;
+    const VARIABLE: bool = false;
+    #[inline]
+    fn group(&self, gen: &mut Philox, out: &mut [i32]) {
+        let s = gen.next4();
+        for (o, &x) in out.iter_mut().zip(&s) {
+            *o = self.lo.wrapping_add((x % self.range) as i32);
+        }
+    }
+}
+
+/// Uniform 64-bit integers in `[lo, lo + range)`.
+pub struct UniformI64 {
+    /// Lower bound.
+    pub lo: i64,
+    /// `hi - lo`, positive.
+    pub range: u64,
+}
+impl Distribution for UniformI64 {
+    type T = i64;
+    const GROUP: usize = 2;
+    const VARIABLE: bool = false;
+    #[inline]
+    fn group(&self, gen: &mut Philox, out: &mut [i64]) {
+        let s = gen.next4();
+        for (i, o) in out.iter_mut().enumerate() {
+            let bits = s[2 * i] as u64 | ((s[2 * i + 1] as u64) << 32);
+            *o = self.lo.wrapping_add((bits % self.range) as i64);
+        }
+    }
+}
+
+/// Generator calls a variable-rate group may use before the next group's region starts.
+const SKIP_PER_VARIABLE_GROUP_ELEMENT: u64 = super::guarded::SAMPLES_PER_OUTPUT / 4;
+
+/// Fills `data` from `base` so that the result is independent of how the work is split.
+pub fn fill<D: Distribution>(dist: &D, base: Philox, data: &mut [D::T]) {
+    const PAR_THRESHOLD: usize = 32 * 1024;
+    let groups_per_task = (16 * 1024 / D::GROUP).max(1);
+    let task = groups_per_task * D::GROUP;
+    if data.len() <= PAR_THRESHOLD {
+        fill_range(dist, base, 0, data);
+    } else {
+        data.par_chunks_mut(task).enumerate().for_each(|(t, chunk)| fill_range(dist, base, t * groups_per_task, chunk));
+    }
+}
+
+fn fill_range<D: Distribution>(dist: &D, base: Philox, first_group: usize, data: &mut [D::T]) {
+    if D::VARIABLE {
+        let per_group = D::GROUP as u64 * SKIP_PER_VARIABLE_GROUP_ELEMENT;
+        for (i, chunk) in data.chunks_mut(D::GROUP).enumerate() {
+            let mut gen = base;
+            gen.skip((first_group + i) as u64 * per_group);
+            dist.group(&mut gen, chunk);
+        }
+    } else {
+        let mut gen = base;
+        gen.skip(first_group as u64);
+        for chunk in data.chunks_mut(D::GROUP) {
+            dist.group(&mut gen, chunk);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parallel_fill_equals_sequential() {
+        let n = 100_003;
+        let base = Philox::new(7, 9);
+        let mut par = vec![0f32; n];
+        fill(&TruncatedF32, base, &mut par);
+        let mut seq = vec![0f32; n];
+        fill_range(&TruncatedF32, base, 0, &mut seq);
+        assert_eq!(par, seq);
+        let mut par = vec![0f64; n];
+        fill(&UniformF64, base, &mut par);
+        let mut seq = vec![0f64; n];
+        fill_range(&UniformF64, base, 0, &mut seq);
+        assert_eq!(par, seq);
+    }
+
+    #[test]
+    fn partial_group_is_a_prefix() {
+        let base = Philox::new(3, 4);
+        let mut a = vec![0f32; 7];
+        fill(&NormalF32, base, &mut a);
+        let mut b = vec![0f32; 8];
+        fill(&NormalF32, base, &mut b);
+        assert_eq!(a[..], b[..7]);
+    }
+}

@@ -1,0 +1,133 @@
+//! Resource handles of variables: building them (`VarHandleOp`), reading them from inputs,
+//! checking their device and finding their [`Var`].
+
+use std::sync::Arc;
+
+use ferroflow_core::{DataType, DeviceName, ResourceHandle, Status, Tensor};
+
+use crate::{OpContext, Var};
+
+/// TensorFlow's type name of variables in resource handles.
+pub const VAR_TYPE_NAME: &str = "N10tensorflow3VarE";
+
+/// TensorFlow's default container name.
+pub const DEFAULT_CONTAINER: &str = "localhost";
+
+/// TensorFlow's C++ spelling of a dtype in error messages (`float`, `double`, `int32` …).
+pub fn tf_type_name(d: DataType) -> &'static str {
+    match d {
+        DataType::Float => "float",
+        DataType::Double => "double",
+        DataType::Half => "half",
+        d => d.name(),
+    }
+}
+
+/// A handle to the variable `container/name` on the step's device.
+pub fn make_var_handle(
+    ctx: &OpContext,
+    container: &str,
+    name: &str,
+    dtype: DataType,
+    shape: Option<&[i64]>,
+) -> ResourceHandle {
+    let container = if container.is_empty() { DEFAULT_CONTAINER } else { container };
+    ResourceHandle {
+        device: ctx.step().device.clone(),
+        container: container.to_string(),
+        name: name.to_string(),
+        hash_code: 0,
+        maybe_type_name: VAR_TYPE_NAME.to_string(),
+        // Unknown-rank shapes carry no dims (the proto form has no unknown-rank marker here).
+        dtypes_and_shapes: vec![(dtype.as_i32(), shape.map(<[i64]>::to_vec).unwrap_or_default())],
+    }
+}
+
+/// A scalar DT_RESOURCE tensor holding `h`.
+pub fn handle_tensor(h: ResourceHandle) -> Tensor {
+    Tensor::scalar(h)
+}
+
+/// The resource handle fed to input `i`, checked to live on this step's device.
+pub fn handle_input(ctx: &OpContext, i: usize) -> Result<ResourceHandle, Status> {
+    let t = ctx.input(i)?;
+    if t.dtype() != DataType::Resource {
+        return Err(ctx.error(format!("input {i} must be a resource handle, got a {} tensor", t.dtype())));
+    }
+    let hs = t.as_slice::<ResourceHandle>()?;
+    let [h] = hs else {
+        return Err(ctx.error(format!("input {i} must be a scalar resource handle, got shape {}", t.shape())));
+    };
+    check_device(ctx, h)?;
+    Ok(h.clone())
+}
+
+/// TensorFlow refuses to use a resource from another device than the one that holds it.
+fn check_device(ctx: &OpContext, h: &ResourceHandle) -> Result<(), Status> {
+    let here = &ctx.step().device;
+    if h.device.is_empty() || here.is_empty() || &h.device == here {
+        return Ok(());
+    }
+    let same = match (DeviceName::parse(&h.device), DeviceName::parse(here)) {
+        (Ok(a), Ok(b)) => a.compatible(&b),
+        _ => false,
+    };
+    if same {
+        Ok(())
+    } else {
+        Err(ctx
+            .error(format!("Trying to access resource {} located in device {} from device {here}", h.name, h.device)))
+    }
+}
+
+/// The variable named by `h`, as stored (NotFound if no op created it yet).
+pub fn lookup_var(ctx: &OpContext, h: &ResourceHandle) -> Result<Arc<Var>, Status> {
+    ctx.resources().lookup::<Var>(&h.container, &h.name)
+}
+
+fn container_name(h: &ResourceHandle) -> &str {
+    if h.container.is_empty() {
+        DEFAULT_CONTAINER
+    } else {
+        &h.container
+    }
+}
+
+/// The variable named by `h` for reading or updating: a missing one is FailedPrecondition
+/// with TensorFlow's message (in TF1 graphs that means "not initialized").
+pub fn existing_var(ctx: &OpContext, h: &ResourceHandle) -> Result<Arc<Var>, Status> {
+    lookup_var(ctx, h).map_err(|e| {
+        Status::failed_precondition(format!(
+            "node '{}' (op {}): Could not find variable {}. This could mean that the variable has been deleted. \
+             In TF1, it can also mean the variable is uninitialized. Debug info: container={}, status error \
+             message={}",
+            ctx.node().name,
+            ctx.node().op,
+            h.name,
+            container_name(h),
+            e.message
+        ))
+    })
+}
+
+/// FailedPrecondition for reading an uninitialized resource variable.
+pub fn uninitialized_read(ctx: &OpContext, h: &ResourceHandle) -> Status {
+    Status::failed_precondition(format!(
+        "node '{}' (op {}): Error while reading resource variable {} from Container: {}. This could mean that \
+         the variable was uninitialized.",
+        ctx.node().name,
+        ctx.node().op,
+        h.name,
+        container_name(h)
+    ))
+}
+
+/// FailedPrecondition for using an uninitialized variable (TensorFlow's ref-variable text).
+pub fn uninitialized_use(ctx: &OpContext, var: &Var) -> Status {
+    Status::failed_precondition(format!(
+        "node '{}' (op {}): Attempting to use uninitialized value {}",
+        ctx.node().name,
+        ctx.node().op,
+        var.name
+    ))
+}

@@ -1,0 +1,195 @@
+//! Splitting an element-wise variable update over the cores.
+//!
+//! Updates run under the variable's write lock, so they must not use rayon's `join` or
+//! `scope`: a thread waiting there runs other queued jobs, and one of them may be a kernel
+//! that needs the same lock (deadlock). Spawning OS threads instead is slow on a busy
+//! machine (the caller waits for a thread that is not scheduled). So the work is cut into
+//! chunks that anyone may claim: the caller claims and processes chunks itself, and
+//! `rayon::spawn`ed helpers claim the rest if a pool thread is free. The caller only ever
+//! waits for chunks that another thread is already processing, and never runs foreign jobs.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// Tensors at least this large are updated in parallel.
+pub const PAR_MIN: usize = 32 * 1024;
+
+/// Elements per claimable chunk.
+const CHUNK: usize = 16 * 1024;
+
+/// A chunk job as a raw pointer whose lifetime the claim protocol guarantees.
+struct Work(*const (dyn Fn(usize) + Sync));
+
+// SAFETY: the pointee is `Sync` and only called while the caller of `run_chunks` is still
+// waiting (see `run_chunks`).
+unsafe impl Send for Work {}
+unsafe impl Sync for Work {}
+
+struct State {
+    next: AtomicUsize,
+    done: AtomicUsize,
+    n: usize,
+    work: Work,
+}
+
+impl State {
+    /// Claims and runs chunks until none is left.
+    fn drain(&self) {
+        loop {
+            let i = self.next.fetch_add(1, Ordering::AcqRel);
+            if i >= self.n {
+                return;
+            }
+            struct Done<'a>(&'a AtomicUsize);
+            impl Drop for Done<'_> {
+                fn drop(&mut self) {
+                    self.0.fetch_add(1, Ordering::AcqRel);
+                }
+            }
+            let _done = Done(&self.done);
+            // SAFETY: chunk `i < n` is claimed but not done, so `run_chunks` has not
+            // returned and the closure behind the pointer is alive.
+            unsafe { (*self.work.0)(i) }
+        }
+    }
+}
+
+/// Runs `work(0..n)`, each index exactly once, on the calling thread and on idle rayon
+/// threads. Returns when every index has run.
+fn run_chunks(n: usize, work: &(dyn Fn(usize) + Sync)) {
+    // SAFETY: erases the borrow's lifetime; the pointer is dereferenced only for a claimed
+    // index, and this function waits below until every claimed index has finished.
+    let work: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(work) };
+    let state = Arc::new(State { next: AtomicUsize::new(0), done: AtomicUsize::new(0), n, work: Work(work) });
+    let helpers = rayon::current_num_threads().min(n).saturating_sub(1);
+    for _ in 0..helpers {
+        let st = state.clone();
+        rayon::spawn(move || st.drain());
+    }
+    state.drain();
+    while state.done.load(Ordering::Acquire) < n {
+        std::thread::yield_now();
+    }
+}
+
+/// Number of chunks for `n` elements (1 = run inline).
+fn chunks(n: usize) -> usize {
+    if n < PAR_MIN {
+        1
+    } else {
+        n.div_ceil(CHUNK)
+    }
+}
+
+/// A raw pointer that may cross threads (chunks are disjoint).
+#[derive(Clone, Copy)]
+struct Ptr<T>(*mut T);
+// SAFETY: used only to rebuild disjoint sub-slices of a `&mut [T]` with `T: Send`.
+unsafe impl<T: Send> Send for Ptr<T> {}
+unsafe impl<T: Send> Sync for Ptr<T> {}
+
+impl<T> Ptr<T> {
+    /// # Safety
+    /// `start..start + len` lies in the original slice and no other live reference
+    /// overlaps it.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn slice(&self, start: usize, len: usize) -> &mut [T] {
+        std::slice::from_raw_parts_mut(self.0.add(start), len)
+    }
+}
+
+fn range(i: usize, n: usize) -> (usize, usize) {
+    let start = i * CHUNK;
+    (start, (start + CHUNK).min(n) - start)
+}
+
+/// `f(a_part, x_part)` over matching parts.
+pub fn zip1<T: Send + Sync>(a: &mut [T], x: &[T], f: impl Fn(&mut [T], &[T]) + Sync) {
+    let n = a.len().min(x.len());
+    let k = chunks(n);
+    if k <= 1 {
+        return f(a, x);
+    }
+    let pa = Ptr(a.as_mut_ptr());
+    run_chunks(k, &|i| {
+        let (s, l) = range(i, n);
+        // SAFETY: chunk ranges are disjoint and each index runs once.
+        f(unsafe { pa.slice(s, l) }, &x[s..s + l])
+    });
+}
+
+/// `f(a_part, b_part, x_part)` over matching parts.
+pub fn zip2<T: Send + Sync>(a: &mut [T], b: &mut [T], x: &[T], f: impl Fn(&mut [T], &mut [T], &[T]) + Sync) {
+    let n = a.len().min(b.len()).min(x.len());
+    let k = chunks(n);
+    if k <= 1 {
+        return f(a, b, x);
+    }
+    let (pa, pb) = (Ptr(a.as_mut_ptr()), Ptr(b.as_mut_ptr()));
+    run_chunks(k, &|i| {
+        let (s, l) = range(i, n);
+        // SAFETY: as in `zip1`; `a` and `b` are distinct slices.
+        f(unsafe { pa.slice(s, l) }, unsafe { pb.slice(s, l) }, &x[s..s + l])
+    });
+}
+
+/// `f(a_part, b_part, c_part, x_part)` over matching parts.
+pub fn zip3<T: Send + Sync>(
+    a: &mut [T],
+    b: &mut [T],
+    c: &mut [T],
+    x: &[T],
+    f: impl Fn(&mut [T], &mut [T], &mut [T], &[T]) + Sync,
+) {
+    let n = a.len().min(b.len()).min(c.len()).min(x.len());
+    let k = chunks(n);
+    if k <= 1 {
+        return f(a, b, c, x);
+    }
+    let (pa, pb, pc) = (Ptr(a.as_mut_ptr()), Ptr(b.as_mut_ptr()), Ptr(c.as_mut_ptr()));
+    run_chunks(k, &|i| {
+        let (s, l) = range(i, n);
+        // SAFETY: as in `zip1`; `a`, `b` and `c` are distinct slices.
+        f(unsafe { pa.slice(s, l) }, unsafe { pb.slice(s, l) }, unsafe { pc.slice(s, l) }, &x[s..s + l])
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_cover_everything() {
+        let n = 3 * PAR_MIN + 7;
+        let mut a = vec![1.0f32; n];
+        let mut b = vec![2.0f32; n];
+        let mut c = vec![0.0f32; n];
+        let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        zip3(&mut a, &mut b, &mut c, &x, |a, b, c, x| {
+            for i in 0..a.len() {
+                c[i] = a[i] + b[i] + x[i];
+            }
+        });
+        assert!(c.iter().enumerate().all(|(i, &v)| v == 3.0 + i as f32));
+        zip1(&mut a, &x, |a, x| a.iter_mut().zip(x).for_each(|(a, x)| *a += x));
+        assert_eq!(a[n - 1], n as f32);
+        zip2(&mut a, &mut b, &x, |a, b, _| a.iter_mut().zip(b.iter()).for_each(|(a, b)| *a = *b));
+        assert!(a.iter().all(|&v| v == 2.0));
+    }
+
+    #[test]
+    fn runs_inside_a_busy_pool_without_deadlock() {
+        // Every pool thread updates under a lock that the others also take.
+        let lock = std::sync::Mutex::new(vec![0.0f64; PAR_MIN * 2]);
+        let x = vec![1.0f64; PAR_MIN * 2];
+        rayon::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|_| {
+                    let mut g = lock.lock().unwrap();
+                    zip1(&mut g, &x, |a, x| a.iter_mut().zip(x).for_each(|(a, x)| *a += x));
+                });
+            }
+        });
+        assert!(lock.lock().unwrap().iter().all(|&v| v == 8.0));
+    }
+}

@@ -1,0 +1,172 @@
+//! Resource-variable kernels: `VarHandleOp`, `ReadVariableOp`, `AssignVariableOp`,
+//! `AssignAddVariableOp`, `AssignSubVariableOp`, `VarIsInitializedOp`, `DestroyResourceOp`.
+//!
+//! As in TensorFlow 1.x graphs, `VarHandleOp` only names the variable; the first
+//! `AssignVariableOp` creates it in the task's [`crate::ResourceMgr`].
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+
+use super::handle::{
+    existing_var, handle_input, handle_tensor, make_var_handle, tf_type_name, uninitialized_read, uninitialized_use,
+};
+use super::update::{add_in_place, UpdateKind};
+use crate::{KernelRegistry, OpContext, OpKernel, Var};
+
+struct VarHandleOp {
+    container: String,
+    name: String,
+    dtype: DataType,
+    shape: Option<Vec<i64>>,
+}
+
+impl OpKernel for VarHandleOp {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let h = make_var_handle(ctx, &self.container, &self.name, self.dtype, self.shape.as_deref());
+        ctx.set_output(0, handle_tensor(h))
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+fn var_handle_op(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let shared = n.attr_string("shared_name")?;
+    Ok(Box::new(VarHandleOp {
+        container: n.attr_string("container")?,
+        name: if shared.is_empty() { n.name.clone() } else { shared },
+        dtype: n.attr_type("dtype")?,
+        shape: n.attr_shape("shape")?,
+    }))
+}
+
+struct ReadVariableOp {
+    dtype: DataType,
+}
+
+impl OpKernel for ReadVariableOp {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let h = handle_input(ctx, 0)?;
+        let var = existing_var(ctx, &h)?;
+        if var.dtype != self.dtype {
+            return Err(ctx.error(format!(
+                "Trying to read variable with wrong dtype. Expected {} got {}",
+                tf_type_name(self.dtype),
+                tf_type_name(var.dtype)
+            )));
+        }
+        let t = var.value.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let t = t.ok_or_else(|| uninitialized_read(ctx, &h))?;
+        ctx.set_output(0, t)
+    }
+}
+
+struct AssignVariableOp {
+    dtype: DataType,
+    validate_shape: bool,
+}
+
+impl OpKernel for AssignVariableOp {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let h = handle_input(ctx, 0)?;
+        let value = ctx.take_input(1)?;
+        if value.dtype() != self.dtype {
+            return Err(ctx.error(format!(
+                "Variable and value dtypes don't match; respectively, {} and {}",
+                tf_type_name(self.dtype),
+                tf_type_name(value.dtype())
+            )));
+        }
+        let var =
+            ctx.resources().lookup_or_create(&h.container, &h.name, || Ok(Var::new(h.name.clone(), self.dtype)))?;
+        if var.dtype != self.dtype {
+            return Err(ctx.error(format!(
+                "Trying to assign variable with wrong dtype. Expected {} got {}",
+                tf_type_name(var.dtype),
+                tf_type_name(self.dtype)
+            )));
+        }
+        let mut g = var.value.write().unwrap_or_else(|e| e.into_inner());
+        if self.validate_shape {
+            if let Some(old) = g.as_ref() {
+                if old.shape() != value.shape() {
+                    return Err(ctx.error(format!(
+                        "Trying to assign to variable with tensor with wrong shape. Expected {} got {}",
+                        old.shape(),
+                        value.shape()
+                    )));
+                }
+            }
+        }
+        *g = Some(value);
+        Ok(())
+    }
+}
+
+struct AssignUpdateVariableOp {
+    dtype: DataType,
+    kind: UpdateKind,
+}
+
+impl OpKernel for AssignUpdateVariableOp {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let h = handle_input(ctx, 0)?;
+        let value = ctx.input(1)?;
+        let var = super::handle::lookup_var(ctx, &h).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+        if var.dtype != self.dtype || value.dtype() != self.dtype {
+            return Err(ctx.error("DType of variable handle and value does not match."));
+        }
+        let mut g = var.value.write().unwrap_or_else(|e| e.into_inner());
+        let Some(t) = g.as_mut() else { return Err(uninitialized_use(ctx, &var)) };
+        if t.shape() != value.shape() {
+            return Err(ctx.error(format!(
+                "Cannot update variable with shape {} using a Tensor with shape {}, shapes must be equal.",
+                t.shape(),
+                value.shape()
+            )));
+        }
+        add_in_place(t, &value, self.kind).map_err(|e| ctx.error(e.message))
+    }
+}
+
+struct VarIsInitializedOp;
+
+impl OpKernel for VarIsInitializedOp {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let h = handle_input(ctx, 0)?;
+        let init = super::handle::lookup_var(ctx, &h).map(|v| v.is_initialized()).unwrap_or(false);
+        ctx.set_output(0, Tensor::scalar(init))
+    }
+}
+
+struct DestroyResourceOp {
+    ignore_lookup_error: bool,
+}
+
+impl OpKernel for DestroyResourceOp {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let h = handle_input(ctx, 0)?;
+        match ctx.resources().delete::<Var>(&h.container, &h.name) {
+            Err(e) if !self.ignore_lookup_error => Err(e.context(format!("node '{}'", ctx.node().name))),
+            _ => Ok(()),
+        }
+    }
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("VarHandleOp", var_handle_op);
+    r.add("ReadVariableOp", |n| Ok(Box::new(ReadVariableOp { dtype: n.attr_type("dtype")? })));
+    r.add("AssignVariableOp", |n| {
+        Ok(Box::new(AssignVariableOp { dtype: n.attr_type("dtype")?, validate_shape: n.attr_bool("validate_shape")? }))
+    });
+    r.add("AssignAddVariableOp", |n| {
+        Ok(Box::new(AssignUpdateVariableOp { dtype: n.attr_type("dtype")?, kind: UpdateKind::Add }))
+    });
+    r.add("AssignSubVariableOp", |n| {
+        Ok(Box::new(AssignUpdateVariableOp { dtype: n.attr_type("dtype")?, kind: UpdateKind::Sub }))
+    });
+    r.add("VarIsInitializedOp", |_| Ok(Box::new(VarIsInitializedOp)));
+    r.add("DestroyResourceOp", |n| {
+        Ok(Box::new(DestroyResourceOp { ignore_lookup_error: n.attr_bool("ignore_lookup_error")? }))
+    });
+}

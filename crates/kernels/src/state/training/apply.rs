@@ -1,0 +1,126 @@
+//! The kernel shared by every optimizer: gathers the variables (ref inputs or resource
+//! handles), the scalar hyper-parameters and the gradient, checks them as TensorFlow does,
+//! locks the variables and runs the optimizer's element-wise update in place.
+
+use std::sync::Arc;
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status};
+
+use super::Real;
+use crate::state::handle::{existing_var, handle_input, uninitialized_use};
+use crate::state::lock::lock_all;
+use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
+
+/// An optimizer's update rule and input layout.
+pub trait Optimizer: Send + Sync + Sized + 'static {
+    /// Names of the variable inputs, in order (`var` first, then its slots).
+    const SLOTS: &'static [&'static str];
+    /// Names of the other inputs, in order.
+    const ARGS: &'static [&'static str];
+    /// Index in [`Optimizer::ARGS`] of the gradient (a full tensor; the rest are scalars).
+    const GRAD: usize;
+    /// Parses the optimizer's attrs.
+    fn from_node(node: &NodeDef) -> Result<Self, Status>;
+    /// Updates `slots` (one slice per [`Optimizer::SLOTS`] entry, equal lengths) given the
+    /// scalars (in [`Optimizer::ARGS`] order without the gradient) and the gradient.
+    fn apply<T: Real>(&self, scalars: &[T], slots: &mut [&mut [T]], grad: &[T]);
+}
+
+struct ApplyKernel<O> {
+    opt: O,
+    resource: bool,
+    dtype: DataType,
+}
+
+impl<O: Optimizer> ApplyKernel<O> {
+    fn run<T: Real>(&self, ctx: &mut OpContext, vars: &[Arc<Var>]) -> Result<(), Status> {
+        let n = O::SLOTS.len();
+        let mut scalars = Vec::with_capacity(O::ARGS.len());
+        let mut grad = None;
+        for (j, name) in O::ARGS.iter().enumerate() {
+            let t = ctx.input(n + j)?;
+            if t.dtype() != T::DTYPE {
+                return Err(ctx.error(format!("{name} is {} but T is {}", t.dtype(), T::DTYPE)));
+            }
+            if j == O::GRAD {
+                grad = Some(t);
+            } else {
+                if t.rank() != 0 {
+                    return Err(ctx.error(format!("{name} is not a scalar: {}", t.shape())));
+                }
+                scalars.push(t.scalar_value::<T>()?);
+            }
+        }
+        let grad = grad.ok_or_else(|| Status::internal(format!("{}: no gradient input", ctx.node().op)))?;
+        let mut guards = lock_all(ctx, vars, O::SLOTS)?;
+        for (g, var) in guards.iter().zip(vars) {
+            match g.as_ref() {
+                None => return Err(uninitialized_use(ctx, var)),
+                Some(t) if t.dtype() != T::DTYPE => {
+                    return Err(ctx.error(format!("variable {} is {} but T is {}", var.name, t.dtype(), T::DTYPE)))
+                }
+                Some(_) => {}
+            }
+        }
+        let shapes: Vec<_> = guards.iter().filter_map(|g| g.as_ref().map(|t| t.shape().clone())).collect();
+        for (i, s) in shapes.iter().enumerate().skip(1) {
+            if *s != shapes[0] {
+                return Err(ctx.error(format!("var and {} do not have the same shape{} {s}", O::SLOTS[i], shapes[0])));
+            }
+        }
+        if *grad.shape() != shapes[0] {
+            return Err(ctx.error(format!(
+                "var and {} do not have the same shape{} {}",
+                O::ARGS[O::GRAD],
+                shapes[0],
+                grad.shape()
+            )));
+        }
+        let mut slices: Vec<&mut [T]> = Vec::with_capacity(n);
+        for g in guards.iter_mut() {
+            if let Some(t) = g.as_mut() {
+                slices.push(t.data_mut::<T>()?.as_mut_slice());
+            }
+        }
+        self.opt.apply(&scalars, &mut slices, grad.as_slice::<T>()?);
+        Ok(())
+    }
+}
+
+impl<O: Optimizer> OpKernel for ApplyKernel<O> {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let n = O::SLOTS.len();
+        let vars: Vec<Arc<Var>> = if self.resource {
+            (0..n).map(|i| handle_input(ctx, i).and_then(|h| existing_var(ctx, &h))).collect::<Result<_, _>>()?
+        } else {
+            (0..n).map(|i| ctx.input_ref(i)).collect::<Result<_, _>>()?
+        };
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx, &vars)?,
+            DataType::Double => self.run::<f64>(ctx, &vars)?,
+            d => return Err(ctx.error(format!("T = {d} is not supported (float32 and float64 are)"))),
+        }
+        if !self.resource {
+            ctx.set_output_value(0, Value::Ref(vars[0].clone()))?;
+        }
+        Ok(())
+    }
+}
+
+fn make<O: Optimizer>(node: &NodeDef, resource: bool) -> Result<Box<dyn OpKernel>, Status> {
+    let dtype = node.attr_type("T")?;
+    if !dtype.is_float() {
+        return Err(Status::unimplemented(format!(
+            "node '{}' (op {}): T = {dtype} is not supported (float32 and float64 are)",
+            node.name, node.op
+        )));
+    }
+    Ok(Box::new(ApplyKernel { opt: O::from_node(node)?, resource, dtype }))
+}
+
+/// Registers the ref and resource forms of an optimizer.
+pub fn register<O: Optimizer>(r: &mut KernelRegistry, apply: &'static str, resource_apply: &'static str) {
+    r.add(apply, |n| make::<O>(n, false));
+    r.add(resource_apply, |n| make::<O>(n, true));
+}

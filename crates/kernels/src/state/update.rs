@@ -1,0 +1,63 @@
+//! In-place `+=` / `-=` of a whole tensor (AssignAdd, AssignSub and their resource forms).
+
+use ferroflow_core::{DataType, Status, Tensor, TensorType};
+
+use super::par;
+
+/// Which update to apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpdateKind {
+    /// `var += value`
+    Add,
+    /// `var -= value`
+    Sub,
+}
+
+fn apply<T: TensorType + Copy + Send + Sync>(
+    t: &mut Tensor,
+    v: &Tensor,
+    add: fn(T, T) -> T,
+    sub: fn(T, T) -> T,
+    kind: UpdateKind,
+) -> Result<(), Status> {
+    let x = v.as_slice::<T>()?;
+    let dst = t.data_mut::<T>()?;
+    let op = if kind == UpdateKind::Add { add } else { sub };
+    par::zip1(dst, x, |d, x| {
+        for (d, &x) in d.iter_mut().zip(x) {
+            *d = op(*d, x);
+        }
+    });
+    Ok(())
+}
+
+/// `t (+|-)= v` element-wise; `t` and `v` have equal shapes and dtypes (checked by callers).
+/// Copies `t`'s buffer first if a reader still holds it.
+pub fn add_in_place(t: &mut Tensor, v: &Tensor, kind: UpdateKind) -> Result<(), Status> {
+    match t.dtype() {
+        DataType::Float => apply::<f32>(t, v, |a, b| a + b, |a, b| a - b, kind),
+        DataType::Double => apply::<f64>(t, v, |a, b| a + b, |a, b| a - b, kind),
+        DataType::Int32 => apply::<i32>(t, v, i32::wrapping_add, i32::wrapping_sub, kind),
+        DataType::Int64 => apply::<i64>(t, v, i64::wrapping_add, i64::wrapping_sub, kind),
+        DataType::UInt8 => apply::<u8>(t, v, u8::wrapping_add, u8::wrapping_sub, kind),
+        d => Err(Status::unimplemented(format!("in-place add of {d} tensors is not supported"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adds_and_subtracts_copy_on_write() {
+        let mut t = Tensor::vec(vec![1.0f32, 2.0]);
+        let reader = t.clone();
+        add_in_place(&mut t, &Tensor::vec(vec![0.5f32, 0.5]), UpdateKind::Add).unwrap();
+        assert_eq!(t.as_slice::<f32>().unwrap(), &[1.5, 2.5]);
+        assert_eq!(reader.as_slice::<f32>().unwrap(), &[1.0, 2.0]);
+        let mut i = Tensor::vec(vec![i32::MIN, 3]);
+        add_in_place(&mut i, &Tensor::vec(vec![1i32, 5]), UpdateKind::Sub).unwrap();
+        assert_eq!(i.as_slice::<i32>().unwrap(), &[i32::MAX, -2]);
+        assert!(add_in_place(&mut Tensor::vec(vec![true]), &Tensor::vec(vec![true]), UpdateKind::Add).is_err());
+    }
+}
