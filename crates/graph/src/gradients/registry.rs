@@ -79,6 +79,9 @@ fn build() -> GradRegistry {
     r.add("IdentityN", |_, _, g| Ok(g.iter().cloned().map(Some).collect()));
     r.add("ReadVariableOp", |_, _, g| Ok(vec![Some(g[0].clone())]));
     crate::ops::register_gradients(&mut r);
+    super::array_grad::register(&mut r);
+    super::math_grad::register(&mut r);
+    super::nn_grad::register(&mut r);
     r
 }
 

@@ -1,0 +1,6 @@
+//! Gradient functions of the math ops.
+
+use crate::gradients::GradRegistry;
+
+/// Registers this family's gradient functions.
+pub(crate) fn register(_r: &mut GradRegistry) {}
