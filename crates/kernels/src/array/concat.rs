@@ -51,10 +51,10 @@ fn concat_v2(ctx: &mut OpContext) -> Result<(), Status> {
         if t.dtype() != first.dtype() {
             return Err(ctx.error(format!("input {i} is {} but input 0 is {}", t.dtype(), first.dtype())));
         }
-        for j in 0..first.rank() {
+        for (j, (&d, &d0)) in t.dims().iter().zip(first.dims()).enumerate() {
             if j == axis {
-                out_dims[j] += t.dims()[j];
-            } else if t.dims()[j] != first.dims()[j] {
+                out_dims[j] += d;
+            } else if d != d0 {
                 return Err(ctx.error(format!(
                     "ConcatOp : Dimension {j} in both shapes must be equal: shape[0] = {} vs. shape[{i}] = {}",
                     first.shape(),

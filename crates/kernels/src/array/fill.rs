@@ -21,10 +21,14 @@ fn fill(ctx: &mut OpContext) -> Result<(), Status> {
     let shape = Shape::from_i64(&dims).map_err(|e| ctx.error(e.message))?;
     let n = shape.num_elements();
     let out = with_type!(value.dtype(), T => {
-        let v = value.as_slice::<T>()?[0].clone();
+        let v = first::<T>(value.as_slice::<T>()?);
         Tensor::new(shape, vec![v; n])
     })?;
     ctx.set_output(0, out)
+}
+
+fn first<T: Clone>(s: &[T]) -> T {
+    s[0].clone()
 }
 
 fn zeros_like(ctx: &mut OpContext) -> Result<(), Status> {
