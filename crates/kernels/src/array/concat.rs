@@ -110,7 +110,7 @@ fn concat_offset(ctx: &mut OpContext) -> Result<(), Status> {
         }
         let mut out = vec![0i64; inp0.len()];
         out[axis] = offset;
-        offset += v[axis];
+        offset = offset.checked_add(v[axis]).ok_or_else(|| ctx.error("concat offsets overflow"))?;
         ctx.set_output(i, index_tensor(s.dtype(), vec![inp0.len()], out).map_err(|e| ctx.error(e.message))?)?;
     }
     Ok(())

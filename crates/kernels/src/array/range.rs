@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use ferroflow_core::{DataType, Status, Tensor};
 
-use super::util::FnKernel;
+use super::util::{check_alloc, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 trait RangeNum: ferroflow_core::TensorType + Copy + PartialOrd + std::fmt::Display {
@@ -65,9 +65,7 @@ fn range_typed<T: RangeNum>(ctx: &OpContext, s: &Tensor, l: &Tensor, d: &Tensor)
         return Err(ctx.error(format!("Requires start >= limit when delta < 0: {start}/{limit}")));
     }
     let n = T::count(start, limit, delta).map_err(|m| ctx.error(m))?;
-    if n >= 1 << 40 {
-        return Err(Status::resource_exhausted(format!("Range of {n} elements is too large")));
-    }
+    check_alloc(&[n], T::DTYPE).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
     Ok(Tensor::vec((0..n).map(|i| T::at(start, delta, i)).collect::<Vec<T>>()))
 }
 
