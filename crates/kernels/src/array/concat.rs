@@ -51,10 +51,10 @@ fn concat_v2(ctx: &mut OpContext) -> Result<(), Status> {
         if t.dtype() != first.dtype() {
             return Err(ctx.error(format!("input {i} is {} but input 0 is {}", t.dtype(), first.dtype())));
         }
-        for j in 0..first.rank() {
+        for (j, (&d, &d0)) in t.dims().iter().zip(first.dims()).enumerate() {
             if j == axis {
-                out_dims[j] += t.dims()[j];
-            } else if t.dims()[j] != first.dims()[j] {
+                out_dims[j] += d;
+            } else if d != d0 {
                 return Err(ctx.error(format!(
                     "ConcatOp : Dimension {j} in both shapes must be equal: shape[0] = {} vs. shape[{i}] = {}",
                     first.shape(),
@@ -110,7 +110,7 @@ fn concat_offset(ctx: &mut OpContext) -> Result<(), Status> {
         }
         let mut out = vec![0i64; inp0.len()];
         out[axis] = offset;
-        offset += v[axis];
+        offset = offset.checked_add(v[axis]).ok_or_else(|| ctx.error("concat offsets overflow"))?;
         ctx.set_output(i, index_tensor(s.dtype(), vec![inp0.len()], out).map_err(|e| ctx.error(e.message))?)?;
     }
     Ok(())

@@ -2,7 +2,7 @@
 
 use ferroflow_core::{DataType, Shape, Status, Storage, Tensor};
 
-use super::util::{index_vec, with_type, FnKernel};
+use super::util::{check_alloc, index_vec, with_type, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn fill(ctx: &mut OpContext) -> Result<(), Status> {
@@ -19,12 +19,17 @@ fn fill(ctx: &mut OpContext) -> Result<(), Status> {
         return Err(ctx.error(format!("Dimension {d} must be >= 0")));
     }
     let shape = Shape::from_i64(&dims).map_err(|e| ctx.error(e.message))?;
+    check_alloc(shape.dims(), value.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
     let n = shape.num_elements();
     let out = with_type!(value.dtype(), T => {
-        let v = value.as_slice::<T>()?[0].clone();
+        let v = first::<T>(value.as_slice::<T>()?);
         Tensor::new(shape, vec![v; n])
     })?;
     ctx.set_output(0, out)
+}
+
+fn first<T: Clone>(s: &[T]) -> T {
+    s[0].clone()
 }
 
 fn zeros_like(ctx: &mut OpContext) -> Result<(), Status> {
@@ -73,6 +78,9 @@ mod tests {
         let e = run_kernel(n.clone(), vec![Tensor::vec(vec![-2i32]), Tensor::scalar(1.5f32)], 1).unwrap_err();
         assert!(e.message.contains("Dimension -2 must be >= 0"));
         assert!(run_kernel(n.clone(), vec![Tensor::scalar(2i32), Tensor::scalar(1.5f32)], 1).is_err());
+        let e =
+            run_kernel(n.clone(), vec![Tensor::vec(vec![1i32 << 30, 1 << 30]), Tensor::scalar(1.5f32)], 1).unwrap_err();
+        assert_eq!(e.code, ferroflow_core::Code::ResourceExhausted);
         assert!(run_kernel(n, vec![Tensor::vec(vec![2i32]), Tensor::vec(vec![1.5f32])], 1).is_err());
         let s = node("Fill", &[("T", attr::ty(DataType::String)), ("index_type", attr::ty(DataType::Int64))]);
         let o = run_kernel(s, vec![Tensor::vec(vec![2i64]), Tensor::from("ab")], 1).unwrap();

@@ -27,7 +27,7 @@ pub use slice::slice_bounds;
 pub use strided_slice::{strided_slice_spec, Masks, SliceSpec};
 pub use tile::broadcast_tensor;
 pub use transpose::{check_perm, transpose_tensor};
-pub use util::{dims_str, index_vec, tf_type_name};
+pub use util::{check_alloc, dims_str, index_vec, tf_type_name, MAX_OUTPUT_BYTES};
 
 use crate::KernelRegistry;
 

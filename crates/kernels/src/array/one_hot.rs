@@ -3,7 +3,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use super::util::{product, with_type};
+use super::util::{check_alloc, product, with_type};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct OneHot {
@@ -71,7 +71,7 @@ impl OpKernel for OneHot {
         let suffix = product(&indices.dims()[axis..]);
         let mut dims = indices.dims().to_vec();
         dims.insert(axis, depth);
-        ferroflow_core::Shape::new(dims.clone()).checked_num_elements().map_err(|e| ctx.error(e.message))?;
+        check_alloc(&dims, on.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
         let out = with_type!(on.dtype(), T => {
             Tensor::new(dims.clone(), one_hot_typed::<T>(&idx, depth, prefix, suffix, &on, &off)?)
         })?;

@@ -3,7 +3,7 @@
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
 use super::strided::{strided_scatter, strides_of};
-use super::util::{index_vec, with_type, FnKernel};
+use super::util::{check_alloc, index_vec, with_type, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn pad_typed<T: TensorType>(
@@ -55,9 +55,11 @@ fn pad(ctx: &mut OpContext) -> Result<(), Status> {
             return Err(ctx.error(format!("Paddings must be non-negative: {b} {a}")));
         }
         before.push(b as usize);
-        out_dims.push(d as i64 + b + a);
+        let n = (d as i64).checked_add(b).and_then(|n| n.checked_add(a));
+        out_dims.push(n.ok_or_else(|| ctx.error(format!("Paddings {b} {a} overflow dimension {i}")))?);
     }
     let shape = Shape::from_i64(&out_dims).map_err(|e| ctx.error(e.message))?;
+    check_alloc(shape.dims(), x.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
     if shape == *x.shape() {
         return ctx.set_output(0, x);
     }

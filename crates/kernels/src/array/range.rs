@@ -1,9 +1,11 @@
 //! Range: `start + i·delta` for `i` in `0..size` (TensorFlow computes each element from
 //! `start`, not by accumulation).
 
+use std::cmp::Ordering;
+
 use ferroflow_core::{DataType, Status, Tensor};
 
-use super::util::FnKernel;
+use super::util::{check_alloc, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 trait RangeNum: ferroflow_core::TensorType + Copy + PartialOrd + std::fmt::Display {
@@ -37,7 +39,7 @@ macro_rules! range_float {
             const ZERO: Self = 0.0;
             fn count(start: Self, limit: Self, delta: Self) -> Result<usize, String> {
                 let n = ((limit - start) / delta).abs().ceil();
-                if !(n as f64 <= i64::MAX as f64) {
+                if n.is_nan() || n as f64 > i64::MAX as f64 {
                     return Err(format!("Requires ((limit - start) / delta) <= {}", i64::MAX));
                 }
                 Ok(n as usize)
@@ -56,16 +58,14 @@ fn range_typed<T: RangeNum>(ctx: &OpContext, s: &Tensor, l: &Tensor, d: &Tensor)
         return Err(ctx.error(format!("Requires delta != 0: {delta}")));
     }
     if delta > T::ZERO {
-        if !(start <= limit) {
+        if !matches!(start.partial_cmp(&limit), Some(Ordering::Less | Ordering::Equal)) {
             return Err(ctx.error(format!("Requires start <= limit when delta > 0: {start}/{limit}")));
         }
-    } else if !(start >= limit) {
+    } else if !matches!(start.partial_cmp(&limit), Some(Ordering::Greater | Ordering::Equal)) {
         return Err(ctx.error(format!("Requires start >= limit when delta < 0: {start}/{limit}")));
     }
     let n = T::count(start, limit, delta).map_err(|m| ctx.error(m))?;
-    if n >= 1 << 40 {
-        return Err(Status::resource_exhausted(format!("Range of {n} elements is too large")));
-    }
+    check_alloc(&[n], T::DTYPE).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
     Ok(Tensor::vec((0..n).map(|i| T::at(start, delta, i)).collect::<Vec<T>>()))
 }
 

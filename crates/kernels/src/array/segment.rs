@@ -3,7 +3,7 @@
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
 use super::gather::multi_index;
-use super::util::{index_scalar, index_vec, product, with_numeric_type, with_type, FnKernel};
+use super::util::{check_alloc, index_scalar, index_vec, product, with_numeric_type, with_type, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// Addition with TensorFlow's integer wrap-around.
@@ -70,7 +70,7 @@ fn unsorted_segment_sum(ctx: &mut OpContext) -> Result<(), Status> {
     }
     let mut out_dims = vec![num as usize];
     out_dims.extend_from_slice(&data.dims()[r..]);
-    Shape::new(out_dims.clone()).checked_num_elements().map_err(|e| ctx.error(e.message))?;
+    check_alloc(&out_dims, data.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
     let out = with_numeric_type!(data.dtype(), T => segment_sum_typed::<T>(&data, &ids, num as usize, &out_dims))?;
     ctx.set_output(0, out)
 }
@@ -139,6 +139,7 @@ fn dynamic_stitch(ctx: &mut OpContext) -> Result<(), Status> {
     }
     let mut out_dims = vec![first];
     out_dims.extend_from_slice(tail);
+    check_alloc(&out_dims, d0.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
     let out = with_type!(d0.dtype(), T => stitch_typed::<T>(&data, &idx, &out_dims))?;
     ctx.set_output(0, out)
 }

@@ -13,10 +13,10 @@ pub fn slice_bounds(dims: &[usize], begin: &[i64], size: &[i64]) -> Result<(Vec<
     for (i, &d) in dims.iter().enumerate() {
         let d = d as i64;
         let bi = begin[i];
-        let si = if size[i] == -1 { d - bi } else { size[i] };
         if bi < 0 || bi > d {
             return Err(format!("Expected begin[{i}] in [0, {d}], but got {bi}"));
         }
+        let si = if size[i] == -1 { d - bi } else { size[i] };
         if si < 0 || si > d - bi {
             return Err(format!("Expected size[{i}] in [0, {}], but got {si}", d - bi));
         }
@@ -75,5 +75,6 @@ mod tests {
         assert!(run(vec![0, 5], vec![1, 1]).unwrap_err().message.contains("Expected begin[1] in [0, 4], but got 5"));
         assert!(run(vec![0, -1], vec![1, 1]).unwrap_err().message.contains("Expected begin[1] in [0, 4], but got -1"));
         assert!(run(vec![0, 0, 0], vec![1, 1]).unwrap_err().message.contains("1-D tensors of size 2"));
+        assert!(run(vec![i64::MIN, 0], vec![-1, 1]).is_err());
     }
 }

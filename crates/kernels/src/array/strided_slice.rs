@@ -5,7 +5,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status, Tensor};
 
 use super::strided::{strided_gather, strided_scatter, strides_of};
-use super::util::{index_vec, with_type};
+use super::util::{check_alloc, index_vec, with_type};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// The five masks of a strided slice.
@@ -232,6 +232,7 @@ impl OpKernel for StridedSliceGrad {
         let shape = index_vec(&shape_t).map_err(|e| ctx.error(e.message))?;
         let shape = ferroflow_core::Shape::from_i64(&shape).map_err(|e| ctx.error(e.message))?;
         let dy = ctx.input(4)?;
+        check_alloc(shape.dims(), dy.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
         let spec = read_spec(ctx, 1, shape.dims(), self.masks)?;
         if dy.dims() != spec.final_dims.as_slice() {
             return Err(ctx.error(format!(

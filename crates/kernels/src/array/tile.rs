@@ -3,7 +3,7 @@
 use ferroflow_core::{Shape, Status, Tensor};
 
 use super::strided::{strided_gather, strides_of};
-use super::util::{index_vec, with_type, FnKernel};
+use super::util::{check_alloc, index_vec, with_type, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn tile(ctx: &mut OpContext) -> Result<(), Status> {
@@ -23,8 +23,10 @@ fn tile(ctx: &mut OpContext) -> Result<(), Status> {
     if let Some(i) = m.iter().position(|&v| v < 0) {
         return Err(ctx.error(format!("Expected multiples[{i}] >= 0, but got {}", m[i])));
     }
-    let out_dims: Vec<i64> = x.dims().iter().zip(&m).map(|(&d, &k)| d as i64 * k).collect();
+    let out_dims: Option<Vec<i64>> = x.dims().iter().zip(&m).map(|(&d, &k)| (d as i64).checked_mul(k)).collect();
+    let out_dims = out_dims.ok_or_else(|| ctx.error(format!("tiling {} by {m:?} overflows", x.shape())))?;
     let out_shape = Shape::from_i64(&out_dims).map_err(|e| ctx.error(e.message))?;
+    check_alloc(out_shape.dims(), x.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
     if m.iter().all(|&k| k == 1) {
         return ctx.set_output(0, x);
     }
@@ -80,6 +82,7 @@ fn broadcast_to(ctx: &mut OpContext) -> Result<(), Status> {
         return Err(ctx.error(format!("Dimension {d} must be >= 0")));
     }
     let shape = Shape::from_i64(&s).map_err(|e| ctx.error(e.message))?;
+    check_alloc(shape.dims(), x.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
     let out = broadcast_tensor(&x, shape.dims()).map_err(|m| ctx.error(m))?;
     ctx.set_output(0, out)
 }
@@ -106,8 +109,12 @@ mod tests {
         assert_eq!(run_kernel(n.clone(), vec![x.clone(), Tensor::vec(vec![0i32, 3])], 1).unwrap()[0].dims(), &[0, 6]);
         let e = run_kernel(n.clone(), vec![x.clone(), Tensor::vec(vec![1i32])], 1).unwrap_err();
         assert!(e.message.contains("Expected multiples argument to be a vector of length 2 but got length 1"));
-        let e = run_kernel(n, vec![x, Tensor::vec(vec![1i32, -1])], 1).unwrap_err();
+        let e = run_kernel(n.clone(), vec![x.clone(), Tensor::vec(vec![1i32, -1])], 1).unwrap_err();
         assert!(e.message.contains("Expected multiples[1] >= 0, but got -1"));
+        let huge = run_kernel(n.clone(), vec![x.clone(), Tensor::vec(vec![1i32 << 20, 1 << 20])], 1).unwrap_err();
+        assert_eq!(huge.code, ferroflow_core::Code::ResourceExhausted);
+        let n64 = node("Tile", &[("T", attr::ty(DataType::Int32)), ("Tmultiples", attr::ty(DataType::Int64))]);
+        assert!(run_kernel(n64, vec![x, Tensor::vec(vec![i64::MAX, 2])], 1).is_err());
     }
 
     #[test]

@@ -171,5 +171,38 @@ impl OpKernel for FnKernel {
     }
 }
 
+/// Largest output a kernel allocates from sizes given in input values (64 GiB): beyond it
+/// the kernel answers ResourceExhausted instead of letting the allocation abort the process.
+pub const MAX_OUTPUT_BYTES: usize = 1 << 36;
+
+/// ResourceExhausted if `dims` of `dtype` is larger than [`MAX_OUTPUT_BYTES`] (or overflows).
+pub fn check_alloc(dims: &[usize], dtype: DataType) -> Result<(), Status> {
+    let elem = dtype.byte_size().unwrap_or(std::mem::size_of::<Vec<u8>>());
+    let bytes = dims.iter().try_fold(elem, |a, &d| a.checked_mul(d));
+    match bytes {
+        Some(b) if b <= MAX_OUTPUT_BYTES => Ok(()),
+        _ => Err(Status::resource_exhausted(format!(
+            "OOM when allocating tensor with shape{} and type {}: larger than ferroflow's {} GiB limit per tensor",
+            dims_str(dims),
+            tf_type_name(dtype),
+            MAX_OUTPUT_BYTES >> 30
+        ))),
+    }
+}
+
 /// Elements above which data movement is split across the compute pool.
 pub const PAR_THRESHOLD: usize = 32 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alloc_guard() {
+        assert!(check_alloc(&[1 << 20, 4], DataType::Float).is_ok());
+        let e = check_alloc(&[1 << 40], DataType::Float).unwrap_err();
+        assert_eq!(e.code, ferroflow_core::Code::ResourceExhausted);
+        assert!(e.message.contains("shape[1099511627776] and type float"), "{e}");
+        assert!(check_alloc(&[usize::MAX, 2], DataType::UInt8).is_err());
+    }
+}

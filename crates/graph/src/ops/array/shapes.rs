@@ -54,6 +54,10 @@ fn norm_axis(c: &ShapeCtx, axis: i64, r: usize, what: &str) -> Result<usize, Sta
     Ok(if axis < 0 { axis + r } else { axis } as usize)
 }
 
+fn checked_product(it: impl IntoIterator<Item = i64>) -> Option<i64> {
+    it.into_iter().try_fold(1i64, |a, b| a.checked_mul(b))
+}
+
 pub(crate) fn reshape_shape(c: &ShapeCtx) -> R {
     want_rank(c, 1, 1)?;
     let Some(sizes) = const_ints(c, 1) else {
@@ -74,12 +78,15 @@ pub(crate) fn reshape_shape(c: &ShapeCtx) -> R {
     let Some(inp) = input.filter(|d| d.iter().all(|&x| x >= 0)) else {
         return Ok(vec![Some(sizes)]);
     };
-    let n_in: i64 = inp.iter().product();
     let has_zero = sizes.contains(&0);
-    let known: i64 = sizes.iter().filter(|&&s| s > 0).product();
+    let (Some(n_in), Some(known)) =
+        (checked_product(inp.iter().copied()), checked_product(sizes.iter().copied().filter(|&s| s > 0)))
+    else {
+        return Ok(vec![Some(sizes)]);
+    };
     let mut out = sizes.clone();
     if let Some(u) = unknown {
-        let n: i64 = inp.iter().filter(|&&d| d > 0 || !has_zero).product();
+        let n = checked_product(inp.iter().copied().filter(|&d| d > 0 || !has_zero)).unwrap_or(0);
         let in_zero = has_zero && inp.contains(&0);
         let missing = n / known.max(1);
         if !in_zero && known * missing != n {
@@ -89,11 +96,9 @@ pub(crate) fn reshape_shape(c: &ShapeCtx) -> R {
         }
         out[u] = missing;
     }
-    let total: i64 = out.iter().product();
-    if total != n_in {
-        return Err(
-            c.error(format!("Cannot reshape a tensor with {n_in} elements to shape {sizes:?} ({total} elements)"))
-        );
+    let total = checked_product(out.iter().copied());
+    if total != Some(n_in) {
+        return Err(c.error(format!("Cannot reshape a tensor with {n_in} elements to shape {sizes:?}")));
     }
     Ok(vec![Some(out)])
 }
@@ -227,7 +232,7 @@ pub(crate) fn concat_shape(c: &ShapeCtx) -> R {
     for (k, (_, d)) in known.iter().enumerate() {
         for j in 0..r {
             if j == axis {
-                out[j] = if out[j] < 0 || d[j] < 0 { -1 } else { out[j] + d[j] };
+                out[j] = if out[j] < 0 || d[j] < 0 { -1 } else { out[j].checked_add(d[j]).unwrap_or(-1) };
             } else if k > 0 {
                 out[j] = merge(c, out[j], d[j], j)?;
             }
@@ -345,7 +350,9 @@ pub(crate) fn tile_shape(c: &ShapeCtx) -> R {
                     m.len()
                 )));
             }
-            Ok(vec![Some(d.iter().zip(&m).map(|(&a, &k)| if a < 0 { -1 } else { a * k }).collect())])
+            Ok(vec![Some(
+                d.iter().zip(&m).map(|(&a, &k)| if a < 0 { -1 } else { a.checked_mul(k).unwrap_or(-1) }).collect(),
+            )])
         }
         (Some(d), None) => Ok(vec![unknowns(Some(d.len()))]),
         (None, Some(m)) => Ok(vec![unknowns(Some(m.len()))]),
@@ -430,7 +437,7 @@ pub(crate) fn pad_shape(c: &ShapeCtx) -> R {
                 if b < 0 || a < 0 {
                     return Err(c.error(format!("Paddings must be non-negative: {b} {a}")));
                 }
-                out.push(if x < 0 { -1 } else { x + b + a });
+                out.push(if x < 0 { -1 } else { x.checked_add(b).and_then(|v| v.checked_add(a)).unwrap_or(-1) });
             }
             Ok(vec![Some(out)])
         }
