@@ -16,8 +16,14 @@ pub trait Distribution: Sync {
     const GROUP: usize;
     /// Whether a group may consume a variable number of samples.
     const VARIABLE: bool;
+    /// Fixed-rate distributions: fills `out` (at most `GROUP` values) from the four
+    /// samples of one generator call.
+    fn convert(&self, s: [u32; 4], out: &mut [Self::T]);
     /// Fills `out` (at most `GROUP` values) with one group drawn from `gen`.
-    fn group(&self, gen: &mut Philox, out: &mut [Self::T]);
+    #[inline]
+    fn group(&self, gen: &mut Philox, out: &mut [Self::T]) {
+        self.convert(gen.next4(), out)
+    }
 }
 
 /// Uniform `[0, 1)` floats.
@@ -27,8 +33,7 @@ impl Distribution for UniformF32 {
     const GROUP: usize = 4;
     const VARIABLE: bool = false;
     #[inline]
-    fn group(&self, gen: &mut Philox, out: &mut [f32]) {
-        let s = gen.next4();
+    fn convert(&self, s: [u32; 4], out: &mut [f32]) {
         for (o, &x) in out.iter_mut().zip(&s) {
             *o = u32_to_f32(x);
         }
@@ -42,8 +47,7 @@ impl Distribution for UniformF64 {
     const GROUP: usize = 2;
     const VARIABLE: bool = false;
     #[inline]
-    fn group(&self, gen: &mut Philox, out: &mut [f64]) {
-        let s = gen.next4();
+    fn convert(&self, s: [u32; 4], out: &mut [f64]) {
         for (i, o) in out.iter_mut().enumerate() {
             *o = u64_to_f64(s[2 * i], s[2 * i + 1]);
         }
@@ -57,8 +61,7 @@ impl Distribution for NormalF32 {
     const GROUP: usize = 4;
     const VARIABLE: bool = false;
     #[inline]
-    fn group(&self, gen: &mut Philox, out: &mut [f32]) {
-        let s = gen.next4();
+    fn convert(&self, s: [u32; 4], out: &mut [f32]) {
         let (a, b) = box_muller_f32(s[0], s[1]);
         let (c, d) = box_muller_f32(s[2], s[3]);
         for (o, v) in out.iter_mut().zip([a, b, c, d]) {
@@ -74,8 +77,7 @@ impl Distribution for NormalF64 {
     const GROUP: usize = 2;
     const VARIABLE: bool = false;
     #[inline]
-    fn group(&self, gen: &mut Philox, out: &mut [f64]) {
-        let s = gen.next4();
+    fn convert(&self, s: [u32; 4], out: &mut [f64]) {
         let (a, b) = box_muller_f64(s[0], s[1], s[2], s[3]);
         for (o, v) in out.iter_mut().zip([a, b]) {
             *o = v;
@@ -89,6 +91,9 @@ impl Distribution for TruncatedF32 {
     type T = f32;
     const GROUP: usize = 4;
     const VARIABLE: bool = true;
+    fn convert(&self, _: [u32; 4], _: &mut [Self::T]) {
+        // Variable-rate: `group` draws as many samples as it needs.
+    }
     fn group(&self, gen: &mut Philox, out: &mut [f32]) {
         let mut single = SingleSample::new(gen);
         let mut res = [0f32; 4];
@@ -113,6 +118,9 @@ impl Distribution for TruncatedF64 {
     type T = f64;
     const GROUP: usize = 2;
     const VARIABLE: bool = true;
+    fn convert(&self, _: [u32; 4], _: &mut [Self::T]) {
+        // Variable-rate: `group` draws as many samples as it needs.
+    }
     fn group(&self, gen: &mut Philox, out: &mut [f64]) {
         let mut single = SingleSample::new(gen);
         let mut res = [0f64; 2];
@@ -144,8 +152,7 @@ impl Distribution for UniformI32 {
     const GROUP: usize = 4;
     const VARIABLE: bool = false;
     #[inline]
-    fn group(&self, gen: &mut Philox, out: &mut [i32]) {
-        let s = gen.next4();
+    fn convert(&self, s: [u32; 4], out: &mut [i32]) {
         for (o, &x) in out.iter_mut().zip(&s) {
             *o = self.lo.wrapping_add((x % self.range) as i32);
         }
@@ -164,8 +171,7 @@ impl Distribution for UniformI64 {
     const GROUP: usize = 2;
     const VARIABLE: bool = false;
     #[inline]
-    fn group(&self, gen: &mut Philox, out: &mut [i64]) {
-        let s = gen.next4();
+    fn convert(&self, s: [u32; 4], out: &mut [i64]) {
         for (i, o) in out.iter_mut().enumerate() {
             let bits = s[2 * i] as u64 | ((s[2 * i + 1] as u64) << 32);
             *o = self.lo.wrapping_add((bits % self.range) as i64);
@@ -199,7 +205,14 @@ fn fill_range<D: Distribution>(dist: &D, base: Philox, first_group: usize, data:
     } else {
         let mut gen = base;
         gen.skip(first_group as u64);
-        for chunk in data.chunks_mut(D::GROUP) {
+        let mut pairs = data.chunks_exact_mut(2 * D::GROUP);
+        for pair in &mut pairs {
+            let (a, b) = gen.next4x2();
+            let (x, y) = pair.split_at_mut(D::GROUP);
+            dist.convert(a, x);
+            dist.convert(b, y);
+        }
+        for chunk in pairs.into_remainder().chunks_mut(D::GROUP) {
             dist.group(&mut gen, chunk);
         }
     }
