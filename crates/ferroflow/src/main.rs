@@ -30,6 +30,7 @@ enum Command {
 }
 
 #[derive(clap::Args)]
+#[command(rename_all = "snake_case")]
 struct TrainArgs {
     /// Model: mlp or cnn.
     #[arg(long, default_value = "cnn")]

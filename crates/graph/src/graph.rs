@@ -10,7 +10,7 @@ use crate::shape_fn::{Dims, ShapeCtx};
 use crate::signature::{lookup_op, resolve_node, Signature};
 
 /// The GraphDef producer version ferroflow writes (TensorFlow 2.21's range).
-pub const GRAPH_DEF_VERSION: i32 = 2107;
+pub const GRAPH_DEF_VERSION: i32 = 2474;
 
 /// A validated node with its signature and inferred output shapes.
 #[derive(Clone, Debug)]

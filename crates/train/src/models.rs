@@ -43,7 +43,7 @@ pub struct Model {
 }
 
 fn weight(s: &Scope, name: &str, shape: &[i64], seed: i64) -> Variable {
-    let ws = s.sub(name);
+    let ws = s.sub_exact(&format!("{name}/Initializer"));
     let shape_t = ops::constant(&ws, Tensor::vec(shape.iter().map(|&d| d as i32).collect::<Vec<_>>()));
     let tn = ops::truncated_normal(&ws, shape_t, DataType::Float, seed, 0);
     let init = ops::mul(&ws, tn, ops::constant(&ws, 0.1f32));
@@ -51,8 +51,11 @@ fn weight(s: &Scope, name: &str, shape: &[i64], seed: i64) -> Variable {
 }
 
 fn bias(s: &Scope, name: &str, n: usize) -> Variable {
-    let init =
-        ops::constant_named(&s.sub(name), "initial_value", Tensor::new(vec![n], vec![0.1f32; n]).expect("shape"));
+    let init = ops::constant_named(
+        &s.sub_exact(&format!("{name}/Initializer")),
+        "Const",
+        Tensor::new(vec![n], vec![0.1f32; n]).expect("shape"),
+    );
     Variable::new(s, name, init)
 }
 
