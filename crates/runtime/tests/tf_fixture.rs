@@ -37,7 +37,7 @@ fn run_fixture(name: &str) {
         vec![(s(&exp["feeds"]["x"]), tensor(&exp["batch"]["x"])), (s(&exp["feeds"]["y"]), tensor(&exp["batch"]["y"]))];
     let loss = s(&exp["fetches"]["loss"]);
     sess.run_by_name(&[], &[], &[s(&exp["init_op"])], &o).unwrap();
-    let l0 = sess.run_by_name(&feeds, &[loss.clone()], &[], &o).unwrap()[0].scalar_value::<f32>().unwrap();
+    let l0 = sess.run_by_name(&feeds, std::slice::from_ref(&loss), &[], &o).unwrap()[0].scalar_value::<f32>().unwrap();
     assert!(
         close(l0 as f64, exp["loss_before"].as_f64().unwrap()),
         "{name}: loss before {l0} vs {}",
@@ -45,7 +45,8 @@ fn run_fixture(name: &str) {
     );
     for (i, want) in exp["losses_after_step"].as_array().unwrap().iter().enumerate() {
         sess.run_by_name(&feeds, &[], &[s(&exp["train_op"])], &o).unwrap();
-        let l = sess.run_by_name(&feeds, &[loss.clone()], &[], &o).unwrap()[0].scalar_value::<f32>().unwrap();
+        let l =
+            sess.run_by_name(&feeds, std::slice::from_ref(&loss), &[], &o).unwrap()[0].scalar_value::<f32>().unwrap();
         assert!(
             close(l as f64, want.as_f64().unwrap()),
             "{name}: loss after step {} is {l}, TensorFlow: {want}",
