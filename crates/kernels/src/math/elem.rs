@@ -109,7 +109,7 @@ pub trait Int: Num {
 }
 
 macro_rules! num_float {
-    ($t:ty) => {
+    ($t:ty, $exp:path, $tanh:path) => {
         impl Num for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -162,7 +162,7 @@ macro_rules! num_float {
             }
             #[inline(always)]
             fn exp(self) -> Self {
-                <$t>::exp(self)
+                $exp(self)
             }
             #[inline(always)]
             fn ln(self) -> Self {
@@ -174,7 +174,7 @@ macro_rules! num_float {
             }
             #[inline(always)]
             fn tanh(self) -> Self {
-                <$t>::tanh(self)
+                $tanh(self)
             }
             #[inline(always)]
             fn floor(self) -> Self {
@@ -199,8 +199,8 @@ macro_rules! num_float {
         }
     };
 }
-num_float!(f32);
-num_float!(f64);
+num_float!(f32, super::vmath::exp_f32, super::vmath::tanh_f32);
+num_float!(f64, f64::exp, f64::tanh);
 
 macro_rules! num_int {
     ($t:ty, $signed:expr) => {

@@ -19,6 +19,7 @@ mod reduce;
 pub mod reduce_loops;
 mod select;
 mod unary;
+pub mod vmath;
 
 use crate::KernelRegistry;
 
