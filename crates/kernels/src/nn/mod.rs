@@ -9,6 +9,7 @@ mod bias;
 mod common;
 mod conv;
 mod conv_backprop;
+mod conv_direct;
 pub mod gemm;
 mod im2col;
 mod matmul;
