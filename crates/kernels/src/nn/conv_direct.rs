@@ -94,6 +94,11 @@ pub(crate) trait DirectScalar: Real {
     fn conv2d_direct(g: &ConvGeom, x: &[Self], w: &[Self], out: &mut [Self]) {
         direct_generic(g, x, w, out)
     }
+
+    /// The filter gradient computed directly, when a direct kernel applies.
+    fn backprop_filter_direct(_g: &ConvGeom, _x: &[Self], _dy: &[Self]) -> Option<Vec<Self>> {
+        None
+    }
 }
 
 impl DirectScalar for f64 {}
@@ -108,6 +113,10 @@ impl DirectScalar for f32 {
             return;
         }
         direct_generic(g, x, w, out)
+    }
+
+    fn backprop_filter_direct(g: &ConvGeom, x: &[f32], dy: &[f32]) -> Option<Vec<f32>> {
+        super::conv_direct_filter::backprop_filter_direct_f32(g, x, dy)
     }
 }
 

@@ -10,6 +10,7 @@ mod common;
 mod conv;
 mod conv_backprop;
 mod conv_direct;
+mod conv_direct_filter;
 pub mod gemm;
 mod im2col;
 mod matmul;
