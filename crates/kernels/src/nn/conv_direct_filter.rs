@@ -101,9 +101,9 @@ mod avx {
             }
         }
         let out = &mut dw[..8 * L];
-        for l in 0..L {
+        for (l, (a0, a1)) in acc[0].iter().zip(&acc[1]).enumerate() {
             let o = out.as_mut_ptr().add(l * 8);
-            let sum = _mm256_add_ps(acc[0][l], acc[1][l]);
+            let sum = _mm256_add_ps(*a0, *a1);
             _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), sum));
         }
     }
