@@ -8,6 +8,10 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{attr, DataType, Tensor};
 use ferroflow_kernels::testutil::{node, run_kernel};
 
+// Like the ferroflow binary: freed output buffers are reused instead of page-faulted in again.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn data(dims: &[usize], seed: u64) -> Tensor {
     let n: usize = dims.iter().product();
     let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);

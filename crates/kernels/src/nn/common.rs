@@ -35,6 +35,8 @@ pub(crate) trait Real:
     fn ln(self) -> Self;
     /// Conversion from usize.
     fn from_usize(v: usize) -> Self;
+    /// `self * a + b`, fused (compiles to an FMA instruction where the caller enables it).
+    fn mul_add(self, a: Self, b: Self) -> Self;
 }
 
 macro_rules! real {
@@ -53,6 +55,10 @@ macro_rules! real {
             #[inline(always)]
             fn from_usize(v: usize) -> Self {
                 v as $t
+            }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                <$t>::mul_add(self, a, b)
             }
         }
     };

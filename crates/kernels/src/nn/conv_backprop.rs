@@ -8,6 +8,10 @@ use rayon::prelude::*;
 
 use super::common::{check_dtype, dims_str, unsupported_type, Real};
 use super::conv::{ConvAttrs, BLOCK_BYTES};
+use super::conv_direct::DirectScalar;
+
+/// Block size of the input gradient: a whole image when it fits (measured best).
+const INPUT_BLOCK_BYTES: usize = 1024 * 1024;
 use super::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
 use super::im2col::{col2im_add, im2col, ConvGeom};
 use crate::{OpContext, OpKernel};
@@ -82,7 +86,7 @@ pub(crate) fn conv2d_backprop_input<T: GemmScalar + Real>(g: &ConvGeom, filter: 
         return;
     }
     let per = g.rows_per_image();
-    let rb = g.block_rows(std::mem::size_of::<T>(), BLOCK_BYTES).min(per);
+    let rb = g.block_rows(std::mem::size_of::<T>(), INPUT_BLOCK_BYTES).min(per);
     let parallel_images = g.n > 1 && rayon::current_num_threads() > 1 && m * k * oc >= PAR_GEMM_MIN;
     let image = |buf: &mut Vec<T>, (b, dxi): (usize, &mut [T])| {
         let mut start = b * per;
@@ -104,10 +108,13 @@ pub(crate) fn conv2d_backprop_input<T: GemmScalar + Real>(g: &ConvGeom, filter: 
 }
 
 /// `dw[K × oc] = Σ_rows patches(x)ᵀ · dy`.
-pub(crate) fn conv2d_backprop_filter<T: GemmScalar + Real>(g: &ConvGeom, x: &[T], dy: &[T]) -> Vec<T> {
+pub(crate) fn conv2d_backprop_filter<T: GemmScalar + DirectScalar>(g: &ConvGeom, x: &[T], dy: &[T]) -> Vec<T> {
     let (m, k, oc) = (g.rows(), g.k(), g.oc);
     let mut dw = vec![T::ZERO; k * oc];
     if m == 0 || k == 0 || oc == 0 {
+        return dw;
+    }
+    if let Some(dw) = T::backprop_filter_direct(g, x, dy) {
         return dw;
     }
     if g.is_pointwise() {
@@ -204,7 +211,7 @@ pub(crate) fn backprop_filter_factory(node: &NodeDef) -> Result<Box<dyn OpKernel
 }
 
 impl BackpropFilter {
-    fn run<T: GemmScalar + Real>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+    fn run<T: GemmScalar + DirectScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let (x, sz, dy) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
         let shape = sizes(ctx, &sz, FILTER_LABEL, "filter_sizes")?;
         let g = self.attrs.geom(ctx.node(), FILTER_LABEL, x.dims(), &shape)?;

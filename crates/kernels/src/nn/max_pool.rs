@@ -43,10 +43,9 @@ fn max_pool<T: MaxElem>(g: &PoolGeom, x: &[T], out: &mut [T]) {
                         acc.copy_from_slice(src);
                         first = false;
                     } else {
+                        // A select, not a conditional store, so it vectorizes.
                         for (a, &v) in acc.iter_mut().zip(src) {
-                            if v > *a {
-                                *a = v;
-                            }
+                            *a = if v > *a { v } else { *a };
                         }
                     }
                 }
@@ -95,7 +94,7 @@ fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], gr
         let xi = &x[b * g.image_len()..(b + 1) * g.image_len()];
         let gi = &grad[b * g.out_image_len()..(b + 1) * g.out_image_len()];
         let mut best = vec![T::default(); c];
-        let mut arg = vec![0usize; c];
+        let mut arg = vec![0u32; c];
         for oy in 0..oh {
             let (y0, y1) = g.y.range(oy);
             for ox in 0..ow {
@@ -107,14 +106,16 @@ fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], gr
                         let src = &xi[p..p + c];
                         if first {
                             best.copy_from_slice(src);
-                            arg.fill(p);
+                            arg.fill(p as u32);
                             first = false;
                         } else {
+                            // Branch-free (mask arithmetic) so the loop vectorizes.
+                            let pu = p as u32;
                             for ((bv, a), &v) in best.iter_mut().zip(arg.iter_mut()).zip(src) {
-                                if *bv < v {
-                                    *bv = v;
-                                    *a = p;
-                                }
+                                let b = *bv;
+                                let mask = ((b < v) as u32).wrapping_neg();
+                                *a = (pu & mask) | (*a & !mask);
+                                *bv = if b < v { v } else { b };
                             }
                         }
                     }
@@ -124,7 +125,7 @@ fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], gr
                 }
                 let go = &gi[(oy * ow + ox) * c..(oy * ow + ox + 1) * c];
                 for (ch, (&a, &gv)) in arg.iter().zip(go).enumerate() {
-                    dxi[a + ch] += gv;
+                    dxi[a as usize + ch] += gv;
                 }
             }
         }
@@ -144,6 +145,9 @@ impl MaxPoolGrad {
             )));
         }
         check_grad(ctx, &g, grad.dims())?;
+        if g.image_len() > u32::MAX as usize {
+            return Err(ctx.error(format!("images of {} elements are too large for MaxPoolGrad", g.image_len())));
+        }
         let mut dx = vec![T::default(); x.num_elements()];
         max_pool_grad(&g, x.as_slice::<T>()?, grad.as_slice::<T>()?, &mut dx);
         ctx.set_output(0, Tensor::new(x.dims().to_vec(), dx)?)

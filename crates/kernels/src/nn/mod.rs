@@ -9,6 +9,8 @@ mod bias;
 mod common;
 mod conv;
 mod conv_backprop;
+mod conv_direct;
+mod conv_direct_filter;
 pub mod gemm;
 mod im2col;
 mod matmul;

@@ -1,0 +1,309 @@
+//! Direct convolution for inputs with few channels (first layers, e.g. MNIST's 1-channel
+//! images): each output pixel accumulates its output channels in registers over the window,
+//! with no patch matrix. With K = kh·kw·c that small a gemm is mostly overhead.
+//!
+//! On x86-64 with AVX2 and FMA (checked at run time) the kernel is compiled with those
+//! features so the multiply-adds fuse (results then differ from the unfused ones in the last
+//! bits, like TensorFlow's own FMA kernels).
+
+use super::common::Real;
+use super::im2col::ConvGeom;
+use super::pool::par_units;
+
+/// Inputs with at most this many channels use the direct kernel.
+pub(crate) const DIRECT_MAX_CHANNELS: usize = 4;
+
+/// Whether the direct kernel handles this geometry.
+pub(crate) fn direct_applies(g: &ConvGeom) -> bool {
+    g.c <= DIRECT_MAX_CHANNELS && g.oc & 7 == 0 && g.oc > 0 && g.rows() > 0
+}
+
+/// Output channels `ob..ob + B` of output pixel (b, oy, ox); `wb` is the filter's block of
+/// B output channels packed as `[K][B]`.
+#[inline(always)]
+fn pixel<T: Real, const B: usize, const FMA: bool>(
+    g: &ConvGeom,
+    x: &[T],
+    wb: &[T],
+    (b, oy, ox): (usize, usize, usize),
+    out: &mut [T],
+) {
+    let (c, kw) = (g.c, g.x.size);
+    let mut acc = [T::ZERO; B];
+    let (y0, y1) = g.y.range(oy);
+    let (x0, x1) = g.x.range(ox);
+    let ky0 = y0 + g.y.pad - oy * g.y.stride;
+    let kx0 = x0 + g.x.pad - ox * g.x.stride;
+    let run = (x1 - x0) * c;
+    for (ky, iy) in (ky0..).zip(y0..y1) {
+        // The window row is contiguous in the input and in the packed filter.
+        let xs = ((b * g.y.input + iy) * g.x.input + x0) * c;
+        let ws = (ky * kw + kx0) * c * B;
+        for (&xv, wr) in x[xs..xs + run].iter().zip(wb[ws..ws + run * B].chunks_exact(B)) {
+            for (a, &wv) in acc.iter_mut().zip(wr) {
+                *a = if FMA { xv.mul_add(wv, *a) } else { xv * wv + *a };
+            }
+        }
+    }
+    out[..B].copy_from_slice(&acc);
+}
+
+/// The filter `[K][oc]` split into output-channel blocks of 32, 16 and 8, each packed as
+/// `[K][width]`: (first channel, width, packed weights).
+fn pack_blocks<T: Real>(w: &[T], k: usize, oc: usize) -> Vec<(usize, usize, Vec<T>)> {
+    let mut blocks = Vec::new();
+    let mut ob = 0;
+    for width in [32, 16, 8] {
+        while ob + width <= oc {
+            let mut p = Vec::with_capacity(k * width);
+            for r in 0..k {
+                p.extend_from_slice(&w[r * oc + ob..r * oc + ob + width]);
+            }
+            blocks.push((ob, width, p));
+            ob += width;
+        }
+    }
+    blocks
+}
+
+/// One output row (b, oy): every pixel, every channel block.
+#[inline(always)]
+fn row<T: Real, const FMA: bool>(g: &ConvGeom, x: &[T], blocks: &[(usize, usize, Vec<T>)], r: usize, orow: &mut [T]) {
+    let (b, oy) = (r / g.y.output, r % g.y.output);
+    for (ox, o) in orow.chunks_exact_mut(g.oc).enumerate() {
+        for (ob, width, wb) in blocks {
+            let (p, o) = ((b, oy, ox), &mut o[*ob..]);
+            match width {
+                32 => pixel::<T, 32, FMA>(g, x, wb, p, o),
+                16 => pixel::<T, 16, FMA>(g, x, wb, p, o),
+                _ => pixel::<T, 8, FMA>(g, x, wb, p, o),
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn row_fma<T: Real>(g: &ConvGeom, x: &[T], blocks: &[(usize, usize, Vec<T>)], r: usize, orow: &mut [T]) {
+    row::<T, true>(g, x, blocks, r, orow)
+}
+
+/// Element types with a direct convolution; `f32` has a hand-vectorized AVX2 kernel.
+pub(crate) trait DirectScalar: Real {
+    /// `out[rows × oc]` = conv(x, w) computed directly; requires [`direct_applies`].
+    fn conv2d_direct(g: &ConvGeom, x: &[Self], w: &[Self], out: &mut [Self]) {
+        direct_generic(g, x, w, out)
+    }
+
+    /// The filter gradient computed directly, when a direct kernel applies.
+    fn backprop_filter_direct(_g: &ConvGeom, _x: &[Self], _dy: &[Self]) -> Option<Vec<Self>> {
+        None
+    }
+}
+
+impl DirectScalar for f64 {}
+
+impl DirectScalar for f32 {
+    fn conv2d_direct(g: &ConvGeom, x: &[f32], w: &[f32], out: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+            let blocks = pack_blocks(w, g.k(), g.oc);
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+            par_units(out, g.x.output * g.oc, work(g), |r, orow| unsafe { avx::row(g, x, &blocks, r, orow) });
+            return;
+        }
+        direct_generic(g, x, w, out)
+    }
+
+    fn backprop_filter_direct(g: &ConvGeom, x: &[f32], dy: &[f32]) -> Option<Vec<f32>> {
+        super::conv_direct_filter::backprop_filter_direct_f32(g, x, dy)
+    }
+}
+
+fn work(g: &ConvGeom) -> usize {
+    g.rows() * g.k() * g.oc / 4
+}
+
+fn direct_generic<T: Real>(g: &ConvGeom, x: &[T], w: &[T], out: &mut [T]) {
+    let row_len = g.x.output * g.oc;
+    let blocks = pack_blocks(w, g.k(), g.oc);
+    #[cfg(target_arch = "x86_64")]
+    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+        par_units(out, row_len, work(g), |r, orow| unsafe { row_fma(g, x, &blocks, r, orow) });
+        return;
+    }
+    par_units(out, row_len, work(g), |r, orow| row::<T, false>(g, x, &blocks, r, orow));
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use std::arch::x86_64::*;
+
+    use super::ConvGeom;
+
+    /// Output channels of one block (`8·L` wide) of output pixel (b, oy, ox).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn pixel<const L: usize>(
+        g: &ConvGeom,
+        x: &[f32],
+        wb: &[f32],
+        (b, oy, ox): (usize, usize, usize),
+        out: &mut [f32],
+    ) {
+        let (c, kw) = (g.c, g.x.size);
+        let mut acc = [_mm256_setzero_ps(); L];
+        let (y0, y1) = g.y.range(oy);
+        let (x0, x1) = g.x.range(ox);
+        let ky0 = y0 + g.y.pad - oy * g.y.stride;
+        let kx0 = x0 + g.x.pad - ox * g.x.stride;
+        let run = (x1 - x0) * c;
+        for (ky, iy) in (ky0..).zip(y0..y1) {
+            let xs = ((b * g.y.input + iy) * g.x.input + x0) * c;
+            let ws = (ky * kw + kx0) * c * 8 * L;
+            let xr = &x[xs..xs + run];
+            let wr = &wb[ws..ws + run * 8 * L];
+            for (t, &xv) in xr.iter().enumerate() {
+                let xv = _mm256_set1_ps(xv);
+                // In bounds: t < run and wr holds run·8·L weights.
+                let wp = wr.as_ptr().add(t * 8 * L);
+                for (l, a) in acc.iter_mut().enumerate() {
+                    *a = _mm256_fmadd_ps(xv, _mm256_loadu_ps(wp.add(l * 8)), *a);
+                }
+            }
+        }
+        let o = &mut out[..8 * L];
+        for (l, a) in acc.iter().enumerate() {
+            _mm256_storeu_ps(o.as_mut_ptr().add(l * 8), *a);
+        }
+    }
+
+    /// `P` horizontally adjacent output pixels (b, oy, ox..ox + P) whose windows lie inside
+    /// the input horizontally: `P·L` independent accumulators hide the FMA latency.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn pixels<const L: usize, const P: usize>(
+        g: &ConvGeom,
+        x: &[f32],
+        wb: &[f32],
+        (b, oy, ox): (usize, usize, usize),
+        out: &mut [f32],
+        ob: usize,
+    ) {
+        let (c, oc, kw, sx) = (g.c, g.oc, g.x.size, g.x.stride);
+        let mut acc = [[_mm256_setzero_ps(); L]; P];
+        let (y0, y1) = g.y.range(oy);
+        let ky0 = y0 + g.y.pad - oy * g.y.stride;
+        let run = kw * c;
+        let ix0 = ox * sx - g.x.pad;
+        for (ky, iy) in (ky0..).zip(y0..y1) {
+            let xs = ((b * g.y.input + iy) * g.x.input + ix0) * c;
+            let ws = ky * run * 8 * L;
+            let xr = &x[xs..xs + (P - 1) * sx * c + run];
+            let wr = &wb[ws..ws + run * 8 * L];
+            for t in 0..run {
+                // In bounds: t < run, p < P, and the slices above cover every access.
+                let wp = wr.as_ptr().add(t * 8 * L);
+                for (p, ap) in acc.iter_mut().enumerate() {
+                    let xv = _mm256_set1_ps(*xr.as_ptr().add(p * sx * c + t));
+                    for (l, a) in ap.iter_mut().enumerate() {
+                        *a = _mm256_fmadd_ps(xv, _mm256_loadu_ps(wp.add(l * 8)), *a);
+                    }
+                }
+            }
+        }
+        for (p, ap) in acc.iter().enumerate() {
+            let o = &mut out[(ox + p) * oc + ob..(ox + p) * oc + ob + 8 * L];
+            for (l, a) in ap.iter().enumerate() {
+                _mm256_storeu_ps(o.as_mut_ptr().add(l * 8), *a);
+            }
+        }
+    }
+
+    /// Whether output column `ox`'s window lies inside the input horizontally.
+    #[inline(always)]
+    fn inside(g: &ConvGeom, ox: usize) -> bool {
+        ox * g.x.stride >= g.x.pad && ox * g.x.stride - g.x.pad + g.x.size <= g.x.input
+    }
+
+    /// One block of `8·L` output channels of output row (b, oy).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn block<const L: usize, const P: usize>(
+        g: &ConvGeom,
+        x: &[f32],
+        wb: &[f32],
+        (b, oy): (usize, usize),
+        orow: &mut [f32],
+        ob: usize,
+    ) {
+        let (ow, oc) = (g.x.output, g.oc);
+        let mut ox = 0;
+        while ox < ow {
+            if ox + P <= ow && inside(g, ox) && inside(g, ox + P - 1) {
+                pixels::<L, P>(g, x, wb, (b, oy, ox), orow, ob);
+                ox += P;
+            } else {
+                pixel::<L>(g, x, wb, (b, oy, ox), &mut orow[ox * oc + ob..]);
+                ox += 1;
+            }
+        }
+    }
+
+    /// One output row (b, oy).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn row(g: &ConvGeom, x: &[f32], blocks: &[(usize, usize, Vec<f32>)], r: usize, orow: &mut [f32]) {
+        let bo = (r / g.y.output, r % g.y.output);
+        for (ob, width, wb) in blocks {
+            match width {
+                32 => block::<4, 2>(g, x, wb, bo, orow, *ob),
+                16 => block::<2, 4>(g, x, wb, bo, orow, *ob),
+                _ => block::<1, 8>(g, x, wb, bo, orow, *ob),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nn::common::{Padding, Window};
+    use crate::nn::conv::conv_reference;
+
+    #[test]
+    fn matches_reference() {
+        for (h, c, k, oc, s, p) in [
+            (28, 1, 5, 32, 1, Padding::Same),
+            (9, 3, 3, 24, 2, Padding::Same),
+            (8, 2, 3, 8, 1, Padding::Valid),
+            (7, 4, 2, 56, 3, Padding::Valid),
+        ] {
+            let g =
+                ConvGeom { n: 2, c, oc, y: Window::new(h, k, s, p).unwrap(), x: Window::new(h + 1, k, s, p).unwrap() };
+            assert!(direct_applies(&g));
+            let x: Vec<f64> = (0..g.n * g.image_len()).map(|i| ((i * 7) % 13) as f64 - 6.0).collect();
+            let w: Vec<f64> = (0..g.k() * oc).map(|i| ((i * 5) % 11) as f64 - 5.0).collect();
+            let mut out = vec![0.0; g.rows() * oc];
+            DirectScalar::conv2d_direct(&g, &x, &w, &mut out);
+            let xf: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+            let wf: Vec<f32> = w.iter().map(|&v| v as f32).collect();
+            let mut outf = vec![0.0f32; g.rows() * oc];
+            DirectScalar::conv2d_direct(&g, &xf, &wf, &mut outf);
+            assert_eq!(outf.iter().map(|&v| v as f64).collect::<Vec<_>>(), out);
+            assert_eq!(out, conv_reference(&g, &x, &w), "{:?}", (h, c, k, oc, s, p));
+        }
+    }
+}
