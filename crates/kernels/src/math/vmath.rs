@@ -20,7 +20,13 @@ const EXP_LO: f32 = -87.336_54;
 /// e^x for float32.
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
-    let xc = if x < EXP_LO { EXP_LO } else if x > EXP_HI { EXP_HI } else { x };
+    let xc = if x < EXP_LO {
+        EXP_LO
+    } else if x > EXP_HI {
+        EXP_HI
+    } else {
+        x
+    };
     let t = xc * LOG2E + ROUND;
     let n = t - ROUND;
     // The integer n sits in the low mantissa bits of t.
@@ -52,9 +58,9 @@ pub fn exp_f32(x: f32) -> f32 {
 pub fn tanh_f32(x: f32) -> f32 {
     let ax = x.abs();
     let z = x * x;
-    let small = x
-        + x * z
-            * (-1.0 / 3.0 + z * (2.0 / 15.0 + z * (-17.0 / 315.0 + z * (62.0 / 2835.0 + z * (-1382.0 / 155_925.0)))));
+    let small = x + x
+        * z
+        * (-1.0 / 3.0 + z * (2.0 / 15.0 + z * (-17.0 / 315.0 + z * (62.0 / 2835.0 + z * (-1382.0 / 155_925.0)))));
     let t = exp_f32(-2.0 * ax);
     let big = ((1.0 - t) / (1.0 + t)).copysign(x);
     if ax < 0.25 {
