@@ -46,10 +46,6 @@ fn sigmoid<T: Float>(x: T) -> T {
     T::ONE / (T::ONE + (-x).exp())
 }
 
-fn sigmoid_f32(x: f32) -> f32 {
-    super::vmath::sigmoid_f32(x)
-}
-
 fn sign_float<T: Float>(x: T) -> T {
     if x > T::ZERO {
         T::ONE

@@ -20,13 +20,8 @@ const EXP_LO: f32 = -87.336_54;
 /// e^x for float32.
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
-    let xc = if x < EXP_LO {
-        EXP_LO
-    } else if x > EXP_HI {
-        EXP_HI
-    } else {
-        x
-    };
+    // NaN passes through clamp unchanged, as in the branchy form.
+    let xc = x.clamp(EXP_LO, EXP_HI);
     let t = xc * LOG2E + ROUND;
     let n = t - ROUND;
     // The integer n sits in the low mantissa bits of t.
@@ -45,7 +40,7 @@ pub fn exp_f32(x: f32) -> f32 {
         0.0
     } else if x > EXP_HI {
         f32::INFINITY
-    } else if x != x {
+    } else if x.is_nan() {
         x
     } else {
         y
