@@ -188,7 +188,8 @@ impl Graph {
 
     /// Nodes added at or after index `from` (for ExtendSession).
     pub fn nodes_since(&self, from: usize) -> Vec<NodeDef> {
-        self.lock().nodes[from.min(self.num_nodes())..].iter().map(|e| e.def.clone()).collect()
+        let g = self.lock();
+        g.nodes[from.min(g.nodes.len())..].iter().map(|e| e.def.clone()).collect()
     }
 
     /// Output type of `node:idx`.

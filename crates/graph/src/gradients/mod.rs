@@ -3,9 +3,16 @@
 //! non-differentiable ops — using one registered gradient function per op type.
 
 mod array_grad;
+mod array_grad_gather;
+mod array_grad_slice;
 mod builder;
 mod math_grad;
+mod math_grad_binary;
+mod math_grad_reduce;
+mod math_grad_unary;
 mod nn_grad;
+mod nn_grad_conv;
+mod nn_grad_matmul;
 mod registry;
 
 pub use builder::{gradients, gradients_with_options, GradOptions};

@@ -1,0 +1,157 @@
+//! Numeric checks of the convolution and pooling gradients: Conv2D, Conv2DBackpropInput,
+//! Conv2DBackpropFilter, MaxPool, AvgPool, AvgPoolGrad — SAME and VALID, strides 1 and 2,
+//! batch 2. Max-pool inputs are distinct values 0.01 apart, so no perturbation breaks a tie.
+
+mod grad_nn_util;
+
+use ferroflow_core::DataType;
+use ferroflow_graph::{gradients, ops, Output, Scope};
+use grad_nn_util::*;
+
+/// (input shape, filter shape, stride, padding) cases: SAME/VALID × strides 1/2, batch 2,
+/// non-square windows, plus 1×1 and whole-image filters.
+fn conv_cases() -> Vec<([usize; 4], [usize; 4], usize, &'static str)> {
+    let mut v = Vec::new();
+    for pad in ["SAME", "VALID"] {
+        for st in [1, 2] {
+            v.push(([2, 5, 6, 2], [3, 2, 2, 3], st, pad));
+        }
+    }
+    v.push(([2, 5, 5, 3], [1, 1, 3, 2], 2, "SAME"));
+    v.push(([2, 4, 4, 1], [4, 4, 1, 2], 1, "VALID"));
+    v.push(([1, 4, 5, 1], [2, 2, 1, 1], 2, "SAME"));
+    v
+}
+
+fn conv_out(xs: [usize; 4], fs: [usize; 4], st: usize, pad: &str) -> [usize; 4] {
+    let same = pad == "SAME";
+    [xs[0], out_size(xs[1], fs[0], st, same), out_size(xs[2], fs[1], st, same), fs[3]]
+}
+
+#[test]
+fn conv2d() {
+    for (i, (xs, fs, st, pad)) in conv_cases().into_iter().enumerate() {
+        let vals = [uniform(&xs, 20 + i as u64), uniform(&fs, 40 + i as u64)];
+        let strides = [1, st as i64, st as i64, 1];
+        for mode in [Mode::Static, Mode::Dims] {
+            let e = check(|s, v| ops::conv2d(s, x(v, 0), x(v, 1), &strides, pad), &vals, &[0, 1], mode);
+            ok(&format!("Conv2D {xs:?} {fs:?} stride {st} {pad} {mode:?}"), e, TOL);
+        }
+    }
+}
+
+#[test]
+fn conv2d_float32() {
+    let vals = [to_f32(&uniform(&[2, 5, 6, 2], 60)), to_f32(&uniform(&[3, 2, 2, 3], 61))];
+    for (st, pad) in [(1, "SAME"), (2, "VALID")] {
+        let strides = [1, st, st, 1];
+        let e = check_multi(
+            |s, v| vec![ops::conv2d(s, x(v, 0), x(v, 1), &strides, pad)],
+            &vals,
+            &[0, 1],
+            EPS32,
+            Mode::Static,
+        );
+        ok(&format!("Conv2D f32 stride {st} {pad}"), e, TOL32);
+    }
+}
+
+#[test]
+fn conv2d_backprop_input() {
+    for (i, (xs, fs, st, pad)) in conv_cases().into_iter().enumerate() {
+        let ys = conv_out(xs, fs, st, pad);
+        let vals = [uniform(&fs, 70 + i as u64), uniform(&ys, 80 + i as u64)];
+        let strides = [1, st as i64, st as i64, 1];
+        for mode in [Mode::Static, Mode::Dims] {
+            let build = |s: &Scope, v: &[Output]| {
+                ops::conv2d_backprop_input(s, i32_const(s, &xs), x(v, 0), x(v, 1), &strides, pad)
+            };
+            ok(
+                &format!("Conv2DBackpropInput {xs:?} {fs:?} {st} {pad} {mode:?}"),
+                check(build, &vals, &[0, 1], mode),
+                TOL,
+            );
+        }
+    }
+}
+
+#[test]
+fn conv2d_backprop_filter() {
+    for (i, (xs, fs, st, pad)) in conv_cases().into_iter().enumerate() {
+        let ys = conv_out(xs, fs, st, pad);
+        let vals = [uniform(&xs, 90 + i as u64), uniform(&ys, 100 + i as u64)];
+        let strides = [1, st as i64, st as i64, 1];
+        for mode in [Mode::Static, Mode::Dims] {
+            let build = |s: &Scope, v: &[Output]| {
+                ops::conv2d_backprop_filter(s, x(v, 0), i32_const(s, &fs), x(v, 1), &strides, pad)
+            };
+            ok(
+                &format!("Conv2DBackpropFilter {xs:?} {fs:?} {st} {pad} {mode:?}"),
+                check(build, &vals, &[0, 1], mode),
+                TOL,
+            );
+        }
+    }
+}
+
+/// (ksize, stride, padding) pool cases over a [2, 5, 6, 2] input.
+fn pool_cases() -> Vec<(i64, i64, &'static str)> {
+    let mut v = Vec::new();
+    for pad in ["SAME", "VALID"] {
+        for (k, st) in [(2, 2), (3, 1), (3, 2), (2, 1)] {
+            v.push((k, st, pad));
+        }
+    }
+    v
+}
+
+const POOL_IN: [usize; 4] = [2, 5, 6, 2];
+
+#[test]
+fn max_pool() {
+    for (i, (k, st, pad)) in pool_cases().into_iter().enumerate() {
+        let vals = [distinct(&POOL_IN, 110 + i as u64)];
+        for mode in [Mode::Static, Mode::Dims] {
+            let e = check(|s, v| ops::max_pool(s, x(v, 0), &[1, k, k, 1], &[1, st, st, 1], pad), &vals, &[0], mode);
+            ok(&format!("MaxPool k{k} s{st} {pad} {mode:?}"), e, TOL);
+        }
+    }
+}
+
+#[test]
+fn avg_pool() {
+    for (i, (k, st, pad)) in pool_cases().into_iter().enumerate() {
+        let vals = [uniform(&POOL_IN, 120 + i as u64)];
+        for mode in [Mode::Static, Mode::Dims] {
+            let e = check(|s, v| ops::avg_pool(s, x(v, 0), &[1, k, k, 1], &[1, st, st, 1], pad), &vals, &[0], mode);
+            ok(&format!("AvgPool k{k} s{st} {pad} {mode:?}"), e, TOL);
+        }
+    }
+}
+
+#[test]
+fn avg_pool_grad_second_order() {
+    for (i, (k, st, pad)) in pool_cases().into_iter().enumerate() {
+        let same = pad == "SAME";
+        let (ku, su) = (k as usize, st as usize);
+        let out = [POOL_IN[0], out_size(POOL_IN[1], ku, su, same), out_size(POOL_IN[2], ku, su, same), POOL_IN[3]];
+        let vals = [uniform(&out, 130 + i as u64)];
+        for mode in [Mode::Static, Mode::Dims] {
+            let build = |s: &Scope, v: &[Output]| {
+                ops::avg_pool_grad(s, i32_const(s, &POOL_IN), x(v, 0), &[1, k, k, 1], &[1, st, st, 1], pad)
+            };
+            ok(&format!("AvgPoolGrad k{k} s{st} {pad} {mode:?}"), check(build, &vals, &[0], mode), TOL);
+        }
+    }
+}
+
+#[test]
+fn max_pool_grad_has_no_second_order_yet() {
+    let s = Scope::new_root();
+    let xv = ops::placeholder(&s, DataType::Double, Some(&[1, 4, 4, 1]));
+    let y = ops::max_pool(&s, xv.clone(), &[1, 2, 2, 1], &[1, 2, 2, 1], "VALID");
+    let g = gradients(&s, &[y], std::slice::from_ref(&xv), None).unwrap()[0].clone().unwrap();
+    let e = gradients(&s, &[g], &[xv], None).unwrap_err();
+    assert_eq!(e.code, ferroflow_core::Code::Unimplemented);
+    assert!(e.message.contains("MaxPoolGrad"), "{e}");
+}
