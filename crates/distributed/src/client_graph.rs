@@ -13,8 +13,7 @@ use ferroflow_core::proto::{GraphDef, NodeDef};
 use ferroflow_core::{DataType, Status};
 use ferroflow_kernels::rendezvous_key;
 
-use crate::graph_util::{graph_like, parse_input, tensor_input, Input, SendRecv};
-use crate::sendrecv_ops::signature;
+use crate::graph_util::{graph_like, parse_input, signature, tensor_input, Input, SendRecv};
 
 /// A fed or fetched tensor after the rewrite.
 #[derive(Clone, Debug, PartialEq, Eq)]

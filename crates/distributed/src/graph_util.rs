@@ -6,6 +6,15 @@ use std::collections::HashSet;
 use ferroflow_core::proto::{GraphDef, NodeDef};
 use ferroflow_core::{attr, DataType, Status};
 
+/// Resolves a node's signature from the op registry (with attr defaults) without
+/// modifying the node.
+pub(crate) fn signature(node: &NodeDef) -> Result<ferroflow_graph::Signature, Status> {
+    let def = ferroflow_graph::lookup_op(node)?;
+    let mut n = node.clone();
+    ferroflow_graph::add_defaults(def, &mut n);
+    ferroflow_graph::signature_of(def, &n)
+}
+
 /// One entry of `NodeDef.input`: a data edge `(node, slot)` or a control edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Input<'a> {

@@ -1,19 +1,35 @@
-//! ferroflow's distributed runtime: cluster description ([`ClusterSpec`], [`TfConfig`]),
-//! graph rewriting for a step ([`rewrite_for_client`]: client feeds/fetches as
-//! `_Recv`/`_Send`, then pruning) and partitioning per task with `_Send`/`_Recv` pairs
-//! ([`partition`]), following TensorFlow's wire protocol (`tf-wire.md`).
+//! ferroflow's distributed runtime, wire-compatible with TensorFlow's (`tf-wire.md`):
+//!
+//! - cluster description: [`ClusterSpec`] (code, flags, `ClusterDef`), [`TfConfig`];
+//! - graph rewriting for a step ([`rewrite_for_client`]) and partitioning per task with
+//!   `_Send`/`_Recv` pairs ([`partition`]);
+//! - [`Server`]: one task, serving TensorFlow's MasterService and WorkerService plus
+//!   ferroflow's Control service (Shutdown) on one port;
+//! - [`GrpcSession`]: a client session on a cluster, like `tf.compat.v1.Session("grpc://…")`.
 
+mod channels;
 mod client_graph;
+mod client_runtime;
 mod cluster_spec;
+mod control;
+mod dispatch;
 mod graph_util;
+mod grpc_session;
+mod ids;
+pub mod master;
 mod partition;
-mod sendrecv_ops;
+pub mod rpc_util;
+mod server;
 mod tf_config;
+pub mod worker;
 
+pub use channels::{endpoint, master_client, strip_scheme, worker_client, ChannelCache};
 pub use client_graph::{rewrite_for_client, ClientGraph, ClientTensor};
 pub use cluster_spec::{ClusterFlags, ClusterSpec};
+pub use control::proto as control_proto;
+pub use grpc_session::{server_info, shutdown_server, GrpcSession};
 pub use partition::{partition, PartitionOptions, SplitBy};
-pub use sendrecv_ops::{send_recv_op_defs, SENDRECV_OPS};
+pub use server::{Server, ServerOptions};
 pub use tf_config::{TaskId, TfConfig};
 
 #[cfg(test)]

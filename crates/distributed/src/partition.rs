@@ -16,7 +16,7 @@
 //! (node by node, input by input), so tensor names are deterministic; the pair of an edge
 //! shared by several consumers takes the id of its first edge.
 //!
-//! Data types come from the op registry (`_Send`/`_Recv` from [`crate::send_recv_op_defs`]);
+//! Data types come from the op registry (`_Send`/`_Recv` are registered in the graph crate);
 //! a reference output is sent as its value (T = base type).
 
 use std::collections::{BTreeMap, HashMap};
@@ -25,8 +25,7 @@ use ferroflow_core::proto::{GraphDef, NodeDef};
 use ferroflow_core::{attr, DataType, DeviceName, Status, Tensor};
 use ferroflow_graph::Signature;
 
-use crate::graph_util::{graph_like, parse_input, tensor_input, Input, NameGen, SendRecv};
-use crate::sendrecv_ops::signature;
+use crate::graph_util::{graph_like, parse_input, signature, tensor_input, Input, NameGen, SendRecv};
 
 /// What a partition is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

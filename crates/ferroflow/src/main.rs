@@ -9,6 +9,8 @@ use ferroflow_train::local::{train_local, OptimizerKind, TrainConfig};
 use ferroflow_train::models::ModelKind;
 use indicatif::{ProgressBar, ProgressStyle};
 
+mod server_cmd;
+
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -23,8 +25,8 @@ struct Cli {
 enum Command {
     /// Train an MNIST model (in this process unless cluster flags are given).
     Train(TrainArgs),
-    /// Start one task of a cluster (not yet available).
-    Server,
+    /// Start one task of a cluster (master + worker on one port) and serve until shut down.
+    Server(server_cmd::ServerArgs),
     /// Run the local distributed MNIST demo (not yet available).
     Demo,
 }
@@ -109,7 +111,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let r = match cli.command {
         Command::Train(a) => train(a),
-        Command::Server => Err("`ferroflow server` is not implemented yet (distributed runtime, issue #3)".into()),
+        Command::Server(a) => server_cmd::run(a),
         Command::Demo => Err("`ferroflow demo` is not implemented yet (distributed training, issue #4); \
                               use `ferroflow train` for single-process training"
             .into()),

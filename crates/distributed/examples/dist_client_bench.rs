@@ -1,0 +1,58 @@
+//! Client-side benchmark for `scripts/bench/dist_bench.py`: ferroflow's Rust
+//! [`GrpcSession`] against a cluster's worker (ferroflow or TensorFlow — the wire is the
+//! same). The cluster has `/job:ps/task:0` and `/job:worker/task:0`.
+//!
+//! ```text
+//! cargo run --release -p ferroflow-distributed --example dist_client_bench -- grpc://127.0.0.1:2223
+//! ```
+//! Prints one JSON line: `{"fetch64_mib_s": .., "scalar_rtt_us": ..}`.
+
+use std::time::Instant;
+
+use ferroflow_core::{DataType, Tensor};
+use ferroflow_distributed::GrpcSession;
+use ferroflow_graph::{ops, Scope};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let target = std::env::args().nth(1).ok_or("usage: dist_client_bench grpc://worker:port")?;
+    let n: usize = 16 << 20;
+    let s = Scope::new_root();
+    let ps = s.with_device("/job:ps/task:0");
+    let big = ops::var_handle_op(&ps.sub("big"), DataType::Float, Some(&[n as i64]), "", "bench_big");
+    let small = ops::var_handle_op(&ps.sub("small"), DataType::Float, Some(&[]), "", "bench_small");
+    let zeros = ops::fill(&ps, ops::constant(&ps, Tensor::vec(vec![n as i32])), ops::constant(&ps, 0.0f32));
+    let init_big = ops::assign_variable_op(&ps, big.clone(), zeros);
+    let init_small = ops::assign_variable_op(&ps, small.clone(), ops::constant(&ps, 1.0f32));
+    let small_read = ops::read_variable_op(&ps, small, DataType::Float);
+    let big_read = ops::read_variable_op(&ps, big, DataType::Float);
+    let big_on_worker = ops::identity(&s.with_device("/job:worker/task:0"), big_read);
+    let sess = GrpcSession::new(&target, s.graph())?;
+    sess.run(&[], &[], &[&init_big, &init_small])?;
+    for _ in 0..2 {
+        sess.run(&[], &[&big_on_worker], &[])?;
+    }
+    let mut t64 = Vec::new();
+    for _ in 0..8 {
+        let t = Instant::now();
+        let out = sess.run(&[], &[&big_on_worker], &[])?;
+        t64.push(t.elapsed().as_secs_f64());
+        assert_eq!(out[0].num_elements(), n);
+    }
+    for _ in 0..20 {
+        sess.run(&[], &[&small_read], &[])?;
+    }
+    let mut rtt = Vec::new();
+    for _ in 0..300 {
+        let t = Instant::now();
+        sess.run(&[], &[&small_read], &[])?;
+        rtt.push(t.elapsed().as_secs_f64());
+    }
+    println!("{{\"fetch64_mib_s\": {:.3}, \"scalar_rtt_us\": {:.3}}}", 64.0 / median(t64), median(rtt) * 1e6);
+    sess.close()?;
+    Ok(())
+}

@@ -1,0 +1,57 @@
+//! One port, three services: routes a gRPC request by path prefix to the MasterService,
+//! the WorkerService or ferroflow's Control service (tonic's router needs axum; this is
+//! all ferroflow needs). Every request also marks the server as active (idle timeout).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use ferroflow_core::proto::master_service_server::MasterServiceServer;
+use ferroflow_core::proto::worker_service_server::WorkerServiceServer;
+use tonic::body::Body;
+use tonic::codegen::{http, BoxFuture, Service};
+use tonic::server::NamedService;
+
+use crate::control::proto::control_server::ControlServer;
+use crate::control::ControlService;
+use crate::master::MasterGrpc;
+use crate::server::ServerShared;
+use crate::worker::WorkerGrpc;
+
+/// The server's request router.
+#[derive(Clone)]
+pub(crate) struct Dispatch {
+    pub(crate) master: MasterServiceServer<MasterGrpc>,
+    pub(crate) worker: WorkerServiceServer<WorkerGrpc>,
+    pub(crate) control: ControlServer<ControlService>,
+    pub(crate) shared: Arc<ServerShared>,
+}
+
+fn prefix_of<S: NamedService>() -> String {
+    format!("/{}/", S::NAME)
+}
+
+impl Service<http::Request<Body>> for Dispatch {
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+        let path = req.uri().path();
+        if !path.ends_with("/ServerInfo") {
+            self.shared.touch();
+        }
+        if path.starts_with(&prefix_of::<MasterServiceServer<MasterGrpc>>()) {
+            self.master.call(req)
+        } else if path.starts_with(&prefix_of::<ControlServer<ControlService>>()) {
+            self.control.call(req)
+        } else {
+            // The worker service answers UNIMPLEMENTED for paths it does not know.
+            self.worker.call(req)
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! Finding a session's devices: GetStatus on every task that matches the session's device
+//! filters, in parallel, each retried with backoff while it is unreachable, all within one
+//! deadline. A task that never answers fails CreateSession with an error naming the task,
+//! its address and the last gRPC error (never a silent wait; user-pain #3).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferroflow_core::proto::DeviceAttributes;
+use ferroflow_core::{Code, DeviceName, Status};
+
+use super::worker_handle::{TaskWorker, WorkerHandle};
+use crate::channels::ChannelCache;
+use crate::rpc_util::remaining;
+use crate::worker::Worker;
+use crate::ClusterSpec;
+
+/// The tasks of a session and their devices.
+pub(crate) struct Discovered {
+    /// One entry per task, in cluster order.
+    pub(crate) workers: Vec<TaskWorker>,
+    /// Devices, renamed after their task's cluster name.
+    pub(crate) devices: Vec<DeviceAttributes>,
+}
+
+impl Discovered {
+    /// Full device name → incarnation.
+    pub(crate) fn incarnations(&self) -> HashMap<String, u64> {
+        self.devices.iter().map(|d| (d.name.clone(), d.incarnation)).collect()
+    }
+
+    /// The worker of a task (`/job:J/replica:0/task:T`).
+    pub(crate) fn worker(&self, task: &str) -> Option<&TaskWorker> {
+        self.workers.iter().find(|w| w.task == task)
+    }
+}
+
+/// Whether a task passes the device filters (none = every task).
+pub(crate) fn task_matches(task: &str, filters: &[String]) -> Result<bool, Status> {
+    if filters.is_empty() {
+        return Ok(true);
+    }
+    let full = DeviceName::parse(&format!("{task}/device:CPU:0"))?;
+    for f in filters {
+        let d = DeviceName::parse(f).map_err(|e| e.context(format!("device filter '{f}'")))?;
+        if d.compatible(&full) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// The workers of the tasks of `cluster` that pass `filters`, plus `own_task` (always).
+pub(crate) fn task_workers(
+    cluster: &ClusterSpec,
+    filters: &[String],
+    own_task: &str,
+    own_worker: &Arc<Worker>,
+    channels: &ChannelCache,
+) -> Result<Vec<TaskWorker>, Status> {
+    let mut out = Vec::new();
+    for (job, idx, addr) in cluster.tasks() {
+        let task = format!("/job:{job}/replica:0/task:{idx}");
+        if task != own_task && !task_matches(&task, filters)? {
+            continue;
+        }
+        let handle = if task == own_task {
+            WorkerHandle::Local(own_worker.clone())
+        } else {
+            WorkerHandle::Remote(crate::channels::worker_client(channels.channel(addr)?))
+        };
+        out.push(TaskWorker { task, addr: addr.to_string(), handle });
+    }
+    if !out.iter().any(|w| w.task == own_task) {
+        out.push(TaskWorker {
+            task: own_task.to_string(),
+            addr: "localhost".into(),
+            handle: WorkerHandle::Local(own_worker.clone()),
+        });
+    }
+    Ok(out)
+}
+
+/// GetStatus on one task, retried while it is unavailable, until `deadline`.
+async fn status_of(w: &TaskWorker, deadline: Instant) -> Result<Vec<DeviceAttributes>, Status> {
+    let start = Instant::now();
+    let mut backoff = Duration::from_millis(50);
+    loop {
+        let attempt_deadline = deadline.min(Instant::now() + Duration::from_secs(10));
+        match w.get_status(attempt_deadline).await {
+            Ok(r) => return Ok(r.device_attributes),
+            Err(e)
+                if matches!(e.code, Code::Unavailable | Code::DeadlineExceeded)
+                    && remaining(deadline) > Duration::from_millis(20) =>
+            {
+                tracing::debug!(task = %w.task, addr = %w.addr, error = %e, "GetStatus failed; retrying");
+                tokio::time::sleep(backoff.min(remaining(deadline))).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+            }
+            Err(e) => {
+                return Err(Status::new(
+                    if e.code == Code::DeadlineExceeded { Code::DeadlineExceeded } else { e.code },
+                    format!(
+                        "task {} at {} did not answer GetStatus within {} ms; last error: {}",
+                        w.task,
+                        w.addr,
+                        start.elapsed().as_millis(),
+                        e.message
+                    ),
+                ))
+            }
+        }
+    }
+}
+
+/// GetStatus on every worker in parallel; renames each device after its task.
+pub(crate) async fn discover(workers: Vec<TaskWorker>, deadline: Instant) -> Result<Discovered, Status> {
+    let mut set = tokio::task::JoinSet::new();
+    for (i, w) in workers.iter().enumerate() {
+        let w = w.clone();
+        set.spawn(async move { (i, status_of(&w, deadline).await) });
+    }
+    let mut per_task: Vec<Vec<DeviceAttributes>> = vec![Vec::new(); workers.len()];
+    let mut errors: Vec<(usize, Status)> = Vec::new();
+    loop {
+        // After the first failure, give the others a moment to report theirs, then stop.
+        let next = if errors.is_empty() {
+            set.join_next().await
+        } else {
+            tokio::time::timeout(Duration::from_millis(200), set.join_next()).await.unwrap_or_default()
+        };
+        let Some(j) = next else { break };
+        match j {
+            Ok((i, Ok(devs))) => per_task[i] = devs,
+            Ok((i, Err(e))) => errors.push((i, e)),
+            Err(e) => errors.push((0, Status::internal(format!("GetStatus task failed: {e}")))),
+        }
+    }
+    if !errors.is_empty() {
+        errors.sort_by_key(|(i, _)| *i);
+        let code = errors[0].1.code;
+        let msgs: Vec<String> = errors.into_iter().map(|(_, e)| e.message).collect();
+        return Err(Status::new(code, msgs.join("; ")));
+    }
+    let mut devices = Vec::new();
+    for (w, devs) in workers.iter().zip(per_task) {
+        for mut d in devs {
+            let parsed = DeviceName::parse(&d.name).map_err(|e| e.context(format!("device of task {}", w.task)))?;
+            let ty = parsed.device_type.clone().unwrap_or_else(|| d.device_type.clone());
+            d.name = format!("{}/device:{}:{}", w.task, ty, parsed.id.unwrap_or(0));
+            devices.push(d);
+        }
+    }
+    Ok(Discovered { workers, devices })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters() {
+        let t = "/job:ps/replica:0/task:1";
+        assert!(task_matches(t, &[]).unwrap());
+        assert!(task_matches(t, &["/job:ps".into()]).unwrap());
+        assert!(task_matches(t, &["/job:worker".into(), "/job:ps/task:1".into()]).unwrap());
+        assert!(!task_matches(t, &["/job:ps/task:0".into()]).unwrap());
+        assert!(task_matches(t, &["/job:ps/task:x".into()]).is_err());
+    }
+}

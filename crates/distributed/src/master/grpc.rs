@@ -1,0 +1,80 @@
+//! The master as a tonic `MasterService` (paths `/tensorflow.MasterService/*`).
+
+use std::sync::Arc;
+
+use ferroflow_core::proto::master_service_server::MasterService;
+use ferroflow_core::proto::*;
+use ferroflow_core::Status;
+use tonic::{Request, Response};
+
+use super::master::Master;
+use crate::rpc_util::to_grpc;
+
+type R<T> = Result<Response<T>, tonic::Status>;
+
+/// The gRPC face of a [`Master`].
+#[derive(Clone)]
+pub struct MasterGrpc(pub Arc<Master>);
+
+fn ok<T>(r: Result<T, Status>) -> R<T> {
+    r.map(Response::new).map_err(to_grpc)
+}
+
+fn unimplemented<T>(method: &str) -> R<T> {
+    Err(tonic::Status::unimplemented(format!(
+        "MasterService.{method} is not supported by ferroflow; use Session.run (RunStep) instead"
+    )))
+}
+
+#[tonic::async_trait]
+impl MasterService for MasterGrpc {
+    async fn create_session(&self, r: Request<CreateSessionRequest>) -> R<CreateSessionResponse> {
+        ok(self.0.create_session(r.into_inner()).await)
+    }
+
+    async fn extend_session(&self, r: Request<ExtendSessionRequest>) -> R<ExtendSessionResponse> {
+        ok(self.0.extend_session(r.into_inner()))
+    }
+
+    async fn partial_run_setup(&self, _: Request<PartialRunSetupRequest>) -> R<PartialRunSetupResponse> {
+        unimplemented("PartialRunSetup (partial runs)")
+    }
+
+    async fn run_step(&self, r: Request<RunStepRequest>) -> R<RunStepResponse> {
+        let req = r.into_inner();
+        let in_body = req.store_errors_in_response_body;
+        match self.0.run_step(req).await {
+            Ok(resp) => Ok(Response::new(resp)),
+            Err(e) if in_body => Ok(Response::new(RunStepResponse {
+                status_code: e.code as i32,
+                status_error_message: e.message,
+                ..Default::default()
+            })),
+            Err(e) => Err(to_grpc(e)),
+        }
+    }
+
+    async fn close_session(&self, r: Request<CloseSessionRequest>) -> R<CloseSessionResponse> {
+        ok(self.0.close_session(r.into_inner()).await)
+    }
+
+    async fn list_devices(&self, r: Request<ListDevicesRequest>) -> R<ListDevicesResponse> {
+        ok(self.0.list_devices(r.into_inner()).await)
+    }
+
+    async fn reset(&self, r: Request<ResetRequest>) -> R<ResetResponse> {
+        ok(self.0.reset(r.into_inner()).await)
+    }
+
+    async fn make_callable(&self, _: Request<MakeCallableRequest>) -> R<MakeCallableResponse> {
+        unimplemented("MakeCallable (callables)")
+    }
+
+    async fn run_callable(&self, _: Request<RunCallableRequest>) -> R<RunCallableResponse> {
+        unimplemented("RunCallable (callables)")
+    }
+
+    async fn release_callable(&self, _: Request<ReleaseCallableRequest>) -> R<ReleaseCallableResponse> {
+        unimplemented("ReleaseCallable (callables)")
+    }
+}

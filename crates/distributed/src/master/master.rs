@@ -1,0 +1,288 @@
+//! The master: TensorFlow's MasterService methods over this server's sessions.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ferroflow_core::proto::*;
+use ferroflow_core::Status;
+
+use super::discovery::{discover, task_workers};
+use super::plan::plan_for;
+use super::run_step::run_step;
+use super::session::MasterSession;
+use crate::channels::ChannelCache;
+use crate::ids::new_session_handle;
+use crate::worker::Worker;
+use crate::ClusterSpec;
+
+/// Limits of a master.
+#[derive(Clone, Debug)]
+pub struct MasterOptions {
+    /// How long CreateSession waits for every task to answer GetStatus (capped by the
+    /// session's `operation_timeout_in_ms` when set).
+    pub create_session_timeout: Duration,
+    /// Deadline of a step when neither RunOptions nor the session config set one.
+    pub default_step_timeout: Duration,
+}
+
+impl Default for MasterOptions {
+    fn default() -> Self {
+        MasterOptions {
+            create_session_timeout: Duration::from_secs(60),
+            default_step_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Closed session handles remembered (to answer FAILED_PRECONDITION instead of ABORTED).
+const MAX_CLOSED: usize = 1024;
+
+/// One task's master.
+pub struct Master {
+    task: String,
+    cluster: Arc<ClusterSpec>,
+    worker: Arc<Worker>,
+    channels: Arc<ChannelCache>,
+    opts: MasterOptions,
+    sessions: Mutex<HashMap<String, Arc<MasterSession>>>,
+    closed: Mutex<VecDeque<String>>,
+}
+
+fn ms(v: i64) -> Option<Duration> {
+    (v > 0).then(|| Duration::from_millis(v as u64))
+}
+
+impl Master {
+    pub(crate) fn new(
+        task: &str,
+        cluster: Arc<ClusterSpec>,
+        worker: Arc<Worker>,
+        channels: Arc<ChannelCache>,
+        opts: MasterOptions,
+    ) -> Master {
+        Master {
+            task: task.to_string(),
+            cluster,
+            worker,
+            channels,
+            opts,
+            sessions: Mutex::new(HashMap::new()),
+            closed: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// Number of open sessions.
+    pub fn num_sessions(&self) -> usize {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    fn session(&self, handle: &str) -> Result<Arc<MasterSession>, Status> {
+        if let Some(s) = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(handle) {
+            return Ok(s.clone());
+        }
+        if self.closed.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|h| h == handle) {
+            return Err(Status::failed_precondition(format!("Session {handle} has been closed.")));
+        }
+        Err(Status::aborted(format!("Session {handle} is not found.")))
+    }
+
+    /// CreateSession: discovers the session's tasks, creates a worker session on each and
+    /// keeps the graph.
+    pub async fn create_session(&self, req: CreateSessionRequest) -> Result<CreateSessionResponse, Status> {
+        let config = req.config.unwrap_or_default();
+        if config.use_per_session_threads || !config.session_inter_op_thread_pool.is_empty() {
+            return Err(Status::invalid_argument(
+                "CreateSession: use_per_session_threads and session_inter_op_thread_pool are not supported by a \
+                 distributed master",
+            ));
+        }
+        let propagated = config.cluster_def.as_ref().is_some_and(|c| !c.job.is_empty());
+        let cluster = if propagated {
+            Arc::new(
+                ClusterSpec::from_proto(config.cluster_def.as_ref().unwrap_or(&Default::default()))
+                    .map_err(|e| e.context("CreateSession: config.cluster_def"))?,
+            )
+        } else {
+            self.cluster.clone()
+        };
+        let timeout = ms(config.operation_timeout_in_ms)
+            .map_or(self.opts.create_session_timeout, |t| t.min(self.opts.create_session_timeout));
+        let deadline = Instant::now() + timeout;
+        let workers = task_workers(&cluster, &config.device_filters, &self.task, &self.worker, &self.channels)?;
+        let tasks = discover(workers, deadline).await.map_err(|e| e.context("CreateSession"))?;
+        let handle = new_session_handle();
+        let mut set = tokio::task::JoinSet::new();
+        for w in &tasks.workers {
+            let req = CreateWorkerSessionRequest {
+                session_handle: handle.clone(),
+                server_def: if propagated {
+                    let d = ferroflow_core::DeviceName::parse(&w.task)?;
+                    Some(ServerDef {
+                        cluster: config.cluster_def.clone(),
+                        job_name: d.job.unwrap_or_default(),
+                        task_index: d.task.unwrap_or(0),
+                        protocol: "grpc".into(),
+                        ..Default::default()
+                    })
+                } else {
+                    None
+                },
+                isolate_session_state: config.isolate_session_state || propagated,
+                cluster_device_attributes: tasks.devices.clone(),
+                master_task: self.task.clone(),
+                master_incarnation: self.worker.incarnation as i64,
+            };
+            let w = w.clone();
+            set.spawn(async move { w.create_worker_session(req, deadline).await });
+        }
+        while let Some(j) = set.join_next().await {
+            j.map_err(|e| Status::internal(format!("CreateWorkerSession task failed: {e}")))?
+                .map_err(|e| e.context("CreateSession"))?;
+        }
+        let client_device = format!("{}/device:CPU:0", self.task);
+        let session = MasterSession::new(
+            handle.clone(),
+            config,
+            client_device,
+            self.worker.incarnation,
+            tasks,
+            req.graph_def.unwrap_or_default(),
+        )
+        .map_err(|e| e.context("CreateSession: invalid graph"))?;
+        let ntasks = session.tasks.workers.len();
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(handle.clone(), Arc::new(session));
+        tracing::info!(task = %self.task, session = %handle, tasks = ntasks, "session created");
+        Ok(CreateSessionResponse { session_handle: handle, graph_version: 0 })
+    }
+
+    /// ExtendSession.
+    pub fn extend_session(&self, req: ExtendSessionRequest) -> Result<ExtendSessionResponse, Status> {
+        let s = self.session(&req.session_handle)?;
+        let v = s
+            .extend(req.graph_def.unwrap_or_default(), req.current_graph_version)
+            .map_err(|e| e.context("ExtendSession"))?;
+        Ok(ExtendSessionResponse { new_graph_version: v })
+    }
+
+    /// RunStep (errors are returned; the gRPC layer decides whether they go in the body).
+    pub async fn run_step(&self, req: RunStepRequest) -> Result<RunStepResponse, Status> {
+        if !req.partial_run_handle.is_empty() {
+            return Err(Status::unimplemented(
+                "RunStep: partial runs (partial_run_handle) are not supported by ferroflow",
+            ));
+        }
+        let s = self.session(&req.session_handle)?;
+        s.check_request_id(req.request_id, "RunStep")?;
+        let opts = req.options.unwrap_or_default();
+        let timeout = ms(opts.timeout_in_ms)
+            .or_else(|| ms(s.config.operation_timeout_in_ms))
+            .unwrap_or(self.opts.default_step_timeout);
+        let deadline = Instant::now() + timeout;
+        let canon = |what: &str, n: &str| -> Result<String, Status> {
+            let (node, i) =
+                ferroflow_graph::parse_tensor_name(n).map_err(|e| e.context(format!("RunStep: {what} '{n}'")))?;
+            Ok(format!("{node}:{i}"))
+        };
+        let mut feed_names = Vec::with_capacity(req.feed.len());
+        let mut feeds = Vec::with_capacity(req.feed.len());
+        for f in req.feed {
+            let c = canon("feed", &f.name)?;
+            if feed_names.contains(&c) {
+                return Err(Status::invalid_argument(format!("RunStep: tensor '{}' is fed more than once", f.name)));
+            }
+            feed_names.push(c.clone());
+            feeds.push((c, f.tensor.unwrap_or_default()));
+        }
+        let fetch_names: Vec<String> = req.fetch.iter().map(|f| canon("fetch", f)).collect::<Result<_, _>>()?;
+        let targets: Vec<String> = req.target.iter().map(|t| t.strip_prefix('^').unwrap_or(t).to_string()).collect();
+        let plan =
+            plan_for(&s, &feed_names, &fetch_names, &targets, deadline).await.map_err(|e| e.context("RunStep"))?;
+        for (name, t) in &feeds {
+            if let Some(f) = plan.feeds.iter().find(|f| &f.name == name) {
+                if t.dtype != f.dtype.as_i32() {
+                    return Err(Status::invalid_argument(format!(
+                        "RunStep: cannot feed a tensor of dtype {} to '{name}', which is {}",
+                        ferroflow_core::DataType::from_proto(t.dtype).map(|d| d.0.name()).unwrap_or("invalid"),
+                        f.dtype.name()
+                    )));
+                }
+            }
+        }
+        let mut got = run_step(&s.handle, plan, feeds, deadline).await?;
+        let mut tensor = Vec::with_capacity(req.fetch.len());
+        for (orig, c) in req.fetch.into_iter().zip(&fetch_names) {
+            let t = got.get(c).cloned().ok_or_else(|| Status::internal(format!("fetch '{orig}' was not produced")))?;
+            tensor.push(NamedTensorProto { name: orig, tensor: Some(t) });
+        }
+        got.clear();
+        Ok(RunStepResponse { tensor, ..Default::default() })
+    }
+
+    /// CloseSession: deletes the worker sessions (10 s bound).
+    pub async fn close_session(&self, req: CloseSessionRequest) -> Result<CloseSessionResponse, Status> {
+        let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(&req.session_handle);
+        let Some(s) = s else {
+            return self.session(&req.session_handle).map(|_| CloseSessionResponse {});
+        };
+        {
+            let mut c = self.closed.lock().unwrap_or_else(|e| e.into_inner());
+            c.push_back(s.handle.clone());
+            if c.len() > MAX_CLOSED {
+                c.pop_front();
+            }
+        }
+        self.delete_worker_sessions(&s).await;
+        tracing::info!(task = %self.task, session = %s.handle, "session closed");
+        Ok(CloseSessionResponse {})
+    }
+
+    async fn delete_worker_sessions(&self, s: &MasterSession) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut set = tokio::task::JoinSet::new();
+        for w in &s.tasks.workers {
+            let (w, h) = (w.clone(), s.handle.clone());
+            set.spawn(async move { w.delete_worker_session(&h, deadline).await });
+        }
+        while let Some(j) = set.join_next().await {
+            if let Ok(Err(e)) = j {
+                tracing::warn!(task = %self.task, error = %e, "DeleteWorkerSession failed");
+            }
+        }
+    }
+
+    /// ListDevices: the session's devices (this task's are local), or, without a session,
+    /// every task's.
+    pub async fn list_devices(&self, req: ListDevicesRequest) -> Result<ListDevicesResponse, Status> {
+        let devices = if req.session_handle.is_empty() {
+            let workers = task_workers(&self.cluster, &[], &self.task, &self.worker, &self.channels)?;
+            discover(workers, Instant::now() + self.opts.create_session_timeout).await?.devices
+        } else {
+            self.session(&req.session_handle)?.tasks.devices.clone()
+        };
+        let prefix = format!("{}/", self.task);
+        let (local_device, remote_device) = devices.into_iter().partition(|d| d.name.starts_with(&prefix));
+        Ok(ListDevicesResponse { local_device, remote_device })
+    }
+
+    /// Reset: closes every session of this master and clears the given containers on
+    /// every task matching the device filters.
+    pub async fn reset(&self, req: ResetRequest) -> Result<ResetResponse, Status> {
+        let sessions: Vec<Arc<MasterSession>> =
+            self.sessions.lock().unwrap_or_else(|e| e.into_inner()).drain().map(|(_, s)| s).collect();
+        for s in &sessions {
+            self.delete_worker_sessions(s).await;
+        }
+        let workers = task_workers(&self.cluster, &req.device_filters, &self.task, &self.worker, &self.channels)?;
+        let deadline = Instant::now() + self.opts.create_session_timeout;
+        let mut set = tokio::task::JoinSet::new();
+        for w in workers {
+            let c = req.container.clone();
+            set.spawn(async move { w.cleanup_all(c, deadline).await });
+        }
+        while let Some(j) = set.join_next().await {
+            j.map_err(|e| Status::internal(format!("CleanupAll task failed: {e}")))?.map_err(|e| e.context("Reset"))?;
+        }
+        Ok(ResetResponse {})
+    }
+}

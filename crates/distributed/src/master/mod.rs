@@ -1,0 +1,14 @@
+//! The master: TensorFlow's MasterService (sessions, step planning and execution across
+//! the cluster's workers).
+
+mod discovery;
+mod grpc;
+#[allow(clippy::module_inception)]
+mod master;
+mod plan;
+mod run_step;
+mod session;
+mod worker_handle;
+
+pub use grpc::MasterGrpc;
+pub use master::{Master, MasterOptions};

@@ -1,0 +1,107 @@
+//! Planning a step signature (feeds, fetches, targets) once per session: rewrite client
+//! feeds/fetches as `_Recv`/`_Send` on the client device, prune, place on the session's
+//! devices, partition per task and register each partition with its task's worker.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ferroflow_core::proto::RegisterGraphRequest;
+use ferroflow_core::Status;
+use ferroflow_runtime::placer::{place_with_options, PlacerOptions};
+
+use super::session::MasterSession;
+use super::worker_handle::TaskWorker;
+use crate::{partition, rewrite_for_client, ClientTensor, PartitionOptions, SplitBy};
+
+/// One registered partition.
+pub(crate) struct PlanPart {
+    pub(crate) worker: TaskWorker,
+    pub(crate) graph_handle: String,
+    /// Whether this is the client device's partition (it gets feeds and yields fetches).
+    pub(crate) is_client: bool,
+}
+
+/// A planned step signature.
+pub(crate) struct StepPlan {
+    pub(crate) parts: Vec<PlanPart>,
+    pub(crate) feeds: Vec<ClientTensor>,
+    pub(crate) fetches: Vec<ClientTensor>,
+}
+
+/// The cache key of a signature (order-insensitive, like TensorFlow's).
+pub(crate) fn signature_key(feeds: &[String], fetches: &[String], targets: &[String]) -> String {
+    let sorted = |v: &[String]| {
+        let mut v = v.to_vec();
+        v.sort();
+        v.dedup();
+        v.join(",")
+    };
+    format!("{}|{}|{}", sorted(feeds), sorted(fetches), sorted(targets))
+}
+
+/// Builds and registers the plan of a signature (names already canonical).
+pub(crate) async fn make_plan(
+    session: &MasterSession,
+    feeds: &[String],
+    fetches: &[String],
+    targets: &[String],
+    deadline: Instant,
+) -> Result<StepPlan, Status> {
+    let graph = session.graph_def();
+    let mut cg =
+        rewrite_for_client(&graph, feeds, fetches, targets, &session.client_device, session.client_incarnation)?;
+    let devices: Vec<String> = session.tasks.devices.iter().map(|d| d.name.clone()).collect();
+    let opts = PlacerOptions { allow_soft_placement: session.config.allow_soft_placement };
+    place_with_options(&mut cg.graph, &devices, &session.client_device, &opts)?;
+    let incarnations = session.tasks.incarnations();
+    let parts = partition(&cg.graph, &PartitionOptions { incarnations: &incarnations, split_by: SplitBy::Task })?;
+    let client_task = ferroflow_core::DeviceName::parse(&session.client_device)?.task_name();
+    let mut set = tokio::task::JoinSet::new();
+    for (task, gd) in parts {
+        let worker = session
+            .tasks
+            .worker(&task)
+            .ok_or_else(|| {
+                Status::internal(format!("partition for task {task}, which is not among the session's tasks"))
+            })?
+            .clone();
+        let req = RegisterGraphRequest {
+            session_handle: session.handle.clone(),
+            create_worker_session_called: true,
+            graph_def: Some(gd),
+            graph_options: session.config.graph_options,
+            ..Default::default()
+        };
+        let is_client = task == client_task;
+        set.spawn(async move {
+            let h = worker.register_graph(req, deadline).await;
+            h.map(|graph_handle| PlanPart { worker, graph_handle, is_client })
+        });
+    }
+    let mut out = Vec::new();
+    while let Some(j) = set.join_next().await {
+        out.push(j.map_err(|e| Status::internal(format!("RegisterGraph task failed: {e}")))??);
+    }
+    out.sort_by(|a, b| a.worker.task.cmp(&b.worker.task));
+    Ok(StepPlan { parts: out, feeds: cg.feeds, fetches: cg.fetches })
+}
+
+/// The plan of a signature, from the session's cache or made now.
+pub(crate) async fn plan_for(
+    session: &MasterSession,
+    feeds: &[String],
+    fetches: &[String],
+    targets: &[String],
+    deadline: Instant,
+) -> Result<Arc<StepPlan>, Status> {
+    let key = signature_key(feeds, fetches, targets);
+    // Holding the lock while planning makes concurrent first runs of one signature
+    // register their graphs once.
+    let mut plans = session.plans.lock().await;
+    if let Some(p) = plans.get(&key) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(make_plan(session, feeds, fetches, targets, deadline).await?);
+    plans.insert(key, p.clone());
+    Ok(p)
+}

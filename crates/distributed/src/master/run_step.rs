@@ -1,0 +1,144 @@
+//! Running one step of a planned signature: RunGraph on every partition in parallel with
+//! one step id and one deadline; client feeds go to the client partition by rendezvous key
+//! and fetches come back from it. When a partition fails, the others are cancelled (their
+//! RunGraph calls are dropped, which aborts the step on their workers and ends their
+//! blocked RecvTensor calls) and the first real error is returned, naming its task. Every
+//! step ends with CleanupGraph on each partition's task, in the background.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferroflow_core::proto::{NamedTensorProto, RunGraphRequest, RunGraphResponse, TensorProto};
+use ferroflow_core::{Code, Status};
+
+use super::plan::StepPlan;
+use crate::ids::{new_request_id, new_step_id};
+
+/// Whether an error only reports that the step was cancelled because of another failure.
+fn is_secondary(e: &Status) -> bool {
+    matches!(e.code, Code::Cancelled) || (e.code == Code::Aborted && e.message.contains("cancelled"))
+}
+
+/// Runs one step. `feeds` are (canonical name, tensor) and must all be in the plan;
+/// returns the fetched tensors by canonical name.
+pub(crate) async fn run_step(
+    session_handle: &str,
+    plan: Arc<StepPlan>,
+    feeds: Vec<(String, TensorProto)>,
+    deadline: Instant,
+) -> Result<HashMap<String, TensorProto>, Status> {
+    let step_id = new_step_id();
+    let mut send = Vec::new();
+    for (name, t) in feeds {
+        let Some(f) = plan.feeds.iter().find(|f| f.name == name) else {
+            return Err(Status::internal(format!("feed '{name}' is not in the step plan")));
+        };
+        if f.used {
+            send.push(NamedTensorProto { name: f.key.clone(), tensor: Some(t) });
+        }
+    }
+    let recv_key: Vec<String> = plan.fetches.iter().map(|f| f.key.clone()).collect();
+    let mut set = tokio::task::JoinSet::new();
+    let mut pending: Vec<bool> = vec![true; plan.parts.len()];
+    let mut client_reply: Option<RunGraphResponse> = None;
+    for (i, part) in plan.parts.iter().enumerate() {
+        let req = RunGraphRequest {
+            session_handle: session_handle.to_string(),
+            create_worker_session_called: true,
+            graph_handle: part.graph_handle.clone(),
+            step_id,
+            send: if part.is_client { std::mem::take(&mut send) } else { Vec::new() },
+            recv_key: if part.is_client { recv_key.clone() } else { Vec::new() },
+            store_errors_in_response_body: true,
+            request_id: new_request_id(),
+            ..Default::default()
+        };
+        let worker = part.worker.clone();
+        set.spawn(async move { (i, worker.run_graph(req, deadline).await) });
+    }
+    let start = Instant::now();
+    let mut first_err: Option<Status> = None;
+    let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
+    tokio::pin!(sleep);
+    let mut grace: Option<tokio::time::Instant> = None;
+    loop {
+        let grace_sleep = async {
+            match grace {
+                Some(g) => tokio::time::sleep_until(g).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            j = set.join_next() => {
+                let Some(j) = j else { break };
+                match j {
+                    Ok((i, Ok(resp))) => {
+                        pending[i] = false;
+                        if plan.parts[i].is_client {
+                            client_reply = Some(resp);
+                        }
+                    }
+                    Ok((i, Err(e))) => {
+                        pending[i] = false;
+                        let better = match &first_err {
+                            None => true,
+                            Some(f) => is_secondary(f) && !is_secondary(&e),
+                        };
+                        if better {
+                            first_err = Some(e);
+                        }
+                        if !is_secondary(first_err.as_ref().expect("set above")) {
+                            break;
+                        }
+                        // Only a cancellation so far: wait briefly for the real cause.
+                        grace.get_or_insert(tokio::time::Instant::now() + Duration::from_millis(500));
+                    }
+                    Err(e) => {
+                        first_err.get_or_insert(Status::internal(format!("RunGraph task failed: {e}")));
+                        break;
+                    }
+                }
+            }
+            _ = &mut sleep => {
+                let stalled: Vec<String> = plan.parts.iter().zip(&pending).filter(|(_, p)| **p)
+                    .map(|(part, _)| format!("{} ({})", part.worker.task, part.worker.addr)).collect();
+                first_err.get_or_insert(Status::deadline_exceeded(format!(
+                    "step {step_id} did not finish within {} ms; tasks still running: [{}]",
+                    start.elapsed().as_millis(), stalled.join(", "))));
+                break;
+            }
+            _ = grace_sleep => break,
+        }
+    }
+    // Dropping the set cancels every RunGraph still running.
+    drop(set);
+    cleanup(&plan, step_id);
+    if let Some(e) = first_err {
+        return Err(e);
+    }
+    let reply = client_reply.unwrap_or_default();
+    let mut by_key: HashMap<String, TensorProto> =
+        reply.recv.into_iter().map(|nt| (nt.name, nt.tensor.unwrap_or_default())).collect();
+    let mut out = HashMap::with_capacity(plan.fetches.len());
+    for f in &plan.fetches {
+        let t = by_key.remove(&f.key).ok_or_else(|| {
+            Status::internal(format!("fetch '{}' was not returned by the client partition (key '{}')", f.name, f.key))
+        })?;
+        out.insert(f.name.clone(), t);
+    }
+    Ok(out)
+}
+
+/// CleanupGraph on every partition's task, in the background (bounded by 10 s).
+fn cleanup(plan: &Arc<StepPlan>, step_id: i64) {
+    let plan = plan.clone();
+    tokio::spawn(async move {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        for part in &plan.parts {
+            if let Err(e) = part.worker.cleanup_graph(step_id, deadline).await {
+                tracing::debug!(task = %part.worker.task, error = %e, step_id, "CleanupGraph failed");
+            }
+        }
+    });
+}

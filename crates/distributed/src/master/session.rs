@@ -1,0 +1,142 @@
+//! A master session: the client's graph (grown by ExtendSession), the session's tasks and
+//! devices, cached step plans per (feeds, fetches, targets), and request-id dedup.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use ferroflow_core::proto::{ConfigProto, GraphDef, NodeDef};
+use ferroflow_core::Status;
+
+use super::discovery::Discovered;
+use super::plan::StepPlan;
+
+/// Remembered request ids per session (older ones are forgotten).
+const MAX_REQUEST_IDS: usize = 100_000;
+
+pub(crate) struct GraphState {
+    pub(crate) graph: GraphDef,
+    names: HashSet<String>,
+    pub(crate) version: i64,
+}
+
+/// One master session.
+pub(crate) struct MasterSession {
+    pub(crate) handle: String,
+    pub(crate) config: ConfigProto,
+    /// The client device: this task's CPU.
+    pub(crate) client_device: String,
+    pub(crate) client_incarnation: u64,
+    pub(crate) tasks: Discovered,
+    pub(crate) graph: Mutex<GraphState>,
+    pub(crate) plans: tokio::sync::Mutex<HashMap<String, Arc<StepPlan>>>,
+    request_ids: Mutex<(HashSet<i64>, VecDeque<i64>)>,
+}
+
+impl MasterSession {
+    pub(crate) fn new(
+        handle: String,
+        config: ConfigProto,
+        client_device: String,
+        client_incarnation: u64,
+        tasks: Discovered,
+        graph: GraphDef,
+    ) -> Result<MasterSession, Status> {
+        let mut state =
+            GraphState { graph: GraphDef { node: vec![], ..graph.clone() }, names: HashSet::new(), version: 0 };
+        state.append(graph.node)?;
+        Ok(MasterSession {
+            handle,
+            config,
+            client_device,
+            client_incarnation,
+            tasks,
+            graph: Mutex::new(state),
+            plans: tokio::sync::Mutex::new(HashMap::new()),
+            request_ids: Mutex::new((HashSet::new(), VecDeque::new())),
+        })
+    }
+
+    /// ExtendSession: appends nodes if `current_version` matches; returns the new version.
+    pub(crate) fn extend(&self, graph: GraphDef, current_version: i64) -> Result<i64, Status> {
+        let mut g = self.graph.lock().unwrap_or_else(|e| e.into_inner());
+        if current_version != g.version {
+            return Err(Status::aborted(format!(
+                "Current version is {} but caller expected {current_version}.",
+                g.version
+            )));
+        }
+        g.append(graph.node)?;
+        if graph.versions.is_some() {
+            g.graph.versions = graph.versions;
+        }
+        if graph.library.is_some() {
+            g.graph.library = graph.library;
+        }
+        g.version += 1;
+        Ok(g.version)
+    }
+
+    /// Rejects a repeated non-zero request id.
+    pub(crate) fn check_request_id(&self, id: i64, method: &str) -> Result<(), Status> {
+        if id == 0 {
+            return Ok(());
+        }
+        let mut g = self.request_ids.lock().unwrap_or_else(|e| e.into_inner());
+        if !g.0.insert(id) {
+            return Err(Status::aborted(format!(
+                "The same {method} request was received twice (request_id {id}); it is not run again"
+            )));
+        }
+        g.1.push_back(id);
+        if g.1.len() > MAX_REQUEST_IDS {
+            if let Some(old) = g.1.pop_front() {
+                g.0.remove(&old);
+            }
+        }
+        Ok(())
+    }
+
+    /// The current graph.
+    pub(crate) fn graph_def(&self) -> GraphDef {
+        self.graph.lock().unwrap_or_else(|e| e.into_inner()).graph.clone()
+    }
+}
+
+impl GraphState {
+    /// Appends nodes after checking names are new and every input names a node.
+    fn append(&mut self, nodes: Vec<NodeDef>) -> Result<(), Status> {
+        let mut added: HashSet<String> = HashSet::new();
+        for n in &nodes {
+            if n.name.is_empty() {
+                return Err(Status::invalid_argument(format!("a node of op '{}' has an empty name", n.op)));
+            }
+            if self.names.contains(&n.name) || !added.insert(n.name.clone()) {
+                return Err(Status::invalid_argument(format!("Node '{}' is not unique in the graph", n.name)));
+            }
+            if n.op.is_empty() {
+                return Err(Status::invalid_argument(format!("node '{}' has no op", n.name)));
+            }
+        }
+        for n in &nodes {
+            for inp in &n.input {
+                let src = match inp.strip_prefix('^') {
+                    Some(c) => c,
+                    None => {
+                        ferroflow_graph::parse_tensor_name(inp)
+                            .map_err(|e| e.context(format!("node '{}' (op {})", n.name, n.op)))?
+                            .0
+                    }
+                };
+                if !self.names.contains(src) && !added.contains(src) {
+                    return Err(Status::invalid_argument(format!(
+                        "node '{}' (op {}): input '{inp}' names no node in the graph",
+                        n.name, n.op
+                    )));
+                }
+            }
+        }
+        self.names.extend(added);
+        self.graph.node.extend(nodes);
+        Ok(())
+    }
+}

@@ -1,0 +1,138 @@
+//! How the master reaches one task's worker: directly when it is this server's own worker
+//! (no serialization, no loopback copy), else over gRPC with a deadline on every call.
+//! Errors name the task and its address.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ferroflow_core::proto::*;
+use ferroflow_core::Status;
+use tonic::transport::Channel;
+
+use crate::rpc_util::{from_grpc, request_with_deadline, until};
+use crate::worker::Worker;
+
+/// A task's worker, local or remote.
+#[derive(Clone)]
+pub(crate) enum WorkerHandle {
+    Local(Arc<Worker>),
+    Remote(worker_service_client::WorkerServiceClient<Channel>),
+}
+
+/// A worker handle with the task it belongs to.
+#[derive(Clone)]
+pub(crate) struct TaskWorker {
+    /// `/job:J/replica:0/task:T`.
+    pub(crate) task: String,
+    /// `host:port`.
+    pub(crate) addr: String,
+    pub(crate) handle: WorkerHandle,
+}
+
+macro_rules! remote_call {
+    ($self:ident, $client:ident, $method:ident, $req:expr, $deadline:expr, $what:expr) => {{
+        let mut c = $client.clone();
+        let ctx = $self.context($what);
+        let fut = async move {
+            c.$method(request_with_deadline($req, $deadline))
+                .await
+                .map(|r| r.into_inner())
+                .map_err(|e| from_grpc(&e, &ctx))
+        };
+        until($deadline, || $self.context($what), fut).await
+    }};
+}
+
+impl TaskWorker {
+    /// "`what` on task T (addr)".
+    pub(crate) fn context(&self, what: &str) -> String {
+        format!("{what} on task {} ({})", self.task, self.addr)
+    }
+
+    fn local_err(&self, what: &str, e: Status) -> Status {
+        e.context(self.context(what))
+    }
+
+    pub(crate) async fn get_status(&self, deadline: Instant) -> Result<GetStatusResponse, Status> {
+        match &self.handle {
+            WorkerHandle::Local(w) => Ok(w.get_status()),
+            WorkerHandle::Remote(c) => remote_call!(self, c, get_status, GetStatusRequest {}, deadline, "GetStatus"),
+        }
+    }
+
+    pub(crate) async fn create_worker_session(
+        &self,
+        req: CreateWorkerSessionRequest,
+        deadline: Instant,
+    ) -> Result<(), Status> {
+        match &self.handle {
+            WorkerHandle::Local(w) => {
+                w.create_worker_session(&req).map_err(|e| self.local_err("CreateWorkerSession", e))
+            }
+            WorkerHandle::Remote(c) => {
+                remote_call!(self, c, create_worker_session, req, deadline, "CreateWorkerSession").map(|_| ())
+            }
+        }
+    }
+
+    pub(crate) async fn delete_worker_session(&self, handle: &str, deadline: Instant) -> Result<(), Status> {
+        let req = DeleteWorkerSessionRequest { session_handle: handle.to_string() };
+        match &self.handle {
+            WorkerHandle::Local(w) => {
+                w.delete_worker_session(&req);
+                Ok(())
+            }
+            WorkerHandle::Remote(c) => {
+                remote_call!(self, c, delete_worker_session, req, deadline, "DeleteWorkerSession").map(|_| ())
+            }
+        }
+    }
+
+    pub(crate) async fn register_graph(&self, req: RegisterGraphRequest, deadline: Instant) -> Result<String, Status> {
+        match &self.handle {
+            WorkerHandle::Local(w) => {
+                w.register_graph(&req).map(|r| r.graph_handle).map_err(|e| self.local_err("RegisterGraph", e))
+            }
+            WorkerHandle::Remote(c) => {
+                remote_call!(self, c, register_graph, req, deadline, "RegisterGraph").map(|r| r.graph_handle)
+            }
+        }
+    }
+
+    /// RunGraph; an error stored in the reply body is returned as an error.
+    pub(crate) async fn run_graph(&self, req: RunGraphRequest, deadline: Instant) -> Result<RunGraphResponse, Status> {
+        let resp = match &self.handle {
+            WorkerHandle::Local(w) => {
+                w.run_graph(req, Some(deadline)).await.map_err(|e| self.local_err("RunGraph", e))?
+            }
+            WorkerHandle::Remote(c) => remote_call!(self, c, run_graph, req, deadline, "RunGraph")?,
+        };
+        if resp.status_code != 0 {
+            return Err(Status::new(ferroflow_core::Code::from_i32(resp.status_code), resp.status_error_message)
+                .context(self.context("RunGraph")));
+        }
+        Ok(resp)
+    }
+
+    pub(crate) async fn cleanup_graph(&self, step_id: i64, deadline: Instant) -> Result<(), Status> {
+        let req = CleanupGraphRequest { step_id };
+        match &self.handle {
+            WorkerHandle::Local(w) => {
+                w.cleanup_graph(&req);
+                Ok(())
+            }
+            WorkerHandle::Remote(c) => remote_call!(self, c, cleanup_graph, req, deadline, "CleanupGraph").map(|_| ()),
+        }
+    }
+
+    pub(crate) async fn cleanup_all(&self, containers: Vec<String>, deadline: Instant) -> Result<(), Status> {
+        let req = CleanupAllRequest { container: containers };
+        match &self.handle {
+            WorkerHandle::Local(w) => {
+                w.cleanup_all(&req);
+                Ok(())
+            }
+            WorkerHandle::Remote(c) => remote_call!(self, c, cleanup_all, req, deadline, "CleanupAll").map(|_| ()),
+        }
+    }
+}

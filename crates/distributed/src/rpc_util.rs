@@ -1,0 +1,117 @@
+//! gRPC plumbing shared by the services and their clients: TensorFlow status ↔ gRPC status,
+//! deadlines (the `grpc-timeout` header and bounded waits), message-size limits and the
+//! HTTP/2 windows ferroflow uses on both ends.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use ferroflow_core::{Code, Status};
+
+/// TensorFlow allows messages up to INT32_MAX bytes; so do we, both ways.
+pub const MAX_MESSAGE_SIZE: usize = i32::MAX as usize;
+
+/// HTTP/2 stream and connection windows (32 MiB): large tensors move at memory speed.
+pub const WINDOW_SIZE: u32 = 32 << 20;
+
+/// A ferroflow status as a gRPC status (same code numbers).
+pub fn to_grpc(s: Status) -> tonic::Status {
+    tonic::Status::new(tonic::Code::from_i32(s.code as i32), s.message)
+}
+
+/// A gRPC status as a ferroflow status, with `context` (e.g. the task and its address)
+/// prefixed to the message.
+pub fn from_grpc(s: &tonic::Status, context: &str) -> Status {
+    let code = Code::from_i32(s.code() as i32);
+    let mut msg = if s.message().is_empty() { "(no message)".to_string() } else { s.message().to_string() };
+    // Transport errors keep their cause (e.g. "Connection refused") in the source chain.
+    let mut src = std::error::Error::source(s);
+    while let Some(e) = src {
+        let t = e.to_string();
+        if !msg.contains(&t) {
+            msg = format!("{msg}: {t}");
+        }
+        src = e.source();
+    }
+    if context.is_empty() {
+        Status::new(code, msg)
+    } else {
+        Status::new(code, format!("{context}: {msg}"))
+    }
+}
+
+/// The deadline a caller set with the `grpc-timeout` header, if any.
+pub fn request_deadline<T>(req: &tonic::Request<T>) -> Option<Instant> {
+    let v = req.metadata().get("grpc-timeout")?.to_str().ok()?;
+    parse_grpc_timeout(v).map(|d| Instant::now() + d)
+}
+
+/// Parses a `grpc-timeout` value (`<digits><unit>`, unit one of H M S m u n).
+pub fn parse_grpc_timeout(v: &str) -> Option<Duration> {
+    if v.len() < 2 || v.len() > 9 {
+        return None;
+    }
+    let (digits, unit) = v.split_at(v.len() - 1);
+    let n: u64 = digits.parse().ok()?;
+    Some(match unit {
+        "H" => Duration::from_secs(n.checked_mul(3600)?),
+        "M" => Duration::from_secs(n.checked_mul(60)?),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+/// The earlier of two optional deadlines.
+pub fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+/// Time left until `deadline` (zero if passed).
+pub fn remaining(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
+}
+
+/// Runs `fut` until `deadline`; DeadlineExceeded (with `what` in the message) after it.
+pub async fn until<T>(
+    deadline: Instant,
+    what: impl FnOnce() -> String,
+    fut: impl Future<Output = Result<T, Status>>,
+) -> Result<T, Status> {
+    match tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), fut).await {
+        Ok(r) => r,
+        Err(_) => Err(Status::deadline_exceeded(format!("{} did not finish before its deadline", what()))),
+    }
+}
+
+/// A request carrying `msg` with its deadline in the `grpc-timeout` header.
+pub fn request_with_deadline<T>(msg: T, deadline: Instant) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(msg);
+    r.set_timeout(remaining(deadline).max(Duration::from_millis(1)));
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_and_codes() {
+        assert_eq!(parse_grpc_timeout("100m"), Some(Duration::from_millis(100)));
+        assert_eq!(parse_grpc_timeout("2S"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_grpc_timeout("1H"), Some(Duration::from_secs(3600)));
+        assert_eq!(parse_grpc_timeout("x"), None);
+        assert_eq!(parse_grpc_timeout("10x"), None);
+        assert_eq!(parse_grpc_timeout("1234567890S"), None);
+        let g = to_grpc(Status::aborted("gone"));
+        assert_eq!(g.code(), tonic::Code::Aborted);
+        let s = from_grpc(&g, "task /job:ps/replica:0/task:0 (h:1)");
+        assert_eq!(s.code, Code::Aborted);
+        assert_eq!(s.message, "task /job:ps/replica:0/task:0 (h:1): gone");
+    }
+}

@@ -1,0 +1,326 @@
+//! [`Server`]: one task of a cluster — a master and a worker (and ferroflow's control
+//! service) on one port, served by one tokio runtime.
+//!
+//! ```no_run
+//! use ferroflow_distributed::{ClusterSpec, Server, ServerOptions};
+//! let cluster = ClusterSpec::new(&[("ps", vec!["ps0:2222"]), ("worker", vec!["w0:2222"])]).unwrap();
+//! let server = Server::new(&cluster, "ps", 0, ServerOptions::default()).unwrap();
+//! println!("serving {}", server.target());
+//! server.join().unwrap(); // until Shutdown (RPC or Server::shutdown) or the idle timeout
+//! ```
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use ferroflow_core::proto::master_service_server::MasterServiceServer;
+use ferroflow_core::proto::worker_service_server::WorkerServiceServer;
+use ferroflow_core::Status;
+use tokio::sync::watch;
+
+use crate::channels::ChannelCache;
+use crate::control::proto::control_server::ControlServer;
+use crate::control::proto::ServerInfoResponse;
+use crate::control::ControlService;
+use crate::dispatch::Dispatch;
+use crate::ids::random_nonzero;
+use crate::master::{Master, MasterGrpc, MasterOptions};
+use crate::rpc_util::{MAX_MESSAGE_SIZE, WINDOW_SIZE};
+use crate::worker::{Worker, WorkerGrpc, WorkerOptions};
+use crate::ClusterSpec;
+
+/// How a server binds and behaves.
+#[derive(Debug, Default)]
+pub struct ServerOptions {
+    /// Host to bind (default `0.0.0.0`, like TensorFlow); the port is the task's port in
+    /// the cluster. The advertised address stays the cluster's.
+    pub bind_host: Option<String>,
+    /// An already bound listener to serve on instead (tests bind `127.0.0.1:0` first).
+    pub listener: Option<TcpListener>,
+    /// Stop after this long without any RPC (a parameter server that outlives its job).
+    pub idle_timeout: Option<Duration>,
+    /// Connect timeout of channels to peer tasks (default 5 s).
+    pub connect_timeout: Option<Duration>,
+    /// Async threads (default 2).
+    pub threads: Option<usize>,
+    /// Worker limits.
+    pub worker: WorkerOptions,
+    /// Master limits.
+    pub master: MasterOptions,
+}
+
+/// State the services share with the server.
+pub(crate) struct ServerShared {
+    pub(crate) task: String,
+    pub(crate) target: String,
+    pub(crate) worker: Arc<Worker>,
+    pub(crate) master: Arc<Master>,
+    last_activity: Mutex<Instant>,
+    shutdown_tx: watch::Sender<bool>,
+    stopped: (Mutex<bool>, Condvar),
+}
+
+impl ServerShared {
+    pub(crate) fn touch(&self) {
+        *self.last_activity.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    fn idle(&self) -> Duration {
+        self.last_activity.lock().unwrap_or_else(|e| e.into_inner()).elapsed()
+    }
+
+    /// Starts a graceful shutdown: running steps are aborted, then the port closes.
+    pub(crate) fn request_shutdown(&self) {
+        if !*self.shutdown_tx.borrow() {
+            tracing::info!(task = %self.task, "shutting down");
+            self.worker.abort_all(Status::cancelled(format!("server {} is shutting down", self.task)));
+            self.shutdown_tx.send_replace(true);
+        }
+    }
+
+    fn mark_stopped(&self) {
+        let (m, cv) = &self.stopped;
+        *m.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        cv.notify_all();
+    }
+
+    /// Waits until stopped, at most `timeout` (forever if None); returns whether stopped.
+    fn wait_stopped(&self, timeout: Option<Duration>) -> bool {
+        let (m, cv) = &self.stopped;
+        let mut g = m.lock().unwrap_or_else(|e| e.into_inner());
+        let end = timeout.map(|t| Instant::now() + t);
+        while !*g {
+            match end {
+                None => g = cv.wait(g).unwrap_or_else(|e| e.into_inner()),
+                Some(end) => {
+                    let left = end.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return false;
+                    }
+                    g = cv.wait_timeout(g, left).unwrap_or_else(|e| e.into_inner()).0;
+                }
+            }
+        }
+        true
+    }
+
+    pub(crate) fn info(&self) -> ServerInfoResponse {
+        ServerInfoResponse {
+            task: self.task.clone(),
+            target: self.target.clone(),
+            incarnation: self.worker.incarnation,
+            master_sessions: self.master.num_sessions() as i64,
+            worker_sessions: self.worker.num_sessions() as i64,
+            idle_secs: self.idle().as_secs_f64(),
+        }
+    }
+}
+
+/// One task of a cluster, serving TensorFlow's MasterService and WorkerService.
+pub struct Server {
+    runtime: Option<tokio::runtime::Runtime>,
+    shared: Arc<ServerShared>,
+    local_addr: SocketAddr,
+}
+
+impl Server {
+    /// Starts task `task` of job `job` of `cluster`: binds its port (see
+    /// [`ServerOptions::bind_host`]; port 0 picks a free port, readable with
+    /// [`Server::port`]) and serves until shut down. The port is open when this returns.
+    pub fn new(cluster: &ClusterSpec, job: &str, task: i32, opts: ServerOptions) -> Result<Server, Status> {
+        let addr = cluster.task_address(job, task)?.to_string();
+        let (host, port) = crate::cluster_spec::split_host_port(&addr)
+            .ok_or_else(|| Status::invalid_argument(format!("task address '{addr}' is not host:port")))?;
+        let host = host.to_string();
+        let task_name = format!("/job:{job}/replica:0/task:{task}");
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(opts.threads.unwrap_or(2).max(1))
+            .thread_name(format!("ferroflow-{job}-{task}"))
+            .enable_all()
+            .build()
+            .map_err(|e| Status::internal(format!("cannot start the async runtime: {e}")))?;
+        let listener = match opts.listener {
+            Some(l) => l,
+            None => {
+                let bind_host = opts.bind_host.clone().unwrap_or_else(|| "0.0.0.0".into());
+                let bind = format!("{}:{port}", bind_host.trim_start_matches('[').trim_end_matches(']'));
+                let bind = if bind_host.contains(':') && !bind_host.starts_with('[') {
+                    format!("[{bind_host}]:{port}")
+                } else {
+                    bind
+                };
+                TcpListener::bind(&bind).map_err(|e| {
+                    Status::unavailable(format!(
+                        "task {task_name} cannot listen on {bind} (cluster address {addr}): {e}"
+                    ))
+                })?
+            }
+        };
+        let local_addr = listener.local_addr()?;
+        listener.set_nonblocking(true)?;
+        // The cluster as this task sees it: its own entry carries the bound port.
+        let own = format!("{host}:{}", local_addr.port());
+        let cluster = Arc::new(with_address(cluster, job, task, &own)?);
+        let target = format!("grpc://{own}");
+        let channels = Arc::new(ChannelCache::new(opts.connect_timeout.unwrap_or(Duration::from_secs(5))));
+        let incarnation = random_nonzero();
+        let handle = runtime.handle().clone();
+        let worker =
+            Arc::new(Worker::new(&task_name, incarnation, cluster.clone(), channels.clone(), handle, opts.worker));
+        let master = Arc::new(Master::new(&task_name, cluster.clone(), worker.clone(), channels, opts.master));
+        let (shutdown_tx, shutdown_rx) = watch::channel(false);
+        let shared = Arc::new(ServerShared {
+            task: task_name.clone(),
+            target: target.clone(),
+            worker: worker.clone(),
+            master: master.clone(),
+            last_activity: Mutex::new(Instant::now()),
+            shutdown_tx,
+            stopped: (Mutex::new(false), Condvar::new()),
+        });
+        let dispatch = Dispatch {
+            master: MasterServiceServer::from_arc(Arc::new(MasterGrpc(master)))
+                .max_decoding_message_size(MAX_MESSAGE_SIZE)
+                .max_encoding_message_size(MAX_MESSAGE_SIZE),
+            worker: WorkerServiceServer::from_arc(Arc::new(WorkerGrpc(worker.clone())))
+                .max_decoding_message_size(MAX_MESSAGE_SIZE)
+                .max_encoding_message_size(MAX_MESSAGE_SIZE),
+            control: ControlServer::new(ControlService(shared.clone())),
+            shared: shared.clone(),
+        };
+        let incoming = {
+            let _g = runtime.enter();
+            let l = tokio::net::TcpListener::from_std(listener)?;
+            tonic::transport::server::TcpIncoming::from(l).with_nodelay(Some(true))
+        };
+        let serve = tonic::transport::Server::builder()
+            .initial_stream_window_size(WINDOW_SIZE)
+            .initial_connection_window_size(WINDOW_SIZE)
+            .http2_keepalive_interval(Some(Duration::from_secs(30)))
+            .serve_with_incoming_shutdown(dispatch, incoming, wait_true(shutdown_rx.clone()));
+        let s2 = shared.clone();
+        let mut rx2 = shutdown_rx.clone();
+        runtime.spawn(async move {
+            // Graceful stop, but bounded: connections that linger are dropped after 5 s.
+            let forced = async {
+                let _ = rx2.wait_for(|v| *v).await;
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            };
+            tokio::select! {
+                r = serve => if let Err(e) = r { tracing::error!(task = %s2.task, error = %e, "server failed") },
+                _ = forced => tracing::warn!(task = %s2.task, "connections still open after 5 s; closing them"),
+            }
+            s2.mark_stopped();
+        });
+        // Housekeeping: expired step tables, idle timeout.
+        let s3 = shared.clone();
+        let idle_timeout = opts.idle_timeout;
+        let mut rx3 = shutdown_rx;
+        runtime.spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(500));
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = rx3.wait_for(|v| *v) => return,
+                }
+                let n = s3.worker.sweep();
+                if n > 0 {
+                    tracing::debug!(task = %s3.task, steps = n, "expired step tables removed");
+                }
+                if let Some(t) = idle_timeout {
+                    if s3.idle() >= t {
+                        tracing::info!(task = %s3.task, idle_secs = t.as_secs_f64(), "idle timeout reached");
+                        s3.request_shutdown();
+                        return;
+                    }
+                }
+            }
+        });
+        tracing::info!(task = %task_name, %target, bound = %local_addr, "server started");
+        Ok(Server { runtime: Some(runtime), shared, local_addr })
+    }
+
+    /// A single-task server on `localhost` with a free port (TensorFlow's
+    /// `tf.distribute.Server.create_local_server()`), job `localhost`, bound to 127.0.0.1.
+    pub fn create_local_server() -> Result<Server, Status> {
+        let cluster = ClusterSpec::new(&[("localhost", vec!["localhost:0"])])?;
+        Server::new(
+            &cluster,
+            "localhost",
+            0,
+            ServerOptions { bind_host: Some("127.0.0.1".into()), ..Default::default() },
+        )
+    }
+
+    /// `grpc://host:port`, the session target of this task.
+    pub fn target(&self) -> &str {
+        &self.shared.target
+    }
+
+    /// The bound port.
+    pub fn port(&self) -> u16 {
+        self.local_addr.port()
+    }
+
+    /// The bound socket address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// `/job:J/replica:0/task:T`.
+    pub fn task(&self) -> &str {
+        &self.shared.task
+    }
+
+    /// The worker (its shared resource manager holds this task's variables).
+    pub fn worker(&self) -> &Arc<Worker> {
+        &self.shared.worker
+    }
+
+    /// The master.
+    pub fn master(&self) -> &Arc<Master> {
+        &self.shared.master
+    }
+
+    /// Blocks until the server has stopped (Shutdown RPC, [`Server::shutdown`] or the idle
+    /// timeout).
+    pub fn join(&self) -> Result<(), Status> {
+        self.shared.wait_stopped(None);
+        Ok(())
+    }
+
+    /// Stops the server (running steps are cancelled) and waits until the port is closed
+    /// (at most ~5 s).
+    pub fn shutdown(&self) {
+        self.shared.request_shutdown();
+        self.shared.wait_stopped(Some(Duration::from_secs(10)));
+    }
+
+    /// Whether the server has stopped.
+    pub fn is_stopped(&self) -> bool {
+        self.shared.wait_stopped(Some(Duration::ZERO))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown();
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+async fn wait_true(mut rx: watch::Receiver<bool>) {
+    let _ = rx.wait_for(|v| *v).await;
+}
+
+/// `cluster` with task (job, task)'s address replaced.
+fn with_address(cluster: &ClusterSpec, job: &str, task: i32, addr: &str) -> Result<ClusterSpec, Status> {
+    let mut map: std::collections::BTreeMap<String, std::collections::BTreeMap<i32, String>> = Default::default();
+    for (j, t, a) in cluster.tasks() {
+        let a = if j == job && t == task { addr } else { a };
+        map.entry(j.to_string()).or_default().insert(t, a.to_string());
+    }
+    ClusterSpec::from_map(map)
+}

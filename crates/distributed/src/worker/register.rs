@@ -1,0 +1,55 @@
+//! RegisterGraph / DeregisterGraph: validate a partition graph and keep its executor.
+
+use std::sync::Arc;
+
+use ferroflow_core::proto::{DeregisterGraphRequest, RegisterGraphRequest, RegisterGraphResponse};
+use ferroflow_core::{DeviceName, Status};
+use ferroflow_runtime::Executor;
+
+use super::worker::Worker;
+
+impl Worker {
+    /// RegisterGraph: every node must be placed on this task (an empty device means this
+    /// task's CPU); every op, attr and edge is validated and every kernel created now, so a
+    /// bad graph fails here with InvalidArgument naming the node.
+    pub fn register_graph(&self, req: &RegisterGraphRequest) -> Result<RegisterGraphResponse, Status> {
+        let session = self.session(&req.session_handle, req.create_worker_session_called)?;
+        let mut gd = req.graph_def.clone().unwrap_or_default();
+        let own = DeviceName::parse(&session.device)?;
+        for n in gd.node.iter_mut() {
+            if n.device.is_empty() {
+                n.device = session.device.clone();
+                continue;
+            }
+            let d = DeviceName::parse(&n.device).map_err(|e| {
+                Status::invalid_argument(format!(
+                    "RegisterGraph on {}: node '{}' (op {}) has an invalid device '{}': {}",
+                    session.task, n.name, n.op, n.device, e.message
+                ))
+            })?;
+            let on_this_task = d.job.as_ref().is_none_or(|j| Some(j) == own.job.as_ref())
+                && d.task.is_none_or(|t| Some(t) == own.task)
+                && d.replica.unwrap_or(0) == own.replica.unwrap_or(0);
+            let cpu = d.device_type.as_deref().is_none_or(|t| t.eq_ignore_ascii_case("CPU")) && d.id.unwrap_or(0) == 0;
+            if !on_this_task || !cpu {
+                return Err(Status::invalid_argument(format!(
+                    "RegisterGraph on {}: node '{}' (op {}) is assigned to device '{}', which is not on this task; \
+                     this task has only [{}]",
+                    session.task, n.name, n.op, n.device, session.device
+                )));
+            }
+        }
+        let exec = Executor::new(&gd).map_err(|e| {
+            Status::invalid_argument(format!("RegisterGraph on {}: invalid graph: {}", session.task, e.message))
+        })?;
+        let handle = session.add_graph(Arc::new(exec));
+        tracing::debug!(task = %self.task, session = %session.handle, graph = %handle, nodes = gd.node.len(), "graph registered");
+        Ok(RegisterGraphResponse { graph_handle: handle })
+    }
+
+    /// DeregisterGraph.
+    pub fn deregister_graph(&self, req: &DeregisterGraphRequest) -> Result<(), Status> {
+        let session = self.session(&req.session_handle, req.create_worker_session_called)?;
+        session.remove_graph(&req.graph_handle)
+    }
+}

@@ -1,0 +1,143 @@
+//! RunGraph (run one step of a registered partition) and RecvTensor (hand a tensor this
+//! task sent in a step to the peer that asks for it).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferroflow_core::proto::{
+    NamedTensorProto, RecvTensorRequest, RecvTensorResponse, RunGraphRequest, RunGraphResponse,
+};
+use ferroflow_core::{Status, Tensor};
+use ferroflow_kernels::{ParsedKey, Rendezvous, StepCtx};
+
+use super::remote_rendezvous::RemoteRendezvous;
+use super::step_table::StepEntry;
+use super::worker::Worker;
+use crate::rpc_util::remaining;
+
+/// Aborts the step if the RunGraph future is dropped before it finished (the caller
+/// cancelled or went away), so the step's executors and RecvTensor calls end.
+struct AbortOnDrop(Option<Arc<StepEntry>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(e) = self.0.take() {
+            e.abort(Status::cancelled(format!("RunGraph of step {} was cancelled by its caller", e.step_id)));
+        }
+    }
+}
+
+impl Worker {
+    /// RunGraph: loads `send` into the step's rendezvous, runs the partition until its
+    /// deadline (the caller's, else the worker's default) and returns `recv_key`'s tensors.
+    pub async fn run_graph(&self, req: RunGraphRequest, deadline: Option<Instant>) -> Result<RunGraphResponse, Status> {
+        if req.is_partial || req.is_last_partial_run {
+            return Err(Status::unimplemented("RunGraph: partial runs are not supported by ferroflow"));
+        }
+        let session = self.session(&req.session_handle, req.create_worker_session_called)?;
+        let exec = session.graph(&req.graph_handle)?;
+        let deadline = deadline.unwrap_or_else(|| Instant::now() + self.opts.default_step_timeout);
+        let entry = self.steps.get_or_create(req.step_id, remaining(deadline) + self.opts.step_grace);
+        if let Some(s) = entry.aborted() {
+            return Err(s);
+        }
+        for nt in req.send {
+            let t = Tensor::from_proto(&nt.tensor.unwrap_or_default())
+                .map_err(|e| e.context(format!("RunGraph on {}: fed tensor '{}'", self.task, nt.name)))?;
+            entry.local.send(&nt.name, t, false)?;
+        }
+        let rendezvous = Arc::new(RemoteRendezvous {
+            entry: entry.clone(),
+            session: session.clone(),
+            channels: self.channels.clone(),
+            runtime: self.runtime.clone(),
+            deadline,
+        });
+        let step = Arc::new(StepCtx {
+            step_id: req.step_id,
+            rendezvous,
+            resources: session.resources.clone(),
+            cancel: entry.cancel.clone(),
+            device: session.device.clone(),
+            deadline: Some(deadline),
+        });
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let mut guard = AbortOnDrop(Some(entry.clone()));
+        // Kernels never run on the async threads: the executor starts on a blocking thread
+        // and hands expensive nodes to the compute pool.
+        tokio::task::spawn_blocking(move || exec.run_async(step, Box::new(move |r| drop(tx.send(r)))));
+        let result = match tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), rx).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(_)) => Err(Status::internal("the executor dropped its completion")),
+            Err(_) => {
+                let s = Status::deadline_exceeded(format!(
+                    "step {} on {} did not finish before its deadline",
+                    req.step_id, self.task
+                ));
+                entry.abort(s.clone());
+                Err(s)
+            }
+        };
+        guard.0 = None;
+        if let Err(e) = result {
+            entry.abort(e.clone());
+            return Err(e);
+        }
+        let mut recv = Vec::with_capacity(req.recv_key.len());
+        for key in req.recv_key {
+            let (t, _) = entry.local.try_take(&key).ok_or_else(|| {
+                Status::invalid_argument(format!(
+                    "RunGraph on {}: recv_key '{key}' was not produced by graph {}",
+                    self.task, req.graph_handle
+                ))
+            })?;
+            recv.push(NamedTensorProto { name: key, tensor: Some(t.to_proto()) });
+        }
+        Ok(RunGraphResponse { recv, ..Default::default() })
+    }
+
+    /// RecvTensor: waits (bounded by the caller's deadline and the worker's limit) for this
+    /// task's `_Send` of (step_id, key), then replies with the tensor's raw bytes.
+    pub async fn recv_tensor(
+        &self,
+        req: &RecvTensorRequest,
+        deadline: Option<Instant>,
+    ) -> Result<RecvTensorResponse, Status> {
+        let key = ParsedKey::parse(&req.rendezvous_key)?;
+        if key.incarnation != self.incarnation {
+            return Err(Status::aborted(format!(
+                "RecvTensor expects a different device incarnation: {} vs. {}. Your worker job (\"{}\") was \
+                 probably restarted. Check your worker job for the reason why it was restarted.",
+                key.incarnation, self.incarnation, self.task
+            )));
+        }
+        let limit = Instant::now() + self.opts.max_recv_wait;
+        let wait_until = deadline.map_or(limit, |d| d.min(limit));
+        let entry = self.steps.get_or_create(req.step_id, remaining(wait_until) + self.opts.step_grace);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        entry.local.recv_async(&req.rendezvous_key, Box::new(move |r| drop(tx.send(r))));
+        let start = Instant::now();
+        match tokio::time::timeout_at(tokio::time::Instant::from_std(wait_until), rx).await {
+            Ok(Ok(Ok((t, is_dead)))) => Ok(RecvTensorResponse {
+                tensor: Some(t.to_proto()),
+                is_dead,
+                send_start_micros: micros_now(),
+                ..Default::default()
+            }),
+            Ok(Ok(Err(e))) => Err(e),
+            Ok(Err(_)) => Err(Status::internal("rendezvous dropped a pending receive")),
+            Err(_) => Err(Status::deadline_exceeded(format!(
+                "RecvTensor on {}: tensor '{}' of step {} was not produced within {} ms (key '{}')",
+                self.task,
+                key.tensor_name,
+                req.step_id,
+                start.elapsed().as_millis().max(Duration::from_millis(1).as_millis()),
+                req.rendezvous_key
+            ))),
+        }
+    }
+}
+
+fn micros_now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
+}

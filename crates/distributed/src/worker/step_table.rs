@@ -1,0 +1,181 @@
+//! Per-step rendezvous tables of a worker, keyed by step id.
+//!
+//! A step's table is created by whichever comes first: the step's RunGraph, or a
+//! RecvTensor from a peer whose partition started earlier. It is removed by CleanupGraph
+//! (the master sends it after every step) or, if that never comes (the master died), by
+//! the sweeper once its expiry passes, so memory never leaks. Removing a table aborts it:
+//! pending receives fail and outstanding RecvTensor calls of the step are cancelled.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ferroflow_core::Status;
+use ferroflow_kernels::{CancelToken, Rendezvous};
+use ferroflow_runtime::LocalRendezvous;
+use tokio::sync::watch;
+
+/// The shared state of one step on one worker.
+pub(crate) struct StepEntry {
+    /// The step id.
+    pub(crate) step_id: i64,
+    /// Tensors sent by this task's partitions (and client feeds), by rendezvous key.
+    pub(crate) local: LocalRendezvous,
+    /// Cancels the step's executors.
+    pub(crate) cancel: CancelToken,
+    /// Set once when the step is aborted; RecvTensor calls in flight watch it.
+    aborted: watch::Sender<Option<Status>>,
+    expires: Mutex<Instant>,
+}
+
+impl StepEntry {
+    fn new(step_id: i64, expires: Instant) -> StepEntry {
+        StepEntry {
+            step_id,
+            local: LocalRendezvous::new(),
+            cancel: CancelToken::new(),
+            aborted: watch::channel(None).0,
+            expires: Mutex::new(expires),
+        }
+    }
+
+    /// Aborts the step: pending and future receives fail with `s`, executors are cancelled
+    /// and outstanding RecvTensor calls end. Only the first abort counts.
+    pub(crate) fn abort(&self, s: Status) {
+        let first = self.aborted.send_if_modified(|v| {
+            if v.is_none() {
+                *v = Some(s.clone());
+                true
+            } else {
+                false
+            }
+        });
+        if first {
+            self.local.abort(s.clone());
+            self.cancel.cancel(s);
+        }
+    }
+
+    /// The abort status, if aborted.
+    pub(crate) fn aborted(&self) -> Option<Status> {
+        self.aborted.borrow().clone()
+    }
+
+    /// Resolves when the step is aborted, with the reason.
+    pub(crate) async fn wait_aborted(&self) -> Status {
+        let mut rx = self.aborted.subscribe();
+        let r = match rx.wait_for(|v| v.is_some()).await {
+            Ok(v) => v.clone(),
+            // The sender lives in self, so this cannot happen while self is borrowed.
+            Err(_) => None,
+        };
+        r.unwrap_or_else(|| Status::cancelled("step aborted"))
+    }
+
+    fn extend(&self, until: Instant) {
+        let mut e = self.expires.lock().unwrap_or_else(|e| e.into_inner());
+        if until > *e {
+            *e = until;
+        }
+    }
+
+    fn expired(&self, now: Instant) -> bool {
+        *self.expires.lock().unwrap_or_else(|e| e.into_inner()) <= now
+    }
+}
+
+/// Step id → step state.
+#[derive(Default)]
+pub(crate) struct StepTable {
+    steps: Mutex<HashMap<i64, Arc<StepEntry>>>,
+}
+
+impl StepTable {
+    /// The entry of `step_id`, created if absent; it lives at least `ttl` from now.
+    pub(crate) fn get_or_create(&self, step_id: i64, ttl: Duration) -> Arc<StepEntry> {
+        let until = Instant::now() + ttl;
+        let mut g = self.steps.lock().unwrap_or_else(|e| e.into_inner());
+        let e = g.entry(step_id).or_insert_with(|| Arc::new(StepEntry::new(step_id, until))).clone();
+        e.extend(until);
+        e
+    }
+
+    /// Removes and aborts a step (CleanupGraph). Returns whether it existed.
+    pub(crate) fn cleanup(&self, step_id: i64) -> bool {
+        let e = self.steps.lock().unwrap_or_else(|e| e.into_inner()).remove(&step_id);
+        match e {
+            Some(e) => {
+                e.abort(Status::cancelled(format!("step {step_id} was cleaned up")));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Removes and aborts every expired step; returns how many.
+    pub(crate) fn sweep(&self) -> usize {
+        let now = Instant::now();
+        let gone: Vec<Arc<StepEntry>> = {
+            let mut g = self.steps.lock().unwrap_or_else(|e| e.into_inner());
+            let ids: Vec<i64> = g.iter().filter(|(_, e)| e.expired(now)).map(|(k, _)| *k).collect();
+            ids.into_iter().filter_map(|k| g.remove(&k)).collect()
+        };
+        for e in &gone {
+            e.abort(Status::deadline_exceeded(format!(
+                "step {} expired on this worker without a CleanupGraph",
+                e.step_id
+            )));
+        }
+        gone.len()
+    }
+
+    /// Aborts and removes every step (server shutdown).
+    pub(crate) fn abort_all(&self, s: Status) {
+        let all: Vec<Arc<StepEntry>> =
+            self.steps.lock().unwrap_or_else(|e| e.into_inner()).drain().map(|(_, e)| e).collect();
+        for e in all {
+            e.abort(s.clone());
+        }
+    }
+
+    /// Number of live steps.
+    pub(crate) fn len(&self) -> usize {
+        self.steps.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferroflow_core::{Code, Tensor};
+    use ferroflow_kernels::Rendezvous;
+
+    #[test]
+    fn create_cleanup_sweep() {
+        let t = StepTable::default();
+        let a = t.get_or_create(1, Duration::from_secs(60));
+        let a2 = t.get_or_create(1, Duration::from_millis(1));
+        assert!(Arc::ptr_eq(&a, &a2), "one entry per step id");
+        a.local.send("k", Tensor::scalar(1.0f32), false).unwrap();
+        let _b = t.get_or_create(2, Duration::ZERO);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.sweep(), 1, "only the expired step goes");
+        assert_eq!(t.len(), 1);
+        assert!(t.cleanup(1));
+        assert!(!t.cleanup(1));
+        assert_eq!(a.aborted().unwrap().code, Code::Cancelled);
+        assert!(a.cancel.is_cancelled());
+        assert!(a.local.send("z", Tensor::scalar(1.0f32), false).is_err());
+        assert_eq!(t.len(), 0);
+    }
+
+    #[test]
+    fn first_abort_wins() {
+        let e = StepEntry::new(3, Instant::now());
+        e.abort(Status::invalid_argument("real"));
+        e.abort(Status::cancelled("later"));
+        assert_eq!(e.aborted().unwrap().code, Code::InvalidArgument);
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        assert_eq!(rt.block_on(e.wait_aborted()).message, "real");
+    }
+}

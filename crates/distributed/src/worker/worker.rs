@@ -1,0 +1,211 @@
+//! The worker's state and its simple methods (status, sessions, cleanup); RegisterGraph,
+//! RunGraph and RecvTensor live in their own files.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferroflow_core::proto::{
+    CleanupAllRequest, CleanupGraphRequest, CreateWorkerSessionRequest, DeleteWorkerSessionRequest, DeviceAttributes,
+    GetStatusResponse,
+};
+use ferroflow_core::Status;
+use ferroflow_kernels::ResourceMgr;
+
+use super::session::WorkerSession;
+use super::step_table::StepTable;
+use crate::channels::ChannelCache;
+use crate::ClusterSpec;
+
+/// Limits of a worker.
+#[derive(Clone, Debug)]
+pub struct WorkerOptions {
+    /// Deadline of a RunGraph whose caller set none.
+    pub default_step_timeout: Duration,
+    /// Longest a RecvTensor waits for its tensor to be produced (capped further by the
+    /// caller's deadline).
+    pub max_recv_wait: Duration,
+    /// How long a step's table outlives its deadline when no CleanupGraph comes.
+    pub step_grace: Duration,
+}
+
+impl Default for WorkerOptions {
+    fn default() -> Self {
+        WorkerOptions {
+            default_step_timeout: Duration::from_secs(600),
+            max_recv_wait: Duration::from_secs(600),
+            step_grace: Duration::from_secs(60),
+        }
+    }
+}
+
+/// One task's worker. Cheap to share (`Arc`); the gRPC service and the local master both
+/// call it.
+pub struct Worker {
+    pub(crate) task: String,
+    pub(crate) device: String,
+    pub(crate) incarnation: u64,
+    pub(crate) cluster: Arc<ClusterSpec>,
+    pub(crate) channels: Arc<ChannelCache>,
+    pub(crate) runtime: tokio::runtime::Handle,
+    pub(crate) opts: WorkerOptions,
+    pub(crate) shared_resources: Arc<ResourceMgr>,
+    pub(crate) steps: StepTable,
+    sessions: Mutex<HashMap<String, Arc<WorkerSession>>>,
+    legacy: Arc<WorkerSession>,
+}
+
+impl Worker {
+    /// A worker for task `task` (`/job:J/replica:0/task:T`) of `cluster`.
+    pub(crate) fn new(
+        task: &str,
+        incarnation: u64,
+        cluster: Arc<ClusterSpec>,
+        channels: Arc<ChannelCache>,
+        runtime: tokio::runtime::Handle,
+        opts: WorkerOptions,
+    ) -> Worker {
+        let shared = Arc::new(ResourceMgr::new());
+        let legacy = Arc::new(WorkerSession::new("", shared.clone(), task, cluster.clone()));
+        Worker {
+            task: task.to_string(),
+            device: format!("{task}/device:CPU:0"),
+            incarnation,
+            cluster,
+            channels,
+            runtime,
+            opts,
+            shared_resources: shared,
+            steps: StepTable::default(),
+            sessions: Mutex::new(HashMap::new()),
+            legacy,
+        }
+    }
+
+    /// This task's name.
+    pub fn task(&self) -> &str {
+        &self.task
+    }
+
+    /// This task's resource manager shared by non-isolated sessions (where ps variables live).
+    pub fn resources(&self) -> &Arc<ResourceMgr> {
+        &self.shared_resources
+    }
+
+    /// This task's only device.
+    pub fn device_attributes(&self) -> DeviceAttributes {
+        DeviceAttributes {
+            name: self.device.clone(),
+            device_type: "CPU".into(),
+            memory_limit: 256 << 20,
+            locality: Some(Default::default()),
+            incarnation: self.incarnation,
+            physical_device_desc: "device: ferroflow CPU".into(),
+            xla_global_id: -1,
+        }
+    }
+
+    /// GetStatus: the device list.
+    pub fn get_status(&self) -> GetStatusResponse {
+        GetStatusResponse { device_attributes: vec![self.device_attributes()] }
+    }
+
+    /// CreateWorkerSession.
+    pub fn create_worker_session(&self, req: &CreateWorkerSessionRequest) -> Result<(), Status> {
+        if req.session_handle.is_empty() {
+            return Err(Status::invalid_argument("CreateWorkerSession: session_handle is empty"));
+        }
+        let (cluster, task) = match &req.server_def {
+            Some(sd) if sd.cluster.as_ref().is_some_and(|c| !c.job.is_empty()) => {
+                if !sd.protocol.is_empty() && sd.protocol != "grpc" {
+                    return Err(Status::invalid_argument(format!(
+                        "CreateWorkerSession: protocol '{}' is not supported (only \"grpc\")",
+                        sd.protocol
+                    )));
+                }
+                let c = ClusterSpec::from_proto(sd.cluster.as_ref().unwrap_or(&Default::default()))
+                    .map_err(|e| e.context("CreateWorkerSession: server_def.cluster"))?;
+                c.task_address(&sd.job_name, sd.task_index)
+                    .map_err(|e| e.context("CreateWorkerSession: server_def names a task not in its cluster"))?;
+                (Arc::new(c), format!("/job:{}/replica:0/task:{}", sd.job_name, sd.task_index))
+            }
+            _ => (self.cluster.clone(), self.task.clone()),
+        };
+        let resources =
+            if req.isolate_session_state { Arc::new(ResourceMgr::new()) } else { self.shared_resources.clone() };
+        let mut g = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        if g.contains_key(&req.session_handle) {
+            // A retried CreateWorkerSession (the master's first reply was lost) is fine.
+            return Ok(());
+        }
+        g.insert(
+            req.session_handle.clone(),
+            Arc::new(WorkerSession::new(&req.session_handle, resources, &task, cluster)),
+        );
+        tracing::debug!(task = %self.task, session = %req.session_handle, isolate = req.isolate_session_state, "worker session created");
+        Ok(())
+    }
+
+    /// DeleteWorkerSession (unknown handles are ignored, as in TensorFlow).
+    pub fn delete_worker_session(&self, req: &DeleteWorkerSessionRequest) {
+        let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(&req.session_handle);
+        if let Some(s) = s {
+            tracing::debug!(task = %self.task, session = %s.handle, graphs = s.num_graphs(), "worker session deleted");
+        }
+    }
+
+    /// The session for a request: a registered one, or the legacy session when the master
+    /// did not call CreateWorkerSession.
+    pub(crate) fn session(&self, handle: &str, create_called: bool) -> Result<Arc<WorkerSession>, Status> {
+        if !create_called && handle.is_empty() {
+            return Ok(self.legacy.clone());
+        }
+        if let Some(s) = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(handle) {
+            return Ok(s.clone());
+        }
+        if !create_called {
+            return Ok(self.legacy.clone());
+        }
+        Err(Status::aborted(format!(
+            "Session handle is not found: {handle}. Possibly this worker ({}) just restarted.",
+            self.task
+        )))
+    }
+
+    /// Number of worker sessions.
+    pub fn num_sessions(&self) -> usize {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Number of live step tables (for tests and metrics).
+    pub fn num_steps(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// CleanupGraph: drops the step's table.
+    pub fn cleanup_graph(&self, req: &CleanupGraphRequest) {
+        self.steps.cleanup(req.step_id);
+    }
+
+    /// CleanupAll: clears the given resource containers (all if empty) in every session.
+    pub fn cleanup_all(&self, req: &CleanupAllRequest) {
+        self.shared_resources.cleanup(&req.container);
+        let sessions: Vec<Arc<WorkerSession>> =
+            self.sessions.lock().unwrap_or_else(|e| e.into_inner()).values().cloned().collect();
+        for s in sessions {
+            if !Arc::ptr_eq(&s.resources, &self.shared_resources) {
+                s.resources.cleanup(&req.container);
+            }
+        }
+    }
+
+    /// Removes expired step tables; returns how many.
+    pub(crate) fn sweep(&self) -> usize {
+        self.steps.sweep()
+    }
+
+    /// Aborts every step (shutdown).
+    pub(crate) fn abort_all(&self, s: Status) {
+        self.steps.abort_all(s);
+    }
+}

@@ -1,0 +1,73 @@
+//! Helpers for in-process cluster tests: every task's listener is bound to 127.0.0.1:0
+//! first, so the cluster spec carries real ports and no test races for a port.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::net::TcpListener;
+use std::time::Duration;
+
+use ferroflow_distributed::{ClusterSpec, Server, ServerOptions};
+
+/// A running in-process cluster.
+pub struct Cluster {
+    pub spec: ClusterSpec,
+    pub servers: BTreeMap<String, Server>,
+}
+
+impl Cluster {
+    /// Starts `jobs` (name, number of tasks), each task a Server on its own port.
+    pub fn start(jobs: &[(&str, usize)]) -> Cluster {
+        Cluster::start_with(jobs, |_, _| ServerOptions::default())
+    }
+
+    /// [`Cluster::start`] with per-task options.
+    pub fn start_with(jobs: &[(&str, usize)], opts: impl Fn(&str, i32) -> ServerOptions) -> Cluster {
+        let mut listeners = Vec::new();
+        let mut spec = Vec::new();
+        for (job, n) in jobs {
+            let mut addrs = Vec::new();
+            for t in 0..*n {
+                let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+                addrs.push(format!("127.0.0.1:{}", l.local_addr().unwrap().port()));
+                listeners.push((job.to_string(), t as i32, l));
+            }
+            spec.push((job.to_string(), addrs));
+        }
+        let spec_ref: Vec<(&str, Vec<&str>)> =
+            spec.iter().map(|(j, a)| (j.as_str(), a.iter().map(String::as_str).collect())).collect();
+        let spec = ClusterSpec::new(&spec_ref).unwrap();
+        let mut servers = BTreeMap::new();
+        for (job, t, l) in listeners {
+            let mut o = opts(&job, t);
+            o.listener = Some(l);
+            let s = Server::new(&spec, &job, t, o).unwrap();
+            servers.insert(format!("{job}:{t}"), s);
+        }
+        Cluster { spec, servers }
+    }
+
+    /// The server of `job:task`.
+    pub fn server(&self, key: &str) -> &Server {
+        &self.servers[key]
+    }
+
+    /// The target of `job:task`.
+    pub fn target(&self, key: &str) -> String {
+        self.servers[key].target().to_string()
+    }
+}
+
+/// A port with nothing listening on it (bound, then closed).
+pub fn dead_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// Tokio runtime for raw RPC tests.
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+/// A generous bound for "returns promptly" assertions.
+pub const PROMPT: Duration = Duration::from_secs(10);

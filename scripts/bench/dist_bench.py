@@ -1,0 +1,166 @@
+"""Distributed runtime benchmarks, ferroflow vs TensorFlow 2.21, side by side on this
+machine. Both clusters (one ps, one worker; separate OS processes) are driven by the same
+TensorFlow Python client (tf.compat.v1.Session on the worker's target):
+
+  1. fetch a 64 MiB float32 variable that lives on the ps, through the worker (MiB/s);
+  2. round-trip latency of fetching a 4-byte variable from the ps through the worker;
+  3. server start: process spawn until its port accepts connections;
+  4. resident memory (RSS) of an idle ps.
+
+Rows 1-2 are repeated with ferroflow's Rust GrpcSession as the client when
+target/release/examples/dist_client_bench exists (cargo build --release -p
+ferroflow-distributed --example dist_client_bench), against both clusters.
+
+Usage: .venv/bin/python scripts/bench/dist_bench.py  (FERROFLOW_BIN overrides the binary)
+"""
+
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat"))
+import ffcluster  # noqa: E402
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import tensorflow as tf  # noqa: E402
+
+tf.compat.v1.disable_eager_execution()
+
+TF_SERVER = (
+    "import os, sys, json\n"
+    "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '2'\n"
+    "import tensorflow as tf\n"
+    "c = json.loads(sys.argv[1])\n"
+    "s = tf.distribute.Server(tf.train.ClusterSpec(c), job_name=sys.argv[2], task_index=int(sys.argv[3]))\n"
+    "s.join()\n"
+)
+N = 16 * 1024 * 1024  # 64 MiB of float32
+
+
+def wait_port(port, proc, timeout=120.0):
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return time.perf_counter() - t0
+        except OSError:
+            time.sleep(0.002)
+    raise RuntimeError(f"port {port} did not open")
+
+
+def rss_mib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def rust_client():
+    """The Rust client benchmark (crates/distributed/examples/dist_client_bench.rs), if built."""
+    p = os.environ.get("FERROFLOW_CLIENT_BENCH")
+    if p is not None:
+        return p if os.path.exists(p) else None
+    b = ffcluster.binary()
+    c = os.path.join(os.path.dirname(b), "examples", "dist_client_bench")
+    return c if os.path.exists(c) else None
+
+
+def start(kind, cluster, job, task):
+    port = int(cluster[job][task].rsplit(":", 1)[1])
+    t0 = time.perf_counter()
+    if kind == "ferroflow":
+        flag = ";".join(f"{j}={','.join(a)}" for j, a in cluster.items())
+        p = subprocess.Popen([ffcluster.binary(), "server", "--cluster", flag, "--job_name", job, "--task_index", str(task)],
+                             stdout=subprocess.DEVNULL)
+    else:
+        p = subprocess.Popen([sys.executable, "-c", TF_SERVER, json.dumps(cluster), job, str(task)])
+    ffcluster._procs.append(p)
+    wait_port(port, p)
+    return p, time.perf_counter() - t0
+
+
+def bench(kind):
+    ps_port, w_port = ffcluster.free_ports(2)
+    cluster = {"ps": [f"127.0.0.1:{ps_port}"], "worker": [f"127.0.0.1:{w_port}"]}
+    ps, ps_start = start(kind, cluster, "ps", 0)
+    worker, _ = start(kind, cluster, "worker", 0)
+    time.sleep(1.0)
+    idle_rss = rss_mib(ps.pid)
+    target = f"grpc://127.0.0.1:{w_port}"
+    res = {"start_s": ps_start, "idle_ps_rss_mib": idle_rss}
+    try:
+        g = tf.Graph()
+        with g.as_default():
+            with tf.device("/job:ps/task:0"):
+                big = tf.compat.v1.get_variable("big", shape=[N], initializer=tf.compat.v1.zeros_initializer())
+                small = tf.compat.v1.get_variable("small", initializer=tf.constant(1.0))
+                small_read = small.read_value()
+            with tf.device("/job:worker/task:0"):
+                big_on_worker = tf.identity(big)
+            init = tf.compat.v1.global_variables_initializer()
+            with tf.compat.v1.Session(target) as sess:
+                sess.run(init)
+                for _ in range(2):
+                    sess.run(big_on_worker)
+                times = []
+                for _ in range(8):
+                    t0 = time.perf_counter()
+                    v = sess.run(big_on_worker)
+                    times.append(time.perf_counter() - t0)
+                assert v.shape == (N,)
+                res["fetch64_mib_s"] = 64.0 / statistics.median(times)
+                for _ in range(20):
+                    sess.run(small_read)
+                lat = []
+                for _ in range(300):
+                    t0 = time.perf_counter()
+                    sess.run(small_read)
+                    lat.append(time.perf_counter() - t0)
+                res["scalar_rtt_us"] = statistics.median(lat) * 1e6
+        client = rust_client()
+        if client:
+            out = subprocess.run([client, target], capture_output=True, text=True, timeout=600)
+            if out.returncode == 0:
+                r = json.loads(out.stdout.strip().splitlines()[-1])
+                res["rust_fetch64_mib_s"] = r["fetch64_mib_s"]
+                res["rust_scalar_rtt_us"] = r["scalar_rtt_us"]
+            else:
+                print(f"[{kind}] Rust client failed: {out.stderr.strip()[-500:]}", file=sys.stderr)
+        res["ps_rss_after_mib"] = rss_mib(ps.pid)
+    finally:
+        for p in (worker, ps):
+            p.kill()
+            p.wait()
+    return res
+
+
+def main():
+    ff = bench("ferroflow")
+    tfr = bench("tensorflow")
+    rows = [
+        ("64 MiB variable fetch ps->worker->client (MiB/s)", "fetch64_mib_s", True),
+        ("4-byte fetch round trip, median (us)", "scalar_rtt_us", False),
+        ("Rust GrpcSession client: 64 MiB fetch (MiB/s)", "rust_fetch64_mib_s", True),
+        ("Rust GrpcSession client: 4-byte round trip (us)", "rust_scalar_rtt_us", False),
+        ("server start to port open (s)", "start_s", False),
+        ("idle ps RSS (MiB)", "idle_ps_rss_mib", False),
+        ("ps RSS after the runs (MiB)", "ps_rss_after_mib", False),
+    ]
+    print(f"{'metric':<52} {'ferroflow':>12} {'TF 2.21':>12} {'ferroflow advantage':>20}")
+    for name, key, higher_better in rows:
+        if key not in ff or key not in tfr:
+            continue
+        a, b = ff[key], tfr[key]
+        ratio = a / b if higher_better else b / a
+        print(f"{name:<52} {a:>12.3f} {b:>12.3f} {ratio:>19.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""Starts `ferroflow server` processes for the compatibility tests and always stops them.
+
+The binary is $FERROFLOW_BIN, else target/release/ferroflow (or $CARGO_TARGET_DIR/release).
+Readiness is the line the server prints once its port is open ("... listening on
+grpc://host:port"), waited for with a bound; every process is killed at exit, even when a
+test fails.
+"""
+
+import atexit
+import os
+import queue
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_procs = []
+
+
+def binary():
+    if os.environ.get("FERROFLOW_BIN"):
+        return os.environ["FERROFLOW_BIN"]
+    for d in (os.environ.get("CARGO_TARGET_DIR"), os.path.join(ROOT, "target")):
+        if d:
+            p = os.path.join(d, "release", "ferroflow")
+            if os.path.exists(p):
+                return p
+    sys.exit("ferroflow binary not found: build it (cargo build --release) or set FERROFLOW_BIN")
+
+
+def free_ports(n):
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+class Server:
+    """One `ferroflow server` process."""
+
+    def __init__(self, *args, env=None, ready_timeout=30.0):
+        e = dict(os.environ)
+        e.update(env or {})
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen([binary(), "server", *args], stdout=subprocess.PIPE, env=e, text=True)
+        _procs.append(self.proc)
+        lines = queue.Queue()
+
+        def pump():
+            for line in self.proc.stdout:
+                lines.put(line)
+
+        threading.Thread(target=pump, daemon=True).start()
+        deadline = time.monotonic() + ready_timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.proc.poll() is not None:
+                self.kill()
+                raise RuntimeError(f"ferroflow server {args} did not become ready (exit {self.proc.poll()})")
+            try:
+                line = lines.get(timeout=min(left, 0.5))
+            except queue.Empty:
+                continue
+            if "listening on " in line:
+                self.target = line.split("listening on ", 1)[1].strip()
+                self.ready_seconds = time.perf_counter() - self.started
+                return
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+
+
+def cluster(jobs, **kw):
+    """Starts one server per task of `jobs` ({"ps": 1, "worker": 2}); returns
+    ({"ps": [Server], ...}, cluster_flag)."""
+    n = sum(jobs.values())
+    ports = iter(free_ports(n))
+    spec = {j: [f"127.0.0.1:{next(ports)}" for _ in range(k)] for j, k in jobs.items()}
+    flag = ";".join(f"{j}={','.join(a)}" for j, a in spec.items())
+    servers = {j: [Server("--cluster", flag, "--job_name", j, "--task_index", str(i), **kw) for i in range(k)]
+               for j, k in jobs.items()}
+    return servers, flag
+
+
+@atexit.register
+def _cleanup():
+    for p in _procs:
+        if p.poll() is None:
+            p.kill()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
