@@ -1,8 +1,8 @@
 //! ferroflow: distributed TensorFlow, in Rust.
 //!
 //! This facade re-exports the API users build on: tensors ([`Tensor`]), the graph builder
-//! ([`Scope`], [`ops`], [`gradients`]), sessions ([`DirectSession`]) and training
-//! ([`train`]).
+//! ([`Scope`], [`ops`], [`gradients`]), sessions ([`Session`]: in-process or
+//! `grpc://host:port`), servers ([`Server`], [`ClusterSpec`]) and training ([`train`]).
 //!
 //! ```
 //! use ferroflow::{ops, DirectSession, Scope, Tensor};
@@ -14,9 +14,13 @@
 //! ```
 
 pub use ferroflow_core::{attr, Code, DataType, DeviceName, Shape, Status, Tensor};
+pub use ferroflow_distributed::{ClusterSpec, GrpcSession, Server, ServerOptions, TfConfig};
 pub use ferroflow_graph::{gradients, ops, Graph, Operation, Output, Scope};
 pub use ferroflow_runtime::{DirectSession, RunOptions};
 pub use ferroflow_train as train;
+pub use session::Session;
+
+mod session;
 
 /// The generated TensorFlow protocol buffers.
 pub use ferroflow_proto as proto;

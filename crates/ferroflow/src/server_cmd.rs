@@ -10,29 +10,15 @@
 use std::io::Write;
 use std::time::Duration;
 
-use ferroflow_distributed::{ClusterFlags, ClusterSpec, Server, ServerOptions, TfConfig};
+use ferroflow_distributed::{ClusterSpec, Server, ServerOptions};
+
+use crate::cluster_args::ClusterArgs;
 
 /// Arguments of `ferroflow server`.
 #[derive(clap::Args, Debug, Default)]
 pub struct ServerArgs {
-    /// The cluster, e.g. 'ps=ps0:2222;worker=w0:2222,w1:2222'.
-    #[arg(long)]
-    pub cluster: Option<String>,
-    /// Parameter server tasks, comma-separated host:port (with --worker_hosts).
-    #[arg(long = "ps_hosts", alias = "ps-hosts")]
-    pub ps_hosts: Option<String>,
-    /// Worker tasks, comma-separated host:port.
-    #[arg(long = "worker_hosts", alias = "worker-hosts")]
-    pub worker_hosts: Option<String>,
-    /// Chief task (TF_CONFIG-style clusters), host:port.
-    #[arg(long = "chief_hosts", alias = "chief-hosts")]
-    pub chief_hosts: Option<String>,
-    /// This task's job (ps, worker, ...).
-    #[arg(long = "job_name", alias = "job-name")]
-    pub job_name: Option<String>,
-    /// This task's index in its job.
-    #[arg(long = "task_index", alias = "task-index")]
-    pub task_index: Option<i32>,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// Stop after this many seconds without any RPC.
     #[arg(long = "idle_timeout_secs", alias = "idle-timeout-secs")]
     pub idle_timeout_secs: Option<f64>,
@@ -44,41 +30,10 @@ pub struct ServerArgs {
     pub port: u16,
 }
 
-/// Where the cluster and this task come from.
+/// Where the cluster and this task come from (a single local task without a cluster).
 fn resolve(args: &ServerArgs) -> Result<(ClusterSpec, String, i32), String> {
-    let mut flags: Vec<String> = Vec::new();
-    let mut push = |name: &str, v: &Option<String>| {
-        if let Some(v) = v {
-            flags.push(format!("--{name}={v}"));
-        }
-    };
-    push("cluster", &args.cluster);
-    push("ps_hosts", &args.ps_hosts);
-    push("worker_hosts", &args.worker_hosts);
-    push("chief_hosts", &args.chief_hosts);
-    let has_cluster = !flags.is_empty();
-    if has_cluster {
-        if let Some(j) = &args.job_name {
-            flags.push(format!("--job_name={j}"));
-        }
-        if let Some(t) = args.task_index {
-            flags.push(format!("--task_index={t}"));
-        }
-        let f = ClusterFlags::parse(&flags).map_err(|e| e.to_string())?;
-        let (job, task) = f.task().map_err(|e| e.to_string())?;
-        return Ok((f.cluster, job, task));
-    }
-    if let Some(tc) = TfConfig::from_env().map_err(|e| format!("TF_CONFIG: {e}"))? {
-        if !tc.cluster.is_empty() {
-            let t = tc.task.clone().ok_or("TF_CONFIG has a cluster but no task: set task.type and task.index")?;
-            let job = args.job_name.clone().unwrap_or(t.job);
-            let index = args.task_index.unwrap_or(t.index);
-            tc.cluster.task_address(&job, index).map_err(|e| e.to_string())?;
-            return Ok((tc.cluster, job, index));
-        }
-    }
-    if args.job_name.is_some() || args.task_index.is_some() {
-        return Err("--job_name/--task_index need a cluster: --cluster, --<job>_hosts or TF_CONFIG".into());
+    if let Some(r) = args.cluster.resolve()? {
+        return Ok(r);
     }
     let local = format!("localhost:{}", args.port);
     let c = ClusterSpec::new(&[("localhost", vec![local.as_str()])]).map_err(|e| e.to_string())?;
@@ -88,7 +43,7 @@ fn resolve(args: &ServerArgs) -> Result<(ClusterSpec, String, i32), String> {
 /// Runs the server until it stops; Ok after a shutdown.
 pub fn run(args: ServerArgs) -> Result<(), String> {
     let (cluster, job, task) = resolve(&args)?;
-    let local_only = job == "localhost" && args.cluster.is_none();
+    let local_only = job == "localhost" && args.cluster.cluster.is_none();
     let opts = ServerOptions {
         bind_host: args.bind.clone().or_else(|| local_only.then(|| "127.0.0.1".to_string())),
         idle_timeout: match args.idle_timeout_secs {

@@ -385,7 +385,9 @@ impl OpBuilder {
             ferroflow_core::DeviceName::parse(&s.device).map_err(|e| e.context(format!("node '{name}'")))?;
             node.device = s.device.clone();
         }
-        if let Some(f) = &s.device_fn {
+        // Inside a colocation scope the device functions do not apply (as in TensorFlow,
+        // which clears its device function stack in `colocate_with`).
+        if let (Some(f), None) = (&s.device_fn, &s.colocate) {
             node.device = f(&node);
         }
         let entry = s.graph.add_node(node)?;

@@ -10,6 +10,7 @@ use ferroflow_runtime::DirectSession;
 use crate::data::{read_mnist, DataSet};
 use crate::models::{build, Model, ModelKind};
 use crate::optimizer::{Adagrad, Adam, GradientDescent, Momentum, Optimizer, RmsProp};
+use crate::runner::Runner;
 
 /// Which optimizer to train with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,11 +87,11 @@ pub struct TrainReport {
 }
 
 /// Evaluates `model.accuracy` over a data set in chunks.
-pub fn evaluate(sess: &DirectSession, model: &Model, data: &DataSet) -> Result<f64, Status> {
+pub fn evaluate(sess: &impl Runner, model: &Model, data: &DataSet) -> Result<f64, Status> {
     let mut correct = 0.0;
     for (x, y) in data.chunks(1000) {
         let n = y.num_elements() as f64;
-        let acc = sess.run(&[(&model.x, x), (&model.y, y)], &[&model.accuracy], &[])?[0].scalar_value::<f32>()?;
+        let acc = sess.run_step(&[(&model.x, x), (&model.y, y)], &[&model.accuracy], &[])?[0].scalar_value::<f32>()?;
         correct += acc as f64 * n;
     }
     Ok(correct / data.len() as f64)

@@ -1,0 +1,195 @@
+//! `ferroflow train`: MNIST training, in this process or as one task of a cluster
+//! (between-graph replication, TensorFlow's distributed trainer flags or `TF_CONFIG`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ferroflow_train::dist::{run_task, DistConfig, Progress};
+use ferroflow_train::local::{train_local, OptimizerKind, TrainConfig};
+use ferroflow_train::models::ModelKind;
+use ferroflow_train::PsStrategy;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::cluster_args::ClusterArgs;
+
+/// Arguments of `ferroflow train`.
+#[derive(clap::Args, Clone, Debug)]
+#[command(rename_all = "snake_case")]
+pub struct TrainArgs {
+    /// Model: mlp or cnn.
+    #[arg(long, default_value = "cnn")]
+    pub model: ModelKind,
+    /// Optimizer: sgd, momentum, adagrad, adam or rmsprop (default: adam).
+    #[arg(long, default_value = "adam")]
+    pub optimizer: OptimizerKind,
+    /// Learning rate (default: 1e-3).
+    #[arg(long, default_value_t = 1e-3)]
+    pub learning_rate: f64,
+    /// Training steps (global steps when distributed).
+    #[arg(long, default_value_t = 3000)]
+    pub steps: usize,
+    /// Batch size (per worker when distributed).
+    #[arg(long, default_value_t = 100)]
+    pub batch: usize,
+    /// Dropout keep probability while training (CNN).
+    #[arg(long, default_value_t = 0.5)]
+    pub keep_prob: f32,
+    /// Seed for initialization and shuffling.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Directory with the MNIST .gz files.
+    #[arg(long, default_value = "data/mnist")]
+    pub data_dir: PathBuf,
+    /// Print one line per 100 steps instead of a progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// How variables are spread over ps tasks: round_robin (TensorFlow's default) or greedy
+    /// (by byte size).
+    #[arg(long, default_value = "round_robin")]
+    pub ps_strategy: String,
+    /// Seconds a worker waits for the chief / the ps tasks / the other workers.
+    #[arg(long, default_value_t = 120.0)]
+    pub wait_secs: f64,
+    /// Deadline of one training step, in seconds.
+    #[arg(long, default_value_t = 60.0)]
+    pub step_timeout_secs: f64,
+    /// Machine-readable progress on stdout (used by `ferroflow demo`).
+    #[arg(long, hide = true)]
+    pub machine_progress: bool,
+}
+
+impl TrainArgs {
+    fn config(&self) -> TrainConfig {
+        TrainConfig {
+            model: self.model,
+            optimizer: self.optimizer,
+            learning_rate: self.learning_rate,
+            steps: self.steps,
+            batch: self.batch,
+            keep_prob: self.keep_prob,
+            seed: self.seed,
+            data_dir: self.data_dir.clone(),
+        }
+    }
+}
+
+fn bar(len: u64, hidden: bool) -> Result<ProgressBar, String> {
+    let bar = if hidden { ProgressBar::hidden() } else { ProgressBar::new(len) };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} steps  {per_sec}  {msg}")
+            .map_err(|e| e.to_string())?,
+    );
+    Ok(bar)
+}
+
+fn secs(v: f64, flag: &str) -> Result<Duration, String> {
+    if v.is_finite() && v > 0.0 {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(format!("--{flag} must be a positive number of seconds, got {v}"))
+    }
+}
+
+/// Runs `ferroflow train`.
+pub fn run(a: TrainArgs) -> Result<(), String> {
+    match a.cluster.resolve()? {
+        None => train_local_cmd(&a),
+        Some((cluster, job_name, task_index)) => {
+            let ps_strategy = match a.ps_strategy.as_str() {
+                "round_robin" => PsStrategy::RoundRobin,
+                "greedy" => PsStrategy::GreedyBySize,
+                s => return Err(format!("--ps_strategy '{s}': expected round_robin or greedy")),
+            };
+            let cfg = DistConfig {
+                cluster,
+                job_name,
+                task_index,
+                train: a.config(),
+                ps_strategy,
+                wait_timeout: secs(a.wait_secs, "wait_secs")?,
+                step_timeout: secs(a.step_timeout_secs, "step_timeout_secs")?,
+            };
+            train_task(&a, &cfg)
+        }
+    }
+}
+
+fn train_local_cmd(a: &TrainArgs) -> Result<(), String> {
+    let cfg = a.config();
+    let bar = bar(cfg.steps as u64, a.no_progress || a.machine_progress)?;
+    let quiet = a.no_progress;
+    let report = train_local(&cfg, |step, loss| {
+        bar.set_position(step as u64);
+        if step % 20 == 0 {
+            bar.set_message(format!("loss {loss:.4}"));
+        }
+        if quiet && step % 100 == 0 {
+            println!("step {step}: loss {loss:.4}");
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    println!(
+        "trained {:?} for {} steps in {:.1}s ({:.1} steps/s), final loss {:.4}",
+        cfg.model,
+        report.steps,
+        report.train_seconds,
+        report.steps as f64 / report.train_seconds,
+        report.final_loss
+    );
+    println!("test accuracy: {:.2}%", report.test_accuracy * 100.0);
+    Ok(())
+}
+
+fn train_task(a: &TrainArgs, cfg: &DistConfig) -> Result<(), String> {
+    let me = format!("/job:{}/task:{}", cfg.job_name, cfg.task_index);
+    let bar = bar(cfg.train.steps as u64, a.no_progress || a.machine_progress || cfg.job_name != "worker")?;
+    let machine = a.machine_progress;
+    let quiet = a.no_progress;
+    // A hidden bar prints nothing, so lines go straight to stdout then.
+    let say = |m: String| if bar.is_hidden() { println!("{m}") } else { bar.println(m) };
+    let report = run_task(cfg, |p| match p {
+        Progress::Step { local, global, loss } => {
+            if machine {
+                println!("progress {local} {global} {loss}");
+            } else {
+                bar.set_position(global.max(0) as u64);
+                if local % 20 == 0 {
+                    bar.set_message(format!("loss {loss:.4} (local step {local})"));
+                }
+                if quiet && local % 100 == 0 {
+                    println!("{me}: local step {local}, global step {global}: loss {loss:.4}");
+                }
+            }
+        }
+        Progress::Serving(t) => println!("{me} serving at {t}"),
+        Progress::Waiting(w) => say(format!("{me} waiting for {w}")),
+        Progress::Ready => say(format!("{me} model ready, training")),
+        Progress::Evaluated(acc) => {
+            if machine {
+                println!("accuracy {acc}");
+            }
+        }
+        Progress::StoppingPs => say(format!("{me} stopping the ps tasks")),
+    })
+    .map_err(|e| format!("{me}: {e}"))?;
+    bar.finish_and_clear();
+    if let Some(r) = report {
+        println!(
+            "{me}: {} local steps in {:.1}s ({:.1} steps/s), global step {}, final loss {:.4}",
+            r.local_steps,
+            r.train_seconds,
+            r.local_steps as f64 / r.train_seconds.max(1e-9),
+            r.global_step,
+            r.final_loss
+        );
+        if let Some(acc) = r.test_accuracy {
+            println!("test accuracy: {:.2}%", acc * 100.0);
+        }
+    } else {
+        println!("{me} stopped");
+    }
+    Ok(())
+}

@@ -1,0 +1,157 @@
+//! Multi-process tests of distributed training: `ferroflow demo`, and the guide's recipe of
+//! separate `ferroflow train` processes (2 ps + 2 workers, classic flags and TF_CONFIG).
+//! Every wait is bounded and every child is killed at the end, even when a test fails.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/mnist");
+const LIMIT: Duration = Duration::from_secs(600);
+
+/// A child process whose stdout lines are collected; killed on drop.
+struct Proc {
+    name: String,
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Proc {
+    fn start(name: &str, args: &[&str], env: &[(&str, String)]) -> Proc {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferroflow"));
+        cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        cmd.env_remove("TF_CONFIG");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn ferroflow");
+        let out = child.stdout.take().expect("stdout");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Proc { name: name.to_string(), child, lines: rx, seen: Vec::new() }
+    }
+
+    /// Waits (bounded) for a line containing `what`.
+    fn wait_line(&mut self, what: &str, limit: Duration) -> String {
+        let end = Instant::now() + limit;
+        if let Some(l) = self.seen.iter().find(|l| l.contains(what)) {
+            return l.clone();
+        }
+        loop {
+            let left = end.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => {
+                    self.seen.push(l.clone());
+                    if l.contains(what) {
+                        return l;
+                    }
+                }
+                Err(_) => panic!("{} printed no line with '{what}' within {limit:?}; saw {:?}", self.name, self.seen),
+            }
+        }
+    }
+
+    /// Waits (bounded) for the exit and returns (success, all stdout lines).
+    fn finish(&mut self, limit: Duration) -> (bool, Vec<String>) {
+        let end = Instant::now() + limit;
+        loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(2)) {
+                    self.seen.push(l);
+                }
+                return (s.success(), self.seen.clone());
+            }
+            while let Ok(l) = self.lines.try_recv() {
+                self.seen.push(l);
+            }
+            assert!(Instant::now() < end, "{} did not exit within {limit:?}; output {:?}", self.name, self.seen);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn accuracy(lines: &[String]) -> f64 {
+    let l =
+        lines.iter().find(|l| l.starts_with("test accuracy:")).unwrap_or_else(|| panic!("no accuracy in {lines:?}"));
+    l.trim_start_matches("test accuracy:").trim().trim_end_matches('%').parse().unwrap()
+}
+
+#[test]
+fn demo_trains_the_mlp_and_every_process_exits() {
+    let mut demo = Proc::start(
+        "ferroflow demo",
+        &["demo", "--model", "mlp", "--steps", "400", "--no_progress", "--data_dir", DATA],
+        &[],
+    );
+    let (ok, lines) = demo.finish(LIMIT);
+    assert!(ok, "demo failed: {lines:?}");
+    assert!(accuracy(&lines) > 90.0, "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("all 3 processes exited cleanly")), "{lines:?}");
+}
+
+#[test]
+fn two_ps_two_workers_with_flags_and_tf_config() {
+    let ps = [free_port(), free_port()];
+    let wk = [free_port(), free_port()];
+    let ps_hosts = format!("127.0.0.1:{},127.0.0.1:{}", ps[0], ps[1]);
+    let worker_hosts = format!("127.0.0.1:{},127.0.0.1:{}", wk[0], wk[1]);
+    let common = |job: &str, task: &str| -> Vec<String> {
+        let mut v: Vec<String> = ["train", "--model", "mlp", "--steps", "300", "--no_progress", "--data_dir", DATA]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(["--ps_strategy".into(), "greedy".into()]);
+        if !job.is_empty() {
+            v.extend(["--ps_hosts".into(), ps_hosts.clone(), "--worker_hosts".into(), worker_hosts.clone()]);
+            v.extend(["--job_name".into(), job.into(), "--task_index".into(), task.into()]);
+        }
+        v
+    };
+    let args = |v: &Vec<String>| v.clone();
+    // The non-chief worker starts first and must wait for the chief, saying so.
+    let w1_args = args(&common("worker", "1"));
+    let mut w1 = Proc::start("worker 1", &w1_args.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    w1.wait_line("waiting for", Duration::from_secs(60));
+    let p0_args = args(&common("ps", "0"));
+    let p1_args = args(&common("ps", "1"));
+    let mut p0 = Proc::start("ps 0", &p0_args.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    let mut p1 = Proc::start("ps 1", &p1_args.iter().map(String::as_str).collect::<Vec<_>>(), &[]);
+    // The chief gets its cluster from TF_CONFIG (Kubeflow's TFJob form).
+    let tf_config = format!(
+        r#"{{"cluster": {{"ps": ["127.0.0.1:{}", "127.0.0.1:{}"], "worker": ["127.0.0.1:{}", "127.0.0.1:{}"]}},
+            "task": {{"type": "worker", "index": 0}}}}"#,
+        ps[0], ps[1], wk[0], wk[1]
+    );
+    let chief_args = args(&common("", ""));
+    let mut chief =
+        Proc::start("chief", &chief_args.iter().map(String::as_str).collect::<Vec<_>>(), &[("TF_CONFIG", tf_config)]);
+    let (ok, chief_out) = chief.finish(LIMIT);
+    assert!(ok, "chief failed: {chief_out:?}");
+    assert!(accuracy(&chief_out) > 85.0, "{chief_out:?}");
+    let (ok, w1_out) = w1.finish(LIMIT);
+    assert!(ok, "worker 1 failed: {w1_out:?}");
+    assert!(w1_out.iter().any(|l| l.contains("global step")), "{w1_out:?}");
+    // The chief stopped both ps tasks once both workers were done.
+    for p in [&mut p0, &mut p1] {
+        let (ok, out) = p.finish(Duration::from_secs(30));
+        assert!(ok, "{} failed: {out:?}", p.name);
+        assert!(out.iter().any(|l| l.contains("stopped")), "{out:?}");
+    }
+}
