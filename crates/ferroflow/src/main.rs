@@ -1,5 +1,5 @@
-//! The `ferroflow` command: `train` (MNIST in one process), and the distributed commands
-//! (`server`, `demo`) as they land.
+//! The `ferroflow` command: `train` (MNIST in one process), `checkpoint` (inspect, verify,
+//! write V2 checkpoints), `summary`, and the distributed commands (`server`, `demo`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,7 +9,10 @@ use ferroflow_train::local::{train_local, OptimizerKind, TrainConfig};
 use ferroflow_train::models::ModelKind;
 use indicatif::{ProgressBar, ProgressStyle};
 
+mod checkpoint_cmd;
+mod json;
 mod server_cmd;
+mod summary_cmd;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -29,6 +32,12 @@ enum Command {
     Server(server_cmd::ServerArgs),
     /// Run the local distributed MNIST demo (not yet available).
     Demo,
+    /// Inspect, verify and write V2 checkpoints (TensorFlow's format).
+    #[command(subcommand)]
+    Checkpoint(checkpoint_cmd::CheckpointCmd),
+    /// Write TensorBoard event files.
+    #[command(subcommand)]
+    Summary(summary_cmd::SummaryCmd),
 }
 
 #[derive(clap::Args)]
@@ -112,6 +121,8 @@ fn main() -> ExitCode {
     let r = match cli.command {
         Command::Train(a) => train(a),
         Command::Server(a) => server_cmd::run(a),
+        Command::Checkpoint(c) => checkpoint_cmd::run(c),
+        Command::Summary(c) => summary_cmd::run(c),
         Command::Demo => Err("`ferroflow demo` is not implemented yet (distributed training, issue #4); \
                               use `ferroflow train` for single-process training"
             .into()),
