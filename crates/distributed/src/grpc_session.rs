@@ -293,3 +293,15 @@ pub fn server_info(target: &str) -> Result<crate::control::proto::ServerInfoResp
     })?;
     Ok(r.into_inner())
 }
+
+impl ferroflow_runtime::Session for GrpcSession {
+    fn run_step(
+        &self,
+        feeds: &[(String, Tensor)],
+        fetches: &[String],
+        targets: &[String],
+        opts: &RunOptions,
+    ) -> Result<Vec<Tensor>, Status> {
+        self.run_by_name(feeds, fetches, targets, opts)
+    }
+}

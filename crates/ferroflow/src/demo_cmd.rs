@@ -40,6 +40,9 @@ pub struct DemoArgs {
     /// Directory with the MNIST .gz files.
     #[arg(long, default_value = "data/mnist")]
     pub data_dir: PathBuf,
+    /// Checkpoints, summaries and the graph (TensorBoard: `tensorboard --logdir <dir>`).
+    #[arg(long, default_value = "logs/demo")]
+    pub logdir: PathBuf,
     /// Print plain lines instead of progress bars.
     #[arg(long)]
     pub no_progress: bool,
@@ -93,6 +96,8 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
             .args(["--optimizer", &a.optimizer, "--learning_rate", &a.learning_rate.to_string()])
             .arg("--data_dir")
             .arg(&a.data_dir)
+            .arg("--logdir")
+            .arg(&a.logdir)
             .arg("--machine_progress")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -209,6 +214,7 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
         Some(acc) => println!("test accuracy: {:.2}%", acc * 100.0),
         None => return Err("the chief did not report a test accuracy".into()),
     }
+    println!("checkpoints and TensorBoard summaries: {} (tensorboard --logdir {0})", a.logdir.display());
     println!("all {} processes exited cleanly", cluster.children.len());
     Ok(())
 }

@@ -1,13 +1,17 @@
 //! The `ferroflow` command: `train` (MNIST, in one process or as a task of a cluster),
-//! `server` (one task of a cluster) and `demo` (the local distributed MNIST demo).
+//! `server` (one task of a cluster), `demo` (the local distributed MNIST demo),
+//! `checkpoint` (inspect, verify, write V2 checkpoints) and `summary` (event files).
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod checkpoint_cmd;
 mod cluster_args;
 mod demo_cmd;
+mod json;
 mod server_cmd;
+mod summary_cmd;
 mod train_cmd;
 
 #[global_allocator]
@@ -28,6 +32,12 @@ enum Command {
     Server(server_cmd::ServerArgs),
     /// The local distributed MNIST demo: 1 ps + 2 workers as separate processes.
     Demo(demo_cmd::DemoArgs),
+    /// Inspect, verify and write V2 checkpoints (TensorFlow's format).
+    #[command(subcommand)]
+    Checkpoint(checkpoint_cmd::CheckpointCmd),
+    /// Write TensorBoard event files.
+    #[command(subcommand)]
+    Summary(summary_cmd::SummaryCmd),
 }
 
 fn main() -> ExitCode {
@@ -40,6 +50,8 @@ fn main() -> ExitCode {
         Command::Train(a) => train_cmd::run(a),
         Command::Server(a) => server_cmd::run(a),
         Command::Demo(a) => demo_cmd::run(a),
+        Command::Checkpoint(c) => checkpoint_cmd::run(c),
+        Command::Summary(c) => summary_cmd::run(c),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

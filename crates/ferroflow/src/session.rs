@@ -68,6 +68,18 @@ impl Session {
     }
 }
 
+impl ferroflow_runtime::Session for Session {
+    fn run_step(
+        &self,
+        feeds: &[(String, Tensor)],
+        fetches: &[String],
+        targets: &[String],
+        opts: &RunOptions,
+    ) -> Result<Vec<Tensor>, Status> {
+        self.run_by_name(feeds, fetches, targets, opts)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,6 +55,15 @@ pub struct TrainArgs {
     /// Deadline of one training step, in seconds.
     #[arg(long, default_value_t = 60.0)]
     pub step_timeout_secs: f64,
+    /// Checkpoints, summaries and the graph go here (written by the chief, worker 0).
+    #[arg(long)]
+    pub logdir: Option<PathBuf>,
+    /// Seconds between the chief's checkpoints.
+    #[arg(long, default_value_t = 60.0)]
+    pub save_secs: f64,
+    /// The chief writes summaries every this many of its steps.
+    #[arg(long, default_value_t = 100)]
+    pub summary_steps: usize,
     /// Machine-readable progress on stdout (used by `ferroflow demo`).
     #[arg(long, hide = true)]
     pub machine_progress: bool,
@@ -110,6 +119,9 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
                 ps_strategy,
                 wait_timeout: secs(a.wait_secs, "wait_secs")?,
                 step_timeout: secs(a.step_timeout_secs, "step_timeout_secs")?,
+                logdir: a.logdir.clone(),
+                save_every: secs(a.save_secs, "save_secs")?,
+                summary_steps: a.summary_steps,
             };
             train_task(&a, &cfg)
         }
@@ -173,6 +185,9 @@ fn train_task(a: &TrainArgs, cfg: &DistConfig) -> Result<(), String> {
             }
         }
         Progress::StoppingPs => say(format!("{me} stopping the ps tasks")),
+        Progress::Recovering(why) => say(format!("{me} recovering: {why}")),
+        Progress::Restored(p) => say(format!("{me} restored {p}")),
+        Progress::Saved(p) => say(format!("{me} saved {p}")),
     })
     .map_err(|e| format!("{me}: {e}"))?;
     bar.finish_and_clear();

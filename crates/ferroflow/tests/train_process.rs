@@ -2,96 +2,11 @@
 //! separate `ferroflow train` processes (2 ps + 2 workers, classic flags and TF_CONFIG).
 //! Every wait is bounded and every child is killed at the end, even when a test fails.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+mod common;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/mnist");
-const LIMIT: Duration = Duration::from_secs(600);
+use std::time::Duration;
 
-/// A child process whose stdout lines are collected; killed on drop.
-struct Proc {
-    name: String,
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    seen: Vec<String>,
-}
-
-impl Proc {
-    fn start(name: &str, args: &[&str], env: &[(&str, String)]) -> Proc {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferroflow"));
-        cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
-        cmd.env_remove("TF_CONFIG");
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("spawn ferroflow");
-        let out = child.stdout.take().expect("stdout");
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                let _ = tx.send(line);
-            }
-        });
-        Proc { name: name.to_string(), child, lines: rx, seen: Vec::new() }
-    }
-
-    /// Waits (bounded) for a line containing `what`.
-    fn wait_line(&mut self, what: &str, limit: Duration) -> String {
-        let end = Instant::now() + limit;
-        if let Some(l) = self.seen.iter().find(|l| l.contains(what)) {
-            return l.clone();
-        }
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) => {
-                    self.seen.push(l.clone());
-                    if l.contains(what) {
-                        return l;
-                    }
-                }
-                Err(_) => panic!("{} printed no line with '{what}' within {limit:?}; saw {:?}", self.name, self.seen),
-            }
-        }
-    }
-
-    /// Waits (bounded) for the exit and returns (success, all stdout lines).
-    fn finish(&mut self, limit: Duration) -> (bool, Vec<String>) {
-        let end = Instant::now() + limit;
-        loop {
-            if let Some(s) = self.child.try_wait().expect("try_wait") {
-                while let Ok(l) = self.lines.recv_timeout(Duration::from_secs(2)) {
-                    self.seen.push(l);
-                }
-                return (s.success(), self.seen.clone());
-            }
-            while let Ok(l) = self.lines.try_recv() {
-                self.seen.push(l);
-            }
-            assert!(Instant::now() < end, "{} did not exit within {limit:?}; output {:?}", self.name, self.seen);
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn accuracy(lines: &[String]) -> f64 {
-    let l =
-        lines.iter().find(|l| l.starts_with("test accuracy:")).unwrap_or_else(|| panic!("no accuracy in {lines:?}"));
-    l.trim_start_matches("test accuracy:").trim().trim_end_matches('%').parse().unwrap()
-}
+use common::{accuracy, free_port, Proc, DATA, LIMIT};
 
 #[test]
 fn demo_trains_the_mlp_and_every_process_exits() {

@@ -16,6 +16,7 @@ mod registry;
 mod rendezvous;
 mod resource;
 pub mod state;
+pub mod summary;
 pub mod testutil;
 
 pub use cancel::CancelToken;

@@ -66,3 +66,18 @@ pub fn node(op: &str, attrs: &[(&str, ferroflow_core::proto::AttrValue)]) -> Nod
         ..Default::default()
     }
 }
+
+/// A fresh, empty directory under the system temp dir for one test (unique per process
+/// and call); the caller removes it when done.
+pub fn temp_dir(tag: &str) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "ferroflow-{tag}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("create test temp dir");
+    d
+}

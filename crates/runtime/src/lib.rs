@@ -7,8 +7,10 @@ pub mod grad_check;
 pub mod placer;
 mod rendezvous;
 mod rewrite;
+mod session;
 
 pub use direct_session::{DirectSession, RunOptions, LOCAL_DEVICE};
 pub use executor::{Executor, StepDone};
 pub use rendezvous::LocalRendezvous;
 pub use rewrite::{canonical_tensor_name, rewrite_for_execution, Rewritten};
+pub use session::Session;

@@ -1,5 +1,6 @@
-//! Training on top of ferroflow graphs: optimizers, datasets, models, the local trainer and
-//! `replica_device_setter` for between-graph replication.
+//! Training on top of ferroflow graphs: optimizers, checkpoints ([`saver::Saver`]),
+//! summaries ([`summary::FileWriter`]), datasets, models, the local trainer,
+//! `replica_device_setter` and the distributed trainer ([`dist`]).
 
 pub mod data;
 pub mod device_setter;
@@ -8,6 +9,10 @@ pub mod local;
 pub mod models;
 pub mod optimizer;
 pub mod runner;
+pub mod saver;
+pub mod summary;
 
 pub use device_setter::{replica_device_setter, PsStrategy, ReplicaDeviceSetter};
 pub use optimizer::Optimizer;
+pub use saver::{latest_checkpoint, Saver, SaverOptions};
+pub use summary::FileWriter;

@@ -59,7 +59,8 @@ fn bias(s: &Scope, name: &str, n: usize) -> Variable {
     Variable::new(s, name, init)
 }
 
-fn dense(s: &Scope, name: &str, x: Output, inp: usize, out: usize, seed: i64, relu: bool) -> Output {
+/// A dense layer `x · weights + biases` (relu if asked) in name scope `name`.
+pub fn dense(s: &Scope, name: &str, x: Output, inp: usize, out: usize, seed: i64, relu: bool) -> Output {
     let ls = s.sub(name);
     let w = weight(&ls, "weights", &[inp as i64, out as i64], seed);
     let b = bias(&ls, "biases", out);
@@ -71,7 +72,8 @@ fn dense(s: &Scope, name: &str, x: Output, inp: usize, out: usize, seed: i64, re
     }
 }
 
-fn head(s: &Scope, x: Output, y: Output, keep_prob: Option<Output>, logits: Output) -> Result<Model, Status> {
+/// Loss (mean sparse softmax cross-entropy), predictions and accuracy for `logits`.
+pub fn head(s: &Scope, x: Output, y: Output, keep_prob: Option<Output>, logits: Output) -> Result<Model, Status> {
     let (xent, _) = ops::sparse_softmax_cross_entropy_with_logits(s, logits.clone(), y.clone());
     let loss = ops::mean(s, xent, ops::constant(s, Tensor::vec(vec![0i32])), false);
     let pred = ops::arg_max(s, logits.clone(), ops::constant(s, 1i32), DataType::Int64);

@@ -1,15 +1,15 @@
-//! [`Runner`]: what the trainers need of a session, implemented by the in-process
-//! `DirectSession` and the cluster `GrpcSession`, so one training loop serves both.
+//! [`Runner`]: typed steps (`Output`/`Operation` handles) on any runtime
+//! [`Session`](ferroflow_runtime::Session) — the in-process `DirectSession` or a cluster's
+//! `GrpcSession` — so one training loop serves both.
 
 use ferroflow_core::{Status, Tensor};
-use ferroflow_distributed::GrpcSession;
 use ferroflow_graph::{Operation, Output};
-use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::{RunOptions, Session};
 
-/// Runs steps of a graph.
+/// Runs steps of a graph with typed handles.
 pub trait Runner {
     /// Runs one step: feeds replace tensors, fetches are returned in order, targets are run.
-    fn run_step(
+    fn run_typed(
         &self,
         feeds: &[(&Output, Tensor)],
         fetches: &[&Output],
@@ -17,24 +17,16 @@ pub trait Runner {
     ) -> Result<Vec<Tensor>, Status>;
 }
 
-impl Runner for DirectSession {
-    fn run_step(
+impl<S: Session + ?Sized> Runner for S {
+    fn run_typed(
         &self,
         feeds: &[(&Output, Tensor)],
         fetches: &[&Output],
         targets: &[&Operation],
     ) -> Result<Vec<Tensor>, Status> {
-        self.run(feeds, fetches, targets)
-    }
-}
-
-impl Runner for GrpcSession {
-    fn run_step(
-        &self,
-        feeds: &[(&Output, Tensor)],
-        fetches: &[&Output],
-        targets: &[&Operation],
-    ) -> Result<Vec<Tensor>, Status> {
-        self.run(feeds, fetches, targets)
+        let f: Vec<(String, Tensor)> = feeds.iter().map(|(o, t)| (o.name(), t.clone())).collect();
+        let x: Vec<String> = fetches.iter().map(|o| o.name()).collect();
+        let t: Vec<String> = targets.iter().map(|o| o.name.clone()).collect();
+        self.run_step(&f, &x, &t, &RunOptions::default())
     }
 }

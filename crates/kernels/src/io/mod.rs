@@ -1,9 +1,23 @@
-//! Graph plumbing kernels (Const, Placeholder, Identity, NoOp …) and `_Send`/`_Recv`.
+//! Graph plumbing kernels (Const, Placeholder, Identity, NoOp …), `_Send`/`_Recv`, and
+//! TensorFlow's V2 checkpoint format (tensor bundles in LevelDB-style tables) with the
+//! `SaveV2`/`RestoreV2`/`MergeV2Checkpoints` kernels.
 
+mod bundle_codec;
+mod bundle_ops;
+mod bundle_reader;
+mod bundle_writer;
+pub mod crc;
 mod plumbing;
 mod sendrecv;
+mod sstable;
+mod table_block;
+pub mod varint;
 
+pub use bundle_ops::merge_checkpoints;
+pub use bundle_reader::{BundleEntry, BundleReader};
+pub use bundle_writer::{data_path, index_path, write_atomic, write_bundle, BundleWriter, BUNDLE_VERSION};
 pub use plumbing::partial_shape_str;
+pub use sstable::{read_table, TableBuilder, TableOptions, FOOTER_LEN, TABLE_MAGIC};
 
 use crate::KernelRegistry;
 
@@ -11,4 +25,5 @@ use crate::KernelRegistry;
 pub(crate) fn register(r: &mut KernelRegistry) {
     plumbing::register(r);
     sendrecv::register(r);
+    bundle_ops::register(r);
 }

@@ -5,9 +5,11 @@
 //! the chief: it initializes the variables, evaluates at the end and, once every worker is
 //! done, stops the ps tasks so nothing is left running.
 
+mod chief;
 mod ready;
 mod worker;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use ferroflow_core::Status;
@@ -36,6 +38,12 @@ pub struct DistConfig {
     pub wait_timeout: Duration,
     /// Deadline of each training step.
     pub step_timeout: Duration,
+    /// Checkpoints and summaries go here (chief only); `None`: neither.
+    pub logdir: Option<PathBuf>,
+    /// How often the chief saves a checkpoint (and once more at the end).
+    pub save_every: Duration,
+    /// The chief writes summaries every this many of its steps.
+    pub summary_steps: usize,
 }
 
 /// What a task reports while it runs.
@@ -60,6 +68,12 @@ pub enum Progress {
     Evaluated(f64),
     /// Stopping the ps tasks (chief).
     StoppingPs,
+    /// A step failed because a task went away; a new session is being set up.
+    Recovering(String),
+    /// The chief restored this checkpoint (the ps tasks had lost the model).
+    Restored(String),
+    /// The chief saved this checkpoint.
+    Saved(String),
 }
 
 /// The outcome of a worker.

@@ -3,12 +3,13 @@
 use std::time::Instant;
 
 use ferroflow_core::proto::ConfigProto;
-use ferroflow_core::{Status, Tensor};
+use ferroflow_core::{Code, Status, Tensor};
 use ferroflow_distributed::{shutdown_server, GrpcSession, Server, ServerOptions};
 use ferroflow_graph::{
     get_or_create_global_step, global_variables, ops, Operation, Output, Scope, Variable, VariableOptions,
 };
 
+use super::chief::{build_nodes, Chief, ChiefNodes};
 use super::ready::wait_until;
 use super::{ps_targets, DistConfig, Progress, WorkerReport};
 use crate::data::read_mnist;
@@ -27,7 +28,10 @@ struct TrainGraph {
     ready: Vec<(String, Output)>,
     initializers: Vec<Operation>,
     done: Variable,
+    done_ready: Output,
+    done_init: Operation,
     done_inc: Operation,
+    chief_nodes: ChiefNodes,
 }
 
 fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Status> {
@@ -39,6 +43,7 @@ fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Stat
     let global_step = get_or_create_global_step(&s);
     let opt = make_optimizer(cfg.train.optimizer, cfg.train.learning_rate);
     let train_op = opt.minimize(&s, &model.loss, None, Some(&global_step))?;
+    let chief_nodes = build_nodes(&root, &s, &model.loss, &model.accuracy, &model.logits)?;
     let vars = global_variables(root.graph())?;
     let ready = vars.iter().map(|v| (v.name().to_string(), v.is_initialized(&root))).collect();
     let initializers = vars.iter().map(|v| v.initializer()).collect();
@@ -49,14 +54,28 @@ fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Stat
     let opts = VariableOptions { trainable: false, collections: vec![], ..Default::default() };
     let done = Variable::with_options(&cs, "workers_done", ops::constant(&cs, 0i32), &opts);
     let done_inc = done.assign_add(&cs, ops::constant(&cs, 1i32));
+    let done_ready = done.is_initialized(&cs);
+    let done_init = done.initializer();
     root.status()?;
-    Ok(TrainGraph { root, model, global_step, train_op, ready, initializers, done, done_inc })
+    Ok(TrainGraph {
+        root,
+        model,
+        global_step,
+        train_op,
+        ready,
+        initializers,
+        done,
+        done_ready,
+        done_init,
+        done_inc,
+        chief_nodes,
+    })
 }
 
 /// Indices (into `ready`) of the variables not initialized yet.
 fn uninitialized(sess: &GrpcSession, g: &TrainGraph) -> Result<Vec<usize>, Status> {
     let fetches: Vec<&Output> = g.ready.iter().map(|(_, o)| o).collect();
-    let out = sess.run_step(&[], &fetches, &[])?;
+    let out = sess.run_typed(&[], &fetches, &[])?;
     let mut missing = Vec::new();
     for (i, t) in out.iter().enumerate() {
         if !t.scalar_value::<bool>()? {
@@ -72,6 +91,72 @@ fn names(g: &TrainGraph, idx: &[usize]) -> String {
         v.push("…");
     }
     v.join(", ")
+}
+
+/// How many times a worker starts a new session after a ps task failed.
+const MAX_RECOVERIES: usize = 20;
+
+/// Opens a session on this worker's master and gets the model ready: the chief
+/// initializes what the ps tasks do not hold (a restarted chief, or a chief after a ps
+/// restart, keeps whatever state is still there), the others wait for the chief.
+fn open_session(
+    target: &str,
+    g: &TrainGraph,
+    config: &ConfigProto,
+    is_chief: bool,
+    cfg: &DistConfig,
+    ps: &[String],
+    chief: Option<&Chief>,
+    on_progress: &mut impl FnMut(Progress),
+) -> Result<GrpcSession, Status> {
+    let sess = GrpcSession::with_config(target, g.root.graph(), config.clone())?;
+    // The first step creates the session, which waits (bounded) until every ps task answers.
+    if !ps.is_empty() {
+        on_progress(Progress::Waiting(format!("the ps tasks to answer ({})", ps.join(", "))));
+    }
+    if is_chief {
+        let mut missing = Vec::new();
+        let mut done_missing = false;
+        wait_until(
+            cfg.wait_timeout,
+            || {
+                missing = uninitialized(&sess, g)?;
+                done_missing = !sess.run_typed(&[], &[&g.done_ready], &[])?[0].scalar_value::<bool>()?;
+                Ok(None)
+            },
+            |w| on_progress(Progress::Waiting(format!("the parameter servers: {w}"))),
+        )?;
+        if let (false, Some(c)) = (missing.is_empty(), chief) {
+            if let Some(p) = c.restore_latest(&sess, &g.chief_nodes)? {
+                on_progress(Progress::Restored(p));
+                missing = uninitialized(&sess, g)?;
+            }
+        }
+        let mut targets: Vec<&Operation> = missing.iter().map(|&i| &g.initializers[i]).collect();
+        if done_missing {
+            targets.push(&g.done_init);
+        }
+        if !targets.is_empty() {
+            sess.run_typed(&[], &[], &targets)?;
+        }
+    } else {
+        wait_until(
+            cfg.wait_timeout,
+            || {
+                let missing = uninitialized(&sess, g)?;
+                Ok((!missing.is_empty()).then(|| {
+                    format!(
+                        "the chief (/job:worker/task:0) to initialize {} variables ({})",
+                        missing.len(),
+                        names(g, &missing)
+                    )
+                }))
+            },
+            |w| on_progress(Progress::Waiting(w.to_string())),
+        )?;
+    }
+    on_progress(Progress::Ready);
+    Ok(sess)
 }
 
 /// Trains as worker `cfg.task_index` until the global step reaches `cfg.train.steps`.
@@ -90,61 +175,51 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         operation_timeout_in_ms: cfg.step_timeout.as_millis() as i64,
         ..Default::default()
     };
-    let sess = GrpcSession::with_config(server.target(), g.root.graph(), config)?;
-    // The first step creates the session, which waits (bounded) until every ps task answers.
     let ps = ps_targets(&cfg.cluster)?;
-    if !ps.is_empty() {
-        on_progress(Progress::Waiting(format!("the ps tasks to answer ({})", ps.join(", "))));
-    }
-
-    if is_chief {
-        // Initialize what the ps tasks do not hold yet (a restarted chief keeps the state
-        // the ps tasks still have instead of re-initializing it).
-        let mut missing = Vec::new();
-        wait_until(
-            cfg.wait_timeout,
-            || {
-                missing = uninitialized(&sess, &g)?;
-                Ok(None)
-            },
-            |w| on_progress(Progress::Waiting(format!("the parameter servers: {w}"))),
-        )?;
-        if !missing.is_empty() {
-            let targets: Vec<&Operation> = missing.iter().map(|&i| &g.initializers[i]).collect();
-            sess.run_step(&[], &[], &targets)?;
+    let mut chief = match (&cfg.logdir, is_chief) {
+        (Some(dir), true) => {
+            Some(Chief::new(dir.clone(), cfg.save_every, cfg.summary_steps, &g.root.graph().to_graph_def())?)
         }
-        sess.run_step(&[], &[], &[&g.done.initializer()])?;
-    } else {
-        wait_until(
-            cfg.wait_timeout,
-            || {
-                let missing = uninitialized(&sess, &g)?;
-                Ok((!missing.is_empty()).then(|| {
-                    format!(
-                        "the chief (/job:worker/task:0) to initialize {} variables ({})",
-                        missing.len(),
-                        names(&g, &missing)
-                    )
-                }))
-            },
-            |w| on_progress(Progress::Waiting(w.to_string())),
-        )?;
-    }
-    on_progress(Progress::Ready);
+        _ => None,
+    };
+    let mut sess = open_session(server.target(), &g, &config, is_chief, cfg, &ps, chief.as_ref(), &mut on_progress)?;
 
     let mut batches = shard.batches(cfg.train.batch, cfg.train.seed.wrapping_add(task as u64));
     let start = Instant::now();
     let gs = g.global_step.value();
     let mut local = 0usize;
     let mut loss = f32::NAN;
-    let mut global = sess.run_step(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
+    let mut recoveries = 0usize;
+    let mut global = sess.run_typed(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
     while global < cfg.train.steps as i64 {
         let (x, y) = batches.next_batch();
         let mut feeds = vec![(&g.model.x, x), (&g.model.y, y)];
         if let Some(kp) = &g.model.keep_prob {
             feeds.push((kp, Tensor::scalar(cfg.train.keep_prob)));
         }
-        let out = sess.run_step(&feeds, &[&g.model.loss, &gs], &[&g.train_op])?;
+        let mut fetches = vec![&g.model.loss, &gs];
+        let want_summary = match (&chief, &g.chief_nodes.summary) {
+            (Some(c), Some(sm)) if (local + 1) % c.summary_every == 0 => {
+                fetches.push(sm);
+                true
+            }
+            _ => false,
+        };
+        let out = match sess.run_typed(&feeds, &fetches, &[&g.train_op]) {
+            Ok(out) => out,
+            // A ps task restarted (its state is gone) or is down: start a new session,
+            // let the chief re-initialize what is missing, and go on.
+            Err(e) if matches!(e.code, Code::Aborted | Code::Unavailable) && recoveries < MAX_RECOVERIES => {
+                recoveries += 1;
+                on_progress(Progress::Recovering(format!("{} ({:?})", e.message, e.code)));
+                drop(sess);
+                sess =
+                    open_session(server.target(), &g, &config, is_chief, cfg, &ps, chief.as_ref(), &mut on_progress)?;
+                global = sess.run_typed(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         loss = out[0].scalar_value::<f32>()?;
         global = out[1].scalar_value::<i64>()?;
         local += 1;
@@ -154,20 +229,36 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
             )));
         }
         on_progress(Progress::Step { local, global, loss });
+        if let Some(c) = chief.as_mut() {
+            if want_summary {
+                c.add_summary(&out[2], global)?;
+            }
+            if let Some(p) = c.maybe_save(&sess, &g.chief_nodes, global, false)? {
+                on_progress(Progress::Saved(p));
+            }
+        }
+    }
+    if let Some(c) = chief.as_mut() {
+        if let Some(p) = c.maybe_save(&sess, &g.chief_nodes, global, true)? {
+            on_progress(Progress::Saved(p));
+        }
     }
     let train_seconds = start.elapsed().as_secs_f64();
-    sess.run_step(&[], &[], &[&g.done_inc])?;
+    sess.run_typed(&[], &[], &[&g.done_inc])?;
 
     let mut test_accuracy = None;
     if is_chief {
         let acc = evaluate(&sess, &g.model, &mnist.test)?;
         on_progress(Progress::Evaluated(acc));
+        if let Some(c) = chief.as_mut() {
+            c.finish(acc, global)?;
+        }
         test_accuracy = Some(acc);
         let done = g.done.value();
         let finished = wait_until(
             cfg.wait_timeout,
             || {
-                let n = sess.run_step(&[], &[&done], &[])?[0].scalar_value::<i32>()? as usize;
+                let n = sess.run_typed(&[], &[&done], &[])?[0].scalar_value::<i32>()? as usize;
                 Ok((n < num_workers).then(|| format!("{} of {num_workers} workers to finish", num_workers - n)))
             },
             |w| on_progress(Progress::Waiting(w.to_string())),

@@ -1,0 +1,182 @@
+//! How one tensor's value is laid out in a checkpoint's `.data` file, and its checksum.
+//!
+//! Fixed-size types are their raw little-endian bytes, checksummed with CRC32C. Strings
+//! are `varint64 length` per element, a 4-byte masked CRC32C of the lengths, then the
+//! bytes of every element; the entry's checksum runs over each length as a little-endian
+//! u32, then the 4 stored checksum bytes, then the string bytes.
+
+use ferroflow_core::{DataType, Shape, Status, Storage, Tensor};
+
+use super::crc::{crc32c, crc32c_extend, mask};
+use super::varint::{get_varint64, put_varint64};
+
+/// Dtypes a checkpoint can hold in ferroflow.
+pub fn supported(dtype: DataType) -> bool {
+    matches!(
+        dtype,
+        DataType::Float
+            | DataType::Double
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::Bool
+            | DataType::String
+    )
+}
+
+/// The bytes of `t` in the data file and their unmasked CRC32C.
+pub fn encode(t: &Tensor, name: &str) -> Result<(Vec<u8>, u32), Status> {
+    if !supported(t.dtype()) {
+        return Err(Status::unimplemented(format!(
+            "cannot save tensor '{name}': dtype {} is not supported in checkpoints yet",
+            t.dtype()
+        )));
+    }
+    if let Some(raw) = t.raw_bytes() {
+        return Ok((raw.to_vec(), crc32c(raw)));
+    }
+    let Storage::Str(items) = t.storage() else {
+        return Err(Status::internal(format!("tensor '{name}': no byte view for dtype {}", t.dtype())));
+    };
+    let mut out = Vec::with_capacity(items.iter().map(|s| s.len() + 2).sum::<usize>() + 4);
+    let mut crc = 0u32;
+    for s in items {
+        put_varint64(&mut out, s.len() as u64);
+        let len32 = u32::try_from(s.len()).map_err(|_| {
+            Status::invalid_argument(format!("tensor '{name}': a string element of 4 GiB or more cannot be saved"))
+        })?;
+        crc = crc32c_extend(crc, &len32.to_le_bytes());
+    }
+    let len_check = mask(crc).to_le_bytes();
+    out.extend_from_slice(&len_check);
+    crc = crc32c_extend(crc, &len_check);
+    for s in items {
+        out.extend_from_slice(s);
+        crc = crc32c_extend(crc, s);
+    }
+    Ok((out, crc))
+}
+
+/// Decodes `bytes` read for tensor `name` of `dtype` and `shape`, checking the stored
+/// (unmasked) checksum. `file` names the data file in errors.
+pub fn decode(
+    bytes: &[u8],
+    dtype: DataType,
+    shape: Shape,
+    expected_crc: u32,
+    name: &str,
+    file: &str,
+) -> Result<Tensor, Status> {
+    let loss = |m: String| Status::data_loss(format!("{file}: tensor '{name}': {m}"));
+    if !supported(dtype) {
+        return Err(Status::unimplemented(format!(
+            "{file}: tensor '{name}' has dtype {dtype}, which ferroflow checkpoints do not support yet"
+        )));
+    }
+    let n = shape.checked_num_elements().map_err(|e| loss(e.message))?;
+    if dtype != DataType::String {
+        let actual = crc32c(bytes);
+        if actual != expected_crc {
+            return Err(loss(format!("checksum mismatch (stored {expected_crc:#010x}, computed {actual:#010x})")));
+        }
+        return Tensor::from_content(dtype, shape, bytes).map_err(|e| loss(e.message));
+    }
+    let mut pos = 0usize;
+    let mut crc = 0u32;
+    let mut lens = Vec::with_capacity(n.min(1 << 20));
+    for i in 0..n {
+        let l = get_varint64(bytes, &mut pos).ok_or_else(|| loss(format!("bad length of string element {i}")))?;
+        let l32 = u32::try_from(l).map_err(|_| loss(format!("string element {i} is longer than 4 GiB")))?;
+        crc = crc32c_extend(crc, &l32.to_le_bytes());
+        lens.push(l as usize);
+    }
+    let check = bytes.get(pos..pos + 4).ok_or_else(|| loss("truncated before the length checksum".into()))?;
+    if u32::from_le_bytes(check.try_into().unwrap_or([0; 4])) != mask(crc) {
+        return Err(loss("checksum mismatch on the string lengths".into()));
+    }
+    crc = crc32c_extend(crc, check);
+    pos += 4;
+    let mut items = Vec::with_capacity(lens.len());
+    for (i, l) in lens.into_iter().enumerate() {
+        let s = pos
+            .checked_add(l)
+            .and_then(|e| bytes.get(pos..e))
+            .ok_or_else(|| loss(format!("string element {i} runs past the entry")))?;
+        crc = crc32c_extend(crc, s);
+        items.push(s.to_vec());
+        pos += l;
+    }
+    if pos != bytes.len() {
+        return Err(loss(format!("{} trailing bytes after the strings", bytes.len() - pos)));
+    }
+    if crc != expected_crc {
+        return Err(loss("checksum mismatch".into()));
+    }
+    Tensor::from_storage(shape, Storage::Str(items)).map_err(|e| loss(e.message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferroflow_core::Code;
+
+    #[test]
+    fn round_trips() {
+        let ts = vec![
+            Tensor::new(vec![2, 2], vec![1.5f32, -2.0, 3.25, 0.0]).unwrap(),
+            Tensor::scalar(7i64),
+            Tensor::vec(vec![1.0f64, 2.0]),
+            Tensor::vec(vec![true, false, true]),
+            Tensor::vec(vec![1u8, 255]),
+            Tensor::new(vec![0, 3], Vec::<i32>::new()).unwrap(),
+            Tensor::vec(vec![b"".to_vec(), b"hello".to_vec(), vec![0u8; 200]]),
+        ];
+        for t in ts {
+            let (bytes, crc) = encode(&t, "t").unwrap();
+            let back = decode(&bytes, t.dtype(), t.shape().clone(), crc, "t", "f").unwrap();
+            assert_eq!(back, t);
+        }
+    }
+
+    #[test]
+    fn string_layout() {
+        let t = Tensor::vec(vec![b"ab".to_vec(), b"c".to_vec()]);
+        let (bytes, crc) = encode(&t, "s").unwrap();
+        // lengths, 4 checksum bytes, contents
+        assert_eq!(bytes.len(), 2 + 4 + 3);
+        assert_eq!(&bytes[..2], &[2, 1]);
+        assert_eq!(&bytes[6..], b"abc");
+        let mut lens = Vec::new();
+        lens.extend_from_slice(&2u32.to_le_bytes());
+        lens.extend_from_slice(&1u32.to_le_bytes());
+        assert_eq!(&bytes[2..6], &mask(crc32c(&lens)).to_le_bytes());
+        let mut all = lens.clone();
+        all.extend_from_slice(&bytes[2..]);
+        assert_eq!(crc, crc32c(&all));
+    }
+
+    #[test]
+    fn corruption_is_data_loss() {
+        let t = Tensor::vec(vec![1.0f32, 2.0]);
+        let (mut bytes, crc) = encode(&t, "w").unwrap();
+        bytes[0] ^= 1;
+        let e = decode(&bytes, DataType::Float, Shape::new(vec![2]), crc, "w", "m.data").unwrap_err();
+        assert_eq!(e.code, Code::DataLoss);
+        assert!(e.message.contains("'w'") && e.message.contains("m.data"), "{e}");
+        let (bytes, crc) = encode(&t, "w").unwrap();
+        assert_eq!(
+            decode(&bytes[..4], DataType::Float, Shape::new(vec![2]), crc, "w", "f").unwrap_err().code,
+            Code::DataLoss
+        );
+        let s = Tensor::vec(vec![b"xyz".to_vec()]);
+        let (bytes, crc) = encode(&s, "s").unwrap();
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x10;
+            assert!(decode(&b, DataType::String, Shape::new(vec![1]), crc, "s", "f").is_err(), "byte {i}");
+        }
+        assert!(decode(&bytes[..bytes.len() - 1], DataType::String, Shape::new(vec![1]), crc, "s", "f").is_err());
+        let e = encode(&Tensor::scalar(ferroflow_core::ResourceHandle::default()), "r").unwrap_err();
+        assert_eq!(e.code, Code::Unimplemented);
+    }
+}

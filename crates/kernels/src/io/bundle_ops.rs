@@ -1,0 +1,173 @@
+//! Checkpoint kernels: `SaveV2`, `RestoreV2` and `MergeV2Checkpoints`.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+
+use super::bundle_reader::BundleReader;
+use super::bundle_writer::{data_path, index_path, BundleWriter};
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+fn strings(ctx: &OpContext, i: usize, what: &str) -> Result<Vec<String>, Status> {
+    let t = ctx.input(i)?;
+    let v = t.as_slice::<Vec<u8>>().map_err(|_| ctx.error(format!("{what} must be a string tensor")))?;
+    v.iter()
+        .map(|s| String::from_utf8(s.clone()).map_err(|_| ctx.error(format!("{what} holds a non-UTF-8 string"))))
+        .collect()
+}
+
+fn scalar_string(ctx: &OpContext, i: usize, what: &str) -> Result<String, Status> {
+    let t = ctx.input(i)?;
+    if t.num_elements() != 1 {
+        return Err(ctx.error(format!("{what} must hold exactly one string, got shape {}", t.shape())));
+    }
+    Ok(strings(ctx, i, what)?.remove(0))
+}
+
+/// Names and slices, checked against each other; a non-empty slice is Unimplemented.
+fn names_and_slices(ctx: &OpContext, n: usize) -> Result<Vec<String>, Status> {
+    let names = strings(ctx, 1, "tensor_names")?;
+    let slices = strings(ctx, 2, "shape_and_slices")?;
+    if names.len() != n || slices.len() != n {
+        return Err(ctx.error(format!(
+            "expected {n} tensor names and shape_and_slices, got {} and {}",
+            names.len(),
+            slices.len()
+        )));
+    }
+    for (name, slice) in names.iter().zip(&slices) {
+        if !slice.is_empty() {
+            return Err(Status::unimplemented(format!(
+                "node '{}': tensor '{name}' has shape_and_slice '{slice}'; saving or restoring slices of \
+                 partitioned variables is not supported yet",
+                ctx.node().name
+            )));
+        }
+    }
+    Ok(names)
+}
+
+struct SaveV2;
+
+impl OpKernel for SaveV2 {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let prefix = scalar_string(ctx, 0, "prefix")?;
+        let n = ctx.num_inputs().saturating_sub(3);
+        let names = names_and_slices(ctx, n)?;
+        let node = ctx.node().name.clone();
+        let mut w = BundleWriter::new(&prefix).map_err(|e| e.context(format!("node '{node}'")))?;
+        for (i, name) in names.iter().enumerate() {
+            let t = ctx.input(3 + i)?;
+            w.add(name, &t).map_err(|e| e.context(format!("node '{node}'")))?;
+        }
+        w.finish().map_err(|e| e.context(format!("node '{node}'")))
+    }
+}
+
+struct RestoreV2 {
+    dtypes: Vec<DataType>,
+}
+
+impl OpKernel for RestoreV2 {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let prefix = scalar_string(ctx, 0, "prefix")?;
+        let names = names_and_slices(ctx, self.dtypes.len())?;
+        let node = ctx.node().name.clone();
+        let reader = BundleReader::open(&prefix).map_err(|e| e.context(format!("node '{node}'")))?;
+        for (i, (name, &want)) in names.iter().zip(&self.dtypes).enumerate() {
+            let t = reader.read(name).map_err(|e| e.context(format!("node '{node}'")))?;
+            if t.dtype() != want {
+                return Err(Status::invalid_argument(format!(
+                    "node '{node}': tensor '{name}' in checkpoint {prefix} is {}, but the graph expects {want}",
+                    t.dtype()
+                )));
+            }
+            ctx.set_output(i, t)?;
+        }
+        Ok(())
+    }
+}
+
+/// Merges the checkpoints at `sources` into one at `dest` and deletes the sources' files
+/// (and, with `delete_old_dirs`, their directories once empty).
+pub fn merge_checkpoints(
+    sources: &[String],
+    dest: &str,
+    delete_old_dirs: bool,
+    allow_missing_files: bool,
+) -> Result<(), Status> {
+    let mut readers = Vec::new();
+    for p in sources {
+        match BundleReader::open(p) {
+            Ok(r) => readers.push(r),
+            Err(e) if allow_missing_files && e.code == ferroflow_core::Code::NotFound => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    let mut w = BundleWriter::new(dest)?;
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &readers {
+        for name in r.names() {
+            if !seen.insert(name.clone()) {
+                return Err(Status::invalid_argument(format!(
+                    "tensor '{name}' appears in more than one checkpoint to merge (second: {})",
+                    r.prefix()
+                )));
+            }
+            let t: Tensor = r.read(&name)?;
+            w.add(&name, &t)?;
+        }
+    }
+    w.finish()?;
+    for r in &readers {
+        if r.prefix() == dest {
+            continue;
+        }
+        let _ = std::fs::remove_file(index_path(r.prefix()));
+        let _ = std::fs::remove_file(data_path(r.prefix(), 0, 1));
+        if delete_old_dirs {
+            if let Some(dir) = std::path::Path::new(r.prefix()).parent().filter(|d| !d.as_os_str().is_empty()) {
+                // Only removes the directory when it is empty.
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+    }
+    Ok(())
+}
+
+struct MergeV2Checkpoints {
+    delete_old_dirs: bool,
+    allow_missing_files: bool,
+}
+
+impl OpKernel for MergeV2Checkpoints {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let sources = strings(ctx, 0, "checkpoint_prefixes")?;
+        let dest = scalar_string(ctx, 1, "destination_prefix")?;
+        let node = ctx.node().name.clone();
+        merge_checkpoints(&sources, &dest, self.delete_old_dirs, self.allow_missing_files)
+            .map_err(|e| e.context(format!("node '{node}'")))
+    }
+}
+
+fn bool_attr(n: &NodeDef, name: &str, default: bool) -> Result<bool, Status> {
+    if n.has_attr(name) {
+        n.attr_bool(name)
+    } else {
+        Ok(default)
+    }
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("SaveV2", |_| Ok(Box::new(SaveV2)));
+    r.add("RestoreV2", |n| Ok(Box::new(RestoreV2 { dtypes: n.attr_list_type("dtypes")? })));
+    r.add("MergeV2Checkpoints", |n| {
+        Ok(Box::new(MergeV2Checkpoints {
+            delete_old_dirs: bool_attr(n, "delete_old_dirs", true)?,
+            allow_missing_files: bool_attr(n, "allow_missing_files", false)?,
+        }))
+    });
+}
+
+#[cfg(test)]
+#[path = "bundle_tests.rs"]
+mod tests;

@@ -1,0 +1,244 @@
+//! LevelDB-style sorted string tables, the format of a V2 checkpoint's `.index` file:
+//! data blocks, an (empty) meta-index block and an index block, each followed by a 5-byte
+//! trailer (compression type 0 = none, masked CRC32C of contents + type), then a 48-byte
+//! footer (two block handles padded to 40 bytes, then the table magic number).
+
+use ferroflow_core::Status;
+
+use super::crc::{crc32c_extend, mask, unmask};
+use super::table_block::{parse_block, BlockBuilder};
+use super::varint::{get_fixed32, get_varint64, put_varint64};
+
+/// The table magic number (LevelDB's), stored little-endian at the end of the footer.
+pub const TABLE_MAGIC: u64 = 0xdb47_7524_8b80_fb57;
+/// Footer length: two varint block handles padded to 40 bytes, plus the 8-byte magic.
+pub const FOOTER_LEN: usize = 48;
+const TRAILER_LEN: usize = 5;
+const NO_COMPRESSION: u8 = 0;
+
+/// Options of a [`TableBuilder`].
+#[derive(Clone, Copy, Debug)]
+pub struct TableOptions {
+    /// Target size of a data block before it is cut.
+    pub block_size: usize,
+    /// Entries between restart points.
+    pub restart_interval: usize,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions { block_size: 256 * 1024, restart_interval: 16 }
+    }
+}
+
+fn put_handle(out: &mut Vec<u8>, offset: u64, size: u64) {
+    put_varint64(out, offset);
+    put_varint64(out, size);
+}
+
+/// Writes a table into memory; keys must be added in strictly increasing byte order.
+pub struct TableBuilder {
+    opts: TableOptions,
+    out: Vec<u8>,
+    block: BlockBuilder,
+    index: BlockBuilder,
+    last_key: Option<Vec<u8>>,
+}
+
+impl TableBuilder {
+    /// An empty table.
+    pub fn new(opts: TableOptions) -> TableBuilder {
+        TableBuilder {
+            opts,
+            out: Vec::new(),
+            block: BlockBuilder::new(opts.restart_interval),
+            index: BlockBuilder::new(1),
+            last_key: None,
+        }
+    }
+
+    /// Adds an entry; InvalidArgument if `key` is not after the previous key.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<(), Status> {
+        if let Some(last) = &self.last_key {
+            if key <= last.as_slice() {
+                return Err(Status::invalid_argument(format!(
+                    "table keys must be added in increasing order: '{}' after '{}'",
+                    String::from_utf8_lossy(key),
+                    String::from_utf8_lossy(last)
+                )));
+            }
+        }
+        self.block.add(key, value);
+        self.last_key = Some(key.to_vec());
+        if self.block.size_estimate() >= self.opts.block_size {
+            self.flush_block();
+        }
+        Ok(())
+    }
+
+    fn write_block(&mut self, contents: &[u8]) -> (u64, u64) {
+        let offset = self.out.len() as u64;
+        self.out.extend_from_slice(contents);
+        let crc = crc32c_extend(crc32c::crc32c(contents), &[NO_COMPRESSION]);
+        self.out.push(NO_COMPRESSION);
+        self.out.extend_from_slice(&mask(crc).to_le_bytes());
+        (offset, contents.len() as u64)
+    }
+
+    fn flush_block(&mut self) {
+        if self.block.is_empty() {
+            return;
+        }
+        let contents = self.block.finish();
+        let (offset, size) = self.write_block(&contents);
+        let mut handle = Vec::new();
+        put_handle(&mut handle, offset, size);
+        // The last key of the block separates it from the next one.
+        let key = self.last_key.clone().unwrap_or_default();
+        self.index.add(&key, &handle);
+    }
+
+    /// Writes the remaining blocks and the footer; returns the table's bytes.
+    pub fn finish(mut self) -> Vec<u8> {
+        self.flush_block();
+        let meta = BlockBuilder::new(self.opts.restart_interval).finish();
+        let (meta_off, meta_size) = self.write_block(&meta);
+        let index = self.index.finish();
+        let (index_off, index_size) = self.write_block(&index);
+        let mut footer = Vec::with_capacity(FOOTER_LEN);
+        put_handle(&mut footer, meta_off, meta_size);
+        put_handle(&mut footer, index_off, index_size);
+        footer.resize(FOOTER_LEN - 8, 0);
+        footer.extend_from_slice(&TABLE_MAGIC.to_le_bytes());
+        self.out.extend_from_slice(&footer);
+        self.out
+    }
+}
+
+fn read_handle(buf: &[u8], pos: &mut usize) -> Option<(u64, u64)> {
+    Some((get_varint64(buf, pos)?, get_varint64(buf, pos)?))
+}
+
+/// Reads the block at `(offset, size)` and checks its trailer.
+fn read_block<'a>(file: &'a [u8], handle: (u64, u64), what: &str) -> Result<&'a [u8], Status> {
+    let (offset, size) = handle;
+    let end = offset
+        .checked_add(size)
+        .and_then(|e| e.checked_add(TRAILER_LEN as u64))
+        .filter(|&e| e <= (file.len() - FOOTER_LEN) as u64)
+        .ok_or_else(|| {
+            Status::data_loss(format!("{what}: block at offset {offset} size {size} lies outside the file"))
+        })? as usize;
+    let start = offset as usize;
+    let contents = &file[start..end - TRAILER_LEN];
+    let kind = file[end - TRAILER_LEN];
+    let stored = unmask(get_fixed32(file, end - 4).unwrap_or(0));
+    let actual = crc32c_extend(crc32c::crc32c(contents), &[kind]);
+    if stored != actual {
+        return Err(Status::data_loss(format!("{what}: block checksum mismatch at offset {offset}")));
+    }
+    if kind != NO_COMPRESSION {
+        return Err(Status::unimplemented(format!(
+            "{what}: block at offset {offset} uses compression type {kind}; only uncompressed tables are supported"
+        )));
+    }
+    Ok(contents)
+}
+
+/// Reads a whole table (`file` names it in errors) into its sorted entries.
+pub fn read_table(data: &[u8], file: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Status> {
+    if data.len() < FOOTER_LEN {
+        return Err(Status::data_loss(format!(
+            "{file}: {} bytes is too short to be a table (the footer alone is {FOOTER_LEN})",
+            data.len()
+        )));
+    }
+    let footer = &data[data.len() - FOOTER_LEN..];
+    let magic = u64::from_le_bytes(footer[40..48].try_into().unwrap_or([0; 8]));
+    if magic != TABLE_MAGIC {
+        return Err(Status::data_loss(format!("{file}: not a table (bad magic number {magic:#x})")));
+    }
+    let mut pos = 0;
+    let handles = read_handle(&footer[..40], &mut pos).zip(read_handle(&footer[..40], &mut pos));
+    let (meta_handle, index_handle) =
+        handles.ok_or_else(|| Status::data_loss(format!("{file}: corrupted table footer")))?;
+    // The meta-index block carries nothing we use, but its checksum must hold.
+    read_block(data, meta_handle, file)?;
+    let index = parse_block(read_block(data, index_handle, file)?, &format!("{file} (index block)"))?;
+    let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    for (sep, handle) in index {
+        let mut p = 0;
+        let h = read_handle(&handle, &mut p)
+            .filter(|_| p == handle.len())
+            .ok_or_else(|| Status::data_loss(format!("{file}: corrupted block handle in the index")))?;
+        let entries = parse_block(read_block(data, h, file)?, &format!("{file} (data block at {})", h.0))?;
+        for (k, v) in entries {
+            if k > sep {
+                return Err(Status::data_loss(format!("{file}: key beyond its index separator")));
+            }
+            if out.last().is_some_and(|(prev, _)| *prev >= k) {
+                return Err(Status::data_loss(format!("{file}: keys are not in increasing order across blocks")));
+            }
+            out.push((k, v));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferroflow_core::Code;
+
+    fn build(n: usize, opts: TableOptions) -> (Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>) {
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
+            .map(|i| (format!("dense_{:05}/kernel", i).into_bytes(), format!("value-{i}").repeat(i % 7).into_bytes()))
+            .collect();
+        let mut t = TableBuilder::new(opts);
+        for (k, v) in &entries {
+            t.add(k, v).unwrap();
+        }
+        (entries, t.finish())
+    }
+
+    #[test]
+    fn many_keys_across_blocks_and_restarts() {
+        let opts = TableOptions { block_size: 512, restart_interval: 4 };
+        let (entries, bytes) = build(2000, opts);
+        // Many data blocks: the index has one entry per block.
+        let back = read_table(&bytes, "t.index").unwrap();
+        assert_eq!(back, entries);
+        assert_eq!(&bytes[bytes.len() - 8..], &TABLE_MAGIC.to_le_bytes());
+        let (one, small) = build(3, TableOptions::default());
+        assert_eq!(read_table(&small, "t").unwrap(), one);
+        let empty = TableBuilder::new(TableOptions::default()).finish();
+        assert!(read_table(&empty, "t").unwrap().is_empty());
+    }
+
+    #[test]
+    fn out_of_order_keys_are_rejected() {
+        let mut t = TableBuilder::new(TableOptions::default());
+        t.add(b"b", b"").unwrap();
+        assert_eq!(t.add(b"a", b"").unwrap_err().code, Code::InvalidArgument);
+        assert!(t.add(b"b", b"").is_err());
+    }
+
+    #[test]
+    fn corruption_is_data_loss() {
+        let (_, bytes) = build(300, TableOptions { block_size: 256, restart_interval: 16 });
+        // Everything before the footer is covered by checksums; the footer by its magic
+        // number and handles (its zero padding is not checked, as in LevelDB).
+        let mut positions: Vec<usize> = (0..bytes.len() - FOOTER_LEN).step_by(37).collect();
+        positions.extend(bytes.len() - 8..bytes.len());
+        for i in positions {
+            let mut b = bytes.clone();
+            b[i] ^= 0x5a;
+            // Every flipped byte is detected (checksums, magic, handles).
+            let e = read_table(&b, "model.ckpt.index").unwrap_err();
+            assert!(matches!(e.code, Code::DataLoss | Code::Unimplemented), "{e}");
+            assert!(e.message.contains("model.ckpt.index"), "{e}");
+        }
+        assert_eq!(read_table(&bytes[..20], "f").unwrap_err().code, Code::DataLoss);
+        assert_eq!(read_table(&bytes[..bytes.len() - 1], "f").unwrap_err().code, Code::DataLoss);
+    }
+}

@@ -1,0 +1,22 @@
+//! Summary kernels: `ScalarSummary`, `HistogramSummary`, `MergeSummary`. Each outputs a
+//! serialized `tensorflow.Summary` as a scalar string, as TensorFlow does.
+
+mod histogram;
+mod merge;
+mod scalar;
+
+pub use histogram::{default_bucket_limits, Histogram};
+
+use crate::KernelRegistry;
+
+/// Registers this family's kernels.
+pub(crate) fn register(r: &mut KernelRegistry) {
+    scalar::register(r);
+    histogram::register(r);
+    merge::register(r);
+}
+
+/// The tag string of a summary input.
+pub(crate) fn utf8(ctx: &crate::OpContext, b: &[u8], what: &str) -> Result<String, ferroflow_core::Status> {
+    String::from_utf8(b.to_vec()).map_err(|_| ctx.error(format!("{what} is not valid UTF-8")))
+}

@@ -1,0 +1,134 @@
+//! [`FileWriter`]: TensorFlow's `tf.compat.v1.summary.FileWriter`, writing
+//! `events.out.tfevents.<secs>.<hostname>` files that TensorBoard reads.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ferroflow_core::proto::{event, Event, GraphDef, Message, Summary};
+use ferroflow_core::Status;
+
+use super::record::write_record;
+
+/// The version string of the first event of every file.
+pub const FILE_VERSION: &str = "brain.Event:2";
+
+fn now() -> f64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Writes events to one file in a log directory.
+///
+/// ```
+/// use ferroflow_train::summary::FileWriter;
+/// let dir = std::env::temp_dir().join(format!("ferroflow-fw-doc-{}", std::process::id()));
+/// let mut w = FileWriter::new(&dir).unwrap();
+/// w.add_scalar("loss", 0.5, 1).unwrap();
+/// w.close().unwrap();
+/// # std::fs::remove_dir_all(dir).unwrap();
+/// ```
+pub struct FileWriter {
+    path: PathBuf,
+    out: Option<BufWriter<File>>,
+}
+
+impl FileWriter {
+    /// Creates `logdir` if needed and a new event file in it, starting with the
+    /// file-version event.
+    pub fn new(logdir: impl AsRef<Path>) -> Result<FileWriter, Status> {
+        let dir = logdir.as_ref();
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Status::unknown(format!("cannot create log directory {}: {e}", dir.display())))?;
+        let secs = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+        let base = format!("events.out.tfevents.{secs:010}.{}", hostname());
+        // Two writers in one second get distinct files.
+        let mut path = dir.join(&base);
+        let mut n = 1;
+        while path.exists() {
+            path = dir.join(format!("{base}.{n}"));
+            n += 1;
+        }
+        let f = File::create(&path).map_err(|e| Status::unknown(format!("cannot create {}: {e}", path.display())))?;
+        let mut w = FileWriter { path, out: Some(BufWriter::new(f)) };
+        w.add_event(&Event { wall_time: now(), step: 0, what: Some(event::What::FileVersion(FILE_VERSION.into())) })?;
+        w.flush()?;
+        Ok(w)
+    }
+
+    /// The event file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn io(&self, what: &str, e: std::io::Error) -> Status {
+        Status::unknown(format!("cannot {what} {}: {e}", self.path.display()))
+    }
+
+    /// Appends an event.
+    pub fn add_event(&mut self, e: &Event) -> Result<(), Status> {
+        let bytes = e.encode_to_vec();
+        let path = self.path.display().to_string();
+        let out = self.out.as_mut().ok_or_else(|| Status::failed_precondition(format!("{path} is closed")))?;
+        write_record(out, &bytes).map_err(|e| Status::unknown(format!("cannot write {path}: {e}")))
+    }
+
+    /// Appends a serialized `Summary` (the output of a summary op) at `step`.
+    pub fn add_summary(&mut self, summary: &[u8], step: i64) -> Result<(), Status> {
+        let s = Summary::decode(summary).map_err(|e| {
+            Status::invalid_argument(format!("add_summary: the bytes are not a serialized Summary: {e}"))
+        })?;
+        self.add_event(&Event { wall_time: now(), step, what: Some(event::What::Summary(s)) })
+    }
+
+    /// Appends one scalar value at `step` (no graph op needed).
+    pub fn add_scalar(&mut self, tag: &str, value: f32, step: i64) -> Result<(), Status> {
+        use ferroflow_core::proto::summary;
+        let s = Summary {
+            value: vec![summary::Value {
+                tag: tag.into(),
+                value: Some(summary::value::Value::SimpleValue(value)),
+                ..Default::default()
+            }],
+        };
+        self.add_event(&Event { wall_time: now(), step, what: Some(event::What::Summary(s)) })
+    }
+
+    /// Appends the graph, shown by TensorBoard's graph tab.
+    pub fn add_graph(&mut self, graph: &GraphDef) -> Result<(), Status> {
+        self.add_event(&Event { wall_time: now(), step: 0, what: Some(event::What::GraphDef(graph.encode_to_vec())) })
+    }
+
+    /// Writes buffered events to the file.
+    pub fn flush(&mut self) -> Result<(), Status> {
+        match self.out.as_mut().map(|o| o.flush()) {
+            Some(Err(e)) => Err(self.io("flush", e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Flushes and closes the file; later writes fail with FailedPrecondition.
+    pub fn close(&mut self) -> Result<(), Status> {
+        self.flush()?;
+        if let Some(out) = self.out.take() {
+            let f = out.into_inner().map_err(|e| self.io("flush", e.into_error()))?;
+            f.sync_all().map_err(|e| self.io("sync", e))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for FileWriter {
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
