@@ -18,6 +18,7 @@ pub use bundle_reader::{BundleEntry, BundleReader};
 pub use bundle_writer::{data_path, index_path, write_atomic, write_bundle, BundleWriter, BUNDLE_VERSION};
 pub use plumbing::partial_shape_str;
 pub use sstable::{read_table, TableBuilder, TableOptions, FOOTER_LEN, TABLE_MAGIC};
+pub use table_block::Entries;
 
 use crate::KernelRegistry;
 

@@ -6,7 +6,7 @@
 use ferroflow_core::Status;
 
 use super::crc::{crc32c_extend, mask, unmask};
-use super::table_block::{parse_block, BlockBuilder};
+use super::table_block::{parse_block, BlockBuilder, Entries};
 use super::varint::{get_fixed32, get_varint64, put_varint64};
 
 /// The table magic number (LevelDB's), stored little-endian at the end of the footer.
@@ -146,7 +146,7 @@ fn read_block<'a>(file: &'a [u8], handle: (u64, u64), what: &str) -> Result<&'a 
 }
 
 /// Reads a whole table (`file` names it in errors) into its sorted entries.
-pub fn read_table(data: &[u8], file: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Status> {
+pub fn read_table(data: &[u8], file: &str) -> Result<Entries, Status> {
     if data.len() < FOOTER_LEN {
         return Err(Status::data_loss(format!(
             "{file}: {} bytes is too short to be a table (the footer alone is {FOOTER_LEN})",
@@ -165,7 +165,7 @@ pub fn read_table(data: &[u8], file: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, St
     // The meta-index block carries nothing we use, but its checksum must hold.
     read_block(data, meta_handle, file)?;
     let index = parse_block(read_block(data, index_handle, file)?, &format!("{file} (index block)"))?;
-    let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut out: Entries = Vec::new();
     for (sep, handle) in index {
         let mut p = 0;
         let h = read_handle(&handle, &mut p)
@@ -190,8 +190,8 @@ mod tests {
     use super::*;
     use ferroflow_core::Code;
 
-    fn build(n: usize, opts: TableOptions) -> (Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>) {
-        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
+    fn build(n: usize, opts: TableOptions) -> (Entries, Vec<u8>) {
+        let entries: Entries = (0..n)
             .map(|i| (format!("dense_{:05}/kernel", i).into_bytes(), format!("value-{i}").repeat(i % 7).into_bytes()))
             .collect();
         let mut t = TableBuilder::new(opts);

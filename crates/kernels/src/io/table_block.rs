@@ -6,6 +6,9 @@ use ferroflow_core::Status;
 
 use super::varint::{get_fixed32, get_varint32, put_varint64};
 
+/// Key/value pairs of a table or block, in key order.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Builds one block. Keys must be added in increasing order (checked by the table).
 pub struct BlockBuilder {
     buf: Vec<u8>,
@@ -73,7 +76,7 @@ impl BlockBuilder {
 
 /// Decodes every entry of a block (its contents, trailer removed). `what` names the block
 /// in errors (file and block kind).
-pub fn parse_block(data: &[u8], what: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Status> {
+pub fn parse_block(data: &[u8], what: &str) -> Result<Entries, Status> {
     let bad = |m: &str| Status::data_loss(format!("corrupted table block in {what}: {m}"));
     if data.len() < 4 {
         return Err(bad("block shorter than its restart count"));
@@ -95,7 +98,7 @@ pub fn parse_block(data: &[u8], what: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, S
         }
         restarts.push(r);
     }
-    let mut out: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut out: Entries = Vec::new();
     let mut pos = 0usize;
     let mut key: Vec<u8> = Vec::new();
     while pos < limit {

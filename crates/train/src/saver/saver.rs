@@ -177,7 +177,7 @@ impl Saver {
         };
         let dir = parent_dir(&path);
         let feed = [(self.filename.clone(), Tensor::scalar(path.as_bytes().to_vec()))];
-        sess.run_step(&feed, &[self.save_tensor.clone()], &[], &RunOptions::default())?;
+        sess.run_step(&feed, std::slice::from_ref(&self.save_tensor), &[], &RunOptions::default())?;
         let mut guard = self.last.lock().map_err(|_| Status::internal("saver state lock poisoned"))?;
         if guard.is_none() {
             let previous = get_checkpoint_state(&dir)?
@@ -216,7 +216,7 @@ impl Saver {
             )));
         }
         let feed = [(self.filename.clone(), Tensor::scalar(path.as_bytes().to_vec()))];
-        sess.run_step(&feed, &[], &[self.restore_op.clone()], &RunOptions::default())?;
+        sess.run_step(&feed, &[], std::slice::from_ref(&self.restore_op), &RunOptions::default())?;
         Ok(())
     }
 }
