@@ -3,6 +3,7 @@
 
 mod array;
 mod base;
+mod data_flow;
 mod math;
 mod nn;
 mod random;
@@ -11,6 +12,7 @@ mod training;
 
 pub use array::*;
 pub use base::*;
+pub use data_flow::*;
 pub use math::*;
 pub use nn::*;
 pub use random::*;
@@ -23,6 +25,7 @@ use crate::registry::OpRegistry;
 pub(crate) fn register_all(r: &mut OpRegistry) {
     array::register(r);
     base::register(r);
+    data_flow::register(r);
     math::register(r);
     nn::register(r);
     random::register(r);
