@@ -115,7 +115,7 @@ fn two_replicas_apply_the_average_of_their_gradients_each_step() {
             let sess = sess.clone();
             sc.spawn(move || {
                 for t in 0..STEPS {
-                    sess.run_by_name(&feeds(r, i, t), &[], &[r.sync.train_op.name.clone()], &opts())
+                    sess.run_by_name(&feeds(r, i, t), &[], std::slice::from_ref(&r.sync.train_op.name), &opts())
                         .map_err(|e| r.sync.explain(e))
                         .unwrap();
                 }
@@ -141,7 +141,8 @@ fn two_replicas_apply_the_average_of_their_gradients_each_step() {
     assert_eq!(reps[0].sync.stale_gradients_dropped(sess.resources()), 0);
 
     // The straggler's gradients were computed for step 0: dropped and counted.
-    sess.run_by_name(&feeds(&straggler, 0, 0), &[], &[straggler.sync.apply_op.name.clone()], &opts()).unwrap();
+    sess.run_by_name(&feeds(&straggler, 0, 0), &[], std::slice::from_ref(&straggler.sync.apply_op.name), &opts())
+        .unwrap();
     assert_eq!(straggler.sync.stale_gradients_dropped(sess.resources()), 2);
     for (_, name) in &straggler.sync.accumulators {
         let acc = sess.resources().lookup::<ConditionalAccumulator>("", name).unwrap();
@@ -171,7 +172,7 @@ fn waits_are_bounded_when_replicas_are_missing() {
 
     // No chief: the token never comes; the replica's wait ends with a clear error.
     let e = sess
-        .run_by_name(&feeds(&r, 0, 0), &[], &[r.sync.train_op.name.clone()], &opts())
+        .run_by_name(&feeds(&r, 0, 0), &[], std::slice::from_ref(&r.sync.train_op.name), &opts())
         .map_err(|e| r.sync.explain(e))
         .unwrap_err();
     assert_eq!(e.code, Code::DeadlineExceeded, "{e}");
@@ -189,6 +190,6 @@ fn waits_are_bounded_when_replicas_are_missing() {
     assert_eq!(e.code, Code::DeadlineExceeded, "{e}");
     assert!(e.message.contains("too few replicas sent gradients"), "{e}");
     assert_eq!(fetch(&sess, &m.step.value()).scalar_value::<i64>().unwrap(), 0);
-    let e = sess.run_by_name(&feeds(&r, 0, 1), &[], &[r.sync.train_op.name.clone()], &opts()).unwrap_err();
+    let e = sess.run_by_name(&feeds(&r, 0, 1), &[], std::slice::from_ref(&r.sync.train_op.name), &opts()).unwrap_err();
     assert_eq!(e.code, Code::OutOfRange, "{e}");
 }

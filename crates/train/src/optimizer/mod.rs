@@ -19,7 +19,7 @@ pub use momentum::Momentum;
 pub use rmsprop::RmsProp;
 pub use slots::{hyper, slot};
 pub use sync_replicas::{SyncReplicas, SyncReplicasOptimizer, LOCAL_VARIABLES, SYNC_TOKEN_QUEUE};
-pub use sync_replicas_runner::{ChiefQueueRunner, RunStep};
+pub use sync_replicas_runner::{ChiefQueueRunner, CloseFn, RunStep};
 
 use ferroflow_core::{attr, DataType, Status};
 use ferroflow_graph::{gradients, trainable_variables, AsOpName, Operation, Output, Scope, Variable};

@@ -16,6 +16,9 @@ use super::SyncReplicas;
 /// Runs one chief step given the step's cancellation token and timeout.
 pub type RunStep = Box<dyn FnMut(&CancelToken, Duration) -> Result<(), Status> + Send>;
 
+/// Closes the token queue when the runner stops.
+pub type CloseFn = Box<dyn FnOnce() -> Result<(), Status> + Send>;
+
 /// A running chief queue runner. Dropping it stops it.
 pub struct ChiefQueueRunner {
     stop: Arc<AtomicBool>,
@@ -29,17 +32,11 @@ impl ChiefQueueRunner {
     /// `aggregation_timeout` (one update: waiting for the replicas' gradients, applying
     /// them). On any error, or after [`ChiefQueueRunner::stop`], `close` runs (it should
     /// close the token queue so replicas waiting for a token stop with OutOfRange).
-    pub fn start(
-        mut run_sync: RunStep,
-        close: Box<dyn FnOnce() -> Result<(), Status> + Send>,
-        aggregation_timeout: Duration,
-    ) -> ChiefQueueRunner {
+    pub fn start(mut run_sync: RunStep, close: CloseFn, aggregation_timeout: Duration) -> ChiefQueueRunner {
         let stop = Arc::new(AtomicBool::new(false));
         let current: Arc<Mutex<Option<CancelToken>>> = Arc::new(Mutex::new(None));
         let updates = Arc::new(AtomicU64::new(0));
-        let close: Arc<Mutex<Option<Box<dyn FnOnce() -> Result<(), Status> + Send>>>> =
-            Arc::new(Mutex::new(Some(close)));
-        let (st, cur, up, cl) = (stop.clone(), current.clone(), updates.clone(), close.clone());
+        let (st, cur, up) = (stop.clone(), current.clone(), updates.clone());
         let thread = std::thread::Builder::new()
             .name("sync-replicas-chief".into())
             .spawn(move || {
@@ -73,10 +70,8 @@ impl ChiefQueueRunner {
                 if let Err(e) = &r {
                     tracing::error!(error = %e, "sync replicas chief queue runner stopped");
                 }
-                if let Some(c) = cl.lock().unwrap_or_else(|e| e.into_inner()).take() {
-                    if let Err(e) = c() {
-                        tracing::warn!(error = %e, "closing the sync token queue failed");
-                    }
+                if let Err(e) = close() {
+                    tracing::warn!(error = %e, "closing the sync token queue failed");
                 }
                 r
             })
