@@ -18,6 +18,12 @@ struct Inner {
 #[derive(Clone, Default)]
 pub struct CancelToken(Arc<Mutex<Inner>>);
 
+impl std::fmt::Debug for CancelToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CancelToken").field("cancelled", &self.status()).finish()
+    }
+}
+
 impl CancelToken {
     /// A fresh token.
     pub fn new() -> CancelToken {

@@ -7,6 +7,7 @@
 pub mod array;
 mod cancel;
 mod context;
+pub mod data_flow;
 pub mod io;
 mod kernel;
 pub mod math;
@@ -18,6 +19,7 @@ mod resource;
 pub mod state;
 pub mod summary;
 pub mod testutil;
+pub mod timer;
 
 pub use cancel::CancelToken;
 pub use context::{OpContext, StepCtx, Value};

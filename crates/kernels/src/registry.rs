@@ -46,6 +46,7 @@ fn build() -> KernelRegistry {
     crate::random::register(&mut r);
     crate::state::register(&mut r);
     crate::io::register(&mut r);
+    crate::data_flow::register(&mut r);
     crate::summary::register(&mut r);
     r
 }

@@ -22,6 +22,9 @@ pub const LOCAL_DEVICE: &str = "/job:localhost/replica:0/task:0/device:CPU:0";
 pub struct RunOptions {
     /// Cancel the step with DeadlineExceeded after this long.
     pub timeout: Option<Duration>,
+    /// Use this token as the step's cancellation (so another thread can cancel a step that
+    /// waits, e.g. on a queue); a fresh one when `None`. Use a new token per run.
+    pub cancel: Option<CancelToken>,
 }
 
 struct Prepared {
@@ -147,7 +150,7 @@ impl DirectSession {
             step_id: self.next_step.fetch_add(1, Ordering::Relaxed),
             rendezvous: rendezvous.clone(),
             resources: self.resources.clone(),
-            cancel: CancelToken::new(),
+            cancel: opts.cancel.clone().unwrap_or_default(),
             device: LOCAL_DEVICE.to_string(),
             deadline: opts.timeout.map(|t| std::time::Instant::now() + t),
         });

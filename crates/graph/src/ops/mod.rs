@@ -3,6 +3,7 @@
 
 mod array;
 mod base;
+mod data_flow;
 mod io;
 mod math;
 mod nn;
@@ -12,6 +13,7 @@ mod training;
 
 pub use array::*;
 pub use base::*;
+pub use data_flow::*;
 pub use io::*;
 pub use math::*;
 pub use nn::*;
@@ -25,6 +27,7 @@ use crate::registry::OpRegistry;
 pub(crate) fn register_all(r: &mut OpRegistry) {
     array::register(r);
     base::register(r);
+    data_flow::register(r);
     io::register(r);
     math::register(r);
     nn::register(r);

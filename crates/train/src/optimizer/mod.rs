@@ -9,6 +9,8 @@ mod gradient_descent;
 mod momentum;
 mod rmsprop;
 mod slots;
+mod sync_replicas;
+mod sync_replicas_runner;
 
 pub use adagrad::Adagrad;
 pub use adam::Adam;
@@ -16,6 +18,8 @@ pub use gradient_descent::GradientDescent;
 pub use momentum::Momentum;
 pub use rmsprop::RmsProp;
 pub use slots::{hyper, slot};
+pub use sync_replicas::{SyncReplicas, SyncReplicasOptimizer, LOCAL_VARIABLES, SYNC_TOKEN_QUEUE};
+pub use sync_replicas_runner::{ChiefQueueRunner, CloseFn, RunStep};
 
 use ferroflow_core::{attr, DataType, Status};
 use ferroflow_graph::{gradients, trainable_variables, AsOpName, Operation, Output, Scope, Variable};

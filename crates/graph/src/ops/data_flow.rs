@@ -1,0 +1,336 @@
+//! Data-flow ops for synchronous training, with TensorFlow's definitions: conditional
+//! accumulators (`ConditionalAccumulator`, `ResourceConditionalAccumulator`,
+//! `[Resource]Accumulator{ApplyGradient,TakeGradient,NumAccumulated,SetGlobalStep}`) and
+//! FIFO queues (`FIFOQueue[V2]`, `QueueEnqueue[Many][V2]`, `QueueDequeue[Many][V2]`,
+//! `QueueClose[V2]`, `QueueSize[V2]`).
+
+use ferroflow_core::proto::{attr_value, AttrValue};
+use ferroflow_core::{attr, DataType, NodeAttrs, Status};
+
+use super::state::NUMBER_TYPES;
+use crate::op_def::op;
+use crate::registry::OpRegistry;
+use crate::scope::{Operation, Output, Scope};
+use crate::shape_fn::{scalar, Dims, ShapeCtx};
+
+fn none(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    Ok(vec![])
+}
+
+fn ref_handle(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    Ok(vec![Some(vec![2])])
+}
+
+fn take_shape(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    Ok(vec![None])
+}
+
+/// Dequeue outputs: the queue's component shapes are not visible from here, so unknown.
+fn dequeue_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    let n = c.node.attr_list_type("component_types")?.len();
+    Ok(vec![None; n])
+}
+
+pub(crate) fn register(r: &mut OpRegistry) {
+    for (name, out, shape) in [
+        ("ConditionalAccumulator", "handle: Ref(string)", ref_handle as crate::shape_fn::ShapeFn),
+        ("ResourceConditionalAccumulator", "handle: resource", scalar),
+    ] {
+        r.add(
+            op(name)
+                .output(out)
+                .attr(&format!("dtype: {NUMBER_TYPES}"))
+                .attr("shape: shape")
+                .attr("container: string = ''")
+                .attr("shared_name: string = ''")
+                .attr("reduction_type: {'MEAN', 'SUM'} = 'MEAN'")
+                .stateful()
+                .shape_fn(shape)
+                .build(),
+        );
+    }
+    for (prefix, h) in [("", "handle: Ref(string)"), ("Resource", "handle: resource")] {
+        r.add(
+            op(&format!("{prefix}AccumulatorNumAccumulated"))
+                .input(h)
+                .output("num_accumulated: int32")
+                .stateful()
+                .shape_fn(scalar)
+                .build(),
+        );
+        r.add(
+            op(&format!("{prefix}AccumulatorSetGlobalStep"))
+                .input(h)
+                .input("new_global_step: int64")
+                .stateful()
+                .shape_fn(none)
+                .build(),
+        );
+        r.add(
+            op(&format!("{prefix}AccumulatorApplyGradient"))
+                .input(h)
+                .input("local_step: int64")
+                .input("gradient: dtype")
+                .attr(&format!("dtype: {NUMBER_TYPES}"))
+                .stateful()
+                .shape_fn(none)
+                .build(),
+        );
+        r.add(
+            op(&format!("{prefix}AccumulatorTakeGradient"))
+                .input(h)
+                .input("num_required: int32")
+                .output("average: dtype")
+                .attr(&format!("dtype: {NUMBER_TYPES}"))
+                .stateful()
+                .shape_fn(take_shape)
+                .build(),
+        );
+    }
+    for (name, out, shape) in [
+        ("FIFOQueue", "handle: Ref(string)", ref_handle as crate::shape_fn::ShapeFn),
+        ("FIFOQueueV2", "handle: resource", scalar),
+    ] {
+        r.add(
+            op(name)
+                .output(out)
+                .attr("component_types: list(type) >= 1")
+                .attr("shapes: list(shape) >= 0 = []")
+                .attr("capacity: int = -1")
+                .attr("container: string = ''")
+                .attr("shared_name: string = ''")
+                .stateful()
+                .shape_fn(shape)
+                .build(),
+        );
+    }
+    for (suffix, h) in [("", "handle: Ref(string)"), ("V2", "handle: resource")] {
+        for base in ["QueueEnqueue", "QueueEnqueueMany"] {
+            r.add(
+                op(&format!("{base}{suffix}"))
+                    .input(h)
+                    .input("components: Tcomponents")
+                    .attr("Tcomponents: list(type) >= 1")
+                    .attr("timeout_ms: int = -1")
+                    .stateful()
+                    .shape_fn(none)
+                    .build(),
+            );
+        }
+        r.add(
+            op(&format!("QueueDequeue{suffix}"))
+                .input(h)
+                .output("components: component_types")
+                .attr("component_types: list(type) >= 1")
+                .attr("timeout_ms: int = -1")
+                .stateful()
+                .shape_fn(dequeue_shape)
+                .build(),
+        );
+        r.add(
+            op(&format!("QueueDequeueMany{suffix}"))
+                .input(h)
+                .input("n: int32")
+                .output("components: component_types")
+                .attr("component_types: list(type) >= 1")
+                .attr("timeout_ms: int = -1")
+                .stateful()
+                .shape_fn(dequeue_shape)
+                .build(),
+        );
+        r.add(
+            op(&format!("QueueClose{suffix}"))
+                .input(h)
+                .attr("cancel_pending_enqueues: bool = false")
+                .stateful()
+                .shape_fn(none)
+                .build(),
+        );
+        r.add(op(&format!("QueueSize{suffix}")).input(h).output("size: int32").stateful().shape_fn(scalar).build());
+    }
+}
+
+fn is_resource(h: &Output) -> bool {
+    h.dtype == DataType::Resource
+}
+
+fn shape_list(shapes: &[Vec<i64>]) -> AttrValue {
+    let list = shapes
+        .iter()
+        .filter_map(|d| match attr::shape(Some(d)).value {
+            Some(attr_value::Value::Shape(s)) => Some(s),
+            _ => None,
+        })
+        .collect();
+    AttrValue { value: Some(attr_value::Value::List(attr_value::ListValue { shape: list, ..Default::default() })) }
+}
+
+/// `ResourceConditionalAccumulator` (`resource` = true, what TensorFlow 2's
+/// `tf.compat.v1.ConditionalAccumulator` builds) or `ConditionalAccumulator` (a string ref).
+pub fn conditional_accumulator(
+    s: &Scope,
+    dtype: DataType,
+    shape: Option<&[i64]>,
+    shared_name: &str,
+    reduction_type: &str,
+    resource: bool,
+) -> Output {
+    s.op(if resource { "ResourceConditionalAccumulator" } else { "ConditionalAccumulator" })
+        .attr("dtype", attr::ty(dtype))
+        .attr("shape", attr::shape(shape))
+        .attr("shared_name", attr::string(shared_name))
+        .attr("reduction_type", attr::string(reduction_type))
+        .build()
+        .output(0)
+}
+
+fn acc_op(h: &Output, base: &str) -> String {
+    if is_resource(h) {
+        format!("Resource{base}")
+    } else {
+        base.to_string()
+    }
+}
+
+/// `[Resource]AccumulatorApplyGradient`: adds `gradient` computed at `local_step` (int64).
+pub fn accumulator_apply_gradient(s: &Scope, handle: Output, local_step: Output, gradient: Output) -> Operation {
+    let op = acc_op(&handle, "AccumulatorApplyGradient");
+    s.op(&op).input(handle).input(local_step).input(gradient).build()
+}
+
+/// `[Resource]AccumulatorTakeGradient`: waits for `num_required` (int32) gradients and
+/// returns their average.
+pub fn accumulator_take_gradient(s: &Scope, handle: Output, num_required: Output, dtype: DataType) -> Output {
+    let op = acc_op(&handle, "AccumulatorTakeGradient");
+    s.op(&op).input(handle).input(num_required).attr("dtype", attr::ty(dtype)).build().output(0)
+}
+
+/// `[Resource]AccumulatorNumAccumulated`.
+pub fn accumulator_num_accumulated(s: &Scope, handle: Output) -> Output {
+    let op = acc_op(&handle, "AccumulatorNumAccumulated");
+    s.op(&op).input(handle).build().output(0)
+}
+
+/// `[Resource]AccumulatorSetGlobalStep` (`new_global_step` is int64).
+pub fn accumulator_set_global_step(s: &Scope, handle: Output, new_global_step: Output) -> Operation {
+    let op = acc_op(&handle, "AccumulatorSetGlobalStep");
+    s.op(&op).input(handle).input(new_global_step).build()
+}
+
+/// `FIFOQueueV2` (`resource` = true) or `FIFOQueue`; `capacity < 0` is unbounded, empty
+/// `shapes` leaves the component shapes unspecified.
+pub fn fifo_queue(
+    s: &Scope,
+    component_types: &[DataType],
+    shapes: &[Vec<i64>],
+    capacity: i64,
+    shared_name: &str,
+    resource: bool,
+) -> Output {
+    s.op(if resource { "FIFOQueueV2" } else { "FIFOQueue" })
+        .attr("component_types", attr::list_type(component_types))
+        .attr("shapes", shape_list(shapes))
+        .attr("capacity", attr::int(capacity))
+        .attr("shared_name", attr::string(shared_name))
+        .build()
+        .output(0)
+}
+
+fn q_op(h: &Output, base: &str) -> String {
+    if is_resource(h) {
+        format!("{base}V2")
+    } else {
+        base.to_string()
+    }
+}
+
+/// `QueueEnqueue[V2]` of one element (`timeout_ms <= 0`: no timeout of its own).
+pub fn queue_enqueue(s: &Scope, handle: Output, components: Vec<Output>, timeout_ms: i64) -> Operation {
+    let op = q_op(&handle, "QueueEnqueue");
+    s.op(&op).input(handle).input_list(components).attr("timeout_ms", attr::int(timeout_ms)).build()
+}
+
+/// `QueueEnqueueMany[V2]`: enqueues the slices along dimension 0.
+pub fn queue_enqueue_many(s: &Scope, handle: Output, components: Vec<Output>, timeout_ms: i64) -> Operation {
+    let op = q_op(&handle, "QueueEnqueueMany");
+    s.op(&op).input(handle).input_list(components).attr("timeout_ms", attr::int(timeout_ms)).build()
+}
+
+/// `QueueDequeue[V2]`: one element, waiting while the queue is empty.
+pub fn queue_dequeue(s: &Scope, handle: Output, component_types: &[DataType], timeout_ms: i64) -> Vec<Output> {
+    let op = q_op(&handle, "QueueDequeue");
+    s.op(&op)
+        .input(handle)
+        .attr("component_types", attr::list_type(component_types))
+        .attr("timeout_ms", attr::int(timeout_ms))
+        .build()
+        .outputs()
+}
+
+/// `QueueDequeueMany[V2]`: `n` (int32) elements stacked along dimension 0.
+pub fn queue_dequeue_many(
+    s: &Scope,
+    handle: Output,
+    n: Output,
+    component_types: &[DataType],
+    timeout_ms: i64,
+) -> Vec<Output> {
+    let op = q_op(&handle, "QueueDequeueMany");
+    s.op(&op)
+        .input(handle)
+        .input(n)
+        .attr("component_types", attr::list_type(component_types))
+        .attr("timeout_ms", attr::int(timeout_ms))
+        .build()
+        .outputs()
+}
+
+/// `QueueClose[V2]`.
+pub fn queue_close(s: &Scope, handle: Output, cancel_pending_enqueues: bool) -> Operation {
+    let op = q_op(&handle, "QueueClose");
+    s.op(&op).input(handle).attr("cancel_pending_enqueues", attr::bool(cancel_pending_enqueues)).build()
+}
+
+/// `QueueSize[V2]`.
+pub fn queue_size(s: &Scope, handle: Output) -> Output {
+    let op = q_op(&handle, "QueueSize");
+    s.op(&op).input(handle).build().output(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::constant;
+    use ferroflow_core::Tensor;
+
+    #[test]
+    fn builds_accumulator_and_queue_ops() {
+        let s = Scope::new_root();
+        for resource in [true, false] {
+            let h = conditional_accumulator(&s, DataType::Float, Some(&[2]), "acc", "MEAN", resource);
+            let step = constant(&s, Tensor::scalar(0i64));
+            let g = constant(&s, vec![1.0f32, 2.0]);
+            accumulator_apply_gradient(&s, h.clone(), step.clone(), g);
+            let t = accumulator_take_gradient(&s, h.clone(), constant(&s, Tensor::scalar(2i32)), DataType::Float);
+            assert_eq!(t.dtype, DataType::Float);
+            assert_eq!(accumulator_num_accumulated(&s, h.clone()).dtype, DataType::Int32);
+            accumulator_set_global_step(&s, h, step);
+            let q = fifo_queue(&s, &[DataType::Int64], &[vec![]], -1, "q", resource);
+            let tok = constant(&s, Tensor::scalar(3i64));
+            queue_enqueue(&s, q.clone(), vec![tok.clone()], -1);
+            queue_enqueue_many(&s, q.clone(), vec![constant(&s, Tensor::vec(vec![1i64, 2]))], -1);
+            let d = queue_dequeue(&s, q.clone(), &[DataType::Int64], 1000);
+            assert_eq!(d.len(), 1);
+            assert_eq!(d[0].dtype, DataType::Int64);
+            let m = queue_dequeue_many(&s, q.clone(), constant(&s, Tensor::scalar(2i32)), &[DataType::Int64], -1);
+            assert_eq!(m.len(), 1);
+            queue_close(&s, q.clone(), true);
+            assert_eq!(queue_size(&s, q).dtype, DataType::Int32);
+        }
+        s.status().unwrap();
+        let n = s.graph().node("ResourceAccumulatorTakeGradient").unwrap().def;
+        assert_eq!(n.op, "ResourceAccumulatorTakeGradient");
+        let n = s.graph().node("QueueEnqueueV2").unwrap().def;
+        assert_eq!(n.attr_list_type("Tcomponents").unwrap(), vec![DataType::Int64]);
+    }
+}

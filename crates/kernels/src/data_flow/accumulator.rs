@@ -1,0 +1,264 @@
+//! The conditional accumulator (TensorFlow's `ConditionalAccumulator` resource): sums
+//! gradients whose `local_step` is not older than the accumulator's global step, drops
+//! (and counts) the stale ones, and hands out their mean (or sum) to `TakeGradient`
+//! attempts once `num_required` have arrived. A successful take resets the sum and advances
+//! the accumulator's global step by one; `SetGlobalStep` sets it.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ferroflow_core::{DataType, Status, Tensor};
+
+use super::waiters::{check_armed, park, run_all, Abortable, Completion, Pending};
+use crate::{DoneCallback, OpContext};
+
+/// Stale gradients dropped by every accumulator of this process (a metric).
+static STALE_TOTAL: AtomicU64 = AtomicU64::new(0);
+
+/// Stale gradients dropped by all accumulators in this process since it started.
+pub fn stale_gradients_dropped_total() -> u64 {
+    STALE_TOTAL.load(Ordering::Relaxed)
+}
+
+struct State {
+    global_step: i64,
+    counter: i32,
+    sum: Option<Tensor>,
+    takers: VecDeque<Pending<i32>>,
+}
+
+/// A conditional accumulator, kept in the resource manager under (container, name).
+pub struct ConditionalAccumulator {
+    name: String,
+    dtype: DataType,
+    /// Declared shape: `None` = unknown rank, `-1` = unknown dimension.
+    shape: Option<Vec<i64>>,
+    mean: bool,
+    state: Mutex<State>,
+    next_id: AtomicU64,
+    stale: AtomicU64,
+}
+
+fn add_into(sum: &mut Tensor, g: &Tensor) -> Result<(), Status> {
+    fn go<T: Copy + std::ops::Add<Output = T> + ferroflow_core::TensorType>(
+        sum: &mut Tensor,
+        g: &Tensor,
+    ) -> Result<(), Status> {
+        let src = g.as_slice::<T>()?;
+        for (a, &b) in sum.data_mut::<T>()?.iter_mut().zip(src) {
+            *a = *a + b;
+        }
+        Ok(())
+    }
+    match sum.dtype() {
+        DataType::Float => go::<f32>(sum, g),
+        DataType::Double => go::<f64>(sum, g),
+        DataType::Int32 => go::<i32>(sum, g),
+        DataType::Int64 => go::<i64>(sum, g),
+        d => Err(Status::unimplemented(format!("accumulating {d} gradients is not supported yet"))),
+    }
+}
+
+fn divide(sum: &mut Tensor, n: i32) -> Result<(), Status> {
+    match sum.dtype() {
+        DataType::Float => sum.data_mut::<f32>()?.iter_mut().for_each(|x| *x /= n as f32),
+        DataType::Double => sum.data_mut::<f64>()?.iter_mut().for_each(|x| *x /= n as f64),
+        DataType::Int32 => sum.data_mut::<i32>()?.iter_mut().for_each(|x| *x /= n),
+        DataType::Int64 => sum.data_mut::<i64>()?.iter_mut().for_each(|x| *x /= n as i64),
+        d => return Err(Status::unimplemented(format!("averaging {d} gradients is not supported yet"))),
+    }
+    Ok(())
+}
+
+impl ConditionalAccumulator {
+    /// A new accumulator; `reduction` is `MEAN` or `SUM`.
+    pub fn new(
+        name: impl Into<String>,
+        dtype: DataType,
+        shape: Option<Vec<i64>>,
+        reduction: &str,
+    ) -> Result<ConditionalAccumulator, Status> {
+        let name = name.into();
+        if !matches!(dtype, DataType::Float | DataType::Double | DataType::Int32 | DataType::Int64) {
+            return Err(Status::unimplemented(format!(
+                "accumulator '{name}': dtype {dtype} is not supported yet (float, double, int32, int64 are)"
+            )));
+        }
+        let mean = match reduction {
+            "MEAN" => true,
+            "SUM" => false,
+            r => {
+                return Err(Status::invalid_argument(format!(
+                    "accumulator '{name}': reduction_type must be MEAN or SUM, got '{r}'"
+                )))
+            }
+        };
+        Ok(ConditionalAccumulator {
+            name,
+            dtype,
+            shape,
+            mean,
+            state: Mutex::new(State { global_step: 0, counter: 0, sum: None, takers: VecDeque::new() }),
+            next_id: AtomicU64::new(0),
+            stale: AtomicU64::new(0),
+        })
+    }
+
+    /// The accumulator's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Element type of the gradients.
+    pub fn dtype(&self) -> DataType {
+        self.dtype
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Number of gradients accumulated since the last take.
+    pub fn num_accumulated(&self) -> i32 {
+        self.lock().counter
+    }
+
+    /// The accumulator's global step (gradients from older local steps are dropped).
+    pub fn global_step(&self) -> i64 {
+        self.lock().global_step
+    }
+
+    /// Number of stale gradients this accumulator dropped.
+    pub fn stale_dropped(&self) -> u64 {
+        self.stale.load(Ordering::Relaxed)
+    }
+
+    /// Sets the global step (TensorFlow warns, but obeys, when it goes backwards).
+    pub fn set_global_step(&self, step: i64) {
+        let mut g = self.lock();
+        if step < g.global_step {
+            tracing::warn!(accumulator = %self.name, from = g.global_step, to = step, "global step set to a smaller value");
+        }
+        g.global_step = step;
+    }
+
+    fn check_shape(&self, g: &Tensor, sum: Option<&Tensor>) -> Result<(), Status> {
+        let dims = g.shape().to_i64();
+        if let Some(s) = &self.shape {
+            let ok = s.len() == dims.len() && s.iter().zip(&dims).all(|(&a, &b)| a < 0 || a == b);
+            if !ok {
+                return Err(Status::invalid_argument(format!(
+                    "accumulator '{}': gradient of shape {:?} is incompatible with the accumulator's shape {:?}",
+                    self.name, dims, s
+                )));
+            }
+        }
+        if let Some(sum) = sum {
+            if sum.shape() != g.shape() {
+                return Err(Status::invalid_argument(format!(
+                    "accumulator '{}': gradient of shape {} does not match the shape {} of the gradients \
+                     accumulated so far",
+                    self.name,
+                    g.shape(),
+                    sum.shape()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds `grad` computed at `local_step`, or drops it if `local_step` is older than the
+    /// accumulator's global step. Returns whether it was accumulated.
+    pub fn apply_gradient(&self, local_step: i64, grad: Tensor) -> Result<bool, Status> {
+        if grad.dtype() != self.dtype {
+            return Err(Status::invalid_argument(format!(
+                "accumulator '{}' holds {} gradients but was given a {} tensor",
+                self.name,
+                self.dtype,
+                grad.dtype()
+            )));
+        }
+        let (done, accepted) = {
+            let mut g = self.lock();
+            if local_step < g.global_step {
+                let n = self.stale.fetch_add(1, Ordering::Relaxed) + 1;
+                STALE_TOTAL.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    accumulator = %self.name,
+                    local_step,
+                    global_step = g.global_step,
+                    dropped = n,
+                    "dropped a stale gradient"
+                );
+                (vec![], false)
+            } else {
+                self.check_shape(&grad, g.sum.as_ref())?;
+                match g.sum.as_mut() {
+                    Some(sum) => add_into(sum, &grad)?,
+                    None => g.sum = Some(grad),
+                }
+                g.counter += 1;
+                (self.flush(&mut g), true)
+            }
+        };
+        run_all(done);
+        Ok(accepted)
+    }
+
+    /// Completes the oldest take attempts whose `num_required` is met.
+    fn flush(&self, g: &mut State) -> Vec<Completion> {
+        let mut out = Vec::new();
+        while g.takers.front().is_some_and(|t| g.counter >= t.kind) {
+            let Some(mut t) = g.takers.pop_front() else { break };
+            let mut sum = g.sum.take();
+            let r = match sum.as_mut() {
+                Some(s) if self.mean => divide(s, g.counter).map(|_| ()),
+                Some(_) => Ok(()),
+                None => Err(Status::internal(format!("accumulator '{}' has a count but no sum", self.name))),
+            };
+            let r = r.and_then(|_| t.ctx.set_output(0, sum.unwrap_or_else(|| Tensor::scalar(0.0f32))));
+            g.global_step += 1;
+            g.counter = 0;
+            out.push(t.finish(r));
+        }
+        out
+    }
+
+    /// Parks a take attempt of `num_required` gradients: completes `done` with the average
+    /// as output 0 once enough have arrived, or with Cancelled / DeadlineExceeded.
+    pub(crate) fn take_gradient(
+        self: &Arc<Self>,
+        num_required: i32,
+        ctx: OpContext,
+        done: DoneCallback,
+        timeout: Option<Duration>,
+    ) {
+        if num_required < 1 {
+            let e = ctx.error(format!("Argument num_required must be positive, but was {num_required}"));
+            return done(ctx, Err(e));
+        }
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let what = format!("TakeGradient from accumulator '{}' (waiting for {num_required} gradients)", self.name);
+        let cancel = ctx.step().cancel.clone();
+        let p = park(self, id, num_required, ctx, done, timeout, &what);
+        let deadline = p.deadline();
+        let ready = {
+            let mut g = self.lock();
+            g.takers.push_back(p);
+            self.flush(&mut g)
+        };
+        run_all(ready);
+        check_armed(self, id, &cancel, deadline, &what);
+    }
+}
+
+impl Abortable for ConditionalAccumulator {
+    fn abort(&self, id: u64, s: Status) -> Option<Completion> {
+        let mut g = self.lock();
+        let pos = g.takers.iter().position(|t| t.id == id)?;
+        let t = g.takers.remove(pos)?;
+        Some(t.finish(Err(s)))
+    }
+}

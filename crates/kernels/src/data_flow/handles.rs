@@ -1,0 +1,65 @@
+//! Handles of queues and accumulators in both of TensorFlow's forms: a DT_RESOURCE scalar
+//! (`FIFOQueueV2`, `ResourceConditionalAccumulator`) or a `Ref(string)` holding
+//! `[container, shared_name]` (`FIFOQueue`, `ConditionalAccumulator`).
+
+use std::sync::Arc;
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, ResourceHandle, Status, Tensor};
+
+use crate::state::handle::{handle_input, DEFAULT_CONTAINER};
+use crate::{OpContext, Value, Var};
+
+/// Where a resource-creating node keeps its resource: (container, shared name). An empty
+/// `shared_name` means the node's own name, so every run of the node sees one resource.
+pub(crate) fn container_and_name(n: &NodeDef) -> Result<(String, String), Status> {
+    let c = n.attr_string("container")?;
+    let s = n.attr_string("shared_name")?;
+    let c = if c.is_empty() { DEFAULT_CONTAINER.to_string() } else { c };
+    Ok((c, if s.is_empty() { n.name.clone() } else { s }))
+}
+
+/// Sets output 0 to a handle naming `container/name`: a resource scalar, or a string-ref.
+pub(crate) fn set_handle_output(
+    ctx: &mut OpContext,
+    container: &str,
+    name: &str,
+    type_name: &str,
+    as_ref: bool,
+) -> Result<(), Status> {
+    if as_ref {
+        let var = Var::new(name, DataType::String);
+        var.assign(Tensor::new(vec![2], vec![container.as_bytes().to_vec(), name.as_bytes().to_vec()])?)?;
+        ctx.set_output_value(0, Value::Ref(Arc::new(var)))
+    } else {
+        let h = ResourceHandle {
+            device: ctx.step().device.clone(),
+            container: container.to_string(),
+            name: name.to_string(),
+            hash_code: 0,
+            maybe_type_name: type_name.to_string(),
+            dtypes_and_shapes: vec![],
+        };
+        ctx.set_output(0, Tensor::scalar(h))
+    }
+}
+
+/// The (container, name) named by input `i`, in either handle form.
+pub(crate) fn handle_names(ctx: &OpContext, i: usize) -> Result<(String, String), Status> {
+    let t = ctx.input(i)?;
+    match t.dtype() {
+        DataType::Resource => {
+            let h = handle_input(ctx, i)?;
+            let c = if h.container.is_empty() { DEFAULT_CONTAINER.to_string() } else { h.container };
+            Ok((c, h.name))
+        }
+        DataType::String => {
+            let v = t.as_slice::<Vec<u8>>()?;
+            let [c, n] = v else {
+                return Err(ctx.error(format!("handle input {i} must hold [container, name], got shape {}", t.shape())));
+            };
+            Ok((String::from_utf8_lossy(c).into_owned(), String::from_utf8_lossy(n).into_owned()))
+        }
+        d => Err(ctx.error(format!("input {i} must be a resource or string handle, got a {d} tensor"))),
+    }
+}

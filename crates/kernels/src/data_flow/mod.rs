@@ -1,0 +1,31 @@
+//! Data-flow kernels for synchronous training: conditional accumulators
+//! (`ConditionalAccumulator`, `AccumulatorApplyGradient`, `AccumulatorTakeGradient`, …)
+//! and FIFO queues (`FIFOQueueV2`, `QueueEnqueueV2`, `QueueDequeueManyV2`, …), in both
+//! the resource-handle and the ref-handle forms. Blocking ops are asynchronous kernels:
+//! a waiting op parks inside its resource and is completed by whoever satisfies it, by
+//! the step's cancellation, or by a deadline.
+
+mod accumulator;
+mod accumulator_ops;
+mod handles;
+mod queue;
+mod queue_ops;
+mod waiters;
+
+#[cfg(test)]
+mod tests_accumulator;
+#[cfg(test)]
+mod tests_queue;
+
+pub use accumulator::{stale_gradients_dropped_total, ConditionalAccumulator};
+pub use accumulator_ops::ACCUMULATOR_TYPE_NAME;
+pub use queue::{FifoQueue, Tuple};
+pub use queue_ops::QUEUE_TYPE_NAME;
+
+use crate::KernelRegistry;
+
+/// Registers this family's kernels.
+pub(crate) fn register(r: &mut KernelRegistry) {
+    accumulator_ops::register(r);
+    queue_ops::register(r);
+}

@@ -1,0 +1,234 @@
+//! Queue kernels: `FIFOQueueV2` / `FIFOQueue` create (or find) the queue;
+//! `QueueEnqueue[Many]V2`, `QueueDequeue[Many]V2` are asynchronous (they wait without a
+//! thread, bounded by `timeout_ms`, the step's deadline and its cancellation);
+//! `QueueCloseV2`, `QueueSizeV2`. The ref-handle forms (no `V2`) share the kernels.
+
+use std::sync::Arc;
+
+use ferroflow_core::proto::{attr_value, NodeDef};
+use ferroflow_core::{shape_proto_dims, DataType, NodeAttrs, Status, Tensor};
+
+use super::handles::{container_and_name, handle_names, set_handle_output};
+use super::queue::FifoQueue;
+use super::waiters::timeout_from_ms;
+use crate::{DoneCallback, KernelRegistry, OpContext, OpKernel};
+
+/// TensorFlow's type name of queues in resource handles.
+pub const QUEUE_TYPE_NAME: &str = "N10tensorflow14QueueInterfaceE";
+
+struct Create {
+    container: String,
+    name: String,
+    types: Vec<DataType>,
+    shapes: Vec<Vec<i64>>,
+    capacity: i64,
+    as_ref: bool,
+}
+
+fn list_shapes(n: &NodeDef, attr: &str) -> Result<Vec<Vec<i64>>, Status> {
+    let v = n.attr_value(attr)?;
+    let Some(attr_value::Value::List(l)) = &v.value else { return Ok(vec![]) };
+    l.shape
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            shape_proto_dims(s).ok_or_else(|| {
+                n.node_error(format!("shape {i} of attr '{attr}' has unknown rank; queues need known shapes"))
+            })
+        })
+        .collect()
+}
+
+impl OpKernel for Create {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let q = ctx.resources().lookup_or_create(&self.container, &self.name, || {
+            FifoQueue::new(&self.name, self.types.clone(), self.shapes.clone(), self.capacity)
+        })?;
+        if q.component_types() != self.types.as_slice() {
+            return Err(ctx.error(format!(
+                "FIFOQueue '{}' already exists with component types {:?} but this node declares {:?}",
+                self.name,
+                q.component_types(),
+                self.types
+            )));
+        }
+        let (c, n) = (self.container.clone(), self.name.clone());
+        set_handle_output(ctx, &c, &n, QUEUE_TYPE_NAME, self.as_ref)
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+fn create(n: &NodeDef, as_ref: bool) -> Result<Box<dyn OpKernel>, Status> {
+    let (container, name) = container_and_name(n)?;
+    Ok(Box::new(Create {
+        container,
+        name,
+        types: n.attr_list_type("component_types")?,
+        shapes: list_shapes(n, "shapes")?,
+        capacity: n.attr_int("capacity")?,
+        as_ref,
+    }))
+}
+
+/// The queue named by input 0 (NotFound naming the node if it was never created).
+fn queue(ctx: &OpContext) -> Result<Arc<FifoQueue>, Status> {
+    let (c, n) = handle_names(ctx, 0)?;
+    ctx.resources().lookup::<FifoQueue>(&c, &n).map_err(|e| {
+        Status::not_found(format!(
+            "node '{}' (op {}): queue '{c}/{n}' does not exist (run the op that creates it first): {}",
+            ctx.node().name,
+            ctx.node().op,
+            e.message
+        ))
+    })
+}
+
+struct Enqueue {
+    many: bool,
+    timeout_ms: i64,
+}
+
+impl OpKernel for Enqueue {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        Err(ctx.error("queue enqueue must run asynchronously"))
+    }
+    fn is_async(&self) -> bool {
+        true
+    }
+    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
+        let prep = (|| {
+            let q = queue(&ctx)?;
+            let comps: Vec<Tensor> = (1..ctx.num_inputs()).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
+            let tuples = if self.many {
+                q.split_many(&comps)?
+            } else {
+                q.validate(&comps)?;
+                vec![comps]
+            };
+            Ok((q, tuples))
+        })();
+        match prep {
+            Ok((q, tuples)) => q.enqueue(tuples, ctx, done, timeout_from_ms(self.timeout_ms)),
+            Err(e) => {
+                let e = ctx_error(&ctx, e);
+                done(ctx, Err(e))
+            }
+        }
+    }
+}
+
+fn ctx_error(ctx: &OpContext, e: Status) -> Status {
+    if e.message.contains(&format!("'{}'", ctx.node().name)) {
+        e
+    } else {
+        e.context(format!("node '{}' (op {})", ctx.node().name, ctx.node().op))
+    }
+}
+
+struct Dequeue {
+    many: bool,
+    types: Vec<DataType>,
+    timeout_ms: i64,
+}
+
+impl OpKernel for Dequeue {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        Err(ctx.error("queue dequeue must run asynchronously"))
+    }
+    fn is_async(&self) -> bool {
+        true
+    }
+    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
+        let prep = (|| {
+            let q = queue(&ctx)?;
+            if q.component_types() != self.types.as_slice() {
+                return Err(ctx.error(format!(
+                    "FIFOQueue '{}' holds components {:?} but this node expects {:?}",
+                    q.name(),
+                    q.component_types(),
+                    self.types
+                )));
+            }
+            let n = if self.many {
+                let t = ctx.input(1)?;
+                if t.dtype() != DataType::Int32 {
+                    return Err(ctx.error(format!("n must be an int32 scalar, got a {} tensor", t.dtype())));
+                }
+                let n = t.scalar_value::<i32>()?;
+                if n < 0 {
+                    return Err(ctx.error(format!("requested {n} elements; n must be >= 0")));
+                }
+                n as usize
+            } else {
+                1
+            };
+            Ok((q, n))
+        })();
+        match prep {
+            Ok((q, n)) => q.dequeue(n, self.many, ctx, done, timeout_from_ms(self.timeout_ms)),
+            Err(e) => {
+                let e = ctx_error(&ctx, e);
+                done(ctx, Err(e))
+            }
+        }
+    }
+}
+
+struct Close {
+    cancel_pending_enqueues: bool,
+}
+
+impl OpKernel for Close {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        queue(ctx)?.close(self.cancel_pending_enqueues);
+        Ok(())
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+struct Size;
+
+impl OpKernel for Size {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let n = queue(ctx)?.size();
+        ctx.set_output(0, Tensor::scalar(i32::try_from(n).unwrap_or(i32::MAX)))
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+fn enqueue(n: &NodeDef, many: bool) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(Enqueue { many, timeout_ms: n.attr_int("timeout_ms")? }))
+}
+
+fn dequeue(n: &NodeDef, many: bool) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(Dequeue { many, types: n.attr_list_type("component_types")?, timeout_ms: n.attr_int("timeout_ms")? }))
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("FIFOQueueV2", |n| create(n, false));
+    r.add("FIFOQueue", |n| create(n, true));
+    for op in ["QueueEnqueueV2", "QueueEnqueue"] {
+        r.add(op, |n| enqueue(n, false));
+    }
+    for op in ["QueueEnqueueManyV2", "QueueEnqueueMany"] {
+        r.add(op, |n| enqueue(n, true));
+    }
+    for op in ["QueueDequeueV2", "QueueDequeue"] {
+        r.add(op, |n| dequeue(n, false));
+    }
+    for op in ["QueueDequeueManyV2", "QueueDequeueMany"] {
+        r.add(op, |n| dequeue(n, true));
+    }
+    for op in ["QueueCloseV2", "QueueClose"] {
+        r.add(op, |n| Ok(Box::new(Close { cancel_pending_enqueues: n.attr_bool("cancel_pending_enqueues")? })));
+    }
+    for op in ["QueueSizeV2", "QueueSize"] {
+        r.add(op, |_| Ok(Box::new(Size)));
+    }
+}
