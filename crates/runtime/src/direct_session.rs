@@ -104,9 +104,7 @@ impl DirectSession {
         fetches: &[&Output],
         targets: &[&Operation],
     ) -> Result<Vec<Tensor>, Status> {
-        let f: Vec<(String, Tensor)> = feeds.iter().map(|(o, t)| (o.name(), t.clone())).collect();
-        let x: Vec<String> = fetches.iter().map(|o| o.name()).collect();
-        let t: Vec<String> = targets.iter().map(|o| o.name.clone()).collect();
+        let (f, x, t) = crate::session::step_names(feeds, fetches, targets);
         self.run_by_name(&f, &x, &t, &RunOptions::default())
     }
 

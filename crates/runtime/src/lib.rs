@@ -13,4 +13,4 @@ pub use direct_session::{DirectSession, RunOptions, LOCAL_DEVICE};
 pub use executor::{Executor, StepDone};
 pub use rendezvous::LocalRendezvous;
 pub use rewrite::{canonical_tensor_name, rewrite_for_execution, Rewritten};
-pub use session::Session;
+pub use session::{step_names, NamedStep, Session};

@@ -37,23 +37,11 @@ impl Proc {
         Proc { name: name.to_string(), child, lines: rx, seen: Vec::new() }
     }
 
-    /// Waits (bounded) for a line containing `what`.
+    /// Waits (bounded) for a line containing `what` (including lines already seen).
     pub fn wait_line(&mut self, what: &str, limit: Duration) -> String {
-        let end = Instant::now() + limit;
-        if let Some(l) = self.seen.iter().find(|l| l.contains(what)) {
-            return l.clone();
-        }
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) => {
-                    self.seen.push(l.clone());
-                    if l.contains(what) {
-                        return l;
-                    }
-                }
-                Err(_) => panic!("{} printed no line with '{what}' within {limit:?}; saw {:?}", self.name, self.seen),
-            }
+        match self.seen.iter().find(|l| l.contains(what)) {
+            Some(l) => l.clone(),
+            None => self.wait_new_line(what, limit),
         }
     }
 
