@@ -122,7 +122,12 @@ fn two_replicas_apply_the_average_of_their_gradients_each_step() {
             });
         }
     });
-    // Both replicas received their last token, so the last update is done.
+    // Both replicas received their last token, so the last update is done; the chief's
+    // run call may still be returning, so its counter is polled (bounded).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while chief.updates() < STEPS as u64 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert_eq!(chief.updates(), STEPS as u64);
     chief.stop().unwrap();
 
