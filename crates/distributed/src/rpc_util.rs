@@ -21,7 +21,14 @@ pub fn to_grpc(s: Status) -> tonic::Status {
 /// A gRPC status as a ferroflow status, with `context` (e.g. the task and its address)
 /// prefixed to the message.
 pub fn from_grpc(s: &tonic::Status, context: &str) -> Status {
-    let code = Code::from_i32(s.code() as i32);
+    let mut code = Code::from_i32(s.code() as i32);
+    // A connection that broke or never opened is UNAVAILABLE, as gRPC itself reports it
+    // (tonic says UNKNOWN with a transport error as the source).
+    let transport = std::error::Error::source(s).is_some_and(|e| e.downcast_ref::<tonic::transport::Error>().is_some())
+        || s.message().starts_with("transport error");
+    if code == Code::Unknown && transport {
+        code = Code::Unavailable;
+    }
     let mut msg = if s.message().is_empty() { "(no message)".to_string() } else { s.message().to_string() };
     // Transport errors keep their cause (e.g. "Connection refused") in the source chain.
     let mut src = std::error::Error::source(s);

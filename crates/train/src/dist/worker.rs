@@ -105,11 +105,11 @@ fn open_session(
     config: &ConfigProto,
     is_chief: bool,
     cfg: &DistConfig,
-    ps: &[String],
     chief: Option<&Chief>,
     on_progress: &mut impl FnMut(Progress),
 ) -> Result<GrpcSession, Status> {
     let sess = GrpcSession::with_config(target, g.root.graph(), config.clone())?;
+    let ps = ps_targets(&cfg.cluster)?;
     // The first step creates the session, which waits (bounded) until every ps task answers.
     if !ps.is_empty() {
         on_progress(Progress::Waiting(format!("the ps tasks to answer ({})", ps.join(", "))));
@@ -175,14 +175,13 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         operation_timeout_in_ms: cfg.step_timeout.as_millis() as i64,
         ..Default::default()
     };
-    let ps = ps_targets(&cfg.cluster)?;
     let mut chief = match (&cfg.logdir, is_chief) {
         (Some(dir), true) => {
             Some(Chief::new(dir.clone(), cfg.save_every, cfg.summary_steps, &g.root.graph().to_graph_def())?)
         }
         _ => None,
     };
-    let mut sess = open_session(server.target(), &g, &config, is_chief, cfg, &ps, chief.as_ref(), &mut on_progress)?;
+    let mut sess = open_session(server.target(), &g, &config, is_chief, cfg, chief.as_ref(), &mut on_progress)?;
 
     let mut batches = shard.batches(cfg.train.batch, cfg.train.seed.wrapping_add(task as u64));
     let start = Instant::now();
@@ -199,7 +198,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         }
         let mut fetches = vec![&g.model.loss, &gs];
         let want_summary = match (&chief, &g.chief_nodes.summary) {
-            (Some(c), Some(sm)) if (local + 1) % c.summary_every == 0 => {
+            (Some(c), Some(sm)) if (local + 1).is_multiple_of(c.summary_every) => {
                 fetches.push(sm);
                 true
             }
@@ -213,8 +212,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
                 recoveries += 1;
                 on_progress(Progress::Recovering(format!("{} ({:?})", e.message, e.code)));
                 drop(sess);
-                sess =
-                    open_session(server.target(), &g, &config, is_chief, cfg, &ps, chief.as_ref(), &mut on_progress)?;
+                sess = open_session(server.target(), &g, &config, is_chief, cfg, chief.as_ref(), &mut on_progress)?;
                 global = sess.run_typed(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
                 continue;
             }
