@@ -1,0 +1,211 @@
+//! Tests of the placer.
+use super::*;
+use ferroflow_core::{attr, Code, Tensor};
+
+const PS0: &str = "/job:ps/replica:0/task:0/device:CPU:0";
+const PS1: &str = "/job:ps/replica:0/task:1/device:CPU:0";
+const W0: &str = "/job:worker/replica:0/task:0/device:CPU:0";
+const W1: &str = "/job:worker/replica:0/task:1/device:CPU:0";
+
+fn devices() -> Vec<String> {
+    [W1, PS1, W0, PS0].iter().map(|s| s.to_string()).collect()
+}
+
+fn node(name: &str, op: &str, device: &str, inputs: &[&str]) -> NodeDef {
+    let mut n = NodeDef { name: name.into(), op: op.into(), device: device.into(), ..Default::default() };
+    n.input = inputs.iter().map(|s| s.to_string()).collect();
+    match op {
+        "Const" => {
+            n.attr.insert("dtype".into(), attr::ty(DataType::Float));
+            n.attr.insert("value".into(), attr::tensor(&Tensor::scalar(1.0f32)));
+        }
+        "Identity" => {
+            n.attr.insert("T".into(), attr::ty(DataType::Float));
+        }
+        _ => {}
+    }
+    n
+}
+
+fn with_class(mut n: NodeDef, groups: &[&str]) -> NodeDef {
+    let v: Vec<String> = groups.iter().map(|g| format!("loc:@{g}")).collect();
+    n.attr.insert("_class".into(), attr::list_string(&v));
+    n
+}
+
+fn placed(g: &GraphDef) -> Vec<(&str, &str)> {
+    g.node.iter().map(|n| (n.name.as_str(), n.device.as_str())).collect()
+}
+
+#[test]
+fn explicit_partial_and_default() {
+    let mut g = GraphDef {
+        node: vec![
+            node("a", "Const", "/job:ps/task:1", &[]),
+            node("b", "Const", "/job:ps", &[]),
+            node("c", "Const", "", &[]),
+            node("d", "Const", "/cpu:0", &[]),
+            node("e", "Const", "/job:worker/replica:0/task:1/device:CPU:0", &[]),
+            node("f", "Identity", "/job:worker", &["a"]),
+        ],
+        ..Default::default()
+    };
+    place(&mut g, &devices(), W1).unwrap();
+    assert_eq!(
+        placed(&g),
+        vec![
+            ("a", PS1),
+            ("b", PS0), // first ps device by name
+            ("c", W1),  // default
+            ("d", W1),  // default device matches the partial spec
+            ("e", W1),
+            ("f", W1), // the default device comes first when it matches
+        ]
+    );
+    // Placing again changes nothing.
+    let before = g.clone();
+    place(&mut g, &devices(), W1).unwrap();
+    assert_eq!(g, before);
+}
+
+#[test]
+fn class_colocation() {
+    let mut g = GraphDef {
+        node: vec![
+            node("v", "Const", "/job:ps/task:1", &[]),
+            with_class(node("init", "Identity", "", &["v"]), &["v"]),
+            with_class(node("slot", "Const", "/job:ps", &[]), &["v"]),
+            with_class(node("orphan1", "Const", "", &[]), &["missing"]),
+            with_class(node("orphan2", "Const", "/job:ps/task:0", &[]), &["missing"]),
+        ],
+        ..Default::default()
+    };
+    place(&mut g, &devices(), W0).unwrap();
+    assert_eq!(placed(&g), vec![("v", PS1), ("init", PS1), ("slot", PS1), ("orphan1", PS0), ("orphan2", PS0)]);
+}
+
+#[test]
+fn conflicting_group_names_both_nodes() {
+    let mut g = GraphDef {
+        node: vec![
+            node("v", "Const", "/job:ps/task:0", &[]),
+            with_class(node("w", "Const", "/job:worker/task:0", &[]), &["v"]),
+        ],
+        ..Default::default()
+    };
+    let e = place(&mut g, &devices(), W0).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument);
+    assert!(e.message.contains("Cannot colocate nodes 'v' and 'w'"), "{e}");
+    assert!(e.message.contains("incompatible jobs"), "{e}");
+    assert!(e.message.contains("'w' has _class loc:@v"), "{e}");
+}
+
+#[test]
+fn unknown_device_explains() {
+    let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/task:3", &[])], ..Default::default() };
+    let e = place(&mut g, &devices(), W0).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument);
+    for part in ["operation 'w' (op Const)", "'/job:ps/task:3'", PS0, W1, "task 3 does not exist", "[0, 1]"] {
+        assert!(e.message.contains(part), "missing {part:?} in {e}");
+    }
+    let mut g = GraphDef { node: vec![node("w", "Const", "/job:chief", &[])], ..Default::default() };
+    let e = place(&mut g, &devices(), W0).unwrap_err();
+    assert!(e.message.contains("job 'chief' is not in the cluster (known jobs: [ps, worker])"), "{e}");
+    let local = vec!["/job:localhost/replica:0/task:0/device:CPU:0".to_string()];
+    let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/task:0", &[])], ..Default::default() };
+    let e = place(&mut g, &local, &local[0]).unwrap_err();
+    assert!(e.message.contains("job 'localhost'") && e.message.contains("grpc://"), "{e}");
+    let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/task:0/device:GPU:0", &[])], ..Default::default() };
+    let e = place(&mut g, &devices(), W0).unwrap_err();
+    assert!(e.message.contains("CPU only") && e.message.contains("[CPU:0]"), "{e}");
+    let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/tusk:0", &[])], ..Default::default() };
+    let e = place(&mut g, &devices(), W0).unwrap_err();
+    assert!(e.message.contains("node 'w'") && e.message.contains("tusk"), "{e}");
+}
+
+#[test]
+fn soft_placement_relaxes() {
+    let mut g = GraphDef {
+        node: vec![node("a", "Const", "/job:ps/task:1/device:GPU:0", &[]), node("b", "Const", "/job:chief", &[])],
+        ..Default::default()
+    };
+    place_with_options(&mut g, &devices(), W0, &PlacerOptions { allow_soft_placement: true }).unwrap();
+    assert_eq!(placed(&g), vec![("a", PS1), ("b", W0)]);
+}
+
+#[test]
+fn bad_device_lists() {
+    let mut g = GraphDef::default();
+    assert!(place(&mut g, &[], W0).is_err());
+    assert!(place(&mut g, &["/job:ps/task:0".to_string()], "/job:ps/task:0").is_err());
+    let e = place(&mut g, &devices(), "/job:x/replica:0/task:0/device:CPU:0").unwrap_err();
+    assert!(e.message.contains("default device"), "{e}");
+}
+
+/// Input types of state ops, standing in for the registry (these ops live in other
+/// families).
+fn fake_types(n: &NodeDef) -> Option<Vec<(DataType, bool)>> {
+    Some(match n.op.as_str() {
+        "Assign" | "AssignAdd" => vec![(DataType::Float, true), (DataType::Float, false)],
+        "ReadVariableOp" => vec![(DataType::Resource, false)],
+        "ResourceApplyGradientDescent" => {
+            vec![(DataType::Resource, false), (DataType::Float, false), (DataType::Float, false)]
+        }
+        _ => return registry_input_types(n),
+    })
+}
+
+#[test]
+fn ref_and_resource_inputs_follow_their_variable() {
+    let mut g = GraphDef {
+        node: vec![
+            node("v", "VariableV2", "/job:ps/task:1", &[]),
+            node("init", "Const", "", &[]),
+            node("assign", "Assign", "", &["v", "init"]),
+            node("h", "VarHandleOp", "/job:ps/task:0", &[]),
+            node("hid", "Identity", "", &["h"]),
+            node("read", "ReadVariableOp", "", &["hid"]),
+            node("apply", "ResourceApplyGradientDescent", "/job:ps", &["h", "init", "init"]),
+        ],
+        ..Default::default()
+    };
+    let opts = PlacerOptions::default();
+    place_impl(&mut g, &devices(), W0, &opts, &fake_types).unwrap();
+    assert_eq!(
+        placed(&g),
+        vec![
+            ("v", PS1),
+            ("init", W0),
+            ("assign", PS1),
+            ("h", PS0),
+            ("hid", W0), // Identity is exempt from input colocation
+            ("read", PS0),
+            ("apply", PS0),
+        ]
+    );
+    let mut bad = g.clone();
+    bad.node[2].device = "/job:worker/task:0".into();
+    bad.node[0].device = "/job:ps/task:1".into();
+    let e = place_impl(&mut bad, &devices(), W0, &opts, &fake_types).unwrap_err();
+    assert!(e.message.contains("Cannot colocate nodes 'v' and 'assign'"), "{e}");
+    assert!(e.message.contains("'assign' (op Assign) takes a reference input from 'v'"), "{e}");
+    let mut bad = g.clone();
+    bad.node[5].device = "/job:ps/task:1".into();
+    let e = place_impl(&mut bad, &devices(), W0, &opts, &fake_types).unwrap_err();
+    assert!(e.message.contains("uses the resource made by 'h'") && e.message.contains("incompatible tasks"), "{e}");
+}
+
+#[test]
+fn resource_producer_traces_identity() {
+    // v -> id (Identity) -> user: the user is colocated with v, not the Identity.
+    let nodes = vec![
+        node("v", "Const", "", &[]),
+        node("id", "Identity", "", &["v"]),
+        node("idn", "IdentityN", "", &["x", "id"]),
+        node("x", "Const", "", &[]),
+    ];
+    let index: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
+    assert_eq!(resource_producer(&nodes, &index, 1, 0), 0);
+    assert_eq!(resource_producer(&nodes, &index, 2, 1), 0);
+    assert_eq!(resource_producer(&nodes, &index, 2, 0), 3);
+}
