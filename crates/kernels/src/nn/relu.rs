@@ -102,7 +102,8 @@ struct Activation {
     dtype: DataType,
 }
 
-fn unary<T: Elem>(ctx: &mut OpContext, f: fn(T) -> T) -> Result<(), Status> {
+// `f` is generic (not a `fn` pointer) so it is inlined into the loop and vectorized.
+fn unary<T: Elem>(ctx: &mut OpContext, f: impl Fn(T) -> T + Sync) -> Result<(), Status> {
     let mut x = ctx.take_input(0)?;
     for_chunks(x.data_mut::<T>()?, 1, |_, c| c.iter_mut().for_each(|v| *v = f(*v)));
     ctx.set_output(0, x)
@@ -132,7 +133,7 @@ struct ActivationGrad {
     dtype: DataType,
 }
 
-fn binary<T: Elem>(ctx: &mut OpContext, f: fn(T, T) -> T) -> Result<(), Status> {
+fn binary<T: Elem>(ctx: &mut OpContext, f: impl Fn(T, T) -> T + Sync) -> Result<(), Status> {
     let other = ctx.input(1)?;
     let mut g = ctx.take_input(0)?;
     if g.shape() != other.shape() {

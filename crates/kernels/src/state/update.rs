@@ -16,18 +16,24 @@ pub enum UpdateKind {
 fn apply<T: TensorType + Copy + Send + Sync>(
     t: &mut Tensor,
     v: &Tensor,
-    add: fn(T, T) -> T,
-    sub: fn(T, T) -> T,
+    add: impl Fn(T, T) -> T + Sync,
+    sub: impl Fn(T, T) -> T + Sync,
     kind: UpdateKind,
 ) -> Result<(), Status> {
     let x = v.as_slice::<T>()?;
     let dst = t.data_mut::<T>()?;
-    let op = if kind == UpdateKind::Add { add } else { sub };
-    par::zip1(dst, x, |d, x| {
-        for (d, &x) in d.iter_mut().zip(x) {
-            *d = op(*d, x);
-        }
-    });
+    // Generic closures (not `fn` pointers) so each loop is inlined and vectorized.
+    fn run<T: Copy + Send + Sync>(dst: &mut [T], x: &[T], op: impl Fn(T, T) -> T + Sync) {
+        par::zip1(dst, x, |d, x| {
+            for (d, &x) in d.iter_mut().zip(x) {
+                *d = op(*d, x);
+            }
+        });
+    }
+    match kind {
+        UpdateKind::Add => run(dst, x, add),
+        UpdateKind::Sub => run(dst, x, sub),
+    }
     Ok(())
 }
 
