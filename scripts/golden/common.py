@@ -1,5 +1,8 @@
-"""Shared helpers for the golden-value generators (run once with the venv:
-`.venv/bin/python scripts/golden/<family>.py`). They run ops in TensorFlow 2.21 and write
+"""Shared helpers for the golden-value generators (run once with the venv, from the repo
+root: `.venv/bin/python -P -c "import sys; sys.path.append('scripts/golden');
+__file__='scripts/golden/<family>.py'; exec(open(__file__).read())"` -- the generators
+array.py, math.py and random.py would shadow the standard library if their directory came
+first on sys.path). They run ops in TensorFlow 2.21 and write
 crates/kernels/tests/golden/<family>.json in the format read by crates/kernels/tests/golden.rs."""
 import json
 import math

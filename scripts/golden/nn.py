@@ -240,4 +240,26 @@ case("max_pool_int32", "MaxPool", pool_attrs(np.int32, (2, 2), (2, 2), "SAME"), 
      tf.raw_ops.MaxPool(input=tf.constant(x), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="SAME").numpy(),
      tol_for(np.int32))
 
+# MaxPoolGradGrad: the incoming gradient (shaped like the input) at each window's maximum;
+# one tie case (ReLU zeros) for which maximum is picked.
+for xs, k, s, p in pool_shapes:
+    for dtype in (np.float32, np.float64):
+        x = (rng.permutation(int(np.prod(xs))).reshape(xs) / 64.0 - 3.0).astype(dtype)
+        ksize, strides = [1, k[0], k[1], 1], [1, s[0], s[1], 1]
+        name = "%s_%s_k%dx%d_s%dx%d_%s" % (tname(dtype), "x".join(map(str, xs)), k[0], k[1], s[0], s[1], p)
+        y = tf.raw_ops.MaxPool(input=tf.constant(x), ksize=ksize, strides=strides, padding=p).numpy()
+        gg = data(xs, dtype)
+        out = tf.raw_ops.MaxPoolGradGrad(orig_input=tf.constant(x), orig_output=tf.constant(y), grad=tf.constant(gg),
+                                         ksize=ksize, strides=strides, padding=p).numpy()
+        case("max_pool_grad_grad_" + name, "MaxPoolGradGrad", pool_attrs(dtype, k, s, p, False), [x, y, gg], out,
+             tol_for(dtype))
+x = np.maximum(data((1, 4, 4, 2)), 0).astype(np.float32)
+x[0, :2, :2, :] = 0.0
+y = tf.raw_ops.MaxPool(input=tf.constant(x), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID").numpy()
+gg = data(x.shape)
+out = tf.raw_ops.MaxPoolGradGrad(orig_input=tf.constant(x), orig_output=tf.constant(y), grad=tf.constant(gg),
+                                 ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID").numpy()
+case("max_pool_grad_grad_ties", "MaxPoolGradGrad", pool_attrs(np.float32, (2, 2), (2, 2), "VALID", False),
+     [x, y, gg], out, F32)
+
 write("nn", cases)

@@ -1,5 +1,5 @@
 //! Numeric checks of the convolution and pooling gradients: Conv2D, Conv2DBackpropInput,
-//! Conv2DBackpropFilter, MaxPool, AvgPool, AvgPoolGrad — SAME and VALID, strides 1 and 2,
+//! Conv2DBackpropFilter, MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool, AvgPoolGrad — SAME and VALID, strides 1 and 2,
 //! batch 2. Max-pool inputs are distinct values 0.01 apart, so no perturbation breaks a tie.
 
 mod grad_nn_util;
@@ -145,13 +145,42 @@ fn avg_pool_grad_second_order() {
     }
 }
 
+/// MaxPoolGrad is linear in its `grad` input (the positions come from the distinct
+/// `orig_input`, held fixed), and MaxPoolGradGrad likewise; both are checked against finite
+/// differences with respect to that input.
 #[test]
-fn max_pool_grad_has_no_second_order_yet() {
+fn max_pool_grad_second_order() {
+    for (i, (k, st, pad)) in pool_cases().into_iter().enumerate() {
+        let same = pad == "SAME";
+        let (ku, su) = (k as usize, st as usize);
+        let out = [POOL_IN[0], out_size(POOL_IN[1], ku, su, same), out_size(POOL_IN[2], ku, su, same), POOL_IN[3]];
+        let (ks, ss) = ([1, k, k, 1], [1, st, st, 1]);
+        let vals = [distinct(&POOL_IN, 140 + i as u64), uniform(&out, 150 + i as u64)];
+        let vals_gg = [distinct(&POOL_IN, 160 + i as u64), uniform(&POOL_IN, 170 + i as u64)];
+        for mode in [Mode::Static, Mode::Dims] {
+            let build = |s: &Scope, v: &[Output]| {
+                let y = ops::max_pool(s, x(v, 0), &ks, &ss, pad);
+                ops::max_pool_grad(s, x(v, 0), y, x(v, 1), &ks, &ss, pad)
+            };
+            ok(&format!("MaxPoolGrad k{k} s{st} {pad} {mode:?}"), check(build, &vals, &[1], mode), TOL);
+            let build = |s: &Scope, v: &[Output]| {
+                let y = ops::max_pool(s, x(v, 0), &ks, &ss, pad);
+                ops::max_pool_grad_grad(s, x(v, 0), y, x(v, 1), &ks, &ss, pad)
+            };
+            ok(&format!("MaxPoolGradGrad k{k} s{st} {pad} {mode:?}"), check(build, &vals_gg, &[1], mode), TOL);
+        }
+    }
+}
+
+/// Differentiating MaxPool's gradient again with respect to the incoming gradient (as
+/// `tf.gradients` twice does) builds a MaxPoolGradGrad.
+#[test]
+fn max_pool_second_order_builds_max_pool_grad_grad() {
     let s = Scope::new_root();
     let xv = ops::placeholder(&s, DataType::Double, Some(&[1, 4, 4, 1]));
+    let w = ops::placeholder(&s, DataType::Double, Some(&[1, 2, 2, 1]));
     let y = ops::max_pool(&s, xv.clone(), &[1, 2, 2, 1], &[1, 2, 2, 1], "VALID");
-    let g = gradients(&s, &[y], std::slice::from_ref(&xv), None).unwrap()[0].clone().unwrap();
-    let e = gradients(&s, &[g], &[xv], None).unwrap_err();
-    assert_eq!(e.code, ferroflow_core::Code::Unimplemented);
-    assert!(e.message.contains("MaxPoolGrad"), "{e}");
+    let g = gradients(&s, &[y], std::slice::from_ref(&xv), Some(std::slice::from_ref(&w))).unwrap()[0].clone().unwrap();
+    let dw = gradients(&s, &[g], &[w], None).unwrap()[0].clone().expect("a gradient for the incoming gradient");
+    assert_eq!(s.graph().node(&dw.node).unwrap().def.op, "MaxPoolGradGrad");
 }

@@ -1,4 +1,5 @@
-//! Gradients of `Conv2D`, its two backprop ops, `MaxPool`, `AvgPool` and `AvgPoolGrad`
+//! Gradients of `Conv2D`, its two backprop ops, `MaxPool`, `MaxPoolGrad`, `MaxPoolGradGrad`,
+//! `AvgPool` and `AvgPoolGrad`
 //! (TensorFlow's `nn_grad.py`). Every gradient op carries the forward op's window attrs.
 
 use ferroflow_core::{DataType, Status};
@@ -17,6 +18,8 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("Conv2DBackpropInput", conv2d_backprop_input_grad);
     r.add("Conv2DBackpropFilter", conv2d_backprop_filter_grad);
     r.add("MaxPool", max_pool_grad);
+    r.add("MaxPoolGrad", max_pool_grad_grad);
+    r.add("MaxPoolGradGrad", max_pool_grad_grad_grad);
     r.add("AvgPool", avg_pool_grad);
     r.add("AvgPoolGrad", avg_pool_grad_grad);
 }
@@ -73,6 +76,22 @@ fn max_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Outp
     let b = s.op("MaxPoolGrad").input(input(op, 0)?).input(output(op, 0)?).input(grad(op, g, 0)?);
     let names = ["ksize", "strides", "padding", "explicit_paddings", "data_format"];
     Ok(vec![Some(copy_attrs(b, &op.node, &names).build().output(0))])
+}
+
+/// MaxPoolGrad(x, y, dy) is linear in `dy`; its adjoint picks the incoming gradient at each
+/// window's maximum: `MaxPoolGradGrad(x, y, g)`. `x` and `y` only select positions, so
+/// they get no gradient (TensorFlow returns zeros).
+fn max_pool_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+    let b = s.op("MaxPoolGradGrad").input(input(op, 0)?).input(input(op, 1)?).input(grad(op, g, 0)?);
+    let names = ["ksize", "strides", "padding", "data_format"];
+    Ok(vec![None, None, Some(copy_attrs(b, &op.node, &names).build().output(0))])
+}
+
+/// MaxPoolGradGrad(x, y, g) is linear in `g`, with adjoint `MaxPoolGrad(x, y, dy)`.
+fn max_pool_grad_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+    let b = s.op("MaxPoolGrad").input(input(op, 0)?).input(input(op, 1)?).input(grad(op, g, 0)?);
+    let names = ["ksize", "strides", "padding", "data_format"];
+    Ok(vec![None, None, Some(copy_attrs(b, &op.node, &names).build().output(0))])
 }
 
 const AVG_POOL_ATTRS: [&str; 4] = ["ksize", "strides", "padding", "data_format"];

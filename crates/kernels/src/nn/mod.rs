@@ -15,6 +15,7 @@ pub mod gemm;
 mod im2col;
 mod matmul;
 mod max_pool;
+mod max_pool_grad_grad;
 mod pool;
 mod relu;
 mod softmax;
@@ -43,6 +44,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("Conv2DBackpropFilter", conv_backprop::backprop_filter_factory);
     r.add("MaxPool", max_pool::max_pool_factory);
     r.add("MaxPoolGrad", max_pool::max_pool_grad_factory);
+    r.add("MaxPoolGradGrad", max_pool_grad_grad::max_pool_grad_grad_factory);
     r.add("AvgPool", avg_pool::avg_pool_factory);
     r.add("AvgPoolGrad", avg_pool::avg_pool_grad_factory);
 }

@@ -1,4 +1,4 @@
-//! `MaxPool`, `MaxPoolGrad`, `AvgPool`, `AvgPoolGrad` (NHWC).
+//! `MaxPool`, `MaxPoolGrad`, `MaxPoolGradGrad`, `AvgPool`, `AvgPoolGrad` (NHWC).
 
 use ferroflow_core::{attr, Status};
 
@@ -63,6 +63,20 @@ pub(super) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(
+        op("MaxPoolGradGrad")
+            .attr("ksize: list(int) >= 4")
+            .attr("strides: list(int) >= 4")
+            .attr("padding: {'SAME', 'VALID'}")
+            .attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
+            .input("orig_input: T")
+            .input("orig_output: T")
+            .input("grad: T")
+            .output("output: T")
+            .attr(&format!("T: {REAL_TYPES}"))
+            .shape_fn(pool_shape)
+            .build(),
+    );
+    r.add(
         op("AvgPool")
             .input("value: T")
             .output("output: T")
@@ -111,6 +125,22 @@ pub fn max_pool_grad(
     padding: &str,
 ) -> Output {
     window_attrs(s.op("MaxPoolGrad").input(orig_input).input(orig_output).input(grad), ksize, strides, padding)
+        .build()
+        .output(0)
+}
+
+/// `MaxPoolGradGrad`: for each window of `orig_input`, the entry of `grad` (shaped like
+/// `orig_input`) at the window's maximum; shaped like `orig_output`.
+pub fn max_pool_grad_grad(
+    s: &Scope,
+    orig_input: Output,
+    orig_output: Output,
+    grad: Output,
+    ksize: &[i64],
+    strides: &[i64],
+    padding: &str,
+) -> Output {
+    window_attrs(s.op("MaxPoolGradGrad").input(orig_input).input(orig_output).input(grad), ksize, strides, padding)
         .build()
         .output(0)
 }

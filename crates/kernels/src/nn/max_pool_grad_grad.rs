@@ -1,0 +1,161 @@
+//! `MaxPoolGradGrad` (NHWC): the gradient of `MaxPoolGrad` with respect to its `grad` input.
+//! For each pooling window it picks the entry of `grad` (shaped like `orig_input`) at the
+//! window's maximum; the result is shaped like `orig_output`. The maximum is the first one
+//! in row-major order, as in `MaxPoolGrad`, so the two ops are adjoint.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, Status, Tensor, TensorType};
+
+use super::common::{check_dtype, dims_str, unsupported_type};
+use super::pool::{par_units, pool_type, PoolAttrs, PoolGeom};
+use crate::{OpContext, OpKernel};
+
+struct MaxPoolGradGrad {
+    attrs: PoolAttrs,
+    dtype: DataType,
+}
+
+pub(crate) fn max_pool_grad_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(MaxPoolGradGrad { attrs: PoolAttrs::parse(node)?, dtype: pool_type(node, false)? }))
+}
+
+fn gather_at_max<T: TensorType + Copy + PartialOrd + Default + Send + Sync>(
+    g: &PoolGeom,
+    x: &[T],
+    grad: &[T],
+    out: &mut [T],
+) {
+    let (c, w, oh, ow) = (g.c, g.x.input, g.y.output, g.x.output);
+    let work = out.len() * g.y.size * g.x.size;
+    par_units(out, ow * c, work, |row, orow| {
+        let (b, oy) = (row / oh, row % oh);
+        let (y0, y1) = g.y.range(oy);
+        let base = b * g.image_len();
+        let mut best = vec![T::default(); c];
+        let mut arg = vec![0usize; c];
+        for (ox, o) in orow.chunks_exact_mut(c).enumerate() {
+            let (x0, x1) = g.x.range(ox);
+            let mut first = true;
+            for iy in y0..y1 {
+                for ix in x0..x1 {
+                    let p = base + (iy * w + ix) * c;
+                    let src = &x[p..p + c];
+                    if first {
+                        best.copy_from_slice(src);
+                        arg.iter_mut().enumerate().for_each(|(ch, a)| *a = p + ch);
+                        first = false;
+                    } else {
+                        for (ch, (bv, &v)) in best.iter_mut().zip(src).enumerate() {
+                            if *bv < v {
+                                *bv = v;
+                                arg[ch] = p + ch;
+                            }
+                        }
+                    }
+                }
+            }
+            if !first {
+                for (d, &a) in o.iter_mut().zip(&arg) {
+                    *d = grad[a];
+                }
+            }
+        }
+    });
+}
+
+impl MaxPoolGradGrad {
+    fn run<T: TensorType + Copy + PartialOrd + Default + Send + Sync>(
+        &self,
+        ctx: &mut OpContext,
+    ) -> Result<(), Status> {
+        let (x, y, grad) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
+        let g = self.attrs.geom(ctx, x.dims())?;
+        let dims = g.out_dims();
+        if y.dims() != dims.as_slice() {
+            return Err(ctx.error(format!(
+                "orig_output shape {} does not match the pooled shape {} of orig_input {}",
+                y.shape(),
+                dims_str(&dims),
+                x.shape()
+            )));
+        }
+        if grad.dims() != x.dims() {
+            return Err(ctx.error(format!(
+                "grad must have the shape of orig_input {}, got {}",
+                x.shape(),
+                grad.shape()
+            )));
+        }
+        let mut out = vec![T::default(); dims.iter().product()];
+        gather_at_max(&g, x.as_slice::<T>()?, grad.as_slice::<T>()?, &mut out);
+        ctx.set_output(0, Tensor::new(dims, out)?)
+    }
+}
+
+impl OpKernel for MaxPoolGradGrad {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        for (i, what) in ["orig_input", "orig_output", "grad"].iter().enumerate() {
+            check_dtype(ctx.node(), what, ctx.input(i)?.dtype(), self.dtype)?;
+        }
+        match self.dtype {
+            DataType::Float => self.run::<f32>(ctx),
+            DataType::Double => self.run::<f64>(ctx),
+            d => Err(unsupported_type(ctx.node(), d)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn nd(k: i64, s: i64, padding: &str) -> NodeDef {
+        node(
+            "MaxPoolGradGrad",
+            &[
+                ("T", attr::ty(DataType::Float)),
+                ("ksize", attr::list_int(&[1, k, k, 1])),
+                ("strides", attr::list_int(&[1, s, s, 1])),
+                ("padding", attr::string(padding)),
+                ("data_format", attr::string("NHWC")),
+            ],
+        )
+    }
+
+    #[test]
+    fn picks_grad_at_each_window_maximum() {
+        // 3x3 image, 2x2 windows stride 2 SAME: maxima 5 (index 1), 9 (5), 8 (7), 6 (8).
+        let x = Tensor::new(vec![1, 3, 3, 1], vec![1.0f32, 5., 2., 4., 3., 9., 7., 8., 6.]).unwrap();
+        let y = Tensor::new(vec![1, 2, 2, 1], vec![5.0f32, 9., 8., 6.]).unwrap();
+        let gr = Tensor::new(vec![1, 3, 3, 1], (0..9).map(|v| v as f32 * 10.).collect::<Vec<_>>()).unwrap();
+        let out = run_kernel(nd(2, 2, "SAME"), vec![x, y, gr], 1).unwrap().remove(0);
+        assert_eq!(out.dims(), &[1, 2, 2, 1]);
+        assert_eq!(out.as_slice::<f32>().unwrap(), &[10., 50., 70., 80.]);
+    }
+
+    #[test]
+    fn ties_pick_the_first_maximum_per_channel() {
+        // 2 channels; channel 0 all equal (first position wins), channel 1 max at the end.
+        let x = Tensor::new(vec![1, 2, 2, 2], vec![1.0f32, 0., 1., 1., 1., 2., 1., 3.]).unwrap();
+        let y = Tensor::new(vec![1, 1, 1, 2], vec![1.0f32, 3.]).unwrap();
+        let gr = Tensor::new(vec![1, 2, 2, 2], vec![1.0f32, 2., 3., 4., 5., 6., 7., 8.]).unwrap();
+        let out = run_kernel(nd(2, 2, "VALID"), vec![x, y, gr], 1).unwrap().remove(0);
+        assert_eq!(out.as_slice::<f32>().unwrap(), &[1., 8.]);
+    }
+
+    #[test]
+    fn shape_errors_name_the_inputs() {
+        let x = Tensor::zeros(DataType::Float, vec![1, 4, 4, 1]).unwrap();
+        let y = Tensor::zeros(DataType::Float, vec![1, 2, 2, 1]).unwrap();
+        let bad = Tensor::zeros(DataType::Float, vec![1, 2, 2, 1]).unwrap();
+        let e = run_kernel(nd(2, 2, "VALID"), vec![x.clone(), y, bad], 1).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("grad must have the shape of orig_input"), "{e}");
+        let y3 = Tensor::zeros(DataType::Float, vec![1, 3, 3, 1]).unwrap();
+        let e = run_kernel(nd(2, 2, "VALID"), vec![x.clone(), y3, x], 1).unwrap_err();
+        assert!(e.message.contains("orig_output shape"), "{e}");
+    }
+}
