@@ -159,9 +159,6 @@ impl Tensor {
                 )));
             }
         }
-        fn le<const W: usize, T>(b: &[u8], f: fn([u8; W]) -> T) -> Vec<T> {
-            b.chunks_exact(W).map(|c| f(c.try_into().expect("chunk width"))).collect()
-        }
         let storage = match dtype {
             DataType::Float => Storage::F32(le(bytes, f32::from_le_bytes)),
             DataType::Double => Storage::F64(le(bytes, f64::from_le_bytes)),
@@ -181,6 +178,33 @@ impl Tensor {
             d => return Err(Status::unimplemented(format!("tensor_content of dtype {d} is not supported yet"))),
         };
         Tensor::from_storage(shape, storage)
+    }
+}
+
+/// Primitive numbers whose every bit pattern is a valid value.
+trait Plain: Copy {}
+impl Plain for f32 {}
+impl Plain for f64 {}
+impl Plain for i32 {}
+impl Plain for i64 {}
+
+/// Decodes little-endian `W`-byte numbers. On little-endian machines (all that ferroflow
+/// targets in practice) that is one memcpy; `from_le` is the portable fallback.
+fn le<const W: usize, T: Plain>(b: &[u8], from_le: impl Fn([u8; W]) -> T) -> Vec<T> {
+    assert_eq!(std::mem::size_of::<T>(), W, "element width");
+    let n = b.len() / W;
+    if cfg!(target_endian = "little") {
+        let mut v: Vec<T> = Vec::with_capacity(n);
+        // SAFETY: `v` has room for `n` elements of `W` bytes each, `b` holds at least
+        // `n * W` bytes and cannot overlap a fresh allocation, and any bit pattern is a valid
+        // `T` (`Plain`), so the `n` elements are initialized after the copy.
+        unsafe {
+            std::ptr::copy_nonoverlapping(b.as_ptr(), v.as_mut_ptr().cast::<u8>(), n * W);
+            v.set_len(n);
+        }
+        v
+    } else {
+        b.chunks_exact(W).map(|c| from_le(c.try_into().expect("chunk width"))).collect()
     }
 }
 
