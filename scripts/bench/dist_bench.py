@@ -3,7 +3,8 @@ machine. Both clusters (one ps, one worker; separate OS processes) are driven by
 TensorFlow Python client (tf.compat.v1.Session on the worker's target):
 
   1. fetch a 64 MiB float32 variable that lives on the ps, through the worker (MiB/s);
-  2. round-trip latency of fetching a 4-byte variable from the ps through the worker;
+  2. round-trip latency of fetching a 4-byte variable from the ps through the worker, and
+     of a step that runs on the worker alone (the client's own floor);
   3. server start: process spawn until its port accepts connections;
   4. resident memory (RSS) of an idle ps.
 
@@ -104,6 +105,7 @@ def bench(kind):
                 small_read = small.read_value()
             with tf.device("/job:worker/task:0"):
                 big_on_worker = tf.identity(big)
+                local = tf.constant(2.0) * tf.constant(3.0)
             init = tf.compat.v1.global_variables_initializer()
             with tf.compat.v1.Session(target) as sess:
                 sess.run(init)
@@ -124,6 +126,16 @@ def bench(kind):
                     sess.run(small_read)
                     lat.append(time.perf_counter() - t0)
                 res["scalar_rtt_us"] = statistics.median(lat) * 1e6
+                # The client's floor: a step that runs on the worker alone (one RunStep, no
+                # RPC to the ps). No ps fetch can be faster than this.
+                for _ in range(20):
+                    sess.run(local)
+                lat = []
+                for _ in range(300):
+                    t0 = time.perf_counter()
+                    sess.run(local)
+                    lat.append(time.perf_counter() - t0)
+                res["local_rtt_us"] = statistics.median(lat) * 1e6
         client = rust_client()
         if client:
             out = subprocess.run([client, target], capture_output=True, text=True, timeout=600)
@@ -147,6 +159,7 @@ def main():
     rows = [
         ("64 MiB variable fetch ps->worker->client (MiB/s)", "fetch64_mib_s", True),
         ("4-byte fetch round trip, median (us)", "scalar_rtt_us", False),
+        ("step on the worker alone (client floor), median (us)", "local_rtt_us", False),
         ("Rust GrpcSession client: 64 MiB fetch (MiB/s)", "rust_fetch64_mib_s", True),
         ("Rust GrpcSession client: 4-byte round trip (us)", "rust_scalar_rtt_us", False),
         ("server start to port open (s)", "start_s", False),

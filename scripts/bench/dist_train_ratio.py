@@ -1,0 +1,154 @@
+"""Asynchronous between-graph training throughput, ferroflow vs TensorFlow 2.21, side by
+side on this machine: global steps/s of the MNIST MLP (784-256-10, batch 100 per worker,
+Adagrad(0.01)) with 1 ps and N workers, every task a separate OS process on loopback.
+
+  ferroflow:  `ferroflow demo --model mlp --ps 1 --workers N --optimizer adagrad ...`
+              (ferroflow servers and trainers on the bundled MNIST).
+  TensorFlow: one `tf.distribute.Server` ps process and N worker processes; each worker
+              hosts its own server and trains its own graph built with
+              `tf.compat.v1.train.replica_device_setter` (variables on the ps), plain
+              `tf.compat.v1.Session(server.target)` and feed_dict, the chief initializes and
+              the others wait for it, like TensorFlow's distributed guide. Data: the same
+              MNIST training images (read with numpy), each worker a different shard.
+
+Both report each worker's local steps/s over its training loop (after 20 warm-up steps
+for TensorFlow; ferroflow's trainer times its loop without evaluation); the global rate is
+their sum. The systems run alternately, --rounds times each; best rounds are compared.
+
+Usage: .venv/bin/python scripts/bench/dist_train_ratio.py [--workers 1,2,4,8]
+           [--steps_per_worker 300] [--rounds 1]   (FERROFLOW_BIN overrides the binary)
+"""
+
+import argparse
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compat"))
+import ffcluster  # noqa: E402
+
+WORKER = r'''
+import gzip, json, os, sys, time
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import numpy as np
+import tensorflow as tf
+tf.compat.v1.disable_eager_execution()
+cluster, task, steps, root = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+n_workers = len(cluster["worker"])
+server = tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name="worker", task_index=task)
+with gzip.open(os.path.join(root, "data/mnist/train-images-idx3-ubyte.gz")) as f:
+    images = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 784).astype(np.float32) / 255.0
+with gzip.open(os.path.join(root, "data/mnist/train-labels-idx1-ubyte.gz")) as f:
+    labels = np.frombuffer(f.read(), np.uint8, offset=8).astype(np.int64)
+images, labels = images[task::n_workers], labels[task::n_workers]
+tf.compat.v1.set_random_seed(1)
+with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device=f"/job:worker/task:{task}", cluster=cluster)):
+    x = tf.compat.v1.placeholder(tf.float32, [None, 784])
+    y = tf.compat.v1.placeholder(tf.int64, [None])
+    w1 = tf.Variable(tf.random.truncated_normal([784, 256], stddev=0.1))
+    b1 = tf.Variable(tf.zeros([256]))
+    w2 = tf.Variable(tf.random.truncated_normal([256, 10], stddev=0.1))
+    b2 = tf.Variable(tf.zeros([10]))
+    logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+    gs = tf.compat.v1.train.get_or_create_global_step()
+    train = tf.compat.v1.train.AdagradOptimizer(0.01).minimize(loss, global_step=gs)
+    init = tf.compat.v1.global_variables_initializer()
+    ready = tf.compat.v1.report_uninitialized_variables()
+with tf.compat.v1.Session(server.target) as sess:
+    if task == 0:
+        sess.run(init)
+    else:
+        t0 = time.time()
+        while len(sess.run(ready)) > 0:
+            if time.time() - t0 > 120:
+                sys.exit("timed out waiting for the chief to initialize the variables")
+            time.sleep(0.05)
+    b = 0
+    def batch():
+        global b
+        i = (b * 100) % (len(images) - 100)
+        b += 1
+        return {x: images[i:i + 100], y: labels[i:i + 100]}
+    for _ in range(20):
+        sess.run(train, batch())
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        sess.run(train, batch())
+    dt = time.perf_counter() - t0
+    print(json.dumps({"task": task, "steps_per_sec": steps / dt, "loss": float(sess.run(loss, batch()))}), flush=True)
+'''
+
+PS = (
+    "import os, sys, json\n"
+    "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '2'\n"
+    "import tensorflow as tf\n"
+    "s = tf.distribute.Server(tf.train.ClusterSpec(json.loads(sys.argv[1])), job_name='ps', task_index=0)\n"
+    "s.join()\n"
+)
+
+
+def tensorflow(workers, steps):
+    ports = ffcluster.free_ports(1 + workers)
+    cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
+    ps = subprocess.Popen([sys.executable, "-c", PS, json.dumps(cluster)])
+    ffcluster._procs.append(ps)
+    try:
+        procs = [
+            subprocess.Popen([sys.executable, "-c", WORKER, json.dumps(cluster), str(t), str(steps), ROOT],
+                             stdout=subprocess.PIPE, text=True)
+            for t in range(workers)
+        ]
+        ffcluster._procs.extend(procs)
+        rates = []
+        for p in procs:
+            out, _ = p.communicate(timeout=900)
+            if p.returncode != 0:
+                sys.exit(f"TensorFlow worker failed ({p.returncode}):\n{out}")
+            rates.append(json.loads(out.strip().splitlines()[-1])["steps_per_sec"])
+        return sum(rates), rates
+    finally:
+        ps.kill()
+        ps.wait()
+
+
+def ferroflow(workers, steps):
+    out = subprocess.run(
+        [ffcluster.binary(), "demo", "--model", "mlp", "--ps", "1", "--workers", str(workers), "--steps",
+         str(steps * workers), "--optimizer", "adagrad", "--learning_rate", "0.01", "--batch", "100",
+         "--no_progress", "--logdir", os.path.join("/tmp", f"ff-dist-train-bench-{os.getpid()}")],
+        capture_output=True, text=True, timeout=900, cwd=ROOT)
+    if out.returncode != 0:
+        sys.exit(f"ferroflow demo failed ({out.returncode}):\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+    rates = [float(m) for m in re.findall(r"local steps in [0-9.]+s \(([0-9.]+) steps/s\)", out.stdout)]
+    if len(rates) != workers:
+        sys.exit(f"expected {workers} worker rates in ferroflow's output:\n{out.stdout[-3000:]}")
+    return sum(rates), rates
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workers", default="1,2,4,8")
+    ap.add_argument("--steps_per_worker", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=1)
+    a = ap.parse_args()
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    print(f"{'workers':>7} {'ferroflow global steps/s':>26} {'TF global steps/s':>20} {'ratio':>7}")
+    for n in [int(v) for v in a.workers.split(",")]:
+        ff, tf = [], []
+        for _ in range(a.rounds):
+            ff.append(ferroflow(n, a.steps_per_worker)[0])
+            tf.append(tensorflow(n, a.steps_per_worker)[0])
+        print(f"{n:>7} {max(ff):>26.1f} {max(tf):>20.1f} {max(ff) / max(tf):>6.2f}x", flush=True)
+        print(json.dumps({"workers": n, "ferroflow": ff, "tensorflow": tf, "ratio_best": max(ff) / max(tf)}),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
