@@ -11,7 +11,7 @@ use ferroflow_proto::master_service_client::MasterServiceClient;
 use ferroflow_proto::worker_service_client::WorkerServiceClient;
 use tonic::transport::{Channel, Endpoint};
 
-use crate::rpc_util::{MAX_MESSAGE_SIZE, WINDOW_SIZE};
+use crate::rpc_util::{MAX_FRAME_SIZE, MAX_MESSAGE_SIZE, WINDOW_SIZE};
 
 /// Lazily connected channels keyed by `host:port`.
 pub struct ChannelCache {
@@ -59,6 +59,7 @@ pub fn endpoint(addr: &str, connect_timeout: Duration) -> Result<Endpoint, Statu
         .tcp_nodelay(true)
         .initial_stream_window_size(WINDOW_SIZE)
         .initial_connection_window_size(WINDOW_SIZE)
+        .max_frame_size(MAX_FRAME_SIZE)
         .http2_keep_alive_interval(Duration::from_secs(30))
         .keep_alive_timeout(Duration::from_secs(20)))
 }

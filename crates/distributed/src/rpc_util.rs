@@ -13,6 +13,10 @@ pub const MAX_MESSAGE_SIZE: usize = i32::MAX as usize;
 /// HTTP/2 stream and connection windows (32 MiB): large tensors move at memory speed.
 pub const WINDOW_SIZE: u32 = 32 << 20;
 
+/// Largest HTTP/2 frame this side accepts (1 MiB; the protocol default is 16 KiB), so peers
+/// may send tensors in 64× fewer frames.
+pub const MAX_FRAME_SIZE: u32 = 1 << 20;
+
 /// A ferroflow status as a gRPC status (same code numbers).
 pub fn to_grpc(s: Status) -> tonic::Status {
     tonic::Status::new(tonic::Code::from_i32(s.code as i32), s.message)

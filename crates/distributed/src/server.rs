@@ -25,7 +25,7 @@ use crate::control::ControlService;
 use crate::dispatch::Dispatch;
 use crate::ids::random_nonzero;
 use crate::master::{Master, MasterGrpc, MasterOptions};
-use crate::rpc_util::{MAX_MESSAGE_SIZE, WINDOW_SIZE};
+use crate::rpc_util::{MAX_FRAME_SIZE, MAX_MESSAGE_SIZE, WINDOW_SIZE};
 use crate::worker::{Worker, WorkerGrpc, WorkerOptions};
 use crate::ClusterSpec;
 
@@ -196,6 +196,7 @@ impl Server {
         let serve = tonic::transport::Server::builder()
             .initial_stream_window_size(WINDOW_SIZE)
             .initial_connection_window_size(WINDOW_SIZE)
+            .max_frame_size(MAX_FRAME_SIZE)
             .http2_keepalive_interval(Some(Duration::from_secs(30)))
             .serve_with_incoming_shutdown(dispatch, incoming, wait_true(shutdown_rx.clone()));
         let s2 = shared.clone();
