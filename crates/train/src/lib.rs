@@ -7,12 +7,14 @@ pub mod device_setter;
 pub mod dist;
 pub mod local;
 pub mod models;
+pub mod monitored;
 pub mod optimizer;
 pub mod runner;
 pub mod saver;
 pub mod summary;
 
 pub use device_setter::{replica_device_setter, PsStrategy, ReplicaDeviceSetter};
+pub use monitored::{MonitoredOptions, MonitoredTrainingSession, SessionRunHook, Supervisor, SupervisorOptions};
 pub use optimizer::Optimizer;
 pub use saver::{latest_checkpoint, Saver, SaverOptions};
 pub use summary::FileWriter;

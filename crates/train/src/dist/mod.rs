@@ -18,6 +18,7 @@ use ferroflow_distributed::{ClusterSpec, Server, ServerOptions};
 use crate::device_setter::PsStrategy;
 use crate::local::TrainConfig;
 
+pub(crate) use ready::wait_until;
 pub use worker::run_worker;
 
 /// One task of a distributed training job.
