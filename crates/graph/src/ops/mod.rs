@@ -4,6 +4,7 @@
 mod array;
 mod base;
 mod data_flow;
+mod functional;
 mod io;
 mod math;
 mod nn;
@@ -28,6 +29,7 @@ pub(crate) fn register_all(r: &mut OpRegistry) {
     array::register(r);
     base::register(r);
     data_flow::register(r);
+    functional::register(r);
     io::register(r);
     math::register(r);
     nn::register(r);
