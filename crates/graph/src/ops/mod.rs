@@ -10,6 +10,7 @@ mod math;
 mod nn;
 mod random;
 mod state;
+mod string;
 mod training;
 
 pub use array::*;
@@ -35,6 +36,7 @@ pub(crate) fn register_all(r: &mut OpRegistry) {
     nn::register(r);
     random::register(r);
     state::register(r);
+    string::register(r);
     training::register(r);
 }
 
