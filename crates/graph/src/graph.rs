@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use ferroflow_core::proto::{GraphDef, NodeDef, VersionDef};
+use ferroflow_core::proto::{FunctionDefLibrary, GraphDef, NodeDef, VersionDef};
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -31,6 +31,9 @@ struct Inner {
     collections: BTreeMap<String, Vec<String>>,
     counters: HashMap<String, usize>,
     used: std::collections::HashSet<String>,
+    /// Functions of imported GraphDefs (bodies of `If`, `PartitionedCall`, …), kept for
+    /// the runtime.
+    library: FunctionDefLibrary,
 }
 
 /// A dataflow graph under construction, shared by every [`crate::Scope`] that builds it.
@@ -203,6 +206,7 @@ impl Graph {
         GraphDef {
             node: g.nodes.iter().map(|e| e.def.clone()).collect(),
             versions: Some(VersionDef { producer: GRAPH_DEF_VERSION, min_consumer: 0, bad_consumers: vec![] }),
+            library: (!g.library.function.is_empty() || !g.library.gradient.is_empty()).then(|| g.library.clone()),
             ..Default::default()
         }
     }
@@ -218,12 +222,7 @@ impl Graph {
     /// Adds a GraphDef's nodes, with an optional name prefix (`prefix/`).
     pub fn import_into(&self, gd: &GraphDef, prefix: &str) -> Result<(), Status> {
         if let Some(lib) = &gd.library {
-            if !lib.function.is_empty() {
-                return Err(Status::unimplemented(format!(
-                    "GraphDef has {} library functions; ferroflow does not support functions yet",
-                    lib.function.len()
-                )));
-            }
+            self.add_functions(lib)?;
         }
         let rename = |s: &str| -> String {
             if prefix.is_empty() {
@@ -267,6 +266,33 @@ impl Graph {
                 )));
             }
             pending = rest;
+        }
+        Ok(())
+    }
+
+    /// Adds a GraphDef's function library (function names are global: one already present
+    /// must be identical).
+    pub fn add_functions(&self, lib: &FunctionDefLibrary) -> Result<(), Status> {
+        let mut g = self.lock();
+        for f in &lib.function {
+            let name = f.signature.as_ref().map(|s| s.name.as_str()).unwrap_or("");
+            if name.is_empty() {
+                return Err(Status::invalid_argument("the GraphDef's library has a function without a name"));
+            }
+            match g.library.function.iter().find(|h| h.signature.as_ref().is_some_and(|s| s.name == name)) {
+                Some(h) if h == f => {}
+                Some(_) => {
+                    return Err(Status::invalid_argument(format!(
+                        "function '{name}' is already in the graph's library with a different definition"
+                    )))
+                }
+                None => g.library.function.push(f.clone()),
+            }
+        }
+        for d in &lib.gradient {
+            if !g.library.gradient.contains(d) {
+                g.library.gradient.push(d.clone());
+            }
         }
         Ok(())
     }

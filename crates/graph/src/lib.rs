@@ -20,6 +20,6 @@ pub use graph::{parse_tensor_name, Graph, NodeEntry, GRAPH_DEF_VERSION};
 pub use op_def::{op, parse_type, ArgDef, ArgType, AttrDef, OpDef, OpDefBuilder};
 pub use registry::{op_registry, OpRegistry};
 pub use scope::{AsOpName, DeviceFn, OpBuilder, Operation, Output, Scope};
-pub use signature::{add_defaults, lookup_op, resolve_node, signature_of, Signature};
+pub use signature::{add_defaults, lookup_op, output_arg_ranges, resolve_node, signature_of, Signature};
 
 pub use ferroflow_core::{attr, DataType, Shape, Status, Tensor};

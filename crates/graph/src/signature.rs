@@ -59,6 +59,20 @@ fn expand(def: &OpDef, node: &NodeDef, args: &[ArgDef]) -> Result<Vec<(DataType,
     Ok(out)
 }
 
+/// The flat range of outputs of each output argument of `node`, in order (function bodies
+/// name tensors `node:argument:k`). The node's attrs must already include defaults.
+pub fn output_arg_ranges(node: &NodeDef) -> Result<Vec<(String, std::ops::Range<usize>)>, Status> {
+    let def = lookup_op(node)?;
+    let mut at = 0;
+    let mut out = Vec::with_capacity(def.outputs.len());
+    for a in &def.outputs {
+        let n = expand(def, node, std::slice::from_ref(a))?.len();
+        out.push((a.name.clone(), at..at + n));
+        at += n;
+    }
+    Ok(out)
+}
+
 /// Checks the node's attrs (present, right kind, allowed types) and computes its signature.
 /// Call after [`add_defaults`].
 pub fn signature_of(def: &OpDef, node: &NodeDef) -> Result<Signature, Status> {

@@ -17,6 +17,7 @@ mod registry;
 mod rendezvous;
 mod resource;
 pub mod state;
+pub mod string;
 pub mod summary;
 pub mod testutil;
 pub mod timer;

@@ -48,6 +48,7 @@ fn build() -> KernelRegistry {
     crate::io::register(&mut r);
     crate::data_flow::register(&mut r);
     crate::summary::register(&mut r);
+    crate::string::register(&mut r);
     r
 }
 

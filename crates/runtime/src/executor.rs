@@ -7,10 +7,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ferroflow_core::proto::GraphDef;
+use ferroflow_core::proto::{FunctionDefLibrary, GraphDef};
 use ferroflow_core::Status;
 use ferroflow_graph::{parse_tensor_name, resolve_node};
 use ferroflow_kernels::{create_kernel, OpContext, OpKernel, StepCtx, Value};
+
+use crate::function::{call_kernel, CALL_OPS};
 
 struct ExecNode {
     def: Arc<ferroflow_core::proto::NodeDef>,
@@ -34,8 +36,14 @@ pub struct Executor {
 pub type StepDone = Box<dyn FnOnce(Result<(), Status>) + Send>;
 
 impl Executor {
-    /// Validates the graph (ops, attrs, edges, types) and creates every kernel.
+    /// Validates the graph (ops, attrs, edges, types) and creates every kernel (function
+    /// calls instantiate their functions from the graph's library).
     pub fn new(gd: &GraphDef) -> Result<Executor, Status> {
+        Executor::build(gd, gd.library.as_ref(), 0)
+    }
+
+    /// [`Executor::new`] with the library given apart and `depth` enclosing function calls.
+    pub(crate) fn build(gd: &GraphDef, library: Option<&FunctionDefLibrary>, depth: usize) -> Result<Executor, Status> {
         let mut index = HashMap::new();
         for (i, n) in gd.node.iter().enumerate() {
             if index.insert(n.name.as_str(), i).is_some() {
@@ -67,7 +75,12 @@ impl Executor {
                     k += 1;
                 }
             }
-            let kernel = create_kernel(&def)?;
+            let kernel = if CALL_OPS.contains(&def.op.as_str()) {
+                call_kernel(&def, library, depth)
+                    .map_err(|e| e.context(format!("node '{}' (op {})", def.name, def.op)))?
+            } else {
+                create_kernel(&def)?
+            };
             let expensive = kernel.is_expensive();
             nodes.push(ExecNode {
                 num_inputs: k,

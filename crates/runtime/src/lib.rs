@@ -3,6 +3,7 @@
 
 mod direct_session;
 mod executor;
+mod function;
 pub mod grad_check;
 pub mod placer;
 mod rendezvous;

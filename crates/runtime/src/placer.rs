@@ -9,7 +9,11 @@
 //!   reference inputs (`Assign`, `Apply*`), and a node and the producer of each resource
 //!   handle it consumes (traced back through `Identity`/`IdentityN`, so `ReadVariableOp` or
 //!   `ResourceApply*` land with their `VarHandleOp`). Control-flow and `Identity`-like ops
-//!   are exempt from input colocation, as in TensorFlow. Explicit devices within a group are
+//!   are exempt from input colocation, as in TensorFlow. Function calls (`If`,
+//!   `StatelessIf`, `PartitionedCall`, `StatefulPartitionedCall`) are not: ferroflow runs a
+//!   call's whole body on the call's device, so the call goes with the resources it takes
+//!   (TensorFlow exempts them and lowers `If` to `Switch`/`Merge`, placing the branch nodes
+//!   one by one; for a branch that reads a variable both end up where the variable is). Explicit devices within a group are
 //!   merged; incompatible ones are an InvalidArgument naming both nodes.
 //! - Nodes without any constraint go to the default device.
 //! - A device that matches nothing is an InvalidArgument naming the node, the requested
@@ -30,7 +34,7 @@ pub struct PlacerOptions {
 }
 
 /// Ops whose inputs are exempt from reference/resource colocation (TF's
-/// REGISTER_INPUT_COLOCATION_EXEMPTION set).
+/// REGISTER_INPUT_COLOCATION_EXEMPTION set, without the function calls: see the module docs).
 const EXEMPT: &[&str] = &[
     "Identity",
     "IdentityN",
@@ -44,12 +48,8 @@ const EXEMPT: &[&str] = &[
     "RefExit",
     "NextIteration",
     "RefNextIteration",
-    "If",
-    "StatelessIf",
     "While",
     "StatelessWhile",
-    "PartitionedCall",
-    "StatefulPartitionedCall",
 ];
 
 /// Places every node of `graph` on one of `devices` (full names), with unconstrained nodes

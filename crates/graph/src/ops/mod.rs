@@ -4,11 +4,13 @@
 mod array;
 mod base;
 mod data_flow;
+mod functional;
 mod io;
 mod math;
 mod nn;
 mod random;
 mod state;
+mod string;
 mod training;
 
 pub use array::*;
@@ -28,11 +30,13 @@ pub(crate) fn register_all(r: &mut OpRegistry) {
     array::register(r);
     base::register(r);
     data_flow::register(r);
+    functional::register(r);
     io::register(r);
     math::register(r);
     nn::register(r);
     random::register(r);
     state::register(r);
+    string::register(r);
     training::register(r);
 }
 

@@ -209,3 +209,49 @@ fn resource_producer_traces_identity() {
     assert_eq!(resource_producer(&nodes, &index, 2, 1), 0);
     assert_eq!(resource_producer(&nodes, &index, 2, 0), 3);
 }
+
+fn call_node(name: &str, op: &str, inputs: &[&str], tin: &[DataType]) -> NodeDef {
+    let mut n = node(name, op, "", inputs);
+    let func = |f: &str| ferroflow_core::proto::AttrValue {
+        value: Some(ferroflow_core::proto::attr_value::Value::Func(ferroflow_core::proto::NameAttrList {
+            name: f.into(),
+            attr: Default::default(),
+        })),
+    };
+    n.attr.insert("Tin".into(), attr::list_type(tin));
+    n.attr.insert("Tout".into(), attr::list_type(&[DataType::Int64]));
+    if op.ends_with("If") {
+        n.attr.insert("Tcond".into(), attr::ty(DataType::Bool));
+        n.attr.insert("then_branch".into(), func("t"));
+        n.attr.insert("else_branch".into(), func("e"));
+    } else {
+        n.attr.insert("f".into(), func("f"));
+    }
+    n
+}
+
+#[test]
+fn function_calls_go_with_the_resources_they_take() {
+    // MonitoredTrainingSession's global-step read: If(VarIsInitializedOp(h), h, zeros) with
+    // the variable on a ps and nothing else placed: the call (whose body reads the variable)
+    // runs on the ps, its consumer on the default device.
+    let mut is_init = node("is_init", "VarIsInitializedOp", "", &["h"]);
+    is_init.attr.insert("dtype".into(), attr::ty(DataType::Int64));
+    let mut g = GraphDef {
+        node: vec![
+            node("h", "VarHandleOp", "/job:ps/task:1", &[]),
+            node("zeros", "Const", "", &[]),
+            is_init,
+            call_node("cond", "If", &["is_init", "h", "zeros"], &[DataType::Resource, DataType::Int64]),
+            call_node("call", "StatefulPartitionedCall", &["zeros"], &[DataType::Int64]),
+            node("out", "Identity", "", &["cond"]),
+        ],
+        ..Default::default()
+    };
+    let types = |n: &NodeDef| match n.op.as_str() {
+        "VarIsInitializedOp" => Some(vec![(DataType::Resource, false)]),
+        _ => registry_input_types(n),
+    };
+    place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap();
+    assert_eq!(placed(&g), vec![("h", PS1), ("zeros", W0), ("is_init", PS1), ("cond", PS1), ("call", W0), ("out", W0)]);
+}

@@ -1,0 +1,91 @@
+//! Function-calling ops: `If`/`StatelessIf` (TensorFlow 2's `tf.cond`, also in graphs built
+//! with `tf.compat.v1`) and `PartitionedCall`/`StatefulPartitionedCall` (a call of a
+//! `tf.function`). Their bodies are functions of the graph's `library`; the runtime runs them
+//! (see `ferroflow_runtime`'s function module).
+
+use ferroflow_core::proto::attr_value::Value as AV;
+use ferroflow_core::{shape_proto_dims, NodeAttrs, Status};
+
+use crate::op_def::op;
+use crate::registry::OpRegistry;
+use crate::shape_fn::{Dims, ShapeCtx};
+
+/// Output shapes from the `output_shapes` attr when it has one entry per output, else
+/// unknown.
+fn call_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    let n = c.node.attr_list_type("Tout")?.len();
+    let given: Vec<Dims> = match c.node.attr.get("output_shapes").and_then(|v| v.value.as_ref()) {
+        Some(AV::List(l)) => l.shape.iter().map(shape_proto_dims).collect(),
+        _ => vec![],
+    };
+    Ok(if given.len() == n { given } else { vec![None; n] })
+}
+
+pub(crate) fn register(r: &mut OpRegistry) {
+    for (name, stateful) in [("If", true), ("StatelessIf", false)] {
+        let b = op(name)
+            .input("cond: Tcond")
+            .input("input: Tin")
+            .output("output: Tout")
+            .attr("Tcond: type")
+            .attr("Tin: list(type) >= 0")
+            .attr("Tout: list(type) >= 0")
+            .attr("then_branch: func")
+            .attr("else_branch: func")
+            .attr("output_shapes: list(shape) = []")
+            .shape_fn(call_shapes);
+        r.add(if stateful { b.stateful() } else { b }.build());
+    }
+    for (name, stateful) in [("StatefulPartitionedCall", true), ("PartitionedCall", false)] {
+        let b = op(name)
+            .input("args: Tin")
+            .output("output: Tout")
+            .attr("Tin: list(type) >= 0")
+            .attr("Tout: list(type) >= 0")
+            .attr("f: func")
+            .attr("config: string = ''")
+            .attr("config_proto: string = ''")
+            .attr("executor_type: string = ''")
+            .shape_fn(call_shapes);
+        r.add(if stateful { b.stateful() } else { b }.build());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::proto::NodeDef;
+    use ferroflow_core::{attr, DataType};
+
+    use crate::resolve_node;
+
+    #[test]
+    fn if_signature_expands_type_lists() {
+        let mut n = NodeDef {
+            name: "c".into(),
+            op: "If".into(),
+            input: vec!["p".into(), "h".into(), "z".into()],
+            ..Default::default()
+        };
+        n.attr.insert("Tcond".into(), attr::ty(DataType::Bool));
+        n.attr.insert("Tin".into(), attr::list_type(&[DataType::Resource, DataType::Int64]));
+        n.attr.insert("Tout".into(), attr::list_type(&[DataType::Int64]));
+        for f in ["then_branch", "else_branch"] {
+            n.attr.insert(
+                f.into(),
+                ferroflow_core::proto::AttrValue {
+                    value: Some(ferroflow_core::proto::attr_value::Value::Func(ferroflow_core::proto::NameAttrList {
+                        name: format!("{f}_fn"),
+                        attr: Default::default(),
+                    })),
+                },
+            );
+        }
+        let sig = resolve_node(&mut n).unwrap();
+        assert_eq!(
+            sig.inputs.iter().map(|x| x.0).collect::<Vec<_>>(),
+            [DataType::Bool, DataType::Resource, DataType::Int64]
+        );
+        assert_eq!(sig.outputs, vec![(DataType::Int64, false)]);
+        assert!(n.attr.contains_key("output_shapes"), "default filled");
+    }
+}

@@ -1,0 +1,71 @@
+//! String ops that TensorFlow's `Saver` graphs use: `StringJoin`, `StaticRegexFullMatch`,
+//! `RegexFullMatch`, `ShardedFilename`, `ShardedFilespec`.
+
+use ferroflow_core::Status;
+
+use crate::op_def::op;
+use crate::registry::OpRegistry;
+use crate::shape_fn::{scalar, unchanged, Dims, ShapeCtx};
+
+/// The shape shared by the non-scalar inputs (scalars broadcast); unknown when an input's
+/// shape is.
+fn join_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    let mut out: Vec<i64> = vec![];
+    for i in 0..c.inputs.len() {
+        match c.input(i) {
+            None => return Ok(vec![None]),
+            Some(d) if d.is_empty() => {}
+            Some(d) if out.is_empty() => out = d,
+            Some(d) if d.len() != out.len() => {
+                return Err(c.error(format!("inputs must be scalars or share one shape: {out:?} vs. {d:?}")))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(vec![Some(out)])
+}
+
+pub(crate) fn register(r: &mut OpRegistry) {
+    r.add(
+        op("StringJoin")
+            .input("inputs: N * string")
+            .output("output: string")
+            .attr("N: int >= 0")
+            .attr("separator: string = ''")
+            .shape_fn(join_shape)
+            .build(),
+    );
+    r.add(
+        op("StaticRegexFullMatch")
+            .input("input: string")
+            .output("output: bool")
+            .attr("pattern: string")
+            .shape_fn(unchanged)
+            .build(),
+    );
+    r.add(
+        op("RegexFullMatch")
+            .input("input: string")
+            .input("pattern: string")
+            .output("output: bool")
+            .shape_fn(unchanged)
+            .build(),
+    );
+    r.add(
+        op("ShardedFilename")
+            .input("basename: string")
+            .input("shard: int32")
+            .input("num_shards: int32")
+            .output("filename: string")
+            .shape_fn(scalar)
+            .build(),
+    );
+    r.add(
+        op("ShardedFilespec")
+            .input("basename: string")
+            .input("num_shards: int32")
+            .output("filename: string")
+            .shape_fn(scalar)
+            .build(),
+    );
+}

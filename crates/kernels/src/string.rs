@@ -1,0 +1,239 @@
+//! String kernels that TensorFlow's `Saver` graphs use: `StringJoin`, `StaticRegexFullMatch`,
+//! `RegexFullMatch`, `ShardedFilename` and `ShardedFilespec` (the sharded saver builds its
+//! temporary shard prefix with `StringJoin(prefix, Select(StaticRegexFullMatch(prefix,
+//! "^s3://.*"), ".part", "_temp/part"))` and names each shard with `ShardedFilename`).
+//! Strings are byte strings, as in TensorFlow; patterns use RE2 syntax, which the `regex`
+//! crate follows.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{NodeAttrs, Shape, Status, Storage, Tensor};
+use regex::bytes::Regex;
+
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+fn strings<'a>(ctx: &OpContext, what: &str, t: &'a Tensor) -> Result<&'a [Vec<u8>], Status> {
+    match t.storage() {
+        Storage::Str(v) => Ok(v),
+        _ => Err(ctx.error(format!("{what} must be a string tensor, got {}", t.dtype()))),
+    }
+}
+
+fn string_tensor(shape: Shape, v: Vec<Vec<u8>>) -> Result<Tensor, Status> {
+    Tensor::from_storage(shape, Storage::Str(v))
+}
+
+/// `StringJoin`: joins its inputs element-wise with `separator`; scalars are broadcast, the
+/// other inputs must share one shape.
+struct StringJoin {
+    separator: Vec<u8>,
+}
+
+impl OpKernel for StringJoin {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let inputs = (0..ctx.num_inputs()).map(|i| ctx.input(i)).collect::<Result<Vec<_>, _>>()?;
+        let mut shape: Option<Shape> = None;
+        for (i, t) in inputs.iter().enumerate() {
+            if t.rank() == 0 {
+                continue;
+            }
+            match &shape {
+                None => shape = Some(t.shape().clone()),
+                Some(s) if s == t.shape() => {}
+                Some(s) => {
+                    return Err(ctx.error(format!(
+                        "Input shapes do not match: {s} vs. {} (input {i}); inputs must be scalars or share one \
+                         shape",
+                        t.shape()
+                    )))
+                }
+            }
+        }
+        let shape = shape.unwrap_or_else(|| Shape::new(Vec::<usize>::new()));
+        let n: usize = shape.num_elements();
+        let parts = inputs
+            .iter()
+            .enumerate()
+            .map(|(i, t)| strings(ctx, &format!("input {i}"), t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut out = Vec::with_capacity(n);
+        for k in 0..n {
+            let mut s = Vec::new();
+            for (i, p) in parts.iter().enumerate() {
+                if i > 0 {
+                    s.extend_from_slice(&self.separator);
+                }
+                s.extend_from_slice(if p.len() == 1 && inputs[i].rank() == 0 { &p[0] } else { &p[k] });
+            }
+            out.push(s);
+        }
+        ctx.set_output(0, string_tensor(shape, out)?)
+    }
+}
+
+fn string_join_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let separator = if n.has_attr("separator") { n.attr_string("separator")?.into_bytes() } else { vec![] };
+    Ok(Box::new(StringJoin { separator }))
+}
+
+/// A pattern that must match a whole string.
+fn full_match(pattern: &str) -> Result<Regex, String> {
+    Regex::new(&format!("^(?:{pattern})$")).map_err(|e| format!("Invalid pattern: {pattern}, error: {e}"))
+}
+
+fn match_all(ctx: &mut OpContext, re: &Regex) -> Result<(), Status> {
+    let t = ctx.input(0)?;
+    let out: Vec<bool> = strings(ctx, "input", &t)?.iter().map(|s| re.is_match(s)).collect();
+    ctx.set_output(0, Tensor::from_storage(t.shape().clone(), Storage::Bool(out))?)
+}
+
+/// `StaticRegexFullMatch`: whether each string matches the `pattern` attr entirely.
+struct StaticRegexFullMatch {
+    re: Regex,
+}
+
+impl OpKernel for StaticRegexFullMatch {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        match_all(ctx, &self.re)
+    }
+}
+
+fn static_regex_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let re = full_match(&n.attr_string("pattern")?).map_err(|e| n.node_error(e))?;
+    Ok(Box::new(StaticRegexFullMatch { re }))
+}
+
+/// `RegexFullMatch`: as `StaticRegexFullMatch` with the pattern a scalar input.
+struct RegexFullMatch;
+
+impl OpKernel for RegexFullMatch {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let p = ctx.input(1)?;
+        if p.rank() != 0 {
+            return Err(ctx.error(format!("Pattern must be scalar, but received {}", p.shape())));
+        }
+        let pattern = String::from_utf8_lossy(&strings(ctx, "pattern", &p)?[0]).into_owned();
+        let re = full_match(&pattern).map_err(|e| ctx.error(e))?;
+        match_all(ctx, &re)
+    }
+}
+
+fn scalar_of<'a>(ctx: &OpContext, what: &str, t: &'a Tensor) -> Result<&'a Tensor, Status> {
+    if t.rank() != 0 {
+        return Err(ctx.error(format!("{what} must be a scalar, got shape {}", t.shape())));
+    }
+    Ok(t)
+}
+
+/// `ShardedFilename`: `<basename>-<shard, 5 digits>-of-<num_shards, 5 digits>`.
+struct ShardedFilename;
+
+impl OpKernel for ShardedFilename {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let (b, s, n) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
+        let base = strings(ctx, "basename", scalar_of(ctx, "basename", &b)?)?[0].clone();
+        let shard = scalar_of(ctx, "shard", &s)?.scalar_value::<i32>()?;
+        let num = scalar_of(ctx, "num_shards", &n)?.scalar_value::<i32>()?;
+        let mut name = base;
+        name.extend_from_slice(format!("-{shard:05}-of-{num:05}").as_bytes());
+        ctx.set_output(0, string_tensor(Shape::new(Vec::<usize>::new()), vec![name])?)
+    }
+}
+
+/// `ShardedFilespec`: `<basename>-?????-of-<num_shards, 5 digits>`.
+struct ShardedFilespec;
+
+impl OpKernel for ShardedFilespec {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let (b, n) = (ctx.input(0)?, ctx.input(1)?);
+        let base = strings(ctx, "basename", scalar_of(ctx, "basename", &b)?)?[0].clone();
+        let num = scalar_of(ctx, "num_shards", &n)?.scalar_value::<i32>()?;
+        let mut name = base;
+        name.extend_from_slice(format!("-?????-of-{num:05}").as_bytes());
+        ctx.set_output(0, string_tensor(Shape::new(Vec::<usize>::new()), vec![name])?)
+    }
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("StringJoin", string_join_factory);
+    r.add("StaticRegexFullMatch", static_regex_factory);
+    r.add("RegexFullMatch", |_| Ok(Box::new(RegexFullMatch)));
+    r.add("ShardedFilename", |_| Ok(Box::new(ShardedFilename)));
+    r.add("ShardedFilespec", |_| Ok(Box::new(ShardedFilespec)));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code};
+
+    use super::*;
+    use crate::testutil::run_kernel;
+
+    fn run(n: &NodeDef, inputs: Vec<Tensor>) -> Result<Vec<Tensor>, Status> {
+        run_kernel(n.clone(), inputs, 1)
+    }
+
+    fn s(v: &[&str]) -> Tensor {
+        let shape = if v.len() == 1 { vec![] } else { vec![v.len()] };
+        string_tensor(Shape::from(shape), v.iter().map(|x| x.as_bytes().to_vec()).collect()).unwrap()
+    }
+
+    fn texts(t: &Tensor) -> Vec<String> {
+        match t.storage() {
+            Storage::Str(v) => v.iter().map(|b| String::from_utf8(b.clone()).unwrap()).collect(),
+            _ => panic!("not strings"),
+        }
+    }
+
+    fn node(op: &str, n_inputs: usize, attrs: &[(&str, ferroflow_core::proto::AttrValue)]) -> NodeDef {
+        let mut n = NodeDef { name: "n".into(), op: op.into(), ..Default::default() };
+        n.input = (0..n_inputs).map(|i| format!("i{i}")).collect();
+        for (k, v) in attrs {
+            n.attr.insert(k.to_string(), v.clone());
+        }
+        n
+    }
+
+    #[test]
+    fn string_join_broadcasts_scalars() {
+        let n = node("StringJoin", 3, &[("separator", attr::string("/"))]);
+        let out = run(&n, vec![s(&["ckpt"]), s(&["a", "b"]), s(&["x"])]).unwrap();
+        assert_eq!(texts(&out[0]), ["ckpt/a/x", "ckpt/b/x"]);
+        assert_eq!(out[0].dims(), [2]);
+        // The sharded saver's temporary prefix: no separator, all scalars.
+        let n = node("StringJoin", 2, &[]);
+        let out = run(&n, vec![s(&["/tmp/model.ckpt-0"]), s(&["_temp/part"])]).unwrap();
+        assert_eq!(texts(&out[0]), ["/tmp/model.ckpt-0_temp/part"]);
+        assert_eq!(out[0].rank(), 0);
+        let e = run(&n, vec![s(&["a", "b"]), s(&["a", "b", "c"])]).unwrap_err();
+        assert!(e.message.contains("Input shapes do not match"), "{e}");
+    }
+
+    #[test]
+    fn regex_full_match_matches_whole_strings() {
+        let n = node("StaticRegexFullMatch", 1, &[("pattern", attr::string("^s3://.*"))]);
+        let out = run(&n, vec![s(&["s3://bucket/x", "/tmp/s3://x", "s3:/"])]).unwrap();
+        assert_eq!(out[0].as_slice::<bool>().unwrap(), [true, false, false]);
+        let n = node("StaticRegexFullMatch", 1, &[("pattern", attr::string("ab|c"))]);
+        let out = run(&n, vec![s(&["ab", "c", "abc"])]).unwrap();
+        assert_eq!(out[0].as_slice::<bool>().unwrap(), [true, true, false], "alternation is anchored as a whole");
+        let bad = node("StaticRegexFullMatch", 1, &[("pattern", attr::string("(("))]);
+        let e = crate::create_kernel(&bad).err().unwrap();
+        assert_eq!(e.code, Code::InvalidArgument);
+        let n = node("RegexFullMatch", 2, &[]);
+        let out = run(&n, vec![s(&["a1", "b2"]), s(&["[a-z][0-9]"])]).unwrap();
+        assert_eq!(out[0].as_slice::<bool>().unwrap(), [true, true]);
+    }
+
+    #[test]
+    fn sharded_file_names() {
+        let n = node("ShardedFilename", 3, &[]);
+        let out = run(&n, vec![s(&["/d/m_temp/part"]), Tensor::scalar(3i32), Tensor::scalar(12i32)]).unwrap();
+        assert_eq!(texts(&out[0]), ["/d/m_temp/part-00003-of-00012"]);
+        let n = node("ShardedFilespec", 2, &[]);
+        let out = run(&n, vec![s(&["/d/m"]), Tensor::scalar(2i32)]).unwrap();
+        assert_eq!(texts(&out[0]), ["/d/m-?????-of-00002"]);
+        let n = node("ShardedFilename", 3, &[]);
+        let e = run(&n, vec![s(&["a", "b"]), Tensor::scalar(0i32), Tensor::scalar(1i32)]).unwrap_err();
+        assert!(e.message.contains("basename must be a scalar"), "{e}");
+    }
+}

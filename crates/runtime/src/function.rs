@@ -1,0 +1,375 @@
+//! Functions of a graph's library, run by the function-calling ops: `If` and `StatelessIf`
+//! (what `tf.cond` builds under TensorFlow 2 behaviour, also from `tf.compat.v1` code, e.g.
+//! the global-step read of `MonitoredTrainingSession`'s hooks), `PartitionedCall` and
+//! `StatefulPartitionedCall` (a call of a `tf.function`).
+//!
+//! A function is instantiated when the calling node's executor is built: its `FunctionDef`
+//! becomes a graph whose arguments are fed and whose results are fetched (the `_Recv`/`_Send`
+//! rewrite a session uses), pruned to the results, the control results and the stateful
+//! nodes, with an executor of its own. A call runs that executor as a sub-step of the
+//! caller's step (same resources and deadline, cancelled with it; its own rendezvous), entirely
+//! on the caller's device. TensorFlow instead lowers `If` into `Switch`/`Merge` before
+//! placement and places the branch nodes one by one; ferroflow's placer puts a call with
+//! the producers of the resources it takes, so a branch that reads a variable runs where
+//! the variable lives.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use ferroflow_core::proto::{attr_value::Value as AV, op_def::ArgDef, FunctionDefLibrary, GraphDef, NodeDef};
+use ferroflow_core::{attr, DataType, NodeAttrs, Status, Storage, Tensor};
+use ferroflow_graph::{lookup_op, output_arg_ranges, resolve_node};
+use ferroflow_kernels::{CancelToken, DoneCallback, OpContext, OpKernel, Rendezvous, StepCtx};
+
+use crate::executor::Executor;
+use crate::rendezvous::LocalRendezvous;
+use crate::rewrite::rewrite_for_execution;
+
+/// Ops whose kernels call functions of the library.
+pub(crate) const CALL_OPS: &[&str] = &["If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall"];
+
+/// How deep calls may nest (instantiation is eager, so a recursive function must stop).
+const MAX_DEPTH: usize = 32;
+
+/// Device named in a body's rendezvous keys (the rendezvous is private to one call).
+const BODY_DEVICE: &str = "/job:localhost/replica:0/task:0/device:CPU:0";
+
+type CallDone = Box<dyn FnOnce(Result<Vec<Tensor>, Status>) + Send>;
+
+/// An instantiated function.
+pub(crate) struct FunctionBody {
+    name: String,
+    exec: Arc<Executor>,
+    arg_types: Vec<DataType>,
+    ret_types: Vec<DataType>,
+    feed_keys: Vec<String>,
+    fetch_keys: Vec<String>,
+    /// For each result, its position in `fetch_keys` (two results may be one tensor).
+    ret_fetch: Vec<usize>,
+}
+
+fn concrete_type(fname: &str, what: &str, a: &ArgDef) -> Result<DataType, Status> {
+    if !a.type_attr.is_empty() || !a.number_attr.is_empty() || !a.type_list_attr.is_empty() {
+        return Err(Status::unimplemented(format!(
+            "function '{fname}': {what} '{}' has a polymorphic type; ferroflow runs only functions whose \
+             arguments and results have fixed types",
+            a.name
+        )));
+    }
+    if a.is_ref {
+        return Err(Status::invalid_argument(format!("function '{fname}': {what} '{}' is a reference", a.name)));
+    }
+    DataType::from_i32(a.r#type).map_err(|e| e.context(format!("function '{fname}': {what} '{}'", a.name)))
+}
+
+impl FunctionBody {
+    /// Instantiates function `name` of `library`; `depth` counts the enclosing calls.
+    pub(crate) fn instantiate(
+        name: &str,
+        library: Option<&FunctionDefLibrary>,
+        depth: usize,
+    ) -> Result<FunctionBody, Status> {
+        if depth >= MAX_DEPTH {
+            return Err(Status::invalid_argument(format!(
+                "function '{name}': calls nest more than {MAX_DEPTH} deep (does a function call itself?)"
+            )));
+        }
+        let fdef = library
+            .and_then(|l| l.function.iter().find(|f| f.signature.as_ref().is_some_and(|s| s.name == name)))
+            .ok_or_else(|| Status::not_found(format!("function '{name}' is not in the graph's function library")))?;
+        let sig = fdef.signature.clone().unwrap_or_default();
+        let err = |msg: String| Status::invalid_argument(format!("function '{name}': {msg}"));
+        let arg_types =
+            sig.input_arg.iter().map(|a| concrete_type(name, "argument", a)).collect::<Result<Vec<_>, _>>()?;
+        let ret_types =
+            sig.output_arg.iter().map(|a| concrete_type(name, "result", a)).collect::<Result<Vec<_>, _>>()?;
+
+        // Body nodes with defaults filled, and the output range of each of their arguments.
+        let mut body: Vec<NodeDef> = Vec::with_capacity(fdef.node_def.len());
+        let mut ranges: HashMap<String, Vec<(String, std::ops::Range<usize>)>> = HashMap::new();
+        for n in &fdef.node_def {
+            if n.attr.values().any(|v| matches!(v.value, Some(AV::Placeholder(_)))) {
+                return Err(Status::unimplemented(format!(
+                    "function '{name}': node '{}' has an attr bound at call time; ferroflow runs only functions \
+                     without attr placeholders",
+                    n.name
+                )));
+            }
+            let mut d = n.clone();
+            resolve_node(&mut d).map_err(|e| e.context(format!("function '{name}'")))?;
+            d.device.clear();
+            if ranges.insert(d.name.clone(), output_arg_ranges(&d)?).is_some() {
+                return Err(err(format!("two nodes are named '{}'", d.name)));
+            }
+            body.push(d);
+        }
+        // Arguments become Placeholders (fed at each call) under fresh names.
+        let mut args: HashMap<String, String> = HashMap::new();
+        let mut nodes = Vec::with_capacity(body.len() + sig.input_arg.len());
+        for (i, a) in sig.input_arg.iter().enumerate() {
+            if ranges.contains_key(&a.name) {
+                return Err(err(format!("argument '{}' has the name of a node", a.name)));
+            }
+            let mut p = format!("_arg_{}_{i}", a.name);
+            while ranges.contains_key(&p) {
+                p.push('_');
+            }
+            if args.insert(a.name.clone(), p.clone()).is_some() {
+                return Err(err(format!("two arguments are named '{}'", a.name)));
+            }
+            let mut n = NodeDef { name: p, op: "Placeholder".into(), ..Default::default() };
+            n.attr.insert("dtype".into(), attr::ty(arg_types[i]));
+            nodes.push(n);
+        }
+        // `arg`, `node:out_arg:k` (or `node:out_arg`, `node`) → a graph tensor name.
+        let tensor = |s: &str| -> Result<String, Status> {
+            if let Some(p) = args.get(s) {
+                return Ok(format!("{p}:0"));
+            }
+            let mut parts = s.splitn(3, ':');
+            let node = parts.next().unwrap_or("");
+            let Some(outs) = ranges.get(node) else {
+                return Err(err(format!("'{s}' names neither an argument nor a node")));
+            };
+            let Some(out_arg) = parts.next() else { return Ok(format!("{node}:0")) };
+            let k: usize = match parts.next() {
+                Some(k) => k.parse().map_err(|_| err(format!("bad output index in '{s}'")))?,
+                None => 0,
+            };
+            let (_, r) = outs
+                .iter()
+                .find(|(n, _)| n == out_arg)
+                .ok_or_else(|| err(format!("'{s}': node '{node}' has no output named '{out_arg}'")))?;
+            if k >= r.len() {
+                return Err(err(format!("'{s}': output '{out_arg}' of '{node}' has {} tensors", r.len())));
+            }
+            Ok(format!("{node}:{}", r.start + k))
+        };
+        for mut d in body {
+            let ctx = |e: Status| e.context(format!("node '{}'", d.name));
+            let mut inputs = Vec::with_capacity(d.input.len());
+            for i in &d.input {
+                inputs.push(match i.strip_prefix('^') {
+                    Some(c) if args.contains_key(c) => format!("^{}", args[c]),
+                    Some(c) if ranges.contains_key(c) => i.clone(),
+                    Some(c) => return Err(ctx(err(format!("control input '^{c}' names no node")))),
+                    None => tensor(i).map_err(ctx)?,
+                });
+            }
+            d.input = inputs;
+            nodes.push(d);
+        }
+        let mut fetches: Vec<String> = Vec::new();
+        let mut ret_fetch = Vec::with_capacity(sig.output_arg.len());
+        for o in &sig.output_arg {
+            let src = fdef.ret.get(&o.name).ok_or_else(|| err(format!("result '{}' has no value", o.name)))?;
+            let t = tensor(src)?;
+            let pos = match fetches.iter().position(|f| *f == t) {
+                Some(p) => p,
+                None => {
+                    fetches.push(t);
+                    fetches.len() - 1
+                }
+            };
+            ret_fetch.push(pos);
+        }
+        // Side effects run even when no result depends on them.
+        let mut targets: Vec<String> = Vec::new();
+        let mut seen = HashSet::new();
+        let mut control_rets: Vec<&String> = fdef.control_ret.values().collect();
+        control_rets.sort();
+        for c in control_rets {
+            if !ranges.contains_key(c) {
+                return Err(err(format!("control result '{c}' names no node")));
+            }
+            if seen.insert(c.clone()) {
+                targets.push(c.clone());
+            }
+        }
+        for n in &fdef.node_def {
+            if lookup_op(n).is_ok_and(|d| d.stateful) && seen.insert(n.name.clone()) {
+                targets.push(n.name.clone());
+            }
+        }
+        let feeds: Vec<String> = sig.input_arg.iter().map(|a| format!("{}:0", args[&a.name])).collect();
+        let gd = GraphDef { node: nodes, ..Default::default() };
+        let rw = rewrite_for_execution(&gd, &feeds, &fetches, &targets, BODY_DEVICE, 1)
+            .map_err(|e| e.context(format!("function '{name}'")))?;
+        let exec = Executor::build(&rw.graph, library, depth + 1).map_err(|e| {
+            if e.message.contains(name) {
+                e
+            } else {
+                e.context(format!("function '{name}'"))
+            }
+        })?;
+        Ok(FunctionBody {
+            name: name.to_string(),
+            exec: Arc::new(exec),
+            arg_types,
+            ret_types,
+            feed_keys: rw.feed_keys,
+            fetch_keys: rw.fetch_keys,
+            ret_fetch,
+        })
+    }
+
+    /// Runs the body as a sub-step of `parent` with `args`; `done` gets the results.
+    pub(crate) fn call(&self, parent: &StepCtx, args: Vec<Tensor>, done: CallDone) {
+        if args.len() != self.arg_types.len() {
+            return done(Err(Status::invalid_argument(format!(
+                "function '{}' takes {} arguments, got {}",
+                self.name,
+                self.arg_types.len(),
+                args.len()
+            ))));
+        }
+        let rendezvous = Arc::new(LocalRendezvous::new());
+        for (i, (t, key)) in args.into_iter().zip(&self.feed_keys).enumerate() {
+            if t.dtype() != self.arg_types[i] {
+                return done(Err(Status::invalid_argument(format!(
+                    "function '{}': argument {i} is {} but {} is declared",
+                    self.name,
+                    t.dtype(),
+                    self.arg_types[i]
+                ))));
+            }
+            if let Err(e) = rendezvous.send(key, t, false) {
+                return done(Err(e));
+            }
+        }
+        // The body's own token, cancelled with the caller's step; a failing body fails the
+        // call (with the function named), and through it the caller.
+        let cancel = CancelToken::new();
+        let link = {
+            let c = cancel.clone();
+            parent.cancel.register(move |s| c.cancel(s.clone()))
+        };
+        let Some(link) = link else {
+            let s = parent.cancel.status().unwrap_or_else(|| Status::cancelled("step cancelled"));
+            return done(Err(s));
+        };
+        let step = Arc::new(StepCtx {
+            step_id: parent.step_id,
+            rendezvous: rendezvous.clone(),
+            resources: parent.resources.clone(),
+            cancel,
+            device: parent.device.clone(),
+            deadline: parent.deadline,
+        });
+        let parent_cancel = parent.cancel.clone();
+        let name = self.name.clone();
+        let keys = self.fetch_keys.clone();
+        let ret_fetch = self.ret_fetch.clone();
+        self.exec.run_async(
+            step,
+            Box::new(move |r| {
+                parent_cancel.deregister(link);
+                let out = r.and_then(|_| {
+                    let got = keys
+                        .iter()
+                        .map(|k| {
+                            rendezvous
+                                .try_take(k)
+                                .map(|(t, _)| t)
+                                .ok_or_else(|| Status::internal(format!("result '{k}' was not produced")))
+                        })
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok(ret_fetch.iter().map(|&p| got[p].clone()).collect())
+                });
+                done(out.map_err(|e| {
+                    if e.message.contains(&name) {
+                        e
+                    } else {
+                        e.context(format!("in function '{name}'"))
+                    }
+                }))
+            }),
+        );
+    }
+}
+
+/// TensorFlow's truth value of an `If` condition: a scalar is true when non-zero (numbers)
+/// or non-empty (strings); any other tensor when it has elements.
+fn truth(t: &Tensor) -> Result<bool, Status> {
+    if t.rank() != 0 {
+        return Ok(t.num_elements() > 0);
+    }
+    Ok(match t.storage() {
+        Storage::Bool(v) => v[0],
+        Storage::F32(v) => v[0] != 0.0,
+        Storage::F64(v) => v[0] != 0.0,
+        Storage::I32(v) => v[0] != 0,
+        Storage::I64(v) => v[0] != 0,
+        Storage::U8(v) => v[0] != 0,
+        Storage::Str(v) => !v[0].is_empty(),
+        _ => return Err(Status::invalid_argument(format!("a {} scalar is not a condition", t.dtype()))),
+    })
+}
+
+/// The kernel of a function-calling node.
+struct CallKernel {
+    /// `If`: [then, else]; a call: [f].
+    bodies: Vec<Arc<FunctionBody>>,
+    is_if: bool,
+}
+
+impl OpKernel for CallKernel {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        Err(ctx.error("function calls run asynchronously"))
+    }
+
+    fn is_async(&self) -> bool {
+        true
+    }
+
+    fn compute_async(&self, mut ctx: OpContext, done: DoneCallback) {
+        let picked = (|| -> Result<(usize, Vec<Tensor>), Status> {
+            let (body, first) = if self.is_if { (if truth(&ctx.input(0)?)? { 0 } else { 1 }, 1) } else { (0, 0) };
+            let args = (first..ctx.num_inputs()).map(|i| ctx.input(i)).collect::<Result<Vec<_>, _>>()?;
+            Ok((body, args))
+        })();
+        let (body, args) = match picked {
+            Ok(p) => p,
+            Err(e) => return done(ctx, Err(e)),
+        };
+        let step = ctx.step().clone();
+        self.bodies[body].call(
+            &step,
+            args,
+            Box::new(move |r| {
+                let r = r.and_then(|outs| outs.into_iter().enumerate().try_for_each(|(i, t)| ctx.set_output(i, t)));
+                done(ctx, r)
+            }),
+        );
+    }
+}
+
+/// Builds the kernel of a function-calling node (`def` has its defaults filled).
+pub(crate) fn call_kernel(
+    def: &NodeDef,
+    library: Option<&FunctionDefLibrary>,
+    depth: usize,
+) -> Result<Box<dyn OpKernel>, Status> {
+    let func = |a: &str| -> Result<String, Status> {
+        match def.attr_value(a)?.value.as_ref() {
+            Some(AV::Func(f)) => Ok(f.name.clone()),
+            _ => Err(Status::invalid_argument(format!("attr '{a}' must name a function"))),
+        }
+    };
+    let is_if = def.op.ends_with("If");
+    let names = if is_if { vec![func("then_branch")?, func("else_branch")?] } else { vec![func("f")?] };
+    let tin = def.attr_list_type("Tin")?;
+    let tout = def.attr_list_type("Tout")?;
+    let mut bodies = Vec::with_capacity(names.len());
+    for n in names {
+        let b = FunctionBody::instantiate(&n, library, depth)?;
+        if b.arg_types != tin || b.ret_types != tout {
+            return Err(Status::invalid_argument(format!(
+                "function '{n}' takes {:?} and returns {:?}, but the node passes Tin {:?} and expects Tout {:?}",
+                b.arg_types, b.ret_types, tin, tout
+            )));
+        }
+        bodies.push(Arc::new(b));
+    }
+    Ok(Box::new(CallKernel { bodies, is_if }))
+}

@@ -1,0 +1,81 @@
+//! A graph written by TensorFlow 2.21 with function calls (`scripts/fixtures/tf_cond.py`:
+//! `If` and `StatelessIf` from `tf.cond`, nested, with two results, reading and changing a
+//! resource variable; `PartitionedCall` from a `tf.function`; the global-step read that
+//! `MonitoredTrainingSession`'s hooks fetch) runs on DirectSession with TensorFlow's values.
+
+use std::path::Path;
+
+use ferroflow_core::proto::{attr_value::Value as AV, GraphDef};
+use ferroflow_core::{Code, Tensor};
+use ferroflow_runtime::{DirectSession, RunOptions};
+use prost::Message;
+use serde_json::Value as J;
+
+fn fixture() -> (GraphDef, J) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tf_cond");
+    let gd = GraphDef::decode(std::fs::read(dir.join("graph.pb")).unwrap().as_slice()).unwrap();
+    let exp: J = serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    (gd, exp)
+}
+
+fn value(j: &J) -> Tensor {
+    match j["dtype"].as_str().unwrap() {
+        "bool" => Tensor::scalar(j["value"].as_bool().unwrap()),
+        "float32" => Tensor::scalar(j["value"].as_f64().unwrap() as f32),
+        d => panic!("fixture dtype {d}"),
+    }
+}
+
+#[test]
+fn tensorflow_function_calls_give_tensorflows_values() {
+    let (gd, exp) = fixture();
+    assert!(gd.library.as_ref().is_some_and(|l| l.function.len() == exp["functions"].as_u64().unwrap() as usize));
+    let sess = DirectSession::from_graph_def(&gd).unwrap();
+    let o = RunOptions::default();
+    let strings = |v: &J| v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect::<Vec<_>>();
+    for (i, step) in exp["steps"].as_array().unwrap().iter().enumerate() {
+        let feeds: Vec<(String, Tensor)> =
+            step["feeds"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), value(v))).collect();
+        let fetches = strings(&step["fetches"]);
+        let got = sess
+            .run_by_name(&feeds, &fetches, &strings(&step["targets"]), &o)
+            .unwrap_or_else(|e| panic!("step {i} ({fetches:?}): {e}"));
+        for ((name, t), want) in fetches.iter().zip(&got).zip(step["expect"].as_array().unwrap()) {
+            let w = want["value"].as_f64().unwrap();
+            let g = t.to_f64_vec().unwrap()[0];
+            assert_eq!(t.dtype().name(), want["dtype"].as_str().unwrap(), "step {i}: {name}");
+            assert!((g - w).abs() <= 1e-6 * w.abs().max(1.0), "step {i}: {name} = {g}, TensorFlow: {w}");
+        }
+    }
+}
+
+#[test]
+fn a_missing_function_is_reported_when_the_graph_is_prepared() {
+    let (mut gd, _) = fixture();
+    let n = gd.node.iter_mut().find(|n| n.op == "StatelessIf").unwrap();
+    let name = n.name.clone();
+    if let Some(AV::Func(f)) = n.attr.get_mut("then_branch").and_then(|v| v.value.as_mut()) {
+        f.name = "no_such_function".into();
+    }
+    let sess = DirectSession::from_graph_def(&gd).unwrap();
+    let e = sess
+        .run_by_name(&[("x:0".into(), Tensor::scalar(1.0f32))], &[format!("{name}:0")], &[], &RunOptions::default())
+        .unwrap_err();
+    assert_eq!(e.code, Code::NotFound, "{e}");
+    assert!(e.message.contains("no_such_function") && e.message.contains(&name), "{e}");
+}
+
+#[test]
+fn a_failing_branch_fails_the_step_with_its_error() {
+    // Before `init`, the branch of `a` that reads the variable fails like TensorFlow's read.
+    let (gd, _) = fixture();
+    let sess = DirectSession::from_graph_def(&gd).unwrap();
+    let feeds = vec![("p:0".to_string(), Tensor::scalar(true)), ("x:0".to_string(), Tensor::scalar(1.0f32))];
+    let e = sess.run_by_name(&feeds, &["a/Identity:0".into()], &[], &RunOptions::default()).unwrap_err();
+    assert!(matches!(e.code, Code::FailedPrecondition | Code::NotFound), "{e}");
+    assert!(e.message.contains("function"), "{e}");
+    // The other branch needs no variable.
+    let feeds = vec![("p:0".to_string(), Tensor::scalar(false)), ("x:0".to_string(), Tensor::scalar(1.0f32))];
+    let got = sess.run_by_name(&feeds, &["a/Identity:0".into()], &[], &RunOptions::default()).unwrap();
+    assert_eq!(got[0].scalar_value::<f32>().unwrap(), 0.0);
+}
