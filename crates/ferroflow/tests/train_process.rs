@@ -10,15 +10,21 @@ use common::{accuracy, free_port, Proc, DATA, LIMIT};
 
 #[test]
 fn demo_trains_the_mlp_and_every_process_exits() {
+    // A fresh logdir: a checkpoint left by an earlier run would be restored instead.
+    let logdir = std::env::temp_dir().join(format!("ff-demo-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&logdir);
+    let logdir_s = logdir.display().to_string();
     let mut demo = Proc::start(
         "ferroflow demo",
-        &["demo", "--model", "mlp", "--steps", "400", "--no_progress", "--data_dir", DATA],
+        &["demo", "--model", "mlp", "--steps", "400", "--no_progress", "--data_dir", DATA, "--logdir", &logdir_s],
         &[],
     );
     let (ok, lines) = demo.finish(LIMIT);
     assert!(ok, "demo failed: {lines:?}");
     assert!(accuracy(&lines) > 90.0, "{lines:?}");
     assert!(lines.iter().any(|l| l.contains("all 3 processes exited cleanly")), "{lines:?}");
+    assert!(logdir.join("checkpoint").exists(), "the chief checkpointed into {logdir_s}");
+    std::fs::remove_dir_all(&logdir).unwrap();
 }
 
 #[test]
