@@ -64,6 +64,12 @@ fn global_step_of(values: &[Tensor], i: usize) -> Result<i64, Status> {
     }
 }
 
+/// The global step's current value, read in a step of its own.
+fn read_step(session: &dyn Session, global_step: &str) -> Result<i64, Status> {
+    let v = session.run_step(&[], &[global_step.to_string()], &[], &Default::default())?;
+    global_step_of(&v, 0)
+}
+
 /// Requests a stop once the global step reaches `last_step` (or `num_steps` past its value
 /// when the session starts).
 pub struct StopAtStepHook {
@@ -87,8 +93,7 @@ impl StopAtStepHook {
 impl SessionRunHook for StopAtStepHook {
     fn after_create_session(&mut self, session: &dyn Session) -> Result<(), Status> {
         if let Some(n) = self.num_steps.take() {
-            let v = session.run_step(&[], std::slice::from_ref(&self.global_step), &[], &Default::default())?;
-            self.last_step = Some(global_step_of(&v, 0)? + n);
+            self.last_step = Some(read_step(session, &self.global_step)? + n);
         }
         Ok(())
     }
@@ -98,10 +103,10 @@ impl SessionRunHook for StopAtStepHook {
     }
 
     fn after_run(&mut self, values: &[Tensor], ctx: &mut RunContext) -> Result<(), Status> {
-        // The fetched value is the step before this run's increment; TensorFlow compares
-        // `step + 1` for the same reason.
-        let step = global_step_of(values, 0)? + 1;
-        if self.last_step.is_some_and(|last| step >= last) {
+        // The value fetched with the step may be read before or after the step's own
+        // increment, so `+ 1` is only a hint; like TensorFlow, confirm with a fresh read.
+        let Some(last) = self.last_step else { return Ok(()) };
+        if global_step_of(values, 0)? + 1 >= last && read_step(ctx.session, &self.global_step)? >= last {
             ctx.request_stop();
         }
         Ok(())
@@ -203,21 +208,22 @@ impl SessionRunHook for CheckpointSaverHook {
     }
 
     fn after_run(&mut self, values: &[Tensor], ctx: &mut RunContext) -> Result<(), Status> {
-        let step = global_step_of(values, 0)? + 1;
-        self.last_step = Some(step);
+        self.last_step = Some(global_step_of(values, 0)? + 1);
         self.trigger.step();
         if self.trigger.due() {
             self.trigger.fired();
+            // Named by the value read now (the fetched one may race with the increment).
+            let step = read_step(ctx.session, &self.global_step)?;
             self.save(ctx.session, step)?;
         }
         Ok(())
     }
 
     fn end(&mut self, session: &dyn Session) -> Result<(), Status> {
-        let step = match self.last_step {
-            Some(s) => s,
-            None => return Ok(()),
-        };
+        if self.last_step.is_none() {
+            return Ok(());
+        }
+        let step = read_step(session, &self.global_step)?;
         if self.last_saved_step != Some(step) {
             self.save(session, step)?;
         }
