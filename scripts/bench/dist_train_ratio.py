@@ -1,4 +1,4 @@
-"""Asynchronous between-graph training throughput, ferroflow vs TensorFlow 2.21, side by
+"""Between-graph training throughput (asynchronous, or --sync), ferroflow vs TensorFlow 2.21, side by
 side on this machine: global steps/s of the MNIST MLP (784-256-10, batch 100 per worker,
 Adagrad(0.01)) with 1 ps and N workers, every task a separate OS process on loopback.
 
@@ -16,7 +16,10 @@ for TensorFlow; ferroflow's trainer times its loop without evaluation); the glob
 their sum. The systems run alternately, --rounds times each; best rounds are compared.
 
 Usage: .venv/bin/python scripts/bench/dist_train_ratio.py [--workers 1,2,4,8]
-           [--steps_per_worker 300] [--rounds 1]   (FERROFLOW_BIN overrides the binary)
+           [--steps_per_worker 300] [--rounds 1] [--sync]   (FERROFLOW_BIN overrides the binary)
+
+With --sync both use SyncReplicasOptimizer(replicas_to_aggregate = total_num_replicas = N)
+with no initial tokens (lockstep); a global step is then one update averaging N gradients.
 """
 
 import argparse
@@ -40,6 +43,7 @@ import numpy as np
 import tensorflow as tf
 tf.compat.v1.disable_eager_execution()
 cluster, task, steps, root = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+sync = len(sys.argv) > 5 and sys.argv[5] == "sync"
 n_workers = len(cluster["worker"])
 server = tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name="worker", task_index=task)
 with gzip.open(os.path.join(root, "data/mnist/train-images-idx3-ubyte.gz")) as f:
@@ -58,9 +62,14 @@ with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device=
     logits = tf.matmul(tf.nn.relu(tf.matmul(x, w1) + b1), w2) + b2
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
     gs = tf.compat.v1.train.get_or_create_global_step()
-    train = tf.compat.v1.train.AdagradOptimizer(0.01).minimize(loss, global_step=gs)
+    opt = tf.compat.v1.train.AdagradOptimizer(0.01)
+    if sync:
+        # Lockstep, as ferroflow's --sync: every worker aggregated, no initial tokens.
+        opt = tf.compat.v1.train.SyncReplicasOptimizer(opt, replicas_to_aggregate=n_workers,
+                                                       total_num_replicas=n_workers)
+    train = opt.minimize(loss, global_step=gs)
     init = tf.compat.v1.global_variables_initializer()
-    ready = tf.compat.v1.report_uninitialized_variables()
+    ready = tf.compat.v1.report_uninitialized_variables(tf.compat.v1.global_variables())
 with tf.compat.v1.Session(server.target) as sess:
     if task == 0:
         sess.run(init)
@@ -70,6 +79,13 @@ with tf.compat.v1.Session(server.target) as sess:
             if time.time() - t0 > 120:
                 sys.exit("timed out waiting for the chief to initialize the variables")
             time.sleep(0.05)
+    if sync:
+        if task == 0:
+            sess.run(opt.chief_init_op)
+            coord = tf.compat.v1.train.Coordinator()
+            opt.get_chief_queue_runner().create_threads(sess, coord=coord, daemon=True, start=True)
+        else:
+            sess.run(opt.local_step_init_op)
     b = 0
     def batch():
         global b
@@ -83,6 +99,9 @@ with tf.compat.v1.Session(server.target) as sess:
         sess.run(train, batch())
     dt = time.perf_counter() - t0
     print(json.dumps({"task": task, "steps_per_sec": steps / dt, "loss": float(sess.run(loss, batch()))}), flush=True)
+    # The chief's queue runner thread blocks in the next aggregation: leave without joining it.
+    sys.stdout.flush()
+    os._exit(0)
 '''
 
 PS = (
@@ -94,14 +113,15 @@ PS = (
 )
 
 
-def tensorflow(workers, steps):
+def tensorflow(workers, steps, sync=False):
     ports = ffcluster.free_ports(1 + workers)
     cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
     ps = subprocess.Popen([sys.executable, "-c", PS, json.dumps(cluster)])
     ffcluster._procs.append(ps)
     try:
         procs = [
-            subprocess.Popen([sys.executable, "-c", WORKER, json.dumps(cluster), str(t), str(steps), ROOT],
+            subprocess.Popen([sys.executable, "-c", WORKER, json.dumps(cluster), str(t), str(steps), ROOT,
+                              "sync" if sync else "async"],
                              stdout=subprocess.PIPE, text=True)
             for t in range(workers)
         ]
@@ -112,24 +132,26 @@ def tensorflow(workers, steps):
             if p.returncode != 0:
                 sys.exit(f"TensorFlow worker failed ({p.returncode}):\n{out}")
             rates.append(json.loads(out.strip().splitlines()[-1])["steps_per_sec"])
-        return sum(rates), rates
+        # Sync: workers move in lockstep and each local step is one global step.
+        return (min(rates) if sync else sum(rates)), rates
     finally:
         ps.kill()
         ps.wait()
 
 
-def ferroflow(workers, steps):
+def ferroflow(workers, steps, sync=False):
     out = subprocess.run(
         [ffcluster.binary(), "demo", "--model", "mlp", "--ps", "1", "--workers", str(workers), "--steps",
-         str(steps * workers), "--optimizer", "adagrad", "--learning_rate", "0.01", "--batch", "100",
-         "--no_progress", "--logdir", os.path.join("/tmp", f"ff-dist-train-bench-{os.getpid()}")],
+         str(steps if sync else steps * workers), "--optimizer", "adagrad", "--learning_rate", "0.01", "--batch",
+         "100", "--no_progress", "--logdir", os.path.join("/tmp", f"ff-dist-train-bench-{os.getpid()}")]
+        + (["--sync"] if sync else []),
         capture_output=True, text=True, timeout=900, cwd=ROOT)
     if out.returncode != 0:
         sys.exit(f"ferroflow demo failed ({out.returncode}):\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
     rates = [float(m) for m in re.findall(r"local steps in [0-9.]+s \(([0-9.]+) steps/s\)", out.stdout)]
     if len(rates) != workers:
         sys.exit(f"expected {workers} worker rates in ferroflow's output:\n{out.stdout[-3000:]}")
-    return sum(rates), rates
+    return (min(rates) if sync else sum(rates)), rates
 
 
 def main():
@@ -137,16 +159,18 @@ def main():
     ap.add_argument("--workers", default="1,2,4,8")
     ap.add_argument("--steps_per_worker", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--sync", action="store_true", help="synchronous training (SyncReplicasOptimizer, lockstep)")
     a = ap.parse_args()
+    print("mode:", "sync (global steps/s = updates/s)" if a.sync else "async")
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     print(f"{'workers':>7} {'ferroflow global steps/s':>26} {'TF global steps/s':>20} {'ratio':>7}")
     for n in [int(v) for v in a.workers.split(",")]:
         ff, tf = [], []
         for _ in range(a.rounds):
-            ff.append(ferroflow(n, a.steps_per_worker)[0])
-            tf.append(tensorflow(n, a.steps_per_worker)[0])
+            ff.append(ferroflow(n, a.steps_per_worker, a.sync)[0])
+            tf.append(tensorflow(n, a.steps_per_worker, a.sync)[0])
         print(f"{n:>7} {max(ff):>26.1f} {max(tf):>20.1f} {max(ff) / max(tf):>6.2f}x", flush=True)
-        print(json.dumps({"workers": n, "ferroflow": ff, "tensorflow": tf, "ratio_best": max(ff) / max(tf)}),
+        print(json.dumps({"workers": n, "sync": a.sync, "ferroflow": ff, "tensorflow": tf, "ratio_best": max(ff) / max(tf)}),
               flush=True)
 
 

@@ -189,10 +189,29 @@ impl GrpcSession {
         let mut c = self.client.clone();
         let what = self.what("RunStep");
         let deadline = Instant::now() + step + STEP_MARGIN;
+        // Cancelling `opts.cancel` drops the RunStep call; the master then drops the step's
+        // RunGraph calls, which aborts the step on every task (blocked ops included).
+        let (tx, mut rx) = tokio::sync::oneshot::channel::<Status>();
+        let reg = match &opts.cancel {
+            Some(tok) => match tok.register(move |st| {
+                let _ = tx.send(st.clone());
+            }) {
+                Some(id) => Some((tok, id)),
+                None => return Err(tok.status().unwrap_or_else(|| Status::cancelled("the step was cancelled"))),
+            },
+            None => None,
+        };
         let resp = block_on(async move {
-            c.run_step(request_with_deadline(req, deadline)).await.map_err(|e| from_grpc(&e, &what))
-        })?
-        .into_inner();
+            let call = c.run_step(request_with_deadline(req, deadline));
+            tokio::select! {
+                r = call => r.map_err(|e| from_grpc(&e, &what)),
+                Ok(st) = &mut rx => Err(st.context(format!("{what}: the step was cancelled by the client"))),
+            }
+        });
+        if let Some((tok, id)) = reg {
+            tok.deregister(id);
+        }
+        let resp = resp?.into_inner();
         if resp.status_code != 0 {
             return Err(Status::new(Code::from_i32(resp.status_code), resp.status_error_message));
         }

@@ -152,3 +152,43 @@ fn shutdown_over_rpc_and_idle_timeout() {
     c.server("ps:0").join().unwrap();
     assert!(t.elapsed() >= Duration::from_millis(300) && t.elapsed() < common::PROMPT);
 }
+
+#[test]
+fn cancelling_a_client_step_aborts_it_on_the_task_that_blocks() {
+    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
+    let s = Scope::new_root();
+    let ps = s.with_device("/job:ps/task:0");
+    // A dequeue from an empty queue on the ps blocks until cancelled (no op timeout).
+    let q = ops::fifo_queue(&ps, &[DataType::Float], &[vec![]], -1, "cancel_me", true);
+    let x = ops::queue_dequeue(&ps, q, &[DataType::Float], -1).remove(0);
+    let y = ops::identity(&s.with_device("/job:worker/task:0"), x);
+    let sess = std::sync::Arc::new(GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap());
+    let tok = ferroflow_kernels::CancelToken::new();
+    let (s2, t2, name) = (sess.clone(), tok.clone(), format!("{}:0", y.node));
+    let start = Instant::now();
+    let h = std::thread::spawn(move || {
+        let opts = RunOptions { timeout: Some(Duration::from_secs(60)), cancel: Some(t2) };
+        s2.run_by_name(&[], &[name], &[], &opts)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    tok.cancel(ferroflow_core::Status::cancelled("stop waiting"));
+    let e = h.join().unwrap().unwrap_err();
+    assert_eq!(e.code, ferroflow_core::Code::Cancelled, "{e}");
+    assert!(e.message.contains("stop waiting"), "{e}");
+    assert!(start.elapsed() < Duration::from_secs(30), "cancellation took {:?}", start.elapsed());
+    // The ps dropped the blocked step: the same queue still works for the next step.
+    let enq = ops::queue_enqueue(
+        &ps,
+        ops::fifo_queue(&ps, &[DataType::Float], &[vec![]], -1, "cancel_me", true),
+        vec![ops::constant(&ps, 7.0f32)],
+        -1,
+    );
+    sess.run(&[], &[], &[&enq]).unwrap();
+    assert_eq!(sess.run(&[], &[&y], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 7.0);
+    // A token cancelled before the run fails it at once.
+    let done = ferroflow_kernels::CancelToken::new();
+    done.cancel(ferroflow_core::Status::cancelled("already"));
+    let opts = RunOptions { timeout: None, cancel: Some(done) };
+    let e = sess.run_by_name(&[], &[format!("{}:0", y.node)], &[], &opts).unwrap_err();
+    assert_eq!(e.code, ferroflow_core::Code::Cancelled, "{e}");
+}

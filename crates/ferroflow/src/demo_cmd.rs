@@ -46,6 +46,9 @@ pub struct DemoArgs {
     /// Print plain lines instead of progress bars.
     #[arg(long)]
     pub no_progress: bool,
+    /// Synchronous training (see `ferroflow train --help`).
+    #[arg(long)]
+    pub sync: bool,
 }
 
 /// The child processes; all are killed when this is dropped (error paths included).
@@ -99,6 +102,7 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
             .arg("--logdir")
             .arg(&a.logdir)
             .arg("--machine_progress")
+            .args(a.sync.then_some("--sync"))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

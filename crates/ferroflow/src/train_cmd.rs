@@ -64,6 +64,11 @@ pub struct TrainArgs {
     /// The chief writes summaries every this many of its steps.
     #[arg(long, default_value_t = 100)]
     pub summary_steps: usize,
+    /// Synchronous training: every global step applies the average of one gradient from
+    /// each worker, all computed against the same parameters (SyncReplicasOptimizer with
+    /// replicas_to_aggregate = total_num_replicas = the number of workers).
+    #[arg(long)]
+    pub sync: bool,
     /// Machine-readable progress on stdout (used by `ferroflow demo`).
     #[arg(long, hide = true)]
     pub machine_progress: bool,
@@ -122,6 +127,7 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
                 logdir: a.logdir.clone(),
                 save_every: secs(a.save_secs, "save_secs")?,
                 summary_steps: a.summary_steps,
+                sync: a.sync,
             };
             train_task(&a, &cfg)
         }

@@ -7,6 +7,7 @@
 
 mod chief;
 mod ready;
+mod sync;
 mod worker;
 
 use std::path::PathBuf;
@@ -45,6 +46,9 @@ pub struct DistConfig {
     pub save_every: Duration,
     /// The chief writes summaries every this many of its steps.
     pub summary_steps: usize,
+    /// Synchronous training (`SyncReplicasOptimizer` over all workers, in lockstep)
+    /// instead of asynchronous updates.
+    pub sync: bool,
 }
 
 /// What a task reports while it runs.

@@ -1,5 +1,6 @@
 //! A worker task of between-graph replicated training.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use ferroflow_core::proto::ConfigProto;
@@ -11,11 +12,13 @@ use ferroflow_graph::{
 
 use super::chief::{build_nodes, Chief, ChiefNodes};
 use super::ready::wait_until;
+use super::sync::{self, SyncNodes};
 use super::{ps_targets, DistConfig, Progress, WorkerReport};
 use crate::data::read_mnist;
 use crate::device_setter::ReplicaDeviceSetter;
 use crate::local::{evaluate, make_optimizer};
 use crate::models::build;
+use crate::optimizer::ChiefQueueRunner;
 use crate::runner::Runner;
 
 /// The graph every worker builds (the same on each, as between-graph replication needs).
@@ -32,6 +35,8 @@ struct TrainGraph {
     done_init: Operation,
     done_inc: Operation,
     chief_nodes: ChiefNodes,
+    /// `--sync`: the synchronous replicas' ops (`train_op` is then theirs).
+    sync: Option<SyncNodes>,
 }
 
 fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Status> {
@@ -42,7 +47,13 @@ fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Stat
     let model = build(&s, cfg.train.model, cfg.train.seed as i64)?;
     let global_step = get_or_create_global_step(&s);
     let opt = make_optimizer(cfg.train.optimizer, cfg.train.learning_rate);
-    let train_op = opt.minimize(&s, &model.loss, None, Some(&global_step))?;
+    let (train_op, sync) = if cfg.sync {
+        let workers = cfg.cluster.num_tasks("worker")?;
+        let n = sync::build(&s, opt, &model.loss, &global_step, workers, cfg.step_timeout)?;
+        (n.replicas.train_op.clone(), Some(n))
+    } else {
+        (opt.minimize(&s, &model.loss, None, Some(&global_step))?, None)
+    };
     let chief_nodes = build_nodes(&root, &s, &model.loss, &model.accuracy, &model.logits)?;
     let vars = global_variables(root.graph())?;
     let ready = vars.iter().map(|v| (v.name().to_string(), v.is_initialized(&root))).collect();
@@ -69,6 +80,7 @@ fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Stat
         done_init,
         done_inc,
         chief_nodes,
+        sync,
     })
 }
 
@@ -107,8 +119,8 @@ fn open_session(
     cfg: &DistConfig,
     chief: Option<&Chief>,
     on_progress: &mut impl FnMut(Progress),
-) -> Result<GrpcSession, Status> {
-    let sess = GrpcSession::with_config(target, g.root.graph(), config.clone())?;
+) -> Result<Arc<GrpcSession>, Status> {
+    let sess = Arc::new(GrpcSession::with_config(target, g.root.graph(), config.clone())?);
     let ps = ps_targets(&cfg.cluster)?;
     // The first step creates the session, which waits (bounded) until every ps task answers.
     if !ps.is_empty() {
@@ -127,7 +139,7 @@ fn open_session(
             |w| on_progress(Progress::Waiting(format!("the parameter servers: {w}"))),
         )?;
         if let (false, Some(c)) = (missing.is_empty(), chief) {
-            if let Some(p) = c.restore_latest(&sess, &g.chief_nodes)? {
+            if let Some(p) = c.restore_latest(&*sess, &g.chief_nodes)? {
                 on_progress(Progress::Restored(p));
                 missing = uninitialized(&sess, g)?;
             }
@@ -154,6 +166,9 @@ fn open_session(
             },
             |w| on_progress(Progress::Waiting(w.to_string())),
         )?;
+    }
+    if let Some(n) = &g.sync {
+        sync::init_replica(&sess, n, is_chief)?;
     }
     on_progress(Progress::Ready);
     Ok(sess)
@@ -182,6 +197,18 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         _ => None,
     };
     let mut sess = open_session(server.target(), &g, &config, is_chief, cfg, chief.as_ref(), &mut on_progress)?;
+    let last_step = cfg.train.steps as i64;
+    // The chief's aggregation loop in sync mode (restarted with every new session).
+    let start_runner = |sess: &Arc<GrpcSession>| -> Result<Option<ChiefQueueRunner>, Status> {
+        match (&g.sync, is_chief) {
+            (Some(n), true) => {
+                let global = sess.run_typed(&[], &[&g.global_step.value()], &[])?[0].scalar_value::<i64>()?;
+                Ok(Some(sync::start_chief_runner(sess.clone(), n, global, last_step, cfg.wait_timeout)))
+            }
+            _ => Ok(None),
+        }
+    };
+    let mut runner = start_runner(&sess)?;
 
     let mut batches = shard.batches(cfg.train.batch, cfg.train.seed.wrapping_add(task as u64));
     let start = Instant::now();
@@ -196,7 +223,8 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         if let Some(kp) = &g.model.keep_prob {
             feeds.push((kp, Tensor::scalar(cfg.train.keep_prob)));
         }
-        let mut fetches = vec![&g.model.loss, &gs];
+        // Sync: the token is the global step of the update this step waited for.
+        let mut fetches = vec![&g.model.loss, g.sync.as_ref().map_or(&gs, |n| &n.token)];
         let want_summary = match (&chief, &g.chief_nodes.summary) {
             (Some(c), Some(sm)) if (local + 1).is_multiple_of(c.summary_every) => {
                 fetches.push(sm);
@@ -211,12 +239,17 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
             Err(e) if matches!(e.code, Code::Aborted | Code::Unavailable) && recoveries < MAX_RECOVERIES => {
                 recoveries += 1;
                 on_progress(Progress::Recovering(format!("{} ({:?})", e.message, e.code)));
+                if let Some(r) = runner.take() {
+                    // It failed the same way (or is about to); its error is this one.
+                    let _ = r.stop();
+                }
                 drop(sess);
                 sess = open_session(server.target(), &g, &config, is_chief, cfg, chief.as_ref(), &mut on_progress)?;
+                runner = start_runner(&sess)?;
                 global = sess.run_typed(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
                 continue;
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(sync_error(e, &g, runner.take())),
         };
         loss = out[0].scalar_value::<f32>()?;
         global = out[1].scalar_value::<i64>()?;
@@ -231,13 +264,16 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
             if want_summary {
                 c.add_summary(&out[2], global)?;
             }
-            if let Some(p) = c.maybe_save(&sess, &g.chief_nodes, global, false)? {
+            if let Some(p) = c.maybe_save(&*sess, &g.chief_nodes, global, false)? {
                 on_progress(Progress::Saved(p));
             }
         }
     }
+    if let Some(r) = runner.take() {
+        r.stop().map_err(|e| e.context("the sync replicas aggregation loop failed"))?;
+    }
     if let Some(c) = chief.as_mut() {
-        if let Some(p) = c.maybe_save(&sess, &g.chief_nodes, global, true)? {
+        if let Some(p) = c.maybe_save(&*sess, &g.chief_nodes, global, true)? {
             on_progress(Progress::Saved(p));
         }
     }
@@ -246,7 +282,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
 
     let mut test_accuracy = None;
     if is_chief {
-        let acc = evaluate(&sess, &g.model, &mnist.test)?;
+        let acc = evaluate(&*sess, &g.model, &mnist.test)?;
         on_progress(Progress::Evaluated(acc));
         if let Some(c) = chief.as_mut() {
             c.finish(acc, global)?;
@@ -274,4 +310,18 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
     }
     server.shutdown();
     Ok(WorkerReport { local_steps: local, global_step: global, final_loss: loss, test_accuracy, train_seconds })
+}
+
+/// A failed step in sync mode: the chief's aggregation loop's own error when it stopped
+/// (that is why tokens stopped coming), else the step's error with the likely cause.
+fn sync_error(e: Status, g: &TrainGraph, runner: Option<ChiefQueueRunner>) -> Status {
+    let Some(n) = &g.sync else { return e };
+    if let Some(r) = runner {
+        if r.is_finished() {
+            if let Err(re) = r.stop() {
+                return re.context(format!("a training step failed ({})", e.message));
+            }
+        }
+    }
+    n.replicas.explain(e)
 }

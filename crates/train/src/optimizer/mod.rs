@@ -164,3 +164,37 @@ pub(crate) fn after<T: AsOpName>(s: &Scope, deps: &[T]) -> Scope {
     let refs: Vec<&T> = deps.iter().collect();
     s.with_control_deps(&refs)
 }
+
+/// A boxed optimizer (what `--optimizer` picks at run time) is an optimizer, so it can be
+/// wrapped, e.g. by [`SyncReplicasOptimizer`].
+impl Optimizer for Box<dyn Optimizer> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn prepare(&self, s: &Scope, vars: &[Variable]) -> Result<(), Status> {
+        (**self).prepare(s, vars)
+    }
+    fn apply_one(&self, s: &Scope, grad: &Output, var: &Variable) -> Result<Operation, Status> {
+        (**self).apply_one(s, grad, var)
+    }
+    fn finish(&self, s: &Scope, updates: &[Operation]) -> Result<Vec<Operation>, Status> {
+        (**self).finish(s, updates)
+    }
+    fn compute_gradients(
+        &self,
+        s: &Scope,
+        loss: &Output,
+        vars: Option<&[Variable]>,
+    ) -> Result<Vec<(Option<Output>, Variable)>, Status> {
+        (**self).compute_gradients(s, loss, vars)
+    }
+    fn apply_gradients(
+        &self,
+        s: &Scope,
+        grads_and_vars: &[GradAndVar],
+        global_step: Option<&Variable>,
+        name: &str,
+    ) -> Result<Operation, Status> {
+        (**self).apply_gradients(s, grads_and_vars, global_step, name)
+    }
+}

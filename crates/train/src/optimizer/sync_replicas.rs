@@ -142,11 +142,15 @@ impl<O: Optimizer> SyncReplicasOptimizer<O> {
         let to_i64 =
             |sc: &Scope, x: Output| if x.dtype == DataType::Int64 { x } else { ops::cast(sc, x, DataType::Int64) };
         let ss = s.sub("sync_replicas");
-        // The local step lives with the replica (the caller's device), not on the ps.
-        let zero = ops::constant(&ss, Tensor::zeros(gs_dtype, Vec::<usize>::new())?);
+        // The local step lives with the replica (the caller's device), not on the ps: it is
+        // colocated with a NoOp placed by the caller's scope, so a replica device setter
+        // (which sends variables to the ps) leaves it on the worker, as in TensorFlow.
+        let anchor = ops::group_named::<Operation>(&ss, "local_anchor", &[]);
+        let ls = ss.colocate_with(&anchor);
+        let zero = ops::constant(&ls, Tensor::zeros(gs_dtype, Vec::<usize>::new())?);
         let local_opts =
             VariableOptions { trainable: false, use_resource: false, collections: vec![LOCAL_VARIABLES.to_string()] };
-        let local_step = Variable::with_options(&ss, "sync_rep_local_step", zero, &local_opts);
+        let local_step = Variable::with_options(&ls, "sync_rep_local_step", zero, &local_opts);
         let local_step_init_op = local_step.assign(&ss, global_step.value());
         let local_i64 = to_i64(&ss, local_step.value());
 

@@ -32,7 +32,19 @@ impl ChiefQueueRunner {
     /// `aggregation_timeout` (one update: waiting for the replicas' gradients, applying
     /// them). On any error, or after [`ChiefQueueRunner::stop`], `close` runs (it should
     /// close the token queue so replicas waiting for a token stop with OutOfRange).
-    pub fn start(mut run_sync: RunStep, close: CloseFn, aggregation_timeout: Duration) -> ChiefQueueRunner {
+    pub fn start(run_sync: RunStep, close: CloseFn, aggregation_timeout: Duration) -> ChiefQueueRunner {
+        ChiefQueueRunner::start_bounded(run_sync, close, aggregation_timeout, None)
+    }
+
+    /// [`ChiefQueueRunner::start`] that stops by itself after `max_updates` updates (the
+    /// training's last global step): the replicas get their last tokens, then the queue
+    /// is closed, so nobody waits for an update that will never come.
+    pub fn start_bounded(
+        mut run_sync: RunStep,
+        close: CloseFn,
+        aggregation_timeout: Duration,
+        max_updates: Option<u64>,
+    ) -> ChiefQueueRunner {
         let stop = Arc::new(AtomicBool::new(false));
         let current: Arc<Mutex<Option<CancelToken>>> = Arc::new(Mutex::new(None));
         let updates = Arc::new(AtomicU64::new(0));
@@ -41,7 +53,7 @@ impl ChiefQueueRunner {
             .name("sync-replicas-chief".into())
             .spawn(move || {
                 let r = loop {
-                    if st.load(Ordering::SeqCst) {
+                    if st.load(Ordering::SeqCst) || max_updates.is_some_and(|m| up.load(Ordering::SeqCst) >= m) {
                         break Ok(());
                     }
                     let tok = CancelToken::new();

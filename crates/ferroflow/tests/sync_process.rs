@@ -1,0 +1,146 @@
+//! Synchronous distributed training (`--sync`) with real processes: the workers move in
+//! lockstep (every global step averages one gradient from each worker), training ends
+//! without anyone waiting for a token that never comes, and a killed worker or ps is
+//! survived.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{accuracy, free_port, Proc, DATA, LIMIT};
+
+struct Cluster {
+    ps_hosts: String,
+    worker_hosts: String,
+}
+
+impl Cluster {
+    fn new() -> Cluster {
+        Cluster {
+            ps_hosts: format!("127.0.0.1:{}", free_port()),
+            worker_hosts: format!("127.0.0.1:{},127.0.0.1:{}", free_port(), free_port()),
+        }
+    }
+
+    fn start(&self, job: &str, task: usize, steps: &str, extra: &[&str]) -> Proc {
+        let t = task.to_string();
+        let mut args = vec![
+            "train",
+            "--sync",
+            "--model",
+            "mlp",
+            "--optimizer",
+            "adagrad",
+            "--learning_rate",
+            "0.05",
+            "--steps",
+            steps,
+            "--no_progress",
+            "--data_dir",
+            DATA,
+            "--ps_hosts",
+            &self.ps_hosts,
+            "--worker_hosts",
+            &self.worker_hosts,
+            "--job_name",
+            job,
+            "--task_index",
+            &t,
+        ];
+        args.extend_from_slice(extra);
+        Proc::start(&format!("{job} {task}"), &args, &[])
+    }
+}
+
+/// (local, global) of a line "…: local step L, global step G, loss …".
+fn steps(line: &str) -> (i64, i64) {
+    let num = |after: &str| -> i64 {
+        let g = line.split(after).nth(1).unwrap_or_else(|| panic!("no '{after}' in '{line}'"));
+        g.split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    };
+    (num("local step "), num("global step "))
+}
+
+/// The summary line "…: N local steps in …, global step G, …".
+fn summary(lines: &[String]) -> (i64, i64) {
+    let l = lines.iter().find(|l| l.contains("local steps in")).unwrap_or_else(|| panic!("no summary in {lines:?}"));
+    let local = l.split(" local steps in").next().unwrap().rsplit(' ').next().unwrap().parse().unwrap();
+    let g = l.split("global step ").nth(1).unwrap();
+    (local, g.split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap())
+}
+
+#[test]
+fn sync_workers_move_in_lockstep_and_all_exit() {
+    let c = Cluster::new();
+    let mut ps = c.start("ps", 0, "400", &[]);
+    let mut w1 = c.start("worker", 1, "400", &[]);
+    let mut chief = c.start("worker", 0, "400", &[]);
+    let (ok, chief_out) = chief.finish(LIMIT);
+    assert!(ok, "chief failed: {chief_out:?}");
+    let (ok, w1_out) = w1.finish(LIMIT);
+    assert!(ok, "worker 1 failed: {w1_out:?}");
+    // Lockstep: one local step of each worker per global step, and both end exactly at the
+    // last step (no worker ran ahead or was left waiting).
+    assert_eq!(summary(&chief_out), (400, 400), "{chief_out:?}");
+    assert_eq!(summary(&w1_out), (400, 400), "{w1_out:?}");
+    for l in chief_out.iter().chain(&w1_out).filter(|l| l.contains("local step ")) {
+        let (local, global) = steps(l);
+        assert_eq!(local, global, "{l}");
+    }
+    assert!(accuracy(&chief_out) > 85.0, "{chief_out:?}");
+    let (ok, out) = ps.finish(Duration::from_secs(60));
+    assert!(ok && out.iter().any(|l| l.contains("stopped")), "ps: {out:?}");
+}
+
+#[test]
+fn sync_a_killed_worker_stalls_the_update_until_it_rejoins() {
+    let c = Cluster::new();
+    let mut ps = c.start("ps", 0, "1500", &[]);
+    let mut chief = c.start("worker", 0, "1500", &[]);
+    let mut w1 = c.start("worker", 1, "1500", &[]);
+    let (_, before) = steps(&w1.wait_line("global step", LIMIT));
+    w1.kill9();
+    // Without worker 1 no update can complete: the chief waits (its step is bounded by
+    // --step_timeout_secs) instead of training on alone.
+    std::thread::sleep(Duration::from_secs(2));
+    let mut w1 = c.start("worker", 1, "1500", &[]);
+    let (_, rejoined) = steps(&w1.wait_line("global step", LIMIT));
+    assert!(rejoined > before, "restarted worker at global step {rejoined}, it was killed at {before}");
+    let (ok, chief_out) = chief.finish(LIMIT);
+    assert!(ok, "chief failed: {chief_out:?}");
+    assert_eq!(summary(&chief_out).1, 1500, "{chief_out:?}");
+    assert!(accuracy(&chief_out) > 85.0, "{chief_out:?}");
+    let (ok, w1_out) = w1.finish(LIMIT);
+    assert!(ok, "worker 1 failed: {w1_out:?}");
+    assert_eq!(summary(&w1_out).1, 1500, "{w1_out:?}");
+    let (ok, out) = ps.finish(Duration::from_secs(60));
+    assert!(ok && out.iter().any(|l| l.contains("stopped")), "ps: {out:?}");
+}
+
+#[test]
+fn sync_a_killed_ps_is_restored_and_lockstep_resumes() {
+    let dir = std::env::temp_dir().join(format!("ferroflow-sync-ps-restore-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let logdir = dir.display().to_string();
+    let c = Cluster::new();
+    let mut ps = c.start("ps", 0, "1500", &[]);
+    let mut chief = c.start("worker", 0, "1500", &["--logdir", logdir.as_str(), "--save_secs", "0.5"]);
+    let mut w1 = c.start("worker", 1, "1500", &[]);
+    let saved = chief.wait_line("saved", LIMIT);
+    let saved_step: i64 = saved.rsplit('-').next().unwrap().trim().parse().unwrap();
+    ps.kill9();
+    let mut ps = c.start("ps", 0, "1500", &[]);
+    let restored = chief.wait_line("restored", LIMIT);
+    let step: i64 = restored.rsplit('-').next().unwrap().trim().parse().unwrap();
+    assert!(step >= saved_step, "restored {restored} but {saved} existed before");
+    let (_, next) = steps(&w1.wait_new_line("global step", LIMIT));
+    assert!(next > step, "after the restore of step {step} worker 1 reported global step {next}");
+    let (ok, chief_out) = chief.finish(LIMIT);
+    assert!(ok, "chief failed: {chief_out:?}");
+    assert_eq!(summary(&chief_out).1, 1500, "{chief_out:?}");
+    let (ok, w1_out) = w1.finish(LIMIT);
+    assert!(ok, "worker 1 failed: {w1_out:?}");
+    let (ok, out) = ps.finish(Duration::from_secs(60));
+    assert!(ok && out.iter().any(|l| l.contains("stopped")), "ps: {out:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
