@@ -27,8 +27,10 @@ import gzip
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -140,10 +142,19 @@ def tensorflow(workers, steps, sync=False):
 
 
 def ferroflow(workers, steps, sync=False):
+    # A fresh logdir every run: a checkpoint left by the previous round would be restored.
+    logdir = tempfile.mkdtemp(prefix="ff-dist-train-bench-")
+    try:
+        return _ferroflow(workers, steps, sync, logdir)
+    finally:
+        shutil.rmtree(logdir, ignore_errors=True)
+
+
+def _ferroflow(workers, steps, sync, logdir):
     out = subprocess.run(
         [ffcluster.binary(), "demo", "--model", "mlp", "--ps", "1", "--workers", str(workers), "--steps",
          str(steps if sync else steps * workers), "--optimizer", "adagrad", "--learning_rate", "0.01", "--batch",
-         "100", "--no_progress", "--logdir", os.path.join("/tmp", f"ff-dist-train-bench-{os.getpid()}")]
+         "100", "--no_progress", "--logdir", logdir]
         + (["--sync"] if sync else []),
         capture_output=True, text=True, timeout=900, cwd=ROOT)
     if out.returncode != 0:

@@ -16,6 +16,7 @@ use crate::channels::{endpoint, master_client, strip_scheme};
 use crate::client_runtime::{block_on, enter};
 use crate::control::ControlClient;
 use crate::ids::new_request_id;
+use crate::local_master::LocalMaster;
 use crate::rpc_util::{from_grpc, request_with_deadline};
 
 #[derive(Default)]
@@ -42,6 +43,8 @@ pub struct GrpcSession {
     graph: Graph,
     config: ConfigProto,
     client: MasterServiceClient<Channel>,
+    /// The master of a server in this process at `target`, called directly.
+    local: Option<LocalMaster>,
     state: Mutex<State>,
 }
 
@@ -73,8 +76,22 @@ impl GrpcSession {
             graph: graph.clone(),
             config,
             client: master(target)?,
+            local: crate::local_master::lookup(strip_scheme(target)),
             state: Mutex::new(State::default()),
         })
+    }
+
+    /// Always speak gRPC, even when `target` is a server of this process (whose master is
+    /// otherwise called directly, like TensorFlow's LocalMaster): to measure or test the
+    /// wire path.
+    pub fn over_grpc_only(mut self) -> GrpcSession {
+        self.local = None;
+        self
+    }
+
+    /// Whether steps go to an in-process master instead of over gRPC.
+    pub fn is_in_process(&self) -> bool {
+        self.local.is_some()
     }
 
     /// The graph.
@@ -201,17 +218,38 @@ impl GrpcSession {
             },
             None => None,
         };
+        let (local, req) = match self.local.as_ref().and_then(|lm| lm.master().map(|m| (lm, m))) {
+            Some((lm, m)) => (Some(lm.spawn(async move { m.run_step(req).await })), None),
+            None => (None, Some(req)),
+        };
         let resp = block_on(async move {
-            let call = c.run_step(request_with_deadline(req, deadline));
+            let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
+            let call = async move {
+                match local {
+                    // In-process: the master's reply as it would have come over gRPC.
+                    Some(l) => l.await.or_else(|e| {
+                        Ok(RunStepResponse {
+                            status_code: e.code as i32,
+                            status_error_message: e.message,
+                            ..Default::default()
+                        })
+                    }),
+                    None => {
+                        let req = req.unwrap_or_default();
+                        c.run_step(request_with_deadline(req, deadline)).await.map(|r| r.into_inner())
+                    }
+                }
+            };
             tokio::select! {
                 r = call => r.map_err(|e| from_grpc(&e, &what)),
                 Ok(st) = &mut rx => Err(st.context(format!("{what}: the step was cancelled by the client"))),
+                _ = sleep => Err(Status::deadline_exceeded(format!("{what}: no reply within the step deadline"))),
             }
         });
         if let Some((tok, id)) = reg {
             tok.deregister(id);
         }
-        let resp = resp?.into_inner();
+        let resp = resp?;
         if resp.status_code != 0 {
             return Err(Status::new(Code::from_i32(resp.status_code), resp.status_error_message));
         }

@@ -16,6 +16,7 @@ mod dispatch;
 mod graph_util;
 mod grpc_session;
 mod ids;
+mod local_master;
 pub mod master;
 mod partition;
 pub mod rpc_util;

@@ -69,10 +69,16 @@ impl ServerShared {
         self.last_activity.lock().unwrap_or_else(|e| e.into_inner()).elapsed()
     }
 
+    /// Whether a shutdown was requested.
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        *self.shutdown_tx.borrow()
+    }
+
     /// Starts a graceful shutdown: running steps are aborted, then the port closes.
     pub(crate) fn request_shutdown(&self) {
         if !*self.shutdown_tx.borrow() {
             tracing::info!(task = %self.task, "shutting down");
+            crate::local_master::unregister(crate::channels::strip_scheme(&self.target));
             self.worker.abort_all(Status::cancelled(format!("server {} is shutting down", self.task)));
             self.shutdown_tx.send_replace(true);
         }
@@ -237,6 +243,7 @@ impl Server {
                 }
             }
         });
+        crate::local_master::register(&own, &shared, runtime.handle().clone());
         tracing::info!(task = %task_name, %target, bound = %local_addr, "server started");
         Ok(Server { runtime: Some(runtime), shared, local_addr })
     }

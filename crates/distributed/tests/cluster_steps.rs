@@ -155,6 +155,13 @@ fn shutdown_over_rpc_and_idle_timeout() {
 
 #[test]
 fn cancelling_a_client_step_aborts_it_on_the_task_that_blocks() {
+    // In-process master (the session's target is a server of this process) and over gRPC.
+    for grpc_only in [false, true] {
+        cancel_blocked_step(grpc_only);
+    }
+}
+
+fn cancel_blocked_step(grpc_only: bool) {
     let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
     let s = Scope::new_root();
     let ps = s.with_device("/job:ps/task:0");
@@ -162,7 +169,10 @@ fn cancelling_a_client_step_aborts_it_on_the_task_that_blocks() {
     let q = ops::fifo_queue(&ps, &[DataType::Float], &[vec![]], -1, "cancel_me", true);
     let x = ops::queue_dequeue(&ps, q, &[DataType::Float], -1).remove(0);
     let y = ops::identity(&s.with_device("/job:worker/task:0"), x);
-    let sess = std::sync::Arc::new(GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap());
+    let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
+    assert!(sess.is_in_process());
+    let sess = std::sync::Arc::new(if grpc_only { sess.over_grpc_only() } else { sess });
+    assert_eq!(sess.is_in_process(), !grpc_only);
     let tok = ferroflow_kernels::CancelToken::new();
     let (s2, t2, name) = (sess.clone(), tok.clone(), format!("{}:0", y.node));
     let start = Instant::now();

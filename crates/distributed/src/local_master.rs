@@ -1,0 +1,98 @@
+//! In-process masters (TensorFlow's `LocalMaster`): a [`crate::GrpcSession`] whose target
+//! is a [`crate::Server`] of this same process calls that server's master directly
+//! instead of going through HTTP/2 on loopback. This is the between-graph trainer's case:
+//! each worker process runs its own server and its client targets it, so every step's
+//! feeds (a batch of images) and fetches skip protobuf encoding, two socket copies and
+//! decoding. The master and its steps are the same either way: deadlines, errors and
+//! cancellation behave as over gRPC.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use ferroflow_core::Status;
+
+use crate::master::Master;
+use crate::server::ServerShared;
+
+/// A registered in-process server: its master and the runtime its steps run on.
+#[derive(Clone)]
+pub(crate) struct LocalMaster {
+    shared: Weak<ServerShared>,
+    rt: tokio::runtime::Handle,
+}
+
+fn registry() -> &'static Mutex<HashMap<String, LocalMaster>> {
+    static R: OnceLock<Mutex<HashMap<String, LocalMaster>>> = OnceLock::new();
+    R.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Makes the server reachable in-process under `addr` (`host:port`, its target).
+pub(crate) fn register(addr: &str, shared: &Arc<ServerShared>, rt: tokio::runtime::Handle) {
+    let lm = LocalMaster { shared: Arc::downgrade(shared), rt };
+    registry().lock().unwrap_or_else(|e| e.into_inner()).insert(addr.to_string(), lm);
+}
+
+/// Removes `addr` (the server is shutting down: later sessions use gRPC and get its
+/// real answer, Unavailable once the port is closed).
+pub(crate) fn unregister(addr: &str) {
+    registry().lock().unwrap_or_else(|e| e.into_inner()).remove(addr);
+}
+
+/// The in-process server at `addr` (`host:port`), if any.
+pub(crate) fn lookup(addr: &str) -> Option<LocalMaster> {
+    registry().lock().unwrap_or_else(|e| e.into_inner()).get(addr).cloned()
+}
+
+impl LocalMaster {
+    /// The master, unless the server is gone or shutting down (the caller then uses
+    /// gRPC and gets the server's real answer). Counts as activity for the idle timeout.
+    pub(crate) fn master(&self) -> Option<Arc<Master>> {
+        let shared = self.shared.upgrade()?;
+        if shared.is_shutting_down() {
+            return None;
+        }
+        shared.touch();
+        Some(shared.master.clone())
+    }
+
+    /// Runs `fut` on the server's runtime. The returned handle aborts the call when dropped
+    /// before it finished (so a cancelled or timed-out client step is dropped by the
+    /// master, as when a gRPC call is dropped).
+    pub(crate) fn spawn<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = Result<T, Status>> + Send + 'static,
+    ) -> AbortOnDrop<Result<T, Status>> {
+        AbortOnDrop(Some(self.rt.spawn(fut)))
+    }
+}
+
+/// A task handle that aborts the task when dropped unfinished.
+pub(crate) struct AbortOnDrop<T>(Option<tokio::task::JoinHandle<T>>);
+
+impl<T> Future for AbortOnDrop<Result<T, Status>> {
+    type Output = Result<T, Status>;
+
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+        let Some(h) = self.0.as_mut() else {
+            return std::task::Poll::Ready(Err(Status::internal("in-process master call polled after completion")));
+        };
+        match std::pin::Pin::new(h).poll(cx) {
+            std::task::Poll::Pending => std::task::Poll::Pending,
+            std::task::Poll::Ready(r) => {
+                self.0 = None;
+                std::task::Poll::Ready(
+                    r.unwrap_or_else(|e| Err(Status::internal(format!("the in-process master's task failed: {e}")))),
+                )
+            }
+        }
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            h.abort();
+        }
+    }
+}
