@@ -1,6 +1,8 @@
 //! Functions of a graph's library, run by the function-calling ops: `If` and `StatelessIf`
 //! (what `tf.cond` builds under TensorFlow 2 behaviour, also from `tf.compat.v1` code, e.g.
-//! the global-step read of `MonitoredTrainingSession`'s hooks), `PartitionedCall` and
+//! the global-step read of `MonitoredTrainingSession`'s hooks), `While` and
+//! `StatelessWhile` (`tf.while_loop`: the `cond` function on the loop variables, then the
+//! `body` function, until `cond` is false; one iteration at a time), `PartitionedCall` and
 //! `StatefulPartitionedCall` (a call of a `tf.function`).
 //!
 //! A function is instantiated when the calling node's executor is built: its `FunctionDef`
@@ -26,7 +28,8 @@ use crate::rendezvous::LocalRendezvous;
 use crate::rewrite::rewrite_for_execution;
 
 /// Ops whose kernels call functions of the library.
-pub(crate) const CALL_OPS: &[&str] = &["If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall"];
+pub(crate) const CALL_OPS: &[&str] =
+    &["If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall", "While", "StatelessWhile"];
 
 /// How deep calls may nest (instantiation is eager, so a recursive function must stop).
 const MAX_DEPTH: usize = 32;
@@ -344,6 +347,85 @@ impl OpKernel for CallKernel {
     }
 }
 
+/// The kernel of `While`/`StatelessWhile`.
+struct WhileKernel {
+    cond: Arc<FunctionBody>,
+    body: Arc<FunctionBody>,
+}
+
+/// One iteration: `cond(vars)`, then `body(vars)` and the next iteration, or the outputs.
+/// Each iteration after the first starts from a fresh rayon task, so a long loop whose
+/// bodies finish inline does not grow the stack.
+fn iterate(
+    k: Arc<(Arc<FunctionBody>, Arc<FunctionBody>)>,
+    step: Arc<StepCtx>,
+    vars: Vec<Tensor>,
+    iteration: u64,
+    done: CallDone,
+) {
+    if let Some(s) = step.cancel.status() {
+        return done(Err(s));
+    }
+    let k2 = k.clone();
+    let s2 = step.clone();
+    k.0.call(
+        &step,
+        vars.clone(),
+        Box::new(move |r| {
+            let go = match r.and_then(|c| match c.first() {
+                Some(t) => truth(t),
+                None => Err(Status::invalid_argument(format!("while loop condition '{}' returned nothing", k2.0.name))),
+            }) {
+                Ok(go) => go,
+                Err(e) => return done(Err(e)),
+            };
+            if !go {
+                return done(Ok(vars));
+            }
+            let k3 = k2.clone();
+            let s3 = s2.clone();
+            k2.1.call(
+                &s2,
+                vars,
+                Box::new(move |r| match r {
+                    Ok(next) => rayon::spawn(move || iterate(k3, s3, next, iteration + 1, done)),
+                    Err(e) => done(Err(e.context(format!("while loop iteration {iteration}")))),
+                }),
+            );
+        }),
+    );
+}
+
+impl OpKernel for WhileKernel {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        Err(ctx.error("while loops run asynchronously"))
+    }
+
+    fn is_async(&self) -> bool {
+        true
+    }
+
+    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
+        let vars = match (0..ctx.num_inputs()).map(|i| ctx.input(i)).collect::<Result<Vec<_>, _>>() {
+            Ok(v) => v,
+            Err(e) => return done(ctx, Err(e)),
+        };
+        let step = ctx.step().clone();
+        let k = Arc::new((self.cond.clone(), self.body.clone()));
+        iterate(
+            k,
+            step,
+            vars,
+            0,
+            Box::new(move |r| {
+                let mut ctx = ctx;
+                let r = r.and_then(|outs| outs.into_iter().enumerate().try_for_each(|(i, t)| ctx.set_output(i, t)));
+                done(ctx, r)
+            }),
+        );
+    }
+}
+
 /// Builds the kernel of a function-calling node (`def` has its defaults filled).
 pub(crate) fn call_kernel(
     def: &NodeDef,
@@ -356,6 +438,25 @@ pub(crate) fn call_kernel(
             _ => Err(Status::invalid_argument(format!("attr '{a}' must name a function"))),
         }
     };
+    if def.op.ends_with("While") {
+        let t = def.attr_list_type("T")?;
+        let cond = FunctionBody::instantiate(&func("cond")?, library, depth)?;
+        let body = FunctionBody::instantiate(&func("body")?, library, depth)?;
+        if cond.arg_types != t || cond.ret_types.len() != 1 {
+            return Err(Status::invalid_argument(format!(
+                "while loop condition '{}' takes {:?} and returns {:?}; the loop variables are {t:?} and it \
+                 must return one value",
+                cond.name, cond.arg_types, cond.ret_types
+            )));
+        }
+        if body.arg_types != t || body.ret_types != t {
+            return Err(Status::invalid_argument(format!(
+                "while loop body '{}' takes {:?} and returns {:?}; both must be the loop variables' types {t:?}",
+                body.name, body.arg_types, body.ret_types
+            )));
+        }
+        return Ok(Box::new(WhileKernel { cond: Arc::new(cond), body: Arc::new(body) }));
+    }
     let is_if = def.op.ends_with("If");
     let names = if is_if { vec![func("then_branch")?, func("else_branch")?] } else { vec![func("f")?] };
     let tin = def.attr_list_type("Tin")?;

@@ -10,7 +10,7 @@
 //!   handle it consumes (traced back through `Identity`/`IdentityN`, so `ReadVariableOp` or
 //!   `ResourceApply*` land with their `VarHandleOp`). Control-flow and `Identity`-like ops
 //!   are exempt from input colocation, as in TensorFlow. Function calls (`If`,
-//!   `StatelessIf`, `PartitionedCall`, `StatefulPartitionedCall`) are not: ferroflow runs a
+//!   `StatelessIf`, `While`, `StatelessWhile`, `PartitionedCall`, `StatefulPartitionedCall`) are not: ferroflow runs a
 //!   call's whole body on the call's device, so the call goes with the resources it takes
 //!   (TensorFlow exempts them and lowers `If` to `Switch`/`Merge`, placing the branch nodes
 //!   one by one; for a branch that reads a variable both end up where the variable is). Explicit devices within a group are
@@ -48,8 +48,6 @@ const EXEMPT: &[&str] = &[
     "RefExit",
     "NextIteration",
     "RefNextIteration",
-    "While",
-    "StatelessWhile",
 ];
 
 /// Places every node of `graph` on one of `devices` (full names), with unconstrained nodes

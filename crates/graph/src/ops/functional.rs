@@ -1,5 +1,5 @@
 //! Function-calling ops: `If`/`StatelessIf` (TensorFlow 2's `tf.cond`, also in graphs built
-//! with `tf.compat.v1`) and `PartitionedCall`/`StatefulPartitionedCall` (a call of a
+//! with `tf.compat.v1`), `While`/`StatelessWhile` (`tf.while_loop`) and `PartitionedCall`/`StatefulPartitionedCall` (a call of a
 //! `tf.function`). Their bodies are functions of the graph's `library`; the runtime runs them
 //! (see `ferroflow_runtime`'s function module).
 
@@ -21,7 +21,30 @@ fn call_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(if given.len() == n { given } else { vec![None; n] })
 }
 
+/// `While` outputs: the `output_shapes` attr when it has one entry per loop variable, else
+/// unknown (a loop may change shapes).
+fn while_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    let n = c.node.attr_list_type("T")?.len();
+    let given: Vec<Dims> = match c.node.attr.get("output_shapes").and_then(|v| v.value.as_ref()) {
+        Some(AV::List(l)) => l.shape.iter().map(shape_proto_dims).collect(),
+        _ => vec![],
+    };
+    Ok(if given.len() == n { given } else { vec![None; n] })
+}
+
 pub(crate) fn register(r: &mut OpRegistry) {
+    for (name, stateful) in [("While", true), ("StatelessWhile", false)] {
+        let b = op(name)
+            .input("input: T")
+            .output("output: T")
+            .attr("T: list(type) >= 0")
+            .attr("cond: func")
+            .attr("body: func")
+            .attr("output_shapes: list(shape) = []")
+            .attr("parallel_iterations: int = 10")
+            .shape_fn(while_shapes);
+        r.add(if stateful { b.stateful() } else { b }.build());
+    }
     for (name, stateful) in [("If", true), ("StatelessIf", false)] {
         let b = op(name)
             .input("cond: Tcond")

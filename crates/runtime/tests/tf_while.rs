@@ -1,0 +1,100 @@
+//! A graph written by TensorFlow 2.21 with `tf.while_loop`s (`scripts/fixtures/tf_while.py`:
+//! `While` and `StatelessWhile` whose cond and body are library functions; a counted sum,
+//! a vector loop, a loop nested in a loop body, loops with a fed trip count including zero
+//! iterations, a body that reads a resource variable and one that changes it) runs on
+//! DirectSession with TensorFlow's values.
+
+use std::path::Path;
+
+use ferroflow_core::proto::{attr_value::Value as AV, GraphDef};
+use ferroflow_core::{Code, Tensor};
+use ferroflow_runtime::{DirectSession, RunOptions};
+use prost::Message;
+use serde_json::Value as J;
+
+fn fixture() -> (GraphDef, J) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tf_while");
+    let gd = GraphDef::decode(std::fs::read(dir.join("graph.pb")).unwrap().as_slice()).unwrap();
+    let exp: J = serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
+    (gd, exp)
+}
+
+fn value(j: &J) -> Tensor {
+    match j["dtype"].as_str().unwrap() {
+        "int32" => Tensor::scalar(j["value"].as_i64().unwrap() as i32),
+        "float32" => {
+            let v: Vec<f32> = j["value"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+            Tensor::vec(v)
+        }
+        d => panic!("fixture dtype {d}"),
+    }
+}
+
+fn strings(v: &J) -> Vec<String> {
+    v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn tensorflow_while_loops_give_tensorflows_values() {
+    let (gd, exp) = fixture();
+    let ops: Vec<String> = strings(&exp["op_types"]);
+    assert!(ops.contains(&"While".to_string()) && ops.contains(&"StatelessWhile".to_string()), "{ops:?}");
+    let sess = DirectSession::from_graph_def(&gd).unwrap();
+    let o = RunOptions::default();
+    for (i, step) in exp["steps"].as_array().unwrap().iter().enumerate() {
+        let feeds: Vec<(String, Tensor)> =
+            step["feeds"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), value(v))).collect();
+        let fetches = strings(&step["fetches"]);
+        let got = sess
+            .run_by_name(&feeds, &fetches, &strings(&step["targets"]), &o)
+            .unwrap_or_else(|e| panic!("step {i} ({fetches:?}): {e}"));
+        for ((name, t), want) in fetches.iter().zip(&got).zip(step["expect"].as_array().unwrap()) {
+            assert_eq!(t.dtype().name(), want["dtype"].as_str().unwrap(), "step {i}: {name}");
+            let g = t.to_f64_vec().unwrap();
+            let w: Vec<f64> = want["value"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+            assert_eq!(g.len(), w.len(), "step {i}: {name} = {g:?}, TensorFlow: {w:?}");
+            for (a, b) in g.iter().zip(&w) {
+                assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "step {i}: {name} = {g:?}, TensorFlow: {w:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_long_loop_does_not_grow_the_stack_and_is_cancelled_by_the_deadline() {
+    let (gd, _) = fixture();
+    let sess = DirectSession::from_graph_def(&gd).unwrap();
+    let o = RunOptions::default();
+    // 20 000 iterations of the counted sum: sum of 0..n-1 wraps in int32 like TensorFlow's.
+    let n = 20_000i32;
+    let got = sess.run_by_name(&[("n:0".into(), Tensor::scalar(n))], &["sum/Identity_3:0".into()], &[], &o).unwrap();
+    let want = ((n as i64 * (n as i64 - 1) / 2) as u32) as i32;
+    assert_eq!(got[0].scalar_value::<i32>().unwrap(), want);
+    // A loop that would take far too long stops at the step deadline.
+    let o = RunOptions { timeout: Some(std::time::Duration::from_millis(200)), cancel: None };
+    let e = sess
+        .run_by_name(&[("n:0".into(), Tensor::scalar(i32::MAX))], &["sum/Identity_3:0".into()], &[], &o)
+        .unwrap_err();
+    assert_eq!(e.code, Code::DeadlineExceeded, "{e}");
+}
+
+#[test]
+fn a_body_of_the_wrong_signature_is_reported_when_the_graph_is_prepared() {
+    let (mut gd, _) = fixture();
+    let n = gd.node.iter_mut().find(|n| n.op == "StatelessWhile").unwrap();
+    let name = n.name.clone();
+    let cond = match n.attr.get("cond").and_then(|v| v.value.as_ref()) {
+        Some(AV::Func(f)) => f.name.clone(),
+        _ => panic!("no cond"),
+    };
+    // The condition used as the body: it returns a bool, not the loop variables.
+    if let Some(AV::Func(f)) = n.attr.get_mut("body").and_then(|v| v.value.as_mut()) {
+        f.name = cond;
+    }
+    let sess = DirectSession::from_graph_def(&gd).unwrap();
+    let fetch = format!("{name}:0");
+    let e =
+        sess.run_by_name(&[("n:0".into(), Tensor::scalar(3i32))], &[fetch], &[], &RunOptions::default()).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+    assert!(e.message.contains("while loop body"), "{e}");
+}
