@@ -37,11 +37,11 @@ const MAX_DEPTH: usize = 32;
 /// Device named in a body's rendezvous keys (the rendezvous is private to one call).
 const BODY_DEVICE: &str = "/job:localhost/replica:0/task:0/device:CPU:0";
 
-type CallDone = Box<dyn FnOnce(Result<Vec<Tensor>, Status>) + Send>;
+pub(crate) type CallDone = Box<dyn FnOnce(Result<Vec<Tensor>, Status>) + Send>;
 
 /// An instantiated function.
 pub(crate) struct FunctionBody {
-    name: String,
+    pub(crate) name: String,
     exec: Arc<Executor>,
     arg_types: Vec<DataType>,
     ret_types: Vec<DataType>,
@@ -293,7 +293,7 @@ impl FunctionBody {
 
 /// TensorFlow's truth value of an `If` condition: a scalar is true when non-zero (numbers)
 /// or non-empty (strings); any other tensor when it has elements.
-fn truth(t: &Tensor) -> Result<bool, Status> {
+pub(crate) fn truth(t: &Tensor) -> Result<bool, Status> {
     if t.rank() != 0 {
         return Ok(t.num_elements() > 0);
     }
@@ -347,85 +347,6 @@ impl OpKernel for CallKernel {
     }
 }
 
-/// The kernel of `While`/`StatelessWhile`.
-struct WhileKernel {
-    cond: Arc<FunctionBody>,
-    body: Arc<FunctionBody>,
-}
-
-/// One iteration: `cond(vars)`, then `body(vars)` and the next iteration, or the outputs.
-/// Each iteration after the first starts from a fresh rayon task, so a long loop whose
-/// bodies finish inline does not grow the stack.
-fn iterate(
-    k: Arc<(Arc<FunctionBody>, Arc<FunctionBody>)>,
-    step: Arc<StepCtx>,
-    vars: Vec<Tensor>,
-    iteration: u64,
-    done: CallDone,
-) {
-    if let Some(s) = step.cancel.status() {
-        return done(Err(s));
-    }
-    let k2 = k.clone();
-    let s2 = step.clone();
-    k.0.call(
-        &step,
-        vars.clone(),
-        Box::new(move |r| {
-            let go = match r.and_then(|c| match c.first() {
-                Some(t) => truth(t),
-                None => Err(Status::invalid_argument(format!("while loop condition '{}' returned nothing", k2.0.name))),
-            }) {
-                Ok(go) => go,
-                Err(e) => return done(Err(e)),
-            };
-            if !go {
-                return done(Ok(vars));
-            }
-            let k3 = k2.clone();
-            let s3 = s2.clone();
-            k2.1.call(
-                &s2,
-                vars,
-                Box::new(move |r| match r {
-                    Ok(next) => rayon::spawn(move || iterate(k3, s3, next, iteration + 1, done)),
-                    Err(e) => done(Err(e.context(format!("while loop iteration {iteration}")))),
-                }),
-            );
-        }),
-    );
-}
-
-impl OpKernel for WhileKernel {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        Err(ctx.error("while loops run asynchronously"))
-    }
-
-    fn is_async(&self) -> bool {
-        true
-    }
-
-    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
-        let vars = match (0..ctx.num_inputs()).map(|i| ctx.input(i)).collect::<Result<Vec<_>, _>>() {
-            Ok(v) => v,
-            Err(e) => return done(ctx, Err(e)),
-        };
-        let step = ctx.step().clone();
-        let k = Arc::new((self.cond.clone(), self.body.clone()));
-        iterate(
-            k,
-            step,
-            vars,
-            0,
-            Box::new(move |r| {
-                let mut ctx = ctx;
-                let r = r.and_then(|outs| outs.into_iter().enumerate().try_for_each(|(i, t)| ctx.set_output(i, t)));
-                done(ctx, r)
-            }),
-        );
-    }
-}
-
 /// Builds the kernel of a function-calling node (`def` has its defaults filled).
 pub(crate) fn call_kernel(
     def: &NodeDef,
@@ -455,7 +376,7 @@ pub(crate) fn call_kernel(
                 body.name, body.arg_types, body.ret_types
             )));
         }
-        return Ok(Box::new(WhileKernel { cond: Arc::new(cond), body: Arc::new(body) }));
+        return Ok(Box::new(crate::while_loop::WhileKernel::new(Arc::new(cond), Arc::new(body))));
     }
     let is_if = def.op.ends_with("If");
     let names = if is_if { vec![func("then_branch")?, func("else_branch")?] } else { vec![func("f")?] };

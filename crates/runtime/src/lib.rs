@@ -9,6 +9,7 @@ pub mod placer;
 mod rendezvous;
 mod rewrite;
 mod session;
+mod while_loop;
 
 pub use direct_session::{DirectSession, RunOptions, LOCAL_DEVICE};
 pub use executor::{Executor, StepDone};
