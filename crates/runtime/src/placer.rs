@@ -107,11 +107,37 @@ fn place_impl(
     colocate_classes(nodes, &mut uf)?;
     colocate_ref_and_resource_inputs(nodes, &index, &mut uf, input_types)?;
 
-    // Merge the explicit requests of each group.
+    // Merge the explicit requests of each group. A function call that takes a resource
+    // runs where the resource lives (its body runs whole on one device), so its own device
+    // request only counts when it agrees with the group's: it is merged last, and dropped
+    // (with a debug log) when it conflicts, e.g. a `tf.while_loop` pinned to a worker whose
+    // body reads a variable on a ps.
+    let soft: Vec<bool> = nodes
+        .iter()
+        .map(|n| {
+            crate::function::CALL_OPS.contains(&n.op.as_str())
+                && input_types(n).is_some_and(|t| t.iter().any(|&(ty, _)| ty == DataType::Resource))
+        })
+        .collect();
     let mut groups: HashMap<usize, Group> = HashMap::new();
     for (i, req) in requests.iter().enumerate() {
-        let root = uf.find(i);
-        groups.entry(root).or_default().merge(i, req, nodes, &requests, &uf.reasons[root])?;
+        if !soft[i] {
+            let root = uf.find(i);
+            groups.entry(root).or_default().merge(i, req, nodes, &requests, &uf.reasons[root])?;
+        }
+    }
+    for (i, req) in requests.iter().enumerate() {
+        if soft[i] {
+            let root = uf.find(i);
+            let g = groups.entry(root).or_default();
+            let mut tried = g.clone();
+            match tried.merge(i, req, nodes, &requests, &uf.reasons[root]) {
+                Ok(()) => *g = tried,
+                Err(e) => {
+                    tracing::debug!(node = %nodes[i].name, "function call placed with its resources: {}", e.message)
+                }
+            }
+        }
     }
     // Choose a device per group.
     let mut chosen: HashMap<usize, usize> = HashMap::new();
@@ -269,7 +295,7 @@ fn colocate_ref_and_resource_inputs(
 }
 
 /// The merged explicit request of a colocation group.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Group {
     spec: DeviceName,
     /// The node that set each field: job, replica, task, type, id.

@@ -255,3 +255,33 @@ fn function_calls_go_with_the_resources_they_take() {
     place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap();
     assert_eq!(placed(&g), vec![("h", PS1), ("zeros", W0), ("is_init", PS1), ("cond", PS1), ("call", W0), ("out", W0)]);
 }
+
+#[test]
+fn a_call_pinned_elsewhere_still_runs_with_its_resources_but_ops_are_not_moved() {
+    // `with tf.device(worker): tf.while_loop(... reads a ps variable ...)`: the call's own
+    // request conflicts with the variable's device, so the call goes to the ps (its body
+    // runs there whole); a plain op pinned elsewhere that takes the resource is still an
+    // error naming both nodes.
+    let types = |n: &NodeDef| match n.op.as_str() {
+        "VarIsInitializedOp" => Some(vec![(DataType::Resource, false)]),
+        _ => registry_input_types(n),
+    };
+    let mut g = GraphDef {
+        node: vec![
+            node("h", "VarHandleOp", "/job:ps/task:1", &[]),
+            node("zeros", "Const", "", &[]),
+            call_node("call", "StatefulPartitionedCall", &["h", "zeros"], &[DataType::Resource, DataType::Int64]),
+            node("out", "Identity", "", &["call"]),
+        ],
+        ..Default::default()
+    };
+    g.node[2].device = "/job:worker/task:0".into();
+    place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap();
+    assert_eq!(placed(&g), vec![("h", PS1), ("zeros", W0), ("call", PS1), ("out", W0)]);
+
+    let mut is_init = node("is_init", "VarIsInitializedOp", "/job:worker/task:0", &["h"]);
+    is_init.attr.insert("dtype".into(), attr::ty(DataType::Int64));
+    let mut g = GraphDef { node: vec![node("h", "VarHandleOp", "/job:ps/task:1", &[]), is_init], ..Default::default() };
+    let e = place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap_err();
+    assert!(e.message.contains("Cannot colocate nodes 'h' and 'is_init'"), "{e}");
+}
