@@ -33,6 +33,11 @@ pub fn from_grpc(s: &tonic::Status, context: &str) -> Status {
     if code == Code::Unknown && transport {
         code = Code::Unavailable;
     }
+    // The client's own deadline (tonic reports CANCELLED "Timeout expired") is what gRPC
+    // calls DEADLINE_EXCEEDED.
+    if code == Code::Cancelled && s.message().starts_with("Timeout expired") {
+        code = Code::DeadlineExceeded;
+    }
     let mut msg = if s.message().is_empty() { "(no message)".to_string() } else { s.message().to_string() };
     // Transport errors keep their cause (e.g. "Connection refused") in the source chain.
     let mut src = std::error::Error::source(s);
@@ -124,5 +129,9 @@ mod tests {
         let s = from_grpc(&g, "task /job:ps/replica:0/task:0 (h:1)");
         assert_eq!(s.code, Code::Aborted);
         assert_eq!(s.message, "task /job:ps/replica:0/task:0 (h:1): gone");
+        // tonic's client-side timeout is a deadline, not a cancellation.
+        let s = from_grpc(&tonic::Status::cancelled("Timeout expired"), "RunGraph on task t");
+        assert_eq!(s.code, Code::DeadlineExceeded, "{s}");
+        assert_eq!(from_grpc(&tonic::Status::cancelled("by peer"), "").code, Code::Cancelled);
     }
 }

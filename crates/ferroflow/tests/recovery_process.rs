@@ -132,3 +132,27 @@ fn a_killed_ps_is_restored_by_the_chief_from_the_latest_checkpoint() {
     assert!(names.iter().any(|n| n.ends_with(".index")), "{names:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_frozen_ps_fails_the_workers_steps_at_their_deadline_naming_it() {
+    // A ps that stops answering without closing its connections (SIGSTOP: a hung host or
+    // a network partition) must not hang the workers: their step deadline ends the step
+    // with DeadlineExceeded, the error names the ps, and the workers exit.
+    let c = Cluster::new();
+    let ps = c.start("ps", 0);
+    let extra = ["--step_timeout_secs", "3", "--wait_secs", "5"];
+    let mut chief = c.start_with("worker", 0, &extra);
+    let mut w1 = c.start_with("worker", 1, &extra);
+    chief.wait_line("global step", LIMIT);
+    ps.signal("STOP");
+    let start = std::time::Instant::now();
+    for w in [&mut chief, &mut w1] {
+        let (ok, out) = w.finish(Duration::from_secs(120));
+        assert!(!ok, "{} kept training with a frozen ps: {out:?}", w.name);
+        let err = out.iter().filter(|l| l.starts_with("stderr: error")).cloned().collect::<Vec<_>>().join("\n");
+        assert!(err.contains("/job:ps/replica:0/task:0"), "{}: the error does not name the ps: {out:?}", w.name);
+        assert!(err.to_lowercase().contains("deadline") || err.contains("within"), "{}: {err}", w.name);
+    }
+    assert!(start.elapsed() < Duration::from_secs(90), "the workers took {:?} to give up", start.elapsed());
+    ps.signal("CONT");
+}

@@ -48,6 +48,7 @@ impl RemoteRendezvous {
         let deadline = self.deadline;
         let what =
             format!("RecvTensor of '{}' from {sender_task} ({addr}) for step {}", parsed.tensor_name, entry.step_id);
+        let id = entry.waiting_for(what.clone());
         self.runtime.spawn(async move {
             let call = async {
                 let r = client.recv_tensor(request_with_deadline(req, deadline)).await;
@@ -62,6 +63,7 @@ impl RemoteRendezvous {
                 _ = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) =>
                     Err(Status::deadline_exceeded(format!("{what} did not finish before the step's deadline"))),
             };
+            entry.done_waiting(id);
             done(r);
         });
     }

@@ -71,8 +71,10 @@ impl Worker {
             Ok(Err(_)) => Err(Status::internal("the executor dropped its completion")),
             Err(_) => {
                 let s = Status::deadline_exceeded(format!(
-                    "step {} on {} did not finish before its deadline",
-                    req.step_id, self.task
+                    "step {} on {} did not finish before its deadline{}",
+                    req.step_id,
+                    self.task,
+                    entry.still_waiting()
                 ));
                 entry.abort(s.clone());
                 Err(s)

@@ -26,6 +26,9 @@ pub(crate) struct StepEntry {
     /// Set once when the step is aborted; RecvTensor calls in flight watch it.
     aborted: watch::Sender<Option<Status>>,
     expires: Mutex<Instant>,
+    /// RecvTensor calls of this task's partitions still waiting, by id: what they fetch
+    /// from whom (named when the step misses its deadline).
+    pending: Mutex<(u64, Vec<(u64, String)>)>,
 }
 
 impl StepEntry {
@@ -36,7 +39,36 @@ impl StepEntry {
             cancel: CancelToken::new(),
             aborted: watch::channel(None).0,
             expires: Mutex::new(expires),
+            pending: Mutex::new((0, Vec::new())),
         }
+    }
+
+    /// Records a RecvTensor call in flight; returns its id for [`StepEntry::done_waiting`].
+    pub(crate) fn waiting_for(&self, what: String) -> u64 {
+        let mut g = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 += 1;
+        let id = g.0;
+        g.1.push((id, what));
+        id
+    }
+
+    /// The RecvTensor call `id` ended.
+    pub(crate) fn done_waiting(&self, id: u64) {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).1.retain(|(i, _)| *i != id);
+    }
+
+    /// The RecvTensor calls still waiting (at most 3 named), or an empty string.
+    pub(crate) fn still_waiting(&self) -> String {
+        let g = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        if g.1.is_empty() {
+            return String::new();
+        }
+        let mut v: Vec<&str> = g.1.iter().take(3).map(|(_, w)| w.as_str()).collect();
+        let more = format!("and {} more", g.1.len().saturating_sub(3));
+        if g.1.len() > 3 {
+            v.push(&more);
+        }
+        format!("; still waiting for {}", v.join(", "))
     }
 
     /// Aborts the step: pending and future receives fail with `s`, executors are cancelled

@@ -21,17 +21,25 @@ pub struct Proc {
 impl Proc {
     pub fn start(name: &str, args: &[&str], env: &[(&str, String)]) -> Proc {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferroflow"));
-        cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+        cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         cmd.env_remove("TF_CONFIG");
         for (k, v) in env {
             cmd.env(k, v);
         }
         let mut child = cmd.spawn().expect("spawn ferroflow");
         let out = child.stdout.take().expect("stdout");
+        let err = child.stderr.take().expect("stderr");
         let (tx, rx) = mpsc::channel();
+        let tx2 = tx.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(out).lines().map_while(Result::ok) {
                 let _ = tx.send(line);
+            }
+        });
+        // stderr lines (errors, logs) are collected too, marked, so failures show them.
+        std::thread::spawn(move || {
+            for line in BufReader::new(err).lines().map_while(Result::ok) {
+                let _ = tx2.send(format!("stderr: {line}"));
             }
         });
         Proc { name: name.to_string(), child, lines: rx, seen: Vec::new() }
@@ -62,6 +70,17 @@ impl Proc {
                 }
             }
         }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends a signal by name (`STOP`, `CONT`, ...) with `kill(1)`.
+    pub fn signal(&self, sig: &str) {
+        let ok = Command::new("kill").arg(format!("-{sig}")).arg(self.pid().to_string()).status().expect("kill");
+        assert!(ok.success(), "kill -{sig} {} failed", self.pid());
     }
 
     /// Kills the process at once (SIGKILL, like `kill -9`).
