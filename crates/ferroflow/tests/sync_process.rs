@@ -7,48 +7,20 @@ mod common;
 
 use std::time::Duration;
 
-use common::{accuracy, free_port, Proc, DATA, LIMIT};
+use common::{accuracy, Proc, TrainCluster, LIMIT};
 
-struct Cluster {
-    ps_hosts: String,
-    worker_hosts: String,
-}
+struct Cluster(TrainCluster);
 
 impl Cluster {
     fn new() -> Cluster {
-        Cluster {
-            ps_hosts: format!("127.0.0.1:{}", free_port()),
-            worker_hosts: format!("127.0.0.1:{},127.0.0.1:{}", free_port(), free_port()),
-        }
+        Cluster(TrainCluster::new())
     }
 
     fn start(&self, job: &str, task: usize, steps: &str, extra: &[&str]) -> Proc {
-        let t = task.to_string();
-        let mut args = vec![
-            "train",
-            "--sync",
-            "--model",
-            "mlp",
-            "--optimizer",
-            "adagrad",
-            "--learning_rate",
-            "0.05",
-            "--steps",
-            steps,
-            "--no_progress",
-            "--data_dir",
-            DATA,
-            "--ps_hosts",
-            &self.ps_hosts,
-            "--worker_hosts",
-            &self.worker_hosts,
-            "--job_name",
-            job,
-            "--task_index",
-            &t,
-        ];
+        let mut args = vec!["--sync", "--model", "mlp", "--optimizer", "adagrad", "--learning_rate", "0.05"];
+        args.extend_from_slice(&["--steps", steps]);
         args.extend_from_slice(extra);
-        Proc::start(&format!("{job} {task}"), &args, &[])
+        self.0.start(job, task, &args)
     }
 }
 

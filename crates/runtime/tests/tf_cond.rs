@@ -3,20 +3,13 @@
 //! resource variable; `PartitionedCall` from a `tf.function`; the global-step read that
 //! `MonitoredTrainingSession`'s hooks fetch) runs on DirectSession with TensorFlow's values.
 
-use std::path::Path;
-
-use ferroflow_core::proto::{attr_value::Value as AV, GraphDef};
+use ferroflow_core::proto::attr_value::Value as AV;
 use ferroflow_core::{Code, Tensor};
 use ferroflow_runtime::{DirectSession, RunOptions};
-use prost::Message;
 use serde_json::Value as J;
 
-fn fixture() -> (GraphDef, J) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tf_cond");
-    let gd = GraphDef::decode(std::fs::read(dir.join("graph.pb")).unwrap().as_slice()).unwrap();
-    let exp: J = serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
-    (gd, exp)
-}
+mod tf_graph_util;
+use tf_graph_util::{fixture, strings};
 
 fn value(j: &J) -> Tensor {
     match j["dtype"].as_str().unwrap() {
@@ -28,11 +21,10 @@ fn value(j: &J) -> Tensor {
 
 #[test]
 fn tensorflow_function_calls_give_tensorflows_values() {
-    let (gd, exp) = fixture();
+    let (gd, exp) = fixture("tf_cond");
     assert!(gd.library.as_ref().is_some_and(|l| l.function.len() == exp["functions"].as_u64().unwrap() as usize));
     let sess = DirectSession::from_graph_def(&gd).unwrap();
     let o = RunOptions::default();
-    let strings = |v: &J| v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect::<Vec<_>>();
     for (i, step) in exp["steps"].as_array().unwrap().iter().enumerate() {
         let feeds: Vec<(String, Tensor)> =
             step["feeds"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), value(v))).collect();
@@ -51,7 +43,7 @@ fn tensorflow_function_calls_give_tensorflows_values() {
 
 #[test]
 fn a_missing_function_is_reported_when_the_graph_is_prepared() {
-    let (mut gd, _) = fixture();
+    let (mut gd, _) = fixture("tf_cond");
     let n = gd.node.iter_mut().find(|n| n.op == "StatelessIf").unwrap();
     let name = n.name.clone();
     if let Some(AV::Func(f)) = n.attr.get_mut("then_branch").and_then(|v| v.value.as_mut()) {
@@ -68,7 +60,7 @@ fn a_missing_function_is_reported_when_the_graph_is_prepared() {
 #[test]
 fn a_failing_branch_fails_the_step_with_its_error() {
     // Before `init`, the branch of `a` that reads the variable fails like TensorFlow's read.
-    let (gd, _) = fixture();
+    let (gd, _) = fixture("tf_cond");
     let sess = DirectSession::from_graph_def(&gd).unwrap();
     let feeds = vec![("p:0".to_string(), Tensor::scalar(true)), ("x:0".to_string(), Tensor::scalar(1.0f32))];
     let e = sess.run_by_name(&feeds, &["a/Identity:0".into()], &[], &RunOptions::default()).unwrap_err();

@@ -4,20 +4,13 @@
 //! iterations, a body that reads a resource variable and one that changes it) runs on
 //! DirectSession with TensorFlow's values.
 
-use std::path::Path;
-
-use ferroflow_core::proto::{attr_value::Value as AV, GraphDef};
+use ferroflow_core::proto::attr_value::Value as AV;
 use ferroflow_core::{Code, Tensor};
 use ferroflow_runtime::{DirectSession, RunOptions};
-use prost::Message;
 use serde_json::Value as J;
 
-fn fixture() -> (GraphDef, J) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tf_while");
-    let gd = GraphDef::decode(std::fs::read(dir.join("graph.pb")).unwrap().as_slice()).unwrap();
-    let exp: J = serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
-    (gd, exp)
-}
+mod tf_graph_util;
+use tf_graph_util::{fixture, strings};
 
 fn value(j: &J) -> Tensor {
     match j["dtype"].as_str().unwrap() {
@@ -30,13 +23,9 @@ fn value(j: &J) -> Tensor {
     }
 }
 
-fn strings(v: &J) -> Vec<String> {
-    v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
-}
-
 #[test]
 fn tensorflow_while_loops_give_tensorflows_values() {
-    let (gd, exp) = fixture();
+    let (gd, exp) = fixture("tf_while");
     let ops: Vec<String> = strings(&exp["op_types"]);
     assert!(ops.contains(&"While".to_string()) && ops.contains(&"StatelessWhile".to_string()), "{ops:?}");
     let sess = DirectSession::from_graph_def(&gd).unwrap();
@@ -62,7 +51,7 @@ fn tensorflow_while_loops_give_tensorflows_values() {
 
 #[test]
 fn a_long_loop_does_not_grow_the_stack_and_is_cancelled_by_the_deadline() {
-    let (gd, _) = fixture();
+    let (gd, _) = fixture("tf_while");
     let sess = DirectSession::from_graph_def(&gd).unwrap();
     let o = RunOptions::default();
     // 20 000 iterations of the counted sum: sum of 0..n-1 wraps in int32 like TensorFlow's.
@@ -80,7 +69,7 @@ fn a_long_loop_does_not_grow_the_stack_and_is_cancelled_by_the_deadline() {
 
 #[test]
 fn a_body_of_the_wrong_signature_is_reported_when_the_graph_is_prepared() {
-    let (mut gd, _) = fixture();
+    let (mut gd, _) = fixture("tf_while");
     let n = gd.node.iter_mut().find(|n| n.op == "StatelessWhile").unwrap();
     let name = n.name.clone();
     let cond = match n.attr.get("cond").and_then(|v| v.value.as_ref()) {

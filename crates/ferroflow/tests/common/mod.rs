@@ -124,3 +124,29 @@ pub fn accuracy(lines: &[String]) -> f64 {
         lines.iter().find(|l| l.starts_with("test accuracy:")).unwrap_or_else(|| panic!("no accuracy in {lines:?}"));
     l.trim_start_matches("test accuracy:").trim().trim_end_matches('%').parse().unwrap()
 }
+
+/// A 1 ps + 2 worker cluster on free loopback ports for `ferroflow train` processes.
+pub struct TrainCluster {
+    pub ps_hosts: String,
+    pub worker_hosts: String,
+}
+
+impl TrainCluster {
+    pub fn new() -> TrainCluster {
+        TrainCluster {
+            ps_hosts: format!("127.0.0.1:{}", free_port()),
+            worker_hosts: format!("127.0.0.1:{},127.0.0.1:{}", free_port(), free_port()),
+        }
+    }
+
+    /// Starts `ferroflow train <args> --no_progress --data_dir … <cluster flags> --job_name
+    /// job --task_index task`.
+    pub fn start(&self, job: &str, task: usize, args: &[&str]) -> Proc {
+        let t = task.to_string();
+        let mut all = vec!["train"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--no_progress", "--data_dir", DATA, "--ps_hosts", &self.ps_hosts]);
+        all.extend_from_slice(&["--worker_hosts", &self.worker_hosts, "--job_name", job, "--task_index", &t]);
+        Proc::start(&format!("{job} {task}"), &all, &[])
+    }
+}

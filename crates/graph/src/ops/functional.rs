@@ -10,10 +10,11 @@ use crate::op_def::op;
 use crate::registry::OpRegistry;
 use crate::shape_fn::{Dims, ShapeCtx};
 
-/// Output shapes from the `output_shapes` attr when it has one entry per output, else
-/// unknown.
-fn call_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
-    let n = c.node.attr_list_type("Tout")?.len();
+/// Output shapes from the `output_shapes` attr when it has one entry per output (the
+/// outputs' types are the list attr `types_attr`), else unknown (a `While` may change
+/// shapes).
+fn shapes_from_attr(c: &ShapeCtx, types_attr: &str) -> Result<Vec<Dims>, Status> {
+    let n = c.node.attr_list_type(types_attr)?.len();
     let given: Vec<Dims> = match c.node.attr.get("output_shapes").and_then(|v| v.value.as_ref()) {
         Some(AV::List(l)) => l.shape.iter().map(shape_proto_dims).collect(),
         _ => vec![],
@@ -21,15 +22,12 @@ fn call_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(if given.len() == n { given } else { vec![None; n] })
 }
 
-/// `While` outputs: the `output_shapes` attr when it has one entry per loop variable, else
-/// unknown (a loop may change shapes).
+fn call_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    shapes_from_attr(c, "Tout")
+}
+
 fn while_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
-    let n = c.node.attr_list_type("T")?.len();
-    let given: Vec<Dims> = match c.node.attr.get("output_shapes").and_then(|v| v.value.as_ref()) {
-        Some(AV::List(l)) => l.shape.iter().map(shape_proto_dims).collect(),
-        _ => vec![],
-    };
-    Ok(if given.len() == n { given } else { vec![None; n] })
+    shapes_from_attr(c, "T")
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
