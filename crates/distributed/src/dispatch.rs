@@ -16,7 +16,7 @@ use crate::control::proto::control_server::ControlServer;
 use crate::control::ControlService;
 use crate::master::MasterGrpc;
 use crate::server::ServerShared;
-use crate::worker::WorkerGrpc;
+use crate::worker::{recv_tensor_http, WorkerGrpc};
 
 /// The server's request router.
 #[derive(Clone)]
@@ -45,7 +45,11 @@ impl Service<http::Request<Body>> for Dispatch {
         if !path.ends_with("/ServerInfo") {
             self.shared.touch();
         }
-        if path.starts_with(&prefix_of::<MasterServiceServer<MasterGrpc>>()) {
+        if path == recv_tensor_http::PATH {
+            // The one call whose payload is a tensor skips tonic's codec (no copies).
+            let worker = self.shared.worker.clone();
+            Box::pin(async move { Ok(recv_tensor_http::serve(worker, req).await) })
+        } else if path.starts_with(&prefix_of::<MasterServiceServer<MasterGrpc>>()) {
             self.master.call(req)
         } else if path.starts_with(&prefix_of::<ControlServer<ControlService>>()) {
             self.control.call(req)

@@ -120,10 +120,10 @@ impl GrpcSession {
         if st.closed {
             return Err(Status::failed_precondition("this session has been closed"));
         }
-        let gd = self.graph.to_graph_def();
-        let n = gd.node.len();
         match st.handle.clone() {
             None => {
+                let gd = self.graph.to_graph_def();
+                let n = gd.node.len();
                 let req = CreateSessionRequest {
                     graph_def: Some(gd),
                     config: Some(self.config.clone()),
@@ -141,11 +141,13 @@ impl GrpcSession {
                 st.sent = n;
                 Ok(r.session_handle)
             }
-            Some(h) if n > st.sent => {
-                let node = gd.node[st.sent..].to_vec();
+            // Only the nodes added since the last sync are copied (not the whole graph per step).
+            Some(h) if self.graph.num_nodes() > st.sent => {
+                let gd = self.graph.graph_def_since(st.sent);
+                let n = st.sent + gd.node.len();
                 let req = ExtendSessionRequest {
                     session_handle: h.clone(),
-                    graph_def: Some(GraphDef { node, ..gd }),
+                    graph_def: Some(gd),
                     current_graph_version: st.version,
                 };
                 let mut c = self.client.clone();

@@ -14,6 +14,7 @@ mod cluster_spec;
 mod control;
 mod dispatch;
 mod graph_util;
+mod grpc_raw;
 mod grpc_session;
 mod ids;
 mod local_master;
@@ -21,6 +22,7 @@ pub mod master;
 mod partition;
 pub mod rpc_util;
 mod server;
+mod tensor_wire;
 mod tf_config;
 pub mod worker;
 

@@ -202,9 +202,15 @@ impl Graph {
 
     /// The graph as a GraphDef.
     pub fn to_graph_def(&self) -> GraphDef {
+        self.graph_def_since(0)
+    }
+
+    /// The nodes added at or after index `from`, with the versions and the whole function
+    /// library (what ExtendSession sends).
+    pub fn graph_def_since(&self, from: usize) -> GraphDef {
         let g = self.lock();
         GraphDef {
-            node: g.nodes.iter().map(|e| e.def.clone()).collect(),
+            node: g.nodes[from.min(g.nodes.len())..].iter().map(|e| e.def.clone()).collect(),
             versions: Some(VersionDef { producer: GRAPH_DEF_VERSION, min_consumer: 0, bad_consumers: vec![] }),
             library: (!g.library.function.is_empty() || !g.library.gradient.is_empty()).then(|| g.library.clone()),
             ..Default::default()

@@ -3,6 +3,7 @@
 //! rendezvous that pulls tensors from peer tasks.
 
 mod grpc;
+pub(crate) mod recv_tensor_http;
 mod register;
 mod remote_rendezvous;
 mod run_graph;

@@ -6,15 +6,16 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use ferroflow_core::proto::RecvTensorRequest;
+use ferroflow_core::proto::{RecvTensorRequest, RecvTensorResponse};
 use ferroflow_core::{DeviceName, Status, Tensor};
 use ferroflow_kernels::{ParsedKey, RecvCallback, Rendezvous};
 
+use super::recv_tensor_http::PATH;
 use super::session::WorkerSession;
 use super::step_table::StepEntry;
 use crate::channels::ChannelCache;
+use crate::grpc_raw;
 use crate::ids::new_request_id;
-use crate::rpc_util::{from_grpc, request_with_deadline};
 
 /// A step's rendezvous on one worker.
 pub(crate) struct RemoteRendezvous {
@@ -33,7 +34,7 @@ impl RemoteRendezvous {
             Err(e) => return done(Err(e.context(format!("cannot receive '{}'", parsed.tensor_name)))),
         };
         let _guard = self.runtime.enter();
-        let mut client = match self.channels.worker(&addr) {
+        let channel = match self.channels.channel(&addr) {
             Ok(c) => c,
             Err(e) => return done(Err(e)),
         };
@@ -51,8 +52,7 @@ impl RemoteRendezvous {
         let id = entry.waiting_for(what.clone());
         self.runtime.spawn(async move {
             let call = async {
-                let r = client.recv_tensor(request_with_deadline(req, deadline)).await;
-                let resp = r.map_err(|e| from_grpc(&e, &what))?.into_inner();
+                let resp: RecvTensorResponse = grpc_raw::unary(channel, PATH, &req, deadline, &what).await?;
                 let proto = resp.tensor.unwrap_or_default();
                 let t = Tensor::from_proto(&proto).map_err(|e| e.context(&what))?;
                 Ok::<_, Status>((t, resp.is_dead))

@@ -1,0 +1,183 @@
+//! gRPC over HTTP/2 by hand, for the one call whose payload is a tensor (RecvTensor): the
+//! request and response bodies are built from and read into `Bytes` chunks, so the tensor
+//! is neither copied into an encode buffer nor gathered into a decode buffer (tonic's codec
+//! does both). Everything else (connections, HTTP/2, flow control) stays tonic's and
+//! hyper's; the messages are the same bytes a tonic or TensorFlow peer sends and expects.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use ferroflow_core::Status;
+use http::{HeaderMap, HeaderValue, StatusCode};
+use http_body::Frame;
+use http_body_util::BodyExt;
+use prost::Message;
+use tonic::body::Body;
+use tonic::codegen::Service;
+use tonic::transport::Channel;
+
+use crate::rpc_util::{from_grpc, MAX_MESSAGE_SIZE};
+use crate::tensor_wire::Chunks;
+
+/// A body of frames known in advance.
+struct FrameList(VecDeque<Frame<Bytes>>);
+
+impl http_body::Body for FrameList {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Poll::Ready(self.get_mut().0.pop_front().map(Ok))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// A successful gRPC response: the message as `parts` (DATA frames), then `grpc-status: 0`.
+pub(crate) fn ok_response(parts: impl IntoIterator<Item = Bytes>) -> http::Response<Body> {
+    let mut frames: VecDeque<Frame<Bytes>> = parts.into_iter().filter(|b| !b.is_empty()).map(Frame::data).collect();
+    let mut trailers = HeaderMap::new();
+    trailers.insert("grpc-status", HeaderValue::from_static("0"));
+    frames.push_back(Frame::trailers(trailers));
+    let mut resp = http::Response::new(Body::new(FrameList(frames)));
+    resp.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    resp
+}
+
+/// A gRPC error response (trailers only), as tonic answers one.
+pub(crate) fn error_response(s: tonic::Status) -> http::Response<Body> {
+    s.into_http()
+}
+
+/// `message` with its 5-byte gRPC prefix (uncompressed).
+pub(crate) fn framed<M: Message>(message: &M) -> Bytes {
+    let n = message.encoded_len();
+    let mut b = BytesMut::with_capacity(5 + n);
+    b.put_u8(0);
+    b.put_u32(n as u32);
+    message.encode_raw(&mut b);
+    b.freeze()
+}
+
+/// Reads a body's DATA chunks (at most `limit` bytes) and its trailers.
+pub(crate) async fn read_body<B>(mut body: B, limit: usize, what: &str) -> Result<(Chunks, HeaderMap), Status>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    let mut chunks = Chunks::default();
+    let mut trailers = HeaderMap::new();
+    let mut len = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Status::unavailable(format!("{what}: reading the body failed: {e}")))?;
+        match frame.into_data() {
+            Ok(data) => {
+                len += data.len();
+                if len > limit {
+                    return Err(Status::resource_exhausted(format!(
+                        "{what}: the body exceeds the {limit}-byte message limit"
+                    )));
+                }
+                chunks.push(data);
+            }
+            Err(frame) => {
+                if let Ok(t) = frame.into_trailers() {
+                    trailers.extend(t);
+                }
+            }
+        }
+    }
+    Ok((chunks, trailers))
+}
+
+/// The gRPC status in `headers` (`grpc-status`, `grpc-message`), if any. The binary details
+/// header is ignored: tonic would panic on a malformed one.
+fn status_in(headers: &HeaderMap) -> Option<tonic::Status> {
+    headers.get("grpc-status")?;
+    let mut h = headers.clone();
+    h.remove("grpc-status-details-bin");
+    tonic::Status::from_header_map(&h)
+}
+
+/// The gRPC code for an HTTP status other than 200 (gRPC's HTTP-to-gRPC mapping).
+fn code_of_http(s: StatusCode) -> tonic::Code {
+    match s.as_u16() {
+        400 => tonic::Code::Internal,
+        401 => tonic::Code::Unauthenticated,
+        403 => tonic::Code::PermissionDenied,
+        404 => tonic::Code::Unimplemented,
+        429 | 502 | 503 | 504 => tonic::Code::Unavailable,
+        _ => tonic::Code::Unknown,
+    }
+}
+
+/// Calls the unary method `path` on `channel` with `request` and decodes the response
+/// from its DATA chunks. `what` (the call, the peer and its address) prefixes every error.
+pub(crate) async fn unary<Req: Message, Resp: Message + Default>(
+    mut channel: Channel,
+    path: &'static str,
+    request: &Req,
+    deadline: Instant,
+    what: &str,
+) -> Result<Resp, Status> {
+    let millis = deadline.saturating_duration_since(Instant::now()).as_millis().clamp(1, 99_999_999);
+    let mut req = http::Request::new(Body::new(FrameList(VecDeque::from([Frame::data(framed(request))]))));
+    *req.method_mut() = http::Method::POST;
+    *req.uri_mut() = http::Uri::from_static(path);
+    let h = req.headers_mut();
+    h.insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    h.insert(http::header::TE, HeaderValue::from_static("trailers"));
+    if let Ok(v) = HeaderValue::from_str(&format!("{millis}m")) {
+        h.insert("grpc-timeout", v);
+    }
+    let transport = |e: &dyn std::fmt::Display| Status::unavailable(format!("{what}: transport error: {e}"));
+    std::future::poll_fn(|cx| channel.poll_ready(cx)).await.map_err(|e| transport(&e))?;
+    let resp = channel.call(req).await.map_err(|e| transport(&e))?;
+    if resp.status() != StatusCode::OK {
+        let s = tonic::Status::new(code_of_http(resp.status()), format!("HTTP status {}", resp.status()));
+        return Err(from_grpc(&s, what));
+    }
+    // A trailers-only response carries its status in the headers (and has no message).
+    if let Some(s) = status_in(resp.headers()) {
+        if s.code() == tonic::Code::Ok {
+            return Err(Status::internal(format!("{what}: the response has no message")));
+        }
+        return Err(from_grpc(&s, what));
+    }
+    let (chunks, trailers) = read_body(resp.into_body(), MAX_MESSAGE_SIZE + 5, what).await?;
+    match status_in(&trailers) {
+        None => Err(Status::internal(format!("{what}: the response ended without a grpc-status"))),
+        Some(s) if s.code() != tonic::Code::Ok => Err(from_grpc(&s, what)),
+        Some(_) => chunks.into_message(what),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_statuses_map_as_grpc_says() {
+        assert_eq!(code_of_http(StatusCode::NOT_FOUND), tonic::Code::Unimplemented);
+        assert_eq!(code_of_http(StatusCode::SERVICE_UNAVAILABLE), tonic::Code::Unavailable);
+        assert_eq!(code_of_http(StatusCode::IM_A_TEAPOT), tonic::Code::Unknown);
+    }
+
+    #[test]
+    fn malformed_status_details_do_not_panic() {
+        let mut h = HeaderMap::new();
+        h.insert("grpc-status", HeaderValue::from_static("5"));
+        h.insert("grpc-message", HeaderValue::from_static("no%20such%20key"));
+        h.insert("grpc-status-details-bin", HeaderValue::from_static("!!!not base64!!!"));
+        let s = status_in(&h).unwrap();
+        assert_eq!(s.code(), tonic::Code::NotFound);
+        assert_eq!(s.message(), "no such key");
+        assert!(status_in(&HeaderMap::new()).is_none());
+    }
+}

@@ -1,0 +1,43 @@
+//! `/tensorflow.WorkerService/RecvTensor` served below tonic's codec: the response's tensor
+//! buffer goes to HTTP/2 as it is (see `tensor_wire`), instead of being encoded into a copy.
+//! Requests, deadlines and errors are those of the tonic service it replaces.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ferroflow_core::proto::RecvTensorRequest;
+use ferroflow_core::Status;
+use tonic::body::Body;
+
+use super::worker::Worker;
+use crate::grpc_raw::{error_response, ok_response, read_body};
+use crate::rpc_util::{parse_grpc_timeout, to_grpc};
+use crate::tensor_wire::encode_response;
+
+/// The gRPC path this module serves.
+pub(crate) const PATH: &str = "/tensorflow.WorkerService/RecvTensor";
+
+/// A RecvTensorRequest is a step id, a key and a few flags: anything over 1 MiB is not one.
+const MAX_REQUEST: usize = 1 << 20;
+
+/// Answers one RecvTensor call; every failure is a gRPC status, never a panic.
+pub(crate) async fn serve(worker: Arc<Worker>, req: http::Request<Body>) -> http::Response<Body> {
+    match handle(&worker, req).await {
+        Ok(r) => r,
+        Err(e) => error_response(to_grpc(e)),
+    }
+}
+
+async fn handle(worker: &Worker, req: http::Request<Body>) -> Result<http::Response<Body>, Status> {
+    let deadline = req
+        .headers()
+        .get("grpc-timeout")
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_grpc_timeout)
+        .map(|d| Instant::now() + d);
+    let (chunks, _) = read_body(req.into_body(), MAX_REQUEST, "RecvTensorRequest").await?;
+    let r: RecvTensorRequest = chunks.into_message("RecvTensorRequest")?;
+    let resp = worker.recv_tensor(&r, deadline).await?;
+    let (head, content) = encode_response(resp);
+    Ok(ok_response([head, content]))
+}
