@@ -5,7 +5,8 @@
 //! ```text
 //! cargo run --release -p ferroflow-distributed --example dist_client_bench -- grpc://127.0.0.1:2223
 //! ```
-//! Prints one JSON line: `{"fetch64_mib_s": .., "scalar_rtt_us": ..}`.
+//! Prints one JSON line: `{"fetch64_mib_s": .., "scalar_rtt_us": .., "local_rtt_us": ..}` (the
+//! last: a step that runs on the worker alone).
 
 use std::time::Instant;
 
@@ -31,6 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let small_read = ops::read_variable_op(&ps, small, DataType::Float);
     let big_read = ops::read_variable_op(&ps, big, DataType::Float);
     let big_on_worker = ops::identity(&s.with_device("/job:worker/task:0"), big_read);
+    let on_worker = ops::constant(&s.with_device("/job:worker/task:0"), 2.0f32);
     let sess = GrpcSession::new(&target, s.graph())?;
     sess.run(&[], &[], &[&init_big, &init_small])?;
     for _ in 0..2 {
@@ -52,7 +54,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sess.run(&[], &[&small_read], &[])?;
         rtt.push(t.elapsed().as_secs_f64());
     }
-    println!("{{\"fetch64_mib_s\": {:.3}, \"scalar_rtt_us\": {:.3}}}", 64.0 / median(t64), median(rtt) * 1e6);
+    let mut local = Vec::new();
+    for _ in 0..300 {
+        let t = Instant::now();
+        sess.run(&[], &[&on_worker], &[])?;
+        local.push(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "{{\"fetch64_mib_s\": {:.3}, \"scalar_rtt_us\": {:.3}, \"local_rtt_us\": {:.3}}}",
+        64.0 / median(t64),
+        median(rtt) * 1e6,
+        median(local) * 1e6
+    );
     sess.close()?;
     Ok(())
 }

@@ -14,7 +14,7 @@ use tonic::server::NamedService;
 
 use crate::control::proto::control_server::ControlServer;
 use crate::control::ControlService;
-use crate::master::MasterGrpc;
+use crate::master::{run_step_http, MasterGrpc};
 use crate::server::ServerShared;
 use crate::worker::{recv_tensor_http, WorkerGrpc};
 
@@ -46,9 +46,12 @@ impl Service<http::Request<Body>> for Dispatch {
             self.shared.touch();
         }
         if path == recv_tensor_http::PATH {
-            // The one call whose payload is a tensor skips tonic's codec (no copies).
+            // The calls that carry tensors skip tonic's codec (no copies).
             let worker = self.shared.worker.clone();
             Box::pin(async move { Ok(recv_tensor_http::serve(worker, req).await) })
+        } else if path == run_step_http::PATH {
+            let master = self.shared.master.clone();
+            Box::pin(async move { Ok(run_step_http::serve(master, req).await) })
         } else if path.starts_with(&prefix_of::<MasterServiceServer<MasterGrpc>>()) {
             self.master.call(req)
         } else if path.starts_with(&prefix_of::<ControlServer<ControlService>>()) {

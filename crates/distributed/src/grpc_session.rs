@@ -15,8 +15,10 @@ use tonic::transport::Channel;
 use crate::channels::{endpoint, master_client, strip_scheme};
 use crate::client_runtime::{block_on, enter};
 use crate::control::ControlClient;
+use crate::grpc_raw;
 use crate::ids::new_request_id;
 use crate::local_master::LocalMaster;
+use crate::master::run_step_http::PATH as RUN_STEP;
 use crate::rpc_util::{from_grpc, request_with_deadline};
 
 #[derive(Default)]
@@ -43,6 +45,8 @@ pub struct GrpcSession {
     graph: Graph,
     config: ConfigProto,
     client: MasterServiceClient<Channel>,
+    /// The channel under `client` (RunStep is spoken on it directly, without copies).
+    channel: Channel,
     /// The master of a server in this process at `target`, called directly.
     local: Option<LocalMaster>,
     state: Mutex<State>,
@@ -57,9 +61,9 @@ const STEP_MARGIN: Duration = Duration::from_secs(30);
 /// A step's deadline when neither RunOptions nor the config set one.
 const DEFAULT_STEP: Duration = Duration::from_secs(600);
 
-fn master(target: &str) -> Result<MasterServiceClient<Channel>, Status> {
+fn master_channel(target: &str) -> Result<Channel, Status> {
     let ep = endpoint(target, Duration::from_secs(5))?;
-    enter(|| master_client(ep.connect_lazy()))
+    enter(|| ep.connect_lazy())
 }
 
 impl GrpcSession {
@@ -71,11 +75,13 @@ impl GrpcSession {
 
     /// [`GrpcSession::new`] with a session config (device filters, timeouts, ...).
     pub fn with_config(target: &str, graph: &Graph, config: ConfigProto) -> Result<GrpcSession, Status> {
+        let channel = master_channel(target)?;
         Ok(GrpcSession {
             target: format!("grpc://{}", strip_scheme(target)),
             graph: graph.clone(),
             config,
-            client: master(target)?,
+            client: master_client(channel.clone()),
+            channel,
             local: crate::local_master::lookup(strip_scheme(target)),
             state: Mutex::new(State::default()),
         })
@@ -205,7 +211,7 @@ impl GrpcSession {
             request_id: new_request_id(),
             ..Default::default()
         };
-        let mut c = self.client.clone();
+        let channel = self.channel.clone();
         let what = self.what("RunStep");
         let deadline = Instant::now() + step + STEP_MARGIN;
         // Cancelling `opts.cancel` drops the RunStep call; the master then drops the step's
@@ -226,24 +232,23 @@ impl GrpcSession {
         };
         let resp = block_on(async move {
             let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
+            let what_call = &what;
             let call = async move {
                 match local {
                     // In-process: the master's reply as it would have come over gRPC.
-                    Some(l) => l.await.or_else(|e| {
-                        Ok(RunStepResponse {
-                            status_code: e.code as i32,
-                            status_error_message: e.message,
-                            ..Default::default()
-                        })
-                    }),
+                    Some(l) => Ok(l.await.unwrap_or_else(|e| RunStepResponse {
+                        status_code: e.code as i32,
+                        status_error_message: e.message,
+                        ..Default::default()
+                    })),
                     None => {
                         let req = req.unwrap_or_default();
-                        c.run_step(request_with_deadline(req, deadline)).await.map(|r| r.into_inner())
+                        grpc_raw::unary(channel, RUN_STEP, &req, deadline, what_call).await
                     }
                 }
             };
             tokio::select! {
-                r = call => r.map_err(|e| from_grpc(&e, &what)),
+                r = call => r,
                 Ok(st) = &mut rx => Err(st.context(format!("{what}: the step was cancelled by the client"))),
                 _ = sleep => Err(Status::deadline_exceeded(format!("{what}: no reply within the step deadline"))),
             }
@@ -305,7 +310,7 @@ impl GrpcSession {
     /// Closes every session of the master at `target` and clears resource containers
     /// (all if `containers` is empty) on its cluster (TensorFlow's `Session.reset`).
     pub fn reset(target: &str, containers: &[String]) -> Result<(), Status> {
-        let mut c = master(target)?;
+        let mut c = master_client(master_channel(target)?);
         let what = format!("Reset on {target}");
         let req = ResetRequest { container: containers.to_vec(), device_filters: vec![] };
         let deadline = Instant::now() + RPC_TIMEOUT;

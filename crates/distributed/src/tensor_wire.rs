@@ -1,45 +1,115 @@
-//! RecvTensor's response on the wire without copying the tensor (TensorFlow does the same
-//! in its `grpc_tensor_coding`): the gRPC message is written as a small head (the length
-//! prefix, `is_dead`, `send_start_micros` and the TensorProto up to the length of
-//! `tensor_content`) followed by the tensor's own buffer, which HTTP/2 hands to the socket
-//! as it is. The reader decodes the response straight from the HTTP/2 DATA chunks: bytes
-//! that lie within one chunk are sliced, not copied.
+//! Tensor-carrying gRPC messages on the wire without copying the tensors (TensorFlow does
+//! the same in its `grpc_tensor_coding`). A response (RecvTensor's, RunStep's)
+//! is written as a list of chunks: small heads (the gRPC length prefix, the other fields,
+//! each TensorProto up to the length of its `tensor_content`) and, between them, the
+//! tensors' own buffers, which HTTP/2 hands to the socket as they are. The reader decodes a
+//! message straight from the HTTP/2 DATA chunks: bytes that lie within one chunk are sliced,
+//! not copied.
 
 use std::collections::VecDeque;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use ferroflow_core::proto::RecvTensorResponse;
+use ferroflow_core::proto::{NamedTensorProto, RecvTensorResponse, RunStepResponse, TensorProto};
 use ferroflow_core::Status;
 use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
 use prost::Message;
 
-/// `RecvTensorResponse.tensor` (field 1) and `TensorProto.tensor_content` (field 4).
-const RESPONSE_TENSOR_FIELD: u32 = 1;
+/// `TensorProto.tensor_content`.
 const TENSOR_CONTENT_FIELD: u32 = 4;
+/// `NamedTensorProto.name` and `.tensor`.
+const NAMED_NAME_FIELD: u32 = 1;
+const NAMED_TENSOR_FIELD: u32 = 2;
 
-/// The gRPC-framed response as (head, tensor content); the content is the tensor's buffer
-/// itself (no copy) and may be empty.
-pub(crate) fn encode_response(mut resp: RecvTensorResponse) -> (Bytes, Bytes) {
-    let mut tensor = resp.tensor.take().unwrap_or_default();
-    let content = std::mem::take(&mut tensor.tensor_content);
-    let content_field =
-        if content.is_empty() { 0 } else { 1 + encoded_len_varint(content.len() as u64) + content.len() };
-    let tensor_len = tensor.encoded_len() + content_field;
-    let rest_len = resp.encoded_len();
-    let message_len = rest_len + 1 + encoded_len_varint(tensor_len as u64) + tensor_len;
-    let mut head = BytesMut::with_capacity(5 + message_len - content.len());
-    head.put_u8(0);
-    head.put_u32(message_len as u32);
-    // Fields may come in any order; the content goes last so that it is the tail.
-    resp.encode_raw(&mut head);
-    encode_key(RESPONSE_TENSOR_FIELD, WireType::LengthDelimited, &mut head);
-    encode_varint(tensor_len as u64, &mut head);
-    tensor.encode_raw(&mut head);
-    if !content.is_empty() {
-        encode_key(TENSOR_CONTENT_FIELD, WireType::LengthDelimited, &mut head);
-        encode_varint(content.len() as u64, &mut head);
+/// A message being written as chunks: `head` collects small fields; a tensor's content
+/// ends the current head and follows it as a chunk of its own.
+struct Parts {
+    chunks: Vec<Bytes>,
+    head: BytesMut,
+}
+
+impl Parts {
+    fn new() -> Parts {
+        Parts { chunks: Vec::new(), head: BytesMut::with_capacity(256) }
     }
-    (head.freeze(), content)
+
+    fn len_field(&mut self, field: u32, len: usize) {
+        encode_key(field, WireType::LengthDelimited, &mut self.head);
+        encode_varint(len as u64, &mut self.head);
+    }
+
+    /// `tensor` as length-delimited field `field`, its content last and not copied.
+    fn tensor(&mut self, field: u32, mut tensor: TensorProto) {
+        let content = std::mem::take(&mut tensor.tensor_content);
+        self.len_field(field, tensor_len(&tensor, content.len()));
+        tensor.encode_raw(&mut self.head);
+        if !content.is_empty() {
+            self.len_field(TENSOR_CONTENT_FIELD, content.len());
+            let head = self.head.split().freeze();
+            self.chunks.push(head);
+            self.chunks.push(content);
+        }
+    }
+
+    /// `named` as the repeated NamedTensorProto field `field`.
+    fn named_tensors(&mut self, field: u32, named: Vec<NamedTensorProto>) {
+        for nt in named {
+            let tensor = nt.tensor.unwrap_or_default();
+            let name_len =
+                if nt.name.is_empty() { 0 } else { 1 + encoded_len_varint(nt.name.len() as u64) + nt.name.len() };
+            let t_len = tensor_len(&tensor, tensor.tensor_content.len());
+            self.len_field(field, name_len + 1 + encoded_len_varint(t_len as u64) + t_len);
+            if !nt.name.is_empty() {
+                self.len_field(NAMED_NAME_FIELD, nt.name.len());
+                self.head.put_slice(nt.name.as_bytes());
+            }
+            self.tensor(NAMED_TENSOR_FIELD, tensor);
+        }
+    }
+
+    /// The chunks behind a gRPC prefix (uncompressed, big-endian length).
+    fn finish(mut self) -> Vec<Bytes> {
+        if !self.head.is_empty() {
+            let head = self.head.split().freeze();
+            self.chunks.push(head);
+        }
+        let n: usize = self.chunks.iter().map(|c| c.len()).sum();
+        let mut prefix = BytesMut::with_capacity(5);
+        prefix.put_u8(0);
+        prefix.put_u32(n as u32);
+        let mut out = Vec::with_capacity(self.chunks.len() + 1);
+        out.push(prefix.freeze());
+        out.extend(self.chunks);
+        out
+    }
+}
+
+/// The encoded length of `tensor` (whose content was taken out) with `content` bytes of
+/// content.
+fn tensor_len(tensor: &TensorProto, content: usize) -> usize {
+    let without = if tensor.tensor_content.is_empty() {
+        tensor.encoded_len()
+    } else {
+        tensor.encoded_len() - 1 - encoded_len_varint(tensor.tensor_content.len() as u64) - tensor.tensor_content.len()
+    };
+    without + if content == 0 { 0 } else { 1 + encoded_len_varint(content as u64) + content }
+}
+
+/// RecvTensorResponse as gRPC-framed chunks (field 1 is the tensor).
+pub(crate) fn encode_recv_tensor(mut resp: RecvTensorResponse) -> Vec<Bytes> {
+    let tensor = resp.tensor.take().unwrap_or_default();
+    let mut p = Parts::new();
+    resp.encode_raw(&mut p.head);
+    p.tensor(1, tensor);
+    p.finish()
+}
+
+/// RunStepResponse as gRPC-framed chunks (field 1 is the fetched tensors).
+pub(crate) fn encode_run_step(mut resp: RunStepResponse) -> Vec<Bytes> {
+    let tensors = std::mem::take(&mut resp.tensor);
+    let mut p = Parts::new();
+    resp.encode_raw(&mut p.head);
+    p.named_tensors(1, tensors);
+    p.finish()
 }
 
 /// A gRPC request or response body received as HTTP/2 DATA chunks.
@@ -158,10 +228,9 @@ mod tests {
             ..Default::default()
         };
         let want = resp.clone();
-        let (head, content) = encode_response(resp);
+        let parts = encode_recv_tensor(resp);
         for cut in [1, 3, 7, 64, 10_000] {
-            let got: RecvTensorResponse =
-                chunks_of(&[head.clone(), content.clone()], cut).into_message("test").unwrap();
+            let got: RecvTensorResponse = chunks_of(&parts, cut).into_message("test").unwrap();
             assert_eq!(got, want, "chunks of {cut} bytes");
             assert_eq!(Tensor::from_proto(got.tensor.as_ref().unwrap()).unwrap(), t);
         }
@@ -170,10 +239,13 @@ mod tests {
     #[test]
     fn content_within_one_chunk_is_not_copied() {
         let t = Tensor::new(vec![1000], vec![1.25f32; 1000]).unwrap();
-        let (head, content) = encode_response(RecvTensorResponse { tensor: Some(t.to_proto()), ..Default::default() });
+        let parts = encode_recv_tensor(RecvTensorResponse { tensor: Some(t.to_proto()), ..Default::default() });
+        let content = parts.iter().max_by_key(|p| p.len()).unwrap().clone();
+        assert_eq!(content.len(), 4000);
         let mut c = Chunks::default();
-        c.push(head);
-        c.push(content.clone());
+        for p in parts {
+            c.push(p);
+        }
         let got: RecvTensorResponse = c.into_message("test").unwrap();
         let got_content = &got.tensor.unwrap().tensor_content;
         assert_eq!(got_content.as_ptr(), content.as_ptr(), "the content must be a slice of the received chunk");
@@ -184,10 +256,37 @@ mod tests {
         let s = Tensor::new(vec![2], vec![b"ab".to_vec(), b"".to_vec()]).unwrap();
         for t in [s, Tensor::new(vec![0], Vec::<f32>::new()).unwrap()] {
             let resp = RecvTensorResponse { tensor: Some(t.to_proto()), ..Default::default() };
-            let (head, content) = encode_response(resp.clone());
-            let got: RecvTensorResponse = chunks_of(&[head, content], 2).into_message("test").unwrap();
+            let got: RecvTensorResponse = chunks_of(&encode_recv_tensor(resp.clone()), 2).into_message("test").unwrap();
             assert_eq!(got, resp);
         }
+    }
+
+    #[test]
+    fn run_step_responses_decode_with_prost() {
+        let a = Tensor::new(vec![2, 3], vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
+        let b = Tensor::new(vec![2], vec![b"x".to_vec(), b"yz".to_vec()]).unwrap();
+        let named = vec![
+            NamedTensorProto { name: "a:0".into(), tensor: Some(a.to_proto()) },
+            NamedTensorProto { name: String::new(), tensor: Some(Tensor::scalar(7i64).to_proto()) },
+            NamedTensorProto { name: "b:0".into(), tensor: Some(b.to_proto()) },
+            NamedTensorProto { name: "none".into(), tensor: None },
+        ];
+        let rs = RunStepResponse {
+            tensor: named.clone(),
+            status_code: 3,
+            status_error_message: "m".into(),
+            ..Default::default()
+        };
+        for cut in [1, 5, 1000] {
+            let got: RunStepResponse = chunks_of(&encode_run_step(rs.clone()), cut).into_message("test").unwrap();
+            // A missing tensor is written as an empty one (the same on the wire for proto3).
+            let mut want = rs.clone();
+            want.tensor[3].tensor = Some(TensorProto::default());
+            assert_eq!(got, want);
+        }
+        let got: RunStepResponse = chunks_of(&encode_run_step(rs), 4).into_message("test").unwrap();
+        assert_eq!(Tensor::from_proto(got.tensor[0].tensor.as_ref().unwrap()).unwrap(), a);
+        assert_eq!(Tensor::from_proto(got.tensor[2].tensor.as_ref().unwrap()).unwrap(), b);
     }
 
     #[test]

@@ -7,6 +7,7 @@ mod grpc;
 mod master;
 mod plan;
 mod run_step;
+pub(crate) mod run_step_http;
 mod session;
 mod worker_handle;
 

@@ -12,7 +12,7 @@ use tonic::body::Body;
 use super::worker::Worker;
 use crate::grpc_raw::{error_response, ok_response, read_body};
 use crate::rpc_util::{parse_grpc_timeout, to_grpc};
-use crate::tensor_wire::encode_response;
+use crate::tensor_wire::encode_recv_tensor;
 
 /// The gRPC path this module serves.
 pub(crate) const PATH: &str = "/tensorflow.WorkerService/RecvTensor";
@@ -38,6 +38,5 @@ async fn handle(worker: &Worker, req: http::Request<Body>) -> Result<http::Respo
     let (chunks, _) = read_body(req.into_body(), MAX_REQUEST, "RecvTensorRequest").await?;
     let r: RecvTensorRequest = chunks.into_message("RecvTensorRequest")?;
     let resp = worker.recv_tensor(&r, deadline).await?;
-    let (head, content) = encode_response(resp);
-    Ok(ok_response([head, content]))
+    Ok(ok_response(encode_recv_tensor(resp)))
 }

@@ -1,0 +1,42 @@
+//! `/tensorflow.MasterService/RunStep` served below tonic's codec: the fetched tensors'
+//! buffers go to HTTP/2 as they are and the fed tensors are read from the DATA chunks
+//! without gathering them first (see `tensor_wire`). Semantics are those of the tonic
+//! service it replaces, including `store_errors_in_response_body`.
+
+use std::sync::Arc;
+
+use ferroflow_core::proto::{RunStepRequest, RunStepResponse};
+use ferroflow_core::Status;
+use tonic::body::Body;
+
+use super::master::Master;
+use crate::grpc_raw::{error_response, ok_response, read_body};
+use crate::rpc_util::{to_grpc, MAX_MESSAGE_SIZE};
+use crate::tensor_wire::encode_run_step;
+
+/// The gRPC path this module serves.
+pub(crate) const PATH: &str = "/tensorflow.MasterService/RunStep";
+
+/// Answers one RunStep call; every failure is a gRPC status (or, when the client asked for
+/// it, a status in the response body), never a panic.
+pub(crate) async fn serve(master: Arc<Master>, req: http::Request<Body>) -> http::Response<Body> {
+    let req = match read_request(req).await {
+        Ok(r) => r,
+        Err(e) => return error_response(to_grpc(e)),
+    };
+    let in_body = req.store_errors_in_response_body;
+    match master.run_step(req).await {
+        Ok(resp) => ok_response(encode_run_step(resp)),
+        Err(e) if in_body => ok_response(encode_run_step(RunStepResponse {
+            status_code: e.code as i32,
+            status_error_message: e.message,
+            ..Default::default()
+        })),
+        Err(e) => error_response(to_grpc(e)),
+    }
+}
+
+async fn read_request(req: http::Request<Body>) -> Result<RunStepRequest, Status> {
+    let (chunks, _) = read_body(req.into_body(), MAX_MESSAGE_SIZE + 5, "RunStepRequest").await?;
+    chunks.into_message("RunStepRequest")
+}
