@@ -143,6 +143,8 @@ def bench(kind):
                 r = json.loads(out.stdout.strip().splitlines()[-1])
                 res["rust_fetch64_mib_s"] = r["fetch64_mib_s"]
                 res["rust_scalar_rtt_us"] = r["scalar_rtt_us"]
+                res["rust_local_rtt_us"] = r["local_rtt_us"]
+                res["rust_get_status_us"] = r["get_status_us"]
             else:
                 print(f"[{kind}] Rust client failed: {out.stderr.strip()[-500:]}", file=sys.stderr)
         res["ps_rss_after_mib"] = rss_mib(ps.pid)
@@ -162,6 +164,8 @@ def main():
         ("step on the worker alone (client floor), median (us)", "local_rtt_us", False),
         ("Rust GrpcSession client: 64 MiB fetch (MiB/s)", "rust_fetch64_mib_s", True),
         ("Rust GrpcSession client: 4-byte round trip (us)", "rust_scalar_rtt_us", False),
+        ("Rust GrpcSession client: worker-only step (us)", "rust_local_rtt_us", False),
+        ("Rust tonic client: bare GetStatus call (us)", "rust_get_status_us", False),
         ("server start to port open (s)", "start_s", False),
         ("idle ps RSS (MiB)", "idle_ps_rss_mib", False),
         ("ps RSS after the runs (MiB)", "ps_rss_after_mib", False),

@@ -5,8 +5,8 @@
 //! ```text
 //! cargo run --release -p ferroflow-distributed --example dist_client_bench -- grpc://127.0.0.1:2223
 //! ```
-//! Prints one JSON line: `{"fetch64_mib_s": .., "scalar_rtt_us": .., "local_rtt_us": ..}` (the
-//! last: a step that runs on the worker alone).
+//! Prints one JSON line: `{"fetch64_mib_s": .., "scalar_rtt_us": .., "local_rtt_us": .., ..}` (a step
+//! that runs on the worker alone) and `"get_status_us"` (a bare GetStatus call: the transport's floor).
 
 use std::time::Instant;
 
@@ -60,11 +60,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sess.run(&[], &[&on_worker], &[])?;
         local.push(t.elapsed().as_secs_f64());
     }
+    // The transport's own floor: a bare GetStatus call on the same HTTP/2 stack.
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let status_us = rt.block_on(async {
+        let ep = ferroflow_distributed::endpoint(&target, std::time::Duration::from_secs(5))?;
+        let mut c = ferroflow_distributed::worker_client(ep.connect().await?);
+        let mut v = Vec::new();
+        for i in 0..320 {
+            let t = Instant::now();
+            c.get_status(ferroflow_core::proto::GetStatusRequest::default()).await?;
+            if i >= 20 {
+                v.push(t.elapsed().as_secs_f64());
+            }
+        }
+        Ok::<_, Box<dyn std::error::Error>>(median(v) * 1e6)
+    })?;
     println!(
-        "{{\"fetch64_mib_s\": {:.3}, \"scalar_rtt_us\": {:.3}, \"local_rtt_us\": {:.3}}}",
+        "{{\"fetch64_mib_s\": {:.3}, \"scalar_rtt_us\": {:.3}, \"local_rtt_us\": {:.3}, \"get_status_us\": {:.3}}}",
         64.0 / median(t64),
         median(rtt) * 1e6,
-        median(local) * 1e6
+        median(local) * 1e6,
+        status_us
     );
     sess.close()?;
     Ok(())
