@@ -11,6 +11,8 @@ use std::collections::VecDeque;
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use ferroflow_core::proto::{NamedTensorProto, RecvTensorResponse, RunStepResponse, TensorProto};
 use ferroflow_core::Status;
+
+use crate::rpc_util::MAX_MESSAGE_SIZE;
 use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
 use prost::Message;
 
@@ -66,20 +68,26 @@ impl Parts {
         }
     }
 
-    /// The chunks behind a gRPC prefix (uncompressed, big-endian length).
-    fn finish(mut self) -> Vec<Bytes> {
+    /// The chunks behind a gRPC prefix (uncompressed, big-endian length), or
+    /// ResourceExhausted past gRPC's 2 GiB message limit.
+    fn finish(mut self, what: &str) -> Result<Vec<Bytes>, Status> {
         if !self.head.is_empty() {
             let head = self.head.split().freeze();
             self.chunks.push(head);
         }
         let n: usize = self.chunks.iter().map(|c| c.len()).sum();
+        if n > MAX_MESSAGE_SIZE {
+            return Err(Status::resource_exhausted(format!(
+                "{what} of {n} bytes exceeds the {MAX_MESSAGE_SIZE}-byte gRPC message limit"
+            )));
+        }
         let mut prefix = BytesMut::with_capacity(5);
         prefix.put_u8(0);
         prefix.put_u32(n as u32);
         let mut out = Vec::with_capacity(self.chunks.len() + 1);
         out.push(prefix.freeze());
         out.extend(self.chunks);
-        out
+        Ok(out)
     }
 }
 
@@ -95,21 +103,21 @@ fn tensor_len(tensor: &TensorProto, content: usize) -> usize {
 }
 
 /// RecvTensorResponse as gRPC-framed chunks (field 1 is the tensor).
-pub(crate) fn encode_recv_tensor(mut resp: RecvTensorResponse) -> Vec<Bytes> {
+pub(crate) fn encode_recv_tensor(mut resp: RecvTensorResponse) -> Result<Vec<Bytes>, Status> {
     let tensor = resp.tensor.take().unwrap_or_default();
     let mut p = Parts::new();
     resp.encode_raw(&mut p.head);
     p.tensor(1, tensor);
-    p.finish()
+    p.finish("RecvTensorResponse")
 }
 
 /// RunStepResponse as gRPC-framed chunks (field 1 is the fetched tensors).
-pub(crate) fn encode_run_step(mut resp: RunStepResponse) -> Vec<Bytes> {
+pub(crate) fn encode_run_step(mut resp: RunStepResponse) -> Result<Vec<Bytes>, Status> {
     let tensors = std::mem::take(&mut resp.tensor);
     let mut p = Parts::new();
     resp.encode_raw(&mut p.head);
     p.named_tensors(1, tensors);
-    p.finish()
+    p.finish("RunStepResponse")
 }
 
 /// A gRPC request or response body received as HTTP/2 DATA chunks.
@@ -228,7 +236,7 @@ mod tests {
             ..Default::default()
         };
         let want = resp.clone();
-        let parts = encode_recv_tensor(resp);
+        let parts = encode_recv_tensor(resp).unwrap();
         for cut in [1, 3, 7, 64, 10_000] {
             let got: RecvTensorResponse = chunks_of(&parts, cut).into_message("test").unwrap();
             assert_eq!(got, want, "chunks of {cut} bytes");
@@ -239,7 +247,8 @@ mod tests {
     #[test]
     fn content_within_one_chunk_is_not_copied() {
         let t = Tensor::new(vec![1000], vec![1.25f32; 1000]).unwrap();
-        let parts = encode_recv_tensor(RecvTensorResponse { tensor: Some(t.to_proto()), ..Default::default() });
+        let parts =
+            encode_recv_tensor(RecvTensorResponse { tensor: Some(t.to_proto()), ..Default::default() }).unwrap();
         let content = parts.iter().max_by_key(|p| p.len()).unwrap().clone();
         assert_eq!(content.len(), 4000);
         let mut c = Chunks::default();
@@ -256,7 +265,8 @@ mod tests {
         let s = Tensor::new(vec![2], vec![b"ab".to_vec(), b"".to_vec()]).unwrap();
         for t in [s, Tensor::new(vec![0], Vec::<f32>::new()).unwrap()] {
             let resp = RecvTensorResponse { tensor: Some(t.to_proto()), ..Default::default() };
-            let got: RecvTensorResponse = chunks_of(&encode_recv_tensor(resp.clone()), 2).into_message("test").unwrap();
+            let got: RecvTensorResponse =
+                chunks_of(&encode_recv_tensor(resp.clone()).unwrap(), 2).into_message("test").unwrap();
             assert_eq!(got, resp);
         }
     }
@@ -278,13 +288,14 @@ mod tests {
             ..Default::default()
         };
         for cut in [1, 5, 1000] {
-            let got: RunStepResponse = chunks_of(&encode_run_step(rs.clone()), cut).into_message("test").unwrap();
+            let got: RunStepResponse =
+                chunks_of(&encode_run_step(rs.clone()).unwrap(), cut).into_message("test").unwrap();
             // A missing tensor is written as an empty one (the same on the wire for proto3).
             let mut want = rs.clone();
             want.tensor[3].tensor = Some(TensorProto::default());
             assert_eq!(got, want);
         }
-        let got: RunStepResponse = chunks_of(&encode_run_step(rs), 4).into_message("test").unwrap();
+        let got: RunStepResponse = chunks_of(&encode_run_step(rs).unwrap(), 4).into_message("test").unwrap();
         assert_eq!(Tensor::from_proto(got.tensor[0].tensor.as_ref().unwrap()).unwrap(), a);
         assert_eq!(Tensor::from_proto(got.tensor[2].tensor.as_ref().unwrap()).unwrap(), b);
     }

@@ -25,13 +25,17 @@ pub(crate) async fn serve(master: Arc<Master>, req: http::Request<Body>) -> http
         Err(e) => return error_response(to_grpc(e)),
     };
     let in_body = req.store_errors_in_response_body;
-    match master.run_step(req).await {
-        Ok(resp) => ok_response(encode_run_step(resp)),
-        Err(e) if in_body => ok_response(encode_run_step(RunStepResponse {
+    let encoded = master.run_step(req).await.and_then(encode_run_step);
+    match encoded {
+        Ok(parts) => ok_response(parts),
+        Err(e) if in_body => match encode_run_step(RunStepResponse {
             status_code: e.code as i32,
             status_error_message: e.message,
             ..Default::default()
-        })),
+        }) {
+            Ok(parts) => ok_response(parts),
+            Err(e) => error_response(to_grpc(e)),
+        },
         Err(e) => error_response(to_grpc(e)),
     }
 }

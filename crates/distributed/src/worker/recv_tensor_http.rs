@@ -38,5 +38,5 @@ async fn handle(worker: &Worker, req: http::Request<Body>) -> Result<http::Respo
     let (chunks, _) = read_body(req.into_body(), MAX_REQUEST, "RecvTensorRequest").await?;
     let r: RecvTensorRequest = chunks.into_message("RecvTensorRequest")?;
     let resp = worker.recv_tensor(&r, deadline).await?;
-    Ok(ok_response(encode_recv_tensor(resp)))
+    Ok(ok_response(encode_recv_tensor(resp)?))
 }
