@@ -198,3 +198,65 @@ fn waits_are_bounded_when_replicas_are_missing() {
     let e = sess.run_by_name(&feeds(&r, 0, 1), &[], std::slice::from_ref(&r.sync.train_op.name), &opts()).unwrap_err();
     assert_eq!(e.code, Code::OutOfRange, "{e}");
 }
+
+/// One update's tokens, then a replica that asks twice: with TensorFlow's shared token
+/// queue it takes the other replica's token; with per-replica queues it waits (and times
+/// out) while the other replica's token stays for it.
+fn second_token_for_a_fast_replica(per_replica: bool) -> Result<(), ferroflow_core::Status> {
+    let m = model();
+    let opt = |i: usize| {
+        let o =
+            SyncReplicasOptimizer::new(GradientDescent::new(LR), 2, 2).with_token_timeout(Duration::from_millis(150));
+        if per_replica {
+            o.with_replica_tokens(i)
+        } else {
+            o
+        }
+    };
+    let reps = [replica(&m, "replica_0", &opt(0)), replica(&m, "replica_1", &opt(1))];
+    assert_eq!(reps[0].sync.token_queues.len(), if per_replica { 2 } else { 1 });
+    let init = global_variables_initializer(&m.root);
+    let sess = DirectSession::new(m.root.graph());
+    sess.run(&[], &[], &[&init, &reps[0].sync.local_step.initializer(), &reps[1].sync.local_step.initializer()])
+        .unwrap();
+    sess.run(&[], &[], &[&reps[0].sync.chief_init_op, &reps[1].sync.local_step_init_op]).unwrap();
+    for (i, r) in reps.iter().enumerate() {
+        sess.run_by_name(&feeds(r, i, 0), &[], std::slice::from_ref(&r.sync.apply_op.name), &opts()).unwrap();
+    }
+    // The chief's update: two tokens, one per replica.
+    sess.run(&[], &[], &[&reps[0].sync.sync_op]).unwrap();
+    assert_eq!(fetch(&sess, &m.step.value()).scalar_value::<i64>().unwrap(), 1);
+    let train = |i: usize, t: usize| {
+        let r = &reps[i];
+        sess.run_by_name(&feeds(r, i, t), &[], std::slice::from_ref(&r.sync.train_op.name), &opts())
+            .map_err(|e| r.sync.explain(e))
+    };
+    train(0, 1).unwrap();
+    let second = train(0, 2);
+    if per_replica {
+        // Replica 1's token is still there for it.
+        train(1, 1).unwrap();
+    }
+    second.map(|_| ())
+}
+
+#[test]
+fn per_replica_token_queues_keep_a_fast_replica_from_taking_a_slow_ones_token() {
+    // TensorFlow's shared queue: replica 0 takes both tokens of the update.
+    second_token_for_a_fast_replica(false).unwrap();
+    // Per-replica queues: replica 0's second wait times out; replica 1 still gets its token.
+    let e = second_token_for_a_fast_replica(true).unwrap_err();
+    assert_eq!(e.code, Code::DeadlineExceeded, "{e}");
+    assert!(e.message.contains("no token within 150 ms"), "{e}");
+}
+
+#[test]
+fn per_replica_tokens_need_every_replica_aggregated() {
+    let m = model();
+    let bad = SyncReplicasOptimizer::new(GradientDescent::new(LR), 1, 2).with_replica_tokens(0);
+    let s = m.root.sub("r");
+    let x = ops::placeholder_named(&s, "x", DataType::Float, Some(&[]));
+    let e = bad.apply_gradients(&s, &[(x, m.b.clone())], &m.step).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+    assert!(e.message.contains("per-replica tokens"), "{e}");
+}

@@ -1,9 +1,11 @@
 //! `ferroflow train --sync`: synchronous between-graph training with
 //! [`SyncReplicasOptimizer`] across processes.
 //!
-//! Every worker aggregates (`replicas_to_aggregate = total_num_replicas = workers`) and no
-//! initial tokens are queued, so the replicas run in lockstep: each update averages one
-//! gradient from every worker, all computed against the same parameters. Each worker's
+//! Every worker aggregates (`replicas_to_aggregate = total_num_replicas = workers`), no
+//! initial tokens are queued and each worker has its own token queue, so the replicas run
+//! in strict lockstep: each update averages exactly one gradient from every worker, all
+//! computed against the same parameters (with TensorFlow's single shared token queue a
+//! fast worker could take a slow one's token). Each worker's
 //! step pushes its gradients into the accumulators on the ps tasks and waits for a token;
 //! the chief runs the aggregation loop (TensorFlow's chief queue runner) on a thread over
 //! the same session and stops it after the last global step, so every worker gets its
@@ -35,9 +37,12 @@ pub(crate) fn build(
     loss: &Output,
     global_step: &Variable,
     workers: usize,
+    replica: usize,
     token_timeout: Duration,
 ) -> Result<SyncNodes, Status> {
-    let sro = SyncReplicasOptimizer::new(opt, workers, workers).with_token_timeout(token_timeout);
+    let sro = SyncReplicasOptimizer::new(opt, workers, workers)
+        .with_token_timeout(token_timeout)
+        .with_replica_tokens(replica);
     let gv: Vec<GradAndVar> =
         sro.inner().compute_gradients(s, loss, None)?.into_iter().filter_map(|(g, v)| g.map(|g| (g, v))).collect();
     let replicas = sro.apply_gradients(s, &gv, global_step)?;

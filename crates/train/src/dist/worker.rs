@@ -49,7 +49,7 @@ fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Stat
     let opt = make_optimizer(cfg.train.optimizer, cfg.train.learning_rate);
     let (train_op, sync) = if cfg.sync {
         let workers = cfg.cluster.num_tasks("worker")?;
-        let n = sync::build(&s, opt, &model.loss, &global_step, workers, cfg.step_timeout)?;
+        let n = sync::build(&s, opt, &model.loss, &global_step, workers, cfg.task_index as usize, cfg.step_timeout)?;
         (n.replicas.train_op.clone(), Some(n))
     } else {
         (opt.minimize(&s, &model.loss, None, Some(&global_step))?, None)

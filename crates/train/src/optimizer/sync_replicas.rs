@@ -52,6 +52,8 @@ pub struct SyncReplicasOptimizer<O: Optimizer> {
     replicas_to_aggregate: usize,
     total_num_replicas: usize,
     token_timeout: Duration,
+    /// With per-replica token queues: this replica's index.
+    replica: Option<usize>,
 }
 
 /// The ops one replica's [`SyncReplicasOptimizer::apply_gradients`] built.
@@ -75,8 +77,11 @@ pub struct SyncReplicas {
     /// `QueueCloseV2` of the token queue with `cancel_pending_enqueues`: replicas waiting
     /// for a token end with OutOfRange.
     pub close_token_queue_op: Operation,
-    /// The token queue's handle.
+    /// The token queue this replica waits on.
     pub token_queue: Output,
+    /// Every token queue: the shared one, or one per replica
+    /// ([`SyncReplicasOptimizer::with_replica_tokens`]).
+    pub token_queues: Vec<Output>,
     /// The accumulators' handles and shared names, one per variable.
     pub accumulators: Vec<(Output, String)>,
     /// Gradients averaged per update.
@@ -100,7 +105,19 @@ impl<O: Optimizer> SyncReplicasOptimizer<O> {
             replicas_to_aggregate,
             total_num_replicas,
             token_timeout: Duration::from_secs(600),
+            replica: None,
         }
+    }
+
+    /// One token queue per replica (`sync_token_q_<i>`) instead of TensorFlow's shared one:
+    /// this replica (index `replica`) waits on its own queue, and every update gives each
+    /// replica exactly one token. With a shared queue a fast replica can take a slow one's
+    /// token and send two gradients to one update; with per-replica queues every update
+    /// averages one gradient from each replica (strict lockstep). Needs
+    /// `replicas_to_aggregate == total_num_replicas` (no backup replicas).
+    pub fn with_replica_tokens(mut self, replica: usize) -> Self {
+        self.replica = Some(replica);
+        self
     }
 
     /// Sets how long a replica waits for its token before failing with DeadlineExceeded.
@@ -132,6 +149,15 @@ impl<O: Optimizer> SyncReplicasOptimizer<O> {
                 "SyncReplicasOptimizer: replicas_to_aggregate ({}) and total_num_replicas ({}) must be positive",
                 self.replicas_to_aggregate, self.total_num_replicas
             )));
+        }
+        if let Some(r) = self.replica {
+            if self.replicas_to_aggregate != self.total_num_replicas || r >= self.total_num_replicas {
+                return Err(Status::invalid_argument(format!(
+                    "SyncReplicasOptimizer: per-replica tokens need replicas_to_aggregate ({}) == total_num_replicas ({}) \
+                     and a replica index below it (got {r})",
+                    self.replicas_to_aggregate, self.total_num_replicas
+                )));
+            }
         }
         let gs_dtype = global_step.dtype();
         if !matches!(gs_dtype, DataType::Int64 | DataType::Int32) {
@@ -182,7 +208,16 @@ impl<O: Optimizer> SyncReplicasOptimizer<O> {
         }
         let update_op = self.opt.apply_gradients(&gss, &aggregated, Some(global_step), "update")?;
 
-        let queue = ops::fifo_queue(&gss, &[gs_dtype], &[vec![]], -1, SYNC_TOKEN_QUEUE, true);
+        let queues: Vec<Output> = match self.replica {
+            None => vec![ops::fifo_queue(&gss, &[gs_dtype], &[vec![]], -1, SYNC_TOKEN_QUEUE, true)],
+            Some(_) => (0..self.total_num_replicas)
+                .map(|i| {
+                    let name = format!("{SYNC_TOKEN_QUEUE}_{i}");
+                    ops::fifo_queue(&gss.sub(&name), &[gs_dtype], &[vec![]], -1, &name, true)
+                })
+                .collect(),
+        };
+        let queue = queues[self.replica.unwrap_or(0)].clone();
         let apply_refs: Vec<&Operation> = applies.iter().collect();
         let apply_op = ops::group_named(&ss, "apply_gradients", &apply_refs);
         let timeout_ms = i64::try_from(self.token_timeout.as_millis()).unwrap_or(i64::MAX).max(1);
@@ -195,10 +230,9 @@ impl<O: Optimizer> SyncReplicasOptimizer<O> {
         let tokens_per_step = self.total_num_replicas.max(self.replicas_to_aggregate);
         let after_update = gss.with_control_deps(&[&update_op]);
         let gs_after = global_step.read_value(&after_update);
-        let dims = ops::constant(&after_update, Tensor::vec(vec![tokens_per_step as i32]));
-        let tokens = ops::fill(&after_update, dims, gs_after);
-        let sync_op = ops::queue_enqueue_many(&after_update, queue.clone(), vec![tokens], -1);
-        let close_token_queue_op = ops::queue_close(&gss, queue.clone(), true);
+        let sync_op = enqueue_tokens(&after_update, &queues, gs_after, tokens_per_step);
+        let closes: Vec<Operation> = queues.iter().map(|q| ops::queue_close(&gss, q.clone(), true)).collect();
+        let close_token_queue_op = ops::group_named(&gss, "close_token_queues", &closes.iter().collect::<Vec<_>>());
         let refs: Vec<&Operation> = chief_init.iter().collect();
         let chief_init_op = ops::group_named(&ss, "chief_init", &refs);
         s.status()?;
@@ -211,6 +245,7 @@ impl<O: Optimizer> SyncReplicasOptimizer<O> {
             sync_op,
             close_token_queue_op,
             token_queue: queue,
+            token_queues: queues,
             accumulators,
             replicas_to_aggregate: self.replicas_to_aggregate,
             total_num_replicas: self.total_num_replicas,
@@ -236,10 +271,15 @@ impl SyncReplicas {
                 needed.max(0)
             )));
         }
+        if self.token_queues.len() > 1 && n % self.token_queues.len() as i64 != 0 {
+            return Err(Status::invalid_argument(format!(
+                "SyncReplicas: {n} initial tokens cannot be shared evenly by {} per-replica token queues",
+                self.token_queues.len()
+            )));
+        }
         let gs = s.colocate_with(&self.global_step.handle());
-        let dims = ops::constant(&gs, Tensor::vec(vec![n as i32]));
-        let tokens = ops::fill(&gs, dims, self.global_step.read_value(&gs));
-        let op = ops::queue_enqueue_many(&gs, self.token_queue.clone(), vec![tokens], -1);
+        let value = self.global_step.read_value(&gs);
+        let op = enqueue_tokens(&gs, &self.token_queues, value, n as usize);
         s.status()?;
         Ok(op)
     }
@@ -271,4 +311,18 @@ impl SyncReplicas {
             _ => e,
         }
     }
+}
+
+/// Enqueues `total` tokens holding `value`: all into the shared queue, or the same share
+/// into each per-replica queue.
+fn enqueue_tokens(s: &Scope, queues: &[Output], value: Output, total: usize) -> Operation {
+    let each = total / queues.len().max(1);
+    let dims = ops::constant(s, Tensor::vec(vec![each as i32]));
+    let tokens = ops::fill(s, dims, value);
+    let enqueues: Vec<Operation> =
+        queues.iter().map(|q| ops::queue_enqueue_many(s, q.clone(), vec![tokens.clone()], -1)).collect();
+    if enqueues.len() == 1 {
+        return enqueues[0].clone();
+    }
+    ops::group_named(s, "enqueue_tokens", &enqueues.iter().collect::<Vec<_>>())
 }
