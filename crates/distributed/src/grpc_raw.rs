@@ -65,6 +65,19 @@ pub(crate) fn framed<M: Message>(message: &M) -> Bytes {
     b.freeze()
 }
 
+/// Reads a request body that must arrive in full by `until` (a client that stalls does not
+/// hold the server's task forever).
+pub(crate) async fn read_request_body<B>(body: B, limit: usize, what: &str, until: Instant) -> Result<Chunks, Status>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    match tokio::time::timeout_at(tokio::time::Instant::from_std(until), read_body(body, limit, what)).await {
+        Ok(r) => r.map(|(chunks, _)| chunks),
+        Err(_) => Err(Status::deadline_exceeded(format!("{what}: the request body did not arrive in time"))),
+    }
+}
+
 /// Reads a body's DATA chunks (at most `limit` bytes) and its trailers.
 pub(crate) async fn read_body<B>(mut body: B, limit: usize, what: &str) -> Result<(Chunks, HeaderMap), Status>
 where
@@ -167,6 +180,33 @@ mod tests {
         assert_eq!(code_of_http(StatusCode::NOT_FOUND), tonic::Code::Unimplemented);
         assert_eq!(code_of_http(StatusCode::SERVICE_UNAVAILABLE), tonic::Code::Unavailable);
         assert_eq!(code_of_http(StatusCode::IM_A_TEAPOT), tonic::Code::Unknown);
+    }
+
+    /// A body whose sender never sends anything.
+    struct Stalled;
+
+    impl http_body::Body for Stalled {
+        type Data = Bytes;
+        type Error = Infallible;
+
+        fn poll_frame(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+            Poll::Pending
+        }
+    }
+
+    #[tokio::test]
+    async fn a_stalled_request_body_ends_at_its_bound() {
+        let until = Instant::now() + std::time::Duration::from_millis(50);
+        let e = read_request_body(Stalled, 100, "RecvTensorRequest", until).await.err().unwrap();
+        assert_eq!(e.code, ferroflow_core::Code::DeadlineExceeded);
+        assert!(e.message.contains("RecvTensorRequest: the request body did not arrive in time"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn bodies_over_the_limit_are_refused() {
+        let body = FrameList(VecDeque::from([Frame::data(Bytes::from_static(&[0; 64]))]));
+        let e = read_body(body, 10, "RunStepRequest").await.err().unwrap();
+        assert_eq!(e.code, ferroflow_core::Code::ResourceExhausted);
     }
 
     #[test]

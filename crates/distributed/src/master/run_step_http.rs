@@ -4,14 +4,15 @@
 //! service it replaces, including `store_errors_in_response_body`.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use ferroflow_core::proto::{RunStepRequest, RunStepResponse};
 use ferroflow_core::Status;
 use tonic::body::Body;
 
 use super::master::Master;
-use crate::grpc_raw::{error_response, ok_response, read_body};
-use crate::rpc_util::{to_grpc, MAX_MESSAGE_SIZE};
+use crate::grpc_raw::{error_response, ok_response, read_request_body};
+use crate::rpc_util::{parse_grpc_timeout, to_grpc, MAX_MESSAGE_SIZE};
 use crate::tensor_wire::encode_run_step;
 
 /// The gRPC path this module serves.
@@ -40,7 +41,17 @@ pub(crate) async fn serve(master: Arc<Master>, req: http::Request<Body>) -> http
     }
 }
 
+/// How long a request (feeds may be large) without a `grpc-timeout` may take to arrive.
+const REQUEST_WAIT: Duration = Duration::from_secs(600);
+
 async fn read_request(req: http::Request<Body>) -> Result<RunStepRequest, Status> {
-    let (chunks, _) = read_body(req.into_body(), MAX_MESSAGE_SIZE + 5, "RunStepRequest").await?;
+    let wait = req
+        .headers()
+        .get("grpc-timeout")
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_grpc_timeout)
+        .unwrap_or(REQUEST_WAIT);
+    let until = Instant::now() + wait;
+    let chunks = read_request_body(req.into_body(), MAX_MESSAGE_SIZE + 5, "RunStepRequest", until).await?;
     chunks.into_message("RunStepRequest")
 }

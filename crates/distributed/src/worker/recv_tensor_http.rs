@@ -3,14 +3,14 @@
 //! Requests, deadlines and errors are those of the tonic service it replaces.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ferroflow_core::proto::RecvTensorRequest;
 use ferroflow_core::Status;
 use tonic::body::Body;
 
 use super::worker::Worker;
-use crate::grpc_raw::{error_response, ok_response, read_body};
+use crate::grpc_raw::{error_response, ok_response, read_request_body};
 use crate::rpc_util::{parse_grpc_timeout, to_grpc};
 use crate::tensor_wire::encode_recv_tensor;
 
@@ -19,6 +19,9 @@ pub(crate) const PATH: &str = "/tensorflow.WorkerService/RecvTensor";
 
 /// A RecvTensorRequest is a step id, a key and a few flags: anything over 1 MiB is not one.
 const MAX_REQUEST: usize = 1 << 20;
+
+/// How long a request without a `grpc-timeout` may take to arrive.
+const REQUEST_WAIT: Duration = Duration::from_secs(60);
 
 /// Answers one RecvTensor call; every failure is a gRPC status, never a panic.
 pub(crate) async fn serve(worker: Arc<Worker>, req: http::Request<Body>) -> http::Response<Body> {
@@ -35,7 +38,8 @@ async fn handle(worker: &Worker, req: http::Request<Body>) -> Result<http::Respo
         .and_then(|v| v.to_str().ok())
         .and_then(parse_grpc_timeout)
         .map(|d| Instant::now() + d);
-    let (chunks, _) = read_body(req.into_body(), MAX_REQUEST, "RecvTensorRequest").await?;
+    let until = deadline.unwrap_or_else(|| Instant::now() + REQUEST_WAIT);
+    let chunks = read_request_body(req.into_body(), MAX_REQUEST, "RecvTensorRequest", until).await?;
     let r: RecvTensorRequest = chunks.into_message("RecvTensorRequest")?;
     let resp = worker.recv_tensor(&r, deadline).await?;
     Ok(ok_response(encode_recv_tensor(resp)?))
