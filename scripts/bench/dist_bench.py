@@ -17,7 +17,6 @@ Usage: .venv/bin/python scripts/bench/dist_bench.py  (FERROFLOW_BIN overrides th
 
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,28 +30,7 @@ import tensorflow as tf  # noqa: E402
 
 tf.compat.v1.disable_eager_execution()
 
-TF_SERVER = (
-    "import os, sys, json\n"
-    "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '2'\n"
-    "import tensorflow as tf\n"
-    "c = json.loads(sys.argv[1])\n"
-    "s = tf.distribute.Server(tf.train.ClusterSpec(c), job_name=sys.argv[2], task_index=int(sys.argv[3]))\n"
-    "s.join()\n"
-)
 N = 16 * 1024 * 1024  # 64 MiB of float32
-
-
-def wait_port(port, proc, timeout=120.0):
-    t0 = time.perf_counter()
-    while time.perf_counter() - t0 < timeout:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return time.perf_counter() - t0
-        except OSError:
-            time.sleep(0.002)
-    raise RuntimeError(f"port {port} did not open")
 
 
 def rss_mib(pid):
@@ -80,10 +58,10 @@ def start(kind, cluster, job, task):
         flag = ";".join(f"{j}={','.join(a)}" for j, a in cluster.items())
         p = subprocess.Popen([ffcluster.binary(), "server", "--cluster", flag, "--job_name", job, "--task_index", str(task)],
                              stdout=subprocess.DEVNULL)
+        ffcluster._procs.append(p)
     else:
-        p = subprocess.Popen([sys.executable, "-c", TF_SERVER, json.dumps(cluster), job, str(task)])
-    ffcluster._procs.append(p)
-    wait_port(port, p)
+        p = ffcluster.tf_server(cluster, job, task)
+    ffcluster.wait_port(port, p)
     return p, time.perf_counter() - t0
 
 

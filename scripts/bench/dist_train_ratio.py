@@ -106,20 +106,10 @@ with tf.compat.v1.Session(server.target) as sess:
     os._exit(0)
 '''
 
-PS = (
-    "import os, sys, json\n"
-    "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '2'\n"
-    "import tensorflow as tf\n"
-    "s = tf.distribute.Server(tf.train.ClusterSpec(json.loads(sys.argv[1])), job_name='ps', task_index=0)\n"
-    "s.join()\n"
-)
-
-
 def tensorflow(workers, steps, sync=False):
     ports = ffcluster.free_ports(1 + workers)
     cluster = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{p}" for p in ports[1:]]}
-    ps = subprocess.Popen([sys.executable, "-c", PS, json.dumps(cluster)])
-    ffcluster._procs.append(ps)
+    ps = ffcluster.tf_server(cluster, "ps", 0)
     try:
         procs = [
             subprocess.Popen([sys.executable, "-c", WORKER, json.dumps(cluster), str(t), str(steps), ROOT,

@@ -30,6 +30,41 @@ def binary():
     sys.exit("ferroflow binary not found: build it (cargo build --release) or set FERROFLOW_BIN")
 
 
+# A TensorFlow 2.21 task: `python -c TF_SERVER '<cluster json>' <job> <task>`.
+TF_SERVER = (
+    "import os, sys, json\n"
+    "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '2'\n"
+    "import tensorflow as tf\n"
+    "c = json.loads(sys.argv[1])\n"
+    "s = tf.distribute.Server(tf.train.ClusterSpec(c), job_name=sys.argv[2], task_index=int(sys.argv[3]))\n"
+    "s.join()\n"
+)
+
+
+def tf_server(cluster, job, task, **popen_kw):
+    """Starts a TensorFlow server process for `job`/`task` of `cluster` (a dict of job ->
+    addresses); it is killed at exit like the ferroflow servers."""
+    import json
+    p = subprocess.Popen([sys.executable, "-c", TF_SERVER, json.dumps(cluster), job, str(task)], **popen_kw)
+    _procs.append(p)
+    return p
+
+
+def wait_port(port, proc, timeout=120.0):
+    """Waits until 127.0.0.1:`port` accepts connections (TensorFlow prints no ready line);
+    returns the seconds waited (polled every 2 ms, so start-up times can be measured)."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server on port {port} exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return time.perf_counter() - t0
+        except OSError:
+            time.sleep(0.002)
+    raise RuntimeError(f"port {port} did not open within {timeout} s")
+
+
 def free_ports(n):
     socks = [socket.socket() for _ in range(n)]
     for s in socks:

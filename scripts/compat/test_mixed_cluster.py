@@ -5,9 +5,7 @@ implementations (RecvTensor from TensorFlow's worker service to ferroflow's and 
 ferroflow's master registering and running graphs on TensorFlow's worker), with tensors
 large enough to span many HTTP/2 frames. The losses must equal a local TensorFlow run."""
 
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -19,16 +17,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
 
 tf.compat.v1.disable_eager_execution()
-
-TF_PS = (
-    "import os, sys, json\n"
-    "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '2'\n"
-    "import tensorflow as tf\n"
-    "s = tf.distribute.Server(tf.train.ClusterSpec(json.loads(sys.argv[1])), job_name='ps', task_index=0)\n"
-    "print('ready', flush=True)\n"
-    "s.join()\n"
-)
-
 
 def train(target, ps, worker, steps=5):
     """Runs `steps` of gradient descent on a 300x200 linear model; returns the losses and the
@@ -54,10 +42,9 @@ def train(target, ps, worker, steps=5):
 want = train("", "/cpu:0", "/cpu:0")
 ports = ffcluster.free_ports(2)
 spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
-ps = subprocess.Popen([sys.executable, "-c", TF_PS, json.dumps(spec)], stdout=subprocess.PIPE, text=True)
-ffcluster._procs.append(ps)
+ps = ffcluster.tf_server(spec, "ps", 0)
 try:
-    assert ps.stdout.readline().strip() == "ready"
+    ffcluster.wait_port(ports[0], ps)
     worker = ffcluster.Server("--cluster", f"ps={spec['ps'][0]};worker={spec['worker'][0]}", "--job_name", "worker",
                               "--task_index", "0")
     # ferroflow's master runs the step: variables on TensorFlow's ps, the model on ferroflow.

@@ -9,7 +9,7 @@ use ferroflow_runtime::{DirectSession, RunOptions};
 use serde_json::Value as J;
 
 mod tf_graph_util;
-use tf_graph_util::{fixture, strings};
+use tf_graph_util::{fixture, run_steps};
 
 fn value(j: &J) -> Tensor {
     match j["dtype"].as_str().unwrap() {
@@ -24,21 +24,12 @@ fn tensorflow_function_calls_give_tensorflows_values() {
     let (gd, exp) = fixture("tf_cond");
     assert!(gd.library.as_ref().is_some_and(|l| l.function.len() == exp["functions"].as_u64().unwrap() as usize));
     let sess = DirectSession::from_graph_def(&gd).unwrap();
-    let o = RunOptions::default();
-    for (i, step) in exp["steps"].as_array().unwrap().iter().enumerate() {
-        let feeds: Vec<(String, Tensor)> =
-            step["feeds"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), value(v))).collect();
-        let fetches = strings(&step["fetches"]);
-        let got = sess
-            .run_by_name(&feeds, &fetches, &strings(&step["targets"]), &o)
-            .unwrap_or_else(|e| panic!("step {i} ({fetches:?}): {e}"));
-        for ((name, t), want) in fetches.iter().zip(&got).zip(step["expect"].as_array().unwrap()) {
-            let w = want["value"].as_f64().unwrap();
-            let g = t.to_f64_vec().unwrap()[0];
-            assert_eq!(t.dtype().name(), want["dtype"].as_str().unwrap(), "step {i}: {name}");
-            assert!((g - w).abs() <= 1e-6 * w.abs().max(1.0), "step {i}: {name} = {g}, TensorFlow: {w}");
-        }
-    }
+    run_steps(&sess, &exp, value, |i, name, t, want| {
+        let w = want["value"].as_f64().unwrap();
+        let g = t.to_f64_vec().unwrap()[0];
+        assert_eq!(t.dtype().name(), want["dtype"].as_str().unwrap(), "step {i}: {name}");
+        assert!((g - w).abs() <= 1e-6 * w.abs().max(1.0), "step {i}: {name} = {g}, TensorFlow: {w}");
+    });
 }
 
 #[test]

@@ -10,7 +10,7 @@ use ferroflow_runtime::{DirectSession, RunOptions};
 use serde_json::Value as J;
 
 mod tf_graph_util;
-use tf_graph_util::{fixture, strings};
+use tf_graph_util::{fixture, run_steps, strings};
 
 fn value(j: &J) -> Tensor {
     match j["dtype"].as_str().unwrap() {
@@ -29,24 +29,15 @@ fn tensorflow_while_loops_give_tensorflows_values() {
     let ops: Vec<String> = strings(&exp["op_types"]);
     assert!(ops.contains(&"While".to_string()) && ops.contains(&"StatelessWhile".to_string()), "{ops:?}");
     let sess = DirectSession::from_graph_def(&gd).unwrap();
-    let o = RunOptions::default();
-    for (i, step) in exp["steps"].as_array().unwrap().iter().enumerate() {
-        let feeds: Vec<(String, Tensor)> =
-            step["feeds"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), value(v))).collect();
-        let fetches = strings(&step["fetches"]);
-        let got = sess
-            .run_by_name(&feeds, &fetches, &strings(&step["targets"]), &o)
-            .unwrap_or_else(|e| panic!("step {i} ({fetches:?}): {e}"));
-        for ((name, t), want) in fetches.iter().zip(&got).zip(step["expect"].as_array().unwrap()) {
-            assert_eq!(t.dtype().name(), want["dtype"].as_str().unwrap(), "step {i}: {name}");
-            let g = t.to_f64_vec().unwrap();
-            let w: Vec<f64> = want["value"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
-            assert_eq!(g.len(), w.len(), "step {i}: {name} = {g:?}, TensorFlow: {w:?}");
-            for (a, b) in g.iter().zip(&w) {
-                assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "step {i}: {name} = {g:?}, TensorFlow: {w:?}");
-            }
+    run_steps(&sess, &exp, value, |i, name, t, want| {
+        assert_eq!(t.dtype().name(), want["dtype"].as_str().unwrap(), "step {i}: {name}");
+        let g = t.to_f64_vec().unwrap();
+        let w: Vec<f64> = want["value"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert_eq!(g.len(), w.len(), "step {i}: {name} = {g:?}, TensorFlow: {w:?}");
+        for (a, b) in g.iter().zip(&w) {
+            assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "step {i}: {name} = {g:?}, TensorFlow: {w:?}");
         }
-    }
+    });
 }
 
 #[test]

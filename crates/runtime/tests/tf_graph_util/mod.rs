@@ -5,6 +5,8 @@
 use std::path::Path;
 
 use ferroflow_core::proto::GraphDef;
+use ferroflow_core::Tensor;
+use ferroflow_runtime::{DirectSession, RunOptions};
 use prost::Message;
 use serde_json::Value as J;
 
@@ -19,4 +21,26 @@ pub fn fixture(name: &str) -> (GraphDef, J) {
 /// A JSON array of strings.
 pub fn strings(v: &J) -> Vec<String> {
     v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+}
+
+/// Runs every step of `exp` on `sess` (feeds decoded by `value`) and calls
+/// `check(step index, fetch name, fetched tensor, TensorFlow's expected entry)`.
+pub fn run_steps(
+    sess: &DirectSession,
+    exp: &J,
+    value: impl Fn(&J) -> Tensor,
+    check: impl Fn(usize, &str, &Tensor, &J),
+) {
+    let o = RunOptions::default();
+    for (i, step) in exp["steps"].as_array().unwrap().iter().enumerate() {
+        let feeds: Vec<(String, Tensor)> =
+            step["feeds"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), value(v))).collect();
+        let fetches = strings(&step["fetches"]);
+        let got = sess
+            .run_by_name(&feeds, &fetches, &strings(&step["targets"]), &o)
+            .unwrap_or_else(|e| panic!("step {i} ({fetches:?}): {e}"));
+        for ((name, t), want) in fetches.iter().zip(&got).zip(step["expect"].as_array().unwrap()) {
+            check(i, name, t, want);
+        }
+    }
 }
