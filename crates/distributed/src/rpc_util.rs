@@ -17,6 +17,11 @@ pub const WINDOW_SIZE: u32 = 32 << 20;
 /// may send tensors in 64× fewer frames.
 pub const MAX_FRAME_SIZE: u32 = 1 << 20;
 
+/// Response header of a ferroflow worker's RunGraph: it frees a successful step's state
+/// by itself (see `worker/step_table.rs`), so its master skips CleanupGraph. TensorFlow's
+/// master ignores it.
+pub const RELEASES_STEPS: &str = "ferroflow-releases-steps";
+
 /// A ferroflow status as a gRPC status (same code numbers).
 pub fn to_grpc(s: Status) -> tonic::Status {
     tonic::Status::new(tonic::Code::from_i32(s.code as i32), s.message)

@@ -85,6 +85,24 @@ fn feeds_fetches_and_cross_task_chains() {
         assert!(Instant::now() < deadline, "step tables were not cleaned up");
         std::thread::sleep(Duration::from_millis(10));
     }
+    // ferroflow workers released the successful steps themselves: no CleanupGraph RPC.
+    for (name, s) in &c.servers {
+        assert_eq!(s.worker().num_cleanup_graph_calls(), 0, "{name}");
+    }
+    // A failed step is cleaned up on every task by CleanupGraph.
+    let y = ops::placeholder(&s.with_device("/job:worker/task:0"), DataType::Float, None);
+    let y1 = ops::add(&s.with_device("/job:ps/task:0"), y.clone(), on_ps0.clone());
+    let bad = ops::reshape(&s.with_device("/job:ps/task:1"), y1, ops::constant(&s, Tensor::vec(vec![2i32])));
+    let three = || Tensor::vec(vec![1.0f32, 2.0, 3.0]);
+    let e = sess.run(&[(&x, three()), (&y, three())], &[&bad], &[]).unwrap_err();
+    assert!(e.message.contains("Reshape") && e.message.contains("/job:ps/replica:0/task:1"), "{e}");
+    let deadline = Instant::now() + common::PROMPT;
+    while ["ps:0", "ps:1"].iter().any(|k| c.server(k).worker().num_cleanup_graph_calls() == 0)
+        || c.servers.values().any(|s| s.worker().num_steps() > 0)
+    {
+        assert!(Instant::now() < deadline, "the failed step was not cleaned up");
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 #[test]

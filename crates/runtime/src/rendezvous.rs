@@ -42,6 +42,11 @@ impl LocalRendezvous {
         }
     }
 
+    /// Whether no tensor waits to be taken and no receiver waits for one.
+    pub fn is_empty(&self) -> bool {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).table.is_empty()
+    }
+
     /// The abort status, if aborted.
     pub fn aborted(&self) -> Option<Status> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).aborted.clone()

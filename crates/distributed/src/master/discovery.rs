@@ -70,14 +70,10 @@ pub(crate) fn task_workers(
         } else {
             WorkerHandle::Remote(crate::channels::worker_client(channels.channel(addr)?))
         };
-        out.push(TaskWorker { task, addr: addr.to_string(), handle });
+        out.push(TaskWorker::new(task, addr.to_string(), handle));
     }
     if !out.iter().any(|w| w.task == own_task) {
-        out.push(TaskWorker {
-            task: own_task.to_string(),
-            addr: "localhost".into(),
-            handle: WorkerHandle::Local(own_worker.clone()),
-        });
+        out.push(TaskWorker::new(own_task.to_string(), "localhost".into(), WorkerHandle::Local(own_worker.clone())));
     }
     Ok(out)
 }

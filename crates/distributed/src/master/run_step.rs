@@ -3,7 +3,8 @@
 //! and fetches come back from it. When a partition fails, the others are cancelled (their
 //! RunGraph calls are dropped, which aborts the step on their workers and ends their
 //! blocked RecvTensor calls) and the first real error is returned, naming its task. Every
-//! step ends with CleanupGraph on each partition's task, in the background.
+//! step ends with CleanupGraph on each partition's task, in the background, except after
+//! a successful step on ferroflow workers, which release its state by themselves.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -113,7 +114,7 @@ pub(crate) async fn run_step(
     }
     // Dropping the set cancels every RunGraph still running.
     drop(set);
-    cleanup(&plan, step_id);
+    cleanup(&plan, step_id, first_err.is_none());
     if let Some(e) = first_err {
         return Err(e);
     }
@@ -130,12 +131,16 @@ pub(crate) async fn run_step(
     Ok(out)
 }
 
-/// CleanupGraph on every partition's task, in the background (bounded by 10 s).
-fn cleanup(plan: &Arc<StepPlan>, step_id: i64) {
+/// CleanupGraph on every partition's task, in the background (bounded by 10 s). After a
+/// successful step, tasks that release their step state by themselves are skipped.
+fn cleanup(plan: &Arc<StepPlan>, step_id: i64, succeeded: bool) {
+    if succeeded && plan.parts.iter().all(|p| p.worker.releases_steps()) {
+        return;
+    }
     let plan = plan.clone();
     tokio::spawn(async move {
         let deadline = Instant::now() + Duration::from_secs(10);
-        for part in &plan.parts {
+        for part in plan.parts.iter().filter(|p| !(succeeded && p.worker.releases_steps())) {
             if let Err(e) = part.worker.cleanup_graph(step_id, deadline).await {
                 tracing::debug!(task = %part.worker.task, error = %e, step_id, "CleanupGraph failed");
             }

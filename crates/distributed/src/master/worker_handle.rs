@@ -2,6 +2,7 @@
 //! (no serialization, no loopback copy), else over gRPC with a deadline on every call.
 //! Errors name the task and its address.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -9,7 +10,7 @@ use ferroflow_core::proto::*;
 use ferroflow_core::Status;
 use tonic::transport::Channel;
 
-use crate::rpc_util::{from_grpc, request_with_deadline, until};
+use crate::rpc_util::{from_grpc, request_with_deadline, until, RELEASES_STEPS};
 use crate::worker::Worker;
 
 /// A task's worker, local or remote.
@@ -27,6 +28,10 @@ pub(crate) struct TaskWorker {
     /// `host:port`.
     pub(crate) addr: String,
     pub(crate) handle: WorkerHandle,
+    /// The worker releases a step's state itself once the step succeeded there (ferroflow
+    /// workers do; their RunGraph replies say so in a [`RELEASES_STEPS`] header), so no
+    /// CleanupGraph is needed after a successful step. Learned from the first reply.
+    releases_steps: Arc<AtomicBool>,
 }
 
 macro_rules! remote_call {
@@ -44,6 +49,16 @@ macro_rules! remote_call {
 }
 
 impl TaskWorker {
+    pub(crate) fn new(task: String, addr: String, handle: WorkerHandle) -> TaskWorker {
+        let local = matches!(handle, WorkerHandle::Local(_));
+        TaskWorker { task, addr, handle, releases_steps: Arc::new(AtomicBool::new(local)) }
+    }
+
+    /// Whether a successful step needs no CleanupGraph on this task.
+    pub(crate) fn releases_steps(&self) -> bool {
+        self.releases_steps.load(Ordering::Relaxed)
+    }
+
     /// "`what` on task T (addr)".
     pub(crate) fn context(&self, what: &str) -> String {
         format!("{what} on task {} ({})", self.task, self.addr)
@@ -105,7 +120,18 @@ impl TaskWorker {
             WorkerHandle::Local(w) => {
                 w.run_graph(req, Some(deadline)).await.map_err(|e| self.local_err("RunGraph", e))?
             }
-            WorkerHandle::Remote(c) => remote_call!(self, c, run_graph, req, deadline, "RunGraph")?,
+            WorkerHandle::Remote(c) => {
+                let mut c = c.clone();
+                let ctx = self.context("RunGraph");
+                let fut = async move {
+                    c.run_graph(request_with_deadline(req, deadline)).await.map_err(|e| from_grpc(&e, &ctx))
+                };
+                let r = until(deadline, || self.context("RunGraph"), fut).await?;
+                if r.metadata().contains_key(RELEASES_STEPS) {
+                    self.releases_steps.store(true, Ordering::Relaxed);
+                }
+                r.into_inner()
+            }
         };
         if resp.status_code != 0 {
             return Err(Status::new(ferroflow_core::Code::from_i32(resp.status_code), resp.status_error_message)

@@ -8,7 +8,7 @@ use ferroflow_core::Status;
 use tonic::{Request, Response};
 
 use super::worker::Worker;
-use crate::rpc_util::{request_deadline, to_grpc};
+use crate::rpc_util::{request_deadline, to_grpc, RELEASES_STEPS};
 
 type R<T> = Result<Response<T>, tonic::Status>;
 
@@ -64,7 +64,9 @@ impl WorkerService for WorkerGrpc {
         let deadline = request_deadline(&r);
         let req = r.into_inner();
         let in_body = req.store_errors_in_response_body;
-        run_graph_reply(self.0.run_graph(req, deadline).await, in_body)
+        let mut r = run_graph_reply(self.0.run_graph(req, deadline).await, in_body)?;
+        r.metadata_mut().insert(RELEASES_STEPS, tonic::metadata::MetadataValue::from_static("1"));
+        Ok(r)
     }
 
     async fn cleanup_graph(&self, r: Request<CleanupGraphRequest>) -> R<CleanupGraphResponse> {

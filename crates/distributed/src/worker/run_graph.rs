@@ -95,6 +95,9 @@ impl Worker {
             })?;
             recv.push(NamedTensorProto { name: key, tensor: Some(t.to_proto()) });
         }
+        // The step succeeded here: its table goes once peers took what it sent, so a
+        // ferroflow master need not send CleanupGraph (TensorFlow's still may: a no-op).
+        self.steps.release_when_drained(&entry);
         Ok(RunGraphResponse { recv, ..Default::default() })
     }
 
@@ -120,12 +123,15 @@ impl Worker {
         entry.local.recv_async(&req.rendezvous_key, Box::new(move |r| drop(tx.send(r))));
         let start = Instant::now();
         match tokio::time::timeout_at(tokio::time::Instant::from_std(wait_until), rx).await {
-            Ok(Ok(Ok((t, is_dead)))) => Ok(RecvTensorResponse {
-                tensor: Some(t.to_proto()),
-                is_dead,
-                send_start_micros: micros_now(),
-                ..Default::default()
-            }),
+            Ok(Ok(Ok((t, is_dead)))) => {
+                self.steps.release_if_drained(req.step_id);
+                Ok(RecvTensorResponse {
+                    tensor: Some(t.to_proto()),
+                    is_dead,
+                    send_start_micros: micros_now(),
+                    ..Default::default()
+                })
+            }
             Ok(Ok(Err(e))) => Err(e),
             Ok(Err(_)) => Err(Status::internal("rendezvous dropped a pending receive")),
             Err(_) => Err(Status::deadline_exceeded(format!(

@@ -2,11 +2,15 @@
 //!
 //! A step's table is created by whichever comes first: the step's RunGraph, or a
 //! RecvTensor from a peer whose partition started earlier. It is removed by CleanupGraph
-//! (the master sends it after every step) or, if that never comes (the master died), by
-//! the sweeper once its expiry passes, so memory never leaks. Removing a table aborts it:
-//! pending receives fail and outstanding RecvTensor calls of the step are cancelled.
+//! (TensorFlow's master sends it after every step), or by the worker itself once the
+//! step's RunGraph succeeded and every tensor it holds has been taken (a ferroflow master
+//! then skips CleanupGraph: one RPC less per task and step), or, if neither happens (the
+//! master died), by the sweeper once its expiry passes, so memory never leaks. Removing a
+//! table aborts it: pending receives fail and outstanding RecvTensor calls of the step
+//! are cancelled.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,6 +33,8 @@ pub(crate) struct StepEntry {
     /// RecvTensor calls of this task's partitions still waiting, by id: what they fetch
     /// from whom (named when the step misses its deadline).
     pending: Mutex<(u64, Vec<(u64, String)>)>,
+    /// The step's RunGraph succeeded: remove the table once it is empty.
+    release_when_empty: AtomicBool,
 }
 
 impl StepEntry {
@@ -40,6 +46,7 @@ impl StepEntry {
             aborted: watch::channel(None).0,
             expires: Mutex::new(expires),
             pending: Mutex::new((0, Vec::new())),
+            release_when_empty: AtomicBool::new(false),
         }
     }
 
@@ -144,6 +151,32 @@ impl StepTable {
         }
     }
 
+    /// The step's RunGraph succeeded on this task: its table goes as soon as every tensor
+    /// in it has been taken (now, or at the RecvTensor that takes the last one).
+    pub(crate) fn release_when_drained(&self, entry: &StepEntry) {
+        entry.release_when_empty.store(true, Ordering::SeqCst);
+        self.release_if_drained(entry.step_id);
+    }
+
+    /// Removes the step's table if its RunGraph succeeded and nothing is left in it.
+    /// Returns whether it did.
+    pub(crate) fn release_if_drained(&self, step_id: i64) -> bool {
+        let gone = {
+            let mut g = self.steps.lock().unwrap_or_else(|e| e.into_inner());
+            match g.get(&step_id) {
+                Some(e) if e.release_when_empty.load(Ordering::SeqCst) && e.local.is_empty() => g.remove(&step_id),
+                _ => None,
+            }
+        };
+        match gone {
+            Some(e) => {
+                e.abort(Status::cancelled(format!("step {step_id} finished and was released")));
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Removes and aborts every expired step; returns how many.
     pub(crate) fn sweep(&self) -> usize {
         let now = Instant::now();
@@ -199,6 +232,30 @@ mod tests {
         assert!(a.cancel.is_cancelled());
         assert!(a.local.send("z", Tensor::scalar(1.0f32), false).is_err());
         assert_eq!(t.len(), 0);
+    }
+
+    #[test]
+    fn a_finished_step_is_released_once_drained() {
+        let t = StepTable::default();
+        // Nothing left: released at once.
+        let a = t.get_or_create(1, Duration::from_secs(60));
+        assert!(!t.release_if_drained(1), "not before its RunGraph succeeded");
+        t.release_when_drained(&a);
+        assert_eq!(t.len(), 0);
+        // A tensor still to be fetched by a peer: kept until it is taken.
+        let b = t.get_or_create(2, Duration::from_secs(60));
+        b.local.send("k", Tensor::scalar(1.0f32), false).unwrap();
+        t.release_when_drained(&b);
+        assert_eq!(t.len(), 1);
+        assert!(!t.release_if_drained(2));
+        assert!(b.local.try_take("k").is_some());
+        assert!(t.release_if_drained(2));
+        assert_eq!(t.len(), 0);
+        // A step whose RunGraph did not finish is never released this way.
+        let c = t.get_or_create(3, Duration::from_secs(60));
+        assert!(!t.release_if_drained(3));
+        assert!(c.aborted().is_none());
+        assert_eq!(t.len(), 1);
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub struct Worker {
     pub(crate) opts: WorkerOptions,
     pub(crate) shared_resources: Arc<ResourceMgr>,
     pub(crate) steps: StepTable,
+    /// CleanupGraph calls served (for tests and metrics).
+    cleanup_calls: std::sync::atomic::AtomicU64,
     sessions: Mutex<HashMap<String, Arc<WorkerSession>>>,
     legacy: Arc<WorkerSession>,
 }
@@ -77,6 +79,7 @@ impl Worker {
             opts,
             shared_resources: shared,
             steps: StepTable::default(),
+            cleanup_calls: Default::default(),
             sessions: Mutex::new(HashMap::new()),
             legacy,
         }
@@ -184,7 +187,13 @@ impl Worker {
 
     /// CleanupGraph: drops the step's table.
     pub fn cleanup_graph(&self, req: &CleanupGraphRequest) {
+        self.cleanup_calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.steps.cleanup(req.step_id);
+    }
+
+    /// How many CleanupGraph calls this worker served (for tests and metrics).
+    pub fn num_cleanup_graph_calls(&self) -> u64 {
+        self.cleanup_calls.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// CleanupAll: clears the given resource containers (all if empty) in every session.
