@@ -13,7 +13,9 @@ Adagrad(0.01)) with 1 ps and N workers, every task a separate OS process on loop
 
 Both report each worker's local steps/s over its training loop (after 20 warm-up steps
 for TensorFlow; ferroflow's trainer times its loop without evaluation); the global rate is
-their sum. The systems run alternately, --rounds times each; best rounds are compared.
+their sum. Every step of both fetches the loss and the global step with the train op, as
+ferroflow's trainer and TensorFlow's MonitoredTrainingSession with a StopAtStepHook do
+(until session 5 the TensorFlow loop ran the train op alone, one RPC per step less). The systems run alternately, --rounds times each; best rounds are compared.
 
 Usage: .venv/bin/python scripts/bench/dist_train_ratio.py [--workers 1,2,4,8]
            [--steps_per_worker 300] [--rounds 1] [--sync]   (FERROFLOW_BIN overrides the binary)
@@ -94,11 +96,13 @@ with tf.compat.v1.Session(server.target) as sess:
         i = (b * 100) % (len(images) - 100)
         b += 1
         return {x: images[i:i + 100], y: labels[i:i + 100]}
+    # Like ferroflow's trainer (and MonitoredTrainingSession with a StopAtStepHook), every
+    # step also fetches the loss and the global step.
     for _ in range(20):
-        sess.run(train, batch())
+        sess.run([train, loss, gs], batch())
     t0 = time.perf_counter()
     for _ in range(steps):
-        sess.run(train, batch())
+        sess.run([train, loss, gs], batch())
     dt = time.perf_counter() - t0
     print(json.dumps({"task": task, "steps_per_sec": steps / dt, "loss": float(sess.run(loss, batch()))}), flush=True)
     # The chief's queue runner thread blocks in the next aggregation: leave without joining it.
