@@ -391,21 +391,19 @@ mod tests {
         })
     }
 
-    fn executor_of(s: &Scope) -> Arc<Executor> {
-        Arc::new(Executor::new(&s.graph().to_graph_def()).unwrap())
-    }
-
-    fn id(exec: &Executor, name: &str) -> usize {
-        exec.nodes.iter().position(|n| n.def.name == name).unwrap()
+    /// An executor of `x + x` for a constant `x` of `n` floats, and the Add node's index.
+    fn add_of(n: usize) -> (Arc<Executor>, usize) {
+        let s = Scope::new_root();
+        let x = ops::constant(&s, Tensor::vec(vec![1.0f32; n]));
+        let sum = ops::add(&s, x.clone(), x);
+        let exec = Arc::new(Executor::new(&s.graph().to_graph_def()).unwrap());
+        let id = exec.nodes.iter().position(|n| n.def.name == sum.op_name()).unwrap();
+        (exec, id)
     }
 
     #[test]
     fn kernels_measured_cheap_run_inline() {
-        let s = Scope::new_root();
-        let a = ops::constant(&s, Tensor::vec(vec![1.0f32; 4]));
-        let sum = ops::add(&s, a.clone(), a);
-        let exec = executor_of(&s);
-        let small = id(&exec, sum.op_name());
+        let (exec, small) = add_of(4);
         // Add is an expensive kernel: before it ran, it goes to the pool.
         assert!(exec.goes_to_pool(small));
         // A 4-element add takes far less than the threshold. (Up to 200 steps: a run
@@ -421,11 +419,7 @@ mod tests {
 
     #[test]
     fn kernels_measured_costly_stay_on_the_pool() {
-        let s = Scope::new_root();
-        let big = ops::constant(&s, Tensor::vec(vec![1.0f32; 1 << 22]));
-        let sum = ops::add(&s, big.clone(), big);
-        let exec = executor_of(&s);
-        let n = id(&exec, sum.op_name());
+        let (exec, n) = add_of(1 << 22);
         for _ in 0..3 {
             exec.run(step(), None).unwrap();
         }
@@ -434,11 +428,8 @@ mod tests {
 
     #[test]
     fn cost_estimates_average_out_one_slow_run() {
-        let s = Scope::new_root();
-        let a = ops::constant(&s, Tensor::vec(vec![1.0f32; 4]));
-        let sum = ops::add(&s, a.clone(), a);
-        let exec = executor_of(&s);
-        let n = &exec.nodes[id(&exec, sum.op_name())];
+        let (exec, id) = add_of(4);
+        let n = &exec.nodes[id];
         let us = std::time::Duration::from_micros;
         n.record_cost(us(1));
         assert_eq!(n.cost_ns.load(Ordering::Relaxed), 1_000, "the first run is taken as is");

@@ -34,18 +34,18 @@ pub(crate) struct TaskWorker {
     releases_steps: Arc<AtomicBool>,
 }
 
+/// A call on a remote worker with the deadline, errors naming the task; `@response`
+/// keeps the whole gRPC response (its metadata), else the message.
 macro_rules! remote_call {
-    ($self:ident, $client:ident, $method:ident, $req:expr, $deadline:expr, $what:expr) => {{
+    (@response $self:ident, $client:ident, $method:ident, $req:expr, $deadline:expr, $what:expr) => {{
         let mut c = $client.clone();
         let ctx = $self.context($what);
-        let fut = async move {
-            c.$method(request_with_deadline($req, $deadline))
-                .await
-                .map(|r| r.into_inner())
-                .map_err(|e| from_grpc(&e, &ctx))
-        };
+        let fut = async move { c.$method(request_with_deadline($req, $deadline)).await.map_err(|e| from_grpc(&e, &ctx)) };
         until($deadline, || $self.context($what), fut).await
     }};
+    ($self:ident, $client:ident, $method:ident, $req:expr, $deadline:expr, $what:expr) => {
+        remote_call!(@response $self, $client, $method, $req, $deadline, $what).map(|r| r.into_inner())
+    };
 }
 
 impl TaskWorker {
@@ -121,12 +121,7 @@ impl TaskWorker {
                 w.run_graph(req, Some(deadline)).await.map_err(|e| self.local_err("RunGraph", e))?
             }
             WorkerHandle::Remote(c) => {
-                let mut c = c.clone();
-                let ctx = self.context("RunGraph");
-                let fut = async move {
-                    c.run_graph(request_with_deadline(req, deadline)).await.map_err(|e| from_grpc(&e, &ctx))
-                };
-                let r = until(deadline, || self.context("RunGraph"), fut).await?;
+                let r = remote_call!(@response self, c, run_graph, req, deadline, "RunGraph")?;
                 if r.metadata().contains_key(RELEASES_STEPS) {
                     self.releases_steps.store(true, Ordering::Relaxed);
                 }
