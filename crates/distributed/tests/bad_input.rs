@@ -242,14 +242,7 @@ fn worker_rejects_bad_requests() {
 
 #[test]
 fn a_blocked_run_graph_ends_at_its_deadline_and_cancels_its_recv() {
-    // The step's deadline is the worker's own default (500 ms), not a client timeout: with
-    // both at 500 ms the client's timer and the worker's reply raced, and the client could
-    // see its own transport timeout instead of the worker's answer.
-    let c = Cluster::start_with(&[("ps", 1), ("worker", 1)], |_, _| {
-        let mut o = ServerOptions::default();
-        o.worker.default_step_timeout = Duration::from_millis(500);
-        o
-    });
+    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
     let ps_inc = c.server("ps:0").worker().device_attributes().incarnation;
     rt().block_on(async {
         let mut w = worker_client(channel(&c.target("worker:0")));
@@ -276,7 +269,7 @@ fn a_blocked_run_graph_ends_at_its_deadline_and_cancels_its_recv() {
             .into_inner()
             .graph_handle;
         let t = Instant::now();
-        let req = tonic::Request::new(RunGraphRequest {
+        let mut req = tonic::Request::new(RunGraphRequest {
             session_handle: "s".into(),
             create_worker_session_called: true,
             graph_handle: h,
@@ -284,6 +277,7 @@ fn a_blocked_run_graph_ends_at_its_deadline_and_cancels_its_recv() {
             store_errors_in_response_body: true,
             ..Default::default()
         });
+        req.set_timeout(Duration::from_millis(500));
         let r = w.run_graph(req).await;
         let code = match r {
             Ok(r) => Code::from_i32(r.into_inner().status_code),
