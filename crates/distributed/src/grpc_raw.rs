@@ -139,7 +139,9 @@ pub(crate) async fn unary<Req: Message, Resp: Message + Default>(
     deadline: Instant,
     what: &str,
 ) -> Result<Resp, Status> {
-    let millis = deadline.saturating_duration_since(Instant::now()).as_millis().clamp(1, 99_999_999);
+    // Rounded up, so the peer's deadline (which starts when the request arrives) is never
+    // before ours: a peer giving up resets the stream, which must not beat our own timer.
+    let millis = deadline.saturating_duration_since(Instant::now()).as_micros().div_ceil(1000).clamp(1, 99_999_999);
     let mut req = http::Request::new(Body::new(FrameList(VecDeque::from([Frame::data(framed(request))]))));
     *req.method_mut() = http::Method::POST;
     *req.uri_mut() = http::Uri::from_static(path);
@@ -149,7 +151,15 @@ pub(crate) async fn unary<Req: Message, Resp: Message + Default>(
     if let Ok(v) = HeaderValue::from_str(&format!("{millis}m")) {
         h.insert("grpc-timeout", v);
     }
-    let transport = |e: &dyn std::fmt::Display| Status::unavailable(format!("{what}: transport error: {e}"));
+    // A stream that fails once the deadline passed was ended by it (tonic's server resets
+    // a stream whose grpc-timeout expired): that is a deadline, not a dead peer.
+    let transport = |e: &dyn std::fmt::Display| {
+        if Instant::now() >= deadline {
+            Status::deadline_exceeded(format!("{what}: did not finish before its deadline ({e})"))
+        } else {
+            Status::unavailable(format!("{what}: transport error: {e}"))
+        }
+    };
     std::future::poll_fn(|cx| channel.poll_ready(cx)).await.map_err(|e| transport(&e))?;
     let resp = channel.call(req).await.map_err(|e| transport(&e))?;
     if resp.status() != StatusCode::OK {
@@ -163,7 +173,13 @@ pub(crate) async fn unary<Req: Message, Resp: Message + Default>(
         }
         return Err(from_grpc(&s, what));
     }
-    let (chunks, trailers) = read_body(resp.into_body(), MAX_MESSAGE_SIZE + 5, what).await?;
+    let (chunks, trailers) = read_body(resp.into_body(), MAX_MESSAGE_SIZE + 5, what).await.map_err(|e| {
+        if e.code == ferroflow_core::Code::Unavailable && Instant::now() >= deadline {
+            Status::deadline_exceeded(format!("{what}: did not finish before its deadline ({})", e.message))
+        } else {
+            e
+        }
+    })?;
     match status_in(&trailers) {
         None => Err(Status::internal(format!("{what}: the response ended without a grpc-status"))),
         Some(s) if s.code() != tonic::Code::Ok => Err(from_grpc(&s, what)),

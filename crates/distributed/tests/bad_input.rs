@@ -279,11 +279,14 @@ fn a_blocked_run_graph_ends_at_its_deadline_and_cancels_its_recv() {
         });
         req.set_timeout(Duration::from_millis(500));
         let r = w.run_graph(req).await;
-        let code = match r {
-            Ok(r) => Code::from_i32(r.into_inner().status_code),
-            Err(e) => code_of(&e),
+        let (code, msg) = match r {
+            Ok(r) => {
+                let r = r.into_inner();
+                (Code::from_i32(r.status_code), r.status_error_message)
+            }
+            Err(e) => (code_of(&e), e.message().to_string()),
         };
-        assert!(matches!(code, Code::DeadlineExceeded | Code::Cancelled), "{code:?}");
+        assert!(matches!(code, Code::DeadlineExceeded | Code::Cancelled), "{code:?}: {msg}");
         assert!(t.elapsed() < PROMPT);
     });
     still_serves(&c.target("worker:0"));
