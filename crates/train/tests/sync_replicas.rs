@@ -110,14 +110,21 @@ fn two_replicas_apply_the_average_of_their_gradients_each_step() {
     sess.run(&[], &[], &[&straggler.sync.local_step.initializer()]).unwrap();
 
     let chief = ChiefQueueRunner::start_local(sess.clone(), &reps[0].sync, Duration::from_secs(60));
+    // TensorFlow's shared token queue does not make replicas take turns: a replica whose
+    // token wait starts late (a descheduled thread) can find its token taken by the other
+    // replica's next step, which then sends two gradients to one update, and the last
+    // update never gets its second gradient. (That is why ferroflow's trainer uses
+    // per-replica token queues, tested below.) The barrier makes the lockstep explicit.
+    let turn = std::sync::Barrier::new(reps.len());
     std::thread::scope(|sc| {
         for (i, r) in reps.iter().enumerate() {
-            let sess = sess.clone();
+            let (sess, turn) = (sess.clone(), &turn);
             sc.spawn(move || {
                 for t in 0..STEPS {
                     sess.run_by_name(&feeds(r, i, t), &[], std::slice::from_ref(&r.sync.train_op.name), &opts())
                         .map_err(|e| r.sync.explain(e))
                         .unwrap();
+                    turn.wait();
                 }
             });
         }
