@@ -1,10 +1,10 @@
 //! The executor: dataflow scheduling of one (partition) graph. Built once per graph and
-//! step signature, run once per step. Ready nodes that are cheap run inline; expensive ones
-//! go to the rayon compute pool; asynchronous kernels (`_Recv`) complete by callback, so
+//! step signature, run once per step. Ready nodes that are cheap (by kind, or measured
+//! under a few microseconds) run inline; expensive ones go to the rayon compute pool; asynchronous kernels (`_Recv`) complete by callback, so
 //! no thread ever blocks waiting for a tensor.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ferroflow_core::proto::{FunctionDefLibrary, GraphDef};
@@ -23,8 +23,31 @@ struct ExecNode {
     out_edges: Vec<Vec<(usize, usize)>>,
     control_out: Vec<usize>,
     pending: usize,
+    /// The kernel calls itself expensive (it may be sent to the compute pool).
     expensive: bool,
+    /// Its compute time in ns, averaged over recent runs (`u64::MAX` until it ran once).
+    cost_ns: AtomicU64,
 }
+
+impl ExecNode {
+    /// Folds one measured run into the estimate (the mean with the previous estimate, so
+    /// one slow first run or one preemption does not decide for long).
+    fn record_cost(&self, took: std::time::Duration) {
+        let t = took.as_nanos().min(u64::MAX as u128 / 2) as u64;
+        let old = self.cost_ns.load(Ordering::Relaxed);
+        let new = if old == u64::MAX { t } else { old / 2 + t / 2 };
+        self.cost_ns.store(new, Ordering::Relaxed);
+    }
+}
+
+/// A kernel that calls itself expensive still runs inline when its recent runs took less
+/// than this on average (TensorFlow's executor does the same with its cost estimates):
+/// handing a microsecond of work (a variable read, a scalar add) to the pool costs more
+/// than the work, in thread wake-ups and in the pool's idle spinning afterwards. Measured
+/// on this machine kind: 2-worker sync training ~5-9 % faster, ~4 % less CPU per step,
+/// ~10 % fewer context switches; single-process MLP training unchanged. (At 20 µs
+/// single-process MLP training lost ~13 %: ops of 5-20 µs gain from running in parallel.)
+const INLINE_BELOW_NS: u64 = 3_000;
 
 /// A graph ready to run: kernels created, edges resolved.
 pub struct Executor {
@@ -89,6 +112,7 @@ impl Executor {
                 control_out: Vec::new(),
                 pending: 0,
                 expensive,
+                cost_ns: AtomicU64::new(u64::MAX),
                 kernel,
                 def: Arc::new(def),
             });
@@ -113,6 +137,13 @@ impl Executor {
             return Err(Status::invalid_argument("graph has a cycle: no node is ready to start"));
         }
         Ok(Executor { nodes, roots })
+    }
+
+    /// Whether node `id` runs on the compute pool: its kernel is expensive and it was not
+    /// measured cheap.
+    fn goes_to_pool(&self, id: usize) -> bool {
+        let n = &self.nodes[id];
+        n.expensive && n.cost_ns.load(Ordering::Relaxed) >= INLINE_BELOW_NS
     }
 
     /// Number of nodes.
@@ -228,7 +259,7 @@ impl StepState {
         let mut inline: Vec<usize> = Vec::new();
         let mut expensive: Vec<usize> = Vec::new();
         for id in ready {
-            if self.exec.nodes[id].expensive || from_callback {
+            if self.exec.goes_to_pool(id) || from_callback {
                 expensive.push(id);
             } else {
                 inline.push(id);
@@ -272,12 +303,16 @@ impl StepState {
                 continue;
             }
             let mut ctx = ctx;
+            let t0 = node.expensive.then(std::time::Instant::now);
             let r = node.kernel.compute(&mut ctx);
+            if let Some(t0) = t0 {
+                node.record_cost(t0.elapsed());
+            }
             let ready = self.propagate(id, ctx, r);
             let mut cheap = Vec::new();
             let mut costly = Vec::new();
             for r in ready {
-                if self.exec.nodes[r].expensive {
+                if self.exec.goes_to_pool(r) {
                     costly.push(r);
                 } else {
                     cheap.push(r);
@@ -334,5 +369,75 @@ impl StepState {
         if self.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.finish();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rendezvous::LocalRendezvous;
+    use ferroflow_core::Tensor;
+    use ferroflow_graph::{ops, Scope};
+    use ferroflow_kernels::{CancelToken, ResourceMgr};
+
+    fn step() -> Arc<StepCtx> {
+        Arc::new(StepCtx {
+            step_id: 1,
+            rendezvous: Arc::new(LocalRendezvous::new()),
+            resources: Arc::new(ResourceMgr::new()),
+            cancel: CancelToken::default(),
+            device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
+            deadline: None,
+        })
+    }
+
+    /// An executor of `x + x` for a constant `x` of `n` floats, and the Add node's index.
+    fn add_of(n: usize) -> (Arc<Executor>, usize) {
+        let s = Scope::new_root();
+        let x = ops::constant(&s, Tensor::vec(vec![1.0f32; n]));
+        let sum = ops::add(&s, x.clone(), x);
+        let exec = Arc::new(Executor::new(&s.graph().to_graph_def()).unwrap());
+        let id = exec.nodes.iter().position(|n| n.def.name == sum.op_name()).unwrap();
+        (exec, id)
+    }
+
+    #[test]
+    fn kernels_measured_cheap_run_inline() {
+        let (exec, small) = add_of(4);
+        // Add is an expensive kernel: before it ran, it goes to the pool.
+        assert!(exec.goes_to_pool(small));
+        // A 4-element add takes far less than the threshold. (Up to 200 steps: a run
+        // preempted on a busy machine counts as slow and is averaged away.)
+        for _ in 0..200 {
+            exec.run(step(), None).unwrap();
+            if !exec.goes_to_pool(small) {
+                break;
+            }
+        }
+        assert!(!exec.goes_to_pool(small), "{} ns", exec.nodes[small].cost_ns.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn kernels_measured_costly_stay_on_the_pool() {
+        let (exec, n) = add_of(1 << 22);
+        for _ in 0..3 {
+            exec.run(step(), None).unwrap();
+        }
+        assert!(exec.goes_to_pool(n), "{} ns", exec.nodes[n].cost_ns.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn cost_estimates_average_out_one_slow_run() {
+        let (exec, id) = add_of(4);
+        let n = &exec.nodes[id];
+        let us = std::time::Duration::from_micros;
+        n.record_cost(us(1));
+        assert_eq!(n.cost_ns.load(Ordering::Relaxed), 1_000, "the first run is taken as is");
+        n.record_cost(us(1_000));
+        assert_eq!(n.cost_ns.load(Ordering::Relaxed), 500_500, "then the mean with the estimate");
+        for _ in 0..9 {
+            n.record_cost(us(1));
+        }
+        assert!(n.cost_ns.load(Ordering::Relaxed) < INLINE_BELOW_NS, "{}", n.cost_ns.load(Ordering::Relaxed));
     }
 }
