@@ -2,7 +2,7 @@
 //! every session, step and RPC (tonic multiplexes calls over it). Channels connect with a
 //! bounded connect timeout, raised message limits and 32 MiB windows.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -17,12 +17,14 @@ use crate::rpc_util::{MAX_FRAME_SIZE, MAX_MESSAGE_SIZE, WINDOW_SIZE};
 pub struct ChannelCache {
     connect_timeout: Duration,
     channels: Mutex<HashMap<String, Channel>>,
+    /// Peers that answered ferroflow's batched RecvTensors with UNIMPLEMENTED (TensorFlow).
+    unbatched: Mutex<HashSet<String>>,
 }
 
 impl ChannelCache {
     /// An empty cache whose channels give up connecting after `connect_timeout`.
     pub fn new(connect_timeout: Duration) -> ChannelCache {
-        ChannelCache { connect_timeout, channels: Mutex::new(HashMap::new()) }
+        ChannelCache { connect_timeout, channels: Mutex::new(HashMap::new()), unbatched: Mutex::new(HashSet::new()) }
     }
 
     /// The channel to `addr` (`host:port`, or a `grpc://`/`http://` URL). Must be called
@@ -42,9 +44,22 @@ impl ChannelCache {
         Ok(worker_client(self.channel(addr)?))
     }
 
-    /// Forgets every channel (connections close when their last user drops them).
+    /// Forgets every channel (connections close when their last user drops them) and
+    /// what peers were found to speak.
     pub fn clear(&self) {
         self.channels.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.unbatched.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    }
+
+    /// Whether tensors from `addr` may be fetched with ferroflow's batched RecvTensors
+    /// (until the peer said it does not serve it).
+    pub(crate) fn batches_to(&self, addr: &str) -> bool {
+        !self.unbatched.lock().unwrap_or_else(|e| e.into_inner()).contains(addr)
+    }
+
+    /// Records that `addr` does not serve the batched RecvTensors.
+    pub(crate) fn no_batches_to(&self, addr: &str) {
+        self.unbatched.lock().unwrap_or_else(|e| e.into_inner()).insert(addr.to_string());
     }
 }
 

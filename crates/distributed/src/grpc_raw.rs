@@ -133,16 +133,33 @@ fn code_of_http(s: StatusCode) -> tonic::Code {
 /// Calls the unary method `path` on `channel` with `request` and decodes the response
 /// from its DATA chunks. `what` (the call, the peer and its address) prefixes every error.
 pub(crate) async fn unary<Req: Message, Resp: Message + Default>(
-    mut channel: Channel,
+    channel: Channel,
     path: &'static str,
     request: &Req,
     deadline: Instant,
     what: &str,
 ) -> Result<Resp, Status> {
+    let body = start(channel, path, vec![framed(request)], deadline, what).await?;
+    let (chunks, trailers) =
+        read_body(body, MAX_MESSAGE_SIZE + 5, what).await.map_err(|e| past_deadline(e, deadline, what))?;
+    trailer_status(&trailers, what)?;
+    chunks.into_message(what)
+}
+
+/// Sends a request whose body is `frames` (gRPC-framed messages) to `path` and returns
+/// the response body once its headers say the call was accepted: a trailers-only error
+/// response or a non-200 HTTP status is the call's error.
+pub(crate) async fn start(
+    mut channel: Channel,
+    path: &'static str,
+    frames: Vec<Bytes>,
+    deadline: Instant,
+    what: &str,
+) -> Result<Body, Status> {
     // Rounded up, so the peer's deadline (which starts when the request arrives) is never
     // before ours: a peer giving up resets the stream, which must not beat our own timer.
     let millis = deadline.saturating_duration_since(Instant::now()).as_micros().div_ceil(1000).clamp(1, 99_999_999);
-    let mut req = http::Request::new(Body::new(FrameList(VecDeque::from([Frame::data(framed(request))]))));
+    let mut req = http::Request::new(Body::new(FrameList(frames.into_iter().map(Frame::data).collect())));
     *req.method_mut() = http::Method::POST;
     *req.uri_mut() = http::Uri::from_static(path);
     let h = req.headers_mut();
@@ -151,14 +168,8 @@ pub(crate) async fn unary<Req: Message, Resp: Message + Default>(
     if let Ok(v) = HeaderValue::from_str(&format!("{millis}m")) {
         h.insert("grpc-timeout", v);
     }
-    // A stream that fails once the deadline passed was ended by it (tonic's server resets
-    // a stream whose grpc-timeout expired): that is a deadline, not a dead peer.
     let transport = |e: &dyn std::fmt::Display| {
-        if Instant::now() >= deadline {
-            Status::deadline_exceeded(format!("{what}: did not finish before its deadline ({e})"))
-        } else {
-            Status::unavailable(format!("{what}: transport error: {e}"))
-        }
+        past_deadline(Status::unavailable(format!("{what}: transport error: {e}")), deadline, what)
     };
     std::future::poll_fn(|cx| channel.poll_ready(cx)).await.map_err(|e| transport(&e))?;
     let resp = channel.call(req).await.map_err(|e| transport(&e))?;
@@ -173,17 +184,25 @@ pub(crate) async fn unary<Req: Message, Resp: Message + Default>(
         }
         return Err(from_grpc(&s, what));
     }
-    let (chunks, trailers) = read_body(resp.into_body(), MAX_MESSAGE_SIZE + 5, what).await.map_err(|e| {
-        if e.code == ferroflow_core::Code::Unavailable && Instant::now() >= deadline {
-            Status::deadline_exceeded(format!("{what}: did not finish before its deadline ({})", e.message))
-        } else {
-            e
-        }
-    })?;
-    match status_in(&trailers) {
+    Ok(resp.into_body())
+}
+
+/// A stream that fails once the deadline passed was ended by it (tonic's server resets a
+/// stream whose grpc-timeout expired): that is a deadline, not a dead peer.
+pub(crate) fn past_deadline(e: Status, deadline: Instant, what: &str) -> Status {
+    if e.code == ferroflow_core::Code::Unavailable && Instant::now() >= deadline {
+        Status::deadline_exceeded(format!("{what}: did not finish before its deadline ({})", e.message))
+    } else {
+        e
+    }
+}
+
+/// The call's outcome from its trailers: Ok for `grpc-status: 0`.
+pub(crate) fn trailer_status(trailers: &HeaderMap, what: &str) -> Result<(), Status> {
+    match status_in(trailers) {
         None => Err(Status::internal(format!("{what}: the response ended without a grpc-status"))),
         Some(s) if s.code() != tonic::Code::Ok => Err(from_grpc(&s, what)),
-        Some(_) => chunks.into_message(what),
+        Some(_) => Ok(()),
     }
 }
 

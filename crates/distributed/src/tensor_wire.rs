@@ -136,6 +136,50 @@ impl Chunks {
         }
     }
 
+    /// Splits off the next whole gRPC message (its 5-byte prefix and payload) if all of it
+    /// has arrived, without copying: a body that carries a stream of messages is read one
+    /// message at a time. `None` until the message is complete.
+    pub(crate) fn take_message(&mut self, what: &str) -> Result<Option<Chunks>, Status> {
+        if self.len < 5 {
+            return Ok(None);
+        }
+        let mut prefix = [0u8; 5];
+        let mut at = 0;
+        for b in &self.bufs {
+            let n = b.len().min(5 - at);
+            prefix[at..at + n].copy_from_slice(&b[..n]);
+            at += n;
+            if at == 5 {
+                break;
+            }
+        }
+        let n = u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize;
+        if n > MAX_MESSAGE_SIZE {
+            return Err(Status::resource_exhausted(format!(
+                "{what}: a message of {n} bytes exceeds the {MAX_MESSAGE_SIZE}-byte limit"
+            )));
+        }
+        if self.len < 5 + n {
+            return Ok(None);
+        }
+        let mut out = Chunks::default();
+        let mut want = 5 + n;
+        while want > 0 {
+            let Some(front) = self.bufs.front_mut() else { break };
+            if front.len() <= want {
+                want -= front.len();
+                self.len -= front.len();
+                let b = self.bufs.pop_front().unwrap_or_default();
+                out.push(b);
+            } else {
+                out.push(front.split_to(want));
+                self.len -= want;
+                want = 0;
+            }
+        }
+        Ok(Some(out))
+    }
+
     /// Decodes the one gRPC message the body must hold: a 5-byte prefix (uncompressed flag,
     /// big-endian length) and exactly that many bytes. `what` names the message in errors.
     pub(crate) fn into_message<M: Message + Default>(mut self, what: &str) -> Result<M, Status> {
@@ -298,6 +342,36 @@ mod tests {
         let got: RunStepResponse = chunks_of(&encode_run_step(rs).unwrap(), 4).into_message("test").unwrap();
         assert_eq!(Tensor::from_proto(got.tensor[0].tensor.as_ref().unwrap()).unwrap(), a);
         assert_eq!(Tensor::from_proto(got.tensor[2].tensor.as_ref().unwrap()).unwrap(), b);
+    }
+
+    #[test]
+    fn a_stream_of_messages_splits_at_every_chunking() {
+        let msgs: Vec<RecvTensorResponse> = (0..3)
+            .map(|i| RecvTensorResponse {
+                tensor: Some(Tensor::new(vec![5 + i], vec![i as f32; 5 + i]).unwrap().to_proto()),
+                is_dead: i == 1,
+                ..Default::default()
+            })
+            .collect();
+        let mut all = BytesMut::new();
+        for m in &msgs {
+            for p in encode_recv_tensor(m.clone()).unwrap() {
+                all.extend_from_slice(&p);
+            }
+        }
+        let all = all.freeze();
+        for cut in 1..=all.len() {
+            let mut body = Chunks::default();
+            let mut got = Vec::new();
+            for piece in all.chunks(cut) {
+                body.push(Bytes::copy_from_slice(piece));
+                while let Some(m) = body.take_message("test").unwrap() {
+                    got.push(m.into_message::<RecvTensorResponse>("test").unwrap());
+                }
+            }
+            assert_eq!(got, msgs, "cut {cut}");
+            assert_eq!(body.remaining(), 0);
+        }
     }
 
     #[test]

@@ -15,6 +15,10 @@ pub trait Rendezvous: Send + Sync {
     fn recv_async(&self, key: &str, done: RecvCallback);
     /// Fails every pending and future receive with `status`.
     fn abort(&self, status: Status);
+    /// The receives asked for so far will not be joined by others soon (the executor is
+    /// about to run a kernel, or has nothing left to run): a rendezvous that batches remote
+    /// receives sends them now. Without a flush they go after a short delay.
+    fn flush(&self) {}
 }
 
 /// Builds TensorFlow's rendezvous key:

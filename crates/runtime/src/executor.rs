@@ -279,6 +279,9 @@ impl StepState {
     }
 
     fn run_loop(self: &Arc<Self>, mut stack: Vec<usize>) {
+        // Whether an async kernel (a `_Recv`) started since the rendezvous was last told
+        // to send what it has queued: receives issued together travel together.
+        let mut unflushed = false;
         while let Some(id) = stack.pop() {
             if self.failed.load(Ordering::SeqCst) {
                 self.node_done();
@@ -291,6 +294,7 @@ impl StepState {
             };
             let ctx = OpContext::new(node.def.clone(), inputs, node.num_outputs, self.step.clone());
             if node.kernel.is_async() {
+                unflushed = true;
                 let st = self.clone();
                 node.kernel.compute_async(
                     ctx,
@@ -301,6 +305,11 @@ impl StepState {
                     }),
                 );
                 continue;
+            }
+            // Receives wait for nothing cheap, but they should not wait for real work.
+            if unflushed && self.exec.goes_to_pool(id) {
+                unflushed = false;
+                self.step.rendezvous.flush();
             }
             let mut ctx = ctx;
             let t0 = node.expensive.then(std::time::Instant::now);
@@ -327,6 +336,9 @@ impl StepState {
             stack.extend(cheap);
             stack.extend(keep);
             self.node_done();
+        }
+        if unflushed {
+            self.step.rendezvous.flush();
         }
     }
 

@@ -3,7 +3,9 @@
 //! rendezvous that pulls tensors from peer tasks.
 
 mod grpc;
+mod recv_batch;
 pub(crate) mod recv_tensor_http;
+pub(crate) mod recv_tensors_http;
 mod register;
 mod remote_rendezvous;
 mod run_graph;

@@ -1,16 +1,22 @@
 //! The rendezvous of one step on a worker: sends go to the step's local table; a receive
 //! whose key names a sending device on another task becomes a RecvTensor call to that task
-//! (TensorFlow's RpcRemoteRendezvous). Aborting the step fails every pending receive and
-//! ends the RecvTensor calls in flight.
+//! (TensorFlow's RpcRemoteRendezvous). Receives from one peer that a partition issues
+//! together (its root `_Recv`s at the start of a step) travel in one batched call when the
+//! peer is a ferroflow task (see `recv_tensors_http`); a TensorFlow peer gets one
+//! RecvTensor per tensor. Aborting the step fails every pending receive and ends the
+//! calls in flight.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use ferroflow_core::proto::{RecvTensorRequest, RecvTensorResponse};
-use ferroflow_core::{DeviceName, Status, Tensor};
+use ferroflow_core::{Code, DeviceName, Status, Tensor};
 use ferroflow_kernels::{ParsedKey, RecvCallback, Rendezvous};
 
+use super::recv_batch::recv_tensors;
 use super::recv_tensor_http::PATH;
+use super::recv_tensors_http::MAX_KEYS;
 use super::session::WorkerSession;
 use super::step_table::StepEntry;
 use crate::channels::ChannelCache;
@@ -25,6 +31,150 @@ pub(crate) struct RemoteRendezvous {
     pub(crate) runtime: tokio::runtime::Handle,
     /// Every RecvTensor call of the step ends by then.
     pub(crate) deadline: Instant,
+    /// Remote receives waiting to be sent together.
+    pub(crate) queued: Arc<RecvQueue>,
+}
+
+/// Remote receives queued per peer address until the executor flushes (or
+/// [`FLUSH_AFTER`] passed): then each peer gets one call for all of its receives.
+#[derive(Default)]
+pub(crate) struct RecvQueue {
+    by_peer: Mutex<HashMap<String, (Peer, Vec<Queued>)>>,
+    flushed: tokio::sync::Notify,
+}
+
+/// Queued receives go by then even if no flush came (a caller that never flushes).
+const FLUSH_AFTER: std::time::Duration = std::time::Duration::from_millis(2);
+
+impl RecvQueue {
+    /// Sends every queued receive: one call per peer.
+    fn send_all(&self) {
+        let all = std::mem::take(&mut *self.by_peer.lock().unwrap_or_else(|e| e.into_inner()));
+        for (_, (peer, mut batch)) in all {
+            if batch.len() == 1 {
+                if let Some(q) = batch.pop() {
+                    tokio::spawn(async move { peer.fetch_one(q).await });
+                }
+                continue;
+            }
+            while !batch.is_empty() {
+                let part = batch.split_off(batch.len().saturating_sub(MAX_KEYS));
+                let p = peer.clone();
+                tokio::spawn(async move { p.fetch_batch(part).await });
+            }
+        }
+    }
+}
+
+/// One remote receive waiting for its call.
+pub(crate) struct Queued {
+    key: String,
+    /// "RecvTensor of 'x' from /job:ps/... (addr) for step N": errors and still_waiting.
+    what: String,
+    wait_id: u64,
+    done: RecvCallback,
+}
+
+/// What a call for queued receives needs from the rendezvous.
+#[derive(Clone)]
+struct Peer {
+    entry: Arc<StepEntry>,
+    channels: Arc<ChannelCache>,
+    deadline: Instant,
+    addr: String,
+    task: String,
+}
+
+impl Peer {
+    fn request(&self, key: &str) -> RecvTensorRequest {
+        RecvTensorRequest {
+            step_id: self.entry.step_id,
+            rendezvous_key: key.to_string(),
+            dma_ok: false,
+            request_id: new_request_id(),
+            ..Default::default()
+        }
+    }
+
+    /// Runs `call` until it ends, the step is aborted or the deadline passes.
+    async fn bounded<T>(
+        &self,
+        what: &str,
+        call: impl std::future::Future<Output = Result<T, Status>>,
+    ) -> Result<T, Status> {
+        tokio::select! {
+            r = call => r,
+            s = self.entry.wait_aborted() => Err(s),
+            _ = tokio::time::sleep_until(tokio::time::Instant::from_std(self.deadline)) =>
+                Err(Status::deadline_exceeded(format!("{what} did not finish before the step's deadline"))),
+        }
+    }
+
+    /// One RecvTensor call for one receive.
+    async fn fetch_one(&self, q: Queued) {
+        let channel = match self.channels.channel(&self.addr) {
+            Ok(c) => c,
+            Err(e) => return self.finish(q, Err(e)),
+        };
+        let req = self.request(&q.key);
+        let call = async {
+            let resp: RecvTensorResponse = grpc_raw::unary(channel, PATH, &req, self.deadline, &q.what).await?;
+            let proto = resp.tensor.unwrap_or_default();
+            let t = Tensor::from_proto(&proto).map_err(|e| e.context(&q.what))?;
+            Ok::<_, Status>((t, resp.is_dead))
+        };
+        let r = self.bounded(&q.what, call).await;
+        self.finish(q, r);
+    }
+
+    /// One batched call for several receives; falls back to one call each when the peer
+    /// does not serve batches (a TensorFlow task).
+    async fn fetch_batch(&self, batch: Vec<Queued>) {
+        let channel = match self.channels.channel(&self.addr) {
+            Ok(c) => c,
+            Err(e) => return batch.into_iter().for_each(|q| self.finish(q, Err(e.clone()))),
+        };
+        let reqs: Vec<RecvTensorRequest> = batch.iter().map(|q| self.request(&q.key)).collect();
+        let what = format!(
+            "RecvTensors of {} tensors from {} ({}) for step {}",
+            reqs.len(),
+            self.task,
+            self.addr,
+            self.entry.step_id
+        );
+        let mut pending: Vec<Option<Queued>> = batch.into_iter().map(Some).collect();
+        let mut delivered = 0usize;
+        let r = {
+            let mut deliver = |i: usize, r: Result<(Tensor, bool), Status>| {
+                if let Some(q) = pending.get_mut(i).and_then(Option::take) {
+                    delivered += 1;
+                    self.finish(q, r);
+                }
+            };
+            self.bounded(&what, recv_tensors(channel, &reqs, self.deadline, &what, &mut deliver)).await
+        };
+        let rest = pending.into_iter().flatten();
+        match r {
+            Ok(()) => rest.for_each(|q| {
+                let e = Status::internal(format!("{}: the peer ended the batch without this tensor", q.what));
+                self.finish(q, Err(e))
+            }),
+            Err(e) if e.code == Code::Unimplemented && delivered == 0 => {
+                tracing::debug!(peer = %self.addr, "peer does not serve batched RecvTensors; one call per tensor");
+                self.channels.no_batches_to(&self.addr);
+                for q in rest {
+                    let p = self.clone();
+                    tokio::spawn(async move { p.fetch_one(q).await });
+                }
+            }
+            Err(e) => rest.for_each(|q| self.finish(q, Err(e.clone()))),
+        }
+    }
+
+    fn finish(&self, q: Queued, r: Result<(Tensor, bool), Status>) {
+        self.entry.done_waiting(q.wait_id);
+        (q.done)(r);
+    }
 }
 
 impl RemoteRendezvous {
@@ -33,39 +183,42 @@ impl RemoteRendezvous {
             Ok(a) => a,
             Err(e) => return done(Err(e.context(format!("cannot receive '{}'", parsed.tensor_name)))),
         };
+        let what = format!(
+            "RecvTensor of '{}' from {sender_task} ({addr}) for step {}",
+            parsed.tensor_name, self.entry.step_id
+        );
+        let wait_id = self.entry.waiting_for(what.clone());
+        let q = Queued { key: key.to_string(), what, wait_id, done };
+        let peer = Peer {
+            entry: self.entry.clone(),
+            channels: self.channels.clone(),
+            deadline: self.deadline,
+            addr,
+            task: sender_task,
+        };
         let _guard = self.runtime.enter();
-        let channel = match self.channels.channel(&addr) {
-            Ok(c) => c,
-            Err(e) => return done(Err(e)),
+        if !self.channels.batches_to(&peer.addr) {
+            self.runtime.spawn(async move { peer.fetch_one(q).await });
+            return;
+        }
+        // The first receive queued starts a task that sends everything queued once the
+        // executor flushes: the receives it issues in one pass share one call per peer.
+        let first = {
+            let mut g = self.queued.by_peer.lock().unwrap_or_else(|e| e.into_inner());
+            let first = g.is_empty();
+            g.entry(peer.addr.clone()).or_insert_with(|| (peer, Vec::new())).1.push(q);
+            first
         };
-        let req = RecvTensorRequest {
-            step_id: self.entry.step_id,
-            rendezvous_key: key.to_string(),
-            dma_ok: false,
-            request_id: new_request_id(),
-            ..Default::default()
-        };
-        let entry = self.entry.clone();
-        let deadline = self.deadline;
-        let what =
-            format!("RecvTensor of '{}' from {sender_task} ({addr}) for step {}", parsed.tensor_name, entry.step_id);
-        let id = entry.waiting_for(what.clone());
-        self.runtime.spawn(async move {
-            let call = async {
-                let resp: RecvTensorResponse = grpc_raw::unary(channel, PATH, &req, deadline, &what).await?;
-                let proto = resp.tensor.unwrap_or_default();
-                let t = Tensor::from_proto(&proto).map_err(|e| e.context(&what))?;
-                Ok::<_, Status>((t, resp.is_dead))
-            };
-            let r = tokio::select! {
-                r = call => r,
-                s = entry.wait_aborted() => Err(s),
-                _ = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)) =>
-                    Err(Status::deadline_exceeded(format!("{what} did not finish before the step's deadline"))),
-            };
-            entry.done_waiting(id);
-            done(r);
-        });
+        if first {
+            let queue = self.queued.clone();
+            self.runtime.spawn(async move {
+                tokio::select! {
+                    _ = queue.flushed.notified() => {}
+                    _ = tokio::time::sleep(FLUSH_AFTER) => {}
+                }
+                queue.send_all();
+            });
+        }
     }
 }
 
@@ -92,6 +245,12 @@ impl Rendezvous for RemoteRendezvous {
 
     fn abort(&self, status: Status) {
         self.entry.abort(status);
+    }
+
+    fn flush(&self) {
+        if !self.queued.by_peer.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
+            self.queued.flushed.notify_one();
+        }
     }
 }
 

@@ -52,6 +52,7 @@ impl Worker {
             channels: self.channels.clone(),
             runtime: self.runtime.clone(),
             deadline,
+            queued: Default::default(),
         });
         let step = Arc::new(StepCtx {
             step_id: req.step_id,

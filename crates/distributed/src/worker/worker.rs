@@ -53,6 +53,8 @@ pub struct Worker {
     pub(crate) steps: StepTable,
     /// CleanupGraph calls served (for tests and metrics).
     cleanup_calls: std::sync::atomic::AtomicU64,
+    /// Batched RecvTensors calls served and the tensors they asked for.
+    pub(crate) batches_served: [std::sync::atomic::AtomicU64; 2],
     sessions: Mutex<HashMap<String, Arc<WorkerSession>>>,
     legacy: Arc<WorkerSession>,
 }
@@ -80,6 +82,7 @@ impl Worker {
             shared_resources: shared,
             steps: StepTable::default(),
             cleanup_calls: Default::default(),
+            batches_served: Default::default(),
             sessions: Mutex::new(HashMap::new()),
             legacy,
         }
@@ -194,6 +197,13 @@ impl Worker {
     /// How many CleanupGraph calls this worker served (for tests and metrics).
     pub fn num_cleanup_graph_calls(&self) -> u64 {
         self.cleanup_calls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many batched RecvTensors calls this worker served, and how many tensors they
+    /// asked for (for tests and metrics).
+    pub fn num_recv_tensor_batches(&self) -> (u64, u64) {
+        let r = |i: usize| self.batches_served[i].load(std::sync::atomic::Ordering::Relaxed);
+        (r(0), r(1))
     }
 
     /// CleanupAll: clears the given resource containers (all if empty) in every session.
