@@ -66,6 +66,13 @@ pub fn request_deadline<T>(req: &tonic::Request<T>) -> Option<Instant> {
     parse_grpc_timeout(v).map(|d| Instant::now() + d)
 }
 
+/// The deadline in a raw HTTP/2 request's `grpc-timeout` header, if any (the handlers
+/// served below tonic's codec).
+pub(crate) fn header_deadline(headers: &http::HeaderMap) -> Option<Instant> {
+    let v = headers.get("grpc-timeout")?.to_str().ok()?;
+    parse_grpc_timeout(v).map(|d| Instant::now() + d)
+}
+
 /// Parses a `grpc-timeout` value (`<digits><unit>`, unit one of H M S m u n).
 pub fn parse_grpc_timeout(v: &str) -> Option<Duration> {
     if v.len() < 2 || v.len() > 9 {

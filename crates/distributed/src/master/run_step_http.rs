@@ -12,7 +12,7 @@ use tonic::body::Body;
 
 use super::master::Master;
 use crate::grpc_raw::{error_response, ok_response, read_request_body};
-use crate::rpc_util::{parse_grpc_timeout, to_grpc, MAX_MESSAGE_SIZE};
+use crate::rpc_util::{header_deadline, to_grpc, MAX_MESSAGE_SIZE};
 use crate::tensor_wire::encode_run_step;
 
 /// The gRPC path this module serves.
@@ -45,13 +45,7 @@ pub(crate) async fn serve(master: Arc<Master>, req: http::Request<Body>) -> http
 const REQUEST_WAIT: Duration = Duration::from_secs(600);
 
 async fn read_request(req: http::Request<Body>) -> Result<RunStepRequest, Status> {
-    let wait = req
-        .headers()
-        .get("grpc-timeout")
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_grpc_timeout)
-        .unwrap_or(REQUEST_WAIT);
-    let until = Instant::now() + wait;
+    let until = header_deadline(req.headers()).unwrap_or_else(|| Instant::now() + REQUEST_WAIT);
     let chunks = read_request_body(req.into_body(), MAX_MESSAGE_SIZE + 5, "RunStepRequest", until).await?;
     chunks.into_message("RunStepRequest")
 }

@@ -11,7 +11,7 @@ use tonic::body::Body;
 
 use super::worker::Worker;
 use crate::grpc_raw::{error_response, ok_response, read_request_body};
-use crate::rpc_util::{parse_grpc_timeout, to_grpc};
+use crate::rpc_util::{header_deadline, to_grpc};
 use crate::tensor_wire::encode_recv_tensor;
 
 /// The gRPC path this module serves.
@@ -32,12 +32,7 @@ pub(crate) async fn serve(worker: Arc<Worker>, req: http::Request<Body>) -> http
 }
 
 async fn handle(worker: &Worker, req: http::Request<Body>) -> Result<http::Response<Body>, Status> {
-    let deadline = req
-        .headers()
-        .get("grpc-timeout")
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_grpc_timeout)
-        .map(|d| Instant::now() + d);
+    let deadline = header_deadline(req.headers());
     let until = deadline.unwrap_or_else(|| Instant::now() + REQUEST_WAIT);
     let chunks = read_request_body(req.into_body(), MAX_REQUEST, "RecvTensorRequest", until).await?;
     let r: RecvTensorRequest = chunks.into_message("RecvTensorRequest")?;

@@ -29,7 +29,7 @@ use tonic::body::Body;
 
 use super::worker::Worker;
 use crate::grpc_raw::{error_response, read_request_body};
-use crate::rpc_util::{parse_grpc_timeout, to_grpc};
+use crate::rpc_util::{header_deadline, to_grpc};
 use crate::tensor_wire::encode_recv_tensor;
 
 /// The gRPC path this module serves.
@@ -49,12 +49,7 @@ const REQUEST_WAIT: Duration = Duration::from_secs(60);
 
 /// Answers one batched call; every failure is a gRPC status, never a panic.
 pub(crate) async fn serve(worker: Arc<Worker>, req: http::Request<Body>) -> http::Response<Body> {
-    let deadline = req
-        .headers()
-        .get("grpc-timeout")
-        .and_then(|v| v.to_str().ok())
-        .and_then(parse_grpc_timeout)
-        .map(|d| Instant::now() + d);
+    let deadline = header_deadline(req.headers());
     let until = deadline.unwrap_or_else(|| Instant::now() + REQUEST_WAIT);
     let requests = match read_requests(req, until).await {
         Ok(r) => r,

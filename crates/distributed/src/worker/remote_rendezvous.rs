@@ -196,7 +196,6 @@ impl RemoteRendezvous {
             addr,
             task: sender_task,
         };
-        let _guard = self.runtime.enter();
         if !self.channels.batches_to(&peer.addr) {
             self.runtime.spawn(async move { peer.fetch_one(q).await });
             return;
