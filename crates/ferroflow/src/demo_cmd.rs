@@ -72,6 +72,45 @@ fn free_port() -> Result<u16, String> {
     l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
 }
 
+/// The exit status of a child whose stdout just closed, waiting at most 5 s for it to exit
+/// (None if it is still running then).
+fn exit_status(child: &mut Child) -> Option<std::process::ExitStatus> {
+    let until = Instant::now() + Duration::from_secs(5);
+    loop {
+        match child.try_wait() {
+            Ok(Some(s)) => return Some(s),
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(10)),
+            _ => return None,
+        }
+    }
+}
+
+/// The MNIST directory the tasks are given: `dir` if it holds the files, else (for a
+/// relative `dir`) the same relative path under the directories above the binary, so the
+/// demo also runs from outside the repository (the binary is in `<repo>/target/release`).
+/// The result is absolute, so the tasks do not depend on their working directory.
+fn find_data_dir(dir: &std::path::Path, exe: &std::path::Path) -> Result<PathBuf, String> {
+    const PROBE: &str = "train-images-idx3-ubyte.gz";
+    let mut tried = vec![dir.to_path_buf()];
+    if dir.join(PROBE).is_file() {
+        return std::path::absolute(dir).map_err(|e| format!("{}: {e}", dir.display()));
+    }
+    if dir.is_relative() {
+        for base in exe.ancestors().skip(1) {
+            let cand = base.join(dir);
+            if cand.join(PROBE).is_file() {
+                return Ok(cand);
+            }
+            tried.push(cand);
+        }
+    }
+    let tried: Vec<String> = tried.iter().map(|p| p.display().to_string()).collect();
+    Err(format!(
+        "the MNIST files ({PROBE} and the other three) are not in {}; run from the repository root or pass --data_dir",
+        tried.join(", ")
+    ))
+}
+
 enum Msg {
     Line(usize, String),
     Closed(usize),
@@ -83,6 +122,7 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
         return Err("--workers must be at least 1".into());
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the ferroflow binary: {e}"))?;
+    let data_dir = find_data_dir(&a.data_dir, &exe)?;
     let hosts = |n: usize| -> Result<String, String> {
         let v: Result<Vec<String>, String> = (0..n).map(|_| free_port().map(|p| format!("127.0.0.1:{p}"))).collect();
         Ok(v?.join(","))
@@ -98,7 +138,7 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
             .args(["--model", &a.model, "--steps", &a.steps.to_string(), "--batch", &a.batch.to_string()])
             .args(["--optimizer", &a.optimizer, "--learning_rate", &a.learning_rate.to_string()])
             .arg("--data_dir")
-            .arg(&a.data_dir)
+            .arg(&data_dir)
             .arg("--logdir")
             .arg(&a.logdir)
             .arg("--machine_progress")
@@ -187,15 +227,24 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
             Ok(Msg::Closed(i)) => {
                 open -= 1;
                 bars[i].finish();
+                // A task that failed stops the demo now: the others would wait for it
+                // (the ps forever) and the user would see nothing.
+                let (name, child) = &mut cluster.children[i];
+                if let Some(status) = exit_status(child) {
+                    if !status.success() {
+                        multi.clear().ok();
+                        let err = stderr_threads.swap_remove(i).join().unwrap_or_default();
+                        return Err(format!("{name} exited with {status}: {}; stopping the cluster", err.trim()));
+                    }
+                }
             }
             Err(_) => return Err("no output from the cluster for 10 minutes; stopping it".into()),
         }
     }
     let mut failures = Vec::new();
-    for (i, (name, c)) in cluster.children.iter_mut().enumerate() {
+    for ((name, c), err) in cluster.children.iter_mut().zip(stderr_threads) {
         let status = c.wait().map_err(|e| format!("{name}: {e}"))?;
-        let err = stderr_threads.remove(0).join().unwrap_or_default();
-        let _ = i;
+        let err = err.join().unwrap_or_default();
         if !status.success() {
             failures.push(format!("{name} exited with {status}: {}", err.trim()));
         }
@@ -221,4 +270,29 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
     println!("checkpoints and TensorBoard summaries: {} (tensorboard --logdir {0})", a.logdir.display());
     println!("all {} processes exited cleanly", cluster.children.len());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_dir_is_found_above_the_binary_and_missing_data_is_named() {
+        let root = std::env::temp_dir().join(format!("ff-demo-data-{}", std::process::id()));
+        let data = root.join("data/mnist");
+        std::fs::create_dir_all(&data).unwrap();
+        std::fs::create_dir_all(root.join("target/release")).unwrap();
+        std::fs::write(data.join("train-images-idx3-ubyte.gz"), b"x").unwrap();
+        let exe = root.join("target/release/ferroflow");
+        // Relative to the working directory it is not there; above the binary it is.
+        let rel = PathBuf::from("no-such-dir-here/data/mnist");
+        let err = find_data_dir(&rel, &exe).unwrap_err();
+        assert!(err.contains("are not in no-such-dir-here/data/mnist"), "{err}");
+        assert!(err.contains("--data_dir"), "{err}");
+        assert_eq!(find_data_dir(std::path::Path::new("data/mnist"), &exe).unwrap(), data);
+        // An absolute directory is taken as given or refused, never searched for.
+        assert_eq!(find_data_dir(&data, &exe).unwrap(), data);
+        assert!(find_data_dir(&root.join("nope"), &exe).is_err());
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }
