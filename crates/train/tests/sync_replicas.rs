@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferroflow_core::{Code, DataType, Tensor};
+use ferroflow_core::{attr, Code, DataType, Tensor};
 use ferroflow_graph::{get_or_create_global_step, global_variables_initializer, ops, Output, Scope, Variable};
 use ferroflow_kernels::data_flow::ConditionalAccumulator;
 use ferroflow_runtime::{DirectSession, RunOptions};
@@ -266,4 +266,33 @@ fn per_replica_tokens_need_every_replica_aggregated() {
     let e = bad.apply_gradients(&s, &[(x, m.b.clone())], &m.step).unwrap_err();
     assert_eq!(e.code, Code::InvalidArgument, "{e}");
     assert!(e.message.contains("per-replica tokens"), "{e}");
+}
+
+/// The token dequeue (on the ps, with the global step) waits on the accumulator updates
+/// themselves, which are colocated with their variables on the ps: a control edge through the replica's device would
+/// cost two extra cross-task transfers on every step.
+#[test]
+fn token_dequeue_depends_on_the_accumulator_updates_on_the_ps() {
+    let m = model();
+    let opt = SyncReplicasOptimizer::new(GradientDescent::new(LR), 2, 2);
+    let w = m.root.with_device("/job:worker/task:0");
+    let x = ops::placeholder_named(&w, "x", DataType::Float, Some(&[2]));
+    let g = ops::mul(&w, m.w.value(), x);
+    let gb = ops::identity(&w, m.b.value());
+    opt.apply_gradients(&w, &[(g, m.w.clone()), (gb, m.b.clone())], &m.step).unwrap();
+    let gd = m.root.graph().to_graph_def();
+    let node = |name: &str| gd.node.iter().find(|n| n.name == name).unwrap_or_else(|| panic!("no node {name}"));
+    let dequeue = gd.node.iter().find(|n| n.op == "QueueDequeueV2").expect("a token dequeue");
+    let controls: Vec<&str> = dequeue.input.iter().filter_map(|i| i.strip_prefix('^')).collect();
+    assert_eq!(controls.len(), 2, "{:?}", dequeue.input);
+    for c in controls {
+        let n = node(c);
+        assert_eq!(n.op, "ResourceAccumulatorApplyGradient", "{c}");
+        // Colocated with its variable (on the ps), whatever the replica's scope device.
+        let class = n.attr.get("_class");
+        assert!(
+            class == Some(&attr::list_string(&["loc:@w"])) || class == Some(&attr::list_string(&["loc:@b"])),
+            "{c}: {class:?}"
+        );
+    }
 }

@@ -221,7 +221,10 @@ impl<O: Optimizer> SyncReplicasOptimizer<O> {
         let apply_refs: Vec<&Operation> = applies.iter().collect();
         let apply_op = ops::group_named(&ss, "apply_gradients", &apply_refs);
         let timeout_ms = i64::try_from(self.token_timeout.as_millis()).unwrap_or(i64::MAX).max(1);
-        let token = ops::queue_dequeue(&gss.with_control_deps(&[&apply_op]), queue.clone(), &[gs_dtype], timeout_ms)
+        // The dequeue waits on the accumulator updates themselves (as in TensorFlow), not on
+        // the group: the group is on the replica's device, so depending on it would send a
+        // control edge from the ps to the worker and back on every step.
+        let token = ops::queue_dequeue(&gss.with_control_deps(&apply_refs), queue.clone(), &[gs_dtype], timeout_ms)
             .into_iter()
             .next()
             .ok_or_else(|| Status::internal("QueueDequeueV2 built without outputs"))?;
