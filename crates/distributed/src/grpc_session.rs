@@ -227,6 +227,23 @@ impl GrpcSession {
             None => None,
         };
         let (local, req) = match self.local.as_ref().and_then(|lm| lm.master().map(|m| (lm, m))) {
+            Some((lm, m)) if LocalMaster::can_run_here() => {
+                // The step runs on this thread; cancellation and the deadline drop it,
+                // which drops its RunGraph calls as a dropped gRPC call would.
+                let r = lm.run_here(async {
+                    let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
+                    tokio::select! {
+                        r = m.run_step(req) => Ok(r.unwrap_or_else(|e| RunStepResponse {
+                            status_code: e.code as i32,
+                            status_error_message: e.message,
+                            ..Default::default()
+                        })),
+                        Ok(st) = &mut rx => Err(st.context(format!("{what}: the step was cancelled by the client"))),
+                        _ = sleep => Err(Status::deadline_exceeded(format!("{what}: no reply within the step deadline"))),
+                    }
+                });
+                return self.finish_run_step(r.and_then(|r| r), reg, fetches);
+            }
             Some((lm, m)) => (Some(lm.spawn(async move { m.run_step(req).await })), None),
             None => (None, Some(req)),
         };
@@ -253,6 +270,16 @@ impl GrpcSession {
                 _ = sleep => Err(Status::deadline_exceeded(format!("{what}: no reply within the step deadline"))),
             }
         });
+        self.finish_run_step(resp, reg, fetches)
+    }
+
+    /// Deregisters the step's cancellation and decodes its reply.
+    fn finish_run_step(
+        &self,
+        resp: Result<RunStepResponse, Status>,
+        reg: Option<(&ferroflow_kernels::CancelToken, u64)>,
+        fetches: &[String],
+    ) -> Result<Vec<Tensor>, Status> {
         if let Some((tok, id)) = reg {
             tok.deregister(id);
         }

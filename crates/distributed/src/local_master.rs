@@ -22,6 +22,17 @@ pub(crate) struct LocalMaster {
     rt: tokio::runtime::Handle,
 }
 
+thread_local! {
+    static ON_CLIENT_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread is a client's, running a step through [`LocalMaster::run_here`]:
+/// the thread waits for the step anyway, so the local partition's executor may start on
+/// it instead of on a blocking-pool thread (one thread hop less per step).
+pub(crate) fn on_client_thread() -> bool {
+    ON_CLIENT_THREAD.with(|c| c.get())
+}
+
 fn registry() -> &'static Mutex<HashMap<String, LocalMaster>> {
     static R: OnceLock<Mutex<HashMap<String, LocalMaster>>> = OnceLock::new();
     R.get_or_init(|| Mutex::new(HashMap::new()))
@@ -59,6 +70,30 @@ impl LocalMaster {
     /// Runs `fut` on the server's runtime. The returned handle aborts the call when dropped
     /// before it finished (so a cancelled or timed-out client step is dropped by the
     /// master, as when a gRPC call is dropped).
+    /// Whether [`LocalMaster::run_here`] may be called: not on a thread that belongs to a
+    /// runtime (blocking it there could deadlock; such callers use [`LocalMaster::spawn`]).
+    pub(crate) fn can_run_here() -> bool {
+        tokio::runtime::Handle::try_current().is_err()
+    }
+
+    /// Runs `fut` to completion on the calling thread, inside the server's runtime (the
+    /// tasks it spawns run on the server's threads). A step run this way skips two thread
+    /// hops each way: the server task that would run it and the client task that would
+    /// wait for it. Only where [`LocalMaster::can_run_here`]. If the server's runtime goes
+    /// away during the step (its `Server` dropped by another thread), tokio's timers panic;
+    /// that is reported as Unavailable, not passed on to the caller.
+    pub(crate) fn run_here<F: Future>(&self, fut: F) -> Result<F::Output, Status> {
+        struct Reset(bool);
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                ON_CLIENT_THREAD.with(|c| c.set(self.0));
+            }
+        }
+        let _reset = Reset(ON_CLIENT_THREAD.with(|c| c.replace(true)));
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.rt.block_on(fut)))
+            .map_err(|_| Status::unavailable("the in-process server shut down during the step"))
+    }
+
     pub(crate) fn spawn<T: Send + 'static>(
         &self,
         fut: impl Future<Output = Result<T, Status>> + Send + 'static,

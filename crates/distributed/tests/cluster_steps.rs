@@ -220,3 +220,34 @@ fn cancel_blocked_step(grpc_only: bool) {
     let e = sess.run_by_name(&[], &[format!("{}:0", y.node)], &[], &opts).unwrap_err();
     assert_eq!(e.code, ferroflow_core::Code::Cancelled, "{e}");
 }
+
+/// A step of an in-process session runs on the client's thread inside the server's
+/// runtime: when another thread drops the server meanwhile, the step fails with an error
+/// (the server's shutdown cancels it, or its runtime is gone) instead of hanging or
+/// panicking the client.
+#[test]
+fn dropping_the_server_under_an_in_process_step_fails_the_step() {
+    let server = Server::create_local_server().unwrap();
+    let s = Scope::new_root();
+    let q = ops::fifo_queue(&s, &[DataType::Float], &[vec![]], -1, "never_filled", true);
+    let x = ops::queue_dequeue(&s, q, &[DataType::Float], -1).remove(0);
+    let sess = GrpcSession::new(server.target(), s.graph()).unwrap();
+    assert!(sess.is_in_process());
+    let name = format!("{}:0", x.node);
+    let start = Instant::now();
+    let h = std::thread::spawn(move || {
+        let opts = RunOptions { timeout: Some(Duration::from_secs(60)), cancel: None };
+        sess.run_by_name(&[], &[name], &[], &opts)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    drop(server);
+    let e = h.join().expect("the client thread must not panic").unwrap_err();
+    assert!(
+        matches!(
+            e.code,
+            ferroflow_core::Code::Cancelled | ferroflow_core::Code::Aborted | ferroflow_core::Code::Unavailable
+        ),
+        "{e}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(30), "the step took {:?} to fail", start.elapsed());
+}

@@ -7,6 +7,7 @@
 //! a successful step on ferroflow workers, which release its state by themselves.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -40,7 +41,7 @@ pub(crate) async fn run_step(
         }
     }
     let recv_key: Vec<String> = plan.fetches.iter().map(|f| f.key.clone()).collect();
-    let mut set = tokio::task::JoinSet::new();
+    let mut set = Partitions::default();
     let mut pending: Vec<bool> = vec![true; plan.parts.len()];
     let mut client_reply: Option<RunGraphResponse> = None;
     for (i, part) in plan.parts.iter().enumerate() {
@@ -56,7 +57,9 @@ pub(crate) async fn run_step(
             ..Default::default()
         };
         let worker = part.worker.clone();
-        set.spawn(async move { (i, worker.run_graph(req, deadline).await) });
+        // The client partition last: remote partitions' requests go out before a local
+        // partition's executor starts (possibly on this thread).
+        set.push(Box::pin(async move { (i, worker.run_graph(req, deadline).await) }), part.is_client);
     }
     let start = Instant::now();
     let mut first_err: Option<Status> = None;
@@ -74,13 +77,13 @@ pub(crate) async fn run_step(
             j = set.join_next() => {
                 let Some(j) = j else { break };
                 match j {
-                    Ok((i, Ok(resp))) => {
+                    (i, Ok(resp)) => {
                         pending[i] = false;
                         if plan.parts[i].is_client {
                             client_reply = Some(resp);
                         }
                     }
-                    Ok((i, Err(e))) => {
+                    (i, Err(e)) => {
                         pending[i] = false;
                         let better = match &first_err {
                             None => true,
@@ -95,10 +98,6 @@ pub(crate) async fn run_step(
                         // Only a cancellation so far: wait briefly for the real cause.
                         grace.get_or_insert(tokio::time::Instant::now() + Duration::from_millis(500));
                     }
-                    Err(e) => {
-                        first_err.get_or_insert(Status::internal(format!("RunGraph task failed: {e}")));
-                        break;
-                    }
                 }
             }
             _ = &mut sleep => {
@@ -112,7 +111,8 @@ pub(crate) async fn run_step(
             _ = grace_sleep => break,
         }
     }
-    // Dropping the set cancels every RunGraph still running.
+    // Dropping the set cancels every RunGraph still running (a local one aborts its step,
+    // a remote call is reset, which aborts the step on its worker).
     drop(set);
     cleanup(&plan, step_id, first_err.is_none());
     if let Some(e) = first_err {
@@ -129,6 +129,47 @@ pub(crate) async fn run_step(
         out.insert(f.name.clone(), t);
     }
     Ok(out)
+}
+
+type PartFuture = std::pin::Pin<Box<dyn Future<Output = (usize, Result<RunGraphResponse, Status>)> + Send>>;
+
+/// The step's RunGraph calls, polled together by the task (or client thread) running the
+/// step rather than spawned: their work per poll is small (a request to send, a reply to
+/// read, a local executor to start) and every spawn would add a thread hop to the step.
+#[derive(Default)]
+struct Partitions(Vec<Option<PartFuture>>);
+
+impl Partitions {
+    /// Adds a call; `last` ones are polled after the others.
+    fn push(&mut self, f: PartFuture, last: bool) {
+        if last {
+            self.0.push(Some(f));
+        } else {
+            self.0.insert(0, Some(f));
+        }
+    }
+
+    /// The next call to finish, or None when all have.
+    async fn join_next(&mut self) -> Option<(usize, Result<RunGraphResponse, Status>)> {
+        std::future::poll_fn(|cx| {
+            let mut left = false;
+            for slot in self.0.iter_mut() {
+                if let Some(f) = slot {
+                    if let std::task::Poll::Ready(r) = f.as_mut().poll(cx) {
+                        *slot = None;
+                        return std::task::Poll::Ready(Some(r));
+                    }
+                    left = true;
+                }
+            }
+            if left {
+                std::task::Poll::Pending
+            } else {
+                std::task::Poll::Ready(None)
+            }
+        })
+        .await
+    }
 }
 
 /// CleanupGraph on every partition's task, in the background (bounded by 10 s). After a

@@ -65,8 +65,14 @@ impl Worker {
         let (tx, rx) = tokio::sync::oneshot::channel();
         let mut guard = AbortOnDrop(Some(entry.clone()));
         // Kernels never run on the async threads: the executor starts on a blocking thread
-        // and hands expensive nodes to the compute pool.
-        tokio::task::spawn_blocking(move || exec.run_async(step, Box::new(move |r| drop(tx.send(r)))));
+        // (or on the client's own thread, which waits for this step anyway) and hands
+        // expensive nodes to the compute pool.
+        let start = move || exec.run_async(step, Box::new(move |r| drop(tx.send(r))));
+        if crate::local_master::on_client_thread() {
+            start();
+        } else {
+            tokio::task::spawn_blocking(start);
+        }
         let result = match tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), rx).await {
             Ok(Ok(r)) => r,
             Ok(Err(_)) => Err(Status::internal("the executor dropped its completion")),
