@@ -67,9 +67,6 @@ impl LocalMaster {
         Some(shared.master.clone())
     }
 
-    /// Runs `fut` on the server's runtime. The returned handle aborts the call when dropped
-    /// before it finished (so a cancelled or timed-out client step is dropped by the
-    /// master, as when a gRPC call is dropped).
     /// Whether [`LocalMaster::run_here`] may be called: not on a thread that belongs to a
     /// runtime (blocking it there could deadlock; such callers use [`LocalMaster::spawn`]).
     pub(crate) fn can_run_here() -> bool {
@@ -90,10 +87,18 @@ impl LocalMaster {
             }
         }
         let _reset = Reset(ON_CLIENT_THREAD.with(|c| c.replace(true)));
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.rt.block_on(fut)))
-            .map_err(|_| Status::unavailable("the in-process server shut down during the step"))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.rt.block_on(fut))).map_err(|p| {
+            let why = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
+            Status::unavailable(format!(
+                "the in-process step failed inside its server's runtime (was the server dropped during it?): {}",
+                why.unwrap_or_default()
+            ))
+        })
     }
 
+    /// Runs `fut` on the server's runtime. The returned handle aborts the call when dropped
+    /// before it finished (so a cancelled or timed-out client step is dropped by the
+    /// master, as when a gRPC call is dropped).
     pub(crate) fn spawn<T: Send + 'static>(
         &self,
         fut: impl Future<Output = Result<T, Status>> + Send + 'static,
