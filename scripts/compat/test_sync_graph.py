@@ -97,11 +97,19 @@ try:
         for _ in range(STEPS):
             sessions[0].run(chief["sync"], options=opts)
 
+    # Replicas step together. TensorFlow's token queue is shared: a replica that finished
+    # step t quickly could otherwise take the token of update t meant for the other one
+    # (whose dequeue had not started yet) with its step t + 1, then both of its gradients
+    # go to one update and the last update never gets its second one (TensorFlow's own
+    # semantics; ferroflow's trainer uses one token queue per replica instead).
+    barrier = threading.Barrier(2, timeout=120)
+
     def replica(i):
         m = models[i]
         for t in range(STEPS):
             x, y = data(i, t)
             sessions[i].run(m["train"], feed_dict={m["x"]: x, m["y"]: y}, options=opts)
+            barrier.wait()
 
     threads = [threading.Thread(target=guarded(chief_queue_runner))]
     threads += [threading.Thread(target=guarded(lambda i=i: replica(i))) for i in range(2)]
