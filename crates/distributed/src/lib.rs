@@ -22,6 +22,7 @@ pub mod master;
 mod partition;
 pub mod rpc_util;
 mod server;
+mod tensor_stream;
 mod tensor_wire;
 mod tf_config;
 pub mod worker;

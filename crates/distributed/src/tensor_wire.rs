@@ -136,6 +136,20 @@ impl Chunks {
         }
     }
 
+    /// Copies the first bytes into `out`; false (and `out` partly written) if fewer arrived.
+    pub(crate) fn peek(&self, out: &mut [u8]) -> bool {
+        let mut at = 0;
+        for b in &self.bufs {
+            if at == out.len() {
+                break;
+            }
+            let n = b.len().min(out.len() - at);
+            out[at..at + n].copy_from_slice(&b[..n]);
+            at += n;
+        }
+        at == out.len()
+    }
+
     /// Splits off the next whole gRPC message (its 5-byte prefix and payload) if all of it
     /// has arrived, without copying: a body that carries a stream of messages is read one
     /// message at a time. `None` until the message is complete.
@@ -144,15 +158,7 @@ impl Chunks {
             return Ok(None);
         }
         let mut prefix = [0u8; 5];
-        let mut at = 0;
-        for b in &self.bufs {
-            let n = b.len().min(5 - at);
-            prefix[at..at + n].copy_from_slice(&b[..n]);
-            at += n;
-            if at == 5 {
-                break;
-            }
-        }
+        self.peek(&mut prefix);
         let n = u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize;
         if n > MAX_MESSAGE_SIZE {
             return Err(Status::resource_exhausted(format!(

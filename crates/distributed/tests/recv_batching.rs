@@ -29,7 +29,16 @@ fn receives_from_one_peer_share_a_call_and_arrive_as_they_are_ready() {
     let big_sum = ops::sum(&wk, big, ops::constant(&wk, Tensor::vec(vec![0i32, 1])), false);
     let out = ops::mul(&wk, late, k.clone());
     let flag_on_worker = ops::identity(&wk, flag);
+    // Large tensors of other dtypes in the same batch, read into their buffers as they
+    // arrive (`tensor_stream`); every element is checked.
+    let n = 300_000i64;
+    let seq = ops::range(&ps, ops::constant(&ps, 0i64), ops::constant(&ps, n), ops::constant(&ps, 1i64));
+    let seq_on_worker = ops::identity(&wk, seq.clone());
+    let halves = ops::identity(&wk, ops::mul(&ps, ops::cast(&ps, seq, DataType::Double), ops::constant(&ps, 0.5f64)));
     let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
+    let r = sess.run(&[], &[&seq_on_worker, &halves], &[]).unwrap();
+    assert!(r[0].as_slice::<i64>().unwrap().iter().copied().eq(0..n));
+    assert!(r[1].as_slice::<f64>().unwrap().iter().enumerate().all(|(i, &v)| v == i as f64 * 0.5));
     for _ in 0..3 {
         let r = sess.run(&[], &[&out, &big_sum, &flag_on_worker, &k], &[]).unwrap();
         assert_eq!(r[0].as_slice::<f32>().unwrap(), &[21.0, 35.0, 49.0]);

@@ -1,18 +1,20 @@
-//! The caller's side of ferroflow's batched RecvTensor (see `recv_tensors_http`): one call
-//! fetches several tensors of a step from one peer, each delivered as soon as its message
-//! has arrived.
+//! The caller's side of RecvTensor: TensorFlow's call for one tensor, and ferroflow's
+//! batched call (see `recv_tensors_http`) that fetches several tensors of a step from one
+//! peer, each delivered as soon as its message has arrived. Both read the tensors with
+//! `tensor_stream`, a large content straight into its tensor while it arrives.
 
 use std::time::Instant;
 
 use bytes::Bytes;
-use ferroflow_core::proto::{RecvTensorRequest, RecvTensorResponse};
+use ferroflow_core::proto::RecvTensorRequest;
 use ferroflow_core::{Status, Tensor};
 use http_body_util::BodyExt;
 use tonic::transport::Channel;
 
+use super::recv_tensor_http::PATH as RECV_TENSOR;
 use super::recv_tensors_http::{index_of, PATH};
 use crate::grpc_raw::{framed, past_deadline, start, trailer_status};
-use crate::tensor_wire::Chunks;
+use crate::tensor_stream::RecvTensorReader;
 
 /// Fetches `reqs` from the peer behind `channel` in one call, handing each tensor (and
 /// its is_dead flag) to `deliver` with the index of its request as it arrives. Returns
@@ -28,7 +30,7 @@ pub(crate) async fn recv_tensors(
 ) -> Result<(), Status> {
     let frames: Vec<Bytes> = reqs.iter().map(framed).collect();
     let mut body = start(channel, PATH, frames, deadline, what).await?;
-    let mut chunks = Chunks::default();
+    let mut reader = RecvTensorReader::default();
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| {
             past_deadline(Status::unavailable(format!("{what}: reading the stream failed: {e}")), deadline, what)
@@ -40,21 +42,65 @@ pub(crate) async fn recv_tensors(
                 Err(_) => continue,
             },
         };
-        chunks.push(frame);
-        while let Some(m) = chunks.take_message(what)? {
-            let resp: RecvTensorResponse = m.into_message(what)?;
-            let index = index_of(resp.transport_options.as_ref()).filter(|&i| i < reqs.len()).ok_or_else(|| {
+        reader.push(frame);
+        while let Some(m) = reader.next(what)? {
+            let index = index_of(m.transport_options.as_ref()).filter(|&i| i < reqs.len()).ok_or_else(|| {
                 Status::internal(format!(
                     "{what}: a streamed tensor does not name one of the call's {} requests",
                     reqs.len()
                 ))
             })?;
-            let proto = resp.tensor.unwrap_or_default();
-            let r = Tensor::from_proto(&proto)
-                .map(|t| (t, resp.is_dead))
+            let r = m
+                .tensor
+                .map(|t| (t, m.is_dead))
                 .map_err(|e| e.context(format!("{what}: tensor '{}'", reqs[index].rendezvous_key)));
             deliver(index, r);
         }
     }
     Err(Status::internal(format!("{what}: the stream ended without a grpc-status")))
+}
+
+/// One RecvTensor call (TensorFlow's, served by every peer): the tensor and its is_dead
+/// flag, its content read into the tensor as it arrives.
+pub(crate) async fn recv_tensor(
+    channel: Channel,
+    req: &RecvTensorRequest,
+    deadline: Instant,
+    what: &str,
+) -> Result<(Tensor, bool), Status> {
+    let mut body = start(channel, RECV_TENSOR, vec![framed(req)], deadline, what).await?;
+    let mut reader = RecvTensorReader::default();
+    let mut got = None;
+    let mut ended = false;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            past_deadline(Status::unavailable(format!("{what}: reading the response failed: {e}")), deadline, what)
+        })?;
+        let frame = match frame.into_data() {
+            Ok(data) => data,
+            Err(frame) => match frame.into_trailers() {
+                Ok(t) => {
+                    trailer_status(&t, what)?;
+                    ended = true;
+                    break;
+                }
+                Err(_) => continue,
+            },
+        };
+        reader.push(frame);
+        if let Some(m) = reader.next(what)? {
+            if got.is_some() {
+                return Err(Status::internal(format!("{what}: the response holds more than one message")));
+            }
+            got = Some(m);
+        }
+    }
+    if !ended {
+        return Err(Status::internal(format!("{what}: the response ended without a grpc-status")));
+    }
+    match got {
+        Some(m) if !reader.has_pending() => Ok((m.tensor.map_err(|e| e.context(what))?, m.is_dead)),
+        Some(_) => Err(Status::internal(format!("{what}: bytes follow the response message"))),
+        None => Err(Status::internal(format!("{what}: the response has no complete message"))),
+    }
 }

@@ -10,17 +10,15 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use ferroflow_core::proto::{RecvTensorRequest, RecvTensorResponse};
+use ferroflow_core::proto::RecvTensorRequest;
 use ferroflow_core::{Code, DeviceName, Status, Tensor};
 use ferroflow_kernels::{ParsedKey, RecvCallback, Rendezvous};
 
-use super::recv_batch::recv_tensors;
-use super::recv_tensor_http::PATH;
+use super::recv_batch::{recv_tensor, recv_tensors};
 use super::recv_tensors_http::MAX_KEYS;
 use super::session::WorkerSession;
 use super::step_table::StepEntry;
 use crate::channels::ChannelCache;
-use crate::grpc_raw;
 use crate::ids::new_request_id;
 
 /// A step's rendezvous on one worker.
@@ -117,13 +115,7 @@ impl Peer {
             Err(e) => return self.finish(q, Err(e)),
         };
         let req = self.request(&q.key);
-        let call = async {
-            let resp: RecvTensorResponse = grpc_raw::unary(channel, PATH, &req, self.deadline, &q.what).await?;
-            let proto = resp.tensor.unwrap_or_default();
-            let t = Tensor::from_proto(&proto).map_err(|e| e.context(&q.what))?;
-            Ok::<_, Status>((t, resp.is_dead))
-        };
-        let r = self.bounded(&q.what, call).await;
+        let r = self.bounded(&q.what, recv_tensor(channel, &req, self.deadline, &q.what)).await;
         self.finish(q, r);
     }
 
