@@ -222,3 +222,55 @@ fn scan_finds_the_content_only_where_it_is_safe_to_stream() {
     // A cut-off head is not a layout either.
     assert!(scan(&body[..l.content_start - 1], body.len()).is_none());
 }
+
+/// Corrupted messages (random bytes changed in the head, the content's surroundings and
+/// the tail, in random chunkings) give errors or tensors, never a panic.
+#[test]
+fn corrupted_streams_never_panic() {
+    let t = big_f32(20_000);
+    let mut clean = flat(&encode_recv_tensor(response(&t, true, 2)).unwrap()).to_vec();
+    clean.extend_from_slice(&unusual_order(&t, 3));
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut rand = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let first = clean.len() - unusual_order(&t, 3).len();
+    let (mut tensors, mut bad_tensors, mut bad_streams) = (0, 0, 0);
+    for _ in 0..400 {
+        let mut b = clean.clone();
+        for _ in 0..1 + rand(3) {
+            // Mostly the small fields around the contents: the heads and the tails.
+            let at = match rand(4) {
+                0 => rand(40),
+                1 => first + rand(40),
+                2 => first - 1 - rand(30),
+                _ => rand(b.len()),
+            };
+            b[at] = rand(256) as u8;
+        }
+        let all = Bytes::from(b);
+        let mut r = RecvTensorReader::default();
+        let mut i = 0;
+        'feed: while i < all.len() {
+            let j = (i + 1 + rand(70_000)).min(all.len());
+            r.push(all.slice(i..j));
+            i = j;
+            loop {
+                match r.next("fuzz") {
+                    Ok(Some(m)) if m.tensor.is_ok() => tensors += 1,
+                    Ok(Some(_)) => bad_tensors += 1,
+                    Ok(None) => break,
+                    Err(_) => {
+                        bad_streams += 1;
+                        break 'feed;
+                    }
+                }
+            }
+        }
+    }
+    // Every kind of outcome was reached.
+    assert!(tensors > 100 && bad_tensors > 0 && bad_streams > 0, "{tensors} {bad_tensors} {bad_streams}");
+}
