@@ -99,10 +99,10 @@ fn a_stream_mixes_streamed_and_whole_messages() {
     }
 }
 
-/// A RecvTensorResponse whose tensor comes first and whose TensorProto has a field after
-/// its content, other outer fields following the tensor (valid protobuf that neither
-/// encoder writes).
-fn unusual_order(t: &Tensor, version_after: i32) -> Bytes {
+/// A RecvTensorResponse whose tensor comes first, its TensorProto's fields `after` following
+/// its content and the outer fields `outer` following the tensor (valid protobuf that
+/// neither encoder writes).
+fn content_first(t: &Tensor, after: &TensorProto, outer: &RecvTensorResponse) -> Bytes {
     let mut p = t.to_proto();
     let content = std::mem::take(&mut p.tensor_content);
     let mut tensor = BytesMut::new();
@@ -110,14 +110,19 @@ fn unusual_order(t: &Tensor, version_after: i32) -> Bytes {
     encode_key(4, WireType::LengthDelimited, &mut tensor);
     encode_varint(content.len() as u64, &mut tensor);
     tensor.put_slice(&content);
-    encode_key(3, WireType::Varint, &mut tensor);
-    encode_varint(version_after as u64, &mut tensor);
+    after.encode_raw(&mut tensor);
     let mut body = BytesMut::new();
     encode_key(1, WireType::LengthDelimited, &mut body);
     encode_varint(tensor.len() as u64, &mut body);
     body.put_slice(&tensor);
-    RecvTensorResponse { is_dead: true, send_start_micros: 99, ..Default::default() }.encode_raw(&mut body);
+    outer.encode_raw(&mut body);
     framed_raw(&body)
+}
+
+/// A version number after the content; is_dead and send_start_micros after the tensor.
+fn unusual_order(t: &Tensor, version_after: i32) -> Bytes {
+    let after = TensorProto { version_number: version_after, ..Default::default() };
+    content_first(t, &after, &RecvTensorResponse { is_dead: true, send_start_micros: 99, ..Default::default() })
 }
 
 #[test]
@@ -159,19 +164,9 @@ fn a_bad_tensor_is_its_own_error_and_the_stream_goes_on() {
 #[test]
 fn a_dtype_changed_after_the_content_is_refused() {
     let t = big_f32(30_000);
-    let mut p = t.to_proto();
-    let content = std::mem::take(&mut p.tensor_content);
-    let mut tensor = BytesMut::new();
-    p.encode_raw(&mut tensor);
-    encode_key(4, WireType::LengthDelimited, &mut tensor);
-    encode_varint(content.len() as u64, &mut tensor);
-    tensor.put_slice(&content);
-    TensorProto { dtype: 3, ..Default::default() }.encode_raw(&mut tensor);
-    let mut body = BytesMut::new();
-    encode_key(1, WireType::LengthDelimited, &mut body);
-    encode_varint(tensor.len() as u64, &mut body);
-    body.put_slice(&tensor);
-    let (got, _) = read_all(&framed_raw(&body), 1000);
+    let after = TensorProto { dtype: 3, ..Default::default() };
+    let body = content_first(&t, &after, &RecvTensorResponse::default());
+    let (got, _) = read_all(&body, 1000);
     let e = got[0].tensor.as_ref().unwrap_err();
     assert!(e.message.contains("dtype changes"), "{}", e.message);
 }

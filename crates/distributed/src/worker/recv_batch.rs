@@ -9,6 +9,7 @@ use bytes::Bytes;
 use ferroflow_core::proto::RecvTensorRequest;
 use ferroflow_core::{Status, Tensor};
 use http_body_util::BodyExt;
+use tonic::body::Body;
 use tonic::transport::Channel;
 
 use super::recv_tensor_http::PATH as RECV_TENSOR;
@@ -31,16 +32,11 @@ pub(crate) async fn recv_tensors(
     let frames: Vec<Bytes> = reqs.iter().map(framed).collect();
     let mut body = start(channel, PATH, frames, deadline, what).await?;
     let mut reader = RecvTensorReader::default();
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| {
-            past_deadline(Status::unavailable(format!("{what}: reading the stream failed: {e}")), deadline, what)
-        })?;
-        let frame = match frame.into_data() {
-            Ok(data) => data,
-            Err(frame) => match frame.into_trailers() {
-                Ok(t) => return trailer_status(&t, what),
-                Err(_) => continue,
-            },
+    loop {
+        let frame = match next_frame(&mut body, deadline, what).await? {
+            Frame::Data(data) => data,
+            Frame::Trailers(t) => return trailer_status(&t, what),
+            Frame::End => break,
         };
         reader.push(frame);
         while let Some(m) = reader.next(what)? {
@@ -72,20 +68,15 @@ pub(crate) async fn recv_tensor(
     let mut reader = RecvTensorReader::default();
     let mut got = None;
     let mut ended = false;
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| {
-            past_deadline(Status::unavailable(format!("{what}: reading the response failed: {e}")), deadline, what)
-        })?;
-        let frame = match frame.into_data() {
-            Ok(data) => data,
-            Err(frame) => match frame.into_trailers() {
-                Ok(t) => {
-                    trailer_status(&t, what)?;
-                    ended = true;
-                    break;
-                }
-                Err(_) => continue,
-            },
+    loop {
+        let frame = match next_frame(&mut body, deadline, what).await? {
+            Frame::Data(data) => data,
+            Frame::Trailers(t) => {
+                trailer_status(&t, what)?;
+                ended = true;
+                break;
+            }
+            Frame::End => break,
         };
         reader.push(frame);
         if let Some(m) = reader.next(what)? {
@@ -102,5 +93,31 @@ pub(crate) async fn recv_tensor(
         Some(m) if !reader.has_pending() => Ok((m.tensor.map_err(|e| e.context(what))?, m.is_dead)),
         Some(_) => Err(Status::internal(format!("{what}: bytes follow the response message"))),
         None => Err(Status::internal(format!("{what}: the response has no complete message"))),
+    }
+}
+
+/// What a response body yields next.
+enum Frame {
+    Data(Bytes),
+    Trailers(http::HeaderMap),
+    End,
+}
+
+/// The next DATA chunk or the trailers of `body` (other frames are skipped); a failed read
+/// is Unavailable, or DeadlineExceeded once the call's deadline passed.
+async fn next_frame(body: &mut Body, deadline: Instant, what: &str) -> Result<Frame, Status> {
+    loop {
+        let Some(frame) = body.frame().await else { return Ok(Frame::End) };
+        let frame = frame.map_err(|e| {
+            past_deadline(Status::unavailable(format!("{what}: reading the response failed: {e}")), deadline, what)
+        })?;
+        match frame.into_data() {
+            Ok(data) => return Ok(Frame::Data(data)),
+            Err(frame) => {
+                if let Ok(t) = frame.into_trailers() {
+                    return Ok(Frame::Trailers(t));
+                }
+            }
+        }
     }
 }
