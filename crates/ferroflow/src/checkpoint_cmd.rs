@@ -78,7 +78,19 @@ fn inspect(path: &str, with_values: bool, as_json: bool) -> Result<(), Status> {
         if as_json {
             items.push(json::tensor_entry(&name, e.dtype.name(), e.shape.dims(), v.as_ref()));
         } else {
-            println!("{name}\t{}\t{}", e.dtype.name(), e.shape);
+            let slices = r.stored_slices(&name)?;
+            if slices.is_empty() {
+                println!("{name}\t{}\t{}", e.dtype.name(), e.shape);
+            } else {
+                let list: Vec<String> = slices.iter().map(|s| s.to_string()).collect();
+                println!(
+                    "{name}\t{}\t{}\tstored as {} slices: {}",
+                    e.dtype.name(),
+                    e.shape,
+                    list.len(),
+                    list.join(" ")
+                );
+            }
             if let Some(t) = v {
                 println!("  {}", json::values(&t));
             }

@@ -94,3 +94,57 @@ fn tensorflow_checkpoint_restores_into_resource_variables() {
 fn tensorflow_checkpoint_restores_into_ref_variables() {
     restore(false);
 }
+
+/// TensorFlow's partitioned-variable checkpoint (scripts/fixtures/tf_sliced_checkpoint.py):
+/// `name<TAB>shape<TAB>values` per full variable.
+fn sliced_expected() -> Vec<(String, Vec<usize>, Vec<f64>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tf_sliced_ckpt");
+    std::fs::read_to_string(dir.join("expected.txt"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let shape = f[1].split(' ').filter(|x| !x.is_empty()).map(|x| x.parse().unwrap()).collect();
+            (f[0].to_string(), shape, f[2].split(' ').map(|x| x.parse().unwrap()).collect())
+        })
+        .collect()
+}
+
+#[test]
+fn tensorflow_partitioned_checkpoint_reads_whole_and_in_other_slices() {
+    use ferroflow_kernels::io::tensor_slice::TensorSlice;
+    use ferroflow_kernels::io::BundleWriter;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tf_sliced_ckpt");
+    let prefix = latest_checkpoint(&dir).unwrap().unwrap();
+    let reader = BundleReader::open(&prefix).unwrap();
+    let want = sliced_expected();
+    assert_eq!(reader.names(), want.iter().map(|(n, _, _)| n.clone()).collect::<Vec<_>>());
+    assert_eq!(
+        reader.stored_slices("emb").unwrap().iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        ["0,3:0,3", "3,2:0,3", "5,2:0,3"]
+    );
+    for (name, shape, values) in &want {
+        let t = reader.read(name).unwrap();
+        assert_eq!(t.dims(), shape.as_slice(), "{name}");
+        assert_eq!(t.to_f64_vec().unwrap(), *values, "{name}");
+    }
+    // Rows 2-4 of emb span all three stored parts; columns 1-3 of scope/wide span two.
+    let emb = &want.iter().find(|w| w.0 == "emb").unwrap().2;
+    let rows = reader.read_slice("emb", &TensorSlice::parse("2,3:-").unwrap()).unwrap();
+    assert_eq!(rows.dims(), &[3, 3]);
+    assert_eq!(rows.to_f64_vec().unwrap(), emb[6..15].to_vec());
+    let wide = &want.iter().find(|w| w.0 == "scope/wide").unwrap().2;
+    let cols = reader.read_slice("scope/wide", &TensorSlice::parse("-:1,3").unwrap()).unwrap();
+    assert_eq!(cols.to_f64_vec().unwrap(), vec![wide[1], wide[2], wide[3], wide[7], wide[8], wide[9]]);
+    // Re-partitioned by ferroflow (2 parts on axis 1) it still reads back the same.
+    let out = temp_dir("tf-sliced-again");
+    let again = out.join("model").display().to_string();
+    let mut w = BundleWriter::new(&again).unwrap();
+    for s in ["-:0,2", "-:2,1"] {
+        let s = TensorSlice::parse(s).unwrap();
+        w.add_slice("emb", &[7, 3], &s, &reader.read_slice("emb", &s).unwrap()).unwrap();
+    }
+    w.finish().unwrap();
+    assert_eq!(BundleReader::open(&again).unwrap().read("emb").unwrap(), reader.read("emb").unwrap());
+    std::fs::remove_dir_all(out).unwrap();
+}

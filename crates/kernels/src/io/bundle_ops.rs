@@ -1,10 +1,12 @@
-//! Checkpoint kernels: `SaveV2`, `RestoreV2` and `MergeV2Checkpoints`.
+//! Checkpoint kernels: `SaveV2`, `RestoreV2` and `MergeV2Checkpoints`, whole tensors and
+//! slices of partitioned ones (`shape_and_slices`).
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::bundle_reader::BundleReader;
 use super::bundle_writer::{data_path, index_path, BundleWriter};
+use super::tensor_slice::{parse_shape_and_slice, TensorSlice};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 fn strings(ctx: &OpContext, i: usize, what: &str) -> Result<Vec<String>, Status> {
@@ -23,8 +25,8 @@ fn scalar_string(ctx: &OpContext, i: usize, what: &str) -> Result<String, Status
     Ok(strings(ctx, i, what)?.remove(0))
 }
 
-/// Names and slices, checked against each other; a non-empty slice is Unimplemented.
-fn names_and_slices(ctx: &OpContext, n: usize) -> Result<Vec<String>, Status> {
+/// Names and their parsed shape-and-slice specs (`None` for a whole tensor).
+fn names_and_slices(ctx: &OpContext, n: usize) -> Result<Vec<(String, Option<ShapeAndSlice>)>, Status> {
     let names = strings(ctx, 1, "tensor_names")?;
     let slices = strings(ctx, 2, "shape_and_slices")?;
     if names.len() != n || slices.len() != n {
@@ -34,17 +36,21 @@ fn names_and_slices(ctx: &OpContext, n: usize) -> Result<Vec<String>, Status> {
             slices.len()
         )));
     }
-    for (name, slice) in names.iter().zip(&slices) {
-        if !slice.is_empty() {
-            return Err(Status::unimplemented(format!(
-                "node '{}': tensor '{name}' has shape_and_slice '{slice}'; saving or restoring slices of \
-                 partitioned variables is not supported yet",
-                ctx.node().name
-            )));
-        }
-    }
-    Ok(names)
+    names
+        .into_iter()
+        .zip(&slices)
+        .map(|(name, spec)| {
+            if spec.is_empty() {
+                return Ok((name, None));
+            }
+            let parsed =
+                parse_shape_and_slice(spec).map_err(|e| ctx.error(format!("tensor '{name}': {}", e.message)))?;
+            Ok((name, Some(parsed)))
+        })
+        .collect()
 }
+
+type ShapeAndSlice = (Vec<usize>, TensorSlice);
 
 struct SaveV2;
 
@@ -55,9 +61,13 @@ impl OpKernel for SaveV2 {
         let names = names_and_slices(ctx, n)?;
         let node = ctx.node().name.clone();
         let mut w = BundleWriter::new(&prefix).map_err(|e| e.context(format!("node '{node}'")))?;
-        for (i, name) in names.iter().enumerate() {
+        for (i, (name, slice)) in names.iter().enumerate() {
             let t = ctx.input(3 + i)?;
-            w.add(name, &t).map_err(|e| e.context(format!("node '{node}'")))?;
+            match slice {
+                None => w.add(name, &t),
+                Some((full, slice)) => w.add_slice(name, full, slice, &t),
+            }
+            .map_err(|e| e.context(format!("node '{node}'")))?;
         }
         w.finish().map_err(|e| e.context(format!("node '{node}'")))
     }
@@ -73,8 +83,22 @@ impl OpKernel for RestoreV2 {
         let names = names_and_slices(ctx, self.dtypes.len())?;
         let node = ctx.node().name.clone();
         let reader = BundleReader::open(&prefix).map_err(|e| e.context(format!("node '{node}'")))?;
-        for (i, (name, &want)) in names.iter().zip(&self.dtypes).enumerate() {
-            let t = reader.read(name).map_err(|e| e.context(format!("node '{node}'")))?;
+        for (i, ((name, slice), &want)) in names.iter().zip(&self.dtypes).enumerate() {
+            let t = match slice {
+                None => reader.read(name),
+                Some((full, slice)) => {
+                    let stored = reader.entry(name).map_err(|e| e.context(format!("node '{node}'")))?;
+                    if stored.shape.dims() != full.as_slice() {
+                        return Err(Status::invalid_argument(format!(
+                            "node '{node}': tensor_name = {name}; shape in shape_and_slice spec {full:?} does not \
+                             match the shape stored in checkpoint {prefix}: {}",
+                            stored.shape
+                        )));
+                    }
+                    reader.read_slice(name, slice)
+                }
+            }
+            .map_err(|e| e.context(format!("node '{node}'")))?;
             if t.dtype() != want {
                 return Err(Status::invalid_argument(format!(
                     "node '{node}': tensor '{name}' in checkpoint {prefix} is {}, but the graph expects {want}",
@@ -107,14 +131,24 @@ pub fn merge_checkpoints(
     let mut seen = std::collections::BTreeSet::new();
     for r in &readers {
         for name in r.names() {
-            if !seen.insert(name.clone()) {
-                return Err(Status::invalid_argument(format!(
-                    "tensor '{name}' appears in more than one checkpoint to merge (second: {})",
-                    r.prefix()
-                )));
+            let e = r.entry(&name)?;
+            if e.proto.slices.is_empty() {
+                if !seen.insert(name.clone()) {
+                    return Err(Status::invalid_argument(format!(
+                        "tensor '{name}' appears in more than one checkpoint to merge (second: {})",
+                        r.prefix()
+                    )));
+                }
+                let t: Tensor = r.read(&name)?;
+                w.add(&name, &t)?;
+                continue;
             }
-            let t: Tensor = r.read(&name)?;
-            w.add(&name, &t)?;
+            // Slices of one partitioned tensor may come from several shards.
+            for s in r.stored_slices(&name)? {
+                let t = r.read_slice(&name, &s)?;
+                w.add_slice(&name, e.shape.dims(), &s, &t)
+                    .map_err(|err| err.context(format!("merging {}", r.prefix())))?;
+            }
         }
     }
     w.finish()?;
@@ -171,3 +205,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
 #[cfg(test)]
 #[path = "bundle_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "bundle_slice_tests.rs"]
+mod slice_tests;

@@ -2,6 +2,10 @@
 //! tensors' bytes back to back, `<prefix>.index` is a table mapping `""` to a
 //! `BundleHeaderProto` and each tensor name to a `BundleEntryProto`.
 //!
+//! A partitioned variable is added slice by slice ([`BundleWriter::add_slice`]): its full
+//! name's entry has dtype, full shape and the list of slices; each slice's bytes are an
+//! ordinary entry under the slice's key (as TensorFlow's `BundleWriter::AddSlice` does).
+//!
 //! Both files are written under temporary names and renamed only by
 //! [`BundleWriter::finish`] (data first, index last), so an interrupted save never leaves a
 //! half-written checkpoint under the final names.
@@ -17,6 +21,7 @@ use ferroflow_core::{Status, Tensor};
 use super::bundle_codec::encode;
 use super::crc::mask;
 use super::sstable::{TableBuilder, TableOptions};
+use super::tensor_slice::{overlap_len, TensorSlice};
 
 /// Version of the bundle format we write (TensorFlow's current one).
 pub const BUNDLE_VERSION: i32 = 1;
@@ -56,7 +61,7 @@ pub struct BundleWriter {
     data_tmp: PathBuf,
     data: Option<BufWriter<File>>,
     offset: u64,
-    entries: BTreeMap<String, BundleEntryProto>,
+    entries: BTreeMap<Vec<u8>, BundleEntryProto>,
 }
 
 impl BundleWriter {
@@ -85,7 +90,69 @@ impl BundleWriter {
         if name.is_empty() {
             return Err(Status::invalid_argument("checkpoint tensor names must not be empty"));
         }
-        if self.entries.contains_key(name) {
+        self.add_at(name.as_bytes().to_vec(), name, t)
+    }
+
+    /// Appends `t` as `slice` of the tensor `name` of shape `full` (a part of a partitioned
+    /// variable). Slices of one tensor must agree on dtype and shape and must not overlap.
+    /// A slice that is the whole tensor is added as by [`BundleWriter::add`].
+    pub fn add_slice(&mut self, name: &str, full: &[usize], slice: &TensorSlice, t: &Tensor) -> Result<(), Status> {
+        if name.is_empty() {
+            return Err(Status::invalid_argument("checkpoint tensor names must not be empty"));
+        }
+        if slice.covers(full) {
+            if t.dims() != full {
+                return Err(Status::invalid_argument(format!(
+                    "tensor '{name}': slice '{slice}' is all of shape {full:?} but the tensor has shape {}",
+                    t.shape()
+                )));
+            }
+            return self.add(name, t);
+        }
+        let what = || format!("tensor '{name}' slice '{slice}' in checkpoint {}", self.prefix);
+        let b = slice.bounds(full).map_err(|e| e.context(what()))?;
+        let lens: Vec<usize> = b.iter().map(|x| x.1).collect();
+        if t.dims() != lens.as_slice() {
+            return Err(Status::invalid_argument(format!(
+                "{}: the slice has shape {lens:?}, the tensor {}",
+                what(),
+                t.shape()
+            )));
+        }
+        let full_shape = ferroflow_core::Shape::new(full.to_vec());
+        if let Some(e) = self.entries.get(name.as_bytes()) {
+            if e.slices.is_empty() {
+                return Err(Status::invalid_argument(format!("{}: '{name}' was already added whole", what())));
+            }
+            if e.dtype != t.dtype().as_i32() || e.shape.as_ref() != Some(&full_shape.to_proto()) {
+                return Err(Status::invalid_argument(format!(
+                    "{}: earlier slices of '{name}' are {:?} of shape {:?}, this one {} of full shape {full:?}",
+                    what(),
+                    ferroflow_core::DataType::from_i32(e.dtype).map(|d| d.name()).unwrap_or("?"),
+                    e.shape.as_ref().map(|s| s.dim.iter().map(|d| d.size).collect::<Vec<_>>()),
+                    t.dtype()
+                )));
+            }
+            for p in &e.slices {
+                let prev = TensorSlice::from_proto(p)?;
+                if overlap_len(&prev.bounds(full)?, &b) > 0 {
+                    return Err(Status::invalid_argument(format!("{}: overlaps slice '{prev}'", what())));
+                }
+            }
+        }
+        self.add_at(slice.key(name), &format!("{name} (slice {slice})"), t)?;
+        let e = self.entries.entry(name.as_bytes().to_vec()).or_insert_with(|| BundleEntryProto {
+            dtype: t.dtype().as_i32(),
+            shape: Some(full_shape.to_proto()),
+            ..Default::default()
+        });
+        e.slices.push(slice.to_proto());
+        Ok(())
+    }
+
+    /// Appends `t`'s bytes under index key `key`; `name` names it in errors.
+    fn add_at(&mut self, key: Vec<u8>, name: &str, t: &Tensor) -> Result<(), Status> {
+        if self.entries.contains_key(&key) {
             return Err(Status::invalid_argument(format!(
                 "tensor '{name}' is added twice to checkpoint {}",
                 self.prefix
@@ -104,7 +171,7 @@ impl BundleWriter {
             slices: vec![],
         };
         self.offset += bytes.len() as u64;
-        self.entries.insert(name.to_string(), entry);
+        self.entries.insert(key, entry);
         Ok(())
     }
 
@@ -121,8 +188,8 @@ impl BundleWriter {
         };
         let mut table = TableBuilder::new(TableOptions::default());
         table.add(b"", &header.encode_to_vec())?;
-        for (name, e) in &self.entries {
-            table.add(name.as_bytes(), &e.encode_to_vec())?;
+        for (key, e) in &self.entries {
+            table.add(key, &e.encode_to_vec())?;
         }
         let index = table.finish();
         let index_final = index_path(&self.prefix);

@@ -7,10 +7,12 @@ mod bundle_ops;
 mod bundle_reader;
 mod bundle_writer;
 pub mod crc;
+mod ordered_code;
 mod plumbing;
 mod sendrecv;
 mod sstable;
 mod table_block;
+pub mod tensor_slice;
 pub mod varint;
 
 pub use bundle_ops::merge_checkpoints;
