@@ -197,6 +197,18 @@ case("placeholder_with_default", "PlaceholderWithDefault", [("input", f32(2, 2))
      py_extra={"shape": [2, 2]})
 case("no_op", "NoOp", [])
 
+# Embedding lookups over partitioned variables
+case("dynamic_partition", "DynamicPartition", [("data", f32(6, 2)), ("partitions", i32(2, 0, 1, 2, 2, 0))],
+     {"T": "float32"}, {"num_partitions": 4})
+case("dynamic_partition_2d_i64", "DynamicPartition",
+     [("data", np.arange(12, dtype=np.int64).reshape(2, 3, 2)), ("partitions", i32(1, 0, 1, 1, 0, 0).reshape(2, 3))],
+     {"T": "int64"}, {"num_partitions": 2})
+case("parallel_dynamic_stitch", "ParallelDynamicStitch", [("indices", [i32(0, 3), i32(1, 2, 4)]),
+                                                          ("data", [f32(2, 3), f32(3, 3)])], {"T": "float32"})
+case("unique_i64", "Unique", [("x", i64(4, 1, 4, 9, 1, 1, 7))], {"T": "int64", "out_idx": "int32"})
+case("unique_f32_idx64", "Unique", [("x", np.array([0.5, -2.0, 0.5, 3.0], np.float32))],
+     {"T": "float32", "out_idx": "int64"}, py_extra={"out_idx": tf.int64})
+
 for c in cases:
     if c["op"] == "PlaceholderWithDefault":
         c["attrs"]["shape"] = {"shape": [2, 2]}

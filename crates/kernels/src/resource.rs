@@ -134,17 +134,29 @@ impl ResourceMgr {
         }
     }
 
-    /// All variables (container, name, var), for savers and readiness checks.
+    /// All variables, resource and reference ones (container, name, var), for savers and
+    /// readiness checks.
     pub fn variables(&self) -> Vec<(String, String, Arc<Var>)> {
         let g = self.map.lock().unwrap_or_else(|e| e.into_inner());
         let mut out: Vec<_> = g
             .iter()
-            .filter_map(|(k, v)| v.clone().downcast::<Var>().ok().map(|var| (k.0.clone(), k.1.clone(), var)))
+            .filter_map(|(k, v)| {
+                let var = match v.clone().downcast::<Var>() {
+                    Ok(var) => var,
+                    Err(other) => other.downcast::<LegacyVar>().ok()?.0.clone(),
+                };
+                Some((k.0.clone(), k.1.clone(), var))
+            })
             .collect();
         out.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
         out
     }
 }
+
+/// A reference variable (`VariableV2`) as kept in the resource manager: a type of its own
+/// (TensorFlow's `LegacyVar`), so a reference and a resource variable of one name never
+/// share a value.
+pub struct LegacyVar(pub Arc<Var>);
 
 fn short_type<T>() -> &'static str {
     let n = std::any::type_name::<T>();

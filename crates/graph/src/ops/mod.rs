@@ -9,6 +9,7 @@ mod io;
 mod math;
 mod nn;
 mod random;
+mod sparse;
 mod state;
 mod string;
 mod training;
@@ -35,6 +36,7 @@ pub(crate) fn register_all(r: &mut OpRegistry) {
     math::register(r);
     nn::register(r);
     random::register(r);
+    sparse::register(r);
     state::register(r);
     string::register(r);
     training::register(r);

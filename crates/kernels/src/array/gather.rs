@@ -67,7 +67,7 @@ fn gather_typed<T: TensorType>(params: &Tensor, idx: &[i64], p: &Plan) -> Result
 
 /// Gathers `params` along `axis` with `batch_dims` leading batch dims (all normalized and
 /// validated by the caller, except the index values).
-fn do_gather(
+pub(crate) fn do_gather(
     ctx: &OpContext,
     params: &Tensor,
     indices: &Tensor,

@@ -10,6 +10,7 @@ mod gather;
 mod one_hot;
 mod pack;
 mod pad;
+mod partition;
 mod range;
 mod segment;
 mod shape_ops;
@@ -18,9 +19,11 @@ pub mod strided;
 mod strided_slice;
 mod tile;
 mod transpose;
+mod unique;
 mod util;
 mod where_op;
 
+pub(crate) use gather::do_gather as gather_rows;
 pub use gather::multi_index;
 pub use shape_ops::reshape_dims;
 pub use slice::slice_bounds;
@@ -39,6 +42,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     one_hot::register(r);
     pack::register(r);
     pad::register(r);
+    partition::register(r);
     range::register(r);
     segment::register(r);
     shape_ops::register(r);
@@ -46,5 +50,6 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     strided_slice::register(r);
     tile::register(r);
     transpose::register(r);
+    unique::register(r);
     where_op::register(r);
 }

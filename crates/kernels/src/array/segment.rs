@@ -1,4 +1,4 @@
-//! UnsortedSegmentSum and DynamicStitch: scatter rows by index.
+//! UnsortedSegmentSum and DynamicStitch (and ParallelDynamicStitch): scatter rows by index.
 
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
@@ -147,6 +147,9 @@ fn dynamic_stitch(ctx: &mut OpContext) -> Result<(), Status> {
 pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("UnsortedSegmentSum", |_| Ok(FnKernel::expensive(unsorted_segment_sum)));
     r.add("DynamicStitch", |_| Ok(FnKernel::expensive(dynamic_stitch)));
+    // The same result when indices do not repeat (TensorFlow leaves the winner of a
+    // repeated index unspecified there; here the last one wins, as in DynamicStitch).
+    r.add("ParallelDynamicStitch", |_| Ok(FnKernel::expensive(dynamic_stitch)));
 }
 
 #[cfg(test)]

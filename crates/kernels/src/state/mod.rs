@@ -1,11 +1,13 @@
 //! State kernels: resource variables (`VarHandleOp`, `ReadVariableOp`, …), reference
-//! variables (`VariableV2`, `Assign`, …) and the optimizer apply ops that update them.
+//! variables (`VariableV2`, `Assign`, …), row-wise gathers and scatters, and the optimizer
+//! apply ops that update them.
 
 pub mod handle;
 mod lock;
 mod par;
 mod ref_vars;
 mod resource_vars;
+mod sparse;
 pub mod training;
 mod update;
 
@@ -20,5 +22,6 @@ use crate::KernelRegistry;
 pub(crate) fn register(r: &mut KernelRegistry) {
     resource_vars::register(r);
     ref_vars::register(r);
+    sparse::register(r);
     training::register(r);
 }

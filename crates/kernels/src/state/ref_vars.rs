@@ -2,7 +2,7 @@
 //! `VariableV2`, `Assign`, `AssignAdd`, `AssignSub`, `IsVariableInitialized`.
 //!
 //! `VariableV2` outputs a [`Value::Ref`] to a [`Var`] kept in the task's resource manager
-//! under (container, shared_name or node name); ops taking `Ref(T)` inputs update it in
+//! under (container, shared_name or node name), apart from resource variables; ops taking `Ref(T)` inputs update it in
 //! place and forward the reference.
 
 use ferroflow_core::proto::NodeDef;
@@ -10,6 +10,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::handle::{tf_type_name, uninitialized_use};
 use super::update::{add_in_place, UpdateKind};
+use crate::resource::LegacyVar;
 use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
 
 struct VariableV2 {
@@ -20,8 +21,11 @@ struct VariableV2 {
 
 impl OpKernel for VariableV2 {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let var =
-            ctx.resources().lookup_or_create(&self.container, &self.name, || Ok(Var::new(&self.name, self.dtype)))?;
+        let var = ctx
+            .resources()
+            .lookup_or_create(&self.container, &self.name, || Ok(LegacyVar(Var::new(&self.name, self.dtype).into())))?
+            .0
+            .clone();
         if var.dtype != self.dtype {
             return Err(ctx.error(format!(
                 "variable {} already exists with dtype {} but this node declares {}",

@@ -219,3 +219,17 @@ fn ref_variable_lifecycle() {
     .unwrap();
     assert!(e.message.contains("must be a reference"), "{e}");
 }
+
+#[test]
+fn reference_and_resource_variables_of_one_name_are_apart() {
+    // As in TensorFlow (LegacyVar and Var): a graph with ref variables and one with
+    // resource variables of the same names can share a server.
+    let rm = Arc::new(ResourceMgr::new());
+    let r = ref_var(&rm, "w", DataType::Float);
+    *r.value.write().unwrap() = Some(Tensor::vec(vec![1.0f32; 3]));
+    let h = var_handle(&rm, "w", "", DataType::Float);
+    assign(&rm, &h, Tensor::vec(vec![2.0f32, 2.0]), true).unwrap();
+    assert_eq!(read(&rm, &h, DataType::Float).unwrap(), Tensor::vec(vec![2.0f32, 2.0]));
+    assert_eq!(r.value.read().unwrap().clone().unwrap(), Tensor::vec(vec![1.0f32; 3]));
+    assert!(Arc::ptr_eq(&r, &ref_var(&rm, "w", DataType::Float)));
+}

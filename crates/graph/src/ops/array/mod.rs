@@ -9,6 +9,7 @@ mod slice_shapes;
 pub use builders::*;
 
 pub(crate) use defs::register;
+pub(crate) use shapes::stitch_shape;
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,7 @@
 //! Optimizer apply kernels (`ApplyGradientDescent`, `ResourceApplyAdam`, …), both styles:
 //! `Apply*` update ref-variables and output the reference, `ResourceApply*` update
-//! resource variables and have no outputs. float32 and float64.
+//! resource variables and have no outputs. float32 and float64. `(Resource)SparseApplyAdagrad`
+//! updates only the rows a sparse gradient names.
 
 mod adagrad;
 mod adam;
@@ -9,6 +10,7 @@ mod gradient_descent;
 mod momentum;
 mod real;
 mod rms_prop;
+mod sparse_adagrad;
 
 #[cfg(test)]
 mod testutil;
@@ -24,4 +26,5 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     apply::register::<adagrad::AdagradV2>(r, "ApplyAdagradV2", "ResourceApplyAdagradV2");
     apply::register::<adam::Adam>(r, "ApplyAdam", "ResourceApplyAdam");
     apply::register::<rms_prop::RmsProp>(r, "ApplyRMSProp", "ResourceApplyRMSProp");
+    sparse_adagrad::register(r);
 }

@@ -1,0 +1,168 @@
+//! Ops for sparse access to (partitioned) variables, as `tf.nn.embedding_lookup` and the
+//! sparse optimizer updates build them: `DynamicPartition`, `ParallelDynamicStitch`,
+//! `Unique`, `ResourceGather`, `DisableCopyOnRead`, `Scatter{Add,Sub,Update}`,
+//! `ResourceScatter{Add,Sub,Update}`, `SparseApplyAdagrad`, `ResourceSparseApplyAdagrad`.
+
+use ferroflow_core::{NodeAttrs, Status};
+
+use super::array::stitch_shape;
+use super::state::NUMBER_TYPES;
+use crate::op_def::op;
+use crate::registry::OpRegistry;
+use crate::shape_fn::{Dims, ShapeCtx};
+
+type R = Result<Vec<Dims>, Status>;
+
+/// Output i: `[-1] + data.shape[rank(partitions):]`.
+fn partition_shape(c: &ShapeCtx) -> R {
+    let n = c.node.attr_int("num_partitions")?.max(0) as usize;
+    let out = match (c.input(0), c.input(1)) {
+        (Some(d), Some(p)) if d.len() >= p.len() => {
+            let mut o = vec![-1];
+            o.extend_from_slice(&d[p.len()..]);
+            Some(o)
+        }
+        (Some(d), Some(p)) => {
+            return Err(c.error(format!("data rank {} is less than partitions rank {}", d.len(), p.len())))
+        }
+        _ => None,
+    };
+    Ok(vec![out; n])
+}
+
+fn unique_shape(_: &ShapeCtx) -> R {
+    Ok(vec![Some(vec![-1]), Some(vec![-1])])
+}
+
+/// The variable's shape is not known here (a handle carries none): unknown.
+fn resource_gather_shape(_: &ShapeCtx) -> R {
+    Ok(vec![None])
+}
+
+fn no_outputs(_: &ShapeCtx) -> R {
+    Ok(vec![])
+}
+
+fn first_input(c: &ShapeCtx) -> R {
+    Ok(vec![c.input(0)])
+}
+
+pub(crate) fn register(r: &mut OpRegistry) {
+    r.add(
+        op("DynamicPartition")
+            .input("data: T")
+            .input("partitions: int32")
+            .output("outputs: num_partitions * T")
+            .attr("num_partitions: int >= 1")
+            .attr("T: type")
+            .shape_fn(partition_shape)
+            .build(),
+    );
+    r.add(
+        op("ParallelDynamicStitch")
+            .input("indices: N * int32")
+            .input("data: N * T")
+            .output("merged: T")
+            .attr("N: int >= 1")
+            .attr("T: type")
+            .shape_fn(stitch_shape)
+            .build(),
+    );
+    r.add(
+        op("Unique")
+            .input("x: T")
+            .output("y: T")
+            .output("idx: out_idx")
+            .attr("T: type")
+            .attr("out_idx: {int32, int64} = DT_INT32")
+            .shape_fn(unique_shape)
+            .build(),
+    );
+    r.add(
+        op("ResourceGather")
+            .input("resource: resource")
+            .input("indices: Tindices")
+            .output("output: dtype")
+            .attr("batch_dims: int = 0")
+            .attr("validate_indices: bool = true")
+            .attr("dtype: type")
+            .attr("Tindices: {int32, int64}")
+            .stateful()
+            .shape_fn(resource_gather_shape)
+            .build(),
+    );
+    r.add(op("DisableCopyOnRead").input("resource: resource").stateful().shape_fn(no_outputs).build());
+    for kind in ["Add", "Sub", "Update"] {
+        let t = if kind == "Update" { "T: type".to_string() } else { format!("T: {NUMBER_TYPES}") };
+        r.add(
+            op(&format!("Scatter{kind}"))
+                .input("ref: Ref(T)")
+                .input("indices: Tindices")
+                .input("updates: T")
+                .output("output_ref: Ref(T)")
+                .attr(&t)
+                .attr("Tindices: {int32, int64}")
+                .attr(&format!("use_locking: bool = {}", kind == "Update"))
+                .shape_fn(first_input)
+                .build(),
+        );
+        r.add(
+            op(&format!("ResourceScatter{kind}"))
+                .input("resource: resource")
+                .input("indices: Tindices")
+                .input("updates: dtype")
+                .attr(&t.replacen("T:", "dtype:", 1))
+                .attr("Tindices: {int32, int64}")
+                .stateful()
+                .shape_fn(no_outputs)
+                .build(),
+        );
+    }
+    for resource in [false, true] {
+        let mut b = op(if resource { "ResourceSparseApplyAdagrad" } else { "SparseApplyAdagrad" });
+        for s in ["var", "accum"] {
+            b = b.input(&if resource { format!("{s}: resource") } else { format!("{s}: Ref(T)") });
+        }
+        b = b.input("lr: T").input("grad: T").input("indices: Tindices");
+        if resource {
+            b = b.stateful().shape_fn(no_outputs);
+        } else {
+            b = b.output("out: Ref(T)").shape_fn(first_input);
+        }
+        r.add(
+            b.attr(&format!("T: {NUMBER_TYPES}"))
+                .attr("Tindices: {int32, int64}")
+                .attr("use_locking: bool = false")
+                .attr("update_slots: bool = true")
+                .build(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::registry::op_registry;
+
+    #[test]
+    fn registered_with_tensorflow_signatures() {
+        let r = op_registry();
+        for name in [
+            "DynamicPartition",
+            "ParallelDynamicStitch",
+            "Unique",
+            "ResourceGather",
+            "DisableCopyOnRead",
+            "ScatterAdd",
+            "ResourceScatterUpdate",
+            "SparseApplyAdagrad",
+            "ResourceSparseApplyAdagrad",
+        ] {
+            assert!(r.get(name).is_some(), "{name}");
+        }
+        let d = r.get("ResourceSparseApplyAdagrad").unwrap();
+        let inputs: Vec<&str> = d.inputs.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(inputs, ["var", "accum", "lr", "grad", "indices"]);
+        assert!(d.outputs.is_empty() && d.stateful);
+        assert!(r.get("SparseApplyAdagrad").unwrap().inputs[0].is_ref);
+    }
+}

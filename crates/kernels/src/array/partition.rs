@@ -1,0 +1,118 @@
+//! DynamicPartition: splits the rows of `data` into `num_partitions` outputs by an int32
+//! `partitions` tensor (`data.shape` starts with `partitions.shape`; output `i` holds, in
+//! order, every row whose partition is `i`).
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{NodeAttrs, Shape, Status, Tensor, TensorType};
+
+use super::gather::multi_index;
+use super::util::{dims_str, product, with_type};
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+struct DynamicPartition {
+    num: usize,
+}
+
+fn partition_typed<T: TensorType>(
+    data: &Tensor,
+    parts: &[i32],
+    num: usize,
+    tail: &[usize],
+) -> Result<Vec<Tensor>, Status> {
+    let src = data.as_slice::<T>()?;
+    let inner = product(tail);
+    let mut counts = vec![0usize; num];
+    for &p in parts {
+        counts[p as usize] += 1;
+    }
+    let mut outs: Vec<Vec<T>> = counts.iter().map(|&c| Vec::with_capacity(c * inner)).collect();
+    for (i, &p) in parts.iter().enumerate() {
+        outs[p as usize].extend_from_slice(&src[i * inner..(i + 1) * inner]);
+    }
+    outs.into_iter()
+        .zip(counts)
+        .map(|(v, c)| {
+            let mut dims = vec![c];
+            dims.extend_from_slice(tail);
+            Tensor::new(Shape::new(dims), v)
+        })
+        .collect()
+}
+
+impl OpKernel for DynamicPartition {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let data = ctx.input(0)?;
+        let pt = ctx.input(1)?;
+        let parts =
+            pt.as_slice::<i32>().map_err(|_| ctx.error(format!("partitions must be int32, got {}", pt.dtype())))?;
+        let r = pt.rank();
+        if data.rank() < r || data.dims()[..r] != *pt.dims() {
+            return Err(ctx.error(format!(
+                "data.shape must start with partitions.shape, got data.shape = {}, partitions.shape = {}",
+                dims_str(data.dims()),
+                dims_str(pt.dims())
+            )));
+        }
+        if let Some(k) = parts.iter().position(|&p| p < 0 || p as usize >= self.num) {
+            return Err(ctx.error(format!(
+                "partitions[{}] = {} is not in [0, {})",
+                multi_index(k, pt.dims()),
+                parts[k],
+                self.num
+            )));
+        }
+        let tail = data.dims()[r..].to_vec();
+        let outs = with_type!(data.dtype(), T => partition_typed::<T>(&data, parts, self.num, &tail))?;
+        for (i, t) in outs.into_iter().enumerate() {
+            ctx.set_output(i, t)?;
+        }
+        Ok(())
+    }
+}
+
+fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let num = n.attr_int("num_partitions")?;
+    if num < 1 {
+        return Err(n.node_error(format!("num_partitions must be at least 1, got {num}")));
+    }
+    Ok(Box::new(DynamicPartition { num: num as usize }))
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("DynamicPartition", make);
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, DataType};
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    #[test]
+    fn partitions_rows_in_order() {
+        let n = node("DynamicPartition", &[("T", attr::ty(DataType::Float)), ("num_partitions", attr::int(3))]);
+        let data = Tensor::new(vec![4, 2], vec![1.0f32, 2., 3., 4., 5., 6., 7., 8.]).unwrap();
+        let o = run_kernel(n.clone(), vec![data.clone(), Tensor::vec(vec![2i32, 0, 2, 0])], 3).unwrap();
+        assert_eq!(o[0], Tensor::new(vec![2, 2], vec![3.0f32, 4., 7., 8.]).unwrap());
+        assert_eq!(o[1].dims(), &[0, 2]);
+        assert_eq!(o[2], Tensor::new(vec![2, 2], vec![1.0f32, 2., 5., 6.]).unwrap());
+        let e = run_kernel(n.clone(), vec![data.clone(), Tensor::vec(vec![0i32, 3, 0, 0])], 3).unwrap_err();
+        assert!(e.message.contains("partitions[1] = 3 is not in [0, 3)"), "{e}");
+        let e = run_kernel(n.clone(), vec![data.clone(), Tensor::vec(vec![0i32, 1])], 3).unwrap_err();
+        assert!(e.message.contains("data.shape must start with partitions.shape"), "{e}");
+        let e = run_kernel(n, vec![data, Tensor::vec(vec![0i64, 1, 1, 1])], 3).unwrap_err();
+        assert!(e.message.contains("partitions must be int32"), "{e}");
+        // A 2-d partitions tensor over strings.
+        let n = node("DynamicPartition", &[("T", attr::ty(DataType::String)), ("num_partitions", attr::int(2))]);
+        let s: Vec<Vec<u8>> = ["a", "b", "c", "d"].iter().map(|x| x.as_bytes().to_vec()).collect();
+        let o = run_kernel(
+            n,
+            vec![Tensor::new(vec![2, 2], s).unwrap(), Tensor::new(vec![2, 2], vec![1i32, 0, 0, 1]).unwrap()],
+            2,
+        )
+        .unwrap();
+        assert_eq!(o[0].as_slice::<Vec<u8>>().unwrap(), &[b"b".to_vec(), b"c".to_vec()]);
+        assert_eq!(o[1].as_slice::<Vec<u8>>().unwrap(), &[b"a".to_vec(), b"d".to_vec()]);
+    }
+}

@@ -1,0 +1,94 @@
+//! Unique: the distinct elements of a 1-D tensor in order of first appearance (`y`) and,
+//! for every element, its position in `y` (`idx`, int32 or int64 by `out_idx`).
+//! Floats compare by value: `-0.0` equals `0.0` and every NaN is distinct, as in
+//! TensorFlow.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, Status, Tensor, TensorType};
+
+use super::util::{index_tensor, index_type_attr};
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+struct Unique {
+    out_idx: DataType,
+}
+
+/// `(y, idx)` for elements mapped to hashable keys by `key` (`None`: never equal).
+fn unique_by<T: TensorType, K: Hash + Eq>(x: &[T], key: impl Fn(&T) -> Option<K>) -> (Vec<T>, Vec<i64>) {
+    let mut seen: HashMap<K, i64> = HashMap::with_capacity(x.len());
+    let (mut y, mut idx) = (Vec::new(), Vec::with_capacity(x.len()));
+    for v in x {
+        let next = y.len() as i64;
+        let i = match key(v) {
+            Some(k) => *seen.entry(k).or_insert(next),
+            None => next,
+        };
+        if i == next {
+            y.push(v.clone());
+        }
+        idx.push(i);
+    }
+    (y, idx)
+}
+
+fn unique(x: &Tensor) -> Result<(Tensor, Vec<i64>), Status> {
+    fn done<T: TensorType>((y, idx): (Vec<T>, Vec<i64>)) -> Result<(Tensor, Vec<i64>), Status> {
+        Ok((Tensor::vec(y), idx))
+    }
+    match x.dtype() {
+        DataType::Float => done(unique_by(x.as_slice::<f32>()?, |v| (!v.is_nan()).then(|| (v + 0.0).to_bits()))),
+        DataType::Double => done(unique_by(x.as_slice::<f64>()?, |v| (!v.is_nan()).then(|| (v + 0.0).to_bits()))),
+        DataType::Int32 => done(unique_by(x.as_slice::<i32>()?, |v| Some(*v))),
+        DataType::Int64 => done(unique_by(x.as_slice::<i64>()?, |v| Some(*v))),
+        DataType::UInt8 => done(unique_by(x.as_slice::<u8>()?, |v| Some(*v))),
+        DataType::Bool => done(unique_by(x.as_slice::<bool>()?, |v| Some(*v))),
+        DataType::String => done(unique_by(x.as_slice::<Vec<u8>>()?, |v| Some(v.clone()))),
+        d => Err(Status::unimplemented(format!("Unique of {d} is not supported"))),
+    }
+}
+
+impl OpKernel for Unique {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let x = ctx.input(0)?;
+        if x.rank() != 1 {
+            return Err(ctx.error(format!("unique expects a 1D vector, got shape {}", x.shape())));
+        }
+        let (y, idx) = unique(&x).map_err(|e| ctx.error(e.message))?;
+        let n = idx.len();
+        ctx.set_output(0, y)?;
+        ctx.set_output(1, index_tensor(self.out_idx, vec![n], idx)?)
+    }
+}
+
+fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(Unique { out_idx: index_type_attr(n, "out_idx")? }))
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("Unique", make);
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::attr;
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    #[test]
+    fn first_appearance_order_and_indices() {
+        let n = node("Unique", &[("T", attr::ty(DataType::Int64)), ("out_idx", attr::ty(DataType::Int32))]);
+        let o = run_kernel(n.clone(), vec![Tensor::vec(vec![7i64, 3, 7, 9, 3, 3])], 2).unwrap();
+        assert_eq!(o[0], Tensor::vec(vec![7i64, 3, 9]));
+        assert_eq!(o[1], Tensor::vec(vec![0i32, 1, 0, 2, 1, 1]));
+        let e = run_kernel(n, vec![Tensor::scalar(1i64)], 2).unwrap_err();
+        assert!(e.message.contains("unique expects a 1D vector"), "{e}");
+        let n = node("Unique", &[("T", attr::ty(DataType::Float)), ("out_idx", attr::ty(DataType::Int64))]);
+        let o = run_kernel(n, vec![Tensor::vec(vec![0.0f32, -0.0, f32::NAN, 1.5, f32::NAN, 1.5])], 2).unwrap();
+        assert_eq!(o[0].dims(), &[4]);
+        assert_eq!(o[1], Tensor::vec(vec![0i64, 0, 1, 2, 3, 2]));
+    }
+}
