@@ -42,11 +42,20 @@ pub struct VariableOptions {
     pub use_resource: bool,
     /// Collections to add the variable to (default `["variables"]`).
     pub collections: Vec<String>,
+    /// For one part of a partitioned variable: the full variable's name and the part's
+    /// shape-and-slice (`"20 4 0,10:0,4"`), under which savers store it (see
+    /// [`crate::PartitionedVariable`]). Default none.
+    pub save_slice: Option<(String, String)>,
 }
 
 impl Default for VariableOptions {
     fn default() -> Self {
-        VariableOptions { trainable: true, use_resource: true, collections: vec![GLOBAL_VARIABLES.to_string()] }
+        VariableOptions {
+            trainable: true,
+            use_resource: true,
+            collections: vec![GLOBAL_VARIABLES.to_string()],
+            save_slice: None,
+        }
     }
 }
 
@@ -62,7 +71,13 @@ pub struct Variable {
     shape: Dims,
     trainable: bool,
     resource: bool,
+    save_slice: Option<(String, String)>,
 }
+
+/// Attr on the variable node of one part of a partitioned variable: `<full name>` and the
+/// part's shape-and-slice, separated by a tab (TensorFlow keeps this `SaveSliceInfo` in the
+/// Python object; a graph carries it here).
+pub const SAVE_SLICE_ATTR: &str = "_ferroflow_save_slice";
 
 /// The name the builder will most likely give a node named `base`: the first of `base`,
 /// `base_1`, … that no node has (a name scope may still hold it; that case is reported).
@@ -103,13 +118,16 @@ impl Variable {
         // Resource variables are shared by their full name: the node's name.
         let guess = if s.prefix().is_empty() { name.to_string() } else { format!("{}/{name}", s.prefix()) };
         let shared = if opts.use_resource { first_free(s.graph(), &guess) } else { String::new() };
-        let handle_op = s
+        let mut b = s
             .op(if opts.use_resource { "VarHandleOp" } else { "VariableV2" })
             .name(name)
             .attr("dtype", attr::ty(dtype))
             .attr("shape", attr::shape(shape.as_deref()))
-            .attr("shared_name", attr::string(&shared))
-            .build();
+            .attr("shared_name", attr::string(&shared));
+        if let Some((full, spec)) = &opts.save_slice {
+            b = b.attr(SAVE_SLICE_ATTR, attr::string(format!("{full}\t{spec}")));
+        }
+        let handle_op = b.build();
         let full = handle_op.name.clone();
         if !shared.is_empty() && full != shared && s.status().is_ok() {
             s.graph().record_error(Status::invalid_argument(format!(
@@ -167,6 +185,7 @@ impl Variable {
             shape,
             trainable: opts.trainable,
             resource: opts.use_resource,
+            save_slice: opts.save_slice.clone(),
         }
     }
 
@@ -202,6 +221,16 @@ impl Variable {
         let (n, i) = parse_tensor_name(&init_value_name)?;
         let initial_value = g.output_by_name(&format!("{n}:{i}"))?;
         let trainable = g.collection(TRAINABLE_VARIABLES).iter().any(|t| t == name);
+        let save_slice = match e.def.attr.get(SAVE_SLICE_ATTR) {
+            None => None,
+            Some(_) => {
+                let v = e.def.attr_string(SAVE_SLICE_ATTR)?;
+                let (full, spec) = v.split_once('\t').ok_or_else(|| {
+                    Status::invalid_argument(format!("variable '{name}': bad {SAVE_SLICE_ATTR} attr '{v}'"))
+                })?;
+                Some((full.to_string(), spec.to_string()))
+            }
+        };
         Ok(Variable {
             name: name.to_string(),
             handle,
@@ -212,7 +241,14 @@ impl Variable {
             shape,
             trainable,
             resource,
+            save_slice,
         })
+    }
+
+    /// For a part of a partitioned variable: the full variable's name and this part's
+    /// shape-and-slice, as savers store it.
+    pub fn save_slice(&self) -> Option<(&str, &str)> {
+        self.save_slice.as_ref().map(|(a, b)| (a.as_str(), b.as_str()))
     }
 
     /// The variable's node name (its handle's), e.g. `layer/w`.
@@ -380,6 +416,7 @@ pub fn get_or_create_global_step(s: &Scope) -> Variable {
         trainable: false,
         use_resource: true,
         collections: vec![GLOBAL_VARIABLES.to_string(), GLOBAL_STEP.to_string()],
+        save_slice: None,
     };
     Variable::with_options(&s, "global_step", zero, &opts)
 }

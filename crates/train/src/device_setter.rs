@@ -199,6 +199,19 @@ mod tests {
     }
 
     #[test]
+    fn parts_of_a_partitioned_variable_go_to_different_ps_tasks() {
+        let root = Scope::new_root();
+        let s = root.with_device_fn(ReplicaDeviceSetter::new(2, "/job:worker/task:0").build().unwrap());
+        let opts = ferroflow_graph::VariableOptions::default();
+        let emb =
+            ferroflow_graph::PartitionedVariable::new(&s, "emb", &[10, 4], 0, 2, &opts, |s, d, _| zeros(s, d)).unwrap();
+        let whole = emb.value(&s);
+        assert_eq!(device(&root, "emb/part_0"), "/job:ps/task:0");
+        assert_eq!(device(&root, "emb/part_1"), "/job:ps/task:1");
+        assert_eq!(device(&root, &whole.node), "/job:worker/task:0");
+    }
+
+    #[test]
     fn greedy_balances_bytes() {
         let root = Scope::new_root();
         let f = ReplicaDeviceSetter::new(2, "/job:worker").with_strategy(PsStrategy::GreedyBySize).build().unwrap();

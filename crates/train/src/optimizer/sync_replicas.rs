@@ -174,8 +174,12 @@ impl<O: Optimizer> SyncReplicasOptimizer<O> {
         let anchor = ops::group_named::<Operation>(&ss, "local_anchor", &[]);
         let ls = ss.colocate_with(&anchor);
         let zero = ops::constant(&ls, Tensor::zeros(gs_dtype, Vec::<usize>::new())?);
-        let local_opts =
-            VariableOptions { trainable: false, use_resource: false, collections: vec![LOCAL_VARIABLES.to_string()] };
+        let local_opts = VariableOptions {
+            trainable: false,
+            use_resource: false,
+            collections: vec![LOCAL_VARIABLES.to_string()],
+            save_slice: None,
+        };
         let local_step = Variable::with_options(&ls, "sync_rep_local_step", zero, &local_opts);
         let local_step_init_op = local_step.assign(&ss, global_step.value());
         let local_i64 = to_i64(&ss, local_step.value());

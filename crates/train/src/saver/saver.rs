@@ -36,7 +36,8 @@ impl Default for SaverOptions {
 /// Saves and restores variables with `SaveV2`/`RestoreV2` nodes it adds to the graph.
 /// Checkpoint keys are the variables' node names (`hidden/weights`,
 /// `hidden/weights/Adagrad`, `global_step`), as in TensorFlow, so checkpoints are
-/// interchangeable with TensorFlow's.
+/// interchangeable with TensorFlow's. The parts of a [`ferroflow_graph::PartitionedVariable`]
+/// are saved as slices of one tensor under the full variable's name.
 ///
 /// ```
 /// use ferroflow_graph::{ops, global_variables_initializer, Scope, Variable};
@@ -83,17 +84,27 @@ impl Saver {
         if vars.is_empty() {
             return Err(Status::invalid_argument("No variables to save"));
         }
-        let mut keys: Vec<String> = vars.iter().map(|v| v.name().to_string()).collect();
-        let mut sorted = keys.clone();
+        // A part of a partitioned variable is saved as a slice of the full variable's key.
+        let (mut keys, slices): (Vec<String>, Vec<String>) = vars
+            .iter()
+            .map(|v| match v.save_slice() {
+                Some((full, spec)) => (full.to_string(), spec.to_string()),
+                None => (v.name().to_string(), String::new()),
+            })
+            .unzip();
+        let mut sorted: Vec<(&String, &String)> = keys.iter().zip(&slices).collect();
         sorted.sort();
-        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
-            return Err(Status::invalid_argument(format!("variable '{}' is in the saver's list twice", w[0])));
+        if let Some(w) = sorted.windows(2).find(|w| w[0].0 == w[1].0 && (w[0].1 == w[1].1 || w[0].1.is_empty())) {
+            return Err(Status::invalid_argument(if w[0].1 == w[1].1 {
+                format!("variable '{}' is in the saver's list twice", w[0].0)
+            } else {
+                format!("'{}' is in the saver's list both whole and as slice {}", w[0].0, w[1].1)
+            }));
         }
         let root = s.root().without_control_deps();
         let ss = root.sub(&opts.name);
         let dev = if opts.device.is_empty() { ss.clone() } else { ss.with_device(&opts.device) };
         let filename = ops::placeholder_named(&dev, "filename", DataType::String, Some(&[]));
-        let slices = vec![String::new(); keys.len()];
 
         let names = ops::constant_named(&dev, "SaveV2/tensor_names", strings(&keys));
         let shapes = ops::constant_named(&dev, "SaveV2/shape_and_slices", strings(&slices));

@@ -182,3 +182,58 @@ fn save_ops_go_on_the_given_device_and_assigns_stay_with_variables() {
     assert_eq!(saver.filename_tensor_name(), "save/filename:0");
     assert!(Saver::with_options(&Scope::new_root(), SaverOptions::default()).is_err());
 }
+
+/// A [5,4] variable whose element (i, j) is 10 i + j, in `parts` parts on axis 0.
+fn partitioned(parts: usize, resource: bool, filled: bool) -> (Scope, ferroflow_graph::PartitionedVariable) {
+    let s = Scope::new_root();
+    let opts = ferroflow_graph::VariableOptions { use_resource: resource, ..Default::default() };
+    let w =
+        ferroflow_graph::PartitionedVariable::new(&s.sub("emb"), "w", &[5, 4], 0, parts, &opts, |sc, shape, off| {
+            let v: Vec<f32> = (0..shape[0])
+                .flat_map(|i| (0..4).map(move |j| if filled { (10 * (i + off) + j) as f32 } else { 0.0 }))
+                .collect();
+            ops::constant(sc, Tensor::new(shape.to_vec(), v).unwrap())
+        })
+        .unwrap();
+    (s, w)
+}
+
+#[test]
+fn partitioned_variables_save_as_slices_and_restore_repartitioned() {
+    let dir = temp_dir("saver-partitioned");
+    let want: Vec<f32> = (0..5).flat_map(|i| (0..4).map(move |j| (10 * i + j) as f32)).collect();
+    for resource in [true, false] {
+        let (s, w) = partitioned(2, resource, true);
+        let init = global_variables_initializer(&s);
+        let saver = Saver::new(&s).unwrap();
+        assert_eq!(saver.keys(), ["emb/w", "emb/w"]);
+        let sess = DirectSession::new(s.graph());
+        sess.run(&[], &[], &[&init]).unwrap();
+        let path = saver.save(&sess, &dir.join("model").display().to_string(), Some(1)).unwrap();
+        let r = BundleReader::open(&path).unwrap();
+        assert_eq!(r.names(), ["emb/w"]);
+        assert_eq!(r.stored_slices("emb/w").unwrap().len(), 2);
+        assert_eq!(r.read("emb/w").unwrap(), Tensor::new(vec![5, 4], want.clone()).unwrap());
+        // Three parts of zeros restore the two-part checkpoint.
+        let (s3, w3) = partitioned(3, resource, false);
+        let init3 = global_variables_initializer(&s3);
+        let saver3 = Saver::new(&s3).unwrap();
+        let sess3 = DirectSession::new(s3.graph());
+        sess3.run(&[], &[], &[&init3]).unwrap();
+        saver3.restore(&sess3, &path).unwrap();
+        let full = w3.value(&s3);
+        assert_eq!(sess3.run(&[], &[&full], &[]).unwrap()[0], Tensor::new(vec![5, 4], want.clone()).unwrap());
+        let part2 = sess3.run(&[], &[&w3.parts()[2].value()], &[]).unwrap().remove(0);
+        assert_eq!(part2.as_slice::<f32>().unwrap(), &want[16..]);
+        let _ = w;
+    }
+    // A part listed twice, or whole beside its slices, is refused.
+    let (s, w) = partitioned(2, true, true);
+    let twice = SaverOptions { var_list: Some(vec![w.parts()[0].clone(), w.parts()[0].clone()]), ..Default::default() };
+    assert!(Saver::with_options(&s, twice).err().unwrap().message.contains("twice"));
+    let other = Scope::new_root();
+    let whole = Variable::new(&other, "emb/w", ops::constant(&other, 0.0f32));
+    let mixed = SaverOptions { var_list: Some(vec![whole, w.parts()[1].clone()]), ..Default::default() };
+    assert!(Saver::with_options(&s, mixed).err().unwrap().message.contains("both whole and as slice"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
