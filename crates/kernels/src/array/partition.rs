@@ -9,6 +9,9 @@ use super::gather::multi_index;
 use super::util::{dims_str, product, with_type};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
+/// More outputs than any real graph uses; bounds what a remote graph can make a task allocate.
+const MAX_PARTITIONS: i64 = 1 << 20;
+
 struct DynamicPartition {
     num: usize,
 }
@@ -72,8 +75,8 @@ impl OpKernel for DynamicPartition {
 
 fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     let num = n.attr_int("num_partitions")?;
-    if num < 1 {
-        return Err(n.node_error(format!("num_partitions must be at least 1, got {num}")));
+    if !(1..=MAX_PARTITIONS).contains(&num) {
+        return Err(n.node_error(format!("num_partitions must be in [1, {MAX_PARTITIONS}], got {num}")));
     }
     Ok(Box::new(DynamicPartition { num: num as usize }))
 }

@@ -186,8 +186,8 @@ impl BundleReader {
             }
             boxes.push(b);
         }
-        let covered: usize = boxes.iter().map(|b| overlap_len(b, &want)).sum();
-        if covered != lens.iter().product::<usize>() {
+        let covered = boxes.iter().map(|b| overlap_len(b, &want)).fold(0, usize::saturating_add);
+        if covered != lens.iter().fold(1usize, |a, &l| a.saturating_mul(l)) {
             let have: Vec<String> = stored.iter().map(|s| s.to_string()).collect();
             return Err(Status::invalid_argument(format!(
                 "Does not have sufficient slices for partitioned tensor {name} to restore in slice_spec: {slice} \
@@ -236,6 +236,7 @@ impl BundleReader {
         want: &[(usize, usize)],
         parts: impl IntoIterator<Item = (Tensor, Bounds)>,
     ) -> Result<Tensor, Status> {
+        crate::array::check_alloc(&lens, e.dtype)?;
         let mut out = Storage::zeros(e.dtype, lens.iter().product())?;
         for (t, b) in parts {
             copy_storage_overlap(t.storage(), &b, &mut out, want)?;

@@ -133,3 +133,28 @@ fn merge_combines_the_slices_of_each_shard() {
     assert!(e.message.contains("added twice") || e.message.contains("overlaps"), "{e}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn huge_sliced_shapes_are_errors_not_aborts() {
+    // An index (from a damaged or hostile file) claiming slices of enormous tensors.
+    let dir = temp_dir("slices-huge");
+    let prefix = dir.join("ckpt").display().to_string();
+    let (big, huge) = ((1usize << 20).to_string(), (1usize << 40).to_string());
+    let one = || Tensor::new(vec![1, 1], vec![1.0f32]).unwrap();
+    save(
+        &prefix,
+        &["w", "x"],
+        &[&format!("{big} {big} 0,1:0,1"), &format!("{huge} {huge} 0,1:0,1")],
+        vec![one(), one()],
+    )
+    .unwrap();
+    let r = BundleReader::open(&prefix).unwrap();
+    let e = r.read("w").unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+    let e = r.read_slice("w", &TensorSlice::parse(&format!("0,{big}:0,1")).unwrap()).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+    assert_eq!(r.read_slice("w", &TensorSlice::parse("0,1:0,1").unwrap()).unwrap(), one());
+    // 2^80 elements do not even make a shape.
+    assert_eq!(r.read("x").unwrap_err().code, Code::DataLoss);
+    std::fs::remove_dir_all(dir).unwrap();
+}

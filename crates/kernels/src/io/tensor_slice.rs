@@ -204,7 +204,10 @@ pub fn parse_shape_and_slice(s: &str) -> Result<(Vec<usize>, TensorSlice), Statu
 
 /// Number of elements in the overlap of two bounds (0 when they are disjoint).
 pub fn overlap_len(a: &[(usize, usize)], b: &[(usize, usize)]) -> usize {
-    a.iter().zip(b).map(|(&(s1, l1), &(s2, l2))| (s1 + l1).min(s2 + l2).saturating_sub(s1.max(s2))).product()
+    a.iter()
+        .zip(b)
+        .map(|(&(s1, l1), &(s2, l2))| s1.saturating_add(l1).min(s2.saturating_add(l2)).saturating_sub(s1.max(s2)))
+        .fold(1, usize::saturating_mul)
 }
 
 /// Copies the overlap of `src` (the elements of `src_box`, row-major) into `dst` (the
