@@ -1,11 +1,10 @@
 //! Ops for sparse access to (partitioned) variables, as `tf.nn.embedding_lookup` and the
-//! sparse optimizer updates build them: `DynamicPartition`, `ParallelDynamicStitch`,
-//! `Unique`, `ResourceGather`, `DisableCopyOnRead`, `Scatter{Add,Sub,Update}`,
+//! sparse optimizer updates build them: `DynamicPartition` (`ParallelDynamicStitch` is
+//! defined beside `DynamicStitch`), `Unique`, `ResourceGather`, `DisableCopyOnRead`, `Scatter{Add,Sub,Update}`,
 //! `ResourceScatter{Add,Sub,Update}`, `SparseApplyAdagrad`, `ResourceSparseApplyAdagrad`.
 
 use ferroflow_core::{NodeAttrs, Status};
 
-use super::array::stitch_shape;
 use super::state::NUMBER_TYPES;
 use crate::op_def::op;
 use crate::registry::OpRegistry;
@@ -56,16 +55,6 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .attr("num_partitions: int >= 1")
             .attr("T: type")
             .shape_fn(partition_shape)
-            .build(),
-    );
-    r.add(
-        op("ParallelDynamicStitch")
-            .input("indices: N * int32")
-            .input("data: N * T")
-            .output("merged: T")
-            .attr("N: int >= 1")
-            .attr("T: type")
-            .shape_fn(stitch_shape)
             .build(),
     );
     r.add(

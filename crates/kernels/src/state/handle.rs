@@ -131,3 +131,13 @@ pub fn uninitialized_use(ctx: &OpContext, var: &Var) -> Status {
         var.name
     ))
 }
+
+/// The first `n` inputs of a kernel that updates variables: resource handles (resolved to
+/// existing variables) when `resource`, else reference inputs.
+pub fn var_inputs(ctx: &OpContext, n: usize, resource: bool) -> Result<Vec<Arc<Var>>, Status> {
+    if resource {
+        (0..n).map(|i| handle_input(ctx, i).and_then(|h| existing_var(ctx, &h))).collect()
+    } else {
+        (0..n).map(|i| ctx.input_ref(i)).collect()
+    }
+}

@@ -4,14 +4,12 @@
 //! and `DisableCopyOnRead` (a hint TensorFlow's sparse readers send; ferroflow's variables
 //! are always copy-on-write, so it only checks the handle).
 
-use std::sync::Arc;
-
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use super::handle::{existing_var, handle_input, tf_type_name, uninitialized_read, uninitialized_use};
+use super::handle::{existing_var, handle_input, tf_type_name, uninitialized_read, uninitialized_use, var_inputs};
 use crate::array::{dims_str, index_vec, multi_index};
-use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
+use crate::{KernelRegistry, OpContext, OpKernel, Value};
 
 struct ResourceGather {
     batch_dims: i64,
@@ -108,19 +106,9 @@ struct ScatterKernel {
     dtype: DataType,
 }
 
-impl ScatterKernel {
-    fn var(&self, ctx: &OpContext) -> Result<Arc<Var>, Status> {
-        if self.resource {
-            existing_var(ctx, &handle_input(ctx, 0)?)
-        } else {
-            ctx.input_ref(0)
-        }
-    }
-}
-
 impl OpKernel for ScatterKernel {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let var = self.var(ctx)?;
+        let var = var_inputs(ctx, 1, self.resource)?.remove(0);
         let indices = ctx.input(1)?;
         let updates = ctx.input(2)?;
         if updates.dtype() != self.dtype || var.dtype != self.dtype {

@@ -218,16 +218,18 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(segment_sum_shape)
             .build(),
     );
-    r.add(
-        op("DynamicStitch")
-            .input("indices: N * int32")
-            .input("data: N * T")
-            .output("merged: T")
-            .attr("N: int >= 1")
-            .attr("T: type")
-            .shape_fn(stitch_shape)
-            .build(),
-    );
+    for name in ["DynamicStitch", "ParallelDynamicStitch"] {
+        r.add(
+            op(name)
+                .input("indices: N * int32")
+                .input("data: N * T")
+                .output("merged: T")
+                .attr("N: int >= 1")
+                .attr("T: type")
+                .shape_fn(stitch_shape)
+                .build(),
+        );
+    }
     r.add(
         op("Tile")
             .input("input: T")

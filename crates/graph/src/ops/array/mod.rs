@@ -9,7 +9,6 @@ mod slice_shapes;
 pub use builders::*;
 
 pub(crate) use defs::register;
-pub(crate) use shapes::stitch_shape;
 
 #[cfg(test)]
 mod tests;

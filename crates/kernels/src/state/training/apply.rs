@@ -8,7 +8,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::Real;
-use crate::state::handle::{existing_var, handle_input, uninitialized_use};
+use crate::state::handle::{uninitialized_use, var_inputs};
 use crate::state::lock::lock_all;
 use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
 
@@ -91,11 +91,7 @@ impl<O: Optimizer> ApplyKernel<O> {
 impl<O: Optimizer> OpKernel for ApplyKernel<O> {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let n = O::SLOTS.len();
-        let vars: Vec<Arc<Var>> = if self.resource {
-            (0..n).map(|i| handle_input(ctx, i).and_then(|h| existing_var(ctx, &h))).collect::<Result<_, _>>()?
-        } else {
-            (0..n).map(|i| ctx.input_ref(i)).collect::<Result<_, _>>()?
-        };
+        let vars = var_inputs(ctx, n, self.resource)?;
         match self.dtype {
             DataType::Float => self.run::<f32>(ctx, &vars)?,
             DataType::Double => self.run::<f64>(ctx, &vars)?,

@@ -11,7 +11,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::Real;
 use crate::array::{dims_str, index_vec};
-use crate::state::handle::{existing_var, handle_input, uninitialized_use};
+use crate::state::handle::{uninitialized_use, var_inputs};
 use crate::state::lock::lock_all;
 use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
 
@@ -99,11 +99,7 @@ impl SparseApplyAdagrad {
 
 impl OpKernel for SparseApplyAdagrad {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let vars: Vec<Arc<Var>> = if self.resource {
-            (0..2).map(|i| handle_input(ctx, i).and_then(|h| existing_var(ctx, &h))).collect::<Result<_, _>>()?
-        } else {
-            (0..2).map(|i| ctx.input_ref(i)).collect::<Result<_, _>>()?
-        };
+        let vars = var_inputs(ctx, 2, self.resource)?;
         match self.dtype {
             DataType::Float => self.run::<f32>(ctx, &vars)?,
             DataType::Double => self.run::<f64>(ctx, &vars)?,
