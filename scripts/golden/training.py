@@ -1,5 +1,5 @@
 """Golden values for the optimizer apply ops: initial variable and slot values, one
-ResourceApply* step in TensorFlow 2.21, and the values after it. The Apply* (ref) and
+ResourceApply* (or ResourceSparseApply*) step in TensorFlow 2.21, and the values after it. The Apply* (ref) and
 ResourceApply* kernels share one functor in TensorFlow, so both ferroflow forms are checked
 against these numbers.
 
@@ -52,6 +52,13 @@ SPECS = {
                      [("lr", 0.01), ("rho", 0.9), ("momentum", 0.5), ("epsilon", 1e-3), ("grad", None)], [{}]),
 }
 
+SLOT_NAMES = {"ApplyGradientDescent": ["var"], "ApplyMomentum": ["var", "accum"],
+              "ApplyAdagrad": ["var", "accum"], "ApplyAdagradV2": ["var", "accum"],
+              "ApplyAdam": ["var", "m", "v"], "ApplyRMSProp": ["var", "ms", "mom"],
+              "ApplyCenteredRMSProp": ["var", "mg", "ms", "mom"],
+              "ApplyAdadelta": ["var", "accum", "accum_update"],
+              "ApplyFtrl": ["var", "accum", "linear"], "ApplyFtrlV2": ["var", "accum", "linear"]}
+
 cases = []
 for dt in [np.float32, np.float64]:
     for op, (inits, args, variants) in SPECS.items():
@@ -60,10 +67,7 @@ for dt in [np.float32, np.float64]:
             argv = [np.array(v, dt) if v is not None else normal(dt) for _, v in args]
             tvars = [tf.Variable(s) for s in slots]
             kwargs = {name: tf.constant(a) for (name, _), a in zip(args, argv)}
-            slot_names = {"ApplyGradientDescent": ["var"], "ApplyMomentum": ["var", "accum"],
-                          "ApplyAdagrad": ["var", "accum"], "ApplyAdagradV2": ["var", "accum"],
-                          "ApplyAdam": ["var", "m", "v"], "ApplyRMSProp": ["var", "ms", "mom"]}[op]
-            for n, v in zip(slot_names, tvars):
+            for n, v in zip(SLOT_NAMES[op], tvars):
                 kwargs[n] = v.handle
             getattr(tf.raw_ops, "Resource" + op)(**kwargs, **attrs)
             want = [v.numpy() for v in tvars]
@@ -71,6 +75,76 @@ for dt in [np.float32, np.float64]:
             cases.append({"name": name, "op": op, "dtype": np.dtype(dt).name, "attrs": attrs,
                           "slots": [tensor(s) for s in slots], "args": [tensor(a) for a in argv],
                           "want": [tensor(w) for w in want]})
+
+# Added in session 11, drawn from their own generator so the cases above stay unchanged:
+# the optimizers added then (dense), and every sparse form on rows [2, 0, 2] of a 4x3
+# variable (a repeated index is applied twice, in order).
+rs2 = np.random.RandomState(7)
+
+
+def normal2(shape, dt):
+    return rs2.randn(*shape).astype(dt)
+
+
+def positive2(shape, dt):
+    return rs2.uniform(0.1, 1.0, shape).astype(dt)
+
+
+def small2(shape, dt):
+    return (0.1 * rs2.randn(*shape)).astype(dt)
+
+
+FTRL_ARGS = [("grad", None), ("lr", 0.1), ("l1", 0.5), ("l2", 0.02)]
+SPECS2 = [
+    # (op, slot initializers, args, attr variants, has a sparse form)
+    ("ApplyCenteredRMSProp", [normal2, small2, positive2, normal2],
+     [("lr", 0.01), ("rho", 0.9), ("momentum", 0.5), ("epsilon", 1e-3), ("grad", None)], [{}], True),
+    ("ApplyAdadelta", [normal2, positive2, positive2], [("lr", 0.5), ("rho", 0.9), ("epsilon", 1e-3), ("grad", None)],
+     [{}], True),
+    ("ApplyFtrl", [normal2, positive2, normal2], FTRL_ARGS + [("lr_power", -0.5)],
+     [{"multiply_linear_by_lr": False}, {"multiply_linear_by_lr": True}], True),
+    ("ApplyFtrl", [normal2, positive2, normal2], FTRL_ARGS + [("lr_power", -0.3)],
+     [{"multiply_linear_by_lr": False}, {"multiply_linear_by_lr": True}], True),
+    ("ApplyFtrlV2", [normal2, positive2, normal2], FTRL_ARGS + [("l2_shrinkage", 0.1), ("lr_power", -0.5)],
+     [{"multiply_linear_by_lr": False}, {"multiply_linear_by_lr": True}], True),
+    ("ApplyMomentum", [normal2, normal2], [("lr", 0.1), ("grad", None), ("momentum", 0.9)],
+     [{"use_nesterov": False}, {"use_nesterov": True}], True),
+    ("ApplyAdagrad", [normal2, positive2], [("lr", 0.1), ("grad", None)],
+     [{"update_slots": True}, {"update_slots": False}], True),
+    ("ApplyAdagradV2", [normal2, positive2], [("lr", 0.1), ("epsilon", 0.01), ("grad", None)],
+     [{"update_slots": True}], True),
+    ("ApplyRMSProp", [normal2, positive2, normal2],
+     [("lr", 0.01), ("rho", 0.9), ("momentum", 0.5), ("epsilon", 1e-3), ("grad", None)], [{}], True),
+]
+INDICES = [2, 0, 2]
+for dt in [np.float32, np.float64]:
+    for op, inits, args, variants, has_sparse in SPECS2:
+        forms = ([] if op in SPECS else [False]) + ([True] if has_sparse else [])
+        for sparse in forms:
+            for attrs in variants:
+                shape, gshape = ((4, 3), (len(INDICES), 3)) if sparse else (SHAPE, SHAPE)
+                slots = [f(shape, dt) for f in inits]
+                argv = [np.array(v, dt) if v is not None else normal2(gshape, dt) for _, v in args]
+                tvars = [tf.Variable(x) for x in slots]
+                kwargs = {name: tf.constant(a) for (name, _), a in zip(args, argv)}
+                for n, v in zip(SLOT_NAMES[op], tvars):
+                    kwargs[n] = v.handle
+                itype = np.int32 if dt == np.float32 else np.int64
+                if sparse:
+                    kwargs["indices"] = tf.constant(INDICES, dtype=itype)
+                name_op = op.replace("Apply", "SparseApply") if sparse else op
+                getattr(tf.raw_ops, "Resource" + name_op)(**kwargs, **attrs)
+                want = [v.numpy() for v in tvars]
+                lr_power = dict(args).get("lr_power")
+                name = "%s_%s%s%s" % (name_op, np.dtype(dt).name,
+                                      "" if lr_power in (None, -0.5) else "_lr_power=%s" % lr_power,
+                                      "".join("_%s=%s" % kv for kv in attrs.items()))
+                case = {"name": name, "op": name_op, "dtype": np.dtype(dt).name, "attrs": attrs,
+                        "slots": [tensor(x) for x in slots], "args": [tensor(a) for a in argv],
+                        "want": [tensor(w) for w in want]}
+                if sparse:
+                    case["indices"] = {"dtype": np.dtype(itype).name, "data": INDICES}
+                cases.append(case)
 
 with open(OUT, "w") as f:
     json.dump({"generator": "scripts/golden/training.py (TensorFlow 2.21)", "cases": cases}, f)

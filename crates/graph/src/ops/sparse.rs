@@ -1,7 +1,8 @@
 //! Ops for sparse access to (partitioned) variables, as `tf.nn.embedding_lookup` and the
 //! sparse optimizer updates build them: `DynamicPartition` (`ParallelDynamicStitch` is
 //! defined beside `DynamicStitch`), `Unique`, `ResourceGather`, `DisableCopyOnRead`, `Scatter{Add,Sub,Update}`,
-//! `ResourceScatter{Add,Sub,Update}`, `SparseApplyAdagrad`, `ResourceSparseApplyAdagrad`.
+//! `ResourceScatter{Add,Sub,Update}`. The sparse optimizer updates (`SparseApplyAdagrad`, …)
+//! are defined with their dense forms in `training.rs`.
 
 use ferroflow_core::{NodeAttrs, Status};
 
@@ -104,25 +105,6 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .attr("Tindices: {int32, int64}")
                 .stateful()
                 .shape_fn(no_outputs)
-                .build(),
-        );
-    }
-    for resource in [false, true] {
-        let mut b = op(if resource { "ResourceSparseApplyAdagrad" } else { "SparseApplyAdagrad" });
-        for s in ["var", "accum"] {
-            b = b.input(&if resource { format!("{s}: resource") } else { format!("{s}: Ref(T)") });
-        }
-        b = b.input("lr: T").input("grad: T").input("indices: Tindices");
-        if resource {
-            b = b.stateful().shape_fn(no_outputs);
-        } else {
-            b = b.output("out: Ref(T)").shape_fn(first_input);
-        }
-        r.add(
-            b.attr(&format!("T: {NUMBER_TYPES}"))
-                .attr("Tindices: {int32, int64}")
-                .attr("use_locking: bool = false")
-                .attr("update_slots: bool = true")
                 .build(),
         );
     }

@@ -1,7 +1,9 @@
 //! Optimizer apply ops, TensorFlow's names, inputs and attrs: `ApplyGradientDescent`,
-//! `ApplyMomentum`, `ApplyAdagrad`, `ApplyAdagradV2`, `ApplyAdam`, `ApplyRMSProp` (update
-//! a reference variable in place and output it) and their `ResourceApply*` forms (update a
-//! resource variable, no outputs).
+//! `ApplyMomentum`, `ApplyAdagrad`, `ApplyAdagradV2`, `ApplyAdam`, `ApplyRMSProp`,
+//! `ApplyCenteredRMSProp`, `ApplyAdadelta`, `ApplyFtrl`, `ApplyFtrlV2` (update a reference
+//! variable in place and output it) and their `ResourceApply*` forms (update a resource
+//! variable, no outputs); for all but gradient descent and Adam also the sparse forms
+//! `SparseApply*` / `ResourceSparseApply*`, which take `indices` after the gradient.
 
 use ferroflow_core::{attr, Status};
 
@@ -18,53 +20,107 @@ struct Layout {
     slots: &'static [&'static str],
     args: &'static [&'static str],
     attrs: &'static [&'static str],
+    /// Whether TensorFlow has `SparseApply<name>` and `ResourceSparseApply<name>`.
+    sparse: bool,
 }
 
 const LAYOUTS: &[Layout] = &[
-    Layout { name: "GradientDescent", slots: &["var"], args: &["alpha", "*delta"], attrs: &[] },
+    Layout { name: "GradientDescent", slots: &["var"], args: &["alpha", "*delta"], attrs: &[], sparse: false },
     Layout {
         name: "Momentum",
         slots: &["var", "accum"],
         args: &["lr", "*grad", "momentum"],
         attrs: &["use_nesterov: bool = false"],
+        sparse: true,
     },
-    Layout { name: "Adagrad", slots: &["var", "accum"], args: &["lr", "*grad"], attrs: &["update_slots: bool = true"] },
+    Layout {
+        name: "Adagrad",
+        slots: &["var", "accum"],
+        args: &["lr", "*grad"],
+        attrs: &["update_slots: bool = true"],
+        sparse: true,
+    },
     Layout {
         name: "AdagradV2",
         slots: &["var", "accum"],
         args: &["lr", "epsilon", "*grad"],
         attrs: &["update_slots: bool = true"],
+        sparse: true,
     },
     Layout {
         name: "Adam",
         slots: &["var", "m", "v"],
         args: &["beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "*grad"],
         attrs: &["use_nesterov: bool = false"],
+        sparse: false,
     },
     Layout {
         name: "RMSProp",
         slots: &["var", "ms", "mom"],
         args: &["lr", "rho", "momentum", "epsilon", "*grad"],
         attrs: &[],
+        sparse: true,
+    },
+    Layout {
+        name: "CenteredRMSProp",
+        slots: &["var", "mg", "ms", "mom"],
+        args: &["lr", "rho", "momentum", "epsilon", "*grad"],
+        attrs: &[],
+        sparse: true,
+    },
+    Layout {
+        name: "Adadelta",
+        slots: &["var", "accum", "accum_update"],
+        args: &["lr", "rho", "epsilon", "*grad"],
+        attrs: &[],
+        sparse: true,
+    },
+    Layout {
+        name: "Ftrl",
+        slots: &["var", "accum", "linear"],
+        args: &["*grad", "lr", "l1", "l2", "lr_power"],
+        attrs: &["multiply_linear_by_lr: bool = false"],
+        sparse: true,
+    },
+    Layout {
+        name: "FtrlV2",
+        slots: &["var", "accum", "linear"],
+        args: &["*grad", "lr", "l1", "l2", "l2_shrinkage", "lr_power"],
+        attrs: &["multiply_linear_by_lr: bool = false"],
+        sparse: true,
     },
 ];
 
-fn layout_of(op_name: &str) -> Option<&'static Layout> {
-    let base = op_name.strip_prefix("Resource").unwrap_or(op_name).strip_prefix("Apply")?;
-    LAYOUTS.iter().find(|l| l.name == base)
+/// The layout of `[Resource][Sparse]Apply<name>` and whether the op is sparse.
+fn layout_of(op_name: &str) -> Option<(&'static Layout, bool)> {
+    let rest = op_name.strip_prefix("Resource").unwrap_or(op_name);
+    let (rest, sparse) = match rest.strip_prefix("Sparse") {
+        Some(r) => (r, true),
+        None => (rest, false),
+    };
+    let base = rest.strip_prefix("Apply")?;
+    LAYOUTS.iter().find(|l| l.name == base && (l.sparse || !sparse)).map(|l| (l, sparse))
 }
 
 /// Scalars must be scalars; for ref variables, slots and gradient must agree with `var`,
 /// whose shape is the output's.
 fn apply_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
-    let Some(l) = layout_of(&c.node.op) else { return Ok(vec![None]) };
+    let Some((l, sparse)) = layout_of(&c.node.op) else { return Ok(vec![None]) };
     let resource = c.node.op.starts_with("Resource");
     let n = l.slots.len();
     let mut var = if resource { None } else { c.input(0) };
+    let mut after_grad = 0;
     for (j, arg) in l.args.iter().enumerate() {
-        let dims = c.input(n + j);
+        let dims = c.input(n + j + after_grad);
         if let Some(grad) = arg.strip_prefix('*') {
-            if !resource {
+            if sparse {
+                after_grad = 1;
+                if let Some(ix) = c.input(n + j + 1) {
+                    if ix.len() != 1 {
+                        return Err(c.error(format!("Shape must be rank 1 but is rank {} for indices", ix.len())));
+                    }
+                }
+            } else if !resource {
                 var = merge_dims(c, &var, &dims).map_err(|e| e.context(format!("var and {grad}")))?;
             }
         } else if let Some(d) = &dims {
@@ -84,21 +140,36 @@ fn apply_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 
 pub(crate) fn register(r: &mut OpRegistry) {
     for l in LAYOUTS {
-        for resource in [false, true] {
-            let name = format!("{}Apply{}", if resource { "Resource" } else { "" }, l.name);
+        for (resource, sparse) in [(false, false), (true, false), (false, true), (true, true)] {
+            if sparse && !l.sparse {
+                continue;
+            }
+            let name = format!(
+                "{}{}Apply{}",
+                if resource { "Resource" } else { "" },
+                if sparse { "Sparse" } else { "" },
+                l.name
+            );
             let mut b = op(&name);
             for s in l.slots {
                 b = b.input(&if resource { format!("{s}: resource") } else { format!("{s}: Ref(T)") });
             }
             for a in l.args {
                 b = b.input(&format!("{}: T", a.trim_start_matches('*')));
+                if sparse && a.starts_with('*') {
+                    b = b.input("indices: Tindices");
+                }
             }
             if resource {
                 b = b.stateful();
             } else {
                 b = b.output("out: Ref(T)");
             }
-            b = b.attr(&format!("T: {NUMBER_TYPES}")).attr("use_locking: bool = false");
+            b = b.attr(&format!("T: {NUMBER_TYPES}"));
+            if sparse {
+                b = b.attr("Tindices: {int32, int64}");
+            }
+            b = b.attr("use_locking: bool = false");
             for a in l.attrs {
                 b = b.attr(a);
             }
@@ -311,7 +382,7 @@ pub fn resource_apply_rms_prop(
 
 #[cfg(test)]
 mod tests {
-    use ferroflow_core::{DataType, NodeAttrs};
+    use ferroflow_core::{DataType, NodeAttrs, Tensor};
 
     use super::*;
     use crate::ops::{constant, var_handle_op, variable_v2};
@@ -327,6 +398,47 @@ mod tests {
         assert!(ra.outputs.is_empty() && ra.stateful);
         assert_eq!(ra.attrs.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["T", "use_locking", "use_nesterov"]);
         assert!(r.get("ApplyRMSProp").is_some() && r.get("ResourceApplyAdagradV2").is_some());
+        let names = |op: &str| r.get(op).unwrap().inputs.iter().map(|a| a.name.clone()).collect::<Vec<_>>();
+        assert_eq!(names("ResourceSparseApplyMomentum"), ["var", "accum", "lr", "grad", "indices", "momentum"]);
+        assert_eq!(
+            names("SparseApplyFtrlV2"),
+            ["var", "accum", "linear", "grad", "indices", "lr", "l1", "l2", "l2_shrinkage", "lr_power"]
+        );
+        assert_eq!(
+            names("ResourceSparseApplyCenteredRMSProp"),
+            ["var", "mg", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad", "indices"]
+        );
+        let sa = r.get("SparseApplyAdadelta").unwrap();
+        assert!(sa.inputs[0].is_ref && sa.outputs[0].is_ref);
+        let attrs: Vec<&str> = sa.attrs.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(attrs, ["T", "Tindices", "use_locking"]);
+        assert!(r.get("SparseApplyAdam").is_none() && r.get("SparseApplyGradientDescent").is_none());
+    }
+
+    #[test]
+    fn sparse_shapes_check_indices_and_scalars() {
+        let s = Scope::new_root();
+        let v = variable_v2(&s, DataType::Float, Some(&[4, 3]), "", "");
+        let acc = variable_v2(&s, DataType::Float, Some(&[4, 3]), "", "");
+        let lr = constant(&s, 0.1f32);
+        let g = constant(&s, Tensor::new(vec![2, 3], vec![1.0f32; 6]).unwrap());
+        let ix = constant(&s, vec![0i32, 3]);
+        let op = |ix: Output, lr: Output| {
+            s.op("SparseApplyMomentum")
+                .input(v.clone())
+                .input(acc.clone())
+                .input(lr)
+                .input(g.clone())
+                .input(ix)
+                .input(constant(&s, 0.9f32))
+                .build()
+                .output(0)
+        };
+        let out = op(ix.clone(), lr.clone());
+        assert_eq!(s.graph().shape_of(&out), Some(vec![4, 3]));
+        s.status().unwrap();
+        op(constant(&s, Tensor::new(vec![1, 2], vec![0i32, 3]).unwrap()), lr.clone());
+        assert!(s.status().unwrap_err().message.contains("rank 1 but is rank 2 for indices"));
     }
 
     #[test]

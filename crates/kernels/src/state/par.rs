@@ -154,6 +154,35 @@ pub fn zip3<T: Send + Sync>(
     });
 }
 
+/// `f(a_part, b_part, c_part, d_part, x_part)` over matching parts.
+#[allow(clippy::too_many_arguments)]
+pub fn zip4<T: Send + Sync>(
+    a: &mut [T],
+    b: &mut [T],
+    c: &mut [T],
+    d: &mut [T],
+    x: &[T],
+    f: impl Fn(&mut [T], &mut [T], &mut [T], &mut [T], &[T]) + Sync,
+) {
+    let n = a.len().min(b.len()).min(c.len()).min(d.len()).min(x.len());
+    let k = chunks(n);
+    if k <= 1 {
+        return f(a, b, c, d, x);
+    }
+    let (pa, pb, pc, pd) = (Ptr(a.as_mut_ptr()), Ptr(b.as_mut_ptr()), Ptr(c.as_mut_ptr()), Ptr(d.as_mut_ptr()));
+    run_chunks(k, &|i| {
+        let (s, l) = range(i, n);
+        // SAFETY: as in `zip1`; `a`, `b`, `c` and `d` are distinct slices.
+        f(
+            unsafe { pa.slice(s, l) },
+            unsafe { pb.slice(s, l) },
+            unsafe { pc.slice(s, l) },
+            unsafe { pd.slice(s, l) },
+            &x[s..s + l],
+        )
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +204,13 @@ mod tests {
         assert_eq!(a[n - 1], n as f32);
         zip2(&mut a, &mut b, &x, |a, b, _| a.iter_mut().zip(b.iter()).for_each(|(a, b)| *a = *b));
         assert!(a.iter().all(|&v| v == 2.0));
+        let mut d = vec![0.0f32; n];
+        zip4(&mut a, &mut b, &mut c, &mut d, &x, |a, b, c, d, x| {
+            for i in 0..a.len() {
+                d[i] = a[i] * b[i] + c[i] - x[i];
+            }
+        });
+        assert!(d.iter().all(|&v| v == 7.0));
     }
 
     #[test]

@@ -22,6 +22,11 @@ pub trait Optimizer: Send + Sync + Sized + 'static {
     const GRAD: usize;
     /// Parses the optimizer's attrs.
     fn from_node(node: &NodeDef) -> Result<Self, Status>;
+    /// Checks the scalars (in [`Optimizer::ARGS`] order without the gradient) as
+    /// TensorFlow does; the error says which one is out of range.
+    fn check<T: Real>(&self, _scalars: &[T]) -> Result<(), String> {
+        Ok(())
+    }
     /// Updates `slots` (one slice per [`Optimizer::SLOTS`] entry, equal lengths) given the
     /// scalars (in [`Optimizer::ARGS`] order without the gradient) and the gradient.
     fn apply<T: Real>(&self, scalars: &[T], slots: &mut [&mut [T]], grad: &[T]);
@@ -53,6 +58,7 @@ impl<O: Optimizer> ApplyKernel<O> {
             }
         }
         let grad = grad.ok_or_else(|| Status::internal(format!("{}: no gradient input", ctx.node().op)))?;
+        self.opt.check(&scalars).map_err(|e| ctx.error(e))?;
         let mut guards = lock_all(ctx, vars, O::SLOTS)?;
         for (g, var) in guards.iter().zip(vars) {
             match g.as_ref() {

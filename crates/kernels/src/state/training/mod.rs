@@ -1,16 +1,19 @@
 //! Optimizer apply kernels (`ApplyGradientDescent`, `ResourceApplyAdam`, …), both styles:
 //! `Apply*` update ref-variables and output the reference, `ResourceApply*` update
-//! resource variables and have no outputs. float32 and float64. `(Resource)SparseApplyAdagrad`
-//! updates only the rows a sparse gradient names.
+//! resource variables and have no outputs. float32 and float64. The `(Resource)SparseApply*`
+//! forms update only the rows a sparse gradient names.
 
+mod adadelta;
 mod adagrad;
 mod adam;
 mod apply;
+mod centered_rms_prop;
+mod ftrl;
 mod gradient_descent;
 mod momentum;
 mod real;
 mod rms_prop;
-mod sparse_adagrad;
+mod sparse_apply;
 
 #[cfg(test)]
 mod testutil;
@@ -20,11 +23,24 @@ pub use real::Real;
 use crate::KernelRegistry;
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    apply::register::<gradient_descent::GradientDescent>(r, "ApplyGradientDescent", "ResourceApplyGradientDescent");
-    apply::register::<momentum::Momentum>(r, "ApplyMomentum", "ResourceApplyMomentum");
-    apply::register::<adagrad::Adagrad>(r, "ApplyAdagrad", "ResourceApplyAdagrad");
-    apply::register::<adagrad::AdagradV2>(r, "ApplyAdagradV2", "ResourceApplyAdagradV2");
-    apply::register::<adam::Adam>(r, "ApplyAdam", "ResourceApplyAdam");
-    apply::register::<rms_prop::RmsProp>(r, "ApplyRMSProp", "ResourceApplyRMSProp");
-    sparse_adagrad::register(r);
+    use apply::register as dense;
+    use sparse_apply::register as sparse;
+    dense::<gradient_descent::GradientDescent>(r, "ApplyGradientDescent", "ResourceApplyGradientDescent");
+    dense::<momentum::Momentum>(r, "ApplyMomentum", "ResourceApplyMomentum");
+    sparse::<momentum::Momentum>(r, "SparseApplyMomentum", "ResourceSparseApplyMomentum");
+    dense::<adagrad::Adagrad>(r, "ApplyAdagrad", "ResourceApplyAdagrad");
+    sparse::<adagrad::Adagrad>(r, "SparseApplyAdagrad", "ResourceSparseApplyAdagrad");
+    dense::<adagrad::AdagradV2>(r, "ApplyAdagradV2", "ResourceApplyAdagradV2");
+    sparse::<adagrad::AdagradV2>(r, "SparseApplyAdagradV2", "ResourceSparseApplyAdagradV2");
+    dense::<adam::Adam>(r, "ApplyAdam", "ResourceApplyAdam");
+    dense::<rms_prop::RmsProp>(r, "ApplyRMSProp", "ResourceApplyRMSProp");
+    sparse::<rms_prop::RmsProp>(r, "SparseApplyRMSProp", "ResourceSparseApplyRMSProp");
+    dense::<centered_rms_prop::CenteredRmsProp>(r, "ApplyCenteredRMSProp", "ResourceApplyCenteredRMSProp");
+    sparse::<centered_rms_prop::CenteredRmsProp>(r, "SparseApplyCenteredRMSProp", "ResourceSparseApplyCenteredRMSProp");
+    dense::<adadelta::Adadelta>(r, "ApplyAdadelta", "ResourceApplyAdadelta");
+    sparse::<adadelta::Adadelta>(r, "SparseApplyAdadelta", "ResourceSparseApplyAdadelta");
+    dense::<ftrl::Ftrl>(r, "ApplyFtrl", "ResourceApplyFtrl");
+    sparse::<ftrl::Ftrl>(r, "SparseApplyFtrl", "ResourceSparseApplyFtrl");
+    dense::<ftrl::FtrlV2>(r, "ApplyFtrlV2", "ResourceApplyFtrlV2");
+    sparse::<ftrl::FtrlV2>(r, "SparseApplyFtrlV2", "ResourceSparseApplyFtrlV2");
 }

@@ -91,8 +91,18 @@ fn close(got: &Tensor, want: &Tensor, what: &str) {
     }
 }
 
-/// (name, op, attrs, slots, args, want)
+/// (name, op, attrs, slots, args, want); a sparse op's args include its indices (after the
+/// gradient) and its attrs `Tindices`.
 type Case = (String, String, Vec<(String, AttrValue)>, Vec<Tensor>, Vec<Tensor>, Vec<Tensor>);
+
+/// The indices of a sparse case and their dtype.
+fn indices(j: &J) -> (Tensor, DataType) {
+    let data: Vec<i64> = j["data"].as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect();
+    match j["dtype"].as_str().unwrap() {
+        "int32" => (Tensor::vec(data.iter().map(|&v| v as i32).collect::<Vec<_>>()), DataType::Int32),
+        _ => (Tensor::vec(data), DataType::Int64),
+    }
+}
 
 fn golden_cases() -> Vec<Case> {
     let j: J = serde_json::from_str(include_str!("golden.json")).unwrap();
@@ -101,19 +111,26 @@ fn golden_cases() -> Vec<Case> {
         .unwrap()
         .iter()
         .map(|c| {
-            let attrs = c["attrs"]
+            let mut attrs: Vec<(String, AttrValue)> = c["attrs"]
                 .as_object()
                 .unwrap()
                 .iter()
                 .map(|(k, v)| (k.clone(), attr::bool(v.as_bool().unwrap())))
                 .collect();
             let ts = |k: &str| c[k].as_array().unwrap().iter().map(tensor).collect::<Vec<_>>();
+            let mut args = ts("args");
+            if !c["indices"].is_null() {
+                let (ix, ty) = indices(&c["indices"]);
+                let grad = args.iter().position(|t| t.rank() > 0).unwrap();
+                args.insert(grad + 1, ix);
+                attrs.push(("Tindices".into(), attr::ty(ty)));
+            }
             (
                 c["name"].as_str().unwrap().to_string(),
                 c["op"].as_str().unwrap().to_string(),
                 attrs,
                 ts("slots"),
-                ts("args"),
+                args,
                 ts("want"),
             )
         })
@@ -123,7 +140,8 @@ fn golden_cases() -> Vec<Case> {
 #[test]
 fn apply_ops_match_tensorflow() {
     let cases = golden_cases();
-    assert_eq!(cases.len(), 20);
+    assert_eq!(cases.len(), 64);
+    assert_eq!(cases.iter().filter(|c| c.1.starts_with("Sparse")).count(), 28);
     for (name, op, attrs, slots, args, want) in cases {
         let attrs: Vec<(&str, AttrValue)> = attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         let by_ref = run_ref(&op, &attrs, &slots, &args).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -147,13 +165,14 @@ fn tile(t: &Tensor, times: usize) -> Tensor {
 #[test]
 fn large_updates_run_in_parallel_with_the_same_results() {
     let times = 100_000 / 12 + 1;
-    for (name, op, attrs, slots, args, want) in
-        golden_cases().into_iter().filter(|c| c.1 == "ApplyAdam" || c.1 == "ApplyMomentum")
+    for (name, op, attrs, slots, args, want) in golden_cases()
+        .into_iter()
+        .filter(|c| ["ApplyAdam", "ApplyMomentum", "ApplyCenteredRMSProp", "ApplyFtrl"].contains(&c.1.as_str()))
     {
         let attrs: Vec<(&str, AttrValue)> = attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         let big: Vec<Tensor> = slots.iter().map(|t| tile(t, times)).collect();
         let mut big_args = args.clone();
-        let g = big_args.len() - if op == "ApplyMomentum" { 2 } else { 1 };
+        let g = args.iter().position(|t| t.rank() > 0).unwrap();
         big_args[g] = tile(&args[g], times);
         let out = run_resource(&op, &attrs, &big, &big_args).unwrap();
         for (i, w) in want.iter().enumerate() {
@@ -232,6 +251,48 @@ fn errors_name_the_problem() {
             .code,
         Code::Unimplemented
     );
+}
+
+#[test]
+fn ftrl_and_sparse_errors_name_the_problem() {
+    let s = |v: f32| Tensor::scalar(v);
+    let m = Tensor::new(vec![2, 2], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let by_lr = [("multiply_linear_by_lr", attr::bool(false))];
+    let slots = [m.clone(), m.clone(), m.clone()];
+    // FTRL checks its hyper-parameters as TensorFlow does.
+    for (args, want) in [
+        ([s(0.1), s(0.0), s(0.0), s(0.5)], "lr_power is not a non-positive scalar"),
+        ([s(0.0), s(0.0), s(0.0), s(-0.5)], "lr is not a positive scalar"),
+        ([s(0.1), s(-1.0), s(0.0), s(-0.5)], "l1 regularization strength is not a non-negative scalar"),
+    ] {
+        let mut all = vec![m.clone()];
+        all.extend(args);
+        let e = run_resource("ApplyFtrl", &by_lr, &slots, &all).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains(want), "{e}");
+    }
+    let sparse = |ix: Tensor, grad: Tensor| {
+        run_resource(
+            "SparseApplyMomentum",
+            &[("use_nesterov", attr::bool(false)), ("Tindices", attr::ty(ix.dtype()))],
+            &[m.clone(), m.clone()],
+            &[s(0.1), grad, ix, s(0.9)],
+        )
+    };
+    // Indices out of range, not a vector, or not matching the gradient's rows.
+    let row = Tensor::new(vec![1, 2], vec![1.0f32, 1.0]).unwrap();
+    let e = sparse(Tensor::vec(vec![2i32]), row.clone()).unwrap_err();
+    assert!(e.message.contains("Index 2 at offset 0 in indices is out of range [0, 2)"), "{e}");
+    let e = sparse(Tensor::new(vec![1, 1], vec![0i64]).unwrap(), row.clone()).unwrap_err();
+    assert!(e.message.contains("indices must be one-dimensional"), "{e}");
+    let e = sparse(Tensor::vec(vec![0i64, 1]), row.clone()).unwrap_err();
+    assert!(e.message.contains("grad must be the slices of var at indices: shape [2,2] expected, got [1,2]"), "{e}");
+    // Only the named rows change; the repeated row is updated twice.
+    let out = sparse(Tensor::vec(vec![1i64, 1]), Tensor::new(vec![2, 2], vec![1.0f32; 4]).unwrap()).unwrap();
+    let (var, accum) = (out[0].as_slice::<f32>().unwrap(), out[1].as_slice::<f32>().unwrap());
+    assert_eq!(&var[..2], &[1.0, 2.0]);
+    // accum: 3 -> 3.7 -> 4.33; var: 3 - 0.37 - 0.433.
+    assert!((accum[2] - 4.33).abs() < 1e-5 && (var[2] - (3.0 - 0.37 - 0.433)).abs() < 1e-5, "{var:?} {accum:?}");
 }
 
 #[test]
