@@ -55,6 +55,14 @@ pub trait GemmScalar: TensorType + Copy + Default + Send + Sync {
         accumulate: bool,
         parallel: bool,
     );
+
+    /// The m×n product `a · b` in a new row-major buffer. The float forms write the
+    /// product straight into fresh memory, without zero-filling it first.
+    fn product(m: usize, n: usize, k: usize, a: Mat<Self>, b: Mat<Self>, parallel: bool) -> Vec<Self> {
+        let mut c = vec![Self::default(); m * n];
+        Self::gemm(m, n, k, a, b, &mut c, n, false, parallel);
+        c
+    }
 }
 
 fn check_dst<T>(m: usize, n: usize, c: &[T], ldc: usize) {
@@ -99,21 +107,60 @@ macro_rules! float_gemm {
                     }
                     return;
                 }
-                let threads = rayon::current_num_threads();
                 // SAFETY: every view was bounds-checked above for its extent, strides are
                 // non-negative, and `c` is borrowed mutably so it aliases neither input.
-                unsafe {
-                    let (cp, ap, bp) =
-                        (Raw(c.as_mut_ptr()), Raw(a.data.as_ptr() as *mut $t), Raw(b.data.as_ptr() as *mut $t));
-                    if parallel && m * n * k >= PAR_GEMM_MIN && threads > 1 {
-                        split_gemm(m, n, k, threads, cp, ldc, ap, a, bp, b, accumulate, 1.0);
-                    } else {
-                        raw_gemm(m, n, k, cp, ldc, ap, a, bp, b, accumulate, 1.0);
-                    }
+                unsafe { dispatch(m, n, k, Raw(c.as_mut_ptr()), ldc, a, b, accumulate, parallel, 1.0) }
+            }
+
+            fn product(m: usize, n: usize, k: usize, a: Mat<Self>, b: Mat<Self>, parallel: bool) -> Vec<Self> {
+                a.check(m, k, "lhs");
+                b.check(k, n, "rhs");
+                let len = m.checked_mul(n).expect("gemm: output size overflows");
+                let mut c: Vec<$t> = Vec::with_capacity(len);
+                if len == 0 || k == 0 {
+                    c.resize(len, 0.0);
+                    return c;
                 }
+                // SAFETY: the views were bounds-checked, `c` has room for the m×n product
+                // and is a fresh allocation aliasing neither input. gemm without
+                // `accumulate` writes every element of the product before reading any
+                // (its first pass over k stores, it never loads the destination), so all
+                // `len` elements are initialized when it returns.
+                unsafe {
+                    dispatch(m, n, k, Raw(c.as_mut_ptr()), n, a, b, false, parallel, 1.0);
+                    c.set_len(len);
+                }
+                c
             }
         }
     };
+}
+
+/// Runs a checked float product on the calling thread or split over the rayon pool.
+///
+/// # Safety
+/// As [`raw_gemm`]: the views lie inside their slices and `c` (m×n, leading dimension
+/// `ldc`) is writable and aliases neither input.
+#[allow(clippy::too_many_arguments)]
+unsafe fn dispatch<T: Copy + Send + Sync + 'static>(
+    m: usize,
+    n: usize,
+    k: usize,
+    c: Raw<T>,
+    ldc: usize,
+    a: Mat<T>,
+    b: Mat<T>,
+    accumulate: bool,
+    parallel: bool,
+    one: T,
+) {
+    let threads = rayon::current_num_threads();
+    let (ap, bp) = (Raw(a.data.as_ptr() as *mut T), Raw(b.data.as_ptr() as *mut T));
+    if parallel && m * n * k >= PAR_GEMM_MIN && threads > 1 {
+        split_gemm(m, n, k, threads, c, ldc, ap, a, bp, b, accumulate, one);
+    } else {
+        raw_gemm(m, n, k, c, ldc, ap, a, bp, b, accumulate, one);
+    }
 }
 
 /// A pointer that may cross threads: the blocks [`split_gemm`] hands out are disjoint.
@@ -357,5 +404,50 @@ mod tests {
         assert_eq!(c, vec![3.0; 4]);
         f32::gemm(2, 2, 0, Mat { data: &[], rs: 0, cs: 1 }, Mat { data: &[], rs: 2, cs: 1 }, &mut c, 2, false, false);
         assert_eq!(c, vec![0.0; 4]);
+    }
+
+    /// `product` writes into fresh, unfilled memory: small, split and deep (several passes
+    /// over k) products equal the naive ones, and empty shapes give zeros.
+    #[test]
+    fn products_into_fresh_buffers_match_naive() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        for (m, n, k) in [(7, 5, 3), (131, 45, 97), (45, 131, 97), (9, 70, 1500)] {
+            let a: Vec<f64> = (0..m * k).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
+            let b: Vec<f64> = (0..k * n).map(|x| ((x * 5) % 11) as f64 - 5.0).collect();
+            for (ta, tb) in [(false, false), (true, true)] {
+                let am = Mat::row_major(&a, if ta { m } else { k }, ta);
+                let bm = Mat::row_major(&b, if tb { k } else { n }, tb);
+                let got = pool.install(|| f64::product(m, n, k, am, bm, true));
+                assert_eq!(got, naive(m, n, k, am, bm), "{m}x{n}x{k} ta={ta} tb={tb}");
+                let a32: Vec<f32> = a.iter().map(|&x| x as f32).collect();
+                let b32: Vec<f32> = b.iter().map(|&x| x as f32).collect();
+                let am32 = Mat { data: &a32[..], rs: am.rs, cs: am.cs };
+                let bm32 = Mat { data: &b32[..], rs: bm.rs, cs: bm.cs };
+                let got32 = f32::product(m, n, k, am32, bm32, false);
+                assert!(got32.iter().zip(&got).all(|(x, y)| (*x as f64 - y).abs() <= 1e-3 * y.abs().max(1.0)));
+            }
+        }
+        let empty = Mat { data: &[][..], rs: 0, cs: 1 };
+        assert_eq!(f32::product(2, 3, 0, empty, Mat { data: &[][..], rs: 3, cs: 1 }, true), vec![0.0; 6]);
+        assert!(f64::product(
+            0,
+            3,
+            4,
+            Mat { data: &[][..], rs: 4, cs: 1 },
+            Mat { data: &[0.0; 12][..], rs: 3, cs: 1 },
+            true
+        )
+        .is_empty());
+        assert_eq!(
+            i32::product(
+                1,
+                1,
+                2,
+                Mat { data: &[2, 3][..], rs: 2, cs: 1 },
+                Mat { data: &[4, 5][..], rs: 1, cs: 1 },
+                false
+            ),
+            vec![23]
+        );
     }
 }

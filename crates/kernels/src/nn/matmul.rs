@@ -29,10 +29,9 @@ impl MatMul {
         if k != kb {
             return Err(ctx.error(format!("Matrix size-incompatible: In[0]: {}, In[1]: {}", a.shape(), b.shape())));
         }
-        let mut out = vec![T::default(); m * n];
         let am = Mat::row_major(a.as_slice::<T>()?, ad[1], self.ta);
         let bm = Mat::row_major(b.as_slice::<T>()?, bd[1], self.tb);
-        T::gemm(m, n, k, am, bm, &mut out, n, false, true);
+        let out = T::product(m, n, k, am, bm, true);
         ctx.set_output(0, Tensor::new(vec![m, n], out)?)
     }
 }
