@@ -15,7 +15,10 @@
 
 pub use ferroflow_core::{attr, Code, DataType, DeviceName, Shape, Status, Tensor};
 pub use ferroflow_distributed::{ClusterSpec, GrpcSession, Server, ServerOptions, TfConfig};
-pub use ferroflow_graph::{gradients, ops, Graph, Operation, Output, Scope};
+pub use ferroflow_graph::{
+    embedding_lookup, embedding_lookup_partitioned, gradients, ops, Graph, Operation, Output, PartitionedVariable,
+    Scope, Variable, VariableOptions,
+};
 pub use ferroflow_runtime::{DirectSession, RunOptions};
 pub use ferroflow_train as train;
 pub use session::Session;

@@ -2,6 +2,7 @@
 //! shape functions), the GraphDef IR with import/export, the builder API ([`Scope`],
 //! [`Output`], one function per op in [`ops`]) and symbolic gradients.
 
+mod embedding;
 pub mod gradients;
 mod graph;
 pub mod io;
@@ -16,7 +17,8 @@ mod signature;
 mod variable;
 pub use variable::*;
 
-pub use gradients::{gradients, gradients_with_options, GradOp, GradOptions};
+pub use embedding::{embedding_lookup, embedding_lookup_partitioned};
+pub use gradients::{gradients, gradients_with_options, indexed_slices, GradOp, GradOptions};
 pub use graph::{parse_tensor_name, Graph, NodeEntry, GRAPH_DEF_VERSION};
 pub use op_def::{op, parse_type, ArgDef, ArgType, AttrDef, OpDef, OpDefBuilder};
 pub use partitioned::{fixed_size_partitions, PartitionedVariable};

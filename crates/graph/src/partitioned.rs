@@ -95,6 +95,11 @@ impl PartitionedVariable {
         self.parts[0].dtype()
     }
 
+    /// The axis the parts split.
+    pub fn axis(&self) -> usize {
+        self.axis
+    }
+
     /// The whole value: the parts' values concatenated along the axis (a gradient through
     /// it reaches each part).
     pub fn value(&self, s: &Scope) -> Output {

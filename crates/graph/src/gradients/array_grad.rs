@@ -56,6 +56,7 @@ pub(crate) fn register(r: &mut GradRegistry) {
     r.add("Fill", fill_grad);
     super::array_grad_slice::register(r);
     super::array_grad_gather::register(r);
+    super::array_grad_sparse::register(r);
 }
 
 /// The optimizer apply ops (reference and resource forms).

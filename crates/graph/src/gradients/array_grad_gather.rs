@@ -50,13 +50,22 @@ fn indices_size(s: &Scope, indices: &Output) -> Output {
 }
 
 /// The dense gradient of an axis-0 gather without batch dims: the gradient's rows
-/// segment-summed into `params_shape[0]` rows.
-fn axis0_grad(s: &Scope, params_shape: Output, indices: &Output, grad: Output) -> Output {
+/// segment-summed into `params_shape[0]` rows, marked as an IndexedSlices
+/// ([`super::indexed_slices`]).
+pub(super) fn axis0_grad(s: &Scope, params_shape: Output, indices: &Output, grad: Output) -> Output {
     let size = indices_size(s, indices);
     let values_shape = ops::concat(s, vec![size.clone(), tail(s, params_shape.clone(), ints(s, &[1]))], int(s, 0));
     let values = ops::reshape(s, grad, values_shape);
     let flat = ops::reshape(s, indices.clone(), size);
-    ops::unsorted_segment_sum(s, values, flat, at(s, params_shape, ints(s, &[0])))
+    let rows = at(s, params_shape, ints(s, &[0]));
+    // Marked: an optimizer may take the rows and indices instead (TensorFlow's IndexedSlices).
+    s.op("UnsortedSegmentSum")
+        .input(values)
+        .input(flat)
+        .input(rows)
+        .attr(super::array_grad_sparse::INDEXED_SLICES_ATTR, ferroflow_core::attr::bool(true))
+        .build()
+        .output(0)
 }
 
 /// The shape of params as int32, computed beside params (which may be large and remote).

@@ -5,6 +5,7 @@
 mod array_grad;
 mod array_grad_gather;
 mod array_grad_slice;
+mod array_grad_sparse;
 mod builder;
 mod math_grad;
 mod math_grad_binary;
@@ -15,5 +16,6 @@ mod nn_grad_conv;
 mod nn_grad_matmul;
 mod registry;
 
+pub use array_grad_sparse::{indexed_slices, INDEXED_SLICES_ATTR};
 pub use builder::{gradients, gradients_with_options, GradOptions};
 pub use registry::{grad_registry, GradFn, GradOp, GradRegistry};

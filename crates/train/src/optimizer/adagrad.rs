@@ -3,7 +3,7 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, hyper, slot, Optimizer};
+use super::{apply_op, deduplicate, hyper, slot, Optimizer};
 
 /// `tf.compat.v1.train.AdagradOptimizer`.
 #[derive(Clone, Debug)]
@@ -35,5 +35,23 @@ impl Optimizer for Adagrad {
             vec![accum.handle(), lr, grad.clone()],
             &[("use_locking", false), ("update_slots", true)],
         ))
+    }
+    fn apply_sparse_one(
+        &self,
+        s: &Scope,
+        values: &Output,
+        indices: &Output,
+        var: &Variable,
+    ) -> Result<Option<Operation>, Status> {
+        let accum = slot(s, var, "Adagrad", self.initial_accumulator_value)?;
+        let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
+        let (grad, indices) = deduplicate(s, values, indices);
+        Ok(Some(apply_op(
+            s,
+            "SparseApplyAdagrad",
+            var,
+            vec![accum.handle(), lr, grad, indices],
+            &[("use_locking", false), ("update_slots", true)],
+        )))
     }
 }

@@ -27,4 +27,28 @@ impl Optimizer for GradientDescent {
         let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
         Ok(apply_op(s, "ApplyGradientDescent", var, vec![lr, grad.clone()], &[("use_locking", false)]))
     }
+    /// `var[indices] -= lr * values` by scatter (repeated indices add up), as TensorFlow's
+    /// gradient descent updates an IndexedSlices.
+    fn apply_sparse_one(
+        &self,
+        s: &Scope,
+        values: &Output,
+        indices: &Output,
+        var: &Variable,
+    ) -> Result<Option<Operation>, Status> {
+        let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
+        let delta = ferroflow_graph::ops::mul(s, values.clone(), lr);
+        let op = if var.is_resource() {
+            let neg = ferroflow_graph::ops::neg(s, delta);
+            s.op("ResourceScatterAdd").input(var.handle()).input(indices.clone()).input(neg).build()
+        } else {
+            s.op("ScatterSub")
+                .input(var.handle())
+                .input(indices.clone())
+                .input(delta)
+                .attr("use_locking", ferroflow_core::attr::bool(false))
+                .build()
+        };
+        Ok(Some(op))
+    }
 }

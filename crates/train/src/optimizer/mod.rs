@@ -22,7 +22,9 @@ pub use sync_replicas::{SyncReplicas, SyncReplicasOptimizer, LOCAL_VARIABLES, SY
 pub use sync_replicas_runner::{ChiefQueueRunner, CloseFn, RunStep};
 
 use ferroflow_core::{attr, DataType, Status};
-use ferroflow_graph::{gradients, trainable_variables, AsOpName, Operation, Output, Scope, Variable};
+use ferroflow_graph::{
+    gradients, indexed_slices, ops, trainable_variables, AsOpName, Operation, Output, Scope, Variable,
+};
 
 /// A gradient and the variable it updates.
 pub type GradAndVar = (Output, Variable);
@@ -39,6 +41,20 @@ pub trait Optimizer {
 
     /// Builds the update of one variable.
     fn apply_one(&self, s: &Scope, grad: &Output, var: &Variable) -> Result<Operation, Status>;
+
+    /// Builds the update of the rows `indices` of one variable from their gradient rows
+    /// `values` (TensorFlow's IndexedSlices; `indices` may repeat: see [`deduplicate`]), or
+    /// `None` if the optimizer has no sparse update (the dense gradient is applied, which
+    /// for Adam, whose every slot decays each step, is what TensorFlow's update does too).
+    fn apply_sparse_one(
+        &self,
+        _s: &Scope,
+        _values: &Output,
+        _indices: &Output,
+        _var: &Variable,
+    ) -> Result<Option<Operation>, Status> {
+        Ok(None)
+    }
 
     /// Builds ops that run after every variable update (e.g. Adam's beta powers).
     fn finish(&self, s: &Scope, updates: &[Operation]) -> Result<Vec<Operation>, Status> {
@@ -60,7 +76,10 @@ pub trait Optimizer {
         if vars.is_empty() {
             return Err(Status::invalid_argument("no variables to optimize"));
         }
-        let xs: Vec<Output> = vars.iter().map(|v| v.value()).collect();
+        // Variables are differentiated at their handle (the resource handle, or the
+        // reference), as in TensorFlow: every read of the variable (its value, a gather of
+        // some rows) passes its gradient there.
+        let xs: Vec<Output> = vars.iter().map(Variable::handle).collect();
         let gs = gradients(s, std::slice::from_ref(loss), &xs, None)?;
         Ok(gs.into_iter().zip(vars).collect())
     }
@@ -91,7 +110,14 @@ pub trait Optimizer {
                 )));
             }
             let vs = us.sub(&format!("update_{}", v.name().replace('/', "_"))).colocate_with(&v.handle());
-            updates.push(self.apply_one(&vs, g, v)?);
+            let sparse = match indexed_slices(s.graph(), g) {
+                Some((values, indices)) => self.apply_sparse_one(&vs, &values, &indices, v)?,
+                None => None,
+            };
+            updates.push(match sparse {
+                Some(op) => op,
+                None => self.apply_one(&vs, g, v)?,
+            });
         }
         let finals = self.finish(&us, &updates)?;
         let deps: Vec<&Operation> = finals.iter().collect();
@@ -159,6 +185,16 @@ pub(crate) fn apply_op(s: &Scope, op: &str, var: &Variable, inputs: Vec<Output>,
     b.build()
 }
 
+/// Sums the rows of repeated indices (TensorFlow's `_deduplicate_indexed_slices`): the
+/// unique indices and, for each, the sum of its rows. The sparse apply ops apply a repeated
+/// index once per occurrence, which is not the update of the summed gradient.
+pub fn deduplicate(s: &Scope, values: &Output, indices: &Output) -> (Output, Output) {
+    let u = s.op("Unique").input(indices.clone()).attr("out_idx", attr::ty(DataType::Int32)).build();
+    let (unique, positions) = (u.output(0), u.output(1));
+    let count = ops::size(s, unique.clone(), DataType::Int32);
+    (ops::unsorted_segment_sum(s, values.clone(), positions, count), unique)
+}
+
 /// A dependency-only helper used by optimizers' `finish`.
 pub(crate) fn after<T: AsOpName>(s: &Scope, deps: &[T]) -> Scope {
     let refs: Vec<&T> = deps.iter().collect();
@@ -176,6 +212,15 @@ impl Optimizer for Box<dyn Optimizer> {
     }
     fn apply_one(&self, s: &Scope, grad: &Output, var: &Variable) -> Result<Operation, Status> {
         (**self).apply_one(s, grad, var)
+    }
+    fn apply_sparse_one(
+        &self,
+        s: &Scope,
+        values: &Output,
+        indices: &Output,
+        var: &Variable,
+    ) -> Result<Option<Operation>, Status> {
+        (**self).apply_sparse_one(s, values, indices, var)
     }
     fn finish(&self, s: &Scope, updates: &[Operation]) -> Result<Vec<Operation>, Status> {
         (**self).finish(s, updates)

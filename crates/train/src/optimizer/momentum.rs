@@ -3,7 +3,7 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, hyper, slot, Optimizer};
+use super::{apply_op, deduplicate, hyper, slot, Optimizer};
 
 /// `tf.compat.v1.train.MomentumOptimizer`.
 #[derive(Clone, Debug)]
@@ -38,5 +38,24 @@ impl Optimizer for Momentum {
             vec![accum.handle(), lr, grad.clone(), m],
             &[("use_locking", false), ("use_nesterov", self.use_nesterov)],
         ))
+    }
+    fn apply_sparse_one(
+        &self,
+        s: &Scope,
+        values: &Output,
+        indices: &Output,
+        var: &Variable,
+    ) -> Result<Option<Operation>, Status> {
+        let accum = slot(s, var, "Momentum", 0.0)?;
+        let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
+        let m = hyper(s, "momentum", self.momentum, var.dtype());
+        let (grad, indices) = deduplicate(s, values, indices);
+        Ok(Some(apply_op(
+            s,
+            "SparseApplyMomentum",
+            var,
+            vec![accum.handle(), lr, grad, indices, m],
+            &[("use_locking", false), ("use_nesterov", self.use_nesterov)],
+        )))
     }
 }

@@ -3,7 +3,7 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, hyper, slot, Optimizer};
+use super::{apply_op, deduplicate, hyper, slot, Optimizer};
 
 /// `tf.compat.v1.train.RMSPropOptimizer` (not centered).
 #[derive(Clone, Debug)]
@@ -44,5 +44,28 @@ impl Optimizer for RmsProp {
             grad.clone(),
         ];
         Ok(apply_op(s, "ApplyRMSProp", var, inputs, &[("use_locking", false)]))
+    }
+    fn apply_sparse_one(
+        &self,
+        s: &Scope,
+        values: &Output,
+        indices: &Output,
+        var: &Variable,
+    ) -> Result<Option<Operation>, Status> {
+        let ms = slot(s, var, "RMSProp", 1.0)?;
+        let mom = slot(s, var, "RMSProp_1", 0.0)?;
+        let d = var.dtype();
+        let (grad, indices) = deduplicate(s, values, indices);
+        let inputs = vec![
+            ms.handle(),
+            mom.handle(),
+            hyper(s, "learning_rate", self.learning_rate, d),
+            hyper(s, "decay", self.decay, d),
+            hyper(s, "momentum", self.momentum, d),
+            hyper(s, "epsilon", self.epsilon, d),
+            grad,
+            indices,
+        ];
+        Ok(Some(apply_op(s, "SparseApplyRMSProp", var, inputs, &[("use_locking", false)])))
     }
 }

@@ -1,0 +1,119 @@
+//! The Rust `embedding_lookup` over a partitioned table, trained by each optimizer, against
+//! TensorFlow 2.21 (numbers from scripts/fixtures/tf_embedding.py): a 10x3 table in 3
+//! parts, looked up by a [4, 3] id matrix with repeated ids, summed per example, times a
+//! dense 3x2 weight, softmax cross-entropy; 6 steps. The losses and the final table equal
+//! TensorFlow's, with resource and with reference variables, and the parts are updated by
+//! the sparse ops TensorFlow uses (`ResourceSparseApplyAdagrad`, `ScatterSub`, …).
+
+use ferroflow_core::{DataType, Tensor};
+use ferroflow_graph::{
+    embedding_lookup_partitioned, global_variables_initializer, ops, PartitionedVariable, Scope, Variable,
+    VariableOptions,
+};
+use ferroflow_runtime::DirectSession;
+use ferroflow_train::optimizer::{Adagrad, Adam, GradientDescent, Momentum, Optimizer, RmsProp};
+use serde_json::Value as J;
+
+fn fixture() -> J {
+    serde_json::from_str(include_str!("fixtures/tf_embedding.json")).unwrap()
+}
+
+fn f32s(j: &J) -> Vec<f32> {
+    j.as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect()
+}
+
+fn i64s(j: &J) -> Vec<i64> {
+    j.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect()
+}
+
+fn optimizer(name: &str) -> Box<dyn Optimizer> {
+    match name {
+        "sgd" => Box::new(GradientDescent::new(0.5)),
+        "adagrad" => Box::new(Adagrad::new(0.5)),
+        "momentum" => Box::new(Momentum::new(0.2, 0.9)),
+        "rmsprop" => Box::new(RmsProp { momentum: 0.5, ..RmsProp::new(0.05) }),
+        "adam" => Box::new(Adam::new(0.1)),
+        n => panic!("unknown optimizer {n}"),
+    }
+}
+
+/// Trains the fixture's model; returns the losses, the final table and the update ops.
+fn train(fx: &J, name: &str, use_resource: bool) -> (Vec<f32>, Vec<f32>, Vec<String>) {
+    let (vocab, dim, classes) = (fx["vocab"].as_u64().unwrap() as usize, 3usize, 2usize);
+    let k = fx["k"].as_i64().unwrap();
+    let emb0 = f32s(&fx["emb"]);
+    let s = Scope::new_root();
+    let opts = VariableOptions { use_resource, ..Default::default() };
+    let table = PartitionedVariable::new(&s, "emb", &[vocab, dim], 0, 3, &opts, |sc, shape, off| {
+        ops::constant(sc, Tensor::new(shape.to_vec(), emb0[off * dim..(off + shape[0]) * dim].to_vec()).unwrap())
+    })
+    .unwrap();
+    let w0 = Tensor::new(vec![dim, classes], f32s(&fx["w"])).unwrap();
+    let w = Variable::with_options(&s, "w", ops::constant(&s, w0), &opts);
+    let ids = ops::placeholder_named(&s, "ids", DataType::Int64, Some(&[-1, k]));
+    let y = ops::placeholder_named(&s, "y", DataType::Int64, Some(&[-1]));
+    let rows = embedding_lookup_partitioned(&s, &table, ids.clone()).unwrap();
+    assert_eq!(s.graph().shape_of(&rows), Some(vec![-1, k, dim as i64]));
+    let h = ops::sum(&s, rows, ops::constant(&s, 1i32), false);
+    let logits = ops::mat_mul(&s, h, w.value(), false, false);
+    let (xent, _) = ops::sparse_softmax_cross_entropy_with_logits(&s, logits, y.clone());
+    let loss = ops::mean(&s, xent, ops::constant(&s, 0i32), false);
+    let train = optimizer(name).minimize(&s, &loss, None, None).unwrap();
+    let full = table.value(&s);
+    let init = global_variables_initializer(&s);
+    let update_ops: Vec<String> = {
+        let mut v: Vec<String> = s
+            .graph()
+            .nodes()
+            .into_iter()
+            .map(|n| n.def.op)
+            .filter(|op| op.contains("Apply") || op.contains("Scatter"))
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    let sess = DirectSession::new(s.graph());
+    sess.run(&[], &[], &[&init]).unwrap();
+    let batch = fx["batch"].as_u64().unwrap() as usize;
+    let mut losses = Vec::new();
+    for (i, lab) in fx["ids"].as_array().unwrap().iter().zip(fx["labels"].as_array().unwrap()) {
+        let feeds = [
+            (&ids, Tensor::new(vec![batch, k as usize], i64s(i)).unwrap()),
+            (&y, Tensor::new(vec![batch], i64s(lab)).unwrap()),
+        ];
+        let out = sess.run(&feeds, &[&loss], &[&train]).unwrap();
+        losses.push(out[0].scalar_value::<f32>().unwrap());
+    }
+    let table = sess.run(&[], &[&full], &[]).unwrap().remove(0).as_slice::<f32>().unwrap().to_vec();
+    (losses, table, update_ops)
+}
+
+fn close(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= 2e-5 * w.abs().max(1.0), "{what}[{i}]: {g} but TensorFlow gives {w}");
+    }
+}
+
+#[test]
+fn partitioned_embeddings_train_as_in_tensorflow() {
+    let fx = fixture();
+    for name in ["sgd", "adagrad", "momentum", "rmsprop", "adam"] {
+        for use_resource in [true, false] {
+            let key = format!("{name}/{}", if use_resource { "resource" } else { "ref" });
+            let want = &fx["runs"][&key];
+            let (losses, table, ops) = train(&fx, name, use_resource);
+            close(&losses, &f32s(&want["losses"]), &format!("{key} losses"));
+            close(&table, &f32s(&want["emb"]), &format!("{key} table"));
+            // The parts take TensorFlow's sparse update (Adam: the dense one, which is
+            // what TensorFlow's scatter-based update computes).
+            let sparse = ops.iter().any(|o| o.contains("SparseApply") || o.contains("Scatter"));
+            assert_eq!(sparse, name != "adam", "{key}: update ops {ops:?}");
+            if name == "adagrad" {
+                let want = if use_resource { "ResourceSparseApplyAdagrad" } else { "SparseApplyAdagrad" };
+                assert!(ops.iter().any(|o| o == want), "{key}: {ops:?}");
+            }
+        }
+    }
+}
