@@ -9,7 +9,7 @@ use ferroflow_runtime::DirectSession;
 
 use crate::data::{read_mnist, DataSet};
 use crate::models::{build, Model, ModelKind};
-use crate::optimizer::{Adagrad, Adam, GradientDescent, Momentum, Optimizer, RmsProp};
+use crate::optimizer::{Adadelta, Adagrad, Adam, Ftrl, GradientDescent, Momentum, Optimizer, RmsProp};
 use crate::runner::Runner;
 
 /// Which optimizer to train with.
@@ -25,6 +25,10 @@ pub enum OptimizerKind {
     Adam,
     /// RMSProp.
     RmsProp,
+    /// Adadelta.
+    Adadelta,
+    /// FTRL-Proximal.
+    Ftrl,
 }
 
 impl std::str::FromStr for OptimizerKind {
@@ -36,7 +40,13 @@ impl std::str::FromStr for OptimizerKind {
             "adagrad" => OptimizerKind::Adagrad,
             "adam" => OptimizerKind::Adam,
             "rmsprop" => OptimizerKind::RmsProp,
-            _ => return Err(format!("unknown optimizer '{s}': expected sgd, momentum, adagrad, adam or rmsprop")),
+            "adadelta" => OptimizerKind::Adadelta,
+            "ftrl" => OptimizerKind::Ftrl,
+            _ => {
+                return Err(format!(
+                    "unknown optimizer '{s}': expected sgd, momentum, adagrad, adam, rmsprop, adadelta or ftrl"
+                ))
+            }
         })
     }
 }
@@ -49,6 +59,8 @@ pub fn make_optimizer(kind: OptimizerKind, lr: f64) -> Box<dyn Optimizer> {
         OptimizerKind::Adagrad => Box::new(Adagrad::new(lr)),
         OptimizerKind::Adam => Box::new(Adam::new(lr)),
         OptimizerKind::RmsProp => Box::new(RmsProp::new(lr)),
+        OptimizerKind::Adadelta => Box::new(Adadelta::new(lr)),
+        OptimizerKind::Ftrl => Box::new(Ftrl::new(lr)),
     }
 }
 

@@ -1,4 +1,6 @@
-//! The Rust `embedding_lookup` over a partitioned table, trained by each optimizer, against
+//! The Rust `embedding_lookup` over a partitioned table, trained by each optimizer
+//! (gradient descent, Adagrad, Momentum, RMSProp plain and centered, Adam, Adadelta, FTRL
+//! with and without L2 shrinkage), against
 //! TensorFlow 2.21 (numbers from scripts/fixtures/tf_embedding.py): a 10x3 table in 3
 //! parts, looked up by a [4, 3] id matrix with repeated ids, summed per example, times a
 //! dense 3x2 weight, softmax cross-entropy; 6 steps. The losses and the final table equal
@@ -11,7 +13,7 @@ use ferroflow_graph::{
     VariableOptions,
 };
 use ferroflow_runtime::DirectSession;
-use ferroflow_train::optimizer::{Adagrad, Adam, GradientDescent, Momentum, Optimizer, RmsProp};
+use ferroflow_train::optimizer::{Adadelta, Adagrad, Adam, Ftrl, GradientDescent, Momentum, Optimizer, RmsProp};
 use serde_json::Value as J;
 
 fn fixture() -> J {
@@ -33,12 +35,24 @@ fn optimizer(name: &str) -> Box<dyn Optimizer> {
         "momentum" => Box::new(Momentum::new(0.2, 0.9)),
         "rmsprop" => Box::new(RmsProp { momentum: 0.5, ..RmsProp::new(0.05) }),
         "adam" => Box::new(Adam::new(0.1)),
+        "centered_rmsprop" => Box::new(RmsProp { momentum: 0.5, centered: true, ..RmsProp::new(0.05) }),
+        "adadelta" => Box::new(Adadelta::new(1.0)),
+        "ftrl" => {
+            Box::new(Ftrl { l1_regularization_strength: 0.01, l2_regularization_strength: 0.02, ..Ftrl::new(0.5) })
+        }
+        "ftrl_shrinkage" => {
+            Box::new(Ftrl { learning_rate_power: -0.3, l2_shrinkage_regularization_strength: 0.05, ..Ftrl::new(0.5) })
+        }
         n => panic!("unknown optimizer {n}"),
     }
 }
 
-/// Trains the fixture's model; returns the losses, the final table and the update ops.
-fn train(fx: &J, name: &str, use_resource: bool) -> (Vec<f32>, Vec<f32>, Vec<String>) {
+/// What one training run gives: losses, the final table, the update op types and the
+/// dense weight's slot variables.
+type Run = (Vec<f32>, Vec<f32>, Vec<String>, Vec<String>);
+
+/// Trains the fixture's model.
+fn train(fx: &J, name: &str, use_resource: bool) -> Run {
     let (vocab, dim, classes) = (fx["vocab"].as_u64().unwrap() as usize, 3usize, 2usize);
     let k = fx["k"].as_i64().unwrap();
     let emb0 = f32s(&fx["emb"]);
@@ -86,7 +100,14 @@ fn train(fx: &J, name: &str, use_resource: bool) -> (Vec<f32>, Vec<f32>, Vec<Str
         losses.push(out[0].scalar_value::<f32>().unwrap());
     }
     let table = sess.run(&[], &[&full], &[]).unwrap().remove(0).as_slice::<f32>().unwrap().to_vec();
-    (losses, table, update_ops)
+    let mut slots: Vec<String> = ferroflow_graph::global_variables(s.graph())
+        .unwrap()
+        .iter()
+        .map(|v| v.name().to_string())
+        .filter(|n| n.starts_with("w/"))
+        .collect();
+    slots.sort();
+    (losses, table, update_ops, slots)
 }
 
 fn close(got: &[f32], want: &[f32], what: &str) {
@@ -99,11 +120,21 @@ fn close(got: &[f32], want: &[f32], what: &str) {
 #[test]
 fn partitioned_embeddings_train_as_in_tensorflow() {
     let fx = fixture();
-    for name in ["sgd", "adagrad", "momentum", "rmsprop", "adam"] {
+    let names =
+        ["sgd", "adagrad", "momentum", "rmsprop", "adam", "centered_rmsprop", "adadelta", "ftrl", "ftrl_shrinkage"];
+    for name in names {
         for use_resource in [true, false] {
             let key = format!("{name}/{}", if use_resource { "resource" } else { "ref" });
             let want = &fx["runs"][&key];
-            let (losses, table, ops) = train(&fx, name, use_resource);
+            let (losses, table, ops, slots) = train(&fx, name, use_resource);
+            let want_slots: Vec<String> =
+                want["w_slots"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+            assert_eq!(slots, want_slots, "{key}: slot variables");
+            let want_ops: Vec<&str> =
+                want["update_ops"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+            if name != "adam" {
+                assert_eq!(ops, want_ops, "{key}: update ops");
+            }
             close(&losses, &f32s(&want["losses"]), &format!("{key} losses"));
             close(&table, &f32s(&want["emb"]), &format!("{key} table"));
             // The parts take TensorFlow's sparse update (Adam: the dense one, which is

@@ -3,8 +3,10 @@
 //! (`ResourceApplyAdagrad`, `ApplyAdam`, …) so the graphs match TensorFlow's, with slot
 //! variables named `<var>/<Optimizer>` and colocated with their variable.
 
+mod adadelta;
 mod adagrad;
 mod adam;
+mod ftrl;
 mod gradient_descent;
 mod momentum;
 mod rmsprop;
@@ -12,8 +14,10 @@ mod slots;
 mod sync_replicas;
 mod sync_replicas_runner;
 
+pub use adadelta::Adadelta;
 pub use adagrad::Adagrad;
 pub use adam::Adam;
+pub use ftrl::Ftrl;
 pub use gradient_descent::GradientDescent;
 pub use momentum::Momentum;
 pub use rmsprop::RmsProp;
