@@ -8,12 +8,14 @@
 //! the sparse ops TensorFlow uses (`ResourceSparseApplyAdagrad`, `ScatterSub`, …).
 
 use ferroflow_core::{DataType, Tensor};
+use ferroflow_distributed::{ClusterSpec, GrpcSession, Server, ServerOptions};
 use ferroflow_graph::{
-    embedding_lookup_partitioned, global_variables_initializer, ops, PartitionedVariable, Scope, Variable,
-    VariableOptions,
+    embedding_lookup_partitioned, global_variables_initializer, ops, Operation, Output, PartitionedVariable, Scope,
+    Variable, VariableOptions,
 };
 use ferroflow_runtime::DirectSession;
 use ferroflow_train::optimizer::{Adadelta, Adagrad, Adam, Ftrl, GradientDescent, Momentum, Optimizer, RmsProp};
+use ferroflow_train::ReplicaDeviceSetter;
 use serde_json::Value as J;
 
 fn fixture() -> J {
@@ -51,12 +53,22 @@ fn optimizer(name: &str) -> Box<dyn Optimizer> {
 /// dense weight's slot variables.
 type Run = (Vec<f32>, Vec<f32>, Vec<String>, Vec<String>);
 
-/// Trains the fixture's model.
+/// Runs one step: (feeds, fetches, targets) → fetched values.
+type Step<'a> = dyn Fn(&[(&Output, Tensor)], &[&Output], &[&Operation]) -> Vec<Tensor> + 'a;
+
+/// Trains the fixture's model in a DirectSession.
 fn train(fx: &J, name: &str, use_resource: bool) -> Run {
+    let root = Scope::new_root();
+    train_in(fx, name, use_resource, &root, &root, None)
+}
+
+/// Trains the fixture's model built under `s` (whose root is `root`), in a DirectSession
+/// or, given a target, in a GrpcSession.
+fn train_in(fx: &J, name: &str, use_resource: bool, root: &Scope, s: &Scope, target: Option<&str>) -> Run {
     let (vocab, dim, classes) = (fx["vocab"].as_u64().unwrap() as usize, 3usize, 2usize);
     let k = fx["k"].as_i64().unwrap();
     let emb0 = f32s(&fx["emb"]);
-    let s = Scope::new_root();
+    let s = s.clone();
     let opts = VariableOptions { use_resource, ..Default::default() };
     let table = PartitionedVariable::new(&s, "emb", &[vocab, dim], 0, 3, &opts, |sc, shape, off| {
         ops::constant(sc, Tensor::new(shape.to_vec(), emb0[off * dim..(off + shape[0]) * dim].to_vec()).unwrap())
@@ -87,8 +99,19 @@ fn train(fx: &J, name: &str, use_resource: bool) -> Run {
         v.dedup();
         v
     };
-    let sess = DirectSession::new(s.graph());
-    sess.run(&[], &[], &[&init]).unwrap();
+    let direct;
+    let grpc;
+    let run: Box<Step> = match target {
+        None => {
+            direct = DirectSession::new(root.graph());
+            Box::new(|f, x, t| direct.run(f, x, t).unwrap())
+        }
+        Some(t) => {
+            grpc = GrpcSession::new(t, root.graph()).unwrap();
+            Box::new(|f, x, t| grpc.run(f, x, t).unwrap())
+        }
+    };
+    run(&[], &[], &[&init]);
     let batch = fx["batch"].as_u64().unwrap() as usize;
     let mut losses = Vec::new();
     for (i, lab) in fx["ids"].as_array().unwrap().iter().zip(fx["labels"].as_array().unwrap()) {
@@ -96,10 +119,10 @@ fn train(fx: &J, name: &str, use_resource: bool) -> Run {
             (&ids, Tensor::new(vec![batch, k as usize], i64s(i)).unwrap()),
             (&y, Tensor::new(vec![batch], i64s(lab)).unwrap()),
         ];
-        let out = sess.run(&feeds, &[&loss], &[&train]).unwrap();
+        let out = run(&feeds, &[&loss], &[&train]);
         losses.push(out[0].scalar_value::<f32>().unwrap());
     }
-    let table = sess.run(&[], &[&full], &[]).unwrap().remove(0).as_slice::<f32>().unwrap().to_vec();
+    let table = run(&[], &[&full], &[]).remove(0).as_slice::<f32>().unwrap().to_vec();
     let mut slots: Vec<String> = ferroflow_graph::global_variables(s.graph())
         .unwrap()
         .iter()
@@ -146,5 +169,51 @@ fn partitioned_embeddings_train_as_in_tensorflow() {
                 assert!(ops.iter().any(|o| o == want), "{key}: {ops:?}");
             }
         }
+    }
+}
+
+/// The same training on a cluster: 2 ps tasks and a worker (servers of this process on
+/// 127.0.0.1:0 ports; the worker's master runs the ps partitions over gRPC), the table's
+/// parts and the weight placed on the ps tasks by `replica_device_setter`, the lookup's
+/// partitioning and stitching on the worker. Losses and table equal TensorFlow's.
+#[test]
+fn partitioned_embeddings_train_on_parameter_servers() {
+    let fx = fixture();
+    let ls: Vec<std::net::TcpListener> = (0..3).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let addr: Vec<String> = ls.iter().map(|l| format!("127.0.0.1:{}", l.local_addr().unwrap().port())).collect();
+    let cluster =
+        ClusterSpec::new(&[("ps", vec![addr[0].as_str(), addr[1].as_str()]), ("worker", vec![addr[2].as_str()])])
+            .unwrap();
+    let mut servers = Vec::new();
+    for (i, l) in ls.into_iter().enumerate() {
+        let (job, task) = if i < 2 { ("ps", i as i32) } else { ("worker", 0) };
+        servers
+            .push(Server::new(&cluster, job, task, ServerOptions { listener: Some(l), ..Default::default() }).unwrap());
+    }
+    for (name, use_resource) in [("adagrad", true), ("momentum", false), ("ftrl", true)] {
+        GrpcSession::reset(servers[2].target(), &[]).unwrap();
+        let root = Scope::new_root();
+        let setter = ReplicaDeviceSetter::for_cluster(&cluster, "/job:worker/task:0").build().unwrap();
+        let s = root.with_device_fn(setter);
+        let (losses, table, ops, _) = train_in(&fx, name, use_resource, &root, &s, Some(servers[2].target()));
+        let key = format!("{name}/{}", if use_resource { "resource" } else { "ref" });
+        let want = &fx["runs"][&key];
+        close(&losses, &f32s(&want["losses"]), &format!("{key} on the cluster: losses"));
+        close(&table, &f32s(&want["emb"]), &format!("{key} on the cluster: table"));
+        assert!(ops.iter().any(|o| o.contains("SparseApply")), "{key}: {ops:?}");
+        // The parts went round-robin to the two ps tasks.
+        let devices: Vec<String> = root
+            .graph()
+            .nodes()
+            .into_iter()
+            .filter(|n| ["emb/part_0", "emb/part_1", "emb/part_2"].contains(&n.def.name.as_str()))
+            .map(|n| n.def.device)
+            .collect();
+        assert_eq!(devices.len(), 3, "{devices:?}");
+        assert!(
+            devices.iter().any(|d| d.contains("/job:ps/task:0"))
+                && devices.iter().any(|d| d.contains("/job:ps/task:1")),
+            "{devices:?}"
+        );
     }
 }
