@@ -29,6 +29,8 @@ impl MatMul {
         if k != kb {
             return Err(ctx.error(format!("Matrix size-incompatible: In[0]: {}, In[1]: {}", a.shape(), b.shape())));
         }
+        // Empty inputs may claim a huge product ([n, 0] x [0, n]).
+        crate::array::check_alloc(&[m, n], self.dtype).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
         let am = Mat::row_major(a.as_slice::<T>()?, ad[1], self.ta);
         let bm = Mat::row_major(b.as_slice::<T>()?, bd[1], self.tb);
         let out = T::product(m, n, k, am, bm, true);
@@ -97,6 +99,14 @@ mod tests {
         let v = Tensor::zeros(DataType::Float, vec![3]).unwrap();
         let e = mm(v.clone(), v, false, false).unwrap_err();
         assert!(e.message.contains("not a matrix"), "{e}");
+    }
+
+    #[test]
+    fn a_huge_empty_product_is_refused() {
+        let a = Tensor::zeros(DataType::Float, vec![1 << 40, 0]).unwrap();
+        let b = Tensor::zeros(DataType::Float, vec![0, 1 << 40]).unwrap();
+        let e = mm(a, b, false, false).unwrap_err();
+        assert_eq!(e.code, Code::ResourceExhausted, "{e}");
     }
 
     #[test]
