@@ -3,7 +3,7 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, deduplicate, hyper, slot, Optimizer};
+use super::{apply_op, hyper, slot};
 
 /// `tf.compat.v1.train.AdagradOptimizer`.
 #[derive(Clone, Debug)]
@@ -21,37 +21,15 @@ impl Adagrad {
     }
 }
 
-impl Optimizer for Adagrad {
-    fn name(&self) -> &str {
-        "Adagrad"
-    }
-    fn apply_one(&self, s: &Scope, grad: &Output, var: &Variable) -> Result<Operation, Status> {
+impl Adagrad {
+    fn build(&self, s: &Scope, var: &Variable, grad: Output, indices: Option<Output>) -> Result<Operation, Status> {
         let accum = slot(s, var, "Adagrad", self.initial_accumulator_value)?;
         let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
-        Ok(apply_op(
-            s,
-            "ApplyAdagrad",
-            var,
-            vec![accum.handle(), lr, grad.clone()],
-            &[("use_locking", false), ("update_slots", true)],
-        ))
-    }
-    fn apply_sparse_one(
-        &self,
-        s: &Scope,
-        values: &Output,
-        indices: &Output,
-        var: &Variable,
-    ) -> Result<Option<Operation>, Status> {
-        let accum = slot(s, var, "Adagrad", self.initial_accumulator_value)?;
-        let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
-        let (grad, indices) = deduplicate(s, values, indices);
-        Ok(Some(apply_op(
-            s,
-            "SparseApplyAdagrad",
-            var,
-            vec![accum.handle(), lr, grad, indices],
-            &[("use_locking", false), ("update_slots", true)],
-        )))
+        let op = if indices.is_some() { "SparseApplyAdagrad" } else { "ApplyAdagrad" };
+        let mut inputs = vec![accum.handle(), lr, grad];
+        inputs.extend(indices);
+        Ok(apply_op(s, op, var, inputs, &[("use_locking", false), ("update_slots", true)]))
     }
 }
+
+super::dense_and_sparse_optimizer!(Adagrad, "Adagrad");

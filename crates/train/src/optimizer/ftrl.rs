@@ -4,7 +4,7 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, deduplicate, hyper, slot, Optimizer};
+use super::{apply_op, hyper, slot};
 
 /// `tf.compat.v1.train.FtrlOptimizer`.
 #[derive(Clone, Debug)]
@@ -80,21 +80,4 @@ impl Ftrl {
     }
 }
 
-impl Optimizer for Ftrl {
-    fn name(&self) -> &str {
-        "Ftrl"
-    }
-    fn apply_one(&self, s: &Scope, grad: &Output, var: &Variable) -> Result<Operation, Status> {
-        self.build(s, var, grad.clone(), None)
-    }
-    fn apply_sparse_one(
-        &self,
-        s: &Scope,
-        values: &Output,
-        indices: &Output,
-        var: &Variable,
-    ) -> Result<Option<Operation>, Status> {
-        let (grad, indices) = deduplicate(s, values, indices);
-        self.build(s, var, grad, Some(indices)).map(Some)
-    }
-}
+super::dense_and_sparse_optimizer!(Ftrl, "Ftrl");

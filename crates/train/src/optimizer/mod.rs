@@ -30,6 +30,38 @@ use ferroflow_graph::{
     gradients, indexed_slices, ops, trainable_variables, AsOpName, Operation, Output, Scope, Variable,
 };
 
+/// Implements [`Optimizer`] for an optimizer with a dense and a sparse apply op, both built
+/// by its `build(s, var, grad, indices)` (`indices`: `None` for the dense update, else the
+/// unique rows the gradient holds, after [`deduplicate`]).
+macro_rules! dense_and_sparse_optimizer {
+    ($t:ty, $name:literal) => {
+        impl $crate::optimizer::Optimizer for $t {
+            fn name(&self) -> &str {
+                $name
+            }
+            fn apply_one(
+                &self,
+                s: &ferroflow_graph::Scope,
+                grad: &ferroflow_graph::Output,
+                var: &ferroflow_graph::Variable,
+            ) -> Result<ferroflow_graph::Operation, ferroflow_core::Status> {
+                self.build(s, var, grad.clone(), None)
+            }
+            fn apply_sparse_one(
+                &self,
+                s: &ferroflow_graph::Scope,
+                values: &ferroflow_graph::Output,
+                indices: &ferroflow_graph::Output,
+                var: &ferroflow_graph::Variable,
+            ) -> Result<Option<ferroflow_graph::Operation>, ferroflow_core::Status> {
+                let (grad, indices) = $crate::optimizer::deduplicate(s, values, indices);
+                self.build(s, var, grad, Some(indices)).map(Some)
+            }
+        }
+    };
+}
+pub(crate) use dense_and_sparse_optimizer;
+
 /// A gradient and the variable it updates.
 pub type GradAndVar = (Output, Variable);
 

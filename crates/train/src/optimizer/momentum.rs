@@ -3,7 +3,7 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, deduplicate, hyper, slot, Optimizer};
+use super::{apply_op, hyper, slot};
 
 /// `tf.compat.v1.train.MomentumOptimizer`.
 #[derive(Clone, Debug)]
@@ -23,39 +23,17 @@ impl Momentum {
     }
 }
 
-impl Optimizer for Momentum {
-    fn name(&self) -> &str {
-        "Momentum"
-    }
-    fn apply_one(&self, s: &Scope, grad: &Output, var: &Variable) -> Result<Operation, Status> {
+impl Momentum {
+    fn build(&self, s: &Scope, var: &Variable, grad: Output, indices: Option<Output>) -> Result<Operation, Status> {
         let accum = slot(s, var, "Momentum", 0.0)?;
         let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
         let m = hyper(s, "momentum", self.momentum, var.dtype());
-        Ok(apply_op(
-            s,
-            "ApplyMomentum",
-            var,
-            vec![accum.handle(), lr, grad.clone(), m],
-            &[("use_locking", false), ("use_nesterov", self.use_nesterov)],
-        ))
-    }
-    fn apply_sparse_one(
-        &self,
-        s: &Scope,
-        values: &Output,
-        indices: &Output,
-        var: &Variable,
-    ) -> Result<Option<Operation>, Status> {
-        let accum = slot(s, var, "Momentum", 0.0)?;
-        let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
-        let m = hyper(s, "momentum", self.momentum, var.dtype());
-        let (grad, indices) = deduplicate(s, values, indices);
-        Ok(Some(apply_op(
-            s,
-            "SparseApplyMomentum",
-            var,
-            vec![accum.handle(), lr, grad, indices, m],
-            &[("use_locking", false), ("use_nesterov", self.use_nesterov)],
-        )))
+        let op = if indices.is_some() { "SparseApplyMomentum" } else { "ApplyMomentum" };
+        let mut inputs = vec![accum.handle(), lr, grad];
+        inputs.extend(indices);
+        inputs.push(m);
+        Ok(apply_op(s, op, var, inputs, &[("use_locking", false), ("use_nesterov", self.use_nesterov)]))
     }
 }
+
+super::dense_and_sparse_optimizer!(Momentum, "Momentum");

@@ -4,7 +4,7 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, deduplicate, hyper, slot, Optimizer};
+use super::{apply_op, hyper, slot};
 
 /// `tf.compat.v1.train.RMSPropOptimizer`.
 #[derive(Clone, Debug)]
@@ -59,21 +59,4 @@ impl RmsProp {
     }
 }
 
-impl Optimizer for RmsProp {
-    fn name(&self) -> &str {
-        "RMSProp"
-    }
-    fn apply_one(&self, s: &Scope, grad: &Output, var: &Variable) -> Result<Operation, Status> {
-        self.build(s, var, grad.clone(), None)
-    }
-    fn apply_sparse_one(
-        &self,
-        s: &Scope,
-        values: &Output,
-        indices: &Output,
-        var: &Variable,
-    ) -> Result<Option<Operation>, Status> {
-        let (grad, indices) = deduplicate(s, values, indices);
-        self.build(s, var, grad, Some(indices)).map(Some)
-    }
-}
+super::dense_and_sparse_optimizer!(RmsProp, "RMSProp");

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
-use super::Real;
+use super::{sparse_apply, Real};
 use crate::state::handle::{uninitialized_use, var_inputs};
 use crate::state::lock::lock_all;
 use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
@@ -35,16 +35,20 @@ pub trait Optimizer: Send + Sync + Sized + 'static {
 struct ApplyKernel<O> {
     opt: O,
     resource: bool,
+    /// The `SparseApply*` form: `indices` follows the gradient, which holds their rows.
+    sparse: bool,
     dtype: DataType,
 }
 
 impl<O: Optimizer> ApplyKernel<O> {
     fn run<T: Real>(&self, ctx: &mut OpContext, vars: &[Arc<Var>]) -> Result<(), Status> {
         let n = O::SLOTS.len();
+        // Input position of argument j (a sparse op's `indices` sits right after the gradient).
+        let pos = |j: usize| n + j + usize::from(self.sparse && j > O::GRAD);
         let mut scalars = Vec::with_capacity(O::ARGS.len());
         let mut grad = None;
         for (j, name) in O::ARGS.iter().enumerate() {
-            let t = ctx.input(n + j)?;
+            let t = ctx.input(pos(j))?;
             if t.dtype() != T::DTYPE {
                 return Err(ctx.error(format!("{name} is {} but T is {}", t.dtype(), T::DTYPE)));
             }
@@ -59,6 +63,7 @@ impl<O: Optimizer> ApplyKernel<O> {
         }
         let grad = grad.ok_or_else(|| Status::internal(format!("{}: no gradient input", ctx.node().op)))?;
         self.opt.check(&scalars).map_err(|e| ctx.error(e))?;
+        let indices = if self.sparse { Some(sparse_apply::indices(ctx, n + O::GRAD + 1)?) } else { None };
         let mut guards = lock_all(ctx, vars, O::SLOTS)?;
         for (g, var) in guards.iter().zip(vars) {
             match g.as_ref() {
@@ -75,7 +80,7 @@ impl<O: Optimizer> ApplyKernel<O> {
                 return Err(ctx.error(format!("var and {} do not have the same shape{} {s}", O::SLOTS[i], shapes[0])));
             }
         }
-        if *grad.shape() != shapes[0] {
+        if indices.is_none() && *grad.shape() != shapes[0] {
             return Err(ctx.error(format!(
                 "var and {} do not have the same shape{} {}",
                 O::ARGS[O::GRAD],
@@ -83,13 +88,17 @@ impl<O: Optimizer> ApplyKernel<O> {
                 grad.shape()
             )));
         }
+        let var_dims = shapes[0].0.clone();
         let mut slices: Vec<&mut [T]> = Vec::with_capacity(n);
         for g in guards.iter_mut() {
             if let Some(t) = g.as_mut() {
                 slices.push(t.data_mut::<T>()?.as_mut_slice());
             }
         }
-        self.opt.apply(&scalars, &mut slices, grad.as_slice::<T>()?);
+        match indices {
+            None => self.opt.apply(&scalars, &mut slices, grad.as_slice::<T>()?),
+            Some(idx) => sparse_apply::apply_rows(ctx, &self.opt, &scalars, &mut slices, &var_dims, &grad, &idx)?,
+        }
         Ok(())
     }
 }
@@ -110,7 +119,7 @@ impl<O: Optimizer> OpKernel for ApplyKernel<O> {
     }
 }
 
-fn make<O: Optimizer>(node: &NodeDef, resource: bool) -> Result<Box<dyn OpKernel>, Status> {
+fn make<O: Optimizer>(node: &NodeDef, resource: bool, sparse: bool) -> Result<Box<dyn OpKernel>, Status> {
     let dtype = node.attr_type("T")?;
     if !dtype.is_float() {
         return Err(Status::unimplemented(format!(
@@ -118,11 +127,17 @@ fn make<O: Optimizer>(node: &NodeDef, resource: bool) -> Result<Box<dyn OpKernel
             node.name, node.op
         )));
     }
-    Ok(Box::new(ApplyKernel { opt: O::from_node(node)?, resource, dtype }))
+    Ok(Box::new(ApplyKernel { opt: O::from_node(node)?, resource, sparse, dtype }))
+}
+
+/// Registers `SparseApply<name>` and `ResourceSparseApply<name>` for an optimizer.
+pub fn register_sparse<O: Optimizer>(r: &mut KernelRegistry, sparse: &'static str, resource_sparse: &'static str) {
+    r.add(sparse, |n| make::<O>(n, false, true));
+    r.add(resource_sparse, |n| make::<O>(n, true, true));
 }
 
 /// Registers the ref and resource forms of an optimizer.
 pub fn register<O: Optimizer>(r: &mut KernelRegistry, apply: &'static str, resource_apply: &'static str) {
-    r.add(apply, |n| make::<O>(n, false));
-    r.add(resource_apply, |n| make::<O>(n, true));
+    r.add(apply, |n| make::<O>(n, false, false));
+    r.add(resource_apply, |n| make::<O>(n, true, false));
 }

@@ -24,7 +24,7 @@ use crate::KernelRegistry;
 
 pub(crate) fn register(r: &mut KernelRegistry) {
     use apply::register as dense;
-    use sparse_apply::register as sparse;
+    use apply::register_sparse as sparse;
     dense::<gradient_descent::GradientDescent>(r, "ApplyGradientDescent", "ResourceApplyGradientDescent");
     dense::<momentum::Momentum>(r, "ApplyMomentum", "ResourceApplyMomentum");
     sparse::<momentum::Momentum>(r, "SparseApplyMomentum", "ResourceSparseApplyMomentum");
