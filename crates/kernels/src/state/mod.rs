@@ -4,7 +4,7 @@
 
 pub mod handle;
 mod lock;
-mod par;
+pub(crate) mod par;
 mod ref_vars;
 mod resource_vars;
 mod sparse;

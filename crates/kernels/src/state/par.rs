@@ -55,8 +55,8 @@ impl State {
 }
 
 /// Runs `work(0..n)`, each index exactly once, on the calling thread and on idle rayon
-/// threads. Returns when every index has run.
-fn run_chunks(n: usize, work: &(dyn Fn(usize) + Sync)) {
+/// threads. Returns when every index has run. (Also the split of large matrix products.)
+pub(crate) fn run_chunks(n: usize, work: &(dyn Fn(usize) + Sync)) {
     // SAFETY: erases the borrow's lifetime; the pointer is dereferenced only for a claimed
     // index, and this function waits below until every claimed index has finished.
     let work: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(work) };
