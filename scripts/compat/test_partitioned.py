@@ -57,6 +57,12 @@ OPTIMIZERS = {
                                                      l2_regularization_strength=0.01),
     "FTRL with shrinkage": lambda: tf.compat.v1.train.FtrlOptimizer(
         0.1, learning_rate_power=-0.3, l2_shrinkage_regularization_strength=0.01),
+    "ProximalGradientDescent": lambda: tf.compat.v1.train.ProximalGradientDescentOptimizer(
+        0.5, l1_regularization_strength=0.001, l2_regularization_strength=0.01),
+    "ProximalAdagrad": lambda: tf.compat.v1.train.ProximalAdagradOptimizer(
+        0.1, l1_regularization_strength=0.001, l2_regularization_strength=0.01),
+    "AdagradDA": lambda: tf.compat.v1.train.AdagradDAOptimizer(
+        0.1, tf.compat.v1.train.get_global_step(), l1_regularization_strength=0.001, l2_regularization_strength=0.01),
 }
 
 

@@ -57,7 +57,9 @@ SLOT_NAMES = {"ApplyGradientDescent": ["var"], "ApplyMomentum": ["var", "accum"]
               "ApplyAdam": ["var", "m", "v"], "ApplyRMSProp": ["var", "ms", "mom"],
               "ApplyCenteredRMSProp": ["var", "mg", "ms", "mom"],
               "ApplyAdadelta": ["var", "accum", "accum_update"],
-              "ApplyFtrl": ["var", "accum", "linear"], "ApplyFtrlV2": ["var", "accum", "linear"]}
+              "ApplyFtrl": ["var", "accum", "linear"], "ApplyFtrlV2": ["var", "accum", "linear"],
+              "ApplyProximalGradientDescent": ["var"], "ApplyProximalAdagrad": ["var", "accum"],
+              "ApplyAdagradDA": ["var", "gradient_accumulator", "gradient_squared_accumulator"]}
 
 cases = []
 for dt in [np.float32, np.float64]:
@@ -116,17 +118,45 @@ SPECS2 = [
     ("ApplyRMSProp", [normal2, positive2, normal2],
      [("lr", 0.01), ("rho", 0.9), ("momentum", 0.5), ("epsilon", 1e-3), ("grad", None)], [{}], True),
 ]
+# Added in session 12 (their own generator again): the proximal optimizers and AdagradDA,
+# dense and sparse, with and without L1 (where L1 is large enough to zero some weights).
+rs3 = np.random.RandomState(11)
+
+
+def normal3(shape, dt):
+    return rs3.randn(*shape).astype(dt)
+
+
+def positive3(shape, dt):
+    return rs3.uniform(0.1, 1.0, shape).astype(dt)
+
+
+SPECS3 = []
+for l1 in [0.0, 0.3]:
+    SPECS3 += [
+        ("ApplyProximalGradientDescent", [normal3], [("alpha", 0.2), ("l1", 5 * l1), ("l2", 0.05), ("delta", None)],
+         [{}], True),
+        ("ApplyProximalAdagrad", [normal3, positive3], [("lr", 0.2), ("l1", 5 * l1), ("l2", 0.05), ("grad", None)],
+         [{}], True),
+        ("ApplyAdagradDA", [normal3, normal3, positive3],
+         [("grad", None), ("lr", 0.2), ("l1", l1), ("l2", 0.05), ("global_step", np.array(3, np.int64))], [{}], True),
+    ]
+NEW3 = {spec[0] for spec in SPECS3}
 INDICES = [2, 0, 2]
 for dt in [np.float32, np.float64]:
-    for op, inits, args, variants, has_sparse in SPECS2:
+    for op, inits, args, variants, has_sparse in SPECS2 + SPECS3:
         forms = ([] if op in SPECS else [False]) + ([True] if has_sparse else [])
         for sparse in forms:
             for attrs in variants:
                 shape, gshape = ((4, 3), (len(INDICES), 3)) if sparse else (SHAPE, SHAPE)
                 slots = [f(shape, dt) for f in inits]
-                argv = [np.array(v, dt) if v is not None else normal2(gshape, dt) for _, v in args]
+                draw = normal3 if op in NEW3 else normal2
+                argv = [v if isinstance(v, np.ndarray) else np.array(v, dt) if v is not None else draw(gshape, dt)
+                        for _, v in args]
                 tvars = [tf.Variable(x) for x in slots]
                 kwargs = {name: tf.constant(a) for (name, _), a in zip(args, argv)}
+                if sparse and "delta" in kwargs:
+                    kwargs["grad"] = kwargs.pop("delta")
                 for n, v in zip(SLOT_NAMES[op], tvars):
                     kwargs[n] = v.handle
                 itype = np.int32 if dt == np.float32 else np.int64
@@ -136,8 +166,10 @@ for dt in [np.float32, np.float64]:
                 getattr(tf.raw_ops, "Resource" + name_op)(**kwargs, **attrs)
                 want = [v.numpy() for v in tvars]
                 lr_power = dict(args).get("lr_power")
-                name = "%s_%s%s%s" % (name_op, np.dtype(dt).name,
+                l1 = dict(args).get("l1") if op in NEW3 else None
+                name = "%s_%s%s%s%s" % (name_op, np.dtype(dt).name,
                                       "" if lr_power in (None, -0.5) else "_lr_power=%s" % lr_power,
+                                      "" if l1 is None else "_l1=%s" % l1,
                                       "".join("_%s=%s" % kv for kv in attrs.items()))
                 case = {"name": name, "op": name_op, "dtype": np.dtype(dt).name, "attrs": attrs,
                         "slots": [tensor(x) for x in slots], "args": [tensor(a) for a in argv],

@@ -10,11 +10,14 @@
 use ferroflow_core::{DataType, Tensor};
 use ferroflow_distributed::{ClusterSpec, GrpcSession, Server, ServerOptions};
 use ferroflow_graph::{
-    embedding_lookup_partitioned, global_variables_initializer, ops, Operation, Output, PartitionedVariable, Scope,
-    Variable, VariableOptions,
+    embedding_lookup_partitioned, get_or_create_global_step, global_variables_initializer, ops, Operation, Output,
+    PartitionedVariable, Scope, Variable, VariableOptions,
 };
 use ferroflow_runtime::DirectSession;
-use ferroflow_train::optimizer::{Adadelta, Adagrad, Adam, Ftrl, GradientDescent, Momentum, Optimizer, RmsProp};
+use ferroflow_train::optimizer::{
+    Adadelta, Adagrad, AdagradDa, Adam, Ftrl, GradientDescent, Momentum, Optimizer, ProximalAdagrad,
+    ProximalGradientDescent, RmsProp,
+};
 use ferroflow_train::ReplicaDeviceSetter;
 use serde_json::Value as J;
 
@@ -30,7 +33,8 @@ fn i64s(j: &J) -> Vec<i64> {
     j.as_array().unwrap().iter().map(|v| v.as_i64().unwrap()).collect()
 }
 
-fn optimizer(name: &str) -> Box<dyn Optimizer> {
+/// The fixture's optimizer `name`; AdagradDA reads `global_step`.
+fn optimizer(name: &str, global_step: &Variable) -> Box<dyn Optimizer> {
     match name {
         "sgd" => Box::new(GradientDescent::new(0.5)),
         "adagrad" => Box::new(Adagrad::new(0.5)),
@@ -45,6 +49,9 @@ fn optimizer(name: &str) -> Box<dyn Optimizer> {
         "ftrl_shrinkage" => {
             Box::new(Ftrl { learning_rate_power: -0.3, l2_shrinkage_regularization_strength: 0.05, ..Ftrl::new(0.5) })
         }
+        "proximal_sgd" => Box::new(ProximalGradientDescent { l1: 0.01, l2: 0.02, ..ProximalGradientDescent::new(0.5) }),
+        "proximal_adagrad" => Box::new(ProximalAdagrad { l1: 0.01, l2: 0.02, ..ProximalAdagrad::new(0.5) }),
+        "adagrad_da" => Box::new(AdagradDa { l1: 0.01, l2: 0.02, ..AdagradDa::new(0.5, global_step) }),
         n => panic!("unknown optimizer {n}"),
     }
 }
@@ -84,7 +91,12 @@ fn train_in(fx: &J, name: &str, use_resource: bool, root: &Scope, s: &Scope, tar
     let logits = ops::mat_mul(&s, h, w.value(), false, false);
     let (xent, _) = ops::sparse_softmax_cross_entropy_with_logits(&s, logits, y.clone());
     let loss = ops::mean(&s, xent, ops::constant(&s, 0i32), false);
-    let train = optimizer(name).minimize(&s, &loss, None, None).unwrap();
+    let train = if name == "adagrad_da" {
+        let step = get_or_create_global_step(&s);
+        optimizer(name, &step).minimize(&s, &loss, None, Some(&step)).unwrap()
+    } else {
+        optimizer(name, &w).minimize(&s, &loss, None, None).unwrap()
+    };
     let full = table.value(&s);
     let init = global_variables_initializer(&s);
     let update_ops: Vec<String> = {
@@ -143,8 +155,20 @@ fn close(got: &[f32], want: &[f32], what: &str) {
 #[test]
 fn partitioned_embeddings_train_as_in_tensorflow() {
     let fx = fixture();
-    let names =
-        ["sgd", "adagrad", "momentum", "rmsprop", "adam", "centered_rmsprop", "adadelta", "ftrl", "ftrl_shrinkage"];
+    let names = [
+        "sgd",
+        "adagrad",
+        "momentum",
+        "rmsprop",
+        "adam",
+        "centered_rmsprop",
+        "adadelta",
+        "ftrl",
+        "ftrl_shrinkage",
+        "proximal_sgd",
+        "proximal_adagrad",
+        "adagrad_da",
+    ];
     for name in names {
         for use_resource in [true, false] {
             let key = format!("{name}/{}", if use_resource { "resource" } else { "ref" });
@@ -190,7 +214,7 @@ fn partitioned_embeddings_train_on_parameter_servers() {
         servers
             .push(Server::new(&cluster, job, task, ServerOptions { listener: Some(l), ..Default::default() }).unwrap());
     }
-    for (name, use_resource) in [("adagrad", true), ("momentum", false), ("ftrl", true)] {
+    for (name, use_resource) in [("adagrad", true), ("momentum", false), ("ftrl", true), ("adagrad_da", false)] {
         GrpcSession::reset(servers[2].target(), &[]).unwrap();
         let root = Scope::new_root();
         let setter = ReplicaDeviceSetter::for_cluster(&cluster, "/job:worker/task:0").build().unwrap();

@@ -1,6 +1,7 @@
 //! Optimizer apply ops, TensorFlow's names, inputs and attrs: `ApplyGradientDescent`,
 //! `ApplyMomentum`, `ApplyAdagrad`, `ApplyAdagradV2`, `ApplyAdam`, `ApplyRMSProp`,
-//! `ApplyCenteredRMSProp`, `ApplyAdadelta`, `ApplyFtrl`, `ApplyFtrlV2` (update a reference
+//! `ApplyCenteredRMSProp`, `ApplyAdadelta`, `ApplyFtrl`, `ApplyFtrlV2`,
+//! `ApplyProximalGradientDescent`, `ApplyProximalAdagrad`, `ApplyAdagradDA` (update a reference
 //! variable in place and output it) and their `ResourceApply*` forms (update a resource
 //! variable, no outputs); for all but gradient descent and Adam also the sparse forms
 //! `SparseApply*` / `ResourceSparseApply*`, which take `indices` after the gradient.
@@ -14,7 +15,8 @@ use crate::scope::{Operation, Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
 
 /// One optimizer's input layout: variable inputs, then the others (`*` marks the gradient,
-/// which has the variable's shape; the rest are scalars).
+/// which has the variable's shape, and is called `grad` in the sparse forms; the rest are
+/// scalars of type `T`, or of the type after a `:`).
 struct Layout {
     name: &'static str,
     slots: &'static [&'static str],
@@ -89,6 +91,27 @@ const LAYOUTS: &[Layout] = &[
         attrs: &["multiply_linear_by_lr: bool = false"],
         sparse: true,
     },
+    Layout {
+        name: "ProximalGradientDescent",
+        slots: &["var"],
+        args: &["alpha", "l1", "l2", "*delta"],
+        attrs: &[],
+        sparse: true,
+    },
+    Layout {
+        name: "ProximalAdagrad",
+        slots: &["var", "accum"],
+        args: &["lr", "l1", "l2", "*grad"],
+        attrs: &[],
+        sparse: true,
+    },
+    Layout {
+        name: "AdagradDA",
+        slots: &["var", "gradient_accumulator", "gradient_squared_accumulator"],
+        args: &["*grad", "lr", "l1", "l2", "global_step:int64"],
+        attrs: &[],
+        sparse: true,
+    },
 ];
 
 /// The layout of `[Resource][Sparse]Apply<name>` and whether the op is sparse.
@@ -125,7 +148,8 @@ fn apply_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
             }
         } else if let Some(d) = &dims {
             if !d.is_empty() {
-                return Err(c.error(format!("Shape must be rank 0 but is rank {} for {arg}", d.len())));
+                let name = arg.split(':').next().unwrap_or(arg);
+                return Err(c.error(format!("Shape must be rank 0 but is rank {} for {name}", d.len())));
             }
         }
     }
@@ -155,9 +179,12 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 b = b.input(&if resource { format!("{s}: resource") } else { format!("{s}: Ref(T)") });
             }
             for a in l.args {
-                b = b.input(&format!("{}: T", a.trim_start_matches('*')));
                 if sparse && a.starts_with('*') {
-                    b = b.input("indices: Tindices");
+                    b = b.input("grad: T").input("indices: Tindices");
+                } else {
+                    let (name, ty) =
+                        a.trim_start_matches('*').split_once(':').unwrap_or((a.trim_start_matches('*'), "T"));
+                    b = b.input(&format!("{name}: {ty}"));
                 }
             }
             if resource {

@@ -5,10 +5,12 @@
 
 mod adadelta;
 mod adagrad;
+mod adagrad_da;
 mod adam;
 mod ftrl;
 mod gradient_descent;
 mod momentum;
+mod proximal;
 mod rmsprop;
 mod slots;
 mod sync_replicas;
@@ -16,10 +18,12 @@ mod sync_replicas_runner;
 
 pub use adadelta::Adadelta;
 pub use adagrad::Adagrad;
+pub use adagrad_da::AdagradDa;
 pub use adam::Adam;
 pub use ftrl::Ftrl;
 pub use gradient_descent::GradientDescent;
 pub use momentum::Momentum;
+pub use proximal::{ProximalAdagrad, ProximalGradientDescent};
 pub use rmsprop::RmsProp;
 pub use slots::{hyper, slot};
 pub use sync_replicas::{SyncReplicas, SyncReplicasOptimizer, LOCAL_VARIABLES, SYNC_TOKEN_QUEUE};

@@ -20,6 +20,9 @@ pub trait Optimizer: Send + Sync + Sized + 'static {
     const ARGS: &'static [&'static str];
     /// Index in [`Optimizer::ARGS`] of the gradient (a full tensor; the rest are scalars).
     const GRAD: usize;
+    /// Index in [`Optimizer::ARGS`] of an int64 scalar (AdagradDA's `global_step`), which
+    /// reaches [`Optimizer::apply`] converted to `T` among the other scalars.
+    const STEP: Option<usize> = None;
     /// Parses the optimizer's attrs.
     fn from_node(node: &NodeDef) -> Result<Self, Status>;
     /// Checks the scalars (in [`Optimizer::ARGS`] order without the gradient) as
@@ -49,6 +52,13 @@ impl<O: Optimizer> ApplyKernel<O> {
         let mut grad = None;
         for (j, name) in O::ARGS.iter().enumerate() {
             let t = ctx.input(pos(j))?;
+            if O::STEP == Some(j) {
+                if t.dtype() != DataType::Int64 || t.rank() != 0 {
+                    return Err(ctx.error(format!("{name} is not an int64 scalar: {} {}", t.dtype(), t.shape())));
+                }
+                scalars.push(T::from_f64(t.scalar_value::<i64>()? as f32 as f64));
+                continue;
+            }
             if t.dtype() != T::DTYPE {
                 return Err(ctx.error(format!("{name} is {} but T is {}", t.dtype(), T::DTYPE)));
             }

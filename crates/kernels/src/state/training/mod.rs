@@ -1,16 +1,19 @@
-//! Optimizer apply kernels (`ApplyGradientDescent`, `ResourceApplyAdam`, …), both styles:
+//! Optimizer apply kernels (`ApplyGradientDescent`, `ResourceApplyAdam`, …, every
+//! `tf.compat.v1.train` optimizer's), both styles:
 //! `Apply*` update ref-variables and output the reference, `ResourceApply*` update
 //! resource variables and have no outputs. float32 and float64. The `(Resource)SparseApply*`
 //! forms update only the rows a sparse gradient names.
 
 mod adadelta;
 mod adagrad;
+mod adagrad_da;
 mod adam;
 mod apply;
 mod centered_rms_prop;
 mod ftrl;
 mod gradient_descent;
 mod momentum;
+mod proximal;
 mod real;
 mod rms_prop;
 mod sparse_apply;
@@ -43,4 +46,15 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     sparse::<ftrl::Ftrl>(r, "SparseApplyFtrl", "ResourceSparseApplyFtrl");
     dense::<ftrl::FtrlV2>(r, "ApplyFtrlV2", "ResourceApplyFtrlV2");
     sparse::<ftrl::FtrlV2>(r, "SparseApplyFtrlV2", "ResourceSparseApplyFtrlV2");
+    use proximal::{ProximalAdagrad, ProximalGradientDescent};
+    dense::<ProximalGradientDescent>(r, "ApplyProximalGradientDescent", "ResourceApplyProximalGradientDescent");
+    sparse::<ProximalGradientDescent>(
+        r,
+        "SparseApplyProximalGradientDescent",
+        "ResourceSparseApplyProximalGradientDescent",
+    );
+    dense::<ProximalAdagrad>(r, "ApplyProximalAdagrad", "ResourceApplyProximalAdagrad");
+    sparse::<ProximalAdagrad>(r, "SparseApplyProximalAdagrad", "ResourceSparseApplyProximalAdagrad");
+    dense::<adagrad_da::AdagradDa>(r, "ApplyAdagradDA", "ResourceApplyAdagradDA");
+    sparse::<adagrad_da::AdagradDa>(r, "SparseApplyAdagradDA", "ResourceSparseApplyAdagradDA");
 }

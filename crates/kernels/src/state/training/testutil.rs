@@ -78,6 +78,7 @@ fn tensor(j: &J) -> Tensor {
     let storage = match j["dtype"].as_str().unwrap() {
         "float32" => Storage::F32(data.iter().map(|v| v.as_f64().unwrap() as f32).collect()),
         "float64" => Storage::F64(data.iter().map(|v| v.as_f64().unwrap()).collect()),
+        "int64" => Storage::I64(data.iter().map(|v| v.as_i64().unwrap()).collect()),
         d => panic!("unexpected dtype {d}"),
     };
     Tensor::from_storage(Shape(shape), storage).unwrap()
@@ -140,8 +141,8 @@ fn golden_cases() -> Vec<Case> {
 #[test]
 fn apply_ops_match_tensorflow() {
     let cases = golden_cases();
-    assert_eq!(cases.len(), 64);
-    assert_eq!(cases.iter().filter(|c| c.1.starts_with("Sparse")).count(), 28);
+    assert_eq!(cases.len(), 88);
+    assert_eq!(cases.iter().filter(|c| c.1.starts_with("Sparse")).count(), 40);
     for (name, op, attrs, slots, args, want) in cases {
         let attrs: Vec<(&str, AttrValue)> = attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         let by_ref = run_ref(&op, &attrs, &slots, &args).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -271,6 +272,16 @@ fn ftrl_and_sparse_errors_name_the_problem() {
         assert_eq!(e.code, Code::InvalidArgument);
         assert!(e.message.contains(want), "{e}");
     }
+    // ProximalAdagrad's rate must be positive; AdagradDA's step must be an int64 scalar.
+    let e = run_resource("ApplyProximalAdagrad", &[], &[m.clone(), m.clone()], &[s(0.0), s(0.0), s(0.0), m.clone()])
+        .unwrap_err();
+    assert!(e.message.contains("lr is not a positive scalar"), "{e}");
+    let da = |step: Tensor| run_resource("ApplyAdagradDA", &[], &slots, &[m.clone(), s(0.1), s(0.0), s(0.0), step]);
+    let e = da(s(3.0)).unwrap_err();
+    assert!(e.message.contains("global_step is not an int64 scalar: float"), "{e}");
+    let e = da(Tensor::vec(vec![3i64])).unwrap_err();
+    assert!(e.message.contains("global_step is not an int64 scalar: int64 [1]"), "{e}");
+    assert!(da(Tensor::scalar(3i64)).is_ok());
     let sparse = |ix: Tensor, grad: Tensor| {
         run_resource(
             "SparseApplyMomentum",
