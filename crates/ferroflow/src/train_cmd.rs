@@ -19,7 +19,8 @@ pub struct TrainArgs {
     /// Model: mlp or cnn.
     #[arg(long, default_value = "cnn")]
     pub model: ModelKind,
-    /// Optimizer: sgd, momentum, adagrad, adam, rmsprop, adadelta or ftrl (default: adam).
+    /// Optimizer: sgd, momentum, adagrad, adam, rmsprop, adadelta, ftrl, proximal_sgd,
+    /// proximal_adagrad or adagrad_da (default: adam).
     #[arg(long, default_value = "adam")]
     pub optimizer: OptimizerKind,
     /// Learning rate (default: 1e-3).

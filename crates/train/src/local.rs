@@ -4,12 +4,15 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use ferroflow_core::{Status, Tensor};
-use ferroflow_graph::{get_or_create_global_step, global_variables_initializer, Scope};
+use ferroflow_graph::{get_or_create_global_step, global_variables_initializer, Scope, Variable};
 use ferroflow_runtime::DirectSession;
 
 use crate::data::{read_mnist, DataSet};
 use crate::models::{build, Model, ModelKind};
-use crate::optimizer::{Adadelta, Adagrad, Adam, Ftrl, GradientDescent, Momentum, Optimizer, RmsProp};
+use crate::optimizer::{
+    Adadelta, Adagrad, AdagradDa, Adam, Ftrl, GradientDescent, Momentum, Optimizer, ProximalAdagrad,
+    ProximalGradientDescent, RmsProp,
+};
 use crate::runner::Runner;
 
 /// Which optimizer to train with.
@@ -29,6 +32,12 @@ pub enum OptimizerKind {
     Adadelta,
     /// FTRL-Proximal.
     Ftrl,
+    /// Proximal gradient descent.
+    ProximalSgd,
+    /// Proximal Adagrad.
+    ProximalAdagrad,
+    /// Adagrad dual averaging (reads the global step).
+    AdagradDa,
 }
 
 impl std::str::FromStr for OptimizerKind {
@@ -42,17 +51,21 @@ impl std::str::FromStr for OptimizerKind {
             "rmsprop" => OptimizerKind::RmsProp,
             "adadelta" => OptimizerKind::Adadelta,
             "ftrl" => OptimizerKind::Ftrl,
+            "proximal_sgd" => OptimizerKind::ProximalSgd,
+            "proximal_adagrad" => OptimizerKind::ProximalAdagrad,
+            "adagrad_da" => OptimizerKind::AdagradDa,
             _ => {
                 return Err(format!(
-                    "unknown optimizer '{s}': expected sgd, momentum, adagrad, adam, rmsprop, adadelta or ftrl"
+                    "unknown optimizer '{s}': expected sgd, momentum, adagrad, adam, rmsprop, adadelta, ftrl, \
+                     proximal_sgd, proximal_adagrad or adagrad_da"
                 ))
             }
         })
     }
 }
 
-/// Creates an optimizer.
-pub fn make_optimizer(kind: OptimizerKind, lr: f64) -> Box<dyn Optimizer> {
+/// Creates an optimizer (AdagradDA reads `global_step`).
+pub fn make_optimizer(kind: OptimizerKind, lr: f64, global_step: &Variable) -> Box<dyn Optimizer> {
     match kind {
         OptimizerKind::Sgd => Box::new(GradientDescent::new(lr)),
         OptimizerKind::Momentum => Box::new(Momentum::new(lr, 0.9)),
@@ -61,6 +74,9 @@ pub fn make_optimizer(kind: OptimizerKind, lr: f64) -> Box<dyn Optimizer> {
         OptimizerKind::RmsProp => Box::new(RmsProp::new(lr)),
         OptimizerKind::Adadelta => Box::new(Adadelta::new(lr)),
         OptimizerKind::Ftrl => Box::new(Ftrl::new(lr)),
+        OptimizerKind::ProximalSgd => Box::new(ProximalGradientDescent::new(lr)),
+        OptimizerKind::ProximalAdagrad => Box::new(ProximalAdagrad::new(lr)),
+        OptimizerKind::AdagradDa => Box::new(AdagradDa::new(lr, global_step)),
     }
 }
 
@@ -115,7 +131,7 @@ pub fn train_local(cfg: &TrainConfig, mut on_step: impl FnMut(usize, f32)) -> Re
     let s = Scope::new_root();
     let model = build(&s, cfg.model, cfg.seed as i64)?;
     let gs = get_or_create_global_step(&s);
-    let opt = make_optimizer(cfg.optimizer, cfg.learning_rate);
+    let opt = make_optimizer(cfg.optimizer, cfg.learning_rate, &gs);
     let train = opt.minimize(&s, &model.loss, None, Some(&gs))?;
     let init = global_variables_initializer(&s);
     s.status()?;
@@ -139,4 +155,36 @@ pub fn train_local(cfg: &TrainConfig, mut on_step: impl FnMut(usize, f32)) -> Re
     let train_seconds = start.elapsed().as_secs_f64();
     let test_accuracy = evaluate(&sess, &model, &mnist.test)?;
     Ok(TrainReport { steps: cfg.steps, final_loss: last, test_accuracy, train_seconds })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The optimizers added last each train the MLP on the bundled MNIST: a few hundred
+    /// steps reach a test accuracy far above chance (10 %).
+    #[test]
+    fn proximal_and_dual_averaging_optimizers_train_the_mlp() {
+        for (name, lr) in [("proximal_sgd", 0.1), ("proximal_adagrad", 0.1), ("adagrad_da", 0.1)] {
+            let cfg = TrainConfig {
+                model: ModelKind::Mlp,
+                optimizer: name.parse().unwrap(),
+                learning_rate: lr,
+                steps: 300,
+                batch: 100,
+                keep_prob: 1.0,
+                seed: 1,
+                data_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/mnist")),
+            };
+            let mut first = None;
+            let r = train_local(&cfg, |_, loss| {
+                first.get_or_insert(loss);
+            })
+            .unwrap();
+            println!("{name}: loss {:?} -> {}, test accuracy {}", first, r.final_loss, r.test_accuracy);
+            assert!(r.final_loss < first.unwrap(), "{name}: loss {first:?} -> {}", r.final_loss);
+            assert!(r.test_accuracy > 0.85, "{name}: test accuracy {}", r.test_accuracy);
+        }
+        assert!("adagrad_dA".parse::<OptimizerKind>().unwrap_err().contains("proximal_adagrad or adagrad_da"));
+    }
 }

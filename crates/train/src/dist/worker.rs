@@ -46,7 +46,7 @@ fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Stat
     let s = root.with_device_fn(setter);
     let model = build(&s, cfg.train.model, cfg.train.seed as i64)?;
     let global_step = get_or_create_global_step(&s);
-    let opt = make_optimizer(cfg.train.optimizer, cfg.train.learning_rate);
+    let opt = make_optimizer(cfg.train.optimizer, cfg.train.learning_rate, &global_step);
     let (train_op, sync) = if cfg.sync {
         let workers = cfg.cluster.num_tasks("worker")?;
         let n = sync::build(&s, opt, &model.loss, &global_step, workers, cfg.task_index as usize, cfg.step_timeout)?;
