@@ -184,6 +184,7 @@ tensor_type!(u8, UInt8, U8);
 tensor_type!(bool, Bool, Bool);
 tensor_type!(Vec<u8>, String, Str);
 tensor_type!(crate::ResourceHandle, Resource, Resource);
+tensor_type!(crate::Variant, Variant, Variant);
 
 #[cfg(test)]
 mod tests {

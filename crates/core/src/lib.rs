@@ -9,6 +9,7 @@ mod shape;
 mod status;
 mod tensor;
 mod tensor_proto;
+mod variant;
 
 pub use device::DeviceName;
 pub use dtype::{DataType, TensorType};
@@ -18,6 +19,7 @@ pub use shape::Shape;
 pub use status::{Code, Result, Status};
 pub use tensor::{Storage, Tensor};
 pub use tensor_proto::{decode_string_list, encode_string_list};
+pub use variant::{TensorList, Variant, TENSOR_LIST_TYPE_NAME};
 
 /// Re-export of the generated protobuf types.
 pub use ferroflow_proto as proto;

@@ -23,6 +23,8 @@ pub enum Storage {
     Str(Vec<Vec<u8>>),
     /// DT_RESOURCE
     Resource(Vec<ResourceHandle>),
+    /// DT_VARIANT
+    Variant(Vec<crate::Variant>),
 }
 
 impl Storage {
@@ -36,6 +38,7 @@ impl Storage {
             Storage::Bool(v) => v.len(),
             Storage::Str(v) => v.len(),
             Storage::Resource(v) => v.len(),
+            Storage::Variant(v) => v.len(),
         }
     }
 
@@ -49,6 +52,7 @@ impl Storage {
             Storage::Bool(_) => DataType::Bool,
             Storage::Str(_) => DataType::String,
             Storage::Resource(_) => DataType::Resource,
+            Storage::Variant(_) => DataType::Variant,
         }
     }
 
@@ -63,6 +67,7 @@ impl Storage {
             DataType::Bool => Storage::Bool(vec![false; n]),
             DataType::String => Storage::Str(vec![Vec::new(); n]),
             DataType::Resource => Storage::Resource(vec![ResourceHandle::default(); n]),
+            DataType::Variant => Storage::Variant(vec![crate::Variant::Empty; n]),
             d => return Err(Status::unimplemented(format!("dtype {d} is not supported by ferroflow tensors yet"))),
         })
     }
@@ -238,7 +243,7 @@ pub(crate) fn raw_bytes_of(s: &Storage) -> Option<&[u8]> {
         Storage::I64(v) => view(v),
         Storage::U8(v) => v,
         Storage::Bool(v) => view(v),
-        Storage::Str(_) | Storage::Resource(_) => return None,
+        Storage::Str(_) | Storage::Resource(_) | Storage::Variant(_) => return None,
     })
 }
 

@@ -91,6 +91,11 @@ impl Tensor {
                 let items: Vec<Vec<u8>> = v.iter().map(|h| h.to_proto().encode_to_vec()).collect();
                 p.tensor_content = Bytes::from(encode_string_list(&items));
             }
+            Storage::Variant(v) => {
+                // As TensorFlow's EncodeVariantList: each element's VariantTensorDataProto.
+                let items: Vec<Vec<u8>> = v.iter().map(|x| x.encode().encode_to_vec()).collect();
+                p.tensor_content = Bytes::from(encode_string_list(&items));
+            }
             _ => p.tensor_content = Bytes::from_owner(StorageBytes(self.storage_arc().clone())),
         }
         p
@@ -112,6 +117,7 @@ impl Tensor {
             Storage::Bool(v) => p.bool_val = v.clone(),
             Storage::Str(v) => p.string_val = v.clone(),
             Storage::Resource(v) => p.resource_handle_val = v.iter().map(|h| h.to_proto()).collect(),
+            Storage::Variant(v) => p.variant_val = crate::variant::to_variant_val(v),
         }
         p
     }
@@ -142,6 +148,7 @@ impl Tensor {
                 let hs: Vec<ResourceHandle> = p.resource_handle_val.iter().map(ResourceHandle::from_proto).collect();
                 Storage::Resource(fill(&hs, n, "resource_handle_val")?)
             }
+            DataType::Variant => Storage::Variant(crate::variant::from_variant_val(p, n)?),
             d => return Err(Status::unimplemented(format!("TensorProto dtype {d} is not supported yet"))),
         };
         Tensor::from_storage(shape, storage)
@@ -174,6 +181,14 @@ impl Tensor {
                     hs.push(ResourceHandle::from_proto(&ResourceHandleProto::decode(it.as_slice())?));
                 }
                 Storage::Resource(hs)
+            }
+            DataType::Variant => {
+                let items = decode_string_list(bytes, n)?;
+                let mut vs = Vec::with_capacity(n);
+                for it in items {
+                    vs.push(crate::Variant::decode(&crate::proto::VariantTensorDataProto::decode(it.as_slice())?)?);
+                }
+                Storage::Variant(vs)
             }
             d => return Err(Status::unimplemented(format!("tensor_content of dtype {d} is not supported yet"))),
         };

@@ -40,6 +40,7 @@ pub fn values(t: &Tensor) -> String {
         Storage::Bool(v) => v.iter().map(|x| x.to_string()).collect(),
         Storage::Str(v) => v.iter().map(|s| string(&String::from_utf8_lossy(s))).collect(),
         Storage::Resource(v) => v.iter().map(|h| string(&format!("{h:?}"))).collect(),
+        Storage::Variant(v) => v.iter().map(|x| string(&format!("{x:?}"))).collect(),
     };
     format!("[{}]", items.join(","))
 }

@@ -32,6 +32,7 @@ fn permute_rows(t: &Tensor, perm: &[usize]) -> Result<Tensor, Status> {
         Storage::Bool(v) => Storage::Bool(gather_rows(v, perm, row)),
         Storage::Str(v) => Storage::Str(gather_rows(v, perm, row)),
         Storage::Resource(v) => Storage::Resource(gather_rows(v, perm, row)),
+        Storage::Variant(v) => Storage::Variant(gather_rows(v, perm, row)),
     };
     Tensor::from_storage(t.shape().clone(), s)
 }
