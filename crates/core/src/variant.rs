@@ -47,9 +47,7 @@ impl TensorList {
     pub fn shape_fits(&self, dims: &[usize]) -> bool {
         match &self.element_shape {
             None => true,
-            Some(want) => {
-                want.len() == dims.len() && want.iter().zip(dims).all(|(&w, &d)| w < 0 || w as usize == d)
-            }
+            Some(want) => want.len() == dims.len() && want.iter().zip(dims).all(|(&w, &d)| w < 0 || w as usize == d),
         }
     }
 

@@ -112,11 +112,23 @@ fn place_impl(
     // request only counts when it agrees with the group's: it is merged last, and dropped
     // (with a debug log) when it conflicts, e.g. a `tf.while_loop` pinned to a worker whose
     // body reads a variable on a ps.
+    // The same holds for a node that uses a resource handed out by such a call (a
+    // `While` passes its resource loop variables through): TensorFlow traces the handle
+    // through the function and places the node with the resource, e.g. the
+    // `VariableShape` of a `tf.while_loop` gradient built under a worker's device scope.
+    let is_call = |i: usize| crate::function::CALL_OPS.contains(&nodes[i].op.as_str());
     let soft: Vec<bool> = nodes
         .iter()
         .map(|n| {
-            crate::function::CALL_OPS.contains(&n.op.as_str())
-                && input_types(n).is_some_and(|t| t.iter().any(|&(ty, _)| ty == DataType::Resource))
+            let Some(types) = input_types(n) else { return false };
+            let resource_inputs = || types.iter().any(|&(ty, _)| ty == DataType::Resource);
+            if is_call(index[n.name.as_str()]) {
+                return resource_inputs();
+            }
+            let ins = data_inputs(n, &index).unwrap_or_default();
+            ins.iter().zip(types.iter()).any(|(&(src, slot), &(ty, _))| {
+                ty == DataType::Resource && is_call(resource_producer(nodes, &index, src, slot))
+            })
         })
         .collect();
     let mut groups: HashMap<usize, Group> = HashMap::new();
@@ -134,7 +146,7 @@ fn place_impl(
             match tried.merge(i, req, nodes, &requests, &uf.reasons[root]) {
                 Ok(()) => *g = tried,
                 Err(e) => {
-                    tracing::debug!(node = %nodes[i].name, "function call placed with its resources: {}", e.message)
+                    tracing::debug!(node = %nodes[i].name, "placed with its resources: {}", e.message)
                 }
             }
         }

@@ -6,6 +6,7 @@ mod base;
 mod data_flow;
 mod functional;
 mod io;
+mod list;
 mod math;
 mod nn;
 mod random;
@@ -33,6 +34,7 @@ pub(crate) fn register_all(r: &mut OpRegistry) {
     data_flow::register(r);
     functional::register(r);
     io::register(r);
+    list::register(r);
     math::register(r);
     nn::register(r);
     random::register(r);

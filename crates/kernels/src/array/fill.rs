@@ -1,6 +1,6 @@
 //! Fill, ZerosLike and OnesLike.
 
-use ferroflow_core::{DataType, Shape, Status, Storage, Tensor};
+use ferroflow_core::{DataType, Shape, Status, Storage, Tensor, Variant};
 
 use super::util::{check_alloc, index_vec, with_type, FnKernel};
 use crate::{KernelRegistry, OpContext};
@@ -36,6 +36,23 @@ fn zeros_like(ctx: &mut OpContext) -> Result<(), Status> {
     let x = ctx.input(0)?;
     if x.dtype() == DataType::Resource {
         return Err(ctx.error("ZerosLike is not supported for resource tensors"));
+    }
+    if x.dtype() == DataType::Variant {
+        // A TensorList's zeros: the same elements, each zeros (unset ones stay unset).
+        let mut out = Vec::new();
+        for v in x.as_slice::<Variant>()? {
+            out.push(match v {
+                Variant::Empty => Variant::Empty,
+                Variant::TensorList(l) => {
+                    let mut z = (**l).clone();
+                    for t in z.tensors.iter_mut().flatten() {
+                        *t = Tensor::zeros(t.dtype(), t.shape().clone())?;
+                    }
+                    Variant::TensorList(std::sync::Arc::new(z))
+                }
+            });
+        }
+        return ctx.set_output(0, Tensor::new(x.shape().clone(), out)?);
     }
     let out = Tensor::zeros(x.dtype(), x.shape().clone()).map_err(|e| ctx.error(e.message))?;
     ctx.set_output(0, out)

@@ -20,7 +20,7 @@ mod strided_slice;
 mod tile;
 mod transpose;
 mod unique;
-mod util;
+pub(crate) mod util;
 mod where_op;
 
 pub(crate) use gather::do_gather as gather_rows;

@@ -10,6 +10,7 @@ mod accumulator_ops;
 mod handles;
 mod queue;
 mod queue_ops;
+pub(crate) mod tensor_list;
 mod waiters;
 
 #[cfg(test)]
@@ -28,4 +29,5 @@ use crate::KernelRegistry;
 pub(crate) fn register(r: &mut KernelRegistry) {
     accumulator_ops::register(r);
     queue_ops::register(r);
+    tensor_list::register(r);
 }

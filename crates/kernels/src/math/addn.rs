@@ -68,6 +68,9 @@ fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     if count < 1 {
         return Err(n.node_error(format!("attr N = {count} must be at least 1")));
     }
+    if n.attr_type("T")? == ferroflow_core::DataType::Variant {
+        return Ok(Box::new(crate::data_flow::tensor_list::AddNLists));
+    }
     Ok(Box::new(AddN { ty: kernel_type(n, "T", NUMERIC)? }))
 }
 

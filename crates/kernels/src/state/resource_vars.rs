@@ -139,6 +139,29 @@ impl OpKernel for VarIsInitializedOp {
     }
 }
 
+/// `VariableShape`: the shape of a resource variable's value (`out_type` int32 or int64).
+struct VariableShape;
+
+impl OpKernel for VariableShape {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let h = handle_input(ctx, 0)?;
+        let var = super::handle::existing_var(ctx, &h)?;
+        let value = var.read().map_err(|_| super::handle::uninitialized_read(ctx, &h))?;
+        let dims = value.shape().dims();
+        let int64 = ctx.node().has_attr("out_type") && ctx.node().attr_type("out_type")? == DataType::Int64;
+        let out = if int64 {
+            Tensor::vec(dims.iter().map(|&d| d as i64).collect::<Vec<_>>())
+        } else {
+            let mut v = Vec::with_capacity(dims.len());
+            for &d in dims {
+                v.push(i32::try_from(d).map_err(|_| ctx.error(format!("dimension {d} does not fit out_type int32")))?);
+            }
+            Tensor::vec(v)
+        };
+        ctx.set_output(0, out)
+    }
+}
+
 struct DestroyResourceOp {
     ignore_lookup_error: bool,
 }
@@ -166,6 +189,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
         Ok(Box::new(AssignUpdateVariableOp { dtype: n.attr_type("dtype")?, kind: UpdateKind::Sub }))
     });
     r.add("VarIsInitializedOp", |_| Ok(Box::new(VarIsInitializedOp)));
+    r.add("VariableShape", |_| Ok(Box::new(VariableShape)));
     r.add("DestroyResourceOp", |n| {
         Ok(Box::new(DestroyResourceOp { ignore_lookup_error: n.attr_bool("ignore_lookup_error")? }))
     });

@@ -285,3 +285,36 @@ fn a_call_pinned_elsewhere_still_runs_with_its_resources_but_ops_are_not_moved()
     let e = place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap_err();
     assert!(e.message.contains("Cannot colocate nodes 'h' and 'is_init'"), "{e}");
 }
+
+#[test]
+fn a_node_using_a_resource_passed_through_a_call_goes_with_the_resource() {
+    // A `tf.while_loop` gradient built under a worker's scope takes the `VariableShape` of
+    // the handle the loop passes through: as in TensorFlow, it runs where the variable is
+    // (its worker request is dropped), while a direct use pinned elsewhere stays an error.
+    let types = |n: &NodeDef| match n.op.as_str() {
+        "VariableShape" => Some(vec![(DataType::Resource, false)]),
+        "StatefulPartitionedCall" => Some(vec![(DataType::Resource, false)]),
+        _ => registry_input_types(n),
+    };
+    let mut g = GraphDef {
+        node: vec![
+            node("h", "VarHandleOp", "/job:ps/task:1", &[]),
+            call_node("call", "StatefulPartitionedCall", &["h"], &[DataType::Resource]),
+            node("pass", "Identity", "", &["call"]),
+            node("shape", "VariableShape", "/job:worker/task:0", &["pass"]),
+        ],
+        ..Default::default()
+    };
+    g.node[1].device = "/job:worker/task:0".into();
+    place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap();
+    assert_eq!(placed(&g), vec![("h", PS1), ("call", PS1), ("pass", W0), ("shape", PS1)]);
+    let mut g = GraphDef {
+        node: vec![
+            node("h", "VarHandleOp", "/job:ps/task:1", &[]),
+            node("shape", "VariableShape", "/job:worker/task:0", &["h"]),
+        ],
+        ..Default::default()
+    };
+    let e = place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap_err();
+    assert!(e.message.contains("Cannot colocate nodes 'h' and 'shape'"), "{e}");
+}
