@@ -119,11 +119,11 @@ fn place_impl(
     let is_call = |i: usize| crate::function::CALL_OPS.contains(&nodes[i].op.as_str());
     let soft: Vec<bool> = nodes
         .iter()
-        .map(|n| {
+        .enumerate()
+        .map(|(i, n)| {
             let Some(types) = input_types(n) else { return false };
-            let resource_inputs = || types.iter().any(|&(ty, _)| ty == DataType::Resource);
-            if is_call(index[n.name.as_str()]) {
-                return resource_inputs();
+            if is_call(i) {
+                return types.iter().any(|&(ty, _)| ty == DataType::Resource);
             }
             let ins = data_inputs(n, &index).unwrap_or_default();
             ins.iter().zip(types.iter()).any(|(&(src, slot), &(ty, _))| {

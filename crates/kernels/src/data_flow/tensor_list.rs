@@ -76,6 +76,22 @@ fn zeros_for(ctx: &OpContext, l: &TensorList, shape: Option<Vec<i64>>, index: us
     Tensor::zeros(l.element_dtype, Shape::from_i64(&dims)?)
 }
 
+/// Most bytes of element slots one list may take (2 GiB: ~67 million elements), so that
+/// remote input cannot exhaust a server's memory with one `TensorListReserve`.
+const MAX_LIST_BYTES: usize = 1 << 31;
+
+fn check_len(ctx: &OpContext, n: usize) -> Result<(), Status> {
+    match n.checked_mul(std::mem::size_of::<Option<Tensor>>()) {
+        Some(b) if b <= MAX_LIST_BYTES => Ok(()),
+        _ => Err(Status::resource_exhausted(format!(
+            "node '{}' (op {}): a list of {n} elements is larger than ferroflow's limit of {} GiB of element slots",
+            ctx.node().name,
+            ctx.node().op,
+            MAX_LIST_BYTES >> 30
+        ))),
+    }
+}
+
 fn empty_tensor_list(ctx: &mut OpContext) -> Result<(), Status> {
     let shape = shape_input(ctx, 0)?;
     let max = ctx.input(1)?.scalar_value::<i32>().map_err(|e| ctx.error(e.message))?;
@@ -92,6 +108,7 @@ fn reserve(ctx: &mut OpContext) -> Result<(), Status> {
     if n < 0 {
         return Err(ctx.error(format!("The num_elements to reserve must be a non negative number, but got {n}")));
     }
+    check_len(ctx, n as usize)?;
     let dtype = ctx.node().attr_type("element_dtype")?;
     let mut l = TensorList::new(dtype, shape, -1);
     l.tensors = vec![None; n as usize];
@@ -161,6 +178,7 @@ fn set_item(ctx: &mut OpContext) -> Result<(), Status> {
     let raw = ctx.input(1)?.scalar_value::<i32>().map_err(|e| ctx.error(e.message))?;
     let mut l = Arc::unwrap_or_clone(l);
     if resize && raw >= 0 && raw as usize >= l.tensors.len() {
+        check_len(ctx, raw as usize + 1)?;
         l.tensors.resize(raw as usize + 1, None);
     }
     let idx = index_input(ctx, 1, l.tensors.len())?;
@@ -409,6 +427,16 @@ mod tests {
         assert_eq!(stacked.as_slice::<f32>().unwrap(), &[0.0, 0.0, 5.0, 6.0, 0.0, 0.0]);
         let e = run("TensorListGetItem", &[], vec![l, Tensor::scalar(3i32), Tensor::scalar(-1i32)], 1).unwrap_err();
         assert!(e.message.contains("Trying to access element 3 in a list with 3 elements"), "{e}");
+        let huge = vec![Tensor::vec(vec![2i32]), Tensor::scalar(i32::MAX)];
+        assert_eq!(run("TensorListReserve", &[], huge, 1).unwrap_err().code, Code::ResourceExhausted);
+        let e = run(
+            "TensorListGetItem",
+            &[],
+            vec![Tensor::scalar(Variant::Empty), Tensor::scalar(0i32), Tensor::scalar(-1i32)],
+            1,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("expected a TensorList variant"), "{e}");
         let t = Tensor::new(vec![2, 2], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap();
         let l = run("TensorListFromTensor", &[], vec![t.clone(), Tensor::vec(vec![-1i32])], 1).unwrap().remove(0);
         let back = run("TensorListStack", &[], vec![l.clone(), Tensor::scalar(-1i32)], 1).unwrap().remove(0);
