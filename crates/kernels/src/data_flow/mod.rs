@@ -1,7 +1,7 @@
 //! Data-flow kernels for synchronous training: conditional accumulators
 //! (`ConditionalAccumulator`, `AccumulatorApplyGradient`, `AccumulatorTakeGradient`, …)
 //! and FIFO queues (`FIFOQueueV2`, `QueueEnqueueV2`, `QueueDequeueManyV2`, …), in both
-//! the resource-handle and the ref-handle forms. Blocking ops are asynchronous kernels:
+//! the resource-handle and the ref-handle forms; TensorFlow's TensorList ops. Blocking ops are asynchronous kernels:
 //! a waiting op parks inside its resource and is completed by whoever satisfies it, by
 //! the step's cancellation, or by a deadline.
 
@@ -17,6 +17,8 @@ mod waiters;
 mod tests_accumulator;
 #[cfg(test)]
 mod tests_queue;
+#[cfg(test)]
+mod tests_tensor_list;
 
 pub use accumulator::{stale_gradients_dropped_total, ConditionalAccumulator};
 pub use accumulator_ops::ACCUMULATOR_TYPE_NAME;
