@@ -5,7 +5,7 @@
 use ferroflow_core::{attr, DataType, Status, Tensor};
 use ferroflow_graph::{ops, Operation, Output, Scope, Variable};
 
-use super::{apply_op, hyper, slot};
+use super::{apply_op, slot};
 
 /// `tf.compat.v1.train.AdagradDAOptimizer`. Slots `<var>/AdagradDA` (the gradient sum) and
 /// `<var>/AdagradDA_1` (the squared-gradient sum).
@@ -59,12 +59,8 @@ impl AdagradDa {
         let sparse = indices.is_some();
         let mut inputs = vec![ga.handle(), gga.handle(), grad];
         inputs.extend(indices);
-        inputs.extend([
-            hyper(s, "learning_rate", self.learning_rate, d),
-            hyper(s, "l1_regularization_strength", self.l1, d),
-            hyper(s, "l2_regularization_strength", self.l2, d),
-            self.step(s),
-        ]);
+        inputs.extend(super::proximal::rate_and_regularization(s, self.learning_rate, self.l1, self.l2, d));
+        inputs.push(self.step(s));
         let op = if sparse { "SparseApplyAdagradDA" } else { "ApplyAdagradDA" };
         Ok(apply_op(s, op, var, inputs, &[("use_locking", false)]))
     }

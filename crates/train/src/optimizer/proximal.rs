@@ -2,10 +2,20 @@
 //! L1 term sets small weights to exactly zero (`ApplyProximal*`, and `SparseApplyProximal*`
 //! for sparse rows).
 
-use ferroflow_core::Status;
+use ferroflow_core::{DataType, Status};
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
 use super::{apply_op, hyper, slot};
+
+/// The learning rate and L1 / L2 strengths as TensorFlow names them, of `dtype` (shared by
+/// the proximal optimizers and AdagradDA).
+pub(super) fn rate_and_regularization(s: &Scope, lr: f64, l1: f64, l2: f64, dtype: DataType) -> [Output; 3] {
+    [
+        hyper(s, "learning_rate", lr, dtype),
+        hyper(s, "l1_regularization_strength", l1, dtype),
+        hyper(s, "l2_regularization_strength", l2, dtype),
+    ]
+}
 
 /// `tf.compat.v1.train.ProximalGradientDescentOptimizer`.
 #[derive(Clone, Debug)]
@@ -27,12 +37,8 @@ impl ProximalGradientDescent {
     fn build(&self, s: &Scope, var: &Variable, grad: Output, indices: Option<Output>) -> Result<Operation, Status> {
         let d = var.dtype();
         let sparse = indices.is_some();
-        let mut inputs = vec![
-            hyper(s, "learning_rate", self.learning_rate, d),
-            hyper(s, "l1_regularization_strength", self.l1, d),
-            hyper(s, "l2_regularization_strength", self.l2, d),
-            grad,
-        ];
+        let mut inputs = rate_and_regularization(s, self.learning_rate, self.l1, self.l2, d).to_vec();
+        inputs.push(grad);
         inputs.extend(indices);
         let op = if sparse { "SparseApplyProximalGradientDescent" } else { "ApplyProximalGradientDescent" };
         Ok(apply_op(s, op, var, inputs, &[("use_locking", false)]))
@@ -65,13 +71,9 @@ impl ProximalAdagrad {
         let accum = slot(s, var, "ProximalAdagrad", self.initial_accumulator_value)?;
         let d = var.dtype();
         let sparse = indices.is_some();
-        let mut inputs = vec![
-            accum.handle(),
-            hyper(s, "learning_rate", self.learning_rate, d),
-            hyper(s, "l1_regularization_strength", self.l1, d),
-            hyper(s, "l2_regularization_strength", self.l2, d),
-            grad,
-        ];
+        let mut inputs = vec![accum.handle()];
+        inputs.extend(rate_and_regularization(s, self.learning_rate, self.l1, self.l2, d));
+        inputs.push(grad);
         inputs.extend(indices);
         let op = if sparse { "SparseApplyProximalAdagrad" } else { "ApplyProximalAdagrad" };
         Ok(apply_op(s, op, var, inputs, &[("use_locking", false)]))
