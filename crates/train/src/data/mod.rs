@@ -1,7 +1,9 @@
 //! Datasets: the MNIST IDX reader with shuffling, batching and sharding.
 
+mod idx;
 mod mnist;
 mod rng;
 
-pub use mnist::{parse_images, parse_labels, read_mnist, Batches, DataSet, Mnist};
+pub use idx::{parse_images, parse_labels};
+pub use mnist::{read_mnist, read_mnist_shard, Batches, DataSet, Mnist};
 pub use rng::SplitMix64;

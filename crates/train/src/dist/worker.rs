@@ -14,7 +14,7 @@ use super::chief::{build_nodes, Chief, ChiefNodes};
 use super::ready::wait_until;
 use super::sync::{self, SyncNodes};
 use super::{ps_targets, DistConfig, Progress, WorkerReport};
-use crate::data::read_mnist;
+use crate::data::{read_mnist_shard, Mnist};
 use crate::device_setter::ReplicaDeviceSetter;
 use crate::local::{evaluate, make_optimizer};
 use crate::models::build;
@@ -181,8 +181,8 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
     let is_chief = task == 0;
     let server = Server::new(&cfg.cluster, "worker", task, ServerOptions::default())?;
     on_progress(Progress::Serving(server.target().to_string()));
-    let mnist = read_mnist(&cfg.train.data_dir)?;
-    let shard = mnist.train.shard(num_workers, task as usize)?;
+    // Only this worker's shard of the training set is read into memory.
+    let Mnist { train: shard, test } = read_mnist_shard(&cfg.train.data_dir, num_workers, task as usize)?;
     let worker_device = format!("/job:worker/task:{task}");
     let g = build_graph(cfg, &worker_device)?;
     let config = ConfigProto {
@@ -272,17 +272,18 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
     if let Some(r) = runner.take() {
         r.stop().map_err(|e| e.context("the sync replicas aggregation loop failed"))?;
     }
+    // The training loop's time: the final checkpoint below is not part of it.
+    let train_seconds = start.elapsed().as_secs_f64();
     if let Some(c) = chief.as_mut() {
         if let Some(p) = c.maybe_save(&*sess, &g.chief_nodes, global, true)? {
             on_progress(Progress::Saved(p));
         }
     }
-    let train_seconds = start.elapsed().as_secs_f64();
     sess.run_typed(&[], &[], &[&g.done_inc])?;
 
     let mut test_accuracy = None;
     if is_chief {
-        let acc = evaluate(&*sess, &g.model, &mnist.test)?;
+        let acc = evaluate(&*sess, &g.model, &test)?;
         on_progress(Progress::Evaluated(acc));
         if let Some(c) = chief.as_mut() {
             c.finish(acc, global)?;
