@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ferroflow_train::dist::{run_task, DistConfig, Progress};
+use ferroflow_train::dist::{run_task, DistConfig, Progress, WARMUP_STEPS};
 use ferroflow_train::local::{train_local, OptimizerKind, TrainConfig};
 use ferroflow_train::models::ModelKind;
 use ferroflow_train::PsStrategy;
@@ -199,8 +199,10 @@ fn train_task(a: &TrainArgs, cfg: &DistConfig) -> Result<(), String> {
     .map_err(|e| format!("{me}: {e}"))?;
     bar.finish_and_clear();
     if let Some(r) = report {
+        let steady =
+            r.steady_steps_per_sec.map_or(String::new(), |s| format!("; {s:.1} after the first {WARMUP_STEPS}"));
         println!(
-            "{me}: {} local steps in {:.1}s ({:.1} steps/s), global step {}, final loss {:.4}",
+            "{me}: {} local steps in {:.1}s ({:.1} steps/s{steady}), global step {}, final loss {:.4}",
             r.local_steps,
             r.train_seconds,
             r.local_steps as f64 / r.train_seconds.max(1e-9),

@@ -13,7 +13,7 @@ use ferroflow_graph::{
 use super::chief::{build_nodes, Chief, ChiefNodes};
 use super::ready::wait_until;
 use super::sync::{self, SyncNodes};
-use super::{ps_targets, DistConfig, Progress, WorkerReport};
+use super::{ps_targets, DistConfig, Progress, WorkerReport, WARMUP_STEPS};
 use crate::data::{read_mnist_shard, Mnist};
 use crate::device_setter::ReplicaDeviceSetter;
 use crate::local::{evaluate, make_optimizer};
@@ -216,6 +216,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
     let mut local = 0usize;
     let mut loss = f32::NAN;
     let mut recoveries = 0usize;
+    let mut warm = None;
     let mut global = sess.run_typed(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
     while global < cfg.train.steps as i64 {
         let (x, y) = batches.next_batch();
@@ -254,6 +255,9 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         loss = out[0].scalar_value::<f32>()?;
         global = out[1].scalar_value::<i64>()?;
         local += 1;
+        if local == WARMUP_STEPS {
+            warm = Some(Instant::now());
+        }
         if !loss.is_finite() {
             return Err(Status::internal(format!(
                 "loss became {loss} at global step {global} on {worker_device}; lower the learning rate"
@@ -274,6 +278,10 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
     }
     // The training loop's time: the final checkpoint below is not part of it.
     let train_seconds = start.elapsed().as_secs_f64();
+    let steady_steps_per_sec = warm
+        .map(|t: Instant| t.elapsed().as_secs_f64())
+        .filter(|_| local > WARMUP_STEPS)
+        .map(|secs| (local - WARMUP_STEPS) as f64 / secs.max(1e-9));
     if let Some(c) = chief.as_mut() {
         if let Some(p) = c.maybe_save(&*sess, &g.chief_nodes, global, true)? {
             on_progress(Progress::Saved(p));
@@ -310,7 +318,14 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         }
     }
     server.shutdown();
-    Ok(WorkerReport { local_steps: local, global_step: global, final_loss: loss, test_accuracy, train_seconds })
+    Ok(WorkerReport {
+        local_steps: local,
+        global_step: global,
+        final_loss: loss,
+        test_accuracy,
+        train_seconds,
+        steady_steps_per_sec,
+    })
 }
 
 /// A failed step in sync mode: the chief's aggregation loop's own error when it stopped
