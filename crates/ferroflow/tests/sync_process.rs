@@ -58,6 +58,13 @@ fn sync_workers_move_in_lockstep_and_all_exit() {
     let (c_local, c_global) = summary(&chief_out);
     let (w_local, w_global) = summary(&w1_out);
     assert_eq!((c_global, w_global), (400, 400), "{chief_out:?} {w1_out:?}");
+    // Past the 20 warm-up steps each also reports its steady rate (what the benchmark reads).
+    for out in [&chief_out, &w1_out] {
+        let l = out.iter().find(|l| l.contains("local steps in")).unwrap();
+        let rate: f64 =
+            l.split("; ").nth(1).and_then(|r| r.split(" after the first 20)").next()).unwrap().parse().unwrap();
+        assert!(rate > 0.0, "{l}");
+    }
     assert_eq!((c_local, w_local), (400, 400), "{chief_out:?} {w1_out:?}");
     for l in chief_out.iter().chain(&w1_out).filter(|l| l.contains("local step ")) {
         let (local, global) = steps(l);
