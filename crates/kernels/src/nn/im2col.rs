@@ -61,6 +61,14 @@ impl ConvGeom {
         (b, p / self.x.output, p % self.x.output)
     }
 
+    /// Whether the patch of output row `r` lies wholly inside the input (no padding).
+    #[inline(always)]
+    fn patch_inside(&self, r: usize) -> bool {
+        let (_, oy, ox) = self.pixel(r);
+        let inside = |o: usize, w: &Window| o * w.stride >= w.pad && o * w.stride - w.pad + w.size <= w.input;
+        inside(oy, &self.y) && inside(ox, &self.x)
+    }
+
     /// Calls `f(patch_offset, input_offset, len)` for each contiguous in-range run of the
     /// patch of output row `r` (input offsets relative to the whole input); the rest of the
     /// patch lies in the padding.
@@ -87,13 +95,12 @@ impl ConvGeom {
 }
 
 /// Writes the patches of output rows `start..start + count` into `buf` (`count × K`,
-/// row-major; padding positions become zero).
+/// row-major; padding positions become zero). Only patches that reach into the padding are
+/// zeroed first (with SAME padding, the border rows); the others are written whole.
 pub(crate) fn im2col<T: Copy + Default>(g: &ConvGeom, input: &[T], start: usize, count: usize, buf: &mut [T]) {
     let k = g.k();
-    let inside = |w: &Window| w.pad == 0 && (w.output == 0 || (w.output - 1) * w.stride + w.size <= w.input);
-    let full = inside(&g.y) && inside(&g.x);
     for (i, row) in buf[..count * k].chunks_exact_mut(k).enumerate() {
-        if !full {
+        if !g.patch_inside(start + i) {
             row.fill(T::default());
         }
         g.runs(start + i, |dst, src, len| copy_run(&mut row[dst..dst + len], &input[src..src + len]));
@@ -153,6 +160,44 @@ mod tests {
         assert_eq!(&buf[4 * 9..5 * 9], &input[..]);
         assert_eq!(&buf[..9], &[0., 0., 0., 0., 1., 2., 0., 4., 5.]);
         assert_eq!(&buf[8 * 9..], &[5., 6., 0., 8., 9., 0., 0., 0., 0.]);
+    }
+
+    #[test]
+    fn every_patch_element_is_written() {
+        // Against the definition, on a buffer full of garbage: strides, SAME and VALID (with
+        // input left over), windows wider than the input, several channels and images.
+        for (h, w, k, s, p) in [
+            (5, 4, 3, 2, Padding::Same),
+            (7, 6, 3, 1, Padding::Same),
+            (6, 6, 5, 1, Padding::Same),
+            (7, 7, 2, 3, Padding::Valid),
+            (3, 3, 5, 1, Padding::Same),
+            (8, 5, 4, 2, Padding::Same),
+        ] {
+            let mut g = geom(h, w, 2, k, k, s, p);
+            g.n = 2;
+            let x: Vec<f32> = (0..g.n * g.image_len()).map(|v| v as f32 + 1.0).collect();
+            let mut buf = vec![-7.0f32; g.rows() * g.k()];
+            im2col(&g, &x, 0, g.rows(), &mut buf);
+            for r in 0..g.rows() {
+                let (b, oy, ox) = g.pixel(r);
+                for ky in 0..k {
+                    for kx in 0..k {
+                        for c in 0..2 {
+                            let iy = (oy * s + ky) as isize - g.y.pad as isize;
+                            let ix = (ox * s + kx) as isize - g.x.pad as isize;
+                            let want = if iy < 0 || ix < 0 || iy >= h as isize || ix >= w as isize {
+                                0.0
+                            } else {
+                                x[((b * h + iy as usize) * w + ix as usize) * 2 + c]
+                            };
+                            let got = buf[r * g.k() + (ky * k + kx) * 2 + c];
+                            assert_eq!(got, want, "{h}x{w} k{k} s{s} {p:?}: row {r} ({ky}, {kx}, {c})");
+                        }
+                    }
+                }
+            }
+        }
     }
 
     #[test]
