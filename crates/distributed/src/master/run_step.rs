@@ -92,7 +92,7 @@ pub(crate) async fn run_step(
                         if better {
                             first_err = Some(e);
                         }
-                        if !is_secondary(first_err.as_ref().expect("set above")) {
+                        if first_err.as_ref().is_some_and(|f| !is_secondary(f)) {
                             break;
                         }
                         // Only a cancellation so far: wait briefly for the real cause.

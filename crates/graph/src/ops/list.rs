@@ -20,26 +20,20 @@ fn vector(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    r.add(
-        op("EmptyTensorList")
-            .input("element_shape: shape_type")
-            .input("max_num_elements: int32")
-            .output("handle: variant")
-            .attr("element_dtype: type")
-            .attr("shape_type: {int32, int64}")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("TensorListReserve")
-            .input("element_shape: shape_type")
-            .input("num_elements: int32")
-            .output("handle: variant")
-            .attr("element_dtype: type")
-            .attr("shape_type: {int32, int64}")
-            .shape_fn(scalar)
-            .build(),
-    );
+    // A new list: empty (at most `max_num_elements`, -1 for no bound) or of unset elements.
+    for (name, count) in [("EmptyTensorList", "max_num_elements: int32"), ("TensorListReserve", "num_elements: int32")]
+    {
+        r.add(
+            op(name)
+                .input("element_shape: shape_type")
+                .input(count)
+                .output("handle: variant")
+                .attr("element_dtype: type")
+                .attr("shape_type: {int32, int64}")
+                .shape_fn(scalar)
+                .build(),
+        );
+    }
     r.add(
         op("TensorListFromTensor")
             .input("tensor: element_dtype")
