@@ -68,9 +68,13 @@ impl Drop for Cluster {
     }
 }
 
-fn free_port() -> Result<u16, String> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free local port: {e}"))?;
-    l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+/// `n` distinct free loopback ports. All stay bound until all are picked: a port released
+/// at once can be handed out again by the next bind, and two tasks would then share it.
+fn free_ports(n: usize) -> Result<Vec<u16>, String> {
+    let held = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free local port: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    held.iter().map(|l| l.local_addr().map(|a| a.port()).map_err(|e| e.to_string())).collect()
 }
 
 /// The exit status of a child whose stdout just closed, waiting at most 5 s for it to exit
@@ -124,12 +128,10 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the ferroflow binary: {e}"))?;
     let data_dir = find_data_dir(&a.data_dir, &exe)?;
-    let hosts = |n: usize| -> Result<String, String> {
-        let v: Result<Vec<String>, String> = (0..n).map(|_| free_port().map(|p| format!("127.0.0.1:{p}"))).collect();
-        Ok(v?.join(","))
-    };
-    let ps_hosts = hosts(a.ps)?;
-    let worker_hosts = hosts(a.workers)?;
+    let ports = free_ports(a.ps + a.workers)?;
+    let hosts = |p: &[u16]| p.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",");
+    let ps_hosts = hosts(&ports[..a.ps]);
+    let worker_hosts = hosts(&ports[a.ps..]);
     println!("cluster: ps={ps_hosts} worker={worker_hosts}");
     let spawn = |job: &str, task: usize| -> Result<Child, String> {
         let mut cmd = Command::new(&exe);

@@ -7,8 +7,11 @@ use ferroflow::{ops, ClusterSpec, DirectSession, Output, Scope, Server, ServerOp
 use ferroflow_graph::{global_variables_initializer, gradients, Variable};
 
 fn cluster() -> (ClusterSpec, Vec<Server>) {
-    let port = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let (p0, p1, w0, w1) = (port(), port(), port(), port());
+    // All four held until all are picked, so they are distinct.
+    let held: Vec<_> = (0..4).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let port = |i: usize| held[i].local_addr().unwrap().port();
+    let (p0, p1, w0, w1) = (port(0), port(1), port(2), port(3));
+    drop(held);
     let spec = format!("ps=127.0.0.1:{p0},127.0.0.1:{p1};worker=127.0.0.1:{w0},127.0.0.1:{w1}");
     let c = ClusterSpec::parse_cluster_flag(&spec).unwrap();
     let servers = vec![

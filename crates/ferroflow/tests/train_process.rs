@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{accuracy, free_port, Proc, DATA, LIMIT};
+use common::{accuracy, free_ports, Proc, DATA, LIMIT};
 
 #[test]
 fn demo_trains_the_mlp_and_every_process_exits() {
@@ -29,8 +29,8 @@ fn demo_trains_the_mlp_and_every_process_exits() {
 
 #[test]
 fn two_ps_two_workers_with_flags_and_tf_config() {
-    let ps = [free_port(), free_port()];
-    let wk = [free_port(), free_port()];
+    let ports: [u16; 4] = free_ports();
+    let (ps, wk) = ([ports[0], ports[1]], [ports[2], ports[3]]);
     let ps_hosts = format!("127.0.0.1:{},127.0.0.1:{}", ps[0], ps[1]);
     let worker_hosts = format!("127.0.0.1:{},127.0.0.1:{}", wk[0], wk[1]);
     let common = |job: &str, task: &str| -> Vec<String> {

@@ -115,8 +115,11 @@ impl Drop for Proc {
     }
 }
 
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// `n` distinct free loopback ports: all are held until all are picked (one at a time,
+/// the kernel may hand out a just-released port again, and two tasks would share it).
+pub fn free_ports<const N: usize>() -> [u16; N] {
+    let ls: Vec<std::net::TcpListener> = (0..N).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    std::array::from_fn(|i| ls[i].local_addr().unwrap().port())
 }
 
 pub fn accuracy(lines: &[String]) -> f64 {
@@ -133,10 +136,8 @@ pub struct TrainCluster {
 
 impl TrainCluster {
     pub fn new() -> TrainCluster {
-        TrainCluster {
-            ps_hosts: format!("127.0.0.1:{}", free_port()),
-            worker_hosts: format!("127.0.0.1:{},127.0.0.1:{}", free_port(), free_port()),
-        }
+        let [ps, w0, w1] = free_ports();
+        TrainCluster { ps_hosts: format!("127.0.0.1:{ps}"), worker_hosts: format!("127.0.0.1:{w0},127.0.0.1:{w1}") }
     }
 
     /// Starts `ferroflow train <args> --no_progress --data_dir … <cluster flags> --job_name
