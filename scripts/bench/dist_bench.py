@@ -120,6 +120,7 @@ def bench(kind):
             if out.returncode == 0:
                 r = json.loads(out.stdout.strip().splitlines()[-1])
                 res["rust_fetch64_mib_s"] = r["fetch64_mib_s"]
+                res["rust_fetch64_direct_mib_s"] = r["fetch64_direct_mib_s"]
                 res["rust_scalar_rtt_us"] = r["scalar_rtt_us"]
                 res["rust_local_rtt_us"] = r["local_rtt_us"]
                 res["rust_get_status_us"] = r["get_status_us"]
@@ -141,6 +142,7 @@ def main():
         ("4-byte fetch round trip, median (us)", "scalar_rtt_us", False),
         ("step on the worker alone (client floor), median (us)", "local_rtt_us", False),
         ("Rust GrpcSession client: 64 MiB fetch (MiB/s)", "rust_fetch64_mib_s", True),
+        ("Rust GrpcSession client: 64 MiB, variable itself (MiB/s)", "rust_fetch64_direct_mib_s", True),
         ("Rust GrpcSession client: 4-byte round trip (us)", "rust_scalar_rtt_us", False),
         ("Rust GrpcSession client: worker-only step (us)", "rust_local_rtt_us", False),
         ("Rust tonic client: bare GetStatus call (us)", "rust_get_status_us", False),
@@ -148,13 +150,13 @@ def main():
         ("idle ps RSS (MiB)", "idle_ps_rss_mib", False),
         ("ps RSS after the runs (MiB)", "ps_rss_after_mib", False),
     ]
-    print(f"{'metric':<52} {'ferroflow':>12} {'TF 2.21':>12} {'ferroflow advantage':>20}")
+    print(f"{'metric':<56} {'ferroflow':>12} {'TF 2.21':>12} {'ferroflow advantage':>20}")
     for name, key, higher_better in rows:
         if key not in ff or key not in tfr:
             continue
         a, b = ff[key], tfr[key]
         ratio = a / b if higher_better else b / a
-        print(f"{name:<52} {a:>12.3f} {b:>12.3f} {ratio:>19.2f}x")
+        print(f"{name:<56} {a:>12.3f} {b:>12.3f} {ratio:>19.2f}x")
 
 
 if __name__ == "__main__":

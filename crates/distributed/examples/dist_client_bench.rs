@@ -5,8 +5,15 @@
 //! ```text
 //! cargo run --release -p ferroflow-distributed --example dist_client_bench -- grpc://127.0.0.1:2223
 //! ```
-//! Prints one JSON line: `{"fetch64_mib_s": .., "scalar_rtt_us": .., "local_rtt_us": .., ..}` (a step
-//! that runs on the worker alone) and `"get_status_us"` (a bare GetStatus call: the transport's floor).
+//! Prints one JSON line: `{"fetch64_direct_mib_s": .., "fetch64_mib_s": .., "scalar_rtt_us": ..,
+//! "local_rtt_us": .., ..}`: the 64 MiB variable fetched as it is (the ps returns it in its
+//! RunGraph reply) and through an Identity on the worker (it crosses ps → worker by
+//! RecvTensor), a step that runs on the worker alone, and `"get_status_us"` (a bare
+//! GetStatus call: the transport's floor).
+//!
+//! With `AB=grpc://other-worker:port` it compares two clusters instead: it alternates
+//! 4-byte fetches between them (1500 pairs) and prints both medians, so that the host's
+//! drift, which moves single runs by 20–50 %, hits both sides alike.
 
 use std::time::Instant;
 
@@ -21,6 +28,36 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let target = std::env::args().nth(1).ok_or("usage: dist_client_bench grpc://worker:port")?;
+    if let Ok(other) = std::env::var("AB") {
+        let mk = |t: &str| -> Result<(GrpcSession, ferroflow_graph::Output), Box<dyn std::error::Error>> {
+            let s = Scope::new_root();
+            let ps = s.with_device("/job:ps/task:0");
+            let small = ops::var_handle_op(&ps.sub("small"), DataType::Float, Some(&[]), "", "bench_small");
+            let init_small = ops::assign_variable_op(&ps, small.clone(), ops::constant(&ps, 1.0f32));
+            let small_read = ops::read_variable_op(&ps, small, DataType::Float);
+            let sess = GrpcSession::new(t, s.graph())?;
+            sess.run(&[], &[], &[&init_small])?;
+            Ok((sess, small_read))
+        };
+        let (sa, ra) = mk(&target)?;
+        let (sb, rb) = mk(&other)?;
+        for _ in 0..50 {
+            sa.run(&[], &[&ra], &[])?;
+            sb.run(&[], &[&rb], &[])?;
+        }
+        let (mut va, mut vb) = (Vec::new(), Vec::new());
+        for _ in 0..1500 {
+            let t = Instant::now();
+            sa.run(&[], &[&ra], &[])?;
+            va.push(t.elapsed().as_secs_f64());
+
+            let t = Instant::now();
+            sb.run(&[], &[&rb], &[])?;
+            vb.push(t.elapsed().as_secs_f64());
+        }
+        println!("A {:.0} B {:.0}", median(va) * 1e6, median(vb) * 1e6);
+        return Ok(());
+    }
     let n: usize = 16 << 20;
     let s = Scope::new_root();
     let ps = s.with_device("/job:ps/task:0");
@@ -31,6 +68,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let init_small = ops::assign_variable_op(&ps, small.clone(), ops::constant(&ps, 1.0f32));
     let small_read = ops::read_variable_op(&ps, small, DataType::Float);
     let big_read = ops::read_variable_op(&ps, big, DataType::Float);
+    let big_read_direct = big_read.clone();
     let big_on_worker = ops::identity(&s.with_device("/job:worker/task:0"), big_read);
     let on_worker = ops::constant(&s.with_device("/job:worker/task:0"), 2.0f32);
     let sess = GrpcSession::new(&target, s.graph())?;
@@ -43,6 +81,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         let out = sess.run(&[], &[&big_on_worker], &[])?;
         t64.push(t.elapsed().as_secs_f64());
+        assert_eq!(out[0].num_elements(), n);
+    }
+    // The variable itself (no op on the worker): the ps returns it in its RunGraph reply.
+    let mut t64d = Vec::new();
+    for i in 0..10 {
+        let t = Instant::now();
+        let out = sess.run(&[], &[&big_read_direct], &[])?;
+        if i >= 2 {
+            t64d.push(t.elapsed().as_secs_f64());
+        }
         assert_eq!(out[0].num_elements(), n);
     }
     for _ in 0..20 {
@@ -76,7 +124,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok::<_, Box<dyn std::error::Error>>(median(v) * 1e6)
     })?;
     println!(
-        "{{\"fetch64_mib_s\": {:.3}, \"scalar_rtt_us\": {:.3}, \"local_rtt_us\": {:.3}, \"get_status_us\": {:.3}}}",
+        "{{\"fetch64_direct_mib_s\": {:.3}, \"fetch64_mib_s\": {:.3}, \"scalar_rtt_us\": {:.3}, \"local_rtt_us\": {:.3}, \"get_status_us\": {:.3}}}",
+        64.0 / median(t64d),
         64.0 / median(t64),
         median(rtt) * 1e6,
         median(local) * 1e6,

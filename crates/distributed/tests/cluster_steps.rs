@@ -135,6 +135,37 @@ fn ps_variables_are_shared_between_worker_sessions() {
 }
 
 #[test]
+fn a_fetch_made_on_the_ps_comes_back_in_its_rungraph_reply() {
+    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
+    let s = Scope::new_root();
+    let ps = s.with_device("/job:ps/task:0");
+    let v = ops::var_handle_op(&ps.sub("v"), DataType::Float, Some(&[]), "", "v");
+    let read = ops::read_variable_op(&ps, v.clone(), DataType::Float);
+    let bump = ops::assign_add_variable_op(&ps, v.clone(), ops::constant(&ps, 1.0f32));
+    let init = ops::assign_variable_op(&ps, v, ops::constant(&ps, 5.0f32));
+    let doubled = ops::mul(&s.with_device("/job:worker/task:0"), read.clone(), ops::constant(&s, 2.0f32));
+    let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
+    sess.run(&[], &[], &[&init]).unwrap();
+    let recvs = || {
+        let w = c.server("ps:0").worker();
+        w.num_recv_tensor_calls() + w.num_recv_tensor_batches().0
+    };
+    let before = recvs();
+    for k in 0..3 {
+        // Made on the ps, fetched through the worker: no RecvTensor from the ps.
+        assert_eq!(sess.run(&[], &[&read], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 5.0 + k as f32);
+        sess.run(&[], &[], &[&bump]).unwrap();
+    }
+    assert_eq!(recvs(), before, "the ps value travelled by RecvTensor");
+    // A step that also uses the value on the worker: both fetches are right, and the
+    // worker's copy still comes by RecvTensor.
+    let out = sess.run(&[], &[&read, &doubled], &[]).unwrap();
+    assert_eq!(out[0].scalar_value::<f32>().unwrap(), 8.0);
+    assert_eq!(out[1].scalar_value::<f32>().unwrap(), 16.0);
+    assert!(recvs() > before);
+}
+
+#[test]
 fn large_tensors_cross_tasks_both_ways() {
     let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
     let s = Scope::new_root();

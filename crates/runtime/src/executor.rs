@@ -49,6 +49,16 @@ impl ExecNode {
 /// single-process MLP training lost ~13 %: ops of 5-20 µs gain from running in parallel.)
 const INLINE_BELOW_NS: u64 = 3_000;
 
+thread_local! {
+    /// Set while [`Executor::run_async_cheap_here`] runs nodes on an async thread.
+    static CHEAP_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread may run only cheap nodes.
+fn cheap_only() -> bool {
+    CHEAP_ONLY.with(|c| c.get())
+}
+
 /// A graph ready to run: kernels created, edges resolved.
 pub struct Executor {
     nodes: Vec<ExecNode>,
@@ -154,6 +164,21 @@ impl Executor {
     /// Runs one step; `done` is called once, from some thread, when every scheduled node
     /// has finished or the first error has stopped the step.
     pub fn run_async(self: &Arc<Self>, step: Arc<StepCtx>, done: StepDone) {
+        self.start(step, done);
+    }
+
+    /// [`Executor::run_async`] for a thread that must not run real work (an async I/O
+    /// thread): only cheap nodes run on it (those that declare themselves cheap or whose
+    /// recent runs took under a few microseconds); every other node goes to the compute
+    /// pool, none is kept here. A step of cheap nodes (a variable read and its `_Send`)
+    /// then completes before this returns, without a thread hop.
+    pub fn run_async_cheap_here(self: &Arc<Self>, step: Arc<StepCtx>, done: StepDone) {
+        CHEAP_ONLY.with(|c| c.set(true));
+        self.start(step, done);
+        CHEAP_ONLY.with(|c| c.set(false));
+    }
+
+    fn start(self: &Arc<Self>, step: Arc<StepCtx>, done: StepDone) {
         let n = self.nodes.len();
         let state = Arc::new(StepState {
             exec: self.clone(),
@@ -265,7 +290,7 @@ impl StepState {
                 inline.push(id);
             }
         }
-        let keep = if !from_callback && inline.is_empty() { expensive.pop() } else { None };
+        let keep = if !from_callback && inline.is_empty() && !cheap_only() { expensive.pop() } else { None };
         for id in expensive {
             let st = self.clone();
             rayon::spawn(move || st.run_loop(vec![id]));
@@ -328,7 +353,7 @@ impl StepState {
                 }
             }
             // Keep one expensive node on this thread when nothing cheap is left to do.
-            let keep = if cheap.is_empty() && stack.is_empty() { costly.pop() } else { None };
+            let keep = if cheap.is_empty() && stack.is_empty() && !cheap_only() { costly.pop() } else { None };
             for c in costly {
                 let st = self.clone();
                 rayon::spawn(move || st.run_loop(vec![c]));
@@ -427,6 +452,36 @@ mod tests {
             }
         }
         assert!(!exec.goes_to_pool(small), "{} ns", exec.nodes[small].cost_ns.load(Ordering::Relaxed));
+    }
+
+    /// Starts a step with `start`, waits for its result and says whether it finished on
+    /// the calling thread.
+    fn finished_inline(start: impl FnOnce(StepDone)) -> (bool, Result<(), Status>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        start(Box::new(move |r| drop(tx.send((std::thread::current().id(), r)))));
+        let (thread, r) = rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
+        (thread == std::thread::current().id(), r)
+    }
+
+    #[test]
+    fn an_async_thread_runs_only_cheap_nodes() {
+        // Const and Identity are cheap: the step ends on the calling thread.
+        let s = Scope::new_root();
+        let x = ops::constant(&s, 1.0f32);
+        ops::identity(&s, x);
+        let cheap = Arc::new(Executor::new(&s.graph().to_graph_def()).unwrap());
+        let (inline, r) = finished_inline(|d| cheap.run_async_cheap_here(step(), d));
+        assert!(inline && r.is_ok(), "{r:?}");
+        // An Add that has never run goes to the pool: run_async keeps it on this thread,
+        // run_async_cheap_here never does, and the step still completes.
+        let (exec, id) = add_of(1 << 20);
+        assert!(exec.goes_to_pool(id));
+        let (inline, r) = finished_inline(|d| exec.run_async(step(), d));
+        assert!(inline && r.is_ok(), "{r:?}");
+        let (exec, _) = add_of(1 << 20);
+        let (inline, r) = finished_inline(|d| exec.run_async_cheap_here(step(), d));
+        assert!(!inline && r.is_ok(), "{r:?}");
+        assert!(!cheap_only(), "the flag is cleared when the start returns");
     }
 
     #[test]

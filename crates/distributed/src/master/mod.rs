@@ -2,6 +2,7 @@
 //! the cluster's workers).
 
 mod discovery;
+mod fetch_at_source;
 mod grpc;
 #[allow(clippy::module_inception)]
 mod master;

@@ -9,6 +9,7 @@ use ferroflow_core::proto::RegisterGraphRequest;
 use ferroflow_core::Status;
 use ferroflow_runtime::placer::{place_with_options, PlacerOptions};
 
+use super::fetch_at_source::relocate_fetches;
 use super::session::MasterSession;
 use super::worker_handle::TaskWorker;
 use crate::{partition, rewrite_for_client, ClientTensor, PartitionOptions, SplitBy};
@@ -17,8 +18,10 @@ use crate::{partition, rewrite_for_client, ClientTensor, PartitionOptions, Split
 pub(crate) struct PlanPart {
     pub(crate) worker: TaskWorker,
     pub(crate) graph_handle: String,
-    /// Whether this is the client device's partition (it gets feeds and yields fetches).
+    /// Whether this is the client device's partition (it gets the feeds).
     pub(crate) is_client: bool,
+    /// Rendezvous keys of the fetches this partition yields (its RunGraph `recv_key`).
+    pub(crate) recv_key: Vec<String>,
 }
 
 /// A planned step signature.
@@ -54,6 +57,9 @@ pub(crate) async fn make_plan(
     let opts = PlacerOptions { allow_soft_placement: session.config.allow_soft_placement };
     place_with_options(&mut cg.graph, &devices, &session.client_device, &opts)?;
     let incarnations = session.tasks.incarnations();
+    let fetch_tasks = relocate_fetches(&mut cg.graph, &mut cg.fetches, &session.client_device, &incarnations, |t| {
+        session.tasks.worker(t).is_some_and(|w| w.is_ferroflow())
+    })?;
     let parts = partition(&cg.graph, &PartitionOptions { incarnations: &incarnations, split_by: SplitBy::Task })?;
     let client_task = ferroflow_core::DeviceName::parse(&session.client_device)?.task_name();
     let mut set = tokio::task::JoinSet::new();
@@ -73,9 +79,11 @@ pub(crate) async fn make_plan(
             ..Default::default()
         };
         let is_client = task == client_task;
+        let recv_key: Vec<String> =
+            cg.fetches.iter().zip(&fetch_tasks).filter(|(_, t)| **t == task).map(|(f, _)| f.key.clone()).collect();
         set.spawn(async move {
             let h = worker.register_graph(req, deadline).await;
-            h.map(|graph_handle| PlanPart { worker, graph_handle, is_client })
+            h.map(|graph_handle| PlanPart { worker, graph_handle, is_client, recv_key })
         });
     }
     let mut out = Vec::new();

@@ -40,10 +40,9 @@ pub(crate) async fn run_step(
             send.push(NamedTensorProto { name: f.key.clone(), tensor: Some(t) });
         }
     }
-    let recv_key: Vec<String> = plan.fetches.iter().map(|f| f.key.clone()).collect();
     let mut set = Partitions::default();
     let mut pending: Vec<bool> = vec![true; plan.parts.len()];
-    let mut client_reply: Option<RunGraphResponse> = None;
+    let mut by_key: HashMap<String, TensorProto> = HashMap::with_capacity(plan.fetches.len());
     for (i, part) in plan.parts.iter().enumerate() {
         let req = RunGraphRequest {
             session_handle: session_handle.to_string(),
@@ -51,7 +50,7 @@ pub(crate) async fn run_step(
             graph_handle: part.graph_handle.clone(),
             step_id,
             send: if part.is_client { std::mem::take(&mut send) } else { Vec::new() },
-            recv_key: if part.is_client { recv_key.clone() } else { Vec::new() },
+            recv_key: part.recv_key.clone(),
             store_errors_in_response_body: true,
             request_id: new_request_id(),
             ..Default::default()
@@ -79,9 +78,7 @@ pub(crate) async fn run_step(
                 match j {
                     (i, Ok(resp)) => {
                         pending[i] = false;
-                        if plan.parts[i].is_client {
-                            client_reply = Some(resp);
-                        }
+                        by_key.extend(resp.recv.into_iter().map(|nt| (nt.name, nt.tensor.unwrap_or_default())));
                     }
                     (i, Err(e)) => {
                         pending[i] = false;
@@ -118,13 +115,13 @@ pub(crate) async fn run_step(
     if let Some(e) = first_err {
         return Err(e);
     }
-    let reply = client_reply.unwrap_or_default();
-    let mut by_key: HashMap<String, TensorProto> =
-        reply.recv.into_iter().map(|nt| (nt.name, nt.tensor.unwrap_or_default())).collect();
     let mut out = HashMap::with_capacity(plan.fetches.len());
     for f in &plan.fetches {
         let t = by_key.remove(&f.key).ok_or_else(|| {
-            Status::internal(format!("fetch '{}' was not returned by the client partition (key '{}')", f.name, f.key))
+            Status::internal(format!(
+                "fetch '{}' was not returned by the partition that yields it (key '{}')",
+                f.name, f.key
+            ))
         })?;
         out.insert(f.name.clone(), t);
     }

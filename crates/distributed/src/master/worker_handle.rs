@@ -29,7 +29,8 @@ pub(crate) struct TaskWorker {
     pub(crate) addr: String,
     pub(crate) handle: WorkerHandle,
     /// The worker releases a step's state itself once the step succeeded there (ferroflow
-    /// workers do; their RunGraph replies say so in a [`RELEASES_STEPS`] header), so no
+    /// workers do; their GetStatus and RunGraph replies say so in a [`RELEASES_STEPS`]
+    /// header), so no
     /// CleanupGraph is needed after a successful step. Learned from the first reply.
     releases_steps: Arc<AtomicBool>,
 }
@@ -59,6 +60,18 @@ impl TaskWorker {
         self.releases_steps.load(Ordering::Relaxed)
     }
 
+    /// Whether this task is known to be a ferroflow worker (this server's own, or a remote
+    /// one whose GetStatus or RunGraph reply said so).
+    pub(crate) fn is_ferroflow(&self) -> bool {
+        self.releases_steps()
+    }
+
+    fn note_reply_headers(&self, headers: &tonic::metadata::MetadataMap) {
+        if headers.contains_key(RELEASES_STEPS) {
+            self.releases_steps.store(true, Ordering::Relaxed);
+        }
+    }
+
     /// "`what` on task T (addr)".
     pub(crate) fn context(&self, what: &str) -> String {
         format!("{what} on task {} ({})", self.task, self.addr)
@@ -71,7 +84,11 @@ impl TaskWorker {
     pub(crate) async fn get_status(&self, deadline: Instant) -> Result<GetStatusResponse, Status> {
         match &self.handle {
             WorkerHandle::Local(w) => Ok(w.get_status()),
-            WorkerHandle::Remote(c) => remote_call!(self, c, get_status, GetStatusRequest {}, deadline, "GetStatus"),
+            WorkerHandle::Remote(c) => {
+                let r = remote_call!(@response self, c, get_status, GetStatusRequest {}, deadline, "GetStatus")?;
+                self.note_reply_headers(r.metadata());
+                Ok(r.into_inner())
+            }
         }
     }
 
@@ -122,9 +139,7 @@ impl TaskWorker {
             }
             WorkerHandle::Remote(c) => {
                 let r = remote_call!(@response self, c, run_graph, req, deadline, "RunGraph")?;
-                if r.metadata().contains_key(RELEASES_STEPS) {
-                    self.releases_steps.store(true, Ordering::Relaxed);
-                }
+                self.note_reply_headers(r.metadata());
                 r.into_inner()
             }
         };

@@ -40,7 +40,10 @@ fn run_graph_reply(r: Result<RunGraphResponse, Status>, in_body: bool) -> R<RunG
 #[tonic::async_trait]
 impl WorkerService for WorkerGrpc {
     async fn get_status(&self, _: Request<GetStatusRequest>) -> R<GetStatusResponse> {
-        Ok(Response::new(self.0.get_status()))
+        // The header tells a ferroflow master it talks to a ferroflow worker.
+        let mut r = Response::new(self.0.get_status());
+        r.metadata_mut().insert(RELEASES_STEPS, tonic::metadata::MetadataValue::from_static("1"));
+        Ok(r)
     }
 
     async fn create_worker_session(&self, r: Request<CreateWorkerSessionRequest>) -> R<CreateWorkerSessionResponse> {

@@ -36,6 +36,7 @@ async fn handle(worker: &Worker, req: http::Request<Body>) -> Result<http::Respo
     let until = deadline.unwrap_or_else(|| Instant::now() + REQUEST_WAIT);
     let chunks = read_request_body(req.into_body(), MAX_REQUEST, "RecvTensorRequest", until).await?;
     let r: RecvTensorRequest = chunks.into_message("RecvTensorRequest")?;
+    worker.recv_tensor_served.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let resp = worker.recv_tensor(&r, deadline).await?;
     Ok(ok_response(encode_recv_tensor(resp)?))
 }

@@ -64,14 +64,15 @@ impl Worker {
         });
         let (tx, rx) = tokio::sync::oneshot::channel();
         let mut guard = AbortOnDrop(Some(entry.clone()));
-        // Kernels never run on the async threads: the executor starts on a blocking thread
-        // (or on the client's own thread, which waits for this step anyway) and hands
-        // expensive nodes to the compute pool.
-        let start = move || exec.run_async(step, Box::new(move |r| drop(tx.send(r))));
+        // Real work never runs on the async threads: on one, the executor runs only cheap
+        // nodes (a variable read, a `_Send`) and hands every other node to the compute
+        // pool, so a step of cheap nodes answers without a thread hop. On the client's own
+        // thread (which waits for this step anyway) it may also run one expensive node.
+        let done: ferroflow_runtime::StepDone = Box::new(move |r| drop(tx.send(r)));
         if crate::local_master::on_client_thread() {
-            start();
+            exec.run_async(step, done);
         } else {
-            tokio::task::spawn_blocking(start);
+            exec.run_async_cheap_here(step, done);
         }
         let result = match tokio::time::timeout_at(tokio::time::Instant::from_std(deadline), rx).await {
             Ok(Ok(r)) => r,

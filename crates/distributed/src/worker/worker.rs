@@ -55,6 +55,8 @@ pub struct Worker {
     cleanup_calls: std::sync::atomic::AtomicU64,
     /// Batched RecvTensors calls served and the tensors they asked for.
     pub(crate) batches_served: [std::sync::atomic::AtomicU64; 2],
+    /// Single-tensor RecvTensor calls served.
+    pub(crate) recv_tensor_served: std::sync::atomic::AtomicU64,
     sessions: Mutex<HashMap<String, Arc<WorkerSession>>>,
     legacy: Arc<WorkerSession>,
 }
@@ -83,6 +85,7 @@ impl Worker {
             steps: StepTable::default(),
             cleanup_calls: Default::default(),
             batches_served: Default::default(),
+            recv_tensor_served: Default::default(),
             sessions: Mutex::new(HashMap::new()),
             legacy,
         }
@@ -197,6 +200,11 @@ impl Worker {
     /// How many CleanupGraph calls this worker served (for tests and metrics).
     pub fn num_cleanup_graph_calls(&self) -> u64 {
         self.cleanup_calls.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many single-tensor RecvTensor calls this worker served (for tests and metrics).
+    pub fn num_recv_tensor_calls(&self) -> u64 {
+        self.recv_tensor_served.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// How many batched RecvTensors calls this worker served, and how many tensors they
