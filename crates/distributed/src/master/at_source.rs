@@ -1,0 +1,213 @@
+//! Feeding and fetching at the task that uses or makes a tensor. The client rewrite puts
+//! every fetch's client-terminated `_Send` and every feed's `_Recv` on the client device,
+//! so a tensor made on another task (a variable read on a ps) travels producer → client
+//! task by RecvTensor, then to the client in the client partition's RunGraph reply, and a
+//! fed value used only on a ps is pulled from the client task the same way: extra RPCs and
+//! an executor run on the client task for a value the other task could take or return
+//! itself. After placement:
+//!
+//! - a fetch whose producer is on another ferroflow task gets its `_Send` moved there
+//!   (`send_device` and incarnation become the producer's); the master asks that task's
+//!   RunGraph for it by `recv_key`;
+//! - a feed whose consumers are all on one device of another ferroflow task gets its
+//!   `_Recv` moved there (send and receive device both that device, as TensorFlow does on
+//!   the client device); the master hands the value to that task's RunGraph in `send`.
+//!
+//! The client partition may then have nothing left to run and is not run. Only ferroflow
+//! workers get such nodes: a TensorFlow worker would also accept them, but nothing in
+//! TensorFlow's own master does this, so a mixed cluster keeps TensorFlow's layout exactly.
+
+use std::collections::HashMap;
+
+use ferroflow_core::proto::GraphDef;
+use ferroflow_core::{attr, DeviceName, Status};
+use ferroflow_kernels::rendezvous_key;
+
+use crate::graph_util::parse_input;
+use crate::ClientTensor;
+
+/// Moves the `_Send` of each fetch produced on another task for which `eligible(task)` is
+/// true to its producer's device, updating its attrs and the fetch's rendezvous key.
+/// Returns, per fetch (in `fetches` order), the task whose RunGraph yields it.
+pub(crate) fn relocate_fetches(
+    graph: &mut GraphDef,
+    fetches: &mut [ClientTensor],
+    client_device: &str,
+    incarnations: &HashMap<String, u64>,
+    eligible: impl Fn(&str) -> bool,
+) -> Result<Vec<String>, Status> {
+    let client_task = DeviceName::parse(client_device)?.task_name();
+    let device_of: HashMap<String, String> = graph.node.iter().map(|n| (n.name.clone(), n.device.clone())).collect();
+    let index: HashMap<String, usize> = graph.node.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect();
+    let mut source_task = Vec::with_capacity(fetches.len());
+    for f in fetches.iter_mut() {
+        let &i = index.get(&f.node).ok_or_else(|| {
+            Status::internal(format!("fetch '{}': its _Send '{}' is not in the graph", f.name, f.node))
+        })?;
+        let producer = match graph.node[i].input.first() {
+            Some(s) => parse_input(&graph.node[i], s)?.node().to_string(),
+            None => return Err(Status::internal(format!("fetch _Send '{}' has no input", f.node))),
+        };
+        let device = device_of.get(&producer).cloned().unwrap_or_default();
+        let task = match DeviceName::parse(&device) {
+            Ok(d) => d.task_name(),
+            Err(_) => client_task.clone(),
+        };
+        let incarnation = incarnations.get(&device).copied();
+        match incarnation {
+            Some(inc) if task != client_task && eligible(&task) => {
+                let node = &mut graph.node[i];
+                node.device = device.clone();
+                node.attr.insert("send_device".into(), attr::string(&device));
+                node.attr.insert("send_device_incarnation".into(), attr::int(inc as i64));
+                f.key = rendezvous_key(&device, inc, client_device, &f.name);
+                source_task.push(task);
+            }
+            _ => source_task.push(client_task.clone()),
+        }
+    }
+    Ok(source_task)
+}
+
+/// Moves the `_Recv` of each used feed whose consumers all sit on one device of another
+/// task for which `eligible(task)` is true to that device, updating its attrs and the
+/// feed's rendezvous key. Returns, per feed (in `feeds` order), the task whose RunGraph
+/// takes it.
+pub(crate) fn relocate_feeds(
+    graph: &mut GraphDef,
+    feeds: &mut [ClientTensor],
+    client_device: &str,
+    incarnations: &HashMap<String, u64>,
+    eligible: impl Fn(&str) -> bool,
+) -> Result<Vec<String>, Status> {
+    let client_task = DeviceName::parse(client_device)?.task_name();
+    // Feed node name → the devices of its consumers.
+    let mut consumers: HashMap<&str, Vec<&str>> = feeds.iter().map(|f| (f.node.as_str(), Vec::new())).collect();
+    for n in &graph.node {
+        for s in &n.input {
+            if let Some(devs) = consumers.get_mut(parse_input(n, s)?.node()) {
+                devs.push(n.device.as_str());
+            }
+        }
+    }
+    let mut moves: Vec<(String, String, u64)> = Vec::new();
+    let mut target_task = Vec::with_capacity(feeds.len());
+    for f in feeds.iter() {
+        let devs = consumers.get(f.node.as_str()).map(Vec::as_slice).unwrap_or_default();
+        let one_device = devs.first().filter(|d| devs.iter().all(|x| x == *d));
+        let target = one_device.and_then(|d| {
+            let task = DeviceName::parse(d).ok()?.task_name();
+            let inc = incarnations.get(*d).copied()?;
+            (f.used && task != client_task && eligible(&task)).then(|| (d.to_string(), task, inc))
+        });
+        match target {
+            Some((device, task, inc)) => {
+                moves.push((f.node.clone(), device, inc));
+                target_task.push(task);
+            }
+            None => target_task.push(client_task.clone()),
+        }
+    }
+    for (node, device, inc) in moves {
+        let f = feeds.iter_mut().find(|f| f.node == node).expect("a feed of this list");
+        let n =
+            graph.node.iter_mut().find(|n| n.name == node).ok_or_else(|| {
+                Status::internal(format!("feed '{}': its _Recv '{node}' is not in the graph", f.name))
+            })?;
+        n.device = device.clone();
+        n.attr.insert("send_device".into(), attr::string(&device));
+        n.attr.insert("recv_device".into(), attr::string(&device));
+        n.attr.insert("send_device_incarnation".into(), attr::int(inc as i64));
+        f.key = rendezvous_key(&device, inc, &device, &f.name);
+    }
+    Ok(target_task)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite_for_client;
+    use ferroflow_core::proto::NodeDef;
+
+    const CLIENT: &str = "/job:worker/replica:0/task:0/device:CPU:0";
+    const PS: &str = "/job:ps/replica:0/task:0/device:CPU:0";
+
+    fn node(name: &str, op: &str, device: &str, inputs: &[&str]) -> NodeDef {
+        let mut n = NodeDef {
+            name: name.into(),
+            op: op.into(),
+            device: device.into(),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        n.attr.insert("dtype".into(), attr::ty(ferroflow_core::DataType::Float));
+        n.attr.insert("T".into(), attr::ty(ferroflow_core::DataType::Float));
+        n.attr.insert("value".into(), attr::tensor(&ferroflow_core::Tensor::scalar(1.0f32)));
+        n
+    }
+
+    fn graph() -> GraphDef {
+        GraphDef {
+            node: vec![node("a", "Const", PS, &[]), node("b", "Identity", CLIENT, &["a"])],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_fetch_made_on_another_eligible_task_is_sent_from_there() {
+        let mut cg = rewrite_for_client(&graph(), &[] as &[&str], &["a", "b"], &[], CLIENT, 7).unwrap();
+        let inc = HashMap::from([(PS.to_string(), 0x2au64), (CLIENT.to_string(), 7u64)]);
+        let tasks = relocate_fetches(&mut cg.graph, &mut cg.fetches, CLIENT, &inc, |_| true).unwrap();
+        assert_eq!(tasks, vec!["/job:ps/replica:0/task:0".to_string(), "/job:worker/replica:0/task:0".to_string()]);
+        let send_a = cg.graph.node.iter().find(|n| n.name == "_send_a_0").unwrap();
+        assert_eq!(send_a.device, PS);
+        assert_eq!(send_a.attr["send_device"], attr::string(PS));
+        assert_eq!(send_a.attr["send_device_incarnation"], attr::int(0x2a));
+        assert_eq!(send_a.attr["recv_device"], attr::string(CLIENT));
+        assert_eq!(cg.fetches[0].key, format!("{PS};000000000000002a;{CLIENT};a:0;0:0"));
+        // b is made on the client task: unchanged.
+        let send_b = cg.graph.node.iter().find(|n| n.name == "_send_b_0").unwrap();
+        assert_eq!(send_b.device, CLIENT);
+        assert_eq!(cg.fetches[1].key, format!("{CLIENT};0000000000000007;{CLIENT};b:0;0:0"));
+    }
+
+    #[test]
+    fn a_feed_used_only_on_another_eligible_task_is_received_there() {
+        // p (fed) feeds c on the ps; q (fed) feeds d on the ps and e on the client.
+        let mut g = graph();
+        g.node.push(node("p", "Const", CLIENT, &[]));
+        g.node.push(node("q", "Const", CLIENT, &[]));
+        g.node.push(node("c", "Identity", PS, &["p"]));
+        g.node.push(node("d", "Identity", PS, &["q"]));
+        g.node.push(node("e", "Identity", CLIENT, &["q"]));
+        let mut cg = rewrite_for_client(&g, &["p", "q"], &["c", "d", "e"], &[], CLIENT, 7).unwrap();
+        let inc = HashMap::from([(PS.to_string(), 0x2au64), (CLIENT.to_string(), 7u64)]);
+        let tasks = relocate_feeds(&mut cg.graph, &mut cg.feeds, CLIENT, &inc, |_| true).unwrap();
+        assert_eq!(tasks, vec!["/job:ps/replica:0/task:0".to_string(), "/job:worker/replica:0/task:0".to_string()]);
+        let recv_p = cg.graph.node.iter().find(|n| n.name == "_recv_p_0").unwrap();
+        assert_eq!(recv_p.device, PS);
+        assert_eq!(recv_p.attr["send_device"], attr::string(PS));
+        assert_eq!(recv_p.attr["recv_device"], attr::string(PS));
+        assert_eq!(recv_p.attr["send_device_incarnation"], attr::int(0x2a));
+        assert_eq!(cg.feeds[0].key, format!("{PS};000000000000002a;{PS};p:0;0:0"));
+        // q is used on two tasks: it stays on the client.
+        let recv_q = cg.graph.node.iter().find(|n| n.name == "_recv_q_0").unwrap();
+        assert_eq!(recv_q.device, CLIENT);
+        assert_eq!(cg.feeds[1].key, format!("{CLIENT};0000000000000007;{CLIENT};q:0;0:0"));
+        // Not eligible: nothing moves.
+        let mut cg2 = rewrite_for_client(&g, &["p", "q"], &["c", "d", "e"], &[], CLIENT, 7).unwrap();
+        let before = cg2.clone();
+        relocate_feeds(&mut cg2.graph, &mut cg2.feeds, CLIENT, &inc, |_| false).unwrap();
+        assert_eq!(cg2, before);
+    }
+
+    #[test]
+    fn ineligible_tasks_keep_tensorflow_layout() {
+        let mut cg = rewrite_for_client(&graph(), &[] as &[&str], &["a"], &[], CLIENT, 7).unwrap();
+        let before = cg.clone();
+        let inc = HashMap::from([(PS.to_string(), 0x2au64)]);
+        let tasks = relocate_fetches(&mut cg.graph, &mut cg.fetches, CLIENT, &inc, |_| false).unwrap();
+        assert_eq!(tasks, vec!["/job:worker/replica:0/task:0".to_string()]);
+        assert_eq!(cg, before);
+    }
+}
