@@ -166,6 +166,36 @@ fn a_fetch_made_on_the_ps_comes_back_in_its_rungraph_reply() {
 }
 
 #[test]
+fn a_feed_used_only_on_the_ps_goes_straight_to_it() {
+    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
+    let s = Scope::new_root();
+    let ps = s.with_device("/job:ps/task:0");
+    let v = ops::var_handle_op(&ps.sub("v"), DataType::Float, Some(&[2]), "", "v");
+    let x = ops::placeholder(&ps, DataType::Float, Some(&[2]));
+    let set = ops::assign_variable_op(&ps, v.clone(), x.clone());
+    let read = ops::read_variable_op(&ps, v, DataType::Float);
+    let on_worker = ops::mul(&s.with_device("/job:worker/task:0"), x.clone(), ops::constant(&s, 10.0f32));
+    let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
+    let pulls = || {
+        c.server("worker:0").worker().num_recv_tensor_calls()
+            + c.server("worker:0").worker().num_recv_tensor_batches().0
+    };
+    let before = pulls();
+    for k in 0..3 {
+        let val = Tensor::vec(vec![k as f32, 1.0]);
+        sess.run(&[(&x, val)], &[], &[&set]).unwrap();
+        assert_eq!(sess.run(&[], &[&read], &[]).unwrap()[0].as_slice::<f32>().unwrap(), &[k as f32, 1.0]);
+    }
+    // The ps never pulled the fed value from the worker.
+    assert_eq!(pulls(), before, "the fed value travelled by RecvTensor");
+    // Used on both tasks: the ps pulls it from the worker, and both uses see it.
+    let out = sess.run(&[(&x, Tensor::vec(vec![4.0f32, 5.0]))], &[&on_worker], &[&set]).unwrap();
+    assert_eq!(out[0].as_slice::<f32>().unwrap(), &[40.0, 50.0]);
+    assert_eq!(sess.run(&[], &[&read], &[]).unwrap()[0].as_slice::<f32>().unwrap(), &[4.0, 5.0]);
+    assert!(pulls() > before);
+}
+
+#[test]
 fn large_tensors_cross_tasks_both_ways() {
     let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
     let s = Scope::new_root();

@@ -1,8 +1,8 @@
 //! The master: TensorFlow's MasterService (sessions, step planning and execution across
 //! the cluster's workers).
 
+mod at_source;
 mod discovery;
-mod fetch_at_source;
 mod grpc;
 #[allow(clippy::module_inception)]
 mod master;

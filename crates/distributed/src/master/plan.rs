@@ -9,7 +9,7 @@ use ferroflow_core::proto::RegisterGraphRequest;
 use ferroflow_core::Status;
 use ferroflow_runtime::placer::{place_with_options, PlacerOptions};
 
-use super::fetch_at_source::relocate_fetches;
+use super::at_source::{relocate_feeds, relocate_fetches};
 use super::session::MasterSession;
 use super::worker_handle::TaskWorker;
 use crate::{partition, rewrite_for_client, ClientTensor, PartitionOptions, SplitBy};
@@ -18,7 +18,7 @@ use crate::{partition, rewrite_for_client, ClientTensor, PartitionOptions, Split
 pub(crate) struct PlanPart {
     pub(crate) worker: TaskWorker,
     pub(crate) graph_handle: String,
-    /// Whether this is the client device's partition (it gets the feeds).
+    /// Whether this is the client device's partition.
     pub(crate) is_client: bool,
     /// Rendezvous keys of the fetches this partition yields (its RunGraph `recv_key`).
     pub(crate) recv_key: Vec<String>,
@@ -28,6 +28,8 @@ pub(crate) struct PlanPart {
 pub(crate) struct StepPlan {
     pub(crate) parts: Vec<PlanPart>,
     pub(crate) feeds: Vec<ClientTensor>,
+    /// Per feed, the task whose RunGraph takes it (its `send`).
+    pub(crate) feed_tasks: Vec<String>,
     pub(crate) fetches: Vec<ClientTensor>,
 }
 
@@ -57,9 +59,10 @@ pub(crate) async fn make_plan(
     let opts = PlacerOptions { allow_soft_placement: session.config.allow_soft_placement };
     place_with_options(&mut cg.graph, &devices, &session.client_device, &opts)?;
     let incarnations = session.tasks.incarnations();
-    let fetch_tasks = relocate_fetches(&mut cg.graph, &mut cg.fetches, &session.client_device, &incarnations, |t| {
-        session.tasks.worker(t).is_some_and(|w| w.is_ferroflow())
-    })?;
+    let ferroflow = |t: &str| session.tasks.worker(t).is_some_and(|w| w.is_ferroflow());
+    let feed_tasks = relocate_feeds(&mut cg.graph, &mut cg.feeds, &session.client_device, &incarnations, ferroflow)?;
+    let fetch_tasks =
+        relocate_fetches(&mut cg.graph, &mut cg.fetches, &session.client_device, &incarnations, ferroflow)?;
     let parts = partition(&cg.graph, &PartitionOptions { incarnations: &incarnations, split_by: SplitBy::Task })?;
     let client_task = ferroflow_core::DeviceName::parse(&session.client_device)?.task_name();
     let mut set = tokio::task::JoinSet::new();
@@ -91,7 +94,7 @@ pub(crate) async fn make_plan(
         out.push(j.map_err(|e| Status::internal(format!("RegisterGraph task failed: {e}")))??);
     }
     out.sort_by(|a, b| a.worker.task.cmp(&b.worker.task));
-    Ok(StepPlan { parts: out, feeds: cg.feeds, fetches: cg.fetches })
+    Ok(StepPlan { parts: out, feeds: cg.feeds, feed_tasks, fetches: cg.fetches })
 }
 
 /// The plan of a signature, from the session's cache or made now.

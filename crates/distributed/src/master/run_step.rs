@@ -31,14 +31,22 @@ pub(crate) async fn run_step(
     deadline: Instant,
 ) -> Result<HashMap<String, TensorProto>, Status> {
     let step_id = new_step_id();
-    let mut send = Vec::new();
+    // Each used feed goes to the task whose partition takes it.
+    let mut sends: HashMap<&str, Vec<NamedTensorProto>> = HashMap::new();
     for (name, t) in feeds {
-        let Some(f) = plan.feeds.iter().find(|f| f.name == name) else {
+        let Some(i) = plan.feeds.iter().position(|f| f.name == name) else {
             return Err(Status::internal(format!("feed '{name}' is not in the step plan")));
         };
+        let f = &plan.feeds[i];
         if f.used {
-            send.push(NamedTensorProto { name: f.key.clone(), tensor: Some(t) });
+            sends
+                .entry(plan.feed_tasks[i].as_str())
+                .or_default()
+                .push(NamedTensorProto { name: f.key.clone(), tensor: Some(t) });
         }
+    }
+    if let Some(task) = sends.keys().find(|t| !plan.parts.iter().any(|p| p.worker.task == **t)) {
+        return Err(Status::internal(format!("a feed goes to task {task}, which runs no partition of this step")));
     }
     let mut set = Partitions::default();
     let mut pending: Vec<bool> = vec![true; plan.parts.len()];
@@ -49,7 +57,7 @@ pub(crate) async fn run_step(
             create_worker_session_called: true,
             graph_handle: part.graph_handle.clone(),
             step_id,
-            send: if part.is_client { std::mem::take(&mut send) } else { Vec::new() },
+            send: sends.remove(part.worker.task.as_str()).unwrap_or_default(),
             recv_key: part.recv_key.clone(),
             store_errors_in_response_body: true,
             request_id: new_request_id(),
