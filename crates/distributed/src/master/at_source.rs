@@ -90,9 +90,9 @@ pub(crate) fn relocate_feeds(
             }
         }
     }
-    let mut moves: Vec<(String, String, u64)> = Vec::new();
+    let mut moves: Vec<(usize, String, u64)> = Vec::new();
     let mut target_task = Vec::with_capacity(feeds.len());
-    for f in feeds.iter() {
+    for (i, f) in feeds.iter().enumerate() {
         let devs = consumers.get(f.node.as_str()).map(Vec::as_slice).unwrap_or_default();
         let one_device = devs.first().filter(|d| devs.iter().all(|x| x == *d));
         let target = one_device.and_then(|d| {
@@ -102,18 +102,17 @@ pub(crate) fn relocate_feeds(
         });
         match target {
             Some((device, task, inc)) => {
-                moves.push((f.node.clone(), device, inc));
+                moves.push((i, device, inc));
                 target_task.push(task);
             }
             None => target_task.push(client_task.clone()),
         }
     }
-    for (node, device, inc) in moves {
-        let f = feeds.iter_mut().find(|f| f.node == node).expect("a feed of this list");
-        let n =
-            graph.node.iter_mut().find(|n| n.name == node).ok_or_else(|| {
-                Status::internal(format!("feed '{}': its _Recv '{node}' is not in the graph", f.name))
-            })?;
+    for (i, device, inc) in moves {
+        let f = &mut feeds[i];
+        let n = graph.node.iter_mut().find(|n| n.name == f.node).ok_or_else(|| {
+            Status::internal(format!("feed '{}': its _Recv '{}' is not in the graph", f.name, f.node))
+        })?;
         n.device = device.clone();
         n.attr.insert("send_device".into(), attr::string(&device));
         n.attr.insert("recv_device".into(), attr::string(&device));
