@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use ferroflow_core::proto::GraphDef;
+use ferroflow_core::proto::{GraphDef, NodeDef};
 use ferroflow_core::{attr, DeviceName, Status};
 use ferroflow_kernels::rendezvous_key;
 
@@ -37,7 +37,6 @@ pub(crate) fn relocate_fetches(
     eligible: impl Fn(&str) -> bool,
 ) -> Result<Vec<String>, Status> {
     let client_task = DeviceName::parse(client_device)?.task_name();
-    let device_of: HashMap<String, String> = graph.node.iter().map(|n| (n.name.clone(), n.device.clone())).collect();
     let index: HashMap<String, usize> = graph.node.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect();
     let mut source_task = Vec::with_capacity(fetches.len());
     for f in fetches.iter_mut() {
@@ -48,7 +47,7 @@ pub(crate) fn relocate_fetches(
             Some(s) => parse_input(&graph.node[i], s)?.node().to_string(),
             None => return Err(Status::internal(format!("fetch _Send '{}' has no input", f.node))),
         };
-        let device = device_of.get(&producer).cloned().unwrap_or_default();
+        let device = index.get(&producer).map(|&j| graph.node[j].device.clone()).unwrap_or_default();
         let task = match DeviceName::parse(&device) {
             Ok(d) => d.task_name(),
             Err(_) => client_task.clone(),
@@ -56,11 +55,7 @@ pub(crate) fn relocate_fetches(
         let incarnation = incarnations.get(&device).copied();
         match incarnation {
             Some(inc) if task != client_task && eligible(&task) => {
-                let node = &mut graph.node[i];
-                node.device = device.clone();
-                node.attr.insert("send_device".into(), attr::string(&device));
-                node.attr.insert("send_device_incarnation".into(), attr::int(inc as i64));
-                f.key = rendezvous_key(&device, inc, client_device, &f.name);
+                move_client_node(&mut graph.node[i], f, &device, inc, client_device);
                 source_task.push(task);
             }
             _ => source_task.push(client_task.clone()),
@@ -113,20 +108,25 @@ pub(crate) fn relocate_feeds(
         let n = graph.node.iter_mut().find(|n| n.name == f.node).ok_or_else(|| {
             Status::internal(format!("feed '{}': its _Recv '{}' is not in the graph", f.name, f.node))
         })?;
-        n.device = device.clone();
-        n.attr.insert("send_device".into(), attr::string(&device));
-        n.attr.insert("recv_device".into(), attr::string(&device));
-        n.attr.insert("send_device_incarnation".into(), attr::int(inc as i64));
-        f.key = rendezvous_key(&device, inc, &device, &f.name);
+        move_client_node(n, f, &device, inc, &device);
     }
     Ok(target_task)
+}
+
+/// Places a client-terminated `_Send`/`_Recv` on `device` (incarnation `inc`) as its
+/// sending device, with `recv_device` as the receiving one, and rekeys its tensor.
+fn move_client_node(node: &mut NodeDef, t: &mut ClientTensor, device: &str, inc: u64, recv_device: &str) {
+    node.device = device.to_string();
+    node.attr.insert("send_device".into(), attr::string(device));
+    node.attr.insert("recv_device".into(), attr::string(recv_device));
+    node.attr.insert("send_device_incarnation".into(), attr::int(inc as i64));
+    t.key = rendezvous_key(device, inc, recv_device, &t.name);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rewrite_for_client;
-    use ferroflow_core::proto::NodeDef;
 
     const CLIENT: &str = "/job:worker/replica:0/task:0/device:CPU:0";
     const PS: &str = "/job:ps/replica:0/task:0/device:CPU:0";
