@@ -8,6 +8,14 @@ TensorFlow Python client (tf.compat.v1.Session on the worker's target):
   3. server start: process spawn until its port accepts connections;
   4. resident memory (RSS) of an idle ps.
 
+Then the between-graph layout (the client in the worker's process, as a TensorFlow trainer
+runs with Session(server.target)): ferroflow's Rust client (dist_client_bench, INPROC=)
+against TensorFlow's Python client (tf_inproc_client.py), each with a ps process.
+
+Rows 1-2 are then measured against examples/zero_master, a server that does no work: the
+client's and gRPC's own cost, i.e. the best ratio any server could reach with this client
+(built by cargo build --release -p ferroflow-distributed --example zero_master).
+
 Rows 1-2 are repeated with ferroflow's Rust GrpcSession as the client when
 target/release/examples/dist_client_bench exists (cargo build --release -p
 ferroflow-distributed --example dist_client_bench), against both clusters.
@@ -65,6 +73,51 @@ def start(kind, cluster, job, task):
     return p, time.perf_counter() - t0
 
 
+def build_graph():
+    g = tf.Graph()
+    with g.as_default():
+        with tf.device("/job:ps/task:0"):
+            big = tf.compat.v1.get_variable("big", shape=[N], initializer=tf.compat.v1.zeros_initializer())
+            small = tf.compat.v1.get_variable("small", initializer=tf.constant(1.0))
+            small_read = small.read_value()
+        with tf.device("/job:worker/task:0"):
+            big_on_worker = tf.identity(big)
+            local = tf.constant(2.0) * tf.constant(3.0)
+        init = tf.compat.v1.global_variables_initializer()
+    return g, init, big_on_worker, small_read, local
+
+
+def median_us(sess, fetch, n=300):
+    for _ in range(20):
+        sess.run(fetch)
+    lat = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        sess.run(fetch)
+        lat.append(time.perf_counter() - t0)
+    return statistics.median(lat) * 1e6
+
+
+def drive(target, res):
+    """The Python client's rows against the worker at `target`."""
+    g, init, big_on_worker, small_read, local = build_graph()
+    with g.as_default(), tf.compat.v1.Session(target) as sess:
+        sess.run(init)
+        for _ in range(2):
+            sess.run(big_on_worker)
+        times = []
+        for _ in range(8):
+            t0 = time.perf_counter()
+            v = sess.run(big_on_worker)
+            times.append(time.perf_counter() - t0)
+        assert v.shape == (N,)
+        res["fetch64_mib_s"] = 64.0 / statistics.median(times)
+        res["scalar_rtt_us"] = median_us(sess, small_read)
+        # The client's floor on this server: a step that runs on the worker alone (one
+        # RunStep, no RPC to the ps). No ps fetch can be faster than this.
+        res["local_rtt_us"] = median_us(sess, local)
+
+
 def bench(kind):
     ps_port, w_port = ffcluster.free_ports(2)
     cluster = {"ps": [f"127.0.0.1:{ps_port}"], "worker": [f"127.0.0.1:{w_port}"]}
@@ -75,45 +128,7 @@ def bench(kind):
     target = f"grpc://127.0.0.1:{w_port}"
     res = {"start_s": ps_start, "idle_ps_rss_mib": idle_rss}
     try:
-        g = tf.Graph()
-        with g.as_default():
-            with tf.device("/job:ps/task:0"):
-                big = tf.compat.v1.get_variable("big", shape=[N], initializer=tf.compat.v1.zeros_initializer())
-                small = tf.compat.v1.get_variable("small", initializer=tf.constant(1.0))
-                small_read = small.read_value()
-            with tf.device("/job:worker/task:0"):
-                big_on_worker = tf.identity(big)
-                local = tf.constant(2.0) * tf.constant(3.0)
-            init = tf.compat.v1.global_variables_initializer()
-            with tf.compat.v1.Session(target) as sess:
-                sess.run(init)
-                for _ in range(2):
-                    sess.run(big_on_worker)
-                times = []
-                for _ in range(8):
-                    t0 = time.perf_counter()
-                    v = sess.run(big_on_worker)
-                    times.append(time.perf_counter() - t0)
-                assert v.shape == (N,)
-                res["fetch64_mib_s"] = 64.0 / statistics.median(times)
-                for _ in range(20):
-                    sess.run(small_read)
-                lat = []
-                for _ in range(300):
-                    t0 = time.perf_counter()
-                    sess.run(small_read)
-                    lat.append(time.perf_counter() - t0)
-                res["scalar_rtt_us"] = statistics.median(lat) * 1e6
-                # The client's floor: a step that runs on the worker alone (one RunStep, no
-                # RPC to the ps). No ps fetch can be faster than this.
-                for _ in range(20):
-                    sess.run(local)
-                lat = []
-                for _ in range(300):
-                    t0 = time.perf_counter()
-                    sess.run(local)
-                    lat.append(time.perf_counter() - t0)
-                res["local_rtt_us"] = statistics.median(lat) * 1e6
+        drive(target, res)
         client = rust_client()
         if client:
             out = subprocess.run([client, target], capture_output=True, text=True, timeout=600)
@@ -132,6 +147,55 @@ def bench(kind):
             p.kill()
             p.wait()
     return res
+
+
+def zero_floor():
+    """The same client rows against examples/zero_master, a MasterService that answers
+    every RunStep at once from memory: what the client and gRPC cost by themselves. Returns
+    None when that example is not built."""
+    z = os.path.join(os.path.dirname(ffcluster.binary()), "examples", "zero_master")
+    if not os.path.exists(z):
+        return None
+    (port,) = ffcluster.free_ports(1)
+    big_name = build_graph()[2].name
+    p = subprocess.Popen([z, f"127.0.0.1:{port}", "--big", big_name], stdout=subprocess.DEVNULL)
+    try:
+        ffcluster.wait_port(port, p)
+        res = {}
+        drive(f"grpc://127.0.0.1:{port}", res)
+        return res
+    finally:
+        p.kill()
+        p.wait()
+
+
+def in_process():
+    """The between-graph layout of a TensorFlow trainer: the client lives in the worker's
+    process (Session(server.target)) and the ps is another process. ferroflow: its Rust
+    client (dist_client_bench with INPROC=); TensorFlow: tf_inproc_client.py. Returns
+    (ferroflow, tensorflow) dicts, or None when the Rust client is not built."""
+    client = rust_client()
+    if not client:
+        return None
+    ps_port, w_port = ffcluster.free_ports(2)
+    cluster = {"ps": [f"127.0.0.1:{ps_port}"], "worker": [f"127.0.0.1:{w_port}"]}
+    ps, _ = start("ferroflow", cluster, "ps", 0)
+    try:
+        env = dict(os.environ, INPROC=f"127.0.0.1:{ps_port},127.0.0.1:{w_port}")
+        out = subprocess.run([client], capture_output=True, text=True, timeout=600, env=env)
+        if out.returncode != 0:
+            print(f"[in-process] Rust client failed: {out.stderr.strip()[-500:]}", file=sys.stderr)
+            return None
+        ff = json.loads(out.stdout.strip().splitlines()[-1])
+    finally:
+        ps.kill()
+        ps.wait()
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tf_inproc_client.py")
+    out = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        print(f"[in-process] TensorFlow client failed: {out.stderr.strip()[-500:]}", file=sys.stderr)
+        return None
+    return ff, json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main():
@@ -157,6 +221,27 @@ def main():
         a, b = ff[key], tfr[key]
         ratio = a / b if higher_better else b / a
         print(f"{name:<56} {a:>12.3f} {b:>12.3f} {ratio:>19.2f}x")
+    ip = in_process()
+    if ip is not None:
+        print("\nBetween-graph layout: the client in the worker's process (ferroflow's Rust client,")
+        print("TensorFlow's Python client on Session(server.target)), the ps in another process:")
+        for name, key, higher_better in [
+            ("64 MiB variable fetch through the worker (MiB/s)", "fetch64_mib_s", True),
+            ("64 MiB variable fetched as it is (MiB/s)", "fetch64_direct_mib_s", True),
+            ("4-byte fetch round trip, median (us)", "scalar_rtt_us", False),
+            ("step on the worker alone, median (us)", "local_rtt_us", False),
+        ]:
+            a, b = ip[0][key], ip[1][key]
+            ratio = a / b if higher_better else b / a
+            print(f"{name:<56} {a:>12.3f} {b:>12.3f} {ratio:>19.2f}x")
+    z = zero_floor()
+    if z is not None:
+        print("\nThe same Python client against a server that does no work (examples/zero_master):")
+        print("what the client and the transport cost by themselves, and that as a ratio to TensorFlow's cluster.")
+        for name, key, higher_better in rows[:2]:
+            a, b = z[key], tfr[key]
+            ratio = a / b if higher_better else b / a
+            print(f"{name:<56} {a:>12.3f} {b:>12.3f} {ratio:>19.2f}x")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,10 @@
 //! RecvTensor), a step that runs on the worker alone, and `"get_status_us"` (a bare
 //! GetStatus call: the transport's floor).
 //!
+//! With `INPROC=ps_host:port,worker_host:port` (no argument) it starts the worker task in
+//! its own process and runs the same rows against that server's target, as a TensorFlow
+//! trainer does with `Session(server.target)`: the client reaches its master in-process.
+//!
 //! With `AB=grpc://other-worker:port` it compares two clusters instead: it alternates
 //! 4-byte fetches between them (1500 pairs) and prints both medians, so that the host's
 //! drift, which moves single runs by 20–50 %, hits both sides alike.
@@ -18,8 +22,12 @@
 use std::time::Instant;
 
 use ferroflow_core::{DataType, Tensor};
-use ferroflow_distributed::GrpcSession;
+use ferroflow_distributed::{ClusterSpec, GrpcSession, Server, ServerOptions};
 use ferroflow_graph::{ops, Scope};
+
+// As in the `ferroflow` binary.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -27,7 +35,18 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let target = std::env::args().nth(1).ok_or("usage: dist_client_bench grpc://worker:port")?;
+    // With INPROC=ps_addr,worker_addr this process is the worker (between-graph layout:
+    // the client runs in the worker's process and reaches its master without RPC).
+    let (target, _worker) = match std::env::var("INPROC") {
+        Ok(spec) => {
+            let (ps_addr, worker_addr) = spec.split_once(',').ok_or("INPROC=ps_host:port,worker_host:port")?;
+            let cluster = ClusterSpec::new(&[("ps", vec![ps_addr]), ("worker", vec![worker_addr])])?;
+            let opts = ServerOptions { bind_host: Some("127.0.0.1".into()), ..Default::default() };
+            let server = Server::new(&cluster, "worker", 0, opts)?;
+            (server.target().to_string(), Some(server))
+        }
+        Err(_) => (std::env::args().nth(1).ok_or("usage: dist_client_bench grpc://worker:port")?, None),
+    };
     if let Ok(other) = std::env::var("AB") {
         let mk = |t: &str| -> Result<(GrpcSession, ferroflow_graph::Output), Box<dyn std::error::Error>> {
             let s = Scope::new_root();

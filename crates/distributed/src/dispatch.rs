@@ -16,7 +16,7 @@ use crate::control::proto::control_server::ControlServer;
 use crate::control::ControlService;
 use crate::master::{run_step_http, MasterGrpc};
 use crate::server::ServerShared;
-use crate::worker::{recv_tensor_http, recv_tensors_http, WorkerGrpc};
+use crate::worker::{recv_tensor_http, recv_tensors_http, run_graph_http, WorkerGrpc};
 
 /// The server's request router.
 #[derive(Clone)]
@@ -52,6 +52,9 @@ impl Service<http::Request<Body>> for Dispatch {
         } else if path == recv_tensors_http::PATH {
             let worker = self.shared.worker.clone();
             Box::pin(async move { Ok(recv_tensors_http::serve(worker, req).await) })
+        } else if path == run_graph_http::PATH {
+            let worker = self.shared.worker.clone();
+            Box::pin(async move { Ok(run_graph_http::serve(worker, req).await) })
         } else if path == run_step_http::PATH {
             let master = self.shared.master.clone();
             Box::pin(async move { Ok(run_step_http::serve(master, req).await) })

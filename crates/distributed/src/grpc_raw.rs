@@ -146,16 +146,43 @@ pub(crate) async fn unary<Req: Message, Resp: Message + Default>(
     chunks.into_message(what)
 }
 
+/// [`unary`] with a request already encoded as `frames` (its gRPC prefix first, tensor
+/// buffers as chunks of their own), returning the response headers too.
+pub(crate) async fn unary_frames<Resp: Message + Default>(
+    channel: Channel,
+    path: &'static str,
+    frames: Vec<Bytes>,
+    deadline: Instant,
+    what: &str,
+) -> Result<(Resp, HeaderMap), Status> {
+    let (headers, body) = start_with_headers(channel, path, frames, deadline, what).await?;
+    let (chunks, trailers) =
+        read_body(body, MAX_MESSAGE_SIZE + 5, what).await.map_err(|e| past_deadline(e, deadline, what))?;
+    trailer_status(&trailers, what)?;
+    Ok((chunks.into_message(what)?, headers))
+}
+
 /// Sends a request whose body is `frames` (gRPC-framed messages) to `path` and returns
 /// the response body once its headers say the call was accepted: a trailers-only error
 /// response or a non-200 HTTP status is the call's error.
 pub(crate) async fn start(
-    mut channel: Channel,
+    channel: Channel,
     path: &'static str,
     frames: Vec<Bytes>,
     deadline: Instant,
     what: &str,
 ) -> Result<Body, Status> {
+    start_with_headers(channel, path, frames, deadline, what).await.map(|(_, body)| body)
+}
+
+/// [`start`], also returning the response headers.
+async fn start_with_headers(
+    mut channel: Channel,
+    path: &'static str,
+    frames: Vec<Bytes>,
+    deadline: Instant,
+    what: &str,
+) -> Result<(HeaderMap, Body), Status> {
     // Rounded up, so the peer's deadline (which starts when the request arrives) is never
     // before ours: a peer giving up resets the stream, which must not beat our own timer.
     let millis = deadline.saturating_duration_since(Instant::now()).as_micros().div_ceil(1000).clamp(1, 99_999_999);
@@ -184,7 +211,8 @@ pub(crate) async fn start(
         }
         return Err(from_grpc(&s, what));
     }
-    Ok(resp.into_body())
+    let (parts, body) = resp.into_parts();
+    Ok((parts.headers, body))
 }
 
 /// A stream that fails once the deadline passed was ended by it (tonic's server resets a

@@ -1,5 +1,5 @@
 //! Tensor-carrying gRPC messages on the wire without copying the tensors (TensorFlow does
-//! the same in its `grpc_tensor_coding`). A response (RecvTensor's, RunStep's)
+//! the same in its `grpc_tensor_coding`). A response (RecvTensor's, RunStep's, RunGraph's)
 //! is written as a list of chunks: small heads (the gRPC length prefix, the other fields,
 //! each TensorProto up to the length of its `tensor_content`) and, between them, the
 //! tensors' own buffers, which HTTP/2 hands to the socket as they are. The reader decodes a
@@ -9,7 +9,9 @@
 use std::collections::VecDeque;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use ferroflow_core::proto::{NamedTensorProto, RecvTensorResponse, RunStepResponse, TensorProto};
+use ferroflow_core::proto::{
+    NamedTensorProto, RecvTensorResponse, RunGraphRequest, RunGraphResponse, RunStepResponse, TensorProto,
+};
 use ferroflow_core::Status;
 
 use crate::rpc_util::MAX_MESSAGE_SIZE;
@@ -118,6 +120,24 @@ pub(crate) fn encode_run_step(mut resp: RunStepResponse) -> Result<Vec<Bytes>, S
     resp.encode_raw(&mut p.head);
     p.named_tensors(1, tensors);
     p.finish("RunStepResponse")
+}
+
+/// RunGraphResponse as gRPC-framed chunks (field 1 is the tensors returned to the caller).
+pub(crate) fn encode_run_graph(mut resp: RunGraphResponse) -> Result<Vec<Bytes>, Status> {
+    let tensors = std::mem::take(&mut resp.recv);
+    let mut p = Parts::new();
+    resp.encode_raw(&mut p.head);
+    p.named_tensors(1, tensors);
+    p.finish("RunGraphResponse")
+}
+
+/// RunGraphRequest as gRPC-framed chunks (field 3 is the tensors fed to the partition).
+pub(crate) fn encode_run_graph_request(mut req: RunGraphRequest) -> Result<Vec<Bytes>, Status> {
+    let tensors = std::mem::take(&mut req.send);
+    let mut p = Parts::new();
+    req.encode_raw(&mut p.head);
+    p.named_tensors(3, tensors);
+    p.finish("RunGraphRequest")
 }
 
 /// A gRPC request or response body received as HTTP/2 DATA chunks.

@@ -68,7 +68,7 @@ pub(crate) fn task_workers(
         let handle = if task == own_task {
             WorkerHandle::Local(own_worker.clone())
         } else {
-            WorkerHandle::Remote(crate::channels::worker_client(channels.channel(addr)?))
+            WorkerHandle::Remote(channels.channel(addr)?)
         };
         out.push(TaskWorker::new(task, addr.to_string(), handle));
     }

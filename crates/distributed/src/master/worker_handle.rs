@@ -10,14 +10,21 @@ use ferroflow_core::proto::*;
 use ferroflow_core::Status;
 use tonic::transport::Channel;
 
+use crate::grpc_raw;
 use crate::rpc_util::{from_grpc, request_with_deadline, until, RELEASES_STEPS};
+use crate::tensor_wire::encode_run_graph_request;
+
+/// The RunGraph call's gRPC path.
+const RUN_GRAPH: &str = "/tensorflow.WorkerService/RunGraph";
 use crate::worker::Worker;
 
 /// A task's worker, local or remote.
 #[derive(Clone)]
 pub(crate) enum WorkerHandle {
     Local(Arc<Worker>),
-    Remote(worker_service_client::WorkerServiceClient<Channel>),
+    /// The channel to a remote worker (RunGraph is called below tonic's codec, the other
+    /// methods through the generated client).
+    Remote(Channel),
 }
 
 /// A worker handle with the task it belongs to.
@@ -39,7 +46,7 @@ pub(crate) struct TaskWorker {
 /// keeps the whole gRPC response (its metadata), else the message.
 macro_rules! remote_call {
     (@response $self:ident, $client:ident, $method:ident, $req:expr, $deadline:expr, $what:expr) => {{
-        let mut c = $client.clone();
+        let mut c = crate::channels::worker_client($client.clone());
         let ctx = $self.context($what);
         let fut = async move { c.$method(request_with_deadline($req, $deadline)).await.map_err(|e| from_grpc(&e, &ctx)) };
         until($deadline, || $self.context($what), fut).await
@@ -137,10 +144,17 @@ impl TaskWorker {
             WorkerHandle::Local(w) => {
                 w.run_graph(req, Some(deadline)).await.map_err(|e| self.local_err("RunGraph", e))?
             }
-            WorkerHandle::Remote(c) => {
-                let r = remote_call!(@response self, c, run_graph, req, deadline, "RunGraph")?;
-                self.note_reply_headers(r.metadata());
-                r.into_inner()
+            WorkerHandle::Remote(ch) => {
+                // Below tonic's codec: fed tensors go out and returned ones come in as
+                // their own buffers (no encode copy, no growing decode buffer).
+                let ctx = self.context("RunGraph");
+                let frames = encode_run_graph_request(req)?;
+                let call = grpc_raw::unary_frames::<RunGraphResponse>(ch.clone(), RUN_GRAPH, frames, deadline, &ctx);
+                let (r, headers) = until(deadline, || self.context("RunGraph"), call).await?;
+                if headers.contains_key(RELEASES_STEPS) {
+                    self.releases_steps.store(true, Ordering::Relaxed);
+                }
+                r
             }
         };
         if resp.status_code != 0 {

@@ -9,6 +9,7 @@ pub(crate) mod recv_tensors_http;
 mod register;
 mod remote_rendezvous;
 mod run_graph;
+pub(crate) mod run_graph_http;
 mod session;
 mod step_table;
 #[allow(clippy::module_inception)]
