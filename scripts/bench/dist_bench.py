@@ -5,7 +5,7 @@ TensorFlow Python client (tf.compat.v1.Session on the worker's target):
   1. fetch a 64 MiB float32 variable that lives on the ps, through the worker (MiB/s);
   2. round-trip latency of fetching a 4-byte variable from the ps through the worker, and
      of a step that runs on the worker alone (the client's own floor);
-  3. server start: process spawn until its port accepts connections;
+  3. server start: process spawn until its port accepts connections (median of 5);
   4. resident memory (RSS) of an idle ps.
 
 Then the between-graph layout (the client in the worker's process, as a TensorFlow trainer
@@ -73,6 +73,19 @@ def start(kind, cluster, job, task):
     return p, time.perf_counter() - t0
 
 
+def start_median(kind, first, more=4):
+    """The median start time of `first` and `more` further single-task starts (one sample
+    is at the mercy of the page cache and the host)."""
+    times = [first]
+    for _ in range(more):
+        (port,) = ffcluster.free_ports(1)
+        p, t = start(kind, {"ps": [f"127.0.0.1:{port}"]}, "ps", 0)
+        times.append(t)
+        p.kill()
+        p.wait()
+    return statistics.median(times)
+
+
 def build_graph():
     g = tf.Graph()
     with g.as_default():
@@ -126,7 +139,7 @@ def bench(kind):
     time.sleep(1.0)
     idle_rss = rss_mib(ps.pid)
     target = f"grpc://127.0.0.1:{w_port}"
-    res = {"start_s": ps_start, "idle_ps_rss_mib": idle_rss}
+    res = {"start_s": start_median(kind, ps_start), "idle_ps_rss_mib": idle_rss}
     try:
         drive(target, res)
         client = rust_client()
@@ -169,7 +182,15 @@ def zero_floor():
         p.wait()
 
 
-def in_process():
+def in_process(rounds=3):
+    """in_process_once `rounds` times, alternating the two systems; the median of each row."""
+    runs = [in_process_once() for _ in range(rounds)]
+    if any(r is None for r in runs):
+        return None
+    return tuple({k: statistics.median(r[i][k] for r in runs) for k in runs[0][i]} for i in (0, 1))
+
+
+def in_process_once():
     """The between-graph layout of a TensorFlow trainer: the client lives in the worker's
     process (Session(server.target)) and the ps is another process. ferroflow: its Rust
     client (dist_client_bench with INPROC=); TensorFlow: tf_inproc_client.py. Returns
@@ -224,7 +245,8 @@ def main():
     ip = in_process()
     if ip is not None:
         print("\nBetween-graph layout: the client in the worker's process (ferroflow's Rust client,")
-        print("TensorFlow's Python client on Session(server.target)), the ps in another process:")
+        print("TensorFlow's Python client on Session(server.target)), the ps in another process")
+        print("(each row the median of 3 alternating rounds):")
         for name, key, higher_better in [
             ("64 MiB variable fetch through the worker (MiB/s)", "fetch64_mib_s", True),
             ("64 MiB variable fetched as it is (MiB/s)", "fetch64_direct_mib_s", True),

@@ -371,6 +371,62 @@ mod tests {
     }
 
     #[test]
+    fn run_graph_messages_decode_with_prost_and_keep_their_other_fields() {
+        let a = Tensor::new(vec![4], vec![0.5f32, -1.0, 2.0, 3.5]).unwrap();
+        let b = Tensor::new(vec![1], vec![b"s".to_vec()]).unwrap();
+        let named = vec![
+            NamedTensorProto { name: "k1".into(), tensor: Some(a.to_proto()) },
+            NamedTensorProto { name: "k2".into(), tensor: Some(b.to_proto()) },
+        ];
+        let resp = RunGraphResponse {
+            recv: named.clone(),
+            status_code: 9,
+            status_error_message: "why".into(),
+            ..Default::default()
+        };
+        let req = RunGraphRequest {
+            session_handle: "s".into(),
+            graph_handle: "g".into(),
+            step_id: 42,
+            send: named,
+            recv_key: vec!["r1".into(), "r2".into()],
+            store_errors_in_response_body: true,
+            request_id: -7,
+            ..Default::default()
+        };
+        for cut in [1, 3, 1000] {
+            let got: RunGraphResponse =
+                chunks_of(&encode_run_graph(resp.clone()).unwrap(), cut).into_message("test").unwrap();
+            assert_eq!(got, resp, "response, chunks of {cut}");
+            let got: RunGraphRequest =
+                chunks_of(&encode_run_graph_request(req.clone()).unwrap(), cut).into_message("test").unwrap();
+            assert_eq!(got, req, "request, chunks of {cut}");
+            assert_eq!(Tensor::from_proto(got.send[0].tensor.as_ref().unwrap()).unwrap(), a);
+        }
+    }
+
+    #[test]
+    fn run_graph_tensors_travel_as_their_own_buffers() {
+        let t = Tensor::new(vec![2048], vec![3.0f32; 2048]).unwrap();
+        let proto = t.to_proto();
+        let content = proto.tensor_content.clone();
+        let resp = RunGraphResponse {
+            recv: vec![NamedTensorProto { name: "k".into(), tensor: Some(proto.clone()) }],
+            ..Default::default()
+        };
+        let req = RunGraphRequest {
+            send: vec![NamedTensorProto { name: "k".into(), tensor: Some(proto) }],
+            ..Default::default()
+        };
+        for parts in [encode_run_graph(resp).unwrap(), encode_run_graph_request(req).unwrap()] {
+            assert!(
+                parts.iter().any(|p| p.as_ptr() == content.as_ptr() && p.len() == content.len()),
+                "the tensor's buffer must be one of the chunks, not copied"
+            );
+        }
+    }
+
+    #[test]
     fn a_stream_of_messages_splits_at_every_chunking() {
         let msgs: Vec<RecvTensorResponse> = (0..3)
             .map(|i| RecvTensorResponse {
