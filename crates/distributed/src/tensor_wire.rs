@@ -24,6 +24,12 @@ const TENSOR_CONTENT_FIELD: u32 = 4;
 const NAMED_NAME_FIELD: u32 = 1;
 const NAMED_TENSOR_FIELD: u32 = 2;
 
+/// Contents up to this size are copied into the surrounding head rather than sent as a
+/// chunk of their own: HTTP/2 sends every chunk as a DATA frame, and h2 flushes the socket
+/// before it queues the frame after one of 256 bytes or more, so a small tensor costs less
+/// as a copy than as a frame (and a write) of its own.
+const INLINE_MAX: usize = 32 << 10;
+
 /// A message being written as chunks: `head` collects small fields; a tensor's content
 /// ends the current head and follows it as a chunk of its own.
 struct Parts {
@@ -48,9 +54,13 @@ impl Parts {
         tensor.encode_raw(&mut self.head);
         if !content.is_empty() {
             self.len_field(TENSOR_CONTENT_FIELD, content.len());
-            let head = self.head.split().freeze();
-            self.chunks.push(head);
-            self.chunks.push(content);
+            if content.len() <= INLINE_MAX {
+                self.head.put_slice(&content);
+            } else {
+                let head = self.head.split().freeze();
+                self.chunks.push(head);
+                self.chunks.push(content);
+            }
         }
     }
 
@@ -83,12 +93,19 @@ impl Parts {
                 "{what} of {n} bytes exceeds the {MAX_MESSAGE_SIZE}-byte gRPC message limit"
             )));
         }
-        let mut prefix = BytesMut::with_capacity(5);
+        // The prefix and a small first head travel as one DATA frame.
+        let mut chunks = self.chunks.into_iter().filter(|c| !c.is_empty()).peekable();
+        let first_len = chunks.peek().map_or(0, |c| if c.len() <= INLINE_MAX { c.len() } else { 0 });
+        let mut prefix = BytesMut::with_capacity(5 + first_len);
         prefix.put_u8(0);
         prefix.put_u32(n as u32);
-        let mut out = Vec::with_capacity(self.chunks.len() + 1);
-        out.push(prefix.freeze());
-        out.extend(self.chunks);
+        if first_len > 0 {
+            if let Some(c) = chunks.next() {
+                prefix.put_slice(&c);
+            }
+        }
+        let mut out = vec![prefix.freeze()];
+        out.extend(chunks);
         Ok(out)
     }
 }
@@ -316,11 +333,11 @@ mod tests {
 
     #[test]
     fn content_within_one_chunk_is_not_copied() {
-        let t = Tensor::new(vec![1000], vec![1.25f32; 1000]).unwrap();
+        let t = Tensor::new(vec![10_000], vec![1.25f32; 10_000]).unwrap();
         let parts =
             encode_recv_tensor(RecvTensorResponse { tensor: Some(t.to_proto()), ..Default::default() }).unwrap();
         let content = parts.iter().max_by_key(|p| p.len()).unwrap().clone();
-        assert_eq!(content.len(), 4000);
+        assert_eq!(content.len(), 40_000);
         let mut c = Chunks::default();
         for p in parts {
             c.push(p);
@@ -407,7 +424,7 @@ mod tests {
 
     #[test]
     fn run_graph_tensors_travel_as_their_own_buffers() {
-        let t = Tensor::new(vec![2048], vec![3.0f32; 2048]).unwrap();
+        let t = Tensor::new(vec![10_000], vec![3.0f32; 10_000]).unwrap();
         let proto = t.to_proto();
         let content = proto.tensor_content.clone();
         let resp = RunGraphResponse {
@@ -424,6 +441,31 @@ mod tests {
                 "the tensor's buffer must be one of the chunks, not copied"
             );
         }
+    }
+
+    #[test]
+    fn small_tensors_and_the_prefix_travel_in_one_chunk() {
+        let small = Tensor::new(vec![100], vec![2.0f32; 100]).unwrap();
+        let resp = RunGraphResponse {
+            recv: vec![
+                NamedTensorProto { name: "a".into(), tensor: Some(small.to_proto()) },
+                NamedTensorProto { name: "b".into(), tensor: Some(Tensor::scalar(7i64).to_proto()) },
+            ],
+            ..Default::default()
+        };
+        let parts = encode_run_graph(resp.clone()).unwrap();
+        assert_eq!(parts.len(), 1, "one DATA frame for a message of small tensors");
+        let got: RunGraphResponse = chunks_of(&parts, 7).into_message("test").unwrap();
+        assert_eq!(got, resp);
+        // A large one still goes as its own buffer, after a head that carries the prefix.
+        let big = Tensor::new(vec![10_000], vec![1.0f32; 10_000]).unwrap();
+        let resp = RunGraphResponse {
+            recv: vec![NamedTensorProto { name: "big".into(), tensor: Some(big.to_proto()) }],
+            ..Default::default()
+        };
+        let parts = encode_run_graph(resp.clone()).unwrap();
+        assert_eq!(parts.iter().map(|p| p.len() >= 40_000).collect::<Vec<_>>(), vec![false, true]);
+        assert_eq!(chunks_of(&parts, 1000).into_message::<RunGraphResponse>("test").unwrap(), resp);
     }
 
     #[test]
