@@ -41,7 +41,8 @@ pub struct ServerOptions {
     pub idle_timeout: Option<Duration>,
     /// Connect timeout of channels to peer tasks (default 5 s).
     pub connect_timeout: Option<Duration>,
-    /// Async threads (default 2).
+    /// Async (gRPC) threads; default `FERROFLOW_ASYNC_THREADS`, else 1 on a machine of at
+    /// most 2 CPUs and 2 on a larger one. Kernels run on the compute pool, not on these.
     pub threads: Option<usize>,
     /// Worker limits.
     pub worker: WorkerOptions,
@@ -140,7 +141,7 @@ impl Server {
         let host = host.to_string();
         let task_name = format!("/job:{job}/replica:0/task:{task}");
         let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(opts.threads.unwrap_or(2).max(1))
+            .worker_threads(opts.threads.unwrap_or_else(crate::client_runtime::async_threads).max(1))
             .thread_name(format!("ferroflow-{job}-{task}"))
             .enable_all()
             .build()
