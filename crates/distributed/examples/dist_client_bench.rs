@@ -15,6 +15,9 @@
 //! its own process and runs the same rows against that server's target, as a TensorFlow
 //! trainer does with `Session(server.target)`: the client reaches its master in-process.
 //!
+//! With `INPROC_B=` as well (a second cluster's ps and worker), the second in-process
+//! worker is the `AB=` side; `THREADS_A`/`THREADS_B` set the two workers' async threads.
+//!
 //! With `AB=grpc://other-worker:port` it compares two clusters instead: it alternates
 //! 4-byte fetches between them (1500 pairs) and prints both medians, so that the host's
 //! drift, which moves single runs by 20–50 %, hits both sides alike.
@@ -34,20 +37,36 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// This process as `/job:worker/task:0` of the cluster `ps_addr,worker_addr`, with
+/// `threads` async threads (None: the default).
+fn start_worker(spec: &str, threads: Option<usize>) -> Result<Server, Box<dyn std::error::Error>> {
+    let (ps_addr, worker_addr) = spec.split_once(',').ok_or("INPROC=ps_host:port,worker_host:port")?;
+    let cluster = ClusterSpec::new(&[("ps", vec![ps_addr]), ("worker", vec![worker_addr])])?;
+    let opts = ServerOptions { bind_host: Some("127.0.0.1".into()), threads, ..Default::default() };
+    Ok(Server::new(&cluster, "worker", 0, opts)?)
+}
+
+fn threads_env(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // With INPROC=ps_addr,worker_addr this process is the worker (between-graph layout:
     // the client runs in the worker's process and reaches its master without RPC).
     let (target, _worker) = match std::env::var("INPROC") {
         Ok(spec) => {
-            let (ps_addr, worker_addr) = spec.split_once(',').ok_or("INPROC=ps_host:port,worker_host:port")?;
-            let cluster = ClusterSpec::new(&[("ps", vec![ps_addr]), ("worker", vec![worker_addr])])?;
-            let opts = ServerOptions { bind_host: Some("127.0.0.1".into()), ..Default::default() };
-            let server = Server::new(&cluster, "worker", 0, opts)?;
+            let server = start_worker(&spec, threads_env("THREADS_A"))?;
             (server.target().to_string(), Some(server))
         }
         Err(_) => (std::env::args().nth(1).ok_or("usage: dist_client_bench grpc://worker:port")?, None),
     };
-    if let Ok(other) = std::env::var("AB") {
+    // INPROC_B: a second in-process worker (of another cluster) as the AB= side.
+    let worker_b = match std::env::var("INPROC_B") {
+        Ok(spec) => Some(start_worker(&spec, threads_env("THREADS_B"))?),
+        Err(_) => None,
+    };
+    let ab = std::env::var("AB").ok().or_else(|| worker_b.as_ref().map(|s| s.target().to_string()));
+    if let Some(other) = ab {
         let mk = |t: &str| -> Result<(GrpcSession, ferroflow_graph::Output), Box<dyn std::error::Error>> {
             let s = Scope::new_root();
             let ps = s.with_device("/job:ps/task:0");
