@@ -87,48 +87,47 @@ def start_median(kind, first, more=4):
 
 
 def build_graph():
+    """The benchmark graph (the same for both systems and both layouts): a 64 MiB and a
+    scalar variable on the ps, an Identity of the big one and a product on the worker.
+    Returns the graph and its ops by name."""
     g = tf.Graph()
     with g.as_default():
         with tf.device("/job:ps/task:0"):
             big = tf.compat.v1.get_variable("big", shape=[N], initializer=tf.compat.v1.zeros_initializer())
             small = tf.compat.v1.get_variable("small", initializer=tf.constant(1.0))
+            big_read = big.read_value()
             small_read = small.read_value()
         with tf.device("/job:worker/task:0"):
             big_on_worker = tf.identity(big)
             local = tf.constant(2.0) * tf.constant(3.0)
         init = tf.compat.v1.global_variables_initializer()
-    return g, init, big_on_worker, small_read, local
+    ops = dict(init=init, big_read=big_read, big_on_worker=big_on_worker, small_read=small_read, local=local)
+    return g, ops
 
 
-def median_us(sess, fetch, n=300):
-    for _ in range(20):
+def timed(sess, fetch, n, warm):
+    """The median time of `n` runs of `fetch`, after `warm` untimed ones (seconds)."""
+    for _ in range(warm):
         sess.run(fetch)
-    lat = []
+    t = []
     for _ in range(n):
         t0 = time.perf_counter()
         sess.run(fetch)
-        lat.append(time.perf_counter() - t0)
-    return statistics.median(lat) * 1e6
+        t.append(time.perf_counter() - t0)
+    return statistics.median(t)
 
 
 def drive(target, res):
     """The Python client's rows against the worker at `target`."""
-    g, init, big_on_worker, small_read, local = build_graph()
+    g, op = build_graph()
     with g.as_default(), tf.compat.v1.Session(target) as sess:
-        sess.run(init)
-        for _ in range(2):
-            sess.run(big_on_worker)
-        times = []
-        for _ in range(8):
-            t0 = time.perf_counter()
-            v = sess.run(big_on_worker)
-            times.append(time.perf_counter() - t0)
-        assert v.shape == (N,)
-        res["fetch64_mib_s"] = 64.0 / statistics.median(times)
-        res["scalar_rtt_us"] = median_us(sess, small_read)
+        sess.run(op["init"])
+        assert sess.run(op["big_on_worker"]).shape == (N,)
+        res["fetch64_mib_s"] = 64.0 / timed(sess, op["big_on_worker"], 8, 1)
+        res["scalar_rtt_us"] = timed(sess, op["small_read"], 300, 20) * 1e6
         # The client's floor on this server: a step that runs on the worker alone (one
         # RunStep, no RPC to the ps). No ps fetch can be faster than this.
-        res["local_rtt_us"] = median_us(sess, local)
+        res["local_rtt_us"] = timed(sess, op["local"], 300, 20) * 1e6
 
 
 def bench(kind):
@@ -170,7 +169,7 @@ def zero_floor():
     if not os.path.exists(z):
         return None
     (port,) = ffcluster.free_ports(1)
-    big_name = build_graph()[2].name
+    big_name = build_graph()[1]["big_on_worker"].name
     p = subprocess.Popen([z, f"127.0.0.1:{port}", "--big", big_name], stdout=subprocess.DEVNULL)
     try:
         ffcluster.wait_port(port, p)
@@ -219,6 +218,17 @@ def in_process_once():
     return ff, json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def print_rows(rows, a_res, b_res):
+    """One line per (name, key, higher_better) row both results have: both values and a's
+    advantage over b."""
+    for name, key, higher_better in rows:
+        if key not in a_res or key not in b_res:
+            continue
+        a, b = a_res[key], b_res[key]
+        ratio = a / b if higher_better else b / a
+        print(f"{name:<56} {a:>12.3f} {b:>12.3f} {ratio:>19.2f}x")
+
+
 def main():
     ff = bench("ferroflow")
     tfr = bench("tensorflow")
@@ -236,34 +246,24 @@ def main():
         ("ps RSS after the runs (MiB)", "ps_rss_after_mib", False),
     ]
     print(f"{'metric':<56} {'ferroflow':>12} {'TF 2.21':>12} {'ferroflow advantage':>20}")
-    for name, key, higher_better in rows:
-        if key not in ff or key not in tfr:
-            continue
-        a, b = ff[key], tfr[key]
-        ratio = a / b if higher_better else b / a
-        print(f"{name:<56} {a:>12.3f} {b:>12.3f} {ratio:>19.2f}x")
+    print_rows(rows, ff, tfr)
     ip = in_process()
     if ip is not None:
         print("\nBetween-graph layout: the client in the worker's process (ferroflow's Rust client,")
         print("TensorFlow's Python client on Session(server.target)), the ps in another process")
         print("(each row the median of 3 alternating rounds):")
-        for name, key, higher_better in [
+        between = [
             ("64 MiB variable fetch through the worker (MiB/s)", "fetch64_mib_s", True),
             ("64 MiB variable fetched as it is (MiB/s)", "fetch64_direct_mib_s", True),
             ("4-byte fetch round trip, median (us)", "scalar_rtt_us", False),
             ("step on the worker alone, median (us)", "local_rtt_us", False),
-        ]:
-            a, b = ip[0][key], ip[1][key]
-            ratio = a / b if higher_better else b / a
-            print(f"{name:<56} {a:>12.3f} {b:>12.3f} {ratio:>19.2f}x")
+        ]
+        print_rows(between, ip[0], ip[1])
     z = zero_floor()
     if z is not None:
         print("\nThe same Python client against a server that does no work (examples/zero_master):")
         print("what the client and the transport cost by themselves, and that as a ratio to TensorFlow's cluster.")
-        for name, key, higher_better in rows[:2]:
-            a, b = z[key], tfr[key]
-            ratio = a / b if higher_better else b / a
-            print(f"{name:<56} {a:>12.3f} {b:>12.3f} {ratio:>19.2f}x")
+        print_rows(rows[:2], z, tfr)
 
 
 if __name__ == "__main__":

@@ -10,29 +10,15 @@ Usage: .venv/bin/python scripts/bench/tf_inproc_client.py
 
 import json
 import os
-import statistics
 import sys
-import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compat"))
 import ffcluster  # noqa: E402
+from dist_bench import build_graph, timed  # noqa: E402  (also sets up TensorFlow)
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import tensorflow as tf  # noqa: E402
-
-tf.compat.v1.disable_eager_execution()
-N = 16 * 1024 * 1024
-
-
-def timed(sess, fetch, n, warm):
-    for _ in range(warm):
-        sess.run(fetch)
-    t = []
-    for _ in range(n):
-        t0 = time.perf_counter()
-        sess.run(fetch)
-        t.append(time.perf_counter() - t0)
-    return statistics.median(t)
 
 
 def main():
@@ -41,25 +27,15 @@ def main():
     ps = ffcluster.tf_server(cluster, "ps", 0)
     ffcluster.wait_port(ps_port, ps)
     server = tf.distribute.Server(tf.train.ClusterSpec(cluster), job_name="worker", task_index=0)
-    g = tf.Graph()
-    with g.as_default():
-        with tf.device("/job:ps/task:0"):
-            big = tf.compat.v1.get_variable("big", shape=[N], initializer=tf.compat.v1.zeros_initializer())
-            small = tf.compat.v1.get_variable("small", initializer=tf.constant(1.0))
-            big_read = big.read_value()
-            small_read = small.read_value()
-        with tf.device("/job:worker/task:0"):
-            big_on_worker = tf.identity(big)
-            local = tf.constant(2.0) * tf.constant(3.0)
-        init = tf.compat.v1.global_variables_initializer()
-        with tf.compat.v1.Session(server.target) as sess:
-            sess.run(init)
-            res = {
-                "fetch64_mib_s": 64.0 / timed(sess, big_on_worker, 8, 2),
-                "fetch64_direct_mib_s": 64.0 / timed(sess, big_read, 8, 2),
-                "scalar_rtt_us": timed(sess, small_read, 300, 20) * 1e6,
-                "local_rtt_us": timed(sess, local, 300, 20) * 1e6,
-            }
+    g, op = build_graph()
+    with g.as_default(), tf.compat.v1.Session(server.target) as sess:
+        sess.run(op["init"])
+        res = {
+            "fetch64_mib_s": 64.0 / timed(sess, op["big_on_worker"], 8, 2),
+            "fetch64_direct_mib_s": 64.0 / timed(sess, op["big_read"], 8, 2),
+            "scalar_rtt_us": timed(sess, op["small_read"], 300, 20) * 1e6,
+            "local_rtt_us": timed(sess, op["local"], 300, 20) * 1e6,
+        }
     print(json.dumps(res), flush=True)
     ps.kill()
     ps.wait()

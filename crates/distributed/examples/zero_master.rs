@@ -10,19 +10,17 @@
 //! It serves until killed. It is a measuring tool, not a master: it never looks at the
 //! graph, and its replies are only as right as the bench needs them to be.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use ferroflow_core::proto::{
     CloseSessionResponse, CreateSessionResponse, ExtendSessionRequest, ExtendSessionResponse, ListDevicesResponse,
-    RunStepRequest, TensorProto, TensorShapeProto,
+    NamedTensorProto, RunStepRequest, RunStepResponse, TensorProto, TensorShapeProto,
 };
-use http::{HeaderMap, HeaderValue};
-use http_body::Frame;
+use ferroflow_distributed::raw_grpc::{encode_run_step, framed, ok_response};
 use http_body_util::BodyExt;
 use prost::Message;
 use tonic::body::Body;
@@ -31,94 +29,13 @@ use tonic::codegen::{BoxFuture, Service};
 const BIG_ELEMS: usize = 16 * 1024 * 1024;
 const DT_FLOAT: i32 = 1;
 
-/// A body of frames known in advance.
-struct Frames(VecDeque<Frame<Bytes>>);
-
-impl http_body::Body for Frames {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        Poll::Ready(self.get_mut().0.pop_front().map(Ok))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-fn reply(parts: Vec<Bytes>) -> http::Response<Body> {
-    let mut frames: VecDeque<Frame<Bytes>> = parts.into_iter().map(Frame::data).collect();
-    let mut trailers = HeaderMap::new();
-    trailers.insert("grpc-status", HeaderValue::from_static("0"));
-    frames.push_back(Frame::trailers(trailers));
-    let mut r = http::Response::new(Body::new(Frames(frames)));
-    r.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-    r
-}
-
-fn varint(b: &mut BytesMut, mut v: u64) {
-    while v >= 0x80 {
-        b.put_u8((v as u8) | 0x80);
-        v >>= 7;
-    }
-    b.put_u8(v as u8);
-}
-
-fn varint_len(v: u64) -> usize {
-    prost::encoding::encoded_len_varint(v)
-}
-
-/// One gRPC-framed RunStepResponse whose tensors are (name, dims, content): everything but
-/// the contents is written here; the contents follow as their own shared chunks.
-fn run_step_reply(tensors: &[(String, Vec<i64>, Bytes)]) -> Vec<Bytes> {
-    // Sizes first (nested length prefixes), then the bytes.
-    let mut heads = Vec::new();
-    let mut total = 0usize;
-    for (name, dims, content) in tensors {
-        let shape = TensorShapeProto {
-            dim: dims
-                .iter()
-                .map(|&size| ferroflow_core::proto::tensor_shape_proto::Dim { size, name: String::new() })
-                .collect(),
-            unknown_rank: false,
-        };
-        let meta = TensorProto { dtype: DT_FLOAT, tensor_shape: Some(shape), ..Default::default() }.encode_to_vec();
-        let c = content.len() as u64;
-        let tensor_len = meta.len() + 1 + varint_len(c) + content.len();
-        let named_len = 1 + varint_len(name.len() as u64) + name.len() + 1 + varint_len(tensor_len as u64) + tensor_len;
-        total += 1 + varint_len(named_len as u64) + named_len;
-        heads.push((named_len, tensor_len, meta));
-    }
-    let mut out = Vec::new();
-    let mut b = BytesMut::new();
-    b.put_u8(0);
-    b.put_u32(total as u32);
-    for ((name, _, content), (named_len, tensor_len, meta)) in tensors.iter().zip(heads) {
-        b.put_u8(0x0a); // RunStepResponse.tensor = 1
-        varint(&mut b, named_len as u64);
-        b.put_u8(0x0a); // NamedTensorProto.name = 1
-        varint(&mut b, name.len() as u64);
-        b.put_slice(name.as_bytes());
-        b.put_u8(0x12); // NamedTensorProto.tensor = 2
-        varint(&mut b, tensor_len as u64);
-        b.put_slice(&meta);
-        b.put_u8(0x22); // TensorProto.tensor_content = 4
-        varint(&mut b, content.len() as u64);
-        out.push(b.split().freeze());
-        out.push(content.clone());
-    }
-    out.insert(0, b.split().freeze());
-    out.retain(|p| !p.is_empty());
-    out
-}
-
-fn framed<M: Message>(m: &M) -> Vec<Bytes> {
-    let mut b = BytesMut::new();
-    b.put_u8(0);
-    b.put_u32(m.encoded_len() as u32);
-    m.encode_raw(&mut b);
-    vec![b.freeze()]
+/// A float32 tensor of shape `dims` whose content is `content` (shared, not copied).
+fn named(name: String, dims: &[i64], content: Bytes) -> NamedTensorProto {
+    let dim = dims.iter().map(|&size| ferroflow_core::proto::tensor_shape_proto::Dim { size, name: String::new() });
+    let shape = TensorShapeProto { dim: dim.collect(), unknown_rank: false };
+    let tensor =
+        TensorProto { dtype: DT_FLOAT, tensor_shape: Some(shape), tensor_content: content, ..Default::default() };
+    NamedTensorProto { name, tensor: Some(tensor) }
 }
 
 #[derive(Clone)]
@@ -132,28 +49,30 @@ impl Zero {
     fn answer(&self, path: &str, body: &[u8]) -> Result<Vec<Bytes>, String> {
         let msg = body.get(5..).ok_or("short gRPC frame")?;
         Ok(match path.rsplit('/').next().unwrap_or("") {
-            "CreateSession" => framed(&CreateSessionResponse { session_handle: "zero".into(), graph_version: 1 }),
+            "CreateSession" => {
+                vec![framed(&CreateSessionResponse { session_handle: "zero".into(), graph_version: 1 })]
+            }
             "ExtendSession" => {
                 let r = ExtendSessionRequest::decode(msg).map_err(|e| e.to_string())?;
-                framed(&ExtendSessionResponse { new_graph_version: r.current_graph_version + 1 })
+                vec![framed(&ExtendSessionResponse { new_graph_version: r.current_graph_version + 1 })]
             }
             "RunStep" => {
                 let r = RunStepRequest::decode(msg).map_err(|e| e.to_string())?;
-                let tensors: Vec<_> = r
+                let tensor = r
                     .fetch
                     .into_iter()
                     .map(|f| {
                         if self.big_names.contains(&f) {
-                            (f, vec![BIG_ELEMS as i64], self.big.clone())
+                            named(f, &[BIG_ELEMS as i64], self.big.clone())
                         } else {
-                            (f, vec![], self.one.clone())
+                            named(f, &[], self.one.clone())
                         }
                     })
                     .collect();
-                run_step_reply(&tensors)
+                encode_run_step(RunStepResponse { tensor, ..Default::default() }).map_err(|e| e.to_string())?
             }
-            "CloseSession" => framed(&CloseSessionResponse {}),
-            "ListDevices" => framed(&ListDevicesResponse::default()),
+            "CloseSession" => vec![framed(&CloseSessionResponse {})],
+            "ListDevices" => vec![framed(&ListDevicesResponse::default())],
             other => return Err(format!("{other} is not served by zero_master")),
         })
     }
@@ -177,7 +96,7 @@ impl Service<http::Request<Body>> for Zero {
                 Err(e) => return Ok(tonic::Status::invalid_argument(e.to_string()).into_http()),
             };
             Ok(match this.answer(&path, &body) {
-                Ok(parts) => reply(parts),
+                Ok(parts) => ok_response(parts),
                 Err(e) => tonic::Status::unimplemented(e).into_http(),
             })
         })

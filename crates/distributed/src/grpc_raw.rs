@@ -40,7 +40,7 @@ impl http_body::Body for FrameList {
 }
 
 /// A successful gRPC response: the message as `parts` (DATA frames), then `grpc-status: 0`.
-pub(crate) fn ok_response(parts: impl IntoIterator<Item = Bytes>) -> http::Response<Body> {
+pub fn ok_response(parts: impl IntoIterator<Item = Bytes>) -> http::Response<Body> {
     let mut frames: VecDeque<Frame<Bytes>> = parts.into_iter().filter(|b| !b.is_empty()).map(Frame::data).collect();
     let mut trailers = HeaderMap::new();
     trailers.insert("grpc-status", HeaderValue::from_static("0"));
@@ -56,7 +56,7 @@ pub(crate) fn error_response(s: tonic::Status) -> http::Response<Body> {
 }
 
 /// `message` with its 5-byte gRPC prefix (uncompressed).
-pub(crate) fn framed<M: Message>(message: &M) -> Bytes {
+pub fn framed<M: Message>(message: &M) -> Bytes {
     let n = message.encoded_len();
     let mut b = BytesMut::with_capacity(5 + n);
     b.put_u8(0);

@@ -36,6 +36,14 @@ pub use partition::{partition, PartitionOptions, SplitBy};
 pub use server::{Server, ServerOptions};
 pub use tf_config::{TaskId, TfConfig};
 
+/// The raw gRPC building blocks of ferroflow's tensor-carrying calls, for its own bench
+/// tools (`examples/zero_master`); not a stable API.
+#[doc(hidden)]
+pub mod raw_grpc {
+    pub use crate::grpc_raw::{framed, ok_response};
+    pub use crate::tensor_wire::encode_run_step;
+}
+
 #[cfg(test)]
 mod proto_wire_tests;
 #[cfg(test)]

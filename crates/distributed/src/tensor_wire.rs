@@ -130,31 +130,36 @@ pub(crate) fn encode_recv_tensor(mut resp: RecvTensorResponse) -> Result<Vec<Byt
     p.finish("RecvTensorResponse")
 }
 
-/// RunStepResponse as gRPC-framed chunks (field 1 is the fetched tensors).
-pub(crate) fn encode_run_step(mut resp: RunStepResponse) -> Result<Vec<Bytes>, Status> {
-    let tensors = std::mem::take(&mut resp.tensor);
+/// `msg` (whose tensors were taken out) followed by `tensors` as its repeated
+/// NamedTensorProto field `field`, as gRPC-framed chunks; `what` names it in errors.
+fn encode_with_named<M: Message>(
+    msg: &M,
+    field: u32,
+    tensors: Vec<NamedTensorProto>,
+    what: &str,
+) -> Result<Vec<Bytes>, Status> {
     let mut p = Parts::new();
-    resp.encode_raw(&mut p.head);
-    p.named_tensors(1, tensors);
-    p.finish("RunStepResponse")
+    msg.encode_raw(&mut p.head);
+    p.named_tensors(field, tensors);
+    p.finish(what)
+}
+
+/// RunStepResponse as gRPC-framed chunks (field 1 is the fetched tensors).
+pub fn encode_run_step(mut resp: RunStepResponse) -> Result<Vec<Bytes>, Status> {
+    let tensors = std::mem::take(&mut resp.tensor);
+    encode_with_named(&resp, 1, tensors, "RunStepResponse")
 }
 
 /// RunGraphResponse as gRPC-framed chunks (field 1 is the tensors returned to the caller).
 pub(crate) fn encode_run_graph(mut resp: RunGraphResponse) -> Result<Vec<Bytes>, Status> {
     let tensors = std::mem::take(&mut resp.recv);
-    let mut p = Parts::new();
-    resp.encode_raw(&mut p.head);
-    p.named_tensors(1, tensors);
-    p.finish("RunGraphResponse")
+    encode_with_named(&resp, 1, tensors, "RunGraphResponse")
 }
 
 /// RunGraphRequest as gRPC-framed chunks (field 3 is the tensors fed to the partition).
 pub(crate) fn encode_run_graph_request(mut req: RunGraphRequest) -> Result<Vec<Bytes>, Status> {
     let tensors = std::mem::take(&mut req.send);
-    let mut p = Parts::new();
-    req.encode_raw(&mut p.head);
-    p.named_tensors(3, tensors);
-    p.finish("RunGraphRequest")
+    encode_with_named(&req, 3, tensors, "RunGraphRequest")
 }
 
 /// A gRPC request or response body received as HTTP/2 DATA chunks.
