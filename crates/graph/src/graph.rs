@@ -250,6 +250,7 @@ impl Graph {
             })
             .collect();
         let names: std::collections::HashSet<String> = pending.iter().map(|n| n.name.clone()).collect();
+        let mut back_edges: Vec<(String, usize, String)> = Vec::new();
         while !pending.is_empty() {
             let before = pending.len();
             let mut rest = Vec::new();
@@ -266,14 +267,82 @@ impl Graph {
                 }
             }
             if rest.len() == before {
-                return Err(Status::invalid_argument(format!(
-                    "GraphDef has a cycle or missing inputs through node '{}'",
-                    rest[0].name
-                )));
+                // A while loop's back edge: a `Merge` with one input present goes in with
+                // its missing inputs standing in for by that one, and gets them back (type
+                // checked) once everything is in, as TensorFlow's importer does.
+                let ready_input = |i: &String| {
+                    !i.starts_with('^') && parse_tensor_name(i).is_ok_and(|(src, _)| self.node(src).is_some())
+                };
+                let pos = rest
+                    .iter()
+                    .position(|n| matches!(n.op.as_str(), "Merge" | "RefMerge") && n.input.iter().any(ready_input));
+                let Some(pos) = pos else {
+                    return Err(Status::invalid_argument(format!(
+                        "GraphDef has a cycle or missing inputs through node '{}'",
+                        rest[0].name
+                    )));
+                };
+                let mut n = rest.remove(pos);
+                let stand_in = n.input.iter().find(|i| ready_input(i)).cloned().expect("found above");
+                let mut missing = Vec::new();
+                let mut k = 0;
+                for inp in n.input.iter_mut() {
+                    if inp.starts_with('^') {
+                        continue;
+                    }
+                    if !ready_input(inp) {
+                        missing.push((k, std::mem::replace(inp, stand_in.clone())));
+                    }
+                    k += 1;
+                }
+                let name = n.name.clone();
+                self.add_node(n)?;
+                back_edges.extend(missing.into_iter().map(|(k, inp)| (name.clone(), k, inp)));
             }
             pending = rest;
         }
+        for (node, k, inp) in back_edges {
+            self.update_input(&node, k, &inp)?;
+        }
         Ok(())
+    }
+
+    /// Replaces data input `k` of `node` by `input` (TensorFlow's `_update_input`: how a
+    /// while loop's `Merge` gets its `NextIteration` back edge). The new input must exist
+    /// and have the type the node expects there.
+    pub fn update_input(&self, node: &str, k: usize, input: &str) -> Result<(), Status> {
+        let (src, idx) = parse_tensor_name(input).map_err(|e| e.context(format!("node '{node}'")))?;
+        let mut g = self.lock();
+        let &si = g.by_name.get(src).ok_or_else(|| {
+            Status::invalid_argument(format!("node '{node}': input '{input}' names no node in the graph"))
+        })?;
+        let &(st, sref) = g.nodes[si].sig.outputs.get(idx).ok_or_else(|| {
+            Status::invalid_argument(format!("node '{node}': input '{input}' but '{src}' has fewer outputs"))
+        })?;
+        let &di = g
+            .by_name
+            .get(node)
+            .ok_or_else(|| Status::invalid_argument(format!("update_input: no node '{node}' in the graph")))?;
+        let e = &mut g.nodes[di];
+        let Some(&(want, want_ref)) = e.sig.inputs.get(k) else {
+            return Err(Status::invalid_argument(format!("node '{node}' has no data input {k}")));
+        };
+        if st != want || (want_ref && !sref) {
+            return Err(Status::invalid_argument(format!(
+                "node '{node}' (op {}): input {k} '{input}' is {st}{} but {want}{} is expected",
+                e.def.op,
+                if sref { " ref" } else { "" },
+                if want_ref { " ref" } else { "" }
+            )));
+        }
+        let slot = e.def.input.iter().enumerate().filter(|(_, i)| !i.starts_with('^')).nth(k).map(|(j, _)| j);
+        match slot {
+            Some(j) => {
+                e.def.input[j] = input.to_string();
+                Ok(())
+            }
+            None => Err(Status::invalid_argument(format!("node '{node}' has no data input {k}"))),
+        }
     }
 
     /// Adds a GraphDef's function library (function names are global: one already present

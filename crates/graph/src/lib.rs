@@ -2,6 +2,7 @@
 //! shape functions), the GraphDef IR with import/export, the builder API ([`Scope`],
 //! [`Output`], one function per op in [`ops`]) and symbolic gradients.
 
+mod control_flow_v1;
 mod embedding;
 pub mod gradients;
 mod graph;
@@ -17,6 +18,7 @@ mod signature;
 mod variable;
 pub use variable::*;
 
+pub use control_flow_v1::{cond_v1, while_loop_v1};
 pub use embedding::{embedding_lookup, embedding_lookup_partitioned};
 pub use gradients::{gradients, gradients_with_options, indexed_slices, GradOp, GradOptions};
 pub use graph::{parse_tensor_name, Graph, NodeEntry, GRAPH_DEF_VERSION};

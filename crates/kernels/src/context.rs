@@ -48,13 +48,15 @@ pub struct OpContext {
     node: Arc<NodeDef>,
     inputs: Vec<Value>,
     outputs: Vec<Option<Value>>,
+    /// Outputs marked dead (TensorFlow 1.x control flow); empty while none is.
+    dead: Vec<bool>,
     step: Arc<StepCtx>,
 }
 
 impl OpContext {
     /// Builds a context (used by the executor and by tests).
     pub fn new(node: Arc<NodeDef>, inputs: Vec<Value>, num_outputs: usize, step: Arc<StepCtx>) -> OpContext {
-        OpContext { node, inputs, outputs: vec![None; num_outputs], step }
+        OpContext { node, inputs, outputs: vec![None; num_outputs], dead: Vec::new(), step }
     }
 
     /// The node being computed.
@@ -130,6 +132,36 @@ impl OpContext {
     /// Number of outputs.
     pub fn num_outputs(&self) -> usize {
         self.outputs.len()
+    }
+
+    /// Marks output `i` dead: it carries no value, and the executor propagates deadness
+    /// along it (`Switch`'s untaken branch, a `_Recv` of a dead tensor).
+    pub fn set_output_dead(&mut self, i: usize) -> Result<(), Status> {
+        let n = self.outputs.len();
+        if i >= n {
+            return Err(Status::internal(format!("node '{}' has no output {i} ({n} outputs)", self.node.name)));
+        }
+        if self.dead.is_empty() {
+            self.dead = vec![false; n];
+        }
+        self.dead[i] = true;
+        self.outputs[i] = None;
+        Ok(())
+    }
+
+    /// Takes the outputs with dead ones as `None`; every other output must be set.
+    pub fn take_output_entries(&mut self) -> Result<Vec<Option<Value>>, Status> {
+        let name = self.node.name.clone();
+        let dead = std::mem::take(&mut self.dead);
+        std::mem::take(&mut self.outputs)
+            .into_iter()
+            .enumerate()
+            .map(|(i, o)| match o {
+                Some(v) => Ok(Some(v)),
+                None if dead.get(i).copied().unwrap_or(false) => Ok(None),
+                None => Err(Status::internal(format!("node '{name}' did not set output {i}"))),
+            })
+            .collect()
     }
 
     /// Takes the outputs; every output must be set.

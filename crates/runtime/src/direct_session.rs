@@ -154,9 +154,15 @@ impl DirectSession {
         });
         prepared.exec.run(step, opts.timeout)?;
         let mut got = Vec::with_capacity(uniq.len());
-        for k in &prepared.fetch_keys {
-            let (t, _) =
+        for (i, k) in prepared.fetch_keys.iter().enumerate() {
+            let (t, dead) =
                 rendezvous.try_take(k).ok_or_else(|| Status::internal(format!("fetch '{k}' was not produced")))?;
+            if dead {
+                return Err(Status::invalid_argument(format!(
+                    "Retval[{i}] does not have value: fetch '{}' is dead (on the untaken branch of a conditional)",
+                    uniq[i]
+                )));
+            }
             got.push(t);
         }
         Ok(fetch_pos.into_iter().map(|p| got[p].clone()).collect())

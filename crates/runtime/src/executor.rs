@@ -8,21 +8,27 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ferroflow_core::proto::{FunctionDefLibrary, GraphDef};
-use ferroflow_core::Status;
+use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::{parse_tensor_name, resolve_node};
 use ferroflow_kernels::{create_kernel, OpContext, OpKernel, StepCtx, Value};
 
+use crate::control_flow_info::{self, Kind, WalkNode};
+use crate::frames::{Entry, Frames, Ready};
 use crate::function::{call_kernel, CALL_OPS};
 
-struct ExecNode {
-    def: Arc<ferroflow_core::proto::NodeDef>,
+pub(crate) struct ExecNode {
+    pub(crate) def: Arc<ferroflow_core::proto::NodeDef>,
     kernel: Box<dyn OpKernel>,
-    num_inputs: usize,
+    pub(crate) kind: Kind,
+    pub(crate) num_inputs: usize,
     num_outputs: usize,
     /// Per output slot: (destination node, destination input index).
-    out_edges: Vec<Vec<(usize, usize)>>,
-    control_out: Vec<usize>,
-    pending: usize,
+    pub(crate) out_edges: Vec<Vec<(usize, usize)>>,
+    pub(crate) control_out: Vec<usize>,
+    /// Index of the node within its frame, and of its first input among the frame's
+    /// input slots.
+    pub(crate) local: usize,
+    pub(crate) input_base: usize,
     /// The kernel calls itself expensive (it may be sent to the compute pool).
     expensive: bool,
     /// Its compute time in ns, averaged over recent runs (`u64::MAX` until it ran once).
@@ -38,6 +44,17 @@ impl ExecNode {
         let new = if old == u64::MAX { t } else { old / 2 + t / 2 };
         self.cost_ns.store(new, Ordering::Relaxed);
     }
+}
+
+/// A frame (while-loop context) of the graph as the step state needs it.
+pub(crate) struct FrameLayout {
+    pub(crate) nodes: Vec<usize>,
+    /// Per node of the frame: its initial pending count (TensorFlow's: in-edges; for a
+    /// `Merge`, 1 + 2 × control in-edges).
+    pub(crate) pending0: Vec<u32>,
+    pub(crate) num_slots: usize,
+    pub(crate) num_enters: usize,
+    pub(crate) parallel_iterations: usize,
 }
 
 /// A kernel that calls itself expensive still runs inline when its recent runs took less
@@ -61,8 +78,9 @@ fn cheap_only() -> bool {
 
 /// A graph ready to run: kernels created, edges resolved.
 pub struct Executor {
-    nodes: Vec<ExecNode>,
-    roots: Vec<usize>,
+    pub(crate) nodes: Vec<ExecNode>,
+    pub(crate) roots: Vec<usize>,
+    pub(crate) frames: Vec<FrameLayout>,
 }
 
 /// Called once when a step finishes.
@@ -116,18 +134,22 @@ impl Executor {
             };
             let expensive = kernel.is_expensive();
             nodes.push(ExecNode {
+                kind: Kind::of_op(&def.op),
                 num_inputs: k,
                 num_outputs: sig.outputs.len(),
                 out_edges: vec![Vec::new(); sig.outputs.len()],
                 control_out: Vec::new(),
-                pending: 0,
+                local: 0,
+                input_base: 0,
                 expensive,
                 cost_ns: AtomicU64::new(u64::MAX),
                 kernel,
                 def: Arc::new(def),
             });
         }
-        for (s, slot, d, k) in edges {
+        let mut in_data = vec![0u32; nodes.len()];
+        let mut in_control = vec![0u32; nodes.len()];
+        for &(s, slot, d, k) in &edges {
             let src = &mut nodes[s];
             if slot >= src.num_outputs {
                 return Err(Status::invalid_argument(format!(
@@ -136,17 +158,56 @@ impl Executor {
                 )));
             }
             src.out_edges[slot].push((d, k));
-            nodes[d].pending += 1;
+            in_data[d] += 1;
         }
-        for (s, d) in controls {
+        for &(s, d) in &controls {
             nodes[s].control_out.push(d);
-            nodes[d].pending += 1;
+            in_control[d] += 1;
         }
-        let roots: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].pending == 0).collect();
+        let roots: Vec<usize> = (0..nodes.len()).filter(|&i| in_data[i] + in_control[i] == 0).collect();
         if roots.is_empty() && !nodes.is_empty() {
             return Err(Status::invalid_argument("graph has a cycle: no node is ready to start"));
         }
-        Ok(Executor { nodes, roots })
+        let mut kinds: Vec<Kind> = nodes.iter().map(|n| n.kind).collect();
+        let walk: Vec<WalkNode<'_>> = nodes
+            .iter()
+            .map(|n| WalkNode {
+                name: &n.def.name,
+                kind: n.kind,
+                def: &n.def,
+                outs: n.out_edges.iter().flatten().map(|&(d, _)| d).chain(n.control_out.iter().copied()).collect(),
+            })
+            .collect();
+        let info = control_flow_info::build(&walk, &roots, &mut kinds)?;
+        drop(walk);
+        let mut frames = Vec::with_capacity(info.frames.len());
+        for f in info.frames {
+            let mut pending0 = Vec::with_capacity(f.nodes.len());
+            let mut slots = 0;
+            for (l, &g) in f.nodes.iter().enumerate() {
+                let n = &mut nodes[g];
+                n.kind = kinds[g];
+                n.local = l;
+                n.input_base = slots;
+                slots += n.num_inputs;
+                pending0.push(if n.kind == Kind::Merge { 1 + 2 * in_control[g] } else { in_data[g] + in_control[g] });
+                if f.parent.is_some() && matches!(n.kind, Kind::Send | Kind::Recv) {
+                    return Err(Status::unimplemented(format!(
+                        "node '{}' (op {}) sends a tensor between devices inside the while loop '{}': a loop \
+                         whose body spans devices or tasks is not supported yet; place the loop's ops on one device",
+                        n.def.name, n.def.op, f.name
+                    )));
+                }
+            }
+            frames.push(FrameLayout {
+                nodes: f.nodes,
+                pending0,
+                num_slots: slots,
+                num_enters: f.num_enters,
+                parallel_iterations: f.parallel_iterations,
+            });
+        }
+        Ok(Executor { nodes, roots, frames })
     }
 
     /// Whether node `id` runs on the compute pool: its kernel is expensive and it was not
@@ -179,20 +240,19 @@ impl Executor {
     }
 
     fn start(self: &Arc<Self>, step: Arc<StepCtx>, done: StepDone) {
-        let n = self.nodes.len();
+        let mut ready = Vec::new();
+        let frames = Frames::start(self, &mut ready);
         let state = Arc::new(StepState {
             exec: self.clone(),
-            pending: self.nodes.iter().map(|x| AtomicUsize::new(x.pending)).collect(),
-            inputs: self.nodes.iter().map(|x| Mutex::new(vec![None; x.num_inputs])).collect(),
-            outstanding: AtomicUsize::new(self.roots.len()),
-            completed: AtomicUsize::new(0),
+            frames: Mutex::new(frames),
+            outstanding: AtomicUsize::new(ready.len()),
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
             done: Mutex::new(Some(done)),
             cancel_id: Mutex::new(None),
             step,
         });
-        if n == 0 {
+        if ready.is_empty() {
             state.finish();
             return;
         }
@@ -206,8 +266,7 @@ impl Executor {
             Some(id) => *state.cancel_id.lock().unwrap_or_else(|e| e.into_inner()) = Some(id),
             None => state.set_error(state.step.cancel.status().unwrap_or_else(|| Status::cancelled("step cancelled"))),
         }
-        let roots = self.roots.clone();
-        state.schedule(roots, false);
+        state.schedule(ready, false);
     }
 
     /// Runs one step and waits for it (up to `timeout`, then the step is cancelled with
@@ -235,10 +294,10 @@ impl Executor {
 struct StepState {
     exec: Arc<Executor>,
     step: Arc<StepCtx>,
-    pending: Vec<AtomicUsize>,
-    inputs: Vec<Mutex<Vec<Option<Value>>>>,
+    /// Frames, iterations, pending counts and waiting inputs (see `frames`).
+    frames: Mutex<Frames>,
+    /// Nodes ready or running.
     outstanding: AtomicUsize,
-    completed: AtomicUsize,
     failed: AtomicBool,
     error: Mutex<Option<Status>>,
     done: Mutex<Option<StepDone>>,
@@ -266,12 +325,17 @@ impl StepState {
         let err = self.error.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let result = match err {
             Some(e) => Err(e),
-            None if self.completed.load(Ordering::SeqCst) != self.exec.nodes.len() => Err(Status::internal(format!(
-                "executor finished with {} of {} nodes run",
-                self.completed.load(Ordering::SeqCst),
-                self.exec.nodes.len()
-            ))),
-            None => Ok(()),
+            None => {
+                let frames = self.frames.lock().unwrap_or_else(|e| e.into_inner());
+                if frames.root_done() {
+                    Ok(())
+                } else {
+                    Err(Status::internal(format!(
+                        "executor finished with nodes that never ran (waiting for inputs): {:?}",
+                        frames.waiting(&self.exec)
+                    )))
+                }
+            }
         };
         if let Some(d) = self.done.lock().unwrap_or_else(|e| e.into_inner()).take() {
             d(result);
@@ -280,20 +344,20 @@ impl StepState {
 
     /// Runs ready nodes: cheap ones inline on this thread, expensive ones on the pool
     /// (keeping one inline unless `from_callback`).
-    fn schedule(self: &Arc<Self>, ready: Vec<usize>, from_callback: bool) {
-        let mut inline: Vec<usize> = Vec::new();
-        let mut expensive: Vec<usize> = Vec::new();
-        for id in ready {
-            if self.exec.goes_to_pool(id) || from_callback {
-                expensive.push(id);
+    fn schedule(self: &Arc<Self>, ready: Vec<Ready>, from_callback: bool) {
+        let mut inline: Vec<Ready> = Vec::new();
+        let mut expensive: Vec<Ready> = Vec::new();
+        for r in ready {
+            if (!r.dead && self.exec.goes_to_pool(r.id)) || from_callback {
+                expensive.push(r);
             } else {
-                inline.push(id);
+                inline.push(r);
             }
         }
         let keep = if !from_callback && inline.is_empty() && !cheap_only() { expensive.pop() } else { None };
-        for id in expensive {
+        for r in expensive {
             let st = self.clone();
-            rayon::spawn(move || st.run_loop(vec![id]));
+            rayon::spawn(move || st.run_loop(vec![r]));
         }
         if let Some(k) = keep {
             inline.push(k);
@@ -303,53 +367,63 @@ impl StepState {
         }
     }
 
-    fn run_loop(self: &Arc<Self>, mut stack: Vec<usize>) {
+    fn run_loop(self: &Arc<Self>, mut stack: Vec<Ready>) {
         // Whether an async kernel (a `_Recv`) started since the rendezvous was last told
         // to send what it has queued: receives issued together travel together.
         let mut unflushed = false;
-        while let Some(id) = stack.pop() {
+        while let Some(mut r) = stack.pop() {
             if self.failed.load(Ordering::SeqCst) {
                 self.node_done();
                 continue;
             }
-            let node = &self.exec.nodes[id];
-            let inputs: Vec<Value> = {
-                let mut g = self.inputs[id].lock().unwrap_or_else(|e| e.into_inner());
-                std::mem::take(&mut *g).into_iter().map(|v| v.expect("all inputs present when ready")).collect()
+            let node = &self.exec.nodes[r.id];
+            let inputs = std::mem::take(&mut r.inputs);
+            let outcome = match (node.kind, r.dead) {
+                (Kind::Send, true) => ferroflow_kernels::io::send_dead(&node.def, &self.step)
+                    .map(|_| vec![])
+                    .map_err(|e| e.context(format!("node '{}' (op {})", node.def.name, node.def.op))),
+                (Kind::Recv, _) | (Kind::ControlTrigger, _) | (_, false) if node.kind != Kind::Merge => {
+                    let inputs: Vec<Value> =
+                        inputs.into_iter().map(|v| v.expect("a live node has every input")).collect();
+                    let ctx = OpContext::new(node.def.clone(), inputs, node.num_outputs, self.step.clone());
+                    if node.kernel.is_async() {
+                        unflushed = true;
+                        let st = self.clone();
+                        node.kernel.compute_async(
+                            ctx,
+                            Box::new(move |mut ctx, res| {
+                                let out = res.and_then(|_| ctx.take_output_entries());
+                                let ready = st.propagate(&r, out);
+                                st.schedule(ready, true);
+                                st.node_done();
+                            }),
+                        );
+                        continue;
+                    }
+                    // Receives wait for nothing cheap, but they should not wait for real work.
+                    if unflushed && self.exec.goes_to_pool(r.id) {
+                        unflushed = false;
+                        self.step.rendezvous.flush();
+                    }
+                    let mut ctx = ctx;
+                    let t0 = node.expensive.then(std::time::Instant::now);
+                    let res = node.kernel.compute(&mut ctx);
+                    if let Some(t0) = t0 {
+                        node.record_cost(t0.elapsed());
+                    }
+                    res.and_then(|_| ctx.take_output_entries())
+                }
+                (Kind::Merge, false) => Ok(merge(inputs)),
+                _ => Ok(vec![None; node.num_outputs]),
             };
-            let ctx = OpContext::new(node.def.clone(), inputs, node.num_outputs, self.step.clone());
-            if node.kernel.is_async() {
-                unflushed = true;
-                let st = self.clone();
-                node.kernel.compute_async(
-                    ctx,
-                    Box::new(move |ctx, r| {
-                        let ready = st.propagate(id, ctx, r);
-                        st.schedule(ready, true);
-                        st.node_done();
-                    }),
-                );
-                continue;
-            }
-            // Receives wait for nothing cheap, but they should not wait for real work.
-            if unflushed && self.exec.goes_to_pool(id) {
-                unflushed = false;
-                self.step.rendezvous.flush();
-            }
-            let mut ctx = ctx;
-            let t0 = node.expensive.then(std::time::Instant::now);
-            let r = node.kernel.compute(&mut ctx);
-            if let Some(t0) = t0 {
-                node.record_cost(t0.elapsed());
-            }
-            let ready = self.propagate(id, ctx, r);
+            let ready = self.propagate(&r, outcome);
             let mut cheap = Vec::new();
             let mut costly = Vec::new();
-            for r in ready {
-                if self.exec.goes_to_pool(r) {
-                    costly.push(r);
+            for x in ready {
+                if !x.dead && self.exec.goes_to_pool(x.id) {
+                    costly.push(x);
                 } else {
-                    cheap.push(r);
+                    cheap.push(x);
                 }
             }
             // Keep one expensive node on this thread when nothing cheap is left to do.
@@ -367,11 +441,11 @@ impl StepState {
         }
     }
 
-    /// Records a node's outputs and returns the nodes that became ready (already counted
-    /// as outstanding).
-    fn propagate(&self, id: usize, mut ctx: OpContext, r: Result<(), Status>) -> Vec<usize> {
-        let node = &self.exec.nodes[id];
-        let outputs = match r.and_then(|_| ctx.take_outputs()) {
+    /// Records a node's outputs (or its failure) and returns the nodes that became ready
+    /// (already counted as outstanding).
+    fn propagate(&self, r: &Ready, outcome: Result<Vec<Entry>, Status>) -> Vec<Ready> {
+        let node = &self.exec.nodes[r.id];
+        let outputs = match outcome {
             Ok(o) => o,
             Err(e) => {
                 let e = if e.message.contains(&format!("'{}'", node.def.name)) {
@@ -383,21 +457,8 @@ impl StepState {
                 return vec![];
             }
         };
-        self.completed.fetch_add(1, Ordering::SeqCst);
         let mut ready = Vec::new();
-        for (slot, v) in outputs.into_iter().enumerate() {
-            for &(d, k) in &node.out_edges[slot] {
-                self.inputs[d].lock().unwrap_or_else(|e| e.into_inner())[k] = Some(v.clone());
-                if self.pending[d].fetch_sub(1, Ordering::SeqCst) == 1 {
-                    ready.push(d);
-                }
-            }
-        }
-        for &d in &node.control_out {
-            if self.pending[d].fetch_sub(1, Ordering::SeqCst) == 1 {
-                ready.push(d);
-            }
-        }
+        self.frames.lock().unwrap_or_else(|e| e.into_inner()).propagate(&self.exec, r, outputs, &mut ready);
         self.outstanding.fetch_add(ready.len(), Ordering::SeqCst);
         ready
     }
@@ -406,6 +467,14 @@ impl StepState {
         if self.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.finish();
         }
+    }
+}
+
+/// `Merge`: the first live input and its index.
+fn merge(inputs: Vec<Entry>) -> Vec<Entry> {
+    match inputs.into_iter().enumerate().find_map(|(i, v)| v.map(|v| (i, v))) {
+        Some((i, v)) => vec![Some(v), Some(Value::Tensor(Tensor::scalar(i as i32)))],
+        None => vec![None, None],
     }
 }
 

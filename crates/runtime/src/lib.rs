@@ -1,8 +1,10 @@
 //! ferroflow's runtime: the dataflow [`Executor`], the in-process rendezvous, the
 //! feed/fetch rewrite and pruning, and [`DirectSession`] (an in-process session).
 
+mod control_flow_info;
 mod direct_session;
 mod executor;
+mod frames;
 mod function;
 pub mod grad_check;
 pub mod placer;

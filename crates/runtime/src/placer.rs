@@ -14,7 +14,9 @@
 //!   call's whole body on the call's device, so the call goes with the resources it takes
 //!   (TensorFlow exempts them and lowers `If` to `Switch`/`Merge`, placing the branch nodes
 //!   one by one; for a branch that reads a variable both end up where the variable is). Explicit devices within a group are
-//!   merged; incompatible ones are an InvalidArgument naming both nodes.
+//!   merged; incompatible ones are an InvalidArgument naming both nodes, except that a node
+//!   taking a reference or resource gives way: its request is dropped and it runs with the
+//!   resource, as TensorFlow does.
 //! - Nodes without any constraint go to the default device.
 //! - A device that matches nothing is an InvalidArgument naming the node, the requested
 //!   device and the known devices, with a hint at the likely cause (user-pain #12); with
@@ -107,28 +109,28 @@ fn place_impl(
     colocate_classes(nodes, &mut uf)?;
     colocate_ref_and_resource_inputs(nodes, &index, &mut uf, input_types)?;
 
-    // Merge the explicit requests of each group. A function call that takes a resource
-    // runs where the resource lives (its body runs whole on one device), so its own device
-    // request only counts when it agrees with the group's: it is merged last, and dropped
-    // (with a debug log) when it conflicts, e.g. a `tf.while_loop` pinned to a worker whose
-    // body reads a variable on a ps.
-    // The same holds for a node that uses a resource handed out by such a call (a
-    // `While` passes its resource loop variables through): TensorFlow traces the handle
-    // through the function and places the node with the resource, e.g. the
-    // `VariableShape` of a `tf.while_loop` gradient built under a worker's device scope.
+    // Merge the explicit requests of each group. A node that takes a reference or a
+    // resource (a variable's `Assign`, `ReadVariableOp`, `VarIsInitializedOp`, a function
+    // call taking a variable, a node using a resource a call passes through) runs where
+    // that resource lives, as in TensorFlow: its own device request only counts when it
+    // agrees with the group's, so it is merged last and dropped when it conflicts
+    // (TensorFlow logs "Ignoring device specification ... because the input edge ... is a
+    // reference connection"), e.g. `report_uninitialized_variables` built under a
+    // worker's device scope for variables on a ps, or a `tf.while_loop` pinned to a worker
+    // whose body reads a ps variable.
     let is_call = |i: usize| crate::function::CALL_OPS.contains(&nodes[i].op.as_str());
     let soft: Vec<bool> = nodes
         .iter()
         .enumerate()
         .map(|(i, n)| {
+            if EXEMPT.contains(&n.op.as_str()) {
+                return false;
+            }
             let Some(types) = input_types(n) else { return false };
             if is_call(i) {
                 return types.iter().any(|&(ty, _)| ty == DataType::Resource);
             }
-            let ins = data_inputs(n, &index).unwrap_or_default();
-            ins.iter().zip(types.iter()).any(|(&(src, slot), &(ty, _))| {
-                ty == DataType::Resource && is_call(resource_producer(nodes, &index, src, slot))
-            })
+            types.iter().any(|&(ty, is_ref)| is_ref || ty == DataType::Resource)
         })
         .collect();
     let mut groups: HashMap<usize, Group> = HashMap::new();
@@ -145,9 +147,12 @@ fn place_impl(
             let mut tried = g.clone();
             match tried.merge(i, req, nodes, &requests, &uf.reasons[root]) {
                 Ok(()) => *g = tried,
-                Err(e) => {
-                    tracing::debug!(node = %nodes[i].name, "placed with its resources: {}", e.message)
-                }
+                Err(e) => tracing::info!(
+                    node = %nodes[i].name,
+                    "ignoring the node's device '{}': it is placed with the resource or reference it takes ({})",
+                    nodes[i].device,
+                    e.message
+                ),
             }
         }
     }

@@ -95,12 +95,19 @@ impl Worker {
         }
         let mut recv = Vec::with_capacity(req.recv_key.len());
         for key in req.recv_key {
-            let (t, _) = entry.local.try_take(&key).ok_or_else(|| {
+            let (t, dead) = entry.local.try_take(&key).ok_or_else(|| {
                 Status::invalid_argument(format!(
                     "RunGraph on {}: recv_key '{key}' was not produced by graph {}",
                     self.task, req.graph_handle
                 ))
             })?;
+            if dead {
+                // TensorFlow's words for a fetch on the untaken branch of a conditional.
+                return Err(Status::internal(format!(
+                    "The tensor returned for {key} was not valid (it is dead: on the untaken branch of a \
+                     conditional)"
+                )));
+            }
             recv.push(NamedTensorProto { name: key, tensor: Some(t.to_proto()) });
         }
         // The step succeeded here: its table goes once peers took what it sent, so a

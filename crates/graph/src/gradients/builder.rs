@@ -13,6 +13,11 @@ use crate::scope::{Output, Scope};
 pub struct GradOptions {
     /// Tensors treated as constants (gradients do not flow through them).
     pub stop_gradients: Vec<Output>,
+    /// TensorFlow's `gate_gradients=GATE_OP` (the default of `Optimizer.minimize`): the
+    /// gradients of an op's inputs are released together, once all of them are computed.
+    /// With ref variables, whose reads alias the variable, this keeps an update of one
+    /// input (a weight) from running before the gradient of another input has read it.
+    pub gate_gradients: bool,
 }
 
 /// The gradients of `sum(ys)` with respect to each of `xs` (`None` where an x does not
@@ -189,6 +194,7 @@ pub fn gradients_with_options(
                     inputs[n].len()
                 )));
             }
+            let in_grads = if opts.gate_gradients { gate(&op_scope, in_grads, &graph)? } else { in_grads };
             for (j, g) in in_grads.into_iter().enumerate() {
                 let (s, k) = inputs[n][j];
                 if let Some(g) = g {
@@ -214,6 +220,35 @@ pub fn gradients_with_options(
     }
     graph.status()?;
     Ok(out)
+}
+
+/// TensorFlow's `tuple`: when an op has several input gradients, a `NoOp` waits for all of
+/// them and each dense gradient is passed on through an `Identity` that waits for the
+/// `NoOp` (a sparse gradient, an IndexedSlices, keeps its form and is only waited for).
+fn gate(s: &Scope, grads: Vec<Option<Output>>, graph: &crate::Graph) -> Result<Vec<Option<Output>>, Status> {
+    let present: Vec<&Output> = grads.iter().flatten().collect();
+    if present.len() < 2 {
+        return Ok(grads);
+    }
+    let mut b = s.op("NoOp").name("tuple/group_deps");
+    for g in &present {
+        b = b.control_input(g.node.as_str());
+    }
+    let gate = b.try_build()?;
+    grads
+        .into_iter()
+        .map(|g| match g {
+            Some(g) if crate::indexed_slices(graph, &g).is_none() => s
+                .colocate_with(g.node.as_str())
+                .op("Identity")
+                .name("tuple/control_dependency")
+                .input(g)
+                .control_input(gate.name.as_str())
+                .try_build()
+                .map(|op| Some(op.output(0))),
+            other => Ok(other),
+        })
+        .collect()
 }
 
 fn has_between_inputs(ins: &[(usize, usize)], between: &[bool]) -> bool {

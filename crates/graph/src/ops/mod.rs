@@ -3,6 +3,7 @@
 
 mod array;
 mod base;
+mod control_flow;
 mod data_flow;
 mod functional;
 mod io;
@@ -31,6 +32,7 @@ use crate::registry::OpRegistry;
 pub(crate) fn register_all(r: &mut OpRegistry) {
     array::register(r);
     base::register(r);
+    control_flow::register(r);
     data_flow::register(r);
     functional::register(r);
     io::register(r);

@@ -6,6 +6,7 @@ mod bundle_codec;
 mod bundle_ops;
 mod bundle_reader;
 mod bundle_writer;
+mod control_flow;
 pub mod crc;
 mod ordered_code;
 mod plumbing;
@@ -19,6 +20,7 @@ pub use bundle_ops::merge_checkpoints;
 pub use bundle_reader::{BundleEntry, BundleReader};
 pub use bundle_writer::{data_path, index_path, write_atomic, write_bundle, BundleWriter, BUNDLE_VERSION};
 pub use plumbing::partial_shape_str;
+pub use sendrecv::send_dead;
 pub use sstable::{read_table, TableBuilder, TableOptions, FOOTER_LEN, TABLE_MAGIC};
 pub use table_block::Entries;
 
@@ -28,5 +30,6 @@ use crate::KernelRegistry;
 pub(crate) fn register(r: &mut KernelRegistry) {
     plumbing::register(r);
     sendrecv::register(r);
+    control_flow::register(r);
     bundle_ops::register(r);
 }

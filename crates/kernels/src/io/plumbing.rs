@@ -69,12 +69,25 @@ fn placeholder_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
 }
 
 /// Forwards every input to the output of the same index (Identity, IdentityN, Snapshot,
-/// StopGradient, PreventGradient, PlaceholderWithDefault).
-struct Forward;
+/// StopGradient, PreventGradient, PlaceholderWithDefault). With `alias_refs` a reference
+/// to a ref-variable is forwarded as that reference: as in TensorFlow, where the output
+/// shares the variable's buffer, a consumer that runs after an in-place update of the
+/// variable (`AssignAdd` under a control dependency) reads the new value. `Snapshot`
+/// (TensorFlow's explicit copy) reads the value now.
+struct Forward {
+    alias_refs: bool,
+}
 
 impl OpKernel for Forward {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         for i in 0..ctx.num_inputs() {
+            if self.alias_refs {
+                if let crate::Value::Ref(v) = ctx.input_value(i)? {
+                    let v = crate::Value::Ref(v.clone());
+                    ctx.set_output_value(i, v)?;
+                    continue;
+                }
+            }
             let t = ctx.take_input(i)?;
             ctx.set_output(i, t)?;
         }
@@ -100,9 +113,10 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("Const", const_factory);
     r.add("Placeholder", placeholder_factory);
     r.add("PlaceholderV2", placeholder_factory);
-    for op in ["Identity", "IdentityN", "Snapshot", "StopGradient", "PreventGradient", "PlaceholderWithDefault"] {
-        r.add(op, |_| Ok(Box::new(Forward)));
+    for op in ["Identity", "IdentityN", "StopGradient", "PreventGradient", "PlaceholderWithDefault"] {
+        r.add(op, |_| Ok(Box::new(Forward { alias_refs: true })));
     }
+    r.add("Snapshot", |_| Ok(Box::new(Forward { alias_refs: false })));
     r.add("NoOp", |_| Ok(Box::new(NoOp)));
 }
 

@@ -50,7 +50,10 @@ impl OpKernel for Recv {
         rv.recv_async(
             &self.key,
             Box::new(move |r| {
-                let r = r.and_then(|(t, _dead)| {
+                let r = r.and_then(|(t, dead)| {
+                    if dead {
+                        return ctx.set_output_dead(0);
+                    }
                     if t.dtype() != dtype {
                         return Err(Status::invalid_argument(format!(
                             "node '{}': received a {} tensor for '{}' but {dtype} was expected",
@@ -65,6 +68,13 @@ impl OpKernel for Recv {
             }),
         );
     }
+}
+
+/// What a dead `_Send` does (the executor runs no kernel for a dead node): it tells the
+/// receiver, under the node's key, that the tensor is dead, so deadness crosses devices
+/// as in TensorFlow.
+pub fn send_dead(node: &NodeDef, step: &crate::StepCtx) -> Result<(), Status> {
+    step.rendezvous.send(&key_of(node)?, ferroflow_core::Tensor::scalar(0f32), true)
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {

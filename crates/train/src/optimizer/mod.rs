@@ -31,7 +31,8 @@ pub use sync_replicas_runner::{ChiefQueueRunner, CloseFn, RunStep};
 
 use ferroflow_core::{attr, DataType, Status};
 use ferroflow_graph::{
-    gradients, indexed_slices, ops, trainable_variables, AsOpName, Operation, Output, Scope, Variable,
+    gradients_with_options, indexed_slices, ops, trainable_variables, AsOpName, GradOptions, Operation, Output, Scope,
+    Variable,
 };
 
 /// Implements [`Optimizer`] for an optimizer with a dense and a sparse apply op, both built
@@ -120,7 +121,9 @@ pub trait Optimizer {
         // reference), as in TensorFlow: every read of the variable (its value, a gather of
         // some rows) passes its gradient there.
         let xs: Vec<Output> = vars.iter().map(Variable::handle).collect();
-        let gs = gradients(s, std::slice::from_ref(loss), &xs, None)?;
+        // Gated per op, as TensorFlow's `minimize` (GATE_OP) does.
+        let opts = GradOptions { gate_gradients: true, ..Default::default() };
+        let gs = gradients_with_options(s, std::slice::from_ref(loss), &xs, None, &opts)?;
         Ok(gs.into_iter().zip(vars).collect())
     }
 

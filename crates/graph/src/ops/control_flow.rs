@@ -1,0 +1,116 @@
+//! TensorFlow 1.x control-flow primitives, with TensorFlow's definitions: `Switch`,
+//! `Merge`, `Enter`, `Exit`, `NextIteration` (and their `Ref` forms), `LoopCond` and
+//! `ControlTrigger`. `tf.compat.v1` builds `tf.cond` and `tf.while_loop` from them when
+//! TensorFlow 2 behaviour is off; the runtime's executor gives them their meaning (dead
+//! tensors, frames and iterations).
+
+use ferroflow_core::Status;
+
+use crate::op_def::op;
+use crate::registry::OpRegistry;
+use crate::shape_fn::{unchanged, Dims, ShapeCtx};
+
+fn switch_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    Ok(vec![c.input(0), c.input(0)])
+}
+
+/// The output of a `Merge` has a shape only when every input has the same known shape.
+fn merge_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    let first = c.input(0);
+    let same = (1..c.inputs.len()).all(|i| c.input(i) == first);
+    Ok(vec![if same { first } else { None }, Some(vec![])])
+}
+
+pub(crate) fn register(r: &mut OpRegistry) {
+    r.add(
+        op("Switch")
+            .input("data: T")
+            .input("pred: bool")
+            .output("output_false: T")
+            .output("output_true: T")
+            .attr("T: type")
+            .shape_fn(switch_shapes)
+            .build(),
+    );
+    r.add(
+        op("RefSwitch")
+            .input("data: Ref(T)")
+            .input("pred: bool")
+            .output("output_false: Ref(T)")
+            .output("output_true: Ref(T)")
+            .attr("T: type")
+            .shape_fn(switch_shapes)
+            .build(),
+    );
+    for (name, arg) in [("Merge", "T"), ("RefMerge", "Ref(T)")] {
+        r.add(
+            op(name)
+                .input(&format!("inputs: N * {arg}"))
+                .output(&format!("output: {arg}"))
+                .output("value_index: int32")
+                .attr("T: type")
+                .attr("N: int >= 1")
+                .shape_fn(merge_shapes)
+                .build(),
+        );
+    }
+    for (name, arg) in [("Enter", "T"), ("RefEnter", "Ref(T)")] {
+        r.add(
+            op(name)
+                .input(&format!("data: {arg}"))
+                .output(&format!("output: {arg}"))
+                .attr("T: type")
+                .attr("frame_name: string")
+                .attr("is_constant: bool = false")
+                .attr("parallel_iterations: int = 10")
+                .shape_fn(unchanged)
+                .build(),
+        );
+    }
+    for (name, arg) in [("Exit", "T"), ("RefExit", "Ref(T)"), ("NextIteration", "T"), ("RefNextIteration", "Ref(T)")] {
+        r.add(
+            op(name)
+                .input(&format!("data: {arg}"))
+                .output(&format!("output: {arg}"))
+                .attr("T: type")
+                .shape_fn(unchanged)
+                .build(),
+        );
+    }
+    r.add(op("LoopCond").input("input: bool").output("output: bool").shape_fn(unchanged).build());
+    r.add(op("ControlTrigger").build());
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::proto::NodeDef;
+    use ferroflow_core::{attr, DataType};
+
+    use crate::resolve_node;
+
+    fn node(op: &str, inputs: &[&str], attrs: &[(&str, ferroflow_core::proto::AttrValue)]) -> NodeDef {
+        NodeDef {
+            name: "n".into(),
+            op: op.into(),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            attr: attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn signatures_are_tensorflows() {
+        let mut m = node("Merge", &["a", "b"], &[("T", attr::ty(DataType::Float)), ("N", attr::int(2))]);
+        let sig = resolve_node(&mut m).unwrap();
+        assert_eq!(sig.inputs.len(), 2);
+        assert_eq!(sig.outputs, vec![(DataType::Float, false), (DataType::Int32, false)]);
+        let mut s = node("RefSwitch", &["v", "p"], &[("T", attr::ty(DataType::Float))]);
+        let sig = resolve_node(&mut s).unwrap();
+        assert_eq!(sig.inputs, vec![(DataType::Float, true), (DataType::Bool, false)]);
+        assert_eq!(sig.outputs, vec![(DataType::Float, true), (DataType::Float, true)]);
+        let mut e = node("Enter", &["x"], &[("T", attr::ty(DataType::Int32)), ("frame_name", attr::string("w"))]);
+        resolve_node(&mut e).unwrap();
+        assert_eq!(e.attr["parallel_iterations"], attr::int(10));
+        assert_eq!(e.attr["is_constant"], attr::bool(false));
+    }
+}

@@ -1,0 +1,117 @@
+//! Kernels of TensorFlow 1.x control flow. `Switch` forwards its data to the output its
+//! predicate selects and marks the other dead; `Enter`, `Exit`, `NextIteration` and
+//! `LoopCond` forward their input (a ref stays a ref): moving values between frames and
+//! iterations is the executor's work, as is `Merge` (it takes the first live input, which
+//! only the executor knows). `ControlTrigger` does nothing and runs even when dead.
+
+use ferroflow_core::{Status, Tensor};
+
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+struct Switch;
+
+impl OpKernel for Switch {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let pred = ctx.input(1)?;
+        if pred.num_elements() != 1 {
+            return Err(ctx.error(format!("pred must be a scalar, got shape {:?}", pred.shape().dims())));
+        }
+        let taken = pred.scalar_value::<bool>().map_err(|e| ctx.error(e.message))?;
+        let data = ctx.input_value(0)?.clone();
+        ctx.set_output_value(taken as usize, data)?;
+        ctx.set_output_dead(!taken as usize)
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+/// Forwards input 0 as it is (a reference stays a reference).
+struct ForwardValue;
+
+impl OpKernel for ForwardValue {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let v = ctx.input_value(0)?.clone();
+        ctx.set_output_value(0, v)
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+/// `Merge` when every input is given (outside an executor, e.g. in a kernel test): the
+/// first input, index 0. The executor computes `Merge` itself from the first live input.
+struct Merge;
+
+impl OpKernel for Merge {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let v = ctx.input_value(0)?.clone();
+        ctx.set_output_value(0, v)?;
+        ctx.set_output(1, Tensor::scalar(0i32))
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+struct Nothing;
+
+impl OpKernel for Nothing {
+    fn compute(&self, _ctx: &mut OpContext) -> Result<(), Status> {
+        Ok(())
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("Switch", |_| Ok(Box::new(Switch)));
+    r.add("RefSwitch", |_| Ok(Box::new(Switch)));
+    r.add("Merge", |_| Ok(Box::new(Merge)));
+    r.add("RefMerge", |_| Ok(Box::new(Merge)));
+    for op in ["Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond"] {
+        r.add(op, |_| Ok(Box::new(ForwardValue)));
+    }
+    r.add("ControlTrigger", |_| Ok(Box::new(Nothing)));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use ferroflow_core::{attr, DataType};
+
+    use super::*;
+    use crate::testutil::node;
+    use crate::{CancelToken, ResourceMgr, StepCtx, Value};
+
+    fn step() -> Arc<StepCtx> {
+        Arc::new(StepCtx {
+            step_id: 1,
+            rendezvous: Arc::new(crate::testutil::NoRendezvous),
+            resources: Arc::new(ResourceMgr::new()),
+            cancel: CancelToken::default(),
+            device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
+            deadline: None,
+        })
+    }
+
+    #[test]
+    fn switch_marks_the_untaken_output_dead() {
+        for taken in [false, true] {
+            let n = Arc::new(node("Switch", &[("T", attr::ty(DataType::Float))]));
+            let inputs = vec![Value::Tensor(Tensor::scalar(2.5f32)), Value::Tensor(Tensor::scalar(taken))];
+            let mut ctx = OpContext::new(n, inputs, 2, step());
+            Switch.compute(&mut ctx).unwrap();
+            let out = ctx.take_output_entries().unwrap();
+            assert!(out[!taken as usize].is_none());
+            let v = out[taken as usize].as_ref().unwrap().tensor().unwrap();
+            assert_eq!(v.scalar_value::<f32>().unwrap(), 2.5);
+        }
+        let n = Arc::new(node("Switch", &[("T", attr::ty(DataType::Float))]));
+        let bad = vec![Value::Tensor(Tensor::scalar(1f32)), Value::Tensor(Tensor::vec(vec![true, false]))];
+        let mut ctx = OpContext::new(n, bad, 2, step());
+        assert!(Switch.compute(&mut ctx).unwrap_err().message.contains("pred must be a scalar"));
+    }
+}

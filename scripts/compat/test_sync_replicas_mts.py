@@ -1,0 +1,89 @@
+"""TensorFlow 1.x synchronous training from Python on a ferroflow cluster (1 ps + 2
+workers), the way TensorFlow's own examples do it: with TensorFlow 2 behaviour off (ref
+variables, v1 control flow), each worker builds its graph under `replica_device_setter`,
+wraps its optimizer in `SyncReplicasOptimizer(replicas_to_aggregate=2)` and trains in a
+`MonitoredTrainingSession` with the optimizer's session hook (the chief runs the chief queue
+runner and the token queue; `report_uninitialized_variables` is placed with the variables
+on the ps although it is built under the worker's scope). Both workers train on the same
+batch, so every global step applies exactly one plain gradient-descent update, whichever
+worker's gradients the accumulators took: the final variables must equal plain gradient
+descent computed here, and each worker's MonitoredTrainingSession must stop at the last
+step (no hang: the chief's tokens carry the global step read after its increment)."""
+
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ffcluster  # noqa: E402
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+tf.compat.v1.disable_v2_behavior()
+tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
+
+STEPS = 12
+LR = 0.1
+X = np.array([[1.0, 2.0], [0.5, -1.0], [2.0, 0.0], [-1.0, 1.5]], np.float32)
+Y = np.array([[1.0], [0.0], [2.0], [-0.5]], np.float32)
+W0 = np.array([[0.5], [-0.25]], np.float32)
+
+
+def reference():
+    w, b = W0.astype(np.float64), 0.1
+    for _ in range(STEPS):
+        r = X @ w + b - Y
+        gw = 2.0 * X.T @ r / len(X)
+        gb = 2.0 * r.mean()
+        w, b = w - LR * gw, b - LR * gb
+    return w, b
+
+
+def worker(i, target, out):
+    try:
+        g = tf.Graph()
+        with g.as_default():
+            with tf.device(tf.compat.v1.train.replica_device_setter(
+                    worker_device=f"/job:worker/task:{i}", cluster={"ps": ["p:0"], "worker": ["w:0", "w:1"]})):
+                step = tf.compat.v1.train.get_or_create_global_step()
+                w = tf.compat.v1.Variable(W0, name="w")
+                b = tf.compat.v1.Variable(0.1, name="b")
+                loss = tf.reduce_mean(tf.square(tf.matmul(tf.constant(X), w) + b - tf.constant(Y)))
+                opt = tf.compat.v1.train.SyncReplicasOptimizer(
+                    tf.compat.v1.train.GradientDescentOptimizer(LR), replicas_to_aggregate=2, total_num_replicas=2)
+                train = opt.minimize(loss, global_step=step)
+            hooks = [opt.make_session_run_hook(i == 0), tf.compat.v1.train.StopAtStepHook(last_step=STEPS)]
+            local = 0
+            with tf.compat.v1.train.MonitoredTrainingSession(master=target, is_chief=(i == 0), hooks=hooks,
+                                                             save_checkpoint_secs=None, save_summaries_steps=None,
+                                                             log_step_count_steps=None) as sess:
+                while not sess.should_stop():
+                    sess.run(train)
+                    local += 1
+            with tf.compat.v1.Session(target) as s:
+                out[i] = (s.run(w), s.run(b), s.run(step), local)
+    except Exception as e:  # reported by the main thread
+        out[i] = e
+
+
+servers, _ = ffcluster.cluster({"ps": 1, "worker": 2})
+out = {}
+threads = [threading.Thread(target=worker, args=(i, servers["worker"][i].target, out), daemon=True) for i in (0, 1)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join(timeout=240)
+assert not any(t.is_alive() for t in threads), "a worker hung (no stop at the last step)"
+for i in (0, 1):
+    if isinstance(out.get(i), Exception):
+        raise out[i]
+want_w, want_b = reference()
+for i in (0, 1):
+    w, b, step, local = out[i]
+    assert step == STEPS, (i, step)
+    np.testing.assert_allclose(w, want_w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(b, want_b, rtol=1e-5, atol=1e-6)
+    print(f"  worker {i}: {local} local steps, global step {step}, w={w.ravel().tolist()}, b={float(b):.6f}")
+print("sync replicas with MonitoredTrainingSession: ok")
