@@ -8,7 +8,9 @@ on the ps although it is built under the worker's scope). Both workers train on 
 batch, so every global step applies exactly one plain gradient-descent update, whichever
 worker's gradients the accumulators took: the final variables must equal plain gradient
 descent computed here, and each worker's MonitoredTrainingSession must stop at the last
-step (no hang: the chief's tokens carry the global step read after its increment)."""
+step (no hang: the chief's tokens carry the global step read after its increment, and
+closing the chief's session cancels its queue runner's step, blocked on gradients that
+will not come, as TensorFlow's `Session::Close()` does)."""
 
 import os
 import sys
@@ -45,7 +47,7 @@ def worker(i, target, out):
     try:
         g = tf.Graph()
         with g.as_default():
-            with tf.device(tf.compat.v1.train.replica_device_setter(
+            with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(
                     worker_device=f"/job:worker/task:{i}", cluster={"ps": ["p:0"], "worker": ["w:0", "w:1"]})):
                 step = tf.compat.v1.train.get_or_create_global_step()
                 w = tf.compat.v1.Variable(W0, name="w")
@@ -58,7 +60,8 @@ def worker(i, target, out):
             local = 0
             with tf.compat.v1.train.MonitoredTrainingSession(master=target, is_chief=(i == 0), hooks=hooks,
                                                              save_checkpoint_secs=None, save_summaries_steps=None,
-                                                             log_step_count_steps=None) as sess:
+                                                             log_step_count_steps=None,
+                                                             stop_grace_period_secs=5) as sess:
                 while not sess.should_stop():
                     sess.run(train)
                     local += 1

@@ -13,7 +13,6 @@
 
 use ferroflow_core::{attr, Status};
 
-use crate::ops;
 use crate::scope::{Output, Scope};
 
 /// `tf.cond(pred, then_fn, else_fn)` as TensorFlow 1.x builds it: each of `inputs` goes
@@ -182,6 +181,7 @@ mod tests {
     use ferroflow_core::{Code, DataType};
 
     use super::*;
+    use crate::ops;
 
     #[test]
     fn builds_tensorflows_ops() {

@@ -209,7 +209,14 @@ impl Master {
                 }
             }
         }
-        let mut got = run_step(&s.handle, plan, feeds, deadline).await?;
+        let mut closed = s.closed.subscribe();
+        let mut got = tokio::select! {
+            r = run_step(&s.handle, plan, feeds, deadline) => r?,
+            // Dropping the step cancels its RunGraph calls, which aborts it on every task.
+            _ = closed.wait_for(|c| *c) => {
+                return Err(Status::cancelled("Step was cancelled by an explicit call to `Session::Close()`."))
+            }
+        };
         let mut tensor = Vec::with_capacity(req.fetch.len());
         for (orig, c) in req.fetch.into_iter().zip(&fetch_names) {
             let t = got.get(c).cloned().ok_or_else(|| Status::internal(format!("fetch '{orig}' was not produced")))?;
@@ -225,6 +232,7 @@ impl Master {
         let Some(s) = s else {
             return self.session(&req.session_handle).map(|_| CloseSessionResponse {});
         };
+        s.closed.send_replace(true);
         {
             let mut c = self.closed.lock().unwrap_or_else(|e| e.into_inner());
             c.push_back(s.handle.clone());

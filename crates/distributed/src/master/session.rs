@@ -30,6 +30,9 @@ pub(crate) struct MasterSession {
     pub(crate) graph: Mutex<GraphState>,
     pub(crate) plans: tokio::sync::Mutex<HashMap<String, Arc<StepPlan>>>,
     request_ids: Mutex<(HashSet<i64>, VecDeque<i64>)>,
+    /// Set by CloseSession: the session's running steps are cancelled, as TensorFlow's
+    /// `Session::Close()` cancels a step blocked in another thread.
+    pub(crate) closed: tokio::sync::watch::Sender<bool>,
 }
 
 impl MasterSession {
@@ -53,6 +56,7 @@ impl MasterSession {
             graph: Mutex::new(state),
             plans: tokio::sync::Mutex::new(HashMap::new()),
             request_ids: Mutex::new((HashSet::new(), VecDeque::new())),
+            closed: tokio::sync::watch::Sender::new(false),
         })
     }
 
