@@ -1,0 +1,10 @@
+//! Golden tests: every case of `tests/golden/*.json` (values produced once by TensorFlow
+//! 2.21) on this process's ISA path; `isa_paths.rs` re-runs them under the other paths.
+
+mod golden_check;
+
+#[test]
+fn golden_values_match_tensorflow() {
+    let count = golden_check::check_all().unwrap_or_else(|e| panic!("{e}"));
+    assert!(count > 0, "no golden cases found");
+}
