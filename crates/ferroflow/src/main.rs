@@ -40,12 +40,25 @@ enum Command {
     Summary(summary_cmd::SummaryCmd),
 }
 
+/// Decides the kernels' instruction-set path now (also logged at info level) and says which
+/// one it is on stderr, once per process.
+fn announce_isa() {
+    let isa = ferroflow_kernels::isa::current();
+    eprintln!(
+        "ferroflow: compute path {isa} (set {}=avx512|avx2|portable to force a lower one)",
+        ferroflow_kernels::isa::ENV
+    );
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Train(_) | Command::Server(_) | Command::Demo(_)) {
+        announce_isa();
+    }
     let r = match cli.command {
         Command::Train(a) => train_cmd::run(a),
         Command::Server(a) => server_cmd::run(a),
