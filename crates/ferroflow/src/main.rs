@@ -41,12 +41,16 @@ enum Command {
 }
 
 /// Decides the kernels' instruction-set path now (also logged at info level) and says which
-/// one it is on stderr, once per process.
+/// one it is on stderr, once per process, with the reason when `FERROFLOW_ISA` was ignored.
 fn announce_isa() {
-    let isa = ferroflow_kernels::isa::current();
+    use ferroflow_kernels::isa;
+    if let Some(w) = isa::request_warning() {
+        eprintln!("ferroflow: warning: {w}");
+    }
     eprintln!(
-        "ferroflow: compute path {isa} (set {}=avx512|avx2|portable to force a lower one)",
-        ferroflow_kernels::isa::ENV
+        "ferroflow: compute path {} (set {}=avx512|avx2|portable to force a lower one)",
+        isa::current(),
+        isa::ENV
     );
 }
 

@@ -97,20 +97,29 @@ pub fn choose(request: Option<&str>, best: Isa) -> (Isa, Option<String>) {
     }
 }
 
-static CURRENT: OnceLock<Isa> = OnceLock::new();
+static CURRENT: OnceLock<(Isa, Option<String>)> = OnceLock::new();
 
-/// The path this process uses: decided (and logged) on the first call, then fixed.
-pub fn current() -> Isa {
-    *CURRENT.get_or_init(|| {
+fn decided() -> &'static (Isa, Option<String>) {
+    CURRENT.get_or_init(|| {
         let best = Isa::detect();
         let request = std::env::var(ENV).ok();
         let (isa, warning) = choose(request.as_deref(), best);
-        if let Some(w) = warning {
+        if let Some(w) = &warning {
             tracing::warn!("{w}");
         }
         tracing::info!(isa = isa.name(), cpu_best = best.name(), "compute path: {isa}");
-        isa
+        (isa, warning)
     })
+}
+
+/// The path this process uses: decided (and logged) on the first call, then fixed.
+pub fn current() -> Isa {
+    decided().0
+}
+
+/// Why `FERROFLOW_ISA` was not honoured, if it was set and was not.
+pub fn request_warning() -> Option<&'static str> {
+    decided().1.as_deref()
 }
 
 /// The name of [`current`]'s path.
