@@ -40,12 +40,29 @@ enum Command {
     Summary(summary_cmd::SummaryCmd),
 }
 
+/// Decides the kernels' instruction-set path now (also logged at info level) and says which
+/// one it is on stderr, once per process, with the reason when `FERROFLOW_ISA` was ignored.
+fn announce_isa() {
+    use ferroflow_kernels::isa;
+    if let Some(w) = isa::request_warning() {
+        eprintln!("ferroflow: warning: {w}");
+    }
+    eprintln!(
+        "ferroflow: compute path {} (set {}=avx512|avx2|portable to force a lower one)",
+        isa::current(),
+        isa::ENV
+    );
+}
+
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Train(_) | Command::Server(_) | Command::Demo(_)) {
+        announce_isa();
+    }
     let r = match cli.command {
         Command::Train(a) => train_cmd::run(a),
         Command::Server(a) => server_cmd::run(a),

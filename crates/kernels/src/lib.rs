@@ -9,6 +9,7 @@ mod cancel;
 mod context;
 pub mod data_flow;
 pub mod io;
+pub mod isa;
 mod kernel;
 pub mod math;
 pub mod nn;

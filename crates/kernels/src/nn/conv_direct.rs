@@ -2,9 +2,9 @@
 //! images): each output pixel accumulates its output channels in registers over the window,
 //! with no patch matrix. With K = kh·kw·c that small a gemm is mostly overhead.
 //!
-//! On x86-64 with AVX2 and FMA (checked at run time) the kernel is compiled with those
-//! features so the multiply-adds fuse (results then differ from the unfused ones in the last
-//! bits, like TensorFlow's own FMA kernels).
+//! On x86-64 when the process's path ([`crate::isa::current`]) has AVX2 and FMA the kernel
+//! is compiled with those features so the multiply-adds fuse (results then differ from the
+//! unfused portable ones in the last bits, like TensorFlow's own FMA kernels).
 
 use super::common::Real;
 use super::im2col::ConvGeom;
@@ -106,9 +106,9 @@ impl DirectScalar for f64 {}
 impl DirectScalar for f32 {
     fn conv2d_direct(g: &ConvGeom, x: &[f32], w: &[f32], out: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
-        if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+        if crate::isa::current().has_avx2_fma() {
             let blocks = pack_blocks(w, g.k(), g.oc);
-            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+            // SAFETY: the CPU supports AVX2 and FMA (the ISA path was detected with them).
             par_units(out, g.x.output * g.oc, work(g), |r, orow| unsafe { avx::row(g, x, &blocks, r, orow) });
             return;
         }
@@ -128,8 +128,8 @@ fn direct_generic<T: Real>(g: &ConvGeom, x: &[T], w: &[T], out: &mut [T]) {
     let row_len = g.x.output * g.oc;
     let blocks = pack_blocks(w, g.k(), g.oc);
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+    if crate::isa::current().has_avx2_fma() {
+        // SAFETY: the CPU supports AVX2 and FMA (the ISA path was detected with them).
         par_units(out, row_len, work(g), |r, orow| unsafe { row_fma(g, x, &blocks, r, orow) });
         return;
     }

@@ -1,7 +1,7 @@
 //! Direct filter gradient for inputs with few channels (the companion of `conv_direct`):
 //! `dw[tap, :] = Σ_pixels x[pixel + tap] · dy[pixel, :]`, accumulated in AVX2 registers
-//! along each output row, with no patch matrix. f32 on x86-64 with AVX2 and FMA only; other
-//! cases use im2col + gemm.
+//! along each output row, with no patch matrix. f32 on x86-64 on an ISA path with AVX2 and
+//! FMA ([`crate::isa::current`]) only; other cases use im2col + gemm.
 
 use rayon::prelude::*;
 
@@ -12,14 +12,14 @@ use super::im2col::ConvGeom;
 /// `dw[K × oc]`, or `None` when the direct kernel does not apply on this CPU or geometry.
 pub(crate) fn backprop_filter_direct_f32(g: &ConvGeom, x: &[f32], dy: &[f32]) -> Option<Vec<f32>> {
     #[cfg(target_arch = "x86_64")]
-    if direct_applies(g) && is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
+    if direct_applies(g) && crate::isa::current().has_avx2_fma() {
         let rows = g.n * g.y.output;
         let threads = rayon::current_num_threads();
         let parts = if threads > 1 && g.rows() * g.k() * g.oc >= PAR_GEMM_MIN { threads.min(rows) } else { 1 };
         let per = rows.div_ceil(parts);
         let part = |p: usize| {
             let mut dw = vec![0.0f32; g.k() * g.oc];
-            // SAFETY: the CPU supports AVX2 and FMA (checked above).
+            // SAFETY: the CPU supports AVX2 and FMA (the ISA path was detected with them).
             unsafe { avx::rows(g, x, dy, p * per..((p + 1) * per).min(rows), &mut dw) };
             dw
         };

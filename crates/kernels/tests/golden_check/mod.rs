@@ -1,0 +1,139 @@
+//! Golden cases: kernel outputs compared with values produced once by TensorFlow 2.21
+//! (`scripts/golden/*.py` wrote `tests/golden/*.json`; the numbers are committed, the
+//! generator is not needed to run the tests).
+//!
+//! Case format: `{"name", "op", "attrs": {name: {"type"|"i"|"f"|"b"|"s"|"list_i"|"list_f"|
+//! "list_type"|"shape": …}}, "inputs": [{"dtype","shape","data"}], "outputs": [...],
+//! "rtol", "atol"}`. Float data may use the strings "nan", "inf", "-inf"; bools are 0/1.
+
+use ferroflow_core::proto::AttrValue;
+use ferroflow_core::{attr, DataType, Storage, Tensor};
+use ferroflow_kernels::testutil::{node, run_kernel};
+use serde_json::Value as J;
+
+fn dtype(s: &str) -> DataType {
+    match s {
+        "float32" => DataType::Float,
+        "float64" => DataType::Double,
+        "int32" => DataType::Int32,
+        "int64" => DataType::Int64,
+        "uint8" => DataType::UInt8,
+        "bool" => DataType::Bool,
+        "string" => DataType::String,
+        other => panic!("golden: unsupported dtype {other}"),
+    }
+}
+
+fn num(v: &J) -> f64 {
+    match v {
+        J::Number(n) => n.as_f64().expect("number"),
+        J::Bool(b) => *b as u8 as f64,
+        J::String(s) => match s.as_str() {
+            "nan" => f64::NAN,
+            "inf" => f64::INFINITY,
+            "-inf" => f64::NEG_INFINITY,
+            _ => panic!("golden: bad number {s}"),
+        },
+        _ => panic!("golden: bad number {v}"),
+    }
+}
+
+fn tensor(j: &J) -> Tensor {
+    let dt = dtype(j["dtype"].as_str().expect("dtype"));
+    let shape: Vec<usize> =
+        j["shape"].as_array().expect("shape").iter().map(|d| d.as_u64().unwrap() as usize).collect();
+    let data = j["data"].as_array().expect("data");
+    let storage = match dt {
+        DataType::Float => Storage::F32(data.iter().map(|v| num(v) as f32).collect()),
+        DataType::Double => Storage::F64(data.iter().map(num).collect()),
+        DataType::Int32 => Storage::I32(data.iter().map(|v| num(v) as i32).collect()),
+        DataType::Int64 => Storage::I64(data.iter().map(|v| v.as_i64().unwrap_or_else(|| num(v) as i64)).collect()),
+        DataType::UInt8 => Storage::U8(data.iter().map(|v| num(v) as u8).collect()),
+        DataType::Bool => Storage::Bool(data.iter().map(|v| num(v) != 0.0).collect()),
+        DataType::String => Storage::Str(data.iter().map(|v| v.as_str().unwrap().as_bytes().to_vec()).collect()),
+        _ => unreachable!(),
+    };
+    Tensor::from_storage(shape.into(), storage).expect("golden tensor")
+}
+
+fn attr_value(j: &J) -> AttrValue {
+    let (k, v) = j.as_object().expect("attr object").iter().next().expect("attr kind");
+    match k.as_str() {
+        "type" => attr::ty(dtype(v.as_str().unwrap())),
+        "i" => attr::int(v.as_i64().unwrap()),
+        "f" => attr::float(num(v) as f32),
+        "b" => attr::bool(v.as_bool().unwrap()),
+        "s" => attr::string(v.as_str().unwrap()),
+        "list_i" => attr::list_int(&v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>()),
+        "list_f" => attr::list_float(&v.as_array().unwrap().iter().map(|x| num(x) as f32).collect::<Vec<_>>()),
+        "list_type" => {
+            attr::list_type(&v.as_array().unwrap().iter().map(|x| dtype(x.as_str().unwrap())).collect::<Vec<_>>())
+        }
+        "shape" => attr::shape(Some(&v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>())),
+        other => panic!("golden: unknown attr kind {other}"),
+    }
+}
+
+fn close(a: f64, b: f64, rtol: f64, atol: f64) -> bool {
+    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs()
+}
+
+/// Runs every golden case; `Err` lists the failures.
+pub fn check_all() -> Result<usize, String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    files.sort();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for f in files {
+        let j: J = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+        for case in j["cases"].as_array().unwrap() {
+            count += 1;
+            let name = format!("{}:{}", f.file_name().unwrap().to_string_lossy(), case["name"].as_str().unwrap());
+            let attrs: Vec<(String, AttrValue)> = case["attrs"]
+                .as_object()
+                .map(|m| m.iter().map(|(k, v)| (k.clone(), attr_value(v))).collect())
+                .unwrap_or_default();
+            let attr_refs: Vec<(&str, AttrValue)> = attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+            let n = node(case["op"].as_str().unwrap(), &attr_refs);
+            let inputs: Vec<Tensor> = case["inputs"].as_array().unwrap().iter().map(tensor).collect();
+            let want: Vec<Tensor> = case["outputs"].as_array().unwrap().iter().map(tensor).collect();
+            let rtol = case["rtol"].as_f64().unwrap_or(1e-5);
+            let atol = case["atol"].as_f64().unwrap_or(1e-6);
+            match run_kernel(n, inputs, want.len()) {
+                Err(e) => failures.push(format!("{name}: error {e}")),
+                Ok(got) => {
+                    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                        if g.dtype() != w.dtype() || g.shape() != w.shape() {
+                            failures.push(format!(
+                                "{name}: output {i} is {} {} but TensorFlow gives {} {}",
+                                g.dtype(),
+                                g.shape(),
+                                w.dtype(),
+                                w.shape()
+                            ));
+                            continue;
+                        }
+                        if g.dtype() == DataType::String {
+                            if g != w {
+                                failures.push(format!("{name}: output {i} strings differ"));
+                            }
+                            continue;
+                        }
+                        let (gv, wv) = (g.to_f64_vec().unwrap(), w.to_f64_vec().unwrap());
+                        if let Some(k) = (0..gv.len()).find(|&k| !close(gv[k], wv[k], rtol, atol)) {
+                            failures
+                                .push(format!("{name}: output {i}[{k}] = {} but TensorFlow gives {}", gv[k], wv[k]));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if failures.is_empty() {
+        Ok(count)
+    } else {
+        Err(format!("{} of {count} golden cases failed:\n{}", failures.len(), failures.join("\n")))
+    }
+}
