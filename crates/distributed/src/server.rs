@@ -156,9 +156,11 @@ impl Server {
                 } else {
                     bind
                 };
+                // TensorFlow's code and words for a server that cannot bind (UNKNOWN).
                 TcpListener::bind(&bind).map_err(|e| {
-                    Status::unavailable(format!(
-                        "task {task_name} cannot listen on {bind} (cluster address {addr}): {e}"
+                    Status::unknown(format!(
+                        "Could not start gRPC server: task {task_name} cannot listen on {bind} (cluster address \
+                         {addr}): {e}"
                     ))
                 })?
             }

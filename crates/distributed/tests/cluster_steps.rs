@@ -32,6 +32,18 @@ fn hello_world_on_a_local_server() {
 }
 
 #[test]
+fn a_port_in_use_is_tensorflows_unknown_error() {
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let cluster =
+        ferroflow_distributed::ClusterSpec::new(&[("w", vec![format!("127.0.0.1:{port}").as_str()])]).unwrap();
+    let opts = ServerOptions { bind_host: Some("127.0.0.1".into()), ..Default::default() };
+    let e = Server::new(&cluster, "w", 0, opts).err().expect("the port is taken");
+    assert_eq!(e.code, ferroflow_core::Code::Unknown, "{e}");
+    assert!(e.message.contains("Could not start gRPC server") && e.message.contains(&port.to_string()), "{e}");
+}
+
+#[test]
 fn ps_and_two_workers_multiply() {
     let c = Cluster::start(&[("ps", 1), ("worker", 2)]);
     // Worker 0: a = 3 on the ps, b = 4 on worker 0 -> 12. Worker 1: 5 (ps) * 8 (worker 1) -> 40.

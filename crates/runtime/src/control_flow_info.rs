@@ -75,8 +75,50 @@ pub(crate) struct WalkNode<'a> {
     pub outs: Vec<usize>,
 }
 
-/// Assigns frames; fills in each `Enter`'s `child` frame and `constant` flag in `kinds`.
+/// TensorFlow's graph validation: apart from a loop's back edges (the outputs of
+/// `NextIteration`), the graph must be acyclic; a cycle is an InvalidArgument naming some
+/// of its nodes.
+fn check_acyclic(nodes: &[WalkNode<'_>]) -> Result<(), Status> {
+    fn outs<'n>(n: &'n WalkNode<'_>) -> &'n [usize] {
+        if n.kind == Kind::NextIteration {
+            &[]
+        } else {
+            &n.outs
+        }
+    }
+    let mut indegree = vec![0usize; nodes.len()];
+    for n in nodes {
+        for &d in outs(n) {
+            indegree[d] += 1;
+        }
+    }
+    let mut stack: Vec<usize> = (0..nodes.len()).filter(|&i| indegree[i] == 0).collect();
+    let mut seen = 0;
+    while let Some(i) = stack.pop() {
+        seen += 1;
+        for &d in outs(&nodes[i]) {
+            indegree[d] -= 1;
+            if indegree[d] == 0 {
+                stack.push(d);
+            }
+        }
+    }
+    if seen == nodes.len() {
+        return Ok(());
+    }
+    let left: Vec<String> =
+        (0..nodes.len()).filter(|&i| indegree[i] > 0).map(|i| format!("'{}'", nodes[i].name)).collect();
+    Err(Status::invalid_argument(format!(
+        "Graph is invalid, contains a cycle with {} nodes, including: {}",
+        left.len(),
+        left.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+    )))
+}
+
+/// Checks the graph for cycles outside loops, then assigns frames; fills in each
+/// `Enter`'s `child` frame and `constant` flag in `kinds`.
 pub(crate) fn build(nodes: &[WalkNode<'_>], roots: &[usize], kinds: &mut [Kind]) -> Result<FrameInfo, Status> {
+    check_acyclic(nodes)?;
     let mut frames = vec![StaticFrame {
         name: String::new(),
         parent: None,

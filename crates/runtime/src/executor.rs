@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ferroflow_core::proto::{FunctionDefLibrary, GraphDef};
-use ferroflow_core::{Status, Tensor};
+use ferroflow_core::Status;
 use ferroflow_graph::{parse_tensor_name, resolve_node};
 use ferroflow_kernels::{create_kernel, OpContext, OpKernel, StepCtx, Value};
 
 use crate::control_flow_info::{self, Kind, WalkNode};
-use crate::frames::{Entry, Frames, Ready};
+use crate::frames::{merge, Entry, Frames, Ready};
 use crate::function::{call_kernel, CALL_OPS};
 
 pub(crate) struct ExecNode {
@@ -467,14 +467,6 @@ impl StepState {
         if self.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.finish();
         }
-    }
-}
-
-/// `Merge`: the first live input and its index.
-fn merge(inputs: Vec<Entry>) -> Vec<Entry> {
-    match inputs.into_iter().enumerate().find_map(|(i, v)| v.map(|v| (i, v))) {
-        Some((i, v)) => vec![Some(v), Some(Value::Tensor(Tensor::scalar(i as i32)))],
-        None => vec![None, None],
     }
 }
 

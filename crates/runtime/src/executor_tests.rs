@@ -95,3 +95,35 @@ fn cost_estimates_average_out_one_slow_run() {
     }
     assert!(n.cost_ns.load(Ordering::Relaxed) < INLINE_BELOW_NS, "{}", n.cost_ns.load(Ordering::Relaxed));
 }
+
+fn raw(name: &str, op: &str, inputs: &[&str]) -> ferroflow_core::proto::NodeDef {
+    let mut n = ferroflow_core::proto::NodeDef {
+        name: name.into(),
+        op: op.into(),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    };
+    if op == "Const" {
+        n.attr.insert("value".into(), ferroflow_core::attr::tensor(&Tensor::scalar(1.0f32)));
+        n.attr.insert("dtype".into(), ferroflow_core::attr::ty(ferroflow_core::DataType::Float));
+    } else {
+        n.attr.insert("T".into(), ferroflow_core::attr::ty(ferroflow_core::DataType::Float));
+    }
+    n
+}
+
+#[test]
+fn a_cycle_is_refused_when_the_graph_is_built_naming_a_node() {
+    // x -> a -> b -> a: a cycle that no Enter leads into, beside a root.
+    let gd = GraphDef {
+        node: vec![raw("x", "Const", &[]), raw("a", "AddV2", &["x", "b"]), raw("b", "Identity", &["a"])],
+        ..Default::default()
+    };
+    let e = Executor::new(&gd).err().expect("a cycle");
+    assert_eq!(e.code, ferroflow_core::Code::InvalidArgument, "{e}");
+    assert!(e.message.contains("cycle") && (e.message.contains("'a'") || e.message.contains("'b'")), "{e}");
+    // Only the cycle: no node can start.
+    let gd = GraphDef { node: vec![raw("a", "Identity", &["b"]), raw("b", "Identity", &["a"])], ..Default::default() };
+    let e = Executor::new(&gd).err().expect("a cycle");
+    assert!(e.message.contains("cycle"), "{e}");
+}

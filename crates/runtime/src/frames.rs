@@ -403,6 +403,14 @@ impl Frames {
     }
 }
 
+/// `Merge` (computed by the executor, not a kernel): the first live input and its index.
+pub(crate) fn merge(inputs: Vec<Entry>) -> Vec<Entry> {
+    match inputs.into_iter().enumerate().find_map(|(i, v)| v.map(|v| (i, v))) {
+        Some((i, v)) => vec![Some(v), Some(Value::Tensor(ferroflow_core::Tensor::scalar(i as i32)))],
+        None => vec![None, None],
+    }
+}
+
 fn new_iteration(ex: &Executor, sframe: usize) -> Iteration {
     let sf = &ex.frames[sframe];
     Iteration {

@@ -87,6 +87,28 @@ impl Master {
         Err(Status::aborted(format!("Session {handle} is not found.")))
     }
 
+    /// The task of a propagated cluster whose address is `target` (`grpc://` optional).
+    fn propagated_identity(&self, cluster: &ClusterSpec, target: &str) -> Result<Option<String>, Status> {
+        let addr = target.strip_prefix("grpc://").unwrap_or(target);
+        if addr.is_empty() {
+            return Ok(None);
+        }
+        let found: Vec<String> = cluster
+            .tasks()
+            .into_iter()
+            .filter(|(_, _, a)| *a == addr)
+            .map(|(j, t, _)| format!("/job:{j}/replica:0/task:{t}"))
+            .collect();
+        match found.len() {
+            0 | 1 => Ok(found.into_iter().next()),
+            _ => Err(Status::invalid_argument(format!(
+                "Found multiple matching tasks that correspond to to the master. Master target: '{target}'. \
+                 Tasks: {}",
+                found.join(", ")
+            ))),
+        }
+    }
+
     /// CreateSession: discovers the session's tasks, creates a worker session on each and
     /// keeps the graph.
     pub async fn create_session(&self, req: CreateSessionRequest) -> Result<CreateSessionResponse, Status> {
@@ -106,17 +128,22 @@ impl Master {
         } else {
             self.cluster.clone()
         };
+        // With a propagated cluster this task is, for the session, the task of that
+        // cluster whose address is the session's target (TensorFlow's rule; more than one
+        // is an error); with none, it keeps its own name beside the cluster's tasks.
+        let own_task = if propagated { self.propagated_identity(&cluster, &req.target)? } else { None };
+        let own = own_task.clone().unwrap_or_else(|| self.task.clone());
         let timeout = ms(config.operation_timeout_in_ms)
             .map_or(self.opts.create_session_timeout, |t| t.min(self.opts.create_session_timeout));
         let deadline = Instant::now() + timeout;
-        let workers = task_workers(&cluster, &config.device_filters, &self.task, &self.worker, &self.channels)?;
+        let workers = task_workers(&cluster, &config.device_filters, &own, &self.worker, &self.channels)?;
         let tasks = discover(workers, deadline).await.map_err(|e| e.context("CreateSession"))?;
         let handle = new_session_handle();
         let mut set = tokio::task::JoinSet::new();
         for w in &tasks.workers {
             let req = CreateWorkerSessionRequest {
                 session_handle: handle.clone(),
-                server_def: if propagated {
+                server_def: if propagated && (own_task.is_some() || w.task != self.task) {
                     let d = ferroflow_core::DeviceName::parse(&w.task)?;
                     Some(ServerDef {
                         cluster: config.cluster_def.clone(),
@@ -140,7 +167,7 @@ impl Master {
             j.map_err(|e| Status::internal(format!("CreateWorkerSession task failed: {e}")))?
                 .map_err(|e| e.context("CreateSession"))?;
         }
-        let client_device = format!("{}/device:CPU:0", self.task);
+        let client_device = format!("{own}/device:CPU:0");
         let session = MasterSession::new(
             handle.clone(),
             config,
