@@ -188,7 +188,8 @@ mod tests {
         let s = Scope::new_root();
         let p = ops::placeholder(&s, DataType::Bool, None);
         let x = ops::constant(&s, 2.0f32);
-        cond_v1(&s, p, &[x.clone()], |s, a| vec![ops::neg(s, a[0].clone())], |_, a| vec![a[0].clone()]).unwrap();
+        cond_v1(&s, p, std::slice::from_ref(&x), |s, a| vec![ops::neg(s, a[0].clone())], |_, a| vec![a[0].clone()])
+            .unwrap();
         let zero = ops::constant(&s, 0i32);
         let ten = ops::constant(&s, 10i32);
         while_loop_v1(
@@ -216,8 +217,14 @@ mod tests {
         let s = Scope::new_root();
         let p = ops::placeholder(&s, DataType::Bool, None);
         let x = ops::constant(&s, 2.0f32);
-        let e = cond_v1(&s, p, &[x.clone()], |_, a| vec![a[0].clone(), a[0].clone()], |_, a| vec![a[0].clone()])
-            .unwrap_err();
+        let e = cond_v1(
+            &s,
+            p,
+            std::slice::from_ref(&x),
+            |_, a| vec![a[0].clone(), a[0].clone()],
+            |_, a| vec![a[0].clone()],
+        )
+        .unwrap_err();
         assert_eq!(e.code, Code::InvalidArgument);
         assert!(e.message.contains("returns 2 tensors"), "{e}");
         let s = Scope::new_root();

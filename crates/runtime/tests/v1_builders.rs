@@ -37,7 +37,7 @@ fn conditionals_take_one_branch() {
     let y = cond_v1(
         &s,
         p.clone(),
-        &[x.clone()],
+        std::slice::from_ref(&x),
         |s, a| vec![ops::mul(s, a[0].clone(), ops::constant(s, 2.0f32))],
         |s, a| vec![ops::sub(s, a[0].clone(), ops::constant(s, 1.0f32))],
     )
@@ -59,7 +59,7 @@ fn loops_count_nest_and_sit_in_conditionals() {
     let nested = while_loop_v1(
         &s,
         &[zero.clone(), zero],
-        &[n.clone()],
+        std::slice::from_ref(&n),
         |s, v, inv| ops::less(s, v[0].clone(), inv[0].clone()),
         |s, v, _| {
             let inner = sum_below(s, v[0].clone());
@@ -72,7 +72,7 @@ fn loops_count_nest_and_sit_in_conditionals() {
     let in_cond = cond_v1(
         &s,
         p.clone(),
-        &[n.clone()],
+        std::slice::from_ref(&n),
         |s, a| vec![sum_below(s, a[0].clone())],
         |s, _| vec![ops::constant(s, -1i32)],
     )

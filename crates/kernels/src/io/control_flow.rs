@@ -54,17 +54,6 @@ impl OpKernel for Merge {
     }
 }
 
-struct Nothing;
-
-impl OpKernel for Nothing {
-    fn compute(&self, _ctx: &mut OpContext) -> Result<(), Status> {
-        Ok(())
-    }
-    fn is_expensive(&self) -> bool {
-        false
-    }
-}
-
 pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("Switch", |_| Ok(Box::new(Switch)));
     r.add("RefSwitch", |_| Ok(Box::new(Switch)));
@@ -73,7 +62,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     for op in ["Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond"] {
         r.add(op, |_| Ok(Box::new(ForwardValue)));
     }
-    r.add("ControlTrigger", |_| Ok(Box::new(Nothing)));
+    r.add("ControlTrigger", |_| Ok(Box::new(super::plumbing::NoOp)));
 }
 
 #[cfg(test)]

@@ -98,7 +98,8 @@ impl OpKernel for Forward {
     }
 }
 
-struct NoOp;
+/// Does nothing (`NoOp`, and `ControlTrigger`, which the executor runs even when dead).
+pub(super) struct NoOp;
 
 impl OpKernel for NoOp {
     fn compute(&self, _ctx: &mut OpContext) -> Result<(), Status> {
