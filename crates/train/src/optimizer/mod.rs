@@ -121,8 +121,12 @@ pub trait Optimizer {
         // reference), as in TensorFlow: every read of the variable (its value, a gather of
         // some rows) passes its gradient there.
         let xs: Vec<Output> = vars.iter().map(Variable::handle).collect();
-        // Gated per op, as TensorFlow's `minimize` (GATE_OP) does.
-        let opts = GradOptions { gate_gradients: true, ..Default::default() };
+        // Gated per op, as TensorFlow's `minimize` (GATE_OP) does, where it matters: a ref
+        // variable's reads alias it, so its update must wait until every gradient that
+        // reads it is computed. Resource reads are values; gating them only costs (about a
+        // quarter of an MLP step, measured) and changes no result.
+        let gate_gradients = vars.iter().any(|v| !v.is_resource());
+        let opts = GradOptions { gate_gradients, ..Default::default() };
         let gs = gradients_with_options(s, std::slice::from_ref(loss), &xs, None, &opts)?;
         Ok(gs.into_iter().zip(vars).collect())
     }
