@@ -70,6 +70,10 @@ pub struct TrainArgs {
     /// replicas_to_aggregate = total_num_replicas = the number of workers).
     #[arg(long)]
     pub sync: bool,
+    /// Run MatMul/Conv2D + BiasAdd (+ Relu) as separate kernels instead of one fused
+    /// kernel (TensorFlow's `RewriterConfig.remapping = OFF`).
+    #[arg(long)]
+    pub no_fusion: bool,
     /// Machine-readable progress on stdout (used by `ferroflow demo`).
     #[arg(long, hide = true)]
     pub machine_progress: bool,
@@ -86,6 +90,7 @@ impl TrainArgs {
             keep_prob: self.keep_prob,
             seed: self.seed,
             data_dir: self.data_dir.clone(),
+            fusion: !self.no_fusion,
         }
     }
 }

@@ -52,6 +52,8 @@ pub struct DirectSession {
     cache: Mutex<HashMap<String, Arc<Prepared>>>,
     incarnation: u64,
     next_step: AtomicI64,
+    /// Fuse MatMul/Conv2D + BiasAdd (+ Relu) in the prepared graphs (on by default).
+    fusion: std::sync::atomic::AtomicBool,
 }
 
 impl DirectSession {
@@ -79,12 +81,21 @@ impl DirectSession {
             cache: Mutex::new(HashMap::new()),
             incarnation,
             next_step: AtomicI64::new(1),
+            fusion: std::sync::atomic::AtomicBool::new(true),
         }
     }
 
     /// A session over an imported GraphDef (e.g. one written by TensorFlow).
     pub fn from_graph_def(gd: &GraphDef) -> Result<DirectSession, Status> {
         Ok(DirectSession::new(&Graph::import(gd)?))
+    }
+
+    /// Turns operator fusion (MatMul/Conv2D + BiasAdd [+ Relu] as one kernel, TensorFlow's
+    /// remapper) on or off for the steps prepared from now on; on by default. Results are the
+    /// same either way.
+    pub fn set_fusion(&self, on: bool) {
+        self.fusion.store(on, Ordering::Relaxed);
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 
     /// The graph.
@@ -184,7 +195,8 @@ impl DirectSession {
                     .ok_or_else(|| Status::not_found(format!("tensor '{f}' is not in the graph")))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let exec = Arc::new(Executor::new(&rw.graph)?);
+        let graph = if self.fusion.load(Ordering::Relaxed) { crate::remap::fuse_ops(&rw.graph).0 } else { rw.graph };
+        let exec = Arc::new(Executor::new(&graph)?);
         let p = Arc::new(Prepared { exec, feed_keys: rw.feed_keys, feed_types, fetch_keys: rw.fetch_keys });
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
         Ok(p)

@@ -8,6 +8,7 @@ mod frames;
 mod function;
 pub mod grad_check;
 pub mod placer;
+mod remap;
 mod rendezvous;
 mod rewrite;
 mod session;
@@ -15,6 +16,7 @@ mod while_loop;
 
 pub use direct_session::{DirectSession, RunOptions, LOCAL_DEVICE};
 pub use executor::{Executor, StepDone};
+pub use remap::{fuse_ops, remapping_enabled};
 pub use rendezvous::LocalRendezvous;
 pub use rewrite::{canonical_tensor_name, rewrite_for_execution, Rewritten};
 pub use session::{step_names, NamedStep, Session};

@@ -99,6 +99,9 @@ pub struct TrainConfig {
     pub seed: u64,
     /// Directory with the four MNIST `.gz` files.
     pub data_dir: PathBuf,
+    /// Fuse MatMul/Conv2D + BiasAdd (+ Relu) into one kernel (TensorFlow's remapper; the
+    /// results are the same either way).
+    pub fusion: bool,
 }
 
 /// Outcome of a training run.
@@ -136,6 +139,7 @@ pub fn train_local(cfg: &TrainConfig, mut on_step: impl FnMut(usize, f32)) -> Re
     let init = global_variables_initializer(&s);
     s.status()?;
     let sess = DirectSession::new(s.graph());
+    sess.set_fusion(cfg.fusion);
     sess.run(&[], &[], &[&init])?;
     let mut batches = mnist.train.batches(cfg.batch, cfg.seed);
     let start = Instant::now();
@@ -175,6 +179,7 @@ mod tests {
                 keep_prob: 1.0,
                 seed: 1,
                 data_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/mnist")),
+                fusion: true,
             };
             let mut first = None;
             let r = train_local(&cfg, |_, loss| {

@@ -39,6 +39,13 @@ impl Worker {
                 )));
             }
         }
+        if ferroflow_runtime::remapping_enabled(req.graph_options.as_ref()) {
+            let (fused, n) = ferroflow_runtime::fuse_ops(&gd);
+            if n > 0 {
+                tracing::debug!(task = %self.task, fused = n, "fused MatMul/Conv2D + BiasAdd (+ Relu) chains");
+                gd = fused;
+            }
+        }
         let exec = Executor::new(&gd).map_err(|e| {
             Status::invalid_argument(format!("RegisterGraph on {}: invalid graph: {}", session.task, e.message))
         })?;

@@ -11,6 +11,7 @@ mod conv;
 mod conv_backprop;
 mod conv_direct;
 mod conv_direct_filter;
+mod fused;
 pub mod gemm;
 mod im2col;
 mod matmul;
@@ -40,6 +41,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("SoftmaxCrossEntropyWithLogits", xent::xent_factory);
     r.add("SparseSoftmaxCrossEntropyWithLogits", xent::sparse_xent_factory);
     r.add("Conv2D", conv::conv2d_factory);
+    r.add("_FusedMatMul", fused::fused_matmul_factory);
+    r.add("_FusedConv2D", fused::fused_conv2d_factory);
     r.add("Conv2DBackpropInput", conv_backprop::backprop_input_factory);
     r.add("Conv2DBackpropFilter", conv_backprop::backprop_filter_factory);
     r.add("MaxPool", max_pool::max_pool_factory);

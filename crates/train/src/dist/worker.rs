@@ -188,6 +188,10 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
     let config = ConfigProto {
         device_filters: vec!["/job:ps".into(), worker_device.clone()],
         operation_timeout_in_ms: cfg.step_timeout.as_millis() as i64,
+        graph_options: (!cfg.train.fusion).then(|| ferroflow_core::proto::GraphOptions {
+            rewrite_options: Some(ferroflow_core::proto::RewriterConfig { remapping: 2 }),
+            ..Default::default()
+        }),
         ..Default::default()
     };
     let mut chief = match (&cfg.logdir, is_chief) {

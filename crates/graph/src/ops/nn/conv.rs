@@ -67,6 +67,30 @@ pub(super) fn register(r: &mut OpRegistry) {
         .shape_fn(conv2d_shape)
         .build(),
     );
+    // Grappler's fused form (Conv2D + BiasAdd [+ Relu]), built when a graph is prepared.
+    r.add(
+        op("_FusedConv2D")
+            .input("input: T")
+            .input("filter: T")
+            .input("args: num_args * T")
+            .input("host_args: num_host_args * float")
+            .output("output: T")
+            .attr("T: {half, float, double, int8}")
+            .attr("num_args: int >= 0")
+            .attr("num_host_args: int >= 0 = 0")
+            .attr("strides: list(int)")
+            .attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
+            .attr("explicit_paddings: list(int) = []")
+            .attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+            .attr("filter_format: {'HWIO', 'OIHW', 'OIHW_VECT_I'} = 'HWIO'")
+            .attr("dilations: list(int) = [1, 1, 1, 1]")
+            .attr("use_cudnn_on_gpu: bool = true")
+            .attr("fused_ops: list(string) = []")
+            .attr("epsilon: float = 0.0001")
+            .attr("leakyrelu_alpha: float = 0.2")
+            .shape_fn(conv2d_shape)
+            .build(),
+    );
     r.add(
         common(
             op("Conv2DBackpropInput")

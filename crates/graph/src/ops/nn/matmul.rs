@@ -71,6 +71,24 @@ pub(super) fn register(r: &mut OpRegistry) {
             .shape_fn(matmul_shape)
             .build(),
     );
+    // Grappler's fused form (MatMul + BiasAdd [+ Relu]); ferroflow builds it when it
+    // prepares a graph to run, never in the graph a user sees.
+    r.add(
+        op("_FusedMatMul")
+            .input("a: T")
+            .input("b: T")
+            .input("args: num_args * T")
+            .output("product: T")
+            .attr("transpose_a: bool = false")
+            .attr("transpose_b: bool = false")
+            .attr("T: {bfloat16, half, float}")
+            .attr("num_args: int >= 0")
+            .attr("fused_ops: list(string) = []")
+            .attr("epsilon: float = 0.0001")
+            .attr("leakyrelu_alpha: float = 0.2")
+            .shape_fn(matmul_shape)
+            .build(),
+    );
     r.add(
         op("BatchMatMulV2")
             .input("x: T")

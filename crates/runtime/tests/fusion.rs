@@ -1,0 +1,157 @@
+//! Operator fusion (TensorFlow's remapper on CPU): MatMul/Conv2D + BiasAdd (+ Relu) run
+//! as one kernel, with results and gradients equal bit for bit to the unfused graph, and
+//! chains whose intermediates are used elsewhere (fetched, consumed twice, control edges)
+//! left alone.
+
+use ferroflow_core::proto::GraphDef;
+use ferroflow_core::{DataType, Tensor};
+use ferroflow_graph::{gradients, ops, Output, Scope};
+use ferroflow_runtime::{fuse_ops, DirectSession};
+
+fn seeded(dims: &[usize], seed: u64) -> Tensor {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let n: usize = dims.iter().product();
+    let v: Vec<f32> = (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        })
+        .collect();
+    Tensor::new(dims.to_vec(), v).unwrap()
+}
+
+/// A small CNN: conv 3x3 (4 channels) + bias + relu, then dense + bias + relu, then dense +
+/// bias (no relu), a loss, and the gradients of every parameter.
+struct Net {
+    x: Output,
+    fetches: Vec<Output>,
+}
+
+fn net(s: &Scope) -> Net {
+    let x = ops::placeholder_named(s, "x", DataType::Float, Some(&[-1, 6, 6, 2]));
+    let f = ops::constant(s, seeded(&[3, 3, 2, 4], 1));
+    let cb = ops::constant(s, seeded(&[4], 2));
+    let c = ops::relu(s, ops::bias_add(s, ops::conv2d(s, x.clone(), f.clone(), &[1, 1, 1, 1], "SAME"), cb.clone()));
+    let flat = ops::reshape(s, c, ops::constant(s, Tensor::vec(vec![-1i32, 6 * 6 * 4])));
+    let w1 = ops::constant(s, seeded(&[144, 8], 3));
+    let b1 = ops::constant(s, seeded(&[8], 4));
+    let h = ops::relu(s, ops::bias_add(s, ops::mat_mul(s, flat, w1.clone(), false, false), b1.clone()));
+    let w2 = ops::constant(s, seeded(&[8, 3], 5));
+    let b2 = ops::constant(s, seeded(&[3], 6));
+    let logits = ops::bias_add(s, ops::mat_mul(s, h, w2.clone(), false, false), b2.clone());
+    let loss = ops::sum(s, ops::square(s, logits), ops::constant(s, Tensor::vec(vec![0i32, 1])), false);
+    let params = [f, cb, w1, b1, w2, b2];
+    let grads = gradients(s, std::slice::from_ref(&loss), &params, None).unwrap();
+    let mut fetches = vec![loss.clone()];
+    fetches.extend(grads.into_iter().map(|g| g.expect("every parameter has a gradient")));
+    Net { x, fetches }
+}
+
+fn run(fusion: bool) -> Vec<Tensor> {
+    let s = Scope::new_root();
+    let n = net(&s);
+    let sess = DirectSession::new(s.graph());
+    sess.set_fusion(fusion);
+    let fetches: Vec<&Output> = n.fetches.iter().collect();
+    sess.run(&[(&n.x, seeded(&[3, 6, 6, 2], 7))], &fetches, &[]).unwrap()
+}
+
+#[test]
+fn fused_results_and_gradients_equal_the_unfused_ones_bit_for_bit() {
+    let fused = run(true);
+    let plain = run(false);
+    assert_eq!(fused.len(), 7);
+    for (i, (a, b)) in fused.iter().zip(&plain).enumerate() {
+        assert_eq!(a.dims(), b.dims(), "fetch {i}");
+        let (a, b) = (a.as_slice::<f32>().unwrap(), b.as_slice::<f32>().unwrap());
+        assert!(a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()), "fetch {i}: {a:?} vs {b:?}");
+    }
+    assert!(fused[0].scalar_value::<f32>().unwrap() > 0.0);
+}
+
+fn ops_of(gd: &GraphDef) -> Vec<String> {
+    gd.node.iter().map(|n| n.op.clone()).collect()
+}
+
+#[test]
+fn the_training_graph_fuses_every_forward_chain() {
+    let s = Scope::new_root();
+    let n = net(&s);
+    let gd = s.graph().to_graph_def();
+    let (fused, count) = fuse_ops(&gd);
+    assert_eq!(count, 3, "conv+bias+relu, matmul+bias+relu, matmul+bias");
+    let ops = ops_of(&fused);
+    assert_eq!(ops.iter().filter(|o| *o == "_FusedConv2D").count(), 1);
+    assert_eq!(ops.iter().filter(|o| *o == "_FusedMatMul").count(), 2);
+    // The backward pass keeps its own ops: the gradients read the Relu outputs, which
+    // the fused nodes now produce under the Relu's names.
+    assert!(ops.iter().any(|o| o == "ReluGrad"));
+    assert!(ops.iter().any(|o| o == "BiasAddGrad"));
+    assert_eq!(ops.iter().filter(|o| *o == "Conv2D").count(), 0);
+    assert_eq!(gd.node.len() - fused.node.len(), 5, "3 chains fuse 3 + 3 + 2 nodes into 3");
+    let relu_names: Vec<&str> = gd.node.iter().filter(|n| n.op == "Relu").map(|n| n.name.as_str()).collect();
+    for r in relu_names {
+        let f = fused.node.iter().find(|m| m.name == r).expect("the fused node keeps the Relu's name");
+        assert!(f.op.starts_with("_Fused"), "{} is {}", f.name, f.op);
+    }
+    drop(n);
+}
+
+#[test]
+fn an_intermediate_used_elsewhere_is_not_fused() {
+    // Fetching the BiasAdd output (or the MatMul's) keeps that chain as it is.
+    let s = Scope::new_root();
+    let x = ops::placeholder_named(&s, "x", DataType::Float, Some(&[-1, 2]));
+    let w = ops::constant(&s, seeded(&[2, 2], 1));
+    let b = ops::constant(&s, seeded(&[2], 2));
+    let mm = ops::mat_mul(&s, x.clone(), w, false, false);
+    let ba = ops::bias_add(&s, mm.clone(), b);
+    let r = ops::relu(&s, ba.clone());
+    let sess = DirectSession::new(s.graph());
+    let feed = seeded(&[2, 2], 3);
+    let got = sess.run(&[(&x, feed.clone())], &[&mm, &ba, &r], &[]).unwrap();
+    sess.set_fusion(false);
+    let want = sess.run(&[(&x, feed)], &[&mm, &ba, &r], &[]).unwrap();
+    assert_eq!(got, want);
+
+    // A second consumer of the MatMul, and a control edge from the BiasAdd.
+    let gd = s.graph().to_graph_def();
+    let mut two = gd.clone();
+    let mut extra = two.node.iter().find(|n| n.op == "Relu").unwrap().clone();
+    extra.name = "second_use".into();
+    extra.input = vec![mm.name()];
+    two.node.push(extra);
+    assert_eq!(fuse_ops(&two).1, 0);
+    let with_control_from = |node: &str| {
+        let mut g = gd.clone();
+        let mut noop = ferroflow_core::proto::NodeDef { name: "after".into(), op: "NoOp".into(), ..Default::default() };
+        noop.input = vec![format!("^{node}")];
+        g.node.push(noop);
+        fuse_ops(&g)
+    };
+    assert_eq!(with_control_from(mm.op_name()).1, 0, "a control edge out of the MatMul keeps the chain");
+    // A control edge out of the BiasAdd: MatMul + BiasAdd fuse under the BiasAdd's name
+    // (the edge still finds it), the Relu stays apart.
+    let (g, n) = with_control_from(ba.op_name());
+    assert_eq!(n, 1);
+    let f = g.node.iter().find(|m| m.name == ba.op_name()).unwrap();
+    assert_eq!(f.op, "_FusedMatMul");
+    assert!(g.node.iter().any(|m| m.op == "Relu"));
+    // Without those, the chain fuses.
+    assert_eq!(fuse_ops(&gd).1, 1);
+}
+
+#[test]
+fn nodes_on_different_devices_are_not_fused() {
+    let s = Scope::new_root();
+    let x = ops::placeholder_named(&s, "x", DataType::Float, Some(&[-1, 2]));
+    let w = ops::constant(&s, seeded(&[2, 2], 1));
+    let b = ops::constant(&s, seeded(&[2], 2));
+    let _ = ops::relu(&s, ops::bias_add(&s, ops::mat_mul(&s, x, w, false, false), b));
+    let mut gd = s.graph().to_graph_def();
+    for n in gd.node.iter_mut() {
+        n.device =
+            if n.op == "MatMul" { "/job:ps/task:0/device:CPU:0" } else { "/job:worker/task:0/device:CPU:0" }.into();
+    }
+    assert_eq!(fuse_ops(&gd).1, 0);
+}
