@@ -14,6 +14,7 @@ mod cluster_spec;
 mod control;
 mod dispatch;
 mod graph_util;
+mod grpc_compression;
 mod grpc_raw;
 mod grpc_session;
 mod ids;

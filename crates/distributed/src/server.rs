@@ -12,6 +12,7 @@
 use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
+use tonic::codec::CompressionEncoding;
 
 use ferroflow_core::proto::master_service_server::MasterServiceServer;
 use ferroflow_core::proto::worker_service_server::WorkerServiceServer;
@@ -188,13 +189,21 @@ impl Server {
             stopped: (Mutex::new(false), Condvar::new()),
         });
         let dispatch = Dispatch {
+            // Compressed requests (a TensorFlow master whose rpc_options ask for gzip or
+            // deflate) are accepted on every method; answers go out uncompressed.
             master: MasterServiceServer::from_arc(Arc::new(MasterGrpc(master)))
                 .max_decoding_message_size(MAX_MESSAGE_SIZE)
-                .max_encoding_message_size(MAX_MESSAGE_SIZE),
+                .max_encoding_message_size(MAX_MESSAGE_SIZE)
+                .accept_compressed(CompressionEncoding::Gzip)
+                .accept_compressed(CompressionEncoding::Deflate),
             worker: WorkerServiceServer::from_arc(Arc::new(WorkerGrpc(worker.clone())))
                 .max_decoding_message_size(MAX_MESSAGE_SIZE)
-                .max_encoding_message_size(MAX_MESSAGE_SIZE),
-            control: ControlServer::new(ControlService(shared.clone())),
+                .max_encoding_message_size(MAX_MESSAGE_SIZE)
+                .accept_compressed(CompressionEncoding::Gzip)
+                .accept_compressed(CompressionEncoding::Deflate),
+            control: ControlServer::new(ControlService(shared.clone()))
+                .accept_compressed(CompressionEncoding::Gzip)
+                .accept_compressed(CompressionEncoding::Deflate),
             shared: shared.clone(),
         };
         let incoming = {

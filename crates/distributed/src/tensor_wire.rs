@@ -228,8 +228,9 @@ impl Chunks {
         Ok(Some(out))
     }
 
-    /// Decodes the one gRPC message the body must hold: a 5-byte prefix (uncompressed flag,
-    /// big-endian length) and exactly that many bytes. `what` names the message in errors.
+    /// Decodes the one gRPC message the body must hold: a 5-byte prefix (compressed flag,
+    /// big-endian length) and exactly that many bytes, gzip- or deflate-compressed when the
+    /// flag is 1. `what` names the message in errors.
     pub(crate) fn into_message<M: Message + Default>(mut self, what: &str) -> Result<M, Status> {
         if self.len < 5 {
             return Err(Status::internal(format!(
@@ -239,16 +240,18 @@ impl Chunks {
         }
         let compressed = self.get_u8();
         let n = self.get_u32() as usize;
-        if compressed != 0 {
-            return Err(Status::unimplemented(format!(
-                "{what}: the message is compressed (flag {compressed}); ferroflow accepts uncompressed messages only"
-            )));
+        if compressed > 1 {
+            return Err(Status::internal(format!("{what}: the gRPC prefix has compressed-flag {compressed}")));
         }
         if n != self.len {
             return Err(Status::internal(format!(
                 "{what}: the gRPC prefix announces {n} bytes but the body holds {}",
                 self.len
             )));
+        }
+        if compressed == 1 {
+            let plain = crate::grpc_compression::decompress(self, what)?;
+            return M::decode(plain).map_err(|e| Status::internal(format!("{what}: malformed protobuf: {e}")));
         }
         M::decode(self).map_err(|e| Status::internal(format!("{what}: malformed protobuf: {e}")))
     }
@@ -504,6 +507,21 @@ mod tests {
     }
 
     #[test]
+    fn gzip_compressed_messages_decode() {
+        use std::io::Write;
+        let resp = RecvTensorResponse { is_dead: true, send_start_micros: 42, ..Default::default() };
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&resp.encode_to_vec()).unwrap();
+        let z = gz.finish().unwrap();
+        let mut body = vec![1u8];
+        body.extend((z.len() as u32).to_be_bytes());
+        body.extend(z);
+        let mut c = Chunks::default();
+        c.push(Bytes::from(body));
+        assert_eq!(c.into_message::<RecvTensorResponse>("t").unwrap(), resp);
+    }
+
+    #[test]
     fn bad_bodies_are_errors_not_panics() {
         let mut short = Chunks::default();
         short.push(Bytes::from_static(&[0, 0, 0]));
@@ -512,9 +530,12 @@ mod tests {
         wrong_len.push(Bytes::from_static(&[0, 0, 0, 0, 9, 1]));
         assert!(wrong_len.into_message::<RecvTensorResponse>("r").unwrap_err().message.contains("announces 9"));
         let mut compressed = Chunks::default();
-        compressed.push(Bytes::from_static(&[1, 0, 0, 0, 0]));
+        compressed.push(Bytes::from_static(&[1, 0, 0, 0, 2, 7, 7]));
         let e = compressed.into_message::<RecvTensorResponse>("r").unwrap_err();
-        assert_eq!(e.code, ferroflow_core::Code::Unimplemented);
+        assert_eq!(e.code, ferroflow_core::Code::Internal, "{}", e.message);
+        let mut flag = Chunks::default();
+        flag.push(Bytes::from_static(&[2, 0, 0, 0, 0]));
+        assert!(flag.into_message::<RecvTensorResponse>("r").unwrap_err().message.contains("flag 2"));
         let mut garbage = Chunks::default();
         garbage.push(Bytes::from_static(&[0, 0, 0, 0, 3, 0x0a, 0x05, 0x01]));
         assert!(garbage.into_message::<RecvTensorResponse>("r").unwrap_err().message.contains("malformed"));

@@ -1,0 +1,123 @@
+//! How close the products and convolutions of the MNIST models come to this machine's gemm
+//! peak (issue #20's yardstick: MatMul >= 80 %, Conv2D >= 60 %).
+//!
+//! The peak is the best rate of a large square f32 product (2048 x 2048 x 2048) on all
+//! threads through the same `MatMul` kernel; every other row is one kernel on one shape of
+//! the MLP (batch 100) or the Deep MNIST CNN (batch 100, the demo's), forward and the
+//! transposed products and convolution gradients of backprop, timed as its best of
+//! several runs. Prints the CPU, the ISA path and one row per shape.
+//!
+//! `cargo run --release -p ferroflow-kernels --example kernel_peak [-- --reps 20]`
+
+use std::time::Instant;
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{attr, DataType, Tensor};
+use ferroflow_kernels::testutil::{node, run_kernel};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn data(dims: &[usize], seed: u64) -> Tensor {
+    let n: usize = dims.iter().product();
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let v: Vec<f32> = (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        })
+        .collect();
+    Tensor::new(dims.to_vec(), v).unwrap()
+}
+
+fn matmul(ta: bool, tb: bool) -> NodeDef {
+    node(
+        "MatMul",
+        &[("T", attr::ty(DataType::Float)), ("transpose_a", attr::bool(ta)), ("transpose_b", attr::bool(tb))],
+    )
+}
+
+fn conv(op: &str) -> NodeDef {
+    node(
+        op,
+        &[
+            ("T", attr::ty(DataType::Float)),
+            ("strides", attr::list_int(&[1, 1, 1, 1])),
+            ("padding", attr::string("SAME")),
+            ("data_format", attr::string("NHWC")),
+            ("dilations", attr::list_int(&[1, 1, 1, 1])),
+            ("explicit_paddings", attr::list_int(&[])),
+            ("use_cudnn_on_gpu", attr::bool(true)),
+        ],
+    )
+}
+
+/// Best seconds of `reps` runs (after one warm-up).
+fn best(reps: usize, nd: &NodeDef, inputs: &[Tensor]) -> f64 {
+    run_kernel(nd.clone(), inputs.to_vec(), 1).unwrap();
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            run_kernel(nd.clone(), inputs.to_vec(), 1).unwrap();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+fn sizes(d: &[usize]) -> Tensor {
+    Tensor::vec(d.iter().map(|&v| v as i32).collect::<Vec<_>>())
+}
+
+fn main() {
+    let reps = std::env::args().skip_while(|a| a != "--reps").nth(1).and_then(|v| v.parse().ok()).unwrap_or(20usize);
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    println!("CPU: {cpu}; ISA path: {}; threads: {}", ferroflow_kernels::isa::current(), rayon::current_num_threads());
+
+    let big = 2048;
+    let (a, b) = (data(&[big, big], 1), data(&[big, big], 2));
+    let t = best(reps.min(5), &matmul(false, false), &[a, b]);
+    let peak = 2.0 * (big * big * big) as f64 / t / 1e9;
+    println!("{:<44} {:>9} {:>8}", "kernel and shape", "GFLOP/s", "of peak");
+    println!("{:<44} {:>9.1} {:>7.0}%", format!("MatMul {big}x{big}x{big} (the peak)"), peak, 100.0);
+
+    let row = |name: String, flops: f64, secs: f64| {
+        let g = flops / secs / 1e9;
+        println!("{name:<44} {g:>9.1} {:>7.0}%", 100.0 * g / peak);
+    };
+    // (m, k, n, transpose_a, transpose_b, what): forward products and those of backprop.
+    let products: [(usize, usize, usize, bool, bool, &str); 7] = [
+        (100, 784, 256, false, false, "MLP hidden fwd"),
+        (784, 100, 256, true, false, "MLP hidden dW = x^T dy"),
+        (100, 256, 10, false, false, "MLP output fwd"),
+        (100, 10, 256, false, true, "MLP output dx = dy W^T"),
+        (100, 3136, 1024, false, false, "CNN fc1 fwd"),
+        (3136, 100, 1024, true, false, "CNN fc1 dW = x^T dy"),
+        (100, 1024, 3136, false, true, "CNN fc1 dx = dy W^T"),
+    ];
+    for (m, k, n, ta, tb, what) in products {
+        let a = if ta { data(&[k, m], 3) } else { data(&[m, k], 3) };
+        let b = if tb { data(&[n, k], 4) } else { data(&[k, n], 4) };
+        let secs = best(reps, &matmul(ta, tb), &[a, b]);
+        row(format!("MatMul {m}x{k}x{n} {what}"), 2.0 * (m * k * n) as f64, secs);
+    }
+    for (name, xs, fs) in [("conv1", [100, 28, 28, 1], [5, 5, 1, 32]), ("conv2", [100, 14, 14, 32], [5, 5, 32, 64])] {
+        let (x, f) = (data(&xs, 5), data(&fs, 6));
+        let dy = data(&[xs[0], xs[1], xs[2], fs[3]], 7);
+        let flops = 2.0 * (xs[0] * xs[1] * xs[2] * fs[0] * fs[1] * fs[2] * fs[3]) as f64;
+        row(format!("Conv2D {name} fwd"), flops, best(reps, &conv("Conv2D"), &[x.clone(), f.clone()]));
+        if name != "conv1" {
+            // The first layer's input gradient is never needed (its input is the data).
+            let secs = best(reps, &conv("Conv2DBackpropInput"), &[sizes(&xs), f.clone(), dy.clone()]);
+            row(format!("Conv2D {name} backprop input"), flops, secs);
+        }
+        let secs = best(reps, &conv("Conv2DBackpropFilter"), &[x, sizes(&fs), dy]);
+        row(format!("Conv2D {name} backprop filter"), flops, secs);
+    }
+}
