@@ -10,6 +10,7 @@
 use std::io::Write;
 use std::time::Duration;
 
+use ferroflow_core::proto::ConfigProto;
 use ferroflow_distributed::{ClusterSpec, Server, ServerOptions};
 
 use crate::cluster_args::ClusterArgs;
@@ -28,6 +29,38 @@ pub struct ServerArgs {
     /// Port of a single local server (no cluster given); 0 picks a free port.
     #[arg(long, default_value_t = 0)]
     pub port: u16,
+    /// The server's default session config, as TensorFlow's `tf.train.Server(...,
+    /// config=...)`: a file holding a serialized `ConfigProto` (Python:
+    /// `open(p, "wb").write(config.SerializeToString())`). Merged into every session's
+    /// config (the fields it sets win).
+    #[arg(long = "default_session_config", alias = "default-session-config")]
+    pub default_session_config: Option<std::path::PathBuf>,
+    /// Bounds every blocked op of every session on this server (milliseconds; sets the
+    /// default session config's `operation_timeout_in_ms`).
+    #[arg(long = "operation_timeout_in_ms", alias = "operation-timeout-in-ms")]
+    pub operation_timeout_in_ms: Option<i64>,
+}
+
+/// The default session config the flags give, if any.
+fn default_session_config(args: &ServerArgs) -> Result<Option<ConfigProto>, String> {
+    use prost::Message;
+    let mut config =
+        match &args.default_session_config {
+            Some(p) => {
+                let bytes = std::fs::read(p).map_err(|e| format!("--default_session_config {}: {e}", p.display()))?;
+                Some(ConfigProto::decode(bytes.as_slice()).map_err(|e| {
+                    format!("--default_session_config {}: not a serialized ConfigProto: {e}", p.display())
+                })?)
+            }
+            None => None,
+        };
+    if let Some(ms) = args.operation_timeout_in_ms {
+        if ms <= 0 {
+            return Err(format!("--operation_timeout_in_ms must be a positive number of milliseconds, got {ms}"));
+        }
+        config.get_or_insert_with(ConfigProto::default).operation_timeout_in_ms = ms;
+    }
+    Ok(config)
 }
 
 /// Where the cluster and this task come from (a single local task without a cluster).
@@ -53,6 +86,8 @@ pub fn run(args: ServerArgs) -> Result<(), String> {
         },
         ..Default::default()
     };
+    let mut opts = opts;
+    opts.master.default_session_config = default_session_config(&args)?;
     let server = Server::new(&cluster, &job, task, opts).map_err(|e| e.to_string())?;
     {
         let mut out = std::io::stdout().lock();

@@ -24,6 +24,10 @@ pub struct MasterOptions {
     pub create_session_timeout: Duration,
     /// Deadline of a step when neither RunOptions nor the session config set one.
     pub default_step_timeout: Duration,
+    /// The server's default session config (`ServerDef.default_session_config`,
+    /// `tf.train.Server(..., config=...)`): merged into every session's config as
+    /// TensorFlow's master does (`MergeFrom`: the fields it sets win, lists are appended).
+    pub default_session_config: Option<ConfigProto>,
 }
 
 impl Default for MasterOptions {
@@ -31,6 +35,7 @@ impl Default for MasterOptions {
         MasterOptions {
             create_session_timeout: Duration::from_secs(60),
             default_step_timeout: Duration::from_secs(600),
+            default_session_config: None,
         }
     }
 }
@@ -47,6 +52,16 @@ pub struct Master {
     opts: MasterOptions,
     sessions: Mutex<HashMap<String, Arc<MasterSession>>>,
     closed: Mutex<VecDeque<String>>,
+}
+
+/// `config.MergeFrom(default)` with protobuf's own rule: decoding two encoded messages one
+/// after the other merges the second into the first.
+fn merge_config(config: ConfigProto, default: &ConfigProto) -> Result<ConfigProto, Status> {
+    use prost::Message;
+    let mut bytes = config.encode_to_vec();
+    default.encode(&mut bytes).map_err(|e| Status::internal(format!("encoding the default session config: {e}")))?;
+    ConfigProto::decode(bytes.as_slice())
+        .map_err(|e| Status::internal(format!("merging the server's default session config: {e}")))
 }
 
 fn ms(v: i64) -> Option<Duration> {
@@ -112,7 +127,10 @@ impl Master {
     /// CreateSession: discovers the session's tasks, creates a worker session on each and
     /// keeps the graph.
     pub async fn create_session(&self, req: CreateSessionRequest) -> Result<CreateSessionResponse, Status> {
-        let config = req.config.unwrap_or_default();
+        let config = match &self.opts.default_session_config {
+            Some(d) => merge_config(req.config.unwrap_or_default(), d)?,
+            None => req.config.unwrap_or_default(),
+        };
         if config.use_per_session_threads || !config.session_inter_op_thread_pool.is_empty() {
             return Err(Status::invalid_argument(
                 "CreateSession: use_per_session_threads and session_inter_op_thread_pool are not supported by a \
@@ -319,5 +337,30 @@ impl Master {
             j.map_err(|e| Status::internal(format!("CleanupAll task failed: {e}")))?.map_err(|e| e.context("Reset"))?;
         }
         Ok(ResetResponse {})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_config_merges_like_tensorflows_merge_from() {
+        let client = ConfigProto {
+            operation_timeout_in_ms: 100,
+            device_filters: vec!["/job:ps".into()],
+            allow_soft_placement: true,
+            ..Default::default()
+        };
+        let server = ConfigProto {
+            operation_timeout_in_ms: 1500,
+            device_filters: vec!["/job:worker/task:0".into()],
+            ..Default::default()
+        };
+        let m = merge_config(client.clone(), &server).unwrap();
+        assert_eq!(m.operation_timeout_in_ms, 1500, "a field the server sets wins");
+        assert!(m.allow_soft_placement, "a field only the client sets stays");
+        assert_eq!(m.device_filters, vec!["/job:ps".to_string(), "/job:worker/task:0".to_string()]);
+        assert_eq!(merge_config(client.clone(), &ConfigProto::default()).unwrap(), client);
     }
 }
