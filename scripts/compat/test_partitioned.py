@@ -135,6 +135,19 @@ def run(target, use_resource, tmp):
         full = sess.run(m["full"])
         for n in FULL_NAMES:
             check_close(full[n], want_full[n], f"{kind}: trained {n}")
+        # RunOptions.output_partition_graphs: one graph per task the step ran on, joined
+        # by _Send/_Recv pairs.
+        meta = tf.compat.v1.RunMetadata()
+        sess.run(m["loss"], {m["ids"]: DATA[0][0], m["x"]: DATA[0][1], m["y"]: DATA[0][2]},
+                 options=tf.compat.v1.RunOptions(output_partition_graphs=True), run_metadata=meta)
+        parts = meta.partition_graphs
+        tasks = sorted({n.device.split("/device:")[0] for p in parts for n in p.node})
+        assert len(parts) == 3 and tasks == ["/job:ps/replica:0/task:0", "/job:ps/replica:0/task:1",
+                                            "/job:worker/replica:0/task:0"], (len(parts), tasks)
+        assert all(any(n.op in ("_Send", "_Recv") for n in p.node) for p in parts)
+        meta = tf.compat.v1.RunMetadata()
+        sess.run(m["full"], run_metadata=meta)
+        assert len(meta.partition_graphs) == 0, "partition graphs only when asked for"
         devices = sorted({v.device for v in tf.compat.v1.global_variables() if v.op.name.startswith("emb")})
         assert devices == ["/job:ps/task:0", "/job:ps/task:1"], devices
         # (a) ferroflow saves the slices; TensorFlow reads the full variables.

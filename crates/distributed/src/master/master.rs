@@ -254,6 +254,11 @@ impl Master {
                 }
             }
         }
+        let partition_graphs: Vec<GraphDef> = if opts.output_partition_graphs {
+            plan.parts.iter().map(|p| (*p.graph).clone()).collect()
+        } else {
+            Vec::new()
+        };
         let mut closed = s.closed.subscribe();
         let mut got = tokio::select! {
             r = run_step(&s.handle, plan, feeds, deadline) => r?,
@@ -268,7 +273,8 @@ impl Master {
             tensor.push(NamedTensorProto { name: orig, tensor: Some(t) });
         }
         got.clear();
-        Ok(RunStepResponse { tensor, ..Default::default() })
+        let metadata = (!partition_graphs.is_empty()).then(|| RunMetadata { partition_graphs, ..Default::default() });
+        Ok(RunStepResponse { tensor, metadata, ..Default::default() })
     }
 
     /// CloseSession: deletes the worker sessions (10 s bound).

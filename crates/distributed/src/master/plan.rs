@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use ferroflow_core::proto::RegisterGraphRequest;
+use ferroflow_core::proto::{GraphDef, RegisterGraphRequest};
 use ferroflow_core::Status;
 use ferroflow_runtime::placer::{place_with_options, PlacerOptions};
 
@@ -22,6 +22,8 @@ pub(crate) struct PlanPart {
     pub(crate) is_client: bool,
     /// Rendezvous keys of the fetches this partition yields (its RunGraph `recv_key`).
     pub(crate) recv_key: Vec<String>,
+    /// The partition graph as registered (`RunOptions.output_partition_graphs`).
+    pub(crate) graph: Arc<GraphDef>,
 }
 
 /// A planned step signature.
@@ -67,6 +69,7 @@ pub(crate) async fn make_plan(
     let client_task = ferroflow_core::DeviceName::parse(&session.client_device)?.task_name();
     let mut set = tokio::task::JoinSet::new();
     for (task, gd) in parts {
+        let graph = Arc::new(gd.clone());
         let worker = session
             .tasks
             .worker(&task)
@@ -86,7 +89,7 @@ pub(crate) async fn make_plan(
             cg.fetches.iter().zip(&fetch_tasks).filter(|(_, t)| **t == task).map(|(f, _)| f.key.clone()).collect();
         set.spawn(async move {
             let h = worker.register_graph(req, deadline).await;
-            h.map(|graph_handle| PlanPart { worker, graph_handle, is_client, recv_key })
+            h.map(|graph_handle| PlanPart { worker, graph_handle, is_client, recv_key, graph })
         });
     }
     let mut out = Vec::new();
