@@ -36,8 +36,8 @@ impl MasterService for MasterGrpc {
         ok(self.0.extend_session(r.into_inner()))
     }
 
-    async fn partial_run_setup(&self, _: Request<PartialRunSetupRequest>) -> R<PartialRunSetupResponse> {
-        unimplemented("PartialRunSetup (partial runs)")
+    async fn partial_run_setup(&self, r: Request<PartialRunSetupRequest>) -> R<PartialRunSetupResponse> {
+        ok(self.0.partial_run_setup(r.into_inner()).await)
     }
 
     async fn run_step(&self, r: Request<RunStepRequest>) -> R<RunStepResponse> {

@@ -92,7 +92,7 @@ impl Master {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
-    fn session(&self, handle: &str) -> Result<Arc<MasterSession>, Status> {
+    pub(crate) fn session(&self, handle: &str) -> Result<Arc<MasterSession>, Status> {
         if let Some(s) = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(handle) {
             return Ok(s.clone());
         }
@@ -212,18 +212,13 @@ impl Master {
 
     /// RunStep (errors are returned; the gRPC layer decides whether they go in the body).
     pub async fn run_step(&self, req: RunStepRequest) -> Result<RunStepResponse, Status> {
-        if !req.partial_run_handle.is_empty() {
-            return Err(Status::unimplemented(
-                "RunStep: partial runs (partial_run_handle) are not supported by ferroflow",
-            ));
-        }
         let s = self.session(&req.session_handle)?;
         s.check_request_id(req.request_id, "RunStep")?;
+        if !req.partial_run_handle.is_empty() {
+            return self.partial_run_step(s, req).await;
+        }
         let opts = req.options.unwrap_or_default();
-        let timeout = ms(opts.timeout_in_ms)
-            .or_else(|| ms(s.config.operation_timeout_in_ms))
-            .unwrap_or(self.opts.default_step_timeout);
-        let deadline = Instant::now() + timeout;
+        let deadline = Instant::now() + self.step_timeout(&s, opts.timeout_in_ms);
         let canon = |what: &str, n: &str| -> Result<String, Status> {
             let (node, i) =
                 ferroflow_graph::parse_tensor_name(n).map_err(|e| e.context(format!("RunStep: {what} '{n}'")))?;
@@ -275,6 +270,12 @@ impl Master {
         got.clear();
         let metadata = (!partition_graphs.is_empty()).then(|| RunMetadata { partition_graphs, ..Default::default() });
         Ok(RunStepResponse { tensor, metadata, ..Default::default() })
+    }
+
+    /// How long a step may take: RunOptions' timeout, else the session's
+    /// `operation_timeout_in_ms`, else the master's default.
+    pub(crate) fn step_timeout(&self, s: &MasterSession, run_timeout_ms: i64) -> Duration {
+        ms(run_timeout_ms).or_else(|| ms(s.config.operation_timeout_in_ms)).unwrap_or(self.opts.default_step_timeout)
     }
 
     /// CloseSession: deletes the worker sessions (10 s bound).

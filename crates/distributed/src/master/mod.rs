@@ -6,6 +6,7 @@ mod discovery;
 mod grpc;
 #[allow(clippy::module_inception)]
 mod master;
+mod partial_run;
 mod plan;
 mod run_step;
 pub(crate) mod run_step_http;

@@ -33,6 +33,8 @@ pub(crate) struct MasterSession {
     /// Set by CloseSession: the session's running steps are cancelled, as TensorFlow's
     /// `Session::Close()` cancels a step blocked in another thread.
     pub(crate) closed: tokio::sync::watch::Sender<bool>,
+    /// Partial runs in progress, by handle.
+    pub(crate) partial_runs: Mutex<HashMap<String, Arc<tokio::sync::Mutex<super::partial_run::PartialRun>>>>,
 }
 
 impl MasterSession {
@@ -57,6 +59,7 @@ impl MasterSession {
             plans: tokio::sync::Mutex::new(HashMap::new()),
             request_ids: Mutex::new((HashSet::new(), VecDeque::new())),
             closed: tokio::sync::watch::Sender::new(false),
+            partial_runs: Mutex::new(HashMap::new()),
         })
     }
 

@@ -3,6 +3,7 @@
 //! rendezvous that pulls tensors from peer tasks.
 
 mod grpc;
+mod partial_run;
 mod recv_batch;
 pub(crate) mod recv_tensor_http;
 pub(crate) mod recv_tensors_http;

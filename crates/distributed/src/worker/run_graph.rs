@@ -32,7 +32,7 @@ impl Worker {
     /// deadline (the caller's, else the worker's default) and returns `recv_key`'s tensors.
     pub async fn run_graph(&self, req: RunGraphRequest, deadline: Option<Instant>) -> Result<RunGraphResponse, Status> {
         if req.is_partial || req.is_last_partial_run {
-            return Err(Status::unimplemented("RunGraph: partial runs are not supported by ferroflow"));
+            return self.run_partial_graph(req, deadline).await;
         }
         let session = self.session(&req.session_handle, req.create_worker_session_called)?;
         let exec = session.graph(&req.graph_handle)?;
@@ -46,22 +46,7 @@ impl Worker {
                 .map_err(|e| e.context(format!("RunGraph on {}: fed tensor '{}'", self.task, nt.name)))?;
             entry.local.send(&nt.name, t, false)?;
         }
-        let rendezvous = Arc::new(RemoteRendezvous {
-            entry: entry.clone(),
-            session: session.clone(),
-            channels: self.channels.clone(),
-            runtime: self.runtime.clone(),
-            deadline,
-            queued: Default::default(),
-        });
-        let step = Arc::new(StepCtx {
-            step_id: req.step_id,
-            rendezvous,
-            resources: session.resources.clone(),
-            cancel: entry.cancel.clone(),
-            device: session.device.clone(),
-            deadline: Some(deadline),
-        });
+        let step = self.step_ctx(&session, &entry, deadline);
         let (tx, rx) = tokio::sync::oneshot::channel();
         let mut guard = AbortOnDrop(Some(entry.clone()));
         // Real work never runs on the async threads: on one, the executor runs only cheap
@@ -114,6 +99,31 @@ impl Worker {
         // ferroflow master need not send CleanupGraph (TensorFlow's still may: a no-op).
         self.steps.release_when_drained(&entry);
         Ok(RunGraphResponse { recv, ..Default::default() })
+    }
+
+    /// The kernels' view of one step of a partition on this task.
+    pub(crate) fn step_ctx(
+        &self,
+        session: &Arc<super::session::WorkerSession>,
+        entry: &Arc<StepEntry>,
+        deadline: Instant,
+    ) -> Arc<StepCtx> {
+        let rendezvous = Arc::new(RemoteRendezvous {
+            entry: entry.clone(),
+            session: session.clone(),
+            channels: self.channels.clone(),
+            runtime: self.runtime.clone(),
+            deadline,
+            queued: Default::default(),
+        });
+        Arc::new(StepCtx {
+            step_id: entry.step_id,
+            rendezvous,
+            resources: session.resources.clone(),
+            cancel: entry.cancel.clone(),
+            device: session.device.clone(),
+            deadline: Some(deadline),
+        })
     }
 
     /// RecvTensor: waits (bounded by the caller's deadline and the worker's limit) for this

@@ -35,7 +35,13 @@ pub(crate) struct StepEntry {
     pending: Mutex<(u64, Vec<(u64, String)>)>,
     /// The step's RunGraph succeeded: remove the table once it is empty.
     release_when_empty: AtomicBool,
+    /// Partial runs: per graph handle, the completion of the executor the first
+    /// partial RunGraph started (`None` while it runs).
+    partial: Mutex<HashMap<String, PartialDone>>,
 }
+
+/// The completion of a partial run's executor.
+pub(crate) type PartialDone = watch::Receiver<Option<Result<(), Status>>>;
 
 impl StepEntry {
     fn new(step_id: i64, expires: Instant) -> StepEntry {
@@ -47,7 +53,15 @@ impl StepEntry {
             expires: Mutex::new(expires),
             pending: Mutex::new((0, Vec::new())),
             release_when_empty: AtomicBool::new(false),
+            partial: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// The completion of `graph`'s partial run in this step, started by `start` on the
+    /// first call.
+    pub(crate) fn partial_run(&self, graph: &str, start: impl FnOnce() -> PartialDone) -> PartialDone {
+        let mut g = self.partial.lock().unwrap_or_else(|e| e.into_inner());
+        g.entry(graph.to_string()).or_insert_with(start).clone()
     }
 
     /// Records a RecvTensor call in flight; returns its id for [`StepEntry::done_waiting`].
