@@ -180,6 +180,12 @@ pub(crate) fn build(nodes: &[WalkNode<'_>], roots: &[usize], kinds: &mut [Kind])
             Kind::Exit => frames[here].parent.ok_or_else(|| {
                 Status::invalid_argument(format!("node '{}' (op Exit) is not inside a while loop frame", n.name))
             })?,
+            Kind::NextIteration if frames[here].parent.is_none() => {
+                return Err(Status::invalid_argument(format!(
+                    "node '{}' (op NextIteration) is not inside a while loop frame (no Enter leads to it)",
+                    n.name
+                )))
+            }
             _ => here,
         };
         for &d in &n.outs {

@@ -127,3 +127,16 @@ fn a_cycle_is_refused_when_the_graph_is_built_naming_a_node() {
     let e = Executor::new(&gd).err().expect("a cycle");
     assert!(e.message.contains("cycle"), "{e}");
 }
+
+#[test]
+fn loop_ops_outside_a_loop_are_refused_when_the_graph_is_built() {
+    for (op, what) in [("NextIteration", "NextIteration"), ("Exit", "Exit")] {
+        let gd = GraphDef {
+            node: vec![raw("x", "Const", &[]), raw("n", op, &["x"]), raw("y", "Identity", &["n"])],
+            ..Default::default()
+        };
+        let e = Executor::new(&gd).err().expect("a loop op outside a loop");
+        assert_eq!(e.code, ferroflow_core::Code::InvalidArgument, "{e}");
+        assert!(e.message.contains(&format!("(op {what}) is not inside a while loop frame")), "{e}");
+    }
+}
