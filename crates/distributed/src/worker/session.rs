@@ -27,6 +27,9 @@ pub(crate) struct WorkerSession {
     pub(crate) cluster: Arc<ClusterSpec>,
     graphs: Mutex<HashMap<String, Arc<Executor>>>,
     next_graph: AtomicU64,
+    /// The master task that created the session and that master's incarnation (empty
+    /// when the master did not say).
+    pub(crate) master: (String, i64),
 }
 
 impl WorkerSession {
@@ -44,6 +47,7 @@ impl WorkerSession {
             cluster,
             graphs: Mutex::new(HashMap::new()),
             next_graph: AtomicU64::new(1),
+            master: (String::new(), 0),
         }
     }
 

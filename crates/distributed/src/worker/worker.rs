@@ -147,10 +147,23 @@ impl Worker {
             // A retried CreateWorkerSession (the master's first reply was lost) is fine.
             return Ok(());
         }
-        g.insert(
-            req.session_handle.clone(),
-            Arc::new(WorkerSession::new(&req.session_handle, resources, &task, cluster)),
-        );
+        if !req.master_task.is_empty() {
+            // TensorFlow's rule: sessions created by the same master task under another
+            // incarnation belong to a master that restarted; nobody will close them.
+            let before = g.len();
+            g.retain(|_, s| s.master.0 != req.master_task || s.master.1 == req.master_incarnation);
+            if g.len() < before {
+                tracing::info!(
+                    task = %self.task,
+                    master = %req.master_task,
+                    dropped = before - g.len(),
+                    "worker sessions of a previous incarnation of this master dropped (the master restarted)"
+                );
+            }
+        }
+        let mut session = WorkerSession::new(&req.session_handle, resources, &task, cluster);
+        session.master = (req.master_task.clone(), req.master_incarnation);
+        g.insert(req.session_handle.clone(), Arc::new(session));
         tracing::debug!(task = %self.task, session = %req.session_handle, isolate = req.isolate_session_state, "worker session created");
         Ok(())
     }
