@@ -21,6 +21,9 @@ use crate::local_master::LocalMaster;
 use crate::master::run_step_http::PATH as RUN_STEP;
 use crate::rpc_util::{from_grpc, request_with_deadline};
 
+mod partial_run;
+pub use partial_run::PartialRunHandle;
+
 #[derive(Default)]
 struct State {
     handle: Option<String>,

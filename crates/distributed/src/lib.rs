@@ -32,7 +32,7 @@ pub use channels::{endpoint, master_client, strip_scheme, worker_client, Channel
 pub use client_graph::{rewrite_for_client, ClientGraph, ClientTensor};
 pub use cluster_spec::{ClusterFlags, ClusterSpec};
 pub use control::proto as control_proto;
-pub use grpc_session::{server_info, shutdown_server, GrpcSession};
+pub use grpc_session::{server_info, shutdown_server, GrpcSession, PartialRunHandle};
 pub use partition::{partition, PartitionOptions, SplitBy};
 pub use server::{Server, ServerOptions};
 pub use tf_config::{TaskId, TfConfig};
