@@ -8,8 +8,9 @@
 //! float → int8/int16/uint8/uint16 converts through int32 and keeps the low bits; integer
 //! narrowing wraps; double → half/bfloat16 and integer → half/bfloat16 round through float
 //! (so twice); complex → real takes the real part (also for bool: `1j` is false); x → bool is
-//! `x != 0` (NaN is true). bfloat16 → int8/int16/uint8/uint16 is the exception: TensorFlow
-//! saturates it (through int32). Out-of-range float → uint32/uint64 is implementation-defined in
+//! `x != 0` (NaN is true). bfloat16 → int8/int16/uint8/uint16 is the exception: TensorFlow's
+//! vectorized loop saturates it (through int32), and ferroflow does so for every size (its
+//! scalar loop, used for the tail of a tensor and small tensors, wraps instead). Out-of-range float → uint32/uint64 is implementation-defined in
 //! TensorFlow (its vectorized and scalar loops disagree); ferroflow gives the vectorized
 //! loop's answers.
 
