@@ -22,12 +22,19 @@ def _num(x):
     return x
 
 
+NAMES = ("float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bfloat16", "int8",
+         "int16", "uint16", "uint32", "uint64", "complex64", "complex128")
+
+
 def tensor(a):
+    """A value as JSON: complex data is flat (real, imaginary) pairs."""
     a = np.asarray(a)
-    name = {"float32": "float32", "float64": "float64", "int32": "int32", "int64": "int64",
-            "uint8": "uint8", "bool": "bool"}[str(a.dtype)]
+    name = str(a.dtype)
+    assert name in NAMES, name
     if a.dtype.kind in "iub":
         data = [int(v) for v in a.reshape(-1)]
+    elif a.dtype.kind == "c":
+        data = [_num(p) for v in a.reshape(-1) for p in (v.real, v.imag)]
     else:
         data = [_num(v) for v in a.reshape(-1)]
     return {"dtype": name, "shape": list(a.shape), "data": data}

@@ -17,7 +17,12 @@ pub enum DataType {
     Complex64 = 8,
     Int64 = 9,
     Bool = 10,
+    QInt8 = 11,
+    QUInt8 = 12,
+    QInt32 = 13,
     BFloat16 = 14,
+    QInt16 = 15,
+    QUInt16 = 16,
     UInt16 = 17,
     Complex128 = 18,
     Half = 19,
@@ -29,7 +34,7 @@ pub enum DataType {
 
 impl DataType {
     /// All types ferroflow knows by name.
-    pub const ALL: [DataType; 18] = [
+    pub const ALL: [DataType; 23] = [
         DataType::Float,
         DataType::Double,
         DataType::Int32,
@@ -40,7 +45,12 @@ impl DataType {
         DataType::Complex64,
         DataType::Int64,
         DataType::Bool,
+        DataType::QInt8,
+        DataType::QUInt8,
+        DataType::QInt32,
         DataType::BFloat16,
+        DataType::QInt16,
+        DataType::QUInt16,
         DataType::UInt16,
         DataType::Complex128,
         DataType::Half,
@@ -93,7 +103,12 @@ impl DataType {
             Complex64 => "complex64",
             Int64 => "int64",
             Bool => "bool",
+            QInt8 => "qint8",
+            QUInt8 => "quint8",
+            QInt32 => "qint32",
             BFloat16 => "bfloat16",
+            QInt16 => "qint16",
+            QUInt16 => "quint16",
             UInt16 => "uint16",
             Complex128 => "complex128",
             Half => "float16",
@@ -108,19 +123,29 @@ impl DataType {
     pub fn byte_size(self) -> Option<usize> {
         use DataType::*;
         Some(match self {
-            Float | Int32 | UInt32 => 4,
+            Float | Int32 | UInt32 | QInt32 => 4,
             Double | Int64 | UInt64 | Complex64 => 8,
-            UInt8 | Int8 | Bool => 1,
-            Int16 | UInt16 | BFloat16 | Half => 2,
+            UInt8 | Int8 | Bool | QInt8 | QUInt8 => 1,
+            Int16 | UInt16 | BFloat16 | Half | QInt16 | QUInt16 => 2,
             Complex128 => 16,
             String | Resource | Variant => return None,
         })
     }
 
-    /// Whether ferroflow tensors can hold this type.
+    /// Whether ferroflow tensors can hold this type (every type TensorProto carries).
     pub fn is_supported(self) -> bool {
+        true
+    }
+
+    /// A quantized type (`qint8`, `quint8`, `qint16`, `quint16`, `qint32`).
+    pub fn is_quantized(self) -> bool {
         use DataType::*;
-        matches!(self, Float | Double | Int32 | Int64 | UInt8 | Bool | String | Resource)
+        matches!(self, QInt8 | QUInt8 | QInt16 | QUInt16 | QInt32)
+    }
+
+    /// A complex type (`complex64`, `complex128`).
+    pub fn is_complex(self) -> bool {
+        matches!(self, DataType::Complex64 | DataType::Complex128)
     }
 
     /// Float or double.
@@ -142,7 +167,7 @@ impl std::fmt::Display for DataType {
 }
 
 /// Rust element types that a [`crate::Tensor`] can hold.
-pub trait TensorType: Clone + Send + Sync + std::fmt::Debug + 'static {
+pub trait TensorType: Clone + Default + Send + Sync + std::fmt::Debug + 'static {
     /// The matching TensorFlow type.
     const DTYPE: DataType;
     /// Borrows the elements if the storage holds this type.
@@ -185,6 +210,128 @@ tensor_type!(bool, Bool, Bool);
 tensor_type!(Vec<u8>, String, Str);
 tensor_type!(crate::ResourceHandle, Resource, Resource);
 tensor_type!(crate::Variant, Variant, Variant);
+tensor_type!(half::f16, Half, F16);
+tensor_type!(half::bf16, BFloat16, BF16);
+tensor_type!(i8, Int8, I8);
+tensor_type!(i16, Int16, I16);
+tensor_type!(u16, UInt16, U16);
+tensor_type!(u32, UInt32, U32);
+tensor_type!(u64, UInt64, U64);
+tensor_type!(crate::C64, Complex64, C64);
+tensor_type!(crate::C128, Complex128, C128);
+tensor_type!(crate::QInt8, QInt8, QI8);
+tensor_type!(crate::QUInt8, QUInt8, QU8);
+tensor_type!(crate::QInt16, QInt16, QI16);
+tensor_type!(crate::QUInt16, QUInt16, QU16);
+tensor_type!(crate::QInt32, QInt32, QI32);
+
+/// Evaluates `$body` with the type alias `$T` bound to the Rust element type of the
+/// [`DataType`] `$dt`; every dtype has one, so the match is exhaustive.
+///
+/// ```
+/// use ferroflow_core::{with_dtype, DataType};
+/// let size = with_dtype!(DataType::Half, T => std::mem::size_of::<T>());
+/// assert_eq!(size, 2);
+/// ```
+#[macro_export]
+macro_rules! with_dtype {
+    ($dt:expr, $T:ident => $body:expr) => {
+        match $dt {
+            $crate::DataType::Float => {
+                type $T = f32;
+                $body
+            }
+            $crate::DataType::Double => {
+                type $T = f64;
+                $body
+            }
+            $crate::DataType::Int32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::DataType::UInt8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::DataType::Int16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::DataType::Int8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::DataType::String => {
+                type $T = Vec<u8>;
+                $body
+            }
+            $crate::DataType::Complex64 => {
+                type $T = $crate::C64;
+                $body
+            }
+            $crate::DataType::Int64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::DataType::Bool => {
+                type $T = bool;
+                $body
+            }
+            $crate::DataType::QInt8 => {
+                type $T = $crate::QInt8;
+                $body
+            }
+            $crate::DataType::QUInt8 => {
+                type $T = $crate::QUInt8;
+                $body
+            }
+            $crate::DataType::QInt32 => {
+                type $T = $crate::QInt32;
+                $body
+            }
+            $crate::DataType::BFloat16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            $crate::DataType::QInt16 => {
+                type $T = $crate::QInt16;
+                $body
+            }
+            $crate::DataType::QUInt16 => {
+                type $T = $crate::QUInt16;
+                $body
+            }
+            $crate::DataType::UInt16 => {
+                type $T = u16;
+                $body
+            }
+            $crate::DataType::Complex128 => {
+                type $T = $crate::C128;
+                $body
+            }
+            $crate::DataType::Half => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::DataType::Resource => {
+                type $T = $crate::ResourceHandle;
+                $body
+            }
+            $crate::DataType::Variant => {
+                type $T = $crate::Variant;
+                $body
+            }
+            $crate::DataType::UInt32 => {
+                type $T = u32;
+                $body
+            }
+            $crate::DataType::UInt64 => {
+                type $T = u64;
+                $body
+            }
+        }
+    };
+}
 
 #[cfg(test)]
 mod tests {
@@ -197,5 +344,17 @@ mod tests {
         assert!(DataType::from_proto(0).is_err());
         assert!(DataType::from_proto(77).is_err());
         assert!(DataType::from_i32(103).is_err());
+        assert_eq!(DataType::from_proto(111).unwrap(), (DataType::QInt8, true));
+    }
+
+    #[test]
+    fn every_dtype_has_its_rust_type() {
+        for d in DataType::ALL {
+            let (dt, size) = with_dtype!(d, T => (T::DTYPE, std::mem::size_of::<T>()));
+            assert_eq!(dt, d);
+            if let Some(b) = d.byte_size() {
+                assert_eq!(b, size, "{d}");
+            }
+        }
     }
 }

@@ -4,9 +4,11 @@
 mod device;
 mod dtype;
 mod node_attrs;
+mod quantized;
 mod resource;
 mod shape;
 mod status;
+mod storage;
 mod tensor;
 mod tensor_proto;
 mod variant;
@@ -14,12 +16,24 @@ mod variant;
 pub use device::DeviceName;
 pub use dtype::{DataType, TensorType};
 pub use node_attrs::{attr, shape_proto_dims, NodeAttrs};
+pub use quantized::{QInt16, QInt32, QInt8, QUInt16, QUInt8};
 pub use resource::ResourceHandle;
 pub use shape::Shape;
 pub use status::{Code, Result, Status};
-pub use tensor::{Storage, Tensor};
+pub use storage::Storage;
+pub use tensor::Tensor;
 pub use tensor_proto::{decode_string_list, encode_string_list};
 pub use variant::{TensorList, Variant, TENSOR_LIST_TYPE_NAME};
+
+/// TensorFlow's `complex64`: two f32 (real, imaginary).
+pub type C64 = num_complex::Complex<f32>;
+/// TensorFlow's `complex128`: two f64 (real, imaginary).
+pub type C128 = num_complex::Complex<f64>;
+
+/// The `half` crate (`f16` is TensorFlow's `half`/`float16`, `bf16` its `bfloat16`).
+pub use half;
+/// The `num-complex` crate.
+pub use num_complex;
 
 /// Re-export of the generated protobuf types.
 pub use ferroflow_proto as proto;

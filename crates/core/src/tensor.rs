@@ -2,76 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::{DataType, ResourceHandle, Shape, Status, TensorType};
-
-/// Typed element storage of a tensor.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Storage {
-    /// DT_FLOAT
-    F32(Vec<f32>),
-    /// DT_DOUBLE
-    F64(Vec<f64>),
-    /// DT_INT32
-    I32(Vec<i32>),
-    /// DT_INT64
-    I64(Vec<i64>),
-    /// DT_UINT8
-    U8(Vec<u8>),
-    /// DT_BOOL
-    Bool(Vec<bool>),
-    /// DT_STRING (byte strings)
-    Str(Vec<Vec<u8>>),
-    /// DT_RESOURCE
-    Resource(Vec<ResourceHandle>),
-    /// DT_VARIANT
-    Variant(Vec<crate::Variant>),
-}
-
-impl Storage {
-    fn len(&self) -> usize {
-        match self {
-            Storage::F32(v) => v.len(),
-            Storage::F64(v) => v.len(),
-            Storage::I32(v) => v.len(),
-            Storage::I64(v) => v.len(),
-            Storage::U8(v) => v.len(),
-            Storage::Bool(v) => v.len(),
-            Storage::Str(v) => v.len(),
-            Storage::Resource(v) => v.len(),
-            Storage::Variant(v) => v.len(),
-        }
-    }
-
-    fn dtype(&self) -> DataType {
-        match self {
-            Storage::F32(_) => DataType::Float,
-            Storage::F64(_) => DataType::Double,
-            Storage::I32(_) => DataType::Int32,
-            Storage::I64(_) => DataType::Int64,
-            Storage::U8(_) => DataType::UInt8,
-            Storage::Bool(_) => DataType::Bool,
-            Storage::Str(_) => DataType::String,
-            Storage::Resource(_) => DataType::Resource,
-            Storage::Variant(_) => DataType::Variant,
-        }
-    }
-
-    /// Zero-filled storage of a supported dtype.
-    pub fn zeros(dtype: DataType, n: usize) -> Result<Storage, Status> {
-        Ok(match dtype {
-            DataType::Float => Storage::F32(vec![0.0; n]),
-            DataType::Double => Storage::F64(vec![0.0; n]),
-            DataType::Int32 => Storage::I32(vec![0; n]),
-            DataType::Int64 => Storage::I64(vec![0; n]),
-            DataType::UInt8 => Storage::U8(vec![0; n]),
-            DataType::Bool => Storage::Bool(vec![false; n]),
-            DataType::String => Storage::Str(vec![Vec::new(); n]),
-            DataType::Resource => Storage::Resource(vec![ResourceHandle::default(); n]),
-            DataType::Variant => Storage::Variant(vec![crate::Variant::Empty; n]),
-            d => return Err(Status::unimplemented(format!("dtype {d} is not supported by ferroflow tensors yet"))),
-        })
-    }
-}
+use crate::storage::raw_bytes_of;
+use crate::{DataType, Shape, Status, Storage, TensorType};
 
 /// A dense tensor. Cloning is cheap (the buffer is reference counted); mutation through
 /// [`Tensor::data_mut`] copies the buffer only when it is shared.
@@ -208,16 +140,32 @@ impl Tensor {
         Arc::ptr_eq(&self.data, &other.data)
     }
 
-    /// Elements converted to f64 (numeric and bool types), for tests and summaries.
+    /// Elements converted to f64 (real numeric, quantized and bool types), for tests and
+    /// summaries.
     pub fn to_f64_vec(&self) -> Result<Vec<f64>, Status> {
+        fn f<T: Copy>(v: &[T], g: impl Fn(T) -> f64) -> Vec<f64> {
+            v.iter().map(|&x| g(x)).collect()
+        }
         Ok(match &*self.data {
-            Storage::F32(v) => v.iter().map(|&x| x as f64).collect(),
+            Storage::F32(v) => f(v, f64::from),
             Storage::F64(v) => v.clone(),
-            Storage::I32(v) => v.iter().map(|&x| x as f64).collect(),
-            Storage::I64(v) => v.iter().map(|&x| x as f64).collect(),
-            Storage::U8(v) => v.iter().map(|&x| x as f64).collect(),
-            Storage::Bool(v) => v.iter().map(|&x| x as u8 as f64).collect(),
-            _ => return Err(Status::invalid_argument(format!("{} tensor is not numeric", self.dtype()))),
+            Storage::I32(v) => f(v, f64::from),
+            Storage::I64(v) => f(v, |x| x as f64),
+            Storage::U8(v) => f(v, f64::from),
+            Storage::Bool(v) => f(v, |x| f64::from(u8::from(x))),
+            Storage::F16(v) => f(v, f64::from),
+            Storage::BF16(v) => f(v, f64::from),
+            Storage::I8(v) => f(v, f64::from),
+            Storage::I16(v) => f(v, f64::from),
+            Storage::U16(v) => f(v, f64::from),
+            Storage::U32(v) => f(v, f64::from),
+            Storage::U64(v) => f(v, |x| x as f64),
+            Storage::QI8(v) => f(v, |x| f64::from(x.0)),
+            Storage::QU8(v) => f(v, |x| f64::from(x.0)),
+            Storage::QI16(v) => f(v, |x| f64::from(x.0)),
+            Storage::QU16(v) => f(v, |x| f64::from(x.0)),
+            Storage::QI32(v) => f(v, |x| f64::from(x.0)),
+            _ => return Err(Status::invalid_argument(format!("{} tensor is not real numeric", self.dtype()))),
         })
     }
 
@@ -225,26 +173,6 @@ impl Tensor {
     pub fn raw_bytes(&self) -> Option<&[u8]> {
         raw_bytes_of(&self.data)
     }
-}
-
-/// Views a fixed-size storage as bytes (little-endian hosts only, checked at compile time).
-pub(crate) fn raw_bytes_of(s: &Storage) -> Option<&[u8]> {
-    #[cfg(not(target_endian = "little"))]
-    compile_error!("ferroflow's zero-copy tensor encoding assumes a little-endian host");
-    fn view<T>(v: &[T]) -> &[u8] {
-        // SAFETY: T is a plain-old-data numeric type (f32/f64/i32/i64/u8/bool) with no
-        // padding; every byte is initialized and the length is exact.
-        unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
-    }
-    Some(match s {
-        Storage::F32(v) => view(v),
-        Storage::F64(v) => view(v),
-        Storage::I32(v) => view(v),
-        Storage::I64(v) => view(v),
-        Storage::U8(v) => v,
-        Storage::Bool(v) => view(v),
-        Storage::Str(_) | Storage::Resource(_) | Storage::Variant(_) => return None,
-    })
 }
 
 #[cfg(test)]
@@ -291,7 +219,7 @@ macro_rules! from_scalar {
         }
     )*};
 }
-from_scalar!(f32, f64, i32, i64, u8, bool);
+from_scalar!(f32, f64, i32, i64, u8, bool, i8, i16, u16, u32, u64, half::f16, half::bf16, crate::C64, crate::C128);
 
 impl From<&str> for Tensor {
     fn from(s: &str) -> Tensor {

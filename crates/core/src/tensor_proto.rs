@@ -6,8 +6,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::proto::{tensor_shape_proto::Dim, ResourceHandleProto, TensorProto, TensorShapeProto};
-use crate::tensor::raw_bytes_of;
-use crate::{DataType, ResourceHandle, Shape, Status, Storage, Tensor};
+use half::{bf16, f16};
+
+use crate::storage::{pod_from_le, raw_bytes_of};
+use crate::{
+    DataType, QInt16, QInt32, QInt8, QUInt16, QUInt8, ResourceHandle, Shape, Status, Storage, Tensor, C128, C64,
+};
 use prost::Message;
 
 impl Shape {
@@ -113,11 +117,25 @@ impl Tensor {
             Storage::F64(v) => p.double_val = v.clone(),
             Storage::I32(v) => p.int_val = v.clone(),
             Storage::I64(v) => p.int64_val = v.clone(),
-            Storage::U8(v) => p.int_val = v.iter().map(|&x| x as i32).collect(),
+            Storage::U8(v) => p.int_val = ints(v, i32::from),
             Storage::Bool(v) => p.bool_val = v.clone(),
             Storage::Str(v) => p.string_val = v.clone(),
             Storage::Resource(v) => p.resource_handle_val = v.iter().map(|h| h.to_proto()).collect(),
             Storage::Variant(v) => p.variant_val = crate::variant::to_variant_val(v),
+            Storage::F16(v) => p.half_val = ints(v, |x| i32::from(x.to_bits())),
+            Storage::BF16(v) => p.half_val = ints(v, |x| i32::from(x.to_bits())),
+            Storage::I8(v) => p.int_val = ints(v, i32::from),
+            Storage::I16(v) => p.int_val = ints(v, i32::from),
+            Storage::U16(v) => p.int_val = ints(v, i32::from),
+            Storage::U32(v) => p.uint32_val = v.clone(),
+            Storage::U64(v) => p.uint64_val = v.clone(),
+            Storage::C64(v) => p.scomplex_val = v.iter().flat_map(|c| [c.re, c.im]).collect(),
+            Storage::C128(v) => p.dcomplex_val = v.iter().flat_map(|c| [c.re, c.im]).collect(),
+            Storage::QI8(v) => p.int_val = ints(v, |x| i32::from(x.0)),
+            Storage::QU8(v) => p.int_val = ints(v, |x| i32::from(x.0)),
+            Storage::QI16(v) => p.int_val = ints(v, |x| i32::from(x.0)),
+            Storage::QU16(v) => p.int_val = ints(v, |x| i32::from(x.0)),
+            Storage::QI32(v) => p.int_val = ints(v, |x| x.0),
         }
         p
     }
@@ -141,7 +159,6 @@ impl Tensor {
             DataType::Double => Storage::F64(fill(&p.double_val, n, "double_val")?),
             DataType::Int32 => Storage::I32(fill(&p.int_val, n, "int_val")?),
             DataType::Int64 => Storage::I64(fill(&p.int64_val, n, "int64_val")?),
-            DataType::UInt8 => Storage::U8(fill(&p.int_val, n, "int_val")?.into_iter().map(|x| x as u8).collect()),
             DataType::Bool => Storage::Bool(fill(&p.bool_val, n, "bool_val")?),
             DataType::String => Storage::Str(fill(&p.string_val, n, "string_val")?),
             DataType::Resource => {
@@ -149,7 +166,26 @@ impl Tensor {
                 Storage::Resource(fill(&hs, n, "resource_handle_val")?)
             }
             DataType::Variant => Storage::Variant(crate::variant::from_variant_val(p, n)?),
-            d => return Err(Status::unimplemented(format!("TensorProto dtype {d} is not supported yet"))),
+            // As TensorFlow's FromProtoField: the narrow types keep the low bits of each value.
+            DataType::UInt8 => Storage::U8(fill_with(&p.int_val, n, "int_val", |x| x as u8)?),
+            DataType::Int8 => Storage::I8(fill_with(&p.int_val, n, "int_val", |x| x as i8)?),
+            DataType::Int16 => Storage::I16(fill_with(&p.int_val, n, "int_val", |x| x as i16)?),
+            DataType::UInt16 => Storage::U16(fill_with(&p.int_val, n, "int_val", |x| x as u16)?),
+            DataType::QInt8 => Storage::QI8(fill_with(&p.int_val, n, "int_val", |x| QInt8(x as i8))?),
+            DataType::QUInt8 => Storage::QU8(fill_with(&p.int_val, n, "int_val", |x| QUInt8(x as u8))?),
+            DataType::QInt16 => Storage::QI16(fill_with(&p.int_val, n, "int_val", |x| QInt16(x as i16))?),
+            DataType::QUInt16 => Storage::QU16(fill_with(&p.int_val, n, "int_val", |x| QUInt16(x as u16))?),
+            DataType::QInt32 => Storage::QI32(fill_with(&p.int_val, n, "int_val", QInt32)?),
+            DataType::UInt32 => Storage::U32(fill(&p.uint32_val, n, "uint32_val")?),
+            DataType::UInt64 => Storage::U64(fill(&p.uint64_val, n, "uint64_val")?),
+            DataType::Half => Storage::F16(fill_with(&p.half_val, n, "half_val", |x| f16::from_bits(x as u16))?),
+            DataType::BFloat16 => Storage::BF16(fill_with(&p.half_val, n, "half_val", |x| bf16::from_bits(x as u16))?),
+            DataType::Complex64 => {
+                Storage::C64(fill(&pairs(&p.scomplex_val, "scomplex_val", C64::new)?, n, "scomplex_val")?)
+            }
+            DataType::Complex128 => {
+                Storage::C128(fill(&pairs(&p.dcomplex_val, "dcomplex_val", C128::new)?, n, "dcomplex_val")?)
+            }
         };
         Tensor::from_storage(shape, storage)
     }
@@ -167,11 +203,6 @@ impl Tensor {
             }
         }
         let storage = match dtype {
-            DataType::Float => Storage::F32(le(bytes, f32::from_le_bytes)),
-            DataType::Double => Storage::F64(le(bytes, f64::from_le_bytes)),
-            DataType::Int32 => Storage::I32(le(bytes, i32::from_le_bytes)),
-            DataType::Int64 => Storage::I64(le(bytes, i64::from_le_bytes)),
-            DataType::UInt8 => Storage::U8(bytes.to_vec()),
             DataType::Bool => Storage::Bool(bytes.iter().map(|&b| b != 0).collect()),
             DataType::String => Storage::Str(decode_string_list(bytes, n)?),
             DataType::Resource => {
@@ -190,37 +221,57 @@ impl Tensor {
                 }
                 Storage::Variant(vs)
             }
-            d => return Err(Status::unimplemented(format!("tensor_content of dtype {d} is not supported yet"))),
+            DataType::Float => Storage::F32(pod_from_le(bytes)),
+            DataType::Double => Storage::F64(pod_from_le(bytes)),
+            DataType::Int32 => Storage::I32(pod_from_le(bytes)),
+            DataType::Int64 => Storage::I64(pod_from_le(bytes)),
+            DataType::UInt8 => Storage::U8(bytes.to_vec()),
+            DataType::Int8 => Storage::I8(pod_from_le(bytes)),
+            DataType::Int16 => Storage::I16(pod_from_le(bytes)),
+            DataType::UInt16 => Storage::U16(pod_from_le(bytes)),
+            DataType::UInt32 => Storage::U32(pod_from_le(bytes)),
+            DataType::UInt64 => Storage::U64(pod_from_le(bytes)),
+            DataType::Half => Storage::F16(pod_from_le(bytes)),
+            DataType::BFloat16 => Storage::BF16(pod_from_le(bytes)),
+            DataType::Complex64 => Storage::C64(pod_from_le(bytes)),
+            DataType::Complex128 => Storage::C128(pod_from_le(bytes)),
+            DataType::QInt8 => Storage::QI8(pod_from_le(bytes)),
+            DataType::QUInt8 => Storage::QU8(pod_from_le(bytes)),
+            DataType::QInt16 => Storage::QI16(pod_from_le(bytes)),
+            DataType::QUInt16 => Storage::QU16(pod_from_le(bytes)),
+            DataType::QInt32 => Storage::QI32(pod_from_le(bytes)),
         };
         Tensor::from_storage(shape, storage)
     }
 }
 
-/// Primitive numbers whose every bit pattern is a valid value.
-trait Plain: Copy {}
-impl Plain for f32 {}
-impl Plain for f64 {}
-impl Plain for i32 {}
-impl Plain for i64 {}
+/// Each element widened to the `int32` of a typed field.
+fn ints<T: Copy>(v: &[T], f: impl Fn(T) -> i32) -> Vec<i32> {
+    v.iter().map(|&x| f(x)).collect()
+}
 
-/// Decodes little-endian `W`-byte numbers. On little-endian machines (all that ferroflow
-/// targets in practice) that is one memcpy; `from_le` is the portable fallback.
-fn le<const W: usize, T: Plain>(b: &[u8], from_le: impl Fn([u8; W]) -> T) -> Vec<T> {
-    assert_eq!(std::mem::size_of::<T>(), W, "element width");
-    let n = b.len() / W;
-    if cfg!(target_endian = "little") {
-        let mut v: Vec<T> = Vec::with_capacity(n);
-        // SAFETY: `v` has room for `n` elements of `W` bytes each, `b` holds at least
-        // `n * W` bytes and cannot overlap a fresh allocation, and any bit pattern is a valid
-        // `T` (`Plain`), so the `n` elements are initialized after the copy.
-        unsafe {
-            std::ptr::copy_nonoverlapping(b.as_ptr(), v.as_mut_ptr().cast::<u8>(), n * W);
-            v.set_len(n);
-        }
-        v
-    } else {
-        b.chunks_exact(W).map(|c| from_le(c.try_into().expect("chunk width"))).collect()
+/// Complex values from a typed field of (real, imaginary) pairs.
+fn pairs<F: Copy, C>(vals: &[F], field: &str, make: impl Fn(F, F) -> C) -> Result<Vec<C>, Status> {
+    if !vals.len().is_multiple_of(2) {
+        return Err(Status::invalid_argument(format!(
+            "{field} holds (real, imaginary) pairs but has an odd number of values ({})",
+            vals.len()
+        )));
     }
+    Ok(vals.chunks_exact(2).map(|c| make(c[0], c[1])).collect())
+}
+
+/// [`fill`] of the values converted by `f` (only the values present are converted).
+fn fill_with<S: Copy, T: Clone + Default>(
+    vals: &[S],
+    n: usize,
+    field: &str,
+    f: impl Fn(S) -> T,
+) -> Result<Vec<T>, Status> {
+    if vals.len() > n {
+        return Err(Status::invalid_argument(format!("{field} has {} values but the shape holds {n}", vals.len())));
+    }
+    fill(&vals.iter().map(|&x| f(x)).collect::<Vec<T>>(), n, field)
 }
 
 /// TensorFlow's fill rule: no values → zeros (defaults); fewer values → repeat the last.
@@ -313,3 +364,7 @@ mod tests {
         assert_eq!(Tensor::from_proto(&t.to_proto()).unwrap(), t);
     }
 }
+
+#[cfg(test)]
+#[path = "tensor_proto_dtype_tests.rs"]
+mod dtype_tests;

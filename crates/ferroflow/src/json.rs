@@ -41,6 +41,21 @@ pub fn values(t: &Tensor) -> String {
         Storage::Str(v) => v.iter().map(|s| string(&String::from_utf8_lossy(s))).collect(),
         Storage::Resource(v) => v.iter().map(|h| string(&format!("{h:?}"))).collect(),
         Storage::Variant(v) => v.iter().map(|x| string(&format!("{x:?}"))).collect(),
+        Storage::F16(v) => v.iter().map(|&x| float(f64::from(x))).collect(),
+        Storage::BF16(v) => v.iter().map(|&x| float(f64::from(x))).collect(),
+        Storage::I8(v) => v.iter().map(|x| x.to_string()).collect(),
+        Storage::I16(v) => v.iter().map(|x| x.to_string()).collect(),
+        Storage::U16(v) => v.iter().map(|x| x.to_string()).collect(),
+        Storage::U32(v) => v.iter().map(|x| x.to_string()).collect(),
+        Storage::U64(v) => v.iter().map(|x| x.to_string()).collect(),
+        // Complex values as [real, imaginary] pairs.
+        Storage::C64(v) => v.iter().map(|c| format!("[{},{}]", float(c.re.into()), float(c.im.into()))).collect(),
+        Storage::C128(v) => v.iter().map(|c| format!("[{},{}]", float(c.re), float(c.im))).collect(),
+        Storage::QI8(v) => v.iter().map(|x| x.to_string()).collect(),
+        Storage::QU8(v) => v.iter().map(|x| x.to_string()).collect(),
+        Storage::QI16(v) => v.iter().map(|x| x.to_string()).collect(),
+        Storage::QU16(v) => v.iter().map(|x| x.to_string()).collect(),
+        Storage::QI32(v) => v.iter().map(|x| x.to_string()).collect(),
     };
     format!("[{}]", items.join(","))
 }

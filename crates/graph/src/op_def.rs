@@ -153,6 +153,11 @@ pub fn parse_type(s: &str) -> Option<DataType> {
         "bfloat16" => DataType::BFloat16,
         "complex64" => DataType::Complex64,
         "complex128" => DataType::Complex128,
+        "qint8" => DataType::QInt8,
+        "quint8" => DataType::QUInt8,
+        "qint16" => DataType::QInt16,
+        "quint16" => DataType::QUInt16,
+        "qint32" => DataType::QInt32,
         _ => return None,
     })
 }

@@ -1,6 +1,7 @@
 //! Fill, ZerosLike and OnesLike.
 
-use ferroflow_core::{DataType, Shape, Status, Storage, Tensor, Variant};
+use ferroflow_core::half::{bf16, f16};
+use ferroflow_core::{DataType, Shape, Status, Storage, Tensor, Variant, C128, C64};
 
 use super::util::{check_alloc, index_vec, with_type, FnKernel};
 use crate::{KernelRegistry, OpContext};
@@ -34,8 +35,9 @@ fn first<T: Clone>(s: &[T]) -> T {
 
 fn zeros_like(ctx: &mut OpContext) -> Result<(), Status> {
     let x = ctx.input(0)?;
-    if x.dtype() == DataType::Resource {
-        return Err(ctx.error("ZerosLike is not supported for resource tensors"));
+    if x.dtype() == DataType::Resource || x.dtype().is_quantized() {
+        // TensorFlow registers no ZerosLike kernel for these.
+        return Err(ctx.error(format!("ZerosLike is not supported for {} tensors", x.dtype())));
     }
     if x.dtype() == DataType::Variant {
         // A TensorList's zeros: the same elements, each zeros (unset ones stay unset).
@@ -68,6 +70,15 @@ fn ones_like(ctx: &mut OpContext) -> Result<(), Status> {
         DataType::Int64 => Storage::I64(vec![1; n]),
         DataType::UInt8 => Storage::U8(vec![1; n]),
         DataType::Bool => Storage::Bool(vec![true; n]),
+        DataType::Half => Storage::F16(vec![f16::ONE; n]),
+        DataType::BFloat16 => Storage::BF16(vec![bf16::ONE; n]),
+        DataType::Int8 => Storage::I8(vec![1; n]),
+        DataType::Int16 => Storage::I16(vec![1; n]),
+        DataType::UInt16 => Storage::U16(vec![1; n]),
+        DataType::UInt32 => Storage::U32(vec![1; n]),
+        DataType::UInt64 => Storage::U64(vec![1; n]),
+        DataType::Complex64 => Storage::C64(vec![C64::new(1.0, 0.0); n]),
+        DataType::Complex128 => Storage::C128(vec![C128::new(1.0, 0.0); n]),
         d => return Err(ctx.error(format!("OnesLike is not defined for {d} tensors"))),
     };
     ctx.set_output(0, Tensor::from_storage(x.shape().clone(), st)?)

@@ -245,7 +245,7 @@ impl OpKernel for StridedSliceGrad {
         let mut out = Tensor::zeros(dy.dtype(), shape.clone()).map_err(|e| ctx.error(e.message))?;
         with_type!(dy.dtype(), T => {
             strided_scatter(out.data_mut::<T>()?, offset, &spec.processing, &strides, dy.as_slice::<T>()?);
-            Ok(())
+            Ok::<(), Status>(())
         })?;
         ctx.set_output(0, out)
     }

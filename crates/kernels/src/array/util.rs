@@ -6,46 +6,10 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use crate::{OpContext, OpKernel};
 
 /// Evaluates `$body` with `$T` bound to the Rust element type of `$dt` (every dtype a
-/// ferroflow tensor can hold); other dtypes give Unimplemented.
+/// ferroflow tensor can hold, which is every TensorFlow dtype).
 macro_rules! with_type {
     ($dt:expr, $T:ident => $body:expr) => {
-        match $dt {
-            ferroflow_core::DataType::Float => {
-                type $T = f32;
-                $body
-            }
-            ferroflow_core::DataType::Double => {
-                type $T = f64;
-                $body
-            }
-            ferroflow_core::DataType::Int32 => {
-                type $T = i32;
-                $body
-            }
-            ferroflow_core::DataType::Int64 => {
-                type $T = i64;
-                $body
-            }
-            ferroflow_core::DataType::UInt8 => {
-                type $T = u8;
-                $body
-            }
-            ferroflow_core::DataType::Bool => {
-                type $T = bool;
-                $body
-            }
-            ferroflow_core::DataType::String => {
-                type $T = Vec<u8>;
-                $body
-            }
-            ferroflow_core::DataType::Resource => {
-                type $T = ferroflow_core::ResourceHandle;
-                $body
-            }
-            other => Err(ferroflow_core::Status::unimplemented(format!(
-                "dtype {other} is not supported by ferroflow tensors"
-            ))),
-        }
+        ferroflow_core::with_dtype!($dt, $T => $body)
     };
 }
 pub(crate) use with_type;

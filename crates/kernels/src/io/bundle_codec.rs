@@ -10,18 +10,10 @@ use ferroflow_core::{DataType, Shape, Status, Storage, Tensor};
 use super::crc::{crc32c, crc32c_extend, mask};
 use super::varint::{get_varint64, put_varint64};
 
-/// Dtypes a checkpoint can hold in ferroflow.
+/// Dtypes a checkpoint can hold in ferroflow: every fixed-size type (numbers of every width,
+/// complex, bool, quantized) and strings; not resource or variant tensors.
 pub fn supported(dtype: DataType) -> bool {
-    matches!(
-        dtype,
-        DataType::Float
-            | DataType::Double
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::UInt8
-            | DataType::Bool
-            | DataType::String
-    )
+    dtype.byte_size().is_some() || dtype == DataType::String
 }
 
 /// The bytes of `t` in the data file and their unmasked CRC32C.
@@ -130,6 +122,12 @@ mod tests {
             Tensor::vec(vec![1u8, 255]),
             Tensor::new(vec![0, 3], Vec::<i32>::new()).unwrap(),
             Tensor::vec(vec![b"".to_vec(), b"hello".to_vec(), vec![0u8; 200]]),
+            Tensor::vec(vec![ferroflow_core::half::f16::from_f32(-1.5), ferroflow_core::half::f16::MAX]),
+            Tensor::vec(vec![ferroflow_core::half::bf16::from_f32(3.0)]),
+            Tensor::vec(vec![-128i8, 5]),
+            Tensor::vec(vec![u64::MAX, 1]),
+            Tensor::vec(vec![ferroflow_core::C128::new(1.0, -2.5)]),
+            Tensor::vec(vec![ferroflow_core::QInt32(-7)]),
         ];
         for t in ts {
             let (bytes, crc) = encode(&t, "t").unwrap();

@@ -147,3 +147,28 @@ fn merge_moves_tensors_and_deletes_sources() {
     assert_eq!(e.unwrap_err().code, Code::InvalidArgument);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn save_and_restore_every_width_and_complex() {
+    use ferroflow_core::half::{bf16, f16};
+    use ferroflow_core::C128;
+    let dir = temp_dir("savev2-dtypes");
+    let prefix = dir.join("ckpt").display().to_string();
+    let ts = vec![
+        Tensor::new(vec![2, 2], vec![f16::from_f32(0.5), f16::MAX, f16::NEG_INFINITY, f16::from_f32(-3.25)]).unwrap(),
+        Tensor::vec(vec![bf16::from_f32(1.5e30), bf16::from_f32(-0.125)]),
+        Tensor::vec(vec![-128i8, 0, 127]),
+        Tensor::vec(vec![u64::MAX, 0, 1 << 63]),
+        Tensor::vec(vec![C128::new(1.5, -2.0), C128::new(f64::MIN_POSITIVE, 1e300)]),
+    ];
+    let names = ["half", "bf16", "int8", "uint64", "complex128"];
+    let dtypes: Vec<DataType> = ts.iter().map(Tensor::dtype).collect();
+    let save = node("SaveV2", &[("dtypes", attr::list_type(&dtypes))]);
+    let mut inputs = vec![strs(&[&prefix]), strs(&names), strs(&[""; 5])];
+    inputs.extend(ts.iter().cloned());
+    run_kernel(save, inputs, 0).unwrap();
+    let restore = node("RestoreV2", &[("dtypes", attr::list_type(&dtypes))]);
+    let out = run_kernel(restore, vec![strs(&[&prefix]), strs(&names), strs(&[""; 5])], 5).unwrap();
+    assert_eq!(out, ts);
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -7,7 +7,7 @@
 //! slice's bytes are an ordinary entry under [`TensorSlice::key`].
 
 use ferroflow_core::proto::{tensor_slice_proto, TensorSliceProto};
-use ferroflow_core::{Status, Storage};
+use ferroflow_core::{Status, Storage, TensorType};
 
 use super::ordered_code::{write_num_increasing, write_signed_num_increasing, write_string};
 
@@ -260,16 +260,15 @@ pub fn copy_storage_overlap(
     dst: &mut Storage,
     dst_box: &[(usize, usize)],
 ) -> Result<(), Status> {
-    match (src, dst) {
-        (Storage::F32(s), Storage::F32(d)) => copy_overlap(s, src_box, d, dst_box),
-        (Storage::F64(s), Storage::F64(d)) => copy_overlap(s, src_box, d, dst_box),
-        (Storage::I32(s), Storage::I32(d)) => copy_overlap(s, src_box, d, dst_box),
-        (Storage::I64(s), Storage::I64(d)) => copy_overlap(s, src_box, d, dst_box),
-        (Storage::U8(s), Storage::U8(d)) => copy_overlap(s, src_box, d, dst_box),
-        (Storage::Bool(s), Storage::Bool(d)) => copy_overlap(s, src_box, d, dst_box),
-        (Storage::Str(s), Storage::Str(d)) => copy_overlap(s, src_box, d, dst_box),
-        _ => return Err(Status::internal("copying between slices of different dtypes")),
+    if src.dtype() != dst.dtype() {
+        return Err(Status::internal("copying between slices of different dtypes"));
     }
+    ferroflow_core::with_dtype!(src.dtype(), T => {
+        match (T::slice(src), T::slice_mut(dst)) {
+            (Some(s), Some(d)) => copy_overlap(s, src_box, d, dst_box),
+            _ => return Err(Status::internal("slice storage does not match its dtype")),
+        }
+    });
     Ok(())
 }
 

@@ -2,11 +2,14 @@
 //! FloorDiv, FloorMod, SquaredDifference, DivNoNan. Plus the shared drivers
 //! [`binary_same`] / [`binary_to`] used by the comparison kernels.
 
+use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, Status, Tensor, TensorType};
+use ferroflow_core::{DataType, Status, Tensor, TensorType, C128, C64};
 
 use super::bcast::{bcast_apply, bcast_apply_inplace_a, bcast_apply_inplace_b, is_unshared, Plan};
-use super::common::{dispatch, kernel_type, typed, FLOATS, NUMERIC, SIGNED};
+use super::common::{
+    dispatch, is_real_float, kernel_type, typed, FLOATS, FLOAT_COMPLEX, NUMBER, NUMERIC, REAL, SIGNED,
+};
 use super::elem::{Float, Int, Num};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -43,7 +46,7 @@ pub(crate) fn plan2(ctx: &OpContext, a: &Tensor, b: &Tensor) -> Result<Plan<2>, 
 
 /// Broadcasting `T × T → T` kernel body: reuses an unshared input buffer that already has
 /// the output's shape.
-pub(crate) fn binary_same<T: Num>(
+pub(crate) fn binary_same<T: TensorType + Copy + Default + Send + Sync>(
     ctx: &mut OpContext,
     check: Check<T>,
     f: impl Fn(T, T) -> T + Sync,
@@ -62,7 +65,7 @@ pub(crate) fn binary_same<T: Num>(
         bcast_apply_inplace_b(&plan, typed::<T>(ctx, &a)?, b.data_mut::<T>()?, f);
         b.reshape(plan.out_shape())?
     } else {
-        let mut out = vec![T::ZERO; plan.len()];
+        let mut out = vec![T::default(); plan.len()];
         bcast_apply(&plan, typed::<T>(ctx, &a)?, typed::<T>(ctx, &b)?, &mut out, f);
         Tensor::new(plan.out_shape(), out)?
     };
@@ -138,33 +141,76 @@ struct ArithKernel {
 impl ArithKernel {
     fn make(n: &NodeDef, op: Arith) -> Result<Box<dyn OpKernel>, Status> {
         let allowed = match op {
-            Arith::RealDiv | Arith::DivNoNan => FLOATS,
+            // TensorFlow's CPU registrations.
+            Arith::Add if n.op == "Add" => ADD_V1,
+            Arith::Add | Arith::Sub | Arith::Mul | Arith::Div => NUMBER,
+            Arith::Maximum | Arith::Minimum => REAL,
+            Arith::RealDiv => FLOAT_COMPLEX,
+            // Not extended to the narrow and complex types yet.
+            Arith::DivNoNan => FLOATS,
             Arith::Pow | Arith::SquaredDifference => SIGNED,
-            _ => NUMERIC,
+            Arith::FloorDiv | Arith::FloorMod => NUMERIC,
         };
         Ok(Box::new(ArithKernel { op, ty: kernel_type(n, "T", allowed)? }))
     }
+
+    /// complex64/complex128 (Add, Sub, Mul, Div, RealDiv).
+    fn compute_complex(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        dispatch!(self.ty, ctx, [C64, C128], |T| match self.op {
+            Arith::Add => binary_same::<T>(ctx, no_check, |a: T, b: T| a + b),
+            Arith::Sub => binary_same::<T>(ctx, no_check, |a: T, b: T| a - b),
+            Arith::Mul => binary_same::<T>(ctx, no_check, |a: T, b: T| a * b),
+            Arith::RealDiv | Arith::Div => binary_same::<T>(ctx, no_check, |a: T, b: T| a / b),
+            op => Err(ctx.error(format!("{op:?} is not defined for {}", self.ty))),
+        })
+    }
 }
+
+/// Add (v1): TensorFlow registers no unsigned types but uint8 for it.
+const ADD_V1: &[DataType] = &[
+    DataType::Float,
+    DataType::Double,
+    DataType::Int32,
+    DataType::Int64,
+    DataType::UInt8,
+    DataType::Half,
+    DataType::BFloat16,
+    DataType::Int8,
+    DataType::Int16,
+    DataType::Complex64,
+    DataType::Complex128,
+];
 
 impl OpKernel for ArithKernel {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let ty = self.ty;
-        let float = ty.is_float();
+        if ty.is_complex() {
+            return self.compute_complex(ctx);
+        }
+        let float = is_real_float(ty);
         match self.op {
-            Arith::Add => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::add)),
-            Arith::Sub => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::sub)),
-            Arith::Mul => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::mul)),
-            Arith::RealDiv => dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, |a: T, b: T| a / b)),
-            Arith::Div if float => {
-                dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, |a: T, b: T| a / b))
+            Arith::Add => dispatch!(ty, ctx, [f32, f64, i32, i64, u8, f16, bf16, i8, i16, u16, u32, u64], |T| {
+                binary_same::<T>(ctx, no_check, T::add)
+            }),
+            Arith::Sub => dispatch!(ty, ctx, [f32, f64, i32, i64, u8, f16, bf16, i8, i16, u16, u32, u64], |T| {
+                binary_same::<T>(ctx, no_check, T::sub)
+            }),
+            Arith::Mul => dispatch!(ty, ctx, [f32, f64, i32, i64, u8, f16, bf16, i8, i16, u16, u32, u64], |T| {
+                binary_same::<T>(ctx, no_check, T::mul)
+            }),
+            Arith::RealDiv | Arith::Div if float => {
+                dispatch!(ty, ctx, [f32, f64, f16, bf16], |T| binary_same::<T>(ctx, no_check, T::div))
             }
-            Arith::Div => dispatch!(ty, ctx, [i32, i64, u8], |T| binary_same::<T>(ctx, nonzero::<T>, T::div)),
-            Arith::Maximum => {
-                dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::tf_max))
-            }
-            Arith::Minimum => {
-                dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_same::<T>(ctx, no_check, T::tf_min))
-            }
+            Arith::RealDiv => Err(ctx.error(format!("RealDiv is not defined for {ty}"))),
+            Arith::Div => dispatch!(ty, ctx, [i32, i64, u8, i8, i16, u16, u32, u64], |T| {
+                binary_same::<T>(ctx, nonzero::<T>, T::div)
+            }),
+            Arith::Maximum => dispatch!(ty, ctx, [f32, f64, i32, i64, u8, f16, bf16, i8, i16, u16, u32, u64], |T| {
+                binary_same::<T>(ctx, no_check, T::tf_max)
+            }),
+            Arith::Minimum => dispatch!(ty, ctx, [f32, f64, i32, i64, u8, f16, bf16, i8, i16, u16, u32, u64], |T| {
+                binary_same::<T>(ctx, no_check, T::tf_min)
+            }),
             Arith::Pow if float => dispatch!(ty, ctx, [f32, f64], |T| binary_same::<T>(ctx, no_check, T::powf)),
             Arith::Pow => dispatch!(ty, ctx, [i32, i64], |T| binary_same::<T>(ctx, nonnegative::<T>, T::ipow)),
             Arith::FloorDiv if float => {

@@ -1,12 +1,17 @@
-//! Cast between float32, float64, int32, int64, uint8 and bool, with TensorFlow's CPU
-//! (x86) conversions: float→int truncates toward zero and gives the integer minimum for NaN
-//! and out-of-range values; float→uint8 converts through int32 and keeps the low byte;
-//! integer narrowing wraps; x→bool is `x != 0` (NaN is true).
+//! Cast, with TensorFlow's CPU (x86) conversions: float→int truncates toward zero and gives
+//! the integer minimum for NaN and out-of-range values; float→uint8 converts through int32
+//! and keeps the low byte; integer narrowing wraps; x→bool is `x != 0` (NaN is true).
+//!
+//! Pairs of float32, float64, int32, int64, uint8 and bool convert directly (the common,
+//! performance-relevant casts); every other pair of numeric, bool and quantized types goes
+//! through [`super::cast_wide`]'s lossless intermediate, with the same semantics.
 
+use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, QInt16, QInt32, QInt8, QUInt16, QUInt8, Status, Tensor, C128, C64};
 
 use super::bcast::map_unary;
+use super::cast_wide::{f2i32, f2i64, FromVal, ToVal, Val};
 use super::common::{dispatch, kernel_type, typed};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -14,26 +19,6 @@ use crate::{KernelRegistry, OpContext, OpKernel};
 pub trait CastTo<D>: Copy {
     /// Converts with TensorFlow's semantics.
     fn cast_to(self) -> D;
-}
-
-/// float → int32 as x86 `cvttsd2si` does it.
-#[inline(always)]
-fn f2i32(x: f64) -> i32 {
-    if x > -2147483649.0 && x < 2147483648.0 {
-        x as i32
-    } else {
-        i32::MIN
-    }
-}
-
-/// float → int64 as x86 `cvttsd2si` (64-bit) does it.
-#[inline(always)]
-fn f2i64(x: f64) -> i64 {
-    if (-9223372036854775808.0..9223372036854775808.0).contains(&x) {
-        x as i64
-    } else {
-        i64::MIN
-    }
 }
 
 macro_rules! cast_as {
@@ -83,12 +68,62 @@ cast_with!(
     u8 => bool: |x| x != 0;
 );
 
-const CAST_TYPES: &[DataType] =
+/// The types with a direct conversion between every pair.
+const DIRECT_TYPES: &[DataType] =
     &[DataType::Float, DataType::Double, DataType::Int32, DataType::Int64, DataType::UInt8, DataType::Bool];
+
+/// Every type Cast converts (TensorFlow's CPU CastOp: numeric, bool and quantized types).
+const CAST_TYPES: &[DataType] = &[
+    DataType::Float,
+    DataType::Double,
+    DataType::Int32,
+    DataType::Int64,
+    DataType::UInt8,
+    DataType::Bool,
+    DataType::Half,
+    DataType::BFloat16,
+    DataType::Int8,
+    DataType::Int16,
+    DataType::UInt16,
+    DataType::UInt32,
+    DataType::UInt64,
+    DataType::Complex64,
+    DataType::Complex128,
+    DataType::QInt8,
+    DataType::QUInt8,
+    DataType::QInt16,
+    DataType::QUInt16,
+    DataType::QInt32,
+];
 
 struct Cast {
     src: DataType,
     dst: DataType,
+    truncate: bool,
+}
+
+/// Any castable pair, through [`Val`].
+fn cast_wide(ctx: &mut OpContext, src: DataType, dst: DataType, truncate: bool) -> Result<(), Status> {
+    let x = ctx.input(0)?;
+    let vals: Vec<Val> = dispatch!(
+        src,
+        ctx,
+        [
+            f32, f64, i32, i64, u8, bool, f16, bf16, i8, i16, u16, u32, u64, C64, C128, QInt8, QUInt8, QInt16, QUInt16,
+            QInt32
+        ],
+        |S| Ok::<_, Status>(map_unary(typed::<S>(ctx, &x)?, S::to_val))
+    )?;
+    let out = dispatch!(
+        dst,
+        ctx,
+        [
+            f32, f64, i32, i64, u8, bool, f16, bf16, i8, i16, u16, u32, u64, C64, C128, QInt8, QUInt8, QInt16, QUInt16,
+            QInt32
+        ],
+        |D| Tensor::new(x.shape().clone(), map_unary(&vals, |v| D::from_val(v, truncate)))
+    )?;
+    ctx.set_output(0, out)
 }
 
 fn cast_run<S, D>(ctx: &mut OpContext) -> Result<(), Status>
@@ -110,6 +145,9 @@ impl OpKernel for Cast {
             }
             return ctx.set_output(0, x);
         }
+        if !DIRECT_TYPES.contains(&self.src) || !DIRECT_TYPES.contains(&self.dst) {
+            return cast_wide(ctx, self.src, self.dst, self.truncate);
+        }
         dispatch!(self.src, ctx, [f32, f64, i32, i64, u8, bool], |S| {
             dispatch!(self.dst, ctx, [f32, f64, i32, i64, u8, bool], |D| cast_run::<S, D>(ctx))
         })
@@ -117,8 +155,9 @@ impl OpKernel for Cast {
 }
 
 fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    // `Truncate` only matters for half/bfloat16 targets, which ferroflow does not have.
-    Ok(Box::new(Cast { src: kernel_type(n, "SrcT", CAST_TYPES)?, dst: kernel_type(n, "DstT", CAST_TYPES)? }))
+    // `Truncate` only matters for half/bfloat16 targets.
+    let truncate = n.has_attr("Truncate") && n.attr_bool("Truncate")?;
+    Ok(Box::new(Cast { src: kernel_type(n, "SrcT", CAST_TYPES)?, dst: kernel_type(n, "DstT", CAST_TYPES)?, truncate }))
 }
 
 /// Registers Cast.
@@ -158,6 +197,32 @@ mod tests {
         assert_eq!(d.as_slice::<f32>().unwrap(), &[f32::INFINITY]);
         let same = Tensor::vec(vec![1.5f32]);
         assert!(cast(same.clone(), DataType::Float).unwrap().shares_buffer(&same));
+    }
+
+    #[test]
+    fn direct_and_wide_paths_agree() {
+        let samples = || {
+            vec![
+                Tensor::vec(vec![f32::NAN, 1e10, -1e10, 2.7, -2.7, 300., -1., 0.0]),
+                Tensor::vec(vec![1e300f64, -3.5, 255.9, 256.0, f64::NEG_INFINITY, 0.0]),
+                Tensor::vec(vec![i32::MIN, -1, 0, 300, i32::MAX]),
+                Tensor::vec(vec![i64::MIN, -1, 0, 1 << 40, i64::MAX]),
+                Tensor::vec(vec![0u8, 1, 255]),
+                Tensor::vec(vec![true, false]),
+            ]
+        };
+        for x in samples() {
+            for &d in DIRECT_TYPES {
+                let src = x.dtype();
+                let direct = cast(x.clone(), d).unwrap();
+                let n = node("Cast", &[("SrcT", attr::ty(src)), ("DstT", attr::ty(d))]);
+                let step = crate::testutil::test_step(std::sync::Arc::new(crate::ResourceMgr::new()));
+                let mut ctx = OpContext::new(std::sync::Arc::new(n), vec![crate::Value::Tensor(x.clone())], 1, step);
+                cast_wide(&mut ctx, src, d, false).unwrap();
+                let wide = ctx.take_outputs().unwrap().remove(0).tensor().unwrap();
+                assert_eq!(direct.raw_bytes(), wide.raw_bytes(), "{src} -> {d}");
+            }
+        }
     }
 
     #[test]

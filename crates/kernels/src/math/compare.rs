@@ -1,12 +1,13 @@
 //! Comparisons (Greater, GreaterEqual, Less, LessEqual, Equal, NotEqual) and logic
 //! (LogicalAnd, LogicalOr, LogicalNot), with broadcasting.
 
+use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, QInt16, QInt32, QInt8, QUInt16, QUInt8, Status, Tensor, C128, C64};
 
 use super::bcast::{bcast_apply_ref, is_unshared, map_inplace, map_unary, Plan};
 use super::binary::{binary_to, plan2};
-use super::common::{dispatch, kernel_type, typed, NUMERIC};
+use super::common::{dispatch, kernel_type, typed, REAL};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -26,6 +27,8 @@ struct CmpKernel {
     incompatible_shape_error: bool,
 }
 
+/// Equal/NotEqual: every number, bool, string and the quantized types (TensorFlow's CPU
+/// registrations).
 const EQ_TYPES: &[DataType] = &[
     DataType::Float,
     DataType::Double,
@@ -34,12 +37,26 @@ const EQ_TYPES: &[DataType] = &[
     DataType::UInt8,
     DataType::Bool,
     DataType::String,
+    DataType::Half,
+    DataType::BFloat16,
+    DataType::Int8,
+    DataType::Int16,
+    DataType::UInt16,
+    DataType::UInt32,
+    DataType::UInt64,
+    DataType::Complex64,
+    DataType::Complex128,
+    DataType::QInt8,
+    DataType::QUInt8,
+    DataType::QInt16,
+    DataType::QUInt16,
+    DataType::QInt32,
 ];
 
 impl CmpKernel {
     fn make(n: &NodeDef, op: Cmp) -> Result<Box<dyn OpKernel>, Status> {
         let eq = matches!(op, Cmp::Equal | Cmp::NotEqual);
-        let ty = kernel_type(n, "T", if eq { EQ_TYPES } else { NUMERIC })?;
+        let ty = kernel_type(n, "T", if eq { EQ_TYPES } else { REAL })?;
         let incompatible_shape_error =
             if eq && n.has_attr("incompatible_shape_error") { n.attr_bool("incompatible_shape_error")? } else { true };
         Ok(Box::new(CmpKernel { op, ty, incompatible_shape_error }))
@@ -50,10 +67,18 @@ impl OpKernel for CmpKernel {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let ty = self.ty;
         match self.op {
-            Cmp::Greater => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_to(ctx, |a: T, b: T| a > b)),
-            Cmp::GreaterEqual => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_to(ctx, |a: T, b: T| a >= b)),
-            Cmp::Less => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_to(ctx, |a: T, b: T| a < b)),
-            Cmp::LessEqual => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| binary_to(ctx, |a: T, b: T| a <= b)),
+            Cmp::Greater => dispatch!(ty, ctx, [f32, f64, i32, i64, u8, f16, bf16, i8, i16, u16, u32, u64], |T| {
+                binary_to(ctx, |a: T, b: T| a > b)
+            }),
+            Cmp::GreaterEqual => dispatch!(ty, ctx, [f32, f64, i32, i64, u8, f16, bf16, i8, i16, u16, u32, u64], |T| {
+                binary_to(ctx, |a: T, b: T| a >= b)
+            }),
+            Cmp::Less => dispatch!(ty, ctx, [f32, f64, i32, i64, u8, f16, bf16, i8, i16, u16, u32, u64], |T| {
+                binary_to(ctx, |a: T, b: T| a < b)
+            }),
+            Cmp::LessEqual => dispatch!(ty, ctx, [f32, f64, i32, i64, u8, f16, bf16, i8, i16, u16, u32, u64], |T| {
+                binary_to(ctx, |a: T, b: T| a <= b)
+            }),
             Cmp::Equal | Cmp::NotEqual => {
                 let ne = self.op == Cmp::NotEqual;
                 if !self.incompatible_shape_error {
@@ -67,9 +92,25 @@ impl OpKernel for CmpKernel {
                     return equal_strings(ctx, ne);
                 }
                 if ne {
-                    dispatch!(ty, ctx, [f32, f64, i32, i64, u8, bool], |T| binary_to(ctx, |a: T, b: T| a != b))
+                    dispatch!(
+                        ty,
+                        ctx,
+                        [
+                            f32, f64, i32, i64, u8, bool, f16, bf16, i8, i16, u16, u32, u64, C64, C128, QInt8, QUInt8,
+                            QInt16, QUInt16, QInt32
+                        ],
+                        |T| binary_to(ctx, |a: T, b: T| a != b)
+                    )
                 } else {
-                    dispatch!(ty, ctx, [f32, f64, i32, i64, u8, bool], |T| binary_to(ctx, |a: T, b: T| a == b))
+                    dispatch!(
+                        ty,
+                        ctx,
+                        [
+                            f32, f64, i32, i64, u8, bool, f16, bf16, i8, i16, u16, u32, u64, C64, C128, QInt8, QUInt8,
+                            QInt16, QUInt16, QInt32
+                        ],
+                        |T| binary_to(ctx, |a: T, b: T| a == b)
+                    )
                 }
             }
         }

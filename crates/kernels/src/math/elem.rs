@@ -3,7 +3,7 @@
 
 use ferroflow_core::TensorType;
 
-/// A numeric element type (float32, float64, int32, int64, uint8).
+/// A real numeric element type (floats of every width, integers of every width).
 pub trait Num: TensorType + Copy + Default + PartialOrd + Send + Sync + 'static {
     /// 0.
     const ZERO: Self;
@@ -298,6 +298,63 @@ macro_rules! num_int {
 num_int!(i32, true);
 num_int!(i64, true);
 num_int!(u8, false);
+num_int!(i8, true);
+num_int!(i16, true);
+num_int!(u16, false);
+num_int!(u32, false);
+num_int!(u64, false);
+
+/// half and bfloat16: every operation computes in float32 and rounds the result back once
+/// (as Eigen's `half`/`bfloat16` operators do).
+macro_rules! num_half {
+    ($t:ty) => {
+        impl Num for $t {
+            const ZERO: Self = <$t>::ZERO;
+            const ONE: Self = <$t>::ONE;
+            const MAX_INIT: Self = <$t>::NEG_INFINITY;
+            const MIN_INIT: Self = <$t>::INFINITY;
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+            const SIGNED: bool = true;
+            #[inline(always)]
+            fn add(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() + o.to_f32())
+            }
+            #[inline(always)]
+            fn sub(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() - o.to_f32())
+            }
+            #[inline(always)]
+            fn mul(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() * o.to_f32())
+            }
+            #[inline(always)]
+            fn div(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() / o.to_f32())
+            }
+            #[inline(always)]
+            fn rem(self, o: Self) -> Self {
+                <$t>::from_f32(self.to_f32() % o.to_f32())
+            }
+            #[inline(always)]
+            fn neg(self) -> Self {
+                -self
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            fn to_f64(self) -> f64 {
+                f64::from(self)
+            }
+            fn from_usize(n: usize) -> Self {
+                <$t>::from_f32(n as f32)
+            }
+        }
+    };
+}
+num_half!(ferroflow_core::half::f16);
+num_half!(ferroflow_core::half::bf16);
 
 #[cfg(test)]
 mod tests {

@@ -11,6 +11,7 @@ pub mod bcast;
 mod bcast_args;
 mod binary;
 mod cast;
+mod cast_wide;
 mod common;
 mod compare;
 pub mod elem;

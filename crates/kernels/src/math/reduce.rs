@@ -1,11 +1,12 @@
 //! Reductions Sum, Mean, Max, Min, Prod over `reduction_indices` (scalar or vector of
 //! int32/int64, negative axes allowed, empty = identity), with `keep_dims`.
 
+use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, TensorType, C128, C64};
 
 use super::bcast::map_unary;
-use super::common::{kernel_type, typed, NUMERIC};
+use super::common::{kernel_type, typed, NUMBER, REAL};
 use super::elem::Num;
 use super::reduce_loops::{reduce_axes, MaxR, MinR, ProdR, Reducer, SumR};
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -89,7 +90,23 @@ fn mean_int<T: Num>(x: &[T], dims: &[usize], mask: &[bool], widen: fn(T) -> i64,
 /// Mean of one element type.
 type MeanFn<T> = fn(&[T], &[usize], &[bool]) -> Vec<T>;
 
-fn compute_typed<T: Num>(ctx: &mut OpContext, k: &Reduce, mean: MeanFn<T>) -> Result<(), Status> {
+fn reduce_values<T: Num>(kind: Kind, xs: &[T], dims: &[usize], mask: &[bool], mean: MeanFn<T>) -> Vec<T> {
+    match kind {
+        Kind::Sum => run::<T, SumR>(xs, dims, mask),
+        Kind::Prod => run::<T, ProdR>(xs, dims, mask),
+        Kind::Max => run::<T, MaxR>(xs, dims, mask),
+        Kind::Min => run::<T, MinR>(xs, dims, mask),
+        Kind::Mean => mean(xs, dims, mask),
+    }
+}
+
+/// Reduces the input with `f(kind, elements, dims, mask)` (an input reduced over no axis is
+/// its own output).
+fn compute_with<T: TensorType>(
+    ctx: &mut OpContext,
+    k: &Reduce,
+    f: impl FnOnce(Kind, &[T], &[usize], &[bool]) -> Vec<T>,
+) -> Result<(), Status> {
     let x = ctx.input(0)?;
     let axes = ctx.input(1)?;
     let mask = reduction_mask(ctx, x.rank(), &axes)?;
@@ -98,14 +115,65 @@ fn compute_typed<T: Num>(ctx: &mut OpContext, k: &Reduce, mean: MeanFn<T>) -> Re
     if !mask.iter().any(|&m| m) {
         return ctx.set_output(0, x.clone());
     }
-    let out = match k.kind {
-        Kind::Sum => run::<T, SumR>(xs, x.dims(), &mask),
-        Kind::Prod => run::<T, ProdR>(xs, x.dims(), &mask),
-        Kind::Max => run::<T, MaxR>(xs, x.dims(), &mask),
-        Kind::Min => run::<T, MinR>(xs, x.dims(), &mask),
-        Kind::Mean => mean(xs, x.dims(), &mask),
-    };
+    let out = f(k.kind, xs, x.dims(), &mask);
     ctx.set_output(0, Tensor::new(shape, out)?)
+}
+
+fn compute_typed<T: Num>(ctx: &mut OpContext, k: &Reduce, mean: MeanFn<T>) -> Result<(), Status> {
+    compute_with::<T>(ctx, k, |kind, xs, dims, mask| reduce_values(kind, xs, dims, mask, mean))
+}
+
+/// half and bfloat16 accumulate in float32 and round the result once.
+fn compute_half<H: Num>(ctx: &mut OpContext, k: &Reduce, to: fn(H) -> f32, from: fn(f32) -> H) -> Result<(), Status> {
+    compute_with::<H>(ctx, k, |kind, xs, dims, mask| {
+        let wide = map_unary(xs, to);
+        map_unary(&reduce_values::<f32>(kind, &wide, dims, mask, mean_float::<f32>), from)
+    })
+}
+
+/// Folds the elements of each output position in input order (for complex numbers, which
+/// have no ordering and so no [`Num`]).
+fn reduce_generic<T: Copy>(x: &[T], dims: &[usize], mask: &[bool], init: T, f: impl Fn(T, T) -> T) -> Vec<T> {
+    let mut ostride = vec![0; dims.len()];
+    let mut len = 1;
+    for d in (0..dims.len()).rev() {
+        if !mask[d] {
+            ostride[d] = len;
+            len *= dims[d];
+        }
+    }
+    let mut out = vec![init; len];
+    let (mut idx, mut o) = (vec![0; dims.len()], 0);
+    for &v in x {
+        out[o] = f(out[o], v);
+        for d in (0..dims.len()).rev() {
+            idx[d] += 1;
+            o += ostride[d];
+            if idx[d] < dims[d] {
+                break;
+            }
+            o -= ostride[d] * dims[d];
+            idx[d] = 0;
+        }
+    }
+    out
+}
+
+/// Sum, Prod and Mean of complex numbers.
+fn compute_complex<T>(ctx: &mut OpContext, k: &Reduce, zero: T, one: T, count: fn(usize) -> T) -> Result<(), Status>
+where
+    T: TensorType + Copy + std::ops::Add<Output = T> + std::ops::Mul<Output = T> + std::ops::Div<Output = T>,
+{
+    compute_with::<T>(ctx, k, |kind, xs, dims, mask| match kind {
+        Kind::Prod => reduce_generic(xs, dims, mask, one, |a, b| a * b),
+        Kind::Mean => {
+            let n: usize = dims.iter().zip(mask).filter(|(_, &m)| m).map(|(&d, _)| d).product();
+            let s = reduce_generic(xs, dims, mask, zero, |a, b| a + b);
+            s.into_iter().map(|v| v / count(n)).collect()
+        }
+        // Max and Min are not registered for complex types.
+        _ => reduce_generic(xs, dims, mask, zero, |a, b| a + b),
+    })
 }
 
 impl OpKernel for Reduce {
@@ -116,6 +184,25 @@ impl OpKernel for Reduce {
             DataType::Int32 => compute_typed::<i32>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as i32)),
             DataType::Int64 => compute_typed::<i64>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v, |v| v)),
             DataType::UInt8 => compute_typed::<u8>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as u8)),
+            DataType::Int8 => compute_typed::<i8>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as i8)),
+            DataType::Int16 => compute_typed::<i16>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as i16)),
+            DataType::UInt16 => {
+                compute_typed::<u16>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as u16))
+            }
+            DataType::UInt32 => {
+                compute_typed::<u32>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as u32))
+            }
+            DataType::UInt64 => {
+                compute_typed::<u64>(ctx, self, |x, d, m| mean_int(x, d, m, |v| v as i64, |v| v as u64))
+            }
+            DataType::Half => compute_half::<f16>(ctx, self, f16::to_f32, f16::from_f32),
+            DataType::BFloat16 => compute_half::<bf16>(ctx, self, bf16::to_f32, bf16::from_f32),
+            DataType::Complex64 => {
+                compute_complex::<C64>(ctx, self, C64::new(0.0, 0.0), C64::new(1.0, 0.0), |n| C64::new(n as f32, 0.0))
+            }
+            DataType::Complex128 => compute_complex::<C128>(ctx, self, C128::new(0.0, 0.0), C128::new(1.0, 0.0), |n| {
+                C128::new(n as f64, 0.0)
+            }),
             d => Err(ctx.error(format!("unsupported dtype {d}"))),
         }
     }
@@ -123,7 +210,9 @@ impl OpKernel for Reduce {
 
 fn make(n: &NodeDef, kind: Kind) -> Result<Box<dyn OpKernel>, Status> {
     kernel_type(n, "Tidx", &[DataType::Int32, DataType::Int64])?;
-    Ok(Box::new(Reduce { kind, ty: kernel_type(n, "T", NUMERIC)?, keep_dims: n.attr_bool("keep_dims")? }))
+    // TensorFlow's CPU registrations: Max and Min need an order, so no complex types.
+    let allowed = if matches!(kind, Kind::Max | Kind::Min) { REAL } else { NUMBER };
+    Ok(Box::new(Reduce { kind, ty: kernel_type(n, "T", allowed)?, keep_dims: n.attr_bool("keep_dims")? }))
 }
 
 /// Registers the reduction kernels.

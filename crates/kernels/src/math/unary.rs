@@ -1,16 +1,20 @@
 //! Elementwise unary functions: Neg, Square, Sqrt, Rsqrt, Exp, Log, Log1p, Tanh, Sigmoid,
 //! Floor, Ceil, Round, Abs, Sign, Reciprocal (Inv).
 
+use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, Status, Tensor};
+use ferroflow_core::{DataType, Status, Tensor, TensorType, C128, C64};
 
 use super::bcast::{is_unshared, map_inplace, map_unary};
-use super::common::{dispatch, kernel_type, typed, FLOATS, NUMERIC, SIGNED};
+use super::common::{dispatch, kernel_type, typed, FLOATS, NUMBER, SIGNED, SIGNED_REAL};
 use super::elem::{Float, Int, Num};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// `T → T` kernel body: overwrites the input buffer when unshared.
-pub(crate) fn unary_same<T: Num>(ctx: &mut OpContext, f: impl Fn(T) -> T + Sync) -> Result<(), Status> {
+pub(crate) fn unary_same<T: TensorType + Copy + Default + Send + Sync>(
+    ctx: &mut OpContext,
+    f: impl Fn(T) -> T + Sync,
+) -> Result<(), Status> {
     let x = ctx.take_input(0)?;
     typed::<T>(ctx, &x)?;
     let out = if is_unshared(&x) {
@@ -58,6 +62,29 @@ fn sign_float<T: Float>(x: T) -> T {
     }
 }
 
+/// Neg: the signed real types and complex.
+const NEG_TYPES: &[DataType] = &[
+    DataType::Float,
+    DataType::Double,
+    DataType::Int32,
+    DataType::Int64,
+    DataType::Half,
+    DataType::BFloat16,
+    DataType::Int8,
+    DataType::Int16,
+    DataType::Complex64,
+    DataType::Complex128,
+];
+
+/// |x| of half and bfloat16: the sign bit cleared (NaN stays NaN).
+fn abs_f16(x: f16) -> f16 {
+    f16::from_bits(x.to_bits() & 0x7fff)
+}
+
+fn abs_bf16(x: bf16) -> bf16 {
+    bf16::from_bits(x.to_bits() & 0x7fff)
+}
+
 struct UnaryKernel {
     f: Fun,
     ty: DataType,
@@ -65,9 +92,13 @@ struct UnaryKernel {
 
 impl UnaryKernel {
     fn make(n: &NodeDef, f: Fun) -> Result<Box<dyn OpKernel>, Status> {
+        // TensorFlow's CPU registrations for Square, Neg and Abs; the others are not extended
+        // to the narrow and complex types yet.
         let allowed = match f {
-            Fun::Square => NUMERIC,
-            Fun::Neg | Fun::Round | Fun::Abs | Fun::Sign => SIGNED,
+            Fun::Square => NUMBER,
+            Fun::Neg => NEG_TYPES,
+            Fun::Abs => SIGNED_REAL,
+            Fun::Round | Fun::Sign => SIGNED,
             _ => FLOATS,
         };
         Ok(Box::new(UnaryKernel { f, ty: kernel_type(n, "T", allowed)? }))
@@ -79,8 +110,14 @@ impl OpKernel for UnaryKernel {
         let ty = self.ty;
         let float = ty.is_float();
         match self.f {
-            Fun::Neg => dispatch!(ty, ctx, [f32, f64, i32, i64], |T| unary_same::<T>(ctx, T::neg)),
-            Fun::Square => dispatch!(ty, ctx, [f32, f64, i32, i64, u8], |T| unary_same::<T>(ctx, |x: T| x.mul(x))),
+            Fun::Neg if ty.is_complex() => dispatch!(ty, ctx, [C64, C128], |T| unary_same::<T>(ctx, |x: T| -x)),
+            Fun::Neg => dispatch!(ty, ctx, [f32, f64, i32, i64, f16, bf16, i8, i16], |T| unary_same::<T>(ctx, T::neg)),
+            Fun::Square if ty.is_complex() => {
+                dispatch!(ty, ctx, [C64, C128], |T| unary_same::<T>(ctx, |x: T| x * x))
+            }
+            Fun::Square => dispatch!(ty, ctx, [f32, f64, i32, i64, u8, f16, bf16, i8, i16, u16, u32, u64], |T| {
+                unary_same::<T>(ctx, |x: T| x.mul(x))
+            }),
             Fun::Sqrt => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::sqrt)),
             Fun::Rsqrt => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, |x: T| 1.0 / x.sqrt())),
             Fun::Exp => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::exp)),
@@ -94,7 +131,9 @@ impl OpKernel for UnaryKernel {
             Fun::Round if float => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::round_even)),
             Fun::Round => dispatch!(ty, ctx, [i32, i64], |T| unary_same::<T>(ctx, |x: T| x)),
             Fun::Abs if float => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::abs)),
-            Fun::Abs => dispatch!(ty, ctx, [i32, i64], |T| unary_same::<T>(ctx, T::wabs)),
+            Fun::Abs if ty == DataType::Half => unary_same::<f16>(ctx, abs_f16),
+            Fun::Abs if ty == DataType::BFloat16 => unary_same::<bf16>(ctx, abs_bf16),
+            Fun::Abs => dispatch!(ty, ctx, [i32, i64, i8, i16], |T| unary_same::<T>(ctx, T::wabs)),
             Fun::Sign if float => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, sign_float::<T>)),
             Fun::Sign => dispatch!(ty, ctx, [i32, i64], |T| unary_same::<T>(ctx, T::signum)),
             Fun::Reciprocal => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, |x: T| 1.0 / x)),

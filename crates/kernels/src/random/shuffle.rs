@@ -2,7 +2,7 @@
 //! Fisher-Yates variant (exactly `n - 1` samples, `sample % k`), so seeded shuffles match
 //! TensorFlow's.
 
-use ferroflow_core::{Status, Storage, Tensor};
+use ferroflow_core::{Status, Tensor};
 
 use super::guarded::GuardedPhilox;
 use super::philox::SingleSample;
@@ -23,17 +23,7 @@ fn gather_rows<T: Clone>(v: &[T], perm: &[usize], row: usize) -> Vec<T> {
 /// Rows of `t` (split along dim 0) in the order `perm`.
 fn permute_rows(t: &Tensor, perm: &[usize]) -> Result<Tensor, Status> {
     let row = t.dims()[1..].iter().product::<usize>();
-    let s = match t.storage() {
-        Storage::F32(v) => Storage::F32(gather_rows(v, perm, row)),
-        Storage::F64(v) => Storage::F64(gather_rows(v, perm, row)),
-        Storage::I32(v) => Storage::I32(gather_rows(v, perm, row)),
-        Storage::I64(v) => Storage::I64(gather_rows(v, perm, row)),
-        Storage::U8(v) => Storage::U8(gather_rows(v, perm, row)),
-        Storage::Bool(v) => Storage::Bool(gather_rows(v, perm, row)),
-        Storage::Str(v) => Storage::Str(gather_rows(v, perm, row)),
-        Storage::Resource(v) => Storage::Resource(gather_rows(v, perm, row)),
-        Storage::Variant(v) => Storage::Variant(gather_rows(v, perm, row)),
-    };
+    let s = ferroflow_core::storage_map!(t.storage(), v => gather_rows(v, perm, row));
     Tensor::from_storage(t.shape().clone(), s)
 }
 

@@ -6,8 +6,9 @@
 //! "list_type"|"shape": …}}, "inputs": [{"dtype","shape","data"}], "outputs": [...],
 //! "rtol", "atol"}`. Float data may use the strings "nan", "inf", "-inf"; bools are 0/1.
 
+use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::AttrValue;
-use ferroflow_core::{attr, DataType, Storage, Tensor};
+use ferroflow_core::{attr, DataType, Storage, Tensor, C128, C64};
 use ferroflow_kernels::testutil::{node, run_kernel};
 use serde_json::Value as J;
 
@@ -20,6 +21,15 @@ fn dtype(s: &str) -> DataType {
         "uint8" => DataType::UInt8,
         "bool" => DataType::Bool,
         "string" => DataType::String,
+        "float16" => DataType::Half,
+        "bfloat16" => DataType::BFloat16,
+        "int8" => DataType::Int8,
+        "int16" => DataType::Int16,
+        "uint16" => DataType::UInt16,
+        "uint32" => DataType::UInt32,
+        "uint64" => DataType::UInt64,
+        "complex64" => DataType::Complex64,
+        "complex128" => DataType::Complex128,
         other => panic!("golden: unsupported dtype {other}"),
     }
 }
@@ -51,6 +61,18 @@ fn tensor(j: &J) -> Tensor {
         DataType::UInt8 => Storage::U8(data.iter().map(|v| num(v) as u8).collect()),
         DataType::Bool => Storage::Bool(data.iter().map(|v| num(v) != 0.0).collect()),
         DataType::String => Storage::Str(data.iter().map(|v| v.as_str().unwrap().as_bytes().to_vec()).collect()),
+        // Golden half/bfloat16 values are exact in f64 (they were half/bfloat16 values).
+        DataType::Half => Storage::F16(data.iter().map(|v| f16::from_f64(num(v))).collect()),
+        DataType::BFloat16 => Storage::BF16(data.iter().map(|v| bf16::from_f64(num(v))).collect()),
+        DataType::Int8 => Storage::I8(data.iter().map(|v| v.as_i64().unwrap() as i8).collect()),
+        DataType::Int16 => Storage::I16(data.iter().map(|v| v.as_i64().unwrap() as i16).collect()),
+        DataType::UInt16 => Storage::U16(data.iter().map(|v| v.as_u64().unwrap() as u16).collect()),
+        DataType::UInt32 => Storage::U32(data.iter().map(|v| v.as_u64().unwrap() as u32).collect()),
+        DataType::UInt64 => Storage::U64(data.iter().map(|v| v.as_u64().unwrap()).collect()),
+        DataType::Complex64 => {
+            Storage::C64(data.chunks(2).map(|p| C64::new(num(&p[0]) as f32, num(&p[1]) as f32)).collect())
+        }
+        DataType::Complex128 => Storage::C128(data.chunks(2).map(|p| C128::new(num(&p[0]), num(&p[1]))).collect()),
         _ => unreachable!(),
     };
     Tensor::from_storage(shape.into(), storage).expect("golden tensor")
@@ -71,6 +93,15 @@ fn attr_value(j: &J) -> AttrValue {
         }
         "shape" => attr::shape(Some(&v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>())),
         other => panic!("golden: unknown attr kind {other}"),
+    }
+}
+
+/// The values as f64, complex ones as (real, imaginary) pairs.
+fn values(t: &Tensor) -> Vec<f64> {
+    match t.storage() {
+        Storage::C64(v) => v.iter().flat_map(|c| [f64::from(c.re), f64::from(c.im)]).collect(),
+        Storage::C128(v) => v.iter().flat_map(|c| [c.re, c.im]).collect(),
+        _ => t.to_f64_vec().unwrap(),
     }
 }
 
@@ -121,7 +152,7 @@ pub fn check_all() -> Result<usize, String> {
                             }
                             continue;
                         }
-                        let (gv, wv) = (g.to_f64_vec().unwrap(), w.to_f64_vec().unwrap());
+                        let (gv, wv) = (values(g), values(w));
                         if let Some(k) = (0..gv.len()).find(|&k| !close(gv[k], wv[k], rtol, atol)) {
                             failures
                                 .push(format!("{name}: output {i}[{k}] = {} but TensorFlow gives {}", gv[k], wv[k]));

@@ -8,6 +8,14 @@ use crate::scope::{Output, Scope};
 use crate::shape_fn::{broadcast, broadcast_dims, unchanged, Dims, ShapeCtx};
 
 const NUMERIC: &str = "{float, double, uint8, int32, int64}";
+/// TensorFlow's OpDef types of the arithmetic ops (every number; which ones have a kernel
+/// is the kernel's business, as in TensorFlow).
+const NUMBER: &str =
+    "{bfloat16, half, float, double, uint8, int8, uint16, int16, int32, uint32, uint64, int64, complex64, complex128}";
+/// Add (v1) has no uint16/uint32/uint64 (its string support is not implemented).
+const ADD_V1: &str = "{bfloat16, half, float, double, uint8, int8, int16, int32, int64, complex64, complex128, string}";
+/// Real numbers: Maximum, Minimum and the ordered comparisons.
+const REAL: &str = "{bfloat16, half, float, double, int8, uint8, int16, uint16, int32, uint32, int64, uint64}";
 
 fn binop(name: &str, types: &str, out: &str) -> OpDef {
     op(name)
@@ -35,14 +43,21 @@ fn equal_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    for name in ["Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "Maximum", "Minimum", "FloorDiv", "FloorMod"] {
+    r.add(binop("Add", ADD_V1, "T"));
+    for name in ["AddV2", "Sub", "Mul", "Div", "RealDiv"] {
+        r.add(binop(name, NUMBER, "T"));
+    }
+    for name in ["Maximum", "Minimum"] {
+        r.add(binop(name, REAL, "T"));
+    }
+    for name in ["FloorDiv", "FloorMod"] {
         r.add(binop(name, NUMERIC, "T"));
     }
     r.add(binop("Pow", "{float, double, int32, int64}", "T"));
     r.add(binop("SquaredDifference", "{float, double, int32, int64}", "T"));
     r.add(binop("DivNoNan", "{float, double}", "T"));
     for name in ["Greater", "GreaterEqual", "Less", "LessEqual"] {
-        r.add(binop(name, NUMERIC, "bool"));
+        r.add(binop(name, REAL, "bool"));
     }
     for name in ["Equal", "NotEqual"] {
         r.add(
@@ -50,7 +65,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .input("x: T")
                 .input("y: T")
                 .output("z: bool")
-                .attr("T: {float, double, uint8, int32, int64, bool, string}")
+                .attr("T: type")
                 .attr("incompatible_shape_error: bool = true")
                 .shape_fn(equal_shape)
                 .build(),

@@ -103,8 +103,8 @@ pub(crate) fn register(r: &mut OpRegistry) {
         op("Cast")
             .input("x: SrcT")
             .output("y: DstT")
-            .attr("SrcT: {float, double, uint8, int32, int64, bool}")
-            .attr("DstT: {float, double, uint8, int32, int64, bool}")
+            .attr("SrcT: type")
+            .attr("DstT: type")
             .attr("Truncate: bool = false")
             .shape_fn(unchanged)
             .build(),

@@ -67,6 +67,12 @@ fn arg_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![Some(dims.iter().enumerate().filter(|&(i, _)| i != axis).map(|(_, &v)| v).collect())])
 }
 
+const NUMBER_AND_QUANTIZED: &str = "T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, \
+     qint32, bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64}";
+const REAL_AND_QUANTIZED: &str =
+    "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, \
+     uint64, qint8, quint8, qint32, qint16, quint16}";
+
 pub(crate) fn register(r: &mut OpRegistry) {
     for name in ["Sum", "Mean", "Max", "Min", "Prod"] {
         r.add(
@@ -75,7 +81,8 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .input("reduction_indices: Tidx")
                 .output("output: T")
                 .attr("keep_dims: bool = false")
-                .attr("T: {float, double, uint8, int32, int64}")
+                // TensorFlow's OpDef types (its kernels cover fewer: no quantized ones).
+                .attr(if matches!(name, "Max" | "Min") { REAL_AND_QUANTIZED } else { NUMBER_AND_QUANTIZED })
                 .attr("Tidx: {int32, int64} = DT_INT32")
                 .shape_fn(reduction_shape)
                 .build(),
