@@ -238,17 +238,7 @@ impl Master {
         let targets: Vec<String> = req.target.iter().map(|t| t.strip_prefix('^').unwrap_or(t).to_string()).collect();
         let plan =
             plan_for(&s, &feed_names, &fetch_names, &targets, deadline).await.map_err(|e| e.context("RunStep"))?;
-        for (name, t) in &feeds {
-            if let Some(f) = plan.feeds.iter().find(|f| &f.name == name) {
-                if t.dtype != f.dtype.as_i32() {
-                    return Err(Status::invalid_argument(format!(
-                        "RunStep: cannot feed a tensor of dtype {} to '{name}', which is {}",
-                        ferroflow_core::DataType::from_proto(t.dtype).map(|d| d.0.name()).unwrap_or("invalid"),
-                        f.dtype.name()
-                    )));
-                }
-            }
-        }
+        super::plan::check_feed_types(&plan, &feeds, "RunStep")?;
         let partition_graphs: Vec<GraphDef> = if opts.output_partition_graphs {
             plan.parts.iter().map(|p| (*p.graph).clone()).collect()
         } else {

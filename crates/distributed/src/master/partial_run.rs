@@ -196,17 +196,7 @@ impl Master {
             .collect();
         check_fetches(&s.graph_def(), &fetches, &pending, &fed)?;
         let plan = run.plan.clone();
-        for (name, t) in &feeds {
-            if let Some(f) = plan.feeds.iter().find(|f| &f.name == name) {
-                if t.dtype != f.dtype.as_i32() {
-                    return Err(Status::invalid_argument(format!(
-                        "partial run: cannot feed a tensor of dtype {} to '{name}', which is {}",
-                        ferroflow_core::DataType::from_proto(t.dtype).map(|d| d.0.name()).unwrap_or("invalid"),
-                        f.dtype.name()
-                    )));
-                }
-            }
-        }
+        super::plan::check_feed_types(&plan, &feeds, "partial run")?;
         for (n, _) in &feeds {
             run.feeds.insert(n.clone(), true);
         }

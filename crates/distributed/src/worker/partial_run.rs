@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use ferroflow_core::proto::{NamedTensorProto, RunGraphRequest, RunGraphResponse};
-use ferroflow_core::{Status, Tensor};
+use ferroflow_core::Status;
 use ferroflow_kernels::Rendezvous;
 use tokio::sync::watch;
 
@@ -31,11 +31,7 @@ impl Worker {
         if let Some(s) = entry.aborted() {
             return Err(s);
         }
-        for nt in req.send {
-            let t = Tensor::from_proto(&nt.tensor.unwrap_or_default())
-                .map_err(|e| e.context(format!("RunGraph on {}: fed tensor '{}'", self.task, nt.name)))?;
-            entry.local.send(&nt.name, t, false)?;
-        }
+        self.load_sends(&entry, req.send)?;
         let done = entry.partial_run(&req.graph_handle, || {
             let (tx, rx) = watch::channel(None);
             let step = self.step_ctx(&session, &entry, Instant::now() + life);

@@ -41,11 +41,7 @@ impl Worker {
         if let Some(s) = entry.aborted() {
             return Err(s);
         }
-        for nt in req.send {
-            let t = Tensor::from_proto(&nt.tensor.unwrap_or_default())
-                .map_err(|e| e.context(format!("RunGraph on {}: fed tensor '{}'", self.task, nt.name)))?;
-            entry.local.send(&nt.name, t, false)?;
-        }
+        self.load_sends(&entry, req.send)?;
         let step = self.step_ctx(&session, &entry, deadline);
         let (tx, rx) = tokio::sync::oneshot::channel();
         let mut guard = AbortOnDrop(Some(entry.clone()));
@@ -99,6 +95,17 @@ impl Worker {
         // ferroflow master need not send CleanupGraph (TensorFlow's still may: a no-op).
         self.steps.release_when_drained(&entry);
         Ok(RunGraphResponse { recv, ..Default::default() })
+    }
+
+    /// Puts a RunGraph's `send` tensors into the step's rendezvous (the partition's `_Recv`
+    /// nodes of client feeds take them from there).
+    pub(crate) fn load_sends(&self, entry: &StepEntry, send: Vec<NamedTensorProto>) -> Result<(), Status> {
+        for nt in send {
+            let t = Tensor::from_proto(&nt.tensor.unwrap_or_default())
+                .map_err(|e| e.context(format!("RunGraph on {}: fed tensor '{}'", self.task, nt.name)))?;
+            entry.local.send(&nt.name, t, false)?;
+        }
+        Ok(())
     }
 
     /// The kernels' view of one step of a partition on this task.
