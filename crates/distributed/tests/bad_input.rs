@@ -115,8 +115,14 @@ fn unknown_closed_and_repeated() {
         // Unsupported methods say so.
         let e = m.make_callable(MakeCallableRequest::default()).await.unwrap_err();
         assert_eq!(code_of(&e), Code::Unimplemented);
+        // PartialRunSetup on a closed session, and on one that never existed.
+        let e = m
+            .partial_run_setup(PartialRunSetupRequest { session_handle: h.clone(), ..Default::default() })
+            .await
+            .unwrap_err();
+        assert_eq!(code_of(&e), Code::FailedPrecondition, "{}", e.message());
         let e = m.partial_run_setup(PartialRunSetupRequest::default()).await.unwrap_err();
-        assert_eq!(code_of(&e), Code::Unimplemented);
+        assert_eq!(code_of(&e), Code::Aborted, "{}", e.message());
     });
     still_serves(server.target());
 }
