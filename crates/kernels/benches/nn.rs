@@ -6,22 +6,14 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{attr, DataType, Tensor};
-use ferroflow_kernels::testutil::{node, run_kernel};
+use ferroflow_kernels::testutil::{node, run_kernel, seeded_f32};
 
 // Like the ferroflow binary: freed output buffers are reused instead of page-faulted in again.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn data(dims: &[usize], seed: u64) -> Tensor {
-    let n: usize = dims.iter().product();
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    let v: Vec<f32> = (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-        })
-        .collect();
-    Tensor::new(dims.to_vec(), v).unwrap()
+    seeded_f32(dims, seed)
 }
 
 fn sizes(d: &[usize]) -> Tensor {

@@ -20,6 +20,20 @@ impl Rendezvous for NoRendezvous {
     fn abort(&self, _: Status) {}
 }
 
+/// A float32 tensor of `dims` with deterministic values in [-0.5, 0.5) from `seed` (for
+/// tests and benches that need data, not particular numbers).
+pub fn seeded_f32(dims: &[usize], seed: u64) -> Tensor {
+    let n: usize = dims.iter().product();
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let v: Vec<f32> = (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+        })
+        .collect();
+    Tensor::new(dims.to_vec(), v).expect("dims match the values")
+}
+
 /// A step context with a fresh resource manager.
 pub fn test_step(resources: Arc<ResourceMgr>) -> Arc<StepCtx> {
     Arc::new(StepCtx {

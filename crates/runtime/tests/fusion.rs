@@ -9,15 +9,7 @@ use ferroflow_graph::{gradients, ops, Output, Scope};
 use ferroflow_runtime::{fuse_ops, DirectSession};
 
 fn seeded(dims: &[usize], seed: u64) -> Tensor {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let n: usize = dims.iter().product();
-    let v: Vec<f32> = (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 40) as f32 / (1u64 << 24) as f32) - 0.5
-        })
-        .collect();
-    Tensor::new(dims.to_vec(), v).unwrap()
+    ferroflow_kernels::testutil::seeded_f32(dims, seed)
 }
 
 /// A small CNN: conv 3x3 (4 channels) + bias + relu, then dense + bias + relu, then dense +
