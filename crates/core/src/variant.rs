@@ -22,6 +22,30 @@ pub enum Variant {
     Empty,
     /// A list of tensors.
     TensorList(Arc<TensorList>),
+    /// A value only this process understands (a `tf.data` dataset): it flows between the
+    /// nodes of one task but cannot be encoded for another.
+    Opaque(Opaque),
+}
+
+/// An in-process variant value: a type name (for messages) and the value.
+#[derive(Clone)]
+pub struct Opaque {
+    /// What the value is, e.g. `tensorflow::data::DatasetVariant`.
+    pub type_name: &'static str,
+    /// The value.
+    pub value: Arc<dyn std::any::Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for Opaque {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Opaque({})", self.type_name)
+    }
+}
+
+impl PartialEq for Opaque {
+    fn eq(&self, other: &Opaque) -> bool {
+        Arc::ptr_eq(&self.value, &other.value)
+    }
 }
 
 /// A list of tensors of one dtype, with a (possibly partial) element shape.
@@ -140,6 +164,8 @@ impl Variant {
         match self {
             Variant::Empty => VariantTensorDataProto::default(),
             Variant::TensorList(l) => l.encode(),
+            // Only the type name: decoding it elsewhere reports what could not cross.
+            Variant::Opaque(o) => VariantTensorDataProto { type_name: o.type_name.to_string(), ..Default::default() },
         }
     }
 
@@ -147,6 +173,13 @@ impl Variant {
     pub fn decode(p: &VariantTensorDataProto) -> Result<Variant, Status> {
         if p.type_name.is_empty() && p.metadata.is_empty() && p.tensors.is_empty() {
             return Ok(Variant::Empty);
+        }
+        if p.type_name != TENSOR_LIST_TYPE_NAME && p.metadata.is_empty() && p.tensors.is_empty() {
+            return Err(Status::unimplemented(format!(
+                "a '{}' variant cannot be sent between processes: ferroflow keeps it on the task that made it \
+                 (place its producer and its consumers on one device)",
+                p.type_name
+            )));
         }
         Ok(Variant::TensorList(Arc::new(TensorList::decode(p)?)))
     }
@@ -156,6 +189,9 @@ impl Variant {
         match self {
             Variant::TensorList(l) => Ok(l),
             Variant::Empty => Err(Status::invalid_argument("expected a TensorList variant, got an empty variant")),
+            Variant::Opaque(o) => {
+                Err(Status::invalid_argument(format!("expected a TensorList variant, got a {}", o.type_name)))
+            }
         }
     }
 }

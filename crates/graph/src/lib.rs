@@ -3,7 +3,9 @@
 //! [`Output`], one function per op in [`ops`]) and symbolic gradients.
 
 mod control_flow_v1;
+pub mod data;
 mod embedding;
+mod function_def;
 pub mod gradients;
 mod graph;
 pub mod io;
@@ -20,6 +22,7 @@ pub use variable::*;
 
 pub use control_flow_v1::{cond_v1, while_loop_v1};
 pub use embedding::{embedding_lookup, embedding_lookup_partitioned};
+pub use function_def::{define_function, Function};
 pub use gradients::{gradients, gradients_with_options, indexed_slices, GradOp, GradOptions};
 pub use graph::{parse_tensor_name, Graph, NodeEntry, GRAPH_DEF_VERSION};
 pub use op_def::{op, parse_type, ArgDef, ArgType, AttrDef, OpDef, OpDefBuilder};

@@ -41,6 +41,9 @@ pub struct StepCtx {
     pub device: String,
     /// Deadline of the step, if any.
     pub deadline: Option<std::time::Instant>,
+    /// The session the step belongs to (names resources private to a session, such as an
+    /// unshared `tf.data` iterator); empty for steps outside any session.
+    pub session: Arc<str>,
 }
 
 /// The inputs, outputs and step of one kernel invocation.

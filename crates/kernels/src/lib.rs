@@ -8,6 +8,7 @@ pub mod array;
 mod cancel;
 mod context;
 pub mod data_flow;
+mod decode;
 pub mod io;
 pub mod isa;
 mod kernel;

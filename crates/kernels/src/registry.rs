@@ -49,6 +49,7 @@ fn build() -> KernelRegistry {
     crate::data_flow::register(&mut r);
     crate::summary::register(&mut r);
     crate::string::register(&mut r);
+    crate::decode::register(&mut r);
     r
 }
 

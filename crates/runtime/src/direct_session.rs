@@ -162,6 +162,7 @@ impl DirectSession {
             cancel: opts.cancel.clone().unwrap_or_default(),
             device: LOCAL_DEVICE.to_string(),
             deadline: opts.timeout.map(|t| std::time::Instant::now() + t),
+            session: format!("direct-{:x}", self.incarnation).into(),
         });
         prepared.exec.run(step, opts.timeout)?;
         let mut got = Vec::with_capacity(uniq.len());

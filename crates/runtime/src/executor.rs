@@ -129,6 +129,9 @@ impl Executor {
             let kernel = if CALL_OPS.contains(&def.op.as_str()) {
                 call_kernel(&def, library, depth)
                     .map_err(|e| e.context(format!("node '{}' (op {})", def.name, def.op)))?
+            } else if crate::data::DATA_OPS.contains(&def.op.as_str()) {
+                crate::data::data_kernel(&def, library, depth)
+                    .map_err(|e| e.context(format!("node '{}' (op {})", def.name, def.op)))?
             } else {
                 create_kernel(&def)?
             };

@@ -13,6 +13,7 @@ fn step() -> Arc<StepCtx> {
         cancel: CancelToken::default(),
         device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
         deadline: None,
+        session: "".into(),
     })
 }
 

@@ -43,8 +43,8 @@ pub(crate) type CallDone = Box<dyn FnOnce(Result<Vec<Tensor>, Status>) + Send>;
 pub(crate) struct FunctionBody {
     pub(crate) name: String,
     exec: Arc<Executor>,
-    arg_types: Vec<DataType>,
-    ret_types: Vec<DataType>,
+    pub(crate) arg_types: Vec<DataType>,
+    pub(crate) ret_types: Vec<DataType>,
     feed_keys: Vec<String>,
     fetch_keys: Vec<String>,
     /// For each result, its position in `fetch_keys` (two results may be one tensor).
@@ -258,6 +258,7 @@ impl FunctionBody {
             cancel,
             device: parent.device.clone(),
             deadline: parent.deadline,
+            session: parent.session.clone(),
         });
         let parent_cancel = parent.cancel.clone();
         let name = self.name.clone();

@@ -2,6 +2,7 @@
 //! feed/fetch rewrite and pruning, and [`DirectSession`] (an in-process session).
 
 mod control_flow_info;
+mod data;
 mod direct_session;
 mod executor;
 mod frames;

@@ -130,6 +130,7 @@ impl Worker {
             cancel: entry.cancel.clone(),
             device: session.device.clone(),
             deadline: Some(deadline),
+            session: session.handle.as_str().into(),
         })
     }
 

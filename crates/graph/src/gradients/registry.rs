@@ -78,6 +78,14 @@ fn build() -> GradRegistry {
     r.add("PlaceholderWithDefault", |_, _, g| Ok(vec![Some(g[0].clone())]));
     r.add("IdentityN", |_, _, g| Ok(g.iter().cloned().map(Some).collect()));
     r.add("ReadVariableOp", |_, _, g| Ok(vec![Some(g[0].clone())]));
+    // TensorFlow checks the gradient too, naming the forward check.
+    r.add("CheckNumerics", |s, op, g| {
+        use ferroflow_core::NodeAttrs;
+        let m = op.node.attr_string("message")?;
+        let msg = format!("Not a number (NaN) or infinity (Inf) values detected in gradient. {m}");
+        let c = s.op("CheckNumerics").input(g[0].clone()).attr("message", ferroflow_core::attr::string(msg));
+        Ok(vec![Some(c.try_build()?.output(0))])
+    });
     crate::ops::register_gradients(&mut r);
     super::array_grad::register(&mut r);
     super::math_grad::register(&mut r);

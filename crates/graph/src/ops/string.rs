@@ -1,5 +1,6 @@
 //! String ops that TensorFlow's `Saver` graphs use: `StringJoin`, `StaticRegexFullMatch`,
-//! `RegexFullMatch`, `ShardedFilename`, `ShardedFilespec`.
+//! `RegexFullMatch`, `ShardedFilename`, `ShardedFilespec`; and two of input pipelines:
+//! `StringLength`, `DecodeRaw`.
 
 use ferroflow_core::Status;
 
@@ -68,4 +69,29 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(scalar)
             .build(),
     );
+    r.add(
+        op("StringLength")
+            .input("input: string")
+            .output("output: int32")
+            .attr("unit: {'BYTE', 'UTF8_CHAR'} = 'BYTE'")
+            .shape_fn(unchanged)
+            .build(),
+    );
+    r.add(
+        op("DecodeRaw")
+            .input("bytes: string")
+            .output("output: out_type")
+            .attr("out_type: {half, bfloat16, float, double, int32, uint16, uint8, int16, int8, int64, complex64, complex128, bool}")
+            .attr("little_endian: bool = true")
+            .shape_fn(decode_raw_shape)
+            .build(),
+    );
+}
+
+/// `DecodeRaw`: the input's shape and one more dimension (the values per string).
+fn decode_raw_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    Ok(vec![c.input(0).map(|mut d| {
+        d.push(-1);
+        d
+    })])
 }

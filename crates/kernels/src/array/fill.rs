@@ -52,6 +52,9 @@ fn zeros_like(ctx: &mut OpContext) -> Result<(), Status> {
                     }
                     Variant::TensorList(std::sync::Arc::new(z))
                 }
+                Variant::Opaque(o) => {
+                    return Err(ctx.error(format!("ZerosLike is not supported for a {} variant", o.type_name)))
+                }
             });
         }
         return ctx.set_output(0, Tensor::new(x.shape().clone(), out)?);

@@ -275,6 +275,7 @@ impl crate::OpKernel for AddNLists {
                 // An empty variant adds nothing (a gradient that was never set).
                 Variant::Empty => continue,
                 Variant::TensorList(l) => l.clone(),
+                Variant::Opaque(o) => return Err(ctx.error(format!("cannot add a {} variant", o.type_name))),
             };
             let Some(a) = acc.as_mut() else {
                 acc = Some(Arc::unwrap_or_clone(l));

@@ -51,6 +51,7 @@ pub(super) fn step_with(rm: &Arc<ResourceMgr>, cancel: CancelToken, deadline: Op
         cancel,
         device: s.device.clone(),
         deadline,
+        session: "".into(),
     })
 }
 

@@ -83,6 +83,7 @@ mod tests {
             cancel: CancelToken::default(),
             device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
             deadline: None,
+            session: "".into(),
         })
     }
 

@@ -14,6 +14,7 @@ mod sendrecv;
 mod sstable;
 mod table_block;
 pub mod tensor_slice;
+pub mod tfrecord;
 pub mod varint;
 
 pub use bundle_ops::merge_checkpoints;

@@ -12,6 +12,7 @@ mod bcast_args;
 mod binary;
 mod cast;
 mod cast_wide;
+mod check_numerics;
 mod common;
 mod compare;
 pub mod elem;
@@ -31,6 +32,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     bcast_args::register(r);
     binary::register(r);
     cast::register(r);
+    check_numerics::register(r);
     compare::register(r);
     grad::register(r);
     reduce::register(r);

@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use ferroflow_core::proto::{event, Event, GraphDef, Message, Summary};
 use ferroflow_core::Status;
 
-use super::record::write_record;
+use ferroflow_kernels::io::tfrecord::write_record;
 
 /// The version string of the first event of every file.
 pub const FILE_VERSION: &str = "brain.Event:2";

@@ -18,10 +18,9 @@
 //! ```
 
 mod file_writer;
-mod record;
 
+pub use ferroflow_kernels::io::tfrecord::{read_records, write_record};
 pub use file_writer::{FileWriter, FILE_VERSION};
-pub use record::{read_records, write_record};
 
 use ferroflow_core::Tensor;
 use ferroflow_graph::ops::{self, SUMMARIES};

@@ -100,6 +100,16 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(
+        op("CheckNumerics")
+            .input("tensor: T")
+            .output("output: T")
+            .attr("T: {bfloat16, half, float, double}")
+            .attr("message: string")
+            .stateful()
+            .shape_fn(unchanged)
+            .build(),
+    );
+    r.add(
         op("Cast")
             .input("x: SrcT")
             .output("y: DstT")

@@ -1,0 +1,141 @@
+//! `tf.data` in graphs: the dataset ops a TensorFlow 1.x input pipeline builds
+//! (`TensorSliceDataset`, `MapDataset`, `BatchDatasetV2`, `TFRecordDataset`, …) and the
+//! iterator ops that read them (`IteratorV2`, `MakeIterator`, `OneShotIterator`,
+//! `IteratorGetNext`, string handles).
+//!
+//! A dataset op's output is a `DT_VARIANT` scalar holding an immutable dataset; an iterator
+//! resource holds one pass over it. Element production runs on data threads (see
+//! [`pool`]), never on the compute pool: a stage may block on a user function (run as a
+//! sub-step on the compute pool, like `If`'s branches) or on a prefetching thread. Datasets
+//! live in the process that made them: a dataset variant cannot be sent to another task,
+//! so a pipeline and its iterator must be on one device (TensorFlow's Python client puts
+//! them together).
+
+mod batch;
+mod dataset;
+mod func;
+mod iterator;
+mod map;
+mod pool;
+mod prefetch;
+mod readers;
+mod shuffle;
+mod simple;
+mod sources;
+mod tensor_util;
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use ferroflow_core::proto::{FunctionDefLibrary, NodeDef};
+use ferroflow_core::{DataType, Status};
+use ferroflow_kernels::{OpContext, OpKernel};
+
+use dataset::{dataset_input, dataset_tensor, declared, Dataset, DatasetRef, Shapes};
+
+/// Builds a node's dataset from its inputs (at each run: inputs may change).
+pub(crate) type BuildFn = Box<dyn Fn(&mut OpContext) -> Result<Arc<dyn Dataset>, Status> + Send + Sync>;
+
+/// The ops this module runs.
+pub(crate) const DATA_OPS: &[&str] = &[
+    "TensorDataset",
+    "TensorSliceDataset",
+    "RangeDataset",
+    "MapDataset",
+    "ParallelMapDataset",
+    "ParallelMapDatasetV2",
+    "FilterDataset",
+    "FlatMapDataset",
+    "BatchDataset",
+    "BatchDatasetV2",
+    "PaddedBatchDataset",
+    "PaddedBatchDatasetV2",
+    "RepeatDataset",
+    "TakeDataset",
+    "SkipDataset",
+    "ZipDataset",
+    "ConcatenateDataset",
+    "ShuffleDataset",
+    "PrefetchDataset",
+    "TFRecordDataset",
+    "TextLineDataset",
+    "FixedLengthRecordDataset",
+    "FixedLengthRecordDatasetV2",
+    "ModelDataset",
+    "OptimizeDataset",
+    "OptimizeDatasetV2",
+    "OptionsDataset",
+    "Iterator",
+    "IteratorV2",
+    "AnonymousIterator",
+    "AnonymousIteratorV2",
+    "AnonymousIteratorV3",
+    "MakeIterator",
+    "OneShotIterator",
+    "IteratorGetNext",
+    "IteratorGetNextSync",
+    "IteratorToStringHandle",
+    "IteratorFromStringHandle",
+    "IteratorFromStringHandleV2",
+    "DeleteIterator",
+];
+
+/// The kernel of a dataset-producing node: builds the dataset and outputs its variant.
+struct DatasetKernel {
+    build: BuildFn,
+    types: Vec<DataType>,
+    shapes: Shapes,
+}
+
+impl OpKernel for DatasetKernel {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let ds = (self.build)(ctx)?;
+        let node = ctx.node().name.clone();
+        ctx.set_output(
+            0,
+            dataset_tensor(DatasetRef { ds, types: self.types.clone(), shapes: self.shapes.clone(), node }),
+        )
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+/// Stages that change nothing in ferroflow (TensorFlow's tuning and options wrappers).
+fn pass_through(_: &NodeDef) -> Result<BuildFn, Status> {
+    Ok(Box::new(|ctx| Ok(dataset_input(ctx, 0)?.ds.clone())))
+}
+
+/// Builds the kernel of a `tf.data` node (`n` has its defaults filled).
+pub(crate) fn data_kernel(
+    n: &NodeDef,
+    lib: Option<&FunctionDefLibrary>,
+    depth: usize,
+) -> Result<Box<dyn OpKernel>, Status> {
+    let build = match n.op.as_str() {
+        "TensorDataset" => sources::tensors(n, false)?,
+        "TensorSliceDataset" => sources::tensors(n, true)?,
+        "RangeDataset" => sources::range(n)?,
+        "MapDataset" | "ParallelMapDataset" | "ParallelMapDatasetV2" | "FilterDataset" | "FlatMapDataset" => {
+            map::fn_stage(n, lib, depth)?
+        }
+        "BatchDataset" | "BatchDatasetV2" | "PaddedBatchDataset" | "PaddedBatchDatasetV2" => batch::batch(n)?,
+        "RepeatDataset" | "TakeDataset" | "SkipDataset" | "ZipDataset" | "ConcatenateDataset" => simple::simple(n)?,
+        "ShuffleDataset" => shuffle::shuffle(n)?,
+        "PrefetchDataset" => prefetch::prefetch(n)?,
+        "TFRecordDataset" | "TextLineDataset" | "FixedLengthRecordDataset" | "FixedLengthRecordDatasetV2" => {
+            readers::files(n)?
+        }
+        "ModelDataset" | "OptimizeDataset" | "OptimizeDatasetV2" | "OptionsDataset" => pass_through(n)?,
+        _ => return iterator::kernel(n, lib, depth),
+    };
+    let (types, shapes) = match n.op.as_str() {
+        // Readers produce one string scalar per element.
+        "TFRecordDataset" | "TextLineDataset" | "FixedLengthRecordDataset" | "FixedLengthRecordDatasetV2" => {
+            (vec![DataType::String], vec![Some(vec![])])
+        }
+        _ => declared(n)?,
+    };
+    Ok(Box::new(DatasetKernel { build, types, shapes }))
+}

@@ -1,0 +1,186 @@
+//! `tf.data` pipelines built with the Rust builder and run in a `DirectSession`.
+
+use ferroflow_core::{Code, DataType, Tensor};
+use ferroflow_graph::data::{Dataset, Iterator};
+use ferroflow_graph::ops::{add, constant, equal, floor_mod, mul, placeholder};
+use ferroflow_graph::{define_function, Output, Scope};
+use ferroflow_kernels::io::tfrecord::write_record;
+use ferroflow_kernels::testutil::temp_dir;
+
+use crate::DirectSession;
+
+/// Every element's first component as i64, until OUT_OF_RANGE.
+fn drain(sess: &DirectSession, next: &Output) -> Vec<i64> {
+    let mut out = Vec::new();
+    loop {
+        match sess.run(&[], &[next], &[]) {
+            Ok(t) => out.extend(t[0].as_slice::<i64>().unwrap()),
+            Err(e) => {
+                assert_eq!(e.code, Code::OutOfRange, "{e}");
+                assert!(e.message.ends_with("End of sequence"), "{e}");
+                return out;
+            }
+        }
+    }
+}
+
+fn start(sess: &DirectSession, it: &Iterator) {
+    sess.run(&[], &[], &[it.initializer.as_ref().unwrap()]).unwrap();
+}
+
+#[test]
+fn map_filter_batch_repeat_take_skip() {
+    let s = Scope::new_root();
+    let g = s.graph();
+    let k = placeholder(&s, DataType::Int64, Some(&[]));
+    // x -> x * k (k captured), keep the even ones.
+    let times = define_function(g, "times", &[DataType::Int64, DataType::Int64], |s, a| {
+        Ok(vec![mul(s, a[0].clone(), a[1].clone())])
+    })
+    .unwrap();
+    let even = define_function(g, "even", &[DataType::Int64], |s, a| {
+        let two = constant(s, Tensor::scalar(2i64));
+        let zero = constant(s, Tensor::scalar(0i64));
+        Ok(vec![equal(s, floor_mod(s, a[0].clone(), two), zero)])
+    })
+    .unwrap();
+    let ds = Dataset::range(&s, 0, 10, 1)
+        .unwrap()
+        .map(&s, &times, std::slice::from_ref(&k))
+        .unwrap()
+        .filter(&s, &even, &[])
+        .unwrap();
+    let ds = ds.skip(&s, 1).unwrap().take(&s, 3).unwrap().repeat(&s, 2).unwrap().batch(&s, 4, false).unwrap();
+    let it = ds.make_initializable_iterator(&s, "").unwrap();
+    let next = it.get_next(&s).unwrap();
+    let sess = DirectSession::new(g);
+    sess.run(&[(&k, Tensor::scalar(3i64))], &[], &[it.initializer.as_ref().unwrap()]).unwrap();
+    // 0,3,..,27 -> even: 0,6,12,18,24 -> skip 1, take 3: 6,12,18 (twice) -> batches of 4.
+    let b1 = sess.run(&[], &[&next[0]], &[]).unwrap();
+    assert_eq!(b1[0].dims(), &[4]);
+    assert_eq!(b1[0].as_slice::<i64>().unwrap(), &[6, 12, 18, 6]);
+    assert_eq!(drain(&sess, &next[0]), vec![12, 18]);
+    // Re-initialising with another captured value starts a new pass.
+    sess.run(&[(&k, Tensor::scalar(1i64))], &[], &[it.initializer.as_ref().unwrap()]).unwrap();
+    assert_eq!(drain(&sess, &next[0]), vec![2, 4, 6, 2, 4, 6]);
+}
+
+#[test]
+fn shuffle_matches_tensorflow_order() {
+    // Golden orders: TensorFlow 2.21, ShuffleDataset(range(10), buffer 4, seeds 5, 9),
+    // repeated twice; without and with reshuffling.
+    let want = [
+        (false, vec![2, 0, 5, 6, 3, 7, 9, 8, 1, 4, 2, 0, 5, 6, 3, 7, 9, 8, 1, 4]),
+        (true, vec![1, 3, 2, 4, 6, 5, 0, 7, 9, 8, 0, 2, 3, 1, 5, 8, 7, 6, 4, 9]),
+    ];
+    for (reshuffle, order) in want {
+        let s = Scope::new_root();
+        let ds = Dataset::range(&s, 0, 10, 1).unwrap().shuffle(&s, 4, 5, 9, reshuffle).unwrap().repeat(&s, 2).unwrap();
+        let it = ds.make_initializable_iterator(&s, "").unwrap();
+        let next = it.get_next(&s).unwrap();
+        let sess = DirectSession::new(s.graph());
+        start(&sess, &it);
+        assert_eq!(drain(&sess, &next[0]), order, "reshuffle {reshuffle}");
+    }
+}
+
+#[test]
+fn slices_zip_padded_batch_prefetch_and_parallel_map() {
+    let s = Scope::new_root();
+    let g = s.graph();
+    let rows = constant(&s, Tensor::new(vec![3, 2], vec![1i64, 2, 3, 4, 5, 6]).unwrap());
+    let plus = define_function(g, "plus", &[DataType::Int64, DataType::Int64], |s, a| {
+        Ok(vec![add(s, a[0].clone(), a[1].clone())])
+    })
+    .unwrap();
+    let a = Dataset::from_tensor_slices(&s, &[rows]).unwrap();
+    let b = Dataset::range(&s, 100, 300, 100).unwrap();
+    let z = Dataset::zip(&s, &[a, b]).unwrap().parallel_map(&s, &plus, &[], 4).unwrap().prefetch(&s, 2).unwrap();
+    let it = z.make_initializable_iterator(&s, "").unwrap();
+    let next = it.get_next(&s).unwrap();
+    let sess = DirectSession::new(g);
+    start(&sess, &it);
+    // Two rows zipped with 100, 200 (the range ends first).
+    assert_eq!(drain(&sess, &next[0]), vec![101, 102, 203, 204]);
+
+    let s = Scope::new_root();
+    let v = constant(&s, Tensor::new(vec![3, 2], vec![1i64, 2, 3, 4, 5, 6]).unwrap());
+    let pad = constant(&s, Tensor::scalar(-1i64));
+    let d = Dataset::from_tensor_slices(&s, &[v]).unwrap().padded_batch(&s, 2, &[vec![3]], &[pad], false).unwrap();
+    let it = d.make_initializable_iterator(&s, "").unwrap();
+    let next = it.get_next(&s).unwrap();
+    let sess = DirectSession::new(s.graph());
+    start(&sess, &it);
+    let t = sess.run(&[], &[&next[0]], &[]).unwrap();
+    assert_eq!(t[0].dims(), &[2, 3]);
+    assert_eq!(t[0].as_slice::<i64>().unwrap(), &[1, 2, -1, 3, 4, -1]);
+    let t = sess.run(&[], &[&next[0]], &[]).unwrap();
+    assert_eq!(t[0].as_slice::<i64>().unwrap(), &[5, 6, -1]);
+}
+
+#[test]
+fn files_string_handles_and_errors() {
+    let dir = temp_dir("datasets");
+    let rec = dir.join("r.tfrecord");
+    let mut bytes = Vec::new();
+    for i in 0..3u8 {
+        write_record(&mut bytes, &vec![i; usize::from(i) + 1]).unwrap();
+    }
+    std::fs::write(&rec, &bytes).unwrap();
+    std::fs::write(dir.join("t.txt"), b"a\r\nbb\n\nccc").unwrap();
+    let name = |p: &std::path::Path| p.to_string_lossy().as_bytes().to_vec();
+
+    let s = Scope::new_root();
+    let g = s.graph();
+    let len = define_function(g, "len", &[DataType::String], |s, a| {
+        let l = s.op("StringLength").input(a[0].clone()).try_build()?.output(0);
+        Ok(vec![s.op("Cast").input(l).attr("DstT", ferroflow_core::attr::ty(DataType::Int64)).try_build()?.output(0)])
+    })
+    .unwrap();
+    let files = constant(&s, Tensor::vec(vec![name(&rec)]));
+    let r = Dataset::tfrecord(&s, files, "").unwrap().map(&s, &len, &[]).unwrap();
+    let t = Dataset::text_lines(&s, constant(&s, Tensor::scalar(name(&dir.join("t.txt")))), "")
+        .unwrap()
+        .map(&s, &len, &[])
+        .unwrap();
+    let missing = Dataset::tfrecord(&s, constant(&s, Tensor::scalar(name(&dir.join("none")))), "").unwrap();
+    let (ri, ti, mi) = (
+        r.make_initializable_iterator(&s, "").unwrap(),
+        t.make_initializable_iterator(&s, "").unwrap(),
+        missing.make_initializable_iterator(&s, "").unwrap(),
+    );
+    let h = placeholder(&s, DataType::String, Some(&[]));
+    let generic = Iterator::from_string_handle(&s, h.clone(), vec![DataType::Int64], vec![Some(vec![])]).unwrap();
+    let gnext = generic.get_next(&s).unwrap();
+    let (rh, th) = (ri.string_handle(&s).unwrap(), ti.string_handle(&s).unwrap());
+    let mnext = mi.get_next(&s).unwrap();
+    let never = Dataset::range(&s, 0, 1, 1).unwrap().make_initializable_iterator(&s, "").unwrap();
+    let nnext = never.get_next(&s).unwrap();
+    let sess = DirectSession::new(g);
+    for it in [&ri, &ti, &mi] {
+        start(&sess, it);
+    }
+    let handles = sess.run(&[], &[&rh, &th], &[]).unwrap();
+    let via = |k: usize| sess.run(&[(&h, handles[k].clone())], &[&gnext[0]], &[]);
+    // Interleaved reads through one generic iterator keep each iterator's position.
+    assert_eq!(via(0).unwrap()[0].scalar_value::<i64>().unwrap(), 1);
+    assert_eq!(via(1).unwrap()[0].scalar_value::<i64>().unwrap(), 1);
+    assert_eq!(via(0).unwrap()[0].scalar_value::<i64>().unwrap(), 2);
+    assert_eq!(via(1).unwrap()[0].scalar_value::<i64>().unwrap(), 2);
+    assert_eq!(via(1).unwrap()[0].scalar_value::<i64>().unwrap(), 0);
+    assert_eq!(via(1).unwrap()[0].scalar_value::<i64>().unwrap(), 3);
+    assert_eq!(via(1).unwrap_err().code, Code::OutOfRange);
+    assert_eq!(via(0).unwrap()[0].scalar_value::<i64>().unwrap(), 3);
+    let e = sess.run(&[], &[&mnext[0]], &[]).unwrap_err();
+    assert_eq!(e.code, Code::NotFound, "{e}");
+    let e = sess.run(&[], &[&nnext[0]], &[]).unwrap_err();
+    assert_eq!(e.code, Code::FailedPrecondition, "{e}");
+    // A corrupted record is DATA_LOSS.
+    let mut bad = bytes.clone();
+    bad[14] ^= 1;
+    std::fs::write(&rec, &bad).unwrap();
+    start(&sess, &ri);
+    let e = via(0).unwrap_err();
+    assert_eq!(e.code, Code::DataLoss, "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -1,0 +1,268 @@
+"""`tf.data` input pipelines from TensorFlow's client on a ferroflow cluster: the same
+scenarios run on a TensorFlow cluster (1 ps + 1 worker) and on a ferroflow cluster, in TF
+1.x behaviour (`disable_v2_behavior`) and in TF 2's graph mode (each mode in its own
+process), and must give the same elements, in the same order, and the same errors:
+
+- range / map / filter / seeded shuffle / batch / repeat / prefetch through a one-shot
+  iterator, read to OUT_OF_RANGE; a reshuffling `repeat` (each pass its own order);
+- from_tensor_slices of a fed placeholder with padded_batch through an initializable
+  iterator, re-initialized with another feed;
+- zip, flat_map, take, skip, concatenate, parallel map with captured tensors;
+- TFRecord (plain and GZIP), text-line (ZLIB) and fixed-length-record files;
+- feedable iterators (string handles switching between a training and a validation
+  iterator); one iterator shared by two sessions (`shared_name`);
+- errors: a map function that fails, GetNext before initialization, a missing file, a
+  corrupted record;
+- a model trained from a pipeline on the worker with its variables on the ps."""
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ffcluster  # noqa: E402
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def outcome(tf, f):
+    """The value, or the error's class and TensorFlow's own words for it (the first line that
+    is not the client's or the runtime's framing)."""
+    try:
+        v = f()
+        return ("ok", v)
+    except tf.errors.OpError as e:
+        framing = ("Graph execution error", "Detected at node", "From /job", "File \"", "[[", "Node:")
+        lines = [ln.strip() for ln in e.message.splitlines() if ln.strip() and not ln.strip().startswith(framing)]
+        return (type(e).__name__, lines[0].split(" [[")[0] if lines else "")
+
+
+def drain(tf, sess, nxt, limit=200, feed=None):
+    """Every element until OUT_OF_RANGE (as nested lists), then the error's class."""
+    out = []
+    for _ in range(limit):
+        try:
+            v = sess.run(nxt, feed)
+        except tf.errors.OutOfRangeError:
+            out.append("OutOfRange")
+            return out
+        out.append(tolist(v))
+    return out
+
+
+def tolist(v):
+    if isinstance(v, (tuple, list)):
+        return [tolist(x) for x in v]
+    if isinstance(v, dict):
+        return {k: tolist(x) for k, x in sorted(v.items())}
+    a = np.asarray(v)
+    if a.dtype.kind in "SO":
+        return [x.decode() if isinstance(x, bytes) else x for x in a.reshape(-1).tolist()]
+    return a.tolist()
+
+
+def write_files(d, tf):
+    """Input files, written with TensorFlow's own writers (the same files serve both runs)."""
+    paths = {}
+    for name, comp in (("plain.tfrecord", None), ("gz.tfrecord", "GZIP")):
+        p = os.path.join(d, name)
+        with tf.io.TFRecordWriter(p, options=comp) as w:
+            for i in range(7):
+                w.write(f"record-{i}".encode() * (i + 1))
+        paths[name] = p
+    import zlib
+    p = os.path.join(d, "lines.txt.z")
+    with open(p, "wb") as f:
+        f.write(zlib.compress(b"alpha\nbeta\r\ngamma\n\ndelta"))
+    paths["lines"] = p
+    p = os.path.join(d, "fixed.bin")
+    with open(p, "wb") as f:
+        f.write(b"HDR" + bytes(range(40)) + b"FOOT")
+    paths["fixed"] = p
+    p = os.path.join(d, "bad.tfrecord")
+    with open(paths["plain.tfrecord"], "rb") as f:
+        b = bytearray(f.read())
+    b[30] ^= 0xFF
+    with open(p, "wb") as f:
+        f.write(bytes(b))
+    paths["bad"] = p
+    return paths
+
+
+def scenarios(tf, target, files):
+    out = []
+    worker = "/job:worker/task:0"
+    g = tf.Graph()
+    with g.as_default(), tf.device(worker):
+        tf.compat.v1.set_random_seed(7)
+        ds = (tf.data.Dataset.range(20).map(lambda x: x * 3).filter(lambda x: tf.equal(x % 2, 0))
+              .shuffle(4, seed=11).batch(3).repeat(2).prefetch(2))
+        one = tf.compat.v1.data.make_one_shot_iterator(ds).get_next()
+        resh = tf.compat.v1.data.make_one_shot_iterator(
+            tf.data.Dataset.range(6).shuffle(6, seed=3, reshuffle_each_iteration=True).repeat(3)).get_next()
+        fixed = tf.compat.v1.data.make_one_shot_iterator(
+            tf.data.Dataset.range(6).shuffle(6, seed=3, reshuffle_each_iteration=False).repeat(2)).get_next()
+
+        ph = tf.compat.v1.placeholder(tf.int64, [None, None], name="rows")
+        lens = tf.compat.v1.placeholder(tf.int32, [None], name="lens")
+        padded = tf.data.Dataset.from_tensor_slices((ph, lens)).map(
+            lambda r, n: (r[:n], tf.cast(n, tf.float32) / 2)).padded_batch(2, ([None], []), (tf.constant(-1, tf.int64), 0.5))
+        init_it = tf.compat.v1.data.make_initializable_iterator(padded)
+        init_next = init_it.get_next()
+
+        k = tf.constant(100, tf.int64)
+        combo = tf.data.Dataset.zip((tf.data.Dataset.range(5), tf.data.Dataset.from_tensor_slices([[1, 2], [3, 4], [5, 6], [7, 8], [9, 10]])))
+        combo = combo.flat_map(lambda a, b: tf.data.Dataset.from_tensor_slices(b + tf.cast(a, tf.int32))).skip(1).take(6)
+        combo = combo.concatenate(tf.data.Dataset.from_tensors(42)).map(lambda x: tf.cast(x, tf.int64) + k, num_parallel_calls=3)
+        combo_next = tf.compat.v1.data.make_one_shot_iterator(combo).get_next()
+
+        dict_ds = tf.data.Dataset.from_tensor_slices({"a": [1.0, 2.0, 3.0], "b": ["x", "y", "z"]}).batch(2, drop_remainder=True)
+        dict_next = tf.compat.v1.data.make_one_shot_iterator(dict_ds).get_next()
+
+        rec = tf.data.TFRecordDataset([files["plain.tfrecord"], files["gz.tfrecord"]][:1]).concatenate(
+            tf.data.TFRecordDataset(files["gz.tfrecord"], compression_type="GZIP")).map(tf.strings.length)
+        rec_next = tf.compat.v1.data.make_one_shot_iterator(rec).get_next()
+        lines_next = tf.compat.v1.data.make_one_shot_iterator(
+            tf.data.TextLineDataset(files["lines"], compression_type="ZLIB")).get_next()
+        fixed_next = tf.compat.v1.data.make_one_shot_iterator(
+            tf.data.FixedLengthRecordDataset(files["fixed"], 8, header_bytes=3, footer_bytes=4).map(
+                lambda s: tf.io.decode_raw(s, tf.uint8))).get_next()
+
+        train_ds = tf.data.Dataset.range(100, 110)
+        val_ds = tf.data.Dataset.range(900, 903)
+        train_it = tf.compat.v1.data.make_one_shot_iterator(train_ds)
+        val_it = tf.compat.v1.data.make_initializable_iterator(val_ds)
+        handle = tf.compat.v1.placeholder(tf.string, [], name="handle")
+        feedable = tf.compat.v1.data.Iterator.from_string_handle(
+            handle, tf.compat.v1.data.get_output_types(train_ds), tf.compat.v1.data.get_output_shapes(train_ds))
+        feed_next = feedable.get_next()
+        train_h, val_h = train_it.string_handle(), val_it.string_handle()
+
+        bad_map = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.range(3).map(
+            lambda x: tf.debugging.check_numerics(1.0 / tf.cast(x - 1, tf.float32), "boom"))).get_next()
+        never = tf.compat.v1.data.make_initializable_iterator(tf.data.Dataset.range(2))
+        never_next = never.get_next()
+        missing = tf.compat.v1.data.make_one_shot_iterator(tf.data.TFRecordDataset(files["plain.tfrecord"] + ".nope")).get_next()
+        corrupt = tf.compat.v1.data.make_one_shot_iterator(tf.data.TFRecordDataset(files["bad"])).get_next()
+
+        shared = tf.compat.v1.data.Iterator.from_structure(tf.int64, tf.TensorShape([]), shared_name="shared_it")
+        shared_init = shared.make_initializer(tf.data.Dataset.range(10, 16))
+        shared_next = shared.get_next()
+
+    with tf.compat.v1.Session(target, graph=g) as sess:
+        out.append(drain(tf, sess, one))
+        out.append(drain(tf, sess, resh))
+        out.append(drain(tf, sess, fixed))
+        sess.run(init_it.initializer, {ph: [[1, 2, 3], [4, 5, 6], [7, 8, 9]], lens: [3, 1, 2]})
+        out.append(drain(tf, sess, init_next))
+        sess.run(init_it.initializer, {ph: [[5, 6]], lens: [0]})
+        out.append(drain(tf, sess, init_next))
+        out.append(drain(tf, sess, combo_next))
+        out.append(drain(tf, sess, dict_next))
+        out.append(drain(tf, sess, rec_next))
+        out.append(drain(tf, sess, lines_next))
+        out.append(drain(tf, sess, fixed_next))
+        th, vh = sess.run([train_h, val_h])
+        seq = []
+        for epoch in range(2):
+            seq += [tolist(sess.run(feed_next, {handle: th})) for _ in range(2)]
+            sess.run(val_it.initializer)
+            seq += drain(tf, sess, feed_next, feed={handle: vh})
+        out.append(seq)
+        out.append([outcome(tf, lambda: tolist(sess.run(bad_map))) for _ in range(4)])
+        out.append(outcome(tf, lambda: sess.run(never_next)))
+        out.append(outcome(tf, lambda: sess.run(missing))[0])
+        out.append([outcome(tf, lambda: tolist(sess.run(corrupt)))[0] for _ in range(2)])
+        sess.run(shared_init)
+        first = [tolist(sess.run(shared_next)) for _ in range(2)]
+    # A second session (another client) on the same server continues the shared iterator.
+    with tf.compat.v1.Session(target, graph=g) as sess2:
+        out.append(first + drain(tf, sess2, shared_next))
+    out.append(train(tf, target))
+    return out
+
+
+def train(tf, target):
+    """A linear model trained from a shuffled, batched pipeline on the worker; its
+    variables on the ps (replica_device_setter)."""
+    g = tf.Graph()
+    with g.as_default():
+        tf.compat.v1.set_random_seed(1)
+        rng = np.random.RandomState(0)
+        x = rng.randn(64, 3).astype(np.float32)
+        y = (x @ np.array([[1.0], [-2.0], [0.5]], np.float32) + 0.3).astype(np.float32)
+        with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device="/job:worker/task:0",
+                                                                cluster={"ps": ["a"], "worker": ["b"]})):
+            ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(64, seed=5).batch(16).repeat()
+            bx, by = tf.compat.v1.data.make_one_shot_iterator(ds).get_next()
+            w = tf.compat.v1.get_variable("w", [3, 1], initializer=tf.compat.v1.zeros_initializer())
+            b = tf.compat.v1.get_variable("b", [1], initializer=tf.compat.v1.zeros_initializer())
+            loss = tf.reduce_mean(tf.square(tf.matmul(bx, w) + b - by))
+            step = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+        with tf.compat.v1.Session(target) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            return [float(sess.run([loss, step])[0]) for _ in range(20)]
+
+
+def close(w, g):
+    if isinstance(w, tuple) and len(w) == 2 and isinstance(w[0], str) and w[0].endswith("Error"):
+        # An error: the same class, and TensorFlow's reason (after its framing) in ours.
+        return isinstance(g, tuple) and g[0] == w[0] and w[1].split(": ")[-1] in g[1]
+    if isinstance(w, float) or isinstance(g, float):
+        return isinstance(w, (int, float)) and isinstance(g, (int, float)) and abs(w - g) <= 1e-4 * max(1.0, abs(w))
+    if isinstance(w, (list, tuple)) and isinstance(g, (list, tuple)):
+        return len(w) == len(g) and all(close(a, b) for a, b in zip(w, g))
+    if isinstance(w, dict) and isinstance(g, dict):
+        return w.keys() == g.keys() and all(close(w[k], g[k]) for k in w)
+    return w == g
+
+
+def run_mode(mode):
+    import tensorflow as tf
+    tf.get_logger().setLevel("ERROR")
+    if mode == "v1":
+        tf.compat.v1.disable_v2_behavior()
+    else:
+        tf.compat.v1.disable_eager_execution()
+    with tempfile.TemporaryDirectory() as d:
+        files = write_files(d, tf)
+        ports = ffcluster.free_ports(2)
+        spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
+        procs = [ffcluster.tf_server(spec, "ps", 0), ffcluster.tf_server(spec, "worker", 0)]
+        try:
+            for p, port in zip(procs, ports):
+                ffcluster.wait_port(port, p)
+            want = scenarios(tf, f"grpc://{spec['worker'][0]}", files)
+        finally:
+            for p in procs:
+                p.kill()
+                p.wait()
+        ports = ffcluster.free_ports(2)
+        cluster = f"ps=127.0.0.1:{ports[0]};worker=127.0.0.1:{ports[1]}"
+        servers = [ffcluster.Server("--cluster", cluster, "--job_name", j, "--task_index", "0") for j in ("ps", "worker")]
+        try:
+            got = scenarios(tf, servers[1].target, files)
+        finally:
+            for s in servers:
+                s.kill()
+    bad = 0
+    for i, (w, g) in enumerate(zip(want, got)):
+        ok = close(w, g)
+        bad += not ok
+        print(f"{mode} {i:2d} {'ok ' if ok else 'BAD'} TensorFlow {w}")
+        if not ok:
+            print(f"           ferroflow  {g}")
+    assert len(want) == len(got)
+    assert bad == 0, f"{bad} scenarios differ in mode {mode}"
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        run_mode(sys.argv[1])
+    else:
+        for m in ("v1", "v2"):
+            subprocess.run([sys.executable, os.path.abspath(__file__), m], check=True)
+        print("test_datasets: OK")
