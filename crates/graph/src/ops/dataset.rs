@@ -6,353 +6,240 @@ use crate::op_def::op;
 use crate::registry::OpRegistry;
 use crate::shape_fn::scalar;
 
+/// One dataset op: name, inputs, attrs beyond the element's `output_types` and
+/// `output_shapes` (which an op has when `typed`), and whether it is stateful.
+type DatasetOp = (&'static str, &'static [&'static str], &'static [&'static str], bool, bool);
+
+const OPS: &[DatasetOp] = &[
+    (
+        "TensorDataset",
+        &["components: Toutput_types"],
+        &["Toutput_types: list(type) >= 1", "output_shapes: list(shape) >= 1", "metadata: string = ''"],
+        false,
+        true,
+    ),
+    (
+        "TensorSliceDataset",
+        &["components: Toutput_types"],
+        &[
+            "Toutput_types: list(type) >= 1",
+            "output_shapes: list(shape) >= 1",
+            "is_files: bool = false",
+            "metadata: string = ''",
+            "replicate_on_split: bool = false",
+        ],
+        false,
+        true,
+    ),
+    (
+        "RangeDataset",
+        &["start: int64", "stop: int64", "step: int64"],
+        &["metadata: string = ''", "replicate_on_split: bool = false"],
+        true,
+        true,
+    ),
+    (
+        "MapDataset",
+        &["input_dataset: variant", "other_arguments: Targuments"],
+        &[
+            "f: func",
+            "Targuments: list(type) >= 0",
+            "use_inter_op_parallelism: bool = true",
+            "preserve_cardinality: bool = false",
+            "force_synchronous: bool = false",
+            "metadata: string = ''",
+        ],
+        true,
+        false,
+    ),
+    (
+        "ParallelMapDataset",
+        &["input_dataset: variant", "other_arguments: Targuments", "num_parallel_calls: int32"],
+        &[
+            "f: func",
+            "Targuments: list(type) >= 0",
+            "use_inter_op_parallelism: bool = true",
+            "sloppy: bool = false",
+            "preserve_cardinality: bool = false",
+            "metadata: string = ''",
+        ],
+        true,
+        false,
+    ),
+    (
+        "ParallelMapDatasetV2",
+        &["input_dataset: variant", "other_arguments: Targuments", "num_parallel_calls: int64"],
+        &[
+            "f: func",
+            "Targuments: list(type) >= 0",
+            "use_inter_op_parallelism: bool = true",
+            "deterministic: string = 'default'",
+            "preserve_cardinality: bool = false",
+            "use_unbounded_threadpool: bool = false",
+            "metadata: string = ''",
+        ],
+        true,
+        false,
+    ),
+    (
+        "FilterDataset",
+        &["input_dataset: variant", "other_arguments: Targuments"],
+        &["predicate: func", "Targuments: list(type) >= 0", "metadata: string = ''"],
+        true,
+        false,
+    ),
+    (
+        "FlatMapDataset",
+        &["input_dataset: variant", "other_arguments: Targuments"],
+        &["f: func", "Targuments: list(type) >= 0", "metadata: string = ''"],
+        true,
+        false,
+    ),
+    ("BatchDataset", &["input_dataset: variant", "batch_size: int64"], &["metadata: string = ''"], true, false),
+    (
+        "BatchDatasetV2",
+        &["input_dataset: variant", "batch_size: int64", "drop_remainder: bool"],
+        &["parallel_copy: bool = false", "metadata: string = ''"],
+        true,
+        false,
+    ),
+    (
+        "PaddedBatchDataset",
+        &["input_dataset: variant", "batch_size: int64", "padded_shapes: N * int64", "padding_values: Toutput_types"],
+        &["Toutput_types: list(type) >= 1", "output_shapes: list(shape) >= 1", "N: int >= 1", "metadata: string = ''"],
+        false,
+        false,
+    ),
+    (
+        "PaddedBatchDatasetV2",
+        &[
+            "input_dataset: variant",
+            "batch_size: int64",
+            "padded_shapes: N * int64",
+            "padding_values: Toutput_types",
+            "drop_remainder: bool",
+        ],
+        &[
+            "parallel_copy: bool = false",
+            "Toutput_types: list(type) >= 1",
+            "output_shapes: list(shape) >= 1",
+            "N: int >= 1",
+            "metadata: string = ''",
+        ],
+        false,
+        false,
+    ),
+    ("RepeatDataset", &["input_dataset: variant", "count: int64"], &["metadata: string = ''"], true, false),
+    ("TakeDataset", &["input_dataset: variant", "count: int64"], &["metadata: string = ''"], true, false),
+    ("SkipDataset", &["input_dataset: variant", "count: int64"], &["metadata: string = ''"], true, false),
+    ("ZipDataset", &["input_datasets: N * variant"], &["N: int >= 1", "metadata: string = ''"], true, false),
+    (
+        "ConcatenateDataset",
+        &["input_dataset: variant", "another_dataset: variant"],
+        &["metadata: string = ''"],
+        true,
+        false,
+    ),
+    (
+        "ShuffleDataset",
+        &["input_dataset: variant", "buffer_size: int64", "seed: int64", "seed2: int64"],
+        &["reshuffle_each_iteration: bool = true", "metadata: string = ''"],
+        true,
+        false,
+    ),
+    (
+        "PrefetchDataset",
+        &["input_dataset: variant", "buffer_size: int64"],
+        &["slack_period: int = 0", "legacy_autotune: bool = true", "buffer_size_min: int = 0", "metadata: string = ''"],
+        true,
+        false,
+    ),
+    (
+        "TFRecordDataset",
+        &["filenames: string", "compression_type: string", "buffer_size: int64"],
+        &["metadata: string = ''"],
+        false,
+        true,
+    ),
+    (
+        "TextLineDataset",
+        &["filenames: string", "compression_type: string", "buffer_size: int64"],
+        &["metadata: string = ''"],
+        false,
+        true,
+    ),
+    (
+        "FixedLengthRecordDataset",
+        &[
+            "filenames: string",
+            "header_bytes: int64",
+            "record_bytes: int64",
+            "footer_bytes: int64",
+            "buffer_size: int64",
+        ],
+        &["metadata: string = ''"],
+        false,
+        true,
+    ),
+    (
+        "FixedLengthRecordDatasetV2",
+        &[
+            "filenames: string",
+            "header_bytes: int64",
+            "record_bytes: int64",
+            "footer_bytes: int64",
+            "buffer_size: int64",
+            "compression_type: string",
+        ],
+        &["metadata: string = ''"],
+        false,
+        true,
+    ),
+    (
+        "ModelDataset",
+        &["input_dataset: variant"],
+        &["algorithm: int = 0", "cpu_budget: int = 0", "ram_budget: int = 0"],
+        true,
+        false,
+    ),
+    (
+        "OptimizeDataset",
+        &["input_dataset: variant", "optimizations: string"],
+        &["optimization_configs: list(string) = []"],
+        true,
+        false,
+    ),
+    (
+        "OptimizeDatasetV2",
+        &[
+            "input_dataset: variant",
+            "optimizations_enabled: string",
+            "optimizations_disabled: string",
+            "optimizations_default: string",
+        ],
+        &["optimization_configs: list(string) = []"],
+        true,
+        false,
+    ),
+    (
+        "OptionsDataset",
+        &["input_dataset: variant"],
+        &["serialized_options: string", "metadata: string = ''"],
+        true,
+        false,
+    ),
+];
+
 pub(crate) fn register(r: &mut OpRegistry) {
-    r.add(
-        op("TensorDataset")
-            .input("components: Toutput_types")
-            .output("handle: variant")
-            .attr("Toutput_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("TensorSliceDataset")
-            .input("components: Toutput_types")
-            .output("handle: variant")
-            .attr("Toutput_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("is_files: bool = false")
-            .attr("metadata: string = ''")
-            .attr("replicate_on_split: bool = false")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("RangeDataset")
-            .input("start: int64")
-            .input("stop: int64")
-            .input("step: int64")
-            .output("handle: variant")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .attr("replicate_on_split: bool = false")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("MapDataset")
-            .input("input_dataset: variant")
-            .input("other_arguments: Targuments")
-            .output("handle: variant")
-            .attr("f: func")
-            .attr("Targuments: list(type) >= 0")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("use_inter_op_parallelism: bool = true")
-            .attr("preserve_cardinality: bool = false")
-            .attr("force_synchronous: bool = false")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("ParallelMapDataset")
-            .input("input_dataset: variant")
-            .input("other_arguments: Targuments")
-            .input("num_parallel_calls: int32")
-            .output("handle: variant")
-            .attr("f: func")
-            .attr("Targuments: list(type) >= 0")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("use_inter_op_parallelism: bool = true")
-            .attr("sloppy: bool = false")
-            .attr("preserve_cardinality: bool = false")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("ParallelMapDatasetV2")
-            .input("input_dataset: variant")
-            .input("other_arguments: Targuments")
-            .input("num_parallel_calls: int64")
-            .output("handle: variant")
-            .attr("f: func")
-            .attr("Targuments: list(type) >= 0")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("use_inter_op_parallelism: bool = true")
-            .attr("deterministic: string = 'default'")
-            .attr("preserve_cardinality: bool = false")
-            .attr("use_unbounded_threadpool: bool = false")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("FilterDataset")
-            .input("input_dataset: variant")
-            .input("other_arguments: Targuments")
-            .output("handle: variant")
-            .attr("predicate: func")
-            .attr("Targuments: list(type) >= 0")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("FlatMapDataset")
-            .input("input_dataset: variant")
-            .input("other_arguments: Targuments")
-            .output("handle: variant")
-            .attr("f: func")
-            .attr("Targuments: list(type) >= 0")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("BatchDataset")
-            .input("input_dataset: variant")
-            .input("batch_size: int64")
-            .output("handle: variant")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("BatchDatasetV2")
-            .input("input_dataset: variant")
-            .input("batch_size: int64")
-            .input("drop_remainder: bool")
-            .output("handle: variant")
-            .attr("parallel_copy: bool = false")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("PaddedBatchDataset")
-            .input("input_dataset: variant")
-            .input("batch_size: int64")
-            .input("padded_shapes: N * int64")
-            .input("padding_values: Toutput_types")
-            .output("handle: variant")
-            .attr("Toutput_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("N: int >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("PaddedBatchDatasetV2")
-            .input("input_dataset: variant")
-            .input("batch_size: int64")
-            .input("padded_shapes: N * int64")
-            .input("padding_values: Toutput_types")
-            .input("drop_remainder: bool")
-            .output("handle: variant")
-            .attr("parallel_copy: bool = false")
-            .attr("Toutput_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("N: int >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("RepeatDataset")
-            .input("input_dataset: variant")
-            .input("count: int64")
-            .output("handle: variant")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("TakeDataset")
-            .input("input_dataset: variant")
-            .input("count: int64")
-            .output("handle: variant")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("SkipDataset")
-            .input("input_dataset: variant")
-            .input("count: int64")
-            .output("handle: variant")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("ZipDataset")
-            .input("input_datasets: N * variant")
-            .output("handle: variant")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("N: int >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("ConcatenateDataset")
-            .input("input_dataset: variant")
-            .input("another_dataset: variant")
-            .output("handle: variant")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("ShuffleDataset")
-            .input("input_dataset: variant")
-            .input("buffer_size: int64")
-            .input("seed: int64")
-            .input("seed2: int64")
-            .output("handle: variant")
-            .attr("reshuffle_each_iteration: bool = true")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("PrefetchDataset")
-            .input("input_dataset: variant")
-            .input("buffer_size: int64")
-            .output("handle: variant")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("slack_period: int = 0")
-            .attr("legacy_autotune: bool = true")
-            .attr("buffer_size_min: int = 0")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("TFRecordDataset")
-            .input("filenames: string")
-            .input("compression_type: string")
-            .input("buffer_size: int64")
-            .output("handle: variant")
-            .attr("metadata: string = ''")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("TextLineDataset")
-            .input("filenames: string")
-            .input("compression_type: string")
-            .input("buffer_size: int64")
-            .output("handle: variant")
-            .attr("metadata: string = ''")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("FixedLengthRecordDataset")
-            .input("filenames: string")
-            .input("header_bytes: int64")
-            .input("record_bytes: int64")
-            .input("footer_bytes: int64")
-            .input("buffer_size: int64")
-            .output("handle: variant")
-            .attr("metadata: string = ''")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("FixedLengthRecordDatasetV2")
-            .input("filenames: string")
-            .input("header_bytes: int64")
-            .input("record_bytes: int64")
-            .input("footer_bytes: int64")
-            .input("buffer_size: int64")
-            .input("compression_type: string")
-            .output("handle: variant")
-            .attr("metadata: string = ''")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("ModelDataset")
-            .input("input_dataset: variant")
-            .output("handle: variant")
-            .attr("algorithm: int = 0")
-            .attr("cpu_budget: int = 0")
-            .attr("ram_budget: int = 0")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("OptimizeDataset")
-            .input("input_dataset: variant")
-            .input("optimizations: string")
-            .output("handle: variant")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("optimization_configs: list(string) = []")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("OptimizeDatasetV2")
-            .input("input_dataset: variant")
-            .input("optimizations_enabled: string")
-            .input("optimizations_disabled: string")
-            .input("optimizations_default: string")
-            .output("handle: variant")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("optimization_configs: list(string) = []")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("OptionsDataset")
-            .input("input_dataset: variant")
-            .output("handle: variant")
-            .attr("serialized_options: string")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .attr("metadata: string = ''")
-            .shape_fn(scalar)
-            .build(),
-    );
+    for &(name, inputs, attrs, typed, stateful) in OPS {
+        let mut b = inputs.iter().fold(op(name), |b, i| b.input(i)).output("handle: variant");
+        if typed {
+            b = b.attr("output_types: list(type) >= 1").attr("output_shapes: list(shape) >= 1");
+        }
+        b = attrs.iter().fold(b, |b, a| b.attr(a));
+        if stateful {
+            b = b.stateful();
+        }
+        r.add(b.shape_fn(scalar).build());
+    }
 }

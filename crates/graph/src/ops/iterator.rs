@@ -27,37 +27,30 @@ fn get_next_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    r.add(
-        op("Iterator")
-            .output("handle: resource")
-            .attr("shared_name: string")
-            .attr("container: string")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("IteratorV2")
-            .output("handle: resource")
-            .attr("shared_name: string")
-            .attr("container: string")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("AnonymousIterator")
-            .output("handle: resource")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
+    for name in ["Iterator", "IteratorV2"] {
+        r.add(
+            op(name)
+                .output("handle: resource")
+                .attr("shared_name: string")
+                .attr("container: string")
+                .attr("output_types: list(type) >= 1")
+                .attr("output_shapes: list(shape) >= 1")
+                .stateful()
+                .shape_fn(scalar)
+                .build(),
+        );
+    }
+    for name in ["AnonymousIterator", "AnonymousIteratorV3"] {
+        r.add(
+            op(name)
+                .output("handle: resource")
+                .attr("output_types: list(type) >= 1")
+                .attr("output_shapes: list(shape) >= 1")
+                .stateful()
+                .shape_fn(scalar)
+                .build(),
+        );
+    }
     r.add(
         op("AnonymousIteratorV2")
             .output("handle: resource")
@@ -68,16 +61,6 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(two_scalars)
             .build(),
     );
-    r.add(
-        op("AnonymousIteratorV3")
-            .output("handle: resource")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(op("MakeIterator").input("dataset: variant").input("iterator: resource").stateful().shape_fn(none).build());
     r.add(
         op("OneShotIterator")
             .output("handle: resource")
@@ -90,26 +73,18 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(scalar)
             .build(),
     );
-    r.add(
-        op("IteratorGetNext")
-            .input("iterator: resource")
-            .output("components: output_types")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .stateful()
-            .shape_fn(get_next_shapes)
-            .build(),
-    );
-    r.add(
-        op("IteratorGetNextSync")
-            .input("iterator: resource")
-            .output("components: output_types")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .stateful()
-            .shape_fn(get_next_shapes)
-            .build(),
-    );
+    for name in ["IteratorGetNext", "IteratorGetNextSync"] {
+        r.add(
+            op(name)
+                .input("iterator: resource")
+                .output("components: output_types")
+                .attr("output_types: list(type) >= 1")
+                .attr("output_shapes: list(shape) >= 1")
+                .stateful()
+                .shape_fn(get_next_shapes)
+                .build(),
+        );
+    }
     r.add(
         op("IteratorToStringHandle")
             .input("resource_handle: resource")
@@ -118,25 +93,18 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(scalar)
             .build(),
     );
-    r.add(
-        op("IteratorFromStringHandle")
-            .input("string_handle: string")
-            .output("resource_handle: resource")
-            .attr("output_types: list(type) >= 0 = []")
-            .attr("output_shapes: list(shape) >= 0 = []")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("IteratorFromStringHandleV2")
-            .input("string_handle: string")
-            .output("resource_handle: resource")
-            .attr("output_types: list(type) >= 0 = []")
-            .attr("output_shapes: list(shape) >= 0 = []")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
+    for name in ["IteratorFromStringHandle", "IteratorFromStringHandleV2"] {
+        r.add(
+            op(name)
+                .input("string_handle: string")
+                .output("resource_handle: resource")
+                .attr("output_types: list(type) >= 0 = []")
+                .attr("output_shapes: list(shape) >= 0 = []")
+                .stateful()
+                .shape_fn(scalar)
+                .build(),
+        );
+    }
+    r.add(op("MakeIterator").input("dataset: variant").input("iterator: resource").stateful().shape_fn(none).build());
     r.add(op("DeleteIterator").input("handle: resource").input("deleter: variant").stateful().shape_fn(none).build());
 }
