@@ -27,7 +27,7 @@ impl Worker {
         // The step outlives this call: it waits for the client's next feeds. Its executor
         // is bounded by the worker's default step timeout from its first call.
         let life = self.opts.default_step_timeout.max(remaining(call_deadline));
-        let entry = self.steps.get_or_create(req.step_id, life + self.opts.step_grace);
+        let entry = self.steps.get_or_create(req.step_id, life + self.opts.step_grace)?;
         if let Some(s) = entry.aborted() {
             return Err(s);
         }

@@ -37,7 +37,7 @@ impl Worker {
         let session = self.session(&req.session_handle, req.create_worker_session_called)?;
         let exec = session.graph(&req.graph_handle)?;
         let deadline = deadline.unwrap_or_else(|| Instant::now() + self.opts.default_step_timeout);
-        let entry = self.steps.get_or_create(req.step_id, remaining(deadline) + self.opts.step_grace);
+        let entry = self.steps.get_or_create(req.step_id, remaining(deadline) + self.opts.step_grace)?;
         if let Some(s) = entry.aborted() {
             return Err(s);
         }
@@ -151,7 +151,7 @@ impl Worker {
         }
         let limit = Instant::now() + self.opts.max_recv_wait;
         let wait_until = deadline.map_or(limit, |d| d.min(limit));
-        let entry = self.steps.get_or_create(req.step_id, remaining(wait_until) + self.opts.step_grace);
+        let entry = self.steps.get_or_create(req.step_id, remaining(wait_until) + self.opts.step_grace)?;
         let (tx, rx) = tokio::sync::oneshot::channel();
         entry.local.recv_async(&req.rendezvous_key, Box::new(move |r| drop(tx.send(r))));
         let start = Instant::now();

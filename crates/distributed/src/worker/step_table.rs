@@ -8,8 +8,12 @@
 //! master died), by the sweeper once its expiry passes, so memory never leaks. Removing a
 //! table aborts it: pending receives fail and outstanding RecvTensor calls of the step
 //! are cancelled.
+//!
+//! A step removed by CleanupGraph leaves a tombstone for [`TOMBSTONE_LIFE`]: a RunGraph or
+//! RecvTensor of that step arriving late (its RPC overtaken by the cleanup) fails at once
+//! with the reason instead of creating a fresh table that would wait for its expiry.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -137,25 +141,80 @@ impl StepEntry {
     }
 }
 
+/// How long a cleaned-up step id is remembered.
+pub(crate) const TOMBSTONE_LIFE: Duration = Duration::from_secs(60);
+
+/// At most this many cleaned-up step ids are remembered (the oldest go first).
+const MAX_TOMBSTONES: usize = 1 << 18;
+
+/// Step ids removed by CleanupGraph, oldest first, with the time each may be forgotten.
+#[derive(Default)]
+struct Tombstones {
+    ids: HashMap<i64, Instant>,
+    order: VecDeque<(i64, Instant)>,
+}
+
+impl Tombstones {
+    fn add(&mut self, step_id: i64, now: Instant) {
+        let until = now + TOMBSTONE_LIFE;
+        self.ids.insert(step_id, until);
+        self.order.push_back((step_id, until));
+        self.expire(now);
+        while self.order.len() > MAX_TOMBSTONES {
+            if let Some((id, until)) = self.order.pop_front() {
+                if self.ids.get(&id) == Some(&until) {
+                    self.ids.remove(&id);
+                }
+            }
+        }
+    }
+
+    fn expire(&mut self, now: Instant) {
+        while let Some(&(id, until)) = self.order.front() {
+            if until > now {
+                break;
+            }
+            self.order.pop_front();
+            if self.ids.get(&id) == Some(&until) {
+                self.ids.remove(&id);
+            }
+        }
+    }
+}
+
 /// Step id → step state.
 #[derive(Default)]
 pub(crate) struct StepTable {
     steps: Mutex<HashMap<i64, Arc<StepEntry>>>,
+    cleaned: Mutex<Tombstones>,
 }
 
 impl StepTable {
-    /// The entry of `step_id`, created if absent; it lives at least `ttl` from now.
-    pub(crate) fn get_or_create(&self, step_id: i64, ttl: Duration) -> Arc<StepEntry> {
+    /// The entry of `step_id`, created if absent; it lives at least `ttl` from now. Fails
+    /// with CANCELLED if the step was cleaned up already.
+    pub(crate) fn get_or_create(&self, step_id: i64, ttl: Duration) -> Result<Arc<StepEntry>, Status> {
         let until = Instant::now() + ttl;
         let mut g = self.steps.lock().unwrap_or_else(|e| e.into_inner());
+        if !g.contains_key(&step_id)
+            && self.cleaned.lock().unwrap_or_else(|e| e.into_inner()).ids.contains_key(&step_id)
+        {
+            return Err(Status::cancelled(format!(
+                "step {step_id} was already cleaned up on this worker (its RunGraph or RecvTensor came late)"
+            )));
+        }
         let e = g.entry(step_id).or_insert_with(|| Arc::new(StepEntry::new(step_id, until))).clone();
         e.extend(until);
-        e
+        Ok(e)
     }
 
-    /// Removes and aborts a step (CleanupGraph). Returns whether it existed.
+    /// Removes and aborts a step (CleanupGraph) and remembers its id for a while. Returns
+    /// whether it existed.
     pub(crate) fn cleanup(&self, step_id: i64) -> bool {
-        let e = self.steps.lock().unwrap_or_else(|e| e.into_inner()).remove(&step_id);
+        let e = {
+            let mut g = self.steps.lock().unwrap_or_else(|e| e.into_inner());
+            self.cleaned.lock().unwrap_or_else(|e| e.into_inner()).add(step_id, Instant::now());
+            g.remove(&step_id)
+        };
         match e {
             Some(e) => {
                 e.abort(Status::cancelled(format!("step {step_id} was cleaned up")));
@@ -199,6 +258,7 @@ impl StepTable {
             let ids: Vec<i64> = g.iter().filter(|(_, e)| e.expired(now)).map(|(k, _)| *k).collect();
             ids.into_iter().filter_map(|k| g.remove(&k)).collect()
         };
+        self.cleaned.lock().unwrap_or_else(|e| e.into_inner()).expire(now);
         for e in &gone {
             e.abort(Status::deadline_exceeded(format!(
                 "step {} expired on this worker without a CleanupGraph",
@@ -232,11 +292,11 @@ mod tests {
     #[test]
     fn create_cleanup_sweep() {
         let t = StepTable::default();
-        let a = t.get_or_create(1, Duration::from_secs(60));
-        let a2 = t.get_or_create(1, Duration::from_millis(1));
+        let a = t.get_or_create(1, Duration::from_secs(60)).unwrap();
+        let a2 = t.get_or_create(1, Duration::from_millis(1)).unwrap();
         assert!(Arc::ptr_eq(&a, &a2), "one entry per step id");
         a.local.send("k", Tensor::scalar(1.0f32), false).unwrap();
-        let _b = t.get_or_create(2, Duration::ZERO);
+        let _b = t.get_or_create(2, Duration::ZERO).unwrap();
         assert_eq!(t.len(), 2);
         assert_eq!(t.sweep(), 1, "only the expired step goes");
         assert_eq!(t.len(), 1);
@@ -246,18 +306,40 @@ mod tests {
         assert!(a.cancel.is_cancelled());
         assert!(a.local.send("z", Tensor::scalar(1.0f32), false).is_err());
         assert_eq!(t.len(), 0);
+        // A late RunGraph or RecvTensor of the cleaned-up step does not bring it back.
+        let late = t.get_or_create(1, Duration::from_secs(60)).err().unwrap();
+        assert_eq!(late.code, Code::Cancelled);
+        assert!(late.message.contains("step 1"), "{late}");
+        assert_eq!(t.len(), 0);
+        // A cleanup that came first (the RunGraph is the late one) also leaves a tombstone.
+        assert!(!t.cleanup(7));
+        assert!(t.get_or_create(7, Duration::from_secs(60)).is_err());
+        assert!(t.get_or_create(8, Duration::from_secs(60)).is_ok());
+    }
+
+    #[test]
+    fn tombstones_expire() {
+        let mut ts = Tombstones::default();
+        let t0 = Instant::now();
+        ts.add(1, t0);
+        ts.add(2, t0 + Duration::from_secs(30));
+        ts.expire(t0 + TOMBSTONE_LIFE);
+        assert!(!ts.ids.contains_key(&1));
+        assert!(ts.ids.contains_key(&2));
+        ts.expire(t0 + TOMBSTONE_LIFE * 2);
+        assert!(ts.ids.is_empty() && ts.order.is_empty());
     }
 
     #[test]
     fn a_finished_step_is_released_once_drained() {
         let t = StepTable::default();
         // Nothing left: released at once.
-        let a = t.get_or_create(1, Duration::from_secs(60));
+        let a = t.get_or_create(1, Duration::from_secs(60)).unwrap();
         assert!(!t.release_if_drained(1), "not before its RunGraph succeeded");
         t.release_when_drained(&a);
         assert_eq!(t.len(), 0);
         // A tensor still to be fetched by a peer: kept until it is taken.
-        let b = t.get_or_create(2, Duration::from_secs(60));
+        let b = t.get_or_create(2, Duration::from_secs(60)).unwrap();
         b.local.send("k", Tensor::scalar(1.0f32), false).unwrap();
         t.release_when_drained(&b);
         assert_eq!(t.len(), 1);
@@ -266,7 +348,7 @@ mod tests {
         assert!(t.release_if_drained(2));
         assert_eq!(t.len(), 0);
         // A step whose RunGraph did not finish is never released this way.
-        let c = t.get_or_create(3, Duration::from_secs(60));
+        let c = t.get_or_create(3, Duration::from_secs(60)).unwrap();
         assert!(!t.release_if_drained(3));
         assert!(c.aborted().is_none());
         assert_eq!(t.len(), 1);
