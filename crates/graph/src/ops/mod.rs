@@ -8,12 +8,14 @@ mod data_flow;
 mod functional;
 mod io;
 mod list;
+mod lookup;
 mod math;
 mod nn;
 mod random;
 mod sparse;
 mod state;
 mod string;
+mod tensor_array;
 mod training;
 
 pub use array::*;
@@ -37,12 +39,14 @@ pub(crate) fn register_all(r: &mut OpRegistry) {
     functional::register(r);
     io::register(r);
     list::register(r);
+    lookup::register(r);
     math::register(r);
     nn::register(r);
     random::register(r);
     sparse::register(r);
     state::register(r);
     string::register(r);
+    tensor_array::register(r);
     training::register(r);
 }
 
