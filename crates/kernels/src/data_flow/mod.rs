@@ -20,6 +20,7 @@ pub mod tensor_array;
 mod tensor_array_bulk;
 mod tensor_array_ops;
 pub(crate) mod tensor_list;
+mod tensor_list_bulk;
 mod waiters;
 
 #[cfg(test)]
@@ -44,4 +45,5 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     stack::register(r);
     tensor_array_ops::register(r);
     tensor_list::register(r);
+    tensor_list_bulk::register(r);
 }
