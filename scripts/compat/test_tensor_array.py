@@ -57,6 +57,12 @@ def values(ps, worker):
     with tf.device(worker):
         remote = remote.write(0, tf.constant(2.5)).write(1, tf.constant(-1.0))
         out["cross_task"] = remote.stack()
+    with tf.device(ps):
+        # Pinned to the ps: the worker's ops take its handle and run with it, as in TensorFlow.
+        pinned = tf.TensorArray(tf.float32, size=2, colocate_with_first_write_call=False)
+    with tf.device(worker):
+        pinned = pinned.write(0, tf.constant([1.0, 2.0]) * 3.0).write(1, tf.constant([0.5, 0.25]))
+        out["pinned_on_ps"] = pinned.stack() + 1.0
     return out
 
 

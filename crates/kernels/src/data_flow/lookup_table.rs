@@ -259,8 +259,7 @@ impl LookupTable {
         Ok(())
     }
 
-    /// Fills a static table once: a second initialization with the same content does
-    /// nothing, with other content is FailedPrecondition.
+    /// Fills a static table once (see [`LookupTable::initialize_pairs`]).
     pub fn initialize(&self, keys: &Tensor, values: &Tensor) -> Result<(), Status> {
         if self.kind != TableKind::Static {
             return Err(Status::invalid_argument(
@@ -279,8 +278,19 @@ impl LookupTable {
         self.initialize_pairs(ks.into_iter().zip(vs).collect())
     }
 
-    /// Fills a static table from (key, value) pairs (see [`LookupTable::initialize`]).
+    /// Fills a static table from (key, value) pairs (see [`LookupTable::initialize`]). As in
+    /// TensorFlow, an initialized table takes a second initialization of as many entries
+    /// as it holds as a repeat (keeping its data); any other count is FailedPrecondition.
     pub fn initialize_pairs(&self, pairs: Vec<(TableKey, Tensor)>) -> Result<(), Status> {
+        let total = pairs.len();
+        let mut st = self.lock();
+        if st.initialized {
+            return if total == st.map.len() {
+                Ok(())
+            } else {
+                Err(Status::failed_precondition("Table was already initialized with different data."))
+            };
+        }
         let mut map: HashMap<TableKey, Tensor> = HashMap::new();
         for (k, v) in pairs {
             if let Some(old) = map.get(&k) {
@@ -295,23 +305,18 @@ impl LookupTable {
             }
             map.insert(k, v);
         }
-        let mut st = self.lock();
-        if st.initialized {
-            let same =
-                st.map.len() == map.len() && map.iter().all(|(k, v)| st.map.get(k).is_some_and(|o| same_value(o, v)));
-            return if same {
-                Ok(())
-            } else {
-                Err(Status::failed_precondition("Table was already initialized with different data."))
-            };
-        }
         st.map = map;
         st.initialized = true;
         Ok(())
     }
 
     /// Replaces the whole content (`LookupTableImportV2`).
+    /// A static table is initialized by it (TensorFlow's `KeyValueTensorInitializer`
+    /// imports), with the rules of [`LookupTable::initialize_pairs`].
     pub fn import(&self, keys: &Tensor, values: &Tensor) -> Result<(), Status> {
+        if self.kind == TableKind::Static {
+            return self.initialize(keys, values);
+        }
         let pairs = self.pairs(keys, values)?;
         let ks: Vec<TableKey> = pairs.iter().map(|p| p.0.clone()).collect();
         self.check_special(&ks)?;
