@@ -26,7 +26,11 @@ mod waiters;
 #[cfg(test)]
 mod tests_accumulator;
 #[cfg(test)]
+mod tests_lookup_table;
+#[cfg(test)]
 mod tests_queue;
+#[cfg(test)]
+mod tests_tensor_array;
 #[cfg(test)]
 mod tests_tensor_list;
 

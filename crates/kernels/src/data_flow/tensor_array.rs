@@ -73,7 +73,7 @@ pub fn partial_text(p: &Option<Vec<i64>>) -> String {
 
 fn fully_defined(p: &Option<Vec<i64>>) -> Option<Shape> {
     match p {
-        Some(d) if d.iter().all(|&x| x >= 0) => Shape::from_i64(d).ok(),
+        Some(d) if d.iter().all(|&x| x >= 0) => Some(Shape::new(d.iter().map(|&x| x as usize).collect::<Vec<_>>())),
         _ => None,
     }
 }
