@@ -9,6 +9,7 @@ mod function_def;
 pub mod gradients;
 mod graph;
 pub mod io;
+pub mod lookup;
 mod op_def;
 pub mod ops;
 mod partitioned;
@@ -17,6 +18,7 @@ mod registry;
 mod scope;
 pub mod shape_fn;
 mod signature;
+pub mod tensor_array;
 mod variable;
 pub use variable::*;
 
@@ -30,5 +32,6 @@ pub use partitioned::{fixed_size_partitions, PartitionedVariable};
 pub use registry::{op_registry, OpRegistry};
 pub use scope::{AsOpName, DeviceFn, OpBuilder, Operation, Output, Scope};
 pub use signature::{add_defaults, lookup_op, output_arg_ranges, resolve_node, signature_of, Signature};
+pub use tensor_array::{TensorArray, TensorArrayOptions};
 
 pub use ferroflow_core::{attr, DataType, Shape, Status, Tensor};

@@ -35,6 +35,9 @@ pub struct StepCtx {
     pub rendezvous: Arc<dyn Rendezvous>,
     /// The task's resources (variables, queues, …).
     pub resources: Arc<ResourceMgr>,
+    /// Resources that live for this step only (TensorFlow's step container: TensorArrays,
+    /// stacks); dropped with the step. Function calls share their caller's.
+    pub step_container: Arc<ResourceMgr>,
     /// Cancelled when the step fails or passes its deadline.
     pub cancel: CancelToken,
     /// Full name of the device the partition runs on.

@@ -40,6 +40,7 @@ pub fn test_step(resources: Arc<ResourceMgr>) -> Arc<StepCtx> {
         step_id: 1,
         rendezvous: Arc::new(NoRendezvous),
         resources,
+        step_container: Default::default(),
         cancel: CancelToken::new(),
         device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
         deadline: None,

@@ -159,6 +159,7 @@ impl DirectSession {
             step_id: self.next_step.fetch_add(1, Ordering::Relaxed),
             rendezvous: rendezvous.clone(),
             resources: self.resources.clone(),
+            step_container: Default::default(),
             cancel: opts.cancel.clone().unwrap_or_default(),
             device: LOCAL_DEVICE.to_string(),
             deadline: opts.timeout.map(|t| std::time::Instant::now() + t),

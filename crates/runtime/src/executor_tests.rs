@@ -10,6 +10,7 @@ fn step() -> Arc<StepCtx> {
         step_id: 1,
         rendezvous: Arc::new(LocalRendezvous::new()),
         resources: Arc::new(ResourceMgr::new()),
+        step_container: Default::default(),
         cancel: CancelToken::default(),
         device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
         deadline: None,

@@ -255,6 +255,7 @@ impl FunctionBody {
             step_id: parent.step_id,
             rendezvous: rendezvous.clone(),
             resources: parent.resources.clone(),
+            step_container: parent.step_container.clone(),
             cancel,
             device: parent.device.clone(),
             deadline: parent.deadline,

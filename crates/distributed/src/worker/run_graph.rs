@@ -127,6 +127,7 @@ impl Worker {
             step_id: entry.step_id,
             rendezvous,
             resources: session.resources.clone(),
+            step_container: Default::default(),
             cancel: entry.cancel.clone(),
             device: session.device.clone(),
             deadline: Some(deadline),

@@ -15,6 +15,7 @@ mod nn_grad;
 mod nn_grad_conv;
 mod nn_grad_matmul;
 mod registry;
+mod tensor_array_grad;
 
 pub use array_grad_sparse::{indexed_slices, INDEXED_SLICES_ATTR};
 pub use builder::{gradients, gradients_with_options, GradOptions};

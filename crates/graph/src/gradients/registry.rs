@@ -90,6 +90,7 @@ fn build() -> GradRegistry {
     super::array_grad::register(&mut r);
     super::math_grad::register(&mut r);
     super::nn_grad::register(&mut r);
+    super::tensor_array_grad::register(&mut r);
     r
 }
 

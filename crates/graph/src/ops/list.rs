@@ -15,6 +15,10 @@ fn list_and_unknown(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![Some(vec![]), None])
 }
 
+fn concat_shape(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    Ok(vec![None, Some(vec![-1])])
+}
+
 fn vector(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![Some(vec![-1])])
 }
@@ -101,6 +105,49 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .output("element_shape: shape_type")
             .attr("shape_type: {int32, int64}")
             .shape_fn(unknown)
+            .build(),
+    );
+    r.add(
+        op("TensorListGather")
+            .input("input_handle: variant")
+            .input("indices: int32")
+            .input("element_shape: int32")
+            .output("values: element_dtype")
+            .attr("element_dtype: type")
+            .shape_fn(unknown)
+            .build(),
+    );
+    r.add(
+        op("TensorListScatterIntoExistingList")
+            .input("input_handle: variant")
+            .input("tensor: element_dtype")
+            .input("indices: int32")
+            .output("output_handle: variant")
+            .attr("element_dtype: type")
+            .shape_fn(scalar)
+            .build(),
+    );
+    r.add(
+        op("TensorListSplit")
+            .input("tensor: element_dtype")
+            .input("element_shape: shape_type")
+            .input("lengths: int64")
+            .output("output_handle: variant")
+            .attr("element_dtype: type")
+            .attr("shape_type: {int32, int64}")
+            .shape_fn(scalar)
+            .build(),
+    );
+    r.add(
+        op("TensorListConcatV2")
+            .input("input_handle: variant")
+            .input("element_shape: shape_type")
+            .input("leading_dims: int64")
+            .output("tensor: element_dtype")
+            .output("lengths: int64")
+            .attr("element_dtype: type")
+            .attr("shape_type: {int32, int64}")
+            .shape_fn(concat_shape)
             .build(),
     );
     r.add(

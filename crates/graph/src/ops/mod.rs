@@ -10,12 +10,14 @@ mod functional;
 mod io;
 mod iterator;
 mod list;
+mod lookup;
 mod math;
 mod nn;
 mod random;
 mod sparse;
 mod state;
 mod string;
+mod tensor_array;
 mod training;
 
 pub use array::*;
@@ -41,12 +43,14 @@ pub(crate) fn register_all(r: &mut OpRegistry) {
     io::register(r);
     iterator::register(r);
     list::register(r);
+    lookup::register(r);
     math::register(r);
     nn::register(r);
     random::register(r);
     sparse::register(r);
     state::register(r);
     string::register(r);
+    tensor_array::register(r);
     training::register(r);
 }
 

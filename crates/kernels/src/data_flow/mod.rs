@@ -1,22 +1,36 @@
 //! Data-flow kernels for synchronous training: conditional accumulators
 //! (`ConditionalAccumulator`, `AccumulatorApplyGradient`, `AccumulatorTakeGradient`, …)
 //! and FIFO queues (`FIFOQueueV2`, `QueueEnqueueV2`, `QueueDequeueManyV2`, …), in both
-//! the resource-handle and the ref-handle forms; TensorFlow's TensorList ops. Blocking ops are asynchronous kernels:
+//! the resource-handle and the ref-handle forms; TensorFlow's TensorList ops; lookup tables
+//! (`HashTableV2`, `MutableHashTableV2`, `LookupTableFindV2`, …); TensorArrays
+//! (`TensorArrayV3` and its ops) and stacks (`StackV2`, …) in the step's container. Blocking ops are asynchronous kernels:
 //! a waiting op parks inside its resource and is completed by whoever satisfies it, by
 //! the step's cancellation, or by a deadline.
 
 mod accumulator;
 mod accumulator_ops;
 mod handles;
+mod lookup_ops;
+pub mod lookup_table;
+mod lookup_text_init;
 mod queue;
 mod queue_ops;
+mod stack;
+pub mod tensor_array;
+mod tensor_array_bulk;
+mod tensor_array_ops;
 pub(crate) mod tensor_list;
+mod tensor_list_bulk;
 mod waiters;
 
 #[cfg(test)]
 mod tests_accumulator;
 #[cfg(test)]
+mod tests_lookup_table;
+#[cfg(test)]
 mod tests_queue;
+#[cfg(test)]
+mod tests_tensor_array;
 #[cfg(test)]
 mod tests_tensor_list;
 
@@ -31,5 +45,9 @@ use crate::KernelRegistry;
 pub(crate) fn register(r: &mut KernelRegistry) {
     accumulator_ops::register(r);
     queue_ops::register(r);
+    lookup_ops::register(r);
+    stack::register(r);
+    tensor_array_ops::register(r);
     tensor_list::register(r);
+    tensor_list_bulk::register(r);
 }

@@ -12,7 +12,7 @@ use crate::array::util::{index_vec, with_type, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// The list in input `i` (a scalar variant).
-fn list_input(ctx: &OpContext, i: usize) -> Result<Arc<TensorList>, Status> {
+pub(super) fn list_input(ctx: &OpContext, i: usize) -> Result<Arc<TensorList>, Status> {
     let t = ctx.input(i)?;
     if t.dtype() != DataType::Variant || t.rank() != 0 {
         return Err(ctx.error(format!(
@@ -30,13 +30,13 @@ fn list_input(ctx: &OpContext, i: usize) -> Result<Arc<TensorList>, Status> {
     Ok(l)
 }
 
-fn set_list(ctx: &mut OpContext, i: usize, l: TensorList) -> Result<(), Status> {
+pub(super) fn set_list(ctx: &mut OpContext, i: usize, l: TensorList) -> Result<(), Status> {
     ctx.set_output(i, Tensor::scalar(Variant::TensorList(Arc::new(l))))
 }
 
 /// An element-shape input: a scalar -1 means unknown rank, a vector lists the dimensions
 /// (-1 unknown).
-fn shape_input(ctx: &OpContext, i: usize) -> Result<Option<Vec<i64>>, Status> {
+pub(super) fn shape_input(ctx: &OpContext, i: usize) -> Result<Option<Vec<i64>>, Status> {
     let t = ctx.input(i)?;
     let v = index_vec(&t).map_err(|e| ctx.error(format!("element_shape: {}", e.message)))?;
     match t.rank() {
@@ -46,7 +46,7 @@ fn shape_input(ctx: &OpContext, i: usize) -> Result<Option<Vec<i64>>, Status> {
     }
 }
 
-fn check_element(ctx: &OpContext, l: &TensorList, t: &Tensor, what: &str) -> Result<(), Status> {
+pub(super) fn check_element(ctx: &OpContext, l: &TensorList, t: &Tensor, what: &str) -> Result<(), Status> {
     if t.dtype() != l.element_dtype {
         return Err(ctx.error(format!("{what} is {} but the list holds {}", t.dtype(), l.element_dtype)));
     }
@@ -61,7 +61,12 @@ fn check_element(ctx: &OpContext, l: &TensorList, t: &Tensor, what: &str) -> Res
 }
 
 /// An unset element read back: zeros if its shape is known from the list or `shape`.
-fn zeros_for(ctx: &OpContext, l: &TensorList, shape: Option<Vec<i64>>, index: usize) -> Result<Tensor, Status> {
+pub(super) fn zeros_for(
+    ctx: &OpContext,
+    l: &TensorList,
+    shape: Option<Vec<i64>>,
+    index: usize,
+) -> Result<Tensor, Status> {
     let dims = match (&l.element_shape, shape) {
         (Some(d), _) if d.iter().all(|&x| x >= 0) => d.clone(),
         (_, Some(d)) if d.iter().all(|&x| x >= 0) => d,
@@ -328,7 +333,7 @@ fn add(ctx: &OpContext, x: &Tensor, y: &Tensor) -> Result<Tensor, Status> {
 }
 
 /// The rows of `t` (its slices along the first dimension).
-fn split_rows<T: TensorType>(t: &Tensor) -> Result<Vec<Tensor>, Status> {
+pub(super) fn split_rows<T: TensorType>(t: &Tensor) -> Result<Vec<Tensor>, Status> {
     let dims = t.shape().dims();
     let inner: usize = dims[1..].iter().product();
     let data = t.as_slice::<T>()?;
@@ -336,7 +341,7 @@ fn split_rows<T: TensorType>(t: &Tensor) -> Result<Vec<Tensor>, Status> {
 }
 
 /// The items, of equal shapes, stacked into one tensor of shape `dims`.
-fn stack_rows<T: TensorType>(dims: Shape, items: &[Tensor]) -> Result<Tensor, Status> {
+pub(super) fn stack_rows<T: TensorType>(dims: Shape, items: &[Tensor]) -> Result<Tensor, Status> {
     let mut data = Vec::with_capacity(dims.num_elements());
     for t in items {
         data.extend_from_slice(t.as_slice::<T>()?);

@@ -48,6 +48,7 @@ pub(super) fn step_with(rm: &Arc<ResourceMgr>, cancel: CancelToken, deadline: Op
         step_id: s.step_id,
         rendezvous: s.rendezvous.clone(),
         resources: rm.clone(),
+        step_container: Default::default(),
         cancel,
         device: s.device.clone(),
         deadline,

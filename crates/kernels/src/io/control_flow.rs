@@ -80,6 +80,7 @@ mod tests {
             step_id: 1,
             rendezvous: Arc::new(crate::testutil::NoRendezvous),
             resources: Arc::new(ResourceMgr::new()),
+            step_container: Default::default(),
             cancel: CancelToken::default(),
             device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
             deadline: None,

@@ -157,6 +157,9 @@ impl IterCtx {
             step_id: step.step_id,
             rendezvous: Arc::new(LocalRendezvous::new()),
             resources: step.resources.clone(),
+            // An iterator outlives the step that made it: its functions get their own
+            // per-step container (TensorArrays made inside a map function).
+            step_container: Default::default(),
             cancel: CancelToken::new(),
             device: step.device.clone(),
             deadline: None,

@@ -1,0 +1,102 @@
+//! Gradient functions of the TensorArray ops, with the semantics of TensorFlow's
+//! `tensor_array_grad.py`: the gradient of an array is its gradient array
+//! (`TensorArrayGradV3`, one per `gradients` call, named by the call's scope); a read's
+//! gradient is a write into it, a write's a read from it, gather ↔ scatter, concat ↔
+//! split. Repeated gradient writes to one index add up (the gradient array aggregates),
+//! which is how an element read several times gets the sum of its gradients. The
+//! handle-making and size ops are not differentiable.
+
+use ferroflow_core::{NodeAttrs, Status};
+
+use super::array_grad::Grads;
+use crate::gradients::{GradOp, GradRegistry};
+use crate::scope::{Output, Scope};
+use crate::tensor_array::TensorArray;
+
+/// The gradient source of a gradient scope, as TensorFlow names it: the scope's path up
+/// to and including its first `gradients*` component.
+fn source(s: &Scope) -> String {
+    let mut parts = Vec::new();
+    for p in s.prefix().split('/') {
+        parts.push(p);
+        if p.starts_with("gradients") {
+            return parts.join("/");
+        }
+    }
+    "gradients".to_string()
+}
+
+fn forward(op: &GradOp, dtype_attr: &str) -> Result<TensorArray, Status> {
+    let dtype = op.node.attr_type(dtype_attr)?;
+    let handle = op.inputs.first().cloned().ok_or_else(|| Status::internal("TensorArray op without a handle"))?;
+    let flow = op.inputs.last().cloned().ok_or_else(|| Status::internal("TensorArray op without a flow"))?;
+    Ok(TensorArray::from_parts(handle, flow, dtype))
+}
+
+fn input(op: &GradOp, i: usize) -> Result<Output, Status> {
+    op.inputs.get(i).cloned().ok_or_else(|| Status::internal(format!("{} has no input {i}", op.node.op)))
+}
+
+fn read_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    let ta = forward(op, "dtype")?;
+    let ga = ta.grad(s, &source(s), ta.flow.clone());
+    let w = ga.write(s, input(op, 1)?, g[0].clone());
+    Ok(vec![None, None, Some(w.flow)])
+}
+
+fn write_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    let ta = forward(op, "T")?;
+    let ga = ta.grad(s, &source(s), g[0].clone());
+    let v = ga.read(s, input(op, 1)?);
+    Ok(vec![None, None, Some(v), Some(g[0].clone())])
+}
+
+fn gather_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    let ta = forward(op, "dtype")?;
+    let ga = ta.grad(s, &source(s), ta.flow.clone());
+    let w = ga.scatter(s, input(op, 1)?, g[0].clone());
+    Ok(vec![None, None, Some(w.flow)])
+}
+
+fn scatter_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    let ta = forward(op, "T")?;
+    let ga = ta.grad(s, &source(s), g[0].clone());
+    let v = ga.gather(s, input(op, 1)?);
+    Ok(vec![None, None, Some(v), Some(g[0].clone())])
+}
+
+fn concat_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    let ta = forward(op, "dtype")?;
+    let lengths = op.outputs.get(1).cloned().ok_or_else(|| Status::internal("TensorArrayConcatV3 without lengths"))?;
+    let ga = ta.grad(s, &source(s), ta.flow.clone());
+    let w = ga.split(s, g[0].clone(), lengths);
+    Ok(vec![None, Some(w.flow)])
+}
+
+fn split_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    let ta = forward(op, "T")?;
+    let ga = ta.grad(s, &source(s), g[0].clone());
+    let (v, _) = ga.concat(s);
+    Ok(vec![None, Some(v), None, Some(g[0].clone())])
+}
+
+/// Registers this family's gradient functions.
+pub(crate) fn register(r: &mut GradRegistry) {
+    r.no_gradient(&[
+        "TensorArrayV3",
+        "TensorArrayGradV3",
+        "TensorArrayGradWithShape",
+        "TensorArraySizeV3",
+        "TensorArrayCloseV3",
+        "StackV2",
+        "StackPushV2",
+        "StackPopV2",
+        "StackCloseV2",
+    ]);
+    r.add("TensorArrayReadV3", read_grad);
+    r.add("TensorArrayWriteV3", write_grad);
+    r.add("TensorArrayGatherV3", gather_grad);
+    r.add("TensorArrayScatterV3", scatter_grad);
+    r.add("TensorArrayConcatV3", concat_grad);
+    r.add("TensorArraySplitV3", split_grad);
+}

@@ -1,0 +1,156 @@
+//! TensorFlow's per-step stacks (`StackV2`, `StackPushV2`, `StackPopV2`, `StackCloseV2`):
+//! the gradient of a TensorFlow 1.x `tf.while_loop` pushes each iteration's forward values
+//! and pops them in reverse in the gradient loop. `swap_memory` is accepted and ignored.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, ResourceHandle, Status, Tensor};
+
+use crate::array::util::tf_type_name;
+use crate::state::handle::handle_input;
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+const CONTAINER: &str = "_stacks";
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// One stack.
+pub struct Stack {
+    name: String,
+    elem_type: DataType,
+    max_size: Option<usize>,
+    items: Mutex<(bool, Vec<Tensor>)>,
+}
+
+fn stack(ctx: &OpContext) -> Result<Arc<Stack>, Status> {
+    let h = handle_input(ctx, 0)?;
+    ctx.step().step_container.lookup::<Stack>(CONTAINER, &h.name).map_err(|_| {
+        Status::not_found(format!(
+            "node '{}' (op {}): stack {} does not exist in this step",
+            ctx.node().name,
+            ctx.node().op,
+            h.name
+        ))
+    })
+}
+
+struct Create {
+    elem_type: DataType,
+    base: String,
+}
+
+impl OpKernel for Create {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let m = ctx.input(0)?;
+        if m.dtype() != DataType::Int32 || m.rank() != 0 {
+            return Err(ctx.error(format!("max_size must be an int32 scalar, got {} {}", m.dtype(), m.shape())));
+        }
+        let max = m.scalar_value::<i32>()?;
+        let name = format!("{}_{}", self.base, COUNTER.fetch_add(1, Ordering::Relaxed));
+        let st = Stack {
+            name: name.clone(),
+            elem_type: self.elem_type,
+            max_size: usize::try_from(max).ok(),
+            items: Mutex::new((false, Vec::new())),
+        };
+        ctx.step().step_container.lookup_or_create(CONTAINER, &name, || Ok(st))?;
+        let h = ResourceHandle {
+            device: ctx.step().device.clone(),
+            container: CONTAINER.to_string(),
+            name,
+            hash_code: 0,
+            maybe_type_name: "N10tensorflow5StackE".to_string(),
+            dtypes_and_shapes: vec![],
+        };
+        ctx.set_output(0, Tensor::scalar(h))
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+struct Push;
+
+impl OpKernel for Push {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let s = stack(ctx)?;
+        let v = ctx.input(1)?;
+        if v.dtype() != s.elem_type {
+            return Err(ctx.error(format!(
+                "Stack[{}]: pushing a {} onto a stack of {}",
+                s.name,
+                tf_type_name(v.dtype()),
+                tf_type_name(s.elem_type)
+            )));
+        }
+        {
+            let mut g = s.items.lock().unwrap_or_else(|e| e.into_inner());
+            if g.0 {
+                return Err(ctx.error(format!("Stack[{}] has already been closed.", s.name)));
+            }
+            if let Some(m) = s.max_size {
+                if g.1.len() >= m {
+                    return Err(ctx.error(format!("Stack[{}] overflowed its max_size ({m})", s.name)));
+                }
+            }
+            g.1.push(v.clone());
+        }
+        ctx.set_output(0, v)
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+struct Pop;
+
+impl OpKernel for Pop {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let s = stack(ctx)?;
+        let v = {
+            let mut g = s.items.lock().unwrap_or_else(|e| e.into_inner());
+            if g.0 {
+                return Err(ctx.error(format!("Stack[{}] has already been closed.", s.name)));
+            }
+            g.1.pop()
+        };
+        match v {
+            Some(v) => ctx.set_output(0, v),
+            None => Err(ctx.error(format!("Stack[{}] is empty.", s.name))),
+        }
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+struct Close;
+
+impl OpKernel for Close {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let s = stack(ctx)?;
+        let mut g = s.items.lock().unwrap_or_else(|e| e.into_inner());
+        g.0 = true;
+        g.1.clear();
+        Ok(())
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+fn create(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let given = n.attr_string("stack_name")?;
+    Ok(Box::new(Create {
+        elem_type: n.attr_type("elem_type")?,
+        base: if given.is_empty() { n.name.clone() } else { given },
+    }))
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("StackV2", create);
+    r.add("StackPushV2", |_| Ok(Box::new(Push)));
+    r.add("StackPopV2", |_| Ok(Box::new(Pop)));
+    r.add("StackCloseV2", |_| Ok(Box::new(Close)));
+}

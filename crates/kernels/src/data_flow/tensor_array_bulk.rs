@@ -1,0 +1,242 @@
+//! TensorArray kernels that move many elements at once: `TensorArrayGatherV3` (`stack()`
+//! is a gather of every index), `TensorArrayScatterV3` (`unstack()`),
+//! `TensorArrayConcatV3` and `TensorArraySplitV3`, with TensorFlow's checks and messages.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
+
+use super::tensor_array::{concat_rows, partial_text, stack_tensors};
+use super::tensor_array_ops::{array, check_dtype, node_err, pass_flow};
+use crate::array::util::{check_alloc, index_vec, with_type};
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+fn full(p: &Option<Vec<i64>>) -> Option<Vec<usize>> {
+    match p {
+        Some(d) if d.iter().all(|&x| x >= 0) => Some(d.iter().map(|&x| x as usize).collect()),
+        _ => None,
+    }
+}
+
+/// The rows of `t` along dimension 0, each of `len` rows (`lens` sums to dim 0).
+fn split_rows(t: &Tensor, lens: &[usize]) -> Result<Vec<Tensor>, Status> {
+    let rest: Vec<usize> = t.dims()[1..].to_vec();
+    let row: usize = rest.iter().product();
+    with_type!(t.dtype(), T => {
+        let data = t.as_slice::<T>()?;
+        let mut start = 0;
+        lens.iter()
+            .map(|&l| {
+                let mut dims = vec![l];
+                dims.extend_from_slice(&rest);
+                let end = start + l * row;
+                let part = data.get(start..end).ok_or_else(|| Status::internal("split out of range"))?.to_vec();
+                start = end;
+                Tensor::new(dims, part)
+            })
+            .collect::<Result<Vec<_>, Status>>()
+    })
+}
+
+struct Gather {
+    dtype: DataType,
+    element_shape: Option<Vec<i64>>,
+}
+
+impl OpKernel for Gather {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let ta = array(ctx)?;
+        check_dtype(ctx, &ta, self.dtype, false)?;
+        let it = ctx.input(1)?;
+        if it.rank() != 1 {
+            return Err(ctx.error(format!("Expected indices to be a vector, but received shape: {}", it.shape())));
+        }
+        let indices = index_vec(&it).map_err(|e| node_err(ctx, e))?;
+        if indices.is_empty() {
+            let known = full(&self.element_shape).or_else(|| full(&ta.element_shape().ok().flatten()));
+            let Some(elem) = known else {
+                return Err(node_err(
+                    ctx,
+                    Status::unimplemented(format!(
+                        "TensorArray has size zero, but element shape {} is not fully defined. Currently only static \
+                         shapes are supported when packing zero-size TensorArrays.",
+                        partial_text(&self.element_shape)
+                    )),
+                ));
+            };
+            let out = stack_tensors(self.dtype, &Shape::new(elem), &[])?;
+            return ctx.set_output(0, out);
+        }
+        let vals = ta.read_many(&indices).map_err(|e| node_err(ctx, e))?;
+        let first = vals[0].shape().clone();
+        for (i, v) in vals.iter().enumerate().skip(1) {
+            if v.shape() != &first {
+                return Err(ctx.error(format!(
+                    "TensorArray has inconsistent shapes.  Index 0 has shape: {first} but index {i} has shape: {}",
+                    v.shape()
+                )));
+            }
+        }
+        let out = stack_tensors(self.dtype, &first, &vals).map_err(|e| node_err(ctx, e))?;
+        ctx.set_output(0, out)
+    }
+}
+
+struct Scatter {
+    dtype: DataType,
+}
+
+impl OpKernel for Scatter {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let ta = array(ctx)?;
+        check_dtype(ctx, &ta, self.dtype, true)?;
+        let it = ctx.input(1)?;
+        if it.rank() != 1 {
+            return Err(ctx.error(format!("Expected indices to be a vector, but received shape: {}", it.shape())));
+        }
+        let indices = index_vec(&it).map_err(|e| node_err(ctx, e))?;
+        let value = ctx.input(2)?;
+        if value.rank() == 0 {
+            return Err(
+                ctx.error(format!("Expected value to be at least a vector, but received shape: {}", value.shape()))
+            );
+        }
+        if value.dims()[0] != indices.len() {
+            return Err(ctx.error(format!(
+                "Expected len(indices) == values.shape[0], but saw: {} vs. {}",
+                indices.len(),
+                value.dims()[0]
+            )));
+        }
+        if !ta.has_dynamic_size().map_err(|e| node_err(ctx, e))? {
+            let size = ta.size().map_err(|e| node_err(ctx, e))? as i64;
+            if let Some(&m) = indices.iter().max() {
+                if m >= size {
+                    return Err(ctx.error(format!("Max scatter index must be < array size ({m} vs. {size})")));
+                }
+            }
+        }
+        let rows = split_rows(&value, &vec![1; indices.len()])?;
+        let rows: Vec<Tensor> =
+            rows.into_iter().map(|r| r.reshape(Shape::new(value.dims()[1..].to_vec()))).collect::<Result<_, _>>()?;
+        ta.write_many(&indices, rows).map_err(|e| node_err(ctx, e))?;
+        pass_flow(ctx, 3, 0)
+    }
+}
+
+struct Concat {
+    dtype: DataType,
+    except0: Option<Vec<i64>>,
+}
+
+impl OpKernel for Concat {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let ta = array(ctx)?;
+        check_dtype(ctx, &ta, self.dtype, false)?;
+        let vals = ta.read_all().map_err(|e| node_err(ctx, e))?;
+        if vals.is_empty() {
+            let Some(rest) = full(&self.except0) else {
+                return Err(node_err(
+                    ctx,
+                    Status::unimplemented(format!(
+                        "TensorArray has size zero, but element_shape_except0 {} is not fully defined. Currently only \
+                         static shapes are supported when concatenating zero-size TensorArrays.",
+                        partial_text(&self.except0)
+                    )),
+                ));
+            };
+            let mut dims = vec![0];
+            dims.extend(rest);
+            ctx.set_output(0, Tensor::zeros(self.dtype, Shape::new(dims))?)?;
+            return ctx.set_output(1, Tensor::vec(Vec::<i64>::new()));
+        }
+        let mut lengths = Vec::with_capacity(vals.len());
+        let mut rest0: Option<Vec<usize>> = None;
+        for (i, v) in vals.iter().enumerate() {
+            if v.rank() == 0 {
+                return Err(ctx.error(format!(
+                    "Concat saw a scalar shape at index {i} but requires at least vectors.  Did you mean to call \
+                     .stack() instead?"
+                )));
+            }
+            let rest = v.dims()[1..].to_vec();
+            match &rest0 {
+                None => rest0 = Some(rest),
+                Some(r) if *r != rest => {
+                    return Err(ctx.error(format!(
+                        "TensorArray has inconsistent shapes.  Index 0 has (exclusive of first dimension) shape: {} \
+                         but index {i} has (exclusive of first dimension) shape: {}",
+                        Shape::new(r.clone()),
+                        Shape::new(rest)
+                    )))
+                }
+                _ => {}
+            }
+            lengths.push(v.dims()[0] as i64);
+        }
+        let mut dims = vec![lengths.iter().sum::<i64>() as usize];
+        dims.extend(rest0.unwrap_or_default());
+        check_alloc(&dims, self.dtype)?;
+        let out = concat_rows(self.dtype, dims, &vals).map_err(|e| node_err(ctx, e))?;
+        ctx.set_output(0, out)?;
+        ctx.set_output(1, Tensor::vec(lengths))
+    }
+}
+
+struct Split {
+    dtype: DataType,
+}
+
+impl OpKernel for Split {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let ta = array(ctx)?;
+        check_dtype(ctx, &ta, self.dtype, true)?;
+        let value = ctx.input(1)?;
+        let lt = ctx.input(2)?;
+        if value.rank() == 0 {
+            return Err(
+                ctx.error(format!("Expected value to be at least a vector, but received shape: {}", value.shape()))
+            );
+        }
+        if lt.rank() != 1 {
+            return Err(ctx.error(format!("Expected lengths to be a vector, received shape: {}", lt.shape())));
+        }
+        let lens = index_vec(&lt).map_err(|e| node_err(ctx, e))?;
+        let sum = lens.iter().try_fold(0i64, |a, &l| if l < 0 { None } else { a.checked_add(l) });
+        if sum != Some(value.dims()[0] as i64) {
+            return Err(ctx.error(format!(
+                "Expected sum of lengths to be equal to values.shape[0], but sum of lengths is: {} and value's shape \
+                 is: {}",
+                lens.iter().fold(0i64, |a, &l| a.wrapping_add(l)),
+                value.shape()
+            )));
+        }
+        let size = ta.size().map_err(|e| node_err(ctx, e))?;
+        if !ta.has_dynamic_size().map_err(|e| node_err(ctx, e))? && size != lens.len() {
+            return Err(ctx.error(format!(
+                "TensorArray's size is not equal to the size of lengths ({size} vs. {}), and the TensorArray is not \
+                 marked as dynamically resizeable",
+                lens.len()
+            )));
+        }
+        let ulens: Vec<usize> = lens.iter().map(|&l| l as usize).collect();
+        let parts = split_rows(&value, &ulens)?;
+        let indices: Vec<i64> = (0..parts.len() as i64).collect();
+        ta.write_many(&indices, parts).map_err(|e| node_err(ctx, e))?;
+        pass_flow(ctx, 3, 0)
+    }
+}
+
+fn gather(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(Gather { dtype: n.attr_type("dtype")?, element_shape: n.attr_shape("element_shape")? }))
+}
+
+fn concat(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(Concat { dtype: n.attr_type("dtype")?, except0: n.attr_shape("element_shape_except0")? }))
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("TensorArrayGatherV3", gather);
+    r.add("TensorArrayScatterV3", |n| Ok(Box::new(Scatter { dtype: n.attr_type("T")? })));
+    r.add("TensorArrayConcatV3", concat);
+    r.add("TensorArraySplitV3", |n| Ok(Box::new(Split { dtype: n.attr_type("T")? })));
+}
