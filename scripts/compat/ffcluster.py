@@ -36,16 +36,21 @@ TF_SERVER = (
     "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '2'\n"
     "import tensorflow as tf\n"
     "c = json.loads(sys.argv[1])\n"
-    "s = tf.distribute.Server(tf.train.ClusterSpec(c), job_name=sys.argv[2], task_index=int(sys.argv[3]))\n"
+    "cfg = None\n"
+    "if len(sys.argv) > 4:\n"
+    "    cfg = tf.compat.v1.ConfigProto.FromString(open(sys.argv[4], 'rb').read())\n"
+    "s = tf.distribute.Server(tf.train.ClusterSpec(c), job_name=sys.argv[2], task_index=int(sys.argv[3]), config=cfg)\n"
     "s.join()\n"
 )
 
 
-def tf_server(cluster, job, task, **popen_kw):
+def tf_server(cluster, job, task, config_path=None, **popen_kw):
     """Starts a TensorFlow server process for `job`/`task` of `cluster` (a dict of job ->
-    addresses); it is killed at exit like the ferroflow servers."""
+    addresses), with the serialized ConfigProto at `config_path` as its config; it is killed
+    at exit like the ferroflow servers."""
     import json
-    p = subprocess.Popen([sys.executable, "-c", TF_SERVER, json.dumps(cluster), job, str(task)], **popen_kw)
+    extra = [config_path] if config_path else []
+    p = subprocess.Popen([sys.executable, "-c", TF_SERVER, json.dumps(cluster), job, str(task), *extra], **popen_kw)
     _procs.append(p)
     return p
 
@@ -122,6 +127,52 @@ def cluster(jobs, **kw):
     servers = {j: [Server("--cluster", flag, "--job_name", j, "--task_index", str(i), **kw) for i in range(k)]
                for j, k in jobs.items()}
     return servers, flag
+
+
+def outcome(tf, f):
+    """`("ok", f())`, or the error's class and TensorFlow's own words for it (the first line
+    that is not the client's or the runtime's framing)."""
+    try:
+        return ("ok", f())
+    except tf.errors.OpError as e:
+        framing = ("Graph execution error", "Detected at node", "From /job", "File \"", "[[", "Node:")
+        lines = [ln.strip() for ln in e.message.splitlines() if ln.strip() and not ln.strip().startswith(framing)]
+        return (type(e).__name__, lines[0].split(" [[")[0] if lines else "")
+
+
+def on_both(jobs, scenarios, config_path=None):
+    """Runs `scenarios(target)` on a TensorFlow cluster and then on a ferroflow cluster of the
+    same shape (`jobs` = [("ps", 1), ("worker", 1)]; the target is the first task of the last
+    job), both servers given the serialized ConfigProto at `config_path` as their config.
+    Returns (TensorFlow's result, ferroflow's result)."""
+    tasks = [(j, i) for j, k in jobs for i in range(k)]
+    ports = free_ports(len(tasks))
+    spec = {}
+    for (j, _), port in zip(tasks, ports):
+        spec.setdefault(j, []).append(f"127.0.0.1:{port}")
+    target = f"grpc://{spec[jobs[-1][0]][0]}"
+    procs = [tf_server(spec, j, i, config_path) for j, i in tasks]
+    try:
+        for p, port in zip(procs, ports):
+            wait_port(port, p)
+        want = scenarios(target)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    ports = free_ports(len(tasks))
+    flag = ";".join(f"{j}={','.join(f'127.0.0.1:{ports[n]}' for n, (jj, _) in enumerate(tasks) if jj == j)}"
+                    for j, _ in jobs)
+    extra = ["--default_session_config", config_path] if config_path else []
+    servers = []
+    try:
+        for j, i in tasks:
+            servers.append(Server("--cluster", flag, "--job_name", j, "--task_index", str(i), *extra))
+        got = scenarios(servers[-len([t for t in tasks if t[0] == jobs[-1][0]])].target)
+    finally:
+        for s in servers:
+            s.kill()
+    return want, got
 
 
 @atexit.register

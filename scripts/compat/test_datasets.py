@@ -28,16 +28,7 @@ import ffcluster  # noqa: E402
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
-def outcome(tf, f):
-    """The value, or the error's class and TensorFlow's own words for it (the first line that
-    is not the client's or the runtime's framing)."""
-    try:
-        v = f()
-        return ("ok", v)
-    except tf.errors.OpError as e:
-        framing = ("Graph execution error", "Detected at node", "From /job", "File \"", "[[", "Node:")
-        lines = [ln.strip() for ln in e.message.splitlines() if ln.strip() and not ln.strip().startswith(framing)]
-        return (type(e).__name__, lines[0].split(" [[")[0] if lines else "")
+outcome = ffcluster.outcome
 
 
 def drain(tf, sess, nxt, limit=200, feed=None):
@@ -229,25 +220,7 @@ def run_mode(mode):
         tf.compat.v1.disable_eager_execution()
     with tempfile.TemporaryDirectory() as d:
         files = write_files(d, tf)
-        ports = ffcluster.free_ports(2)
-        spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
-        procs = [ffcluster.tf_server(spec, "ps", 0), ffcluster.tf_server(spec, "worker", 0)]
-        try:
-            for p, port in zip(procs, ports):
-                ffcluster.wait_port(port, p)
-            want = scenarios(tf, f"grpc://{spec['worker'][0]}", files)
-        finally:
-            for p in procs:
-                p.kill()
-                p.wait()
-        ports = ffcluster.free_ports(2)
-        cluster = f"ps=127.0.0.1:{ports[0]};worker=127.0.0.1:{ports[1]}"
-        servers = [ffcluster.Server("--cluster", cluster, "--job_name", j, "--task_index", "0") for j in ("ps", "worker")]
-        try:
-            got = scenarios(tf, servers[1].target, files)
-        finally:
-            for s in servers:
-                s.kill()
+        want, got = ffcluster.on_both([("ps", 1), ("worker", 1)], lambda t: scenarios(tf, t, files))
     bad = 0
     for i, (w, g) in enumerate(zip(want, got)):
         ok = close(w, g)

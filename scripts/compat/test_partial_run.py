@@ -23,13 +23,7 @@ tf.compat.v1.disable_eager_execution()
 
 
 def outcome(f):
-    try:
-        v = f()
-        return ("ok", np.asarray(v).tolist())
-    except tf.errors.OpError as e:
-        # The line that says what went wrong (the client prefixes "Graph execution error:").
-        lines = [ln.strip() for ln in e.message.splitlines() if ln.strip() and "Graph execution error" not in ln]
-        return (type(e).__name__, lines[0].split(" [[")[0] if lines else "")
+    return ffcluster.outcome(tf, lambda: np.asarray(f()).tolist())
 
 
 def scenarios(target):
@@ -85,33 +79,7 @@ def scenarios(target):
     return out
 
 
-def on_tensorflow():
-    ports = ffcluster.free_ports(2)
-    spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
-    procs = [ffcluster.tf_server(spec, "ps", 0), ffcluster.tf_server(spec, "worker", 0)]
-    try:
-        for p, port in zip(procs, ports):
-            ffcluster.wait_port(port, p)
-        return scenarios(f"grpc://{spec['worker'][0]}")
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
-
-
-def on_ferroflow():
-    ports = ffcluster.free_ports(2)
-    cluster = f"ps=127.0.0.1:{ports[0]};worker=127.0.0.1:{ports[1]}"
-    servers = [ffcluster.Server("--cluster", cluster, "--job_name", j, "--task_index", "0") for j in ("ps", "worker")]
-    try:
-        return scenarios(servers[1].target)
-    finally:
-        for s in servers:
-            s.kill()
-
-
-want = on_tensorflow()
-got = on_ferroflow()
+want, got = ffcluster.on_both([("ps", 1), ("worker", 1)], scenarios)
 for i, (w, g) in enumerate(zip(want, got)):
     print(f"{i:2d} TensorFlow {w}\n   ferroflow  {g}")
 assert len(want) == len(got)

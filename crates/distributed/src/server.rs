@@ -30,6 +30,9 @@ use crate::rpc_util::{MAX_FRAME_SIZE, MAX_MESSAGE_SIZE, WINDOW_SIZE};
 use crate::worker::{Worker, WorkerGrpc, WorkerOptions};
 use crate::ClusterSpec;
 
+/// Most CPU devices a server's `device_count` may ask for.
+pub const MAX_CPU_DEVICES: i32 = 1024;
+
 /// How a server binds and behaves.
 #[derive(Debug, Default)]
 pub struct ServerOptions {
@@ -175,8 +178,18 @@ impl Server {
         let channels = Arc::new(ChannelCache::new(opts.connect_timeout.unwrap_or(Duration::from_secs(5))));
         let incarnation = random_nonzero();
         let handle = runtime.handle().clone();
+        let mut worker_opts = opts.worker;
+        // The server's config sets its CPU devices, as TensorFlow's `device_count`.
+        if let Some(&n) = opts.master.default_session_config.as_ref().and_then(|c| c.device_count.get("CPU")) {
+            if !(1..=MAX_CPU_DEVICES).contains(&n) {
+                return Err(Status::invalid_argument(format!(
+                    "the server config's device_count asks for {n} CPU devices; 1 to {MAX_CPU_DEVICES} are possible"
+                )));
+            }
+            worker_opts.cpu_devices = n as usize;
+        }
         let worker =
-            Arc::new(Worker::new(&task_name, incarnation, cluster.clone(), channels.clone(), handle, opts.worker));
+            Arc::new(Worker::new(&task_name, incarnation, cluster.clone(), channels.clone(), handle, worker_opts));
         let master = Arc::new(Master::new(&task_name, cluster.clone(), worker.clone(), channels, opts.master));
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let shared = Arc::new(ServerShared {

@@ -70,6 +70,21 @@ impl OpContext {
         &self.node
     }
 
+    /// The device the node runs on: its assigned device when that is another device of the
+    /// step's task (`CPU:1` of a task with several CPU devices), else the step's device.
+    /// Resource handles made here name it.
+    pub fn device(&self) -> &str {
+        let here = self.step.device.as_str();
+        let nd = self.node.device.as_str();
+        if nd.is_empty() || nd == here {
+            return here;
+        }
+        match (here.find("/device:"), nd.find("/device:")) {
+            (Some(a), Some(b)) if here[..a] == nd[..b] => nd,
+            _ => here,
+        }
+    }
+
     /// Shared handle to the node.
     pub fn node_arc(&self) -> &Arc<NodeDef> {
         &self.node

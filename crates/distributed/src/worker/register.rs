@@ -16,6 +16,7 @@ impl Worker {
         let session = self.session(&req.session_handle, req.create_worker_session_called)?;
         let mut gd = req.graph_def.clone().unwrap_or_default();
         let own = DeviceName::parse(&session.device)?;
+        let cpus = self.opts.cpu_devices.max(1);
         for n in gd.node.iter_mut() {
             if n.device.is_empty() {
                 n.device = session.device.clone();
@@ -30,12 +31,17 @@ impl Worker {
             let on_this_task = d.job.as_ref().is_none_or(|j| Some(j) == own.job.as_ref())
                 && d.task.is_none_or(|t| Some(t) == own.task)
                 && d.replica.unwrap_or(0) == own.replica.unwrap_or(0);
-            let cpu = d.device_type.as_deref().is_none_or(|t| t.eq_ignore_ascii_case("CPU")) && d.id.unwrap_or(0) == 0;
+            let cpu = d.device_type.as_deref().is_none_or(|t| t.eq_ignore_ascii_case("CPU"))
+                && d.id.is_none_or(|i| i >= 0 && (i as usize) < cpus);
             if !on_this_task || !cpu {
                 return Err(Status::invalid_argument(format!(
                     "RegisterGraph on {}: node '{}' (op {}) is assigned to device '{}', which is not on this task; \
-                     this task has only [{}]",
-                    session.task, n.name, n.op, n.device, session.device
+                     this task has [{}]",
+                    session.task,
+                    n.name,
+                    n.op,
+                    n.device,
+                    (0..cpus).map(|i| format!("{}/device:CPU:{i}", session.task)).collect::<Vec<_>>().join(", ")
                 )));
             }
         }

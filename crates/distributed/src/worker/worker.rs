@@ -27,6 +27,9 @@ pub struct WorkerOptions {
     pub max_recv_wait: Duration,
     /// How long a step's table outlives its deadline when no CleanupGraph comes.
     pub step_grace: Duration,
+    /// CPU devices of the task, `CPU:0` … `CPU:n-1` (TensorFlow's
+    /// `ConfigProto.device_count["CPU"]` of the server's config).
+    pub cpu_devices: usize,
 }
 
 impl Default for WorkerOptions {
@@ -35,6 +38,7 @@ impl Default for WorkerOptions {
             default_step_timeout: Duration::from_secs(600),
             max_recv_wait: Duration::from_secs(600),
             step_grace: Duration::from_secs(60),
+            cpu_devices: 1,
         }
     }
 }
@@ -43,7 +47,6 @@ impl Default for WorkerOptions {
 /// call it.
 pub struct Worker {
     pub(crate) task: String,
-    pub(crate) device: String,
     pub(crate) incarnation: u64,
     pub(crate) cluster: Arc<ClusterSpec>,
     pub(crate) channels: Arc<ChannelCache>,
@@ -75,7 +78,6 @@ impl Worker {
         let legacy = Arc::new(WorkerSession::new("", shared.clone(), task, cluster.clone()));
         Worker {
             task: task.to_string(),
-            device: format!("{task}/device:CPU:0"),
             incarnation,
             cluster,
             channels,
@@ -101,10 +103,16 @@ impl Worker {
         &self.shared_resources
     }
 
-    /// This task's only device.
+    /// This task's first device, `CPU:0`.
     pub fn device_attributes(&self) -> DeviceAttributes {
+        self.cpu_device_attributes(0)
+    }
+
+    /// This task's device `CPU:i`. Every device of the task shares the task's incarnation
+    /// (the rendezvous keys of its peers name it).
+    fn cpu_device_attributes(&self, i: usize) -> DeviceAttributes {
         DeviceAttributes {
-            name: self.device.clone(),
+            name: format!("{}/device:CPU:{i}", self.task),
             device_type: "CPU".into(),
             memory_limit: 256 << 20,
             locality: Some(Default::default()),
@@ -116,7 +124,8 @@ impl Worker {
 
     /// GetStatus: the device list.
     pub fn get_status(&self) -> GetStatusResponse {
-        GetStatusResponse { device_attributes: vec![self.device_attributes()] }
+        let n = self.opts.cpu_devices.max(1);
+        GetStatusResponse { device_attributes: (0..n).map(|i| self.cpu_device_attributes(i)).collect() }
     }
 
     /// CreateWorkerSession.

@@ -33,7 +33,7 @@ pub(crate) fn set_handle_output(
         ctx.set_output_value(0, Value::Ref(Arc::new(var)))
     } else {
         let h = ResourceHandle {
-            device: ctx.step().device.clone(),
+            device: ctx.device().to_string(),
             container: container.to_string(),
             name: name.to_string(),
             hash_code: 0,

@@ -56,7 +56,7 @@ impl OpKernel for Create {
         };
         ctx.step().step_container.lookup_or_create(CONTAINER, &name, || Ok(st))?;
         let h = ResourceHandle {
-            device: ctx.step().device.clone(),
+            device: ctx.device().to_string(),
             container: CONTAINER.to_string(),
             name,
             hash_code: 0,

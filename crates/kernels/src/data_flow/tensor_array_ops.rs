@@ -49,7 +49,7 @@ pub(super) fn array(ctx: &OpContext) -> Result<Arc<TensorArray>, Status> {
 
 fn set_handle(ctx: &mut OpContext, name: &str) -> Result<(), Status> {
     let h = ResourceHandle {
-        device: ctx.step().device.clone(),
+        device: ctx.device().to_string(),
         container: TENSOR_ARRAY_CONTAINER.to_string(),
         name: name.to_string(),
         hash_code: 0,

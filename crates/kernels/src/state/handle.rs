@@ -33,7 +33,7 @@ pub fn make_var_handle(
 ) -> ResourceHandle {
     let container = if container.is_empty() { DEFAULT_CONTAINER } else { container };
     ResourceHandle {
-        device: ctx.step().device.clone(),
+        device: ctx.device().to_string(),
         container: container.to_string(),
         name: name.to_string(),
         hash_code: 0,
@@ -64,8 +64,8 @@ pub fn handle_input(ctx: &OpContext, i: usize) -> Result<ResourceHandle, Status>
 
 /// TensorFlow refuses to use a resource from another device than the one that holds it.
 fn check_device(ctx: &OpContext, h: &ResourceHandle) -> Result<(), Status> {
-    let here = &ctx.step().device;
-    if h.device.is_empty() || here.is_empty() || &h.device == here {
+    let here = ctx.device();
+    if h.device.is_empty() || here.is_empty() || h.device == here {
         return Ok(());
     }
     let same = match (DeviceName::parse(&h.device), DeviceName::parse(here)) {
