@@ -197,6 +197,10 @@ pub mod attr {
             },
         }))
     }
+    /// `func` attr naming a function of the library (no attrs bound).
+    pub fn func(name: &str) -> AttrValue {
+        v(AV::Func(crate::proto::NameAttrList { name: name.to_string(), attr: Default::default() }))
+    }
     /// `list(int)` attr.
     pub fn list_int(i: &[i64]) -> AttrValue {
         v(AV::List(ListValue { i: i.to_vec(), ..Default::default() }))

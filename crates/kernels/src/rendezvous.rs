@@ -1,8 +1,36 @@
 //! The rendezvous interface: where `_Send` leaves a tensor and `_Recv` picks it up.
 //! The local implementation lives in the runtime; the remote one (RecvTensor) in
-//! distributed.
+//! distributed. A step's rendezvous is also its way to the other tasks of the cluster, so
+//! it runs `RemoteCall`s whose target is another task.
 
-use ferroflow_core::{Status, Tensor};
+use std::sync::Arc;
+use std::time::Instant;
+
+use ferroflow_core::proto::FunctionDefLibrary;
+use ferroflow_core::{DataType, Status, Tensor};
+
+use crate::CancelToken;
+
+/// A function to run on another task (`RemoteCall`).
+pub struct FunctionCall {
+    /// The device to run on, as the `RemoteCall`'s `target` input named it.
+    pub target: String,
+    /// The function's name in `library`.
+    pub function: String,
+    /// The caller's function library (the function and what it calls).
+    pub library: Arc<FunctionDefLibrary>,
+    /// The arguments.
+    pub args: Vec<Tensor>,
+    /// The result types.
+    pub tout: Vec<DataType>,
+    /// The caller's step cancellation: the remote run ends with it.
+    pub cancel: CancelToken,
+    /// The caller's step deadline.
+    pub deadline: Option<Instant>,
+}
+
+/// Called once with a function's results, or an error.
+pub type FunctionDone = Box<dyn FnOnce(Result<Vec<Tensor>, Status>) + Send>;
 
 /// Called once with the received tensor and its `is_dead` flag, or an error.
 pub type RecvCallback = Box<dyn FnOnce(Result<(Tensor, bool), Status>) + Send>;
@@ -19,6 +47,15 @@ pub trait Rendezvous: Send + Sync {
     /// about to run a kernel, or has nothing left to run): a rendezvous that batches remote
     /// receives sends them now. Without a flush they go after a short delay.
     fn flush(&self) {}
+    /// Runs `call` on its target task. A rendezvous that cannot reach other tasks (an
+    /// in-process session, a function body) fails with UNIMPLEMENTED.
+    fn call_function(&self, call: FunctionCall, done: FunctionDone) {
+        done(Err(Status::unimplemented(format!(
+            "RemoteCall of function '{}' on '{}': this step runs in-process and cannot reach other tasks \
+             (a RemoteCall inside a function body, or in a DirectSession, may only target its own task)",
+            call.function, call.target
+        ))))
+    }
 }
 
 /// Builds TensorFlow's rendezvous key:

@@ -29,7 +29,7 @@ use crate::rewrite::rewrite_for_execution;
 
 /// Ops whose kernels call functions of the library.
 pub(crate) const CALL_OPS: &[&str] =
-    &["If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall", "While", "StatelessWhile"];
+    &["If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall", "While", "StatelessWhile", "RemoteCall"];
 
 /// How deep calls may nest (instantiation is eager, so a recursive function must stop).
 const MAX_DEPTH: usize = 32;
@@ -380,20 +380,36 @@ pub(crate) fn call_kernel(
         }
         return Ok(Box::new(crate::while_loop::WhileKernel::new(Arc::new(cond), Arc::new(body))));
     }
+    if def.op == "RemoteCall" {
+        let tout = def.attr_list_type("Tout")?;
+        let b = checked_body(&func("f")?, library, depth, &def.attr_list_type("Tin")?, &tout)?;
+        return Ok(Box::new(crate::remote_call::RemoteCallKernel::new(b, library, tout)));
+    }
     let is_if = def.op.ends_with("If");
     let names = if is_if { vec![func("then_branch")?, func("else_branch")?] } else { vec![func("f")?] };
     let tin = def.attr_list_type("Tin")?;
     let tout = def.attr_list_type("Tout")?;
     let mut bodies = Vec::with_capacity(names.len());
     for n in names {
-        let b = FunctionBody::instantiate(&n, library, depth)?;
-        if b.arg_types != tin || b.ret_types != tout {
-            return Err(Status::invalid_argument(format!(
-                "function '{n}' takes {:?} and returns {:?}, but the node passes Tin {:?} and expects Tout {:?}",
-                b.arg_types, b.ret_types, tin, tout
-            )));
-        }
-        bodies.push(Arc::new(b));
+        bodies.push(Arc::new(checked_body(&n, library, depth, &tin, &tout)?));
     }
     Ok(Box::new(CallKernel { bodies, is_if }))
+}
+
+/// Instantiates function `name`, which must take `tin` and return `tout`.
+fn checked_body(
+    name: &str,
+    library: Option<&FunctionDefLibrary>,
+    depth: usize,
+    tin: &[DataType],
+    tout: &[DataType],
+) -> Result<FunctionBody, Status> {
+    let b = FunctionBody::instantiate(name, library, depth)?;
+    if b.arg_types != tin || b.ret_types != tout {
+        return Err(Status::invalid_argument(format!(
+            "function '{name}' takes {:?} and returns {:?}, but the node passes Tin {:?} and expects Tout {:?}",
+            b.arg_types, b.ret_types, tin, tout
+        )));
+    }
+    Ok(b)
 }

@@ -10,6 +10,7 @@ mod function;
 pub mod grad_check;
 pub mod placer;
 mod remap;
+mod remote_call;
 mod rendezvous;
 mod rewrite;
 mod session;

@@ -11,7 +11,7 @@ mod plan;
 mod run_step;
 pub(crate) mod run_step_http;
 mod session;
-mod worker_handle;
+pub(crate) mod worker_handle;
 
 pub use grpc::MasterGrpc;
 pub use master::{Master, MasterOptions};

@@ -8,6 +8,7 @@ mod recv_batch;
 pub(crate) mod recv_tensor_http;
 pub(crate) mod recv_tensors_http;
 mod register;
+mod remote_call;
 mod remote_rendezvous;
 mod run_graph;
 pub(crate) mod run_graph_http;

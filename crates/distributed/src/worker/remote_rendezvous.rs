@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use ferroflow_core::proto::RecvTensorRequest;
 use ferroflow_core::{Code, DeviceName, Status, Tensor};
-use ferroflow_kernels::{ParsedKey, RecvCallback, Rendezvous};
+use ferroflow_kernels::{FunctionCall, FunctionDone, ParsedKey, RecvCallback, Rendezvous};
 
 use super::recv_batch::{recv_tensor, recv_tensors};
 use super::recv_tensors_http::MAX_KEYS;
@@ -236,6 +236,10 @@ impl Rendezvous for RemoteRendezvous {
 
     fn abort(&self, status: Status) {
         self.entry.abort(status);
+    }
+
+    fn call_function(&self, call: FunctionCall, done: FunctionDone) {
+        self.run_remote_function(call, done)
     }
 
     fn flush(&self) {

@@ -13,6 +13,19 @@ use ferroflow_runtime::Executor;
 
 use crate::ClusterSpec;
 
+/// A function this session registered on another task for `RemoteCall`.
+#[derive(Clone)]
+pub(crate) struct RemoteFunction {
+    /// Its graph handle on the target task.
+    pub(crate) handle: String,
+    /// Rendezvous keys of its arguments and results.
+    pub(crate) feed_keys: Vec<String>,
+    pub(crate) fetch_keys: Vec<String>,
+}
+
+/// (target device, function name) of a registered remote function.
+pub(crate) type RemoteFunctionKey = (String, String);
+
 /// One worker session.
 pub(crate) struct WorkerSession {
     /// The master session handle ("" for the legacy session).
@@ -27,6 +40,8 @@ pub(crate) struct WorkerSession {
     pub(crate) cluster: Arc<ClusterSpec>,
     graphs: Mutex<HashMap<String, Arc<Executor>>>,
     next_graph: AtomicU64,
+    /// Functions registered on other tasks by this session's `RemoteCall`s.
+    remote_functions: Mutex<HashMap<RemoteFunctionKey, RemoteFunction>>,
     /// The master task that created the session and that master's incarnation (empty
     /// when the master did not say).
     pub(crate) master: (String, i64),
@@ -47,6 +62,7 @@ impl WorkerSession {
             cluster,
             graphs: Mutex::new(HashMap::new()),
             next_graph: AtomicU64::new(1),
+            remote_functions: Mutex::new(HashMap::new()),
             master: (String::new(), 0),
         }
     }
@@ -74,6 +90,21 @@ impl WorkerSession {
             Some(_) => Ok(()),
             None => Err(Status::aborted(format!("Graph handle is not found: {handle} (task {})", self.task))),
         }
+    }
+
+    /// The remote function registered under `key`, if any.
+    pub(crate) fn remote_function(&self, key: &RemoteFunctionKey) -> Option<RemoteFunction> {
+        self.remote_functions.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned()
+    }
+
+    /// Remembers a registered remote function.
+    pub(crate) fn set_remote_function(&self, key: RemoteFunctionKey, f: RemoteFunction) {
+        self.remote_functions.lock().unwrap_or_else(|e| e.into_inner()).insert(key, f);
+    }
+
+    /// Forgets a remote function (its target lost the graph).
+    pub(crate) fn forget_remote_function(&self, key: &RemoteFunctionKey) {
+        self.remote_functions.lock().unwrap_or_else(|e| e.into_inner()).remove(key);
     }
 
     /// Number of registered graphs.

@@ -1,14 +1,31 @@
 //! Function-calling ops: `If`/`StatelessIf` (TensorFlow 2's `tf.cond`, also in graphs built
 //! with `tf.compat.v1`), `While`/`StatelessWhile` (`tf.while_loop`) and `PartitionedCall`/`StatefulPartitionedCall` (a call of a
-//! `tf.function`). Their bodies are functions of the graph's `library`; the runtime runs them
+//! `tf.function`), and `RemoteCall` (a function run on the task a string tensor names). Their bodies are functions of the graph's `library`; the runtime runs them
 //! (see `ferroflow_runtime`'s function module).
 
 use ferroflow_core::proto::attr_value::Value as AV;
 use ferroflow_core::{shape_proto_dims, NodeAttrs, Status};
 
+use crate::function_def::Function;
 use crate::op_def::op;
 use crate::registry::OpRegistry;
+use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
+
+/// `RemoteCall`: runs function `f` of the graph's library on the device `target` (a string
+/// scalar, e.g. `"/job:ps/replica:0/task:0/device:CPU:0"`) names, with `args`; returns its
+/// results.
+pub fn remote_call(s: &Scope, target: Output, args: Vec<Output>, f: &Function) -> Vec<Output> {
+    let op = s
+        .op("RemoteCall")
+        .input(target)
+        .input_list(args)
+        .attr("Tin", ferroflow_core::attr::list_type(&f.arg_types))
+        .attr("Tout", ferroflow_core::attr::list_type(&f.ret_types))
+        .attr("f", f.attr())
+        .build();
+    (0..f.ret_types.len()).map(|i| op.output(i)).collect()
+}
 
 /// Output shapes from the `output_shapes` attr when it has one entry per output (the
 /// outputs' types are the list attr `types_attr`), else unknown (a `While` may change
@@ -70,6 +87,18 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(call_shapes);
         r.add(if stateful { b.stateful() } else { b }.build());
     }
+    r.add(
+        op("RemoteCall")
+            .input("target: string")
+            .input("args: Tin")
+            .output("output: Tout")
+            .attr("Tin: list(type) >= 1")
+            .attr("Tout: list(type) >= 1")
+            .attr("f: func")
+            .stateful()
+            .shape_fn(call_shapes)
+            .build(),
+    );
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ mod training;
 pub use array::*;
 pub use base::*;
 pub use data_flow::*;
+pub use functional::remote_call;
 pub use io::*;
 pub use math::*;
 pub use nn::*;

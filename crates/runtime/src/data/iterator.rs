@@ -218,12 +218,12 @@ impl OpKernel for GetNext {
     fn is_async(&self) -> bool {
         true
     }
-    fn compute_async(&self, mut ctx: OpContext, done: DoneCallback) {
+    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
         let it = match iterator_input(&ctx, 0) {
             Ok(it) => it,
             Err(e) => return done(ctx, Err(e)),
         };
-        let job = move || {
+        pool::spawn_kernel(ctx, done, move |mut ctx, done| {
             let step = ctx.step().clone();
             let node = ctx.node().name.clone();
             let r = it.get_next(&step, &node).and_then(|e| {
@@ -237,10 +237,7 @@ impl OpKernel for GetNext {
                 e.into_iter().enumerate().try_for_each(|(i, t)| ctx.set_output(i, t))
             });
             done(ctx, r)
-        };
-        if let Err(e) = pool::spawn(job) {
-            tracing::error!("IteratorGetNext: {e}");
-        }
+        });
     }
 }
 
@@ -268,7 +265,7 @@ impl OpKernel for OneShot {
             return done(ctx, Ok(()));
         }
         let (factory, init) = (self.factory.clone(), self.init.clone());
-        let job = move || {
+        pool::spawn_kernel(ctx, done, move |ctx, done| {
             let r = (|| {
                 let _g = init.lock().unwrap_or_else(|e| e.into_inner());
                 if it.is_started() {
@@ -283,10 +280,7 @@ impl OpKernel for OneShot {
                 it.start(&*dataset_of(d, "dataset_factory's result")?, &step)
             })();
             done(ctx, r)
-        };
-        if let Err(e) = pool::spawn(job) {
-            tracing::error!("OneShotIterator: {e}");
-        }
+        });
     }
 }
 

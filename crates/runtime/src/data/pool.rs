@@ -75,3 +75,25 @@ pub(crate) fn spawn(job: impl FnOnce() + Send + 'static) -> Result<(), Status> {
         .send(Box::new(job))
         .map_err(|_| Status::internal("the data thread pool has stopped"))
 }
+
+/// Runs an async kernel's work `job(ctx, done)` on a data thread. If no data thread can take
+/// it, `done` gets the error here: the step never waits for a job that will not run.
+pub(crate) fn spawn_kernel(
+    ctx: ferroflow_kernels::OpContext,
+    done: ferroflow_kernels::DoneCallback,
+    job: impl FnOnce(ferroflow_kernels::OpContext, ferroflow_kernels::DoneCallback) + Send + 'static,
+) {
+    let slot = Arc::new(Mutex::new(Some((ctx, done))));
+    let taken = slot.clone();
+    let r = spawn(move || {
+        if let Some((ctx, done)) = taken.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            job(ctx, done)
+        }
+    });
+    if let Err(e) = r {
+        if let Some((ctx, done)) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let e = Status::new(e.code, format!("node '{}': {}", ctx.node().name, e.message));
+            done(ctx, Err(e));
+        }
+    }
+}
