@@ -89,6 +89,16 @@ impl DataType {
         self as i32 + 100
     }
 
+    /// TensorFlow's name in its messages (`float`, `double`, `half`, `int64`, …).
+    pub fn tf_name(self) -> &'static str {
+        match self {
+            DataType::Float => "float",
+            DataType::Double => "double",
+            DataType::Half => "half",
+            d => d.name(),
+        }
+    }
+
     /// TensorFlow's Python-side name (`float32`, `int64`, …).
     pub fn name(self) -> &'static str {
         use DataType::*;

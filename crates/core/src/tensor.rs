@@ -52,6 +52,7 @@ impl Tensor {
     pub fn zeros(dtype: DataType, shape: impl Into<Shape>) -> Result<Tensor, Status> {
         let shape = shape.into();
         let n = shape.checked_num_elements()?;
+        crate::check_tensor_alloc(shape.dims(), dtype)?;
         Ok(Tensor { shape, data: Arc::new(Storage::zeros(dtype, n)?) })
     }
 

@@ -154,6 +154,11 @@ impl Tensor {
         if !p.tensor_content.is_empty() || (n == 0 && dtype.byte_size().is_some()) {
             return Tensor::from_content(dtype, shape, &p.tensor_content);
         }
+        // A few values may declare a huge shape (the last value repeats): refuse what this
+        // task could not allocate, as TensorFlow refuses such a proto.
+        crate::check_tensor_alloc(shape.dims(), dtype).map_err(|e| {
+            Status::invalid_argument(format!("TensorProto of shape {shape} cannot be expanded: {}", e.message))
+        })?;
         let storage = match dtype {
             DataType::Float => Storage::F32(fill(&p.float_val, n, "float_val")?),
             DataType::Double => Storage::F64(fill(&p.double_val, n, "double_val")?),

@@ -39,6 +39,10 @@ pub struct ServerArgs {
     /// default session config's `operation_timeout_in_ms`).
     #[arg(long = "operation_timeout_in_ms", alias = "operation-timeout-in-ms")]
     pub operation_timeout_in_ms: Option<i64>,
+    /// Largest tensor this task allocates (bytes, or with a K/M/G/T suffix: `8G`); a request
+    /// that needs more gets RESOURCE_EXHAUSTED. Default: three quarters of physical memory.
+    #[arg(long = "memory_limit", alias = "memory-limit")]
+    pub memory_limit: Option<String>,
 }
 
 /// The default session config the flags give, if any.
@@ -75,6 +79,9 @@ fn resolve(args: &ServerArgs) -> Result<(ClusterSpec, String, i32), String> {
 
 /// Runs the server until it stops; Ok after a shutdown.
 pub fn run(args: ServerArgs) -> Result<(), String> {
+    if let Some(m) = &args.memory_limit {
+        ferroflow_core::set_memory_limit(ferroflow_core::parse_size(m).map_err(|e| format!("--memory_limit {e}"))?);
+    }
     let (cluster, job, task) = resolve(&args)?;
     let local_only = job == "localhost" && args.cluster.cluster.is_none();
     let opts = ServerOptions {

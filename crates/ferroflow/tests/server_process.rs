@@ -152,3 +152,141 @@ fn a_killed_ps_fails_the_step_naming_it() {
     assert!(matches!(e.code, Code::Unavailable | Code::DeadlineExceeded | Code::Aborted), "{e}");
     assert!(e.message.contains("/job:ps/replica:0/task:0"), "{e}");
 }
+
+/// A step whose graph `build` makes on the default device of `target`: its error.
+fn step_err(target: &str, build: impl FnOnce(&Scope) -> ferroflow::Output) -> ferroflow::Status {
+    let s = Scope::new_root();
+    let out = build(&s);
+    GrpcSession::new(target, s.graph()).unwrap().run(&[], &[&out], &[]).unwrap_err()
+}
+
+/// A small step that must still work on `target`.
+fn answers(target: &str) {
+    let s = Scope::new_root();
+    let c = ops::mul(&s, ops::constant(&s, 6.0f32), ops::constant(&s, 7.0f32));
+    let sess = GrpcSession::new(target, s.graph()).unwrap();
+    assert_eq!(sess.run(&[], &[&c], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 42.0);
+}
+
+#[test]
+fn inputs_that_declare_huge_tensors_get_errors_and_the_task_stays_up() {
+    use ferroflow::proto::{
+        attr_value, tensor_shape_proto::Dim, AttrValue, CreateSessionRequest, GraphDef, NamedTensorProto, NodeDef,
+        RunStepRequest, TensorProto, TensorShapeProto,
+    };
+    use ferroflow::{attr, DataType};
+    use ferroflow_distributed::{endpoint, master_client};
+    let p = Proc::start(&["--port", "0", "--memory_limit", "1G"], &[]);
+    let t = p.target.as_str();
+    fn c(s: &Scope, v: ferroflow::Tensor) -> ferroflow::Output {
+        ops::constant(s, v)
+    }
+    let big = 1i64 << 33;
+    type Build = Box<dyn FnOnce(&Scope) -> ferroflow::Output>;
+    let kernels: Vec<(&str, Build)> = vec![
+        ("Tile", Box::new(|s: &Scope| ops::tile(s, c(s, vec![1.0f32; 4].into()), c(s, vec![i32::MAX].into())))),
+        ("BroadcastTo", Box::new(move |s: &Scope| ops::broadcast_to(s, c(s, 1.0f32.into()), c(s, vec![big].into())))),
+        ("Range", Box::new(move |s: &Scope| ops::range(s, c(s, 0i64.into()), c(s, big.into()), c(s, 1i64.into())))),
+        (
+            "OneHot",
+            Box::new(|s: &Scope| {
+                let (on, off) = (c(s, 1.0f32.into()), c(s, 0.0f32.into()));
+                ops::one_hot(s, c(s, vec![0i32].into()), c(s, i32::MAX.into()), on, off, -1)
+            }),
+        ),
+        (
+            "Pad",
+            Box::new(move |s: &Scope| {
+                let pads = ferroflow::Tensor::new(vec![1, 2], vec![0i64, big]).unwrap();
+                ops::pad(s, c(s, vec![1.0f32].into()), c(s, pads))
+            }),
+        ),
+        (
+            "UnsortedSegmentSum",
+            Box::new(move |s: &Scope| {
+                ops::unsorted_segment_sum(s, c(s, vec![1.0f32].into()), c(s, vec![0i64].into()), c(s, big.into()))
+            }),
+        ),
+        (
+            "DynamicStitch",
+            Box::new(|s: &Scope| {
+                let ix = c(s, vec![i32::MAX].into());
+                let d = c(s, ferroflow::Tensor::new(vec![1, 2], vec![1.0f32, 2.0]).unwrap());
+                ops::dynamic_stitch(s, vec![ix], vec![d])
+            }),
+        ),
+        (
+            "RandomUniform",
+            Box::new(move |s: &Scope| ops::random_uniform(s, c(s, vec![big].into()), DataType::Float, 1, 2)),
+        ),
+        ("Fill", Box::new(move |s: &Scope| ops::fill(s, c(s, vec![big].into()), c(s, 1.0f32.into())))),
+    ];
+    for (op, build) in kernels {
+        let e = step_err(t, build);
+        assert_eq!(e.code, Code::ResourceExhausted, "{op}: {e}");
+        assert!(e.message.contains("OOM when allocating tensor"), "{op}: {e}");
+        assert!(e.message.contains(op), "{op}: the node is named: {e}");
+        answers(t);
+    }
+    // Protos whose single value declares a huge shape: in a constant (refused when the
+    // graph is registered) and in a RunStep feed. Sent raw: the Rust client would refuse them.
+    let huge = |dtype: DataType, dims: &[i64]| {
+        let mut p = TensorProto {
+            dtype: dtype.as_i32(),
+            tensor_shape: Some(TensorShapeProto {
+                dim: dims.iter().map(|&size| Dim { size, name: String::new() }).collect(),
+                unknown_rank: false,
+            }),
+            ..Default::default()
+        };
+        match dtype {
+            DataType::Float => p.float_val = vec![1.0],
+            _ => p.string_val = vec![b"x".to_vec()],
+        }
+        p
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let cases = [
+        ("const float", huge(DataType::Float, &[1 << 20, 1 << 20]), false),
+        ("const string", huge(DataType::String, &[1 << 40]), false),
+        ("feed", huge(DataType::Float, &[1 << 36]), true),
+    ];
+    for (what, value, as_feed) in cases {
+        let dtype = DataType::from_proto(value.dtype).unwrap().0;
+        let mut n = NodeDef {
+            name: "huge".into(),
+            op: if as_feed { "Placeholder" } else { "Const" }.into(),
+            ..Default::default()
+        };
+        n.attr.insert("dtype".into(), attr::ty(dtype));
+        if !as_feed {
+            n.attr.insert("value".into(), AttrValue { value: Some(attr_value::Value::Tensor(value.clone())) });
+        }
+        let (code, msg) = rt.block_on(async {
+            let mut m = master_client(endpoint(t, Duration::from_secs(5)).unwrap().connect_lazy());
+            let g = GraphDef { node: vec![n], ..Default::default() };
+            let h = m
+                .create_session(CreateSessionRequest { graph_def: Some(g), ..Default::default() })
+                .await
+                .unwrap()
+                .into_inner()
+                .session_handle;
+            let req = RunStepRequest {
+                session_handle: h,
+                feed: if as_feed {
+                    vec![NamedTensorProto { name: "huge:0".into(), tensor: Some(value) }]
+                } else {
+                    vec![]
+                },
+                fetch: vec!["huge:0".into()],
+                store_errors_in_response_body: true,
+                ..Default::default()
+            };
+            let r = m.run_step(req).await.unwrap().into_inner();
+            (Code::from_i32(r.status_code), r.status_error_message)
+        });
+        assert_eq!(code, Code::InvalidArgument, "{what}: {msg}");
+        assert!(msg.contains("cannot be expanded"), "{what}: {msg}");
+        answers(t);
+    }
+}

@@ -209,4 +209,9 @@ impl OpContext {
     pub fn error(&self, msg: impl std::fmt::Display) -> Status {
         Status::invalid_argument(format!("node '{}' (op {}): {msg}", self.node.name, self.node.op))
     }
+
+    /// `e` (its code kept) with this node and op named.
+    pub fn error_with(&self, e: Status) -> Status {
+        Status::new(e.code, format!("node '{}' (op {}): {}", self.node.name, self.node.op, e.message))
+    }
 }

@@ -30,7 +30,7 @@ pub use slice::slice_bounds;
 pub use strided_slice::{strided_slice_spec, Masks, SliceSpec};
 pub use tile::broadcast_tensor;
 pub use transpose::{check_perm, transpose_tensor};
-pub use util::{check_alloc, dims_str, index_vec, tf_type_name, MAX_OUTPUT_BYTES};
+pub use util::{check_alloc, dims_str, index_vec, tf_type_name};
 
 use crate::KernelRegistry;
 

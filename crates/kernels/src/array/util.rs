@@ -46,12 +46,7 @@ pub(crate) use with_numeric_type;
 
 /// TensorFlow's DataTypeString spelling (`float`, `double`, `int32` …) used in its messages.
 pub fn tf_type_name(d: DataType) -> &'static str {
-    match d {
-        DataType::Float => "float",
-        DataType::Double => "double",
-        DataType::Half => "half",
-        d => d.name(),
-    }
+    d.tf_name()
 }
 
 /// TensorFlow's `TensorShape::DebugString` of concrete dims: `[2,3]`.
@@ -135,23 +130,11 @@ impl OpKernel for FnKernel {
     }
 }
 
-/// Largest output a kernel allocates from sizes given in input values (64 GiB): beyond it
-/// the kernel answers ResourceExhausted instead of letting the allocation abort the process.
-pub const MAX_OUTPUT_BYTES: usize = 1 << 36;
-
-/// ResourceExhausted if `dims` of `dtype` is larger than [`MAX_OUTPUT_BYTES`] (or overflows).
+/// ResourceExhausted if a tensor of `dims` and `dtype` does not fit this task's memory limit
+/// ([`ferroflow_core::memory_limit`]): checked before every allocation sized from input
+/// values, so it answers instead of letting the allocation abort the process.
 pub fn check_alloc(dims: &[usize], dtype: DataType) -> Result<(), Status> {
-    let elem = dtype.byte_size().unwrap_or(std::mem::size_of::<Vec<u8>>());
-    let bytes = dims.iter().try_fold(elem, |a, &d| a.checked_mul(d));
-    match bytes {
-        Some(b) if b <= MAX_OUTPUT_BYTES => Ok(()),
-        _ => Err(Status::resource_exhausted(format!(
-            "OOM when allocating tensor with shape{} and type {}: larger than ferroflow's {} GiB limit per tensor",
-            dims_str(dims),
-            tf_type_name(dtype),
-            MAX_OUTPUT_BYTES >> 30
-        ))),
-    }
+    ferroflow_core::check_tensor_alloc(dims, dtype)
 }
 
 /// Elements above which data movement is split across the compute pool.
@@ -167,6 +150,7 @@ mod tests {
         let e = check_alloc(&[1 << 40], DataType::Float).unwrap_err();
         assert_eq!(e.code, ferroflow_core::Code::ResourceExhausted);
         assert!(e.message.contains("shape[1099511627776] and type float"), "{e}");
+        assert!(e.message.contains("memory limit"), "{e}");
         assert!(check_alloc(&[usize::MAX, 2], DataType::UInt8).is_err());
     }
 }

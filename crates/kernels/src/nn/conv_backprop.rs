@@ -27,6 +27,8 @@ fn sizes(ctx: &OpContext, t: &Tensor, label: &str, what: &str) -> Result<Vec<usi
         d => return Err(ctx.error(format!("{label}{what} must be int32, got {d}"))),
     };
     let dims = ferroflow_core::Shape::from_i64(&v).map_err(|e| ctx.error(format!("{label}{what}: {}", e.message)))?;
+    // The gradient is allocated with this shape (in float32 at least).
+    ferroflow_core::check_tensor_alloc(&dims.0, DataType::Float).map_err(|e| ctx.error_with(e))?;
     Ok(dims.0)
 }
 

@@ -113,7 +113,10 @@ pub(crate) fn shape_input(ctx: &OpContext, t: &Tensor, what: &str) -> Result<Vec
     if t.rank() != 1 || v.len() != 4 {
         return Err(ctx.error(format!("{what} must be 1-dimensional and 4 elements, got shape {}", t.shape())));
     }
-    Ok(ferroflow_core::Shape::from_i64(&v).map_err(|e| ctx.error(format!("{what}: {}", e.message)))?.0)
+    let dims = ferroflow_core::Shape::from_i64(&v).map_err(|e| ctx.error(format!("{what}: {}", e.message)))?.0;
+    // The gradient is allocated with this shape (in float32 at least).
+    ferroflow_core::check_tensor_alloc(&dims, DataType::Float).map_err(|e| ctx.error_with(e))?;
+    Ok(dims)
 }
 
 /// Checks that a gradient has the pooled output's shape.

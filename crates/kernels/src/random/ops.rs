@@ -51,6 +51,7 @@ where
 impl OpKernel for RandomOp {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let shape = shape_from_tensor(ctx, &ctx.input(0)?)?;
+        ferroflow_core::check_tensor_alloc(shape.dims(), self.dtype).map_err(|e| ctx.error_with(e))?;
         let n = shape.num_elements();
         let out = match (self.kind, self.dtype) {
             (Kind::Uniform, DataType::Float) => Tensor::new(shape, generate(&UniformF32, &self.gen, n))?,
@@ -93,6 +94,7 @@ impl OpKernel for RandomUniformInt {
         if lo.dtype() != hi.dtype() {
             return Err(ctx.error(format!("minval is {} but maxval is {}", lo.dtype(), hi.dtype())));
         }
+        ferroflow_core::check_tensor_alloc(shape.dims(), lo.dtype()).map_err(|e| ctx.error_with(e))?;
         if n == 0 {
             return ctx.set_output(0, Tensor::zeros(lo.dtype(), shape)?);
         }
