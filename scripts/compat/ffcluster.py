@@ -175,6 +175,42 @@ def on_both(jobs, scenarios, config_path=None):
     return want, got
 
 
+def tf_in_mode(mode):
+    """TensorFlow in TF 1.x behaviour ("v1") or TF 2's graph mode ("v2")."""
+    import tensorflow as tf
+    tf.get_logger().setLevel("ERROR")
+    if mode == "v1":
+        tf.compat.v1.disable_v2_behavior()
+    else:
+        tf.compat.v1.disable_eager_execution()
+    return tf
+
+
+def report(mode, want, got, close):
+    """Prints each scenario's TensorFlow result (and ferroflow's where `close` says they
+    differ); fails if any differs."""
+    assert len(want) == len(got), f"{len(want)} TensorFlow results, {len(got)} ferroflow results"
+    bad = 0
+    for i, (w, g) in enumerate(zip(want, got)):
+        ok = close(w, g)
+        bad += not ok
+        print(f"{mode} {i:2d} {'ok ' if ok else 'BAD'} TensorFlow {w}")
+        if not ok:
+            print(f"           ferroflow  {g}")
+    assert bad == 0, f"{bad} scenarios differ in mode {mode}"
+
+
+def main(path, run_mode):
+    """A compat script's entry: `run_mode(mode)` for the mode given, else both modes, each in
+    its own process (TensorFlow's mode is per process)."""
+    if len(sys.argv) > 1:
+        run_mode(sys.argv[1])
+    else:
+        for m in ("v1", "v2"):
+            subprocess.run([sys.executable, os.path.abspath(path), m], check=True)
+        print(f"{os.path.splitext(os.path.basename(path))[0]}: OK")
+
+
 @atexit.register
 def _cleanup():
     for p in _procs:

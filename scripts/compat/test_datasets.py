@@ -16,7 +16,6 @@ process), and must give the same elements, in the same order, and the same error
 - a model trained from a pipeline on the worker with its variables on the ps."""
 
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -212,30 +211,12 @@ def close(w, g):
 
 
 def run_mode(mode):
-    import tensorflow as tf
-    tf.get_logger().setLevel("ERROR")
-    if mode == "v1":
-        tf.compat.v1.disable_v2_behavior()
-    else:
-        tf.compat.v1.disable_eager_execution()
+    tf = ffcluster.tf_in_mode(mode)
     with tempfile.TemporaryDirectory() as d:
         files = write_files(d, tf)
         want, got = ffcluster.on_both([("ps", 1), ("worker", 1)], lambda t: scenarios(tf, t, files))
-    bad = 0
-    for i, (w, g) in enumerate(zip(want, got)):
-        ok = close(w, g)
-        bad += not ok
-        print(f"{mode} {i:2d} {'ok ' if ok else 'BAD'} TensorFlow {w}")
-        if not ok:
-            print(f"           ferroflow  {g}")
-    assert len(want) == len(got)
-    assert bad == 0, f"{bad} scenarios differ in mode {mode}"
+    ffcluster.report(mode, want, got, close)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        run_mode(sys.argv[1])
-    else:
-        for m in ("v1", "v2"):
-            subprocess.run([sys.executable, os.path.abspath(__file__), m], check=True)
-        print("test_datasets: OK")
+    ffcluster.main(__file__, run_mode)

@@ -10,7 +10,6 @@ in TF 1.x behaviour and in TF 2 graph mode, must give the same values and error 
 - a linear model with its variables on the ps's CPU:2 trained from the worker's CPU:1."""
 
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -90,33 +89,15 @@ def close(w, g):
 
 
 def run_mode(mode):
-    import tensorflow as tf
-    tf.get_logger().setLevel("ERROR")
-    if mode == "v1":
-        tf.compat.v1.disable_v2_behavior()
-    else:
-        tf.compat.v1.disable_eager_execution()
+    tf = ffcluster.tf_in_mode(mode)
     with tempfile.TemporaryDirectory() as d:
         cfg = os.path.join(d, "config.pb")
         with open(cfg, "wb") as f:
             f.write(tf.compat.v1.ConfigProto(device_count={"CPU": 3}).SerializeToString())
         want, got = ffcluster.on_both([("ps", 1), ("worker", 1)], lambda t: scenarios(tf, t), config_path=cfg)
-    assert len(want) == len(got)
-    bad = 0
-    for i, (w, g) in enumerate(zip(want, got)):
-        w, g = (w, g) if isinstance(w, tuple) else ((w,), (g,))
-        ok = close(w, g)
-        bad += not ok
-        print(f"{mode} {i:2d} {'ok ' if ok else 'BAD'} TensorFlow {w}")
-        if not ok:
-            print(f"           ferroflow  {g}")
-    assert bad == 0, f"{bad} scenarios differ in mode {mode}"
+    wrap = lambda r: r if isinstance(r, tuple) else (r,)  # noqa: E731
+    ffcluster.report(mode, [wrap(w) for w in want], [wrap(g) for g in got], close)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        run_mode(sys.argv[1])
-    else:
-        for m in ("v1", "v2"):
-            subprocess.run([sys.executable, os.path.abspath(__file__), m], check=True)
-        print("test_device_count: OK")
+    ffcluster.main(__file__, run_mode)

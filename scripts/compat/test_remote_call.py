@@ -13,7 +13,6 @@ behaviour and in TF 2 graph mode, must give the same values and error classes:
   not in the cluster."""
 
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -101,31 +100,18 @@ def scenarios(tf, target):
     return out
 
 
+def close(w, g):
+    if not isinstance(w, tuple) or w[0] != "ok":
+        return w == g
+    return g[0] == "ok" and np.allclose(np.hstack([np.ravel(v) for v in w[1]]).astype(float),
+                                        np.hstack([np.ravel(v) for v in g[1]]).astype(float))
+
+
 def run_mode(mode):
-    import tensorflow as tf
-    tf.get_logger().setLevel("ERROR")
-    if mode == "v1":
-        tf.compat.v1.disable_v2_behavior()
-    else:
-        tf.compat.v1.disable_eager_execution()
+    tf = ffcluster.tf_in_mode(mode)
     want, got = ffcluster.on_both([("ps", 1), ("worker", 1)], lambda t: scenarios(tf, t))
-    assert len(want) == len(got)
-    bad = 0
-    for i, (w, g) in enumerate(zip(want, got)):
-        ok = w == g if not isinstance(w, tuple) or w[0] != "ok" else (
-            g[0] == "ok" and np.allclose(np.hstack([np.ravel(v) for v in w[1]]).astype(float),
-                                         np.hstack([np.ravel(v) for v in g[1]]).astype(float)))
-        bad += not ok
-        print(f"{mode} {i:2d} {'ok ' if ok else 'BAD'} TensorFlow {w}")
-        if not ok:
-            print(f"           ferroflow  {g}")
-    assert bad == 0, f"{bad} scenarios differ in mode {mode}"
+    ffcluster.report(mode, want, got, close)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        run_mode(sys.argv[1])
-    else:
-        for m in ("v1", "v2"):
-            subprocess.run([sys.executable, os.path.abspath(__file__), m], check=True)
-        print("test_remote_call: OK")
+    ffcluster.main(__file__, run_mode)
