@@ -454,7 +454,7 @@ mod tests {
         let g = s.graph();
         let a = g.node("SparseConditionalAccumulator").unwrap().def;
         assert_eq!(a.attr_string("reduction_type").unwrap(), "SUM");
-        assert_eq!(g.node("SparseAccumulatorApplyGradient").unwrap().def.attr_bool("has_known_shape").unwrap(), false);
+        assert!(!g.node("SparseAccumulatorApplyGradient").unwrap().def.attr_bool("has_known_shape").unwrap());
         assert!(g.node("SparseAccumulatorApplyGradient_1").unwrap().def.attr_bool("has_known_shape").unwrap());
         // The ref form only (TensorFlow has no resource sparse accumulator); NumAccumulated
         // and SetGlobalStep are the ref ops.

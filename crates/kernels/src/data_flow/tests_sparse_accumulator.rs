@@ -323,7 +323,7 @@ fn golden_float16_mean_rounds_like_tensorflow() {
     a.apply(0, &[1], 2, h(&[1.0, 3.0])).unwrap();
     let (i, v, _, _) = slices::<f16>(done(&a.take(3)));
     assert_eq!(i, [1, 2]);
-    let got: Vec<f32> = v.iter().map(|x| x.to_f32()).collect();
+    let got: Vec<f64> = v.iter().map(|x| x.to_f64()).collect();
     assert_eq!(got, [1.0, 2.666015625, 0.0999755859375, 0.199951171875]);
 }
 
