@@ -211,6 +211,56 @@ def main(path, run_mode):
         print(f"{os.path.splitext(os.path.basename(path))[0]}: OK")
 
 
+def error_result(e, message=True):
+    """An `OpError` as a comparable result: ("InvalidArgumentError", reason) where reason is
+    the last line of the message without TensorFlow's node framing (None when only the
+    class is to be compared)."""
+    if not message:
+        return (type(e).__name__, None)
+    text = e.message
+    # TensorFlow's client sometimes passes on a peer's status as gRPC framing:
+    # `... grpc_message:"<reason>\n\t [[{{node x}}]]"}` with escaped newlines.
+    if 'grpc_message:"' in text:
+        text = text.split('grpc_message:"', 1)[1].rsplit('"', 1)[0].replace("\\n", "\n").replace("\\t", "\t")
+    lines = [ln.strip() for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln and not ln.startswith("[[") and not ln.startswith("Node:")
+             and not ln.startswith("Detected at node") and not ln.startswith("File ")
+             and "Graph execution error" not in ln]
+    return (type(e).__name__, lines[-1] if lines else e.message)
+
+
+def close(want, got, tol=1e-4):
+    """Whether ferroflow's result `got` matches TensorFlow's `want`: floats within `tol`
+    (relative above 1), errors of the same class whose TensorFlow reason (from
+    `error_result`) appears in ferroflow's message, containers element by element."""
+    if isinstance(want, tuple) and len(want) == 2 and isinstance(want[0], str) and want[0].endswith("Error"):
+        if not (isinstance(got, tuple) and len(got) == 2 and got[0] == want[0]):
+            return False
+        return want[1] is None or (got[1] is not None and want[1] in got[1])
+    if isinstance(want, float) or isinstance(got, float):
+        return (isinstance(want, (int, float)) and isinstance(got, (int, float))
+                and abs(want - got) <= tol * max(1.0, abs(want)))
+    if isinstance(want, (list, tuple)) and isinstance(got, (list, tuple)):
+        return len(want) == len(got) and all(close(a, b, tol) for a, b in zip(want, got))
+    if isinstance(want, dict) and isinstance(got, dict):
+        return want.keys() == got.keys() and all(close(want[k], got[k], tol) for k in want)
+    return want == got
+
+
+def compare(want, got, label, tol=1e-4):
+    """Prints each scenario of two {name: result} dicts and asserts they are `close`."""
+    assert want.keys() == got.keys(), (label, sorted(want), sorted(got))
+    bad = []
+    for k, w in want.items():
+        ok = close(w, got[k], tol)
+        print(f"  {label} {'ok ' if ok else 'BAD'} {k}: TensorFlow {str(w)[:160]}")
+        if not ok:
+            print(f"      ferroflow {str(got[k])[:400]}")
+            bad.append(k)
+    assert not bad, f"{label}: {len(bad)} scenarios differ from TensorFlow: {bad}"
+    return len(want)
+
+
 @atexit.register
 def _cleanup():
     for p in _procs:

@@ -1,6 +1,8 @@
 //! Data-flow ops for synchronous training, with TensorFlow's definitions: conditional
 //! accumulators (`ConditionalAccumulator`, `ResourceConditionalAccumulator`,
-//! `[Resource]Accumulator{ApplyGradient,TakeGradient,NumAccumulated,SetGlobalStep}`) and
+//! `[Resource]Accumulator{ApplyGradient,TakeGradient,NumAccumulated,SetGlobalStep}`), the
+//! sparse accumulator (`SparseConditionalAccumulator`, `SparseAccumulator{Apply,Take}Gradient`;
+//! TensorFlow has no resource form of it) and
 //! FIFO queues (`FIFOQueue[V2]`, `QueueEnqueue[Many][V2]`, `QueueDequeue[Many][V2]`,
 //! `QueueClose[V2]`, `QueueSize[V2]`).
 
@@ -23,6 +25,11 @@ fn ref_handle(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 
 fn take_shape(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![None])
+}
+
+/// TensorFlow's shape function loses the accumulator's shape here: all three unknown.
+fn sparse_take_shape(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    Ok(vec![None; 3])
 }
 
 /// Dequeue outputs: the queue's component shapes are not visible from here, so unknown.
@@ -49,6 +56,42 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .build(),
         );
     }
+    r.add(
+        op("SparseConditionalAccumulator")
+            .output("handle: Ref(string)")
+            .attr(&format!("dtype: {NUMBER_TYPES}"))
+            .attr("shape: shape")
+            .attr("container: string = ''")
+            .attr("shared_name: string = ''")
+            .attr("reduction_type: {'MEAN', 'SUM'} = 'MEAN'")
+            .stateful()
+            .shape_fn(ref_handle)
+            .build(),
+    );
+    // Not stateful in TensorFlow (their ref input keeps them apart).
+    r.add(
+        op("SparseAccumulatorApplyGradient")
+            .input("handle: Ref(string)")
+            .input("local_step: int64")
+            .input("gradient_indices: int64")
+            .input("gradient_values: dtype")
+            .input("gradient_shape: int64")
+            .attr(&format!("dtype: {NUMBER_TYPES}"))
+            .attr("has_known_shape: bool")
+            .shape_fn(none)
+            .build(),
+    );
+    r.add(
+        op("SparseAccumulatorTakeGradient")
+            .input("handle: Ref(string)")
+            .input("num_required: int32")
+            .output("indices: int64")
+            .output("values: dtype")
+            .output("shape: int64")
+            .attr(&format!("dtype: {NUMBER_TYPES}"))
+            .shape_fn(sparse_take_shape)
+            .build(),
+    );
     for (prefix, h) in [("", "handle: Ref(string)"), ("Resource", "handle: resource")] {
         r.add(
             op(&format!("{prefix}AccumulatorNumAccumulated"))
@@ -217,6 +260,63 @@ pub fn accumulator_set_global_step(s: &Scope, handle: Output, new_global_step: O
     s.op(&op).input(handle).input(new_global_step).build()
 }
 
+/// `SparseConditionalAccumulator` (always a string-ref handle, as in TensorFlow, whose
+/// `tf.compat.v1.SparseConditionalAccumulator` and `SyncReplicasOptimizer` build it for
+/// `IndexedSlices` gradients). `AccumulatorNumAccumulated` / `AccumulatorSetGlobalStep`
+/// take its handle too.
+pub fn sparse_conditional_accumulator(
+    s: &Scope,
+    dtype: DataType,
+    shape: Option<&[i64]>,
+    shared_name: &str,
+    reduction_type: &str,
+) -> Output {
+    s.op("SparseConditionalAccumulator")
+        .attr("dtype", attr::ty(dtype))
+        .attr("shape", attr::shape(shape))
+        .attr("shared_name", attr::string(shared_name))
+        .attr("reduction_type", attr::string(reduction_type))
+        .build()
+        .output(0)
+}
+
+/// `SparseAccumulatorApplyGradient`: adds the indexed slices (`indices` int64 vector,
+/// `values` `[nnz, ...]`) computed at `local_step` (int64); `shape` (int64), if given, is
+/// checked against the accumulator's (`has_known_shape`).
+pub fn sparse_accumulator_apply_gradient(
+    s: &Scope,
+    handle: Output,
+    local_step: Output,
+    indices: Output,
+    values: Output,
+    shape: Option<Output>,
+) -> Operation {
+    let known = shape.is_some();
+    // TensorFlow's client feeds an empty shape when it has none.
+    let shape = shape.unwrap_or_else(|| super::constant(s, Vec::<i64>::new()));
+    s.op("SparseAccumulatorApplyGradient")
+        .input(handle)
+        .input(local_step)
+        .input(indices)
+        .input(values)
+        .input(shape)
+        .attr("has_known_shape", attr::bool(known))
+        .build()
+}
+
+/// `SparseAccumulatorTakeGradient`: waits for `num_required` (int32) gradients and returns
+/// their aggregate as (indices, values, dense shape).
+pub fn sparse_accumulator_take_gradient(
+    s: &Scope,
+    handle: Output,
+    num_required: Output,
+    dtype: DataType,
+) -> (Output, Output, Output) {
+    let op =
+        s.op("SparseAccumulatorTakeGradient").input(handle).input(num_required).attr("dtype", attr::ty(dtype)).build();
+    (op.output(0), op.output(1), op.output(2))
+}
+
 /// `FIFOQueueV2` (`resource` = true) or `FIFOQueue`; `capacity < 0` is unbounded, empty
 /// `shapes` leaves the component shapes unspecified.
 pub fn fifo_queue(
@@ -332,5 +432,40 @@ mod tests {
         assert_eq!(n.op, "ResourceAccumulatorTakeGradient");
         let n = s.graph().node("QueueEnqueueV2").unwrap().def;
         assert_eq!(n.attr_list_type("Tcomponents").unwrap(), vec![DataType::Int64]);
+    }
+
+    #[test]
+    fn builds_sparse_accumulator_ops_with_tensorflows_definitions() {
+        let s = Scope::new_root();
+        let h = sparse_conditional_accumulator(&s, DataType::Float, Some(&[4, 2]), "emb", "SUM");
+        assert!(h.dtype == DataType::String);
+        let step = constant(&s, Tensor::scalar(0i64));
+        let idx = constant(&s, vec![0i64, 2]);
+        let vals = constant(&s, Tensor::new(vec![2, 2], vec![1.0f32, 2.0, 3.0, 4.0]).unwrap());
+        sparse_accumulator_apply_gradient(&s, h.clone(), step.clone(), idx.clone(), vals.clone(), None);
+        let shape = constant(&s, vec![4i64, 2]);
+        sparse_accumulator_apply_gradient(&s, h.clone(), step.clone(), idx, vals, Some(shape));
+        let (i, v, d) =
+            sparse_accumulator_take_gradient(&s, h.clone(), constant(&s, Tensor::scalar(2i32)), DataType::Float);
+        assert_eq!((i.dtype, v.dtype, d.dtype), (DataType::Int64, DataType::Float, DataType::Int64));
+        assert_eq!(accumulator_num_accumulated(&s, h.clone()).dtype, DataType::Int32);
+        accumulator_set_global_step(&s, h, step);
+        s.status().unwrap();
+        let g = s.graph();
+        let a = g.node("SparseConditionalAccumulator").unwrap().def;
+        assert_eq!(a.attr_string("reduction_type").unwrap(), "SUM");
+        assert!(!g.node("SparseAccumulatorApplyGradient").unwrap().def.attr_bool("has_known_shape").unwrap());
+        assert!(g.node("SparseAccumulatorApplyGradient_1").unwrap().def.attr_bool("has_known_shape").unwrap());
+        // The ref form only (TensorFlow has no resource sparse accumulator); NumAccumulated
+        // and SetGlobalStep are the ref ops.
+        assert!(g.node("AccumulatorNumAccumulated").is_some());
+        let r = crate::registry::op_registry().get("SparseAccumulatorTakeGradient").unwrap();
+        assert!(r.inputs[0].is_ref && !r.stateful && r.outputs.len() == 3);
+        let r = crate::registry::op_registry().get("SparseAccumulatorApplyGradient").unwrap();
+        assert_eq!(
+            r.inputs.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+            ["handle", "local_step", "gradient_indices", "gradient_values", "gradient_shape"]
+        );
+        assert!(crate::registry::op_registry().get("SparseConditionalAccumulator").unwrap().stateful);
     }
 }

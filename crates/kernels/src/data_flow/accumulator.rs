@@ -1,8 +1,11 @@
-//! The conditional accumulator (TensorFlow's `ConditionalAccumulator` resource): sums
+//! The conditional accumulator (TensorFlow's `ConditionalAccumulatorBase` resource): sums
 //! gradients whose `local_step` is not older than the accumulator's global step, drops
 //! (and counts) the stale ones, and hands out their mean (or sum) to `TakeGradient`
 //! attempts once `num_required` have arrived. A successful take resets the sum and advances
-//! the accumulator's global step by one; `SetGlobalStep` sets it.
+//! the accumulator's global step by one; `SetGlobalStep` sets it. One resource type holds
+//! either kind: dense tensors (`ConditionalAccumulator`) or indexed slices
+//! (`SparseConditionalAccumulator`, the arithmetic in `sparse_accumulator.rs`), so
+//! `AccumulatorNumAccumulated` and `AccumulatorSetGlobalStep` serve both, as in TensorFlow.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,6 +14,7 @@ use std::time::Duration;
 
 use ferroflow_core::{DataType, Status, Tensor};
 
+use super::sparse_accumulator::{SparseGradient, SparseSum};
 use super::waiters::{check_armed, park, run_all, Abortable, Completion, Pending};
 use crate::{DoneCallback, OpContext};
 
@@ -22,10 +26,36 @@ pub fn stale_gradients_dropped_total() -> u64 {
     STALE_TOTAL.load(Ordering::Relaxed)
 }
 
+/// What an accumulator sums.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccumulatorKind {
+    /// Whole tensors (`ConditionalAccumulator`, `ResourceConditionalAccumulator`).
+    Dense,
+    /// Indexed slices (`SparseConditionalAccumulator`).
+    Sparse,
+}
+
+impl AccumulatorKind {
+    /// TensorFlow's name of the op that creates this kind.
+    pub fn op_name(self) -> &'static str {
+        match self {
+            AccumulatorKind::Dense => "ConditionalAccumulator",
+            AccumulatorKind::Sparse => "SparseConditionalAccumulator",
+        }
+    }
+}
+
+/// The gradients accumulated since the last take.
+enum Sum {
+    Dense(Tensor),
+    Sparse(SparseSum),
+}
+
 struct State {
     global_step: i64,
     counter: i32,
-    sum: Option<Tensor>,
+    /// `None` exactly when `counter` is 0.
+    sum: Option<Sum>,
     takers: VecDeque<Pending<i32>>,
 }
 
@@ -36,6 +66,7 @@ pub struct ConditionalAccumulator {
     /// Declared shape: `None` = unknown rank, `-1` = unknown dimension.
     shape: Option<Vec<i64>>,
     mean: bool,
+    kind: AccumulatorKind,
     state: Mutex<State>,
     next_id: AtomicU64,
     stale: AtomicU64,
@@ -73,7 +104,7 @@ fn divide(sum: &mut Tensor, n: i32) -> Result<(), Status> {
 }
 
 impl ConditionalAccumulator {
-    /// A new accumulator; `reduction` is `MEAN` or `SUM`.
+    /// A new dense accumulator; `reduction` is `MEAN` or `SUM`.
     pub fn new(
         name: impl Into<String>,
         dtype: DataType,
@@ -86,6 +117,35 @@ impl ConditionalAccumulator {
                 "accumulator '{name}': dtype {dtype} is not supported yet (float, double, int32, int64 are)"
             )));
         }
+        Self::with_kind(name, AccumulatorKind::Dense, dtype, shape, reduction)
+    }
+
+    /// A new sparse accumulator (indexed slices of a tensor of `shape`); `reduction` is
+    /// `MEAN` (each index's sum divided by the number of gradients that had that index, as
+    /// TensorFlow does) or `SUM`. TensorFlow registers it for float16, float32 and float64.
+    pub fn new_sparse(
+        name: impl Into<String>,
+        dtype: DataType,
+        shape: Option<Vec<i64>>,
+        reduction: &str,
+    ) -> Result<ConditionalAccumulator, Status> {
+        let name = name.into();
+        if !SparseSum::supports(dtype) {
+            return Err(Status::invalid_argument(format!(
+                "sparse accumulator '{name}': no kernel for dtype {dtype} (TensorFlow registers \
+                 SparseConditionalAccumulator for float16, float32 and float64)"
+            )));
+        }
+        Self::with_kind(name, AccumulatorKind::Sparse, dtype, shape, reduction)
+    }
+
+    fn with_kind(
+        name: String,
+        kind: AccumulatorKind,
+        dtype: DataType,
+        shape: Option<Vec<i64>>,
+        reduction: &str,
+    ) -> Result<ConditionalAccumulator, Status> {
         let mean = match reduction {
             "MEAN" => true,
             "SUM" => false,
@@ -100,6 +160,7 @@ impl ConditionalAccumulator {
             dtype,
             shape,
             mean,
+            kind,
             state: Mutex::new(State { global_step: 0, counter: 0, sum: None, takers: VecDeque::new() }),
             next_id: AtomicU64::new(0),
             stale: AtomicU64::new(0),
@@ -114,6 +175,24 @@ impl ConditionalAccumulator {
     /// Element type of the gradients.
     pub fn dtype(&self) -> DataType {
         self.dtype
+    }
+
+    /// Dense or sparse.
+    pub fn kind(&self) -> AccumulatorKind {
+        self.kind
+    }
+
+    /// Fails unless this accumulator is of `kind` (`op` names the asking op).
+    pub fn expect_kind(&self, kind: AccumulatorKind, op: &str) -> Result<(), Status> {
+        if self.kind == kind {
+            return Ok(());
+        }
+        Err(Status::invalid_argument(format!(
+            "accumulator '{}' was created by {}, but {op} needs one created by {}",
+            self.name,
+            self.kind.op_name(),
+            kind.op_name()
+        )))
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -172,14 +251,58 @@ impl ConditionalAccumulator {
     /// Adds `grad` computed at `local_step`, or drops it if `local_step` is older than the
     /// accumulator's global step. Returns whether it was accumulated.
     pub fn apply_gradient(&self, local_step: i64, grad: Tensor) -> Result<bool, Status> {
-        if grad.dtype() != self.dtype {
+        self.expect_kind(AccumulatorKind::Dense, "AccumulatorApplyGradient")?;
+        self.check_dtype(grad.dtype())?;
+        self.apply(local_step, |sum| match sum {
+            None => {
+                self.check_shape(&grad, None)?;
+                *sum = Some(Sum::Dense(grad));
+                Ok(())
+            }
+            Some(Sum::Dense(s)) => {
+                self.check_shape(&grad, Some(s))?;
+                add_into(s, &grad)
+            }
+            Some(Sum::Sparse(_)) => {
+                Err(Status::internal(format!("dense accumulator '{}' holds a sparse sum", self.name)))
+            }
+        })
+    }
+
+    /// Adds the indexed slices `grad` computed at `local_step`, or drops them (unchecked,
+    /// as TensorFlow does) if `local_step` is older than the accumulator's global step.
+    /// Returns whether they were accumulated.
+    pub fn apply_sparse_gradient(&self, local_step: i64, grad: SparseGradient) -> Result<bool, Status> {
+        self.expect_kind(AccumulatorKind::Sparse, "SparseAccumulatorApplyGradient")?;
+        self.check_dtype(grad.values.dtype())?;
+        let ctx = |e: Status| e.context(format!("sparse accumulator '{}'", self.name));
+        self.apply(local_step, |sum| match sum {
+            None => {
+                let first = SparseSum::first(self.shape.as_deref(), grad).map_err(ctx)?;
+                *sum = Some(Sum::Sparse(first));
+                Ok(())
+            }
+            Some(Sum::Sparse(s)) => s.add(self.shape.as_deref(), &grad).map_err(ctx),
+            Some(Sum::Dense(_)) => {
+                Err(Status::internal(format!("sparse accumulator '{}' holds a dense sum", self.name)))
+            }
+        })
+    }
+
+    fn check_dtype(&self, dtype: DataType) -> Result<(), Status> {
+        if dtype != self.dtype {
             return Err(Status::invalid_argument(format!(
                 "accumulator '{}' holds {} gradients but was given a {} tensor",
-                self.name,
-                self.dtype,
-                grad.dtype()
+                self.name, self.dtype, dtype
             )));
         }
+        Ok(())
+    }
+
+    /// The part both kinds share: drops a stale gradient, else lets `add` fold it into the
+    /// sum (`None` when nothing was accumulated since the last take), counts it and serves
+    /// the take attempts it satisfies.
+    fn apply(&self, local_step: i64, add: impl FnOnce(&mut Option<Sum>) -> Result<(), Status>) -> Result<bool, Status> {
         let (done, accepted) = {
             let mut g = self.lock();
             if local_step < g.global_step {
@@ -194,11 +317,7 @@ impl ConditionalAccumulator {
                 );
                 (vec![], false)
             } else {
-                self.check_shape(&grad, g.sum.as_ref())?;
-                match g.sum.as_mut() {
-                    Some(sum) => add_into(sum, &grad)?,
-                    None => g.sum = Some(grad),
-                }
+                add(&mut g.sum)?;
                 g.counter += 1;
                 (self.flush(&mut g), true)
             }
@@ -212,13 +331,15 @@ impl ConditionalAccumulator {
         let mut out = Vec::new();
         while g.takers.front().is_some_and(|t| g.counter >= t.kind) {
             let Some(mut t) = g.takers.pop_front() else { break };
-            let mut sum = g.sum.take();
-            let r = match sum.as_mut() {
-                Some(s) if self.mean => divide(s, g.counter).map(|_| ()),
-                Some(_) => Ok(()),
+            let outputs = match g.sum.take() {
+                Some(Sum::Dense(mut s)) => {
+                    let r = if self.mean { divide(&mut s, g.counter) } else { Ok(()) };
+                    r.map(|_| vec![s])
+                }
+                Some(Sum::Sparse(s)) => s.finish(self.mean, self.shape.as_deref()).map(Vec::from),
                 None => Err(Status::internal(format!("accumulator '{}' has a count but no sum", self.name))),
             };
-            let r = r.and_then(|_| t.ctx.set_output(0, sum.unwrap_or_else(|| Tensor::scalar(0.0f32))));
+            let r = outputs.and_then(|v| v.into_iter().enumerate().try_for_each(|(i, x)| t.ctx.set_output(i, x)));
             g.global_step += 1;
             g.counter = 0;
             out.push(t.finish(r));
@@ -227,7 +348,7 @@ impl ConditionalAccumulator {
     }
 
     /// Parks a take attempt of `num_required` gradients: completes `done` with the average
-    /// as output 0 once enough have arrived, or with Cancelled / DeadlineExceeded.
+    /// as output 0 (dense) or outputs 0-2 (sparse: indices, values, shape) once enough have arrived, or with Cancelled / DeadlineExceeded.
     pub(crate) fn take_gradient(
         self: &Arc<Self>,
         num_required: i32,
@@ -240,7 +361,11 @@ impl ConditionalAccumulator {
             return done(ctx, Err(e));
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let what = format!("TakeGradient from accumulator '{}' (waiting for {num_required} gradients)", self.name);
+        let what = match self.kind {
+            AccumulatorKind::Dense => "TakeGradient from accumulator",
+            AccumulatorKind::Sparse => "SparseAccumulatorTakeGradient from sparse accumulator",
+        };
+        let what = format!("{what} '{}' (waiting for {num_required} gradients)", self.name);
         let cancel = ctx.step().cancel.clone();
         let p = park(self, id, num_required, ctx, done, timeout, &what);
         let deadline = p.deadline();

@@ -1,15 +1,18 @@
-//! Accumulator kernels: `ConditionalAccumulator` / `ResourceConditionalAccumulator` create
-//! (or find) the accumulator; `[Resource]AccumulatorApplyGradient`,
-//! `[Resource]AccumulatorTakeGradient` (asynchronous: it waits without a thread),
-//! `[Resource]AccumulatorNumAccumulated`, `[Resource]AccumulatorSetGlobalStep` use it.
+//! Accumulator kernels: `ConditionalAccumulator` / `ResourceConditionalAccumulator` /
+//! `SparseConditionalAccumulator` create (or find) the accumulator;
+//! `[Resource]AccumulatorApplyGradient` / `SparseAccumulatorApplyGradient`,
+//! `[Resource]AccumulatorTakeGradient` / `SparseAccumulatorTakeGradient` (asynchronous: they
+//! wait without a thread) use it, and `[Resource]AccumulatorNumAccumulated`,
+//! `[Resource]AccumulatorSetGlobalStep` serve both kinds.
 
 use std::sync::Arc;
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use super::accumulator::ConditionalAccumulator;
+use super::accumulator::{AccumulatorKind, ConditionalAccumulator};
 use super::handles::{container_and_name, handle_names, set_handle_output};
+use super::sparse_accumulator::SparseGradient;
 use crate::{DoneCallback, KernelRegistry, OpContext, OpKernel};
 
 /// TensorFlow-like type name recorded in accumulator resource handles.
@@ -22,13 +25,26 @@ struct Create {
     shape: Option<Vec<i64>>,
     reduction: String,
     as_ref: bool,
+    kind: AccumulatorKind,
 }
 
 impl OpKernel for Create {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let acc = ctx.resources().lookup_or_create(&self.container, &self.name, || {
-            ConditionalAccumulator::new(&self.name, self.dtype, self.shape.clone(), &self.reduction)
+        let acc = ctx.resources().lookup_or_create(&self.container, &self.name, || match self.kind {
+            AccumulatorKind::Dense => {
+                ConditionalAccumulator::new(&self.name, self.dtype, self.shape.clone(), &self.reduction)
+            }
+            AccumulatorKind::Sparse => {
+                ConditionalAccumulator::new_sparse(&self.name, self.dtype, self.shape.clone(), &self.reduction)
+            }
         })?;
+        if acc.kind() != self.kind {
+            return Err(ctx.error(format!(
+                "accumulator '{}' already exists, created by {}",
+                self.name,
+                acc.kind().op_name()
+            )));
+        }
         if acc.dtype() != self.dtype {
             return Err(ctx.error(format!(
                 "accumulator '{}' already exists with dtype {} but this node declares {}",
@@ -45,15 +61,25 @@ impl OpKernel for Create {
     }
 }
 
-fn create(n: &NodeDef, as_ref: bool) -> Result<Box<dyn OpKernel>, Status> {
+fn create(n: &NodeDef, as_ref: bool, kind: AccumulatorKind) -> Result<Box<dyn OpKernel>, Status> {
     let (container, name) = container_and_name(n)?;
+    let dtype = n.attr_type("dtype")?;
+    if kind == AccumulatorKind::Sparse && !matches!(dtype, DataType::Half | DataType::Float | DataType::Double) {
+        // TensorFlow's answer too (InvalidArgument): its kernel is registered for these only.
+        return Err(Status::invalid_argument(format!(
+            "node '{}': no OpKernel was registered to support Op 'SparseConditionalAccumulator' with dtype {dtype} \
+             (registered: float16, float32, float64)",
+            n.name
+        )));
+    }
     Ok(Box::new(Create {
         container,
         name,
-        dtype: n.attr_type("dtype")?,
+        dtype,
         shape: n.attr_shape("shape")?,
         reduction: n.attr_string("reduction_type")?,
         as_ref,
+        kind,
     }))
 }
 
@@ -90,19 +116,56 @@ impl OpKernel for ApplyGradient {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let acc = accumulator(ctx)?;
         check_dtype(ctx, &acc, self.dtype)?;
-        let step = ctx.input(1)?;
-        let local_step = match step.dtype() {
-            DataType::Int64 => step.scalar_value::<i64>()?,
-            d => return Err(ctx.error(format!("local_step must be an int64 scalar, got a {d} tensor"))),
-        };
+        let local_step = int64_scalar(ctx, 1, "local_step")?;
         let grad = ctx.input(2)?;
         acc.apply_gradient(local_step, grad).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
         Ok(())
     }
 }
 
+/// The int64 scalar input `i` (`what` names it in errors, with TensorFlow's wording).
+fn int64_scalar(ctx: &OpContext, i: usize, what: &str) -> Result<i64, Status> {
+    let t = ctx.input(i)?;
+    if t.dtype() != DataType::Int64 {
+        return Err(ctx.error(format!("{what} must be an int64 scalar, got a {} tensor", t.dtype())));
+    }
+    if t.rank() != 0 {
+        return Err(ctx.error(format!("Argument {what} must be scalar, but had bad shape {}", t.shape())));
+    }
+    t.scalar_value::<i64>()
+}
+
+struct SparseApplyGradient {
+    dtype: DataType,
+    has_known_shape: bool,
+}
+
+impl OpKernel for SparseApplyGradient {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let acc = accumulator(ctx)?;
+        acc.expect_kind(AccumulatorKind::Sparse, "SparseAccumulatorApplyGradient").map_err(|e| ctx.error(e.message))?;
+        check_dtype(ctx, &acc, self.dtype)?;
+        let local_step = int64_scalar(ctx, 1, "local_step")?;
+        let int64 = |i: usize, what: &str| {
+            let t = ctx.input(i)?;
+            if t.dtype() != DataType::Int64 {
+                return Err(ctx.error(format!("{what} must be int64, got a {} tensor", t.dtype())));
+            }
+            Ok(t)
+        };
+        let grad = SparseGradient {
+            indices: int64(2, "gradient_indices")?,
+            values: ctx.input(3)?,
+            shape: if self.has_known_shape { Some(int64(4, "gradient_shape")?) } else { None },
+        };
+        acc.apply_sparse_gradient(local_step, grad).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+        Ok(())
+    }
+}
+
 struct TakeGradient {
     dtype: DataType,
+    kind: AccumulatorKind,
 }
 
 impl OpKernel for TakeGradient {
@@ -115,10 +178,14 @@ impl OpKernel for TakeGradient {
     fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
         let prep = (|| {
             let acc = accumulator(&ctx)?;
+            acc.expect_kind(self.kind, &ctx.node().op).map_err(|e| ctx.error(e.message))?;
             check_dtype(&ctx, &acc, self.dtype)?;
             let n = ctx.input(1)?;
             if n.dtype() != DataType::Int32 {
                 return Err(ctx.error(format!("num_required must be an int32 scalar, got a {} tensor", n.dtype())));
+            }
+            if n.rank() != 0 {
+                return Err(ctx.error(format!("Argument num_required must be scalar, but had bad shape {}", n.shape())));
             }
             Ok((acc, n.scalar_value::<i32>()?))
         })();
@@ -147,12 +214,7 @@ struct SetGlobalStep;
 impl OpKernel for SetGlobalStep {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let acc = accumulator(ctx)?;
-        let s = ctx.input(1)?;
-        let step = match s.dtype() {
-            DataType::Int64 => s.scalar_value::<i64>()?,
-            d => return Err(ctx.error(format!("new_global_step must be an int64 scalar, got a {d} tensor"))),
-        };
-        acc.set_global_step(step);
+        acc.set_global_step(int64_scalar(ctx, 1, "new_global_step")?);
         Ok(())
     }
     fn is_expensive(&self) -> bool {
@@ -161,14 +223,25 @@ impl OpKernel for SetGlobalStep {
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("ConditionalAccumulator", |n| create(n, true));
-    r.add("ResourceConditionalAccumulator", |n| create(n, false));
+    use AccumulatorKind::{Dense, Sparse};
+    r.add("ConditionalAccumulator", |n| create(n, true, Dense));
+    r.add("ResourceConditionalAccumulator", |n| create(n, false, Dense));
+    r.add("SparseConditionalAccumulator", |n| create(n, true, Sparse));
     for op in ["AccumulatorApplyGradient", "ResourceAccumulatorApplyGradient"] {
         r.add(op, |n| Ok(Box::new(ApplyGradient { dtype: n.attr_type("dtype")? })));
     }
+    r.add("SparseAccumulatorApplyGradient", |n| {
+        Ok(Box::new(SparseApplyGradient {
+            dtype: n.attr_type("dtype")?,
+            has_known_shape: n.attr_bool("has_known_shape")?,
+        }))
+    });
     for op in ["AccumulatorTakeGradient", "ResourceAccumulatorTakeGradient"] {
-        r.add(op, |n| Ok(Box::new(TakeGradient { dtype: n.attr_type("dtype")? })));
+        r.add(op, |n| Ok(Box::new(TakeGradient { dtype: n.attr_type("dtype")?, kind: Dense })));
     }
+    r.add("SparseAccumulatorTakeGradient", |n| {
+        Ok(Box::new(TakeGradient { dtype: n.attr_type("dtype")?, kind: Sparse }))
+    });
     for op in ["AccumulatorNumAccumulated", "ResourceAccumulatorNumAccumulated"] {
         r.add(op, |_| Ok(Box::new(NumAccumulated)));
     }

@@ -1,5 +1,6 @@
 //! Data-flow kernels for synchronous training: conditional accumulators
-//! (`ConditionalAccumulator`, `AccumulatorApplyGradient`, `AccumulatorTakeGradient`, …)
+//! (`ConditionalAccumulator`, `SparseConditionalAccumulator`, `AccumulatorApplyGradient`,
+//! `SparseAccumulatorTakeGradient`, …)
 //! and FIFO queues (`FIFOQueueV2`, `QueueEnqueueV2`, `QueueDequeueManyV2`, …), in both
 //! the resource-handle and the ref-handle forms; TensorFlow's TensorList ops; lookup tables
 //! (`HashTableV2`, `MutableHashTableV2`, `LookupTableFindV2`, …); TensorArrays
@@ -15,6 +16,7 @@ pub mod lookup_table;
 mod lookup_text_init;
 mod queue;
 mod queue_ops;
+mod sparse_accumulator;
 mod stack;
 pub mod tensor_array;
 mod tensor_array_bulk;
@@ -30,14 +32,17 @@ mod tests_lookup_table;
 #[cfg(test)]
 mod tests_queue;
 #[cfg(test)]
+mod tests_sparse_accumulator;
+#[cfg(test)]
 mod tests_tensor_array;
 #[cfg(test)]
 mod tests_tensor_list;
 
-pub use accumulator::{stale_gradients_dropped_total, ConditionalAccumulator};
+pub use accumulator::{stale_gradients_dropped_total, AccumulatorKind, ConditionalAccumulator};
 pub use accumulator_ops::ACCUMULATOR_TYPE_NAME;
 pub use queue::{FifoQueue, Tuple};
 pub use queue_ops::QUEUE_TYPE_NAME;
+pub use sparse_accumulator::SparseGradient;
 
 use crate::KernelRegistry;
 
