@@ -3,6 +3,7 @@
 
 mod device;
 mod dtype;
+mod hash;
 mod memory;
 mod node_attrs;
 mod quantized;
@@ -16,6 +17,7 @@ mod variant;
 
 pub use device::DeviceName;
 pub use dtype::{DataType, TensorType};
+pub use hash::{child_frame, tf_hash64, ROOT_FRAME};
 pub use memory::{check_tensor_alloc, memory_limit, parse_size, set_memory_limit};
 pub use node_attrs::{attr, shape_proto_dims, NodeAttrs};
 pub use quantized::{QInt16, QInt32, QInt8, QUInt16, QUInt8};

@@ -12,6 +12,7 @@ mod client_graph;
 mod client_runtime;
 mod cluster_spec;
 mod control;
+mod control_loops;
 mod dispatch;
 mod graph_util;
 mod grpc_compression;

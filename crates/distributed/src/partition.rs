@@ -25,6 +25,7 @@ use ferroflow_core::proto::{GraphDef, NodeDef};
 use ferroflow_core::{attr, DataType, DeviceName, Status, Tensor};
 use ferroflow_graph::Signature;
 
+use crate::control_loops::{self, ControlLoops};
 use crate::graph_util::{graph_like, parse_input, signature, tensor_input, Input, NameGen, SendRecv};
 
 /// What a partition is.
@@ -48,6 +49,7 @@ pub struct PartitionOptions<'a> {
 
 struct Partitioner<'a> {
     graph: &'a GraphDef,
+    loops: Option<&'a ControlLoops>,
     opts: &'a PartitionOptions<'a>,
     index: HashMap<&'a str, usize>,
     device: Vec<String>,
@@ -60,30 +62,23 @@ struct Partitioner<'a> {
 }
 
 impl<'a> Partitioner<'a> {
-    fn new(graph: &'a GraphDef, opts: &'a PartitionOptions<'a>) -> Result<Self, Status> {
+    fn new(
+        graph: &'a GraphDef,
+        loops: Option<&'a ControlLoops>,
+        loc: Vec<String>,
+        opts: &'a PartitionOptions<'a>,
+    ) -> Result<Self, Status> {
         let mut index = HashMap::with_capacity(graph.node.len());
         let mut device = Vec::with_capacity(graph.node.len());
-        let mut loc = Vec::with_capacity(graph.node.len());
         for (i, n) in graph.node.iter().enumerate() {
             if index.insert(n.name.as_str(), i).is_some() {
                 return Err(Status::invalid_argument(format!("graph has two nodes named '{}'", n.name)));
             }
-            let d = DeviceName::parse(&n.device).map_err(|e| e.context(format!("node '{}'", n.name)))?;
-            if !d.is_full() {
-                return Err(Status::invalid_argument(format!(
-                    "node '{}' (op {}) has device '{}', which is not a full device name \
-                     (/job:J/replica:R/task:T/device:TYPE:i); place the graph before partitioning it",
-                    n.name, n.op, n.device
-                )));
-            }
-            loc.push(match opts.split_by {
-                SplitBy::Task => d.task_name(),
-                SplitBy::Device => d.to_string(),
-            });
-            device.push(d.to_string());
+            device.push(full_device(n)?.to_string());
         }
         Ok(Partitioner {
             graph,
+            loops,
             opts,
             index,
             device,
@@ -176,7 +171,10 @@ impl<'a> Partitioner<'a> {
             client_terminated: false,
         };
         let send = sr.send(self.names.name(src), send_input, dtype, &send_dev);
-        let recv = sr.recv(self.names.name(src), dtype, &recv_dev);
+        let mut recv = sr.recv(self.names.name(src), dtype, &recv_dev);
+        if let Some(merge) = self.loops.map(|l| l.recv_control(si, &dloc)).transpose()?.flatten() {
+            recv.input.push(format!("^{merge}"));
+        }
         let recv_name = recv.name.clone();
         self.push(&sloc, send);
         self.push(&dloc, recv);
@@ -232,7 +230,38 @@ impl<'a> Partitioner<'a> {
 /// unknown op on a crossing edge, a reference edge across partitions, or a sender device
 /// with no known incarnation.
 pub fn partition(graph: &GraphDef, opts: &PartitionOptions<'_>) -> Result<BTreeMap<String, GraphDef>, Status> {
-    Partitioner::new(graph, opts)?.run()
+    let loc_of = |g: &GraphDef| -> Result<Vec<String>, Status> {
+        g.node
+            .iter()
+            .map(|n| {
+                full_device(n).map(|d| match opts.split_by {
+                    SplitBy::Task => d.task_name(),
+                    SplitBy::Device => d.to_string(),
+                })
+            })
+            .collect()
+    };
+    let loc = loc_of(graph)?;
+    match control_loops::add(graph, &loc)? {
+        None => Partitioner::new(graph, None, loc, opts)?.run(),
+        Some(loops) => {
+            let loc = loc_of(&loops.graph)?;
+            Partitioner::new(&loops.graph, Some(&loops), loc, opts)?.run()
+        }
+    }
+}
+
+/// A node's device, which must be a full device name.
+fn full_device(n: &NodeDef) -> Result<DeviceName, Status> {
+    let d = DeviceName::parse(&n.device).map_err(|e| e.context(format!("node '{}'", n.name)))?;
+    if !d.is_full() {
+        return Err(Status::invalid_argument(format!(
+            "node '{}' (op {}) has device '{}', which is not a full device name \
+             (/job:J/replica:R/task:T/device:TYPE:i); place the graph before partitioning it",
+            n.name, n.op, n.device
+        )));
+    }
+    Ok(d)
 }
 
 #[cfg(test)]

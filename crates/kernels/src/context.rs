@@ -57,12 +57,26 @@ pub struct OpContext {
     /// Outputs marked dead (TensorFlow 1.x control flow); empty while none is.
     dead: Vec<bool>,
     step: Arc<StepCtx>,
+    /// The loop frame instance's id and the iteration the node runs in (`(0, 0)` outside
+    /// loops): the last part of the rendezvous keys of `_Send`/`_Recv`.
+    frame_iter: (u64, u64),
 }
 
 impl OpContext {
     /// Builds a context (used by the executor and by tests).
     pub fn new(node: Arc<NodeDef>, inputs: Vec<Value>, num_outputs: usize, step: Arc<StepCtx>) -> OpContext {
-        OpContext { node, inputs, outputs: vec![None; num_outputs], dead: Vec::new(), step }
+        OpContext { node, inputs, outputs: vec![None; num_outputs], dead: Vec::new(), step, frame_iter: (0, 0) }
+    }
+
+    /// The context of a node running in iteration `iter` of the loop frame instance `frame_id`.
+    pub fn with_frame_iter(mut self, frame_id: u64, iter: u64) -> OpContext {
+        self.frame_iter = (frame_id, iter);
+        self
+    }
+
+    /// The loop frame instance id and iteration the node runs in (`(0, 0)` outside loops).
+    pub fn frame_iter(&self) -> (u64, u64) {
+        self.frame_iter
     }
 
     /// The node being computed.

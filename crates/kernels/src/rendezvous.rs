@@ -64,6 +64,18 @@ pub fn rendezvous_key(send_device: &str, incarnation: u64, recv_device: &str, te
     format!("{send_device};{incarnation:016x};{recv_device};{tensor_name};0:0")
 }
 
+/// [`rendezvous_key`] with its frame part for a `(frame id, iteration)` (TensorFlow's
+/// `frame_id:iter_id`, both decimal): a key ending in `;0:0` gets the frame's instead.
+pub fn key_in_frame(key: &str, frame_iter: (u64, u64)) -> std::borrow::Cow<'_, str> {
+    match frame_iter {
+        (0, 0) => std::borrow::Cow::Borrowed(key),
+        (f, i) => {
+            let base = key.strip_suffix(";0:0").unwrap_or(key);
+            std::borrow::Cow::Owned(format!("{base};{f}:{i}"))
+        }
+    }
+}
+
 /// The parts of a rendezvous key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParsedKey {

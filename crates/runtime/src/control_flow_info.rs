@@ -216,3 +216,81 @@ pub(crate) fn build(nodes: &[WalkNode<'_>], roots: &[usize], kinds: &mut [Kind])
     }
     Ok(FrameInfo { frames })
 }
+
+/// A while-loop frame of a GraphDef, as [`graph_frames`] reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FrameSummary {
+    /// TensorFlow's frame name (`frame_name` of its `Enter` nodes; empty for the root).
+    pub name: String,
+    /// The enclosing frame (`None` for the root, frame 0).
+    pub parent: Option<usize>,
+    /// `parallel_iterations` of the first `Enter` into it.
+    pub parallel_iterations: usize,
+    /// The frame's `LoopCond` node (its pivot), if it has one.
+    pub loop_cond: Option<usize>,
+}
+
+/// The frames of a GraphDef and of each of its nodes (what TensorFlow's partitioner needs
+/// to add control loops for frames that span devices).
+#[derive(Clone, Debug)]
+pub struct GraphFrames {
+    /// Frame 0 is the root.
+    pub frames: Vec<FrameSummary>,
+    /// Per node (graph order): the frame its inputs come from (for an `Enter`, the frame
+    /// it enters from).
+    pub input_frame: Vec<usize>,
+    /// Per node: the frame its outputs go to (an `Enter`'s child frame, an `Exit`'s parent).
+    pub output_frame: Vec<usize>,
+}
+
+/// Finds the frames of `gd` as the executor does (same errors for a malformed loop).
+pub fn graph_frames(gd: &ferroflow_core::proto::GraphDef) -> Result<GraphFrames, Status> {
+    let mut index = HashMap::with_capacity(gd.node.len());
+    for (i, n) in gd.node.iter().enumerate() {
+        if index.insert(n.name.as_str(), i).is_some() {
+            return Err(Status::invalid_argument(format!("duplicate node name '{}'", n.name)));
+        }
+    }
+    let mut walk: Vec<WalkNode<'_>> = gd
+        .node
+        .iter()
+        .map(|n| WalkNode { name: &n.name, kind: Kind::of_op(&n.op), def: n, outs: Vec::new() })
+        .collect();
+    let mut has_input = vec![false; gd.node.len()];
+    for (d, n) in gd.node.iter().enumerate() {
+        for inp in &n.input {
+            let src = inp.strip_prefix('^').unwrap_or(inp);
+            let src = src.rsplit_once(':').filter(|(_, k)| k.parse::<usize>().is_ok()).map_or(src, |(s, _)| s);
+            let &s = index.get(src).ok_or_else(|| {
+                Status::invalid_argument(format!("node '{}': input '{inp}' is not in the graph", n.name))
+            })?;
+            walk[s].outs.push(d);
+            has_input[d] = true;
+        }
+    }
+    let roots: Vec<usize> = (0..gd.node.len()).filter(|&i| !has_input[i]).collect();
+    let mut kinds: Vec<Kind> = walk.iter().map(|w| w.kind).collect();
+    let info = build(&walk, &roots, &mut kinds)?;
+    let mut input_frame = vec![0usize; gd.node.len()];
+    let mut frames: Vec<FrameSummary> = Vec::with_capacity(info.frames.len());
+    for (f, sf) in info.frames.iter().enumerate() {
+        for &i in &sf.nodes {
+            input_frame[i] = f;
+        }
+        let loop_cond = sf.nodes.iter().copied().find(|&i| gd.node[i].op == "LoopCond");
+        frames.push(FrameSummary {
+            name: sf.name.clone(),
+            parent: sf.parent,
+            parallel_iterations: sf.parallel_iterations,
+            loop_cond,
+        });
+    }
+    let output_frame = (0..gd.node.len())
+        .map(|i| match kinds[i] {
+            Kind::Enter { child, .. } => child,
+            Kind::Exit => frames[input_frame[i]].parent.unwrap_or(0),
+            _ => input_frame[i],
+        })
+        .collect();
+    Ok(GraphFrames { frames, input_frame, output_frame })
+}

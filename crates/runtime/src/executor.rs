@@ -48,6 +48,8 @@ impl ExecNode {
 
 /// A frame (while-loop context) of the graph as the step state needs it.
 pub(crate) struct FrameLayout {
+    /// TensorFlow's frame name (`frame_name` of its `Enter` nodes; empty for the root).
+    pub name: String,
     pub(crate) nodes: Vec<usize>,
     /// Per node of the frame: its initial pending count (TensorFlow's: in-edges; for a
     /// `Merge`, 1 + 2 × control in-edges).
@@ -194,15 +196,9 @@ impl Executor {
                 n.input_base = slots;
                 slots += n.num_inputs;
                 pending0.push(if n.kind == Kind::Merge { 1 + 2 * in_control[g] } else { in_data[g] + in_control[g] });
-                if f.parent.is_some() && matches!(n.kind, Kind::Send | Kind::Recv) {
-                    return Err(Status::unimplemented(format!(
-                        "node '{}' (op {}) sends a tensor between devices inside the while loop '{}': a loop \
-                         whose body spans devices or tasks is not supported yet; place the loop's ops on one device",
-                        n.def.name, n.def.op, f.name
-                    )));
-                }
             }
             frames.push(FrameLayout {
+                name: f.name,
                 nodes: f.nodes,
                 pending0,
                 num_slots: slots,
@@ -370,6 +366,14 @@ impl StepState {
         }
     }
 
+    /// TensorFlow's (frame id, iteration) of a ready node: `(0, 0)` in the root frame.
+    fn frame_iter(&self, r: &Ready) -> (u64, u64) {
+        if r.frame == 0 {
+            return (0, r.iter);
+        }
+        (self.frames.lock().unwrap_or_else(|e| e.into_inner()).frame_id(r.frame), r.iter)
+    }
+
     fn run_loop(self: &Arc<Self>, mut stack: Vec<Ready>) {
         // Whether an async kernel (a `_Recv`) started since the rendezvous was last told
         // to send what it has queued: receives issued together travel together.
@@ -382,13 +386,17 @@ impl StepState {
             let node = &self.exec.nodes[r.id];
             let inputs = std::mem::take(&mut r.inputs);
             let outcome = match (node.kind, r.dead) {
-                (Kind::Send, true) => ferroflow_kernels::io::send_dead(&node.def, &self.step)
+                (Kind::Send, true) => ferroflow_kernels::io::send_dead(&node.def, &self.step, self.frame_iter(&r))
                     .map(|_| vec![])
                     .map_err(|e| e.context(format!("node '{}' (op {})", node.def.name, node.def.op))),
                 (Kind::Recv, _) | (Kind::ControlTrigger, _) | (_, false) if node.kind != Kind::Merge => {
                     let inputs: Vec<Value> =
                         inputs.into_iter().map(|v| v.expect("a live node has every input")).collect();
-                    let ctx = OpContext::new(node.def.clone(), inputs, node.num_outputs, self.step.clone());
+                    let mut ctx = OpContext::new(node.def.clone(), inputs, node.num_outputs, self.step.clone());
+                    if matches!(node.kind, Kind::Send | Kind::Recv) {
+                        let (f, i) = self.frame_iter(&r);
+                        ctx = ctx.with_frame_iter(f, i);
+                    }
                     if node.kernel.is_async() {
                         unflushed = true;
                         let st = self.clone();

@@ -48,6 +48,11 @@ struct Iteration {
 
 struct Frame {
     sframe: usize,
+    /// TensorFlow's name of this instance (`_root`, `<parent>;<iter>;<frame_name>`).
+    name: String,
+    /// TensorFlow's id of this instance (the hash of its name; 0 for the root), part of
+    /// the rendezvous keys of tensors sent in it.
+    id: u64,
     parent: Option<(usize, u64)>,
     /// Iterations `first_iter ..`, `None` once done (until it is popped from the front).
     iters: VecDeque<Option<Iteration>>,
@@ -108,8 +113,14 @@ impl Frames {
 
     fn new_frame(&mut self, ex: &Executor, sframe: usize, parent: Option<(usize, u64)>) -> usize {
         let sf = &ex.frames[sframe];
+        let (name, id) = match parent {
+            None => (ferroflow_core::ROOT_FRAME.to_string(), 0),
+            Some((p, iter)) => ferroflow_core::child_frame(&self.frame(p).name, iter, &sf.name),
+        };
         let frame = Frame {
             sframe,
+            name,
+            id,
             parent,
             iters: VecDeque::from([Some(new_iteration(ex, sframe))]),
             first_iter: 0,
@@ -131,6 +142,11 @@ impl Frames {
                 self.slab.len() - 1
             }
         }
+    }
+
+    /// TensorFlow's id of frame instance `f` (0 for the root).
+    pub(crate) fn frame_id(&self, f: usize) -> u64 {
+        self.slab.get(f).and_then(|x| x.as_ref()).map_or(0, |fr| fr.id)
     }
 
     fn frame(&mut self, f: usize) -> &mut Frame {

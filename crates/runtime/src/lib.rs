@@ -16,6 +16,7 @@ mod rewrite;
 mod session;
 mod while_loop;
 
+pub use control_flow_info::{graph_frames, FrameSummary, GraphFrames};
 pub use direct_session::{DirectSession, RunOptions, LOCAL_DEVICE};
 pub use executor::{Executor, StepDone};
 pub use remap::{fuse_ops, remapping_enabled};

@@ -8,8 +8,10 @@
 //!   without `_class` is in the group of its own name), a node and the source of each of its
 //!   reference inputs (`Assign`, `Apply*`), and a node and the producer of each resource
 //!   handle it consumes (traced back through `Identity`/`IdentityN`, so `ReadVariableOp` or
-//!   `ResourceApply*` land with their `VarHandleOp`). Control-flow and `Identity`-like ops
-//!   are exempt from input colocation, as in TensorFlow. Function calls (`If`,
+//!   `ResourceApply*` land with their `VarHandleOp`). `Identity`-like ops and `Switch`/
+//!   `Merge`/`Exit`/`NextIteration` are exempt from input colocation, as in TensorFlow;
+//!   `Enter` is not: a resource or reference entering a loop takes its `Enter`, and the ops
+//!   using it inside the loop, to the variable's task, as TensorFlow places them. Function calls (`If`,
 //!   `StatelessIf`, `While`, `StatelessWhile`, `PartitionedCall`, `StatefulPartitionedCall`) are not: ferroflow runs a
 //!   call's whole body on the call's device, so the call goes with the resources it takes
 //!   (TensorFlow exempts them and lowers `If` to `Switch`/`Merge`, placing the branch nodes
@@ -44,8 +46,6 @@ const EXEMPT: &[&str] = &[
     "RefSwitch",
     "Merge",
     "RefMerge",
-    "Enter",
-    "RefEnter",
     "Exit",
     "RefExit",
     "NextIteration",

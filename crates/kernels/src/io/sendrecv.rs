@@ -3,7 +3,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
-use crate::{rendezvous_key, DoneCallback, KernelRegistry, OpContext, OpKernel};
+use crate::{key_in_frame, rendezvous_key, DoneCallback, KernelRegistry, OpContext, OpKernel};
 
 fn key_of(node: &NodeDef) -> Result<String, Status> {
     Ok(rendezvous_key(
@@ -21,7 +21,7 @@ struct Send {
 impl OpKernel for Send {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let t = ctx.take_input(0)?;
-        ctx.step().rendezvous.send(&self.key, t, false)
+        ctx.step().rendezvous.send(&key_in_frame(&self.key, ctx.frame_iter()), t, false)
     }
     fn is_expensive(&self) -> bool {
         false
@@ -46,9 +46,9 @@ impl OpKernel for Recv {
     fn compute_async(&self, mut ctx: OpContext, done: DoneCallback) {
         let rv = ctx.step().rendezvous.clone();
         let dtype = self.dtype;
-        let key = self.key.clone();
+        let key = key_in_frame(&self.key, ctx.frame_iter()).into_owned();
         rv.recv_async(
-            &self.key,
+            &key.clone(),
             Box::new(move |r| {
                 let r = r.and_then(|(t, dead)| {
                     if dead {
@@ -72,9 +72,9 @@ impl OpKernel for Recv {
 
 /// What a dead `_Send` does (the executor runs no kernel for a dead node): it tells the
 /// receiver, under the node's key, that the tensor is dead, so deadness crosses devices
-/// as in TensorFlow.
-pub fn send_dead(node: &NodeDef, step: &crate::StepCtx) -> Result<(), Status> {
-    step.rendezvous.send(&key_of(node)?, ferroflow_core::Tensor::scalar(0f32), true)
+/// as in TensorFlow; `frame_iter` is the loop frame instance and iteration it runs in.
+pub fn send_dead(node: &NodeDef, step: &crate::StepCtx, frame_iter: (u64, u64)) -> Result<(), Status> {
+    step.rendezvous.send(&key_in_frame(&key_of(node)?, frame_iter), ferroflow_core::Tensor::scalar(0f32), true)
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {

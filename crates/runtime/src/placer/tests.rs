@@ -195,6 +195,32 @@ fn ref_and_resource_inputs_follow_their_variable() {
 }
 
 #[test]
+fn a_resource_entering_a_loop_takes_its_enter_and_reader_to_the_variable() {
+    // TensorFlow 1.x's `tf.while_loop` reading a resource variable: VarHandleOp (ps) ->
+    // Enter -> ReadVariableOp, both built under the worker's device scope. TensorFlow puts
+    // the Enter and the read with the variable; the loop's own Enter stays on the worker.
+    let mut g = GraphDef {
+        node: vec![
+            node("h", "VarHandleOp", "/job:ps/task:0", &[]),
+            node("x", "Const", "/job:worker/task:0", &[]),
+            node("enter_h", "Enter", "/job:worker/task:0", &["h"]),
+            node("enter_x", "Enter", "/job:worker/task:0", &["x"]),
+            node("read", "ReadVariableOp", "/job:worker/task:0", &["enter_h"]),
+        ],
+        ..Default::default()
+    };
+    let types = |n: &NodeDef| -> Option<Vec<(DataType, bool)>> {
+        match n.op.as_str() {
+            "Enter" if n.name == "enter_h" => Some(vec![(DataType::Resource, false)]),
+            "Enter" => Some(vec![(DataType::Float, false)]),
+            _ => fake_types(n),
+        }
+    };
+    place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap();
+    assert_eq!(placed(&g), vec![("h", PS0), ("x", W0), ("enter_h", PS0), ("enter_x", W0), ("read", PS0)]);
+}
+
+#[test]
 fn resource_producer_traces_identity() {
     // v -> id (Identity) -> user: the user is colocated with v, not the Identity.
     let nodes = vec![
