@@ -1,6 +1,7 @@
-//! TensorFlow's `Hash64` (MurmurHash64A with TensorFlow's seed): the executor names a loop
-//! frame instance by the hash of its name, and that number is part of the rendezvous key
-//! of every tensor sent inside the loop, so it must be TensorFlow's exactly.
+//! TensorFlow's `Hash64` (MurmurHash64A with TensorFlow's seed) and `Hash64Combine`: the
+//! executor identifies a loop frame instance by combining its parent's id, the parent's
+//! iteration and the hash of the frame's name, and that number is part of the rendezvous
+//! key of every tensor sent inside the loop, so it must be TensorFlow's exactly.
 
 const SEED: u64 = 0x00DE_CAFC_AFFE;
 const M: u64 = 0xc6a4_a793_5bd1_e995;
@@ -31,17 +32,16 @@ pub fn tf_hash64(data: &[u8]) -> u64 {
     h
 }
 
-/// The name and id TensorFlow's executor gives the instance of loop frame `frame_name`
-/// entered in iteration `iter` of the frame instance named `parent` (`"_root"` for the
-/// root frame, whose id is 0).
-pub fn child_frame(parent: &str, iter: u64, frame_name: &str) -> (String, u64) {
-    let name = format!("{parent};{iter};{frame_name}");
-    let id = tf_hash64(name.as_bytes());
-    (name, id)
+/// TensorFlow's `Hash64Combine`.
+pub fn tf_hash64_combine(a: u64, b: u64) -> u64 {
+    a ^ (b.wrapping_add(0x9e37_79b9_7f4a_7800).wrapping_add(a << 10).wrapping_add(a >> 4))
 }
 
-/// The name of the root frame instance.
-pub const ROOT_FRAME: &str = "_root";
+/// The id TensorFlow's executor gives the instance of loop frame `frame_name` entered in
+/// iteration `iter` of the frame instance `parent` (the root frame's id is 0).
+pub fn child_frame_id(parent: u64, iter: u64, frame_name: &str) -> u64 {
+    tf_hash64_combine(parent, tf_hash64_combine(iter, tf_hash64(frame_name.as_bytes())))
+}
 
 #[cfg(test)]
 mod tests {
@@ -74,9 +74,8 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted.len(), hs.len(), "every prefix hashes differently");
         assert_eq!(tf_hash64(s), tf_hash64(s), "deterministic");
-        let (name, id) = child_frame(ROOT_FRAME, 0, "while/while_context");
-        assert_eq!(name, "_root;0;while/while_context");
-        assert_eq!(id, tf_hash64(s));
-        assert_ne!(child_frame(ROOT_FRAME, 1, "while/while_context").1, id);
+        let id = child_frame_id(0, 0, "while/while_context");
+        assert_ne!(child_frame_id(0, 1, "while/while_context"), id);
+        assert_ne!(child_frame_id(id, 0, "while/while_context"), id);
     }
 }

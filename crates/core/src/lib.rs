@@ -17,7 +17,7 @@ mod variant;
 
 pub use device::DeviceName;
 pub use dtype::{DataType, TensorType};
-pub use hash::{child_frame, tf_hash64, ROOT_FRAME};
+pub use hash::{child_frame_id, tf_hash64, tf_hash64_combine};
 pub use memory::{check_tensor_alloc, memory_limit, parse_size, set_memory_limit};
 pub use node_attrs::{attr, shape_proto_dims, NodeAttrs};
 pub use quantized::{QInt16, QInt32, QInt8, QUInt16, QUInt8};

@@ -111,3 +111,85 @@ fn an_error_in_the_remote_part_of_a_loop_ends_the_step_and_the_session_goes_on()
     let again = sess.run(&[(&n, Tensor::scalar(1))], &[&out[1]], &[]).unwrap();
     assert!((f32_of(&again[0]) - 2f32.ln()).abs() < 1e-6);
 }
+
+/// TensorFlow 2's functional `While`, `If` and `StatefulPartitionedCall` whose bodies put
+/// ops on the ps while the call is on the worker: the master lowers them into frames and
+/// `Switch`/`Merge` before placement, so the body's ops run where they ask to.
+#[test]
+fn functional_calls_whose_bodies_span_tasks_are_lowered_and_run_across_tasks() {
+    use ferroflow_core::attr;
+    use ferroflow_graph::define_function;
+    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
+    let s = Scope::new_root();
+    let ps = s.with_device(PS);
+    let h = ops::var_handle_op(&ps.sub("v"), DataType::Float, Some(&[]), "", "lowered_v");
+    let init = ops::assign_variable_op(&ps, h.clone(), ops::constant(&ps, 0.0f32));
+    // cond(i, acc, v) = i < 4; body: acc += read(v) + i (the add on the ps), v += 1.
+    let types = [DataType::Int32, DataType::Float, DataType::Resource];
+    let cond = define_function(s.graph(), "lc_cond", &types, |fs, a| {
+        Ok(vec![ops::less(fs, a[0].clone(), ops::constant(fs, 4i32))])
+    })
+    .unwrap();
+    let body = define_function(s.graph(), "lc_body", &types, |fs, a| {
+        let on_ps = fs.with_device(PS);
+        let r = ops::read_variable_op(&on_ps, a[2].clone(), DataType::Float);
+        let up = ops::assign_add_variable_op(&on_ps, a[2].clone(), ops::constant(&on_ps, 1.0f32));
+        let x = ops::add(&on_ps, r, ops::cast(&on_ps, a[0].clone(), DataType::Float));
+        let acc = ops::add(&fs.with_control_deps(&[&up]), a[1].clone(), x);
+        Ok(vec![ops::add(fs, a[0].clone(), ops::constant(fs, 1i32)), acc, a[2].clone()])
+    })
+    .unwrap();
+    let wk = s.with_device("/job:worker/task:0");
+    let w = wk
+        .op("While")
+        .input_list(vec![ops::constant(&wk, 0i32), ops::constant(&wk, 0.0f32), h.clone()])
+        .attr("T", attr::list_type(&types))
+        .attr("cond", cond.attr())
+        .attr("body", body.attr())
+        .attr("parallel_iterations", attr::int(1))
+        .try_build()
+        .unwrap();
+    // If(p, x): then = x * 10 on the ps, else = x - 1 on the worker.
+    let then_f = define_function(s.graph(), "lc_then", &[DataType::Float], |fs, a| {
+        let on_ps = fs.with_device(PS);
+        Ok(vec![ops::mul(&on_ps, a[0].clone(), ops::constant(&on_ps, 10.0f32))])
+    })
+    .unwrap();
+    let else_f = define_function(s.graph(), "lc_else", &[DataType::Float], |fs, a| {
+        Ok(vec![ops::sub(fs, a[0].clone(), ops::constant(fs, 1.0f32))])
+    })
+    .unwrap();
+    let p = ops::placeholder(&wk, DataType::Bool, Some(&[]));
+    let x = ops::constant(&wk, 3.0f32);
+    let iff = wk
+        .op("If")
+        .input(p.clone())
+        .input_list(vec![x.clone()])
+        .attr("Tcond", attr::ty(DataType::Bool))
+        .attr("Tin", attr::list_type(&[DataType::Float]))
+        .attr("Tout", attr::list_type(&[DataType::Float]))
+        .attr("then_branch", then_f.attr())
+        .attr("else_branch", else_f.attr())
+        .try_build()
+        .unwrap();
+    let call = wk
+        .op("StatefulPartitionedCall")
+        .input_list(vec![x])
+        .attr("Tin", attr::list_type(&[DataType::Float]))
+        .attr("Tout", attr::list_type(&[DataType::Float]))
+        .attr("f", then_f.attr())
+        .try_build()
+        .unwrap();
+    let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
+    sess.run(&[], &[], &[&init]).unwrap();
+    // acc = sum over i < 4 of (v_i + i) with v_i = i: 0 + 2 + 4 + 6.
+    let r =
+        sess.run(&[(&p, Tensor::scalar(true))], &[&w.output(1), &w.output(0), &iff.output(0), &call.output(0)], &[]);
+    let r = r.unwrap();
+    assert_eq!((f32_of(&r[0]), r[1].scalar_value::<i32>().unwrap()), (12.0, 4));
+    assert_eq!((f32_of(&r[2]), f32_of(&r[3])), (30.0, 30.0));
+    let r = sess.run(&[(&p, Tensor::scalar(false))], &[&iff.output(0)], &[]).unwrap();
+    assert_eq!(f32_of(&r[0]), 2.0);
+    let v = sess.run(&[], &[&ops::read_variable_op(&ps, h, DataType::Float)], &[]);
+    assert_eq!(f32_of(&v.unwrap()[0]), 4.0, "the body's updates happened on the ps");
+}

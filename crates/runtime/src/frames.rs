@@ -48,10 +48,9 @@ struct Iteration {
 
 struct Frame {
     sframe: usize,
-    /// TensorFlow's name of this instance (`_root`, `<parent>;<iter>;<frame_name>`).
-    name: String,
-    /// TensorFlow's id of this instance (the hash of its name; 0 for the root), part of
-    /// the rendezvous keys of tensors sent in it.
+    /// TensorFlow's id of this instance (0 for the root; else from the parent's id, the
+    /// parent's iteration and the frame name), part of the rendezvous keys of tensors sent
+    /// in it.
     id: u64,
     parent: Option<(usize, u64)>,
     /// Iterations `first_iter ..`, `None` once done (until it is popped from the front).
@@ -113,13 +112,12 @@ impl Frames {
 
     fn new_frame(&mut self, ex: &Executor, sframe: usize, parent: Option<(usize, u64)>) -> usize {
         let sf = &ex.frames[sframe];
-        let (name, id) = match parent {
-            None => (ferroflow_core::ROOT_FRAME.to_string(), 0),
-            Some((p, iter)) => ferroflow_core::child_frame(&self.frame(p).name, iter, &sf.name),
+        let id = match parent {
+            None => 0,
+            Some((p, iter)) => ferroflow_core::child_frame_id(self.frame(p).id, iter, &sf.name),
         };
         let frame = Frame {
             sframe,
-            name,
             id,
             parent,
             iters: VecDeque::from([Some(new_iteration(ex, sframe))]),

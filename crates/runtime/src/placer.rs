@@ -8,10 +8,11 @@
 //!   without `_class` is in the group of its own name), a node and the source of each of its
 //!   reference inputs (`Assign`, `Apply*`), and a node and the producer of each resource
 //!   handle it consumes (traced back through `Identity`/`IdentityN`, so `ReadVariableOp` or
-//!   `ResourceApply*` land with their `VarHandleOp`). `Identity`-like ops and `Switch`/
-//!   `Merge`/`Exit`/`NextIteration` are exempt from input colocation, as in TensorFlow;
-//!   `Enter` is not: a resource or reference entering a loop takes its `Enter`, and the ops
-//!   using it inside the loop, to the variable's task, as TensorFlow places them. Function calls (`If`,
+//!   `ResourceApply*` land with their `VarHandleOp`). `Identity` and `IdentityN` are exempt
+//!   from input colocation, as in TensorFlow; control-flow ops are not: a resource or
+//!   reference passing through `Enter`/`Merge`/`Switch`/`NextIteration`/`Exit` (a loop
+//!   variable, a lowered `While`'s resource) takes them, and the ops using it inside the
+//!   loop, to the variable's task, as TensorFlow places them. Function calls (`If`,
 //!   `StatelessIf`, `While`, `StatelessWhile`, `PartitionedCall`, `StatefulPartitionedCall`) are not: ferroflow runs a
 //!   call's whole body on the call's device, so the call goes with the resources it takes
 //!   (TensorFlow exempts them and lowers `If` to `Switch`/`Merge`, placing the branch nodes
@@ -39,18 +40,7 @@ pub struct PlacerOptions {
 
 /// Ops whose inputs are exempt from reference/resource colocation (TF's
 /// REGISTER_INPUT_COLOCATION_EXEMPTION set, without the function calls: see the module docs).
-const EXEMPT: &[&str] = &[
-    "Identity",
-    "IdentityN",
-    "Switch",
-    "RefSwitch",
-    "Merge",
-    "RefMerge",
-    "Exit",
-    "RefExit",
-    "NextIteration",
-    "RefNextIteration",
-];
+const EXEMPT: &[&str] = &["Identity", "IdentityN"];
 
 /// Places every node of `graph` on one of `devices` (full names), with unconstrained nodes
 /// on `default_device` (a full name among `devices`). See the module docs.

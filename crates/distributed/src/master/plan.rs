@@ -59,6 +59,7 @@ pub(crate) async fn make_plan(
         rewrite_for_client(&graph, feeds, fetches, targets, &session.client_device, session.client_incarnation)?;
     let devices: Vec<String> = session.tasks.devices.iter().map(|d| d.name.clone()).collect();
     let opts = PlacerOptions { allow_soft_placement: session.config.allow_soft_placement };
+    ferroflow_runtime::lower_spanning_calls(&mut cg.graph)?;
     place_with_options(&mut cg.graph, &devices, &session.client_device, &opts)?;
     let incarnations = session.tasks.incarnations();
     let ferroflow = |t: &str| session.tasks.worker(t).is_some_and(|w| w.is_ferroflow());

@@ -1,0 +1,210 @@
+//! The lowerings themselves (see `lower_calls`): `While` into a loop frame, `If` into
+//! `Switch`/`Merge`, a function call into its body.
+
+use ferroflow_core::proto::{FunctionDefLibrary, NodeDef};
+use ferroflow_core::{attr, DataType, DeviceName, NodeAttrs, Status, Tensor};
+
+use crate::lower_calls::{inline, keeper, node, typed};
+
+fn split_inputs(call: &NodeDef) -> (Vec<String>, Vec<String>) {
+    let (c, d): (Vec<&String>, Vec<&String>) = call.input.iter().partition(|s| s.starts_with('^'));
+    (d.into_iter().cloned().collect(), c.into_iter().cloned().collect())
+}
+
+fn func(call: &NodeDef, a: &str) -> Result<String, Status> {
+    match call.attr_value(a)?.value.as_ref() {
+        Some(ferroflow_core::proto::attr_value::Value::Func(f)) => Ok(f.name.clone()),
+        _ => Err(Status::invalid_argument(format!("attr '{a}' must name a function"))),
+    }
+}
+
+/// `While`: one `Enter → Merge → Switch(LoopCond) → Identity → body → NextIteration → Merge`
+/// chain per loop variable, `Exit` on the Switch's false side, the condition on the Merges.
+pub(crate) fn lower_while(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Vec<NodeDef>, Status> {
+    let (xs, controls) = split_inputs(call);
+    let types = call.attr_list_type("T")?;
+    if xs.is_empty() || xs.len() != types.len() {
+        return Err(Status::invalid_argument(format!("{} loop variables for {} types", xs.len(), types.len())));
+    }
+    let parallel = call.attr_int("parallel_iterations").unwrap_or(10).max(1);
+    let caller = DeviceName::parse(&call.device)?;
+    let dev = call.device.as_str();
+    let p = format!("{}/_lower", call.name);
+    let mut out = Vec::new();
+    for (i, (x, &t)) in xs.iter().zip(&types).enumerate() {
+        let mut inputs = vec![x.clone()];
+        inputs.extend(controls.iter().cloned());
+        let mut e = typed(node(format!("{p}/Enter_{i}"), "Enter", dev, inputs), "T", t);
+        e.attr.insert("frame_name".into(), attr::string(&call.name));
+        e.attr.insert("is_constant".into(), attr::bool(false));
+        e.attr.insert("parallel_iterations".into(), attr::int(parallel));
+        out.push(e);
+        let mut m = typed(
+            node(
+                format!("{p}/Merge_{i}"),
+                "Merge",
+                dev,
+                vec![format!("{p}/Enter_{i}"), format!("{p}/NextIteration_{i}")],
+            ),
+            "T",
+            t,
+        );
+        m.attr.insert("N".into(), attr::int(2));
+        out.push(m);
+    }
+    let merges: Vec<String> = (0..xs.len()).map(|i| format!("{p}/Merge_{i}")).collect();
+    let cond = inline(lib, &func(call, "cond")?, &format!("{p}/cond"), &merges, &caller, &merges[0])?;
+    if cond.rets.len() != 1 {
+        return Err(Status::invalid_argument(format!("the condition returns {} tensors, not 1", cond.rets.len())));
+    }
+    out.extend(cond.nodes);
+    let mut lc_inputs = vec![cond.rets[0].clone()];
+    lc_inputs.extend(cond.control.iter().map(|c| format!("^{c}")));
+    out.push(node(format!("{p}/LoopCond"), "LoopCond", dev, lc_inputs));
+    let mut idents = Vec::with_capacity(xs.len());
+    for (i, &t) in types.iter().enumerate() {
+        out.push(typed(
+            node(format!("{p}/Switch_{i}"), "Switch", dev, vec![merges[i].clone(), format!("{p}/LoopCond")]),
+            "T",
+            t,
+        ));
+        out.push(typed(node(format!("{p}/Exit_{i}"), "Exit", dev, vec![format!("{p}/Switch_{i}")]), "T", t));
+        out.push(typed(node(format!("{p}/Identity_{i}"), "Identity", dev, vec![format!("{p}/Switch_{i}:1")]), "T", t));
+        idents.push(format!("{p}/Identity_{i}"));
+    }
+    let body = inline(lib, &func(call, "body")?, &format!("{p}/body"), &idents, &caller, &idents[0])?;
+    if body.rets.len() != types.len() {
+        return Err(Status::invalid_argument(format!(
+            "the body returns {} tensors for {} loop variables",
+            body.rets.len(),
+            types.len()
+        )));
+    }
+    out.extend(body.nodes);
+    for (i, (r, &t)) in body.rets.iter().zip(&types).enumerate() {
+        let mut inputs = vec![r.clone()];
+        inputs.extend(body.control.iter().map(|c| format!("^{c}")));
+        out.push(typed(node(format!("{p}/NextIteration_{i}"), "NextIteration", dev, inputs), "T", t));
+    }
+    let exits: Vec<String> = (0..xs.len()).map(|i| format!("{p}/Exit_{i}")).collect();
+    out.push(keeper(call, exits, &types, &[]));
+    Ok(out)
+}
+
+/// `If`: each argument switched on the (boolean) condition, the branches inlined on the
+/// two sides (nodes without inputs hang off the side's pivot), each result `Merge`d.
+pub(crate) fn lower_if(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Vec<NodeDef>, Status> {
+    let (ins, controls) = split_inputs(call);
+    let (cond, args) = ins.split_first().ok_or_else(|| Status::invalid_argument("no condition input"))?;
+    let tin = call.attr_list_type("Tin")?;
+    let tout = call.attr_list_type("Tout")?;
+    let caller = DeviceName::parse(&call.device)?;
+    let dev = call.device.as_str();
+    let p = format!("{}/_lower", call.name);
+    let mut out = Vec::new();
+    let mut sw_inputs = vec![cond.clone(), cond.clone()];
+    sw_inputs.extend(controls.iter().cloned());
+    out.push(typed(node(format!("{p}/switch_pred"), "Switch", dev, sw_inputs), "T", DataType::Bool));
+    out.push(typed(
+        node(format!("{p}/pivot_t"), "Identity", dev, vec![format!("{p}/switch_pred:1")]),
+        "T",
+        DataType::Bool,
+    ));
+    out.push(typed(
+        node(format!("{p}/pivot_f"), "Identity", dev, vec![format!("{p}/switch_pred")]),
+        "T",
+        DataType::Bool,
+    ));
+    let (mut on_t, mut on_f) = (Vec::new(), Vec::new());
+    for (j, (a, &t)) in args.iter().zip(&tin).enumerate() {
+        let mut inputs = vec![a.clone(), cond.clone()];
+        inputs.extend(controls.iter().cloned());
+        out.push(typed(node(format!("{p}/Switch_{j}"), "Switch", dev, inputs), "T", t));
+        on_f.push(format!("{p}/Switch_{j}"));
+        on_t.push(format!("{p}/Switch_{j}:1"));
+    }
+    let mut sides = Vec::new();
+    for (side, branch, args, pivot) in
+        [("then", "then_branch", &on_t, "pivot_t"), ("else", "else_branch", &on_f, "pivot_f")]
+    {
+        let pivot = format!("{p}/{pivot}");
+        let b = inline(lib, &func(call, branch)?, &format!("{p}/{side}"), args, &caller, &pivot)?;
+        if b.rets.len() != tout.len() {
+            return Err(Status::invalid_argument(format!(
+                "{branch} returns {} tensors, not {}",
+                b.rets.len(),
+                tout.len()
+            )));
+        }
+        out.extend(b.nodes);
+        let mut done = vec![format!("^{pivot}")];
+        done.extend(b.control.iter().map(|c| format!("^{c}")));
+        let mut results = Vec::new();
+        for (o, (r, &t)) in b.rets.iter().zip(&tout).enumerate() {
+            let mut inputs = vec![r.clone()];
+            inputs.extend(done.iter().cloned());
+            out.push(typed(node(format!("{p}/{side}_out_{o}"), "Identity", dev, inputs), "T", t));
+            results.push(format!("{p}/{side}_out_{o}"));
+        }
+        if tout.is_empty() {
+            // A token that is live only on the taken side, so the call's name can wait for it.
+            let mut k = typed(node(format!("{p}/{side}_done"), "Const", dev, done), "dtype", DataType::Float);
+            k.attr.insert("value".into(), attr::tensor(&Tensor::scalar(0f32)));
+            out.push(k);
+            results.push(format!("{p}/{side}_done"));
+        }
+        sides.push(results);
+    }
+    let n = sides[0].len();
+    let types: Vec<DataType> = if tout.is_empty() { vec![DataType::Float] } else { tout.clone() };
+    let mut merged = Vec::with_capacity(n);
+    for (o, &t) in types.iter().enumerate() {
+        let mut m =
+            typed(node(format!("{p}/Merge_{o}"), "Merge", dev, vec![sides[0][o].clone(), sides[1][o].clone()]), "T", t);
+        m.attr.insert("N".into(), attr::int(2));
+        out.push(m);
+        merged.push(format!("{p}/Merge_{o}"));
+    }
+    out.push(if tout.is_empty() { keeper(call, vec![], &[], &merged) } else { keeper(call, merged, &tout, &[]) });
+    Ok(out)
+}
+
+/// `PartitionedCall`/`StatefulPartitionedCall`: the body inlined; the call's control
+/// inputs reach it through a `NoOp` pivot (and through the arguments).
+pub(crate) fn lower_call(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Vec<NodeDef>, Status> {
+    let (args, controls) = split_inputs(call);
+    let tin = call.attr_list_type("Tin")?;
+    let tout = call.attr_list_type("Tout")?;
+    let caller = DeviceName::parse(&call.device)?;
+    let dev = call.device.as_str();
+    let p = format!("{}/_lower", call.name);
+    let mut out = vec![node(format!("{p}/start"), "NoOp", dev, controls.clone())];
+    let mut fed = Vec::with_capacity(args.len());
+    for (j, (a, &t)) in args.iter().zip(&tin).enumerate() {
+        if controls.is_empty() {
+            fed.push(a.clone());
+        } else {
+            out.push(typed(
+                node(format!("{p}/arg_{j}"), "Identity", dev, vec![a.clone(), format!("^{p}/start")]),
+                "T",
+                t,
+            ));
+            fed.push(format!("{p}/arg_{j}"));
+        }
+    }
+    let b = inline(lib, &func(call, "f")?, &format!("{p}/body"), &fed, &caller, &format!("{p}/start"))?;
+    if b.rets.len() != tout.len() {
+        return Err(Status::invalid_argument(format!(
+            "the function returns {} tensors, not {}",
+            b.rets.len(),
+            tout.len()
+        )));
+    }
+    out.extend(b.nodes);
+    let mut control = b.control.clone();
+    if tout.is_empty() {
+        control.push(format!("{p}/start"));
+    }
+    out.push(keeper(call, b.rets, &tout, &control));
+    Ok(out)
+}
