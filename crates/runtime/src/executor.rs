@@ -366,6 +366,13 @@ impl StepState {
         }
     }
 
+    /// Records an asynchronous node's outcome and schedules what became ready.
+    fn finish_node(self: &Arc<Self>, r: &Ready, out: Result<Vec<Entry>, Status>) {
+        let ready = self.propagate(r, out);
+        self.schedule(ready, true);
+        self.node_done();
+    }
+
     /// TensorFlow's (frame id, iteration) of a ready node: `(0, 0)` in the root frame.
     fn frame_iter(&self, r: &Ready) -> (u64, u64) {
         if r.frame == 0 {
@@ -399,15 +406,16 @@ impl StepState {
                     }
                     if node.kernel.is_async() {
                         unflushed = true;
-                        let st = self.clone();
-                        node.kernel.compute_async(
+                        let (st, st2) = (self.clone(), self.clone());
+                        let r2 = Ready { id: r.id, frame: r.frame, iter: r.iter, dead: r.dead, inputs: Vec::new() };
+                        crate::contain::compute_async(
+                            node.kernel.as_ref(),
                             ctx,
                             Box::new(move |mut ctx, res| {
                                 let out = res.and_then(|_| ctx.take_output_entries());
-                                let ready = st.propagate(&r, out);
-                                st.schedule(ready, true);
-                                st.node_done();
+                                st.finish_node(&r, out);
                             }),
+                            move |e| st2.finish_node(&r2, Err(e)),
                         );
                         continue;
                     }
@@ -418,7 +426,7 @@ impl StepState {
                     }
                     let mut ctx = ctx;
                     let t0 = node.expensive.then(std::time::Instant::now);
-                    let res = node.kernel.compute(&mut ctx);
+                    let res = crate::contain::compute(node.kernel.as_ref(), &mut ctx);
                     if let Some(t0) = t0 {
                         node.record_cost(t0.elapsed());
                     }

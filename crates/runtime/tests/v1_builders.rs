@@ -86,3 +86,64 @@ fn loops_count_nest_and_sit_in_conditionals() {
         assert_eq!(got[2].scalar_value::<i32>().unwrap(), if pv { sum(nv) } else { -1 }, "n={nv} p={pv}");
     }
 }
+
+/// Gradients through `cond_v1`: the taken branch's derivative, checked numerically for
+/// both predicates, with the input also used outside the conditional and a branch that
+/// ignores it.
+#[test]
+fn conditional_gradients_follow_the_taken_branch() {
+    use ferroflow_runtime::grad_check::check_gradient;
+    for taken in [true, false] {
+        let build = move |s: &Scope, x: &[Output]| {
+            let p = ops::constant(s, taken);
+            let y = cond_v1(
+                s,
+                p,
+                std::slice::from_ref(&x[0]),
+                |s, a| vec![ops::mul(s, ops::mul(s, a[0].clone(), a[0].clone()), ops::constant(s, 3.0f64))],
+                |s, _| vec![ops::constant(s, Tensor::new(vec![3usize], vec![1.0f64, 2.0, 3.0]).unwrap())],
+            )
+            .unwrap();
+            ops::add(s, y[0].clone(), ops::mul(s, x[0].clone(), ops::constant(s, 0.5f64)))
+        };
+        let x = Tensor::new(vec![3usize], vec![0.3f64, -1.2, 2.0]).unwrap();
+        let r = check_gradient(build, &[x], &[0], 1e-6).unwrap();
+        assert!(r.max_rel_error < 1e-6, "taken = {taken}: {r:?}");
+    }
+    // The analytic values: d/dx (3x² + x/2) = 6x + 0.5 when taken, 0.5 otherwise.
+    let s = Scope::new_root();
+    let p = ops::placeholder(&s, DataType::Bool, None);
+    let x = ops::placeholder(&s, DataType::Float, None);
+    let y = cond_v1(
+        &s,
+        p.clone(),
+        std::slice::from_ref(&x),
+        |s, a| vec![ops::mul(s, ops::mul(s, a[0].clone(), a[0].clone()), ops::constant(s, 3.0f32))],
+        |s, _| vec![ops::constant(s, 1.0f32)],
+    )
+    .unwrap();
+    let z = ops::add(&s, y[0].clone(), ops::mul(&s, x.clone(), ops::constant(&s, 0.5f32)));
+    let g = ferroflow_graph::gradients(&s, &[z], std::slice::from_ref(&x), None).unwrap()[0].clone().unwrap();
+    for (taken, want) in [(true, 6.0 * 2.0 + 0.5), (false, 0.5f32)] {
+        let out = run(&s, &[(&p, Tensor::scalar(taken)), (&x, Tensor::scalar(2.0f32))], &[&g]);
+        assert_eq!(out[0].scalar_value::<f32>().unwrap(), want, "taken = {taken}");
+    }
+}
+
+#[test]
+fn loop_gradients_from_rust_say_not_yet() {
+    let s = Scope::new_root();
+    let x = ops::placeholder(&s, DataType::Float, None);
+    let out = while_loop_v1(
+        &s,
+        &[ops::constant(&s, 0i32), x.clone()],
+        &[],
+        |s, v, _| ops::less(s, v[0].clone(), ops::constant(s, 3i32)),
+        |s, v, _| vec![ops::add(s, v[0].clone(), ops::constant(s, 1i32)), ops::mul(s, v[1].clone(), v[1].clone())],
+        10,
+    )
+    .unwrap();
+    let e = ferroflow_graph::gradients(&s, &[out[1].clone()], &[x], None).unwrap_err();
+    assert_eq!(e.code, ferroflow_core::Code::Unimplemented, "{e}");
+    assert!(e.message.contains("while loop"), "{e}");
+}

@@ -7,6 +7,7 @@ mod array_grad_gather;
 mod array_grad_slice;
 mod array_grad_sparse;
 mod builder;
+mod control_flow_grad;
 mod math_grad;
 mod math_grad_binary;
 mod math_grad_reduce;

@@ -91,6 +91,7 @@ fn build() -> GradRegistry {
     super::math_grad::register(&mut r);
     super::nn_grad::register(&mut r);
     super::tensor_array_grad::register(&mut r);
+    super::control_flow_grad::register(&mut r);
     r
 }
 

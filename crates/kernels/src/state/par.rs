@@ -8,8 +8,10 @@
 //! `rayon::spawn`ed helpers claim the rest if a pool thread is free. The caller only ever
 //! waits for chunks that another thread is already processing, and never runs foreign jobs.
 
+use std::any::Any;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Tensors at least this large are updated in parallel.
 pub const PAR_MIN: usize = 32 * 1024;
@@ -29,46 +31,71 @@ struct State {
     next: AtomicUsize,
     done: AtomicUsize,
     n: usize,
+    /// Chunks that were (or will be) claimed: `n` unless a panic stopped the claims.
+    claimed: AtomicUsize,
     work: Work,
+    /// The first panic of a helper's chunk, re-raised on the caller.
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
 }
 
 impl State {
-    /// Claims and runs chunks until none is left.
+    /// Claims and runs chunks until none is left (or one panicked: the panic is kept for
+    /// the caller and no chunk starts after it).
     fn drain(&self) {
         loop {
             let i = self.next.fetch_add(1, Ordering::AcqRel);
             if i >= self.n {
                 return;
             }
-            struct Done<'a>(&'a AtomicUsize);
-            impl Drop for Done<'_> {
-                fn drop(&mut self) {
-                    self.0.fetch_add(1, Ordering::AcqRel);
-                }
+            // SAFETY: chunk `i < n` is claimed but not counted done, so `run_chunks` has
+            // not returned (it waits for every claimed chunk) and the closure behind the
+            // pointer is alive.
+            let r = catch_unwind(AssertUnwindSafe(|| unsafe { (*self.work.0)(i) }));
+            let failed = r.is_err();
+            if let Err(p) = r {
+                self.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(p);
+                let claimed = self.next.swap(self.n, Ordering::AcqRel).min(self.n);
+                self.claimed.fetch_min(claimed, Ordering::AcqRel);
             }
-            let _done = Done(&self.done);
-            // SAFETY: chunk `i < n` is claimed but not done, so `run_chunks` has not
-            // returned and the closure behind the pointer is alive.
-            unsafe { (*self.work.0)(i) }
+            // Counted only after a panic is recorded, so the caller sees it.
+            self.done.fetch_add(1, Ordering::AcqRel);
+            if failed {
+                return;
+            }
         }
     }
 }
 
 /// Runs `work(0..n)`, each index exactly once, on the calling thread and on idle rayon
 /// threads. Returns when every index has run. (Also the split of large matrix products.)
+///
+/// If a chunk panics (on any thread), no further chunk starts, the call waits for the
+/// chunks already running and then panics on the calling thread with the first payload,
+/// so neither the closure nor the slices it borrows are used after this returns.
 pub(crate) fn run_chunks(n: usize, work: &(dyn Fn(usize) + Sync)) {
     // SAFETY: erases the borrow's lifetime; the pointer is dereferenced only for a claimed
     // index, and this function waits below until every claimed index has finished.
     let work: &'static (dyn Fn(usize) + Sync) = unsafe { std::mem::transmute(work) };
-    let state = Arc::new(State { next: AtomicUsize::new(0), done: AtomicUsize::new(0), n, work: Work(work) });
+    let state = Arc::new(State {
+        next: AtomicUsize::new(0),
+        done: AtomicUsize::new(0),
+        n,
+        claimed: AtomicUsize::new(n),
+        work: Work(work),
+        panic: Mutex::new(None),
+    });
     let helpers = rayon::current_num_threads().min(n).saturating_sub(1);
     for _ in 0..helpers {
         let st = state.clone();
         rayon::spawn(move || st.drain());
     }
     state.drain();
-    while state.done.load(Ordering::Acquire) < n {
+    while state.done.load(Ordering::Acquire) < state.claimed.load(Ordering::Acquire) {
         std::thread::yield_now();
+    }
+    let panic = state.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(p) = panic {
+        resume_unwind(p);
     }
 }
 
@@ -186,6 +213,32 @@ pub fn zip4<T: Send + Sync>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_panicking_chunk_stops_the_rest_and_panics_on_the_caller_after_the_others_finish() {
+        use std::sync::atomic::AtomicBool;
+        for bad in [0usize, 5, 63] {
+            let ran = AtomicUsize::new(0);
+            let returned = AtomicBool::new(false);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                run_chunks(64, &|i| {
+                    assert!(!returned.load(Ordering::SeqCst), "chunk {i} ran after run_chunks returned");
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                    ran.fetch_add(1, Ordering::SeqCst);
+                    if i == bad {
+                        panic!("chunk {i} fails");
+                    }
+                })
+            }));
+            returned.store(true, Ordering::SeqCst);
+            let p = r.expect_err("the panic reaches the caller");
+            let msg = p.downcast_ref::<String>().cloned().unwrap_or_default();
+            assert_eq!(msg, format!("chunk {bad} fails"));
+            let settled = ran.load(Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            assert_eq!(ran.load(Ordering::SeqCst), settled, "no chunk runs after the call ended");
+        }
+    }
 
     #[test]
     fn splits_cover_everything() {
