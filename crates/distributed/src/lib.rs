@@ -7,6 +7,7 @@
 //!   ferroflow's Control service (Shutdown) on one port;
 //! - [`GrpcSession`]: a client session on a cluster, like `tf.compat.v1.Session("grpc://…")`.
 
+mod access;
 mod channels;
 mod client_graph;
 mod client_runtime;
@@ -29,6 +30,7 @@ mod tensor_wire;
 mod tf_config;
 pub mod worker;
 
+pub use access::{AllowList, DEFAULT_MAX_CONNECTIONS};
 pub use channels::{endpoint, master_client, strip_scheme, worker_client, ChannelCache};
 pub use client_graph::{rewrite_for_client, ClientGraph, ClientTensor};
 pub use cluster_spec::{ClusterFlags, ClusterSpec};

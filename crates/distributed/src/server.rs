@@ -19,6 +19,7 @@ use ferroflow_core::proto::worker_service_server::WorkerServiceServer;
 use ferroflow_core::Status;
 use tokio::sync::watch;
 
+use crate::access::{AllowList, DEFAULT_MAX_CONNECTIONS};
 use crate::channels::ChannelCache;
 use crate::control::proto::control_server::ControlServer;
 use crate::control::proto::ServerInfoResponse;
@@ -36,9 +37,15 @@ pub const MAX_CPU_DEVICES: i32 = 1024;
 /// How a server binds and behaves.
 #[derive(Debug, Default)]
 pub struct ServerOptions {
-    /// Host to bind (default `0.0.0.0`, like TensorFlow); the port is the task's port in
-    /// the cluster. The advertised address stays the cluster's.
+    /// Host to bind; the port is the task's port in the cluster and the advertised address
+    /// stays the cluster's. Default: loopback when the task's advertised host is loopback
+    /// (`localhost`, `127.x`, `::1`), else `0.0.0.0` (like TensorFlow; in Kubernetes the
+    /// advertised name is a service address the pod cannot bind).
     pub bind_host: Option<String>,
+    /// Addresses allowed to connect (`--allow_from`); others are closed before any RPC.
+    pub allow_from: Option<AllowList>,
+    /// Most connections held open at once (default [`DEFAULT_MAX_CONNECTIONS`]).
+    pub max_connections: Option<usize>,
     /// An already bound listener to serve on instead (tests bind `127.0.0.1:0` first).
     pub listener: Option<TcpListener>,
     /// Stop after this long without any RPC (a parameter server that outlives its job).
@@ -54,12 +61,28 @@ pub struct ServerOptions {
     pub master: MasterOptions,
 }
 
+/// The hosts of every task of `cluster`.
+fn cluster_hosts(cluster: &ClusterSpec) -> Vec<String> {
+    let mut hosts: Vec<String> = cluster
+        .tasks()
+        .into_iter()
+        .filter_map(|(_, _, a)| crate::cluster_spec::split_host_port(a).map(|(h, _)| h.to_string()))
+        .collect();
+    hosts.sort();
+    hosts.dedup();
+    hosts
+}
+
 /// State the services share with the server.
 pub(crate) struct ServerShared {
     pub(crate) task: String,
     pub(crate) target: String,
     pub(crate) worker: Arc<Worker>,
     pub(crate) master: Arc<Master>,
+    /// `--allow_from`, also consulted by the control service.
+    pub(crate) allow: Option<Arc<AllowList>>,
+    /// Hosts of the cluster's tasks (peers that may use the control service).
+    pub(crate) cluster_hosts: Vec<String>,
     last_activity: Mutex<Instant>,
     shutdown_tx: watch::Sender<bool>,
     stopped: (Mutex<bool>, Condvar),
@@ -153,7 +176,15 @@ impl Server {
         let listener = match opts.listener {
             Some(l) => l,
             None => {
-                let bind_host = opts.bind_host.clone().unwrap_or_else(|| "0.0.0.0".into());
+                let bind_host = opts.bind_host.clone().unwrap_or_else(|| {
+                    if !crate::access::is_loopback_host(&host) {
+                        "0.0.0.0".into()
+                    } else if host.contains(':') {
+                        "::1".into()
+                    } else {
+                        "127.0.0.1".into()
+                    }
+                });
                 let bind = format!("{}:{port}", bind_host.trim_start_matches('[').trim_end_matches(']'));
                 let bind = if bind_host.contains(':') && !bind_host.starts_with('[') {
                     format!("[{bind_host}]:{port}")
@@ -197,6 +228,8 @@ impl Server {
             target: target.clone(),
             worker: worker.clone(),
             master: master.clone(),
+            allow: opts.allow_from.map(Arc::new),
+            cluster_hosts: cluster_hosts(&cluster),
             last_activity: Mutex::new(Instant::now()),
             shutdown_tx,
             stopped: (Mutex::new(false), Condvar::new()),
@@ -222,7 +255,8 @@ impl Server {
         let incoming = {
             let _g = runtime.enter();
             let l = tokio::net::TcpListener::from_std(listener)?;
-            tonic::transport::server::TcpIncoming::from(l).with_nodelay(Some(true))
+            let max = opts.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
+            crate::access::incoming(l, shared.allow.clone(), max, task_name.clone())
         };
         let serve = tonic::transport::Server::builder()
             .initial_stream_window_size(WINDOW_SIZE)

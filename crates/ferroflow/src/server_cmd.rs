@@ -23,9 +23,17 @@ pub struct ServerArgs {
     /// Stop after this many seconds without any RPC.
     #[arg(long = "idle_timeout_secs", alias = "idle-timeout-secs")]
     pub idle_timeout_secs: Option<f64>,
-    /// Host to bind (default 0.0.0.0; the advertised address stays the cluster's).
+    /// Host to bind (default: loopback when the task's cluster address is loopback, else
+    /// 0.0.0.0; the advertised address stays the cluster's).
     #[arg(long)]
     pub bind: Option<String>,
+    /// Only these addresses may connect: `CIDR,...` (a bare address is one host), e.g.
+    /// `10.0.0.0/8,127.0.0.1`; other connections are closed before any RPC.
+    #[arg(long = "allow_from", alias = "allow-from")]
+    pub allow_from: Option<String>,
+    /// Most connections held open at once; further ones wait until one closes.
+    #[arg(long = "max_connections", alias = "max-connections")]
+    pub max_connections: Option<usize>,
     /// Port of a single local server (no cluster given); 0 picks a free port.
     #[arg(long, default_value_t = 0)]
     pub port: u16,
@@ -91,6 +99,13 @@ pub fn run(args: ServerArgs) -> Result<(), String> {
             Some(s) => return Err(format!("--idle_timeout_secs must be a positive number of seconds, got {s}")),
             None => None,
         },
+        allow_from: args
+            .allow_from
+            .as_deref()
+            .map(ferroflow_distributed::AllowList::parse)
+            .transpose()
+            .map_err(|e| e.message)?,
+        max_connections: args.max_connections,
         ..Default::default()
     };
     let mut opts = opts;

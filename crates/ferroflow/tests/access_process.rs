@@ -1,0 +1,93 @@
+//! Who may reach a task: the default bind (loopback for a loopback task), `--allow_from`,
+//! and the control service's `Shutdown`, through the built binary. The non-loopback
+//! address is the machine's own (the test connects to itself through it).
+
+mod common;
+
+use std::time::Duration;
+
+use common::Proc;
+use ferroflow::{ops, Code, Scope};
+use ferroflow_distributed::{shutdown_server, GrpcSession};
+
+/// This machine's address on its default route (no packet is sent), if it has one.
+fn own_address() -> Option<String> {
+    let s = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    s.connect("192.0.2.255:9").or_else(|_| s.connect("10.255.255.255:9")).ok()?;
+    let ip = s.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then(|| ip.to_string())
+}
+
+fn start(args: &[&str]) -> (Proc, u16) {
+    let mut full = vec!["server"];
+    full.extend_from_slice(args);
+    let mut p = Proc::start("server", &full, &[]);
+    let line = p.wait_line("listening on ", Duration::from_secs(30));
+    let port = line.rsplit(':').next().and_then(|x| x.trim().parse().ok()).expect("a port in the ready line");
+    (p, port)
+}
+
+fn answers(target: &str) -> Result<(), ferroflow::Status> {
+    let s = Scope::new_root();
+    let c = ops::mul(&s, ops::constant(&s, 6.0f32), ops::constant(&s, 7.0f32));
+    let sess = GrpcSession::new(target, s.graph())?.over_grpc_only();
+    let v = sess.run(&[], &[&c], &[])?;
+    assert_eq!(v[0].scalar_value::<f32>().unwrap(), 42.0);
+    Ok(())
+}
+
+#[test]
+fn loopback_tasks_bind_loopback_and_allow_from_closes_other_addresses() {
+    let Some(ip) = own_address() else {
+        eprintln!("no non-loopback address on this machine: nothing to check from outside");
+        return;
+    };
+    // A task advertised on 127.0.0.1 listens on loopback only.
+    let (_p, port) = start(&["--cluster", "worker=127.0.0.1:0", "--job_name", "worker", "--task_index", "0"]);
+    answers(&format!("grpc://127.0.0.1:{port}")).unwrap();
+    assert!(std::net::TcpStream::connect((ip.as_str(), port)).is_err(), "{ip}:{port} must not accept");
+    // Bound to every interface but allowing only loopback: the other address is closed.
+    let (_p, port) = start(&[
+        "--cluster",
+        "worker=127.0.0.1:0",
+        "--job_name",
+        "worker",
+        "--task_index",
+        "0",
+        "--bind",
+        "0.0.0.0",
+        "--allow_from",
+        "127.0.0.0/8",
+    ]);
+    answers(&format!("grpc://127.0.0.1:{port}")).unwrap();
+    let e = answers(&format!("grpc://{ip}:{port}")).unwrap_err();
+    assert!(matches!(e.code, Code::Unavailable | Code::DeadlineExceeded), "{e}");
+    // Allowing only another network closes loopback too.
+    let (_p, port) = start(&["--port", "0", "--bind", "0.0.0.0", "--allow_from", "10.0.0.0/8"]);
+    assert!(answers(&format!("grpc://127.0.0.1:{port}")).is_err());
+    // A malformed list stops the server at start, naming the entry.
+    let mut bad = Proc::start("server", &["server", "--port", "0", "--allow_from", "not-a-cidr"], &[]);
+    let (ok, lines) = bad.finish(Duration::from_secs(15));
+    assert!(!ok, "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("not-a-cidr")), "{lines:?}");
+}
+
+#[test]
+fn shutdown_is_refused_from_outside_the_cluster() {
+    let Some(ip) = own_address() else {
+        eprintln!("no non-loopback address on this machine: nothing to check from outside");
+        return;
+    };
+    let (mut p, port) =
+        start(&["--cluster", "worker=127.0.0.1:0", "--job_name", "worker", "--task_index", "0", "--bind", "0.0.0.0"]);
+    // From the machine's own address, which is neither loopback nor a task of the cluster.
+    let e = shutdown_server(&format!("grpc://{ip}:{port}"), "test").unwrap_err();
+    assert_eq!(e.code, Code::PermissionDenied, "{e}");
+    assert!(e.message.contains("refused"), "{e}");
+    answers(&format!("grpc://127.0.0.1:{port}")).unwrap();
+    // From loopback it stops the task.
+    shutdown_server(&format!("grpc://127.0.0.1:{port}"), "test").unwrap();
+    let (ok, lines) = p.finish(Duration::from_secs(15));
+    assert!(ok, "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("shutdown refused")), "the refusal is logged with the peer: {lines:?}");
+}
