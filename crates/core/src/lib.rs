@@ -3,6 +3,7 @@
 
 mod device;
 mod dtype;
+mod file_root;
 mod hash;
 mod memory;
 mod node_attrs;
@@ -17,6 +18,7 @@ mod variant;
 
 pub use device::DeviceName;
 pub use dtype::{DataType, TensorType};
+pub use file_root::{check_file_path, file_root, set_file_root};
 pub use hash::{child_frame_id, tf_hash64, tf_hash64_combine};
 pub use memory::{check_tensor_alloc, memory_limit, parse_size, set_memory_limit};
 pub use node_attrs::{attr, shape_proto_dims, NodeAttrs};

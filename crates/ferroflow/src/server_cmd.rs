@@ -51,6 +51,11 @@ pub struct ServerArgs {
     /// that needs more gets RESOURCE_EXHAUSTED. Default: three quarters of physical memory.
     #[arg(long = "memory_limit", alias = "memory-limit")]
     pub memory_limit: Option<String>,
+    /// Confine the file ops (checkpoint save/restore/merge, table and dataset files) to
+    /// this directory: paths outside it (after `..` and symbolic links) get
+    /// PERMISSION_DENIED.
+    #[arg(long = "file_root", alias = "file-root")]
+    pub file_root: Option<std::path::PathBuf>,
 }
 
 /// The default session config the flags give, if any.
@@ -87,6 +92,9 @@ fn resolve(args: &ServerArgs) -> Result<(ClusterSpec, String, i32), String> {
 
 /// Runs the server until it stops; Ok after a shutdown.
 pub fn run(args: ServerArgs) -> Result<(), String> {
+    if let Some(root) = &args.file_root {
+        ferroflow_core::set_file_root(Some(root)).map_err(|e| e.message)?;
+    }
     if let Some(m) = &args.memory_limit {
         ferroflow_core::set_memory_limit(ferroflow_core::parse_size(m).map_err(|e| format!("--memory_limit {e}"))?);
     }

@@ -91,3 +91,35 @@ fn shutdown_is_refused_from_outside_the_cluster() {
     assert!(ok, "{lines:?}");
     assert!(lines.iter().any(|l| l.contains("shutdown refused")), "the refusal is logged with the peer: {lines:?}");
 }
+
+#[test]
+fn file_root_confines_checkpoint_paths() {
+    use ferroflow::{DataType, Tensor};
+    let base = std::env::temp_dir().join(format!("ff_access_file_root_{}", std::process::id()));
+    let root = base.join("root");
+    std::fs::create_dir_all(&root).unwrap();
+    let (_p, port) = start(&["--port", "0", "--file_root", root.to_str().unwrap()]);
+    let target = format!("grpc://127.0.0.1:{port}");
+    let s = Scope::new_root();
+    let prefix = ops::placeholder(&s, DataType::String, Some(&[]));
+    let names = ops::constant(&s, Tensor::new(vec![1usize], vec![b"x".to_vec()]).unwrap());
+    let slices = ops::constant(&s, Tensor::new(vec![1usize], vec![Vec::<u8>::new()]).unwrap());
+    let save = ops::save_v2(&s, prefix.clone(), names.clone(), slices.clone(), vec![ops::constant(&s, 3.5f32)]);
+    let restored = ops::restore_v2(&s, prefix.clone(), names, slices, &[DataType::Float]);
+    let sess = GrpcSession::new(&target, s.graph()).unwrap().over_grpc_only();
+    let at = |p: &std::path::Path| Tensor::scalar(p.to_str().unwrap().as_bytes().to_vec());
+    let inside = root.join("ckpt").join("model");
+    sess.run(&[(&prefix, at(&inside))], &[], &[&save]).unwrap();
+    let v = sess.run(&[(&prefix, at(&inside))], &[&restored[0]], &[]).unwrap();
+    assert_eq!(v[0].scalar_value::<f32>().unwrap(), 3.5);
+    for outside in [base.join("elsewhere"), root.join("..").join("escape"), std::path::PathBuf::from("/etc/ff_x")] {
+        let e = sess.run(&[(&prefix, at(&outside))], &[], &[&save]).unwrap_err();
+        assert_eq!(e.code, Code::PermissionDenied, "{}: {e}", outside.display());
+        assert!(e.message.contains("--file_root"), "{e}");
+        assert!(!outside.with_extension("index").exists());
+    }
+    let e = sess.run(&[(&prefix, at(std::path::Path::new("/etc/passwd")))], &[&restored[0]], &[]).unwrap_err();
+    assert_eq!(e.code, Code::PermissionDenied, "{e}");
+    answers(&target).unwrap();
+    let _ = std::fs::remove_dir_all(&base);
+}

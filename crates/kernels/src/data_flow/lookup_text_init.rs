@@ -89,6 +89,7 @@ impl FromFile {
     }
 
     fn read(&self, file: &str, key: DataType, value: DataType) -> Result<Vec<(TableKey, Tensor)>, Status> {
+        ferroflow_core::check_file_path(file, "table initializer file")?;
         let f = std::fs::File::open(file).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Status::not_found(format!("{file}; No such file or directory")),
             _ => Status::invalid_argument(format!("{file}: {e}")),

@@ -60,6 +60,7 @@ impl OpKernel for SaveV2 {
         let n = ctx.num_inputs().saturating_sub(3);
         let names = names_and_slices(ctx, n)?;
         let node = ctx.node().name.clone();
+        ferroflow_core::check_file_path(&prefix, &format!("node '{node}': checkpoint prefix"))?;
         let mut w = BundleWriter::new(&prefix).map_err(|e| e.context(format!("node '{node}'")))?;
         for (i, (name, slice)) in names.iter().enumerate() {
             let t = ctx.input(3 + i)?;
@@ -82,6 +83,7 @@ impl OpKernel for RestoreV2 {
         let prefix = scalar_string(ctx, 0, "prefix")?;
         let names = names_and_slices(ctx, self.dtypes.len())?;
         let node = ctx.node().name.clone();
+        ferroflow_core::check_file_path(&prefix, &format!("node '{node}': checkpoint prefix"))?;
         let reader = BundleReader::open(&prefix).map_err(|e| e.context(format!("node '{node}'")))?;
         for (i, ((name, slice), &want)) in names.iter().zip(&self.dtypes).enumerate() {
             let t = match slice {
@@ -178,6 +180,9 @@ impl OpKernel for MergeV2Checkpoints {
         let sources = strings(ctx, 0, "checkpoint_prefixes")?;
         let dest = scalar_string(ctx, 1, "destination_prefix")?;
         let node = ctx.node().name.clone();
+        for p in sources.iter().chain(std::iter::once(&dest)) {
+            ferroflow_core::check_file_path(p, &format!("node '{node}': checkpoint prefix"))?;
+        }
         merge_checkpoints(&sources, &dest, self.delete_old_dirs, self.allow_missing_files)
             .map_err(|e| e.context(format!("node '{node}'")))
     }

@@ -48,6 +48,7 @@ impl Dataset for Files {
 }
 
 fn open(name: &str, compression: &str, buffer: usize) -> Result<Box<dyn Read + Send>, Status> {
+    ferroflow_core::check_file_path(name, "dataset file")?;
     let f = File::open(name).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => Status::not_found(format!("{name}; No such file or directory")),
         std::io::ErrorKind::PermissionDenied => {
