@@ -173,7 +173,14 @@ impl Master {
                 } else {
                     None
                 },
-                isolate_session_state: config.isolate_session_state || propagated,
+                // A propagated cluster gets private state unless the session asks to share
+                // it (TensorFlow's `share_session_state_in_clusterspec_propagation`).
+                isolate_session_state: config.isolate_session_state
+                    || (propagated
+                        && !config
+                            .experimental
+                            .as_ref()
+                            .is_some_and(|e| e.share_session_state_in_clusterspec_propagation)),
                 cluster_device_attributes: tasks.devices.clone(),
                 master_task: self.task.clone(),
                 master_incarnation: self.worker.incarnation as i64,
