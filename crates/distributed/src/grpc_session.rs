@@ -193,6 +193,19 @@ impl GrpcSession {
         targets: &[String],
         opts: &RunOptions,
     ) -> Result<Vec<Tensor>, Status> {
+        self.run_by_name_meta(feeds, fetches, targets, opts).map(|(t, _)| t)
+    }
+
+    /// [`GrpcSession::run_by_name`], also returning the step's `RunMetadata`: with
+    /// `opts.trace`, the step stats of every device that ran (FULL_TRACE); with
+    /// `opts.output_partition_graphs`, the partition graphs.
+    pub fn run_by_name_meta(
+        &self,
+        feeds: &[(String, Tensor)],
+        fetches: &[String],
+        targets: &[String],
+        opts: &RunOptions,
+    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         let handle = self.sync_graph()?;
         let step = opts
             .timeout
@@ -208,6 +221,8 @@ impl GrpcSession {
             target: targets.to_vec(),
             options: Some(ferroflow_core::proto::RunOptions {
                 timeout_in_ms: opts.timeout.map_or(0, |t| t.as_millis().max(1) as i64),
+                trace_level: if opts.trace { run_options::TraceLevel::FullTrace as i32 } else { 0 },
+                output_partition_graphs: opts.output_partition_graphs,
                 ..Default::default()
             }),
             store_errors_in_response_body: true,
@@ -282,7 +297,7 @@ impl GrpcSession {
         resp: Result<RunStepResponse, Status>,
         reg: Option<(&ferroflow_kernels::CancelToken, u64)>,
         fetches: &[String],
-    ) -> Result<Vec<Tensor>, Status> {
+    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         if let Some((tok, id)) = reg {
             tok.deregister(id);
         }
@@ -300,7 +315,7 @@ impl GrpcSession {
                     .map_err(|e| e.context(format!("fetched tensor '{f}'")))?,
             );
         }
-        Ok(out)
+        Ok((out, resp.metadata.unwrap_or_default()))
     }
 
     /// The devices of the session (creating it first if needed).
@@ -387,13 +402,13 @@ pub fn server_info(target: &str) -> Result<crate::control::proto::ServerInfoResp
 }
 
 impl ferroflow_runtime::Session for GrpcSession {
-    fn run_step(
+    fn run_step_meta(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],
         targets: &[String],
         opts: &RunOptions,
-    ) -> Result<Vec<Tensor>, Status> {
-        self.run_by_name(feeds, fetches, targets, opts)
+    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+        self.run_by_name_meta(feeds, fetches, targets, opts)
     }
 }

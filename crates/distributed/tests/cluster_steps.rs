@@ -268,7 +268,7 @@ fn cancel_blocked_step(grpc_only: bool) {
     let (s2, t2, name) = (sess.clone(), tok.clone(), format!("{}:0", y.node));
     let start = Instant::now();
     let h = std::thread::spawn(move || {
-        let opts = RunOptions { timeout: Some(Duration::from_secs(60)), cancel: Some(t2) };
+        let opts = RunOptions { timeout: Some(Duration::from_secs(60)), cancel: Some(t2), ..Default::default() };
         s2.run_by_name(&[], &[name], &[], &opts)
     });
     std::thread::sleep(Duration::from_millis(300));
@@ -289,7 +289,7 @@ fn cancel_blocked_step(grpc_only: bool) {
     // A token cancelled before the run fails it at once.
     let done = ferroflow_kernels::CancelToken::new();
     done.cancel(ferroflow_core::Status::cancelled("already"));
-    let opts = RunOptions { timeout: None, cancel: Some(done) };
+    let opts = RunOptions { timeout: None, cancel: Some(done), ..Default::default() };
     let e = sess.run_by_name(&[], &[format!("{}:0", y.node)], &[], &opts).unwrap_err();
     assert_eq!(e.code, ferroflow_core::Code::Cancelled, "{e}");
 }
@@ -309,7 +309,7 @@ fn dropping_the_server_under_an_in_process_step_fails_the_step() {
     let name = format!("{}:0", x.node);
     let start = Instant::now();
     let h = std::thread::spawn(move || {
-        let opts = RunOptions { timeout: Some(Duration::from_secs(60)), cancel: None };
+        let opts = RunOptions { timeout: Some(Duration::from_secs(60)), cancel: None, ..Default::default() };
         sess.run_by_name(&[], &[name], &[], &opts)
     });
     std::thread::sleep(Duration::from_millis(300));

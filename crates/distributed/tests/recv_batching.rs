@@ -65,7 +65,7 @@ fn a_failing_peer_fails_every_receive_of_the_batch_and_the_step_names_it() {
     let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
     let ok = sess.run(&[(&x, Tensor::vec(vec![1.0f32, 2.0]))], &[&a, &b], &[]).unwrap();
     assert_eq!(ok[1].as_slice::<f32>().unwrap(), &[2.0, 3.0]);
-    let opts = RunOptions { timeout: Some(common::PROMPT), cancel: None };
+    let opts = RunOptions { timeout: Some(common::PROMPT), cancel: None, ..Default::default() };
     let t = std::time::Instant::now();
     let e = sess
         .run_by_name(

@@ -2,7 +2,7 @@
 //! `tf.compat.v1.Session(target)`: `""` runs in this process ([`DirectSession`]),
 //! `grpc://host:port` talks to a cluster's master ([`GrpcSession`]).
 
-use ferroflow_core::proto::ConfigProto;
+use ferroflow_core::proto::{ConfigProto, RunMetadata};
 use ferroflow_core::{Status, Tensor};
 use ferroflow_distributed::GrpcSession;
 use ferroflow_graph::{Graph, Operation, Output};
@@ -69,14 +69,17 @@ impl Session {
 }
 
 impl ferroflow_runtime::Session for Session {
-    fn run_step(
+    fn run_step_meta(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],
         targets: &[String],
         opts: &RunOptions,
-    ) -> Result<Vec<Tensor>, Status> {
-        self.run_by_name(feeds, fetches, targets, opts)
+    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+        match self {
+            Session::Local(s) => s.run_by_name_meta(feeds, fetches, targets, opts),
+            Session::Grpc(s) => s.run_by_name_meta(feeds, fetches, targets, opts),
+        }
     }
 }
 

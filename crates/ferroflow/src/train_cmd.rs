@@ -7,6 +7,7 @@ use std::time::Duration;
 use ferroflow_train::dist::{run_task, DistConfig, Progress, WARMUP_STEPS};
 use ferroflow_train::local::{train_local, OptimizerKind, TrainConfig};
 use ferroflow_train::models::ModelKind;
+use ferroflow_train::runner::TraceRequest;
 use ferroflow_train::PsStrategy;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -74,6 +75,13 @@ pub struct TrainArgs {
     /// kernel (TensorFlow's `RewriterConfig.remapping = OFF`).
     #[arg(long)]
     pub no_fusion: bool,
+    /// Trace this training step (1-based, counted by this process): every device's step
+    /// stats, written as a Chrome trace (chrome://tracing, Perfetto) to `--trace_file`.
+    #[arg(long)]
+    pub trace_step: Option<usize>,
+    /// Where `--trace_step` writes its trace.
+    #[arg(long, default_value = "ferroflow-trace.json")]
+    pub trace_file: PathBuf,
     /// Machine-readable progress on stdout (used by `ferroflow demo`).
     #[arg(long, hide = true)]
     pub machine_progress: bool,
@@ -91,6 +99,7 @@ impl TrainArgs {
             seed: self.seed,
             data_dir: self.data_dir.clone(),
             fusion: !self.no_fusion,
+            trace: self.trace_step.map(|step| TraceRequest { step, path: self.trace_file.clone() }),
         }
     }
 }

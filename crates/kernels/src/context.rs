@@ -47,6 +47,8 @@ pub struct StepCtx {
     /// The session the step belongs to (names resources private to a session, such as an
     /// unshared `tf.data` iterator); empty for steps outside any session.
     pub session: Arc<str>,
+    /// Where the executor records what ran, when the step is traced.
+    pub trace: Option<Arc<crate::StepTrace>>,
 }
 
 /// The inputs, outputs and step of one kernel invocation.

@@ -19,6 +19,7 @@ mod registry;
 mod rendezvous;
 mod resource;
 pub mod state;
+pub mod step_trace;
 pub mod string;
 pub mod summary;
 pub mod testutil;
@@ -30,5 +31,6 @@ pub use kernel::{DoneCallback, OpKernel};
 pub use registry::{create_kernel, has_kernel, registry, KernelFactory, KernelRegistry};
 pub use rendezvous::{key_in_frame, rendezvous_key, FunctionCall, FunctionDone, ParsedKey, RecvCallback, Rendezvous};
 pub use resource::{ResourceMgr, Var};
+pub use step_trace::StepTrace;
 
 pub use ferroflow_core::{DataType, NodeAttrs, Result, Shape, Status, Tensor};

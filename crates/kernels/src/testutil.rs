@@ -45,6 +45,7 @@ pub fn test_step(resources: Arc<ResourceMgr>) -> Arc<StepCtx> {
         device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
         deadline: None,
         session: "".into(),
+        trace: None,
     })
 }
 

@@ -5,10 +5,10 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ferroflow_core::proto::GraphDef;
+use ferroflow_core::proto::{GraphDef, RunMetadata, StepStats};
 use ferroflow_core::{DataType, Status, Tensor};
 use ferroflow_graph::{Graph, Operation, Output};
-use ferroflow_kernels::{CancelToken, Rendezvous, ResourceMgr, StepCtx};
+use ferroflow_kernels::{CancelToken, Rendezvous, ResourceMgr, StepCtx, StepTrace};
 
 use crate::executor::Executor;
 use crate::rendezvous::LocalRendezvous;
@@ -25,10 +25,16 @@ pub struct RunOptions {
     /// Use this token as the step's cancellation (so another thread can cancel a step that
     /// waits, e.g. on a queue); a fresh one when `None`. Use a new token per run.
     pub cancel: Option<CancelToken>,
+    /// Record what the step ran (TensorFlow's `trace_level`): the step's [`RunMetadata`]
+    /// then holds `step_stats`, one `DeviceStepStats` per device.
+    pub trace: bool,
+    /// Return the graphs the step ran (`RunMetadata.partition_graphs`).
+    pub output_partition_graphs: bool,
 }
 
 struct Prepared {
     exec: Arc<Executor>,
+    graph: Arc<GraphDef>,
     feed_keys: Vec<String>,
     feed_types: Vec<DataType>,
     fetch_keys: Vec<String>,
@@ -127,6 +133,18 @@ impl DirectSession {
         targets: &[String],
         opts: &RunOptions,
     ) -> Result<Vec<Tensor>, Status> {
+        self.run_by_name_meta(feeds, fetches, targets, opts).map(|(t, _)| t)
+    }
+
+    /// [`DirectSession::run_by_name`], also returning the step's [`RunMetadata`] (its trace
+    /// and graph, when `opts` asks for them).
+    pub fn run_by_name_meta(
+        &self,
+        feeds: &[(String, Tensor)],
+        fetches: &[String],
+        targets: &[String],
+        opts: &RunOptions,
+    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         self.graph.status()?;
         let feed_names: Vec<String> = feeds.iter().map(|(n, _)| canonical_tensor_name(n)).collect::<Result<_, _>>()?;
         let mut uniq: Vec<String> = Vec::new();
@@ -155,6 +173,7 @@ impl DirectSession {
             }
             rendezvous.send(&prepared.feed_keys[i], t.clone(), false)?;
         }
+        let trace = opts.trace.then(|| Arc::new(StepTrace::new()));
         let step = Arc::new(StepCtx {
             step_id: self.next_step.fetch_add(1, Ordering::Relaxed),
             rendezvous: rendezvous.clone(),
@@ -164,6 +183,7 @@ impl DirectSession {
             device: LOCAL_DEVICE.to_string(),
             deadline: opts.timeout.map(|t| std::time::Instant::now() + t),
             session: format!("direct-{:x}", self.incarnation).into(),
+            trace: trace.clone(),
         });
         prepared.exec.run(step, opts.timeout)?;
         let mut got = Vec::with_capacity(uniq.len());
@@ -178,7 +198,12 @@ impl DirectSession {
             }
             got.push(t);
         }
-        Ok(fetch_pos.into_iter().map(|p| got[p].clone()).collect())
+        let meta = RunMetadata {
+            step_stats: trace.map(|t| StepStats { dev_stats: vec![t.device_stats(LOCAL_DEVICE)] }),
+            partition_graphs: if opts.output_partition_graphs { vec![(*prepared.graph).clone()] } else { vec![] },
+            ..Default::default()
+        };
+        Ok((fetch_pos.into_iter().map(|p| got[p].clone()).collect(), meta))
     }
 
     fn prepare(&self, feeds: &[String], fetches: &[String], targets: &[String]) -> Result<Arc<Prepared>, Status> {
@@ -199,7 +224,13 @@ impl DirectSession {
             .collect::<Result<Vec<_>, _>>()?;
         let graph = if self.fusion.load(Ordering::Relaxed) { crate::remap::fuse_ops(&rw.graph).0 } else { rw.graph };
         let exec = Arc::new(Executor::new(&graph)?);
-        let p = Arc::new(Prepared { exec, feed_keys: rw.feed_keys, feed_types, fetch_keys: rw.fetch_keys });
+        let p = Arc::new(Prepared {
+            exec,
+            graph: Arc::new(graph),
+            feed_keys: rw.feed_keys,
+            feed_types,
+            fetch_keys: rw.fetch_keys,
+        });
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
         Ok(p)
     }

@@ -392,6 +392,7 @@ impl StepState {
             }
             let node = &self.exec.nodes[r.id];
             let inputs = std::mem::take(&mut r.inputs);
+            let traced = self.step.trace.clone().map(|t| (t, std::time::Instant::now()));
             let outcome = match (node.kind, r.dead) {
                 (Kind::Send, true) => ferroflow_kernels::io::send_dead(&node.def, &self.step, self.frame_iter(&r))
                     .map(|_| vec![])
@@ -413,6 +414,9 @@ impl StepState {
                             ctx,
                             Box::new(move |mut ctx, res| {
                                 let out = res.and_then(|_| ctx.take_output_entries());
+                                if let Some((t, at)) = traced {
+                                    t.record_node(&st.exec.nodes[r.id].def, at, out.as_deref().unwrap_or(&[]));
+                                }
                                 st.finish_node(&r, out);
                             }),
                             move |e| st2.finish_node(&r2, Err(e)),
@@ -435,6 +439,9 @@ impl StepState {
                 (Kind::Merge, false) => Ok(merge(inputs)),
                 _ => Ok(vec![None; node.num_outputs]),
             };
+            if let Some((t, at)) = traced {
+                t.record_node(&node.def, at, outcome.as_deref().unwrap_or(&[]));
+            }
             let ready = self.propagate(&r, outcome);
             let mut cheap = Vec::new();
             let mut costly = Vec::new();

@@ -15,6 +15,7 @@ fn step() -> Arc<StepCtx> {
         device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
         deadline: None,
         session: "".into(),
+        trace: None,
     })
 }
 

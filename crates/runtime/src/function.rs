@@ -260,6 +260,7 @@ impl FunctionBody {
             device: parent.device.clone(),
             deadline: parent.deadline,
             session: parent.session.clone(),
+            trace: parent.trace.clone(),
         });
         let parent_cancel = parent.cancel.clone();
         let name = self.name.clone();

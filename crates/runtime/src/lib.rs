@@ -1,6 +1,7 @@
 //! ferroflow's runtime: the dataflow [`Executor`], the in-process rendezvous, the
 //! feed/fetch rewrite and pruning, and [`DirectSession`] (an in-process session).
 
+pub mod chrome_trace;
 mod contain;
 mod control_flow_info;
 mod data;

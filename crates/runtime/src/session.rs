@@ -1,6 +1,7 @@
 //! [`Session`]: what savers, summaries and trainers need from a session, implemented by
 //! the in-process [`crate::DirectSession`] and by the distributed `GrpcSession`.
 
+use ferroflow_core::proto::RunMetadata;
 use ferroflow_core::{Status, Tensor};
 
 use ferroflow_graph::{Operation, Output};
@@ -9,17 +10,17 @@ use crate::RunOptions;
 
 /// Runs steps with tensors (`node:idx`) and targets (node names) named as strings.
 pub trait Session {
-    /// Runs one step: feeds replace tensors, fetches are returned in order, targets run.
-    fn run_step(
+    /// Runs one step: feeds replace tensors, fetches are returned in order, targets run;
+    /// with the step's metadata (its trace and graphs, when `opts` asks for them).
+    fn run_step_meta(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],
         targets: &[String],
         opts: &RunOptions,
-    ) -> Result<Vec<Tensor>, Status>;
-}
+    ) -> Result<(Vec<Tensor>, RunMetadata), Status>;
 
-impl Session for crate::DirectSession {
+    /// [`Session::run_step_meta`] without the metadata.
     fn run_step(
         &self,
         feeds: &[(String, Tensor)],
@@ -27,7 +28,19 @@ impl Session for crate::DirectSession {
         targets: &[String],
         opts: &RunOptions,
     ) -> Result<Vec<Tensor>, Status> {
-        self.run_by_name(feeds, fetches, targets, opts)
+        self.run_step_meta(feeds, fetches, targets, opts).map(|(t, _)| t)
+    }
+}
+
+impl Session for crate::DirectSession {
+    fn run_step_meta(
+        &self,
+        feeds: &[(String, Tensor)],
+        fetches: &[String],
+        targets: &[String],
+        opts: &RunOptions,
+    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+        self.run_by_name_meta(feeds, fetches, targets, opts)
     }
 }
 

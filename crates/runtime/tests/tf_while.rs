@@ -51,7 +51,7 @@ fn a_long_loop_does_not_grow_the_stack_and_is_cancelled_by_the_deadline() {
     let want = ((n as i64 * (n as i64 - 1) / 2) as u32) as i32;
     assert_eq!(got[0].scalar_value::<i32>().unwrap(), want);
     // A loop that would take far too long stops at the step deadline.
-    let o = RunOptions { timeout: Some(std::time::Duration::from_millis(200)), cancel: None };
+    let o = RunOptions { timeout: Some(std::time::Duration::from_millis(200)), cancel: None, ..Default::default() };
     let e = sess
         .run_by_name(&[("n:0".into(), Tensor::scalar(i32::MAX))], &["sum/Identity_3:0".into()], &[], &o)
         .unwrap_err();

@@ -13,7 +13,7 @@ use crate::optimizer::{
     Adadelta, Adagrad, AdagradDa, Adam, Ftrl, GradientDescent, Momentum, Optimizer, ProximalAdagrad,
     ProximalGradientDescent, RmsProp,
 };
-use crate::runner::Runner;
+use crate::runner::{run_step_maybe_traced, Runner};
 
 /// Which optimizer to train with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +102,8 @@ pub struct TrainConfig {
     /// Fuse MatMul/Conv2D + BiasAdd (+ Relu) into one kernel (TensorFlow's remapper; the
     /// results are the same either way).
     pub fusion: bool,
+    /// Trace one step into a Chrome trace file.
+    pub trace: Option<crate::runner::TraceRequest>,
 }
 
 /// Outcome of a training run.
@@ -150,7 +152,8 @@ pub fn train_local(cfg: &TrainConfig, mut on_step: impl FnMut(usize, f32)) -> Re
         if let Some(kp) = &model.keep_prob {
             feeds.push((kp, Tensor::scalar(cfg.keep_prob)));
         }
-        last = sess.run(&feeds, &[&model.loss], &[&train])?[0].scalar_value::<f32>()?;
+        last = run_step_maybe_traced(&sess, cfg.trace.as_ref(), step, &feeds, &[&model.loss], &[&train])?[0]
+            .scalar_value::<f32>()?;
         if !last.is_finite() {
             return Err(Status::internal(format!("loss became {last} at step {step}; lower the learning rate")));
         }
@@ -180,6 +183,7 @@ mod tests {
                 seed: 1,
                 data_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/mnist")),
                 fusion: true,
+                trace: None,
             };
             let mut first = None;
             let r = train_local(&cfg, |_, loss| {
@@ -191,5 +195,36 @@ mod tests {
             assert!(r.test_accuracy > 0.85, "{name}: test accuracy {}", r.test_accuracy);
         }
         assert!("adagrad_dA".parse::<OptimizerKind>().unwrap_err().contains("proximal_adagrad or adagrad_da"));
+    }
+
+    /// `trace`: the step named is traced and written as a Chrome trace with the model's ops.
+    #[test]
+    fn traces_the_step_asked_for() {
+        let path = std::env::temp_dir().join(format!("ff-trace-{}.json", std::process::id()));
+        let cfg = TrainConfig {
+            model: ModelKind::Mlp,
+            optimizer: "sgd".parse().unwrap(),
+            learning_rate: 0.1,
+            steps: 3,
+            batch: 10,
+            keep_prob: 1.0,
+            seed: 1,
+            data_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/mnist")),
+            fusion: false,
+            trace: Some(crate::runner::TraceRequest { step: 2, path: path.clone() }),
+        };
+        train_local(&cfg, |_, _| {}).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        std::fs::remove_file(&path).ok();
+        let ops: Vec<&str> = v["traceEvents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["ph"] == "X")
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        for op in ["MatMul", "ApplyGradientDescent", "SparseSoftmaxCrossEntropyWithLogits"] {
+            assert!(ops.contains(&op), "{op} not in the trace: {ops:?}");
+        }
     }
 }

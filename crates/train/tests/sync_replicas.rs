@@ -62,7 +62,7 @@ fn feeds(r: &Replica, i: usize, t: usize) -> Vec<(String, Tensor)> {
 }
 
 fn opts() -> RunOptions {
-    RunOptions { timeout: Some(Duration::from_secs(60)), cancel: None }
+    RunOptions { timeout: Some(Duration::from_secs(60)), cancel: None, ..Default::default() }
 }
 
 fn fetch(sess: &DirectSession, o: &Output) -> Tensor {

@@ -70,6 +70,6 @@ impl GrpcSession {
                 .map(|r| r.into_inner())
                 .map_err(|e| from_grpc(&e, &what))
         });
-        self.finish_run_step(resp, None, &fetch)
+        self.finish_run_step(resp, None, &fetch).map(|(t, _)| t)
     }
 }

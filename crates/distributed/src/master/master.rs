@@ -252,8 +252,9 @@ impl Master {
             Vec::new()
         };
         let mut closed = s.closed.subscribe();
+        let mut stats = (opts.trace_level != 0).then(StepStats::default);
         let mut got = tokio::select! {
-            r = run_step(&s.handle, plan, feeds, deadline) => r?,
+            r = run_step(&s.handle, plan, feeds, deadline, stats.as_mut()) => r?,
             // Dropping the step cancels its RunGraph calls, which aborts it on every task.
             _ = closed.wait_for(|c| *c) => {
                 return Err(Status::cancelled("Step was cancelled by an explicit call to `Session::Close()`."))
@@ -265,7 +266,11 @@ impl Master {
             tensor.push(NamedTensorProto { name: orig, tensor: Some(t) });
         }
         got.clear();
-        let metadata = (!partition_graphs.is_empty()).then(|| RunMetadata { partition_graphs, ..Default::default() });
+        let metadata = (!partition_graphs.is_empty() || stats.is_some()).then(|| RunMetadata {
+            partition_graphs,
+            step_stats: stats,
+            ..Default::default()
+        });
         Ok(RunStepResponse { tensor, metadata, ..Default::default() })
     }
 

@@ -11,7 +11,9 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferroflow_core::proto::{NamedTensorProto, RunGraphRequest, RunGraphResponse, TensorProto};
+use ferroflow_core::proto::{
+    ExecutorOpts, NamedTensorProto, RunGraphRequest, RunGraphResponse, StepStats, TensorProto,
+};
 use ferroflow_core::{Code, Status};
 
 use super::plan::StepPlan;
@@ -23,12 +25,14 @@ fn is_secondary(e: &Status) -> bool {
 }
 
 /// Runs one step. `feeds` are (canonical name, tensor) and must all be in the plan;
-/// returns the fetched tensors by canonical name.
+/// returns the fetched tensors by canonical name. With `stats`, every partition traces
+/// its step and the devices' records are added there.
 pub(crate) async fn run_step(
     session_handle: &str,
     plan: Arc<StepPlan>,
     feeds: Vec<(String, TensorProto)>,
     deadline: Instant,
+    mut stats: Option<&mut StepStats>,
 ) -> Result<HashMap<String, TensorProto>, Status> {
     let step_id = new_step_id();
     // Each used feed goes to the task whose partition takes it.
@@ -61,6 +65,7 @@ pub(crate) async fn run_step(
             recv_key: part.recv_key.clone(),
             store_errors_in_response_body: true,
             request_id: new_request_id(),
+            exec_opts: stats.is_some().then(|| ExecutorOpts { record_timeline: true, ..Default::default() }),
             ..Default::default()
         };
         let worker = part.worker.clone();
@@ -87,6 +92,9 @@ pub(crate) async fn run_step(
                     (i, Ok(resp)) => {
                         pending[i] = false;
                         by_key.extend(resp.recv.into_iter().map(|nt| (nt.name, nt.tensor.unwrap_or_default())));
+                        if let (Some(all), Some(got)) = (stats.as_deref_mut(), resp.step_stats) {
+                            all.dev_stats.extend(got.dev_stats);
+                        }
                     }
                     (i, Err(e)) => {
                         pending[i] = false;

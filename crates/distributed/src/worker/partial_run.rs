@@ -34,7 +34,7 @@ impl Worker {
         self.load_sends(&entry, req.send)?;
         let done = entry.partial_run(&req.graph_handle, || {
             let (tx, rx) = watch::channel(None);
-            let step = self.step_ctx(&session, &entry, Instant::now() + life);
+            let step = self.step_ctx(&session, &entry, Instant::now() + life, None);
             let aborts = entry.clone();
             exec.run_async(
                 step,

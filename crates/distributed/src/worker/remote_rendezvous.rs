@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use ferroflow_core::proto::RecvTensorRequest;
 use ferroflow_core::{Code, DeviceName, Status, Tensor};
-use ferroflow_kernels::{FunctionCall, FunctionDone, ParsedKey, RecvCallback, Rendezvous};
+use ferroflow_kernels::{FunctionCall, FunctionDone, ParsedKey, RecvCallback, Rendezvous, StepTrace};
 
 use super::recv_batch::{recv_tensor, recv_tensors};
 use super::recv_tensors_http::MAX_KEYS;
@@ -31,6 +31,8 @@ pub(crate) struct RemoteRendezvous {
     pub(crate) deadline: Instant,
     /// Remote receives waiting to be sent together.
     pub(crate) queued: Arc<RecvQueue>,
+    /// The step's trace: receives from peers are recorded as `RecvTensor` entries.
+    pub(crate) trace: Option<Arc<StepTrace>>,
 }
 
 /// Remote receives queued per peer address until the executor flushes (or
@@ -170,7 +172,18 @@ impl Peer {
 }
 
 impl RemoteRendezvous {
-    fn recv_remote(&self, key: &str, parsed: ParsedKey, sender_task: String, done: RecvCallback) {
+    fn recv_remote(&self, key: &str, parsed: ParsedKey, sender_task: String, mut done: RecvCallback) {
+        if let Some(trace) = self.trace.clone() {
+            let start = Instant::now();
+            let (edge, src, dst) = (parsed.tensor_name.clone(), parsed.send_device.clone(), parsed.recv_device.clone());
+            let inner = done;
+            done = Box::new(move |r: Result<(Tensor, bool), Status>| {
+                if let Ok((t, _)) = &r {
+                    trace.record_transfer(start, &edge, &src, &dst, ferroflow_kernels::step_trace::tensor_bytes(t));
+                }
+                inner(r)
+            });
+        }
         let addr = match self.session.address_of(&sender_task) {
             Ok(a) => a,
             Err(e) => return done(Err(e.context(format!("cannot receive '{}'", parsed.tensor_name)))),

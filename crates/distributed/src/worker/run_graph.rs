@@ -5,10 +5,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferroflow_core::proto::{
-    NamedTensorProto, RecvTensorRequest, RecvTensorResponse, RunGraphRequest, RunGraphResponse,
+    NamedTensorProto, RecvTensorRequest, RecvTensorResponse, RunGraphRequest, RunGraphResponse, StepStats,
 };
 use ferroflow_core::{Status, Tensor};
-use ferroflow_kernels::{ParsedKey, Rendezvous, StepCtx};
+use ferroflow_kernels::{ParsedKey, Rendezvous, StepCtx, StepTrace};
 
 use super::remote_rendezvous::RemoteRendezvous;
 use super::step_table::StepEntry;
@@ -42,7 +42,9 @@ impl Worker {
             return Err(s);
         }
         self.load_sends(&entry, req.send)?;
-        let step = self.step_ctx(&session, &entry, deadline);
+        let traced = req.exec_opts.as_ref().is_some_and(|o| o.record_timeline || o.record_costs);
+        let trace = traced.then(|| Arc::new(StepTrace::new()));
+        let step = self.step_ctx(&session, &entry, deadline, trace.clone());
         let (tx, rx) = tokio::sync::oneshot::channel();
         let mut guard = AbortOnDrop(Some(entry.clone()));
         // Real work never runs on the async threads: on one, the executor runs only cheap
@@ -94,7 +96,8 @@ impl Worker {
         // The step succeeded here: its table goes once peers took what it sent, so a
         // ferroflow master need not send CleanupGraph (TensorFlow's still may: a no-op).
         self.steps.release_when_drained(&entry);
-        Ok(RunGraphResponse { recv, ..Default::default() })
+        let step_stats = trace.map(|t| StepStats { dev_stats: vec![t.device_stats(&session.device)] });
+        Ok(RunGraphResponse { recv, step_stats, ..Default::default() })
     }
 
     /// Puts a RunGraph's `send` tensors into the step's rendezvous (the partition's `_Recv`
@@ -114,6 +117,7 @@ impl Worker {
         session: &Arc<super::session::WorkerSession>,
         entry: &Arc<StepEntry>,
         deadline: Instant,
+        trace: Option<Arc<StepTrace>>,
     ) -> Arc<StepCtx> {
         let rendezvous = Arc::new(RemoteRendezvous {
             entry: entry.clone(),
@@ -122,6 +126,7 @@ impl Worker {
             runtime: self.runtime.clone(),
             deadline,
             queued: Default::default(),
+            trace: trace.clone(),
         });
         Arc::new(StepCtx {
             step_id: entry.step_id,
@@ -132,6 +137,7 @@ impl Worker {
             device: session.device.clone(),
             deadline: Some(deadline),
             session: session.handle.as_str().into(),
+            trace,
         })
     }
 

@@ -53,6 +53,7 @@ pub(super) fn step_with(rm: &Arc<ResourceMgr>, cancel: CancelToken, deadline: Op
         device: s.device.clone(),
         deadline,
         session: "".into(),
+        trace: None,
     })
 }
 

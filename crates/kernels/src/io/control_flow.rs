@@ -85,6 +85,7 @@ mod tests {
             device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
             deadline: None,
             session: "".into(),
+            trace: None,
         })
     }
 

@@ -164,6 +164,7 @@ impl IterCtx {
             device: step.device.clone(),
             deadline: None,
             session: step.session.clone(),
+            trace: None,
         });
         IterCtx { own, caller_cancel: None, caller_deadline: None }
     }

@@ -77,11 +77,11 @@ pub(crate) fn start_chief_runner(
     let updates = (last_step - global).max(0) as u64;
     ChiefQueueRunner::start_bounded(
         Box::new(move |tok, timeout| {
-            let opts = RunOptions { timeout: Some(timeout), cancel: Some(tok.clone()) };
+            let opts = RunOptions { timeout: Some(timeout), cancel: Some(tok.clone()), ..Default::default() };
             sess.run_step(&[], &[], &op, &opts).map(|_| ())
         }),
         Box::new(move || {
-            let opts = RunOptions { timeout: Some(Duration::from_secs(30)), cancel: None };
+            let opts = RunOptions { timeout: Some(Duration::from_secs(30)), cancel: None, ..Default::default() };
             s2.run_step(&[], &[], &close, &opts).map(|_| ())
         }),
         aggregation_timeout,

@@ -19,7 +19,7 @@ use crate::device_setter::ReplicaDeviceSetter;
 use crate::local::{evaluate, make_optimizer};
 use crate::models::build;
 use crate::optimizer::ChiefQueueRunner;
-use crate::runner::Runner;
+use crate::runner::{run_step_maybe_traced, Runner};
 
 /// The graph every worker builds (the same on each, as between-graph replication needs).
 struct TrainGraph {
@@ -237,7 +237,14 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
             }
             _ => false,
         };
-        let out = match sess.run_typed(&feeds, &fetches, &[&g.train_op]) {
+        let out = match run_step_maybe_traced(
+            &*sess,
+            cfg.train.trace.as_ref(),
+            local + 1,
+            &feeds,
+            &fetches,
+            &[&g.train_op],
+        ) {
             Ok(out) => out,
             // A ps task restarted (its state is gone) or is down: start a new session,
             // let the chief re-initialize what is missing, and go on.

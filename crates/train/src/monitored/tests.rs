@@ -148,17 +148,17 @@ struct Flaky {
 }
 
 impl Session for Flaky {
-    fn run_step(
+    fn run_step_meta(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],
         targets: &[String],
         opts: &RunOptions,
-    ) -> Result<Vec<Tensor>, Status> {
+    ) -> Result<(Vec<Tensor>, ferroflow_core::proto::RunMetadata), Status> {
         if !targets.is_empty() && self.runs.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_at {
             return Err(Status::unavailable("/job:ps/replica:0/task:0 went away"));
         }
-        self.inner.run_step(feeds, fetches, targets, opts)
+        self.inner.run_step_meta(feeds, fetches, targets, opts)
     }
 }
 

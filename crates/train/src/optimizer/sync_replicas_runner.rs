@@ -99,11 +99,11 @@ impl ChiefQueueRunner {
         let s2 = sess.clone();
         ChiefQueueRunner::start(
             Box::new(move |tok, timeout| {
-                let opts = RunOptions { timeout: Some(timeout), cancel: Some(tok.clone()) };
+                let opts = RunOptions { timeout: Some(timeout), cancel: Some(tok.clone()), ..Default::default() };
                 sess.run_by_name(&[], &[], std::slice::from_ref(&op), &opts).map(|_| ())
             }),
             Box::new(move || {
-                let opts = RunOptions { timeout: Some(Duration::from_secs(30)), cancel: None };
+                let opts = RunOptions { timeout: Some(Duration::from_secs(30)), cancel: None, ..Default::default() };
                 s2.run_by_name(&[], &[], &[close_op], &opts).map(|_| ())
             }),
             aggregation_timeout,
