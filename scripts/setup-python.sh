@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Creates .venv with tensorflow-cpu==2.21.0 (and tensorboard, for the event-file
-# compatibility test) for the compatibility tests and golden-value generation.
+# compatibility test) for the compatibility tests and golden-value generation, and maturin,
+# which builds ferroflow's wheel (scripts/build-wheel.sh).
 # Idempotent: does nothing when the venv is ready. Downloads are large (the
 # TensorFlow wheel is ~270 MB) and the registry connection sometimes drops, so
 # pip resumes partial downloads and the whole install is retried.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${FERROFLOW_VENV:-.venv}
-PKGS=("tensorflow-cpu==2.21.0" "tensorboard==2.21.0" "numpy<3")
+PKGS=("tensorflow-cpu==2.21.0" "tensorboard==2.21.0" "numpy<3" "maturin==1.16.0")
 ready() {
-  "$VENV/bin/python" -c 'import tensorflow as tf, tensorboard; assert tf.__version__ == "2.21.0"' 2>/dev/null
+  "$VENV/bin/python" -c 'import tensorflow as tf, tensorboard; assert tf.__version__ == "2.21.0"' 2>/dev/null &&
+    [ -x "$VENV/bin/maturin" ]
 }
 if [ -x "$VENV/bin/python" ] && ready; then
   exit 0
