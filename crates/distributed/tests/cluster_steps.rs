@@ -324,3 +324,25 @@ fn dropping_the_server_under_an_in_process_step_fails_the_step() {
     );
     assert!(start.elapsed() < Duration::from_secs(30), "the step took {:?} to fail", start.elapsed());
 }
+
+#[test]
+fn a_down_task_is_named_with_its_address_and_the_refused_connection() {
+    // Nothing listens on the ps's port: CreateSession retries GetStatus until the session's
+    // operation timeout, then says which task, where, and why (not just "deadline").
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_addr = dead.local_addr().unwrap().to_string();
+    drop(dead);
+    let cluster =
+        ferroflow_distributed::ClusterSpec::new(&[("worker", vec!["127.0.0.1:0"]), ("ps", vec![dead_addr.as_str()])])
+            .unwrap();
+    let opts = ServerOptions { bind_host: Some("127.0.0.1".into()), ..Default::default() };
+    let server = Server::new(&cluster, "worker", 0, opts).unwrap();
+    let s = Scope::new_root();
+    let c = ops::constant(&s, 1.0f32);
+    let config = ferroflow_core::proto::ConfigProto { operation_timeout_in_ms: 1500, ..Default::default() };
+    let sess = GrpcSession::with_config(server.target(), s.graph(), config).unwrap();
+    let e = sess.run(&[], &[&c], &[]).unwrap_err();
+    assert_eq!(e.code, ferroflow_core::Code::DeadlineExceeded, "{e}");
+    assert!(e.message.contains("/job:ps/replica:0/task:0") && e.message.contains(&dead_addr), "{e}");
+    assert!(e.message.to_lowercase().contains("connection refused"), "{e}");
+}

@@ -22,7 +22,8 @@ use ferroflow_graph::{output_arg_ranges, resolve_node};
 /// How deep nested function bodies are searched for devices.
 const MAX_DEPTH: usize = 16;
 
-fn func_attr(n: &NodeDef, a: &str) -> Result<String, Status> {
+/// The function a call node's attr `a` names.
+pub(crate) fn func_attr(n: &NodeDef, a: &str) -> Result<String, Status> {
     match n.attr_value(a)?.value.as_ref() {
         Some(AV::Func(f)) => Ok(f.name.clone()),
         _ => Err(Status::invalid_argument(format!("node '{}' (op {}): attr '{a}' must name a function", n.name, n.op))),

@@ -4,18 +4,18 @@
 use ferroflow_core::proto::{FunctionDefLibrary, NodeDef};
 use ferroflow_core::{attr, DataType, DeviceName, NodeAttrs, Status, Tensor};
 
-use crate::lower_calls::{inline, keeper, node, typed};
+use crate::lower_calls::{func_attr, inline, keeper, node, typed};
 
 fn split_inputs(call: &NodeDef) -> (Vec<String>, Vec<String>) {
     let (c, d): (Vec<&String>, Vec<&String>) = call.input.iter().partition(|s| s.starts_with('^'));
     (d.into_iter().cloned().collect(), c.into_iter().cloned().collect())
 }
 
-fn func(call: &NodeDef, a: &str) -> Result<String, Status> {
-    match call.attr_value(a)?.value.as_ref() {
-        Some(ferroflow_core::proto::attr_value::Value::Func(f)) => Ok(f.name.clone()),
-        _ => Err(Status::invalid_argument(format!("attr '{a}' must name a function"))),
-    }
+/// A `Merge` of two inputs of type `t`.
+fn merge2(name: String, dev: &str, inputs: [String; 2], t: DataType) -> NodeDef {
+    let mut m = typed(node(name, "Merge", dev, inputs.to_vec()), "T", t);
+    m.attr.insert("N".into(), attr::int(2));
+    m
 }
 
 /// `While`: one `Enter → Merge → Switch(LoopCond) → Identity → body → NextIteration → Merge`
@@ -39,21 +39,15 @@ pub(crate) fn lower_while(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Ve
         e.attr.insert("is_constant".into(), attr::bool(false));
         e.attr.insert("parallel_iterations".into(), attr::int(parallel));
         out.push(e);
-        let mut m = typed(
-            node(
-                format!("{p}/Merge_{i}"),
-                "Merge",
-                dev,
-                vec![format!("{p}/Enter_{i}"), format!("{p}/NextIteration_{i}")],
-            ),
-            "T",
+        out.push(merge2(
+            format!("{p}/Merge_{i}"),
+            dev,
+            [format!("{p}/Enter_{i}"), format!("{p}/NextIteration_{i}")],
             t,
-        );
-        m.attr.insert("N".into(), attr::int(2));
-        out.push(m);
+        ));
     }
     let merges: Vec<String> = (0..xs.len()).map(|i| format!("{p}/Merge_{i}")).collect();
-    let cond = inline(lib, &func(call, "cond")?, &format!("{p}/cond"), &merges, &caller, &merges[0])?;
+    let cond = inline(lib, &func_attr(call, "cond")?, &format!("{p}/cond"), &merges, &caller, &merges[0])?;
     if cond.rets.len() != 1 {
         return Err(Status::invalid_argument(format!("the condition returns {} tensors, not 1", cond.rets.len())));
     }
@@ -72,7 +66,7 @@ pub(crate) fn lower_while(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Ve
         out.push(typed(node(format!("{p}/Identity_{i}"), "Identity", dev, vec![format!("{p}/Switch_{i}:1")]), "T", t));
         idents.push(format!("{p}/Identity_{i}"));
     }
-    let body = inline(lib, &func(call, "body")?, &format!("{p}/body"), &idents, &caller, &idents[0])?;
+    let body = inline(lib, &func_attr(call, "body")?, &format!("{p}/body"), &idents, &caller, &idents[0])?;
     if body.rets.len() != types.len() {
         return Err(Status::invalid_argument(format!(
             "the body returns {} tensors for {} loop variables",
@@ -128,7 +122,7 @@ pub(crate) fn lower_if(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Vec<N
         [("then", "then_branch", &on_t, "pivot_t"), ("else", "else_branch", &on_f, "pivot_f")]
     {
         let pivot = format!("{p}/{pivot}");
-        let b = inline(lib, &func(call, branch)?, &format!("{p}/{side}"), args, &caller, &pivot)?;
+        let b = inline(lib, &func_attr(call, branch)?, &format!("{p}/{side}"), args, &caller, &pivot)?;
         if b.rets.len() != tout.len() {
             return Err(Status::invalid_argument(format!(
                 "{branch} returns {} tensors, not {}",
@@ -159,10 +153,7 @@ pub(crate) fn lower_if(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Vec<N
     let types: Vec<DataType> = if tout.is_empty() { vec![DataType::Float] } else { tout.clone() };
     let mut merged = Vec::with_capacity(n);
     for (o, &t) in types.iter().enumerate() {
-        let mut m =
-            typed(node(format!("{p}/Merge_{o}"), "Merge", dev, vec![sides[0][o].clone(), sides[1][o].clone()]), "T", t);
-        m.attr.insert("N".into(), attr::int(2));
-        out.push(m);
+        out.push(merge2(format!("{p}/Merge_{o}"), dev, [sides[0][o].clone(), sides[1][o].clone()], t));
         merged.push(format!("{p}/Merge_{o}"));
     }
     out.push(if tout.is_empty() { keeper(call, vec![], &[], &merged) } else { keeper(call, merged, &tout, &[]) });
@@ -192,7 +183,7 @@ pub(crate) fn lower_call(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Vec
             fed.push(format!("{p}/arg_{j}"));
         }
     }
-    let b = inline(lib, &func(call, "f")?, &format!("{p}/body"), &fed, &caller, &format!("{p}/start"))?;
+    let b = inline(lib, &func_attr(call, "f")?, &format!("{p}/body"), &fed, &caller, &format!("{p}/start"))?;
     if b.rets.len() != tout.len() {
         return Err(Status::invalid_argument(format!(
             "the function returns {} tensors, not {}",

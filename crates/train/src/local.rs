@@ -223,7 +223,7 @@ mod tests {
             .filter(|e| e["ph"] == "X")
             .map(|e| e["name"].as_str().unwrap())
             .collect();
-        for op in ["MatMul", "ApplyGradientDescent", "SparseSoftmaxCrossEntropyWithLogits"] {
+        for op in ["MatMul", "ResourceApplyGradientDescent", "SparseSoftmaxCrossEntropyWithLogits"] {
             assert!(ops.contains(&op), "{op} not in the trace: {ops:?}");
         }
     }

@@ -82,6 +82,9 @@ pub(crate) fn task_workers(
 async fn status_of(w: &TaskWorker, deadline: Instant) -> Result<Vec<DeviceAttributes>, Status> {
     let start = Instant::now();
     let mut backoff = Duration::from_millis(50);
+    // Why the task could not be reached ("Connection refused" ...): the attempt that the
+    // deadline cut short only knows that time ran out.
+    let mut unreachable: Option<Status> = None;
     loop {
         let attempt_deadline = deadline.min(Instant::now() + Duration::from_secs(10));
         match w.get_status(attempt_deadline).await {
@@ -91,20 +94,26 @@ async fn status_of(w: &TaskWorker, deadline: Instant) -> Result<Vec<DeviceAttrib
                     && remaining(deadline) > Duration::from_millis(20) =>
             {
                 tracing::debug!(task = %w.task, addr = %w.addr, error = %e, "GetStatus failed; retrying");
+                if e.code == Code::Unavailable {
+                    unreachable = Some(e);
+                }
                 tokio::time::sleep(backoff.min(remaining(deadline))).await;
                 backoff = (backoff * 2).min(Duration::from_secs(1));
             }
             Err(e) => {
+                let last = match (&e.code, unreachable) {
+                    (Code::DeadlineExceeded, Some(u)) => u.message,
+                    _ => e.message,
+                };
                 return Err(Status::new(
-                    if e.code == Code::DeadlineExceeded { Code::DeadlineExceeded } else { e.code },
+                    e.code,
                     format!(
-                        "task {} at {} did not answer GetStatus within {} ms; last error: {}",
+                        "task {} at {} did not answer GetStatus within {} ms; last error: {last}",
                         w.task,
                         w.addr,
                         start.elapsed().as_millis(),
-                        e.message
                     ),
-                ))
+                ));
             }
         }
     }
