@@ -6,10 +6,12 @@
 //! - The accept loop backs off when accepting fails (the descriptor limit, EMFILE/ENFILE:
 //!   from 5 ms doubling to 1 s, logged at most once a second) instead of spinning, and holds
 //!   at most `max_connections` connections open at once: further ones wait in the listen
-//!   backlog until one closes.
+//!   backlog until one closes. A connection that has not sent the HTTP/2 preface and a
+//!   first request within [`HANDSHAKE_TIMEOUT`] is closed.
 //! - Control RPCs (`Shutdown`) are answered only for peers on loopback, in the allow list,
 //!   or at the address of one of the cluster's tasks ([`may_control`]).
 
+use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -89,10 +91,70 @@ pub(crate) async fn may_control(peer: Option<SocketAddr>, allow: Option<&AllowLi
     false
 }
 
+/// How long an accepted connection has to send the HTTP/2 preface and its first request
+/// (a HEADERS frame) before it is closed: a peer that connects and says nothing must not
+/// hold a connection slot. gRPC clients send both at once.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// An accepted connection, counted until it closes.
 pub(crate) struct Conn {
     io: TcpStream,
     _permit: OwnedSemaphorePermit,
+    /// Until the first request arrived: its deadline and what was read so far.
+    handshake: Option<Handshake>,
+}
+
+/// Watches the first bytes of a connection for the HTTP/2 preface and a HEADERS frame.
+struct Handshake {
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    /// Bytes of the stream seen so far (the preface, then frame headers).
+    seen: usize,
+    /// Stream offset of the next frame header and the bytes of it read so far.
+    next_frame: usize,
+    header: [u8; 9],
+    filled: usize,
+}
+
+/// The HTTP/2 client connection preface.
+const PREFACE_LEN: usize = 24;
+const FRAME_HEADERS: u8 = 0x1;
+
+impl Handshake {
+    fn new(timeout: Duration) -> Handshake {
+        Handshake {
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+            seen: 0,
+            next_frame: PREFACE_LEN,
+            header: [0; 9],
+            filled: 0,
+        }
+    }
+
+    /// Feeds bytes read from the connection; true once a HEADERS frame has begun.
+    fn feed(&mut self, mut data: &[u8]) -> bool {
+        while !data.is_empty() {
+            if self.seen < self.next_frame {
+                let skip = (self.next_frame - self.seen).min(data.len());
+                self.seen += skip;
+                data = &data[skip..];
+                continue;
+            }
+            let take = (9 - self.filled).min(data.len());
+            self.header[self.filled..self.filled + take].copy_from_slice(&data[..take]);
+            self.filled += take;
+            self.seen += take;
+            data = &data[take..];
+            if self.filled == 9 {
+                if self.header[3] == FRAME_HEADERS {
+                    return true;
+                }
+                let len = u32::from_be_bytes([0, self.header[0], self.header[1], self.header[2]]) as usize;
+                self.next_frame = self.seen + len;
+                self.filled = 0;
+            }
+        }
+        false
+    }
 }
 
 impl Connected for Conn {
@@ -104,7 +166,22 @@ impl Connected for Conn {
 
 impl AsyncRead for Conn {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.io).poll_read(cx, buf);
+        let Some(h) = self.handshake.as_mut() else { return r };
+        if let Poll::Ready(Ok(())) = &r {
+            if h.feed(&buf.filled()[before..]) {
+                self.handshake = None;
+            }
+            return r;
+        }
+        if r.is_pending() && h.deadline.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "no HTTP/2 request within the handshake timeout",
+            )));
+        }
+        r
     }
 }
 
@@ -136,6 +213,7 @@ pub(crate) fn incoming(
     listener: TcpListener,
     allow: Option<Arc<AllowList>>,
     max_connections: usize,
+    handshake_timeout: Duration,
     task: String,
 ) -> tokio_stream::wrappers::ReceiverStream<std::io::Result<Conn>> {
     let (tx, rx) = mpsc::channel(16);
@@ -166,7 +244,8 @@ pub(crate) fn incoming(
                         continue;
                     }
                     let _ = io.set_nodelay(true);
-                    if tx.send(Ok(Conn { io, _permit: permit })).await.is_err() {
+                    let conn = Conn { io, _permit: permit, handshake: Some(Handshake::new(handshake_timeout)) };
+                    if tx.send(Ok(conn)).await.is_err() {
                         return;
                     }
                 }
@@ -187,6 +266,39 @@ pub(crate) fn incoming(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn frame(kind: u8, len: usize) -> Vec<u8> {
+        let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, 0, 0, 0, 0, 1];
+        f.extend(std::iter::repeat_n(0u8, len));
+        f
+    }
+
+    #[tokio::test]
+    async fn the_handshake_ends_at_the_first_headers_frame() {
+        let mut stream = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+        stream.extend(frame(0x4, 6)); // SETTINGS
+        stream.extend(frame(0x8, 4)); // WINDOW_UPDATE
+        let before_headers = stream.len();
+        stream.extend(frame(FRAME_HEADERS, 20));
+        // Whole, and byte by byte: only the HEADERS frame's header completes it.
+        let mut h = Handshake::new(Duration::from_secs(1));
+        assert!(h.feed(&stream));
+        let mut h = Handshake::new(Duration::from_secs(1));
+        for (i, b) in stream.iter().enumerate() {
+            let done = h.feed(std::slice::from_ref(b));
+            assert_eq!(done, i == before_headers + 8, "byte {i}");
+            if done {
+                break;
+            }
+        }
+        // A payload byte equal to the HEADERS type is not mistaken for a frame header.
+        let mut h = Handshake::new(Duration::from_secs(1));
+        let mut s = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+        let mut settings = frame(0x4, 12);
+        settings[9 + 3] = FRAME_HEADERS;
+        s.extend(settings);
+        assert!(!h.feed(&s));
+    }
 
     #[test]
     fn allow_lists_parse_and_match() {

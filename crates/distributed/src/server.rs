@@ -48,6 +48,9 @@ pub struct ServerOptions {
     pub max_connections: Option<usize>,
     /// An already bound listener to serve on instead (tests bind `127.0.0.1:0` first).
     pub listener: Option<TcpListener>,
+    /// How long a new connection may take to send its first request before it is closed
+    /// (default [`crate::access::HANDSHAKE_TIMEOUT`]).
+    pub handshake_timeout: Option<Duration>,
     /// Stop after this long without any RPC (a parameter server that outlives its job).
     pub idle_timeout: Option<Duration>,
     /// Connect timeout of channels to peer tasks (default 5 s).
@@ -256,7 +259,8 @@ impl Server {
             let _g = runtime.enter();
             let l = tokio::net::TcpListener::from_std(listener)?;
             let max = opts.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
-            crate::access::incoming(l, shared.allow.clone(), max, task_name.clone())
+            let handshake = opts.handshake_timeout.unwrap_or(crate::access::HANDSHAKE_TIMEOUT);
+            crate::access::incoming(l, shared.allow.clone(), max, handshake, task_name.clone())
         };
         let serve = tonic::transport::Server::builder()
             .initial_stream_window_size(WINDOW_SIZE)

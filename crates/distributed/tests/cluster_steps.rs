@@ -346,3 +346,46 @@ fn a_down_task_is_named_with_its_address_and_the_refused_connection() {
     assert!(e.message.contains("/job:ps/replica:0/task:0") && e.message.contains(&dead_addr), "{e}");
     assert!(e.message.to_lowercase().contains("connection refused"), "{e}");
 }
+
+/// Reads until the server closes the connection; false if it is still open after `limit`.
+fn closed_within(mut c: std::net::TcpStream, limit: Duration) -> bool {
+    use std::io::Read;
+    let end = Instant::now() + limit;
+    let mut buf = [0u8; 1024];
+    while Instant::now() < end {
+        c.set_read_timeout(Some(end.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)))).unwrap();
+        match c.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => continue, // the server's own SETTINGS
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                return false
+            }
+            Err(_) => return true, // reset
+        }
+    }
+    false
+}
+
+#[test]
+fn a_connection_that_sends_no_request_is_closed() {
+    use std::io::Write;
+    let cluster = ferroflow_distributed::ClusterSpec::new(&[("w", vec!["127.0.0.1:0"])]).unwrap();
+    let opts = ServerOptions {
+        bind_host: Some("127.0.0.1".into()),
+        handshake_timeout: Some(Duration::from_millis(300)),
+        ..Default::default()
+    };
+    let server = Server::new(&cluster, "w", 0, opts).unwrap();
+    let addr = format!("127.0.0.1:{}", server.port());
+    // Silent after connecting; then the preface and SETTINGS but no request.
+    let silent = std::net::TcpStream::connect(&addr).unwrap();
+    let mut preface_only = std::net::TcpStream::connect(&addr).unwrap();
+    preface_only.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0").unwrap();
+    assert!(closed_within(silent, Duration::from_secs(10)), "a silent connection stays open");
+    assert!(closed_within(preface_only, Duration::from_secs(10)), "a connection without a request stays open");
+    // Real clients are unaffected.
+    let s = Scope::new_root();
+    let c = ops::constant(&s, 5.0f32);
+    let sess = GrpcSession::new(server.target(), s.graph()).unwrap().over_grpc_only();
+    assert_eq!(sess.run(&[], &[&c], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 5.0);
+}
