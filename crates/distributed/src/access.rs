@@ -67,7 +67,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
 }
 
 /// Whether `host` (an advertised task host) is a loopback name or address.
-pub(crate) fn is_loopback_host(host: &str) -> bool {
+pub fn is_loopback_host(host: &str) -> bool {
     let h = host.trim_start_matches('[').trim_end_matches(']');
     h.eq_ignore_ascii_case("localhost") || h.parse::<IpAddr>().is_ok_and(|ip| canonical(ip).is_loopback())
 }

@@ -1,6 +1,7 @@
 //! One port, three services: routes a gRPC request by path prefix to the MasterService,
 //! the WorkerService or ferroflow's Control service (tonic's router needs axum; this is
-//! all ferroflow needs). Every request also marks the server as active (idle timeout).
+//! all ferroflow needs). Every request also marks the server as active (idle timeout) and
+//! is counted and timed (`rpc_metrics`).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -41,6 +42,16 @@ impl Service<http::Request<Body>> for Dispatch {
     }
 
     fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+        let start = std::time::Instant::now();
+        let method = crate::metrics::method_label(req.uri().path());
+        let fut = self.route(req);
+        // Every call is counted (method, status code) and timed when its response ends.
+        Box::pin(async move { Ok(crate::rpc_metrics::meter(method, start, fut.await?)) })
+    }
+}
+
+impl Dispatch {
+    fn route(&mut self, req: http::Request<Body>) -> BoxFuture<http::Response<Body>, Infallible> {
         let path = req.uri().path();
         if !path.ends_with("/ServerInfo") {
             self.shared.touch();

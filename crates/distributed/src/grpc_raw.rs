@@ -20,6 +20,7 @@ use tonic::body::Body;
 use tonic::codegen::Service;
 use tonic::transport::Channel;
 
+use crate::metrics::PeerBytes;
 use crate::rpc_util::{from_grpc, MAX_MESSAGE_SIZE};
 use crate::tensor_wire::Chunks;
 
@@ -131,17 +132,20 @@ fn code_of_http(s: StatusCode) -> tonic::Code {
 }
 
 /// Calls the unary method `path` on `channel` with `request` and decodes the response
-/// from its DATA chunks. `what` (the call, the peer and its address) prefixes every error.
+/// from its DATA chunks. `what` (the call, the peer and its address) prefixes every error;
+/// the bytes each way are counted for `peer`.
 pub(crate) async fn unary<Req: Message, Resp: Message + Default>(
     channel: Channel,
     path: &'static str,
     request: &Req,
     deadline: Instant,
     what: &str,
+    peer: &PeerBytes,
 ) -> Result<Resp, Status> {
-    let body = start(channel, path, vec![framed(request)], deadline, what).await?;
+    let body = start(channel, path, vec![framed(request)], deadline, what, peer).await?;
     let (chunks, trailers) =
         read_body(body, MAX_MESSAGE_SIZE + 5, what).await.map_err(|e| past_deadline(e, deadline, what))?;
+    peer.received(chunks.len());
     trailer_status(&trailers, what)?;
     chunks.into_message(what)
 }
@@ -154,25 +158,29 @@ pub(crate) async fn unary_frames<Resp: Message + Default>(
     frames: Vec<Bytes>,
     deadline: Instant,
     what: &str,
+    peer: &PeerBytes,
 ) -> Result<(Resp, HeaderMap), Status> {
-    let (headers, body) = start_with_headers(channel, path, frames, deadline, what).await?;
+    let (headers, body) = start_with_headers(channel, path, frames, deadline, what, peer).await?;
     let (chunks, trailers) =
         read_body(body, MAX_MESSAGE_SIZE + 5, what).await.map_err(|e| past_deadline(e, deadline, what))?;
+    peer.received(chunks.len());
     trailer_status(&trailers, what)?;
     Ok((chunks.into_message(what)?, headers))
 }
 
 /// Sends a request whose body is `frames` (gRPC-framed messages) to `path` and returns
 /// the response body once its headers say the call was accepted: a trailers-only error
-/// response or a non-200 HTTP status is the call's error.
+/// response or a non-200 HTTP status is the call's error. The request's bytes are counted
+/// as sent to `peer` (the response's are the caller's to count).
 pub(crate) async fn start(
     channel: Channel,
     path: &'static str,
     frames: Vec<Bytes>,
     deadline: Instant,
     what: &str,
+    peer: &PeerBytes,
 ) -> Result<Body, Status> {
-    start_with_headers(channel, path, frames, deadline, what).await.map(|(_, body)| body)
+    start_with_headers(channel, path, frames, deadline, what, peer).await.map(|(_, body)| body)
 }
 
 /// [`start`], also returning the response headers.
@@ -182,7 +190,9 @@ async fn start_with_headers(
     frames: Vec<Bytes>,
     deadline: Instant,
     what: &str,
+    peer: &PeerBytes,
 ) -> Result<(HeaderMap, Body), Status> {
+    peer.sent(frames.iter().map(Bytes::len).sum());
     // Rounded up, so the peer's deadline (which starts when the request arrives) is never
     // before ours: a peer giving up resets the stream, which must not beat our own timer.
     let millis = deadline.saturating_duration_since(Instant::now()).as_micros().div_ceil(1000).clamp(1, 99_999_999);

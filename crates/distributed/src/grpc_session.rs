@@ -265,6 +265,7 @@ impl GrpcSession {
             Some((lm, m)) => (Some(lm.spawn(async move { m.run_step(req).await })), None),
             None => (None, Some(req)),
         };
+        let bytes = req.is_some().then(|| crate::metrics::peer(crate::channels::strip_scheme(&self.target)));
         let resp = block_on(async move {
             let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
             let what_call = &what;
@@ -278,7 +279,8 @@ impl GrpcSession {
                     })),
                     None => {
                         let req = req.unwrap_or_default();
-                        grpc_raw::unary(channel, RUN_STEP, &req, deadline, what_call).await
+                        let bytes = bytes.unwrap_or_default();
+                        grpc_raw::unary(channel, RUN_STEP, &req, deadline, what_call, &bytes).await
                     }
                 }
             };

@@ -22,7 +22,9 @@ mod grpc_session;
 mod ids;
 mod local_master;
 pub mod master;
+pub mod metrics;
 mod partition;
+mod rpc_metrics;
 pub mod rpc_util;
 mod server;
 mod tensor_stream;
@@ -30,7 +32,7 @@ mod tensor_wire;
 mod tf_config;
 pub mod worker;
 
-pub use access::{AllowList, DEFAULT_MAX_CONNECTIONS};
+pub use access::{is_loopback_host, AllowList, DEFAULT_MAX_CONNECTIONS};
 pub use channels::{endpoint, master_client, strip_scheme, worker_client, ChannelCache};
 pub use client_graph::{rewrite_for_client, ClientGraph, ClientTensor};
 pub use cluster_spec::{ClusterFlags, ClusterSpec};

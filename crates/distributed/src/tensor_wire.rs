@@ -178,6 +178,11 @@ impl Chunks {
         }
     }
 
+    /// Bytes held.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
     /// Copies the first bytes into `out`; false (and `out` partly written) if fewer arrived.
     pub(crate) fn peek(&self, out: &mut [u8]) -> bool {
         let mut at = 0;

@@ -10,6 +10,7 @@ mod checkpoint_cmd;
 mod cluster_args;
 mod demo_cmd;
 mod json;
+mod metrics_export;
 mod server_cmd;
 mod summary_cmd;
 mod train_cmd;

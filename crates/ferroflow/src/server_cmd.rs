@@ -14,6 +14,7 @@ use ferroflow_core::proto::ConfigProto;
 use ferroflow_distributed::{ClusterSpec, Server, ServerOptions};
 
 use crate::cluster_args::ClusterArgs;
+use crate::metrics_export::{self, MetricsArgs};
 
 /// Arguments of `ferroflow server`.
 #[derive(clap::Args, Debug, Default)]
@@ -56,6 +57,8 @@ pub struct ServerArgs {
     /// PERMISSION_DENIED.
     #[arg(long = "file_root", alias = "file-root")]
     pub file_root: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
 }
 
 /// The default session config the flags give, if any.
@@ -100,6 +103,9 @@ pub fn run(args: ServerArgs) -> Result<(), String> {
     }
     let (cluster, job, task) = resolve(&args)?;
     let local_only = job == "localhost" && args.cluster.cluster.is_none();
+    let task_addr = cluster.task_address(&job, task).map_err(|e| e.to_string())?.to_string();
+    let task_host = (!local_only).then(|| metrics_export::host_of(&task_addr));
+    metrics_export::start(&args.metrics, &metrics_export::bind_host(task_host, args.bind.as_deref()))?;
     let opts = ServerOptions {
         bind_host: args.bind.clone().or_else(|| local_only.then(|| "127.0.0.1".to_string())),
         idle_timeout: match args.idle_timeout_secs {

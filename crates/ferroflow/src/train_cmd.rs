@@ -12,6 +12,7 @@ use ferroflow_train::PsStrategy;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cluster_args::ClusterArgs;
+use crate::metrics_export::{self, MetricsArgs};
 
 /// Arguments of `ferroflow train`.
 #[derive(clap::Args, Clone, Debug)]
@@ -82,6 +83,8 @@ pub struct TrainArgs {
     /// Where `--trace_step` writes its trace.
     #[arg(long, default_value = "ferroflow-trace.json")]
     pub trace_file: PathBuf,
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
     /// Machine-readable progress on stdout (used by `ferroflow demo`).
     #[arg(long, hide = true)]
     pub machine_progress: bool,
@@ -123,7 +126,16 @@ fn secs(v: f64, flag: &str) -> Result<Duration, String> {
 
 /// Runs `ferroflow train`.
 pub fn run(a: TrainArgs) -> Result<(), String> {
-    match a.cluster.resolve()? {
+    let resolved = a.cluster.resolve()?;
+    let task_addr = match &resolved {
+        Some((cluster, job, task)) => Some(cluster.task_address(job, *task).map_err(|e| e.to_string())?.to_string()),
+        None => None,
+    };
+    metrics_export::start(
+        &a.metrics,
+        &metrics_export::bind_host(task_addr.as_deref().map(metrics_export::host_of), None),
+    )?;
+    match resolved {
         None => train_local_cmd(&a),
         Some((cluster, job_name, task_index)) => {
             let ps_strategy = match a.ps_strategy.as_str() {

@@ -220,6 +220,15 @@ impl Master {
     /// RunStep (errors are returned; the gRPC layer decides whether they go in the body).
     pub async fn run_step(&self, req: RunStepRequest) -> Result<RunStepResponse, Status> {
         let s = self.session(&req.session_handle)?;
+        let start = Instant::now();
+        let r = self.run_session_step(s.clone(), req).await;
+        if r.is_ok() {
+            s.metrics.step(start.elapsed());
+        }
+        r
+    }
+
+    async fn run_session_step(&self, s: Arc<MasterSession>, req: RunStepRequest) -> Result<RunStepResponse, Status> {
         s.check_request_id(req.request_id, "RunStep")?;
         if !req.partial_run_handle.is_empty() {
             return self.partial_run_step(s, req).await;

@@ -35,6 +35,8 @@ pub(crate) struct MasterSession {
     pub(crate) closed: tokio::sync::watch::Sender<bool>,
     /// Partial runs in progress, by handle.
     pub(crate) partial_runs: Mutex<HashMap<String, Arc<tokio::sync::Mutex<super::partial_run::PartialRun>>>>,
+    /// Step count and latency; the session counts as open until dropped.
+    pub(crate) metrics: crate::metrics::SessionMetrics,
 }
 
 impl MasterSession {
@@ -50,6 +52,7 @@ impl MasterSession {
             GraphState { graph: GraphDef { node: vec![], ..graph.clone() }, names: HashSet::new(), version: 0 };
         state.append(graph.node)?;
         Ok(MasterSession {
+            metrics: crate::metrics::SessionMetrics::new(&handle),
             handle,
             config,
             client_device,

@@ -149,7 +149,9 @@ impl TaskWorker {
                 // their own buffers (no encode copy, no growing decode buffer).
                 let ctx = self.context("RunGraph");
                 let frames = encode_run_graph_request(req)?;
-                let call = grpc_raw::unary_frames::<RunGraphResponse>(ch.clone(), RUN_GRAPH, frames, deadline, &ctx);
+                let bytes = crate::metrics::peer(&self.addr);
+                let call =
+                    grpc_raw::unary_frames::<RunGraphResponse>(ch.clone(), RUN_GRAPH, frames, deadline, &ctx, &bytes);
                 let (r, headers) = until(deadline, || self.context("RunGraph"), call).await?;
                 if headers.contains_key(RELEASES_STEPS) {
                     self.releases_steps.store(true, Ordering::Relaxed);

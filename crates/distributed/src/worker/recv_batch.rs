@@ -15,25 +15,27 @@ use tonic::transport::Channel;
 use super::recv_tensor_http::PATH as RECV_TENSOR;
 use super::recv_tensors_http::{index_of, PATH};
 use crate::grpc_raw::{framed, past_deadline, start, trailer_status};
+use crate::metrics::PeerBytes;
 use crate::tensor_stream::RecvTensorReader;
 
 /// Fetches `reqs` from the peer behind `channel` in one call, handing each tensor (and
 /// its is_dead flag) to `deliver` with the index of its request as it arrives. Returns
 /// the call's status once the stream ended: an error leaves the undelivered requests to
 /// the caller. A peer that does not serve the batched call answers UNIMPLEMENTED before
-/// delivering anything.
+/// delivering anything. The bytes each way are counted for `peer`.
 pub(crate) async fn recv_tensors(
     channel: Channel,
     reqs: &[RecvTensorRequest],
     deadline: Instant,
     what: &str,
+    peer: &PeerBytes,
     deliver: &mut (dyn FnMut(usize, Result<(Tensor, bool), Status>) + Send),
 ) -> Result<(), Status> {
     let frames: Vec<Bytes> = reqs.iter().map(framed).collect();
-    let mut body = start(channel, PATH, frames, deadline, what).await?;
+    let mut body = start(channel, PATH, frames, deadline, what, peer).await?;
     let mut reader = RecvTensorReader::default();
     loop {
-        let frame = match next_frame(&mut body, deadline, what).await? {
+        let frame = match next_frame(&mut body, deadline, what, peer).await? {
             Frame::Data(data) => data,
             Frame::Trailers(t) => return trailer_status(&t, what),
             Frame::End => break,
@@ -57,19 +59,21 @@ pub(crate) async fn recv_tensors(
 }
 
 /// One RecvTensor call (TensorFlow's, served by every peer): the tensor and its is_dead
-/// flag, its content read into the tensor as it arrives.
+/// flag, its content read into the tensor as it arrives. The bytes each way are counted
+/// for `peer`.
 pub(crate) async fn recv_tensor(
     channel: Channel,
     req: &RecvTensorRequest,
     deadline: Instant,
     what: &str,
+    peer: &PeerBytes,
 ) -> Result<(Tensor, bool), Status> {
-    let mut body = start(channel, RECV_TENSOR, vec![framed(req)], deadline, what).await?;
+    let mut body = start(channel, RECV_TENSOR, vec![framed(req)], deadline, what, peer).await?;
     let mut reader = RecvTensorReader::default();
     let mut got = None;
     let mut ended = false;
     loop {
-        let frame = match next_frame(&mut body, deadline, what).await? {
+        let frame = match next_frame(&mut body, deadline, what, peer).await? {
             Frame::Data(data) => data,
             Frame::Trailers(t) => {
                 trailer_status(&t, what)?;
@@ -103,16 +107,20 @@ enum Frame {
     End,
 }
 
-/// The next DATA chunk or the trailers of `body` (other frames are skipped); a failed read
-/// is Unavailable, or DeadlineExceeded once the call's deadline passed.
-async fn next_frame(body: &mut Body, deadline: Instant, what: &str) -> Result<Frame, Status> {
+/// The next DATA chunk (counted as received from `peer`) or the trailers of `body` (other
+/// frames are skipped); a failed read is Unavailable, or DeadlineExceeded once the call's
+/// deadline passed.
+async fn next_frame(body: &mut Body, deadline: Instant, what: &str, peer: &PeerBytes) -> Result<Frame, Status> {
     loop {
         let Some(frame) = body.frame().await else { return Ok(Frame::End) };
         let frame = frame.map_err(|e| {
             past_deadline(Status::unavailable(format!("{what}: reading the response failed: {e}")), deadline, what)
         })?;
         match frame.into_data() {
-            Ok(data) => return Ok(Frame::Data(data)),
+            Ok(data) => {
+                peer.received(data.len());
+                return Ok(Frame::Data(data));
+            }
             Err(frame) => {
                 if let Ok(t) = frame.into_trailers() {
                     return Ok(Frame::Trailers(t));

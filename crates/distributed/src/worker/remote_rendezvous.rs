@@ -117,7 +117,9 @@ impl Peer {
             Err(e) => return self.finish(q, Err(e)),
         };
         let req = self.request(&q.key);
-        let r = self.bounded(&q.what, recv_tensor(channel, &req, self.deadline, &q.what)).await;
+        let r = self
+            .bounded(&q.what, recv_tensor(channel, &req, self.deadline, &q.what, &crate::metrics::peer(&self.addr)))
+            .await;
         self.finish(q, r);
     }
 
@@ -129,6 +131,7 @@ impl Peer {
             Err(e) => return batch.into_iter().for_each(|q| self.finish(q, Err(e.clone()))),
         };
         let reqs: Vec<RecvTensorRequest> = batch.iter().map(|q| self.request(&q.key)).collect();
+        let bytes = crate::metrics::peer(&self.addr);
         let what = format!(
             "RecvTensors of {} tensors from {} ({}) for step {}",
             reqs.len(),
@@ -145,7 +148,7 @@ impl Peer {
                     self.finish(q, r);
                 }
             };
-            self.bounded(&what, recv_tensors(channel, &reqs, self.deadline, &what, &mut deliver)).await
+            self.bounded(&what, recv_tensors(channel, &reqs, self.deadline, &what, &bytes, &mut deliver)).await
         };
         let rest = pending.into_iter().flatten();
         match r {

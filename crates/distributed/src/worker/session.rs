@@ -11,6 +11,7 @@ use ferroflow_core::Status;
 use ferroflow_kernels::ResourceMgr;
 use ferroflow_runtime::Executor;
 
+use crate::metrics::{GaugeShare, REGISTERED_GRAPHS, WORKER_SESSIONS};
 use crate::ClusterSpec;
 
 /// A function this session registered on another task for `RemoteCall`.
@@ -45,6 +46,10 @@ pub(crate) struct WorkerSession {
     /// The master task that created the session and that master's incarnation (empty
     /// when the master did not say).
     pub(crate) master: (String, i64),
+    /// This session in the open-sessions gauge (the legacy session is not counted).
+    _open: GaugeShare,
+    /// This session's graphs in the registered-graphs gauge.
+    graphs_gauge: GaugeShare,
 }
 
 impl WorkerSession {
@@ -64,6 +69,8 @@ impl WorkerSession {
             next_graph: AtomicU64::new(1),
             remote_functions: Mutex::new(HashMap::new()),
             master: (String::new(), 0),
+            _open: GaugeShare::new(WORKER_SESSIONS, i64::from(!handle.is_empty())),
+            graphs_gauge: GaugeShare::new(REGISTERED_GRAPHS, 0),
         }
     }
 
@@ -71,6 +78,7 @@ impl WorkerSession {
     pub(crate) fn add_graph(&self, exec: Arc<Executor>) -> String {
         let handle = format!("{:016x}", self.next_graph.fetch_add(1, Ordering::Relaxed));
         self.graphs.lock().unwrap_or_else(|e| e.into_inner()).insert(handle.clone(), exec);
+        self.graphs_gauge.add(1);
         handle
     }
 
@@ -87,7 +95,10 @@ impl WorkerSession {
     /// Drops a graph.
     pub(crate) fn remove_graph(&self, handle: &str) -> Result<(), Status> {
         match self.graphs.lock().unwrap_or_else(|e| e.into_inner()).remove(handle) {
-            Some(_) => Ok(()),
+            Some(_) => {
+                self.graphs_gauge.add(-1);
+                Ok(())
+            }
             None => Err(Status::aborted(format!("Graph handle is not found: {handle} (task {})", self.task))),
         }
     }

@@ -68,6 +68,10 @@ pub struct ConditionalAccumulator {
     mean: bool,
     kind: AccumulatorKind,
     state: Mutex<State>,
+    /// Gradients accumulated, as a metric (set whenever the count changes).
+    size_gauge: metrics::Gauge,
+    /// Stale gradients dropped, as a metric.
+    stale_counter: metrics::Counter,
     next_id: AtomicU64,
     stale: AtomicU64,
 }
@@ -155,7 +159,10 @@ impl ConditionalAccumulator {
                 )))
             }
         };
+        let (size_gauge, stale_counter) = super::metrics::accumulator(&name);
         Ok(ConditionalAccumulator {
+            size_gauge,
+            stale_counter,
             name,
             dtype,
             shape,
@@ -308,6 +315,7 @@ impl ConditionalAccumulator {
             if local_step < g.global_step {
                 let n = self.stale.fetch_add(1, Ordering::Relaxed) + 1;
                 STALE_TOTAL.fetch_add(1, Ordering::Relaxed);
+                self.stale_counter.increment(1);
                 tracing::warn!(
                     accumulator = %self.name,
                     local_step,
@@ -344,6 +352,7 @@ impl ConditionalAccumulator {
             g.counter = 0;
             out.push(t.finish(r));
         }
+        self.size_gauge.set(f64::from(g.counter));
         out
     }
 

@@ -14,6 +14,7 @@ mod handles;
 mod lookup_ops;
 pub mod lookup_table;
 mod lookup_text_init;
+pub mod metrics;
 mod queue;
 mod queue_ops;
 mod sparse_accumulator;

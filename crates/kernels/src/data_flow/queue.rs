@@ -39,6 +39,8 @@ pub struct FifoQueue {
     capacity: usize,
     state: Mutex<State>,
     next_id: AtomicU64,
+    /// The queue's size as a metric, set whenever elements move.
+    size_gauge: metrics::Gauge,
 }
 
 macro_rules! with_elem {
@@ -131,7 +133,6 @@ impl FifoQueue {
         }
         let capacity = if capacity < 0 { usize::MAX } else { capacity as usize };
         Ok(FifoQueue {
-            name,
             types,
             shapes,
             capacity,
@@ -142,6 +143,8 @@ impl FifoQueue {
                 dequeues: VecDeque::new(),
             }),
             next_id: AtomicU64::new(0),
+            size_gauge: super::metrics::queue_size(&name),
+            name,
         })
     }
 
@@ -418,6 +421,7 @@ impl FifoQueue {
                 }
             }
             if !progress {
+                self.size_gauge.set(g.items.len() as f64);
                 return out;
             }
         }
