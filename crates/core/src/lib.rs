@@ -20,7 +20,9 @@ pub use device::DeviceName;
 pub use dtype::{DataType, TensorType};
 pub use file_root::{check_file_path, file_root, set_file_root};
 pub use hash::{child_frame_id, tf_hash64, tf_hash64_combine};
-pub use memory::{check_tensor_alloc, memory_limit, parse_size, set_memory_limit};
+pub use memory::{
+    check_tensor_alloc, memory_limit, parse_size, resident_bytes, set_memory_limit, RESIDENT_CHECK_BYTES,
+};
 pub use node_attrs::{attr, shape_proto_dims, NodeAttrs};
 pub use quantized::{QInt16, QInt32, QInt8, QUInt16, QUInt8};
 pub use resource::ResourceHandle;

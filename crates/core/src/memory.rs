@@ -1,8 +1,10 @@
-//! The task's memory budget for one tensor: every buffer sized from remote input (a
-//! TensorProto's shape, a kernel's shape or size input) is checked against it before it is
-//! allocated, so a small request that declares a huge tensor gets RESOURCE_EXHAUSTED instead
-//! of aborting the process. The default is three quarters of the machine's physical memory;
-//! `ferroflow server --memory_limit` sets it.
+//! The task's memory budget: every buffer sized from remote input (a TensorProto's shape, a
+//! kernel's shape or size input) is checked against it before it is allocated, so a small
+//! request that declares a huge tensor gets RESOURCE_EXHAUSTED instead of aborting the
+//! process. One tensor may not exceed the budget, and a large one (at least
+//! [`RESIDENT_CHECK_BYTES`]) may not take the task's resident memory (every live tensor,
+//! variable and queue, plus the process itself) over it. The default is three quarters of
+//! the machine's physical memory; `ferroflow server --memory_limit` sets it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -13,6 +15,18 @@ static LIMIT: AtomicU64 = AtomicU64::new(0);
 
 /// When physical memory cannot be read.
 const FALLBACK: u64 = 16 << 30;
+
+/// Allocations from this size on are also checked against the task's resident memory (the
+/// check reads `/proc/self/status`, a few microseconds: nothing next to filling 16 MiB).
+pub const RESIDENT_CHECK_BYTES: u64 = 16 << 20;
+
+/// This process's resident memory in bytes (Linux `VmRSS`), if known.
+pub fn resident_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
 
 /// Physical memory in bytes (Linux `/proc/meminfo` MemTotal), if known.
 fn physical_memory() -> Option<u64> {
@@ -67,26 +81,57 @@ fn element_bytes(dtype: DataType) -> usize {
 }
 
 /// RESOURCE_EXHAUSTED ("OOM when allocating tensor with shape[...] and type ...") unless a
-/// tensor of `dims` and `dtype` fits this task's memory limit.
+/// tensor of `dims` and `dtype` fits this task's memory limit, and, when large, fits beside
+/// what the task already holds.
 pub fn check_tensor_alloc(dims: &[usize], dtype: DataType) -> Result<(), Status> {
-    let bytes = dims.iter().try_fold(element_bytes(dtype), |a, &d| a.checked_mul(d));
-    let limit = memory_limit();
-    match bytes {
-        Some(b) if (b as u64) <= limit => Ok(()),
-        _ => Err(Status::resource_exhausted(format!(
-            "OOM when allocating tensor with shape[{}] and type {}: {} bytes is more than this task's memory limit of \
-             {limit} bytes (ferroflow server --memory_limit)",
+    let bytes = dims.iter().try_fold(element_bytes(dtype), |a, &d| a.checked_mul(d)).map(|b| b as u64);
+    check_bytes(bytes, memory_limit(), resident_bytes).map_err(|why| {
+        Status::resource_exhausted(format!(
+            "OOM when allocating tensor with shape[{}] and type {}: {why} (ferroflow server --memory_limit)",
             dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(","),
             dtype.tf_name(),
-            bytes.map_or_else(|| "more than 2^64".to_string(), |b| b.to_string()),
-        ))),
+        ))
+    })
+}
+
+/// Why `bytes` (None: more than 2^64) do not fit `limit`, given the resident memory.
+fn check_bytes(bytes: Option<u64>, limit: u64, resident: impl FnOnce() -> Option<u64>) -> Result<(), String> {
+    let Some(b) = bytes.filter(|&b| b <= limit) else {
+        return Err(format!(
+            "{} bytes is more than this task's memory limit of {limit} bytes",
+            bytes.map_or_else(|| "more than 2^64".to_string(), |b| b.to_string())
+        ));
+    };
+    if b >= RESIDENT_CHECK_BYTES {
+        if let Some(held) = resident() {
+            if held.saturating_add(b) > limit {
+                return Err(format!(
+                    "the task already holds {held} bytes, and {b} more would exceed its memory limit of {limit} bytes"
+                ));
+            }
+        }
     }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Code;
+
+    #[test]
+    fn large_allocations_count_what_the_task_holds() {
+        let limit = 1 << 30;
+        let big = Some(RESIDENT_CHECK_BYTES * 4);
+        assert!(check_bytes(big, limit, || Some(100 << 20)).is_ok());
+        let e = check_bytes(big, limit, || Some(limit - (32 << 20))).unwrap_err();
+        assert!(e.contains("already holds") && e.contains(&limit.to_string()), "{e}");
+        // Small ones do not read the resident size; unknown resident memory is no refusal.
+        assert!(check_bytes(Some(1 << 20), limit, || panic!("read for a small tensor")).is_ok());
+        assert!(check_bytes(big, limit, || None).is_ok());
+        assert!(check_bytes(Some(limit + 1), limit, || None).unwrap_err().contains("more than"));
+        assert!(check_bytes(None, limit, || None).unwrap_err().contains("2^64"));
+    }
 
     #[test]
     fn limit_and_sizes() {
@@ -97,6 +142,7 @@ mod tests {
         assert!(e.message.contains("shape[1048576,1048576] and type float"), "{e}");
         assert!(check_tensor_alloc(&[usize::MAX, 2], DataType::UInt8).is_err());
         assert!(check_tensor_alloc(&[1 << 40], DataType::String).is_err());
+        assert!(resident_bytes().is_some_and(|r| r > 0));
         assert_eq!(parse_size("8G").unwrap(), 8 << 30);
         assert_eq!(parse_size("512MiB").unwrap(), 512 << 20);
         assert_eq!(parse_size("1.5k").unwrap(), 1536);

@@ -8,6 +8,10 @@
 //!   at most `max_connections` connections open at once: further ones wait in the listen
 //!   backlog until one closes. A connection that has not sent the HTTP/2 preface and a
 //!   first request within [`HANDSHAKE_TIMEOUT`] is closed.
+//! - A task with TLS ([`ServerTls`]) runs each connection's TLS handshake beside the accept
+//!   loop, bounded by the same timeout, then watches the decrypted stream as above; a
+//!   client that speaks plain text or presents no acceptable certificate is closed and
+//!   logged (at most once a second).
 //! - Control RPCs (`Shutdown`) are answered only for peers on loopback, in the allow list,
 //!   or at the address of one of the cluster's tasks ([`may_control`]).
 
@@ -23,6 +27,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tonic::transport::server::{Connected, TcpConnectInfo};
+
+use crate::tls::ServerTls;
 
 /// Default most connections a task holds open at once.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
@@ -96,9 +102,33 @@ pub(crate) async fn may_control(peer: Option<SocketAddr>, allow: Option<&AllowLi
 /// hold a connection slot. gRPC clients send both at once.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The byte stream of a connection: plain TCP, or TLS over it.
+enum Io {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::server::TlsStream<TcpStream>>),
+}
+
+macro_rules! on_io {
+    ($io:expr, $s:ident => $e:expr) => {
+        match $io {
+            Io::Plain($s) => $e,
+            Io::Tls($s) => $e,
+        }
+    };
+}
+
+impl Io {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Io::Plain(s) => s,
+            Io::Tls(s) => s.get_ref().0,
+        }
+    }
+}
+
 /// An accepted connection, counted until it closes.
 pub(crate) struct Conn {
-    io: TcpStream,
+    io: Io,
     _permit: OwnedSemaphorePermit,
     /// Until the first request arrived: its deadline and what was read so far.
     handshake: Option<Handshake>,
@@ -160,14 +190,14 @@ impl Handshake {
 impl Connected for Conn {
     type ConnectInfo = TcpConnectInfo;
     fn connect_info(&self) -> TcpConnectInfo {
-        self.io.connect_info()
+        self.io.tcp().connect_info()
     }
 }
 
 impl AsyncRead for Conn {
     fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
-        let r = Pin::new(&mut self.io).poll_read(cx, buf);
+        let r = on_io!(&mut self.io, s => Pin::new(s).poll_read(cx, buf));
         let Some(h) = self.handshake.as_mut() else { return r };
         if let Poll::Ready(Ok(())) = &r {
             if h.feed(&buf.filled()[before..]) {
@@ -187,23 +217,23 @@ impl AsyncRead for Conn {
 
 impl AsyncWrite for Conn {
     fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write(cx, buf)
+        on_io!(&mut self.io, s => Pin::new(s).poll_write(cx, buf))
     }
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_flush(cx)
+        on_io!(&mut self.io, s => Pin::new(s).poll_flush(cx))
     }
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_shutdown(cx)
+        on_io!(&mut self.io, s => Pin::new(s).poll_shutdown(cx))
     }
     fn poll_write_vectored(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.io).poll_write_vectored(cx, bufs)
+        on_io!(&mut self.io, s => Pin::new(s).poll_write_vectored(cx, bufs))
     }
     fn is_write_vectored(&self) -> bool {
-        self.io.is_write_vectored()
+        on_io!(&self.io, s => s.is_write_vectored())
     }
 }
 
@@ -214,10 +244,12 @@ pub(crate) fn incoming(
     allow: Option<Arc<AllowList>>,
     max_connections: usize,
     handshake_timeout: Duration,
+    tls: Option<ServerTls>,
     task: String,
 ) -> tokio_stream::wrappers::ReceiverStream<std::io::Result<Conn>> {
     let (tx, rx) = mpsc::channel(16);
     let slots = Arc::new(Semaphore::new(max_connections.max(1)));
+    let tls_log = Arc::new(RateLimitedLog::default());
     tokio::spawn(async move {
         let mut backoff = Duration::from_millis(5);
         let mut last_log: Option<Instant> = None;
@@ -244,10 +276,33 @@ pub(crate) fn incoming(
                         continue;
                     }
                     let _ = io.set_nodelay(true);
-                    let conn = Conn { io, _permit: permit, handshake: Some(Handshake::new(handshake_timeout)) };
-                    if tx.send(Ok(conn)).await.is_err() {
-                        return;
-                    }
+                    let Some(tls) = &tls else {
+                        let conn = Conn {
+                            io: Io::Plain(io),
+                            _permit: permit,
+                            handshake: Some(Handshake::new(handshake_timeout)),
+                        };
+                        if tx.send(Ok(conn)).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    };
+                    // The TLS handshake runs beside the loop, bounded by the handshake timeout.
+                    let (tls, tx, task, log) = (tls.clone(), tx.clone(), task.clone(), tls_log.clone());
+                    tokio::spawn(async move {
+                        match tls_accept(&tls, io, handshake_timeout).await {
+                            Ok(s) => {
+                                let handshake = Some(Handshake::new(handshake_timeout));
+                                let _ =
+                                    tx.send(Ok(Conn { io: Io::Tls(Box::new(s)), _permit: permit, handshake })).await;
+                            }
+                            Err(why) => {
+                                if log.due() {
+                                    tracing::warn!(%task, %peer, "TLS connection refused: {why}");
+                                }
+                            }
+                        }
+                    });
                 }
                 Err(e) => {
                     if last_log.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
@@ -261,6 +316,44 @@ pub(crate) fn incoming(
         }
     });
     tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+/// Allows one log line a second.
+#[derive(Default)]
+struct RateLimitedLog(std::sync::Mutex<Option<Instant>>);
+
+impl RateLimitedLog {
+    fn due(&self) -> bool {
+        let mut last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+            *last = Some(Instant::now());
+            return true;
+        }
+        false
+    }
+}
+
+/// The server side of a TLS handshake on `io`, or why it failed.
+async fn tls_accept(
+    tls: &ServerTls,
+    io: TcpStream,
+    timeout: Duration,
+) -> Result<tokio_rustls::server::TlsStream<TcpStream>, String> {
+    // A plain-text gRPC client starts with the HTTP/2 preface ("PRI * HTTP/2.0").
+    let mut first = [0u8; 3];
+    if let Ok(Ok(3)) = tokio::time::timeout(timeout, io.peek(&mut first)).await {
+        if &first == b"PRI" {
+            return Err("the client speaks plain-text gRPC to a TLS task (it should use grpcs:// and a CA)".into());
+        }
+    }
+    match tokio::time::timeout(timeout, tls.acceptor.accept(io)).await {
+        Ok(Ok(s)) => Ok(s),
+        Ok(Err(e)) if tls.mutual && e.to_string().contains("certificate") => {
+            Err(format!("{e} (this task asks every client for a certificate signed by --tls_client_ca)"))
+        }
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no TLS handshake within {timeout:?}")),
+    }
 }
 
 #[cfg(test)]

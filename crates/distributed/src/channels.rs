@@ -1,6 +1,7 @@
 //! The channel cache: one HTTP/2 channel per peer address, created lazily and reused by
 //! every session, step and RPC (tonic multiplexes calls over it). Channels connect with a
-//! bounded connect timeout, raised message limits and 32 MiB windows.
+//! bounded connect timeout, raised message limits and 32 MiB windows; over TLS when the
+//! task serves TLS (see [`crate::tls`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -12,10 +13,13 @@ use ferroflow_proto::worker_service_client::WorkerServiceClient;
 use tonic::transport::{Channel, Endpoint};
 
 use crate::rpc_util::{MAX_FRAME_SIZE, MAX_MESSAGE_SIZE, WINDOW_SIZE};
+use crate::tls::{client_tls_for, is_tls_target, ClientTls};
 
 /// Lazily connected channels keyed by `host:port`.
 pub struct ChannelCache {
     connect_timeout: Duration,
+    /// TLS to every peer (a task that serves TLS), else plain unless the address says `grpcs://`.
+    tls: Option<ClientTls>,
     channels: Mutex<HashMap<String, Channel>>,
     /// Peers that answered ferroflow's batched RecvTensors with UNIMPLEMENTED (TensorFlow).
     unbatched: Mutex<HashSet<String>>,
@@ -24,7 +28,17 @@ pub struct ChannelCache {
 impl ChannelCache {
     /// An empty cache whose channels give up connecting after `connect_timeout`.
     pub fn new(connect_timeout: Duration) -> ChannelCache {
-        ChannelCache { connect_timeout, channels: Mutex::new(HashMap::new()), unbatched: Mutex::new(HashSet::new()) }
+        ChannelCache::with_tls(connect_timeout, None)
+    }
+
+    /// A cache whose channels use `tls` to every peer.
+    pub fn with_tls(connect_timeout: Duration, tls: Option<ClientTls>) -> ChannelCache {
+        ChannelCache {
+            connect_timeout,
+            tls,
+            channels: Mutex::new(HashMap::new()),
+            unbatched: Mutex::new(HashSet::new()),
+        }
     }
 
     /// The channel to `addr` (`host:port`, or a `grpc://`/`http://` URL). Must be called
@@ -34,7 +48,7 @@ impl ChannelCache {
         if let Some(c) = g.get(addr) {
             return Ok(c.clone());
         }
-        let c = endpoint(addr, self.connect_timeout)?.connect_lazy();
+        let c = endpoint_with(addr, self.connect_timeout, self.tls.as_ref())?.connect_lazy();
         g.insert(addr.to_string(), c.clone());
         Ok(c)
     }
@@ -63,12 +77,35 @@ impl ChannelCache {
     }
 }
 
-/// The endpoint for `addr` with ferroflow's transport settings.
+/// The endpoint for `addr` with ferroflow's transport settings: TLS for a `grpcs://`
+/// address (with the process's client configuration, see [`crate::tls`]), else plain.
 pub fn endpoint(addr: &str, connect_timeout: Duration) -> Result<Endpoint, Status> {
+    endpoint_with(addr, connect_timeout, None)
+}
+
+/// [`endpoint`], over TLS with `tls` when given.
+pub fn endpoint_with(addr: &str, connect_timeout: Duration, tls: Option<&ClientTls>) -> Result<Endpoint, Status> {
     let hostport = strip_scheme(addr);
-    let ep = Endpoint::from_shared(format!("http://{hostport}")).map_err(|e| {
+    let from_target;
+    let tls = match tls {
+        Some(t) => Some(t),
+        None if is_tls_target(addr) => {
+            from_target = client_tls_for(addr)?;
+            Some(&from_target)
+        }
+        None => None,
+    };
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let mut ep = Endpoint::from_shared(format!("{scheme}://{hostport}")).map_err(|e| {
         Status::invalid_argument(format!("'{addr}' is not a valid server address (expected host:port): {e}"))
     })?;
+    if let Some(t) = tls {
+        let host = crate::cluster_spec::split_host_port(hostport).map_or(hostport, |(h, _)| h);
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        ep = ep
+            .tls_config(t.tonic_config(host))
+            .map_err(|e| Status::invalid_argument(format!("TLS configuration for '{addr}' is not usable: {e}")))?;
+    }
     Ok(ep
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
@@ -79,9 +116,9 @@ pub fn endpoint(addr: &str, connect_timeout: Duration) -> Result<Endpoint, Statu
         .keep_alive_timeout(Duration::from_secs(20)))
 }
 
-/// `grpc://h:p` → `h:p` (also `http://`).
+/// `grpc://h:p` → `h:p` (also `grpcs://`, `http://`, `https://`).
 pub fn strip_scheme(addr: &str) -> &str {
-    addr.strip_prefix("grpc://").or_else(|| addr.strip_prefix("http://")).unwrap_or(addr)
+    ["grpc://", "grpcs://", "http://", "https://"].iter().find_map(|p| addr.strip_prefix(p)).unwrap_or(addr)
 }
 
 /// A WorkerService client over `ch` with 2 GiB message limits.

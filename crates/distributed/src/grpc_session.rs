@@ -70,8 +70,9 @@ fn master_channel(target: &str) -> Result<Channel, Status> {
 }
 
 impl GrpcSession {
-    /// A session on `target` (`grpc://host:port` or `host:port`) over `graph`, which may
-    /// keep growing; nothing is sent before the first run.
+    /// A session on `target` (`grpc://host:port` or `host:port`; `grpcs://host:port` over
+    /// TLS, see [`crate::tls`]) over `graph`, which may keep growing; nothing is sent before
+    /// the first run.
     pub fn new(target: &str, graph: &Graph) -> Result<GrpcSession, Status> {
         GrpcSession::with_config(target, graph, ConfigProto::default())
     }
@@ -80,7 +81,11 @@ impl GrpcSession {
     pub fn with_config(target: &str, graph: &Graph, config: ConfigProto) -> Result<GrpcSession, Status> {
         let channel = master_channel(target)?;
         Ok(GrpcSession {
-            target: format!("grpc://{}", strip_scheme(target)),
+            target: format!(
+                "{}://{}",
+                if crate::tls::is_tls_target(target) { "grpcs" } else { "grpc" },
+                strip_scheme(target)
+            ),
             graph: graph.clone(),
             config,
             client: master_client(channel.clone()),

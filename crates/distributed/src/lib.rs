@@ -30,10 +30,12 @@ mod server;
 mod tensor_stream;
 mod tensor_wire;
 mod tf_config;
+mod tls;
+mod transport;
 pub mod worker;
 
 pub use access::{is_loopback_host, AllowList, DEFAULT_MAX_CONNECTIONS};
-pub use channels::{endpoint, master_client, strip_scheme, worker_client, ChannelCache};
+pub use channels::{endpoint, endpoint_with, master_client, strip_scheme, worker_client, ChannelCache};
 pub use client_graph::{rewrite_for_client, ClientGraph, ClientTensor};
 pub use cluster_spec::{ClusterFlags, ClusterSpec};
 pub use control::proto as control_proto;
@@ -41,6 +43,8 @@ pub use grpc_session::{server_info, shutdown_server, GrpcSession, PartialRunHand
 pub use partition::{partition, PartitionOptions, SplitBy};
 pub use server::{Server, ServerOptions};
 pub use tf_config::{TaskId, TfConfig};
+pub use tls::{is_tls_target, set_client_tls, ClientTls, ServerTls};
+pub use transport::Transport;
 
 /// The raw gRPC building blocks of ferroflow's tensor-carrying calls, for its own bench
 /// tools (`examples/zero_master`); not a stable API.

@@ -35,7 +35,8 @@ pub fn from_grpc(s: &tonic::Status, context: &str) -> Status {
     // (tonic says UNKNOWN with a transport error as the source).
     let transport = std::error::Error::source(s).is_some_and(|e| e.downcast_ref::<tonic::transport::Error>().is_some())
         || s.message().starts_with("transport error");
-    if code == Code::Unknown && transport {
+    // A connection the peer closed under a call (hyper: "operation was canceled") too.
+    if (code == Code::Unknown || code == Code::Cancelled && !s.message().starts_with("Timeout expired")) && transport {
         code = Code::Unavailable;
     }
     // The client's own deadline (tonic reports CANCELLED "Timeout expired") is what gRPC
@@ -53,11 +54,32 @@ pub fn from_grpc(s: &tonic::Status, context: &str) -> Status {
         }
         src = e.source();
     }
+    if transport && tls_failure(s) {
+        msg.push_str(
+            " (the TLS handshake failed: either both ends use TLS (--tls_cert, grpcs://) or neither does, \
+             and each must trust the CA of the other's certificate)",
+        );
+    }
     if context.is_empty() {
         Status::new(code, msg)
     } else {
         Status::new(code, format!("{context}: {msg}"))
     }
+}
+
+/// Whether rustls ended the connection (a TLS handshake that failed).
+fn tls_failure(s: &tonic::Status) -> bool {
+    use tokio_rustls::rustls;
+    let mut src = std::error::Error::source(s);
+    while let Some(e) = src {
+        if e.downcast_ref::<rustls::Error>().is_some()
+            || e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()).is_some_and(|i| i.is::<rustls::Error>())
+        {
+            return true;
+        }
+        src = e.source();
+    }
+    false
 }
 
 /// The deadline a caller set with the `grpc-timeout` header, if any.

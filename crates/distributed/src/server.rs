@@ -46,6 +46,9 @@ pub struct ServerOptions {
     pub allow_from: Option<AllowList>,
     /// Most connections held open at once (default [`DEFAULT_MAX_CONNECTIONS`]).
     pub max_connections: Option<usize>,
+    /// TLS on this task's port and to its peers (`--tls_cert`, `--tls_key`, `--tls_client_ca`,
+    /// `--tls_ca`); its target is then `grpcs://host:port`.
+    pub tls: Option<crate::tls::ServerTls>,
     /// An already bound listener to serve on instead (tests bind `127.0.0.1:0` first).
     pub listener: Option<TcpListener>,
     /// How long a new connection may take to send its first request before it is closed
@@ -208,8 +211,15 @@ impl Server {
         // The cluster as this task sees it: its own entry carries the bound port.
         let own = format!("{host}:{}", local_addr.port());
         let cluster = Arc::new(with_address(cluster, job, task, &own)?);
-        let target = format!("grpc://{own}");
-        let channels = Arc::new(ChannelCache::new(opts.connect_timeout.unwrap_or(Duration::from_secs(5))));
+        let target = format!("{}://{own}", if opts.tls.is_some() { "grpcs" } else { "grpc" });
+        if let Some(t) = &opts.tls {
+            // This process's clients (a training loop beside its task) reach the cluster as it does.
+            crate::tls::set_client_tls_if_unset(&t.client);
+        }
+        let channels = Arc::new(ChannelCache::with_tls(
+            opts.connect_timeout.unwrap_or(Duration::from_secs(5)),
+            opts.tls.as_ref().map(|t| t.client.clone()),
+        ));
         let incarnation = random_nonzero();
         let handle = runtime.handle().clone();
         let mut worker_opts = opts.worker;
@@ -260,7 +270,7 @@ impl Server {
             let l = tokio::net::TcpListener::from_std(listener)?;
             let max = opts.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
             let handshake = opts.handshake_timeout.unwrap_or(crate::access::HANDSHAKE_TIMEOUT);
-            crate::access::incoming(l, shared.allow.clone(), max, handshake, task_name.clone())
+            crate::access::incoming(l, shared.allow.clone(), max, handshake, opts.tls.clone(), task_name.clone())
         };
         let serve = tonic::transport::Server::builder()
             .initial_stream_window_size(WINDOW_SIZE)
@@ -323,7 +333,7 @@ impl Server {
         )
     }
 
-    /// `grpc://host:port`, the session target of this task.
+    /// `grpc://host:port` (`grpcs://` with TLS), the session target of this task.
     pub fn target(&self) -> &str {
         &self.shared.target
     }

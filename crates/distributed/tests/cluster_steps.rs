@@ -327,8 +327,9 @@ fn dropping_the_server_under_an_in_process_step_fails_the_step() {
 
 #[test]
 fn a_down_task_is_named_with_its_address_and_the_refused_connection() {
-    // Nothing listens on the ps's port: CreateSession retries GetStatus until the session's
-    // operation timeout, then says which task, where, and why (not just "deadline").
+    // Nothing listens on the ps's port: a step on the ps retries GetStatus until the
+    // session's operation timeout, then says which task, where, and why (not just
+    // "deadline").
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let dead_addr = dead.local_addr().unwrap().to_string();
     drop(dead);
@@ -338,7 +339,7 @@ fn a_down_task_is_named_with_its_address_and_the_refused_connection() {
     let opts = ServerOptions { bind_host: Some("127.0.0.1".into()), ..Default::default() };
     let server = Server::new(&cluster, "worker", 0, opts).unwrap();
     let s = Scope::new_root();
-    let c = ops::constant(&s, 1.0f32);
+    let c = ops::constant(&s.with_device("/job:ps"), 1.0f32);
     let config = ferroflow_core::proto::ConfigProto { operation_timeout_in_ms: 1500, ..Default::default() };
     let sess = GrpcSession::with_config(server.target(), s.graph(), config).unwrap();
     let e = sess.run(&[], &[&c], &[]).unwrap_err();
@@ -388,4 +389,34 @@ fn a_connection_that_sends_no_request_is_closed() {
     let c = ops::constant(&s, 5.0f32);
     let sess = GrpcSession::new(server.target(), s.graph()).unwrap().over_grpc_only();
     assert_eq!(sess.run(&[], &[&c], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 5.0);
+}
+
+#[test]
+fn a_task_that_comes_up_after_create_session_is_reached_by_the_first_step_that_uses_it() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ps_addr = dead.local_addr().unwrap().to_string();
+    drop(dead);
+    let wl = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let w_addr = wl.local_addr().unwrap().to_string();
+    let cluster =
+        ferroflow_distributed::ClusterSpec::new(&[("worker", vec![w_addr.as_str()]), ("ps", vec![ps_addr.as_str()])])
+            .unwrap();
+    let worker =
+        Server::new(&cluster, "worker", 0, ServerOptions { listener: Some(wl), ..Default::default() }).unwrap();
+    let s = Scope::new_root();
+    let local = ops::constant(&s, 3.0f32);
+    let on_ps = ops::mul(
+        &s.with_device("/job:ps/task:0"),
+        ops::constant(&s.with_device("/job:ps/task:0"), 2.0f32),
+        local.clone(),
+    );
+    let sess = GrpcSession::new(worker.target(), s.graph()).unwrap();
+    let start = Instant::now();
+    assert_eq!(sess.run(&[], &[&local], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 3.0);
+    assert!(start.elapsed() < Duration::from_secs(1), "the down ps was waited for: {:?}", start.elapsed());
+    // The ps comes up; the first step that needs it reaches it.
+    let l = std::net::TcpListener::bind(&ps_addr).unwrap();
+    let _ps = Server::new(&cluster, "ps", 0, ServerOptions { listener: Some(l), ..Default::default() }).unwrap();
+    assert_eq!(sess.run(&[], &[&on_ps], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 6.0);
+    assert_eq!(sess.run(&[], &[&on_ps, &local], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 6.0);
 }

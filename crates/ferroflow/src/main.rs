@@ -14,6 +14,7 @@ mod metrics_export;
 mod server_cmd;
 mod summary_cmd;
 mod train_cmd;
+mod transport_args;
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

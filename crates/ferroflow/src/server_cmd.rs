@@ -15,6 +15,7 @@ use ferroflow_distributed::{ClusterSpec, Server, ServerOptions};
 
 use crate::cluster_args::ClusterArgs;
 use crate::metrics_export::{self, MetricsArgs};
+use crate::transport_args::TransportArgs;
 
 /// Arguments of `ferroflow server`.
 #[derive(clap::Args, Debug, Default)]
@@ -24,17 +25,8 @@ pub struct ServerArgs {
     /// Stop after this many seconds without any RPC.
     #[arg(long = "idle_timeout_secs", alias = "idle-timeout-secs")]
     pub idle_timeout_secs: Option<f64>,
-    /// Host to bind (default: loopback when the task's cluster address is loopback, else
-    /// 0.0.0.0; the advertised address stays the cluster's).
-    #[arg(long)]
-    pub bind: Option<String>,
-    /// Only these addresses may connect: `CIDR,...` (a bare address is one host), e.g.
-    /// `10.0.0.0/8,127.0.0.1`; other connections are closed before any RPC.
-    #[arg(long = "allow_from", alias = "allow-from")]
-    pub allow_from: Option<String>,
-    /// Most connections held open at once; further ones wait until one closes.
-    #[arg(long = "max_connections", alias = "max-connections")]
-    pub max_connections: Option<usize>,
+    #[command(flatten)]
+    pub transport: TransportArgs,
     /// Port of a single local server (no cluster given); 0 picks a free port.
     #[arg(long, default_value_t = 0)]
     pub port: u16,
@@ -105,22 +97,15 @@ pub fn run(args: ServerArgs) -> Result<(), String> {
     let local_only = job == "localhost" && args.cluster.cluster.is_none();
     let task_addr = cluster.task_address(&job, task).map_err(|e| e.to_string())?.to_string();
     let task_host = (!local_only).then(|| metrics_export::host_of(&task_addr));
-    metrics_export::start(&args.metrics, &metrics_export::bind_host(task_host, args.bind.as_deref()))?;
+    metrics_export::start(&args.metrics, &metrics_export::bind_host(task_host, args.transport.bind.as_deref()))?;
+    let transport = args.transport.transport(local_only.then(|| "127.0.0.1".to_string()))?;
     let opts = ServerOptions {
-        bind_host: args.bind.clone().or_else(|| local_only.then(|| "127.0.0.1".to_string())),
         idle_timeout: match args.idle_timeout_secs {
             Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
             Some(s) => return Err(format!("--idle_timeout_secs must be a positive number of seconds, got {s}")),
             None => None,
         },
-        allow_from: args
-            .allow_from
-            .as_deref()
-            .map(ferroflow_distributed::AllowList::parse)
-            .transpose()
-            .map_err(|e| e.message)?,
-        max_connections: args.max_connections,
-        ..Default::default()
+        ..transport.server_options()
     };
     let mut opts = opts;
     opts.master.default_session_config = default_session_config(&args)?;

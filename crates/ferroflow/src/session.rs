@@ -12,13 +12,15 @@ use ferroflow_runtime::{DirectSession, RunOptions};
 pub enum Session {
     /// `target == ""`: runs in this process.
     Local(DirectSession),
-    /// `target == "grpc://host:port"`: a master of a ferroflow or TensorFlow cluster.
+    /// `target == "grpc://host:port"` (`grpcs://` over TLS): a master of a ferroflow or
+    /// TensorFlow cluster.
     Grpc(Box<GrpcSession>),
 }
 
 impl Session {
     /// Opens a session on `graph`. `""` is in-process; `grpc://host:port` (or
-    /// `host:port`) contacts that task's master. The remote session is created lazily, at
+    /// `host:port`) contacts that task's master, `grpcs://host:port` over TLS (the CA comes
+    /// from [`ferroflow_distributed::set_client_tls`] or `FERROFLOW_TLS_CA`). The remote session is created lazily, at
     /// the first run, and the graph is extended as it grows.
     pub fn new(target: &str, graph: &Graph) -> Result<Session, Status> {
         Session::with_config(target, graph, ConfigProto::default())

@@ -13,6 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cluster_args::ClusterArgs;
 use crate::metrics_export::{self, MetricsArgs};
+use crate::transport_args::TransportArgs;
 
 /// Arguments of `ferroflow train`.
 #[derive(clap::Args, Clone, Debug)]
@@ -48,6 +49,9 @@ pub struct TrainArgs {
     pub no_progress: bool,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// Bind, allow list and TLS of this task (cluster modes).
+    #[command(flatten)]
+    pub transport: TransportArgs,
     /// How variables are spread over ps tasks: round_robin (TensorFlow's default) or greedy
     /// (by byte size).
     #[arg(long, default_value = "round_robin")]
@@ -133,7 +137,7 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
     };
     metrics_export::start(
         &a.metrics,
-        &metrics_export::bind_host(task_addr.as_deref().map(metrics_export::host_of), None),
+        &metrics_export::bind_host(task_addr.as_deref().map(metrics_export::host_of), a.transport.bind.as_deref()),
     )?;
     match resolved {
         None => train_local_cmd(&a),
@@ -155,6 +159,7 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
                 save_every: secs(a.save_secs, "save_secs")?,
                 summary_steps: a.summary_steps,
                 sync: a.sync,
+                transport: a.transport.transport(None)?,
             };
             train_task(&a, &cfg)
         }

@@ -208,14 +208,6 @@ fn inputs_that_declare_huge_tensors_get_errors_and_the_task_stays_up() {
             }),
         ),
         (
-            "DynamicStitch",
-            Box::new(|s: &Scope| {
-                let ix = c(s, vec![i32::MAX].into());
-                let d = c(s, ferroflow::Tensor::new(vec![1, 2], vec![1.0f32, 2.0]).unwrap());
-                ops::dynamic_stitch(s, vec![ix], vec![d])
-            }),
-        ),
-        (
             "RandomUniform",
             Box::new(move |s: &Scope| ops::random_uniform(s, c(s, vec![big].into()), DataType::Float, 1, 2)),
         ),
@@ -228,6 +220,16 @@ fn inputs_that_declare_huge_tensors_get_errors_and_the_task_stays_up() {
         assert!(e.message.contains(op), "{op}: the node is named: {e}");
         answers(t);
     }
+    // DynamicStitch's indices are int32: an index of 2^31-1 asks for 2^31 rows, which
+    // TensorFlow refuses as INVALID_ARGUMENT (its size overflows).
+    let e = step_err(t, |s| {
+        let ix = c(s, vec![i32::MAX].into());
+        let d = c(s, ferroflow::Tensor::new(vec![1, 2], vec![1.0f32, 2.0]).unwrap());
+        ops::dynamic_stitch(s, vec![ix], vec![d])
+    });
+    assert_eq!(e.code, Code::InvalidArgument, "{e}");
+    assert!(e.message.contains("DynamicStitch") && e.message.contains("2147483648 rows"), "{e}");
+    answers(t);
     // Protos whose single value declares a huge shape: in a constant (refused when the
     // graph is registered) and in a RunStep feed. Sent raw: the Rust client would refuse them.
     let huge = |dtype: DataType, dims: &[i64]| {
@@ -289,4 +291,24 @@ fn inputs_that_declare_huge_tensors_get_errors_and_the_task_stays_up() {
         assert!(msg.contains("cannot be expanded"), "{what}: {msg}");
         answers(t);
     }
+}
+
+#[test]
+fn large_tensors_are_refused_when_the_live_ones_already_fill_the_budget() {
+    let p = Proc::start(&["--port", "0", "--memory_limit", "700M"], &[]);
+    let t = p.target.as_str();
+    // 400 MB held by a variable on the task...
+    let n = 100_000_000i64;
+    let s = Scope::new_root();
+    let v = ops::variable_v2(&s, ferroflow::DataType::Float, Some(&[n]), "", "held");
+    let fill = |s: &Scope| ops::fill(s, ops::constant(s, vec![n]), ops::constant(s, 1.0f32));
+    let init = ops::assign(&s, v, fill(&s), true, false);
+    let sess = GrpcSession::new(t, s.graph()).unwrap();
+    sess.run(&[], &[], &[&s.graph().operation(&init.node).unwrap()]).unwrap();
+    // ...leave no room for 400 MB more: one tensor of that size alone would fit.
+    let e = step_err(t, |s| ops::sum(s, fill(s), ops::constant(s, vec![0i32]), false));
+    assert_eq!(e.code, Code::ResourceExhausted, "{e}");
+    assert!(e.message.contains("already holds") && e.message.contains("Fill"), "{e}");
+    answers(t);
+    drop(sess);
 }

@@ -1,7 +1,12 @@
 //! Finding a session's devices: GetStatus on every task that matches the session's device
 //! filters, in parallel, each retried with backoff while it is unreachable, all within one
-//! deadline. A task that never answers fails CreateSession with an error naming the task,
-//! its address and the last gRPC error (never a silent wait; user-pain #3).
+//! deadline. A task that never answers fails with an error naming the task, its address and
+//! the last gRPC error (never a silent wait; user-pain #3).
+//!
+//! CreateSession asks each task once, waiting at most [`CREATE_GRACE`] for the answer: a task
+//! that is not up stays pending, and a step whose graph names one of them waits for it then, within the step's
+//! deadline ([`super::late_tasks`]). A session whose graph never uses a down task does not
+//! wait for it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,12 +22,18 @@ use crate::worker::Worker;
 use crate::ClusterSpec;
 
 /// The tasks of a session and their devices.
+#[derive(Clone)]
 pub(crate) struct Discovered {
     /// One entry per task, in cluster order.
     pub(crate) workers: Vec<TaskWorker>,
     /// Devices, renamed after their task's cluster name.
     pub(crate) devices: Vec<DeviceAttributes>,
+    /// Tasks that did not answer within the grace of a lenient discovery, with why.
+    pub(crate) pending: Vec<(TaskWorker, Status)>,
 }
+
+/// How long CreateSession waits for a task's first answer before it leaves it pending.
+pub(crate) const CREATE_GRACE: Duration = Duration::from_secs(2);
 
 impl Discovered {
     /// Full device name → incarnation.
@@ -79,7 +90,8 @@ pub(crate) fn task_workers(
 }
 
 /// GetStatus on one task, retried while it is unavailable, until `deadline`.
-async fn status_of(w: &TaskWorker, deadline: Instant) -> Result<Vec<DeviceAttributes>, Status> {
+/// With `retry` false, the first failure is final.
+async fn status_of(w: &TaskWorker, deadline: Instant, retry: bool) -> Result<Vec<DeviceAttributes>, Status> {
     let start = Instant::now();
     let mut backoff = Duration::from_millis(50);
     // Why the task could not be reached ("Connection refused" ...): the attempt that the
@@ -90,7 +102,8 @@ async fn status_of(w: &TaskWorker, deadline: Instant) -> Result<Vec<DeviceAttrib
         match w.get_status(attempt_deadline).await {
             Ok(r) => return Ok(r.device_attributes),
             Err(e)
-                if matches!(e.code, Code::Unavailable | Code::DeadlineExceeded)
+                if retry
+                    && matches!(e.code, Code::Unavailable | Code::DeadlineExceeded)
                     && remaining(deadline) > Duration::from_millis(20) =>
             {
                 tracing::debug!(task = %w.task, addr = %w.addr, error = %e, "GetStatus failed; retrying");
@@ -121,13 +134,38 @@ async fn status_of(w: &TaskWorker, deadline: Instant) -> Result<Vec<DeviceAttrib
 
 /// GetStatus on every worker in parallel; renames each device after its task.
 pub(crate) async fn discover(workers: Vec<TaskWorker>, deadline: Instant) -> Result<Discovered, Status> {
+    discover_within(workers, deadline, None).await
+}
+
+/// [`discover`], but a task that is unreachable after `grace` (and is not this task) is left
+/// pending instead of failing the whole.
+pub(crate) async fn discover_lenient(
+    workers: Vec<TaskWorker>,
+    deadline: Instant,
+    grace: Duration,
+) -> Result<Discovered, Status> {
+    discover_within(workers, deadline, Some(grace)).await
+}
+
+async fn discover_within(
+    workers: Vec<TaskWorker>,
+    deadline: Instant,
+    grace: Option<Duration>,
+) -> Result<Discovered, Status> {
     let mut set = tokio::task::JoinSet::new();
+    let lenient_deadline = grace.map(|g| deadline.min(Instant::now() + g));
     for (i, w) in workers.iter().enumerate() {
         let w = w.clone();
-        set.spawn(async move { (i, status_of(&w, deadline).await) });
+        // Leniently, a remote task gets one attempt: one that is not up is reached later.
+        let (d, retry) = match lenient_deadline {
+            Some(d) if w.is_remote() => (d, false),
+            _ => (deadline, true),
+        };
+        set.spawn(async move { (i, status_of(&w, d, retry).await) });
     }
     let mut per_task: Vec<Vec<DeviceAttributes>> = vec![Vec::new(); workers.len()];
     let mut errors: Vec<(usize, Status)> = Vec::new();
+    let mut pending: Vec<(usize, Status)> = Vec::new();
     loop {
         // After the first failure, give the others a moment to report theirs, then stop.
         let next = if errors.is_empty() {
@@ -138,6 +176,13 @@ pub(crate) async fn discover(workers: Vec<TaskWorker>, deadline: Instant) -> Res
         let Some(j) = next else { break };
         match j {
             Ok((i, Ok(devs))) => per_task[i] = devs,
+            Ok((i, Err(e)))
+                if lenient_deadline.is_some()
+                    && workers[i].is_remote()
+                    && matches!(e.code, Code::Unavailable | Code::DeadlineExceeded) =>
+            {
+                pending.push((i, e));
+            }
             Ok((i, Err(e))) => errors.push((i, e)),
             Err(e) => errors.push((0, Status::internal(format!("GetStatus task failed: {e}")))),
         }
@@ -149,15 +194,22 @@ pub(crate) async fn discover(workers: Vec<TaskWorker>, deadline: Instant) -> Res
         return Err(Status::new(code, msgs.join("; ")));
     }
     let mut devices = Vec::new();
-    for (w, devs) in workers.iter().zip(per_task) {
+    let mut up = Vec::new();
+    let mut late = Vec::new();
+    for (i, (w, devs)) in workers.into_iter().zip(per_task).enumerate() {
+        if let Some(pos) = pending.iter().position(|(j, _)| *j == i) {
+            late.push((w, pending.swap_remove(pos).1));
+            continue;
+        }
         for mut d in devs {
             let parsed = DeviceName::parse(&d.name).map_err(|e| e.context(format!("device of task {}", w.task)))?;
             let ty = parsed.device_type.clone().unwrap_or_else(|| d.device_type.clone());
             d.name = format!("{}/device:{}:{}", w.task, ty, parsed.id.unwrap_or(0));
             devices.push(d);
         }
+        up.push(w);
     }
-    Ok(Discovered { workers, devices })
+    Ok(Discovered { workers: up, devices, pending: late })
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use ferroflow_core::proto::*;
 use ferroflow_core::Status;
 
-use super::discovery::{discover, task_workers};
+use super::discovery::{discover, discover_lenient, task_workers, CREATE_GRACE};
+use super::late_tasks::WorkerSessionTemplate;
 use super::plan::plan_for;
 use super::run_step::run_step;
 use super::session::MasterSession;
@@ -104,7 +105,7 @@ impl Master {
 
     /// The task of a propagated cluster whose address is `target` (`grpc://` optional).
     fn propagated_identity(&self, cluster: &ClusterSpec, target: &str) -> Result<Option<String>, Status> {
-        let addr = target.strip_prefix("grpc://").unwrap_or(target);
+        let addr = crate::channels::strip_scheme(target);
         if addr.is_empty() {
             return Ok(None);
         }
@@ -155,42 +156,29 @@ impl Master {
             .map_or(self.opts.create_session_timeout, |t| t.min(self.opts.create_session_timeout));
         let deadline = Instant::now() + timeout;
         let workers = task_workers(&cluster, &config.device_filters, &own, &self.worker, &self.channels)?;
-        let tasks = discover(workers, deadline).await.map_err(|e| e.context("CreateSession"))?;
+        let tasks = discover_lenient(workers, deadline, CREATE_GRACE).await.map_err(|e| e.context("CreateSession"))?;
         let handle = new_session_handle();
-        let mut set = tokio::task::JoinSet::new();
-        for w in &tasks.workers {
-            let req = CreateWorkerSessionRequest {
-                session_handle: handle.clone(),
-                server_def: if propagated && (own_task.is_some() || w.task != self.task) {
-                    let d = ferroflow_core::DeviceName::parse(&w.task)?;
-                    Some(ServerDef {
-                        cluster: config.cluster_def.clone(),
-                        job_name: d.job.unwrap_or_default(),
-                        task_index: d.task.unwrap_or(0),
-                        protocol: "grpc".into(),
-                        ..Default::default()
-                    })
-                } else {
-                    None
-                },
-                // A propagated cluster gets private state unless the session asks to share
-                // it (TensorFlow's `share_session_state_in_clusterspec_propagation`).
-                isolate_session_state: config.isolate_session_state
-                    || (propagated
-                        && !config
-                            .experimental
-                            .as_ref()
-                            .is_some_and(|e| e.share_session_state_in_clusterspec_propagation)),
-                cluster_device_attributes: tasks.devices.clone(),
-                master_task: self.task.clone(),
-                master_incarnation: self.worker.incarnation as i64,
-            };
-            let w = w.clone();
-            set.spawn(async move { w.create_worker_session(req, deadline).await });
-        }
-        while let Some(j) = set.join_next().await {
-            j.map_err(|e| Status::internal(format!("CreateWorkerSession task failed: {e}")))?
-                .map_err(|e| e.context("CreateSession"))?;
+        let worker_sessions = WorkerSessionTemplate {
+            handle: handle.clone(),
+            cluster_def: if propagated { config.cluster_def.clone() } else { None },
+            own_propagated: own_task.is_some(),
+            master_task: self.task.clone(),
+            master_incarnation: self.worker.incarnation as i64,
+            // A propagated cluster gets private state unless the session asks to share it
+            // (TensorFlow's `share_session_state_in_clusterspec_propagation`).
+            isolate_session_state: config.isolate_session_state
+                || (propagated
+                    && !config.experimental.as_ref().is_some_and(|e| e.share_session_state_in_clusterspec_propagation)),
+        };
+        worker_sessions
+            .create_on(&tasks.workers, &tasks.devices, deadline)
+            .await
+            .map_err(|e| e.context("CreateSession"))?;
+        for (w, why) in &tasks.pending {
+            tracing::warn!(
+                task = %self.task, session = %handle, peer = %w.task, addr = %w.addr, error = %why,
+                "task not reachable at CreateSession; a step that uses it will wait for it"
+            );
         }
         let client_device = format!("{own}/device:CPU:0");
         let session = MasterSession::new(
@@ -199,10 +187,11 @@ impl Master {
             client_device,
             self.worker.incarnation,
             tasks,
+            worker_sessions,
             req.graph_def.unwrap_or_default(),
         )
         .map_err(|e| e.context("CreateSession: invalid graph"))?;
-        let ntasks = session.tasks.workers.len();
+        let ntasks = session.tasks().workers.len();
         self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(handle.clone(), Arc::new(session));
         tracing::info!(task = %self.task, session = %handle, tasks = ntasks, "session created");
         Ok(CreateSessionResponse { session_handle: handle, graph_version: 0 })
@@ -311,8 +300,9 @@ impl Master {
     async fn delete_worker_sessions(&self, s: &MasterSession) {
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut set = tokio::task::JoinSet::new();
-        for w in &s.tasks.workers {
-            let (w, h) = (w.clone(), s.handle.clone());
+        let workers = s.tasks().workers.clone();
+        for w in workers {
+            let h = s.handle.clone();
             set.spawn(async move { w.delete_worker_session(&h, deadline).await });
         }
         while let Some(j) = set.join_next().await {
@@ -329,7 +319,7 @@ impl Master {
             let workers = task_workers(&self.cluster, &[], &self.task, &self.worker, &self.channels)?;
             discover(workers, Instant::now() + self.opts.create_session_timeout).await?.devices
         } else {
-            self.session(&req.session_handle)?.tasks.devices.clone()
+            self.session(&req.session_handle)?.tasks().devices.clone()
         };
         let prefix = format!("{}/", self.task);
         let (local_device, remote_device) = devices.into_iter().partition(|d| d.name.starts_with(&prefix));

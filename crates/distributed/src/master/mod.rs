@@ -4,6 +4,7 @@
 mod at_source;
 mod discovery;
 mod grpc;
+mod late_tasks;
 #[allow(clippy::module_inception)]
 mod master;
 mod partial_run;

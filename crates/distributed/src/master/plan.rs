@@ -57,12 +57,14 @@ pub(crate) async fn make_plan(
     let graph = session.graph_def();
     let mut cg =
         rewrite_for_client(&graph, feeds, fetches, targets, &session.client_device, session.client_incarnation)?;
-    let devices: Vec<String> = session.tasks.devices.iter().map(|d| d.name.clone()).collect();
+    super::late_tasks::reach_named_tasks(session, &cg.graph, deadline).await?;
+    let tasks = session.tasks().clone();
+    let devices: Vec<String> = tasks.devices.iter().map(|d| d.name.clone()).collect();
     let opts = PlacerOptions { allow_soft_placement: session.config.allow_soft_placement };
     ferroflow_runtime::lower_spanning_calls(&mut cg.graph)?;
     place_with_options(&mut cg.graph, &devices, &session.client_device, &opts)?;
-    let incarnations = session.tasks.incarnations();
-    let ferroflow = |t: &str| session.tasks.worker(t).is_some_and(|w| w.is_ferroflow());
+    let incarnations = tasks.incarnations();
+    let ferroflow = |t: &str| tasks.worker(t).is_some_and(|w| w.is_ferroflow());
     let feed_tasks = relocate_feeds(&mut cg.graph, &mut cg.feeds, &session.client_device, &incarnations, ferroflow)?;
     let fetch_tasks =
         relocate_fetches(&mut cg.graph, &mut cg.fetches, &session.client_device, &incarnations, ferroflow)?;
@@ -71,8 +73,7 @@ pub(crate) async fn make_plan(
     let mut set = tokio::task::JoinSet::new();
     for (task, gd) in parts {
         let graph = Arc::new(gd.clone());
-        let worker = session
-            .tasks
+        let worker = tasks
             .worker(&task)
             .ok_or_else(|| {
                 Status::internal(format!("partition for task {task}, which is not among the session's tasks"))

@@ -2,12 +2,13 @@
 //! devices, cached step plans per (feeds, fetches, targets), and request-id dedup.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use ferroflow_core::proto::{ConfigProto, GraphDef, NodeDef};
 use ferroflow_core::Status;
 
 use super::discovery::Discovered;
+use super::late_tasks::WorkerSessionTemplate;
 use super::plan::StepPlan;
 
 /// Remembered request ids per session (older ones are forgotten).
@@ -26,7 +27,10 @@ pub(crate) struct MasterSession {
     /// The client device: this task's CPU.
     pub(crate) client_device: String,
     pub(crate) client_incarnation: u64,
-    pub(crate) tasks: Discovered,
+    /// The session's tasks: those reached, and those pending (see [`super::late_tasks`]).
+    tasks: RwLock<Discovered>,
+    /// How worker sessions are created (at CreateSession, and for tasks reached later).
+    pub(crate) worker_sessions: WorkerSessionTemplate,
     pub(crate) graph: Mutex<GraphState>,
     pub(crate) plans: tokio::sync::Mutex<HashMap<String, Arc<StepPlan>>>,
     request_ids: Mutex<(HashSet<i64>, VecDeque<i64>)>,
@@ -46,6 +50,7 @@ impl MasterSession {
         client_device: String,
         client_incarnation: u64,
         tasks: Discovered,
+        worker_sessions: WorkerSessionTemplate,
         graph: GraphDef,
     ) -> Result<MasterSession, Status> {
         let mut state =
@@ -57,13 +62,23 @@ impl MasterSession {
             config,
             client_device,
             client_incarnation,
-            tasks,
+            tasks: RwLock::new(tasks),
+            worker_sessions,
             graph: Mutex::new(state),
             plans: tokio::sync::Mutex::new(HashMap::new()),
             request_ids: Mutex::new((HashSet::new(), VecDeque::new())),
             closed: tokio::sync::watch::Sender::new(false),
             partial_runs: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// The session's tasks (not to be held across an await).
+    pub(crate) fn tasks(&self) -> RwLockReadGuard<'_, Discovered> {
+        self.tasks.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn tasks_mut(&self) -> RwLockWriteGuard<'_, Discovered> {
+        self.tasks.write().unwrap_or_else(|e| e.into_inner())
     }
 
     /// ExtendSession: appends nodes if `current_version` matches; returns the new version.

@@ -62,6 +62,11 @@ impl TaskWorker {
         TaskWorker { task, addr, handle, releases_steps: Arc::new(AtomicBool::new(local)) }
     }
 
+    /// Whether the task is another process (not this server's own worker).
+    pub(crate) fn is_remote(&self) -> bool {
+        matches!(self.handle, WorkerHandle::Remote(_))
+    }
+
     /// Whether a successful step needs no CleanupGraph on this task.
     pub(crate) fn releases_steps(&self) -> bool {
         self.releases_steps.load(Ordering::Relaxed)

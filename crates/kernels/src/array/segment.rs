@@ -131,6 +131,14 @@ fn dynamic_stitch(ctx: &mut OpContext) -> Result<(), Status> {
         max = v.iter().copied().fold(max, i64::max);
         idx.push(v);
     }
+    // Indices are int32 in TensorFlow: it refuses an output of more than 2^31-1 rows.
+    if max >= i32::MAX as i64 {
+        return Err(ctx.error(format!(
+            "the largest index is {max}, so the output would have {} rows; at most {} are possible",
+            max + 1,
+            i32::MAX
+        )));
+    }
     let first = (max + 1) as usize;
     for v in &idx {
         if let Some(k) = v.iter().position(|&x| x < 0 || x as usize >= first) {
@@ -200,6 +208,10 @@ mod tests {
         let e = run_kernel(n.clone(), vec![i0.clone(), Tensor::vec(vec![-1i32, 2]), d0.clone(), d0.clone()], 1)
             .unwrap_err();
         assert!(e.message.contains("indices[0] is out of range"));
+        let e = run_kernel(n.clone(), vec![i0.clone(), Tensor::vec(vec![i32::MAX, 2]), d0.clone(), d0.clone()], 1)
+            .unwrap_err();
+        assert_eq!(e.code, ferroflow_core::Code::InvalidArgument);
+        assert!(e.message.contains("2147483648 rows"), "{e}");
         let bad = Tensor::new(vec![2, 3], vec![0.0f32; 6]).unwrap();
         let e = run_kernel(n, vec![i0, i1, d0, bad], 1).unwrap_err();
         assert!(e.message.contains("Need data[0].shape[1:] = data[1].shape[1:]"));

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ferroflow_core::Status;
-use ferroflow_distributed::{ClusterSpec, Server, ServerOptions};
+use ferroflow_distributed::{ClusterSpec, Server, Transport};
 
 use crate::device_setter::PsStrategy;
 use crate::local::TrainConfig;
@@ -49,6 +49,8 @@ pub struct DistConfig {
     /// Synchronous training (`SyncReplicasOptimizer` over all workers, in lockstep)
     /// instead of asynchronous updates.
     pub sync: bool,
+    /// How every task of the job listens and whom it lets in (bind, allow list, TLS).
+    pub transport: Transport,
 }
 
 /// What a task reports while it runs.
@@ -118,12 +120,18 @@ pub fn run_task(cfg: &DistConfig, on_progress: impl FnMut(Progress)) -> Result<O
 
 /// Serves a ps task until it is told to stop (ferroflow's Shutdown RPC).
 pub fn run_ps(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Result<(), Status> {
-    let server = Server::new(&cfg.cluster, "ps", cfg.task_index, ServerOptions::default())?;
+    let server = Server::new(&cfg.cluster, "ps", cfg.task_index, cfg.transport.server_options())?;
     on_progress(Progress::Serving(server.target().to_string()));
     server.join()
 }
 
-/// The ps tasks' `grpc://` targets.
-pub(crate) fn ps_targets(cluster: &ClusterSpec) -> Result<Vec<String>, Status> {
-    Ok(cluster.tasks().into_iter().filter(|(j, _, _)| *j == "ps").map(|(_, _, a)| format!("grpc://{a}")).collect())
+/// The ps tasks' targets (`grpcs://` with TLS).
+pub(crate) fn ps_targets(cfg: &DistConfig) -> Result<Vec<String>, Status> {
+    Ok(cfg
+        .cluster
+        .tasks()
+        .into_iter()
+        .filter(|(j, _, _)| *j == "ps")
+        .map(|(_, _, a)| cfg.transport.target(a))
+        .collect())
 }

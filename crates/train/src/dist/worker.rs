@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use ferroflow_core::proto::ConfigProto;
 use ferroflow_core::{Code, Status, Tensor};
-use ferroflow_distributed::{shutdown_server, GrpcSession, Server, ServerOptions};
+use ferroflow_distributed::{shutdown_server, GrpcSession, Server};
 use ferroflow_graph::{
     get_or_create_global_step, global_variables, ops, Operation, Output, Scope, Variable, VariableOptions,
 };
@@ -121,7 +121,7 @@ fn open_session(
     on_progress: &mut impl FnMut(Progress),
 ) -> Result<Arc<GrpcSession>, Status> {
     let sess = Arc::new(GrpcSession::with_config(target, g.root.graph(), config.clone())?);
-    let ps = ps_targets(&cfg.cluster)?;
+    let ps = ps_targets(cfg)?;
     // The first step creates the session, which waits (bounded) until every ps task answers.
     if !ps.is_empty() {
         on_progress(Progress::Waiting(format!("the ps tasks to answer ({})", ps.join(", "))));
@@ -179,7 +179,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
     let task = cfg.task_index;
     let num_workers = cfg.cluster.num_tasks("worker")?;
     let is_chief = task == 0;
-    let server = Server::new(&cfg.cluster, "worker", task, ServerOptions::default())?;
+    let server = Server::new(&cfg.cluster, "worker", task, cfg.transport.server_options())?;
     on_progress(Progress::Serving(server.target().to_string()));
     // Only this worker's shard of the training set is read into memory.
     let Mnist { train: shard, test } = read_mnist_shard(&cfg.train.data_dir, num_workers, task as usize)?;
@@ -322,7 +322,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         }
         drop(sess);
         on_progress(Progress::StoppingPs);
-        for t in ps_targets(&cfg.cluster)? {
+        for t in ps_targets(cfg)? {
             if let Err(e) = shutdown_server(&t, "training finished") {
                 tracing::warn!(target = %t, error = %e, "could not stop a ps task");
             }
