@@ -157,13 +157,7 @@ class Cluster:
         return [p.pid for p in self.procs.values()]
 
     def kill(self):
-        for p in self.procs.values():
-            if p.poll() is None:
-                p.kill()
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
+        ffcluster.stop(self.procs.values())
 
     def log_tail(self, job, n=6):
         try:

@@ -261,12 +261,17 @@ def compare(want, got, label, tol=1e-4):
     return len(want)
 
 
-@atexit.register
-def _cleanup():
-    for p in _procs:
+def stop(procs):
+    """Kills the processes still running and reaps them (at most 10 s each)."""
+    for p in procs:
         if p.poll() is None:
             p.kill()
             try:
                 p.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+
+
+@atexit.register
+def _cleanup():
+    stop(_procs)
