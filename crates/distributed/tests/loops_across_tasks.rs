@@ -133,7 +133,9 @@ fn functional_calls_whose_bodies_span_tasks_are_lowered_and_run_across_tasks() {
     let body = define_function(s.graph(), "lc_body", &types, |fs, a| {
         let on_ps = fs.with_device(PS);
         let r = ops::read_variable_op(&on_ps, a[2].clone(), DataType::Float);
-        let up = ops::assign_add_variable_op(&on_ps, a[2].clone(), ops::constant(&on_ps, 1.0f32));
+        // The update waits for the read, so each iteration reads v before adding 1.
+        let up =
+            ops::assign_add_variable_op(&on_ps.with_control_deps(&[&r]), a[2].clone(), ops::constant(&on_ps, 1.0f32));
         let x = ops::add(&on_ps, r, ops::cast(&on_ps, a[0].clone(), DataType::Float));
         let acc = ops::add(&fs.with_control_deps(&[&up]), a[1].clone(), x);
         Ok(vec![ops::add(fs, a[0].clone(), ops::constant(fs, 1i32)), acc, a[2].clone()])
