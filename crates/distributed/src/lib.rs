@@ -15,6 +15,7 @@ mod cluster_spec;
 mod control;
 mod control_loops;
 mod dispatch;
+mod graph_limits;
 mod graph_util;
 mod grpc_compression;
 mod grpc_raw;
@@ -37,8 +38,9 @@ pub use channels::{endpoint, master_client, strip_scheme, worker_client, Channel
 pub use client_graph::{rewrite_for_client, ClientGraph, ClientTensor};
 pub use cluster_spec::{ClusterFlags, ClusterSpec};
 pub use control::proto as control_proto;
+pub use graph_limits::{GraphLimits, DEFAULT_MAX_GRAPH_BYTES, DEFAULT_MAX_GRAPH_NODES};
 pub use grpc_session::{server_info, shutdown_server, GrpcSession, PartialRunHandle};
-pub use partition::{partition, PartitionOptions, SplitBy};
+pub use partition::{partition, partition_graph, PartitionOptions, SplitBy};
 pub use server::{Server, ServerOptions};
 pub use tf_config::{TaskId, TfConfig};
 

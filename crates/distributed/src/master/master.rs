@@ -14,7 +14,7 @@ use super::session::MasterSession;
 use crate::channels::ChannelCache;
 use crate::ids::new_session_handle;
 use crate::worker::Worker;
-use crate::ClusterSpec;
+use crate::{ClusterSpec, GraphLimits};
 
 /// Limits of a master.
 #[derive(Clone, Debug)]
@@ -28,6 +28,9 @@ pub struct MasterOptions {
     /// `tf.train.Server(..., config=...)`): merged into every session's config as
     /// TensorFlow's master does (`MergeFrom`: the fields it sets win, lists are appended).
     pub default_session_config: Option<ConfigProto>,
+    /// Most nodes and serialized bytes of a session's graph (CreateSession and every
+    /// ExtendSession; `ferroflow server --max_graph_nodes/--max_graph_bytes`).
+    pub graph_limits: GraphLimits,
 }
 
 impl Default for MasterOptions {
@@ -36,6 +39,7 @@ impl Default for MasterOptions {
             create_session_timeout: Duration::from_secs(60),
             default_step_timeout: Duration::from_secs(600),
             default_session_config: None,
+            graph_limits: GraphLimits::default(),
         }
     }
 }
@@ -127,6 +131,14 @@ impl Master {
     /// CreateSession: discovers the session's tasks, creates a worker session on each and
     /// keeps the graph.
     pub async fn create_session(&self, req: CreateSessionRequest) -> Result<CreateSessionResponse, Status> {
+        // Refused before any task is asked for a worker session.
+        if let Some(g) = &req.graph_def {
+            self.opts.graph_limits.check(
+                "CreateSession: the session's graph",
+                g.node.len(),
+                prost::Message::encoded_len(g) as u64,
+            )?;
+        }
         let config = match &self.opts.default_session_config {
             Some(d) => merge_config(req.config.unwrap_or_default(), d)?,
             None => req.config.unwrap_or_default(),
@@ -200,6 +212,7 @@ impl Master {
             self.worker.incarnation,
             tasks,
             req.graph_def.unwrap_or_default(),
+            &self.opts.graph_limits,
         )
         .map_err(|e| e.context("CreateSession: invalid graph"))?;
         let ntasks = session.tasks.workers.len();
@@ -212,7 +225,7 @@ impl Master {
     pub fn extend_session(&self, req: ExtendSessionRequest) -> Result<ExtendSessionResponse, Status> {
         let s = self.session(&req.session_handle)?;
         let v = s
-            .extend(req.graph_def.unwrap_or_default(), req.current_graph_version)
+            .extend(req.graph_def.unwrap_or_default(), req.current_graph_version, &self.opts.graph_limits)
             .map_err(|e| e.context("ExtendSession"))?;
         Ok(ExtendSessionResponse { new_graph_version: v })
     }
@@ -256,7 +269,11 @@ impl Master {
             plan_for(&s, &feed_names, &fetch_names, &targets, deadline).await.map_err(|e| e.context("RunStep"))?;
         super::plan::check_feed_types(&plan, &feeds, "RunStep")?;
         let partition_graphs: Vec<GraphDef> = if opts.output_partition_graphs {
-            plan.parts.iter().map(|p| (*p.graph).clone()).collect()
+            plan.parts
+                .iter()
+                .map(|p| <GraphDef as prost::Message>::decode(p.graph.clone()))
+                .collect::<Result<_, _>>()
+                .map_err(|e| Status::internal(format!("RunStep: decoding a partition graph: {e}")))?
         } else {
             Vec::new()
         };
