@@ -16,6 +16,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_server(true)
         .build_client(true)
         .bytes(".tensorflow.TensorProto.tensor_content")
+        // An `AttrValue` is as large as its largest variant: unboxed, a `TensorProto` made
+        // every attr ~420 bytes and a node's attr map ~1.8 KB (issue #22, graph memory).
+        .boxed(".tensorflow.AttrValue.value.tensor")
+        .boxed(".tensorflow.AttrValue.value.list")
+        .boxed(".tensorflow.AttrValue.value.func")
         .compile_fds(fds)?;
     Ok(())
 }

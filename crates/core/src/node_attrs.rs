@@ -182,7 +182,7 @@ pub mod attr {
     }
     /// `tensor` attr.
     pub fn tensor(t: &Tensor) -> AttrValue {
-        v(AV::Tensor(t.to_proto()))
+        v(AV::Tensor(Box::new(t.to_proto())))
     }
     /// `shape` attr (`None` = unknown rank, -1 = unknown dim).
     pub fn shape(dims: Option<&[i64]>) -> AttrValue {
@@ -199,23 +199,23 @@ pub mod attr {
     }
     /// `func` attr naming a function of the library (no attrs bound).
     pub fn func(name: &str) -> AttrValue {
-        v(AV::Func(crate::proto::NameAttrList { name: name.to_string(), attr: Default::default() }))
+        v(AV::Func(Box::new(crate::proto::NameAttrList { name: name.to_string(), attr: Default::default() })))
     }
     /// `list(int)` attr.
     pub fn list_int(i: &[i64]) -> AttrValue {
-        v(AV::List(ListValue { i: i.to_vec(), ..Default::default() }))
+        v(AV::List(Box::new(ListValue { i: i.to_vec(), ..Default::default() })))
     }
     /// `list(type)` attr.
     pub fn list_type(t: &[DataType]) -> AttrValue {
-        v(AV::List(ListValue { r#type: t.iter().map(|d| d.as_i32()).collect(), ..Default::default() }))
+        v(AV::List(Box::new(ListValue { r#type: t.iter().map(|d| d.as_i32()).collect(), ..Default::default() })))
     }
     /// `list(string)` attr.
     pub fn list_string<S: AsRef<[u8]>>(s: &[S]) -> AttrValue {
-        v(AV::List(ListValue { s: s.iter().map(|x| x.as_ref().to_vec()).collect(), ..Default::default() }))
+        v(AV::List(Box::new(ListValue { s: s.iter().map(|x| x.as_ref().to_vec()).collect(), ..Default::default() })))
     }
     /// `list(float)` attr.
     pub fn list_float(f: &[f32]) -> AttrValue {
-        v(AV::List(ListValue { f: f.to_vec(), ..Default::default() }))
+        v(AV::List(Box::new(ListValue { f: f.to_vec(), ..Default::default() })))
     }
     /// Empty attr map helper.
     pub fn map() -> HashMap<String, AttrValue> {

@@ -96,7 +96,6 @@ pub fn rewrite_for_client<S: AsRef<str>>(
         (tensor_name.to_string(), key)
     };
 
-    let mut nodes: Vec<NodeDef> = graph.node.clone();
     // Feeds: (n, i) → recv node name.
     let mut fed: HashMap<(String, usize), String> = HashMap::new();
     let mut feed_out = Vec::new();
@@ -121,25 +120,22 @@ pub fn rewrite_for_client<S: AsRef<str>>(
         feed_out.push(ClientTensor { name: tname, node: name.clone(), dtype, key, used: false });
         fed.insert((n, i), name);
     }
-    // Rewire consumers of fed tensors; a fed Placeholder's control edges move to its _Recv.
-    for node in nodes.iter_mut() {
-        for s in node.input.iter_mut() {
-            let replacement = match parse_input(&graph.node[index[node.name.as_str()]], s)? {
-                Input::Data(n, i) => fed.get(&(n.to_string(), i)).cloned(),
-                Input::Control(n) => {
-                    let is_placeholder = index.get(n).is_some_and(|&k| graph.node[k].op.starts_with("Placeholder"));
-                    if is_placeholder {
-                        fed.get(&(n.to_string(), 0)).map(|r| format!("^{r}"))
-                    } else {
-                        None
-                    }
+    // Consumers of fed tensors read the _Recv instead; a fed Placeholder's control edges
+    // move to its _Recv. Applied while pruning, and to the nodes kept (never to a copy of
+    // the whole graph).
+    let rewire = |node: &NodeDef, s: &str| -> Result<Option<String>, Status> {
+        Ok(match parse_input(node, s)? {
+            Input::Data(n, i) => fed.get(&(n.to_string(), i)).cloned(),
+            Input::Control(n) => {
+                let is_placeholder = index.get(n).is_some_and(|&k| graph.node[k].op.starts_with("Placeholder"));
+                if is_placeholder {
+                    fed.get(&(n.to_string(), 0)).map(|r| format!("^{r}"))
+                } else {
+                    None
                 }
-            };
-            if let Some(r) = replacement {
-                *s = r;
             }
-        }
-    }
+        })
+    };
     // Fetches.
     let mut fetched: HashSet<(String, usize)> = HashSet::new();
     let mut fetch_out = Vec::new();
@@ -175,21 +171,35 @@ pub fn rewrite_for_client<S: AsRef<str>>(
         roots.push(name.to_string());
     }
 
-    // Prune: keep what the fetches and targets reach through data and control inputs.
-    let mut all: Vec<NodeDef> = recv_nodes;
-    all.extend(nodes);
-    all.extend(send_nodes);
-    let pos: HashMap<&str, usize> = all.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
-    let mut keep = vec![false; all.len()];
+    // Prune: keep what the fetches and targets reach through data and control inputs. The
+    // nodes are numbered receives first, then the graph's nodes, then the sends.
+    let (nr, ng) = (recv_nodes.len(), graph.node.len());
+    let node_at = |i: usize| -> &NodeDef {
+        if i < nr {
+            &recv_nodes[i]
+        } else if i < nr + ng {
+            &graph.node[i - nr]
+        } else {
+            &send_nodes[i - nr - ng]
+        }
+    };
+    let mut pos: HashMap<&str, usize> = HashMap::with_capacity(nr + ng + send_nodes.len());
+    for i in 0..nr + ng + send_nodes.len() {
+        pos.insert(node_at(i).name.as_str(), i);
+    }
+    let mut keep = vec![false; nr + ng + send_nodes.len()];
     let mut stack: Vec<usize> = roots.iter().filter_map(|r| pos.get(r.as_str()).copied()).collect();
     while let Some(i) = stack.pop() {
         if std::mem::replace(&mut keep[i], true) {
             continue;
         }
-        for s in &all[i].input {
-            let src = parse_input(&all[i], s)?.node().to_string();
+        let n = node_at(i);
+        for s in &n.input {
+            let rewired = if (nr..nr + ng).contains(&i) { rewire(n, s)? } else { None };
+            let s = rewired.as_deref().unwrap_or(s);
+            let src = parse_input(n, s)?.node().to_string();
             let &j = pos.get(src.as_str()).ok_or_else(|| {
-                Status::invalid_argument(format!("node '{}': input '{s}' names no node in the graph", all[i].name))
+                Status::invalid_argument(format!("node '{}': input '{s}' names no node in the graph", n.name))
             })?;
             if !keep[j] {
                 stack.push(j);
@@ -199,7 +209,19 @@ pub fn rewrite_for_client<S: AsRef<str>>(
     for f in &mut feed_out {
         f.used = pos.get(f.node.as_str()).is_some_and(|&i| keep[i]);
     }
-    let node: Vec<NodeDef> = all.into_iter().zip(keep).filter_map(|(n, k)| k.then_some(n)).collect();
+    drop(pos);
+    let mut node: Vec<NodeDef> = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
+    node.extend(recv_nodes.into_iter().zip(&keep[..nr]).filter_map(|(n, &k)| k.then_some(n)));
+    for (n, _) in graph.node.iter().zip(&keep[nr..nr + ng]).filter(|(_, &k)| k) {
+        let mut n = n.clone();
+        for i in 0..n.input.len() {
+            if let Some(r) = rewire(&n, &n.input[i])? {
+                n.input[i] = r;
+            }
+        }
+        node.push(n);
+    }
+    node.extend(send_nodes.into_iter().zip(&keep[nr + ng..]).filter_map(|(n, &k)| k.then_some(n)));
     Ok(ClientGraph { graph: graph_like(graph, node), feeds: feed_out, fetches: fetch_out })
 }
 

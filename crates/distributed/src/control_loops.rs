@@ -177,7 +177,7 @@ mod tests {
     use ferroflow_graph::{ops, while_loop_v1, Scope};
 
     use crate::test_graphs::{PS, W0};
-    use crate::{partition, PartitionOptions, SplitBy};
+    use crate::{partition, partition_graph, PartitionOptions, SplitBy};
 
     /// A nested loop on the worker whose inner body adds on the ps, placed and split by task.
     fn nested_parts() -> (GraphDef, std::collections::BTreeMap<String, GraphDef>) {
@@ -214,7 +214,9 @@ mod tests {
         let mut g = s.graph().to_graph_def();
         ferroflow_runtime::placer::place(&mut g, &[PS.to_string(), W0.to_string()], W0).unwrap();
         let inc: HashMap<String, u64> = [(PS.to_string(), 1), (W0.to_string(), 2)].into_iter().collect();
-        let parts = partition(&g, &PartitionOptions { incarnations: &inc, split_by: SplitBy::Task }).unwrap();
+        let opts = PartitionOptions { incarnations: &inc, split_by: SplitBy::Task };
+        let parts = partition(&g, &opts).unwrap();
+        assert_eq!(partition_graph(g.clone(), &opts).unwrap(), parts, "moving the nodes changes nothing");
         (g, parts)
     }
 

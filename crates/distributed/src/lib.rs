@@ -15,6 +15,7 @@ mod cluster_spec;
 mod control;
 mod control_loops;
 mod dispatch;
+mod graph_limits;
 mod graph_util;
 mod grpc_compression;
 mod grpc_raw;
@@ -39,8 +40,9 @@ pub use channels::{endpoint, endpoint_with, master_client, strip_scheme, worker_
 pub use client_graph::{rewrite_for_client, ClientGraph, ClientTensor};
 pub use cluster_spec::{ClusterFlags, ClusterSpec};
 pub use control::proto as control_proto;
+pub use graph_limits::{GraphLimits, DEFAULT_MAX_GRAPH_BYTES, DEFAULT_MAX_GRAPH_NODES};
 pub use grpc_session::{server_info, shutdown_server, GrpcSession, PartialRunHandle};
-pub use partition::{partition, PartitionOptions, SplitBy};
+pub use partition::{partition, partition_graph, PartitionOptions, SplitBy};
 pub use server::{Server, ServerOptions};
 pub use tf_config::{TaskId, TfConfig};
 pub use tls::{is_tls_target, set_client_tls, ClientTls, ServerTls};

@@ -56,7 +56,9 @@ struct Partitioner<'a> {
     loc: Vec<String>,
     sigs: HashMap<usize, Signature>,
     names: NameGen,
-    parts: BTreeMap<String, Vec<NodeDef>>,
+    parts: BTreeMap<String, Vec<Part>>,
+    /// Per node whose inputs cross partitions: (input position, the input that replaces it).
+    rewired: HashMap<usize, Vec<(usize, String)>>,
     /// (src, slot or -1 for control, destination partition) → the node the destination reads.
     dup: HashMap<(usize, i64, String), String>,
 }
@@ -86,6 +88,7 @@ impl<'a> Partitioner<'a> {
             sigs: HashMap::new(),
             names: NameGen::new(graph.node.iter().map(|n| n.name.as_str())),
             parts: BTreeMap::new(),
+            rewired: HashMap::new(),
             dup: HashMap::new(),
         })
     }
@@ -99,7 +102,7 @@ impl<'a> Partitioner<'a> {
     }
 
     fn push(&mut self, loc: &str, n: NodeDef) {
-        self.parts.entry(loc.to_string()).or_default().push(n);
+        self.parts.entry(loc.to_string()).or_default().push(Part::New(Box::new(n)));
     }
 
     /// Splits the edge `input` (the `data_pos`-th data input, if data) of node `di`, and
@@ -192,12 +195,13 @@ impl<'a> Partitioner<'a> {
         Ok(if control { format!("^{target}") } else { target })
     }
 
-    fn run(mut self) -> Result<BTreeMap<String, GraphDef>, Status> {
+    /// Decides every partition's nodes; the graph's own nodes are referred to by index,
+    /// so that [`Layout::assemble`] can move them instead of copying them.
+    fn run(mut self) -> Result<Layout, Status> {
         let g = self.graph;
         let mut edge_id = 0usize;
         for di in 0..g.node.len() {
             let node = &g.node[di];
-            let mut out = node.clone();
             let mut data_pos = 0;
             for (pos, s) in node.input.iter().enumerate() {
                 let input = parse_input(node, s)?;
@@ -209,16 +213,54 @@ impl<'a> Partitioner<'a> {
                     None => true, // split_edge reports the missing node
                 };
                 if crosses {
-                    out.input[pos] = self.split_edge(di, input, data_pos, id)?;
+                    let r = self.split_edge(di, input, data_pos, id)?;
+                    self.rewired.entry(di).or_default().push((pos, r));
                 }
                 if is_data {
                     data_pos += 1;
                 }
             }
             let loc = self.loc[di].clone();
-            self.push(&loc, out);
+            self.parts.entry(loc).or_default().push(Part::Node(di));
         }
-        Ok(self.parts.into_iter().map(|(loc, node)| (loc, graph_like(g, node))).collect())
+        Ok(Layout { parts: self.parts, rewired: self.rewired })
+    }
+}
+
+/// One node of a partition: a node of the graph (by index) or one the partitioner added.
+enum Part {
+    Node(usize),
+    New(Box<NodeDef>),
+}
+
+/// The partitions, before the graph's nodes are placed in them.
+struct Layout {
+    parts: BTreeMap<String, Vec<Part>>,
+    rewired: HashMap<usize, Vec<(usize, String)>>,
+}
+
+impl Layout {
+    /// The partition graphs, taking node `i` of the graph from `node(i)` (called once per
+    /// node) and the versions and library from `like`.
+    fn assemble(mut self, like: &GraphDef, mut node: impl FnMut(usize) -> NodeDef) -> BTreeMap<String, GraphDef> {
+        let mut out = BTreeMap::new();
+        for (loc, parts) in std::mem::take(&mut self.parts) {
+            let mut nodes = Vec::with_capacity(parts.len());
+            for p in parts {
+                nodes.push(match p {
+                    Part::New(n) => *n,
+                    Part::Node(i) => {
+                        let mut n = node(i);
+                        for (pos, r) in self.rewired.remove(&i).unwrap_or_default() {
+                            n.input[pos] = r;
+                        }
+                        n
+                    }
+                });
+            }
+            out.insert(loc, graph_like(like, nodes));
+        }
+        out
     }
 }
 
@@ -230,25 +272,51 @@ impl<'a> Partitioner<'a> {
 /// unknown op on a crossing edge, a reference edge across partitions, or a sender device
 /// with no known incarnation.
 pub fn partition(graph: &GraphDef, opts: &PartitionOptions<'_>) -> Result<BTreeMap<String, GraphDef>, Status> {
-    let loc_of = |g: &GraphDef| -> Result<Vec<String>, Status> {
-        g.node
-            .iter()
-            .map(|n| {
-                full_device(n).map(|d| match opts.split_by {
-                    SplitBy::Task => d.task_name(),
-                    SplitBy::Device => d.to_string(),
-                })
-            })
-            .collect()
-    };
-    let loc = loc_of(graph)?;
+    let loc = locations(graph, opts)?;
     match control_loops::add(graph, &loc)? {
-        None => Partitioner::new(graph, None, loc, opts)?.run(),
+        None => Ok(Partitioner::new(graph, None, loc, opts)?.run()?.assemble(graph, |i| graph.node[i].clone())),
         Some(loops) => {
-            let loc = loc_of(&loops.graph)?;
-            Partitioner::new(&loops.graph, Some(&loops), loc, opts)?.run()
+            let loc = locations(&loops.graph, opts)?;
+            let layout = Partitioner::new(&loops.graph, Some(&loops), loc, opts)?.run()?;
+            Ok(layout.assemble(&loops.graph, |i| loops.graph.node[i].clone()))
         }
     }
+}
+
+/// [`partition`] taking the graph: its nodes move into the partitions instead of being
+/// copied (a large graph is then held once, not twice, while it is partitioned).
+pub fn partition_graph(mut graph: GraphDef, opts: &PartitionOptions<'_>) -> Result<BTreeMap<String, GraphDef>, Status> {
+    let loc = locations(&graph, opts)?;
+    let take = |g: &mut GraphDef, layout: Layout| {
+        let mut nodes = std::mem::take(&mut g.node);
+        layout.assemble(g, |i| std::mem::take(&mut nodes[i]))
+    };
+    match control_loops::add(&graph, &loc)? {
+        None => {
+            let layout = Partitioner::new(&graph, None, loc, opts)?.run()?;
+            Ok(take(&mut graph, layout))
+        }
+        Some(mut loops) => {
+            drop(graph);
+            let loc = locations(&loops.graph, opts)?;
+            let layout = Partitioner::new(&loops.graph, Some(&loops), loc, opts)?.run()?;
+            let mut g = std::mem::take(&mut loops.graph);
+            Ok(take(&mut g, layout))
+        }
+    }
+}
+
+/// Each node's partition: its task (or device).
+fn locations(g: &GraphDef, opts: &PartitionOptions<'_>) -> Result<Vec<String>, Status> {
+    g.node
+        .iter()
+        .map(|n| {
+            full_device(n).map(|d| match opts.split_by {
+                SplitBy::Task => d.task_name(),
+                SplitBy::Device => d.to_string(),
+            })
+        })
+        .collect()
 }
 
 /// A node's device, which must be a full device name.
@@ -265,164 +333,5 @@ fn full_device(n: &NodeDef) -> Result<DeviceName, Status> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::test_graphs::{ident, konst, PS, W0, W1};
-    use ferroflow_core::{Code, NodeAttrs};
-    use ferroflow_kernels::rendezvous_key;
-
-    fn incarnations() -> HashMap<String, u64> {
-        [(PS, 0xa1b2c3d4e5f60708u64), (W0, 7), (W1, 9)].into_iter().map(|(d, i)| (d.to_string(), i)).collect()
-    }
-
-    fn key_of(n: &NodeDef) -> String {
-        rendezvous_key(
-            &n.attr_string("send_device").unwrap(),
-            n.attr_int("send_device_incarnation").unwrap() as u64,
-            &n.attr_string("recv_device").unwrap(),
-            &n.attr_string("tensor_name").unwrap(),
-        )
-    }
-
-    fn find<'g>(g: &'g GraphDef, name: &str) -> &'g NodeDef {
-        g.node.iter().find(|n| n.name == name).unwrap_or_else(|| panic!("no node {name} in {g:?}"))
-    }
-
-    fn ops(g: &GraphDef) -> Vec<(String, String)> {
-        g.node.iter().map(|n| (n.name.clone(), n.op.clone())).collect()
-    }
-
-    fn run(nodes: Vec<NodeDef>) -> Result<BTreeMap<String, GraphDef>, Status> {
-        let inc = incarnations();
-        let g = GraphDef { node: nodes, ..Default::default() };
-        partition(&g, &PartitionOptions { incarnations: &inc, split_by: SplitBy::Task })
-    }
-
-    #[test]
-    fn ps_const_worker_consumer() {
-        let mut noop = NodeDef { name: "step".into(), op: "NoOp".into(), device: W0.into(), ..Default::default() };
-        noop.input = vec!["^x".into(), "^y".into()];
-        let parts =
-            run(vec![konst("w", PS, vec![1., 2.]), konst("x", W0, vec![3., 4.]), ident("y", W0, "w"), noop]).unwrap();
-        assert_eq!(parts.keys().collect::<Vec<_>>(), vec!["/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"]);
-        let ps = &parts["/job:ps/replica:0/task:0"];
-        let wk = &parts["/job:worker/replica:0/task:0"];
-        let s = |a: &str, b: &str| (a.to_string(), b.to_string());
-        assert_eq!(ops(ps), vec![s("w", "Const"), s("w_S0", "_Send")]);
-        assert_eq!(ops(wk), vec![s("x", "Const"), s("w_S1", "_Recv"), s("y", "Identity"), s("step", "NoOp")]);
-        let send = find(ps, "w_S0");
-        let recv = find(wk, "w_S1");
-        assert_eq!(send.input, vec!["w"]);
-        assert_eq!(send.device, PS);
-        assert_eq!(send.attr_type("T").unwrap(), DataType::Float);
-        assert_eq!(recv.attr_type("tensor_type").unwrap(), DataType::Float);
-        assert_eq!(recv.device, W0);
-        for n in [send, recv] {
-            assert_eq!(n.attr_string("tensor_name").unwrap(), "edge_0_w");
-            assert_eq!(n.attr_string("send_device").unwrap(), PS);
-            assert_eq!(n.attr_string("recv_device").unwrap(), W0);
-            assert!(!n.attr_bool("client_terminated").unwrap());
-        }
-        assert_eq!(key_of(send), key_of(recv));
-        assert_eq!(key_of(send), rendezvous_key(PS, 0xa1b2c3d4e5f60708, W0, "edge_0_w"));
-        assert_eq!(find(wk, "y").input, vec!["w_S1"]);
-        assert_eq!(find(wk, "step").input, vec!["^x", "^y"]);
-    }
-
-    #[test]
-    fn control_edge_across_tasks() {
-        let mut noop = NodeDef { name: "done".into(), op: "NoOp".into(), device: W0.into(), ..Default::default() };
-        noop.input = vec!["^w".into()];
-        let parts = run(vec![konst("w", PS, vec![1.]), noop]).unwrap();
-        let ps = &parts["/job:ps/replica:0/task:0"];
-        let wk = &parts["/job:worker/replica:0/task:0"];
-        let dummy = find(ps, "w_S0");
-        assert_eq!(dummy.op, "Const");
-        assert_eq!(dummy.input, vec!["^w"]);
-        let t = dummy.attr_tensor("value").unwrap();
-        assert_eq!((t.dtype(), t.shape().dims().to_vec()), (DataType::Float, vec![0]));
-        let send = find(ps, "w_S1");
-        assert_eq!((send.op.as_str(), send.input.clone()), ("_Send", vec!["w_S0".to_string()]));
-        let recv = find(wk, "w_S2");
-        assert_eq!(recv.op, "_Recv");
-        assert_eq!(key_of(send), key_of(recv));
-        assert_eq!(recv.attr_string("tensor_name").unwrap(), "edge_0_w");
-        let ident = find(wk, "w_S3");
-        assert_eq!((ident.op.as_str(), ident.input.clone()), ("Identity", vec!["w_S2".to_string()]));
-        assert_eq!(find(wk, "done").input, vec!["^w_S3"]);
-    }
-
-    #[test]
-    fn pairs_are_shared_per_destination_partition() {
-        let parts = run(vec![
-            konst("w", PS, vec![1.]),
-            ident("a", W0, "w"),
-            ident("b", W0, "w:0"),
-            ident("c", W1, "w"),
-            ident("d", W1, "w"),
-        ])
-        .unwrap();
-        let ps = &parts["/job:ps/replica:0/task:0"];
-        let sends: Vec<&NodeDef> = ps.node.iter().filter(|n| n.op == "_Send").collect();
-        assert_eq!(sends.len(), 2, "one pair per destination task: {:?}", ops(ps));
-        let w0 = &parts["/job:worker/replica:0/task:0"];
-        let w1 = &parts["/job:worker/replica:0/task:1"];
-        assert_eq!(w0.node.iter().filter(|n| n.op == "_Recv").count(), 1);
-        assert_eq!(w1.node.iter().filter(|n| n.op == "_Recv").count(), 1);
-        let r0 = w0.node.iter().find(|n| n.op == "_Recv").unwrap();
-        let r1 = w1.node.iter().find(|n| n.op == "_Recv").unwrap();
-        assert_eq!(find(w0, "a").input, vec![r0.name.clone()]);
-        assert_eq!(find(w0, "b").input, vec![r0.name.clone()]);
-        assert_eq!(find(w1, "c").input, vec![r1.name.clone()]);
-        assert_eq!(find(w1, "d").input, vec![r1.name.clone()]);
-        // Edges are numbered a: 0, b: 1, c: 2, d: 3.
-        assert_eq!(r0.attr_string("tensor_name").unwrap(), "edge_0_w");
-        assert_eq!(r1.attr_string("tensor_name").unwrap(), "edge_2_w");
-        let keys: Vec<String> = sends.iter().map(|s| key_of(s)).collect();
-        assert_eq!(keys, vec![key_of(r0), key_of(r1)]);
-        assert!(key_of(r1).contains(W1));
-    }
-
-    #[test]
-    fn same_task_needs_no_pair_and_versions_are_kept() {
-        let g = GraphDef {
-            node: vec![konst("w", W0, vec![1.]), ident("a", W0, "w")],
-            versions: Some(ferroflow_core::proto::VersionDef { producer: 7, ..Default::default() }),
-            ..Default::default()
-        };
-        let inc = incarnations();
-        let parts = partition(&g, &PartitionOptions { incarnations: &inc, split_by: SplitBy::Task }).unwrap();
-        assert_eq!(parts.len(), 1);
-        let p = &parts["/job:worker/replica:0/task:0"];
-        assert_eq!(p.node, g.node);
-        assert_eq!(p.versions.as_ref().unwrap().producer, 7);
-    }
-
-    #[test]
-    fn split_by_device() {
-        let cpu1 = "/job:worker/replica:0/task:0/device:CPU:1";
-        let mut inc = incarnations();
-        inc.insert(cpu1.into(), 3);
-        let g = GraphDef { node: vec![konst("w", W0, vec![1.]), ident("a", cpu1, "w")], ..Default::default() };
-        let parts = partition(&g, &PartitionOptions { incarnations: &inc, split_by: SplitBy::Device }).unwrap();
-        assert_eq!(parts.keys().collect::<Vec<_>>(), vec![W0, cpu1]);
-        let by_task = partition(&g, &PartitionOptions { incarnations: &inc, split_by: SplitBy::Task }).unwrap();
-        assert_eq!(by_task.len(), 1);
-    }
-
-    #[test]
-    fn errors_name_the_problem() {
-        let e = run(vec![konst("w", "/job:ps/task:0", vec![1.])]).unwrap_err();
-        assert!(e.message.contains("node 'w'") && e.message.contains("not a full device name"), "{e}");
-        let e = run(vec![konst("w", W0, vec![1.]), ident("a", W0, "nope")]).unwrap_err();
-        assert!(e.message.contains("'nope' names no node"), "{e}");
-        let e = run(vec![konst("w", PS, vec![1.]), ident("a", W0, "w:3")]).unwrap_err();
-        assert!(e.message.contains("has only 1 outputs"), "{e}");
-        let other = "/job:ps/replica:0/task:5/device:CPU:0";
-        let e = run(vec![konst("w", other, vec![1.]), ident("a", W0, "w")]).unwrap_err();
-        assert_eq!(e.code, Code::FailedPrecondition);
-        assert!(e.message.contains(other) && e.message.contains(PS), "{e}");
-        let e = run(vec![konst("w", W0, vec![1.]), konst("w", W0, vec![1.])]).unwrap_err();
-        assert!(e.message.contains("two nodes named 'w'"), "{e}");
-    }
-}
+#[path = "partition_tests.rs"]
+mod tests;

@@ -11,7 +11,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use ferroflow_core::proto::ConfigProto;
-use ferroflow_distributed::{ClusterSpec, Server, ServerOptions};
+use ferroflow_distributed::{ClusterSpec, GraphLimits, Server, ServerOptions};
 
 use crate::cluster_args::ClusterArgs;
 use crate::metrics_export::{self, MetricsArgs};
@@ -44,6 +44,15 @@ pub struct ServerArgs {
     /// that needs more gets RESOURCE_EXHAUSTED. Default: three quarters of physical memory.
     #[arg(long = "memory_limit", alias = "memory-limit")]
     pub memory_limit: Option<String>,
+    /// Most nodes of one graph: a session's graph (CreateSession, ExtendSession) or a
+    /// registered partition (RegisterGraph); a larger one gets RESOURCE_EXHAUSTED.
+    /// Default 10000000.
+    #[arg(long = "max_graph_nodes", alias = "max-graph-nodes")]
+    pub max_graph_nodes: Option<usize>,
+    /// Most bytes of one graph, serialized (bytes, or with a K/M/G/T suffix: `512M`);
+    /// a larger one gets RESOURCE_EXHAUSTED. Default 2G, protobuf's own limit.
+    #[arg(long = "max_graph_bytes", alias = "max-graph-bytes")]
+    pub max_graph_bytes: Option<String>,
     /// Confine the file ops (checkpoint save/restore/merge, table and dataset files) to
     /// this directory: paths outside it (after `..` and symbolic links) get
     /// PERMISSION_DENIED.
@@ -73,6 +82,19 @@ fn default_session_config(args: &ServerArgs) -> Result<Option<ConfigProto>, Stri
         config.get_or_insert_with(ConfigProto::default).operation_timeout_in_ms = ms;
     }
     Ok(config)
+}
+
+/// The limits on one graph the flags give.
+fn graph_limits(args: &ServerArgs) -> Result<GraphLimits, String> {
+    let max_nodes = args.max_graph_nodes.unwrap_or(ferroflow_distributed::DEFAULT_MAX_GRAPH_NODES);
+    if max_nodes == 0 {
+        return Err("--max_graph_nodes must be at least 1".into());
+    }
+    let max_bytes = match &args.max_graph_bytes {
+        Some(s) => ferroflow_core::parse_size(s).map_err(|e| format!("--max_graph_bytes {e}"))?,
+        None => ferroflow_distributed::DEFAULT_MAX_GRAPH_BYTES,
+    };
+    Ok(GraphLimits { max_nodes, max_bytes })
 }
 
 /// Where the cluster and this task come from (a single local task without a cluster).
@@ -109,6 +131,9 @@ pub fn run(args: ServerArgs) -> Result<(), String> {
     };
     let mut opts = opts;
     opts.master.default_session_config = default_session_config(&args)?;
+    let limits = graph_limits(&args)?;
+    opts.master.graph_limits = limits;
+    opts.worker.graph_limits = limits;
     let server = Server::new(&cluster, &job, task, opts).map_err(|e| e.to_string())?;
     {
         let mut out = std::io::stdout().lock();

@@ -262,7 +262,8 @@ fn inputs_that_declare_huge_tensors_get_errors_and_the_task_stays_up() {
         };
         n.attr.insert("dtype".into(), attr::ty(dtype));
         if !as_feed {
-            n.attr.insert("value".into(), AttrValue { value: Some(attr_value::Value::Tensor(value.clone())) });
+            n.attr
+                .insert("value".into(), AttrValue { value: Some(attr_value::Value::Tensor(Box::new(value.clone()))) });
         }
         let (code, msg) = rt.block_on(async {
             let mut m = master_client(endpoint(t, Duration::from_secs(5)).unwrap().connect_lazy());
@@ -311,4 +312,34 @@ fn large_tensors_are_refused_when_the_live_ones_already_fill_the_budget() {
     assert!(e.message.contains("already holds") && e.message.contains("Fill"), "{e}");
     answers(t);
     drop(sess);
+}
+
+#[test]
+fn graphs_over_the_size_limits_are_refused_and_the_task_stays_up() {
+    let p = Proc::start(&["--port", "0", "--max_graph_nodes", "100", "--max_graph_bytes", "64K"], &[]);
+    let t = p.target.as_str();
+    // 121 nodes: a constant and 60 additions of a constant.
+    let e = step_err(t, |s| {
+        let mut x = ops::constant(s, 0.0f32);
+        for _ in 0..60 {
+            x = ops::add(s, x, ops::constant(s, 1.0f32));
+        }
+        x
+    });
+    assert_eq!(e.code, Code::ResourceExhausted, "{e}");
+    assert!(e.message.contains("has 121 nodes, more than this server's limit of 100 nodes per graph"), "{e}");
+    assert!(e.message.contains("--max_graph_nodes"), "{e}");
+    answers(t);
+    // One constant of 80,000 bytes.
+    let e = step_err(t, |s| ops::constant(s, ferroflow::Tensor::vec(vec![0.5f32; 20_000])));
+    assert_eq!(e.code, Code::ResourceExhausted, "{e}");
+    assert!(e.message.contains("limit of 65,536 bytes per graph") && e.message.contains("--max_graph_bytes"), "{e}");
+    answers(t);
+    // A bad size is refused at start.
+    let out = Command::new(env!("CARGO_BIN_EXE_ferroflow"))
+        .args(["server", "--port", "0", "--max_graph_bytes", "lots"])
+        .output()
+        .expect("run ferroflow server");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max_graph_bytes"), "{out:?}");
 }

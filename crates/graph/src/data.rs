@@ -37,7 +37,7 @@ fn shapes_attr(shapes: &[Dims]) -> AttrValue {
             },
         })
         .collect();
-    AttrValue { value: Some(AV::List(ListValue { shape, ..Default::default() })) }
+    AttrValue { value: Some(AV::List(Box::new(ListValue { shape, ..Default::default() }))) }
 }
 
 fn i64c(s: &Scope, v: i64) -> Output {

@@ -28,7 +28,7 @@ pub struct Function {
 impl Function {
     /// The attr value naming this function.
     pub fn attr(&self) -> AttrValue {
-        AttrValue { value: Some(AV::Func(NameAttrList { name: self.name.clone(), attr: HashMap::new() })) }
+        AttrValue { value: Some(AV::Func(Box::new(NameAttrList { name: self.name.clone(), attr: HashMap::new() }))) }
     }
 }
 

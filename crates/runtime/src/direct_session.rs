@@ -222,7 +222,10 @@ impl DirectSession {
                     .ok_or_else(|| Status::not_found(format!("tensor '{f}' is not in the graph")))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let graph = if self.fusion.load(Ordering::Relaxed) { crate::remap::fuse_ops(&rw.graph).0 } else { rw.graph };
+        let mut graph = rw.graph;
+        if self.fusion.load(Ordering::Relaxed) {
+            crate::remap::fuse_ops_in_place(&mut graph);
+        }
         let exec = Arc::new(Executor::new(&graph)?);
         let p = Arc::new(Prepared {
             exec,

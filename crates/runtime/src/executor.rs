@@ -3,36 +3,40 @@
 //! under a few microseconds) run inline; expensive ones go to the rayon compute pool; asynchronous kernels (`_Recv`) complete by callback, so
 //! no thread ever blocks waiting for a tensor.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use ferroflow_core::proto::{FunctionDefLibrary, GraphDef};
 use ferroflow_core::Status;
-use ferroflow_graph::{parse_tensor_name, resolve_node};
-use ferroflow_kernels::{create_kernel, OpContext, OpKernel, StepCtx, Value};
+use ferroflow_kernels::{OpContext, OpKernel, StepCtx, Value};
 
-use crate::control_flow_info::{self, Kind, WalkNode};
+use crate::control_flow_info::Kind;
 use crate::frames::{merge, Entry, Frames, Ready};
-use crate::function::{call_kernel, CALL_OPS};
 
 pub(crate) struct ExecNode {
     pub(crate) def: Arc<ferroflow_core::proto::NodeDef>,
-    kernel: Box<dyn OpKernel>,
+    pub(crate) kernel: Box<dyn OpKernel>,
     pub(crate) kind: Kind,
     pub(crate) num_inputs: usize,
-    num_outputs: usize,
-    /// Per output slot: (destination node, destination input index).
-    pub(crate) out_edges: Vec<Vec<(usize, usize)>>,
-    pub(crate) control_out: Vec<usize>,
+    pub(crate) num_outputs: usize,
+    /// Out-edges, ordered by output slot (one allocation per node).
+    pub(crate) out_edges: Box<[OutEdge]>,
+    pub(crate) control_out: Box<[usize]>,
     /// Index of the node within its frame, and of its first input among the frame's
     /// input slots.
     pub(crate) local: usize,
     pub(crate) input_base: usize,
     /// The kernel calls itself expensive (it may be sent to the compute pool).
-    expensive: bool,
+    pub(crate) expensive: bool,
     /// Its compute time in ns, averaged over recent runs (`u64::MAX` until it ran once).
-    cost_ns: AtomicU64,
+    pub(crate) cost_ns: AtomicU64,
+}
+
+/// A data edge out of a node: its output `slot` feeds input `input` of node `dst`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OutEdge {
+    pub(crate) slot: usize,
+    pub(crate) dst: usize,
+    pub(crate) input: usize,
 }
 
 impl ExecNode {
@@ -89,126 +93,6 @@ pub struct Executor {
 pub type StepDone = Box<dyn FnOnce(Result<(), Status>) + Send>;
 
 impl Executor {
-    /// Validates the graph (ops, attrs, edges, types) and creates every kernel (function
-    /// calls instantiate their functions from the graph's library).
-    pub fn new(gd: &GraphDef) -> Result<Executor, Status> {
-        Executor::build(gd, gd.library.as_ref(), 0)
-    }
-
-    /// [`Executor::new`] with the library given apart and `depth` enclosing function calls.
-    pub(crate) fn build(gd: &GraphDef, library: Option<&FunctionDefLibrary>, depth: usize) -> Result<Executor, Status> {
-        let mut index = HashMap::new();
-        for (i, n) in gd.node.iter().enumerate() {
-            if index.insert(n.name.as_str(), i).is_some() {
-                return Err(Status::invalid_argument(format!("duplicate node name '{}'", n.name)));
-            }
-        }
-        let mut nodes = Vec::with_capacity(gd.node.len());
-        let mut edges: Vec<(usize, usize, usize, usize)> = Vec::new();
-        let mut controls: Vec<(usize, usize)> = Vec::new();
-        for (i, n) in gd.node.iter().enumerate() {
-            let mut def = n.clone();
-            let sig = resolve_node(&mut def)?;
-            let mut k = 0;
-            for inp in &def.input {
-                if let Some(c) = inp.strip_prefix('^') {
-                    let &src = index.get(c).ok_or_else(|| {
-                        Status::invalid_argument(format!(
-                            "node '{}': control input '^{c}' is not in the graph",
-                            def.name
-                        ))
-                    })?;
-                    controls.push((src, i));
-                } else {
-                    let (src, slot) = parse_tensor_name(inp).map_err(|e| e.context(format!("node '{}'", def.name)))?;
-                    let &s = index.get(src).ok_or_else(|| {
-                        Status::invalid_argument(format!("node '{}': input '{inp}' is not in the graph", def.name))
-                    })?;
-                    edges.push((s, slot, i, k));
-                    k += 1;
-                }
-            }
-            let kernel = if CALL_OPS.contains(&def.op.as_str()) {
-                call_kernel(&def, library, depth)
-                    .map_err(|e| e.context(format!("node '{}' (op {})", def.name, def.op)))?
-            } else if crate::data::DATA_OPS.contains(&def.op.as_str()) {
-                crate::data::data_kernel(&def, library, depth)
-                    .map_err(|e| e.context(format!("node '{}' (op {})", def.name, def.op)))?
-            } else {
-                create_kernel(&def)?
-            };
-            let expensive = kernel.is_expensive();
-            nodes.push(ExecNode {
-                kind: Kind::of_op(&def.op),
-                num_inputs: k,
-                num_outputs: sig.outputs.len(),
-                out_edges: vec![Vec::new(); sig.outputs.len()],
-                control_out: Vec::new(),
-                local: 0,
-                input_base: 0,
-                expensive,
-                cost_ns: AtomicU64::new(u64::MAX),
-                kernel,
-                def: Arc::new(def),
-            });
-        }
-        let mut in_data = vec![0u32; nodes.len()];
-        let mut in_control = vec![0u32; nodes.len()];
-        for &(s, slot, d, k) in &edges {
-            let src = &mut nodes[s];
-            if slot >= src.num_outputs {
-                return Err(Status::invalid_argument(format!(
-                    "node '{}': input {k} reads output {slot} of '{}', which has {} outputs",
-                    gd.node[d].name, src.def.name, src.num_outputs
-                )));
-            }
-            src.out_edges[slot].push((d, k));
-            in_data[d] += 1;
-        }
-        for &(s, d) in &controls {
-            nodes[s].control_out.push(d);
-            in_control[d] += 1;
-        }
-        let roots: Vec<usize> = (0..nodes.len()).filter(|&i| in_data[i] + in_control[i] == 0).collect();
-        if roots.is_empty() && !nodes.is_empty() {
-            return Err(Status::invalid_argument("graph has a cycle: no node is ready to start"));
-        }
-        let mut kinds: Vec<Kind> = nodes.iter().map(|n| n.kind).collect();
-        let walk: Vec<WalkNode<'_>> = nodes
-            .iter()
-            .map(|n| WalkNode {
-                name: &n.def.name,
-                kind: n.kind,
-                def: &n.def,
-                outs: n.out_edges.iter().flatten().map(|&(d, _)| d).chain(n.control_out.iter().copied()).collect(),
-            })
-            .collect();
-        let info = control_flow_info::build(&walk, &roots, &mut kinds)?;
-        drop(walk);
-        let mut frames = Vec::with_capacity(info.frames.len());
-        for f in info.frames {
-            let mut pending0 = Vec::with_capacity(f.nodes.len());
-            let mut slots = 0;
-            for (l, &g) in f.nodes.iter().enumerate() {
-                let n = &mut nodes[g];
-                n.kind = kinds[g];
-                n.local = l;
-                n.input_base = slots;
-                slots += n.num_inputs;
-                pending0.push(if n.kind == Kind::Merge { 1 + 2 * in_control[g] } else { in_data[g] + in_control[g] });
-            }
-            frames.push(FrameLayout {
-                name: f.name,
-                nodes: f.nodes,
-                pending0,
-                num_slots: slots,
-                num_enters: f.num_enters,
-                parallel_iterations: f.parallel_iterations,
-            });
-        }
-        Ok(Executor { nodes, roots, frames })
-    }
-
     /// Whether node `id` runs on the compute pool: its kernel is expensive and it was not
     /// measured cheap.
     fn goes_to_pool(&self, id: usize) -> bool {

@@ -1,6 +1,7 @@
 //! Unit tests of the executor (kept beside it, in their own file for size).
 use super::*;
 use crate::rendezvous::LocalRendezvous;
+use ferroflow_core::proto::GraphDef;
 use ferroflow_core::Tensor;
 use ferroflow_graph::{ops, Scope};
 use ferroflow_kernels::{CancelToken, ResourceMgr};
@@ -142,4 +143,23 @@ fn loop_ops_outside_a_loop_are_refused_when_the_graph_is_built() {
         assert_eq!(e.code, ferroflow_core::Code::InvalidArgument, "{e}");
         assert!(e.message.contains(&format!("(op {what}) is not inside a while loop frame")), "{e}");
     }
+}
+
+#[test]
+fn a_graph_moves_into_its_executor_and_consts_keep_their_value_once() {
+    // x = [1, 2]; y = x + x, fetched through a _Send; the nodes move in (from_graph).
+    let s = Scope::new_root();
+    let x = ops::constant(&s, Tensor::vec(vec![1.0f32, 2.0]));
+    let y = ops::add(&s, x.clone(), x.clone());
+    let gd = s.graph().to_graph_def();
+    let by_copy = Executor::new(&gd).unwrap();
+    let exec = Arc::new(Executor::from_graph(gd).unwrap());
+    assert_eq!(exec.num_nodes(), by_copy.num_nodes());
+    let c = exec.nodes.iter().find(|n| n.def.name == x.op_name()).unwrap();
+    assert!(!c.def.attr.contains_key("value"), "the Const kernel holds the value, the node does not");
+    assert!(c.def.attr.contains_key("dtype"));
+    let a = exec.nodes.iter().position(|n| n.def.name == y.op_name()).unwrap();
+    let edges: Vec<(usize, usize)> = c.out_edges.iter().map(|e| (e.dst, e.input)).collect();
+    assert_eq!(edges, vec![(a, 0), (a, 1)], "one slot, both inputs of the add, in input order");
+    exec.run(step(), None).unwrap();
 }

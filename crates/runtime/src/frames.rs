@@ -233,11 +233,9 @@ impl Frames {
     ) {
         let s = &ex.nodes[src];
         let src_is_enter = matches!(s.kind, Kind::Enter { .. });
-        for (slot, edges) in s.out_edges.iter().enumerate() {
-            let v = if src_dead { None } else { outputs.get(slot).cloned().flatten() };
-            for &(d, k) in edges {
-                self.activate_edge(ex, f, iter, d, Some((k, v.clone())), src_dead, src_is_enter, ready);
-            }
+        for e in s.out_edges.iter() {
+            let v = if src_dead { None } else { outputs.get(e.slot).cloned().flatten() };
+            self.activate_edge(ex, f, iter, e.dst, Some((e.input, v)), src_dead, src_is_enter, ready);
         }
         for &d in &s.control_out {
             self.activate_edge(ex, f, iter, d, None, src_dead, src_is_enter, ready);
@@ -393,7 +391,7 @@ impl Frames {
         self.children.remove(&(p, pi, fr.sframe));
         for &x in &fr.dead_exits {
             let s = &ex.nodes[x];
-            let targets = s.out_edges.iter().flatten().map(|&(d, _)| d).chain(s.control_out.iter().copied());
+            let targets = s.out_edges.iter().map(|e| e.dst).chain(s.control_out.iter().copied());
             for d in targets.collect::<Vec<_>>() {
                 let dn = &ex.nodes[d];
                 let l = dn.local;

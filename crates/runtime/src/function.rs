@@ -198,7 +198,7 @@ impl FunctionBody {
         let gd = GraphDef { node: nodes, ..Default::default() };
         let rw = rewrite_for_execution(&gd, &feeds, &fetches, &targets, BODY_DEVICE, 1)
             .map_err(|e| e.context(format!("function '{name}'")))?;
-        let exec = Executor::build(&rw.graph, library, depth + 1).map_err(|e| {
+        let exec = Executor::build(rw.graph.node, library, depth + 1).map_err(|e| {
             if e.message.contains(name) {
                 e
             } else {

@@ -47,6 +47,14 @@ fn source(input: &str) -> Option<(&str, usize)> {
 
 /// Returns `gd` with every fusable chain fused, and how many chains were fused.
 pub fn fuse_ops(gd: &GraphDef) -> (GraphDef, usize) {
+    let mut out = gd.clone();
+    let n = fuse_ops_in_place(&mut out);
+    (out, n)
+}
+
+/// [`fuse_ops`] on the graph itself (no copy of the nodes it leaves alone); returns how
+/// many chains were fused.
+pub fn fuse_ops_in_place(gd: &mut GraphDef) -> usize {
     let index: HashMap<&str, usize> = gd.node.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
     let mut uses: Vec<Uses> = gd.node.iter().map(|_| Uses::default()).collect();
     // The single data consumer of each node when it has exactly one.
@@ -98,7 +106,7 @@ pub fn fuse_ops(gd: &GraphDef) -> (GraphDef, usize) {
         chains.push((pi, bi, relu));
     }
     if chains.is_empty() {
-        return (gd.clone(), 0);
+        return 0;
     }
     let mut removed = vec![false; gd.node.len()];
     let mut replaced: HashMap<usize, NodeDef> = HashMap::new();
@@ -141,14 +149,14 @@ pub fn fuse_ops(gd: &GraphDef) -> (GraphDef, usize) {
             }
         }
     }
-    let mut out = GraphDef { node: Vec::with_capacity(gd.node.len()), ..gd.clone() };
-    for (i, n) in gd.node.iter().enumerate() {
-        if removed[i] {
-            continue;
-        }
-        out.node.push(replaced.remove(&i).unwrap_or_else(|| n.clone()));
-    }
-    (out, chains.len())
+    let nodes = std::mem::take(&mut gd.node);
+    gd.node = nodes
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !removed[*i])
+        .map(|(i, n)| replaced.remove(&i).unwrap_or(n))
+        .collect();
+    chains.len()
 }
 
 /// Whether a session's `GraphOptions` leave the remapper on (TensorFlow's default).

@@ -11,11 +11,11 @@ use super::discovery::{discover, discover_lenient, task_workers, CREATE_GRACE};
 use super::late_tasks::WorkerSessionTemplate;
 use super::plan::plan_for;
 use super::run_step::run_step;
-use super::session::MasterSession;
+use super::session::{GraphState, MasterSession};
 use crate::channels::ChannelCache;
 use crate::ids::new_session_handle;
 use crate::worker::Worker;
-use crate::ClusterSpec;
+use crate::{ClusterSpec, GraphLimits};
 
 /// Limits of a master.
 #[derive(Clone, Debug)]
@@ -29,6 +29,9 @@ pub struct MasterOptions {
     /// `tf.train.Server(..., config=...)`): merged into every session's config as
     /// TensorFlow's master does (`MergeFrom`: the fields it sets win, lists are appended).
     pub default_session_config: Option<ConfigProto>,
+    /// Most nodes and serialized bytes of a session's graph (CreateSession and every
+    /// ExtendSession; `ferroflow server --max_graph_nodes/--max_graph_bytes`).
+    pub graph_limits: GraphLimits,
 }
 
 impl Default for MasterOptions {
@@ -37,6 +40,7 @@ impl Default for MasterOptions {
             create_session_timeout: Duration::from_secs(60),
             default_step_timeout: Duration::from_secs(600),
             default_session_config: None,
+            graph_limits: GraphLimits::default(),
         }
     }
 }
@@ -128,6 +132,14 @@ impl Master {
     /// CreateSession: discovers the session's tasks, creates a worker session on each and
     /// keeps the graph.
     pub async fn create_session(&self, req: CreateSessionRequest) -> Result<CreateSessionResponse, Status> {
+        // Refused before any task is asked for a worker session.
+        if let Some(g) = &req.graph_def {
+            self.opts.graph_limits.check(
+                "CreateSession: the session's graph",
+                g.node.len(),
+                prost::Message::encoded_len(g) as u64,
+            )?;
+        }
         let config = match &self.opts.default_session_config {
             Some(d) => merge_config(req.config.unwrap_or_default(), d)?,
             None => req.config.unwrap_or_default(),
@@ -155,9 +167,12 @@ impl Master {
         let timeout = ms(config.operation_timeout_in_ms)
             .map_or(self.opts.create_session_timeout, |t| t.min(self.opts.create_session_timeout));
         let deadline = Instant::now() + timeout;
+        // The graph is checked before any task is asked for a worker session.
+        let handle = new_session_handle();
+        let graph = GraphState::new(req.graph_def.unwrap_or_default(), &self.opts.graph_limits, &handle)
+            .map_err(|e| e.context("CreateSession: invalid graph"))?;
         let workers = task_workers(&cluster, &config.device_filters, &own, &self.worker, &self.channels)?;
         let tasks = discover_lenient(workers, deadline, CREATE_GRACE).await.map_err(|e| e.context("CreateSession"))?;
-        let handle = new_session_handle();
         let worker_sessions = WorkerSessionTemplate {
             handle: handle.clone(),
             cluster_def: if propagated { config.cluster_def.clone() } else { None },
@@ -188,9 +203,8 @@ impl Master {
             self.worker.incarnation,
             tasks,
             worker_sessions,
-            req.graph_def.unwrap_or_default(),
-        )
-        .map_err(|e| e.context("CreateSession: invalid graph"))?;
+            graph,
+        );
         let ntasks = session.tasks().workers.len();
         self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(handle.clone(), Arc::new(session));
         tracing::info!(task = %self.task, session = %handle, tasks = ntasks, "session created");
@@ -201,7 +215,7 @@ impl Master {
     pub fn extend_session(&self, req: ExtendSessionRequest) -> Result<ExtendSessionResponse, Status> {
         let s = self.session(&req.session_handle)?;
         let v = s
-            .extend(req.graph_def.unwrap_or_default(), req.current_graph_version)
+            .extend(req.graph_def.unwrap_or_default(), req.current_graph_version, &self.opts.graph_limits)
             .map_err(|e| e.context("ExtendSession"))?;
         Ok(ExtendSessionResponse { new_graph_version: v })
     }
@@ -245,7 +259,11 @@ impl Master {
             plan_for(&s, &feed_names, &fetch_names, &targets, deadline).await.map_err(|e| e.context("RunStep"))?;
         super::plan::check_feed_types(&plan, &feeds, "RunStep")?;
         let partition_graphs: Vec<GraphDef> = if opts.output_partition_graphs {
-            plan.parts.iter().map(|p| (*p.graph).clone()).collect()
+            plan.parts
+                .iter()
+                .map(|p| <GraphDef as prost::Message>::decode(p.graph.clone()))
+                .collect::<Result<_, _>>()
+                .map_err(|e| Status::internal(format!("RunStep: decoding a partition graph: {e}")))?
         } else {
             Vec::new()
         };

@@ -5,14 +5,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use ferroflow_core::proto::{GraphDef, RegisterGraphRequest};
+use ferroflow_core::proto::RegisterGraphRequest;
 use ferroflow_core::Status;
 use ferroflow_runtime::placer::{place_with_options, PlacerOptions};
 
 use super::at_source::{relocate_feeds, relocate_fetches};
 use super::session::MasterSession;
 use super::worker_handle::TaskWorker;
-use crate::{partition, rewrite_for_client, ClientTensor, PartitionOptions, SplitBy};
+use crate::{partition_graph, rewrite_for_client, ClientTensor, PartitionOptions, SplitBy};
 
 /// One registered partition.
 pub(crate) struct PlanPart {
@@ -22,8 +22,9 @@ pub(crate) struct PlanPart {
     pub(crate) is_client: bool,
     /// Rendezvous keys of the fetches this partition yields (its RunGraph `recv_key`).
     pub(crate) recv_key: Vec<String>,
-    /// The partition graph as registered (`RunOptions.output_partition_graphs`).
-    pub(crate) graph: Arc<GraphDef>,
+    /// The partition graph as registered, serialized (`RunOptions.output_partition_graphs`
+    /// decodes it): a tenth of the memory of the decoded graph, which the worker holds.
+    pub(crate) graph: bytes::Bytes,
 }
 
 /// A planned step signature.
@@ -54,9 +55,13 @@ pub(crate) async fn make_plan(
     targets: &[String],
     deadline: Instant,
 ) -> Result<StepPlan, Status> {
+    // Every step of planning holds one copy of the nodes it needs: the session's graph is
+    // shared, the rewrite copies only the nodes the step runs, the partitions replace that
+    // copy and move into the registered graphs.
     let graph = session.graph_def();
     let mut cg =
         rewrite_for_client(&graph, feeds, fetches, targets, &session.client_device, session.client_incarnation)?;
+    drop(graph);
     super::late_tasks::reach_named_tasks(session, &cg.graph, deadline).await?;
     let tasks = session.tasks().clone();
     let devices: Vec<String> = tasks.devices.iter().map(|d| d.name.clone()).collect();
@@ -68,11 +73,14 @@ pub(crate) async fn make_plan(
     let feed_tasks = relocate_feeds(&mut cg.graph, &mut cg.feeds, &session.client_device, &incarnations, ferroflow)?;
     let fetch_tasks =
         relocate_fetches(&mut cg.graph, &mut cg.fetches, &session.client_device, &incarnations, ferroflow)?;
-    let parts = partition(&cg.graph, &PartitionOptions { incarnations: &incarnations, split_by: SplitBy::Task })?;
+    let parts = partition_graph(
+        std::mem::take(&mut cg.graph),
+        &PartitionOptions { incarnations: &incarnations, split_by: SplitBy::Task },
+    )?;
     let client_task = ferroflow_core::DeviceName::parse(&session.client_device)?.task_name();
     let mut set = tokio::task::JoinSet::new();
     for (task, gd) in parts {
-        let graph = Arc::new(gd.clone());
+        let graph = bytes::Bytes::from(prost::Message::encode_to_vec(&gd));
         let worker = tasks
             .worker(&task)
             .ok_or_else(|| {

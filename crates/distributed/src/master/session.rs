@@ -10,14 +10,32 @@ use ferroflow_core::Status;
 use super::discovery::Discovered;
 use super::late_tasks::WorkerSessionTemplate;
 use super::plan::StepPlan;
+use crate::graph_limits::{meta_bytes, nodes_bytes, GraphLimits};
 
 /// Remembered request ids per session (older ones are forgotten).
 const MAX_REQUEST_IDS: usize = 100_000;
 
 pub(crate) struct GraphState {
-    pub(crate) graph: GraphDef,
+    /// Shared with the plans being made from it; ExtendSession copies it only while one is.
+    pub(crate) graph: Arc<GraphDef>,
     names: HashSet<String>,
+    /// Serialized bytes of the graph's nodes (for [`GraphLimits`]).
+    node_bytes: u64,
     pub(crate) version: i64,
+}
+
+impl GraphState {
+    /// The graph a session starts with (CreateSession), checked against `limits`.
+    pub(crate) fn new(graph: GraphDef, limits: &GraphLimits, handle: &str) -> Result<GraphState, Status> {
+        #[allow(deprecated)] // `version` is TensorFlow's deprecated field, kept as sent.
+        let GraphDef { node, versions, version, library } = graph;
+        #[allow(deprecated)]
+        let meta = GraphDef { node: vec![], versions, version, library };
+        let meta_size = meta_bytes(meta.versions.as_ref(), meta.library.as_ref());
+        let mut state = GraphState { graph: Arc::new(meta), names: HashSet::new(), node_bytes: 0, version: 0 };
+        state.append(node, limits, meta_size, || format!("the graph of session {handle}"))?;
+        Ok(state)
+    }
 }
 
 /// One master session.
@@ -51,12 +69,9 @@ impl MasterSession {
         client_incarnation: u64,
         tasks: Discovered,
         worker_sessions: WorkerSessionTemplate,
-        graph: GraphDef,
-    ) -> Result<MasterSession, Status> {
-        let mut state =
-            GraphState { graph: GraphDef { node: vec![], ..graph.clone() }, names: HashSet::new(), version: 0 };
-        state.append(graph.node)?;
-        Ok(MasterSession {
+        state: GraphState,
+    ) -> MasterSession {
+        MasterSession {
             metrics: crate::metrics::SessionMetrics::new(&handle),
             handle,
             config,
@@ -69,7 +84,7 @@ impl MasterSession {
             request_ids: Mutex::new((HashSet::new(), VecDeque::new())),
             closed: tokio::sync::watch::Sender::new(false),
             partial_runs: Mutex::new(HashMap::new()),
-        })
+        }
     }
 
     /// The session's tasks (not to be held across an await).
@@ -82,7 +97,7 @@ impl MasterSession {
     }
 
     /// ExtendSession: appends nodes if `current_version` matches; returns the new version.
-    pub(crate) fn extend(&self, graph: GraphDef, current_version: i64) -> Result<i64, Status> {
+    pub(crate) fn extend(&self, graph: GraphDef, current_version: i64, limits: &GraphLimits) -> Result<i64, Status> {
         let mut g = self.graph.lock().unwrap_or_else(|e| e.into_inner());
         if current_version != g.version {
             return Err(Status::aborted(format!(
@@ -90,12 +105,17 @@ impl MasterSession {
                 g.version
             )));
         }
-        g.append(graph.node)?;
-        if graph.versions.is_some() {
-            g.graph.versions = graph.versions;
+        let GraphDef { node, versions, library, .. } = graph;
+        // A new library or versions replace the session's, so the limit counts the new ones.
+        let meta =
+            meta_bytes(versions.as_ref().or(g.graph.versions.as_ref()), library.as_ref().or(g.graph.library.as_ref()));
+        g.append(node, limits, meta, || format!("the graph of session {}", self.handle))?;
+        let graph = Arc::make_mut(&mut g.graph);
+        if versions.is_some() {
+            graph.versions = versions;
         }
-        if graph.library.is_some() {
-            g.graph.library = graph.library;
+        if library.is_some() {
+            graph.library = library;
         }
         g.version += 1;
         Ok(g.version)
@@ -121,15 +141,26 @@ impl MasterSession {
         Ok(())
     }
 
-    /// The current graph.
-    pub(crate) fn graph_def(&self) -> GraphDef {
+    /// The current graph (shared, not copied).
+    pub(crate) fn graph_def(&self) -> Arc<GraphDef> {
         self.graph.lock().unwrap_or_else(|e| e.into_inner()).graph.clone()
     }
 }
 
 impl GraphState {
-    /// Appends nodes after checking names are new and every input names a node.
-    fn append(&mut self, nodes: Vec<NodeDef>) -> Result<(), Status> {
+    /// Appends nodes after checking the limits, that names are new and that every input
+    /// names a node; `what` names the graph in a limit's error (the caller adds the
+    /// method) and `meta` is the
+    /// serialized size of the graph's versions and library after the append.
+    fn append(
+        &mut self,
+        nodes: Vec<NodeDef>,
+        limits: &GraphLimits,
+        meta: u64,
+        what: impl Fn() -> String,
+    ) -> Result<(), Status> {
+        let added_bytes = nodes_bytes(&nodes);
+        limits.check(&what(), self.graph.node.len() + nodes.len(), self.node_bytes + added_bytes + meta)?;
         let mut added: HashSet<String> = HashSet::new();
         for n in &nodes {
             if n.name.is_empty() {
@@ -161,7 +192,8 @@ impl GraphState {
             }
         }
         self.names.extend(added);
-        self.graph.node.extend(nodes);
+        Arc::make_mut(&mut self.graph).node.extend(nodes);
+        self.node_bytes += added_bytes;
         Ok(())
     }
 }

@@ -135,7 +135,7 @@ impl TaskWorker {
     pub(crate) async fn register_graph(&self, req: RegisterGraphRequest, deadline: Instant) -> Result<String, Status> {
         match &self.handle {
             WorkerHandle::Local(w) => {
-                w.register_graph(&req).map(|r| r.graph_handle).map_err(|e| self.local_err("RegisterGraph", e))
+                w.register_graph(req).map(|r| r.graph_handle).map_err(|e| self.local_err("RegisterGraph", e))
             }
             WorkerHandle::Remote(c) => {
                 remote_call!(self, c, register_graph, req, deadline, "RegisterGraph").map(|r| r.graph_handle)

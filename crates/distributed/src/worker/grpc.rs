@@ -56,7 +56,7 @@ impl WorkerService for WorkerGrpc {
     }
 
     async fn register_graph(&self, r: Request<RegisterGraphRequest>) -> R<RegisterGraphResponse> {
-        ok(self.0.register_graph(r.get_ref()))
+        ok(self.0.register_graph(r.into_inner()))
     }
 
     async fn deregister_graph(&self, r: Request<DeregisterGraphRequest>) -> R<DeregisterGraphResponse> {

@@ -12,9 +12,15 @@ impl Worker {
     /// RegisterGraph: every node must be placed on this task (an empty device means this
     /// task's CPU); every op, attr and edge is validated and every kernel created now, so a
     /// bad graph fails here with InvalidArgument naming the node.
-    pub fn register_graph(&self, req: &RegisterGraphRequest) -> Result<RegisterGraphResponse, Status> {
+    pub fn register_graph(&self, req: RegisterGraphRequest) -> Result<RegisterGraphResponse, Status> {
         let session = self.session(&req.session_handle, req.create_worker_session_called)?;
-        let mut gd = req.graph_def.clone().unwrap_or_default();
+        let mut gd = req.graph_def.unwrap_or_default();
+        let name = if session.handle.is_empty() { String::new() } else { format!(" of session {}", session.handle) };
+        self.opts.graph_limits.check(
+            &format!("RegisterGraph on {}: the graph{name}", session.task),
+            gd.node.len(),
+            prost::Message::encoded_len(&gd) as u64,
+        )?;
         let own = DeviceName::parse(&session.device)?;
         let cpus = self.opts.cpu_devices.max(1);
         for n in gd.node.iter_mut() {
@@ -46,17 +52,17 @@ impl Worker {
             }
         }
         if ferroflow_runtime::remapping_enabled(req.graph_options.as_ref()) {
-            let (fused, n) = ferroflow_runtime::fuse_ops(&gd);
+            let n = ferroflow_runtime::fuse_ops_in_place(&mut gd);
             if n > 0 {
                 tracing::debug!(task = %self.task, fused = n, "fused MatMul/Conv2D + BiasAdd (+ Relu) chains");
-                gd = fused;
             }
         }
-        let exec = Executor::new(&gd).map_err(|e| {
+        let nodes = gd.node.len();
+        let exec = Executor::from_graph(gd).map_err(|e| {
             Status::invalid_argument(format!("RegisterGraph on {}: invalid graph: {}", session.task, e.message))
         })?;
         let handle = session.add_graph(Arc::new(exec));
-        tracing::debug!(task = %self.task, session = %session.handle, graph = %handle, nodes = gd.node.len(), "graph registered");
+        tracing::debug!(task = %self.task, session = %session.handle, graph = %handle, nodes, "graph registered");
         Ok(RegisterGraphResponse { graph_handle: handle })
     }
 

@@ -30,6 +30,9 @@ pub struct WorkerOptions {
     /// CPU devices of the task, `CPU:0` … `CPU:n-1` (TensorFlow's
     /// `ConfigProto.device_count["CPU"]` of the server's config).
     pub cpu_devices: usize,
+    /// Most nodes and serialized bytes of a registered graph (RegisterGraph;
+    /// `ferroflow server --max_graph_nodes/--max_graph_bytes`).
+    pub graph_limits: crate::GraphLimits,
 }
 
 impl Default for WorkerOptions {
@@ -39,6 +42,7 @@ impl Default for WorkerOptions {
             max_recv_wait: Duration::from_secs(600),
             step_grace: Duration::from_secs(60),
             cpu_devices: 1,
+            graph_limits: crate::GraphLimits::default(),
         }
     }
 }

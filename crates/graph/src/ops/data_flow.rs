@@ -205,7 +205,9 @@ fn shape_list(shapes: &[Vec<i64>]) -> AttrValue {
             _ => None,
         })
         .collect();
-    AttrValue { value: Some(attr_value::Value::List(attr_value::ListValue { shape: list, ..Default::default() })) }
+    AttrValue {
+        value: Some(attr_value::Value::List(Box::new(attr_value::ListValue { shape: list, ..Default::default() }))),
+    }
 }
 
 /// `ResourceConditionalAccumulator` (`resource` = true, what TensorFlow 2's

@@ -123,10 +123,9 @@ mod tests {
             n.attr.insert(
                 f.into(),
                 ferroflow_core::proto::AttrValue {
-                    value: Some(ferroflow_core::proto::attr_value::Value::Func(ferroflow_core::proto::NameAttrList {
-                        name: format!("{f}_fn"),
-                        attr: Default::default(),
-                    })),
+                    value: Some(ferroflow_core::proto::attr_value::Value::Func(Box::new(
+                        ferroflow_core::proto::NameAttrList { name: format!("{f}_fn"), attr: Default::default() },
+                    ))),
                 },
             );
         }

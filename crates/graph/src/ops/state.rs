@@ -176,7 +176,12 @@ pub(crate) fn output_shapes_attr(dims: Option<&[i64]>) -> AttrValue {
         Some(attr_value::Value::Shape(s)) => s,
         _ => Default::default(),
     };
-    AttrValue { value: Some(attr_value::Value::List(attr_value::ListValue { shape: vec![one], ..Default::default() })) }
+    AttrValue {
+        value: Some(attr_value::Value::List(Box::new(attr_value::ListValue {
+            shape: vec![one],
+            ..Default::default()
+        }))),
+    }
 }
 
 /// The declared shape of the variable behind `handle`, if it is a `VarHandleOp` output.

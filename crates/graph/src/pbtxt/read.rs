@@ -234,15 +234,15 @@ fn attr_value(fields: &[Field]) -> Result<AttrValue, Status> {
     let mut v = AttrValue::default();
     for f in fields {
         v.value = Some(match f.name.as_str() {
-            "list" => AV::List(list(msg(f)?)?),
+            "list" => AV::List(Box::new(list(msg(f)?)?)),
             "s" => AV::S(bytes(f)?),
             "i" => AV::I(ranged(f)?),
             "f" => AV::F(float(f)? as f32),
             "b" => AV::B(boolean(f)?),
             "type" => AV::Type(dtype(f)?),
             "shape" => AV::Shape(shape(msg(f)?)?),
-            "tensor" => AV::Tensor(tensor(msg(f)?)?),
-            "func" => AV::Func(func(msg(f)?)?),
+            "tensor" => AV::Tensor(Box::new(tensor(msg(f)?)?)),
+            "func" => AV::Func(Box::new(func(msg(f)?)?)),
             "placeholder" => AV::Placeholder(string(f)?),
             _ => continue,
         });

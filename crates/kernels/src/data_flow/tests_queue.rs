@@ -24,7 +24,7 @@ fn list_shape(dims: &[i64]) -> ferroflow_core::proto::AttrValue {
         _ => unreachable!(),
     };
     ferroflow_core::proto::AttrValue {
-        value: Some(attr_value::Value::List(attr_value::ListValue { shape: vec![s], ..Default::default() })),
+        value: Some(attr_value::Value::List(Box::new(attr_value::ListValue { shape: vec![s], ..Default::default() }))),
     }
 }
 

@@ -238,10 +238,10 @@ fn resource_producer_traces_identity() {
 fn call_node(name: &str, op: &str, inputs: &[&str], tin: &[DataType]) -> NodeDef {
     let mut n = node(name, op, "", inputs);
     let func = |f: &str| ferroflow_core::proto::AttrValue {
-        value: Some(ferroflow_core::proto::attr_value::Value::Func(ferroflow_core::proto::NameAttrList {
+        value: Some(ferroflow_core::proto::attr_value::Value::Func(Box::new(ferroflow_core::proto::NameAttrList {
             name: f.into(),
             attr: Default::default(),
-        })),
+        }))),
     };
     n.attr.insert("Tin".into(), attr::list_type(tin));
     n.attr.insert("Tout".into(), attr::list_type(&[DataType::Int64]));
