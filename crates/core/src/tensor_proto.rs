@@ -54,7 +54,9 @@ pub fn encode_string_list(items: &[Vec<u8>]) -> Vec<u8> {
 
 /// Decodes TensorFlow's string list encoding of `n` elements.
 pub fn decode_string_list(mut buf: &[u8], n: usize) -> Result<Vec<Vec<u8>>, Status> {
-    let mut lens = Vec::with_capacity(n.min(1 << 20));
+    // Every length takes at least one byte: a list cannot hold more elements than bytes,
+    // whatever shape a peer declares.
+    let mut lens = Vec::with_capacity(n.min(buf.len()));
     for i in 0..n {
         let l = prost::encoding::decode_varint(&mut buf).map_err(|_| {
             Status::invalid_argument(format!("string tensor_content: bad length varint for element {i}"))

@@ -135,7 +135,7 @@ pub(crate) struct Conn {
 }
 
 /// Watches the first bytes of a connection for the HTTP/2 preface and a HEADERS frame.
-struct Handshake {
+pub(crate) struct Handshake {
     deadline: Pin<Box<tokio::time::Sleep>>,
     /// Bytes of the stream seen so far (the preface, then frame headers).
     seen: usize,
@@ -150,7 +150,7 @@ const PREFACE_LEN: usize = 24;
 const FRAME_HEADERS: u8 = 0x1;
 
 impl Handshake {
-    fn new(timeout: Duration) -> Handshake {
+    pub(crate) fn new(timeout: Duration) -> Handshake {
         Handshake {
             deadline: Box::pin(tokio::time::sleep(timeout)),
             seen: 0,
@@ -161,7 +161,7 @@ impl Handshake {
     }
 
     /// Feeds bytes read from the connection; true once a HEADERS frame has begun.
-    fn feed(&mut self, mut data: &[u8]) -> bool {
+    pub(crate) fn feed(&mut self, mut data: &[u8]) -> bool {
         while !data.is_empty() {
             if self.seen < self.next_frame {
                 let skip = (self.next_frame - self.seen).min(data.len());

@@ -44,10 +44,27 @@ impl Service<http::Request<Body>> for Dispatch {
     fn call(&mut self, req: http::Request<Body>) -> Self::Future {
         let start = std::time::Instant::now();
         let method = crate::metrics::method_label(req.uri().path());
+        let path = req.uri().path().to_string();
         let fut = self.route(req);
         // Every call is counted (method, status code) and timed when its response ends.
-        Box::pin(async move { Ok(crate::rpc_metrics::meter(method, start, fut.await?)) })
+        Box::pin(async move { Ok(crate::rpc_metrics::meter(method, start, name_unknown_method(fut.await?, &path))) })
     }
+}
+
+/// tonic answers a method its service does not have with UNIMPLEMENTED and no message;
+/// the message names the method, as gRPC's C++ server does ("Method not found: ...").
+fn name_unknown_method(mut resp: http::Response<Body>, path: &str) -> http::Response<Body> {
+    let h = resp.headers_mut();
+    if h.get("grpc-status").is_some_and(|v| v.as_bytes() == b"12") && h.get("grpc-message").is_none() {
+        let text: String = format!("Method not found: {path}")
+            .bytes()
+            .map(|b| if (0x20..0x7f).contains(&b) && b != b'%' { (b as char).to_string() } else { format!("%{b:02X}") })
+            .collect();
+        if let Ok(v) = http::HeaderValue::from_str(&text) {
+            h.insert("grpc-message", v);
+        }
+    }
+    resp
 }
 
 impl Dispatch {
@@ -77,5 +94,22 @@ impl Dispatch {
             // The worker service answers UNIMPLEMENTED for paths it does not know.
             self.worker.call(req)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_methods_are_named() {
+        let resp = tonic::Status::unimplemented("").into_http::<Body>();
+        let resp = name_unknown_method(resp, "/tensorflow.MasterService/Nope%");
+        let msg = resp.headers()["grpc-message"].to_str().unwrap();
+        assert_eq!(msg, "Method not found: /tensorflow.MasterService/Nope%25");
+        // A message already there stays.
+        let resp = tonic::Status::unimplemented("RecvBuf is not implemented").into_http::<Body>();
+        let resp = name_unknown_method(resp, "/tensorflow.WorkerService/RecvBuf");
+        assert_eq!(resp.headers()["grpc-message"].to_str().unwrap(), "RecvBuf%20is%20not%20implemented");
     }
 }

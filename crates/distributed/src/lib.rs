@@ -57,6 +57,8 @@ pub mod raw_grpc {
 }
 
 #[cfg(test)]
+mod fuzz_framing_tests;
+#[cfg(test)]
 mod proto_wire_tests;
 #[cfg(test)]
 mod test_graphs;

@@ -139,16 +139,35 @@ pub async fn until<T>(
     }
 }
 
+/// The longest timeout a `grpc-timeout` header carries here: 99999999 seconds (about
+/// three years; the header has at most 8 digits). Deadlines further away (a client's
+/// `timeout_in_ms` of 2^62) are sent as this, which tonic would otherwise refuse with a panic.
+pub const MAX_GRPC_TIMEOUT: Duration = Duration::from_secs(99_999_999);
+
 /// A request carrying `msg` with its deadline in the `grpc-timeout` header.
 pub fn request_with_deadline<T>(msg: T, deadline: Instant) -> tonic::Request<T> {
     let mut r = tonic::Request::new(msg);
-    r.set_timeout(remaining(deadline).max(Duration::from_millis(1)));
+    r.set_timeout(remaining(deadline).clamp(Duration::from_millis(1), MAX_GRPC_TIMEOUT));
     r
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn far_deadlines_are_capped_not_a_panic() {
+        // Found by the fuzzer: RunOptions.timeout_in_ms = 2^62 panicked a master's task.
+        let far = Instant::now() + Duration::from_millis(1 << 62);
+        let r = request_with_deadline((), far);
+        let v = r.metadata().get("grpc-timeout").unwrap().to_str().unwrap().to_string();
+        assert!(
+            parse_grpc_timeout(&v).is_some_and(|d| d <= MAX_GRPC_TIMEOUT && d > Duration::from_secs(86_400)),
+            "{v}"
+        );
+        let past = request_with_deadline((), Instant::now());
+        assert!(past.metadata().get("grpc-timeout").is_some());
+    }
 
     #[test]
     fn timeouts_and_codes() {

@@ -114,6 +114,11 @@ impl RecvTensorReader {
                     return Ok(None);
                 }
                 if let Some(layout) = scan(&head[5..], len) {
+                    // The buffer is reserved for what the head declares before the bytes
+                    // come: a peer may not declare more than this task's memory limit.
+                    let n = layout.content_len / streamable_size(layout.dtype).unwrap_or(1);
+                    ferroflow_core::check_tensor_alloc(&[n], layout.dtype)
+                        .map_err(|e| Status::new(e.code, format!("{what}: {}", e.message)))?;
                     self.start(layout);
                     continue;
                 }

@@ -269,3 +269,27 @@ fn corrupted_streams_never_panic() {
     // Every kind of outcome was reached.
     assert!(tensors > 100 && bad_tensors > 0 && bad_streams > 0, "{tensors} {bad_tensors} {bad_streams}");
 }
+
+#[test]
+fn a_declared_content_past_the_memory_limit_is_refused_before_it_is_reserved() {
+    // Found by the fuzzer: a 5 KB head declaring 2 GiB of float content reserved 2 GiB.
+    // (The framing fuzz sets the same limit; no other test here comes near it.)
+    ferroflow_core::set_memory_limit(64 << 20);
+    let content: u64 = 0x7fff_0000;
+    let mut tensor = vec![0x08, 1, 0x22];
+    encode_varint(content, &mut tensor);
+    let mut msg = vec![0x0a];
+    encode_varint(tensor.len() as u64 + content, &mut msg);
+    msg.extend(&tensor);
+    let mut b = BytesMut::new();
+    b.put_u8(0);
+    b.put_u32((msg.len() as u64 + content) as u32);
+    b.put_slice(&msg);
+    b.put_slice(&[0u8; 8192]);
+    let mut r = RecvTensorReader::default();
+    r.push(b.freeze());
+    let e = r.next("RecvTensor of 'x'").err().expect("refused");
+    assert_eq!(e.code, Code::ResourceExhausted);
+    assert!(e.message.starts_with("RecvTensor of 'x': OOM when allocating tensor with shape[536854528]"), "{e}");
+    assert!(r.streaming.is_none());
+}

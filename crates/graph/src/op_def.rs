@@ -43,6 +43,9 @@ pub struct AttrDef {
     pub default: Option<AttrValue>,
     /// Allowed types for a `type` attr written as `{float, double}`.
     pub allowed: Option<Vec<DataType>>,
+    /// The least value of an `int` attr, or the least length of a list attr (`N: int >= 1`,
+    /// `strides: list(int) >= 4`).
+    pub minimum: Option<i64>,
 }
 
 /// An op: TensorFlow's name, arguments and attrs, plus ferroflow's shape function.
@@ -189,7 +192,10 @@ fn parse_attr(op: &str, spec: &str) -> AttrDef {
         Some((i, _)) => (rest[..i].trim(), Some(rest[i + 1..].trim())),
         None => (rest.trim(), None),
     };
-    // Drop a minimum constraint such as `int >= 1`.
+    // A minimum constraint such as `int >= 1`.
+    let minimum = ty
+        .split_once(">=")
+        .map(|(_, m)| m.trim().parse::<i64>().unwrap_or_else(|_| panic!("op {op}: bad minimum in attr spec '{spec}'")));
     let ty = ty.split(">=").next().unwrap_or(ty).trim();
     let mut allowed = None;
     let ty_name = if ty.starts_with('{') {
@@ -209,7 +215,7 @@ fn parse_attr(op: &str, spec: &str) -> AttrDef {
         ty.to_string()
     };
     let default = default.map(|d| parse_default(op, &ty_name, d));
-    AttrDef { name: name.trim().to_string(), ty: ty_name, default, allowed }
+    AttrDef { name: name.trim().to_string(), ty: ty_name, default, allowed, minimum }
 }
 
 fn unquote(s: &str) -> String {

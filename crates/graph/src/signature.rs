@@ -1,9 +1,9 @@
 //! Resolving a `NodeDef` against its op: defaults, attr checks, input and output types.
 
-use ferroflow_core::proto::{attr_value::Value as AV, NodeDef};
+use ferroflow_core::proto::{attr_value::Value as AV, AttrValue, NodeDef};
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
-use crate::op_def::{ArgDef, ArgType, OpDef};
+use crate::op_def::{ArgDef, ArgType, AttrDef, OpDef};
 use crate::registry::op_registry;
 
 /// Input and output types of a node; the flag marks reference (`Ref(T)`) arguments.
@@ -109,8 +109,30 @@ pub fn signature_of(def: &OpDef, node: &NodeDef) -> Result<Signature, Status> {
         if !ok {
             return Err(def.err(&node.name, format!("attr '{}' should be of type {}", a.name, a.ty)));
         }
+        check_minimum(def, node, a, v)?;
     }
     Ok(Signature { inputs: expand(def, node, &def.inputs)?, outputs: expand(def, node, &def.outputs)? })
+}
+
+/// An `int` attr below its minimum, or a list attr shorter than its minimum, is refused
+/// as TensorFlow refuses it (kernels index the first of `N` inputs, `ksize[3]`, ...).
+fn check_minimum(def: &OpDef, node: &NodeDef, a: &AttrDef, v: &AttrValue) -> Result<(), Status> {
+    let Some(min) = a.minimum else { return Ok(()) };
+    let (what, got) = match &v.value {
+        Some(AV::I(i)) => ("Value", *i),
+        Some(AV::List(l)) => {
+            let n = l.s.len() + l.i.len() + l.f.len() + l.b.len() + l.r#type.len() + l.shape.len() + l.tensor.len();
+            ("Length", (n + l.func.len()) as i64)
+        }
+        None if a.ty.starts_with("list(") => ("Length", 0),
+        _ => return Ok(()),
+    };
+    if got < min {
+        return Err(
+            def.err(&node.name, format!("{what} for attr '{}' of {got} must be at least minimum {min}", a.name))
+        );
+    }
+    Ok(())
 }
 
 /// Looks up the op, fills defaults into `node`, validates and returns the signature; also
@@ -132,4 +154,47 @@ pub fn resolve_node(node: &mut NodeDef) -> Result<Signature, Status> {
         }
     }
     Ok(sig)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferroflow_core::attr;
+
+    fn node(op: &str, inputs: &[&str], attrs: &[(&str, AttrValue)]) -> NodeDef {
+        let mut n = NodeDef { name: "n".into(), op: op.into(), ..Default::default() };
+        n.input = inputs.iter().map(|s| s.to_string()).collect();
+        n.attr = attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
+        n
+    }
+
+    #[test]
+    fn attrs_below_their_minimum_are_refused() {
+        // Found by the fuzzer: ConcatV2, Pack and ParallelDynamicStitch with N = 0 reached
+        // their kernels, which index the first input (a contained panic, INTERNAL).
+        let f = attr::ty(DataType::Float);
+        for (op, inputs) in [("ConcatV2", vec!["axis"]), ("Pack", vec![]), ("AddN", vec![])] {
+            let mut n = node(op, &inputs, &[("N", attr::int(0)), ("T", f.clone())]);
+            let e = resolve_node(&mut n).unwrap_err();
+            assert!(
+                e.message.contains("node 'n' (op ")
+                    && e.message.contains("Value for attr 'N' of 0 must be at least minimum"),
+                "{e}"
+            );
+        }
+        let mut n = node(
+            "MaxPool",
+            &["x"],
+            &[
+                ("ksize", attr::list_int(&[1, 2, 2])),
+                ("strides", attr::list_int(&[1, 1, 1, 1])),
+                ("padding", attr::string("SAME")),
+                ("T", f.clone()),
+            ],
+        );
+        let e = resolve_node(&mut n).unwrap_err();
+        assert!(e.message.contains("Length for attr 'ksize' of 3 must be at least minimum 4"), "{e}");
+        let mut ok = node("Pack", &["a", "b"], &[("N", attr::int(2)), ("T", f)]);
+        assert!(resolve_node(&mut ok).is_ok());
+    }
 }

@@ -69,8 +69,10 @@ fn merge_config(config: ConfigProto, default: &ConfigProto) -> Result<ConfigProt
         .map_err(|e| Status::internal(format!("merging the server's default session config: {e}")))
 }
 
+/// A positive timeout in milliseconds (from a client's RunOptions or ConfigProto), capped
+/// at the longest `grpc-timeout`.
 fn ms(v: i64) -> Option<Duration> {
-    (v > 0).then(|| Duration::from_millis(v as u64))
+    (v > 0).then(|| Duration::from_millis(v as u64).min(crate::rpc_util::MAX_GRPC_TIMEOUT))
 }
 
 impl Master {

@@ -101,8 +101,12 @@ pub fn invert_permutation(s: &Scope, x: Output) -> Output {
     s.op("InvertPermutation").input(x).build().output(0)
 }
 
-/// `ConcatV2` of `values` along `axis`.
+/// `ConcatV2` of `values` along `axis`; one value is returned as it is (an `Identity`, as
+/// TensorFlow's `tf.concat` does: `ConcatV2` takes at least two).
 pub fn concat(s: &Scope, values: Vec<Output>, axis: Output) -> Output {
+    if values.len() == 1 {
+        return s.op("Identity").name("concat").input(values[0].clone()).build().output(0);
+    }
     s.op("ConcatV2").name("concat").input_list(values).input(axis).build().output(0)
 }
 
