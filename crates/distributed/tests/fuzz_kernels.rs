@@ -146,7 +146,6 @@ fn fuzz_kernels_of_generated_graphs() {
                     run.finding(i, format!("{:?} without a message running {:?}", e.code, ops_of()));
                 }
                 said = e.message.clone();
-                eprintln!("DUMP {:?} {}", e.code, said.chars().take(200).collect::<String>());
                 format!("{:?}", e.code)
             }
         };
