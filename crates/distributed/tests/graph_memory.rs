@@ -2,7 +2,7 @@
 //! graph, its step plan and a registered graph keep alive, stage by stage, and bounds it.
 //! The bounds are per node of a Placeholder and a chain of Const -> AddV2 -> Identity with
 //! TensorFlow's attrs; TensorFlow 2.21's server grows by ~4.3 KB per node for such a graph
-//! registered on its worker and ~8.7 KB through its master (RSS;
+//! registered on its worker and ~9 KB through its master (RSS;
 //! scripts/bench/graph_memory.py, BENCHMARKS.md).
 
 use std::alloc::{GlobalAlloc, Layout, System};
