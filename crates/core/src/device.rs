@@ -180,6 +180,12 @@ impl std::fmt::Display for DeviceName {
     }
 }
 
+/// Builds TensorFlow's rendezvous key:
+/// `<send_device>;<incarnation as 16 hex digits>;<recv_device>;<tensor_name>;<frame>:<iter>`.
+pub fn rendezvous_key(send_device: &str, incarnation: u64, recv_device: &str, tensor_name: &str) -> String {
+    format!("{send_device};{incarnation:016x};{recv_device};{tensor_name};0:0")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ mod tensor;
 mod tensor_proto;
 mod variant;
 
-pub use device::DeviceName;
+pub use device::{rendezvous_key, DeviceName};
 pub use dtype::{DataType, TensorType};
 pub use file_root::{check_file_path, file_root, set_file_root};
 pub use hash::{child_frame_id, tf_hash64, tf_hash64_combine};

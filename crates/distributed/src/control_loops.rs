@@ -22,7 +22,7 @@ use ferroflow_core::proto::{GraphDef, NodeDef};
 use ferroflow_core::{attr, DataType, Status, Tensor};
 use ferroflow_runtime::GraphFrames;
 
-use crate::graph_util::{parse_input, NameGen};
+use ferroflow_graph::graph_util::{parse_input, NameGen};
 
 /// What the partitioner needs to drive `_Recv`s inside loop frames.
 pub(crate) struct ControlLoops {

@@ -9,14 +9,12 @@
 
 mod access;
 mod channels;
-mod client_graph;
 mod client_runtime;
 mod cluster_spec;
 mod control;
 mod control_loops;
 mod dispatch;
 mod graph_limits;
-mod graph_util;
 mod grpc_compression;
 mod grpc_raw;
 mod grpc_session;
@@ -37,7 +35,6 @@ pub mod worker;
 
 pub use access::{is_loopback_host, AllowList, DEFAULT_MAX_CONNECTIONS};
 pub use channels::{endpoint, endpoint_with, master_client, strip_scheme, worker_client, ChannelCache};
-pub use client_graph::{rewrite_for_client, ClientGraph, ClientTensor};
 pub use cluster_spec::{ClusterFlags, ClusterSpec};
 pub use control::proto as control_proto;
 pub use graph_limits::{GraphLimits, DEFAULT_MAX_GRAPH_BYTES, DEFAULT_MAX_GRAPH_NODES};

@@ -26,7 +26,7 @@ use ferroflow_core::{attr, DataType, DeviceName, Status, Tensor};
 use ferroflow_graph::Signature;
 
 use crate::control_loops::{self, ControlLoops};
-use crate::graph_util::{graph_like, parse_input, signature, tensor_input, Input, NameGen, SendRecv};
+use ferroflow_graph::graph_util::{graph_like, parse_input, signature, tensor_input, Input, NameGen, SendRecv};
 
 /// What a partition is.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

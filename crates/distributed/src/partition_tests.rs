@@ -2,8 +2,7 @@
 
 use super::*;
 use crate::test_graphs::{ident, konst, PS, W0, W1};
-use ferroflow_core::{Code, NodeAttrs};
-use ferroflow_kernels::rendezvous_key;
+use ferroflow_core::{rendezvous_key, Code, NodeAttrs};
 
 fn incarnations() -> HashMap<String, u64> {
     [(PS, 0xa1b2c3d4e5f60708u64), (W0, 7), (W1, 9)].into_iter().map(|(d, i)| (d.to_string(), i)).collect()
@@ -168,4 +167,26 @@ fn errors_name_the_problem() {
     assert!(e.message.contains(other) && e.message.contains(PS), "{e}");
     let e = run(vec![konst("w", W0, vec![1.]), konst("w", W0, vec![1.])]).unwrap_err();
     assert!(e.message.contains("two nodes named 'w'"), "{e}");
+}
+
+#[test]
+fn the_client_rewrite_then_partition_links_client_and_ps() {
+    let mut x = NodeDef { name: "x".into(), op: "Placeholder".into(), device: W0.into(), ..Default::default() };
+    x.attr.insert("dtype".into(), ferroflow_core::attr::ty(ferroflow_core::DataType::Float));
+    let g = GraphDef {
+        node: vec![konst("w", PS, vec![1., 2.]), x, ident("y", W0, "x"), ident("z", W0, "y"), ident("wy", W0, "w")],
+        ..Default::default()
+    };
+    let c = ferroflow_graph::rewrite_for_client(&g, &["x:0"], &["z:0", "wy:0"], &[], W0, 5).unwrap();
+    let inc: HashMap<String, u64> = [(PS.to_string(), 11), (W0.to_string(), 5)].into_iter().collect();
+    let parts = partition(&c.graph, &PartitionOptions { incarnations: &inc, split_by: SplitBy::Task }).unwrap();
+    assert_eq!(parts.len(), 2);
+    let ps = &parts["/job:ps/replica:0/task:0"];
+    assert_eq!(ps.node.iter().map(|n| n.op.as_str()).collect::<Vec<_>>(), vec!["Const", "_Send"]);
+    let wk = &parts["/job:worker/replica:0/task:0"];
+    let ops: Vec<&str> = wk.node.iter().map(|n| n.op.as_str()).collect();
+    assert_eq!(ops, vec!["_Recv", "Identity", "Identity", "_Recv", "Identity", "_Send", "_Send"]);
+    let edge_recv = &wk.node[3];
+    assert!(!edge_recv.attr_bool("client_terminated").unwrap());
+    assert_eq!(edge_recv.attr_int("send_device_incarnation").unwrap(), 11);
 }

@@ -15,7 +15,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use ferroflow_core::proto::{GraphDef, TensorProto};
 use ferroflow_core::Tensor;
-use ferroflow_distributed::{partition, rewrite_for_client, PartitionOptions, SplitBy};
+use ferroflow_distributed::{partition, PartitionOptions, SplitBy};
+use ferroflow_graph::rewrite_for_client;
 use fuzz::{bytes as fbytes, graphs, values, Run};
 use prost::Message;
 

@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use common::{rt, Cluster};
 use ferroflow_core::proto::*;
-use ferroflow_distributed::{partition, rewrite_for_client, PartitionOptions, SplitBy};
+use ferroflow_distributed::{partition, PartitionOptions, SplitBy};
+use ferroflow_graph::rewrite_for_client;
 use fuzz::rpc::{self, Outcome};
 use fuzz::{bytes as fbytes, graphs, values, Rng, Run};
 

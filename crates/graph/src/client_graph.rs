@@ -1,5 +1,5 @@
 //! The client-side rewrite of a step's graph (TensorFlow's `RewriteGraphForExecution`,
-//! tf-wire.md §5): every feed `n:i` becomes a `_Recv` named `_recv_<n>_<i>` and every fetch
+//! docs/protocol.md): every feed `n:i` becomes a `_Recv` named `_recv_<n>_<i>` and every fetch
 //! a `_Send` named `_send_<n>_<i>`, both on the client device with `tensor_name = "n:i"`,
 //! `send_device = recv_device = client device`, the client device's incarnation and
 //! `client_terminated = true`; then the graph is pruned to what the fetches and targets need.
@@ -10,8 +10,8 @@
 use std::collections::{HashMap, HashSet};
 
 use ferroflow_core::proto::{GraphDef, NodeDef};
+use ferroflow_core::rendezvous_key;
 use ferroflow_core::{DataType, Status};
-use ferroflow_kernels::rendezvous_key;
 
 use crate::graph_util::{graph_like, parse_input, signature, tensor_input, Input, SendRecv};
 
@@ -42,8 +42,20 @@ pub struct ClientGraph {
     pub fetches: Vec<ClientTensor>,
 }
 
+impl ClientGraph {
+    /// The rendezvous key of each feed, in order.
+    pub fn feed_keys(&self) -> Vec<String> {
+        self.feeds.iter().map(|f| f.key.clone()).collect()
+    }
+
+    /// The rendezvous key of each fetch, in order.
+    pub fn fetch_keys(&self) -> Vec<String> {
+        self.fetches.iter().map(|f| f.key.clone()).collect()
+    }
+}
+
 fn canonical(what: &str, s: &str) -> Result<(String, usize), Status> {
-    let (n, i) = ferroflow_graph::parse_tensor_name(s).map_err(|e| e.context(format!("{what} '{s}'")))?;
+    let (n, i) = crate::parse_tensor_name(s).map_err(|e| e.context(format!("{what} '{s}'")))?;
     Ok((n.to_string(), i))
 }
 
@@ -228,8 +240,24 @@ pub fn rewrite_for_client<S: AsRef<str>>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_graphs::{ident, konst, PS, W0};
-    use ferroflow_core::{attr, Code, NodeAttrs};
+    use ferroflow_core::{attr, Code, NodeAttrs, Tensor};
+
+    const PS: &str = "/job:ps/replica:0/task:0/device:CPU:0";
+    const W0: &str = "/job:worker/replica:0/task:0/device:CPU:0";
+
+    fn konst(name: &str, dev: &str, v: Vec<f32>) -> NodeDef {
+        let mut n = NodeDef { name: name.into(), op: "Const".into(), device: dev.into(), ..Default::default() };
+        n.attr.insert("dtype".into(), attr::ty(DataType::Float));
+        n.attr.insert("value".into(), attr::tensor(&Tensor::vec(v)));
+        n
+    }
+
+    fn ident(name: &str, dev: &str, input: &str) -> NodeDef {
+        let mut n = NodeDef { name: name.into(), op: "Identity".into(), device: dev.into(), ..Default::default() };
+        n.input = vec![input.into()];
+        n.attr.insert("T".into(), attr::ty(DataType::Float));
+        n
+    }
 
     const CLIENT: &str = W0;
 
@@ -327,23 +355,5 @@ mod tests {
         clash.node.push(konst("_send_w_0", PS, vec![1.]));
         let e = rewrite_for_client(&clash, &[], &["w"], &[], CLIENT, 1).unwrap_err();
         assert!(e.message.contains("'_send_w_0'"), "{e}");
-    }
-
-    #[test]
-    fn rewrite_then_partition_links_client_and_ps() {
-        use crate::{partition, PartitionOptions, SplitBy};
-        let g = graph();
-        let c = rewrite_for_client(&g, &["x:0"], &["z:0", "wy:0"], &[], CLIENT, 5).unwrap();
-        let inc: HashMap<String, u64> = [(PS.to_string(), 11), (W0.to_string(), 5)].into_iter().collect();
-        let parts = partition(&c.graph, &PartitionOptions { incarnations: &inc, split_by: SplitBy::Task }).unwrap();
-        assert_eq!(parts.len(), 2);
-        let ps = &parts["/job:ps/replica:0/task:0"];
-        assert_eq!(ps.node.iter().map(|n| n.op.as_str()).collect::<Vec<_>>(), vec!["Const", "_Send"]);
-        let wk = &parts["/job:worker/replica:0/task:0"];
-        let ops: Vec<&str> = wk.node.iter().map(|n| n.op.as_str()).collect();
-        assert_eq!(ops, vec!["_Recv", "Identity", "Identity", "_Recv", "Identity", "_Send", "_Send"]);
-        let edge_recv = &wk.node[3];
-        assert!(!edge_recv.attr_bool("client_terminated").unwrap());
-        assert_eq!(edge_recv.attr_int("send_device_incarnation").unwrap(), 11);
     }
 }

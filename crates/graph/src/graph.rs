@@ -58,6 +58,13 @@ pub fn parse_tensor_name(s: &str) -> Result<(&str, usize), Status> {
     }
 }
 
+/// The canonical form `node:index` of a tensor name (`"node"` is `"node:0"`); the one rule
+/// by which sessions, the master and the client rewrite compare tensor names.
+pub fn canonical_tensor_name(s: &str) -> Result<String, Status> {
+    let (n, i) = parse_tensor_name(s)?;
+    Ok(format!("{n}:{i}"))
+}
+
 impl Graph {
     /// An empty graph.
     pub fn new() -> Graph {

@@ -1,5 +1,5 @@
-//! Small GraphDef helpers shared by the client rewrite and partitioning: input parsing,
-//! fresh node names and `_Send`/`_Recv` node construction.
+//! Small GraphDef helpers shared by the client rewrite (here) and partitioning (in the
+//! distributed crate): input parsing, fresh node names and `_Send`/`_Recv` node construction.
 
 use std::collections::HashSet;
 
@@ -8,16 +8,16 @@ use ferroflow_core::{attr, DataType, Status};
 
 /// Resolves a node's signature from the op registry (with attr defaults) without
 /// modifying the node.
-pub(crate) fn signature(node: &NodeDef) -> Result<ferroflow_graph::Signature, Status> {
-    let def = ferroflow_graph::lookup_op(node)?;
+pub fn signature(node: &NodeDef) -> Result<crate::Signature, Status> {
+    let def = crate::lookup_op(node)?;
     let mut n = node.clone();
-    ferroflow_graph::add_defaults(def, &mut n);
-    ferroflow_graph::signature_of(def, &n)
+    crate::add_defaults(def, &mut n);
+    crate::signature_of(def, &n)
 }
 
 /// One entry of `NodeDef.input`: a data edge `(node, slot)` or a control edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Input<'a> {
+pub enum Input<'a> {
     /// `"node"` (slot 0) or `"node:k"`.
     Data(&'a str, usize),
     /// `"^node"`.
@@ -26,7 +26,7 @@ pub(crate) enum Input<'a> {
 
 impl Input<'_> {
     /// The source node's name.
-    pub(crate) fn node(&self) -> &str {
+    pub fn node(&self) -> &str {
         match self {
             Input::Data(n, _) | Input::Control(n) => n,
         }
@@ -34,19 +34,19 @@ impl Input<'_> {
 }
 
 /// Parses one input string of `node`.
-pub(crate) fn parse_input<'a>(node: &NodeDef, s: &'a str) -> Result<Input<'a>, Status> {
+pub fn parse_input<'a>(node: &NodeDef, s: &'a str) -> Result<Input<'a>, Status> {
     if let Some(c) = s.strip_prefix('^') {
         if c.is_empty() {
             return Err(Status::invalid_argument(format!("node '{}' has an empty control input '^'", node.name)));
         }
         return Ok(Input::Control(c));
     }
-    let (n, i) = ferroflow_graph::parse_tensor_name(s).map_err(|e| e.context(format!("node '{}'", node.name)))?;
+    let (n, i) = crate::parse_tensor_name(s).map_err(|e| e.context(format!("node '{}'", node.name)))?;
     Ok(Input::Data(n, i))
 }
 
 /// The input string of `node:slot`, TensorFlow style (`"node"` for slot 0).
-pub(crate) fn tensor_input(node: &str, slot: usize) -> String {
+pub fn tensor_input(node: &str, slot: usize) -> String {
     if slot == 0 {
         node.to_string()
     } else {
@@ -56,23 +56,23 @@ pub(crate) fn tensor_input(node: &str, slot: usize) -> String {
 
 /// A GraphDef with `node` and the versions and function library of `like`.
 #[allow(deprecated)] // `version` is TF's deprecated field, copied as is.
-pub(crate) fn graph_like(like: &GraphDef, node: Vec<NodeDef>) -> GraphDef {
+pub fn graph_like(like: &GraphDef, node: Vec<NodeDef>) -> GraphDef {
     GraphDef { node, versions: like.versions.clone(), version: like.version, library: like.library.clone() }
 }
 
 /// Fresh node names `<prefix>_S<k>` (k counts up across the whole graph), never clashing
 /// with a name already in the graph.
-pub(crate) struct NameGen {
+pub struct NameGen {
     used: HashSet<String>,
     next: u64,
 }
 
 impl NameGen {
-    pub(crate) fn new<'a>(existing: impl IntoIterator<Item = &'a str>) -> NameGen {
+    pub fn new<'a>(existing: impl IntoIterator<Item = &'a str>) -> NameGen {
         NameGen { used: existing.into_iter().map(str::to_string).collect(), next: 0 }
     }
 
-    pub(crate) fn name(&mut self, prefix: &str) -> String {
+    pub fn name(&mut self, prefix: &str) -> String {
         loop {
             let cand = format!("{prefix}_S{}", self.next);
             self.next += 1;
@@ -84,12 +84,12 @@ impl NameGen {
 }
 
 /// The attrs both ends of a `_Send`/`_Recv` pair carry.
-pub(crate) struct SendRecv<'a> {
-    pub(crate) tensor_name: &'a str,
-    pub(crate) send_device: &'a str,
-    pub(crate) send_device_incarnation: u64,
-    pub(crate) recv_device: &'a str,
-    pub(crate) client_terminated: bool,
+pub struct SendRecv<'a> {
+    pub tensor_name: &'a str,
+    pub send_device: &'a str,
+    pub send_device_incarnation: u64,
+    pub recv_device: &'a str,
+    pub client_terminated: bool,
 }
 
 impl SendRecv<'_> {
@@ -105,7 +105,7 @@ impl SendRecv<'_> {
     }
 
     /// A `_Send` of `input` (type `dtype`) placed on `device`.
-    pub(crate) fn send(&self, name: String, input: String, dtype: DataType, device: &str) -> NodeDef {
+    pub fn send(&self, name: String, input: String, dtype: DataType, device: &str) -> NodeDef {
         let mut n = self.node(name, "_Send", device);
         n.input.push(input);
         n.attr.insert("T".into(), attr::ty(dtype));
@@ -113,7 +113,7 @@ impl SendRecv<'_> {
     }
 
     /// A `_Recv` of type `dtype` placed on `device`.
-    pub(crate) fn recv(&self, name: String, dtype: DataType, device: &str) -> NodeDef {
+    pub fn recv(&self, name: String, dtype: DataType, device: &str) -> NodeDef {
         let mut n = self.node(name, "_Recv", device);
         n.attr.insert("tensor_type".into(), attr::ty(dtype));
         n

@@ -2,12 +2,14 @@
 //! shape functions), the GraphDef IR with import/export, the builder API ([`Scope`],
 //! [`Output`], one function per op in [`ops`]) and symbolic gradients.
 
+mod client_graph;
 mod control_flow_v1;
 pub mod data;
 mod embedding;
 mod function_def;
 pub mod gradients;
 mod graph;
+pub mod graph_util;
 pub mod io;
 pub mod lookup;
 mod op_def;
@@ -22,11 +24,12 @@ pub mod tensor_array;
 mod variable;
 pub use variable::*;
 
+pub use client_graph::{rewrite_for_client, ClientGraph, ClientTensor};
 pub use control_flow_v1::{cond_v1, while_loop_v1};
 pub use embedding::{embedding_lookup, embedding_lookup_partitioned};
 pub use function_def::{define_function, Function};
 pub use gradients::{gradients, gradients_with_options, indexed_slices, GradOp, GradOptions};
-pub use graph::{parse_tensor_name, Graph, NodeEntry, GRAPH_DEF_VERSION};
+pub use graph::{canonical_tensor_name, parse_tensor_name, Graph, NodeEntry, GRAPH_DEF_VERSION};
 pub use op_def::{op, parse_type, ArgDef, ArgType, AttrDef, OpDef, OpDefBuilder};
 pub use partitioned::{fixed_size_partitions, PartitionedVariable};
 pub use registry::{op_registry, OpRegistry};

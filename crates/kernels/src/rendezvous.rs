@@ -58,12 +58,6 @@ pub trait Rendezvous: Send + Sync {
     }
 }
 
-/// Builds TensorFlow's rendezvous key:
-/// `<send_device>;<incarnation as 16 hex digits>;<recv_device>;<tensor_name>;<frame>:<iter>`.
-pub fn rendezvous_key(send_device: &str, incarnation: u64, recv_device: &str, tensor_name: &str) -> String {
-    format!("{send_device};{incarnation:016x};{recv_device};{tensor_name};0:0")
-}
-
 /// [`rendezvous_key`] with its frame part for a `(frame id, iteration)` (TensorFlow's
 /// `frame_id:iter_id`, both decimal): a key ending in `;0:0` gets the frame's instead.
 pub fn key_in_frame(key: &str, frame_iter: (u64, u64)) -> std::borrow::Cow<'_, str> {
@@ -121,6 +115,7 @@ impl ParsedKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ferroflow_core::rendezvous_key;
 
     #[test]
     fn key_round_trip() {

@@ -12,7 +12,7 @@ use ferroflow_kernels::{CancelToken, Rendezvous, ResourceMgr, StepCtx, StepTrace
 
 use crate::executor::Executor;
 use crate::rendezvous::LocalRendezvous;
-use crate::rewrite::{canonical_tensor_name, rewrite_for_execution};
+use ferroflow_graph::{canonical_tensor_name, rewrite_for_client};
 
 /// The device every node of a local session runs on.
 pub const LOCAL_DEVICE: &str = "/job:localhost/replica:0/task:0/device:CPU:0";
@@ -147,6 +147,11 @@ impl DirectSession {
     ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         self.graph.status()?;
         let feed_names: Vec<String> = feeds.iter().map(|(n, _)| canonical_tensor_name(n)).collect::<Result<_, _>>()?;
+        for (i, f) in feed_names.iter().enumerate() {
+            if feed_names[..i].contains(f) {
+                return Err(Status::invalid_argument(format!("tensor '{f}' is fed more than once")));
+            }
+        }
         let mut uniq: Vec<String> = Vec::new();
         let mut fetch_pos = Vec::with_capacity(fetches.len());
         for f in fetches {
@@ -212,28 +217,15 @@ impl DirectSession {
             return Ok(p.clone());
         }
         let gd = self.graph.to_graph_def();
-        let rw = rewrite_for_execution(&gd, feeds, fetches, targets, LOCAL_DEVICE, self.incarnation)?;
-        let feed_types = feeds
-            .iter()
-            .map(|f| {
-                let (n, i) = ferroflow_graph::parse_tensor_name(f)?;
-                self.graph
-                    .output_type(n, i)
-                    .ok_or_else(|| Status::not_found(format!("tensor '{f}' is not in the graph")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let rw = rewrite_for_client(&gd, feeds, fetches, targets, LOCAL_DEVICE, self.incarnation)?;
+        let (feed_keys, fetch_keys) = (rw.feed_keys(), rw.fetch_keys());
+        let feed_types = rw.feeds.iter().map(|f| f.dtype).collect();
         let mut graph = rw.graph;
         if self.fusion.load(Ordering::Relaxed) {
             crate::remap::fuse_ops_in_place(&mut graph);
         }
         let exec = Arc::new(Executor::new(&graph)?);
-        let p = Arc::new(Prepared {
-            exec,
-            graph: Arc::new(graph),
-            feed_keys: rw.feed_keys,
-            feed_types,
-            fetch_keys: rw.fetch_keys,
-        });
+        let p = Arc::new(Prepared { exec, graph: Arc::new(graph), feed_keys, feed_types, fetch_keys });
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
         Ok(p)
     }

@@ -25,7 +25,6 @@ use ferroflow_kernels::{CancelToken, DoneCallback, OpContext, OpKernel, Rendezvo
 
 use crate::executor::Executor;
 use crate::rendezvous::LocalRendezvous;
-use crate::rewrite::rewrite_for_execution;
 
 /// Ops whose kernels call functions of the library.
 pub(crate) const CALL_OPS: &[&str] =
@@ -196,8 +195,9 @@ impl FunctionBody {
         }
         let feeds: Vec<String> = sig.input_arg.iter().map(|a| format!("{}:0", args[&a.name])).collect();
         let gd = GraphDef { node: nodes, ..Default::default() };
-        let rw = rewrite_for_execution(&gd, &feeds, &fetches, &targets, BODY_DEVICE, 1)
+        let rw = ferroflow_graph::rewrite_for_client(&gd, &feeds, &fetches, &targets, BODY_DEVICE, 1)
             .map_err(|e| e.context(format!("function '{name}'")))?;
+        let (feed_keys, fetch_keys) = (rw.feed_keys(), rw.fetch_keys());
         let exec = Executor::build(rw.graph.node, library, depth + 1).map_err(|e| {
             if e.message.contains(name) {
                 e
@@ -210,8 +210,8 @@ impl FunctionBody {
             exec: Arc::new(exec),
             arg_types,
             ret_types,
-            feed_keys: rw.feed_keys,
-            fetch_keys: rw.fetch_keys,
+            feed_keys,
+            fetch_keys,
             ret_fetch,
         })
     }

@@ -17,7 +17,6 @@ pub mod placer;
 mod remap;
 mod remote_call;
 mod rendezvous;
-mod rewrite;
 mod session;
 mod while_loop;
 
@@ -27,5 +26,4 @@ pub use executor::{Executor, StepDone};
 pub use lower_calls::lower_spanning_calls;
 pub use remap::{fuse_ops, fuse_ops_in_place, remapping_enabled};
 pub use rendezvous::LocalRendezvous;
-pub use rewrite::{canonical_tensor_name, rewrite_for_execution, Rewritten};
 pub use session::{step_names, NamedStep, Session};

@@ -27,8 +27,11 @@ fn bad_feeds_and_fetches_are_errors() {
     assert!(e.message.contains("Placeholder:0"), "{e}");
     let e = sess.run_by_name(&[], &["nope:0".into()], &[], &RunOptions::default()).unwrap_err();
     assert_eq!(e.code, Code::NotFound);
+    // An output index past the node's outputs is INVALID_ARGUMENT, as TensorFlow's
+    // FetchOutputs ("output index too large").
     let e = sess.run_by_name(&[], &["Placeholder:3".into()], &[], &RunOptions::default()).unwrap_err();
-    assert_eq!(e.code, Code::NotFound);
+    assert_eq!(e.code, Code::InvalidArgument);
+    assert!(e.message.contains("Placeholder:3") && e.message.contains("only 1 outputs"), "{e}");
     let e = sess.run_by_name(&[], &[], &["missing".into()], &RunOptions::default()).unwrap_err();
     assert_eq!(e.code, Code::NotFound);
 }

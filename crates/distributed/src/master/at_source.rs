@@ -20,11 +20,11 @@
 use std::collections::HashMap;
 
 use ferroflow_core::proto::{GraphDef, NodeDef};
+use ferroflow_core::rendezvous_key;
 use ferroflow_core::{attr, DeviceName, Status};
-use ferroflow_kernels::rendezvous_key;
 
-use crate::graph_util::parse_input;
-use crate::ClientTensor;
+use ferroflow_graph::graph_util::parse_input;
+use ferroflow_graph::ClientTensor;
 
 /// Moves the `_Send` of each fetch produced on another task for which `eligible(task)` is
 /// true to its producer's device, updating its attrs and the fetch's rendezvous key.
@@ -126,7 +126,7 @@ fn move_client_node(node: &mut NodeDef, t: &mut ClientTensor, device: &str, inc:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rewrite_for_client;
+    use ferroflow_graph::rewrite_for_client;
 
     const CLIENT: &str = "/job:worker/replica:0/task:0/device:CPU:0";
     const PS: &str = "/job:ps/replica:0/task:0/device:CPU:0";

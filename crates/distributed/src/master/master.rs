@@ -241,9 +241,7 @@ impl Master {
         let opts = req.options.unwrap_or_default();
         let deadline = Instant::now() + self.step_timeout(&s, opts.timeout_in_ms);
         let canon = |what: &str, n: &str| -> Result<String, Status> {
-            let (node, i) =
-                ferroflow_graph::parse_tensor_name(n).map_err(|e| e.context(format!("RunStep: {what} '{n}'")))?;
-            Ok(format!("{node}:{i}"))
+            ferroflow_graph::canonical_tensor_name(n).map_err(|e| e.context(format!("RunStep: {what} '{n}'")))
         };
         let mut feed_names = Vec::with_capacity(req.feed.len());
         let mut feeds = Vec::with_capacity(req.feed.len());

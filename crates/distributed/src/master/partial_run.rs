@@ -33,8 +33,7 @@ pub(crate) struct PartialRun {
 }
 
 fn canonical(what: &str, n: &str) -> Result<String, Status> {
-    let (node, i) = ferroflow_graph::parse_tensor_name(n).map_err(|e| e.context(format!("{what} '{n}'")))?;
-    Ok(format!("{node}:{i}"))
+    ferroflow_graph::canonical_tensor_name(n).map_err(|e| e.context(format!("{what} '{n}'")))
 }
 
 /// TensorFlow's CheckFetches: a fetch must not depend on a feed that is still pending.

@@ -12,7 +12,8 @@ use ferroflow_runtime::placer::{place_with_options, PlacerOptions};
 use super::at_source::{relocate_feeds, relocate_fetches};
 use super::session::MasterSession;
 use super::worker_handle::TaskWorker;
-use crate::{partition_graph, rewrite_for_client, ClientTensor, PartitionOptions, SplitBy};
+use crate::{partition_graph, PartitionOptions, SplitBy};
+use ferroflow_graph::{rewrite_for_client, ClientTensor};
 
 /// One registered partition.
 pub(crate) struct PlanPart {

@@ -64,7 +64,7 @@ fn target_device(target: &str) -> Result<(String, String), Status> {
 
 /// The graph that runs `call`'s function on `device`: placeholders for the arguments, a
 /// `StatefulPartitionedCall`, rewritten so the arguments are fed and the results fetched.
-fn function_graph(call: &FunctionCall, device: &str) -> Result<ferroflow_runtime::Rewritten, Status> {
+fn function_graph(call: &FunctionCall, device: &str) -> Result<ferroflow_graph::ClientGraph, Status> {
     let mut nodes = Vec::with_capacity(call.args.len() + 1);
     let mut feeds = Vec::with_capacity(call.args.len());
     for (i, a) in call.args.iter().enumerate() {
@@ -87,7 +87,7 @@ fn function_graph(call: &FunctionCall, device: &str) -> Result<ferroflow_runtime
     nodes.push(c);
     let fetches: Vec<String> = (0..call.tout.len()).map(|i| format!("call:{i}")).collect();
     let gd = GraphDef { node: nodes, library: Some((*call.library).clone()), ..Default::default() };
-    ferroflow_runtime::rewrite_for_execution(&gd, &feeds, &fetches, &[], device, 1)
+    ferroflow_graph::rewrite_for_client(&gd, &feeds, &fetches, &[], device, 1)
 }
 
 async fn run(
@@ -104,6 +104,7 @@ async fn run(
         Some(f) => f,
         None => {
             let rw = function_graph(call, &device)?;
+            let (feed_keys, fetch_keys) = (rw.feed_keys(), rw.fetch_keys());
             let req = RegisterGraphRequest {
                 session_handle: session.handle.clone(),
                 create_worker_session_called: !session.handle.is_empty(),
@@ -111,7 +112,7 @@ async fn run(
                 ..Default::default()
             };
             let handle = worker.register_graph(req, deadline).await?;
-            let f = RemoteFunction { handle, feed_keys: rw.feed_keys, fetch_keys: rw.fetch_keys };
+            let f = RemoteFunction { handle, feed_keys, fetch_keys };
             session.set_remote_function(key.clone(), f.clone());
             f
         }

@@ -1,9 +1,9 @@
 //! `_Send` and `_Recv`: hand tensors to the step's rendezvous under TensorFlow's key.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status};
+use ferroflow_core::{rendezvous_key, DataType, NodeAttrs, Status};
 
-use crate::{key_in_frame, rendezvous_key, DoneCallback, KernelRegistry, OpContext, OpKernel};
+use crate::{key_in_frame, DoneCallback, KernelRegistry, OpContext, OpKernel};
 
 fn key_of(node: &NodeDef) -> Result<String, Status> {
     Ok(rendezvous_key(
