@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use ferroflow_core::proto::master_service_client::MasterServiceClient;
 use ferroflow_core::proto::*;
-use ferroflow_core::{Code, Status, Tensor};
+use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::{Graph, Operation, Output};
 use ferroflow_runtime::RunOptions;
 use tonic::transport::Channel;
@@ -15,11 +15,12 @@ use tonic::transport::Channel;
 use crate::channels::{endpoint, master_client, strip_scheme};
 use crate::client_runtime::{block_on, enter};
 use crate::control::ControlClient;
-use crate::grpc_raw;
 use crate::ids::new_request_id;
 use crate::local_master::LocalMaster;
 use crate::master::run_step_http::PATH as RUN_STEP;
+use crate::raw_grpc;
 use crate::rpc_util::{from_grpc, request_with_deadline};
+use crate::status_in_body::StatusInBody;
 
 mod partial_run;
 pub use partial_run::PartialRunHandle;
@@ -256,11 +257,7 @@ impl GrpcSession {
                 let r = lm.run_here(async {
                     let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
                     tokio::select! {
-                        r = m.run_step(req) => Ok(r.unwrap_or_else(|e| RunStepResponse {
-                            status_code: e.code as i32,
-                            status_error_message: e.message,
-                            ..Default::default()
-                        })),
+                        r = m.run_step(req) => Ok(r.unwrap_or_else(RunStepResponse::from_status)),
                         Ok(st) = &mut rx => Err(st.context(format!("{what}: the step was cancelled by the client"))),
                         _ = sleep => Err(Status::deadline_exceeded(format!("{what}: no reply within the step deadline"))),
                     }
@@ -277,15 +274,11 @@ impl GrpcSession {
             let call = async move {
                 match local {
                     // In-process: the master's reply as it would have come over gRPC.
-                    Some(l) => Ok(l.await.unwrap_or_else(|e| RunStepResponse {
-                        status_code: e.code as i32,
-                        status_error_message: e.message,
-                        ..Default::default()
-                    })),
+                    Some(l) => Ok(l.await.unwrap_or_else(RunStepResponse::from_status)),
                     None => {
                         let req = req.unwrap_or_default();
                         let bytes = bytes.unwrap_or_default();
-                        grpc_raw::unary(channel, RUN_STEP, &req, deadline, what_call, &bytes).await
+                        raw_grpc::unary(channel, RUN_STEP, &req, deadline, what_call, &bytes).await
                     }
                 }
             };
@@ -308,10 +301,7 @@ impl GrpcSession {
         if let Some((tok, id)) = reg {
             tok.deregister(id);
         }
-        let resp = resp?;
-        if resp.status_code != 0 {
-            return Err(Status::new(Code::from_i32(resp.status_code), resp.status_error_message));
-        }
+        let resp = resp?.into_result()?;
         let mut out = Vec::with_capacity(fetches.len());
         for f in fetches {
             let nt = resp.tensor.iter().find(|t| &t.name == f).ok_or_else(|| {
@@ -408,7 +398,7 @@ pub fn server_info(target: &str) -> Result<crate::control::proto::ServerInfoResp
     Ok(r.into_inner())
 }
 
-impl ferroflow_runtime::Session for GrpcSession {
+impl ferroflow_runtime::StepRunner for GrpcSession {
     fn run_step_meta(
         &self,
         feeds: &[(String, Tensor)],

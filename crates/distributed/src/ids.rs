@@ -29,7 +29,7 @@ pub(crate) fn random_nonzero() -> u64 {
     }
 }
 
-/// A step id: a random non-zero u64 with the top 7 bits cleared (tf-wire.md §5), as i64.
+/// A step id: a random non-zero u64 with the top 7 bits cleared (docs/protocol.md, "Steps, partitions and rendezvous keys"), as i64.
 pub(crate) fn new_step_id() -> i64 {
     loop {
         let v = random_u64() >> 7;

@@ -1,4 +1,4 @@
-//! ferroflow's distributed runtime, wire-compatible with TensorFlow's (`tf-wire.md`):
+//! ferroflow's distributed runtime, wire-compatible with TensorFlow's (`docs/protocol.md`):
 //!
 //! - cluster description: [`ClusterSpec`] (code, flags, `ClusterDef`), [`TfConfig`];
 //! - graph rewriting for a step ([`rewrite_for_client`]) and partitioning per task with
@@ -16,16 +16,20 @@ mod control_loops;
 mod dispatch;
 mod graph_limits;
 mod grpc_compression;
-mod grpc_raw;
 mod grpc_session;
 mod ids;
 mod local_master;
 pub mod master;
 pub mod metrics;
 mod partition;
+/// The raw gRPC building blocks of ferroflow's tensor-carrying calls; public for its own
+/// bench tools (`examples/zero_master`), not a stable API.
+#[doc(hidden)]
+pub mod raw_grpc;
 mod rpc_metrics;
 pub mod rpc_util;
 mod server;
+mod status_in_body;
 mod tensor_stream;
 mod tensor_wire;
 mod tf_config;
@@ -44,14 +48,6 @@ pub use server::{Server, ServerOptions};
 pub use tf_config::{TaskId, TfConfig};
 pub use tls::{is_tls_target, set_client_tls, ClientTls, ServerTls};
 pub use transport::Transport;
-
-/// The raw gRPC building blocks of ferroflow's tensor-carrying calls, for its own bench
-/// tools (`examples/zero_master`); not a stable API.
-#[doc(hidden)]
-pub mod raw_grpc {
-    pub use crate::grpc_raw::{framed, ok_response};
-    pub use crate::tensor_wire::encode_run_step;
-}
 
 #[cfg(test)]
 mod fuzz_framing_tests;

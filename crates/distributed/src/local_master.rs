@@ -102,15 +102,15 @@ impl LocalMaster {
     pub(crate) fn spawn<T: Send + 'static>(
         &self,
         fut: impl Future<Output = Result<T, Status>> + Send + 'static,
-    ) -> AbortOnDrop<Result<T, Status>> {
-        AbortOnDrop(Some(self.rt.spawn(fut)))
+    ) -> AbortTaskOnDrop<Result<T, Status>> {
+        AbortTaskOnDrop(Some(self.rt.spawn(fut)))
     }
 }
 
 /// A task handle that aborts the task when dropped unfinished.
-pub(crate) struct AbortOnDrop<T>(Option<tokio::task::JoinHandle<T>>);
+pub(crate) struct AbortTaskOnDrop<T>(Option<tokio::task::JoinHandle<T>>);
 
-impl<T> Future for AbortOnDrop<Result<T, Status>> {
+impl<T> Future for AbortTaskOnDrop<Result<T, Status>> {
     type Output = Result<T, Status>;
 
     fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
@@ -129,7 +129,7 @@ impl<T> Future for AbortOnDrop<Result<T, Status>> {
     }
 }
 
-impl<T> Drop for AbortOnDrop<T> {
+impl<T> Drop for AbortTaskOnDrop<T> {
     fn drop(&mut self) {
         if let Some(h) = self.0.take() {
             h.abort();

@@ -1,6 +1,6 @@
 //! Splits a placed graph into one GraphDef per task (or per device), inserting `_Send`/`_Recv`
 //! pairs on every edge that crosses partitions, as TensorFlow's `graph_partition.cc`
-//! (tf-wire.md §5):
+//! (docs/protocol.md, "Steps, partitions and rendezvous keys"):
 //!
 //! - the source side gets a `_Send` of `src:slot`, the destination side a `_Recv`;
 //! - both carry `tensor_name = "edge_<edge_id>_<src>"`, `send_device`, `recv_device` (full

@@ -1,5 +1,5 @@
 //! Wire checks of the distributed-runtime protos: field numbers and wire types as TensorFlow
-//! 2.21 encodes them (tf-wire.md §2–§4), and the gRPC service names.
+//! 2.21 encodes them (docs/protocol.md, "Tensor encoding"), and the gRPC service names.
 
 use ferroflow_proto::{self as pb, Message};
 

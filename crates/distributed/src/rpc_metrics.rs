@@ -144,14 +144,14 @@ mod tests {
         let snap = rec.snapshotter();
         metrics::with_local_recorder(&rec, || {
             // A successful response: the code is in the trailers, read as the body ends.
-            let ok = crate::grpc_raw::ok_response([Bytes::from_static(b"\0\0\0\0\0")]);
+            let ok = crate::raw_grpc::ok_response([Bytes::from_static(b"\0\0\0\0\0")]);
             let body = meter("RunGraph", Instant::now(), ok).into_body();
             run(body.collect()).unwrap();
             // A trailers-only error: the code is in the headers, recorded when dropped.
             let err = tonic::Status::deadline_exceeded("late").into_http::<Body>();
             drop(meter("RecvTensor", Instant::now(), err));
             // A response dropped before its end (the client went away).
-            let ok = crate::grpc_raw::ok_response([Bytes::from_static(b"\0\0\0\0\0")]);
+            let ok = crate::raw_grpc::ok_response([Bytes::from_static(b"\0\0\0\0\0")]);
             drop(meter("RunGraph", Instant::now(), ok));
             // A bad grpc-status value is UNKNOWN, not a panic.
             let mut bad = http::Response::new(Body::empty());

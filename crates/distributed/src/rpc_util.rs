@@ -113,15 +113,6 @@ pub fn parse_grpc_timeout(v: &str) -> Option<Duration> {
     })
 }
 
-/// The earlier of two optional deadlines.
-pub fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, None) => a,
-        (None, b) => b,
-    }
-}
-
 /// Time left until `deadline` (zero if passed).
 pub fn remaining(deadline: Instant) -> Duration {
     deadline.saturating_duration_since(Instant::now())

@@ -1,4 +1,4 @@
-//! The `TF_CONFIG` environment variable (tf-wire.md §7), as written by users, by
+//! The `TF_CONFIG` environment variable (docs/protocol.md, "TF_CONFIG"), as written by users, by
 //! `tf.distribute` tooling and by Kubeflow's TFJob operator:
 //!
 //! ```json

@@ -70,7 +70,7 @@ impl Session {
     }
 }
 
-impl ferroflow_runtime::Session for Session {
+impl ferroflow_runtime::StepRunner for Session {
     fn run_step_meta(
         &self,
         feeds: &[(String, Tensor)],

@@ -15,6 +15,7 @@ mod kernel;
 pub mod math;
 pub mod nn;
 pub mod random;
+pub mod real;
 mod registry;
 mod rendezvous;
 mod resource;

@@ -1,5 +1,6 @@
-//! [`Session`]: what savers, summaries and trainers need from a session, implemented by
-//! the in-process [`crate::DirectSession`] and by the distributed `GrpcSession`.
+//! [`StepRunner`]: what savers, summaries and trainers need from a session (TensorFlow's
+//! C++ `Session` interface), implemented by the in-process [`crate::DirectSession`], the
+//! distributed `GrpcSession` and the facade's `Session`.
 
 use ferroflow_core::proto::RunMetadata;
 use ferroflow_core::{Status, Tensor};
@@ -8,8 +9,9 @@ use ferroflow_graph::{Operation, Output};
 
 use crate::RunOptions;
 
-/// Runs steps with tensors (`node:idx`) and targets (node names) named as strings.
-pub trait Session {
+/// Runs steps, with tensors (`node:idx`) and targets (node names) named as strings or given
+/// as typed handles.
+pub trait StepRunner {
     /// Runs one step: feeds replace tensors, fetches are returned in order, targets run;
     /// with the step's metadata (its trace and graphs, when `opts` asks for them).
     fn run_step_meta(
@@ -20,7 +22,7 @@ pub trait Session {
         opts: &RunOptions,
     ) -> Result<(Vec<Tensor>, RunMetadata), Status>;
 
-    /// [`Session::run_step_meta`] without the metadata.
+    /// [`StepRunner::run_step_meta`] without the metadata.
     fn run_step(
         &self,
         feeds: &[(String, Tensor)],
@@ -30,9 +32,32 @@ pub trait Session {
     ) -> Result<Vec<Tensor>, Status> {
         self.run_step_meta(feeds, fetches, targets, opts).map(|(t, _)| t)
     }
+
+    /// Runs one step given typed handles: feeds replace tensors, fetches are returned in
+    /// order, targets run.
+    fn run_typed(
+        &self,
+        feeds: &[(&Output, Tensor)],
+        fetches: &[&Output],
+        targets: &[&Operation],
+    ) -> Result<Vec<Tensor>, Status> {
+        let (f, x, t) = step_names(feeds, fetches, targets);
+        self.run_step(&f, &x, &t, &RunOptions::default())
+    }
+
+    /// [`StepRunner::run_typed`] with the step traced (every device's step stats).
+    fn run_typed_traced(
+        &self,
+        feeds: &[(&Output, Tensor)],
+        fetches: &[&Output],
+        targets: &[&Operation],
+    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+        let (f, x, t) = step_names(feeds, fetches, targets);
+        self.run_step_meta(&f, &x, &t, &RunOptions { trace: true, ..Default::default() })
+    }
 }
 
-impl Session for crate::DirectSession {
+impl StepRunner for crate::DirectSession {
     fn run_step_meta(
         &self,
         feeds: &[(String, Tensor)],
@@ -44,7 +69,7 @@ impl Session for crate::DirectSession {
     }
 }
 
-/// Feeds, fetches and targets given by typed handles, as the names [`Session::run_step`]
+/// Feeds, fetches and targets given by typed handles, as the names [`StepRunner::run_step`]
 /// and the `run_by_name` methods take.
 pub type NamedStep = (Vec<(String, Tensor)>, Vec<String>, Vec<String>);
 

@@ -13,7 +13,8 @@ use crate::optimizer::{
     Adadelta, Adagrad, AdagradDa, Adam, Ftrl, GradientDescent, Momentum, Optimizer, ProximalAdagrad,
     ProximalGradientDescent, RmsProp,
 };
-use crate::runner::{run_step_maybe_traced, Runner};
+use crate::runner::run_step_maybe_traced;
+use ferroflow_runtime::StepRunner;
 
 /// Which optimizer to train with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -120,7 +121,7 @@ pub struct TrainReport {
 }
 
 /// Evaluates `model.accuracy` over a data set in chunks.
-pub fn evaluate(sess: &impl Runner, model: &Model, data: &DataSet) -> Result<f64, Status> {
+pub fn evaluate(sess: &impl StepRunner, model: &Model, data: &DataSet) -> Result<f64, Status> {
     let mut correct = 0.0;
     for (x, y) in data.chunks(1000) {
         let n = y.num_elements() as f64;

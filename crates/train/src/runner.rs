@@ -1,54 +1,12 @@
-//! [`Runner`]: typed steps (`Output`/`Operation` handles) on any runtime
-//! [`Session`](ferroflow_runtime::Session) — the in-process `DirectSession` or a cluster's
-//! `GrpcSession` — so one training loop serves both.
+//! Tracing one training step to a Chrome trace file, on any
+//! [`StepRunner`](ferroflow_runtime::StepRunner) (the in-process `DirectSession` or a
+//! cluster's `GrpcSession`), so one training loop serves both.
 
 use std::path::PathBuf;
 
-use ferroflow_core::proto::RunMetadata;
 use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::{Operation, Output};
-use ferroflow_runtime::{RunOptions, Session};
-
-/// Runs steps of a graph with typed handles.
-pub trait Runner {
-    /// Runs one step: feeds replace tensors, fetches are returned in order, targets are run.
-    fn run_typed(
-        &self,
-        feeds: &[(&Output, Tensor)],
-        fetches: &[&Output],
-        targets: &[&Operation],
-    ) -> Result<Vec<Tensor>, Status>;
-
-    /// [`Runner::run_typed`] with the step traced (every device's step stats).
-    fn run_typed_traced(
-        &self,
-        feeds: &[(&Output, Tensor)],
-        fetches: &[&Output],
-        targets: &[&Operation],
-    ) -> Result<(Vec<Tensor>, RunMetadata), Status>;
-}
-
-impl<S: Session + ?Sized> Runner for S {
-    fn run_typed(
-        &self,
-        feeds: &[(&Output, Tensor)],
-        fetches: &[&Output],
-        targets: &[&Operation],
-    ) -> Result<Vec<Tensor>, Status> {
-        let (f, x, t) = ferroflow_runtime::step_names(feeds, fetches, targets);
-        self.run_step(&f, &x, &t, &RunOptions::default())
-    }
-
-    fn run_typed_traced(
-        &self,
-        feeds: &[(&Output, Tensor)],
-        fetches: &[&Output],
-        targets: &[&Operation],
-    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
-        let (f, x, t) = ferroflow_runtime::step_names(feeds, fetches, targets);
-        self.run_step_meta(&f, &x, &t, &RunOptions { trace: true, ..Default::default() })
-    }
-}
+use ferroflow_runtime::StepRunner;
 
 /// Which training step to trace, and the Chrome trace file to write it to
 /// (`ferroflow train --trace_step N --trace_file F`).
@@ -62,7 +20,7 @@ pub struct TraceRequest {
 /// Runs a training step, traced and written to the trace file when it is the step `trace`
 /// names.
 pub fn run_step_maybe_traced(
-    sess: &(impl Runner + ?Sized),
+    sess: &(impl StepRunner + ?Sized),
     trace: Option<&TraceRequest>,
     step: usize,
     feeds: &[(&Output, Tensor)],

@@ -9,6 +9,7 @@ use tonic::{Request, Response};
 
 use super::master::Master;
 use crate::rpc_util::to_grpc;
+use crate::status_in_body::StatusInBody;
 
 type R<T> = Result<Response<T>, tonic::Status>;
 
@@ -45,11 +46,7 @@ impl MasterService for MasterGrpc {
         let in_body = req.store_errors_in_response_body;
         match self.0.run_step(req).await {
             Ok(resp) => Ok(Response::new(resp)),
-            Err(e) if in_body => Ok(Response::new(RunStepResponse {
-                status_code: e.code as i32,
-                status_error_message: e.message,
-                ..Default::default()
-            })),
+            Err(e) if in_body => Ok(Response::new(RunStepResponse::from_status(e))),
             Err(e) => Err(to_grpc(e)),
         }
     }

@@ -11,8 +11,9 @@ use ferroflow_core::Status;
 use tonic::body::Body;
 
 use super::master::Master;
-use crate::grpc_raw::{error_response, ok_response, read_request_body};
+use crate::raw_grpc::{error_response, ok_response, read_request_body};
 use crate::rpc_util::{header_deadline, to_grpc, MAX_MESSAGE_SIZE};
+use crate::status_in_body::StatusInBody;
 use crate::tensor_wire::encode_run_step;
 
 /// The gRPC path this module serves.
@@ -29,11 +30,7 @@ pub(crate) async fn serve(master: Arc<Master>, req: http::Request<Body>) -> http
     let encoded = master.run_step(req).await.and_then(encode_run_step);
     match encoded {
         Ok(parts) => ok_response(parts),
-        Err(e) if in_body => match encode_run_step(RunStepResponse {
-            status_code: e.code as i32,
-            status_error_message: e.message,
-            ..Default::default()
-        }) {
+        Err(e) if in_body => match encode_run_step(RunStepResponse::from_status(e)) {
             Ok(parts) => ok_response(parts),
             Err(e) => error_response(to_grpc(e)),
         },

@@ -10,8 +10,9 @@ use ferroflow_core::proto::*;
 use ferroflow_core::Status;
 use tonic::transport::Channel;
 
-use crate::grpc_raw;
+use crate::raw_grpc;
 use crate::rpc_util::{from_grpc, request_with_deadline, until, RELEASES_STEPS};
+use crate::status_in_body::StatusInBody;
 use crate::tensor_wire::encode_run_graph_request;
 
 /// The RunGraph call's gRPC path.
@@ -156,7 +157,7 @@ impl TaskWorker {
                 let frames = encode_run_graph_request(req)?;
                 let bytes = crate::metrics::peer(&self.addr);
                 let call =
-                    grpc_raw::unary_frames::<RunGraphResponse>(ch.clone(), RUN_GRAPH, frames, deadline, &ctx, &bytes);
+                    raw_grpc::unary_frames::<RunGraphResponse>(ch.clone(), RUN_GRAPH, frames, deadline, &ctx, &bytes);
                 let (r, headers) = until(deadline, || self.context("RunGraph"), call).await?;
                 if headers.contains_key(RELEASES_STEPS) {
                     self.releases_steps.store(true, Ordering::Relaxed);
@@ -164,11 +165,7 @@ impl TaskWorker {
                 r
             }
         };
-        if resp.status_code != 0 {
-            return Err(Status::new(ferroflow_core::Code::from_i32(resp.status_code), resp.status_error_message)
-                .context(self.context("RunGraph")));
-        }
-        Ok(resp)
+        resp.into_result().map_err(|e| e.context(self.context("RunGraph")))
     }
 
     pub(crate) async fn cleanup_graph(&self, step_id: i64, deadline: Instant) -> Result<(), Status> {

@@ -9,6 +9,7 @@ use tonic::{Request, Response};
 
 use super::worker::Worker;
 use crate::rpc_util::{request_deadline, to_grpc, RELEASES_STEPS};
+use crate::status_in_body::StatusInBody;
 
 type R<T> = Result<Response<T>, tonic::Status>;
 
@@ -28,11 +29,7 @@ fn unimplemented<T>(method: &str, why: &str) -> R<T> {
 fn run_graph_reply(r: Result<RunGraphResponse, Status>, in_body: bool) -> R<RunGraphResponse> {
     match r {
         Ok(resp) => Ok(Response::new(resp)),
-        Err(e) if in_body => Ok(Response::new(RunGraphResponse {
-            status_code: e.code as i32,
-            status_error_message: e.message,
-            ..Default::default()
-        })),
+        Err(e) if in_body => Ok(Response::new(RunGraphResponse::from_status(e))),
         Err(e) => Err(to_grpc(e)),
     }
 }

@@ -14,8 +14,8 @@ use tonic::transport::Channel;
 
 use super::recv_tensor_http::PATH as RECV_TENSOR;
 use super::recv_tensors_http::{index_of, PATH};
-use crate::grpc_raw::{framed, past_deadline, start, trailer_status};
 use crate::metrics::PeerBytes;
+use crate::raw_grpc::{framed, past_deadline, start, trailer_status};
 use crate::tensor_stream::RecvTensorReader;
 
 /// Fetches `reqs` from the peer behind `channel` in one call, handing each tensor (and

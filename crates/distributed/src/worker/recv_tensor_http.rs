@@ -10,7 +10,7 @@ use ferroflow_core::Status;
 use tonic::body::Body;
 
 use super::worker::Worker;
-use crate::grpc_raw::{error_response, ok_response, read_request_body};
+use crate::raw_grpc::{error_response, ok_response, read_request_body};
 use crate::rpc_util::{header_deadline, to_grpc};
 use crate::tensor_wire::encode_recv_tensor;
 

@@ -28,7 +28,7 @@ use tokio::sync::mpsc;
 use tonic::body::Body;
 
 use super::worker::Worker;
-use crate::grpc_raw::{error_response, read_request_body};
+use crate::raw_grpc::{error_response, read_request_body};
 use crate::rpc_util::{header_deadline, to_grpc};
 use crate::tensor_wire::encode_recv_tensor;
 

@@ -17,9 +17,9 @@ use crate::rpc_util::remaining;
 
 /// Aborts the step if the RunGraph future is dropped before it finished (the caller
 /// cancelled or went away), so the step's executors and RecvTensor calls end.
-struct AbortOnDrop(Option<Arc<StepEntry>>);
+struct AbortStepOnDrop(Option<Arc<StepEntry>>);
 
-impl Drop for AbortOnDrop {
+impl Drop for AbortStepOnDrop {
     fn drop(&mut self) {
         if let Some(e) = self.0.take() {
             e.abort(Status::cancelled(format!("RunGraph of step {} was cancelled by its caller", e.step_id)));
@@ -46,7 +46,7 @@ impl Worker {
         let trace = traced.then(|| Arc::new(StepTrace::new()));
         let step = self.step_ctx(&session, &entry, deadline, trace.clone());
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let mut guard = AbortOnDrop(Some(entry.clone()));
+        let mut guard = AbortStepOnDrop(Some(entry.clone()));
         // Real work never runs on the async threads: on one, the executor runs only cheap
         // nodes (a variable read, a `_Send`) and hands every other node to the compute
         // pool, so a step of cheap nodes answers without a thread hop. On the client's own

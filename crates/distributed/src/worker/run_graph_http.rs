@@ -10,13 +10,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferroflow_core::proto::{RunGraphRequest, RunGraphResponse};
-use ferroflow_core::Status;
 use http::HeaderValue;
 use tonic::body::Body;
 
 use super::worker::Worker;
-use crate::grpc_raw::{error_response, ok_response, read_request_body};
+use crate::raw_grpc::{error_response, ok_response, read_request_body};
 use crate::rpc_util::{header_deadline, to_grpc, MAX_MESSAGE_SIZE, RELEASES_STEPS};
+use crate::status_in_body::StatusInBody;
 use crate::tensor_wire::encode_run_graph;
 
 /// The gRPC path this module serves.
@@ -42,7 +42,7 @@ pub(crate) async fn serve(worker: Arc<Worker>, req: http::Request<Body>) -> http
     let encoded = worker.run_graph(req, deadline).await.and_then(encode_run_graph);
     let parts = match encoded {
         Ok(parts) => parts,
-        Err(e) if in_body => match encode_run_graph(error_in_body(e)) {
+        Err(e) if in_body => match encode_run_graph(RunGraphResponse::from_status(e)) {
             Ok(parts) => parts,
             Err(e) => return error_response(to_grpc(e)),
         },
@@ -51,8 +51,4 @@ pub(crate) async fn serve(worker: Arc<Worker>, req: http::Request<Body>) -> http
     let mut resp = ok_response(parts);
     resp.headers_mut().insert(RELEASES_STEPS, HeaderValue::from_static("1"));
     resp
-}
-
-fn error_in_body(e: Status) -> RunGraphResponse {
-    RunGraphResponse { status_code: e.code as i32, status_error_message: e.message, ..Default::default() }
 }

@@ -4,8 +4,9 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
-use super::common::{check_dtype, unsupported_type, Real};
+use super::common::{check_dtype, unsupported_type};
 use super::pool::{check_grad, par_units, pool_type, shape_input, PoolAttrs, PoolGeom};
+use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
 struct AvgPool {

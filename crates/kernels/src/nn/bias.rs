@@ -4,7 +4,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{check_dtype, for_chunks, unsupported_type, Num, PAR_MIN};
+use super::common::{check_dtype, for_chunks, unsupported_type, PAR_MIN};
+use crate::math::elem::Num;
 use crate::{OpContext, OpKernel};
 
 /// `(outer, channels, inner)`: the value is a row-major [outer, channels, inner] block.

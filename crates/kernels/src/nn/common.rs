@@ -1,96 +1,14 @@
-//! Helpers shared by the nn kernels: the [`Real`] element trait, attr parsing (padding,
-//! strides, data format) and TensorFlow's windowed-output-size arithmetic.
-
-use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
+//! Helpers shared by the nn kernels: attr parsing (padding, strides, data format) and
+//! TensorFlow's windowed-output-size arithmetic.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, TensorType};
+use ferroflow_core::{DataType, NodeAttrs, Status};
 
 /// Element count above which elementwise kernels split their work over the rayon pool.
 pub(crate) const PAR_MIN: usize = 32 * 1024;
 
 /// Elements per rayon task in elementwise kernels.
 pub(crate) const PAR_CHUNK: usize = 16 * 1024;
-
-/// Floating-point element types of the nn kernels (`f32`, `f64`).
-pub(crate) trait Real:
-    TensorType
-    + Copy
-    + Default
-    + PartialOrd
-    + Add<Output = Self>
-    + Sub<Output = Self>
-    + Mul<Output = Self>
-    + Div<Output = Self>
-    + Neg<Output = Self>
-    + AddAssign
-{
-    /// 0
-    const ZERO: Self;
-    /// 1
-    const ONE: Self;
-    /// e^x
-    fn exp(self) -> Self;
-    /// ln x
-    fn ln(self) -> Self;
-    /// Conversion from usize.
-    fn from_usize(v: usize) -> Self;
-    /// `self * a + b`, fused (compiles to an FMA instruction where the caller enables it).
-    fn mul_add(self, a: Self, b: Self) -> Self;
-}
-
-macro_rules! real {
-    ($t:ty) => {
-        impl Real for $t {
-            const ZERO: Self = 0.0;
-            const ONE: Self = 1.0;
-            #[inline(always)]
-            fn exp(self) -> Self {
-                <$t>::exp(self)
-            }
-            #[inline(always)]
-            fn ln(self) -> Self {
-                <$t>::ln(self)
-            }
-            #[inline(always)]
-            fn from_usize(v: usize) -> Self {
-                v as $t
-            }
-            #[inline(always)]
-            fn mul_add(self, a: Self, b: Self) -> Self {
-                <$t>::mul_add(self, a, b)
-            }
-        }
-    };
-}
-real!(f32);
-real!(f64);
-
-/// Numeric element types with TensorFlow's (wrapping, for integers) addition.
-pub(crate) trait Num: TensorType + Copy + Default + PartialOrd {
-    /// `self + o`, wrapping for integers.
-    fn add(self, o: Self) -> Self;
-}
-
-macro_rules! num {
-    ($($t:ty: $add:ident),*) => {$(
-        impl Num for $t {
-            #[inline(always)]
-            fn add(self, o: Self) -> Self {
-                self.$add(o)
-            }
-        }
-    )*};
-}
-trait PlainAdd: Add<Output = Self> + Sized {
-    #[inline(always)]
-    fn plain_add(self, o: Self) -> Self {
-        self + o
-    }
-}
-impl PlainAdd for f32 {}
-impl PlainAdd for f64 {}
-num!(f32: plain_add, f64: plain_add, i32: wrapping_add, i64: wrapping_add);
 
 /// An Unimplemented status naming the node.
 pub(crate) fn unimplemented(node: &NodeDef, msg: impl std::fmt::Display) -> Status {

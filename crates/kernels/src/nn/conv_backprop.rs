@@ -6,9 +6,10 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{check_dtype, dims_str, unsupported_type, Real};
+use super::common::{check_dtype, dims_str, unsupported_type};
 use super::conv::{ConvAttrs, BLOCK_BYTES};
 use super::conv_direct::DirectScalar;
+use crate::real::Real;
 
 /// Block size of the input gradient: a whole image when it fits (measured best).
 const INPUT_BLOCK_BYTES: usize = 1024 * 1024;

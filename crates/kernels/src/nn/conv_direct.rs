@@ -6,9 +6,9 @@
 //! is compiled with those features so the multiply-adds fuse (results then differ from the
 //! unfused portable ones in the last bits, like TensorFlow's own FMA kernels).
 
-use super::common::Real;
 use super::im2col::ConvGeom;
 use super::pool::par_units;
+use crate::real::Real;
 
 /// Inputs with at most this many channels use the direct kernel.
 pub(crate) const DIRECT_MAX_CHANNELS: usize = 4;

@@ -6,26 +6,24 @@ use std::ops::Mul;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
-use super::common::{check_dtype, for_chunks, unsupported_type, Num, Real};
+use super::common::{check_dtype, for_chunks, unsupported_type};
+use crate::math::elem::Num;
+use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
 /// Element types of the rectifiers (TensorFlow's realnumbertype, restricted to ours).
 trait Elem: Num + Mul<Output = Self> {
-    const ZERO: Self;
-    const ONE: Self;
     const SIX: Self;
 }
 
 macro_rules! elem {
-    ($($t:ty: $z:expr, $o:expr, $s:expr);*) => {$(
+    ($($t:ty: $s:expr);*) => {$(
         impl Elem for $t {
-            const ZERO: Self = $z;
-            const ONE: Self = $o;
             const SIX: Self = $s;
         }
     )*};
 }
-elem!(f32: 0.0, 1.0, 6.0; f64: 0.0, 1.0, 6.0; i32: 0, 1, 6; i64: 0, 1, 6);
+elem!(f32: 6.0; f64: 6.0; i32: 6; i64: 6);
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {

@@ -3,7 +3,8 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
-use super::common::{check_dtype, for_chunks, unsupported_type, Real};
+use super::common::{check_dtype, for_chunks, unsupported_type};
+use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
 /// Maximum of a non-empty row.
@@ -35,11 +36,11 @@ pub(crate) fn log_softmax_row<T: Real>(row: &mut [T]) {
     let m = row_max(row);
     let mut sum = T::ZERO;
     for v in row.iter_mut() {
-        *v = *v - m;
+        *v -= m;
         sum += v.exp();
     }
     let l = sum.ln();
-    row.iter_mut().for_each(|v| *v = *v - l);
+    row.iter_mut().for_each(|v| *v -= l);
 }
 
 struct Softmax {

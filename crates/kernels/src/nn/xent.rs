@@ -5,8 +5,9 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{check_dtype, unsupported_type, Real, PAR_MIN};
+use super::common::{check_dtype, unsupported_type, PAR_MIN};
 use super::softmax::row_max;
+use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
 fn float_type(node: &NodeDef) -> Result<DataType, Status> {
@@ -161,7 +162,7 @@ impl SparseXent {
             let label = labels[i] as usize;
             let (m, sum) = exp_shifted(row);
             row.iter_mut().for_each(|v| *v = *v / sum);
-            row[label] = row[label] - T::ONE;
+            row[label] -= T::ONE;
             *loss = sum.ln() - (lx[i * c + label] - m);
         });
         ctx.set_output(0, Tensor::new(vec![b], loss)?)?;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use ferroflow_core::proto::GraphDef;
 use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::{Output, Scope};
-use ferroflow_runtime::Session;
+use ferroflow_runtime::StepRunner;
 
 use crate::saver::{latest_checkpoint, Saver, SaverOptions};
 use crate::summary::{self, FileWriter};
@@ -62,7 +62,7 @@ impl Chief {
     }
 
     /// Restores the latest checkpoint of the logdir, if there is one.
-    pub fn restore_latest(&self, sess: &dyn Session, nodes: &ChiefNodes) -> Result<Option<String>, Status> {
+    pub fn restore_latest(&self, sess: &dyn StepRunner, nodes: &ChiefNodes) -> Result<Option<String>, Status> {
         match latest_checkpoint(&self.logdir)? {
             Some(p) => {
                 nodes.saver.restore(sess, &p)?;
@@ -82,7 +82,7 @@ impl Chief {
     /// Saves a checkpoint when `save_every` has passed (or `force`); returns its path.
     pub fn maybe_save(
         &mut self,
-        sess: &dyn Session,
+        sess: &dyn StepRunner,
         nodes: &ChiefNodes,
         step: i64,
         force: bool,

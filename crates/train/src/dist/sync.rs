@@ -18,7 +18,7 @@ use std::time::Duration;
 use ferroflow_core::Status;
 use ferroflow_distributed::GrpcSession;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
-use ferroflow_runtime::{RunOptions, Session};
+use ferroflow_runtime::{RunOptions, StepRunner};
 
 use crate::optimizer::{ChiefQueueRunner, GradAndVar, Optimizer, SyncReplicas, SyncReplicasOptimizer};
 

@@ -19,7 +19,8 @@ use crate::device_setter::ReplicaDeviceSetter;
 use crate::local::{evaluate, make_optimizer};
 use crate::models::build;
 use crate::optimizer::ChiefQueueRunner;
-use crate::runner::{run_step_maybe_traced, Runner};
+use crate::runner::run_step_maybe_traced;
+use ferroflow_runtime::StepRunner;
 
 /// The graph every worker builds (the same on each, as between-graph replication needs).
 struct TrainGraph {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::{Output, Scope};
-use ferroflow_runtime::Session;
+use ferroflow_runtime::StepRunner;
 
 use crate::saver::Saver;
 use crate::summary::FileWriter;
@@ -20,7 +20,7 @@ use crate::summary::FileWriter;
 /// What a hook sees after a step.
 pub struct RunContext<'a> {
     /// The session the step ran on.
-    pub session: &'a dyn Session,
+    pub session: &'a dyn StepRunner,
     pub(crate) stop: bool,
 }
 
@@ -39,7 +39,7 @@ pub trait SessionRunHook: Send {
     }
     /// Called after the session is created (and after every recovery) and the model is
     /// initialized or restored.
-    fn after_create_session(&mut self, _session: &dyn Session) -> Result<(), Status> {
+    fn after_create_session(&mut self, _session: &dyn StepRunner) -> Result<(), Status> {
         Ok(())
     }
     /// Tensors (`node:idx`) to fetch along with the next step.
@@ -51,7 +51,7 @@ pub trait SessionRunHook: Send {
         Ok(())
     }
     /// Called once when the monitored session closes.
-    fn end(&mut self, _session: &dyn Session) -> Result<(), Status> {
+    fn end(&mut self, _session: &dyn StepRunner) -> Result<(), Status> {
         Ok(())
     }
 }
@@ -65,7 +65,7 @@ fn global_step_of(values: &[Tensor], i: usize) -> Result<i64, Status> {
 }
 
 /// The global step's current value, read in a step of its own.
-fn read_step(session: &dyn Session, global_step: &str) -> Result<i64, Status> {
+fn read_step(session: &dyn StepRunner, global_step: &str) -> Result<i64, Status> {
     let v = session.run_step(&[], &[global_step.to_string()], &[], &Default::default())?;
     global_step_of(&v, 0)
 }
@@ -91,7 +91,7 @@ impl StopAtStepHook {
 }
 
 impl SessionRunHook for StopAtStepHook {
-    fn after_create_session(&mut self, session: &dyn Session) -> Result<(), Status> {
+    fn after_create_session(&mut self, session: &dyn StepRunner) -> Result<(), Status> {
         if let Some(n) = self.num_steps.take() {
             self.last_step = Some(read_step(session, &self.global_step)? + n);
         }
@@ -183,7 +183,7 @@ impl CheckpointSaverHook {
         &self.saved
     }
 
-    fn save(&mut self, session: &dyn Session, step: i64) -> Result<(), Status> {
+    fn save(&mut self, session: &dyn StepRunner, step: i64) -> Result<(), Status> {
         let prefix = self.dir.join("model.ckpt").display().to_string();
         let p = self.saver.save(session, &prefix, Some(step))?;
         tracing::info!(checkpoint = %p, step, "saved checkpoint");
@@ -219,7 +219,7 @@ impl SessionRunHook for CheckpointSaverHook {
         Ok(())
     }
 
-    fn end(&mut self, session: &dyn Session) -> Result<(), Status> {
+    fn end(&mut self, session: &dyn StepRunner) -> Result<(), Status> {
         if self.last_step.is_none() {
             return Ok(());
         }
@@ -288,7 +288,7 @@ impl SessionRunHook for SummarySaverHook {
         self.writer.flush()
     }
 
-    fn end(&mut self, _session: &dyn Session) -> Result<(), Status> {
+    fn end(&mut self, _session: &dyn StepRunner) -> Result<(), Status> {
         self.writer.close()
     }
 }

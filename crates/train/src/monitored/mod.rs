@@ -23,7 +23,7 @@ use ferroflow_core::proto::ConfigProto;
 use ferroflow_core::{Code, Status, Tensor};
 use ferroflow_distributed::GrpcSession;
 use ferroflow_graph::{get_or_create_global_step, global_variables, Graph, Operation, Output, Scope, Variable};
-use ferroflow_runtime::{DirectSession, RunOptions, Session};
+use ferroflow_runtime::{DirectSession, RunOptions, StepRunner};
 
 pub use hooks::{
     CheckpointSaverHook, Every, LoggingTensorHook, RunContext, SessionRunHook, StopAtStepHook, SummarySaverHook,
@@ -34,7 +34,7 @@ use crate::dist::wait_until;
 use crate::saver::{latest_checkpoint, Saver};
 
 /// A session owned by a monitored session.
-pub type BoxSession = Box<dyn Session + Send + Sync>;
+pub type BoxSession = Box<dyn StepRunner + Send + Sync>;
 
 /// Opens a session on `target` for `graph`: `""` in process, `grpc://host:port` on a
 /// cluster (the session sees nodes added to the graph later).
@@ -121,7 +121,7 @@ impl Scaffold {
     }
 
     /// Names of the variables not initialized yet.
-    fn uninitialized(&self, sess: &dyn Session) -> Result<Vec<usize>, Status> {
+    fn uninitialized(&self, sess: &dyn StepRunner) -> Result<Vec<usize>, Status> {
         let fetches: Vec<String> = self.vars.iter().map(|v| v.1.clone()).collect();
         let out = sess.run_step(&[], &fetches, &[], &RunOptions::default())?;
         let mut missing = Vec::new();
@@ -143,7 +143,7 @@ impl Scaffold {
 
     /// Chief: restores the latest checkpoint of `dir` if the model is not fully
     /// initialized and one exists, then initializes whatever is still missing.
-    fn prepare_chief(&self, sess: &dyn Session, dir: Option<&PathBuf>) -> Result<(), Status> {
+    fn prepare_chief(&self, sess: &dyn StepRunner, dir: Option<&PathBuf>) -> Result<(), Status> {
         let missing = self.uninitialized(sess)?;
         if missing.is_empty() {
             return Ok(());
@@ -163,7 +163,7 @@ impl Scaffold {
     }
 
     /// Non-chief: waits until every variable is initialized.
-    fn wait_ready(&self, sess: &dyn Session, timeout: Duration) -> Result<(), Status> {
+    fn wait_ready(&self, sess: &dyn StepRunner, timeout: Duration) -> Result<(), Status> {
         wait_until(
             timeout,
             || {
@@ -255,7 +255,7 @@ impl MonitoredTrainingSession {
     }
 
     /// The underlying session (for steps the hooks should not see).
-    pub fn raw_session(&self) -> Result<&dyn Session, Status> {
+    pub fn raw_session(&self) -> Result<&dyn StepRunner, Status> {
         match &self.session {
             Some(s) => Ok(s.as_ref()),
             None => Err(Status::failed_precondition("the monitored session has no open session")),

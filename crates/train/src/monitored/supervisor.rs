@@ -12,7 +12,7 @@ use std::time::Duration;
 use ferroflow_core::proto::ConfigProto;
 use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::{Operation, Output, Scope, Variable};
-use ferroflow_runtime::Session;
+use ferroflow_runtime::StepRunner;
 
 use super::{CheckpointSaverHook, Every, MonitoredOptions, MonitoredTrainingSession, SessionRunHook, SummarySaverHook};
 use crate::saver::Saver;
@@ -60,7 +60,7 @@ impl Default for SupervisorOptions {
 struct InitOpHook(String);
 
 impl SessionRunHook for InitOpHook {
-    fn after_create_session(&mut self, session: &dyn Session) -> Result<(), Status> {
+    fn after_create_session(&mut self, session: &dyn StepRunner) -> Result<(), Status> {
         session.run_step(&[], &[], std::slice::from_ref(&self.0), &Default::default()).map(|_| ())
     }
 }
@@ -176,7 +176,7 @@ impl ManagedSession {
     }
 
     /// The underlying session.
-    pub fn session(&self) -> Result<&dyn Session, Status> {
+    pub fn session(&self) -> Result<&dyn StepRunner, Status> {
         self.inner.raw_session()
     }
 

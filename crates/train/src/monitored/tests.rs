@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use ferroflow_core::{Code, Status, Tensor};
 use ferroflow_graph::{get_or_create_global_step, ops, Operation, Output, Scope, Variable};
-use ferroflow_runtime::{DirectSession, RunOptions, Session};
+use ferroflow_runtime::{DirectSession, RunOptions, StepRunner};
 
 use super::*;
 use crate::optimizer::{GradientDescent, Optimizer};
@@ -38,11 +38,11 @@ fn tmpdir(name: &str) -> std::path::PathBuf {
     d
 }
 
-fn value(sess: &dyn Session, o: &Output) -> f32 {
+fn value(sess: &dyn StepRunner, o: &Output) -> f32 {
     sess.run_step(&[], &[o.name()], &[], &RunOptions::default()).unwrap()[0].scalar_value::<f32>().unwrap()
 }
 
-fn step_of(sess: &dyn Session, v: &Variable) -> i64 {
+fn step_of(sess: &dyn StepRunner, v: &Variable) -> i64 {
     sess.run_step(&[], &[v.value().name()], &[], &RunOptions::default()).unwrap()[0].scalar_value::<i64>().unwrap()
 }
 
@@ -147,7 +147,7 @@ struct Flaky {
     runs: Arc<AtomicUsize>,
 }
 
-impl Session for Flaky {
+impl StepRunner for Flaky {
     fn run_step_meta(
         &self,
         feeds: &[(String, Tensor)],

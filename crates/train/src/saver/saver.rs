@@ -7,7 +7,7 @@ use ferroflow_core::proto::CheckpointState;
 use ferroflow_core::{attr, DataType, Status, Tensor};
 use ferroflow_graph::{global_variables, ops, Operation, Output, Scope, Variable};
 use ferroflow_kernels::io::index_path;
-use ferroflow_runtime::{RunOptions, Session};
+use ferroflow_runtime::{RunOptions, StepRunner};
 
 use super::checkpoint_state::{checkpoint_exists, get_checkpoint_state, resolve, update_checkpoint_state};
 
@@ -181,7 +181,7 @@ impl Saver {
     /// `checkpoint` file of its directory and deletes checkpoints beyond `max_to_keep`.
     /// Returns the checkpoint path. The first save in a directory that already has a
     /// `checkpoint` file continues its list, so `max_to_keep` holds across restarts.
-    pub fn save(&self, sess: &dyn Session, prefix: &str, global_step: Option<i64>) -> Result<String, Status> {
+    pub fn save(&self, sess: &dyn StepRunner, prefix: &str, global_step: Option<i64>) -> Result<String, Status> {
         let path = match global_step {
             Some(g) => format!("{prefix}-{g}"),
             None => prefix.to_string(),
@@ -219,7 +219,7 @@ impl Saver {
     }
 
     /// Restores every variable from the checkpoint at `path`.
-    pub fn restore(&self, sess: &dyn Session, path: &str) -> Result<(), Status> {
+    pub fn restore(&self, sess: &dyn StepRunner, path: &str) -> Result<(), Status> {
         if !checkpoint_exists(path) {
             return Err(Status::not_found(format!(
                 "The passed save_path is not a valid checkpoint: {path} ({} does not exist)",

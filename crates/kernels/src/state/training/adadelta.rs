@@ -5,14 +5,14 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::Status;
 
-use super::apply::Optimizer;
-use super::Real;
+use super::apply::UpdateRule;
+use crate::real::Real;
 use crate::state::par;
 
 /// Adadelta.
 pub struct Adadelta;
 
-impl Optimizer for Adadelta {
+impl UpdateRule for Adadelta {
     const SLOTS: &'static [&'static str] = &["var", "accum", "accum_update"];
     const ARGS: &'static [&'static str] = &["lr", "rho", "epsilon", "grad"];
     const GRAD: usize = 3;

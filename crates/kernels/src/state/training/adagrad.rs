@@ -4,8 +4,8 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status};
 
-use super::apply::Optimizer;
-use super::Real;
+use super::apply::UpdateRule;
+use crate::real::Real;
 use crate::state::par;
 
 /// Adagrad.
@@ -13,7 +13,7 @@ pub struct Adagrad {
     update_slots: bool,
 }
 
-impl Optimizer for Adagrad {
+impl UpdateRule for Adagrad {
     const SLOTS: &'static [&'static str] = &["var", "accum"];
     const ARGS: &'static [&'static str] = &["lr", "grad"];
     const GRAD: usize = 1;
@@ -41,7 +41,7 @@ pub struct AdagradV2 {
     update_slots: bool,
 }
 
-impl Optimizer for AdagradV2 {
+impl UpdateRule for AdagradV2 {
     const SLOTS: &'static [&'static str] = &["var", "accum"];
     const ARGS: &'static [&'static str] = &["lr", "epsilon", "grad"];
     const GRAD: usize = 2;

@@ -7,14 +7,14 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::Status;
 
-use super::apply::Optimizer;
-use super::Real;
+use super::apply::UpdateRule;
+use crate::real::Real;
 use crate::state::par;
 
 /// AdagradDA.
 pub struct AdagradDa;
 
-impl Optimizer for AdagradDa {
+impl UpdateRule for AdagradDa {
     const SLOTS: &'static [&'static str] = &["var", "gradient_accumulator", "gradient_squared_accumulator"];
     const ARGS: &'static [&'static str] = &["grad", "lr", "l1", "l2", "global_step"];
     const GRAD: usize = 0;

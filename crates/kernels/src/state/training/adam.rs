@@ -6,8 +6,8 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status};
 
-use super::apply::Optimizer;
-use super::Real;
+use super::apply::UpdateRule;
+use crate::real::Real;
 use crate::state::par;
 
 /// Adam.
@@ -15,7 +15,7 @@ pub struct Adam {
     nesterov: bool,
 }
 
-impl Optimizer for Adam {
+impl UpdateRule for Adam {
     const SLOTS: &'static [&'static str] = &["var", "m", "v"];
     const ARGS: &'static [&'static str] = &["beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"];
     const GRAD: usize = 6;

@@ -7,31 +7,32 @@ use std::sync::Arc;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
-use super::{sparse_apply, Real};
+use super::sparse_apply;
+use crate::real::Real;
 use crate::state::handle::{uninitialized_use, var_inputs};
 use crate::state::lock::lock_all;
 use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
 
 /// An optimizer's update rule and input layout.
-pub trait Optimizer: Send + Sync + Sized + 'static {
+pub trait UpdateRule: Send + Sync + Sized + 'static {
     /// Names of the variable inputs, in order (`var` first, then its slots).
     const SLOTS: &'static [&'static str];
     /// Names of the other inputs, in order.
     const ARGS: &'static [&'static str];
-    /// Index in [`Optimizer::ARGS`] of the gradient (a full tensor; the rest are scalars).
+    /// Index in [`UpdateRule::ARGS`] of the gradient (a full tensor; the rest are scalars).
     const GRAD: usize;
-    /// Index in [`Optimizer::ARGS`] of an int64 scalar (AdagradDA's `global_step`), which
-    /// reaches [`Optimizer::apply`] converted to `T` among the other scalars.
+    /// Index in [`UpdateRule::ARGS`] of an int64 scalar (AdagradDA's `global_step`), which
+    /// reaches [`UpdateRule::apply`] converted to `T` among the other scalars.
     const STEP: Option<usize> = None;
     /// Parses the optimizer's attrs.
     fn from_node(node: &NodeDef) -> Result<Self, Status>;
-    /// Checks the scalars (in [`Optimizer::ARGS`] order without the gradient) as
+    /// Checks the scalars (in [`UpdateRule::ARGS`] order without the gradient) as
     /// TensorFlow does; the error says which one is out of range.
     fn check<T: Real>(&self, _scalars: &[T]) -> Result<(), String> {
         Ok(())
     }
-    /// Updates `slots` (one slice per [`Optimizer::SLOTS`] entry, equal lengths) given the
-    /// scalars (in [`Optimizer::ARGS`] order without the gradient) and the gradient.
+    /// Updates `slots` (one slice per [`UpdateRule::SLOTS`] entry, equal lengths) given the
+    /// scalars (in [`UpdateRule::ARGS`] order without the gradient) and the gradient.
     fn apply<T: Real>(&self, scalars: &[T], slots: &mut [&mut [T]], grad: &[T]);
 }
 
@@ -43,7 +44,7 @@ struct ApplyKernel<O> {
     dtype: DataType,
 }
 
-impl<O: Optimizer> ApplyKernel<O> {
+impl<O: UpdateRule> ApplyKernel<O> {
     fn run<T: Real>(&self, ctx: &mut OpContext, vars: &[Arc<Var>]) -> Result<(), Status> {
         let n = O::SLOTS.len();
         // Input position of argument j (a sparse op's `indices` sits right after the gradient).
@@ -113,7 +114,7 @@ impl<O: Optimizer> ApplyKernel<O> {
     }
 }
 
-impl<O: Optimizer> OpKernel for ApplyKernel<O> {
+impl<O: UpdateRule> OpKernel for ApplyKernel<O> {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let n = O::SLOTS.len();
         let vars = var_inputs(ctx, n, self.resource)?;
@@ -129,7 +130,7 @@ impl<O: Optimizer> OpKernel for ApplyKernel<O> {
     }
 }
 
-fn make<O: Optimizer>(node: &NodeDef, resource: bool, sparse: bool) -> Result<Box<dyn OpKernel>, Status> {
+fn make<O: UpdateRule>(node: &NodeDef, resource: bool, sparse: bool) -> Result<Box<dyn OpKernel>, Status> {
     let dtype = node.attr_type("T")?;
     if !dtype.is_float() {
         return Err(Status::unimplemented(format!(
@@ -141,13 +142,13 @@ fn make<O: Optimizer>(node: &NodeDef, resource: bool, sparse: bool) -> Result<Bo
 }
 
 /// Registers `SparseApply<name>` and `ResourceSparseApply<name>` for an optimizer.
-pub fn register_sparse<O: Optimizer>(r: &mut KernelRegistry, sparse: &'static str, resource_sparse: &'static str) {
+pub fn register_sparse<O: UpdateRule>(r: &mut KernelRegistry, sparse: &'static str, resource_sparse: &'static str) {
     r.add(sparse, |n| make::<O>(n, false, true));
     r.add(resource_sparse, |n| make::<O>(n, true, true));
 }
 
 /// Registers the ref and resource forms of an optimizer.
-pub fn register<O: Optimizer>(r: &mut KernelRegistry, apply: &'static str, resource_apply: &'static str) {
+pub fn register<O: UpdateRule>(r: &mut KernelRegistry, apply: &'static str, resource_apply: &'static str) {
     r.add(apply, |n| make::<O>(n, false, false));
     r.add(resource_apply, |n| make::<O>(n, true, false));
 }

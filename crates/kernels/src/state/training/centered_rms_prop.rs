@@ -6,14 +6,14 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::Status;
 
-use super::apply::Optimizer;
-use super::Real;
+use super::apply::UpdateRule;
+use crate::real::Real;
 use crate::state::par;
 
 /// Centered RMSProp (`tf.compat.v1.train.RMSPropOptimizer(centered=True)`).
 pub struct CenteredRmsProp;
 
-impl Optimizer for CenteredRmsProp {
+impl UpdateRule for CenteredRmsProp {
     const SLOTS: &'static [&'static str] = &["var", "mg", "ms", "mom"];
     const ARGS: &'static [&'static str] = &["lr", "rho", "momentum", "epsilon", "grad"];
     const GRAD: usize = 4;

@@ -14,8 +14,8 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status};
 
-use super::apply::Optimizer;
-use super::Real;
+use super::apply::UpdateRule;
+use crate::real::Real;
 use crate::state::par;
 
 /// The hyper-parameters of one FTRL update.
@@ -102,7 +102,7 @@ pub struct Ftrl {
     by_lr: bool,
 }
 
-impl Optimizer for Ftrl {
+impl UpdateRule for Ftrl {
     const SLOTS: &'static [&'static str] = &["var", "accum", "linear"];
     const ARGS: &'static [&'static str] = &["grad", "lr", "l1", "l2", "lr_power"];
     const GRAD: usize = 0;
@@ -127,7 +127,7 @@ pub struct FtrlV2 {
     by_lr: bool,
 }
 
-impl Optimizer for FtrlV2 {
+impl UpdateRule for FtrlV2 {
     const SLOTS: &'static [&'static str] = &["var", "accum", "linear"];
     const ARGS: &'static [&'static str] = &["grad", "lr", "l1", "l2", "l2_shrinkage", "lr_power"];
     const GRAD: usize = 0;

@@ -3,14 +3,14 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::Status;
 
-use super::apply::Optimizer;
-use super::Real;
+use super::apply::UpdateRule;
+use crate::real::Real;
 use crate::state::par;
 
 /// Plain gradient descent.
 pub struct GradientDescent;
 
-impl Optimizer for GradientDescent {
+impl UpdateRule for GradientDescent {
     const SLOTS: &'static [&'static str] = &["var"];
     const ARGS: &'static [&'static str] = &["alpha", "delta"];
     const GRAD: usize = 1;

@@ -14,14 +14,11 @@ mod ftrl;
 mod gradient_descent;
 mod momentum;
 mod proximal;
-mod real;
 mod rms_prop;
 mod sparse_apply;
 
 #[cfg(test)]
 mod testutil;
-
-pub use real::Real;
 
 use crate::KernelRegistry;
 

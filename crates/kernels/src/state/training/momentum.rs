@@ -4,8 +4,8 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status};
 
-use super::apply::Optimizer;
-use super::Real;
+use super::apply::UpdateRule;
+use crate::real::Real;
 use crate::state::par;
 
 /// Momentum SGD.
@@ -13,7 +13,7 @@ pub struct Momentum {
     nesterov: bool,
 }
 
-impl Optimizer for Momentum {
+impl UpdateRule for Momentum {
     const SLOTS: &'static [&'static str] = &["var", "accum"];
     const ARGS: &'static [&'static str] = &["lr", "grad", "momentum"];
     const GRAD: usize = 1;

@@ -9,8 +9,8 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::Status;
 
-use super::apply::Optimizer;
-use super::Real;
+use super::apply::UpdateRule;
+use crate::real::Real;
 use crate::state::par;
 
 /// The proximal step of one element given its learning rate.
@@ -47,7 +47,7 @@ fn check_regularization<T: Real>(l1: T, l2: T) -> Result<(), String> {
 /// Proximal gradient descent.
 pub struct ProximalGradientDescent;
 
-impl Optimizer for ProximalGradientDescent {
+impl UpdateRule for ProximalGradientDescent {
     const SLOTS: &'static [&'static str] = &["var"];
     const ARGS: &'static [&'static str] = &["alpha", "l1", "l2", "delta"];
     const GRAD: usize = 3;
@@ -69,7 +69,7 @@ impl Optimizer for ProximalGradientDescent {
 /// Proximal Adagrad.
 pub struct ProximalAdagrad;
 
-impl Optimizer for ProximalAdagrad {
+impl UpdateRule for ProximalAdagrad {
     const SLOTS: &'static [&'static str] = &["var", "accum"];
     const ARGS: &'static [&'static str] = &["lr", "l1", "l2", "grad"];
     const GRAD: usize = 3;

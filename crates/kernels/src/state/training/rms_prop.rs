@@ -4,14 +4,14 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::Status;
 
-use super::apply::Optimizer;
-use super::Real;
+use super::apply::UpdateRule;
+use crate::real::Real;
 use crate::state::par;
 
 /// RMSProp (without centering).
 pub struct RmsProp;
 
-impl Optimizer for RmsProp {
+impl UpdateRule for RmsProp {
     const SLOTS: &'static [&'static str] = &["var", "ms", "mom"];
     const ARGS: &'static [&'static str] = &["lr", "rho", "momentum", "epsilon", "grad"];
     const GRAD: usize = 4;

@@ -8,9 +8,9 @@
 
 use ferroflow_core::{Status, Tensor};
 
-use super::apply::Optimizer;
-use super::Real;
+use super::apply::UpdateRule;
 use crate::array::{dims_str, index_vec};
+use crate::real::Real;
 use crate::OpContext;
 
 /// Input `i` as the sparse update's row indices (a vector).
@@ -24,7 +24,7 @@ pub(super) fn indices(ctx: &OpContext, i: usize) -> Result<Vec<i64>, Status> {
 
 /// Checks the gradient rows and the indices against `var_dims`, then runs `opt`'s rule on
 /// each indexed row of the slots.
-pub(super) fn apply_rows<O: Optimizer, T: Real>(
+pub(super) fn apply_rows<O: UpdateRule, T: Real>(
     ctx: &OpContext,
     opt: &O,
     scalars: &[T],

@@ -4,6 +4,7 @@
 //! does both). Everything else (connections, HTTP/2, flow control) stays tonic's and
 //! hyper's; the messages are the same bytes a tonic or TensorFlow peer sends and expects.
 
+pub use crate::tensor_wire::encode_run_step;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;

@@ -1,0 +1,60 @@
+//! TensorFlow's `store_errors_in_response_body` rule, once for RunStep and RunGraph: a
+//! caller that sets it gets a failed call as gRPC OK with the status in the response's
+//! `status_code` and `status_error_message` (TensorFlow's clients set it for RunStep); a
+//! reply read back with a non-zero code is that error.
+
+use ferroflow_core::proto::{RunGraphResponse, RunStepResponse};
+use ferroflow_core::{Code, Status};
+
+/// A response that can carry a status in its body.
+pub(crate) trait StatusInBody: Default + Sized {
+    /// The body's `(status_code, status_error_message)` fields.
+    fn status_fields(&mut self) -> (&mut i32, &mut String);
+
+    /// A response that carries `e` and nothing else.
+    fn from_status(e: Status) -> Self {
+        let mut r = Self::default();
+        let (code, message) = r.status_fields();
+        *code = e.code as i32;
+        *message = e.message;
+        r
+    }
+
+    /// The response, or the error its body carries.
+    fn into_result(mut self) -> Result<Self, Status> {
+        let (code, message) = self.status_fields();
+        if *code == 0 {
+            return Ok(self);
+        }
+        Err(Status::new(Code::from_i32(*code), std::mem::take(message)))
+    }
+}
+
+impl StatusInBody for RunStepResponse {
+    fn status_fields(&mut self) -> (&mut i32, &mut String) {
+        (&mut self.status_code, &mut self.status_error_message)
+    }
+}
+
+impl StatusInBody for RunGraphResponse {
+    fn status_fields(&mut self) -> (&mut i32, &mut String) {
+        (&mut self.status_code, &mut self.status_error_message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_goes_into_the_body_and_comes_back_out() {
+        let r = RunStepResponse::from_status(Status::not_found("no node 'x'"));
+        assert_eq!((r.status_code, r.status_error_message.as_str()), (Code::NotFound as i32, "no node 'x'"));
+        let e = r.into_result().unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), (Code::NotFound, "no node 'x'"));
+        let ok = RunGraphResponse { status_error_message: "ignored".into(), ..Default::default() };
+        assert!(ok.into_result().is_ok(), "code 0 is success");
+        let e = RunGraphResponse::from_status(Status::aborted("restarted")).into_result().unwrap_err();
+        assert_eq!(e.code, Code::Aborted);
+    }
+}
