@@ -399,7 +399,7 @@ pub fn server_info(target: &str) -> Result<crate::control::proto::ServerInfoResp
 }
 
 impl ferroflow_runtime::StepRunner for GrpcSession {
-    fn run_step_meta(
+    fn run_by_name_meta(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],

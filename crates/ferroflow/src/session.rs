@@ -71,7 +71,7 @@ impl Session {
 }
 
 impl ferroflow_runtime::StepRunner for Session {
-    fn run_step_meta(
+    fn run_by_name_meta(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],

@@ -14,7 +14,7 @@ use crate::RunOptions;
 pub trait StepRunner {
     /// Runs one step: feeds replace tensors, fetches are returned in order, targets run;
     /// with the step's metadata (its trace and graphs, when `opts` asks for them).
-    fn run_step_meta(
+    fn run_by_name_meta(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],
@@ -22,43 +22,43 @@ pub trait StepRunner {
         opts: &RunOptions,
     ) -> Result<(Vec<Tensor>, RunMetadata), Status>;
 
-    /// [`StepRunner::run_step_meta`] without the metadata.
-    fn run_step(
+    /// [`StepRunner::run_by_name_meta`] without the metadata.
+    fn run_by_name(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],
         targets: &[String],
         opts: &RunOptions,
     ) -> Result<Vec<Tensor>, Status> {
-        self.run_step_meta(feeds, fetches, targets, opts).map(|(t, _)| t)
+        self.run_by_name_meta(feeds, fetches, targets, opts).map(|(t, _)| t)
     }
 
     /// Runs one step given typed handles: feeds replace tensors, fetches are returned in
     /// order, targets run.
-    fn run_typed(
+    fn run(
         &self,
         feeds: &[(&Output, Tensor)],
         fetches: &[&Output],
         targets: &[&Operation],
     ) -> Result<Vec<Tensor>, Status> {
         let (f, x, t) = step_names(feeds, fetches, targets);
-        self.run_step(&f, &x, &t, &RunOptions::default())
+        self.run_by_name(&f, &x, &t, &RunOptions::default())
     }
 
-    /// [`StepRunner::run_typed`] with the step traced (every device's step stats).
-    fn run_typed_traced(
+    /// [`StepRunner::run`] with the step traced (every device's step stats).
+    fn run_traced(
         &self,
         feeds: &[(&Output, Tensor)],
         fetches: &[&Output],
         targets: &[&Operation],
     ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         let (f, x, t) = step_names(feeds, fetches, targets);
-        self.run_step_meta(&f, &x, &t, &RunOptions { trace: true, ..Default::default() })
+        self.run_by_name_meta(&f, &x, &t, &RunOptions { trace: true, ..Default::default() })
     }
 }
 
 impl StepRunner for crate::DirectSession {
-    fn run_step_meta(
+    fn run_by_name_meta(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],
@@ -69,7 +69,7 @@ impl StepRunner for crate::DirectSession {
     }
 }
 
-/// Feeds, fetches and targets given by typed handles, as the names [`StepRunner::run_step`]
+/// Feeds, fetches and targets given by typed handles, as the names [`StepRunner::run_by_name`]
 /// and the `run_by_name` methods take.
 pub type NamedStep = (Vec<(String, Tensor)>, Vec<String>, Vec<String>);
 

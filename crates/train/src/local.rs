@@ -125,7 +125,7 @@ pub fn evaluate(sess: &impl StepRunner, model: &Model, data: &DataSet) -> Result
     let mut correct = 0.0;
     for (x, y) in data.chunks(1000) {
         let n = y.num_elements() as f64;
-        let acc = sess.run_typed(&[(&model.x, x), (&model.y, y)], &[&model.accuracy], &[])?[0].scalar_value::<f32>()?;
+        let acc = sess.run(&[(&model.x, x), (&model.y, y)], &[&model.accuracy], &[])?[0].scalar_value::<f32>()?;
         correct += acc as f64 * n;
     }
     Ok(correct / data.len() as f64)

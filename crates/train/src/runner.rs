@@ -28,9 +28,9 @@ pub fn run_step_maybe_traced(
     targets: &[&Operation],
 ) -> Result<Vec<Tensor>, Status> {
     let Some(req) = trace.filter(|r| r.step == step) else {
-        return sess.run_typed(feeds, fetches, targets);
+        return sess.run(feeds, fetches, targets);
     };
-    let (out, meta) = sess.run_typed_traced(feeds, fetches, targets)?;
+    let (out, meta) = sess.run_traced(feeds, fetches, targets)?;
     let stats = meta.step_stats.unwrap_or_default();
     std::fs::write(&req.path, ferroflow_runtime::chrome_trace::chrome_trace(&stats)).map_err(|e| {
         Status::unavailable(format!("cannot write the trace of step {step} to {}: {e}", req.path.display()))

@@ -43,7 +43,7 @@ fn train(cluster: ClusterSpec, task: i32, target: String, dir: std::path::PathBu
         assert!(local < 1000, "worker {task} never stopped");
     }
     let raw = sess.raw_session().unwrap();
-    let out = raw.run_step(&[], &[gs.value().name(), loss.name()], &[], &RunOptions::default()).unwrap();
+    let out = raw.run_by_name(&[], &[gs.value().name(), loss.name()], &[], &RunOptions::default()).unwrap();
     let step = out[0].scalar_value::<i64>().unwrap();
     let l = out[1].scalar_value::<f32>().unwrap();
     sess.close().unwrap();

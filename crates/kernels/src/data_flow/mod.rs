@@ -27,17 +27,17 @@ mod tensor_list_bulk;
 mod waiters;
 
 #[cfg(test)]
-mod tests_accumulator;
+mod accumulator_tests;
 #[cfg(test)]
-mod tests_lookup_table;
+mod lookup_table_tests;
 #[cfg(test)]
-mod tests_queue;
+mod queue_tests;
 #[cfg(test)]
-mod tests_sparse_accumulator;
+mod sparse_accumulator_tests;
 #[cfg(test)]
-mod tests_tensor_array;
+mod tensor_array_tests;
 #[cfg(test)]
-mod tests_tensor_list;
+mod tensor_list_tests;
 
 pub use accumulator::{stale_gradients_dropped_total, AccumulatorKind, ConditionalAccumulator};
 pub use accumulator_ops::ACCUMULATOR_TYPE_NAME;

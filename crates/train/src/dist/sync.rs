@@ -18,7 +18,7 @@ use std::time::Duration;
 use ferroflow_core::Status;
 use ferroflow_distributed::GrpcSession;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
-use ferroflow_runtime::{RunOptions, StepRunner};
+use ferroflow_runtime::RunOptions;
 
 use crate::optimizer::{ChiefQueueRunner, GradAndVar, Optimizer, SyncReplicas, SyncReplicasOptimizer};
 
@@ -60,7 +60,7 @@ fn names(ops: &[&Operation]) -> Vec<String> {
 /// restored or current global step).
 pub(crate) fn init_replica(sess: &GrpcSession, n: &SyncNodes, is_chief: bool) -> Result<(), Status> {
     let op = if is_chief { &n.replicas.chief_init_op } else { &n.replicas.local_step_init_op };
-    sess.run_step(&[], &[], &names(&[op]), &RunOptions::default()).map(|_| ())
+    sess.run_by_name(&[], &[], &names(&[op]), &RunOptions::default()).map(|_| ())
 }
 
 /// Starts the chief's aggregation loop for the updates still to do (`last_step - global`).
@@ -78,11 +78,11 @@ pub(crate) fn start_chief_runner(
     ChiefQueueRunner::start_bounded(
         Box::new(move |tok, timeout| {
             let opts = RunOptions { timeout: Some(timeout), cancel: Some(tok.clone()), ..Default::default() };
-            sess.run_step(&[], &[], &op, &opts).map(|_| ())
+            sess.run_by_name(&[], &[], &op, &opts).map(|_| ())
         }),
         Box::new(move || {
             let opts = RunOptions { timeout: Some(Duration::from_secs(30)), cancel: None, ..Default::default() };
-            s2.run_step(&[], &[], &close, &opts).map(|_| ())
+            s2.run_by_name(&[], &[], &close, &opts).map(|_| ())
         }),
         aggregation_timeout,
         Some(updates),

@@ -20,7 +20,6 @@ use crate::local::{evaluate, make_optimizer};
 use crate::models::build;
 use crate::optimizer::ChiefQueueRunner;
 use crate::runner::run_step_maybe_traced;
-use ferroflow_runtime::StepRunner;
 
 /// The graph every worker builds (the same on each, as between-graph replication needs).
 struct TrainGraph {
@@ -88,7 +87,7 @@ fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Stat
 /// Indices (into `ready`) of the variables not initialized yet.
 fn uninitialized(sess: &GrpcSession, g: &TrainGraph) -> Result<Vec<usize>, Status> {
     let fetches: Vec<&Output> = g.ready.iter().map(|(_, o)| o).collect();
-    let out = sess.run_typed(&[], &fetches, &[])?;
+    let out = sess.run(&[], &fetches, &[])?;
     let mut missing = Vec::new();
     for (i, t) in out.iter().enumerate() {
         if !t.scalar_value::<bool>()? {
@@ -134,7 +133,7 @@ fn open_session(
             cfg.wait_timeout,
             || {
                 missing = uninitialized(&sess, g)?;
-                done_missing = !sess.run_typed(&[], &[&g.done_ready], &[])?[0].scalar_value::<bool>()?;
+                done_missing = !sess.run(&[], &[&g.done_ready], &[])?[0].scalar_value::<bool>()?;
                 Ok(None)
             },
             |w| on_progress(Progress::Waiting(format!("the parameter servers: {w}"))),
@@ -150,7 +149,7 @@ fn open_session(
             targets.push(&g.done_init);
         }
         if !targets.is_empty() {
-            sess.run_typed(&[], &[], &targets)?;
+            sess.run(&[], &[], &targets)?;
         }
     } else {
         wait_until(
@@ -207,7 +206,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
     let start_runner = |sess: &Arc<GrpcSession>| -> Result<Option<ChiefQueueRunner>, Status> {
         match (&g.sync, is_chief) {
             (Some(n), true) => {
-                let global = sess.run_typed(&[], &[&g.global_step.value()], &[])?[0].scalar_value::<i64>()?;
+                let global = sess.run(&[], &[&g.global_step.value()], &[])?[0].scalar_value::<i64>()?;
                 Ok(Some(sync::start_chief_runner(sess.clone(), n, global, last_step, cfg.wait_timeout)))
             }
             _ => Ok(None),
@@ -222,7 +221,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
     let mut loss = f32::NAN;
     let mut recoveries = 0usize;
     let mut warm = None;
-    let mut global = sess.run_typed(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
+    let mut global = sess.run(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
     while global < cfg.train.steps as i64 {
         let (x, y) = batches.next_batch();
         let mut feeds = vec![(&g.model.x, x), (&g.model.y, y)];
@@ -259,7 +258,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
                 drop(sess);
                 sess = open_session(server.target(), &g, &config, is_chief, cfg, chief.as_ref(), &mut on_progress)?;
                 runner = start_runner(&sess)?;
-                global = sess.run_typed(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
+                global = sess.run(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
                 continue;
             }
             Err(e) => return Err(sync_error(e, &g, runner.take())),
@@ -299,7 +298,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
             on_progress(Progress::Saved(p));
         }
     }
-    sess.run_typed(&[], &[], &[&g.done_inc])?;
+    sess.run(&[], &[], &[&g.done_inc])?;
 
     let mut test_accuracy = None;
     if is_chief {
@@ -313,7 +312,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         let finished = wait_until(
             cfg.wait_timeout,
             || {
-                let n = sess.run_typed(&[], &[&done], &[])?[0].scalar_value::<i32>()? as usize;
+                let n = sess.run(&[], &[&done], &[])?[0].scalar_value::<i32>()? as usize;
                 Ok((n < num_workers).then(|| format!("{} of {num_workers} workers to finish", num_workers - n)))
             },
             |w| on_progress(Progress::Waiting(w.to_string())),

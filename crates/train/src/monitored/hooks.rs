@@ -66,7 +66,7 @@ fn global_step_of(values: &[Tensor], i: usize) -> Result<i64, Status> {
 
 /// The global step's current value, read in a step of its own.
 fn read_step(session: &dyn StepRunner, global_step: &str) -> Result<i64, Status> {
-    let v = session.run_step(&[], &[global_step.to_string()], &[], &Default::default())?;
+    let v = session.run_by_name(&[], &[global_step.to_string()], &[], &Default::default())?;
     global_step_of(&v, 0)
 }
 

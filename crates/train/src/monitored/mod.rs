@@ -123,7 +123,7 @@ impl Scaffold {
     /// Names of the variables not initialized yet.
     fn uninitialized(&self, sess: &dyn StepRunner) -> Result<Vec<usize>, Status> {
         let fetches: Vec<String> = self.vars.iter().map(|v| v.1.clone()).collect();
-        let out = sess.run_step(&[], &fetches, &[], &RunOptions::default())?;
+        let out = sess.run_by_name(&[], &fetches, &[], &RunOptions::default())?;
         let mut missing = Vec::new();
         for (i, t) in out.iter().enumerate() {
             if !t.scalar_value::<bool>()? {
@@ -157,7 +157,7 @@ impl Scaffold {
         let missing = self.uninitialized(sess)?;
         if !missing.is_empty() {
             let targets: Vec<String> = missing.iter().map(|&i| self.vars[i].2.clone()).collect();
-            sess.run_step(&[], &[], &targets, &RunOptions::default())?;
+            sess.run_by_name(&[], &[], &targets, &RunOptions::default())?;
         }
         Ok(())
     }
@@ -285,12 +285,12 @@ impl MonitoredTrainingSession {
         targets: &[&Operation],
     ) -> Result<Vec<Tensor>, Status> {
         let (f, x, t) = ferroflow_runtime::step_names(feeds, fetches, targets);
-        self.run_step(&f, &x, &t)
+        self.run_by_name(&f, &x, &t)
     }
 
     /// Runs one step by name with every hook's extra fetches; after Aborted or Unavailable
     /// it opens a new session (restoring or waiting for the model again) and retries.
-    pub fn run_step(
+    pub fn run_by_name(
         &mut self,
         feeds: &[(String, Tensor)],
         fetches: &[String],
@@ -337,7 +337,7 @@ impl MonitoredTrainingSession {
             all.extend(e.iter().cloned());
         }
         let opts = RunOptions { timeout: Some(self.opts.step_timeout), ..Default::default() };
-        let mut out = sess.run_step(feeds, &all, targets, &opts)?;
+        let mut out = sess.run_by_name(feeds, &all, targets, &opts)?;
         let mut hook_values = out.split_off(fetches.len());
         let mut ctx = RunContext { session: sess.as_ref(), stop: false };
         for (h, e) in self.hooks.iter_mut().zip(&extra) {

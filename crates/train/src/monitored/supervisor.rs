@@ -61,7 +61,7 @@ struct InitOpHook(String);
 
 impl SessionRunHook for InitOpHook {
     fn after_create_session(&mut self, session: &dyn StepRunner) -> Result<(), Status> {
-        session.run_step(&[], &[], std::slice::from_ref(&self.0), &Default::default()).map(|_| ())
+        session.run_by_name(&[], &[], std::slice::from_ref(&self.0), &Default::default()).map(|_| ())
     }
 }
 

@@ -39,11 +39,11 @@ fn tmpdir(name: &str) -> std::path::PathBuf {
 }
 
 fn value(sess: &dyn StepRunner, o: &Output) -> f32 {
-    sess.run_step(&[], &[o.name()], &[], &RunOptions::default()).unwrap()[0].scalar_value::<f32>().unwrap()
+    sess.run_by_name(&[], &[o.name()], &[], &RunOptions::default()).unwrap()[0].scalar_value::<f32>().unwrap()
 }
 
 fn step_of(sess: &dyn StepRunner, v: &Variable) -> i64 {
-    sess.run_step(&[], &[v.value().name()], &[], &RunOptions::default()).unwrap()[0].scalar_value::<i64>().unwrap()
+    sess.run_by_name(&[], &[v.value().name()], &[], &RunOptions::default()).unwrap()[0].scalar_value::<i64>().unwrap()
 }
 
 #[test]
@@ -148,7 +148,7 @@ struct Flaky {
 }
 
 impl StepRunner for Flaky {
-    fn run_step_meta(
+    fn run_by_name_meta(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],
@@ -158,7 +158,7 @@ impl StepRunner for Flaky {
         if !targets.is_empty() && self.runs.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_at {
             return Err(Status::unavailable("/job:ps/replica:0/task:0 went away"));
         }
-        self.inner.run_step_meta(feeds, fetches, targets, opts)
+        self.inner.run_by_name_meta(feeds, fetches, targets, opts)
     }
 }
 

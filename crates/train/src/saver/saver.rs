@@ -188,7 +188,7 @@ impl Saver {
         };
         let dir = parent_dir(&path);
         let feed = [(self.filename.clone(), Tensor::scalar(path.as_bytes().to_vec()))];
-        sess.run_step(&feed, std::slice::from_ref(&self.save_tensor), &[], &RunOptions::default())?;
+        sess.run_by_name(&feed, std::slice::from_ref(&self.save_tensor), &[], &RunOptions::default())?;
         let mut guard = self.last.lock().map_err(|_| Status::internal("saver state lock poisoned"))?;
         if guard.is_none() {
             let previous = get_checkpoint_state(&dir)?
@@ -227,7 +227,7 @@ impl Saver {
             )));
         }
         let feed = [(self.filename.clone(), Tensor::scalar(path.as_bytes().to_vec()))];
-        sess.run_step(&feed, &[], std::slice::from_ref(&self.restore_op), &RunOptions::default())?;
+        sess.run_by_name(&feed, &[], std::slice::from_ref(&self.restore_op), &RunOptions::default())?;
         Ok(())
     }
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{attr, half::f16, Code, DataType, Tensor, TensorType};
 
-use super::tests_accumulator::{done, run, start, step_with, still_waiting, Outcome};
+use super::accumulator_tests::{done, run, start, step_with, still_waiting, Outcome};
 use super::ConditionalAccumulator;
 use crate::testutil::{node, test_step};
 use crate::{create_kernel, CancelToken, OpContext, ResourceMgr, StepCtx, Value};
