@@ -206,37 +206,6 @@ fn generate_for(rng: &mut Rng, s: Option<&Session>, base: &GraphDef, ops: &[Stri
     }
 }
 
-/// Checks one outcome: a hang, an empty error message, or a contained kernel panic is a
-/// finding. Returns the label to count.
-fn check(run: &mut Run, i: usize, method: &str, out: &Outcome) -> (String, String) {
-    let mut label = format!("{method}:{}", out.label());
-    let mut message = match out {
-        Outcome::Status(_, m) | Outcome::Transport(m) => m.clone(),
-        _ => String::new(),
-    };
-    match out {
-        Outcome::Hang => run.finding(i, format!("{method} did not return")),
-        Outcome::Status(c, m) if m.is_empty() => run.finding(i, format!("{method}: code {c} without a message")),
-        Outcome::Status(_, m) if m.contains("panicked") => run.finding(i, format!("{method}: {m}")),
-        Outcome::Ok(_) if method == "RunStep" => {
-            if let Some(r) = out.message::<RunStepResponse>() {
-                if r.status_code != 0 {
-                    label = format!("{method}:body:{}", rpc::code_name(r.status_code));
-                    message.clone_from(&r.status_error_message);
-                    if r.status_error_message.is_empty() || r.status_error_message.contains("panicked") {
-                        run.finding(
-                            i,
-                            format!("{method}: in-body status {}: {:?}", r.status_code, r.status_error_message),
-                        );
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
-    (label, message)
-}
-
 #[test]
 fn fuzz_master_service() {
     let c = fuzz_cluster();
@@ -272,7 +241,9 @@ fn fuzz_master_service() {
         let ch = &channels[channel];
         let path = format!("{M}{}", req.method);
         let out = rt.block_on(rpc::call(ch, &path, body, Duration::from_secs(3)));
-        let (label, said) = check(&mut run, i, req.method, &out);
+        let (label, said) = rpc::check(&mut run, i, req.method, &out, "RunStep", |r: &RunStepResponse| {
+            (r.status_code, r.status_error_message.clone())
+        });
         run.outcome_with(if mangle { format!("bytes:{label}") } else { label }, &said);
         // Reset closes the master's sessions even when it then fails (as TensorFlow's does).
         if !mangle && (matches!(out, Outcome::Ok(_)) || req.method == "Reset") {

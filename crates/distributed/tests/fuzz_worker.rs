@@ -267,35 +267,6 @@ fn generate(rng: &mut Rng, w: &World, ch: usize) -> (&'static str, Vec<u8>) {
     }
 }
 
-fn check(run: &mut Run, i: usize, method: &str, out: &Outcome) -> (String, String) {
-    let mut label = format!("{method}:{}", out.label());
-    let mut message = match out {
-        Outcome::Status(_, m) | Outcome::Transport(m) => m.clone(),
-        _ => String::new(),
-    };
-    match out {
-        Outcome::Hang => run.finding(i, format!("{method} did not return")),
-        Outcome::Status(c, m) if m.is_empty() => run.finding(i, format!("{method}: code {c} without a message")),
-        Outcome::Status(_, m) if m.contains("panicked") => run.finding(i, format!("{method}: {m}")),
-        Outcome::Ok(_) if method == "RunGraph" => {
-            if let Some(r) = out.message::<RunGraphResponse>() {
-                if r.status_code != 0 {
-                    label = format!("{method}:body:{}", rpc::code_name(r.status_code));
-                    message.clone_from(&r.status_error_message);
-                    if r.status_error_message.is_empty() || r.status_error_message.contains("panicked") {
-                        run.finding(
-                            i,
-                            format!("{method}: in-body status {}: {:?}", r.status_code, r.status_error_message),
-                        );
-                    }
-                }
-            }
-        }
-        _ => {}
-    }
-    (label, message)
-}
-
 /// Remembers the sessions and graphs that were created.
 fn track(w: &mut World, ch: usize, method: &str, message: &[u8], out: &Outcome) {
     use prost::Message;
@@ -379,7 +350,9 @@ fn fuzz_worker_service() {
         };
         let timeout = Duration::from_millis(*rng.pick(&[100, 100, 250, 600]));
         let out = rt.block_on(rpc::call(&chans[ch], &path, body, timeout));
-        let (label, said) = check(&mut run, i, method, &out);
+        let (label, said) = rpc::check(&mut run, i, method, &out, "RunGraph", |r: &RunGraphResponse| {
+            (r.status_code, r.status_error_message.clone())
+        });
         run.outcome_with(if mangle { format!("bytes:{label}") } else { label }, &said);
         if !mangle && matches!(out, Outcome::Ok(_)) {
             track(&mut w, ch, method, &message, &out);

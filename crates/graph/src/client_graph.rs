@@ -54,6 +54,17 @@ impl ClientGraph {
     }
 }
 
+/// The attrs of a client feed's `_Recv` or fetch's `_Send`: both ends on the client device.
+fn client_end<'a>(tensor_name: &'a str, client_device: &'a str, client_incarnation: u64) -> SendRecv<'a> {
+    SendRecv {
+        tensor_name,
+        send_device: client_device,
+        send_device_incarnation: client_incarnation,
+        recv_device: client_device,
+        client_terminated: true,
+    }
+}
+
 fn canonical(what: &str, s: &str) -> Result<(String, usize), Status> {
     let (n, i) = crate::parse_tensor_name(s).map_err(|e| e.context(format!("{what} '{s}'")))?;
     Ok((n.to_string(), i))
@@ -121,13 +132,7 @@ pub fn rewrite_for_client<S: AsRef<str>>(
         let name = format!("_recv_{n}_{i}");
         fresh(&name)?;
         let (tname, key) = attrs(&format!("{n}:{i}"));
-        let sr = SendRecv {
-            tensor_name: &tname,
-            send_device: client_device,
-            send_device_incarnation: client_incarnation,
-            recv_device: client_device,
-            client_terminated: true,
-        };
+        let sr = client_end(&tname, client_device, client_incarnation);
         recv_nodes.push(sr.recv(name.clone(), dtype, client_device));
         feed_out.push(ClientTensor { name: tname, node: name.clone(), dtype, key, used: false });
         fed.insert((n, i), name);
@@ -161,13 +166,7 @@ pub fn rewrite_for_client<S: AsRef<str>>(
         let name = format!("_send_{n}_{i}");
         fresh(&name)?;
         let (tname, key) = attrs(&format!("{n}:{i}"));
-        let sr = SendRecv {
-            tensor_name: &tname,
-            send_device: client_device,
-            send_device_incarnation: client_incarnation,
-            recv_device: client_device,
-            client_terminated: true,
-        };
+        let sr = client_end(&tname, client_device, client_incarnation);
         let input = fed.get(&(n.clone(), i)).cloned().unwrap_or_else(|| tensor_input(&n, i));
         send_nodes.push(sr.send(name.clone(), input, dtype, client_device));
         fetch_out.push(ClientTensor { name: tname, node: name, dtype, key, used: true });

@@ -159,3 +159,39 @@ fn percent_decode(s: &str) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+/// Checks one call's outcome and returns its label and message. A hang, an error without a
+/// message and a panic (contained or not) are findings. `body_method`'s OK replies may
+/// carry a status in their body (read by `body_status`), which is checked the same way.
+pub fn check<M: Message + Default>(
+    run: &mut super::Run,
+    i: usize,
+    method: &str,
+    out: &Outcome,
+    body_method: &str,
+    body_status: fn(&M) -> (i32, String),
+) -> (String, String) {
+    let mut label = format!("{method}:{}", out.label());
+    let mut message = match out {
+        Outcome::Status(_, m) | Outcome::Transport(m) => m.clone(),
+        _ => String::new(),
+    };
+    match out {
+        Outcome::Hang => run.finding(i, format!("{method} did not return")),
+        Outcome::Status(c, m) if m.is_empty() => run.finding(i, format!("{method}: code {c} without a message")),
+        Outcome::Status(_, m) if m.contains("panicked") => run.finding(i, format!("{method}: {m}")),
+        Outcome::Ok(_) if method == body_method => {
+            if let Some((code, said)) = out.message::<M>().map(|r| body_status(&r)) {
+                if code != 0 {
+                    label = format!("{method}:body:{}", code_name(code));
+                    if said.is_empty() || said.contains("panicked") {
+                        run.finding(i, format!("{method}: in-body status {code}: {said:?}"));
+                    }
+                    message = said;
+                }
+            }
+        }
+        _ => {}
+    }
+    (label, message)
+}
