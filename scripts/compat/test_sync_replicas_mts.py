@@ -7,7 +7,7 @@ runner and the token queue; `report_uninitialized_variables` is placed with the 
 on the ps although it is built under the worker's scope). Both workers train on the same
 batch, so every global step applies exactly one plain gradient-descent update, whichever
 worker's gradients the accumulators took: the final variables must equal plain gradient
-descent computed here, and each worker's MonitoredTrainingSession must stop at the last
+descent computed here (within the window TensorFlow's own optimizer leaves; see below), and each worker's MonitoredTrainingSession must stop at the last
 step (no hang: the chief's tokens carry the global step read after its increment, and
 closing the chief's session cancels its queue runner's step, blocked on gradients that
 will not come, as TensorFlow's `Session::Close()` does)."""
@@ -86,7 +86,14 @@ want_w, want_b = reference()
 for i in (0, 1):
     w, b, step, local = out[i]
     assert step == STEPS, (i, step)
-    np.testing.assert_allclose(w, want_w, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(b, want_b, rtol=1e-5, atol=1e-6)
+    # Not bit-equal: TensorFlow's SyncReplicasOptimizer puts no barrier between the takes of
+    # different accumulators and the variables' updates (w's update waits only for w's take).
+    # A worker holding a token of the current step can read the new w and the old b in that
+    # window, and its gradient for b still counts when b's accumulator has not been taken yet;
+    # its gradient for w is dropped as stale. Under load this moves the result by ~5e-4 (seen
+    # in CI). One global step lost or applied twice moves w[0] by >= 6.7e-3 at the end, so
+    # 2e-3 still tells synchronous training from a lost or doubled update.
+    np.testing.assert_allclose(w, want_w, rtol=0, atol=2e-3)
+    np.testing.assert_allclose(b, want_b, rtol=0, atol=2e-3)
     print(f"  worker {i}: {local} local steps, global step {step}, w={w.ravel().tolist()}, b={float(b):.6f}")
 print("sync replicas with MonitoredTrainingSession: ok")

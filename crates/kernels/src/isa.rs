@@ -127,6 +127,39 @@ pub fn name() -> &'static str {
     current().name()
 }
 
+/// Runs `f` compiled for the process's path: its body (inlined here) may use AVX-512 or
+/// AVX2+FMA instructions. For element-wise loops whose code the compiler vectorizes by
+/// itself; `f` must not need a feature beyond the path (nothing here checks that). The
+/// compiler fuses no multiply-add it was not asked to, so results equal the portable ones.
+#[inline(always)]
+pub fn vectorized<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    match current() {
+        // SAFETY: the path was detected with these features (or chosen lower than them).
+        Isa::Avx512 => return unsafe { with_avx512(f) },
+        // SAFETY: as above.
+        Isa::Avx2 => return unsafe { with_avx2(f) },
+        Isa::Portable => {}
+    }
+    f()
+}
+
+/// # Safety
+/// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+unsafe fn with_avx512<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -90,9 +90,35 @@ fn kernel_results() -> Vec<(String, Vec<f64>)> {
             out.push((format!("Conv2DBackpropInput {tag}"), dx));
         }
     }
-    // The MLP's products, forward and both transposed backprop forms.
-    for (m, k, n, ta, tb) in [(100, 784, 256, false, false), (784, 100, 256, true, false), (100, 256, 784, false, true)]
-    {
+    // Max pooling and its gradient (compiled per path), disjoint and overlapping windows.
+    for (k, s, p) in [(2, 2, "SAME"), (3, 2, "VALID")] {
+        let pool = |op: &str| {
+            node(
+                op,
+                &[
+                    ("T", attr::ty(DataType::Float)),
+                    ("ksize", attr::list_int(&[1, k, k, 1])),
+                    ("strides", attr::list_int(&[1, s, s, 1])),
+                    ("padding", attr::string(p)),
+                    ("data_format", attr::string("NHWC")),
+                ],
+            )
+        };
+        let x = tensor(DataType::Float, &[2, 28, 28, 32], 40 + k as u64);
+        let y = run_kernel(pool("MaxPool"), vec![x.clone()], 1).unwrap().remove(0);
+        let g = tensor(DataType::Float, y.dims(), 50 + k as u64);
+        let dx = run1(pool("MaxPoolGrad"), vec![x, y.clone(), g]);
+        out.push((format!("MaxPool {k}x{k}/s{s}/{p}"), y.to_f64_vec().unwrap()));
+        out.push((format!("MaxPoolGrad {k}x{k}/s{s}/{p}"), dx));
+    }
+    // The MLP's products, forward and both transposed backprop forms, and a product with a
+    // large transposed right operand (computed transposed, as the CNN's dense input gradient).
+    for (m, k, n, ta, tb) in [
+        (100, 784, 256, false, false),
+        (784, 100, 256, true, false),
+        (100, 256, 784, false, true),
+        (20, 1024, 600, false, true),
+    ] {
         let a = tensor(DataType::Float, &if ta { [k, m] } else { [m, k] }, m as u64);
         let b = tensor(DataType::Float, &if tb { [n, k] } else { [k, n] }, n as u64);
         let nd = node(
@@ -152,7 +178,7 @@ fn every_available_path_matches_portable() {
     assert_eq!(paths[0], Isa::Portable);
     let runs: Vec<_> = paths.iter().map(|&p| (p, run_child(p, &dir))).collect();
     let (_, (_, portable)) = &runs[0];
-    assert_eq!(portable.len(), 21);
+    assert_eq!(portable.len(), 26);
     for (path, (reported, results)) in &runs {
         assert_eq!(reported, path.name(), "the child ran on another path than the one forced");
         assert_eq!(results.len(), portable.len());

@@ -159,16 +159,17 @@ pub(crate) fn dims_str(d: &[usize]) -> String {
 }
 
 /// Runs `f` on chunks of `data` (in parallel when `data` is large). `f` gets the chunk's
-/// offset and the chunk; chunks hold a multiple of `unit` elements.
+/// offset and the chunk; chunks hold a multiple of `unit` elements. `f` is compiled for the
+/// process's instruction-set path ([`crate::isa::vectorized`]).
 pub(crate) fn for_chunks<T: Send>(data: &mut [T], unit: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     use rayon::prelude::*;
     let unit = unit.max(1);
     if data.len() < PAR_MIN || rayon::current_num_threads() < 2 {
-        f(0, data);
+        crate::isa::vectorized(|| f(0, data));
         return;
     }
     let per = PAR_CHUNK.div_ceil(unit) * unit;
-    data.par_chunks_mut(per).enumerate().for_each(|(i, c)| f(i * per, c));
+    data.par_chunks_mut(per).enumerate().for_each(|(i, c)| crate::isa::vectorized(|| f(i * per, c)));
 }
 
 #[cfg(test)]

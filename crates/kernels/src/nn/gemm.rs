@@ -142,7 +142,7 @@ macro_rules! float_gemm {
 /// As [`raw_gemm`]: the views lie inside their slices and `c` (m×n, leading dimension
 /// `ldc`) is writable and aliases neither input.
 #[allow(clippy::too_many_arguments)]
-unsafe fn dispatch<T: Copy + Send + Sync + 'static>(
+unsafe fn dispatch<T: Copy + Send + Sync + 'static + std::ops::Add<Output = T>>(
     m: usize,
     n: usize,
     k: usize,
@@ -154,12 +154,69 @@ unsafe fn dispatch<T: Copy + Send + Sync + 'static>(
     parallel: bool,
     one: T,
 ) {
+    if transposes_better(m, n, k, &b) {
+        return through_transpose(m, n, k, c, ldc, a, b, accumulate, parallel, one);
+    }
     let threads = rayon::current_num_threads();
     let (ap, bp) = (Raw(a.data.as_ptr() as *mut T), Raw(b.data.as_ptr() as *mut T));
     if parallel && m * n * k >= PAR_GEMM_MIN && threads > 1 {
         split_gemm(m, n, k, threads, c, ldc, ap, a, bp, b, accumulate, one);
     } else {
         raw_gemm(m, n, k, c, ldc, ap, a, bp, b, accumulate, one);
+    }
+}
+
+/// A right operand of at least this many elements is too large to be re-packed cheaply.
+const LARGE_RHS: usize = 1 << 19;
+
+/// Whether `a · b` is faster computed as `(bᵀ · aᵀ)ᵀ`. For a row-major product gemm
+/// re-packs the right operand's transpose in blocks unless `b` is stored row by row; when
+/// `b` is a large transposed view (the `dy · Wᵀ` of a dense layer's input gradient) and
+/// the output is narrower than `b` is wide, computing the transposed product, which reads
+/// `b` in place, and transposing the small result is several times faster (the CNN's
+/// 100×1024×3136 input gradient: 82 → 200 GFLOP/s on one AVX-512 core).
+fn transposes_better<T>(m: usize, n: usize, k: usize, b: &Mat<T>) -> bool {
+    b.rs == 1 && b.cs != 1 && n * k >= LARGE_RHS && m < n
+}
+
+/// `c (+)= a · b` computed as `t = bᵀ · aᵀ` into a scratch n×m buffer, then transposed
+/// into `c` in tiles.
+///
+/// # Safety
+/// As [`dispatch`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn through_transpose<T: Copy + Send + Sync + 'static + std::ops::Add<Output = T>>(
+    m: usize,
+    n: usize,
+    k: usize,
+    c: Raw<T>,
+    ldc: usize,
+    a: Mat<T>,
+    b: Mat<T>,
+    accumulate: bool,
+    parallel: bool,
+    one: T,
+) {
+    let mut t: Vec<T> = Vec::with_capacity(n * m);
+    let tp = Raw(t.as_mut_ptr());
+    let (bt, at) = (Mat { data: b.data, rs: b.cs, cs: b.rs }, Mat { data: a.data, rs: a.cs, cs: a.rs });
+    // SAFETY: `t` has room for the n×m product, which gemm writes in full before reading
+    // (no accumulation), and aliases nothing; the transposed views cover the same elements.
+    unsafe {
+        dispatch(n, m, k, tp, m, bt, at, false, parallel, one);
+        t.set_len(n * m);
+    }
+    const TILE: usize = 32;
+    for j0 in (0..n).step_by(TILE) {
+        let j1 = (j0 + TILE).min(n);
+        for i in 0..m {
+            // SAFETY: row i of `c` holds n elements at `i * ldc` (checked by the caller).
+            let row = unsafe { std::slice::from_raw_parts_mut(c.0.add(i * ldc + j0), j1 - j0) };
+            for (d, j) in row.iter_mut().zip(j0..j1) {
+                let v = t[j * m + i];
+                *d = if accumulate { *d + v } else { v };
+            }
+        }
     }
 }
 
@@ -380,6 +437,36 @@ mod tests {
                     assert_eq!(&c[i * ldc + n..i * ldc + ldc], &[2.0; 3], "padding of row {i} untouched");
                 }
             }
+        }
+    }
+
+    /// A large transposed right operand goes through the transposed product
+    /// ([`transposes_better`]): with a padded destination, accumulating or not, split or
+    /// not, the result lands in place.
+    #[test]
+    fn large_transposed_rhs_matches_naive() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let (m, n, k) = (5, 1030, 520);
+        let a: Vec<f64> = (0..m * k).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
+        let b: Vec<f64> = (0..k * n).map(|x| ((x * 5) % 11) as f64 - 5.0).collect();
+        for ta in [false, true] {
+            let am = Mat::row_major(&a, if ta { m } else { k }, ta);
+            let bm = Mat::row_major(&b, k, true);
+            assert!(transposes_better(m, n, k, &bm));
+            let want = naive(m, n, k, am, bm);
+            for (accumulate, parallel) in [(false, false), (true, true), (false, true)] {
+                let ldc = n + 2;
+                let mut c = vec![2.0; m * ldc];
+                pool.install(|| f64::gemm(m, n, k, am, bm, &mut c, ldc, accumulate, parallel));
+                for i in 0..m {
+                    for j in 0..n {
+                        let w = want[i * n + j] + if accumulate { 2.0 } else { 0.0 };
+                        assert_eq!(c[i * ldc + j], w, "({i}, {j}) ta={ta} accumulate={accumulate}");
+                    }
+                    assert_eq!(&c[i * ldc + n..i * ldc + ldc], &[2.0; 2], "padding of row {i} untouched");
+                }
+            }
+            assert_eq!(pool.install(|| f64::product(m, n, k, am, bm, true)), want);
         }
     }
 

@@ -90,6 +90,9 @@ pub(crate) fn max_pool_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>,
 fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], grad: &[T], dx: &mut [T]) {
     let (c, w, oh, ow) = (g.c, g.x.input, g.y.output, g.x.output);
     let work = grad.len() * g.y.size * g.x.size;
+    // Windows that never overlap (stride ≥ size, as in 2×2 stride-2 pooling) write each
+    // gradient element once; elements outside every window keep the zero `dx` starts with.
+    let disjoint = g.y.stride >= g.y.size && g.x.stride >= g.x.size;
     par_units(dx, g.image_len(), work, |b, dxi| {
         let xi = &x[b * g.image_len()..(b + 1) * g.image_len()];
         let gi = &grad[b * g.out_image_len()..(b + 1) * g.out_image_len()];
@@ -124,8 +127,22 @@ fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], gr
                     continue;
                 }
                 let go = &gi[(oy * ow + ox) * c..(oy * ow + ox + 1) * c];
-                for (ch, (&a, &gv)) in arg.iter().zip(go).enumerate() {
-                    dxi[a as usize + ch] += gv;
+                if disjoint {
+                    // Each input element is in this window only: store the gradient or 0 at
+                    // every position of the window, a select that vectorizes.
+                    for iy in y0..y1 {
+                        for ix in x0..x1 {
+                            let p = (iy * w + ix) * c;
+                            let pu = p as u32;
+                            for ((d, &a), &gv) in dxi[p..p + c].iter_mut().zip(arg.iter()).zip(go) {
+                                *d = if a == pu { gv } else { T::default() };
+                            }
+                        }
+                    }
+                } else {
+                    for (ch, (&a, &gv)) in arg.iter().zip(go).enumerate() {
+                        dxi[a as usize + ch] += gv;
+                    }
                 }
             }
         }

@@ -91,15 +91,16 @@ pub(crate) fn pool_type(node: &NodeDef, ints: bool) -> Result<DataType, Status> 
 }
 
 /// Runs `f(index, chunk)` over consecutive `unit`-sized chunks of `out`, in parallel when
-/// `work` (an element-operation estimate) is large.
+/// `work` (an element-operation estimate) is large; `f` is compiled for the process's
+/// instruction-set path ([`crate::isa::vectorized`]).
 pub(crate) fn par_units<T: Send>(out: &mut [T], unit: usize, work: usize, f: impl Fn(usize, &mut [T]) + Sync + Send) {
     if unit == 0 || out.is_empty() {
         return;
     }
     if work >= PAR_MIN && rayon::current_num_threads() > 1 {
-        out.par_chunks_mut(unit).enumerate().for_each(|(i, c)| f(i, c));
+        out.par_chunks_mut(unit).enumerate().for_each(|(i, c)| crate::isa::vectorized(|| f(i, c)));
     } else {
-        out.chunks_mut(unit).enumerate().for_each(|(i, c)| f(i, c));
+        crate::isa::vectorized(|| out.chunks_mut(unit).enumerate().for_each(|(i, c)| f(i, c)));
     }
 }
 

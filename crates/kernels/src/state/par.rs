@@ -135,13 +135,14 @@ pub fn zip1<T: Send + Sync>(a: &mut [T], x: &[T], f: impl Fn(&mut [T], &[T]) + S
     let n = a.len().min(x.len());
     let k = chunks(n);
     if k <= 1 {
-        return f(a, x);
+        return crate::isa::vectorized(|| f(a, x));
     }
     let pa = Ptr(a.as_mut_ptr());
     run_chunks(k, &|i| {
         let (s, l) = range(i, n);
         // SAFETY: chunk ranges are disjoint and each index runs once.
-        f(unsafe { pa.slice(s, l) }, &x[s..s + l])
+        let a = unsafe { pa.slice(s, l) };
+        crate::isa::vectorized(|| f(a, &x[s..s + l]))
     });
 }
 
@@ -150,13 +151,14 @@ pub fn zip2<T: Send + Sync>(a: &mut [T], b: &mut [T], x: &[T], f: impl Fn(&mut [
     let n = a.len().min(b.len()).min(x.len());
     let k = chunks(n);
     if k <= 1 {
-        return f(a, b, x);
+        return crate::isa::vectorized(|| f(a, b, x));
     }
     let (pa, pb) = (Ptr(a.as_mut_ptr()), Ptr(b.as_mut_ptr()));
     run_chunks(k, &|i| {
         let (s, l) = range(i, n);
         // SAFETY: as in `zip1`; `a` and `b` are distinct slices.
-        f(unsafe { pa.slice(s, l) }, unsafe { pb.slice(s, l) }, &x[s..s + l])
+        let (a, b) = unsafe { (pa.slice(s, l), pb.slice(s, l)) };
+        crate::isa::vectorized(|| f(a, b, &x[s..s + l]))
     });
 }
 
@@ -171,13 +173,14 @@ pub fn zip3<T: Send + Sync>(
     let n = a.len().min(b.len()).min(c.len()).min(x.len());
     let k = chunks(n);
     if k <= 1 {
-        return f(a, b, c, x);
+        return crate::isa::vectorized(|| f(a, b, c, x));
     }
     let (pa, pb, pc) = (Ptr(a.as_mut_ptr()), Ptr(b.as_mut_ptr()), Ptr(c.as_mut_ptr()));
     run_chunks(k, &|i| {
         let (s, l) = range(i, n);
         // SAFETY: as in `zip1`; `a`, `b` and `c` are distinct slices.
-        f(unsafe { pa.slice(s, l) }, unsafe { pb.slice(s, l) }, unsafe { pc.slice(s, l) }, &x[s..s + l])
+        let (a, b, c) = unsafe { (pa.slice(s, l), pb.slice(s, l), pc.slice(s, l)) };
+        crate::isa::vectorized(|| f(a, b, c, &x[s..s + l]))
     });
 }
 
@@ -194,19 +197,14 @@ pub fn zip4<T: Send + Sync>(
     let n = a.len().min(b.len()).min(c.len()).min(d.len()).min(x.len());
     let k = chunks(n);
     if k <= 1 {
-        return f(a, b, c, d, x);
+        return crate::isa::vectorized(|| f(a, b, c, d, x));
     }
     let (pa, pb, pc, pd) = (Ptr(a.as_mut_ptr()), Ptr(b.as_mut_ptr()), Ptr(c.as_mut_ptr()), Ptr(d.as_mut_ptr()));
     run_chunks(k, &|i| {
         let (s, l) = range(i, n);
         // SAFETY: as in `zip1`; `a`, `b`, `c` and `d` are distinct slices.
-        f(
-            unsafe { pa.slice(s, l) },
-            unsafe { pb.slice(s, l) },
-            unsafe { pc.slice(s, l) },
-            unsafe { pd.slice(s, l) },
-            &x[s..s + l],
-        )
+        let (a, b, c, d) = unsafe { (pa.slice(s, l), pb.slice(s, l), pc.slice(s, l), pd.slice(s, l)) };
+        crate::isa::vectorized(|| f(a, b, c, d, &x[s..s + l]))
     });
 }
 

@@ -28,7 +28,17 @@ impl Pixels {
     /// Appends elements `range` as floats to `out`.
     fn extend_into(&self, range: std::ops::Range<usize>, out: &mut Vec<f32>) {
         match self {
-            Pixels::Bytes(b) => out.extend(b[range].iter().map(|&p| p as f32 / 255.0)),
+            Pixels::Bytes(b) => {
+                let (src, start) = (&b[range], out.len());
+                out.resize(start + src.len(), 0.0);
+                let dst = &mut out[start..];
+                // Vectorized divisions (one per pixel, as TensorFlow's input pipeline scales).
+                ferroflow_kernels::isa::vectorized(|| {
+                    for (d, &p) in dst.iter_mut().zip(src) {
+                        *d = p as f32 / 255.0;
+                    }
+                });
+            }
             Pixels::Floats(f) => out.extend_from_slice(&f[range]),
         }
     }
