@@ -3,8 +3,9 @@
 //! with no patch matrix. With K = kh·kw·c that small a gemm is mostly overhead.
 //!
 //! On x86-64 when the process's path ([`crate::isa::current`]) has AVX2 and FMA the kernel
-//! is compiled with those features so the multiply-adds fuse (results then differ from the
-//! unfused portable ones in the last bits, like TensorFlow's own FMA kernels).
+//! is compiled with those features (and with 16-lane vectors on the AVX-512 path) so the
+//! multiply-adds fuse (results then differ from the unfused portable ones in the last bits,
+//! like TensorFlow's own FMA kernels; the AVX2 and AVX-512 paths sum in the same order).
 
 use super::im2col::ConvGeom;
 use super::pool::par_units;
@@ -88,7 +89,8 @@ unsafe fn row_fma<T: Real>(g: &ConvGeom, x: &[T], blocks: &[(usize, usize, Vec<T
     row::<T, true>(g, x, blocks, r, orow)
 }
 
-/// Element types with a direct convolution; `f32` has a hand-vectorized AVX2 kernel.
+/// Element types with a direct convolution; `f32` has hand-vectorized AVX2 and AVX-512
+/// kernels.
 pub(crate) trait DirectScalar: Real {
     /// `out[rows × oc]` = conv(x, w) computed directly; requires [`direct_applies`].
     fn conv2d_direct(g: &ConvGeom, x: &[Self], w: &[Self], out: &mut [Self]) {
@@ -105,6 +107,13 @@ impl DirectScalar for f64 {}
 
 impl DirectScalar for f32 {
     fn conv2d_direct(g: &ConvGeom, x: &[f32], w: &[f32], out: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if crate::isa::current() == crate::isa::Isa::Avx512 {
+            let blocks = pack_blocks(w, g.k(), g.oc);
+            // SAFETY: the CPU supports AVX-512 (the ISA path was detected with it).
+            par_units(out, g.x.output * g.oc, work(g), |r, orow| unsafe { avx::row512(g, x, &blocks, r, orow) });
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         if crate::isa::current().has_avx2_fma() {
             let blocks = pack_blocks(w, g.k(), g.oc);
@@ -138,25 +147,23 @@ fn direct_generic<T: Real>(g: &ConvGeom, x: &[T], w: &[T], out: &mut [T]) {
 
 #[cfg(target_arch = "x86_64")]
 mod avx {
-    use std::arch::x86_64::*;
-
+    use super::super::simd::{F32Vec, Y, Z};
     use super::ConvGeom;
 
-    /// Output channels of one block (`8·L` wide) of output pixel (b, oy, ox).
+    /// Output channels of one block (`V::LANES·L` wide) of output pixel (b, oy, ox).
     ///
     /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn pixel<const L: usize>(
+    /// The CPU must support `V`'s instructions; only called from the entry points below.
+    #[inline(always)]
+    unsafe fn pixel<V: F32Vec, const L: usize>(
         g: &ConvGeom,
         x: &[f32],
         wb: &[f32],
         (b, oy, ox): (usize, usize, usize),
         out: &mut [f32],
     ) {
-        let (c, kw) = (g.c, g.x.size);
-        let mut acc = [_mm256_setzero_ps(); L];
+        let (c, kw, w) = (g.c, g.x.size, V::LANES * L);
+        let mut acc = [V::zero(); L];
         let (y0, y1) = g.y.range(oy);
         let (x0, x1) = g.x.range(ox);
         let ky0 = y0 + g.y.pad - oy * g.y.stride;
@@ -164,21 +171,21 @@ mod avx {
         let run = (x1 - x0) * c;
         for (ky, iy) in (ky0..).zip(y0..y1) {
             let xs = ((b * g.y.input + iy) * g.x.input + x0) * c;
-            let ws = (ky * kw + kx0) * c * 8 * L;
+            let ws = (ky * kw + kx0) * c * w;
             let xr = &x[xs..xs + run];
-            let wr = &wb[ws..ws + run * 8 * L];
+            let wr = &wb[ws..ws + run * w];
             for (t, &xv) in xr.iter().enumerate() {
-                let xv = _mm256_set1_ps(xv);
-                // In bounds: t < run and wr holds run·8·L weights.
-                let wp = wr.as_ptr().add(t * 8 * L);
+                let xv = V::splat(xv);
+                // In bounds: t < run and wr holds run·w weights.
+                let wp = wr.as_ptr().add(t * w);
                 for (l, a) in acc.iter_mut().enumerate() {
-                    *a = _mm256_fmadd_ps(xv, _mm256_loadu_ps(wp.add(l * 8)), *a);
+                    *a = a.mul_add(xv, V::load(wp.add(l * V::LANES)));
                 }
             }
         }
-        let o = &mut out[..8 * L];
+        let o = &mut out[..w];
         for (l, a) in acc.iter().enumerate() {
-            _mm256_storeu_ps(o.as_mut_ptr().add(l * 8), *a);
+            a.store(o.as_mut_ptr().add(l * V::LANES));
         }
     }
 
@@ -186,10 +193,9 @@ mod avx {
     /// the input horizontally: `P·L` independent accumulators hide the FMA latency.
     ///
     /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn pixels<const L: usize, const P: usize>(
+    /// As [`pixel`].
+    #[inline(always)]
+    unsafe fn pixels<V: F32Vec, const L: usize, const P: usize>(
         g: &ConvGeom,
         x: &[f32],
         wb: &[f32],
@@ -197,32 +203,32 @@ mod avx {
         out: &mut [f32],
         ob: usize,
     ) {
-        let (c, oc, kw, sx) = (g.c, g.oc, g.x.size, g.x.stride);
-        let mut acc = [[_mm256_setzero_ps(); L]; P];
+        let (c, oc, kw, sx, w) = (g.c, g.oc, g.x.size, g.x.stride, V::LANES * L);
+        let mut acc = [[V::zero(); L]; P];
         let (y0, y1) = g.y.range(oy);
         let ky0 = y0 + g.y.pad - oy * g.y.stride;
         let run = kw * c;
         let ix0 = ox * sx - g.x.pad;
         for (ky, iy) in (ky0..).zip(y0..y1) {
             let xs = ((b * g.y.input + iy) * g.x.input + ix0) * c;
-            let ws = ky * run * 8 * L;
+            let ws = ky * run * w;
             let xr = &x[xs..xs + (P - 1) * sx * c + run];
-            let wr = &wb[ws..ws + run * 8 * L];
+            let wr = &wb[ws..ws + run * w];
             for t in 0..run {
                 // In bounds: t < run, p < P, and the slices above cover every access.
-                let wp = wr.as_ptr().add(t * 8 * L);
+                let wp = wr.as_ptr().add(t * w);
                 for (p, ap) in acc.iter_mut().enumerate() {
-                    let xv = _mm256_set1_ps(*xr.as_ptr().add(p * sx * c + t));
+                    let xv = V::splat(*xr.as_ptr().add(p * sx * c + t));
                     for (l, a) in ap.iter_mut().enumerate() {
-                        *a = _mm256_fmadd_ps(xv, _mm256_loadu_ps(wp.add(l * 8)), *a);
+                        *a = a.mul_add(xv, V::load(wp.add(l * V::LANES)));
                     }
                 }
             }
         }
         for (p, ap) in acc.iter().enumerate() {
-            let o = &mut out[(ox + p) * oc + ob..(ox + p) * oc + ob + 8 * L];
+            let o = &mut out[(ox + p) * oc + ob..(ox + p) * oc + ob + w];
             for (l, a) in ap.iter().enumerate() {
-                _mm256_storeu_ps(o.as_mut_ptr().add(l * 8), *a);
+                a.store(o.as_mut_ptr().add(l * V::LANES));
             }
         }
     }
@@ -233,13 +239,12 @@ mod avx {
         ox * g.x.stride >= g.x.pad && ox * g.x.stride - g.x.pad + g.x.size <= g.x.input
     }
 
-    /// One block of `8·L` output channels of output row (b, oy).
+    /// One block of `V::LANES·L` output channels of output row (b, oy).
     ///
     /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn block<const L: usize, const P: usize>(
+    /// As [`pixel`].
+    #[inline(always)]
+    unsafe fn block<V: F32Vec, const L: usize, const P: usize>(
         g: &ConvGeom,
         x: &[f32],
         wb: &[f32],
@@ -251,16 +256,16 @@ mod avx {
         let mut ox = 0;
         while ox < ow {
             if ox + P <= ow && inside(g, ox) && inside(g, ox + P - 1) {
-                pixels::<L, P>(g, x, wb, (b, oy, ox), orow, ob);
+                pixels::<V, L, P>(g, x, wb, (b, oy, ox), orow, ob);
                 ox += P;
             } else {
-                pixel::<L>(g, x, wb, (b, oy, ox), &mut orow[ox * oc + ob..]);
+                pixel::<V, L>(g, x, wb, (b, oy, ox), &mut orow[ox * oc + ob..]);
                 ox += 1;
             }
         }
     }
 
-    /// One output row (b, oy).
+    /// One output row (b, oy) with AVX2 vectors.
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA.
@@ -269,9 +274,31 @@ mod avx {
         let bo = (r / g.y.output, r % g.y.output);
         for (ob, width, wb) in blocks {
             match width {
-                32 => block::<4, 2>(g, x, wb, bo, orow, *ob),
-                16 => block::<2, 4>(g, x, wb, bo, orow, *ob),
-                _ => block::<1, 8>(g, x, wb, bo, orow, *ob),
+                32 => block::<Y, 4, 2>(g, x, wb, bo, orow, *ob),
+                16 => block::<Y, 2, 4>(g, x, wb, bo, orow, *ob),
+                _ => block::<Y, 1, 8>(g, x, wb, bo, orow, *ob),
+            }
+        }
+    }
+
+    /// One output row (b, oy) with AVX-512 vectors (AVX2 for a block of 8 channels).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+    pub(super) unsafe fn row512(
+        g: &ConvGeom,
+        x: &[f32],
+        blocks: &[(usize, usize, Vec<f32>)],
+        r: usize,
+        orow: &mut [f32],
+    ) {
+        let bo = (r / g.y.output, r % g.y.output);
+        for (ob, width, wb) in blocks {
+            match width {
+                32 => block::<Z, 2, 6>(g, x, wb, bo, orow, *ob),
+                16 => block::<Z, 1, 8>(g, x, wb, bo, orow, *ob),
+                _ => block::<Y, 1, 8>(g, x, wb, bo, orow, *ob),
             }
         }
     }

@@ -1,6 +1,6 @@
 //! Direct filter gradient for inputs with few channels (the companion of `conv_direct`):
-//! `dw[tap, :] = Σ_pixels x[pixel + tap] · dy[pixel, :]`, accumulated in AVX2 registers
-//! along each output row, with no patch matrix. f32 on x86-64 on an ISA path with AVX2 and
+//! `dw[tap, :] = Σ_pixels x[pixel + tap] · dy[pixel, :]`, accumulated in AVX2 or AVX-512
+//! registers along each output row, with no patch matrix. f32 on x86-64 on an ISA path with AVX2 and
 //! FMA ([`crate::isa::current`]) only; other cases use im2col + gemm.
 
 use rayon::prelude::*;
@@ -19,8 +19,14 @@ pub(crate) fn backprop_filter_direct_f32(g: &ConvGeom, x: &[f32], dy: &[f32]) ->
         let per = rows.div_ceil(parts);
         let part = |p: usize| {
             let mut dw = vec![0.0f32; g.k() * g.oc];
-            // SAFETY: the CPU supports AVX2 and FMA (the ISA path was detected with them).
-            unsafe { avx::rows(g, x, dy, p * per..((p + 1) * per).min(rows), &mut dw) };
+            let range = p * per..((p + 1) * per).min(rows);
+            if crate::isa::current() == crate::isa::Isa::Avx512 {
+                // SAFETY: the CPU supports AVX-512 (the ISA path was detected with it).
+                unsafe { avx::rows512(g, x, dy, range, &mut dw) };
+            } else {
+                // SAFETY: the CPU supports AVX2 and FMA (the ISA path was detected with them).
+                unsafe { avx::rows(g, x, dy, range, &mut dw) };
+            }
             dw
         };
         if parts == 1 {
@@ -39,9 +45,9 @@ pub(crate) fn backprop_filter_direct_f32(g: &ConvGeom, x: &[f32], dy: &[f32]) ->
 
 #[cfg(target_arch = "x86_64")]
 mod avx {
-    use std::arch::x86_64::*;
     use std::ops::Range;
 
+    use super::super::simd::{F32Vec, Y, Z};
     use super::ConvGeom;
 
     /// Output columns whose window column `kx` falls inside the input.
@@ -55,21 +61,20 @@ mod avx {
         (lo as usize).min(g.x.output)..(hi as usize).min(g.x.output)
     }
 
-    /// `dw[t, ob..ob + 8L] += Σ_ox x[ix(ox)] · dy[ox, ob..ob + 8L]` over one output row, two
-    /// interleaved accumulator sets to hide the FMA latency.
+    /// `dw[t, ob..ob + w] += Σ_ox x[ix(ox)] · dy[ox, ob..ob + w]` (`w = V::LANES·L`) over one
+    /// output row, `H` interleaved accumulator sets to hide the FMA latency.
     ///
     /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[inline]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn tap<const L: usize>(
+    /// The CPU must support `V`'s instructions; only called from the entry points below.
+    #[inline(always)]
+    unsafe fn tap<V: F32Vec, const L: usize, const H: usize>(
         g: &ConvGeom,
         xrow: &[f32],
         dyrow: &[f32],
         (kx, ci, ob): (usize, usize, usize),
         dw: &mut [f32],
     ) {
-        let (c, oc, sx) = (g.c, g.oc, g.x.stride);
+        let (c, oc, sx, w) = (g.c, g.oc, g.x.stride, V::LANES * L);
         let cols = columns(g, kx);
         if cols.is_empty() {
             return;
@@ -78,42 +83,50 @@ mod avx {
         let first = (cols.start * sx + kx - g.x.pad) * c + ci;
         let n = cols.len();
         let xs = &xrow[first..first + (n - 1) * sx * c + 1];
-        let ds = &dyrow[cols.start * oc + ob..(cols.start + n - 1) * oc + ob + 8 * L];
-        let mut acc = [[_mm256_setzero_ps(); L]; 2];
+        let ds = &dyrow[cols.start * oc + ob..(cols.start + n - 1) * oc + ob + w];
+        let mut acc = [[V::zero(); L]; H];
         let (xp, dp) = (xs.as_ptr(), ds.as_ptr());
-        // In bounds: i < n and the slices above cover x[i·s·c] and dy[i·oc + 8L).
+        // In bounds: i < n and the slices above cover x[i·s·c] and dy[i·oc + w).
         let mut i = 0;
-        while i + 2 <= n {
+        while i + H <= n {
             for (h, ah) in acc.iter_mut().enumerate() {
-                let xv = _mm256_set1_ps(*xp.add((i + h) * sx * c));
+                let xv = V::splat(*xp.add((i + h) * sx * c));
                 let d = dp.add((i + h) * oc);
                 for (l, a) in ah.iter_mut().enumerate() {
-                    *a = _mm256_fmadd_ps(xv, _mm256_loadu_ps(d.add(l * 8)), *a);
+                    *a = a.mul_add(xv, V::load(d.add(l * V::LANES)));
                 }
             }
-            i += 2;
+            i += H;
         }
-        if i < n {
-            let xv = _mm256_set1_ps(*xp.add(i * sx * c));
-            let d = dp.add(i * oc);
-            for (l, a) in acc[0].iter_mut().enumerate() {
-                *a = _mm256_fmadd_ps(xv, _mm256_loadu_ps(d.add(l * 8)), *a);
+        for (h, ah) in acc.iter_mut().enumerate().take(n - i) {
+            let xv = V::splat(*xp.add((i + h) * sx * c));
+            let d = dp.add((i + h) * oc);
+            for (l, a) in ah.iter_mut().enumerate() {
+                *a = a.mul_add(xv, V::load(d.add(l * V::LANES)));
             }
         }
-        let out = &mut dw[..8 * L];
-        for (l, (a0, a1)) in acc[0].iter().zip(&acc[1]).enumerate() {
-            let o = out.as_mut_ptr().add(l * 8);
-            let sum = _mm256_add_ps(*a0, *a1);
-            _mm256_storeu_ps(o, _mm256_add_ps(_mm256_loadu_ps(o), sum));
+        let out = &mut dw[..w];
+        for l in 0..L {
+            let o = out.as_mut_ptr().add(l * V::LANES);
+            let mut sum = acc[0][l];
+            for ah in &acc[1..] {
+                sum = sum.add(ah[l]);
+            }
+            V::load(o).add(sum).store(o);
         }
     }
 
-    /// Accumulates the filter gradient of output rows `rows` (row = (image, oy)) into `dw`.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn rows(g: &ConvGeom, x: &[f32], dy: &[f32], rows: Range<usize>, dw: &mut [f32]) {
+    /// Accumulates the filter gradient of output rows `rows` (row = (image, oy)) into `dw`;
+    /// `taps` handles one (kx, ci, ob) and returns the width of channels it did.
+    #[inline(always)]
+    fn each_tap(
+        g: &ConvGeom,
+        x: &[f32],
+        dy: &[f32],
+        rows: Range<usize>,
+        dw: &mut [f32],
+        mut taps: impl FnMut(&[f32], &[f32], (usize, usize, usize), &mut [f32]) -> usize,
+    ) {
         let (c, oc, kw, w) = (g.c, g.oc, g.x.size, g.x.input);
         let row_len = g.x.output * oc;
         for r in rows {
@@ -131,23 +144,62 @@ mod avx {
                         let t = (ky * kw + kx) * c + ci;
                         let mut ob = 0;
                         while ob < oc {
-                            let d = &mut dw[t * oc + ob..];
-                            let width = if oc - ob >= 32 {
-                                tap::<4>(g, xrow, dyrow, (kx, ci, ob), d);
-                                32
-                            } else if oc - ob >= 16 {
-                                tap::<2>(g, xrow, dyrow, (kx, ci, ob), d);
-                                16
-                            } else {
-                                tap::<1>(g, xrow, dyrow, (kx, ci, ob), d);
-                                8
-                            };
-                            ob += width;
+                            ob += taps(xrow, dyrow, (kx, ci, ob), &mut dw[t * oc + ob..]);
                         }
                     }
                 }
             }
         }
+    }
+
+    /// The AVX2 form of [`each_tap`].
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn rows(g: &ConvGeom, x: &[f32], dy: &[f32], rows: Range<usize>, dw: &mut [f32]) {
+        let oc = g.oc;
+        each_tap(g, x, dy, rows, dw, |xrow, dyrow, t, d| {
+            let left = oc - t.2;
+            // SAFETY: this function runs with AVX2 and FMA.
+            unsafe {
+                if left >= 32 {
+                    tap::<Y, 4, 2>(g, xrow, dyrow, t, d);
+                    32
+                } else if left >= 16 {
+                    tap::<Y, 2, 2>(g, xrow, dyrow, t, d);
+                    16
+                } else {
+                    tap::<Y, 1, 2>(g, xrow, dyrow, t, d);
+                    8
+                }
+            }
+        })
+    }
+
+    /// The AVX-512 form of [`each_tap`] (AVX2 for a block of 8 channels).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+    pub(super) unsafe fn rows512(g: &ConvGeom, x: &[f32], dy: &[f32], rows: Range<usize>, dw: &mut [f32]) {
+        let oc = g.oc;
+        each_tap(g, x, dy, rows, dw, |xrow, dyrow, t, d| {
+            let left = oc - t.2;
+            // SAFETY: this function runs with AVX-512, AVX2 and FMA.
+            unsafe {
+                if left >= 32 {
+                    tap::<Z, 2, 4>(g, xrow, dyrow, t, d);
+                    32
+                } else if left >= 16 {
+                    tap::<Z, 1, 4>(g, xrow, dyrow, t, d);
+                    16
+                } else {
+                    tap::<Y, 1, 2>(g, xrow, dyrow, t, d);
+                    8
+                }
+            }
+        })
     }
 }
 

@@ -19,6 +19,8 @@ mod max_pool;
 mod max_pool_grad_grad;
 mod pool;
 mod relu;
+#[cfg(target_arch = "x86_64")]
+mod simd;
 mod softmax;
 mod xent;
 
