@@ -15,6 +15,7 @@ mod storage;
 mod tensor;
 mod tensor_proto;
 mod variant;
+pub mod varint;
 
 pub use device::{rendezvous_key, DeviceName};
 pub use dtype::{DataType, TensorType};

@@ -212,25 +212,12 @@ pub(crate) fn from_variant_val(p: &TensorProto, n: usize) -> Result<Vec<Variant>
     p.variant_val.iter().map(Variant::decode).collect()
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+fn put_varint(out: &mut Vec<u8>, v: u64) {
+    crate::varint::put(out, v)
 }
 
 fn get_varint(b: &mut &[u8]) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&byte, rest) = b.split_first()?;
-        *b = rest;
-        v |= u64::from(byte & 0x7f) << shift;
-        if byte < 0x80 {
-            return Some(v);
-        }
-    }
-    None
+    prost::encoding::decode_varint(b).ok()
 }
 
 #[cfg(test)]

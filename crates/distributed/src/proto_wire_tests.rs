@@ -5,19 +5,7 @@ use ferroflow_proto::{self as pb, Message};
 
 /// Decodes the top-level (field number, wire type) pairs of an encoded message.
 fn tags(buf: &[u8]) -> Vec<(u64, u8)> {
-    fn varint(buf: &[u8], pos: &mut usize) -> u64 {
-        let mut v = 0u64;
-        let mut shift = 0;
-        loop {
-            let b = buf[*pos];
-            *pos += 1;
-            v |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return v;
-            }
-            shift += 7;
-        }
-    }
+    let varint = |buf: &[u8], pos: &mut usize| ferroflow_core::varint::get(buf, pos).expect("a whole varint");
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < buf.len() {

@@ -15,6 +15,7 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 use ferroflow_core::proto::{Any, RecvTensorResponse, TensorProto};
+use ferroflow_core::varint;
 use ferroflow_core::{DataType, Shape, Status, Storage, Tensor};
 use prost::Message;
 
@@ -161,27 +162,13 @@ impl RecvTensorReader {
     }
 }
 
-/// Decodes a varint at `*pos` of `b`; `None` if it is cut off or too long.
-fn varint(b: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for i in 0..10 {
-        let byte = *b.get(*pos)?;
-        *pos += 1;
-        v |= u64::from(byte & 0x7f) << (7 * i);
-        if byte < 0x80 {
-            return Some(v);
-        }
-    }
-    None
-}
-
 /// Skips a field of wire type `wt` whose key ended at `*pos`; `None` for groups or if cut off.
 fn skip(b: &[u8], pos: &mut usize, wt: u64) -> Option<()> {
     match wt {
-        0 => varint(b, pos).map(|_| ()),
+        0 => varint::get(b, pos).map(|_| ()),
         1 => (*pos + 8 <= b.len()).then(|| *pos += 8),
         2 => {
-            let n = usize::try_from(varint(b, pos)?).ok()?;
+            let n = usize::try_from(varint::get(b, pos)?).ok()?;
             (*pos + n <= b.len()).then(|| *pos += n)
         }
         5 => (*pos + 4 <= b.len()).then(|| *pos += 4),
@@ -199,7 +186,7 @@ fn scan(b: &[u8], len: usize) -> Option<Layout> {
     let mut pos = 0;
     loop {
         let tensor_key = pos;
-        let key = varint(b, &mut pos)?;
+        let key = varint::get(b, &mut pos)?;
         let (field, wt) = (key >> 3, key & 7);
         if field != 1 {
             skip(b, &mut pos, wt)?;
@@ -208,17 +195,17 @@ fn scan(b: &[u8], len: usize) -> Option<Layout> {
         if wt != 2 {
             return None;
         }
-        let t_len = usize::try_from(varint(b, &mut pos)?).ok()?;
+        let t_len = usize::try_from(varint::get(b, &mut pos)?).ok()?;
         let tensor_start = pos;
         let tensor_end = tensor_start.checked_add(t_len).filter(|&e| e <= len)?;
         let mut dtype = None;
         while pos < tensor_end {
             let content_key = pos;
-            let key = varint(b, &mut pos)?;
+            let key = varint::get(b, &mut pos)?;
             match (key >> 3, key & 7) {
-                (1, 0) => dtype = i32::try_from(varint(b, &mut pos)?).ok(),
+                (1, 0) => dtype = i32::try_from(varint::get(b, &mut pos)?).ok(),
                 (4, 2) => {
-                    let content_len = usize::try_from(varint(b, &mut pos)?).ok()?;
+                    let content_len = usize::try_from(varint::get(b, &mut pos)?).ok()?;
                     let content_start = pos;
                     if content_start.checked_add(content_len)? > tensor_end || content_len < MIN_STREAMED {
                         return None;

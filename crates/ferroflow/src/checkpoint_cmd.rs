@@ -97,7 +97,7 @@ fn inspect(path: &str, with_values: bool, as_json: bool) -> Result<(), Status> {
         }
     }
     if as_json {
-        println!("{{\"prefix\":{},\"tensors\":[{}]}}", json::string(&prefix), items.join(","));
+        println!("{}", serde_json::json!({ "prefix": prefix, "tensors": items }));
     }
     Ok(())
 }
@@ -132,7 +132,7 @@ fn verify(path: &str, ref_variables: bool, as_json: bool) -> Result<(), Status> 
         items.push(json::tensor_entry(v.name(), t.dtype().name(), t.dims(), Some(t)));
     }
     if as_json {
-        println!("{{\"prefix\":{},\"tensors\":[{}]}}", json::string(&prefix), items.join(","));
+        println!("{}", serde_json::json!({ "prefix": prefix, "tensors": items }));
     } else {
         println!("restored {} variables from {prefix}; every value matches the file", vars.len());
     }
@@ -178,9 +178,9 @@ fn write_demo(dir: &str, steps: i64, ref_variables: bool, max_to_keep: usize) ->
         .unwrap_or(steps);
     let prefix = Path::new(dir).join("model.ckpt").display().to_string();
     let path = saver.save(&sess, &prefix, Some(g))?;
-    let items: Vec<String> =
+    let items: Vec<serde_json::Value> =
         vars.iter().zip(&got).map(|(v, t)| json::tensor_entry(v.name(), t.dtype().name(), t.dims(), Some(t))).collect();
-    println!("{{\"prefix\":{},\"tensors\":[{}]}}", json::string(&path), items.join(","));
+    println!("{}", serde_json::json!({ "prefix": path, "tensors": items }));
     Ok(())
 }
 

@@ -1,72 +1,72 @@
-//! Minimal JSON output for the inspection commands (no JSON dependency needed).
+//! JSON values of tensors for the inspection commands (serde_json).
 
 use ferroflow_core::{Storage, Tensor};
+use serde_json::{json, Value};
 
-/// A JSON string literal.
-pub fn string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-fn float(x: f64) -> String {
+/// A float, or its name as a string when it has no JSON number (NaN, ±inf).
+fn float(x: f64) -> Value {
     if x.is_finite() {
-        format!("{x:?}")
+        json!(x)
     } else {
-        string(&x.to_string())
+        Value::String(x.to_string())
     }
 }
 
-/// The tensor's elements, flattened, as a JSON array (strings decoded lossily as UTF-8).
-pub fn values(t: &Tensor) -> String {
-    let items: Vec<String> = match t.storage() {
-        Storage::F32(v) => v.iter().map(|&x| float(f64::from(x))).collect(),
-        Storage::F64(v) => v.iter().map(|&x| float(x)).collect(),
-        Storage::I32(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::I64(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::U8(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::Bool(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::Str(v) => v.iter().map(|s| string(&String::from_utf8_lossy(s))).collect(),
-        Storage::Resource(v) => v.iter().map(|h| string(&format!("{h:?}"))).collect(),
-        Storage::Variant(v) => v.iter().map(|x| string(&format!("{x:?}"))).collect(),
-        Storage::F16(v) => v.iter().map(|&x| float(f64::from(x))).collect(),
-        Storage::BF16(v) => v.iter().map(|&x| float(f64::from(x))).collect(),
-        Storage::I8(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::I16(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::U16(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::U32(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::U64(v) => v.iter().map(|x| x.to_string()).collect(),
-        // Complex values as [real, imaginary] pairs.
-        Storage::C64(v) => v.iter().map(|c| format!("[{},{}]", float(c.re.into()), float(c.im.into()))).collect(),
-        Storage::C128(v) => v.iter().map(|c| format!("[{},{}]", float(c.re), float(c.im))).collect(),
-        Storage::QI8(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::QU8(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::QI16(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::QU16(v) => v.iter().map(|x| x.to_string()).collect(),
-        Storage::QI32(v) => v.iter().map(|x| x.to_string()).collect(),
-    };
-    format!("[{}]", items.join(","))
+fn each<T>(v: &[T], f: impl Fn(&T) -> Value) -> Vec<Value> {
+    v.iter().map(f).collect()
+}
+
+/// The tensor's elements, flattened, as a JSON array (strings decoded lossily as UTF-8;
+/// complex values as `[real, imaginary]` pairs).
+pub fn values(t: &Tensor) -> Value {
+    Value::Array(match t.storage() {
+        Storage::F32(v) => each(v, |&x| float(x.into())),
+        Storage::F64(v) => each(v, |&x| float(x)),
+        Storage::F16(v) => each(v, |&x| float(x.into())),
+        Storage::BF16(v) => each(v, |&x| float(x.into())),
+        Storage::I32(v) => each(v, |&x| json!(x)),
+        Storage::I64(v) => each(v, |&x| json!(x)),
+        Storage::U8(v) => each(v, |&x| json!(x)),
+        Storage::Bool(v) => each(v, |&x| json!(x)),
+        Storage::I8(v) => each(v, |&x| json!(x)),
+        Storage::I16(v) => each(v, |&x| json!(x)),
+        Storage::U16(v) => each(v, |&x| json!(x)),
+        Storage::U32(v) => each(v, |&x| json!(x)),
+        Storage::U64(v) => each(v, |&x| json!(x)),
+        Storage::QI8(v) => each(v, |&x| json!(x.0)),
+        Storage::QU8(v) => each(v, |&x| json!(x.0)),
+        Storage::QI16(v) => each(v, |&x| json!(x.0)),
+        Storage::QU16(v) => each(v, |&x| json!(x.0)),
+        Storage::QI32(v) => each(v, |&x| json!(x.0)),
+        Storage::Str(v) => each(v, |s| Value::String(String::from_utf8_lossy(s).into_owned())),
+        Storage::Resource(v) => each(v, |h| Value::String(format!("{h:?}"))),
+        Storage::Variant(v) => each(v, |x| Value::String(format!("{x:?}"))),
+        Storage::C64(v) => each(v, |c| json!([float(c.re.into()), float(c.im.into())])),
+        Storage::C128(v) => each(v, |c| json!([float(c.re), float(c.im)])),
+    })
 }
 
 /// `{"name":…,"dtype":…,"shape":[…],"values":[…]}` (values only when given).
-pub fn tensor_entry(name: &str, dtype: &str, shape: &[usize], t: Option<&Tensor>) -> String {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let mut s = format!("{{\"name\":{},\"dtype\":{},\"shape\":[{}]", string(name), string(dtype), dims.join(","));
+pub fn tensor_entry(name: &str, dtype: &str, shape: &[usize], t: Option<&Tensor>) -> Value {
+    let mut e = json!({ "name": name, "dtype": dtype, "shape": shape });
     if let Some(t) = t {
-        s.push_str(&format!(",\"values\":{}", values(t)));
+        e["values"] = values(t);
     }
-    s.push('}');
-    s
+    e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_strings_and_entries() {
+        let t = Tensor::vec(vec![1.5f32, f32::NAN, f32::INFINITY]);
+        assert_eq!(values(&t).to_string(), r#"[1.5,"NaN","inf"]"#);
+        let s = Tensor::vec(vec![b"a\"b\n".to_vec()]);
+        assert_eq!(values(&s).to_string(), r#"["a\"b\n"]"#);
+        let e = tensor_entry("w", "float", &[2], Some(&Tensor::vec(vec![1i64, 2])));
+        assert_eq!(e, json!({"name": "w", "dtype": "float", "shape": [2], "values": [1, 2]}));
+        assert!(tensor_entry("w", "float", &[], None).get("values").is_none());
+    }
 }

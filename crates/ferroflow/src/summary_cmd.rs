@@ -40,14 +40,14 @@ fn write_demo(logdir: &str, steps: i64) -> Result<(), Status> {
         w.add_summary(&out[0].scalar_value::<Vec<u8>>()?, step)?;
     }
     w.close()?;
-    let nodes: Vec<String> = s.graph().nodes().iter().map(|n| json::string(&n.def.name)).collect();
-    println!(
-        "{{\"file\":{},\"scalars\":{{\"loss\":{}}},\"histogram\":{{\"tag\":\"weights\",\"values\":{}}},\"nodes\":[{}]}}",
-        json::string(&w.path().display().to_string()),
-        json::values(&Tensor::vec(losses)),
-        json::values(&Tensor::vec(WEIGHTS.to_vec())),
-        nodes.join(",")
-    );
+    let nodes: Vec<String> = s.graph().nodes().iter().map(|n| n.def.name.clone()).collect();
+    let out = serde_json::json!({
+        "file": w.path().display().to_string(),
+        "scalars": { "loss": json::values(&Tensor::vec(losses)) },
+        "histogram": { "tag": "weights", "values": json::values(&Tensor::vec(WEIGHTS.to_vec())) },
+        "nodes": nodes,
+    });
+    println!("{out}");
     Ok(())
 }
 

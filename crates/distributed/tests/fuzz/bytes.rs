@@ -6,12 +6,8 @@
 use super::Rng;
 
 /// Appends `v` as a protobuf varint.
-pub fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+pub fn put_varint(out: &mut Vec<u8>, v: u64) {
+    ferroflow_core::varint::put(out, v)
 }
 
 /// Lengths a varint may declare: huge, just past 2^31 and 2^32, and the largest.

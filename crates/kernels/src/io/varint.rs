@@ -2,26 +2,13 @@
 //! TensorFlow's string tensors store them.
 
 /// Appends `v` as a varint.
-pub fn put_varint64(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+pub fn put_varint64(out: &mut Vec<u8>, v: u64) {
+    ferroflow_core::varint::put(out, v)
 }
 
 /// Reads a varint at `*pos`, advancing `*pos`; `None` if truncated or longer than 10 bytes.
 pub fn get_varint64(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *buf.get(*pos)?;
-        *pos += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
+    ferroflow_core::varint::get(buf, pos)
 }
 
 /// Reads a varint that must fit in 32 bits.
