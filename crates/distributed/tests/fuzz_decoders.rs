@@ -35,18 +35,22 @@ fn note(n: usize) {
 unsafe impl GlobalAlloc for Largest {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         note(l.size());
-        System.alloc(l)
+        // SAFETY: forwarded with the caller's layout.
+        unsafe { System.alloc(l) }
     }
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
         note(l.size());
-        System.alloc_zeroed(l)
+        // SAFETY: forwarded with the caller's layout.
+        unsafe { System.alloc_zeroed(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        System.dealloc(p, l)
+        // SAFETY: forwarded with the caller's pointer and layout.
+        unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
         note(new);
-        System.realloc(p, l, new)
+        // SAFETY: forwarded with the caller's pointer, layout and size.
+        unsafe { System.realloc(p, l, new) }
     }
 }
 

@@ -22,18 +22,22 @@ fn grow(by: isize) {
     PEAK.fetch_max(now, Ordering::Relaxed);
 }
 
+// SAFETY: every call is forwarded to the system allocator unchanged.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         grow(l.size() as isize);
-        System.alloc(l)
+        // SAFETY: forwarded with the caller's layout.
+        unsafe { System.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        System.dealloc(p, l)
+        // SAFETY: forwarded with the caller's pointer and layout.
+        unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
         grow(new as isize - l.size() as isize);
-        System.realloc(p, l, new)
+        // SAFETY: forwarded with the caller's pointer, layout and size.
+        unsafe { System.realloc(p, l, new) }
     }
 }
 

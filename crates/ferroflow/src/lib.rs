@@ -13,6 +13,8 @@
 //! assert_eq!(out[0].as_slice::<f32>().unwrap(), &[1.0, 2.0]);
 //! ```
 
+#![warn(missing_docs)]
+
 pub use ferroflow_core::{attr, Code, DataType, DeviceName, Shape, Status, Tensor};
 pub use ferroflow_distributed::{ClusterSpec, GrpcSession, Server, ServerOptions, TfConfig};
 pub use ferroflow_graph::{

@@ -162,30 +162,33 @@ mod avx {
         (b, oy, ox): (usize, usize, usize),
         out: &mut [f32],
     ) {
-        let (c, kw, w) = (g.c, g.x.size, V::LANES * L);
-        let mut acc = [V::zero(); L];
-        let (y0, y1) = g.y.range(oy);
-        let (x0, x1) = g.x.range(ox);
-        let ky0 = y0 + g.y.pad - oy * g.y.stride;
-        let kx0 = x0 + g.x.pad - ox * g.x.stride;
-        let run = (x1 - x0) * c;
-        for (ky, iy) in (ky0..).zip(y0..y1) {
-            let xs = ((b * g.y.input + iy) * g.x.input + x0) * c;
-            let ws = (ky * kw + kx0) * c * w;
-            let xr = &x[xs..xs + run];
-            let wr = &wb[ws..ws + run * w];
-            for (t, &xv) in xr.iter().enumerate() {
-                let xv = V::splat(xv);
-                // In bounds: t < run and wr holds run·w weights.
-                let wp = wr.as_ptr().add(t * w);
-                for (l, a) in acc.iter_mut().enumerate() {
-                    *a = a.mul_add(xv, V::load(wp.add(l * V::LANES)));
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let (c, kw, w) = (g.c, g.x.size, V::LANES * L);
+            let mut acc = [V::zero(); L];
+            let (y0, y1) = g.y.range(oy);
+            let (x0, x1) = g.x.range(ox);
+            let ky0 = y0 + g.y.pad - oy * g.y.stride;
+            let kx0 = x0 + g.x.pad - ox * g.x.stride;
+            let run = (x1 - x0) * c;
+            for (ky, iy) in (ky0..).zip(y0..y1) {
+                let xs = ((b * g.y.input + iy) * g.x.input + x0) * c;
+                let ws = (ky * kw + kx0) * c * w;
+                let xr = &x[xs..xs + run];
+                let wr = &wb[ws..ws + run * w];
+                for (t, &xv) in xr.iter().enumerate() {
+                    let xv = V::splat(xv);
+                    // In bounds: t < run and wr holds run·w weights.
+                    let wp = wr.as_ptr().add(t * w);
+                    for (l, a) in acc.iter_mut().enumerate() {
+                        *a = a.mul_add(xv, V::load(wp.add(l * V::LANES)));
+                    }
                 }
             }
-        }
-        let o = &mut out[..w];
-        for (l, a) in acc.iter().enumerate() {
-            a.store(o.as_mut_ptr().add(l * V::LANES));
+            let o = &mut out[..w];
+            for (l, a) in acc.iter().enumerate() {
+                a.store(o.as_mut_ptr().add(l * V::LANES));
+            }
         }
     }
 
@@ -203,32 +206,35 @@ mod avx {
         out: &mut [f32],
         ob: usize,
     ) {
-        let (c, oc, kw, sx, w) = (g.c, g.oc, g.x.size, g.x.stride, V::LANES * L);
-        let mut acc = [[V::zero(); L]; P];
-        let (y0, y1) = g.y.range(oy);
-        let ky0 = y0 + g.y.pad - oy * g.y.stride;
-        let run = kw * c;
-        let ix0 = ox * sx - g.x.pad;
-        for (ky, iy) in (ky0..).zip(y0..y1) {
-            let xs = ((b * g.y.input + iy) * g.x.input + ix0) * c;
-            let ws = ky * run * w;
-            let xr = &x[xs..xs + (P - 1) * sx * c + run];
-            let wr = &wb[ws..ws + run * w];
-            for t in 0..run {
-                // In bounds: t < run, p < P, and the slices above cover every access.
-                let wp = wr.as_ptr().add(t * w);
-                for (p, ap) in acc.iter_mut().enumerate() {
-                    let xv = V::splat(*xr.as_ptr().add(p * sx * c + t));
-                    for (l, a) in ap.iter_mut().enumerate() {
-                        *a = a.mul_add(xv, V::load(wp.add(l * V::LANES)));
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let (c, oc, kw, sx, w) = (g.c, g.oc, g.x.size, g.x.stride, V::LANES * L);
+            let mut acc = [[V::zero(); L]; P];
+            let (y0, y1) = g.y.range(oy);
+            let ky0 = y0 + g.y.pad - oy * g.y.stride;
+            let run = kw * c;
+            let ix0 = ox * sx - g.x.pad;
+            for (ky, iy) in (ky0..).zip(y0..y1) {
+                let xs = ((b * g.y.input + iy) * g.x.input + ix0) * c;
+                let ws = ky * run * w;
+                let xr = &x[xs..xs + (P - 1) * sx * c + run];
+                let wr = &wb[ws..ws + run * w];
+                for t in 0..run {
+                    // In bounds: t < run, p < P, and the slices above cover every access.
+                    let wp = wr.as_ptr().add(t * w);
+                    for (p, ap) in acc.iter_mut().enumerate() {
+                        let xv = V::splat(*xr.as_ptr().add(p * sx * c + t));
+                        for (l, a) in ap.iter_mut().enumerate() {
+                            *a = a.mul_add(xv, V::load(wp.add(l * V::LANES)));
+                        }
                     }
                 }
             }
-        }
-        for (p, ap) in acc.iter().enumerate() {
-            let o = &mut out[(ox + p) * oc + ob..(ox + p) * oc + ob + w];
-            for (l, a) in ap.iter().enumerate() {
-                a.store(o.as_mut_ptr().add(l * V::LANES));
+            for (p, ap) in acc.iter().enumerate() {
+                let o = &mut out[(ox + p) * oc + ob..(ox + p) * oc + ob + w];
+                for (l, a) in ap.iter().enumerate() {
+                    a.store(o.as_mut_ptr().add(l * V::LANES));
+                }
             }
         }
     }
@@ -252,15 +258,18 @@ mod avx {
         orow: &mut [f32],
         ob: usize,
     ) {
-        let (ow, oc) = (g.x.output, g.oc);
-        let mut ox = 0;
-        while ox < ow {
-            if ox + P <= ow && inside(g, ox) && inside(g, ox + P - 1) {
-                pixels::<V, L, P>(g, x, wb, (b, oy, ox), orow, ob);
-                ox += P;
-            } else {
-                pixel::<V, L>(g, x, wb, (b, oy, ox), &mut orow[ox * oc + ob..]);
-                ox += 1;
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let (ow, oc) = (g.x.output, g.oc);
+            let mut ox = 0;
+            while ox < ow {
+                if ox + P <= ow && inside(g, ox) && inside(g, ox + P - 1) {
+                    pixels::<V, L, P>(g, x, wb, (b, oy, ox), orow, ob);
+                    ox += P;
+                } else {
+                    pixel::<V, L>(g, x, wb, (b, oy, ox), &mut orow[ox * oc + ob..]);
+                    ox += 1;
+                }
             }
         }
     }
@@ -271,12 +280,15 @@ mod avx {
     /// The CPU must support AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn row(g: &ConvGeom, x: &[f32], blocks: &[(usize, usize, Vec<f32>)], r: usize, orow: &mut [f32]) {
-        let bo = (r / g.y.output, r % g.y.output);
-        for (ob, width, wb) in blocks {
-            match width {
-                32 => block::<Y, 4, 2>(g, x, wb, bo, orow, *ob),
-                16 => block::<Y, 2, 4>(g, x, wb, bo, orow, *ob),
-                _ => block::<Y, 1, 8>(g, x, wb, bo, orow, *ob),
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let bo = (r / g.y.output, r % g.y.output);
+            for (ob, width, wb) in blocks {
+                match width {
+                    32 => block::<Y, 4, 2>(g, x, wb, bo, orow, *ob),
+                    16 => block::<Y, 2, 4>(g, x, wb, bo, orow, *ob),
+                    _ => block::<Y, 1, 8>(g, x, wb, bo, orow, *ob),
+                }
             }
         }
     }
@@ -293,12 +305,15 @@ mod avx {
         r: usize,
         orow: &mut [f32],
     ) {
-        let bo = (r / g.y.output, r % g.y.output);
-        for (ob, width, wb) in blocks {
-            match width {
-                32 => block::<Z, 2, 6>(g, x, wb, bo, orow, *ob),
-                16 => block::<Z, 1, 8>(g, x, wb, bo, orow, *ob),
-                _ => block::<Y, 1, 8>(g, x, wb, bo, orow, *ob),
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let bo = (r / g.y.output, r % g.y.output);
+            for (ob, width, wb) in blocks {
+                match width {
+                    32 => block::<Z, 2, 6>(g, x, wb, bo, orow, *ob),
+                    16 => block::<Z, 1, 8>(g, x, wb, bo, orow, *ob),
+                    _ => block::<Y, 1, 8>(g, x, wb, bo, orow, *ob),
+                }
             }
         }
     }

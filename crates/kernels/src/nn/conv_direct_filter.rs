@@ -74,45 +74,48 @@ mod avx {
         (kx, ci, ob): (usize, usize, usize),
         dw: &mut [f32],
     ) {
-        let (c, oc, sx, w) = (g.c, g.oc, g.x.stride, V::LANES * L);
-        let cols = columns(g, kx);
-        if cols.is_empty() {
-            return;
-        }
-        // Input element of output column ox: ((ox·s + kx - pad)·c + ci).
-        let first = (cols.start * sx + kx - g.x.pad) * c + ci;
-        let n = cols.len();
-        let xs = &xrow[first..first + (n - 1) * sx * c + 1];
-        let ds = &dyrow[cols.start * oc + ob..(cols.start + n - 1) * oc + ob + w];
-        let mut acc = [[V::zero(); L]; H];
-        let (xp, dp) = (xs.as_ptr(), ds.as_ptr());
-        // In bounds: i < n and the slices above cover x[i·s·c] and dy[i·oc + w).
-        let mut i = 0;
-        while i + H <= n {
-            for (h, ah) in acc.iter_mut().enumerate() {
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe {
+            let (c, oc, sx, w) = (g.c, g.oc, g.x.stride, V::LANES * L);
+            let cols = columns(g, kx);
+            if cols.is_empty() {
+                return;
+            }
+            // Input element of output column ox: ((ox·s + kx - pad)·c + ci).
+            let first = (cols.start * sx + kx - g.x.pad) * c + ci;
+            let n = cols.len();
+            let xs = &xrow[first..first + (n - 1) * sx * c + 1];
+            let ds = &dyrow[cols.start * oc + ob..(cols.start + n - 1) * oc + ob + w];
+            let mut acc = [[V::zero(); L]; H];
+            let (xp, dp) = (xs.as_ptr(), ds.as_ptr());
+            // In bounds: i < n and the slices above cover x[i·s·c] and dy[i·oc + w).
+            let mut i = 0;
+            while i + H <= n {
+                for (h, ah) in acc.iter_mut().enumerate() {
+                    let xv = V::splat(*xp.add((i + h) * sx * c));
+                    let d = dp.add((i + h) * oc);
+                    for (l, a) in ah.iter_mut().enumerate() {
+                        *a = a.mul_add(xv, V::load(d.add(l * V::LANES)));
+                    }
+                }
+                i += H;
+            }
+            for (h, ah) in acc.iter_mut().enumerate().take(n - i) {
                 let xv = V::splat(*xp.add((i + h) * sx * c));
                 let d = dp.add((i + h) * oc);
                 for (l, a) in ah.iter_mut().enumerate() {
                     *a = a.mul_add(xv, V::load(d.add(l * V::LANES)));
                 }
             }
-            i += H;
-        }
-        for (h, ah) in acc.iter_mut().enumerate().take(n - i) {
-            let xv = V::splat(*xp.add((i + h) * sx * c));
-            let d = dp.add((i + h) * oc);
-            for (l, a) in ah.iter_mut().enumerate() {
-                *a = a.mul_add(xv, V::load(d.add(l * V::LANES)));
+            let out = &mut dw[..w];
+            for l in 0..L {
+                let o = out.as_mut_ptr().add(l * V::LANES);
+                let mut sum = acc[0][l];
+                for ah in &acc[1..] {
+                    sum = sum.add(ah[l]);
+                }
+                V::load(o).add(sum).store(o);
             }
-        }
-        let out = &mut dw[..w];
-        for l in 0..L {
-            let o = out.as_mut_ptr().add(l * V::LANES);
-            let mut sum = acc[0][l];
-            for ah in &acc[1..] {
-                sum = sum.add(ah[l]);
-            }
-            V::load(o).add(sum).store(o);
         }
     }
 

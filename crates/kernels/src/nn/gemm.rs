@@ -154,15 +154,18 @@ unsafe fn dispatch<T: Copy + Send + Sync + 'static + std::ops::Add<Output = T>>(
     parallel: bool,
     one: T,
 ) {
-    if transposes_better(m, n, k, &b) {
-        return through_transpose(m, n, k, c, ldc, a, b, accumulate, parallel, one);
-    }
-    let threads = rayon::current_num_threads();
-    let (ap, bp) = (Raw(a.data.as_ptr() as *mut T), Raw(b.data.as_ptr() as *mut T));
-    if parallel && m * n * k >= PAR_GEMM_MIN && threads > 1 {
-        split_gemm(m, n, k, threads, c, ldc, ap, a, bp, b, accumulate, one);
-    } else {
-        raw_gemm(m, n, k, c, ldc, ap, a, bp, b, accumulate, one);
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
+        if transposes_better(m, n, k, &b) {
+            return through_transpose(m, n, k, c, ldc, a, b, accumulate, parallel, one);
+        }
+        let threads = rayon::current_num_threads();
+        let (ap, bp) = (Raw(a.data.as_ptr() as *mut T), Raw(b.data.as_ptr() as *mut T));
+        if parallel && m * n * k >= PAR_GEMM_MIN && threads > 1 {
+            split_gemm(m, n, k, threads, c, ldc, ap, a, bp, b, accumulate, one);
+        } else {
+            raw_gemm(m, n, k, c, ldc, ap, a, bp, b, accumulate, one);
+        }
     }
 }
 
@@ -246,27 +249,30 @@ unsafe fn raw_gemm<T: Copy + 'static>(
     accumulate: bool,
     one: T,
 ) {
-    gemm::gemm(
-        m,
-        n,
-        k,
-        c.0,
-        1,
-        ldc as isize,
-        accumulate,
-        a.0 as *const T,
-        av.cs as isize,
-        av.rs as isize,
-        b.0 as *const T,
-        bv.cs as isize,
-        bv.rs as isize,
-        one,
-        one,
-        false,
-        false,
-        false,
-        Parallelism::None,
-    )
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c.0,
+            1,
+            ldc as isize,
+            accumulate,
+            a.0 as *const T,
+            av.cs as isize,
+            av.rs as isize,
+            b.0 as *const T,
+            bv.cs as isize,
+            bv.rs as isize,
+            one,
+            one,
+            false,
+            false,
+            false,
+            Parallelism::None,
+        )
+    }
 }
 
 /// Cuts the product into `parts` blocks along its longer output dimension, one

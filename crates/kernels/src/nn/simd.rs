@@ -58,12 +58,14 @@ impl F32Vec for Y {
 
     #[inline(always)]
     unsafe fn zero() -> Self {
-        Y(_mm256_setzero_ps())
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Y(_mm256_setzero_ps()) }
     }
 
     #[inline(always)]
     unsafe fn splat(v: f32) -> Self {
-        Y(_mm256_set1_ps(v))
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Y(_mm256_set1_ps(v)) }
     }
 
     #[inline(always)]
@@ -80,12 +82,14 @@ impl F32Vec for Y {
 
     #[inline(always)]
     unsafe fn mul_add(self, a: Self, b: Self) -> Self {
-        Y(_mm256_fmadd_ps(a.0, b.0, self.0))
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Y(_mm256_fmadd_ps(a.0, b.0, self.0)) }
     }
 
     #[inline(always)]
     unsafe fn add(self, o: Self) -> Self {
-        Y(_mm256_add_ps(self.0, o.0))
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Y(_mm256_add_ps(self.0, o.0)) }
     }
 }
 
@@ -98,12 +102,14 @@ impl F32Vec for Z {
 
     #[inline(always)]
     unsafe fn zero() -> Self {
-        Z(_mm512_setzero_ps())
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Z(_mm512_setzero_ps()) }
     }
 
     #[inline(always)]
     unsafe fn splat(v: f32) -> Self {
-        Z(_mm512_set1_ps(v))
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Z(_mm512_set1_ps(v)) }
     }
 
     #[inline(always)]
@@ -120,11 +126,13 @@ impl F32Vec for Z {
 
     #[inline(always)]
     unsafe fn mul_add(self, a: Self, b: Self) -> Self {
-        Z(_mm512_fmadd_ps(a.0, b.0, self.0))
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Z(_mm512_fmadd_ps(a.0, b.0, self.0)) }
     }
 
     #[inline(always)]
     unsafe fn add(self, o: Self) -> Self {
-        Z(_mm512_add_ps(self.0, o.0))
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Z(_mm512_add_ps(self.0, o.0)) }
     }
 }

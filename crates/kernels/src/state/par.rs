@@ -121,7 +121,8 @@ impl<T> Ptr<T> {
     /// overlaps it.
     #[allow(clippy::mut_from_ref)]
     unsafe fn slice(&self, start: usize, len: usize) -> &mut [T] {
-        std::slice::from_raw_parts_mut(self.0.add(start), len)
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(start), len) }
     }
 }
 
