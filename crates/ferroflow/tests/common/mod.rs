@@ -45,6 +45,14 @@ impl Proc {
         Proc { name: name.to_string(), child, lines: rx, seen: Vec::new() }
     }
 
+    /// Marks every line printed so far as seen, so the next [`Proc::wait_new_line`] returns
+    /// only a line printed after this call (or still in flight).
+    pub fn skip_printed(&mut self) {
+        while let Ok(l) = self.lines.try_recv() {
+            self.seen.push(l);
+        }
+    }
+
     /// Waits (bounded) for a line containing `what` (including lines already seen).
     pub fn wait_line(&mut self, what: &str, limit: Duration) -> String {
         match self.seen.iter().find(|l| l.contains(what)) {
