@@ -9,6 +9,7 @@ test fails.
 import atexit
 import os
 import queue
+import re
 import socket
 import subprocess
 import sys
@@ -211,6 +212,12 @@ def main(path, run_mode):
         print(f"{os.path.splitext(os.path.basename(path))[0]}: OK")
 
 
+# A log line in absl's format (`E0000 00:00:1795920637.004238 15626 util.cc:131] ...`). On
+# some CPUs TensorFlow appends its recent log lines to an error's message (oneDNN's "DT_HALF
+# only on platforms with AVX-512"); they are never the error's reason.
+ABSL_LOG_LINE = re.compile(r"[IWEF]\d{4} \d\d:\d\d:\d\d")
+
+
 def error_result(e, message=True):
     """An `OpError` as a comparable result: ("InvalidArgumentError", reason) where reason is
     the last line of the message without TensorFlow's node framing (None when only the
@@ -222,10 +229,12 @@ def error_result(e, message=True):
     # `... grpc_message:"<reason>\n\t [[{{node x}}]]"}` with escaped newlines.
     if 'grpc_message:"' in text:
         text = text.split('grpc_message:"', 1)[1].rsplit('"', 1)[0].replace("\\n", "\n").replace("\\t", "\t")
+    # TensorFlow may append the process's recent log lines to the message.
+    text = text.split("Recent warning and error logs:", 1)[0]
     lines = [ln.strip() for ln in text.splitlines()]
     lines = [ln for ln in lines if ln and not ln.startswith("[[") and not ln.startswith("Node:")
              and not ln.startswith("Detected at node") and not ln.startswith("File ")
-             and "Graph execution error" not in ln]
+             and "Graph execution error" not in ln and not ABSL_LOG_LINE.match(ln)]
     return (type(e).__name__, lines[-1] if lines else e.message)
 
 
