@@ -35,6 +35,16 @@ pub struct DemoArgs {
     /// Learning rate.
     #[arg(long, default_value_t = 1e-3)]
     pub learning_rate: f64,
+    /// Multiply the learning rate by `--lr_decay_rate` every this many global steps
+    /// (TensorFlow's `exponential_decay`; 0: no decay).
+    #[arg(long, default_value_t = 0.0)]
+    pub lr_decay_steps: f64,
+    /// The factor per `--lr_decay_steps` steps.
+    #[arg(long, default_value_t = 0.5)]
+    pub lr_decay_rate: f64,
+    /// Seed for the initial weights and each worker's shuffling.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
     /// Batch size per worker.
     #[arg(long, default_value_t = 100)]
     pub batch: usize,
@@ -136,6 +146,14 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
     let ps_hosts = hosts(&ports[..a.ps]);
     let worker_hosts = hosts(&ports[a.ps..]);
     println!("cluster: ps={ps_hosts} worker={worker_hosts}");
+    let decay = (a.lr_decay_steps > 0.0).then(|| {
+        [
+            "--lr_decay_steps".to_string(),
+            a.lr_decay_steps.to_string(),
+            "--lr_decay_rate".into(),
+            a.lr_decay_rate.to_string(),
+        ]
+    });
     let spawn = |job: &str, task: usize| -> Result<Child, String> {
         let mut cmd = Command::new(&exe);
         cmd.arg("train")
@@ -143,12 +161,14 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
             .args(["--ps_hosts", &ps_hosts, "--worker_hosts", &worker_hosts])
             .args(["--model", &a.model, "--steps", &a.steps.to_string(), "--batch", &a.batch.to_string()])
             .args(["--optimizer", &a.optimizer, "--learning_rate", &a.learning_rate.to_string()])
+            .args(["--seed", &a.seed.to_string()])
             .arg("--data_dir")
             .arg(&data_dir)
             .arg("--logdir")
             .arg(&a.logdir)
             .arg("--machine_progress")
             .args(a.sync.then_some("--sync"))
+            .args(decay.iter().flatten())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

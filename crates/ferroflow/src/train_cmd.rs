@@ -8,7 +8,7 @@ use ferroflow_train::dist::{run_task, DistConfig, Progress, WARMUP_STEPS};
 use ferroflow_train::local::{train_local, OptimizerKind, TrainConfig};
 use ferroflow_train::models::ModelKind;
 use ferroflow_train::runner::TraceRequest;
-use ferroflow_train::PsStrategy;
+use ferroflow_train::{ExponentialDecay, PsStrategy};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cluster_args::ClusterArgs;
@@ -29,6 +29,16 @@ pub struct TrainArgs {
     /// Learning rate (default: 1e-3).
     #[arg(long, default_value_t = 1e-3)]
     pub learning_rate: f64,
+    /// Decay the learning rate exponentially: multiply it by `--lr_decay_rate` every this
+    /// many global steps (TensorFlow's `exponential_decay`; default: no decay).
+    #[arg(long)]
+    pub lr_decay_steps: Option<f64>,
+    /// The factor per `--lr_decay_steps` steps.
+    #[arg(long, default_value_t = 0.5)]
+    pub lr_decay_rate: f64,
+    /// Decay in whole intervals of `--lr_decay_steps` (staircase) instead of smoothly.
+    #[arg(long)]
+    pub lr_staircase: bool,
     /// Training steps (global steps when distributed).
     #[arg(long, default_value_t = 3000)]
     pub steps: usize,
@@ -100,6 +110,11 @@ impl TrainArgs {
             model: self.model,
             optimizer: self.optimizer,
             learning_rate: self.learning_rate,
+            lr_decay: self.lr_decay_steps.map(|decay_steps| ExponentialDecay {
+                decay_steps,
+                decay_rate: self.lr_decay_rate,
+                staircase: self.lr_staircase,
+            }),
             steps: self.steps,
             batch: self.batch,
             keep_prob: self.keep_prob,

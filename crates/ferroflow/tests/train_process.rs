@@ -16,7 +16,22 @@ fn demo_trains_the_mlp_and_every_process_exits() {
     let logdir_s = logdir.display().to_string();
     let mut demo = Proc::start(
         "ferroflow demo",
-        &["demo", "--model", "mlp", "--steps", "400", "--no_progress", "--data_dir", DATA, "--logdir", &logdir_s],
+        &[
+            "demo",
+            "--model",
+            "mlp",
+            "--steps",
+            "400",
+            "--seed",
+            "3",
+            "--lr_decay_steps",
+            "200",
+            "--no_progress",
+            "--data_dir",
+            DATA,
+            "--logdir",
+            &logdir_s,
+        ],
         &[],
     );
     let (ok, lines) = demo.finish(LIMIT);
@@ -25,6 +40,20 @@ fn demo_trains_the_mlp_and_every_process_exits() {
     assert!(lines.iter().any(|l| l.contains("all 3 processes exited cleanly")), "{lines:?}");
     assert!(logdir.join("checkpoint").exists(), "the chief checkpointed into {logdir_s}");
     std::fs::remove_dir_all(&logdir).unwrap();
+}
+
+/// A learning-rate schedule that cannot work is refused before training, naming the flag's
+/// parameter.
+#[test]
+fn a_bad_decay_schedule_is_an_error() {
+    let mut p = Proc::start(
+        "ferroflow train",
+        &["train", "--model", "mlp", "--steps", "5", "--lr_decay_steps", "0", "--no_progress", "--data_dir", DATA],
+        &[],
+    );
+    let (ok, lines) = p.finish(LIMIT);
+    assert!(!ok, "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains("decay_steps must be positive, got 0")), "{lines:?}");
 }
 
 #[test]

@@ -5,6 +5,7 @@
 pub mod data;
 pub mod device_setter;
 pub mod dist;
+pub mod learning_rate_decay;
 pub mod local;
 pub mod models;
 pub mod monitored;
@@ -14,6 +15,7 @@ pub mod saver;
 pub mod summary;
 
 pub use device_setter::{replica_device_setter, PsStrategy, ReplicaDeviceSetter};
+pub use learning_rate_decay::{exponential_decay, ExponentialDecay};
 pub use monitored::{MonitoredOptions, MonitoredTrainingSession, SessionRunHook, Supervisor, SupervisorOptions};
 pub use optimizer::Optimizer;
 pub use saver::{latest_checkpoint, Saver, SaverOptions};

@@ -8,9 +8,10 @@ use ferroflow_graph::{get_or_create_global_step, global_variables_initializer, S
 use ferroflow_runtime::DirectSession;
 
 use crate::data::{read_mnist, DataSet};
+use crate::learning_rate_decay::{exponential_decay, ExponentialDecay};
 use crate::models::{build, Model, ModelKind};
 use crate::optimizer::{
-    Adadelta, Adagrad, AdagradDa, Adam, Ftrl, GradientDescent, Momentum, Optimizer, ProximalAdagrad,
+    Adadelta, Adagrad, AdagradDa, Adam, Ftrl, GradientDescent, LearningRate, Momentum, Optimizer, ProximalAdagrad,
     ProximalGradientDescent, RmsProp,
 };
 use crate::runner::run_step_maybe_traced;
@@ -65,9 +66,15 @@ impl std::str::FromStr for OptimizerKind {
     }
 }
 
-/// Creates an optimizer (AdagradDA reads `global_step`).
-pub fn make_optimizer(kind: OptimizerKind, lr: f64, global_step: &Variable) -> Box<dyn Optimizer> {
-    match kind {
+/// Creates the optimizer `cfg` names, with its learning rate: a constant, or with
+/// `cfg.lr_decay` TensorFlow's `exponential_decay` of the global step (AdagradDA also reads
+/// `global_step`).
+pub fn make_optimizer(s: &Scope, cfg: &TrainConfig, global_step: &Variable) -> Result<Box<dyn Optimizer>, Status> {
+    let lr: LearningRate = match cfg.lr_decay {
+        Some(d) => exponential_decay(s, cfg.learning_rate, global_step.value(), d)?.into(),
+        None => cfg.learning_rate.into(),
+    };
+    Ok(match cfg.optimizer {
         OptimizerKind::Sgd => Box::new(GradientDescent::new(lr)),
         OptimizerKind::Momentum => Box::new(Momentum::new(lr, 0.9)),
         OptimizerKind::Adagrad => Box::new(Adagrad::new(lr)),
@@ -78,7 +85,7 @@ pub fn make_optimizer(kind: OptimizerKind, lr: f64, global_step: &Variable) -> B
         OptimizerKind::ProximalSgd => Box::new(ProximalGradientDescent::new(lr)),
         OptimizerKind::ProximalAdagrad => Box::new(ProximalAdagrad::new(lr)),
         OptimizerKind::AdagradDa => Box::new(AdagradDa::new(lr, global_step)),
-    }
+    })
 }
 
 /// What to train.
@@ -88,8 +95,10 @@ pub struct TrainConfig {
     pub model: ModelKind,
     /// Optimizer.
     pub optimizer: OptimizerKind,
-    /// Learning rate.
+    /// Learning rate (the initial one with `lr_decay`).
     pub learning_rate: f64,
+    /// Decay the learning rate exponentially with the global step.
+    pub lr_decay: Option<ExponentialDecay>,
     /// Training steps.
     pub steps: usize,
     /// Batch size.
@@ -137,7 +146,7 @@ pub fn train_local(cfg: &TrainConfig, mut on_step: impl FnMut(usize, f32)) -> Re
     let s = Scope::new_root();
     let model = build(&s, cfg.model, cfg.seed as i64)?;
     let gs = get_or_create_global_step(&s);
-    let opt = make_optimizer(cfg.optimizer, cfg.learning_rate, &gs);
+    let opt = make_optimizer(&s, cfg, &gs)?;
     let train = opt.minimize(&s, &model.loss, None, Some(&gs))?;
     let init = global_variables_initializer(&s);
     s.status()?;
@@ -178,6 +187,7 @@ mod tests {
                 model: ModelKind::Mlp,
                 optimizer: name.parse().unwrap(),
                 learning_rate: lr,
+                lr_decay: None,
                 steps: 300,
                 batch: 100,
                 keep_prob: 1.0,
@@ -206,6 +216,7 @@ mod tests {
             model: ModelKind::Mlp,
             optimizer: "sgd".parse().unwrap(),
             learning_rate: 0.1,
+            lr_decay: None,
             steps: 3,
             batch: 10,
             keep_prob: 1.0,

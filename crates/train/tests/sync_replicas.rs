@@ -109,7 +109,7 @@ fn two_replicas_apply_the_average_of_their_gradients_each_step() {
     sess.run(&[], &[], &[&reps[1].sync.local_step_init_op]).unwrap();
     sess.run(&[], &[], &[&straggler.sync.local_step.initializer()]).unwrap();
 
-    let chief = ChiefQueueRunner::start_local(sess.clone(), &reps[0].sync, Duration::from_secs(60));
+    let chief = ChiefQueueRunner::start_local(sess.clone(), &reps[0].sync, Duration::from_secs(60)).unwrap();
     // TensorFlow's shared token queue does not make replicas take turns: a replica whose
     // token wait starts late (a descheduled thread) can find its token taken by the other
     // replica's next step, which then sends two gradients to one update, and the last
@@ -192,7 +192,7 @@ fn waits_are_bounded_when_replicas_are_missing() {
 
     // The other replica never sends its gradient: the chief gives up after its timeout and
     // closes the token queue, so this replica fails fast instead of hanging.
-    let chief = ChiefQueueRunner::start_local(sess.clone(), &r.sync, Duration::from_millis(200));
+    let chief = ChiefQueueRunner::start_local(sess.clone(), &r.sync, Duration::from_millis(200)).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     while !chief.is_finished() {
         assert!(std::time::Instant::now() < deadline, "the chief did not give up");

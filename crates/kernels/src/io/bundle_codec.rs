@@ -8,7 +8,7 @@
 use ferroflow_core::{DataType, Shape, Status, Storage, Tensor};
 
 use super::crc::{crc32c, crc32c_extend, mask};
-use super::varint::{get_varint64, put_varint64};
+use ferroflow_core::varint;
 
 /// Dtypes a checkpoint can hold in ferroflow: every fixed-size type (numbers of every width,
 /// complex, bool, quantized) and strings; not resource or variant tensors.
@@ -33,7 +33,7 @@ pub fn encode(t: &Tensor, name: &str) -> Result<(Vec<u8>, u32), Status> {
     let mut out = Vec::with_capacity(items.iter().map(|s| s.len() + 2).sum::<usize>() + 4);
     let mut crc = 0u32;
     for s in items {
-        put_varint64(&mut out, s.len() as u64);
+        varint::put(&mut out, s.len() as u64);
         let len32 = u32::try_from(s.len()).map_err(|_| {
             Status::invalid_argument(format!("tensor '{name}': a string element of 4 GiB or more cannot be saved"))
         })?;
@@ -77,7 +77,7 @@ pub fn decode(
     let mut crc = 0u32;
     let mut lens = Vec::with_capacity(n.min(1 << 20));
     for i in 0..n {
-        let l = get_varint64(bytes, &mut pos).ok_or_else(|| loss(format!("bad length of string element {i}")))?;
+        let l = varint::get(bytes, &mut pos).ok_or_else(|| loss(format!("bad length of string element {i}")))?;
         let l32 = u32::try_from(l).map_err(|_| loss(format!("string element {i} is longer than 4 GiB")))?;
         crc = crc32c_extend(crc, &l32.to_le_bytes());
         lens.push(l as usize);

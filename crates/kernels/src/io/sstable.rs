@@ -7,7 +7,8 @@ use ferroflow_core::Status;
 
 use super::crc::{crc32c_extend, mask, unmask};
 use super::table_block::{parse_block, BlockBuilder, Entries};
-use super::varint::{get_fixed32, get_varint64, put_varint64};
+use super::varint::get_fixed32;
+use ferroflow_core::varint;
 
 /// The table magic number (LevelDB's), stored little-endian at the end of the footer.
 pub const TABLE_MAGIC: u64 = 0xdb47_7524_8b80_fb57;
@@ -32,8 +33,8 @@ impl Default for TableOptions {
 }
 
 fn put_handle(out: &mut Vec<u8>, offset: u64, size: u64) {
-    put_varint64(out, offset);
-    put_varint64(out, size);
+    varint::put(out, offset);
+    varint::put(out, size);
 }
 
 /// Writes a table into memory; keys must be added in strictly increasing byte order.
@@ -116,7 +117,7 @@ impl TableBuilder {
 }
 
 fn read_handle(buf: &[u8], pos: &mut usize) -> Option<(u64, u64)> {
-    Some((get_varint64(buf, pos)?, get_varint64(buf, pos)?))
+    Some((varint::get(buf, pos)?, varint::get(buf, pos)?))
 }
 
 /// Reads the block at `(offset, size)` and checks its trailer.

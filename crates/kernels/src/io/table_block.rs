@@ -4,7 +4,8 @@
 
 use ferroflow_core::Status;
 
-use super::varint::{get_fixed32, get_varint32, put_varint64};
+use super::varint::{get_fixed32, get_varint32};
+use ferroflow_core::varint;
 
 /// Key/value pairs of a table or block, in key order.
 pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
@@ -41,9 +42,9 @@ impl BlockBuilder {
             self.since_restart = 0;
             0
         };
-        put_varint64(&mut self.buf, shared as u64);
-        put_varint64(&mut self.buf, (key.len() - shared) as u64);
-        put_varint64(&mut self.buf, value.len() as u64);
+        varint::put(&mut self.buf, shared as u64);
+        varint::put(&mut self.buf, (key.len() - shared) as u64);
+        varint::put(&mut self.buf, value.len() as u64);
         self.buf.extend_from_slice(&key[shared..]);
         self.buf.extend_from_slice(value);
         self.last_key.clear();

@@ -70,7 +70,7 @@ pub(crate) fn start_chief_runner(
     global: i64,
     last_step: i64,
     aggregation_timeout: Duration,
-) -> ChiefQueueRunner {
+) -> Result<ChiefQueueRunner, Status> {
     let op = names(&[&n.replicas.sync_op]);
     let close = names(&[&n.replicas.close_token_queue_op]);
     let s2 = sess.clone();

@@ -46,7 +46,7 @@ fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Stat
     let s = root.with_device_fn(setter);
     let model = build(&s, cfg.train.model, cfg.train.seed as i64)?;
     let global_step = get_or_create_global_step(&s);
-    let opt = make_optimizer(cfg.train.optimizer, cfg.train.learning_rate, &global_step);
+    let opt = make_optimizer(&s, &cfg.train, &global_step)?;
     let (train_op, sync) = if cfg.sync {
         let workers = cfg.cluster.num_tasks("worker")?;
         let n = sync::build(&s, opt, &model.loss, &global_step, workers, cfg.task_index as usize, cfg.step_timeout)?;
@@ -207,7 +207,7 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         match (&g.sync, is_chief) {
             (Some(n), true) => {
                 let global = sess.run(&[], &[&g.global_step.value()], &[])?[0].scalar_value::<i64>()?;
-                Ok(Some(sync::start_chief_runner(sess.clone(), n, global, last_step, cfg.wait_timeout)))
+                sync::start_chief_runner(sess.clone(), n, global, last_step, cfg.wait_timeout).map(Some)
             }
             _ => Ok(None),
         }

@@ -4,13 +4,13 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, hyper, slot};
+use super::{apply_op, hyper, slot, LearningRate};
 
 /// `tf.compat.v1.train.AdadeltaOptimizer`.
 #[derive(Clone, Debug)]
 pub struct Adadelta {
     /// Learning rate (TensorFlow's default 0.001).
-    pub learning_rate: f64,
+    pub learning_rate: LearningRate,
     /// Decay rate (default 0.95).
     pub rho: f64,
     /// Epsilon (default 1e-8).
@@ -19,8 +19,8 @@ pub struct Adadelta {
 
 impl Adadelta {
     /// With TensorFlow's defaults for rho (0.95) and epsilon (1e-8).
-    pub fn new(learning_rate: f64) -> Adadelta {
-        Adadelta { learning_rate, rho: 0.95, epsilon: 1e-8 }
+    pub fn new(learning_rate: impl Into<LearningRate>) -> Adadelta {
+        Adadelta { learning_rate: learning_rate.into(), rho: 0.95, epsilon: 1e-8 }
     }
 
     fn build(&self, s: &Scope, var: &Variable, grad: Output, indices: Option<Output>) -> Result<Operation, Status> {
@@ -31,7 +31,7 @@ impl Adadelta {
         let mut inputs = vec![
             accum.handle(),
             accum_update.handle(),
-            hyper(s, "lr", self.learning_rate, d),
+            self.learning_rate.output(s, "lr", d),
             hyper(s, "rho", self.rho, d),
             hyper(s, "epsilon", self.epsilon, d),
             grad,

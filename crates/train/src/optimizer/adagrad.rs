@@ -3,28 +3,28 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, hyper, slot};
+use super::{apply_op, slot, LearningRate};
 
 /// `tf.compat.v1.train.AdagradOptimizer`.
 #[derive(Clone, Debug)]
 pub struct Adagrad {
     /// Learning rate.
-    pub learning_rate: f64,
+    pub learning_rate: LearningRate,
     /// Starting value of the accumulators (TensorFlow: 0.1).
     pub initial_accumulator_value: f64,
 }
 
 impl Adagrad {
     /// With the given learning rate and TensorFlow's initial accumulator 0.1.
-    pub fn new(learning_rate: f64) -> Adagrad {
-        Adagrad { learning_rate, initial_accumulator_value: 0.1 }
+    pub fn new(learning_rate: impl Into<LearningRate>) -> Adagrad {
+        Adagrad { learning_rate: learning_rate.into(), initial_accumulator_value: 0.1 }
     }
 }
 
 impl Adagrad {
     fn build(&self, s: &Scope, var: &Variable, grad: Output, indices: Option<Output>) -> Result<Operation, Status> {
         let accum = slot(s, var, "Adagrad", self.initial_accumulator_value)?;
-        let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
+        let lr = self.learning_rate.output(s, "learning_rate", var.dtype());
         let op = if indices.is_some() { "SparseApplyAdagrad" } else { "ApplyAdagrad" };
         let mut inputs = vec![accum.handle(), lr, grad];
         inputs.extend(indices);

@@ -5,14 +5,14 @@
 use ferroflow_core::{attr, DataType, Status, Tensor};
 use ferroflow_graph::{ops, Operation, Output, Scope, Variable};
 
-use super::{apply_op, slot};
+use super::{apply_op, slot, LearningRate};
 
 /// `tf.compat.v1.train.AdagradDAOptimizer`. Slots `<var>/AdagradDA` (the gradient sum) and
 /// `<var>/AdagradDA_1` (the squared-gradient sum).
 #[derive(Clone, Debug)]
 pub struct AdagradDa {
     /// Learning rate.
-    pub learning_rate: f64,
+    pub learning_rate: LearningRate,
     /// The global step the updates read (as TensorFlow's, plus one).
     pub global_step: Variable,
     /// Starting value of the squared-gradient sums (default 0.1).
@@ -25,9 +25,9 @@ pub struct AdagradDa {
 
 impl AdagradDa {
     /// With TensorFlow's defaults: squared sums start at 0.1, no regularization.
-    pub fn new(learning_rate: f64, global_step: &Variable) -> AdagradDa {
+    pub fn new(learning_rate: impl Into<LearningRate>, global_step: &Variable) -> AdagradDa {
         AdagradDa {
-            learning_rate,
+            learning_rate: learning_rate.into(),
             global_step: global_step.clone(),
             initial_gradient_squared_accumulator_value: 0.1,
             l1: 0.0,
@@ -59,7 +59,7 @@ impl AdagradDa {
         let sparse = indices.is_some();
         let mut inputs = vec![ga.handle(), gga.handle(), grad];
         inputs.extend(indices);
-        inputs.extend(super::proximal::rate_and_regularization(s, self.learning_rate, self.l1, self.l2, d));
+        inputs.extend(super::proximal::rate_and_regularization(s, &self.learning_rate, self.l1, self.l2, d));
         inputs.push(self.step(s));
         let op = if sparse { "SparseApplyAdagradDA" } else { "ApplyAdagradDA" };
         Ok(apply_op(s, op, var, inputs, &[("use_locking", false)]))

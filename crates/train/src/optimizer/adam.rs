@@ -7,13 +7,13 @@ use std::sync::Mutex;
 use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::{ops, Operation, Output, Scope, Variable, VariableOptions};
 
-use super::{after, apply_op, hyper, slot, Optimizer};
+use super::{after, apply_op, hyper, slot, LearningRate, Optimizer};
 
 /// `tf.compat.v1.train.AdamOptimizer`.
 #[derive(Debug)]
 pub struct Adam {
     /// Learning rate (default 0.001).
-    pub learning_rate: f64,
+    pub learning_rate: LearningRate,
     /// Decay of the first moment (0.9).
     pub beta1: f64,
     /// Decay of the second moment (0.999).
@@ -25,8 +25,8 @@ pub struct Adam {
 
 impl Adam {
     /// With TensorFlow's defaults for everything but the learning rate.
-    pub fn new(learning_rate: f64) -> Adam {
-        Adam { learning_rate, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, powers: Mutex::new(None) }
+    pub fn new(learning_rate: impl Into<LearningRate>) -> Adam {
+        Adam { learning_rate: learning_rate.into(), beta1: 0.9, beta2: 0.999, epsilon: 1e-8, powers: Mutex::new(None) }
     }
 
     fn powers(&self) -> Result<(Variable, Variable), Status> {
@@ -74,7 +74,7 @@ impl Optimizer for Adam {
             v.handle(),
             b1p.value(),
             b2p.value(),
-            hyper(s, "learning_rate", self.learning_rate, d),
+            self.learning_rate.output(s, "learning_rate", d),
             hyper(s, "beta1", self.beta1, d),
             hyper(s, "beta2", self.beta2, d),
             hyper(s, "epsilon", self.epsilon, d),

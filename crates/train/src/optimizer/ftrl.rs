@@ -4,13 +4,13 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, hyper, slot};
+use super::{apply_op, hyper, slot, LearningRate};
 
 /// `tf.compat.v1.train.FtrlOptimizer`.
 #[derive(Clone, Debug)]
 pub struct Ftrl {
     /// Learning rate.
-    pub learning_rate: f64,
+    pub learning_rate: LearningRate,
     /// Learning rate power (≤ 0; default -0.5).
     pub learning_rate_power: f64,
     /// Starting value of the accumulators (default 0.1).
@@ -26,9 +26,9 @@ pub struct Ftrl {
 impl Ftrl {
     /// With TensorFlow's defaults (learning rate power -0.5, accumulators 0.1, no
     /// regularization).
-    pub fn new(learning_rate: f64) -> Ftrl {
+    pub fn new(learning_rate: impl Into<LearningRate>) -> Ftrl {
         Ftrl {
-            learning_rate,
+            learning_rate: learning_rate.into(),
             learning_rate_power: -0.5,
             initial_accumulator_value: 0.1,
             l1_regularization_strength: 0.0,
@@ -68,7 +68,7 @@ impl Ftrl {
         let sparse = indices.is_some();
         let mut inputs = vec![accum.handle(), linear.handle(), grad];
         inputs.extend(indices);
-        inputs.push(hyper(s, "learning_rate", self.learning_rate, d));
+        inputs.push(self.learning_rate.output(s, "learning_rate", d));
         inputs.push(hyper(s, "l1_regularization_strength", self.l1_regularization_strength, d));
         inputs.push(hyper(s, "l2_regularization_strength", self.l2_regularization_strength, d));
         if shrink {

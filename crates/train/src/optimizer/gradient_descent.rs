@@ -3,19 +3,19 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, hyper, Optimizer};
+use super::{apply_op, LearningRate, Optimizer};
 
 /// `tf.compat.v1.train.GradientDescentOptimizer`.
 #[derive(Clone, Debug)]
 pub struct GradientDescent {
     /// Learning rate.
-    pub learning_rate: f64,
+    pub learning_rate: LearningRate,
 }
 
 impl GradientDescent {
     /// With the given learning rate.
-    pub fn new(learning_rate: f64) -> GradientDescent {
-        GradientDescent { learning_rate }
+    pub fn new(learning_rate: impl Into<LearningRate>) -> GradientDescent {
+        GradientDescent { learning_rate: learning_rate.into() }
     }
 }
 
@@ -24,7 +24,7 @@ impl Optimizer for GradientDescent {
         "GradientDescent"
     }
     fn apply_one(&self, s: &Scope, grad: &Output, var: &Variable) -> Result<Operation, Status> {
-        let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
+        let lr = self.learning_rate.output(s, "learning_rate", var.dtype());
         Ok(apply_op(s, "ApplyGradientDescent", var, vec![lr, grad.clone()], &[("use_locking", false)]))
     }
     /// `var[indices] -= lr * values` by scatter (repeated indices add up), as TensorFlow's
@@ -36,7 +36,7 @@ impl Optimizer for GradientDescent {
         indices: &Output,
         var: &Variable,
     ) -> Result<Option<Operation>, Status> {
-        let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
+        let lr = self.learning_rate.output(s, "learning_rate", var.dtype());
         let delta = ferroflow_graph::ops::mul(s, values.clone(), lr);
         let op = if var.is_resource() {
             let neg = ferroflow_graph::ops::neg(s, delta);

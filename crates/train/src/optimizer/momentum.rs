@@ -3,13 +3,13 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, hyper, slot};
+use super::{apply_op, hyper, slot, LearningRate};
 
 /// `tf.compat.v1.train.MomentumOptimizer`.
 #[derive(Clone, Debug)]
 pub struct Momentum {
     /// Learning rate.
-    pub learning_rate: f64,
+    pub learning_rate: LearningRate,
     /// Momentum.
     pub momentum: f64,
     /// Nesterov momentum.
@@ -18,15 +18,15 @@ pub struct Momentum {
 
 impl Momentum {
     /// With learning rate and momentum.
-    pub fn new(learning_rate: f64, momentum: f64) -> Momentum {
-        Momentum { learning_rate, momentum, use_nesterov: false }
+    pub fn new(learning_rate: impl Into<LearningRate>, momentum: f64) -> Momentum {
+        Momentum { learning_rate: learning_rate.into(), momentum, use_nesterov: false }
     }
 }
 
 impl Momentum {
     fn build(&self, s: &Scope, var: &Variable, grad: Output, indices: Option<Output>) -> Result<Operation, Status> {
         let accum = slot(s, var, "Momentum", 0.0)?;
-        let lr = hyper(s, "learning_rate", self.learning_rate, var.dtype());
+        let lr = self.learning_rate.output(s, "learning_rate", var.dtype());
         let m = hyper(s, "momentum", self.momentum, var.dtype());
         let op = if indices.is_some() { "SparseApplyMomentum" } else { "ApplyMomentum" };
         let mut inputs = vec![accum.handle(), lr, grad];

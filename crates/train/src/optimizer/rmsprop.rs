@@ -4,13 +4,13 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, hyper, slot};
+use super::{apply_op, hyper, slot, LearningRate};
 
 /// `tf.compat.v1.train.RMSPropOptimizer`.
 #[derive(Clone, Debug)]
 pub struct RmsProp {
     /// Learning rate.
-    pub learning_rate: f64,
+    pub learning_rate: LearningRate,
     /// Discount (TensorFlow's `decay`, default 0.9).
     pub decay: f64,
     /// Momentum (default 0).
@@ -24,8 +24,8 @@ pub struct RmsProp {
 
 impl RmsProp {
     /// With TensorFlow's defaults: decay 0.9, momentum 0, epsilon 1e-10, not centered.
-    pub fn new(learning_rate: f64) -> RmsProp {
-        RmsProp { learning_rate, decay: 0.9, momentum: 0.0, epsilon: 1e-10, centered: false }
+    pub fn new(learning_rate: impl Into<LearningRate>) -> RmsProp {
+        RmsProp { learning_rate: learning_rate.into(), decay: 0.9, momentum: 0.0, epsilon: 1e-10, centered: false }
     }
 
     /// The update (`[Sparse]Apply[Centered]RMSProp`), with TensorFlow's slots: the mean
@@ -43,7 +43,7 @@ impl RmsProp {
         let sparse = indices.is_some();
         let mut inputs = slots;
         inputs.extend([
-            hyper(s, "learning_rate", self.learning_rate, d),
+            self.learning_rate.output(s, "learning_rate", d),
             hyper(s, "decay", self.decay, d),
             hyper(s, "momentum", self.momentum, d),
             hyper(s, "epsilon", self.epsilon, d),

@@ -32,7 +32,7 @@ impl ChiefQueueRunner {
     /// `aggregation_timeout` (one update: waiting for the replicas' gradients, applying
     /// them). On any error, or after [`ChiefQueueRunner::stop`], `close` runs (it should
     /// close the token queue so replicas waiting for a token stop with OutOfRange).
-    pub fn start(run_sync: RunStep, close: CloseFn, aggregation_timeout: Duration) -> ChiefQueueRunner {
+    pub fn start(run_sync: RunStep, close: CloseFn, aggregation_timeout: Duration) -> Result<ChiefQueueRunner, Status> {
         ChiefQueueRunner::start_bounded(run_sync, close, aggregation_timeout, None)
     }
 
@@ -44,7 +44,7 @@ impl ChiefQueueRunner {
         close: CloseFn,
         aggregation_timeout: Duration,
         max_updates: Option<u64>,
-    ) -> ChiefQueueRunner {
+    ) -> Result<ChiefQueueRunner, Status> {
         let stop = Arc::new(AtomicBool::new(false));
         let current: Arc<Mutex<Option<CancelToken>>> = Arc::new(Mutex::new(None));
         let updates = Arc::new(AtomicU64::new(0));
@@ -87,13 +87,17 @@ impl ChiefQueueRunner {
                 }
                 r
             })
-            .expect("spawning the sync replicas chief thread");
-        ChiefQueueRunner { stop, current, updates, thread: Some(thread) }
+            .map_err(|e| Status::resource_exhausted(format!("cannot start the sync replicas chief thread: {e}")))?;
+        Ok(ChiefQueueRunner { stop, current, updates, thread: Some(thread) })
     }
 
     /// Starts the runner for a local session: runs `sync.sync_op`, and closes the token
     /// queue when it stops.
-    pub fn start_local(sess: Arc<DirectSession>, sync: &SyncReplicas, aggregation_timeout: Duration) -> Self {
+    pub fn start_local(
+        sess: Arc<DirectSession>,
+        sync: &SyncReplicas,
+        aggregation_timeout: Duration,
+    ) -> Result<Self, Status> {
         let op = sync.sync_op.name.clone();
         let close_op = sync.close_token_queue_op.name.clone();
         let s2 = sess.clone();
