@@ -174,7 +174,7 @@ def _ferroflow(workers, steps, sync, model, logdir):
         ["--optimizer", "adam", "--learning_rate", "0.001"]
     out = subprocess.run(
         [ffcluster.binary(), "demo", "--model", model, "--ps", "1", "--workers", str(workers), "--steps",
-         str(steps if sync else steps * workers), "--batch", "100", "--no_progress", "--logdir", logdir] + opt
+         str(steps if sync else steps * workers), "--batch", "100", "--lr_decay_steps", "0", "--no_progress", "--logdir", logdir] + opt
         + (["--sync"] if sync else []),
         capture_output=True, text=True, timeout=900, cwd=ROOT)
     if out.returncode != 0:

@@ -18,10 +18,10 @@ pub struct DemoArgs {
     /// Model: mlp or cnn.
     #[arg(long, default_value = "cnn")]
     pub model: String,
-    /// Global training steps (6000 by default, 10 epochs: with 4000 the CNN's final
-    /// accuracy landed on both sides of 99 % from run to run, asynchronous updates being
-    /// slightly stale and their order different every run).
-    #[arg(long, default_value_t = 6000)]
+    /// Global training steps. With the other defaults (batch 50, the learning rate halving
+    /// every 1800 steps) the CNN passes 99 % test accuracy with every seed tried; how they
+    /// were chosen is in docs/operations.md.
+    #[arg(long, default_value_t = 7200)]
     pub steps: usize,
     /// Number of worker processes.
     #[arg(long, default_value_t = 2)]
@@ -37,16 +37,19 @@ pub struct DemoArgs {
     pub learning_rate: f64,
     /// Multiply the learning rate by `--lr_decay_rate` every this many global steps
     /// (TensorFlow's `exponential_decay`; 0: no decay).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 1800.0)]
     pub lr_decay_steps: f64,
     /// The factor per `--lr_decay_steps` steps.
     #[arg(long, default_value_t = 0.5)]
     pub lr_decay_rate: f64,
+    /// Dropout keep probability while training (CNN).
+    #[arg(long, default_value_t = 0.5)]
+    pub keep_prob: f32,
     /// Seed for the initial weights and each worker's shuffling.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Batch size per worker.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 50)]
     pub batch: usize,
     /// Directory with the MNIST .gz files.
     #[arg(long, default_value = "data/mnist")]
@@ -161,7 +164,7 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
             .args(["--ps_hosts", &ps_hosts, "--worker_hosts", &worker_hosts])
             .args(["--model", &a.model, "--steps", &a.steps.to_string(), "--batch", &a.batch.to_string()])
             .args(["--optimizer", &a.optimizer, "--learning_rate", &a.learning_rate.to_string()])
-            .args(["--seed", &a.seed.to_string()])
+            .args(["--seed", &a.seed.to_string(), "--keep_prob", &a.keep_prob.to_string()])
             .arg("--data_dir")
             .arg(&data_dir)
             .arg("--logdir")

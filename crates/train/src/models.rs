@@ -54,7 +54,7 @@ fn bias(s: &Scope, name: &str, n: usize) -> Variable {
     let init = ops::constant_named(
         &s.sub_exact(&format!("{name}/Initializer")),
         "Const",
-        Tensor::new(vec![n], vec![0.1f32; n]).expect("shape"),
+        vec![0.1f32; n],
     );
     Variable::new(s, name, init)
 }
