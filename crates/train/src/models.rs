@@ -51,11 +51,7 @@ fn weight(s: &Scope, name: &str, shape: &[i64], seed: i64) -> Variable {
 }
 
 fn bias(s: &Scope, name: &str, n: usize) -> Variable {
-    let init = ops::constant_named(
-        &s.sub_exact(&format!("{name}/Initializer")),
-        "Const",
-        vec![0.1f32; n],
-    );
+    let init = ops::constant_named(&s.sub_exact(&format!("{name}/Initializer")), "Const", vec![0.1f32; n]);
     Variable::new(s, name, init)
 }
 

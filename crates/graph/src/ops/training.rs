@@ -205,7 +205,11 @@ pub(crate) fn register(r: &mut OpRegistry) {
     }
 }
 
-fn apply(s: &Scope, op_name: &str, inputs: Vec<Output>, attrs: &[(&str, bool)]) -> Operation {
+/// Builds the apply op `op_name` (any op this module registers) with `inputs` in
+/// TensorFlow's order, the variable (reference or resource handle) first, and its bool
+/// attrs (`use_locking`, `use_nesterov`, `update_slots`, …); `T` and `Tindices` are
+/// inferred from the inputs, and the registered shape function checks them.
+pub fn apply_training_op(s: &Scope, op_name: &str, inputs: Vec<Output>, attrs: &[(&str, bool)]) -> Operation {
     let mut b = s.op(op_name);
     for i in inputs {
         b = b.input(i);
@@ -214,197 +218,6 @@ fn apply(s: &Scope, op_name: &str, inputs: Vec<Output>, attrs: &[(&str, bool)]) 
         b = b.attr(k, attr::bool(*v));
     }
     b.build()
-}
-
-/// `ApplyGradientDescent`: `var -= alpha * delta`; outputs the reference.
-pub fn apply_gradient_descent(s: &Scope, var: Output, alpha: Output, delta: Output, use_locking: bool) -> Output {
-    apply(s, "ApplyGradientDescent", vec![var, alpha, delta], &[("use_locking", use_locking)]).output(0)
-}
-
-/// `ResourceApplyGradientDescent`.
-pub fn resource_apply_gradient_descent(
-    s: &Scope,
-    var: Output,
-    alpha: Output,
-    delta: Output,
-    use_locking: bool,
-) -> Operation {
-    apply(s, "ResourceApplyGradientDescent", vec![var, alpha, delta], &[("use_locking", use_locking)])
-}
-
-/// `ApplyMomentum`: `accum = accum * momentum + grad; var -= lr * accum` (Nesterov:
-/// `var -= grad * lr + accum * momentum * lr`).
-#[allow(clippy::too_many_arguments)]
-pub fn apply_momentum(
-    s: &Scope,
-    var: Output,
-    accum: Output,
-    lr: Output,
-    grad: Output,
-    momentum: Output,
-    use_locking: bool,
-    use_nesterov: bool,
-) -> Output {
-    let attrs = [("use_locking", use_locking), ("use_nesterov", use_nesterov)];
-    apply(s, "ApplyMomentum", vec![var, accum, lr, grad, momentum], &attrs).output(0)
-}
-
-/// `ResourceApplyMomentum`.
-#[allow(clippy::too_many_arguments)]
-pub fn resource_apply_momentum(
-    s: &Scope,
-    var: Output,
-    accum: Output,
-    lr: Output,
-    grad: Output,
-    momentum: Output,
-    use_locking: bool,
-    use_nesterov: bool,
-) -> Operation {
-    let attrs = [("use_locking", use_locking), ("use_nesterov", use_nesterov)];
-    apply(s, "ResourceApplyMomentum", vec![var, accum, lr, grad, momentum], &attrs)
-}
-
-/// `ApplyAdagrad`: `accum += grad²` (if `update_slots`); `var -= lr * grad / sqrt(accum)`.
-pub fn apply_adagrad(
-    s: &Scope,
-    var: Output,
-    accum: Output,
-    lr: Output,
-    grad: Output,
-    use_locking: bool,
-    update_slots: bool,
-) -> Output {
-    let attrs = [("use_locking", use_locking), ("update_slots", update_slots)];
-    apply(s, "ApplyAdagrad", vec![var, accum, lr, grad], &attrs).output(0)
-}
-
-/// `ResourceApplyAdagrad`.
-pub fn resource_apply_adagrad(
-    s: &Scope,
-    var: Output,
-    accum: Output,
-    lr: Output,
-    grad: Output,
-    use_locking: bool,
-    update_slots: bool,
-) -> Operation {
-    let attrs = [("use_locking", use_locking), ("update_slots", update_slots)];
-    apply(s, "ResourceApplyAdagrad", vec![var, accum, lr, grad], &attrs)
-}
-
-/// `ApplyAdagradV2`: Adagrad with `var -= lr * grad / (sqrt(accum) + epsilon)`.
-#[allow(clippy::too_many_arguments)]
-pub fn apply_adagrad_v2(
-    s: &Scope,
-    var: Output,
-    accum: Output,
-    lr: Output,
-    epsilon: Output,
-    grad: Output,
-    use_locking: bool,
-    update_slots: bool,
-) -> Output {
-    let attrs = [("use_locking", use_locking), ("update_slots", update_slots)];
-    apply(s, "ApplyAdagradV2", vec![var, accum, lr, epsilon, grad], &attrs).output(0)
-}
-
-/// `ResourceApplyAdagradV2`.
-#[allow(clippy::too_many_arguments)]
-pub fn resource_apply_adagrad_v2(
-    s: &Scope,
-    var: Output,
-    accum: Output,
-    lr: Output,
-    epsilon: Output,
-    grad: Output,
-    use_locking: bool,
-    update_slots: bool,
-) -> Operation {
-    let attrs = [("use_locking", use_locking), ("update_slots", update_slots)];
-    apply(s, "ResourceApplyAdagradV2", vec![var, accum, lr, epsilon, grad], &attrs)
-}
-
-/// `ApplyAdam`: `m += (grad - m)(1 - beta1); v += (grad² - v)(1 - beta2);
-/// var -= lr * sqrt(1 - beta2_power) / (1 - beta1_power) * m / (sqrt(v) + epsilon)`.
-#[allow(clippy::too_many_arguments)]
-pub fn apply_adam(
-    s: &Scope,
-    var: Output,
-    m: Output,
-    v: Output,
-    beta1_power: Output,
-    beta2_power: Output,
-    lr: Output,
-    beta1: Output,
-    beta2: Output,
-    epsilon: Output,
-    grad: Output,
-    use_locking: bool,
-    use_nesterov: bool,
-) -> Output {
-    let attrs = [("use_locking", use_locking), ("use_nesterov", use_nesterov)];
-    let inputs = vec![var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad];
-    apply(s, "ApplyAdam", inputs, &attrs).output(0)
-}
-
-/// `ResourceApplyAdam`.
-#[allow(clippy::too_many_arguments)]
-pub fn resource_apply_adam(
-    s: &Scope,
-    var: Output,
-    m: Output,
-    v: Output,
-    beta1_power: Output,
-    beta2_power: Output,
-    lr: Output,
-    beta1: Output,
-    beta2: Output,
-    epsilon: Output,
-    grad: Output,
-    use_locking: bool,
-    use_nesterov: bool,
-) -> Operation {
-    let attrs = [("use_locking", use_locking), ("use_nesterov", use_nesterov)];
-    let inputs = vec![var, m, v, beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad];
-    apply(s, "ResourceApplyAdam", inputs, &attrs)
-}
-
-/// `ApplyRMSProp`: `ms += (grad² - ms)(1 - rho); mom = mom * momentum + lr * grad /
-/// sqrt(ms + epsilon); var -= mom`.
-#[allow(clippy::too_many_arguments)]
-pub fn apply_rms_prop(
-    s: &Scope,
-    var: Output,
-    ms: Output,
-    mom: Output,
-    lr: Output,
-    rho: Output,
-    momentum: Output,
-    epsilon: Output,
-    grad: Output,
-    use_locking: bool,
-) -> Output {
-    let inputs = vec![var, ms, mom, lr, rho, momentum, epsilon, grad];
-    apply(s, "ApplyRMSProp", inputs, &[("use_locking", use_locking)]).output(0)
-}
-
-/// `ResourceApplyRMSProp`.
-#[allow(clippy::too_many_arguments)]
-pub fn resource_apply_rms_prop(
-    s: &Scope,
-    var: Output,
-    ms: Output,
-    mom: Output,
-    lr: Output,
-    rho: Output,
-    momentum: Output,
-    epsilon: Output,
-    grad: Output,
-    use_locking: bool,
-) -> Operation {
-    let inputs = vec![var, ms, mom, lr, rho, momentum, epsilon, grad];
-    apply(s, "ResourceApplyRMSProp", inputs, &[("use_locking", use_locking)])
 }
 
 #[cfg(test)]
@@ -475,22 +288,31 @@ mod tests {
         let acc = variable_v2(&s, DataType::Float, Some(&[2]), "", "");
         let lr = constant(&s, 0.1f32);
         let g = constant(&s, vec![1.0f32, 2.0]);
-        let out = apply_momentum(&s, v.clone(), acc, lr.clone(), g.clone(), lr.clone(), false, true);
+        let attrs = [("use_locking", false), ("use_nesterov", true)];
+        let out =
+            apply_training_op(&s, "ApplyMomentum", vec![v.clone(), acc, lr.clone(), g.clone(), lr.clone()], &attrs)
+                .output(0);
         assert_eq!(s.graph().shape_of(&out), Some(vec![2]));
         let n = s.graph().node(&out.node).unwrap().def;
         assert_eq!(n.attr_type("T").unwrap(), DataType::Float);
         assert!(n.attr_bool("use_nesterov").unwrap());
         let h = var_handle_op(&s, DataType::Float, Some(&[2]), "", "w");
-        let op = resource_apply_gradient_descent(&s, h, lr.clone(), g.clone(), false);
+        let op = apply_training_op(
+            &s,
+            "ResourceApplyGradientDescent",
+            vec![h, lr.clone(), g.clone()],
+            &[("use_locking", false)],
+        );
         assert!(op.output_types.is_empty());
         s.status().unwrap();
         // Gradient of the wrong shape.
-        apply_gradient_descent(&s, v.clone(), lr.clone(), constant(&s, vec![1.0f32; 3]), false);
+        let gd = |s: &Scope, inputs| apply_training_op(s, "ApplyGradientDescent", inputs, &[("use_locking", false)]);
+        gd(&s, vec![v.clone(), lr.clone(), constant(&s, vec![1.0f32; 3])]);
         assert!(s.status().unwrap_err().message.contains("var and delta"));
         // A non-scalar learning rate.
         let s = Scope::new_root();
         let v = variable_v2(&s, DataType::Float, Some(&[2]), "", "");
-        apply_gradient_descent(&s, v, constant(&s, vec![0.1f32]), constant(&s, vec![1.0f32; 2]), false);
+        gd(&s, vec![v, constant(&s, vec![0.1f32]), constant(&s, vec![1.0f32; 2])]);
         assert!(s.status().unwrap_err().message.contains("rank 0 but is rank 1 for alpha"));
     }
 }

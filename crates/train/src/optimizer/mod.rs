@@ -224,14 +224,9 @@ pub trait Optimizer {
 /// variables, `<op>` with refs otherwise; `inputs` follow `var` in TensorFlow's order.
 pub(crate) fn apply_op(s: &Scope, op: &str, var: &Variable, inputs: Vec<Output>, attrs: &[(&str, bool)]) -> Operation {
     let name = if var.is_resource() { format!("Resource{op}") } else { op.to_string() };
-    let mut b = s.op(&name).input(var.handle());
-    for i in inputs {
-        b = b.input(i);
-    }
-    for (k, v) in attrs {
-        b = b.attr(k, attr::bool(*v));
-    }
-    b.build()
+    let mut all = vec![var.handle()];
+    all.extend(inputs);
+    ops::apply_training_op(s, &name, all, attrs)
 }
 
 /// Sums the rows of repeated indices (TensorFlow's `_deduplicate_indexed_slices`): the
