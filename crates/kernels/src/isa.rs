@@ -144,6 +144,45 @@ pub fn vectorized<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// A loop body compiled once per path by [`run`]. Implement [`PathKernel::run`] with
+/// `#[inline(always)]`: it is then inlined into one function per path, each compiled with
+/// that path's instructions. (A large closure given to [`vectorized`] from more than one
+/// place may instead be kept as one function compiled for the baseline CPU.)
+pub trait PathKernel {
+    /// The loop.
+    fn run(self);
+}
+
+/// Runs `k` compiled for the process's path.
+#[inline]
+pub fn run<K: PathKernel>(k: K) {
+    #[cfg(target_arch = "x86_64")]
+    match current() {
+        // SAFETY: the path was detected with these features (or chosen lower than them).
+        Isa::Avx512 => return unsafe { run_avx512(k) },
+        // SAFETY: as above.
+        Isa::Avx2 => return unsafe { run_avx2(k) },
+        Isa::Portable => {}
+    }
+    k.run()
+}
+
+/// # Safety
+/// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+unsafe fn run_avx512<K: PathKernel>(k: K) {
+    k.run()
+}
+
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn run_avx2<K: PathKernel>(k: K) {
+    k.run()
+}
+
 /// # Safety
 /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]

@@ -27,9 +27,23 @@ pub(crate) fn max_pool_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Stat
 }
 
 fn max_pool<T: MaxElem>(g: &PoolGeom, x: &[T], out: &mut [T]) {
-    let (c, w, oh, ow) = (g.c, g.x.input, g.y.output, g.x.output);
     let work = out.len() * g.y.size * g.x.size;
-    par_units(out, ow * c, work, |row, orow| {
+    par_units(out, g.x.output * g.c, work, |row, orow| crate::isa::run(PoolRow { g, x, row, orow }));
+}
+
+/// One output row `row` (image, oy) of the max pooling.
+struct PoolRow<'a, T> {
+    g: &'a PoolGeom,
+    x: &'a [T],
+    row: usize,
+    orow: &'a mut [T],
+}
+
+impl<T: MaxElem> crate::isa::PathKernel for PoolRow<'_, T> {
+    #[inline(always)]
+    fn run(self) {
+        let PoolRow { g, x, row, orow } = self;
+        let (c, w, oh) = (g.c, g.x.input, g.y.output);
         let (b, oy) = (row / oh, row % oh);
         let (y0, y1) = g.y.range(oy);
         for (ox, acc) in orow.chunks_exact_mut(c).enumerate() {
@@ -51,7 +65,7 @@ fn max_pool<T: MaxElem>(g: &PoolGeom, x: &[T], out: &mut [T]) {
                 }
             }
         }
-    });
+    }
 }
 
 impl MaxPool {
@@ -88,12 +102,28 @@ pub(crate) fn max_pool_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>,
 }
 
 fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], grad: &[T], dx: &mut [T]) {
-    let (c, w, oh, ow) = (g.c, g.x.input, g.y.output, g.x.output);
     let work = grad.len() * g.y.size * g.x.size;
     // Windows that never overlap (stride ≥ size, as in 2×2 stride-2 pooling) write each
     // gradient element once; elements outside every window keep the zero `dx` starts with.
     let disjoint = g.y.stride >= g.y.size && g.x.stride >= g.x.size;
-    par_units(dx, g.image_len(), work, |b, dxi| {
+    par_units(dx, g.image_len(), work, |b, dxi| crate::isa::run(GradImage { g, x, grad, disjoint, b, dxi }));
+}
+
+/// The input gradient of one image `b` of the max pooling.
+struct GradImage<'a, T> {
+    g: &'a PoolGeom,
+    x: &'a [T],
+    grad: &'a [T],
+    disjoint: bool,
+    b: usize,
+    dxi: &'a mut [T],
+}
+
+impl<T: MaxElem + AddAssign> crate::isa::PathKernel for GradImage<'_, T> {
+    #[inline(always)]
+    fn run(self) {
+        let GradImage { g, x, grad, disjoint, b, dxi } = self;
+        let (c, w, oh, ow) = (g.c, g.x.input, g.y.output, g.x.output);
         let xi = &x[b * g.image_len()..(b + 1) * g.image_len()];
         let gi = &grad[b * g.out_image_len()..(b + 1) * g.out_image_len()];
         let mut best = vec![T::default(); c];
@@ -146,7 +176,7 @@ fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], gr
                 }
             }
         }
-    });
+    }
 }
 
 impl MaxPoolGrad {
