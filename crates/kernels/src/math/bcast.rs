@@ -173,7 +173,7 @@ pub fn chunk_len(n: usize) -> usize {
 }
 
 /// Visits the runs of `out` (whose length is `plan.len()`), in parallel chunks when large:
-/// `f(out_run, offsets, steps)`.
+/// `f(out_run, offsets, steps)`, compiled for the process's instruction-set path.
 pub fn par_runs<O: Send, const N: usize>(
     plan: &Plan<N>,
     out: &mut [O],
@@ -183,7 +183,11 @@ pub fn par_runs<O: Send, const N: usize>(
     let n = out.len();
     let run_chunk = |base: usize, chunk: &mut [O]| {
         let end = base + chunk.len();
-        plan.for_each_run(base, end, |pos, len, offs, steps| f(&mut chunk[pos - base..pos - base + len], offs, steps));
+        crate::isa::vectorized(|| {
+            plan.for_each_run(base, end, |pos, len, offs, steps| {
+                f(&mut chunk[pos - base..pos - base + len], offs, steps)
+            })
+        });
     };
     if n <= PAR_THRESHOLD {
         run_chunk(0, out);
@@ -271,25 +275,29 @@ where
     });
 }
 
-/// `f` over every element into a new vector, in parallel chunks when large.
+/// `f` over every element into a new vector, in parallel chunks when large, compiled for
+/// the process's instruction-set path.
 pub fn map_unary<T: Copy + Sync, O: Copy + Default + Send>(x: &[T], f: impl Fn(T) -> O + Sync) -> Vec<O> {
     let mut out = vec![O::default(); x.len()];
+    let run = |o: &mut [O], x: &[T]| crate::isa::vectorized(|| o.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v)));
     if x.len() <= PAR_THRESHOLD {
-        out.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v));
+        run(&mut out, x);
     } else {
         let c = chunk_len(x.len());
-        out.par_chunks_mut(c).zip(x.par_chunks(c)).for_each(|(o, x)| o.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v)));
+        out.par_chunks_mut(c).zip(x.par_chunks(c)).for_each(|(o, x)| run(o, x));
     }
     out
 }
 
-/// `x[i] = f(x[i])`, in parallel chunks when large.
+/// `x[i] = f(x[i])`, in parallel chunks when large, compiled for the process's
+/// instruction-set path.
 pub fn map_inplace<T: Copy + Send>(x: &mut [T], f: impl Fn(T) -> T + Sync) {
+    let run = |x: &mut [T]| crate::isa::vectorized(|| x.iter_mut().for_each(|v| *v = f(*v)));
     if x.len() <= PAR_THRESHOLD {
-        x.iter_mut().for_each(|v| *v = f(*v));
+        run(x);
     } else {
         let c = chunk_len(x.len());
-        x.par_chunks_mut(c).for_each(|x| x.iter_mut().for_each(|v| *v = f(*v)));
+        x.par_chunks_mut(c).for_each(run);
     }
 }
 
