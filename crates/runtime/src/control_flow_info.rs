@@ -136,7 +136,8 @@ pub(crate) fn build(nodes: &[WalkNode<'_>], roots: &[usize], kinds: &mut [Kind])
     // Enters are counted once each, when first reached.
     while let Some(i) = stack.pop() {
         let n = &nodes[i];
-        let here = frame_of[i].expect("reached nodes have a frame");
+        let here = frame_of[i]
+            .ok_or_else(|| Status::internal(format!("node '{}' was reached without a control-flow frame", n.name)))?;
         let out_frame = match n.kind {
             Kind::Enter { .. } => {
                 let name = n.def.attr_string("frame_name").map_err(|e| e.context(format!("node '{}'", n.name)))?;
