@@ -15,9 +15,8 @@ use tonic::server::NamedService;
 
 use crate::control::proto::control_server::ControlServer;
 use crate::control::ControlService;
-use crate::master::{run_step_http, MasterGrpc};
+use crate::rpc::{recv_tensor, recv_tensors, run_graph, run_step, MasterGrpc, WorkerGrpc};
 use crate::server::ServerShared;
-use crate::worker::{recv_tensor_http, recv_tensors_http, run_graph_http, WorkerGrpc};
 
 /// The server's request router.
 #[derive(Clone)]
@@ -73,19 +72,19 @@ impl Dispatch {
         if !path.ends_with("/ServerInfo") {
             self.shared.touch();
         }
-        if path == recv_tensor_http::PATH {
+        if path == recv_tensor::PATH {
             // The calls that carry tensors skip tonic's codec (no copies).
             let worker = self.shared.worker.clone();
-            Box::pin(async move { Ok(recv_tensor_http::serve(worker, req).await) })
-        } else if path == recv_tensors_http::PATH {
+            Box::pin(async move { Ok(recv_tensor::serve(worker, req).await) })
+        } else if path == recv_tensors::PATH {
             let worker = self.shared.worker.clone();
-            Box::pin(async move { Ok(recv_tensors_http::serve(worker, req).await) })
-        } else if path == run_graph_http::PATH {
+            Box::pin(async move { Ok(recv_tensors::serve(worker, req).await) })
+        } else if path == run_graph::PATH {
             let worker = self.shared.worker.clone();
-            Box::pin(async move { Ok(run_graph_http::serve(worker, req).await) })
-        } else if path == run_step_http::PATH {
+            Box::pin(async move { Ok(run_graph::serve(worker, req).await) })
+        } else if path == run_step::PATH {
             let master = self.shared.master.clone();
-            Box::pin(async move { Ok(run_step_http::serve(master, req).await) })
+            Box::pin(async move { Ok(run_step::serve(master, req).await) })
         } else if path.starts_with(&prefix_of::<MasterServiceServer<MasterGrpc>>()) {
             self.master.call(req)
         } else if path.starts_with(&prefix_of::<ControlServer<ControlService>>()) {

@@ -1,26 +1,26 @@
-//! [`GrpcSession`]: a session on a cluster, spoken through a task's MasterService
-//! (TensorFlow's `Session("grpc://host:port")`). Same `run` shape as
-//! [`ferroflow_runtime::DirectSession`].
+//! [`GrpcSession`]: a session on a cluster, spoken to a task's master (TensorFlow's
+//! `Session("grpc://host:port")`). Same `run` shape as [`ferroflow_runtime::DirectSession`].
+//! The master is a [`MasterApi`]: a server of this process is called directly (like
+//! TensorFlow's LocalMaster: no encoding, no loopback copies), any other over gRPC.
 
-use std::sync::Mutex;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ferroflow_core::proto::master_service_client::MasterServiceClient;
 use ferroflow_core::proto::*;
 use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::{Graph, Operation, Output};
 use ferroflow_runtime::RunOptions;
-use tonic::transport::Channel;
 
-use crate::channels::{endpoint, master_client, strip_scheme};
+use crate::channels::{endpoint, strip_scheme};
 use crate::client_runtime::{block_on, enter};
 use crate::control::ControlClient;
 use crate::ids::new_request_id;
 use crate::local_master::LocalMaster;
-use crate::master::run_step_http::PATH as RUN_STEP;
-use crate::raw_grpc;
+use crate::master_api::{MasterApi, RunStepCall};
+use crate::rpc::RemoteMaster;
 use crate::rpc_util::{from_grpc, request_with_deadline};
-use crate::status_in_body::StatusInBody;
 
 mod partial_run;
 pub use partial_run::PartialRunHandle;
@@ -48,10 +48,9 @@ pub struct GrpcSession {
     target: String,
     graph: Graph,
     config: ConfigProto,
-    client: MasterServiceClient<Channel>,
-    /// The channel under `client` (RunStep is spoken on it directly, without copies).
-    channel: Channel,
-    /// The master of a server in this process at `target`, called directly.
+    /// The master at `target` over gRPC.
+    remote: Arc<RemoteMaster>,
+    /// The master of a server in this process at `target`, called directly while it serves.
     local: Option<LocalMaster>,
     state: Mutex<State>,
 }
@@ -65,9 +64,17 @@ const STEP_MARGIN: Duration = Duration::from_secs(30);
 /// A step's deadline when neither RunOptions nor the config set one.
 const DEFAULT_STEP: Duration = Duration::from_secs(600);
 
-fn master_channel(target: &str) -> Result<Channel, Status> {
+/// A call on a master, ready to run on whichever runtime the master needs.
+type MasterCall<T> = Pin<Box<dyn Future<Output = Result<T, Status>> + Send + 'static>>;
+
+fn remote_master(target: &str, shown: String) -> Result<RemoteMaster, Status> {
     let ep = endpoint(target, Duration::from_secs(5))?;
-    enter(|| ep.connect_lazy())
+    Ok(RemoteMaster::new(shown, enter(|| ep.connect_lazy())?))
+}
+
+/// `grpc://host:port` (or `grpcs://` for a TLS target).
+fn shown_target(target: &str) -> String {
+    format!("{}://{}", if crate::tls::is_tls_target(target) { "grpcs" } else { "grpc" }, strip_scheme(target))
 }
 
 impl GrpcSession {
@@ -80,17 +87,12 @@ impl GrpcSession {
 
     /// [`GrpcSession::new`] with a session config (device filters, timeouts, ...).
     pub fn with_config(target: &str, graph: &Graph, config: ConfigProto) -> Result<GrpcSession, Status> {
-        let channel = master_channel(target)?;
+        let shown = shown_target(target);
         Ok(GrpcSession {
-            target: format!(
-                "{}://{}",
-                if crate::tls::is_tls_target(target) { "grpcs" } else { "grpc" },
-                strip_scheme(target)
-            ),
+            remote: Arc::new(remote_master(target, shown.clone())?),
+            target: shown,
             graph: graph.clone(),
             config,
-            client: master_client(channel.clone()),
-            channel,
             local: crate::local_master::lookup(strip_scheme(target)),
             state: Mutex::new(State::default()),
         })
@@ -128,6 +130,56 @@ impl GrpcSession {
         format!("{method} on {}", self.target)
     }
 
+    /// Runs `call` on the master and waits for it, at most until `deadline` (`late` says
+    /// what did not happen in time) or until `cancel` fires. The master is this process's
+    /// while its server serves (the step then runs on this thread when it may, else on
+    /// the server's runtime), else the one at the target over gRPC. A call given up on is
+    /// dropped, which drops a step's RunGraph calls everywhere.
+    fn call<T: Send + 'static>(
+        &self,
+        what: String,
+        deadline: Instant,
+        late: &'static str,
+        cancel: Option<tokio::sync::oneshot::Receiver<Status>>,
+        call: impl FnOnce(Arc<dyn MasterApi>) -> MasterCall<T>,
+    ) -> Result<T, Status> {
+        let local = self.local.as_ref().and_then(|lm| lm.master().map(|m| (lm, m)));
+        let (fut, lm) = match local {
+            Some((lm, m)) if LocalMaster::can_run_here() => (call(m), Some(lm)),
+            Some((lm, m)) => (Box::pin(lm.spawn(call(m))) as MasterCall<T>, None),
+            None => (call(self.remote.clone()), None),
+        };
+        let bounded = async move {
+            let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
+            let cancelled = async {
+                match cancel {
+                    Some(rx) => rx.await.ok(),
+                    None => None,
+                }
+            };
+            tokio::select! {
+                r = fut => r,
+                Some(st) = cancelled => Err(st.context(format!("{what}: the step was cancelled by the client"))),
+                _ = sleep => Err(Status::deadline_exceeded(format!("{what}: {late}"))),
+            }
+        };
+        match lm {
+            Some(lm) => lm.run_here(bounded).and_then(|r| r),
+            None => block_on(bounded),
+        }
+    }
+
+    /// A session RPC other than RunStep, bounded by `timeout`.
+    fn rpc<T: Send + 'static>(
+        &self,
+        method: &str,
+        timeout: Duration,
+        call: impl FnOnce(Arc<dyn MasterApi>, Instant) -> MasterCall<T>,
+    ) -> Result<T, Status> {
+        let deadline = Instant::now() + timeout;
+        self.call(self.what(method), deadline, "did not finish before its deadline", None, |m| call(m, deadline))
+    }
+
     /// Creates the session or sends the nodes added since the last run.
     fn sync_graph(&self) -> Result<String, Status> {
         self.graph.status()?;
@@ -144,13 +196,9 @@ impl GrpcSession {
                     config: Some(self.config.clone()),
                     target: self.target.clone(),
                 };
-                let mut c = self.client.clone();
-                let what = self.what("CreateSession");
-                let deadline = Instant::now() + CREATE_TIMEOUT;
-                let r = block_on(async move {
-                    c.create_session(request_with_deadline(req, deadline)).await.map_err(|e| from_grpc(&e, &what))
-                })?
-                .into_inner();
+                let r = self.rpc("CreateSession", CREATE_TIMEOUT, |m, d| {
+                    Box::pin(async move { m.create_session(req, d).await })
+                })?;
                 st.handle = Some(r.session_handle.clone());
                 st.version = r.graph_version;
                 st.sent = n;
@@ -165,13 +213,9 @@ impl GrpcSession {
                     graph_def: Some(gd),
                     current_graph_version: st.version,
                 };
-                let mut c = self.client.clone();
-                let what = self.what("ExtendSession");
-                let deadline = Instant::now() + RPC_TIMEOUT;
-                let r = block_on(async move {
-                    c.extend_session(request_with_deadline(req, deadline)).await.map_err(|e| from_grpc(&e, &what))
-                })?
-                .into_inner();
+                let r = self.rpc("ExtendSession", RPC_TIMEOUT, |m, d| {
+                    Box::pin(async move { m.extend_session(req, d).await })
+                })?;
                 st.version = r.new_graph_version;
                 st.sent = n;
                 Ok(h)
@@ -222,7 +266,6 @@ impl GrpcSession {
             .unwrap_or(DEFAULT_STEP);
         let req = RunStepRequest {
             session_handle: handle,
-            feed: feeds.iter().map(|(n, t)| NamedTensorProto { name: n.clone(), tensor: Some(t.to_proto()) }).collect(),
             fetch: fetches.to_vec(),
             target: targets.to_vec(),
             options: Some(ferroflow_core::proto::RunOptions {
@@ -235,12 +278,11 @@ impl GrpcSession {
             request_id: new_request_id(),
             ..Default::default()
         };
-        let channel = self.channel.clone();
-        let what = self.what("RunStep");
+        let call = RunStepCall { req, feeds: feeds.to_vec() };
         let deadline = Instant::now() + step + STEP_MARGIN;
         // Cancelling `opts.cancel` drops the RunStep call; the master then drops the step's
         // RunGraph calls, which aborts the step on every task (blocked ops included).
-        let (tx, mut rx) = tokio::sync::oneshot::channel::<Status>();
+        let (tx, rx) = tokio::sync::oneshot::channel::<Status>();
         let reg = match &opts.cancel {
             Some(tok) => match tok.register(move |st| {
                 let _ = tx.send(st.clone());
@@ -250,83 +292,33 @@ impl GrpcSession {
             },
             None => None,
         };
-        let (local, req) = match self.local.as_ref().and_then(|lm| lm.master().map(|m| (lm, m))) {
-            Some((lm, m)) if LocalMaster::can_run_here() => {
-                // The step runs on this thread; cancellation and the deadline drop it,
-                // which drops its RunGraph calls as a dropped gRPC call would.
-                let r = lm.run_here(async {
-                    let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
-                    tokio::select! {
-                        r = m.run_step(req) => Ok(r.unwrap_or_else(RunStepResponse::from_status)),
-                        Ok(st) = &mut rx => Err(st.context(format!("{what}: the step was cancelled by the client"))),
-                        _ = sleep => Err(Status::deadline_exceeded(format!("{what}: no reply within the step deadline"))),
-                    }
-                });
-                return self.finish_run_step(r.and_then(|r| r), reg, fetches);
-            }
-            Some((lm, m)) => (Some(lm.spawn(async move { m.run_step(req).await })), None),
-            None => (None, Some(req)),
-        };
-        let bytes = req.is_some().then(|| crate::metrics::peer(crate::channels::strip_scheme(&self.target)));
-        let resp = block_on(async move {
-            let sleep = tokio::time::sleep_until(tokio::time::Instant::from_std(deadline));
-            let what_call = &what;
-            let call = async move {
-                match local {
-                    // In-process: the master's reply as it would have come over gRPC.
-                    Some(l) => Ok(l.await.unwrap_or_else(RunStepResponse::from_status)),
-                    None => {
-                        let req = req.unwrap_or_default();
-                        let bytes = bytes.unwrap_or_default();
-                        raw_grpc::unary(channel, RUN_STEP, &req, deadline, what_call, &bytes).await
-                    }
-                }
-            };
-            tokio::select! {
-                r = call => r,
-                Ok(st) = &mut rx => Err(st.context(format!("{what}: the step was cancelled by the client"))),
-                _ = sleep => Err(Status::deadline_exceeded(format!("{what}: no reply within the step deadline"))),
-            }
+        let reply = self.call(self.what("RunStep"), deadline, "no reply within the step deadline", Some(rx), |m| {
+            Box::pin(async move { m.run_step(call, deadline).await })
         });
-        self.finish_run_step(resp, reg, fetches)
-    }
-
-    /// Deregisters the step's cancellation and decodes its reply.
-    fn finish_run_step(
-        &self,
-        resp: Result<RunStepResponse, Status>,
-        reg: Option<(&ferroflow_kernels::CancelToken, u64)>,
-        fetches: &[String],
-    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         if let Some((tok, id)) = reg {
             tok.deregister(id);
         }
-        let resp = resp?.into_result()?;
+        let reply = reply?;
+        Ok((self.in_fetch_order(reply.tensors, fetches)?, reply.metadata.unwrap_or_default()))
+    }
+
+    /// A step's fetched tensors in the order of `fetches`.
+    fn in_fetch_order(&self, mut got: Vec<(String, Tensor)>, fetches: &[String]) -> Result<Vec<Tensor>, Status> {
         let mut out = Vec::with_capacity(fetches.len());
         for f in fetches {
-            let nt = resp.tensor.iter().find(|t| &t.name == f).ok_or_else(|| {
+            let at = got.iter().position(|(name, _)| name == f).ok_or_else(|| {
                 Status::internal(format!("RunStep reply from {} has no tensor named '{f}'", self.target))
             })?;
-            out.push(
-                Tensor::from_proto(nt.tensor.as_ref().unwrap_or(&Default::default()))
-                    .map_err(|e| e.context(format!("fetched tensor '{f}'")))?,
-            );
+            out.push(got.swap_remove(at).1);
         }
-        Ok((out, resp.metadata.unwrap_or_default()))
+        Ok(out)
     }
 
     /// The devices of the session (creating it first if needed).
     pub fn list_devices(&self) -> Result<Vec<DeviceAttributes>, Status> {
         let handle = self.sync_graph()?;
-        let mut c = self.client.clone();
-        let what = self.what("ListDevices");
-        let deadline = Instant::now() + RPC_TIMEOUT;
-        let r = block_on(async move {
-            c.list_devices(request_with_deadline(ListDevicesRequest { session_handle: handle }, deadline))
-                .await
-                .map_err(|e| from_grpc(&e, &what))
-        })?
-        .into_inner();
+        let req = ListDevicesRequest { session_handle: handle };
+        let r = self.rpc("ListDevices", RPC_TIMEOUT, |m, d| Box::pin(async move { m.list_devices(req, d).await }))?;
         Ok(r.local_device.into_iter().chain(r.remote_device).collect())
     }
 
@@ -338,25 +330,18 @@ impl GrpcSession {
         }
         st.closed = true;
         let Some(h) = st.handle.take() else { return Ok(()) };
-        let mut c = self.client.clone();
-        let what = self.what("CloseSession");
-        let deadline = Instant::now() + RPC_TIMEOUT;
-        block_on(async move {
-            c.close_session(request_with_deadline(CloseSessionRequest { session_handle: h }, deadline))
-                .await
-                .map_err(|e| from_grpc(&e, &what))
-        })?;
+        let req = CloseSessionRequest { session_handle: h };
+        self.rpc("CloseSession", RPC_TIMEOUT, |m, d| Box::pin(async move { m.close_session(req, d).await }))?;
         Ok(())
     }
 
     /// Closes every session of the master at `target` and clears resource containers
     /// (all if `containers` is empty) on its cluster (TensorFlow's `Session.reset`).
     pub fn reset(target: &str, containers: &[String]) -> Result<(), Status> {
-        let mut c = master_client(master_channel(target)?);
-        let what = format!("Reset on {target}");
+        let master = remote_master(target, target.to_string())?;
         let req = ResetRequest { container: containers.to_vec(), device_filters: vec![] };
         let deadline = Instant::now() + RPC_TIMEOUT;
-        block_on(async move { c.reset(request_with_deadline(req, deadline)).await.map_err(|e| from_grpc(&e, &what)) })?;
+        block_on(async move { master.reset(req, deadline).await })?;
         Ok(())
     }
 }

@@ -20,22 +20,24 @@ mod grpc_session;
 mod ids;
 mod local_master;
 pub mod master;
+mod master_api;
 pub mod metrics;
 mod partition;
 /// The raw gRPC building blocks of ferroflow's tensor-carrying calls; public for its own
 /// bench tools (`examples/zero_master`), not a stable API.
 #[doc(hidden)]
 pub mod raw_grpc;
+mod rpc;
 mod rpc_metrics;
 pub mod rpc_util;
 mod server;
-mod status_in_body;
 mod tensor_stream;
 mod tensor_wire;
 mod tf_config;
 mod tls;
 mod transport;
 pub mod worker;
+mod worker_api;
 
 pub use access::{is_loopback_host, AllowList, DEFAULT_MAX_CONNECTIONS};
 pub use channels::{endpoint, endpoint_with, master_client, strip_scheme, worker_client, ChannelCache};
@@ -43,11 +45,14 @@ pub use cluster_spec::{ClusterFlags, ClusterSpec};
 pub use control::proto as control_proto;
 pub use graph_limits::{GraphLimits, DEFAULT_MAX_GRAPH_BYTES, DEFAULT_MAX_GRAPH_NODES};
 pub use grpc_session::{server_info, shutdown_server, GrpcSession, PartialRunHandle};
+pub use master_api::{MasterApi, RunStepCall, RunStepReply};
 pub use partition::{partition, partition_graph, PartitionOptions, SplitBy};
+pub use rpc::{MasterGrpc, WorkerGrpc};
 pub use server::{Server, ServerOptions};
 pub use tf_config::{TaskId, TfConfig};
 pub use tls::{is_tls_target, set_client_tls, ClientTls, ServerTls};
 pub use transport::Transport;
+pub use worker_api::{RunGraphCall, RunGraphReply, WorkerApi};
 
 #[cfg(test)]
 mod fuzz_framing_tests;

@@ -26,9 +26,10 @@ use crate::control::proto::ServerInfoResponse;
 use crate::control::ControlService;
 use crate::dispatch::Dispatch;
 use crate::ids::random_nonzero;
-use crate::master::{Master, MasterGrpc, MasterOptions};
+use crate::master::{Master, MasterOptions};
+use crate::rpc::{MasterGrpc, WorkerGrpc};
 use crate::rpc_util::{MAX_FRAME_SIZE, MAX_MESSAGE_SIZE, WINDOW_SIZE};
-use crate::worker::{Worker, WorkerGrpc, WorkerOptions};
+use crate::worker::{Worker, WorkerOptions};
 use crate::ClusterSpec;
 
 /// Most CPU devices a server's `device_count` may ask for.

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 
 use ferroflow_core::proto::*;
 use ferroflow_core::{attr, DataType, Tensor};
-use ferroflow_distributed::Server;
+use ferroflow_distributed::{RunStepCall, Server};
 
 struct Counting;
 
@@ -115,13 +115,8 @@ fn heap_per_node_through_the_master_and_the_worker() {
             .block_on(server.master().create_session(CreateSessionRequest { graph_def: Some(g), ..Default::default() }))
             .unwrap()
             .session_handle;
-        let req = RunStepRequest {
-            session_handle: h.clone(),
-            feed: vec![NamedTensorProto { name: "input:0".into(), tensor: Some(Tensor::scalar(1.0f32).to_proto()) }],
-            fetch: vec![format!("{last}:0")],
-            ..Default::default()
-        };
-        (h, req)
+        let req = RunStepRequest { session_handle: h.clone(), fetch: vec![format!("{last}:0")], ..Default::default() };
+        (h, RunStepCall { req, feeds: vec![("input:0".into(), Tensor::scalar(1.0f32))] })
     };
     let (g, last) = chain(10, "");
     let (h, req) = run(g, last);

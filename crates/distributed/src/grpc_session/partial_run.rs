@@ -3,14 +3,13 @@
 
 use std::time::Instant;
 
-use ferroflow_core::proto::{NamedTensorProto, PartialRunSetupRequest, RunStepRequest};
+use ferroflow_core::proto::{PartialRunSetupRequest, RunStepRequest};
 use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::{Operation, Output};
 
 use super::{GrpcSession, DEFAULT_STEP, RPC_TIMEOUT, STEP_MARGIN};
-use crate::client_runtime::block_on;
 use crate::ids::new_request_id;
-use crate::rpc_util::{from_grpc, request_with_deadline};
+use crate::master_api::RunStepCall;
 
 /// A partial run set up by [`GrpcSession::partial_run_setup`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,13 +32,9 @@ impl GrpcSession {
             target: targets.iter().map(|o| o.name.clone()).collect(),
             request_id: new_request_id(),
         };
-        let mut c = self.client.clone();
-        let what = self.what("PartialRunSetup");
-        let deadline = Instant::now() + RPC_TIMEOUT;
-        let r = block_on(async move {
-            c.partial_run_setup(request_with_deadline(req, deadline)).await.map_err(|e| from_grpc(&e, &what))
-        })?;
-        Ok(PartialRunHandle(r.into_inner().partial_run_handle))
+        let r = self
+            .rpc("PartialRunSetup", RPC_TIMEOUT, |m, d| Box::pin(async move { m.partial_run_setup(req, d).await }))?;
+        Ok(PartialRunHandle(r.partial_run_handle))
     }
 
     /// Feeds some of the partial run's feeds and fetches some of its fetches; each may be
@@ -54,22 +49,18 @@ impl GrpcSession {
         let fetch: Vec<String> = fetches.iter().map(|o| o.name()).collect();
         let req = RunStepRequest {
             session_handle,
-            feed: feeds.iter().map(|(o, t)| NamedTensorProto { name: o.name(), tensor: Some(t.to_proto()) }).collect(),
             fetch: fetch.clone(),
             partial_run_handle: handle.0.clone(),
             store_errors_in_response_body: true,
             request_id: new_request_id(),
             ..Default::default()
         };
-        let mut c = self.client.clone();
-        let what = self.what("RunStep (partial run)");
+        let call = RunStepCall { req, feeds: feeds.iter().map(|(o, t)| (o.name(), t.clone())).collect() };
         let deadline = Instant::now() + DEFAULT_STEP + STEP_MARGIN;
-        let resp = block_on(async move {
-            c.run_step(request_with_deadline(req, deadline))
-                .await
-                .map(|r| r.into_inner())
-                .map_err(|e| from_grpc(&e, &what))
-        });
-        self.finish_run_step(resp, None, &fetch).map(|(t, _)| t)
+        let what = self.what("RunStep (partial run)");
+        let reply = self.call(what, deadline, "no reply within the step deadline", None, |m| {
+            Box::pin(async move { m.run_step(call, deadline).await })
+        })?;
+        self.in_fetch_order(reply.tensors, &fetch)
     }
 }

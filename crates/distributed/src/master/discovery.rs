@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use ferroflow_core::proto::DeviceAttributes;
 use ferroflow_core::{Code, DeviceName, Status};
 
-use super::worker_handle::{TaskWorker, WorkerHandle};
+use super::worker_handle::TaskWorker;
 use crate::channels::ChannelCache;
 use crate::rpc_util::remaining;
 use crate::worker::Worker;
@@ -76,15 +76,14 @@ pub(crate) fn task_workers(
         if task != own_task && !task_matches(&task, filters)? {
             continue;
         }
-        let handle = if task == own_task {
-            WorkerHandle::Local(own_worker.clone())
+        out.push(if task == own_task {
+            TaskWorker::local(task, addr.to_string(), own_worker.clone())
         } else {
-            WorkerHandle::Remote(channels.channel(addr)?)
-        };
-        out.push(TaskWorker::new(task, addr.to_string(), handle));
+            TaskWorker::remote(task, addr.to_string(), channels.channel(addr)?)
+        });
     }
     if !out.iter().any(|w| w.task == own_task) {
-        out.push(TaskWorker::new(own_task.to_string(), "localhost".into(), WorkerHandle::Local(own_worker.clone())));
+        out.push(TaskWorker::local(own_task.to_string(), "localhost".into(), own_worker.clone()));
     }
     Ok(out)
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ferroflow_core::proto::*;
-use ferroflow_core::Status;
+use ferroflow_core::{Status, Tensor};
 
 use super::discovery::{discover, discover_lenient, task_workers, CREATE_GRACE};
 use super::late_tasks::WorkerSessionTemplate;
@@ -14,6 +14,7 @@ use super::run_step::run_step;
 use super::session::{GraphState, MasterSession};
 use crate::channels::ChannelCache;
 use crate::ids::new_session_handle;
+use crate::master_api::{RunStepCall, RunStepReply};
 use crate::worker::Worker;
 use crate::{ClusterSpec, GraphLimits};
 
@@ -222,36 +223,37 @@ impl Master {
         Ok(ExtendSessionResponse { new_graph_version: v })
     }
 
-    /// RunStep (errors are returned; the gRPC layer decides whether they go in the body).
-    pub async fn run_step(&self, req: RunStepRequest) -> Result<RunStepResponse, Status> {
-        let s = self.session(&req.session_handle)?;
+    /// RunStep (errors are returned; the RPC layer decides whether they go in the body).
+    pub async fn run_step(&self, call: RunStepCall) -> Result<RunStepReply, Status> {
+        let s = self.session(&call.req.session_handle)?;
         let start = Instant::now();
-        let r = self.run_session_step(s.clone(), req).await;
+        let r = self.run_session_step(s.clone(), call).await;
         if r.is_ok() {
             s.metrics.step(start.elapsed());
         }
         r
     }
 
-    async fn run_session_step(&self, s: Arc<MasterSession>, req: RunStepRequest) -> Result<RunStepResponse, Status> {
+    async fn run_session_step(&self, s: Arc<MasterSession>, call: RunStepCall) -> Result<RunStepReply, Status> {
+        let RunStepCall { req, feeds: fed } = call;
         s.check_request_id(req.request_id, "RunStep")?;
         if !req.partial_run_handle.is_empty() {
-            return self.partial_run_step(s, req).await;
+            return self.partial_run_step(s, req, fed).await;
         }
         let opts = req.options.unwrap_or_default();
         let deadline = Instant::now() + self.step_timeout(&s, opts.timeout_in_ms);
         let canon = |what: &str, n: &str| -> Result<String, Status> {
             ferroflow_graph::canonical_tensor_name(n).map_err(|e| e.context(format!("RunStep: {what} '{n}'")))
         };
-        let mut feed_names = Vec::with_capacity(req.feed.len());
-        let mut feeds = Vec::with_capacity(req.feed.len());
-        for f in req.feed {
-            let c = canon("feed", &f.name)?;
+        let mut feed_names = Vec::with_capacity(fed.len());
+        let mut feeds: Vec<(String, Tensor)> = Vec::with_capacity(fed.len());
+        for (name, t) in fed {
+            let c = canon("feed", &name)?;
             if feed_names.contains(&c) {
-                return Err(Status::invalid_argument(format!("RunStep: tensor '{}' is fed more than once", f.name)));
+                return Err(Status::invalid_argument(format!("RunStep: tensor '{name}' is fed more than once")));
             }
             feed_names.push(c.clone());
-            feeds.push((c, f.tensor.unwrap_or_default()));
+            feeds.push((c, t));
         }
         let fetch_names: Vec<String> = req.fetch.iter().map(|f| canon("fetch", f)).collect::<Result<_, _>>()?;
         let targets: Vec<String> = req.target.iter().map(|t| t.strip_prefix('^').unwrap_or(t).to_string()).collect();
@@ -276,10 +278,10 @@ impl Master {
                 return Err(Status::cancelled("Step was cancelled by an explicit call to `Session::Close()`."))
             }
         };
-        let mut tensor = Vec::with_capacity(req.fetch.len());
+        let mut tensors = Vec::with_capacity(req.fetch.len());
         for (orig, c) in req.fetch.into_iter().zip(&fetch_names) {
             let t = got.get(c).cloned().ok_or_else(|| Status::internal(format!("fetch '{orig}' was not produced")))?;
-            tensor.push(NamedTensorProto { name: orig, tensor: Some(t) });
+            tensors.push((orig, t));
         }
         got.clear();
         let metadata = (!partition_graphs.is_empty() || stats.is_some()).then(|| RunMetadata {
@@ -287,7 +289,7 @@ impl Master {
             step_stats: stats,
             ..Default::default()
         });
-        Ok(RunStepResponse { tensor, metadata, ..Default::default() })
+        Ok(RunStepReply { tensors, metadata })
     }
 
     /// How long a step may take: RunOptions' timeout, else the session's

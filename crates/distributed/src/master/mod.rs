@@ -3,16 +3,13 @@
 
 mod at_source;
 mod discovery;
-mod grpc;
 mod late_tasks;
 #[allow(clippy::module_inception)]
 mod master;
 mod partial_run;
 mod plan;
 mod run_step;
-pub(crate) mod run_step_http;
 mod session;
 pub(crate) mod worker_handle;
 
-pub use grpc::MasterGrpc;
 pub use master::{Master, MasterOptions};

@@ -11,15 +11,16 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ferroflow_core::proto::{
-    GraphDef, NamedTensorProto, PartialRunSetupRequest, PartialRunSetupResponse, RunGraphRequest, RunStepRequest,
-    RunStepResponse, TensorProto,
+    GraphDef, PartialRunSetupRequest, PartialRunSetupResponse, RunGraphRequest, RunStepRequest,
 };
-use ferroflow_core::Status;
+use ferroflow_core::{Status, Tensor};
 
 use super::master::Master;
 use super::plan::{plan_for, StepPlan};
 use super::session::MasterSession;
 use crate::ids::{new_request_id, new_step_id};
+use crate::master_api::RunStepReply;
+use crate::worker_api::RunGraphCall;
 
 /// One partial run's state on the master.
 pub(crate) struct PartialRun {
@@ -123,7 +124,8 @@ impl Master {
         &self,
         s: Arc<MasterSession>,
         req: RunStepRequest,
-    ) -> Result<RunStepResponse, Status> {
+        feeds: Vec<(String, Tensor)>,
+    ) -> Result<RunStepReply, Status> {
         let handle = req.partial_run_handle.clone();
         let run = s.partial_runs.lock().unwrap_or_else(|e| e.into_inner()).get(&handle).cloned();
         let Some(run) = run else {
@@ -134,7 +136,7 @@ impl Master {
             return Err(e.clone());
         }
         let deadline = Instant::now() + self.step_timeout(&s, req.options.as_ref().map_or(0, |o| o.timeout_in_ms));
-        let result = self.partial_call(&s, &mut run, req, deadline).await;
+        let result = self.partial_call(&s, &mut run, req, feeds, deadline).await;
         let finished = run.feeds.values().all(|f| *f) && run.fetches.values().all(|f| *f);
         if run.failed.is_some() {
             self.cleanup_partial(&run);
@@ -150,22 +152,20 @@ impl Master {
         s: &MasterSession,
         run: &mut PartialRun,
         req: RunStepRequest,
+        fed: Vec<(String, Tensor)>,
         deadline: Instant,
-    ) -> Result<RunStepResponse, Status> {
-        let mut feeds: Vec<(String, TensorProto)> = Vec::with_capacity(req.feed.len());
-        for f in req.feed {
-            let c = canonical("feed", &f.name)?;
+    ) -> Result<RunStepReply, Status> {
+        let mut feeds: Vec<(String, Tensor)> = Vec::with_capacity(fed.len());
+        for (name, t) in fed {
+            let c = canonical("feed", &name)?;
             match run.feeds.get(&c) {
                 None => {
                     return Err(Status::invalid_argument(format!(
-                        "The feed {} was not specified in partial_run_setup.",
-                        f.name
+                        "The feed {name} was not specified in partial_run_setup."
                     )))
                 }
-                Some(true) => {
-                    return Err(Status::invalid_argument(format!("The feed {} has already been fed.", f.name)))
-                }
-                Some(false) => feeds.push((c, f.tensor.unwrap_or_default())),
+                Some(true) => return Err(Status::invalid_argument(format!("The feed {name} has already been fed."))),
+                Some(false) => feeds.push((c, t)),
             }
         }
         let mut fetches = Vec::with_capacity(req.fetch.len());
@@ -205,13 +205,10 @@ impl Master {
         let is_last = run.feeds.values().all(|f| *f) && run.fetches.values().all(|f| *f);
         // Each fed tensor goes to the task whose partition takes it; each fetch comes from
         // the partition that yields it.
-        let mut sends: HashMap<&str, Vec<NamedTensorProto>> = HashMap::new();
+        let mut sends: HashMap<&str, Vec<(String, Tensor)>> = HashMap::new();
         for (name, t) in feeds {
             if let Some(i) = plan.feeds.iter().position(|f| f.name == name).filter(|&i| plan.feeds[i].used) {
-                sends
-                    .entry(plan.feed_tasks[i].as_str())
-                    .or_default()
-                    .push(NamedTensorProto { name: plan.feeds[i].key.clone(), tensor: Some(t) });
+                sends.entry(plan.feed_tasks[i].as_str()).or_default().push((plan.feeds[i].key.clone(), t));
             }
         }
         let keys: Vec<(String, String)> = fetches
@@ -240,7 +237,6 @@ impl Master {
                 create_worker_session_called: true,
                 graph_handle: part.graph_handle.clone(),
                 step_id: run.step_id,
-                send,
                 recv_key,
                 is_partial: true,
                 is_last_partial_run: is_last,
@@ -249,13 +245,13 @@ impl Master {
                 ..Default::default()
             };
             let worker = part.worker.clone();
-            set.spawn(async move { worker.run_graph(req, deadline).await });
+            set.spawn(async move { worker.run_graph(RunGraphCall { req, send }, deadline).await });
         }
-        let mut got: HashMap<String, TensorProto> = HashMap::new();
+        let mut got: HashMap<String, Tensor> = HashMap::new();
         let mut first_err: Option<Status> = None;
         while let Some(j) = set.join_next().await {
             match j.map_err(|e| Status::internal(format!("partial run call failed: {e}"))).and_then(|r| r) {
-                Ok(resp) => got.extend(resp.recv.into_iter().map(|nt| (nt.name, nt.tensor.unwrap_or_default()))),
+                Ok(resp) => got.extend(resp.recv),
                 Err(e) => {
                     // The first error ends the call; the others' RunGraphs are dropped.
                     first_err.get_or_insert(e);
@@ -271,13 +267,13 @@ impl Master {
             run.failed = Some(e.clone());
             return Err(e);
         }
-        let mut tensor = Vec::with_capacity(req.fetch.len());
+        let mut tensors = Vec::with_capacity(req.fetch.len());
         for (orig, (_, key)) in req.fetch.into_iter().zip(&keys) {
             let t =
                 got.get(key).cloned().ok_or_else(|| Status::internal(format!("fetch '{orig}' was not produced")))?;
-            tensor.push(NamedTensorProto { name: orig, tensor: Some(t) });
+            tensors.push((orig, t));
         }
-        Ok(RunStepResponse { tensor, ..Default::default() })
+        Ok(RunStepReply { tensors, metadata: None })
     }
 
     /// Ends a failed partial run's step on every task (in the background).

@@ -134,15 +134,15 @@ pub(crate) async fn plan_for(
 /// Every fed tensor must have the dtype of the tensor it replaces.
 pub(crate) fn check_feed_types(
     plan: &StepPlan,
-    feeds: &[(String, ferroflow_core::proto::TensorProto)],
+    feeds: &[(String, ferroflow_core::Tensor)],
     what: &str,
 ) -> Result<(), Status> {
     for (name, t) in feeds {
         if let Some(f) = plan.feeds.iter().find(|f| &f.name == name) {
-            if t.dtype != f.dtype.as_i32() {
+            if t.dtype() != f.dtype {
                 return Err(Status::invalid_argument(format!(
                     "{what}: cannot feed a tensor of dtype {} to '{name}', which is {}",
-                    ferroflow_core::DataType::from_proto(t.dtype).map(|d| d.0.name()).unwrap_or("invalid"),
+                    t.dtype().name(),
                     f.dtype.name()
                 )));
             }

@@ -11,13 +11,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferroflow_core::proto::{
-    ExecutorOpts, NamedTensorProto, RunGraphRequest, RunGraphResponse, StepStats, TensorProto,
-};
-use ferroflow_core::{Code, Status};
+use ferroflow_core::proto::{ExecutorOpts, RunGraphRequest, StepStats};
+use ferroflow_core::{Code, Status, Tensor};
 
 use super::plan::StepPlan;
 use crate::ids::{new_request_id, new_step_id};
+use crate::worker_api::{RunGraphCall, RunGraphReply};
 
 /// Whether an error only reports that the step was cancelled because of another failure.
 fn is_secondary(e: &Status) -> bool {
@@ -30,23 +29,20 @@ fn is_secondary(e: &Status) -> bool {
 pub(crate) async fn run_step(
     session_handle: &str,
     plan: Arc<StepPlan>,
-    feeds: Vec<(String, TensorProto)>,
+    feeds: Vec<(String, Tensor)>,
     deadline: Instant,
     mut stats: Option<&mut StepStats>,
-) -> Result<HashMap<String, TensorProto>, Status> {
+) -> Result<HashMap<String, Tensor>, Status> {
     let step_id = new_step_id();
     // Each used feed goes to the task whose partition takes it.
-    let mut sends: HashMap<&str, Vec<NamedTensorProto>> = HashMap::new();
+    let mut sends: HashMap<&str, Vec<(String, Tensor)>> = HashMap::new();
     for (name, t) in feeds {
         let Some(i) = plan.feeds.iter().position(|f| f.name == name) else {
             return Err(Status::internal(format!("feed '{name}' is not in the step plan")));
         };
         let f = &plan.feeds[i];
         if f.used {
-            sends
-                .entry(plan.feed_tasks[i].as_str())
-                .or_default()
-                .push(NamedTensorProto { name: f.key.clone(), tensor: Some(t) });
+            sends.entry(plan.feed_tasks[i].as_str()).or_default().push((f.key.clone(), t));
         }
     }
     if let Some(task) = sends.keys().find(|t| !plan.parts.iter().any(|p| p.worker.task == **t)) {
@@ -54,24 +50,24 @@ pub(crate) async fn run_step(
     }
     let mut set = Partitions::default();
     let mut pending: Vec<bool> = vec![true; plan.parts.len()];
-    let mut by_key: HashMap<String, TensorProto> = HashMap::with_capacity(plan.fetches.len());
+    let mut by_key: HashMap<String, Tensor> = HashMap::with_capacity(plan.fetches.len());
     for (i, part) in plan.parts.iter().enumerate() {
         let req = RunGraphRequest {
             session_handle: session_handle.to_string(),
             create_worker_session_called: true,
             graph_handle: part.graph_handle.clone(),
             step_id,
-            send: sends.remove(part.worker.task.as_str()).unwrap_or_default(),
             recv_key: part.recv_key.clone(),
             store_errors_in_response_body: true,
             request_id: new_request_id(),
             exec_opts: stats.is_some().then(|| ExecutorOpts { record_timeline: true, ..Default::default() }),
             ..Default::default()
         };
+        let call = RunGraphCall { req, send: sends.remove(part.worker.task.as_str()).unwrap_or_default() };
         let worker = part.worker.clone();
         // The client partition last: remote partitions' requests go out before a local
         // partition's executor starts (possibly on this thread).
-        set.push(Box::pin(async move { (i, worker.run_graph(req, deadline).await) }), part.is_client);
+        set.push(Box::pin(async move { (i, worker.run_graph(call, deadline).await) }), part.is_client);
     }
     let start = Instant::now();
     let mut first_err: Option<Status> = None;
@@ -91,7 +87,7 @@ pub(crate) async fn run_step(
                 match j {
                     (i, Ok(resp)) => {
                         pending[i] = false;
-                        by_key.extend(resp.recv.into_iter().map(|nt| (nt.name, nt.tensor.unwrap_or_default())));
+                        by_key.extend(resp.recv);
                         if let (Some(all), Some(got)) = (stats.as_deref_mut(), resp.step_stats) {
                             all.dev_stats.extend(got.dev_stats);
                         }
@@ -144,7 +140,7 @@ pub(crate) async fn run_step(
     Ok(out)
 }
 
-type PartFuture = std::pin::Pin<Box<dyn Future<Output = (usize, Result<RunGraphResponse, Status>)> + Send>>;
+type PartFuture = std::pin::Pin<Box<dyn Future<Output = (usize, Result<RunGraphReply, Status>)> + Send>>;
 
 /// The step's RunGraph calls, polled together by the task (or client thread) running the
 /// step rather than spawned: their work per poll is small (a request to send, a reply to
@@ -163,7 +159,7 @@ impl Partitions {
     }
 
     /// The next call to finish, or None when all have.
-    async fn join_next(&mut self) -> Option<(usize, Result<RunGraphResponse, Status>)> {
+    async fn join_next(&mut self) -> Option<(usize, Result<RunGraphReply, Status>)> {
         std::future::poll_fn(|cx| {
             let mut left = false;
             for slot in self.0.iter_mut() {

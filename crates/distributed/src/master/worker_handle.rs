@@ -1,8 +1,7 @@
-//! How the master reaches one task's worker: directly when it is this server's own worker
-//! (no serialization, no loopback copy), else over gRPC with a deadline on every call.
-//! Errors name the task and its address.
+//! How the master reaches one task's worker: a [`WorkerApi`], this server's own worker
+//! (called directly: no serialization, no loopback copy) or a peer over gRPC
+//! (`rpc::RemoteWorker`). Errors name the task and its address.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -10,67 +9,42 @@ use ferroflow_core::proto::*;
 use ferroflow_core::Status;
 use tonic::transport::Channel;
 
-use crate::raw_grpc;
-use crate::rpc_util::{from_grpc, request_with_deadline, until, RELEASES_STEPS};
-use crate::status_in_body::StatusInBody;
-use crate::tensor_wire::encode_run_graph_request;
-
-/// The RunGraph call's gRPC path.
-const RUN_GRAPH: &str = "/tensorflow.WorkerService/RunGraph";
+use crate::rpc::RemoteWorker;
 use crate::worker::Worker;
+use crate::worker_api::{RunGraphCall, RunGraphReply, WorkerApi};
 
-/// A task's worker, local or remote.
-#[derive(Clone)]
-pub(crate) enum WorkerHandle {
-    Local(Arc<Worker>),
-    /// The channel to a remote worker (RunGraph is called below tonic's codec, the other
-    /// methods through the generated client).
-    Remote(Channel),
-}
-
-/// A worker handle with the task it belongs to.
+/// A worker with the task it belongs to.
 #[derive(Clone)]
 pub(crate) struct TaskWorker {
     /// `/job:J/replica:0/task:T`.
     pub(crate) task: String,
     /// `host:port`.
     pub(crate) addr: String,
-    pub(crate) handle: WorkerHandle,
-    /// The worker releases a step's state itself once the step succeeded there (ferroflow
-    /// workers do; their GetStatus and RunGraph replies say so in a [`RELEASES_STEPS`]
-    /// header), so no
-    /// CleanupGraph is needed after a successful step. Learned from the first reply.
-    releases_steps: Arc<AtomicBool>,
-}
-
-/// A call on a remote worker with the deadline, errors naming the task; `@response`
-/// keeps the whole gRPC response (its metadata), else the message.
-macro_rules! remote_call {
-    (@response $self:ident, $client:ident, $method:ident, $req:expr, $deadline:expr, $what:expr) => {{
-        let mut c = crate::channels::worker_client($client.clone());
-        let ctx = $self.context($what);
-        let fut = async move { c.$method(request_with_deadline($req, $deadline)).await.map_err(|e| from_grpc(&e, &ctx)) };
-        until($deadline, || $self.context($what), fut).await
-    }};
-    ($self:ident, $client:ident, $method:ident, $req:expr, $deadline:expr, $what:expr) => {
-        remote_call!(@response $self, $client, $method, $req, $deadline, $what).map(|r| r.into_inner())
-    };
+    api: Arc<dyn WorkerApi>,
+    /// Whether `api` is another process (its errors already name the task).
+    remote: bool,
 }
 
 impl TaskWorker {
-    pub(crate) fn new(task: String, addr: String, handle: WorkerHandle) -> TaskWorker {
-        let local = matches!(handle, WorkerHandle::Local(_));
-        TaskWorker { task, addr, handle, releases_steps: Arc::new(AtomicBool::new(local)) }
+    /// This server's own worker, as task `task` at `addr`.
+    pub(crate) fn local(task: String, addr: String, worker: Arc<Worker>) -> TaskWorker {
+        TaskWorker { task, addr, api: worker, remote: false }
+    }
+
+    /// The worker of task `task`, reached over `channel` at `addr`.
+    pub(crate) fn remote(task: String, addr: String, channel: Channel) -> TaskWorker {
+        let api = Arc::new(RemoteWorker::new(task.clone(), addr.clone(), channel));
+        TaskWorker { task, addr, api, remote: true }
     }
 
     /// Whether the task is another process (not this server's own worker).
     pub(crate) fn is_remote(&self) -> bool {
-        matches!(self.handle, WorkerHandle::Remote(_))
+        self.remote
     }
 
     /// Whether a successful step needs no CleanupGraph on this task.
     pub(crate) fn releases_steps(&self) -> bool {
-        self.releases_steps.load(Ordering::Relaxed)
+        self.api.releases_steps()
     }
 
     /// Whether this task is known to be a ferroflow worker (this server's own, or a remote
@@ -79,30 +53,22 @@ impl TaskWorker {
         self.releases_steps()
     }
 
-    fn note_reply_headers(&self, headers: &tonic::metadata::MetadataMap) {
-        if headers.contains_key(RELEASES_STEPS) {
-            self.releases_steps.store(true, Ordering::Relaxed);
-        }
-    }
-
     /// "`what` on task T (addr)".
     pub(crate) fn context(&self, what: &str) -> String {
         format!("{what} on task {} ({})", self.task, self.addr)
     }
 
-    fn local_err(&self, what: &str, e: Status) -> Status {
-        e.context(self.context(what))
+    /// A local error with the task named (a remote one names it already).
+    fn named<T>(&self, what: &str, r: Result<T, Status>) -> Result<T, Status> {
+        if self.remote {
+            r
+        } else {
+            r.map_err(|e| e.context(self.context(what)))
+        }
     }
 
     pub(crate) async fn get_status(&self, deadline: Instant) -> Result<GetStatusResponse, Status> {
-        match &self.handle {
-            WorkerHandle::Local(w) => Ok(w.get_status()),
-            WorkerHandle::Remote(c) => {
-                let r = remote_call!(@response self, c, get_status, GetStatusRequest {}, deadline, "GetStatus")?;
-                self.note_reply_headers(r.metadata());
-                Ok(r.into_inner())
-            }
-        }
+        self.named("GetStatus", self.api.get_status(deadline).await)
     }
 
     pub(crate) async fn create_worker_session(
@@ -110,83 +76,28 @@ impl TaskWorker {
         req: CreateWorkerSessionRequest,
         deadline: Instant,
     ) -> Result<(), Status> {
-        match &self.handle {
-            WorkerHandle::Local(w) => {
-                w.create_worker_session(&req).map_err(|e| self.local_err("CreateWorkerSession", e))
-            }
-            WorkerHandle::Remote(c) => {
-                remote_call!(self, c, create_worker_session, req, deadline, "CreateWorkerSession").map(|_| ())
-            }
-        }
+        self.named("CreateWorkerSession", self.api.create_worker_session(req, deadline).await)
     }
 
     pub(crate) async fn delete_worker_session(&self, handle: &str, deadline: Instant) -> Result<(), Status> {
         let req = DeleteWorkerSessionRequest { session_handle: handle.to_string() };
-        match &self.handle {
-            WorkerHandle::Local(w) => {
-                w.delete_worker_session(&req);
-                Ok(())
-            }
-            WorkerHandle::Remote(c) => {
-                remote_call!(self, c, delete_worker_session, req, deadline, "DeleteWorkerSession").map(|_| ())
-            }
-        }
+        self.named("DeleteWorkerSession", self.api.delete_worker_session(req, deadline).await)
     }
 
     pub(crate) async fn register_graph(&self, req: RegisterGraphRequest, deadline: Instant) -> Result<String, Status> {
-        match &self.handle {
-            WorkerHandle::Local(w) => {
-                w.register_graph(req).map(|r| r.graph_handle).map_err(|e| self.local_err("RegisterGraph", e))
-            }
-            WorkerHandle::Remote(c) => {
-                remote_call!(self, c, register_graph, req, deadline, "RegisterGraph").map(|r| r.graph_handle)
-            }
-        }
+        self.named("RegisterGraph", self.api.register_graph(req, deadline).await).map(|r| r.graph_handle)
     }
 
-    /// RunGraph; an error stored in the reply body is returned as an error.
-    pub(crate) async fn run_graph(&self, req: RunGraphRequest, deadline: Instant) -> Result<RunGraphResponse, Status> {
-        let resp = match &self.handle {
-            WorkerHandle::Local(w) => {
-                w.run_graph(req, Some(deadline)).await.map_err(|e| self.local_err("RunGraph", e))?
-            }
-            WorkerHandle::Remote(ch) => {
-                // Below tonic's codec: fed tensors go out and returned ones come in as
-                // their own buffers (no encode copy, no growing decode buffer).
-                let ctx = self.context("RunGraph");
-                let frames = encode_run_graph_request(req)?;
-                let bytes = crate::metrics::peer(&self.addr);
-                let call =
-                    raw_grpc::unary_frames::<RunGraphResponse>(ch.clone(), RUN_GRAPH, frames, deadline, &ctx, &bytes);
-                let (r, headers) = until(deadline, || self.context("RunGraph"), call).await?;
-                if headers.contains_key(RELEASES_STEPS) {
-                    self.releases_steps.store(true, Ordering::Relaxed);
-                }
-                r
-            }
-        };
-        resp.into_result().map_err(|e| e.context(self.context("RunGraph")))
+    /// RunGraph; an error stored in a remote reply's body is returned as an error.
+    pub(crate) async fn run_graph(&self, call: RunGraphCall, deadline: Instant) -> Result<RunGraphReply, Status> {
+        self.named("RunGraph", self.api.run_graph(call, deadline).await)
     }
 
     pub(crate) async fn cleanup_graph(&self, step_id: i64, deadline: Instant) -> Result<(), Status> {
-        let req = CleanupGraphRequest { step_id };
-        match &self.handle {
-            WorkerHandle::Local(w) => {
-                w.cleanup_graph(&req);
-                Ok(())
-            }
-            WorkerHandle::Remote(c) => remote_call!(self, c, cleanup_graph, req, deadline, "CleanupGraph").map(|_| ()),
-        }
+        self.named("CleanupGraph", self.api.cleanup_graph(CleanupGraphRequest { step_id }, deadline).await)
     }
 
     pub(crate) async fn cleanup_all(&self, containers: Vec<String>, deadline: Instant) -> Result<(), Status> {
-        let req = CleanupAllRequest { container: containers };
-        match &self.handle {
-            WorkerHandle::Local(w) => {
-                w.cleanup_all(&req);
-                Ok(())
-            }
-            WorkerHandle::Remote(c) => remote_call!(self, c, cleanup_all, req, deadline, "CleanupAll").map(|_| ()),
-        }
+        self.named("CleanupAll", self.api.cleanup_all(CleanupAllRequest { container: containers }, deadline).await)
     }
 }

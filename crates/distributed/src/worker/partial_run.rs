@@ -6,21 +6,23 @@
 
 use std::time::Instant;
 
-use ferroflow_core::proto::{NamedTensorProto, RunGraphRequest, RunGraphResponse};
-use ferroflow_core::Status;
+use ferroflow_core::proto::RunGraphRequest;
+use ferroflow_core::{Status, Tensor};
 use ferroflow_kernels::Rendezvous;
 use tokio::sync::watch;
 
 use super::worker::Worker;
 use crate::rpc_util::remaining;
+use crate::worker_api::RunGraphReply;
 
 impl Worker {
     /// One call of a partial run.
     pub(crate) async fn run_partial_graph(
         &self,
         req: RunGraphRequest,
+        send: Vec<(String, Tensor)>,
         deadline: Option<Instant>,
-    ) -> Result<RunGraphResponse, Status> {
+    ) -> Result<RunGraphReply, Status> {
         let session = self.session(&req.session_handle, req.create_worker_session_called)?;
         let exec = session.graph(&req.graph_handle)?;
         let call_deadline = deadline.unwrap_or_else(|| Instant::now() + self.opts.default_step_timeout);
@@ -31,7 +33,7 @@ impl Worker {
         if let Some(s) = entry.aborted() {
             return Err(s);
         }
-        self.load_sends(&entry, req.send)?;
+        self.load_sends(&entry, send)?;
         let done = entry.partial_run(&req.graph_handle, || {
             let (tx, rx) = watch::channel(None);
             let step = self.step_ctx(&session, &entry, Instant::now() + life, None);
@@ -58,7 +60,7 @@ impl Worker {
                          conditional)"
                     )))
                 }
-                Ok(Ok(Ok((t, false)))) => recv.push(NamedTensorProto { name: key, tensor: Some(t.to_proto()) }),
+                Ok(Ok(Ok((t, false)))) => recv.push((key, t)),
                 Ok(Ok(Err(e))) => return Err(e),
                 Ok(Err(_)) => return Err(Status::internal("rendezvous dropped a pending receive")),
                 Err(_) => {
@@ -90,6 +92,6 @@ impl Worker {
             }
             self.steps.release_when_drained(&entry);
         }
-        Ok(RunGraphResponse { recv, ..Default::default() })
+        Ok(RunGraphReply { recv, step_stats: None })
     }
 }

@@ -1,5 +1,5 @@
 //! The caller's side of RecvTensor: TensorFlow's call for one tensor, and ferroflow's
-//! batched call (see `recv_tensors_http`) that fetches several tensors of a step from one
+//! batched call (see `rpc::recv_tensors`) that fetches several tensors of a step from one
 //! peer, each delivered as soon as its message has arrived. Both read the tensors with
 //! `tensor_stream`, a large content straight into its tensor while it arrives.
 
@@ -12,10 +12,10 @@ use http_body_util::BodyExt;
 use tonic::body::Body;
 use tonic::transport::Channel;
 
-use super::recv_tensor_http::PATH as RECV_TENSOR;
-use super::recv_tensors_http::{index_of, PATH};
 use crate::metrics::PeerBytes;
 use crate::raw_grpc::{framed, past_deadline, start, trailer_status};
+use crate::rpc::recv_tensor::PATH as RECV_TENSOR;
+use crate::rpc::recv_tensors::{index_of, PATH};
 use crate::tensor_stream::RecvTensorReader;
 
 /// Fetches `reqs` from the peer behind `channel` in one call, handing each tensor (and

@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use ferroflow_core::proto::{GraphDef, NamedTensorProto, NodeDef, RegisterGraphRequest, RunGraphRequest};
+use ferroflow_core::proto::{GraphDef, NodeDef, RegisterGraphRequest, RunGraphRequest};
 use ferroflow_core::{attr, DeviceName, Status, Tensor};
 use ferroflow_kernels::{FunctionCall, FunctionDone};
 
@@ -15,7 +15,8 @@ use super::remote_rendezvous::RemoteRendezvous;
 use super::session::{RemoteFunction, WorkerSession};
 use crate::channels::ChannelCache;
 use crate::ids::new_step_id;
-use crate::master::worker_handle::{TaskWorker, WorkerHandle};
+use crate::master::worker_handle::TaskWorker;
+use crate::worker_api::RunGraphCall;
 
 impl RemoteRendezvous {
     /// Runs `call` on its target task; `done` gets the results.
@@ -98,7 +99,7 @@ async fn run(
 ) -> Result<Vec<Tensor>, Status> {
     let (device, task) = target_device(&call.target)?;
     let addr = session.address_of(&task)?;
-    let worker = TaskWorker::new(task, addr.clone(), WorkerHandle::Remote(channels.channel(&addr)?));
+    let worker = TaskWorker::remote(task, addr.clone(), channels.channel(&addr)?);
     let key = (device.clone(), call.function.clone());
     let RemoteFunction { handle, feed_keys, fetch_keys } = match session.remote_function(&key) {
         Some(f) => f,
@@ -123,16 +124,11 @@ async fn run(
         create_worker_session_called: !session.handle.is_empty(),
         graph_handle: handle,
         step_id,
-        send: call
-            .args
-            .iter()
-            .zip(&feed_keys)
-            .map(|(t, k)| NamedTensorProto { name: k.clone(), tensor: Some(t.to_proto()) })
-            .collect(),
         recv_key: fetch_keys.clone(),
         ..Default::default()
     };
-    let resp = match worker.run_graph(req, deadline).await {
+    let send = call.args.iter().zip(&feed_keys).map(|(t, k)| (k.clone(), t.clone())).collect();
+    let mut resp = match worker.run_graph(RunGraphCall { req, send }, deadline).await {
         Ok(r) => r,
         Err(e) => {
             if e.message.contains("Graph handle is not found") {
@@ -150,11 +146,11 @@ async fn run(
     }
     let mut out = Vec::with_capacity(fetch_keys.len());
     for (i, k) in fetch_keys.iter().enumerate() {
-        let nt =
-            resp.recv.iter().find(|r| &r.name == k).ok_or_else(|| {
+        let at =
+            resp.recv.iter().position(|(name, _)| name == k).ok_or_else(|| {
                 Status::internal(format!("the target's RunGraph reply has no result {i} (key '{k}')"))
             })?;
-        let t = Tensor::from_proto(&nt.tensor.clone().unwrap_or_default())?;
+        let t = resp.recv.swap_remove(at).1;
         if t.dtype() != call.tout[i] {
             return Err(Status::invalid_argument(format!(
                 "result {i} is {} but Tout says {}",

@@ -2,7 +2,7 @@
 //! whose key names a sending device on another task becomes a RecvTensor call to that task
 //! (TensorFlow's RpcRemoteRendezvous). Receives from one peer that a partition issues
 //! together (its root `_Recv`s at the start of a step) travel in one batched call when the
-//! peer is a ferroflow task (see `recv_tensors_http`); a TensorFlow peer gets one
+//! peer is a ferroflow task (see `rpc::recv_tensors`); a TensorFlow peer gets one
 //! RecvTensor per tensor. Aborting the step fails every pending receive and ends the
 //! calls in flight.
 
@@ -15,11 +15,11 @@ use ferroflow_core::{Code, DeviceName, Status, Tensor};
 use ferroflow_kernels::{FunctionCall, FunctionDone, ParsedKey, RecvCallback, Rendezvous, StepTrace};
 
 use super::recv_batch::{recv_tensor, recv_tensors};
-use super::recv_tensors_http::MAX_KEYS;
 use super::session::WorkerSession;
 use super::step_table::StepEntry;
 use crate::channels::ChannelCache;
 use crate::ids::new_request_id;
+use crate::rpc::recv_tensors::MAX_KEYS;
 
 /// A step's rendezvous on one worker.
 pub(crate) struct RemoteRendezvous {

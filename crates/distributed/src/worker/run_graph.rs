@@ -4,9 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferroflow_core::proto::{
-    NamedTensorProto, RecvTensorRequest, RecvTensorResponse, RunGraphRequest, RunGraphResponse, StepStats,
-};
+use ferroflow_core::proto::{RecvTensorRequest, RecvTensorResponse, StepStats};
 use ferroflow_core::{Status, Tensor};
 use ferroflow_kernels::{ParsedKey, Rendezvous, StepCtx, StepTrace};
 
@@ -14,6 +12,7 @@ use super::remote_rendezvous::RemoteRendezvous;
 use super::step_table::StepEntry;
 use super::worker::Worker;
 use crate::rpc_util::remaining;
+use crate::worker_api::{RunGraphCall, RunGraphReply};
 
 /// Aborts the step if the RunGraph future is dropped before it finished (the caller
 /// cancelled or went away), so the step's executors and RecvTensor calls end.
@@ -30,9 +29,10 @@ impl Drop for AbortStepOnDrop {
 impl Worker {
     /// RunGraph: loads `send` into the step's rendezvous, runs the partition until its
     /// deadline (the caller's, else the worker's default) and returns `recv_key`'s tensors.
-    pub async fn run_graph(&self, req: RunGraphRequest, deadline: Option<Instant>) -> Result<RunGraphResponse, Status> {
+    pub async fn run_graph(&self, call: RunGraphCall, deadline: Option<Instant>) -> Result<RunGraphReply, Status> {
+        let RunGraphCall { req, send } = call;
         if req.is_partial || req.is_last_partial_run {
-            return self.run_partial_graph(req, deadline).await;
+            return self.run_partial_graph(req, send, deadline).await;
         }
         let session = self.session(&req.session_handle, req.create_worker_session_called)?;
         let exec = session.graph(&req.graph_handle)?;
@@ -41,7 +41,7 @@ impl Worker {
         if let Some(s) = entry.aborted() {
             return Err(s);
         }
-        self.load_sends(&entry, req.send)?;
+        self.load_sends(&entry, send)?;
         let traced = req.exec_opts.as_ref().is_some_and(|o| o.record_timeline || o.record_costs);
         let trace = traced.then(|| Arc::new(StepTrace::new()));
         let step = self.step_ctx(&session, &entry, deadline, trace.clone());
@@ -91,22 +91,20 @@ impl Worker {
                      conditional)"
                 )));
             }
-            recv.push(NamedTensorProto { name: key, tensor: Some(t.to_proto()) });
+            recv.push((key, t));
         }
         // The step succeeded here: its table goes once peers took what it sent, so a
         // ferroflow master need not send CleanupGraph (TensorFlow's still may: a no-op).
         self.steps.release_when_drained(&entry);
         let step_stats = trace.map(|t| StepStats { dev_stats: vec![t.device_stats(&session.device)] });
-        Ok(RunGraphResponse { recv, step_stats, ..Default::default() })
+        Ok(RunGraphReply { recv, step_stats })
     }
 
     /// Puts a RunGraph's `send` tensors into the step's rendezvous (the partition's `_Recv`
     /// nodes of client feeds take them from there).
-    pub(crate) fn load_sends(&self, entry: &StepEntry, send: Vec<NamedTensorProto>) -> Result<(), Status> {
-        for nt in send {
-            let t = Tensor::from_proto(&nt.tensor.unwrap_or_default())
-                .map_err(|e| e.context(format!("RunGraph on {}: fed tensor '{}'", self.task, nt.name)))?;
-            entry.local.send(&nt.name, t, false)?;
+    pub(crate) fn load_sends(&self, entry: &StepEntry, send: Vec<(String, Tensor)>) -> Result<(), Status> {
+        for (name, t) in send {
+            entry.local.send(&name, t, false)?;
         }
         Ok(())
     }

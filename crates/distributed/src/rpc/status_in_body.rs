@@ -28,6 +28,27 @@ pub(crate) trait StatusInBody: Default + Sized {
         }
         Err(Status::new(Code::from_i32(*code), std::mem::take(message)))
     }
+
+    /// `r`, or its error as a reply carrying it when the caller asked for that.
+    fn or_in_body(r: Result<Self, Status>, in_body: bool) -> Result<Self, Status> {
+        match r {
+            Err(e) if in_body => Ok(Self::from_status(e)),
+            r => r,
+        }
+    }
+}
+
+/// `resp` encoded by `encode` for the raw HTTP/2 path; an error (the call's, or one
+/// encoding the reply) goes in the body of an empty reply when the caller asked for that.
+pub(crate) fn encode_or_in_body<R: StatusInBody>(
+    resp: Result<R, Status>,
+    in_body: bool,
+    encode: impl Fn(R) -> Result<Vec<bytes::Bytes>, Status>,
+) -> Result<Vec<bytes::Bytes>, Status> {
+    match resp.and_then(&encode) {
+        Err(e) if in_body => encode(R::from_status(e)),
+        r => r,
+    }
 }
 
 impl StatusInBody for RunStepResponse {

@@ -1,18 +1,18 @@
 //! `/tensorflow.WorkerService/RecvTensor` served below tonic's codec: the response's tensor
 //! buffer goes to HTTP/2 as it is (see `tensor_wire`), instead of being encoded into a copy.
-//! Requests, deadlines and errors are those of the tonic service it replaces.
+//! The tonic service's RecvTensor answers through the same [`answer`].
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferroflow_core::proto::RecvTensorRequest;
+use ferroflow_core::proto::{RecvTensorRequest, RecvTensorResponse};
 use ferroflow_core::Status;
 use tonic::body::Body;
 
-use super::worker::Worker;
 use crate::raw_grpc::{error_response, ok_response, read_request_body};
 use crate::rpc_util::{header_deadline, to_grpc};
 use crate::tensor_wire::encode_recv_tensor;
+use crate::worker::Worker;
 
 /// The gRPC path this module serves.
 pub(crate) const PATH: &str = "/tensorflow.WorkerService/RecvTensor";
@@ -36,7 +36,16 @@ async fn handle(worker: &Worker, req: http::Request<Body>) -> Result<http::Respo
     let until = deadline.unwrap_or_else(|| Instant::now() + REQUEST_WAIT);
     let chunks = read_request_body(req.into_body(), MAX_REQUEST, "RecvTensorRequest", until).await?;
     let r: RecvTensorRequest = chunks.into_message("RecvTensorRequest")?;
-    worker.recv_tensor_served.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let resp = worker.recv_tensor(&r, deadline).await?;
+    let resp = answer(worker, &r, deadline).await?;
     Ok(ok_response(encode_recv_tensor(resp)?))
+}
+
+/// One RecvTensor on `worker`, counted.
+pub(crate) async fn answer(
+    worker: &Worker,
+    req: &RecvTensorRequest,
+    deadline: Option<Instant>,
+) -> Result<RecvTensorResponse, Status> {
+    worker.recv_tensor_served.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    worker.recv_tensor(req, deadline).await
 }

@@ -1,4 +1,5 @@
-//! The master as a tonic `MasterService` (paths `/tensorflow.MasterService/*`).
+//! The master as a tonic `MasterService` (paths `/tensorflow.MasterService/*`). A `Server`
+//! routes RunStep to the raw path in `run_step`; both go through its one adapter.
 
 use std::sync::Arc;
 
@@ -7,9 +8,8 @@ use ferroflow_core::proto::*;
 use ferroflow_core::Status;
 use tonic::{Request, Response};
 
-use super::master::Master;
+use crate::master::Master;
 use crate::rpc_util::to_grpc;
-use crate::status_in_body::StatusInBody;
 
 type R<T> = Result<Response<T>, tonic::Status>;
 
@@ -42,13 +42,7 @@ impl MasterService for MasterGrpc {
     }
 
     async fn run_step(&self, r: Request<RunStepRequest>) -> R<RunStepResponse> {
-        let req = r.into_inner();
-        let in_body = req.store_errors_in_response_body;
-        match self.0.run_step(req).await {
-            Ok(resp) => Ok(Response::new(resp)),
-            Err(e) if in_body => Ok(Response::new(RunStepResponse::from_status(e))),
-            Err(e) => Err(to_grpc(e)),
-        }
+        ok(super::run_step::answer(&self.0, r.into_inner()).await)
     }
 
     async fn close_session(&self, r: Request<CloseSessionRequest>) -> R<CloseSessionResponse> {

@@ -1,4 +1,5 @@
-//! The worker as a tonic `WorkerService` (paths `/tensorflow.WorkerService/*`).
+//! The worker as a tonic `WorkerService` (paths `/tensorflow.WorkerService/*`). A `Server`
+//! routes RunGraph and RecvTensor to their raw paths; both faces share their adapters.
 
 use std::sync::Arc;
 
@@ -7,9 +8,8 @@ use ferroflow_core::proto::*;
 use ferroflow_core::Status;
 use tonic::{Request, Response};
 
-use super::worker::Worker;
 use crate::rpc_util::{request_deadline, to_grpc, RELEASES_STEPS};
-use crate::status_in_body::StatusInBody;
+use crate::worker::Worker;
 
 type R<T> = Result<Response<T>, tonic::Status>;
 
@@ -23,15 +23,6 @@ fn ok<T>(r: Result<T, Status>) -> R<T> {
 
 fn unimplemented<T>(method: &str, why: &str) -> R<T> {
     Err(tonic::Status::unimplemented(format!("WorkerService.{method} is not implemented by ferroflow: {why}")))
-}
-
-/// Replies with the error in the body (gRPC OK) when the caller asked for it.
-fn run_graph_reply(r: Result<RunGraphResponse, Status>, in_body: bool) -> R<RunGraphResponse> {
-    match r {
-        Ok(resp) => Ok(Response::new(resp)),
-        Err(e) if in_body => Ok(Response::new(RunGraphResponse::from_status(e))),
-        Err(e) => Err(to_grpc(e)),
-    }
 }
 
 #[tonic::async_trait]
@@ -62,9 +53,7 @@ impl WorkerService for WorkerGrpc {
 
     async fn run_graph(&self, r: Request<RunGraphRequest>) -> R<RunGraphResponse> {
         let deadline = request_deadline(&r);
-        let req = r.into_inner();
-        let in_body = req.store_errors_in_response_body;
-        let mut r = run_graph_reply(self.0.run_graph(req, deadline).await, in_body)?;
+        let mut r = ok(super::run_graph::answer(&self.0, r.into_inner(), deadline).await)?;
         r.metadata_mut().insert(RELEASES_STEPS, tonic::metadata::MetadataValue::from_static("1"));
         Ok(r)
     }
@@ -81,7 +70,7 @@ impl WorkerService for WorkerGrpc {
 
     async fn recv_tensor(&self, r: Request<RecvTensorRequest>) -> R<RecvTensorResponse> {
         let deadline = request_deadline(&r);
-        ok(self.0.recv_tensor(r.get_ref(), deadline).await)
+        ok(super::recv_tensor::answer(&self.0, r.get_ref(), deadline).await)
     }
 
     async fn recv_buf(&self, _: Request<RecvBufRequest>) -> R<RecvBufResponse> {

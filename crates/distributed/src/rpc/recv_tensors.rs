@@ -27,10 +27,10 @@ use http_body::Frame;
 use tokio::sync::mpsc;
 use tonic::body::Body;
 
-use super::worker::Worker;
 use crate::raw_grpc::{error_response, read_request_body};
 use crate::rpc_util::{header_deadline, to_grpc};
 use crate::tensor_wire::encode_recv_tensor;
+use crate::worker::Worker;
 
 /// The gRPC path this module serves.
 pub(crate) const PATH: &str = "/ferroflow.WorkerExt/RecvTensors";

@@ -1,0 +1,85 @@
+//! The proto ⇄ core conversions of the calls that carry tensors, written once: the RPC
+//! handlers decode a request into the core's types and encode the reply; the remote
+//! clients do the reverse. Encoding a tensor shares its buffer (no copy); decoding
+//! copies it once and checks it against its declared dtype and shape.
+
+use ferroflow_core::proto::{NamedTensorProto, RunGraphRequest, RunGraphResponse};
+use ferroflow_core::{Status, Tensor};
+
+use crate::worker_api::{RunGraphCall, RunGraphReply};
+
+/// Named tensors as protos.
+pub(crate) fn to_named(tensors: Vec<(String, Tensor)>) -> Vec<NamedTensorProto> {
+    tensors.into_iter().map(|(name, t)| NamedTensorProto { tensor: Some(t.to_proto()), name }).collect()
+}
+
+/// Named protos as tensors; an invalid one is named with `what` ("RunGraph: fed tensor").
+pub(crate) fn from_named(named: Vec<NamedTensorProto>, what: &str) -> Result<Vec<(String, Tensor)>, Status> {
+    named
+        .into_iter()
+        .map(|nt| {
+            let t = Tensor::from_proto(nt.tensor.as_ref().unwrap_or(&Default::default()))
+                .map_err(|e| e.context(format!("{what} '{}'", nt.name)))?;
+            Ok((nt.name, t))
+        })
+        .collect()
+}
+
+impl RunGraphCall {
+    /// A received request, its fed tensors decoded (`task` names this worker in errors).
+    pub(crate) fn from_proto(mut req: RunGraphRequest, task: &str) -> Result<RunGraphCall, Status> {
+        let send = from_named(std::mem::take(&mut req.send), &format!("RunGraph on {task}: fed tensor"))?;
+        Ok(RunGraphCall { req, send })
+    }
+
+    /// The request to send.
+    pub(crate) fn into_proto(self) -> RunGraphRequest {
+        RunGraphRequest { send: to_named(self.send), ..self.req }
+    }
+}
+
+impl RunGraphReply {
+    /// The reply to send.
+    pub(crate) fn into_proto(self) -> RunGraphResponse {
+        RunGraphResponse { recv: to_named(self.recv), step_stats: self.step_stats, ..Default::default() }
+    }
+
+    /// A received reply (its status already checked), its tensors decoded.
+    pub(crate) fn from_proto(resp: RunGraphResponse, what: &str) -> Result<RunGraphReply, Status> {
+        Ok(RunGraphReply {
+            recv: from_named(resp.recv, &format!("{what}: returned tensor"))?,
+            step_stats: resp.step_stats,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_graph_calls_and_replies_round_trip_through_their_protos() {
+        let call = RunGraphCall {
+            req: RunGraphRequest { step_id: 7, recv_key: vec!["k".into()], ..Default::default() },
+            send: vec![("a".into(), Tensor::new(vec![2], vec![1.0f32, 2.0]).unwrap())],
+        };
+        let back = RunGraphCall::from_proto(call.into_proto(), "/job:w/replica:0/task:0").unwrap();
+        assert_eq!(
+            (back.req.step_id, back.req.recv_key.as_slice(), back.req.send.len()),
+            (7, &["k".to_string()][..], 0)
+        );
+        assert_eq!(back.send[0].0, "a");
+        assert_eq!(back.send[0].1.as_slice::<f32>().unwrap(), &[1.0, 2.0]);
+        let reply = RunGraphReply { recv: vec![("r".into(), Tensor::scalar(3i32))], step_stats: None };
+        let back = RunGraphReply::from_proto(reply.into_proto(), "RunGraph").unwrap();
+        assert_eq!(back.recv[0].1.scalar_value::<i32>().unwrap(), 3);
+    }
+
+    #[test]
+    fn a_bad_fed_tensor_is_named() {
+        let bad = NamedTensorProto { name: "x".into(), tensor: Some(Default::default()) };
+        let req = RunGraphRequest { send: vec![bad], ..Default::default() };
+        let e = RunGraphCall::from_proto(req, "/job:w/replica:0/task:1").unwrap_err();
+        assert!(e.message.contains("RunGraph on /job:w/replica:0/task:1: fed tensor 'x'"), "{e}");
+    }
+}

@@ -1,0 +1,105 @@
+//! A peer task's worker over gRPC: [`WorkerApi`] as calls on a channel, each with its
+//! deadline and errors naming the task and its address. RunGraph goes below tonic's codec
+//! (fed tensors go out and returned ones come in as their own buffers); the other methods
+//! through the generated client.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use ferroflow_core::proto::*;
+use ferroflow_core::Status;
+use tonic::transport::Channel;
+
+use super::status_in_body::StatusInBody;
+use crate::raw_grpc;
+use crate::rpc_util::{from_grpc, request_with_deadline, until, RELEASES_STEPS};
+use crate::tensor_wire::encode_run_graph_request;
+use crate::worker_api::{RunGraphCall, RunGraphReply, WorkerApi};
+
+use super::run_graph::PATH as RUN_GRAPH;
+
+/// A remote task's worker.
+pub(crate) struct RemoteWorker {
+    task: String,
+    addr: String,
+    channel: Channel,
+    /// Learned from the first reply that carries the [`RELEASES_STEPS`] header.
+    releases_steps: AtomicBool,
+}
+
+/// A call through the generated client with the deadline, errors naming the task.
+macro_rules! call {
+    ($self:ident, $method:ident, $req:expr, $deadline:expr, $what:expr) => {{
+        let mut c = crate::channels::worker_client($self.channel.clone());
+        let ctx = $self.context($what);
+        let fut =
+            async move { c.$method(request_with_deadline($req, $deadline)).await.map_err(|e| from_grpc(&e, &ctx)) };
+        until($deadline, || $self.context($what), fut).await
+    }};
+}
+
+impl RemoteWorker {
+    pub(crate) fn new(task: String, addr: String, channel: Channel) -> RemoteWorker {
+        RemoteWorker { task, addr, channel, releases_steps: AtomicBool::new(false) }
+    }
+
+    /// "`what` on task T (addr)".
+    fn context(&self, what: &str) -> String {
+        format!("{what} on task {} ({})", self.task, self.addr)
+    }
+
+    fn note_releases(&self, said: bool) {
+        if said {
+            self.releases_steps.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl WorkerApi for RemoteWorker {
+    fn releases_steps(&self) -> bool {
+        self.releases_steps.load(Ordering::Relaxed)
+    }
+
+    async fn get_status(&self, deadline: Instant) -> Result<GetStatusResponse, Status> {
+        let r = call!(self, get_status, GetStatusRequest {}, deadline, "GetStatus")?;
+        self.note_releases(r.metadata().contains_key(RELEASES_STEPS));
+        Ok(r.into_inner())
+    }
+
+    async fn create_worker_session(&self, req: CreateWorkerSessionRequest, deadline: Instant) -> Result<(), Status> {
+        call!(self, create_worker_session, req, deadline, "CreateWorkerSession").map(|_| ())
+    }
+
+    async fn delete_worker_session(&self, req: DeleteWorkerSessionRequest, deadline: Instant) -> Result<(), Status> {
+        call!(self, delete_worker_session, req, deadline, "DeleteWorkerSession").map(|_| ())
+    }
+
+    async fn register_graph(
+        &self,
+        req: RegisterGraphRequest,
+        deadline: Instant,
+    ) -> Result<RegisterGraphResponse, Status> {
+        call!(self, register_graph, req, deadline, "RegisterGraph").map(|r| r.into_inner())
+    }
+
+    async fn run_graph(&self, call: RunGraphCall, deadline: Instant) -> Result<RunGraphReply, Status> {
+        let ctx = self.context("RunGraph");
+        let frames = encode_run_graph_request(call.into_proto())?;
+        let bytes = crate::metrics::peer(&self.addr);
+        let fut =
+            raw_grpc::unary_frames::<RunGraphResponse>(self.channel.clone(), RUN_GRAPH, frames, deadline, &ctx, &bytes);
+        let (r, headers) = until(deadline, || self.context("RunGraph"), fut).await?;
+        self.note_releases(headers.contains_key(RELEASES_STEPS));
+        let r = r.into_result().map_err(|e| e.context(&ctx))?;
+        RunGraphReply::from_proto(r, &ctx)
+    }
+
+    async fn cleanup_graph(&self, req: CleanupGraphRequest, deadline: Instant) -> Result<(), Status> {
+        call!(self, cleanup_graph, req, deadline, "CleanupGraph").map(|_| ())
+    }
+
+    async fn cleanup_all(&self, req: CleanupAllRequest, deadline: Instant) -> Result<(), Status> {
+        call!(self, cleanup_all, req, deadline, "CleanupAll").map(|_| ())
+    }
+}
