@@ -213,34 +213,38 @@ fn train_task(a: &TrainArgs, cfg: &DistConfig) -> Result<(), String> {
     let bar = bar(cfg.train.steps as u64, a.no_progress || a.machine_progress || cfg.job_name != "worker")?;
     let machine = a.machine_progress;
     let quiet = a.no_progress;
-    // A hidden bar prints nothing, so lines go straight to stdout then.
-    let say = |m: String| if bar.is_hidden() { println!("{m}") } else { bar.println(m) };
-    let report = run_task(cfg, |p| match p {
-        Progress::Step { local, global, loss } => {
-            if machine {
-                println!("progress {local} {global} {loss}");
-            } else {
-                bar.set_position(global.max(0) as u64);
-                if local % 20 == 0 {
-                    bar.set_message(format!("loss {loss:.4} (local step {local})"));
-                }
-                if quiet && local % 100 == 0 {
-                    println!("{me}: local step {local}, global step {global}: loss {loss:.4}");
+    let (bar2, me2) = (bar.clone(), me.clone());
+    let report = run_task(cfg, move |p| {
+        let (bar, me) = (&bar2, &me2);
+        // A hidden bar prints nothing, so lines go straight to stdout then.
+        let say = |m: String| if bar.is_hidden() { println!("{m}") } else { bar.println(m) };
+        match p {
+            Progress::Step { local, global, loss } => {
+                if machine {
+                    println!("progress {local} {global} {loss}");
+                } else {
+                    bar.set_position(global.max(0) as u64);
+                    if local % 20 == 0 {
+                        bar.set_message(format!("loss {loss:.4} (local step {local})"));
+                    }
+                    if quiet && local % 100 == 0 {
+                        println!("{me}: local step {local}, global step {global}: loss {loss:.4}");
+                    }
                 }
             }
-        }
-        Progress::Serving(t) => println!("{me} serving at {t}"),
-        Progress::Waiting(w) => say(format!("{me} waiting for {w}")),
-        Progress::Ready => say(format!("{me} model ready, training")),
-        Progress::Evaluated(acc) => {
-            if machine {
-                println!("accuracy {acc}");
+            Progress::Serving(t) => println!("{me} serving at {t}"),
+            Progress::Waiting(w) => say(format!("{me} waiting for {w}")),
+            Progress::Ready => say(format!("{me} model ready, training")),
+            Progress::Evaluated(acc) => {
+                if machine {
+                    println!("accuracy {acc}");
+                }
             }
+            Progress::StoppingPs => say(format!("{me} stopping the ps tasks")),
+            Progress::Recovering(why) => say(format!("{me} recovering: {why}")),
+            Progress::Restored(p) => say(format!("{me} restored {p}")),
+            Progress::Saved(p) => say(format!("{me} saved {p}")),
         }
-        Progress::StoppingPs => say(format!("{me} stopping the ps tasks")),
-        Progress::Recovering(why) => say(format!("{me} recovering: {why}")),
-        Progress::Restored(p) => say(format!("{me} restored {p}")),
-        Progress::Saved(p) => say(format!("{me} saved {p}")),
     })
     .map_err(|e| format!("{me}: {e}"))?;
     bar.finish_and_clear();

@@ -16,7 +16,9 @@ pub mod summary;
 
 pub use device_setter::{replica_device_setter, PsStrategy, ReplicaDeviceSetter};
 pub use learning_rate_decay::{exponential_decay, ExponentialDecay};
-pub use monitored::{MonitoredOptions, MonitoredTrainingSession, SessionRunHook, Supervisor, SupervisorOptions};
+pub use monitored::{
+    Listener, MonitoredOptions, MonitoredTrainingSession, SessionEvent, SessionRunHook, Supervisor, SupervisorOptions,
+};
 pub use optimizer::Optimizer;
 pub use saver::{latest_checkpoint, Saver, SaverOptions};
 pub use summary::FileWriter;

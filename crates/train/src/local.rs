@@ -130,7 +130,7 @@ pub struct TrainReport {
 }
 
 /// Evaluates `model.accuracy` over a data set in chunks.
-pub fn evaluate(sess: &impl StepRunner, model: &Model, data: &DataSet) -> Result<f64, Status> {
+pub fn evaluate(sess: &(impl StepRunner + ?Sized), model: &Model, data: &DataSet) -> Result<f64, Status> {
     let mut correct = 0.0;
     for (x, y) in data.chunks(1000) {
         let n = y.num_elements() as f64;

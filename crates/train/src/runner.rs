@@ -31,10 +31,16 @@ pub fn run_step_maybe_traced(
         return sess.run(feeds, fetches, targets);
     };
     let (out, meta) = sess.run_traced(feeds, fetches, targets)?;
+    write_trace(req, step, meta)?;
+    Ok(out)
+}
+
+/// Writes the trace of training step `step` (its `RunMetadata`) to `req.path`.
+pub fn write_trace(req: &TraceRequest, step: usize, meta: ferroflow_core::proto::RunMetadata) -> Result<(), Status> {
     let stats = meta.step_stats.unwrap_or_default();
     std::fs::write(&req.path, ferroflow_runtime::chrome_trace::chrome_trace(&stats)).map_err(|e| {
         Status::unavailable(format!("cannot write the trace of step {step} to {}: {e}", req.path.display()))
     })?;
     tracing::info!(step, path = %req.path.display(), devices = stats.dev_stats.len(), "wrote step trace");
-    Ok(out)
+    Ok(())
 }

@@ -6,6 +6,7 @@
 //! done, stops the ps tasks so nothing is left running.
 
 mod chief;
+mod done;
 mod ready;
 mod sync;
 mod worker;
@@ -105,7 +106,10 @@ pub struct WorkerReport {
 pub const WARMUP_STEPS: usize = 20;
 
 /// Runs this process's task: a ps serves until shut down (returns `None`), a worker trains.
-pub fn run_task(cfg: &DistConfig, on_progress: impl FnMut(Progress)) -> Result<Option<WorkerReport>, Status> {
+pub fn run_task(
+    cfg: &DistConfig,
+    on_progress: impl FnMut(Progress) + Send + 'static,
+) -> Result<Option<WorkerReport>, Status> {
     match cfg.job_name.as_str() {
         "ps" => {
             run_ps(cfg, on_progress)?;

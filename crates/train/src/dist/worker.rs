@@ -1,25 +1,32 @@
-//! A worker task of between-graph replicated training.
+//! A worker task of between-graph replicated training, on a [`MonitoredTrainingSession`]
+//! (the same machinery a user's own training loop gets): the monitored session waits for
+//! the ps tasks, lets the chief restore the latest checkpoint or initialize the model while
+//! the others wait for it, writes the chief's checkpoints and summaries, and recovers from
+//! a ps or worker task that restarted (a new session, restored or re-initialized, and the
+//! step retried). This loop adds what the `ferroflow train` task does around it: its data
+//! shard, the progress view, the sync replicas' aggregation loop, the final evaluation and
+//! the chief stopping the ps tasks once every worker is done.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use ferroflow_core::proto::ConfigProto;
-use ferroflow_core::{Code, Status, Tensor};
+use ferroflow_core::{Status, Tensor};
 use ferroflow_distributed::{shutdown_server, GrpcSession, Server};
-use ferroflow_graph::{
-    get_or_create_global_step, global_variables, ops, Operation, Output, Scope, Variable, VariableOptions,
-};
+use ferroflow_graph::{get_or_create_global_step, Operation, Scope, Variable};
 
-use super::chief::{build_nodes, Chief, ChiefNodes};
-use super::ready::wait_until;
-use super::sync::{self, SyncNodes};
+use super::chief::{build_nodes, record_accuracy};
+use super::done::DoneCounter;
+use super::sync::{self, SyncHook, SyncNodes};
 use super::{ps_targets, DistConfig, Progress, WorkerReport, WARMUP_STEPS};
 use crate::data::{read_mnist_shard, Mnist};
 use crate::device_setter::ReplicaDeviceSetter;
 use crate::local::{evaluate, make_optimizer};
 use crate::models::build;
+use crate::monitored::{Listener, MonitoredOptions, MonitoredTrainingSession, SessionEvent, SessionRunHook};
 use crate::optimizer::ChiefQueueRunner;
-use crate::runner::run_step_maybe_traced;
+use crate::runner::write_trace;
+use crate::saver::Saver;
 
 /// The graph every worker builds (the same on each, as between-graph replication needs).
 struct TrainGraph {
@@ -27,14 +34,9 @@ struct TrainGraph {
     model: crate::models::Model,
     global_step: Variable,
     train_op: Operation,
-    /// `(name, is_initialized)` of every global variable.
-    ready: Vec<(String, Output)>,
-    initializers: Vec<Operation>,
-    done: Variable,
-    done_ready: Output,
-    done_init: Operation,
-    done_inc: Operation,
-    chief_nodes: ChiefNodes,
+    done: DoneCounter,
+    /// The chief's saver.
+    saver: Arc<Saver>,
     /// `--sync`: the synchronous replicas' ops (`train_op` is then theirs).
     sync: Option<SyncNodes>,
 }
@@ -54,133 +56,50 @@ fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Stat
     } else {
         (opt.minimize(&s, &model.loss, None, Some(&global_step))?, None)
     };
-    let chief_nodes = build_nodes(&root, &s, &model.loss, &model.accuracy, &model.logits)?;
-    let vars = global_variables(root.graph())?;
-    let ready = vars.iter().map(|v| (v.name().to_string(), v.is_initialized(&root))).collect();
-    let initializers = vars.iter().map(|v| v.initializer()).collect();
-    // How many workers finished: kept on the first ps task, outside the global variables so
-    // checkpoints do not hold it.
-    let home = if cfg.cluster.num_tasks("ps").unwrap_or(0) > 0 { "/job:ps/task:0" } else { "/job:worker/task:0" };
-    let cs = root.with_device(home).sub("ferroflow_coordination");
-    let opts = VariableOptions { trainable: false, collections: vec![], ..Default::default() };
-    let done = Variable::with_options(&cs, "workers_done", ops::constant(&cs, 0i32), &opts);
-    let done_inc = done.assign_add(&cs, ops::constant(&cs, 1i32));
-    let done_ready = done.is_initialized(&cs);
-    let done_init = done.initializer();
+    let saver = Arc::new(build_nodes(&root, &s, &model.loss, &model.accuracy, &model.logits)?);
+    let done = DoneCounter::build(&root, &cfg.cluster);
     root.status()?;
-    Ok(TrainGraph {
-        root,
-        model,
-        global_step,
-        train_op,
-        ready,
-        initializers,
-        done,
-        done_ready,
-        done_init,
-        done_inc,
-        chief_nodes,
-        sync,
+    Ok(TrainGraph { root, model, global_step, train_op, done, saver, sync })
+}
+
+/// How many times a step is retried with a new session after a task failed.
+const MAX_RECOVERIES: usize = 20;
+
+/// A progress callback shared by the loop and the monitored session's listener.
+type SharedProgress = Arc<Mutex<dyn FnMut(Progress) + Send>>;
+
+fn say(p: &SharedProgress, e: Progress) {
+    (p.lock().unwrap_or_else(|e| e.into_inner()))(e)
+}
+
+/// The monitored session's events as progress.
+fn listener(p: &SharedProgress) -> Listener {
+    let p = p.clone();
+    Arc::new(move |e| {
+        say(
+            &p,
+            match e {
+                SessionEvent::Waiting(w) => Progress::Waiting(w),
+                SessionEvent::Restored(c) => Progress::Restored(c),
+                SessionEvent::Ready => Progress::Ready,
+                SessionEvent::Recovering(why) => Progress::Recovering(why),
+                SessionEvent::Saved(c) => Progress::Saved(c),
+            },
+        )
     })
 }
 
-/// Indices (into `ready`) of the variables not initialized yet.
-fn uninitialized(sess: &GrpcSession, g: &TrainGraph) -> Result<Vec<usize>, Status> {
-    let fetches: Vec<&Output> = g.ready.iter().map(|(_, o)| o).collect();
-    let out = sess.run(&[], &fetches, &[])?;
-    let mut missing = Vec::new();
-    for (i, t) in out.iter().enumerate() {
-        if !t.scalar_value::<bool>()? {
-            missing.push(i);
-        }
-    }
-    Ok(missing)
-}
-
-fn names(g: &TrainGraph, idx: &[usize]) -> String {
-    let mut v: Vec<&str> = idx.iter().take(5).map(|&i| g.ready[i].0.as_str()).collect();
-    if idx.len() > 5 {
-        v.push("…");
-    }
-    v.join(", ")
-}
-
-/// How many times a worker starts a new session after a ps task failed.
-const MAX_RECOVERIES: usize = 20;
-
-/// Opens a session on this worker's master and gets the model ready: the chief
-/// initializes what the ps tasks do not hold (a restarted chief, or a chief after a ps
-/// restart, keeps whatever state is still there), the others wait for the chief.
-fn open_session(
-    target: &str,
-    g: &TrainGraph,
-    config: &ConfigProto,
-    is_chief: bool,
-    cfg: &DistConfig,
-    chief: Option<&Chief>,
-    on_progress: &mut impl FnMut(Progress),
-) -> Result<Arc<GrpcSession>, Status> {
-    let sess = Arc::new(GrpcSession::with_config(target, g.root.graph(), config.clone())?);
-    let ps = ps_targets(cfg)?;
-    // The first step creates the session, which waits (bounded) until every ps task answers.
-    if !ps.is_empty() {
-        on_progress(Progress::Waiting(format!("the ps tasks to answer ({})", ps.join(", "))));
-    }
-    if is_chief {
-        let mut missing = Vec::new();
-        let mut done_missing = false;
-        wait_until(
-            cfg.wait_timeout,
-            || {
-                missing = uninitialized(&sess, g)?;
-                done_missing = !sess.run(&[], &[&g.done_ready], &[])?[0].scalar_value::<bool>()?;
-                Ok(None)
-            },
-            |w| on_progress(Progress::Waiting(format!("the parameter servers: {w}"))),
-        )?;
-        if let (false, Some(c)) = (missing.is_empty(), chief) {
-            if let Some(p) = c.restore_latest(&*sess, &g.chief_nodes)? {
-                on_progress(Progress::Restored(p));
-                missing = uninitialized(&sess, g)?;
-            }
-        }
-        let mut targets: Vec<&Operation> = missing.iter().map(|&i| &g.initializers[i]).collect();
-        if done_missing {
-            targets.push(&g.done_init);
-        }
-        if !targets.is_empty() {
-            sess.run(&[], &[], &targets)?;
-        }
-    } else {
-        wait_until(
-            cfg.wait_timeout,
-            || {
-                let missing = uninitialized(&sess, g)?;
-                Ok((!missing.is_empty()).then(|| {
-                    format!(
-                        "the chief (/job:worker/task:0) to initialize {} variables ({})",
-                        missing.len(),
-                        names(g, &missing)
-                    )
-                }))
-            },
-            |w| on_progress(Progress::Waiting(w.to_string())),
-        )?;
-    }
-    if let Some(n) = &g.sync {
-        sync::init_replica(&sess, n, is_chief)?;
-    }
-    on_progress(Progress::Ready);
-    Ok(sess)
-}
-
 /// Trains as worker `cfg.task_index` until the global step reaches `cfg.train.steps`.
-pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Result<WorkerReport, Status> {
+pub fn run_worker(
+    cfg: &DistConfig,
+    on_progress: impl FnMut(Progress) + Send + 'static,
+) -> Result<WorkerReport, Status> {
+    let progress: SharedProgress = Arc::new(Mutex::new(on_progress));
     let task = cfg.task_index;
     let num_workers = cfg.cluster.num_tasks("worker")?;
     let is_chief = task == 0;
     let server = Server::new(&cfg.cluster, "worker", task, cfg.transport.server_options())?;
-    on_progress(Progress::Serving(server.target().to_string()));
+    say(&progress, Progress::Serving(server.target().to_string()));
     // Only this worker's shard of the training set is read into memory.
     let Mnist { train: shard, test } = read_mnist_shard(&cfg.train.data_dir, num_workers, task as usize)?;
     let worker_device = format!("/job:worker/task:{task}");
@@ -194,75 +113,67 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         }),
         ..Default::default()
     };
-    let mut chief = match (&cfg.logdir, is_chief) {
-        (Some(dir), true) => {
-            Some(Chief::new(dir.clone(), cfg.save_every, cfg.summary_steps, &g.root.graph().to_graph_def())?)
-        }
-        _ => None,
-    };
-    let mut sess = open_session(server.target(), &g, &config, is_chief, cfg, chief.as_ref(), &mut on_progress)?;
     let last_step = cfg.train.steps as i64;
-    // The chief's aggregation loop in sync mode (restarted with every new session).
-    let start_runner = |sess: &Arc<GrpcSession>| -> Result<Option<ChiefQueueRunner>, Status> {
-        match (&g.sync, is_chief) {
-            (Some(n), true) => {
-                let global = sess.run(&[], &[&g.global_step.value()], &[])?[0].scalar_value::<i64>()?;
-                sync::start_chief_runner(sess.clone(), n, global, last_step, cfg.wait_timeout).map(Some)
-            }
-            _ => Ok(None),
-        }
-    };
-    let mut runner = start_runner(&sess)?;
+    let mut hooks: Vec<Box<dyn SessionRunHook>> = Vec::new();
+    let mut runner: Arc<Mutex<Option<ChiefQueueRunner>>> = Arc::default();
+    if let Some(n) = &g.sync {
+        let (target, graph, config) = (server.target().to_string(), g.root.graph().clone(), config.clone());
+        let open = Box::new(move || GrpcSession::with_config(&target, &graph, config.clone()).map(Arc::new));
+        let hook = SyncHook::new(n, is_chief, &g.global_step.value(), last_step, cfg.wait_timeout, open);
+        runner = hook.runner.clone();
+        hooks.push(Box::new(hook));
+    }
+    let ps = ps_targets(cfg)?;
+    // The first step creates the session, which waits (bounded) until every ps task answers.
+    if !ps.is_empty() {
+        say(&progress, Progress::Waiting(format!("the ps tasks to answer ({})", ps.join(", "))));
+    }
+    let mut mts = MonitoredTrainingSession::new(
+        &g.root,
+        MonitoredOptions {
+            master: server.target().to_string(),
+            is_chief,
+            checkpoint_dir: cfg.logdir.clone(),
+            // The counter first: the sync hook's chief reads the global step after it.
+            chief_only_hooks: vec![g.done.chief_hook()],
+            hooks,
+            save_checkpoint_secs: Some(cfg.save_every),
+            save_checkpoint_steps: None,
+            save_summaries_steps: Some(cfg.summary_steps.max(1) as u64),
+            wait_timeout: cfg.wait_timeout,
+            step_timeout: cfg.step_timeout,
+            max_recoveries: MAX_RECOVERIES,
+            config,
+            session_factory: None,
+            saver: Some(g.saver.clone()),
+            listener: Some(listener(&progress)),
+        },
+    )?;
 
     let mut batches = shard.batches(cfg.train.batch, cfg.train.seed.wrapping_add(task as u64));
     let start = Instant::now();
     let gs = g.global_step.value();
     let mut local = 0usize;
     let mut loss = f32::NAN;
-    let mut recoveries = 0usize;
     let mut warm = None;
-    let mut global = sess.run(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
-    while global < cfg.train.steps as i64 {
+    let mut global = mts.raw_session()?.run(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
+    while global < last_step {
         let (x, y) = batches.next_batch();
         let mut feeds = vec![(&g.model.x, x), (&g.model.y, y)];
         if let Some(kp) = &g.model.keep_prob {
             feeds.push((kp, Tensor::scalar(cfg.train.keep_prob)));
         }
         // Sync: the token is the global step of the update this step waited for.
-        let mut fetches = vec![&g.model.loss, g.sync.as_ref().map_or(&gs, |n| &n.token)];
-        let want_summary = match (&chief, &g.chief_nodes.summary) {
-            (Some(c), Some(sm)) if (local + 1).is_multiple_of(c.summary_every) => {
-                fetches.push(sm);
-                true
-            }
-            _ => false,
+        let fetches = [&g.model.loss, g.sync.as_ref().map_or(&gs, |n| &n.token)];
+        let targets = [&g.train_op];
+        let out = match cfg.train.trace.as_ref().filter(|r| r.step == local + 1) {
+            Some(req) => mts.run_traced(&feeds, &fetches, &targets).and_then(|(out, meta)| {
+                write_trace(req, local + 1, meta)?;
+                Ok(out)
+            }),
+            None => mts.run(&feeds, &fetches, &targets),
         };
-        let out = match run_step_maybe_traced(
-            &*sess,
-            cfg.train.trace.as_ref(),
-            local + 1,
-            &feeds,
-            &fetches,
-            &[&g.train_op],
-        ) {
-            Ok(out) => out,
-            // A ps task restarted (its state is gone) or is down: start a new session,
-            // let the chief re-initialize what is missing, and go on.
-            Err(e) if matches!(e.code, Code::Aborted | Code::Unavailable) && recoveries < MAX_RECOVERIES => {
-                recoveries += 1;
-                on_progress(Progress::Recovering(format!("{} ({:?})", e.message, e.code)));
-                if let Some(r) = runner.take() {
-                    // It failed the same way (or is about to); its error is this one.
-                    let _ = r.stop();
-                }
-                drop(sess);
-                sess = open_session(server.target(), &g, &config, is_chief, cfg, chief.as_ref(), &mut on_progress)?;
-                runner = start_runner(&sess)?;
-                global = sess.run(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
-                continue;
-            }
-            Err(e) => return Err(sync_error(e, &g, runner.take())),
-        };
+        let out = out.map_err(|e| sync_error(e, &g, runner.lock().unwrap_or_else(|e| e.into_inner()).take()))?;
         loss = out[0].scalar_value::<f32>()?;
         global = out[1].scalar_value::<i64>()?;
         local += 1;
@@ -274,17 +185,9 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
                 "loss became {loss} at global step {global} on {worker_device}; lower the learning rate"
             )));
         }
-        on_progress(Progress::Step { local, global, loss });
-        if let Some(c) = chief.as_mut() {
-            if want_summary {
-                c.add_summary(&out[2], global)?;
-            }
-            if let Some(p) = c.maybe_save(&*sess, &g.chief_nodes, global, false)? {
-                on_progress(Progress::Saved(p));
-            }
-        }
+        say(&progress, Progress::Step { local, global, loss });
     }
-    if let Some(r) = runner.take() {
+    if let Some(r) = runner.lock().unwrap_or_else(|e| e.into_inner()).take() {
         r.stop().map_err(|e| e.context("the sync replicas aggregation loop failed"))?;
     }
     // The training loop's time: the final checkpoint below is not part of it.
@@ -293,36 +196,28 @@ pub fn run_worker(cfg: &DistConfig, mut on_progress: impl FnMut(Progress)) -> Re
         .map(|t: Instant| t.elapsed().as_secs_f64())
         .filter(|_| local > WARMUP_STEPS)
         .map(|secs| (local - WARMUP_STEPS) as f64 / secs.max(1e-9));
-    if let Some(c) = chief.as_mut() {
-        if let Some(p) = c.maybe_save(&*sess, &g.chief_nodes, global, true)? {
-            on_progress(Progress::Saved(p));
-        }
-    }
-    sess.run(&[], &[], &[&g.done_inc])?;
+    g.done.finished(mts.raw_session()?)?;
 
     let mut test_accuracy = None;
     if is_chief {
-        let acc = evaluate(&*sess, &g.model, &test)?;
-        on_progress(Progress::Evaluated(acc));
-        if let Some(c) = chief.as_mut() {
-            c.finish(acc, global)?;
-        }
+        let sess = mts.raw_session()?;
+        let acc = evaluate(sess, &g.model, &test)?;
+        say(&progress, Progress::Evaluated(acc));
         test_accuracy = Some(acc);
-        let done = g.done.value();
-        let finished = wait_until(
-            cfg.wait_timeout,
-            || {
-                let n = sess.run(&[], &[&done], &[])?[0].scalar_value::<i32>()? as usize;
-                Ok((n < num_workers).then(|| format!("{} of {num_workers} workers to finish", num_workers - n)))
-            },
-            |w| on_progress(Progress::Waiting(w.to_string())),
-        );
+        let finished =
+            g.done.wait_all(sess, num_workers, cfg.wait_timeout, |w| say(&progress, Progress::Waiting(w.to_string())));
         if let Err(e) = finished {
-            on_progress(Progress::Waiting(format!("stopping the ps tasks anyway: {}", e.message)));
+            say(&progress, Progress::Waiting(format!("stopping the ps tasks anyway: {}", e.message)));
         }
-        drop(sess);
-        on_progress(Progress::StoppingPs);
-        for t in ps_targets(cfg)? {
+    }
+    // The chief's last checkpoint and summaries.
+    mts.close()?;
+    if is_chief {
+        if let (Some(dir), Some(acc)) = (&cfg.logdir, test_accuracy) {
+            record_accuracy(dir, acc, global)?;
+        }
+        say(&progress, Progress::StoppingPs);
+        for t in ps {
             if let Err(e) = shutdown_server(&t, "training finished") {
                 tracing::warn!(target = %t, error = %e, "could not stop a ps task");
             }

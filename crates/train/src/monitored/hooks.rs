@@ -160,8 +160,10 @@ pub struct CheckpointSaverHook {
     global_step: String,
     trigger: Trigger,
     last_saved_step: Option<i64>,
-    last_step: Option<i64>,
+    /// Whether a step ran (the session's end then saves a last checkpoint).
+    ran: bool,
     saved: Vec<String>,
+    listener: Option<super::Listener>,
 }
 
 impl CheckpointSaverHook {
@@ -173,9 +175,16 @@ impl CheckpointSaverHook {
             global_step: global_step.name(),
             trigger: Trigger { every, last: Some(Instant::now()), steps: 0 },
             last_saved_step: None,
-            last_step: None,
+            ran: false,
             saved: Vec::new(),
+            listener: None,
         }
+    }
+
+    /// Tells `listener` of every checkpoint saved.
+    pub fn with_listener(mut self, listener: Option<super::Listener>) -> CheckpointSaverHook {
+        self.listener = listener;
+        self
     }
 
     /// The checkpoints this hook wrote, oldest first.
@@ -187,6 +196,9 @@ impl CheckpointSaverHook {
         let prefix = self.dir.join("model.ckpt").display().to_string();
         let p = self.saver.save(session, &prefix, Some(step))?;
         tracing::info!(checkpoint = %p, step, "saved checkpoint");
+        if let Some(l) = &self.listener {
+            l(super::SessionEvent::Saved(p.clone()));
+        }
         self.saved.push(p);
         self.last_saved_step = Some(step);
         Ok(())
@@ -203,12 +215,10 @@ impl SessionRunHook for CheckpointSaverHook {
         })
     }
 
-    fn before_run(&mut self) -> Vec<String> {
-        vec![self.global_step.clone()]
-    }
-
-    fn after_run(&mut self, values: &[Tensor], ctx: &mut RunContext) -> Result<(), Status> {
-        self.last_step = Some(global_step_of(values, 0)? + 1);
+    fn after_run(&mut self, _values: &[Tensor], ctx: &mut RunContext) -> Result<(), Status> {
+        // Nothing is fetched with the step: a checkpoint reads the global step when it is
+        // taken, which is rare, rather than every step carrying it.
+        self.ran = true;
         self.trigger.step();
         if self.trigger.due() {
             self.trigger.fired();
@@ -220,7 +230,7 @@ impl SessionRunHook for CheckpointSaverHook {
     }
 
     fn end(&mut self, session: &dyn StepRunner) -> Result<(), Status> {
-        if self.last_step.is_none() {
+        if !self.ran {
             return Ok(());
         }
         let step = read_step(session, &self.global_step)?;

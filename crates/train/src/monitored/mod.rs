@@ -13,16 +13,17 @@
 //! `save_summaries_secs` (taken between steps, not on background threads).
 
 mod hooks;
+mod scaffold;
 mod supervisor;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferroflow_core::proto::ConfigProto;
+use ferroflow_core::proto::{ConfigProto, RunMetadata};
 use ferroflow_core::{Code, Status, Tensor};
 use ferroflow_distributed::GrpcSession;
-use ferroflow_graph::{get_or_create_global_step, global_variables, Graph, Operation, Output, Scope, Variable};
+use ferroflow_graph::{get_or_create_global_step, Graph, Operation, Output, Scope, Variable};
 use ferroflow_runtime::{DirectSession, RunOptions, StepRunner};
 
 pub use hooks::{
@@ -30,8 +31,8 @@ pub use hooks::{
 };
 pub use supervisor::{ManagedSession, Supervisor, SupervisorOptions};
 
-use crate::dist::wait_until;
-use crate::saver::{latest_checkpoint, Saver};
+use crate::saver::Saver;
+use scaffold::Scaffold;
 
 /// A session owned by a monitored session.
 pub type BoxSession = Box<dyn StepRunner + Send + Sync>;
@@ -75,7 +76,31 @@ pub struct MonitoredOptions {
     pub config: ConfigProto,
     /// Opens sessions instead of [`open_session`] (wrappers, tests).
     pub session_factory: Option<SessionFactory>,
+    /// The saver the chief restores and checkpoints with (TensorFlow's `Scaffold.saver`);
+    /// `None`: one over every saveable variable.
+    pub saver: Option<Arc<Saver>>,
+    /// Told what the session waits for, restores, saves and recovers from (a progress
+    /// view); everything is also logged with `tracing`.
+    pub listener: Option<Listener>,
 }
+
+/// What a monitored session tells its [`Listener`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum SessionEvent {
+    /// Waiting for something (the parameter servers, the chief) to become ready.
+    Waiting(String),
+    /// The chief restored this checkpoint.
+    Restored(String),
+    /// The model is ready and the hooks have seen the new session.
+    Ready,
+    /// A step failed with this error; a new session is being opened.
+    Recovering(String),
+    /// The chief saved this checkpoint.
+    Saved(String),
+}
+
+/// Receives a monitored session's [`SessionEvent`]s.
+pub type Listener = Arc<dyn Fn(SessionEvent) + Send + Sync>;
 
 /// Opens a session for a graph (see [`MonitoredOptions::session_factory`]).
 pub type SessionFactory = Arc<dyn Fn(&Graph) -> Result<BoxSession, Status> + Send + Sync>;
@@ -96,84 +121,9 @@ impl Default for MonitoredOptions {
             max_recoveries: 20,
             config: ConfigProto::default(),
             session_factory: None,
+            saver: None,
+            listener: None,
         }
-    }
-}
-
-/// What makes a model ready (TensorFlow's `Scaffold`): per-variable initializers and
-/// `is_initialized` checks, and the saver the chief restores with.
-struct Scaffold {
-    /// (variable name, is_initialized, initializer) of every global variable.
-    vars: Vec<(String, String, String)>,
-    saver: Option<Arc<Saver>>,
-}
-
-impl Scaffold {
-    fn new(root: &Scope, with_saver: bool) -> Result<Scaffold, Status> {
-        let s = root.sub("scaffold");
-        let vars = global_variables(root.graph())?
-            .iter()
-            .map(|v| (v.name().to_string(), v.is_initialized(&s).name(), v.initializer().name))
-            .collect();
-        let saver = if with_saver { Some(Arc::new(Saver::new(root)?)) } else { None };
-        root.status()?;
-        Ok(Scaffold { vars, saver })
-    }
-
-    /// Names of the variables not initialized yet.
-    fn uninitialized(&self, sess: &dyn StepRunner) -> Result<Vec<usize>, Status> {
-        let fetches: Vec<String> = self.vars.iter().map(|v| v.1.clone()).collect();
-        let out = sess.run_by_name(&[], &fetches, &[], &RunOptions::default())?;
-        let mut missing = Vec::new();
-        for (i, t) in out.iter().enumerate() {
-            if !t.scalar_value::<bool>()? {
-                missing.push(i);
-            }
-        }
-        Ok(missing)
-    }
-
-    fn describe(&self, idx: &[usize]) -> String {
-        let mut v: Vec<&str> = idx.iter().take(5).map(|&i| self.vars[i].0.as_str()).collect();
-        if idx.len() > 5 {
-            v.push("…");
-        }
-        v.join(", ")
-    }
-
-    /// Chief: restores the latest checkpoint of `dir` if the model is not fully
-    /// initialized and one exists, then initializes whatever is still missing.
-    fn prepare_chief(&self, sess: &dyn StepRunner, dir: Option<&PathBuf>) -> Result<(), Status> {
-        let missing = self.uninitialized(sess)?;
-        if missing.is_empty() {
-            return Ok(());
-        }
-        if let (Some(saver), Some(dir)) = (&self.saver, dir) {
-            if let Some(p) = latest_checkpoint(dir)? {
-                saver.restore(sess, &p)?;
-                tracing::info!(checkpoint = %p, "restored the model");
-            }
-        }
-        let missing = self.uninitialized(sess)?;
-        if !missing.is_empty() {
-            let targets: Vec<String> = missing.iter().map(|&i| self.vars[i].2.clone()).collect();
-            sess.run_by_name(&[], &[], &targets, &RunOptions::default())?;
-        }
-        Ok(())
-    }
-
-    /// Non-chief: waits until every variable is initialized.
-    fn wait_ready(&self, sess: &dyn StepRunner, timeout: Duration) -> Result<(), Status> {
-        wait_until(
-            timeout,
-            || {
-                let missing = self.uninitialized(sess)?;
-                Ok((!missing.is_empty()).then(|| {
-                    format!("the chief to initialize {} variable(s): {}", missing.len(), self.describe(&missing))
-                }))
-            },
-            |what| tracing::info!("waiting for {what}"),
-        )
     }
 }
 
@@ -200,7 +150,7 @@ impl MonitoredTrainingSession {
     pub fn new(root: &Scope, mut opts: MonitoredOptions) -> Result<MonitoredTrainingSession, Status> {
         let global_step = get_or_create_global_step(root);
         let chief_dir = if opts.is_chief { opts.checkpoint_dir.clone() } else { None };
-        let scaffold = Scaffold::new(root, chief_dir.is_some())?;
+        let scaffold = Scaffold::new(root, opts.saver.clone(), chief_dir.is_some(), opts.listener.clone())?;
         let mut hooks = std::mem::take(&mut opts.hooks);
         if opts.is_chief {
             hooks.append(&mut opts.chief_only_hooks);
@@ -212,7 +162,8 @@ impl MonitoredTrainingSession {
                 (None, None) => None,
             };
             if let Some(every) = every {
-                hooks.push(Box::new(CheckpointSaverHook::new(dir, saver.clone(), &global_step.value(), every)));
+                let hook = CheckpointSaverHook::new(dir, saver.clone(), &global_step.value(), every);
+                hooks.push(Box::new(hook.with_listener(opts.listener.clone())));
             }
             if let (Some(n), Some(summary)) = (opts.save_summaries_steps, crate::summary::merge_all(root)) {
                 hooks.push(Box::new(SummarySaverHook::new(dir, &summary, &global_step.value(), Every::Steps(n))?));
@@ -243,7 +194,7 @@ impl MonitoredTrainingSession {
             None => open_session(&self.opts.master, &self.graph, &self.opts.config)?,
         };
         if self.opts.is_chief {
-            self.scaffold.prepare_chief(sess.as_ref(), self.opts.checkpoint_dir.as_ref())?;
+            self.scaffold.prepare_chief(sess.as_ref(), self.opts.checkpoint_dir.as_ref(), self.opts.wait_timeout)?;
         } else {
             self.scaffold.wait_ready(sess.as_ref(), self.opts.wait_timeout)?;
         }
@@ -251,6 +202,7 @@ impl MonitoredTrainingSession {
             h.after_create_session(sess.as_ref())?;
         }
         self.session = Some(sess);
+        self.scaffold.say(SessionEvent::Ready);
         Ok(())
     }
 
@@ -296,15 +248,38 @@ impl MonitoredTrainingSession {
         fetches: &[String],
         targets: &[String],
     ) -> Result<Vec<Tensor>, Status> {
+        self.run_by_name_meta(feeds, fetches, targets, false).map(|(t, _)| t)
+    }
+
+    /// [`MonitoredTrainingSession::run`] traced (FULL_TRACE): also returns the step's
+    /// `RunMetadata` with every device's step stats.
+    pub fn run_traced(
+        &mut self,
+        feeds: &[(&Output, Tensor)],
+        fetches: &[&Output],
+        targets: &[&Operation],
+    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+        let (f, x, t) = ferroflow_runtime::step_names(feeds, fetches, targets);
+        self.run_by_name_meta(&f, &x, &t, true)
+    }
+
+    fn run_by_name_meta(
+        &mut self,
+        feeds: &[(String, Tensor)],
+        fetches: &[String],
+        targets: &[String],
+        trace: bool,
+    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         if self.closed {
             return Err(Status::failed_precondition("Run called on a closed MonitoredTrainingSession"));
         }
         let mut recoveries = 0;
         loop {
-            match self.run_once(feeds, fetches, targets) {
+            match self.run_once(feeds, fetches, targets, trace) {
                 Err(e) if recoverable(&e) && recoveries < self.opts.max_recoveries => {
                     recoveries += 1;
                     tracing::warn!(error = %e, attempt = recoveries, "step failed; opening a new session");
+                    self.scaffold.say(SessionEvent::Recovering(format!("{} ({:?})", e.message, e.code)));
                     loop {
                         match self.create_session() {
                             Ok(()) => break,
@@ -326,7 +301,8 @@ impl MonitoredTrainingSession {
         feeds: &[(String, Tensor)],
         fetches: &[String],
         targets: &[String],
-    ) -> Result<Vec<Tensor>, Status> {
+        trace: bool,
+    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         let sess = match &self.session {
             Some(s) => s,
             None => return Err(Status::unavailable("no open session (the last recovery failed)")),
@@ -336,8 +312,8 @@ impl MonitoredTrainingSession {
         for e in &extra {
             all.extend(e.iter().cloned());
         }
-        let opts = RunOptions { timeout: Some(self.opts.step_timeout), ..Default::default() };
-        let mut out = sess.run_by_name(feeds, &all, targets, &opts)?;
+        let opts = RunOptions { timeout: Some(self.opts.step_timeout), trace, ..Default::default() };
+        let (mut out, meta) = sess.run_by_name_meta(feeds, &all, targets, &opts)?;
         let mut hook_values = out.split_off(fetches.len());
         let mut ctx = RunContext { session: sess.as_ref(), stop: false };
         for (h, e) in self.hooks.iter_mut().zip(&extra) {
@@ -346,7 +322,7 @@ impl MonitoredTrainingSession {
             hook_values = rest;
         }
         self.stop |= ctx.stop;
-        Ok(out)
+        Ok((out, meta))
     }
 
     /// Ends the hooks (the chief's checkpoint hook saves a last checkpoint) and closes the

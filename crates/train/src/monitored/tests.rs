@@ -224,3 +224,72 @@ fn supervisor_managed_session() {
     assert!(p.ends_with("model.ckpt-15"), "{p}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+fn saver_of_w(m: &Model) -> crate::saver::Saver {
+    let opts = crate::saver::SaverOptions { var_list: Some(vec![m.w.clone()]), ..Default::default() };
+    crate::saver::Saver::with_options(&m.root, opts).unwrap()
+}
+
+#[test]
+fn the_listener_hears_ready_saves_and_restores_and_a_given_saver_is_used() {
+    let dir = tmpdir("listener");
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let h2 = heard.clone();
+    let listener: Listener = Arc::new(move |e| h2.lock().unwrap().push(e));
+    let run = |steps: usize| {
+        let m = model();
+        // A saver of `w` only: the global step is not in its checkpoints.
+        let saver = Arc::new(saver_of_w(&m));
+        let opts = MonitoredOptions {
+            checkpoint_dir: Some(dir.clone()),
+            save_checkpoint_steps: Some(2),
+            saver: Some(saver),
+            listener: Some(listener.clone()),
+            ..Default::default()
+        };
+        let mut sess = MonitoredTrainingSession::new(&m.root, opts).unwrap();
+        for _ in 0..steps {
+            sess.run(&[], &[], &[&m.train]).unwrap();
+        }
+        let (out, meta) = sess.run_traced(&[], &[&m.loss], &[]).unwrap();
+        assert!(out[0].scalar_value::<f32>().unwrap() < 36.0);
+        assert!(meta.step_stats.is_some_and(|s| !s.dev_stats.is_empty()), "a traced step has step stats");
+        let w = value(sess.raw_session().unwrap(), &m.w.value());
+        let gs = step_of(sess.raw_session().unwrap(), &get_or_create_global_step(&m.root));
+        sess.close().unwrap();
+        (w, gs)
+    };
+    let (w, gs) = run(3);
+    assert_eq!(gs, 3);
+    {
+        let got = heard.lock().unwrap();
+        assert_eq!(got[0], SessionEvent::Ready, "{got:?}");
+        let saved: Vec<&String> =
+            got.iter().filter_map(|e| if let SessionEvent::Saved(p) = e { Some(p) } else { None }).collect();
+        // Every 2 runs: global step 2, then 3 at the traced run (which trains nothing).
+        assert_eq!(saved.len(), 2, "{got:?}");
+        assert!(saved[0].ends_with("model.ckpt-2") && saved[1].ends_with("model.ckpt-3"), "{got:?}");
+    }
+    heard.lock().unwrap().clear();
+    // A second run restores `w` with the given saver; the global step (not saved) restarts.
+    let m = model();
+    let saver = Arc::new(saver_of_w(&m));
+    let opts = MonitoredOptions {
+        checkpoint_dir: Some(dir.clone()),
+        save_checkpoint_secs: None,
+        saver: Some(saver),
+        listener: Some(listener.clone()),
+        ..Default::default()
+    };
+    let sess = MonitoredTrainingSession::new(&m.root, opts).unwrap();
+    let raw = sess.raw_session().unwrap();
+    assert_eq!(value(raw, &m.w.value()), w);
+    assert_eq!(step_of(raw, &get_or_create_global_step(&m.root)), 0);
+    let got = heard.lock().unwrap().clone();
+    assert!(
+        matches!(&got[..], [SessionEvent::Restored(p), SessionEvent::Ready] if p.ends_with("model.ckpt-3")),
+        "{got:?}"
+    );
+    drop(sess);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
