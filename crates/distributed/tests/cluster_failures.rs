@@ -98,9 +98,9 @@ fn a_down_task_is_named_with_its_address_and_the_refused_connection() {
     // Nothing listens on the ps's port: a step on the ps retries GetStatus until the
     // session's operation timeout, then says which task, where, and why (not just
     // "deadline").
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let dead_addr = dead.local_addr().unwrap().to_string();
-    drop(dead);
+    // Port 1: never handed out by a bind to port 0 (a port freed here could be taken by
+    // another test's server in this process and answer the step), and nothing listens there.
+    let dead_addr = "127.0.0.1:1".to_string();
     let cluster =
         ferroflow_distributed::ClusterSpec::new(&[("worker", vec!["127.0.0.1:0"]), ("ps", vec![dead_addr.as_str()])])
             .unwrap();
