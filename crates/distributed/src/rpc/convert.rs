@@ -3,9 +3,11 @@
 //! clients do the reverse. Encoding a tensor shares its buffer (no copy); decoding
 //! copies it once and checks it against its declared dtype and shape.
 
-use ferroflow_core::proto::{NamedTensorProto, RunGraphRequest, RunGraphResponse};
+use ferroflow_core::proto::{NamedTensorProto, RunGraphRequest, RunGraphResponse, RunStepRequest, RunStepResponse};
 use ferroflow_core::{Status, Tensor};
 
+use super::status_in_body::StatusInBody;
+use crate::master_api::{RunStepCall, RunStepReply};
 use crate::worker_api::{RunGraphCall, RunGraphReply};
 
 /// Named tensors as protos.
@@ -49,6 +51,35 @@ impl RunGraphReply {
         Ok(RunGraphReply {
             recv: from_named(resp.recv, &format!("{what}: returned tensor"))?,
             step_stats: resp.step_stats,
+        })
+    }
+}
+
+impl RunStepCall {
+    /// A received request, its fed tensors decoded.
+    pub(crate) fn from_proto(mut req: RunStepRequest) -> Result<RunStepCall, Status> {
+        let feeds = from_named(std::mem::take(&mut req.feed), "RunStep: fed tensor")?;
+        Ok(RunStepCall { req, feeds })
+    }
+
+    /// The request to send.
+    pub(crate) fn into_proto(self) -> RunStepRequest {
+        RunStepRequest { feed: to_named(self.feeds), ..self.req }
+    }
+}
+
+impl RunStepReply {
+    /// The reply to send.
+    pub(crate) fn into_proto(self) -> RunStepResponse {
+        RunStepResponse { tensor: to_named(self.tensors), metadata: self.metadata, ..Default::default() }
+    }
+
+    /// A received reply, an error in its body returned as the error, its tensors decoded.
+    pub(crate) fn from_proto(resp: RunStepResponse, what: &str) -> Result<RunStepReply, Status> {
+        let resp = resp.into_result()?;
+        Ok(RunStepReply {
+            tensors: from_named(resp.tensor, &format!("{what}: fetched tensor"))?,
+            metadata: resp.metadata,
         })
     }
 }

@@ -8,11 +8,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferroflow_core::proto::{NamedTensorProto, RunStepRequest, RunStepResponse};
+use ferroflow_core::proto::{RunStepRequest, RunStepResponse};
 use ferroflow_core::Status;
 use tonic::body::Body;
 
-use super::convert::{from_named, to_named};
 use super::status_in_body::{encode_or_in_body, StatusInBody};
 use crate::master::Master;
 use crate::master_api::{RunStepCall, RunStepReply};
@@ -22,33 +21,6 @@ use crate::tensor_wire::encode_run_step;
 
 /// The gRPC path this module serves.
 pub(crate) const PATH: &str = "/tensorflow.MasterService/RunStep";
-
-impl RunStepCall {
-    /// A received request, its fed tensors decoded.
-    pub(crate) fn from_proto(mut req: RunStepRequest) -> Result<RunStepCall, Status> {
-        let feeds = from_named(std::mem::take(&mut req.feed), "RunStep: fed tensor")?;
-        Ok(RunStepCall { req, feeds })
-    }
-
-    /// The request to send.
-    pub(crate) fn into_proto(self) -> RunStepRequest {
-        RunStepRequest { feed: to_named(self.feeds), ..self.req }
-    }
-}
-
-impl RunStepReply {
-    /// The reply to send.
-    pub(crate) fn into_proto(self) -> RunStepResponse {
-        RunStepResponse { tensor: to_named(self.tensors), metadata: self.metadata, ..Default::default() }
-    }
-
-    /// A received reply, an error in its body returned as the error, its tensors decoded.
-    pub(crate) fn from_proto(resp: RunStepResponse, what: &str) -> Result<RunStepReply, Status> {
-        let resp = resp.into_result()?;
-        let tensors: Vec<NamedTensorProto> = resp.tensor;
-        Ok(RunStepReply { tensors: from_named(tensors, &format!("{what}: fetched tensor"))?, metadata: resp.metadata })
-    }
-}
 
 /// One RunStep on `master`: the reply, or the error, in the body when the caller asked
 /// for that (TensorFlow's clients do), else as the call's status.
