@@ -22,6 +22,7 @@
 //! 4-byte fetches between them (1500 pairs) and prints both medians, so that the host's
 //! drift, which moves single runs by 20–50 %, hits both sides alike.
 
+use ferroflow_runtime::StepRunner;
 use std::time::Instant;
 
 use ferroflow_core::{DataType, Tensor};

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use ferroflow_core::proto::*;
 use ferroflow_core::{Status, Tensor};
-use ferroflow_graph::{Graph, Operation, Output};
+use ferroflow_graph::Graph;
 use ferroflow_runtime::RunOptions;
 
 use crate::channels::{endpoint, strip_scheme};
@@ -38,6 +38,7 @@ struct State {
 /// ```no_run
 /// use ferroflow_distributed::{GrpcSession, Server};
 /// use ferroflow_graph::{ops, Scope};
+/// use ferroflow_runtime::StepRunner;
 /// let server = Server::create_local_server().unwrap();
 /// let s = Scope::new_root();
 /// let c = ops::constant(&s, 3.0f32);
@@ -224,32 +225,52 @@ impl GrpcSession {
         }
     }
 
-    /// Runs one step: feeds replace tensors, fetches are returned in order, targets are run.
-    pub fn run(
-        &self,
-        feeds: &[(&Output, Tensor)],
-        fetches: &[&Output],
-        targets: &[&Operation],
-    ) -> Result<Vec<Tensor>, Status> {
-        let (f, x, t) = ferroflow_runtime::step_names(feeds, fetches, targets);
-        self.run_by_name(&f, &x, &t, &RunOptions::default())
+    /// A step's fetched tensors in the order of `fetches`.
+    fn in_fetch_order(&self, mut got: Vec<(String, Tensor)>, fetches: &[String]) -> Result<Vec<Tensor>, Status> {
+        let mut out = Vec::with_capacity(fetches.len());
+        for f in fetches {
+            let at = got.iter().position(|(name, _)| name == f).ok_or_else(|| {
+                Status::internal(format!("RunStep reply from {} has no tensor named '{f}'", self.target))
+            })?;
+            out.push(got.swap_remove(at).1);
+        }
+        Ok(out)
     }
 
-    /// Runs one step with tensors (`node:idx`) and targets (node names) given by name.
-    pub fn run_by_name(
-        &self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        opts: &RunOptions,
-    ) -> Result<Vec<Tensor>, Status> {
-        self.run_by_name_meta(feeds, fetches, targets, opts).map(|(t, _)| t)
+    /// The devices of the session (creating it first if needed).
+    pub fn list_devices(&self) -> Result<Vec<DeviceAttributes>, Status> {
+        let handle = self.sync_graph()?;
+        let req = ListDevicesRequest { session_handle: handle };
+        let r = self.rpc("ListDevices", RPC_TIMEOUT, |m, d| Box::pin(async move { m.list_devices(req, d).await }))?;
+        Ok(r.local_device.into_iter().chain(r.remote_device).collect())
     }
 
-    /// [`GrpcSession::run_by_name`], also returning the step's `RunMetadata`: with
-    /// `opts.trace`, the step stats of every device that ran (FULL_TRACE); with
-    /// `opts.output_partition_graphs`, the partition graphs.
-    pub fn run_by_name_meta(
+    /// Closes the session (its worker sessions are deleted; ps variables stay).
+    pub fn close(&self) -> Result<(), Status> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if st.closed {
+            return Ok(());
+        }
+        st.closed = true;
+        let Some(h) = st.handle.take() else { return Ok(()) };
+        let req = CloseSessionRequest { session_handle: h };
+        self.rpc("CloseSession", RPC_TIMEOUT, |m, d| Box::pin(async move { m.close_session(req, d).await }))?;
+        Ok(())
+    }
+
+    /// Closes every session of the master at `target` and clears resource containers
+    /// (all if `containers` is empty) on its cluster (TensorFlow's `Session.reset`).
+    pub fn reset(target: &str, containers: &[String]) -> Result<(), Status> {
+        let master = remote_master(target, target.to_string())?;
+        let req = ResetRequest { container: containers.to_vec(), device_filters: vec![] };
+        let deadline = Instant::now() + RPC_TIMEOUT;
+        block_on(async move { master.reset(req, deadline).await })?;
+        Ok(())
+    }
+}
+
+impl ferroflow_runtime::StepRunner for GrpcSession {
+    fn run_by_name_meta(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],
@@ -301,49 +322,6 @@ impl GrpcSession {
         let reply = reply?;
         Ok((self.in_fetch_order(reply.tensors, fetches)?, reply.metadata.unwrap_or_default()))
     }
-
-    /// A step's fetched tensors in the order of `fetches`.
-    fn in_fetch_order(&self, mut got: Vec<(String, Tensor)>, fetches: &[String]) -> Result<Vec<Tensor>, Status> {
-        let mut out = Vec::with_capacity(fetches.len());
-        for f in fetches {
-            let at = got.iter().position(|(name, _)| name == f).ok_or_else(|| {
-                Status::internal(format!("RunStep reply from {} has no tensor named '{f}'", self.target))
-            })?;
-            out.push(got.swap_remove(at).1);
-        }
-        Ok(out)
-    }
-
-    /// The devices of the session (creating it first if needed).
-    pub fn list_devices(&self) -> Result<Vec<DeviceAttributes>, Status> {
-        let handle = self.sync_graph()?;
-        let req = ListDevicesRequest { session_handle: handle };
-        let r = self.rpc("ListDevices", RPC_TIMEOUT, |m, d| Box::pin(async move { m.list_devices(req, d).await }))?;
-        Ok(r.local_device.into_iter().chain(r.remote_device).collect())
-    }
-
-    /// Closes the session (its worker sessions are deleted; ps variables stay).
-    pub fn close(&self) -> Result<(), Status> {
-        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if st.closed {
-            return Ok(());
-        }
-        st.closed = true;
-        let Some(h) = st.handle.take() else { return Ok(()) };
-        let req = CloseSessionRequest { session_handle: h };
-        self.rpc("CloseSession", RPC_TIMEOUT, |m, d| Box::pin(async move { m.close_session(req, d).await }))?;
-        Ok(())
-    }
-
-    /// Closes every session of the master at `target` and clears resource containers
-    /// (all if `containers` is empty) on its cluster (TensorFlow's `Session.reset`).
-    pub fn reset(target: &str, containers: &[String]) -> Result<(), Status> {
-        let master = remote_master(target, target.to_string())?;
-        let req = ResetRequest { container: containers.to_vec(), device_filters: vec![] };
-        let deadline = Instant::now() + RPC_TIMEOUT;
-        block_on(async move { master.reset(req, deadline).await })?;
-        Ok(())
-    }
 }
 
 impl Drop for GrpcSession {
@@ -381,16 +359,4 @@ pub fn server_info(target: &str) -> Result<crate::control::proto::ServerInfoResp
             .map_err(|e| from_grpc(&e, &what))
     })?;
     Ok(r.into_inner())
-}
-
-impl ferroflow_runtime::StepRunner for GrpcSession {
-    fn run_by_name_meta(
-        &self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        opts: &RunOptions,
-    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
-        self.run_by_name_meta(feeds, fetches, targets, opts)
-    }
 }

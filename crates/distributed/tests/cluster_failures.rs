@@ -4,6 +4,7 @@
 
 mod common;
 
+use ferroflow_runtime::StepRunner;
 use std::time::{Duration, Instant};
 
 use common::Cluster;

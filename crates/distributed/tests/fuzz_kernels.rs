@@ -8,6 +8,7 @@
 
 mod fuzz;
 
+use ferroflow_runtime::StepRunner;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 

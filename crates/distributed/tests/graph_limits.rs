@@ -5,6 +5,7 @@
 
 mod common;
 
+use ferroflow_runtime::StepRunner;
 use std::time::Duration;
 
 use common::rt;

@@ -8,6 +8,7 @@ use common::Cluster;
 use ferroflow_core::{Code, DataType, Tensor};
 use ferroflow_distributed::GrpcSession;
 use ferroflow_graph::{ops, while_loop_v1, Scope};
+use ferroflow_runtime::StepRunner;
 
 const PS: &str = "/job:ps/task:0";
 

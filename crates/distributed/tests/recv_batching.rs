@@ -10,6 +10,7 @@ use ferroflow_core::{Code, DataType, Tensor};
 use ferroflow_distributed::GrpcSession;
 use ferroflow_graph::{ops, Scope};
 use ferroflow_runtime::RunOptions;
+use ferroflow_runtime::StepRunner;
 
 #[test]
 fn receives_from_one_peer_share_a_call_and_arrive_as_they_are_ready() {

@@ -8,6 +8,7 @@ use ferroflow_core::proto::ConfigProto;
 use ferroflow_core::{Code, DataType, Tensor};
 use ferroflow_distributed::{GrpcSession, ServerOptions};
 use ferroflow_graph::{define_function, ops, Scope};
+use ferroflow_runtime::StepRunner;
 
 const PS: &str = "/job:ps/replica:0/task:0/device:CPU:0";
 const WORKER: &str = "/job:worker/replica:0/task:0/device:CPU:0";

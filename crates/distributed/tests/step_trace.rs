@@ -9,6 +9,7 @@ use ferroflow_core::proto::{RunMetadata, StepStats};
 use ferroflow_core::Tensor;
 use ferroflow_distributed::GrpcSession;
 use ferroflow_graph::{ops, Scope};
+use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
 
 fn nodes_on<'a>(stats: &'a StepStats, device: &str) -> Vec<&'a str> {

@@ -4,6 +4,7 @@
 
 mod common;
 
+use ferroflow_runtime::StepRunner;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

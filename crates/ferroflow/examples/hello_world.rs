@@ -10,6 +10,7 @@
 
 use ferroflow::{ops, Scope, Tensor};
 use ferroflow_distributed::{GrpcSession, Server};
+use ferroflow_runtime::StepRunner;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let external = std::env::args().nth(1);

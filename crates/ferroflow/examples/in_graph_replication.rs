@@ -12,6 +12,7 @@ use ferroflow::train::models::head;
 use ferroflow::train::optimizer::{Adam, GradAndVar, Optimizer};
 use ferroflow::{ops, ClusterSpec, DataType, Output, Scope, Server, ServerOptions, Session, Tensor};
 use ferroflow_graph::{global_variables_initializer, gradients, Variable};
+use ferroflow_runtime::StepRunner;
 
 /// A weight of the given shape, truncated normal σ = 0.1 (seeded).
 fn weight(s: &Scope, name: &str, shape: &[i32], seed: i64) -> Variable {

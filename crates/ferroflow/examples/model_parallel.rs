@@ -15,6 +15,7 @@ use ferroflow::train::optimizer::{Adam, Optimizer};
 use ferroflow::train::{replica_device_setter, ReplicaDeviceSetter};
 use ferroflow::{ops, ClusterSpec, DataType, Scope, Server, ServerOptions, Session};
 use ferroflow_graph::global_variables_initializer;
+use ferroflow_runtime::StepRunner;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (cluster, _servers) = match std::env::args().nth(1) {

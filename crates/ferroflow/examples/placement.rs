@@ -10,6 +10,7 @@
 //! cargo run --example placement -- --role worker --cluster "$C"
 //! ```
 
+use ferroflow_runtime::StepRunner;
 use std::process::Command;
 
 use ferroflow::{ops, DataType, Scope, Tensor};

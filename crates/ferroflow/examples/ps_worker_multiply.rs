@@ -16,6 +16,7 @@
 //! The ps serves until a worker started with `--stop-ps` tells it to shut down (ferroflow's
 //! Shutdown RPC), then exits 0.
 
+use ferroflow_runtime::StepRunner;
 use std::process::{Command, Stdio};
 
 use ferroflow::proto::ConfigProto;

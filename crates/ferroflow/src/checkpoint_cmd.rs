@@ -1,5 +1,6 @@
 //! `ferroflow checkpoint …`: inspect, verify and produce V2 checkpoints.
 
+use ferroflow_runtime::StepRunner;
 use std::path::Path;
 
 use ferroflow_core::{Status, Tensor};

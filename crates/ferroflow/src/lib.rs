@@ -5,7 +5,7 @@
 //! `grpc://host:port`), servers ([`Server`], [`ClusterSpec`]) and training ([`train`]).
 //!
 //! ```
-//! use ferroflow::{ops, DirectSession, Scope, Tensor};
+//! use ferroflow::{ops, DirectSession, Scope, StepRunner, Tensor};
 //! let s = Scope::new_root();
 //! let a = ops::constant(&s, Tensor::vec(vec![1.0f32, 2.0]));
 //! let sess = DirectSession::new(s.graph());
@@ -21,7 +21,7 @@ pub use ferroflow_graph::{
     embedding_lookup, embedding_lookup_partitioned, gradients, ops, Graph, Operation, Output, PartitionedVariable,
     Scope, Variable, VariableOptions,
 };
-pub use ferroflow_runtime::{DirectSession, RunOptions};
+pub use ferroflow_runtime::{DirectSession, RunOptions, StepRunner};
 pub use ferroflow_train as train;
 pub use session::Session;
 

@@ -5,8 +5,8 @@
 use ferroflow_core::proto::{ConfigProto, RunMetadata};
 use ferroflow_core::{Status, Tensor};
 use ferroflow_distributed::GrpcSession;
-use ferroflow_graph::{Graph, Operation, Output};
-use ferroflow_runtime::{DirectSession, RunOptions};
+use ferroflow_graph::Graph;
+use ferroflow_runtime::{DirectSession, RunOptions, StepRunner};
 
 /// A session on a graph: in-process or on a cluster.
 pub enum Session {
@@ -34,33 +34,6 @@ impl Session {
         Ok(Session::Grpc(Box::new(GrpcSession::with_config(target, graph, config)?)))
     }
 
-    /// Runs one step: feeds replace tensors, fetches are returned in order, targets are run.
-    pub fn run(
-        &self,
-        feeds: &[(&Output, Tensor)],
-        fetches: &[&Output],
-        targets: &[&Operation],
-    ) -> Result<Vec<Tensor>, Status> {
-        match self {
-            Session::Local(s) => s.run(feeds, fetches, targets),
-            Session::Grpc(s) => s.run(feeds, fetches, targets),
-        }
-    }
-
-    /// Runs one step with tensors (`node:idx`) and targets (node names) given by name.
-    pub fn run_by_name(
-        &self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        opts: &RunOptions,
-    ) -> Result<Vec<Tensor>, Status> {
-        match self {
-            Session::Local(s) => s.run_by_name(feeds, fetches, targets, opts),
-            Session::Grpc(s) => s.run_by_name(feeds, fetches, targets, opts),
-        }
-    }
-
     /// Closes the session (remote: CloseSession on the master; local: nothing to do).
     pub fn close(&self) -> Result<(), Status> {
         match self {
@@ -70,7 +43,7 @@ impl Session {
     }
 }
 
-impl ferroflow_runtime::StepRunner for Session {
+impl StepRunner for Session {
     fn run_by_name_meta(
         &self,
         feeds: &[(String, Tensor)],
@@ -89,7 +62,7 @@ impl ferroflow_runtime::StepRunner for Session {
 mod tests {
     use super::*;
     use ferroflow_distributed::Server;
-    use ferroflow_graph::{ops, Scope};
+    use ferroflow_graph::{ops, Output, Scope};
 
     fn graph() -> (Scope, Output) {
         let s = Scope::new_root();

@@ -3,6 +3,7 @@
 use ferroflow_core::{DataType, Status, Tensor};
 use ferroflow_graph::{ops, Scope};
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 use ferroflow_train::summary::{histogram, merge_all, scalar, FileWriter};
 
 use crate::json;

@@ -5,6 +5,7 @@
 use ferroflow::train::optimizer::{GradAndVar, GradientDescent, Optimizer};
 use ferroflow::{ops, ClusterSpec, DirectSession, Output, Scope, Server, ServerOptions, Session, Tensor};
 use ferroflow_graph::{global_variables_initializer, gradients, Variable};
+use ferroflow_runtime::StepRunner;
 
 fn cluster() -> (ClusterSpec, Vec<Server>) {
     // All four held until all are picked, so they are distinct.

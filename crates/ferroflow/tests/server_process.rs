@@ -3,6 +3,7 @@
 //! port is open when it appears), waited for with a bound; every child is killed at the
 //! end even if the test fails.
 
+use ferroflow_runtime::StepRunner;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;

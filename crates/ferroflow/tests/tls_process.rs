@@ -6,6 +6,7 @@
 
 mod common;
 
+use ferroflow_runtime::StepRunner;
 use std::path::PathBuf;
 use std::time::Duration;
 

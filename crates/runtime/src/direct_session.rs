@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ferroflow_core::proto::{GraphDef, RunMetadata, StepStats};
 use ferroflow_core::{DataType, Status, Tensor};
-use ferroflow_graph::{Graph, Operation, Output};
+use ferroflow_graph::Graph;
 use ferroflow_kernels::{CancelToken, Rendezvous, ResourceMgr, StepCtx, StepTrace};
 
 use crate::executor::Executor;
@@ -45,7 +45,7 @@ struct Prepared {
 ///
 /// ```
 /// use ferroflow_graph::{ops, Scope};
-/// use ferroflow_runtime::DirectSession;
+/// use ferroflow_runtime::{DirectSession, StepRunner};
 /// let s = Scope::new_root();
 /// let c = ops::constant(&s, 3.0f32);
 /// let sess = DirectSession::new(s.graph());
@@ -114,31 +114,28 @@ impl DirectSession {
         &self.resources
     }
 
-    /// Runs one step: feeds replace tensors, fetches are returned in order, targets are run.
-    pub fn run(
-        &self,
-        feeds: &[(&Output, Tensor)],
-        fetches: &[&Output],
-        targets: &[&Operation],
-    ) -> Result<Vec<Tensor>, Status> {
-        let (f, x, t) = crate::session::step_names(feeds, fetches, targets);
-        self.run_by_name(&f, &x, &t, &RunOptions::default())
+    fn prepare(&self, feeds: &[String], fetches: &[String], targets: &[String]) -> Result<Arc<Prepared>, Status> {
+        let key = format!("{:?}|{:?}|{:?}", feeds, fetches, targets);
+        if let Some(p) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return Ok(p.clone());
+        }
+        let gd = self.graph.to_graph_def();
+        let rw = rewrite_for_client(&gd, feeds, fetches, targets, LOCAL_DEVICE, self.incarnation)?;
+        let (feed_keys, fetch_keys) = (rw.feed_keys(), rw.fetch_keys());
+        let feed_types = rw.feeds.iter().map(|f| f.dtype).collect();
+        let mut graph = rw.graph;
+        if self.fusion.load(Ordering::Relaxed) {
+            crate::remap::fuse_ops_in_place(&mut graph);
+        }
+        let exec = Arc::new(Executor::new(&graph)?);
+        let p = Arc::new(Prepared { exec, graph: Arc::new(graph), feed_keys, feed_types, fetch_keys });
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
+        Ok(p)
     }
+}
 
-    /// Runs one step with tensors and targets named as strings (`node:idx`, node names).
-    pub fn run_by_name(
-        &self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        opts: &RunOptions,
-    ) -> Result<Vec<Tensor>, Status> {
-        self.run_by_name_meta(feeds, fetches, targets, opts).map(|(t, _)| t)
-    }
-
-    /// [`DirectSession::run_by_name`], also returning the step's [`RunMetadata`] (its trace
-    /// and graph, when `opts` asks for them).
-    pub fn run_by_name_meta(
+impl crate::StepRunner for DirectSession {
+    fn run_by_name_meta(
         &self,
         feeds: &[(String, Tensor)],
         fetches: &[String],
@@ -209,24 +206,5 @@ impl DirectSession {
             ..Default::default()
         };
         Ok((fetch_pos.into_iter().map(|p| got[p].clone()).collect(), meta))
-    }
-
-    fn prepare(&self, feeds: &[String], fetches: &[String], targets: &[String]) -> Result<Arc<Prepared>, Status> {
-        let key = format!("{:?}|{:?}|{:?}", feeds, fetches, targets);
-        if let Some(p) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-            return Ok(p.clone());
-        }
-        let gd = self.graph.to_graph_def();
-        let rw = rewrite_for_client(&gd, feeds, fetches, targets, LOCAL_DEVICE, self.incarnation)?;
-        let (feed_keys, fetch_keys) = (rw.feed_keys(), rw.fetch_keys());
-        let feed_types = rw.feeds.iter().map(|f| f.dtype).collect();
-        let mut graph = rw.graph;
-        if self.fusion.load(Ordering::Relaxed) {
-            crate::remap::fuse_ops_in_place(&mut graph);
-        }
-        let exec = Arc::new(Executor::new(&graph)?);
-        let p = Arc::new(Prepared { exec, graph: Arc::new(graph), feed_keys, feed_types, fetch_keys });
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
-        Ok(p)
     }
 }

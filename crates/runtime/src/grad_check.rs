@@ -1,6 +1,7 @@
 //! Numeric gradient checks: compares the symbolic gradient of `sum(w * f(x))` (random
 //! fixed `w`) with central finite differences, for every element of every float input.
 
+use crate::StepRunner;
 use ferroflow_core::{attr, DataType, Status, Tensor};
 use ferroflow_graph::{gradients, ops, Output, Scope};
 

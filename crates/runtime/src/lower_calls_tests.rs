@@ -1,5 +1,6 @@
 //! Tests of `lower_calls`: which calls are lowered and what they become.
 
+use crate::StepRunner;
 use ferroflow_core::proto::GraphDef;
 use ferroflow_core::{attr, DataType, NodeAttrs};
 use ferroflow_graph::{define_function, ops, Scope};

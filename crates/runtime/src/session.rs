@@ -57,20 +57,7 @@ pub trait StepRunner {
     }
 }
 
-impl StepRunner for crate::DirectSession {
-    fn run_by_name_meta(
-        &self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        opts: &RunOptions,
-    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
-        self.run_by_name_meta(feeds, fetches, targets, opts)
-    }
-}
-
-/// Feeds, fetches and targets given by typed handles, as the names [`StepRunner::run_by_name`]
-/// and the `run_by_name` methods take.
+/// Feeds, fetches and targets by name, as [`StepRunner::run_by_name`] takes them.
 pub type NamedStep = (Vec<(String, Tensor)>, Vec<String>, Vec<String>);
 
 /// Turns typed feeds, fetches and targets into names (`node:idx`, node names).

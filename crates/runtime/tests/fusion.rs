@@ -6,6 +6,7 @@
 use ferroflow_core::proto::GraphDef;
 use ferroflow_core::{DataType, Tensor};
 use ferroflow_graph::{gradients, ops, Output, Scope};
+use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{fuse_ops, DirectSession};
 
 fn seeded(dims: &[usize], seed: u64) -> Tensor {

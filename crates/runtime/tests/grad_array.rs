@@ -7,6 +7,7 @@ mod grad_array_util;
 use ferroflow_core::{attr, Code, DataType, Tensor};
 use ferroflow_graph::{gradients, ops, Scope};
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 use grad_array_util::{assert_grad, i32s, i64s, rand};
 
 #[test]

@@ -6,6 +6,7 @@ mod grad_array_util;
 use ferroflow_core::Tensor;
 use ferroflow_graph::{global_variables_initializer, gradients, ops, Output, Scope, Variable};
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 use grad_array_util::{assert_grad, i32s, i64s, math_grads_ready, rand};
 
 #[test]

@@ -13,6 +13,7 @@ use ferroflow_graph::{
     VariableOptions,
 };
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 use grad_array_util::{assert_grad, i32s, rand, EPS, TOL};
 
 #[test]

@@ -6,6 +6,7 @@ use ferroflow_core::{DataType, Tensor};
 use ferroflow_graph::{gradients, ops, Output, Scope};
 use ferroflow_runtime::grad_check::check_gradient;
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 
 struct Rng(u64);
 

@@ -6,6 +6,7 @@ use ferroflow_core::{Code, DataType, Tensor};
 use ferroflow_graph::{gradients, ops, Output, Scope, TensorArray, TensorArrayOptions};
 use ferroflow_runtime::grad_check::check_gradient;
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 
 const EPS: f64 = 1e-6;
 const TOL: f64 = 1e-6;

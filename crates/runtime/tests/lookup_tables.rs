@@ -7,6 +7,7 @@ use ferroflow_core::{Code, DataType, Tensor};
 use ferroflow_graph::lookup::{tables_initializer, HashTable, MutableHashTable, TextFileIndex, TextFileInit};
 use ferroflow_graph::{ops, Scope};
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 
 fn strs(v: &[&str]) -> Tensor {
     Tensor::vec(v.iter().map(|s| s.as_bytes().to_vec()).collect::<Vec<_>>())

@@ -2,6 +2,7 @@
 
 use ferroflow_core::{Code, DataType, Tensor};
 use ferroflow_graph::{ops, Scope};
+use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
 
 #[test]

@@ -5,6 +5,7 @@
 
 use ferroflow_core::proto::attr_value::Value as AV;
 use ferroflow_core::{Code, Tensor};
+use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
 use serde_json::Value as J;
 

@@ -2,6 +2,7 @@
 //! its gradient and optimizer nodes, in resource- and ref-variable flavours) runs on
 //! ferroflow's DirectSession with the same results as in TensorFlow.
 
+use ferroflow_runtime::StepRunner;
 use std::path::Path;
 
 use ferroflow_core::proto::GraphDef;

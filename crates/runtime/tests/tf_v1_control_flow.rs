@@ -8,6 +8,7 @@
 
 use ferroflow_core::proto::GraphDef;
 use ferroflow_core::{Code, Tensor};
+use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
 use serde_json::Value as J;
 

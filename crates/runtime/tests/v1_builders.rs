@@ -5,6 +5,7 @@
 
 use ferroflow_core::{DataType, Tensor};
 use ferroflow_graph::{cond_v1, ops, while_loop_v1, Output, Scope};
+use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
 
 fn run(s: &Scope, feeds: &[(&Output, Tensor)], fetches: &[&Output]) -> Vec<Tensor> {

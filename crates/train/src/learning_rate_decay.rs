@@ -59,6 +59,7 @@ pub fn exponential_decay(
 mod tests {
     use super::*;
     use ferroflow_runtime::DirectSession;
+    use ferroflow_runtime::StepRunner;
 
     /// Values of `tf.compat.v1.train.exponential_decay` from TensorFlow 2.21 at the steps
     /// 0, 5, 10, 12, 25, 3500: (0.1, 10, 0.96), the same with staircase, and (2e-3, 1000, 0.5).

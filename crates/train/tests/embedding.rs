@@ -14,6 +14,7 @@ use ferroflow_graph::{
     PartitionedVariable, Scope, Variable, VariableOptions,
 };
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 use ferroflow_train::optimizer::{
     Adadelta, Adagrad, AdagradDa, Adam, Ftrl, GradientDescent, Momentum, Optimizer, ProximalAdagrad,
     ProximalGradientDescent, RmsProp,

@@ -3,6 +3,7 @@
 //! accumulators and the token queue by name, as between-graph replicas do), and the
 //! chief's queue runner. Checks the numbers against a hand-computed synchronous run.
 
+use ferroflow_runtime::StepRunner;
 use std::sync::Arc;
 use std::time::Duration;
 

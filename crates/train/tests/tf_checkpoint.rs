@@ -2,6 +2,7 @@
 //! scripts/fixtures/tf_checkpoint.py) restores into a ferroflow Saver, with resource and
 //! with reference variables, and the values equal TensorFlow's.
 
+use ferroflow_runtime::StepRunner;
 use std::path::{Path, PathBuf};
 
 use ferroflow_core::{DataType, Shape, Tensor};

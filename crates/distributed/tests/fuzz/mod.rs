@@ -16,6 +16,7 @@ mod rng;
 pub mod rpc;
 pub mod values;
 
+use ferroflow_runtime::StepRunner;
 use std::collections::BTreeMap;
 use std::sync::{Mutex, Once};
 use std::time::Instant;

@@ -1,5 +1,6 @@
 //! `tf.data` pipelines built with the Rust builder and run in a `DirectSession`.
 
+use crate::StepRunner;
 use ferroflow_core::{Code, DataType, Tensor};
 use ferroflow_graph::data::{Dataset, Iterator};
 use ferroflow_graph::ops::{add, constant, equal, floor_mod, mul, placeholder};

@@ -14,6 +14,7 @@ use ferroflow_graph::gradients::grad_registry;
 use ferroflow_graph::{gradients, ops, Output, Scope};
 use ferroflow_runtime::grad_check::check_gradient;
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 
 /// Finite-difference step (float64).
 pub const EPS: f64 = 1e-6;

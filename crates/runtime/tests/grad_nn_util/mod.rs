@@ -16,6 +16,7 @@
 use ferroflow_core::{DataType, Tensor};
 use ferroflow_graph::{gradients, ops, Output, Scope};
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 
 pub const EPS: f64 = 1e-6;
 pub const TOL: f64 = 1e-6;

@@ -2,6 +2,7 @@
 //! steps TensorFlow ran on it, `expected.json`), shared by the fixture tests.
 #![allow(dead_code)]
 
+use ferroflow_runtime::StepRunner;
 use std::path::Path;
 
 use ferroflow_core::proto::GraphDef;

@@ -62,6 +62,7 @@ mod tests {
     use ferroflow_core::Tensor;
     use ferroflow_graph::{ops, Variable};
     use ferroflow_runtime::DirectSession;
+    use ferroflow_runtime::StepRunner;
 
     /// A float32 rate fed per step drives a float64 variable's update (through a Cast) and
     /// a float32 one's (directly): each step moves by the rate fed at that step.

@@ -2,6 +2,7 @@
 //! [`SyncReplicas`] in a loop (TensorFlow's chief queue runner), with every aggregation
 //! bounded and an explicit stop that unblocks everyone.
 
+use ferroflow_runtime::StepRunner;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;

@@ -41,7 +41,7 @@ impl Default for SaverOptions {
 ///
 /// ```
 /// use ferroflow_graph::{ops, global_variables_initializer, Scope, Variable};
-/// use ferroflow_runtime::DirectSession;
+/// use ferroflow_runtime::{DirectSession, StepRunner};
 /// use ferroflow_train::saver::{latest_checkpoint, Saver};
 /// let s = Scope::new_root();
 /// let w = Variable::new(&s, "w", ops::constant(&s, vec![1.0f32, 2.0]));

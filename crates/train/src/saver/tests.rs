@@ -5,6 +5,7 @@ use ferroflow_graph::{
 use ferroflow_kernels::io::{BundleReader, BundleWriter};
 use ferroflow_kernels::testutil::temp_dir;
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 
 use super::*;
 use crate::optimizer::{Adagrad, Optimizer};

@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use ferroflow_graph::{ops, Scope};
-//! use ferroflow_runtime::DirectSession;
+//! use ferroflow_runtime::{DirectSession, StepRunner};
 //! use ferroflow_train::summary::{merge_all, scalar, FileWriter};
 //! let s = Scope::new_root();
 //! scalar(&s, "loss", ops::constant(&s, 0.25f32));

@@ -3,6 +3,7 @@ use ferroflow_core::{Code, Tensor};
 use ferroflow_graph::{ops, Scope};
 use ferroflow_kernels::testutil::temp_dir;
 use ferroflow_runtime::DirectSession;
+use ferroflow_runtime::StepRunner;
 
 use super::*;
 
