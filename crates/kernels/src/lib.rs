@@ -9,6 +9,7 @@ mod cancel;
 mod context;
 pub mod data_flow;
 mod decode;
+mod dispatch;
 pub mod io;
 pub mod isa;
 mod kernel;

@@ -2,7 +2,7 @@
 
 use ferroflow_core::{Status, Tensor, TensorType};
 
-use super::util::{index_scalar, index_tensor, index_vec, product, with_type, FnKernel};
+use super::util::{index_scalar, index_tensor, index_vec, product, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// Concatenates same-rank tensors of one dtype along a valid `axis`; `shapes` were checked.
@@ -63,8 +63,7 @@ fn concat_v2(ctx: &mut OpContext) -> Result<(), Status> {
             }
         }
     }
-    let out =
-        with_type!(first.dtype(), T => Tensor::new(out_dims.clone(), concat_typed::<T>(&inputs, axis, &out_dims)?))?;
+    let out = ferroflow_core::with_dtype!(first.dtype(), T => Tensor::new(out_dims.clone(), concat_typed::<T>(&inputs, axis, &out_dims)?))?;
     ctx.set_output(0, out)
 }
 

@@ -3,7 +3,7 @@
 use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::{DataType, Shape, Status, Storage, Tensor, Variant, C128, C64};
 
-use super::util::{check_alloc, index_vec, with_type, FnKernel};
+use super::util::{check_alloc, index_vec, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn fill(ctx: &mut OpContext) -> Result<(), Status> {
@@ -22,7 +22,7 @@ fn fill(ctx: &mut OpContext) -> Result<(), Status> {
     let shape = Shape::from_i64(&dims).map_err(|e| ctx.error(e.message))?;
     check_alloc(shape.dims(), value.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
     let n = shape.num_elements();
-    let out = with_type!(value.dtype(), T => {
+    let out = ferroflow_core::with_dtype!(value.dtype(), T => {
         let v = first::<T>(value.as_slice::<T>()?);
         Tensor::new(shape, vec![v; n])
     })?;

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status, Tensor, TensorType};
 
-use super::util::{index_scalar, index_vec, product, with_type, PAR_THRESHOLD};
+use super::util::{index_scalar, index_vec, product, PAR_THRESHOLD};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Formats flat position `i` of a tensor of `dims` as `a,b,c`.
@@ -94,7 +94,7 @@ pub(crate) fn do_gather(
     let mut out_dims: Vec<usize> = pd[..axis].to_vec();
     out_dims.extend_from_slice(&indices.dims()[batch_dims..]);
     out_dims.extend_from_slice(&pd[axis + 1..]);
-    with_type!(params.dtype(), T => Tensor::new(out_dims.clone(), gather_typed::<T>(params, &idx, &plan)?))
+    ferroflow_core::with_dtype!(params.dtype(), T => Tensor::new(out_dims.clone(), gather_typed::<T>(params, &idx, &plan)?))
 }
 
 fn gather_v1(ctx: &mut OpContext) -> Result<(), Status> {

@@ -3,7 +3,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use super::util::{check_alloc, product, with_type};
+use super::util::{check_alloc, product};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct OneHot {
@@ -72,7 +72,7 @@ impl OpKernel for OneHot {
         let mut dims = indices.dims().to_vec();
         dims.insert(axis, depth);
         check_alloc(&dims, on.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
-        let out = with_type!(on.dtype(), T => {
+        let out = ferroflow_core::with_dtype!(on.dtype(), T => {
             Tensor::new(dims.clone(), one_hot_typed::<T>(&idx, depth, prefix, suffix, &on, &off)?)
         })?;
         ctx.set_output(0, out)

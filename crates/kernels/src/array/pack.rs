@@ -4,7 +4,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status, Tensor};
 
 use super::concat::concat_typed;
-use super::util::{product, with_type};
+use super::util::product;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct Pack {
@@ -39,8 +39,7 @@ impl OpKernel for Pack {
         }
         let mut out_dims = expanded;
         out_dims[axis] = n;
-        let out =
-            with_type!(first.dtype(), T => Tensor::new(out_dims.clone(), concat_typed::<T>(&parts, axis, &out_dims)?))?;
+        let out = ferroflow_core::with_dtype!(first.dtype(), T => Tensor::new(out_dims.clone(), concat_typed::<T>(&parts, axis, &out_dims)?))?;
         ctx.set_output(0, out)
     }
 }
@@ -88,7 +87,7 @@ impl OpKernel for Unpack {
         }
         let mut out_dims = x.dims().to_vec();
         out_dims.remove(axis);
-        let outs = with_type!(x.dtype(), T => unpack_typed::<T>(&x, axis, &out_dims))?;
+        let outs = ferroflow_core::with_dtype!(x.dtype(), T => unpack_typed::<T>(&x, axis, &out_dims))?;
         for (i, t) in outs.into_iter().enumerate() {
             ctx.set_output(i, t)?;
         }

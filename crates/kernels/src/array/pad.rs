@@ -3,7 +3,7 @@
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
 use super::strided::{strided_scatter, strides_of};
-use super::util::{check_alloc, index_vec, with_type, FnKernel};
+use super::util::{check_alloc, index_vec, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn pad_typed<T: TensorType>(
@@ -63,7 +63,7 @@ fn pad(ctx: &mut OpContext) -> Result<(), Status> {
     if shape == *x.shape() {
         return ctx.set_output(0, x);
     }
-    let out = with_type!(x.dtype(), T => pad_typed::<T>(&x, &before, shape.dims(), c.as_ref()))?;
+    let out = ferroflow_core::with_dtype!(x.dtype(), T => pad_typed::<T>(&x, &before, shape.dims(), c.as_ref()))?;
     ctx.set_output(0, out)
 }
 

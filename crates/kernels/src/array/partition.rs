@@ -6,7 +6,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Shape, Status, Tensor, TensorType};
 
 use super::gather::multi_index;
-use super::util::{dims_str, product, with_type};
+use super::util::{dims_str, product};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// More outputs than any real graph uses; bounds what a remote graph can make a task allocate.
@@ -65,7 +65,7 @@ impl OpKernel for DynamicPartition {
             )));
         }
         let tail = data.dims()[r..].to_vec();
-        let outs = with_type!(data.dtype(), T => partition_typed::<T>(&data, parts, self.num, &tail))?;
+        let outs = ferroflow_core::with_dtype!(data.dtype(), T => partition_typed::<T>(&data, parts, self.num, &tail))?;
         for (i, t) in outs.into_iter().enumerate() {
             ctx.set_output(i, t)?;
         }

@@ -3,7 +3,8 @@
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
 use super::gather::multi_index;
-use super::util::{check_alloc, index_scalar, index_vec, product, with_numeric_type, with_type, FnKernel};
+use super::util::{check_alloc, index_scalar, index_vec, product, FnKernel};
+use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext};
 
 /// Addition with TensorFlow's integer wrap-around.
@@ -71,7 +72,12 @@ fn unsorted_segment_sum(ctx: &mut OpContext) -> Result<(), Status> {
     let mut out_dims = vec![num as usize];
     out_dims.extend_from_slice(&data.dims()[r..]);
     check_alloc(&out_dims, data.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
-    let out = with_numeric_type!(data.dtype(), T => segment_sum_typed::<T>(&data, &ids, num as usize, &out_dims))?;
+    let out = dispatch!(data.dtype(), ctx, [f32, f64, i32, i64, u8], |T| segment_sum_typed::<T>(
+        &data,
+        &ids,
+        num as usize,
+        &out_dims
+    ))?;
     ctx.set_output(0, out)
 }
 
@@ -148,7 +154,7 @@ fn dynamic_stitch(ctx: &mut OpContext) -> Result<(), Status> {
     let mut out_dims = vec![first];
     out_dims.extend_from_slice(tail);
     check_alloc(&out_dims, d0.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
-    let out = with_type!(d0.dtype(), T => stitch_typed::<T>(&data, &idx, &out_dims))?;
+    let out = ferroflow_core::with_dtype!(d0.dtype(), T => stitch_typed::<T>(&data, &idx, &out_dims))?;
     ctx.set_output(0, out)
 }
 

@@ -3,7 +3,7 @@
 use ferroflow_core::{Status, Tensor};
 
 use super::strided::{strided_gather, strides_of};
-use super::util::{index_vec, with_type, FnKernel};
+use super::util::{index_vec, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// Validates Slice's begin/size against `dims`; returns (begin, size) with -1 resolved.
@@ -45,8 +45,7 @@ fn slice(ctx: &mut OpContext) -> Result<(), Status> {
     }
     let strides = strides_of(x.dims());
     let offset: isize = b.iter().zip(&strides).map(|(&bi, &st)| bi as isize * st).sum();
-    let out =
-        with_type!(x.dtype(), T => Tensor::new(s.clone(), strided_gather(x.as_slice::<T>()?, offset, &s, &strides)))?;
+    let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(s.clone(), strided_gather(x.as_slice::<T>()?, offset, &s, &strides)))?;
     ctx.set_output(0, out)
 }
 

@@ -5,7 +5,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status, Tensor};
 
 use super::strided::{strided_gather, strided_scatter, strides_of};
-use super::util::{check_alloc, index_vec, with_type};
+use super::util::{check_alloc, index_vec};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// The five masks of a strided slice.
@@ -212,7 +212,7 @@ impl OpKernel for StridedSlice {
         }
         let (offset, strides) = spec.view(x.dims());
         let p = &spec.processing;
-        let out = with_type!(x.dtype(), T => {
+        let out = ferroflow_core::with_dtype!(x.dtype(), T => {
             Tensor::new(spec.final_dims.clone(), strided_gather(x.as_slice::<T>()?, offset, p, &strides))
         })?;
         ctx.set_output(0, out)
@@ -243,7 +243,7 @@ impl OpKernel for StridedSliceGrad {
         }
         let (offset, strides) = spec.view(shape.dims());
         let mut out = Tensor::zeros(dy.dtype(), shape.clone()).map_err(|e| ctx.error(e.message))?;
-        with_type!(dy.dtype(), T => {
+        ferroflow_core::with_dtype!(dy.dtype(), T => {
             strided_scatter(out.data_mut::<T>()?, offset, &spec.processing, &strides, dy.as_slice::<T>()?);
             Ok::<(), Status>(())
         })?;

@@ -3,7 +3,7 @@
 use ferroflow_core::{Shape, Status, Tensor};
 
 use super::strided::{strided_gather, strides_of};
-use super::util::{check_alloc, index_vec, with_type, FnKernel};
+use super::util::{check_alloc, index_vec, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn tile(ctx: &mut OpContext) -> Result<(), Status> {
@@ -37,8 +37,7 @@ fn tile(ctx: &mut OpContext) -> Result<(), Status> {
         vd.extend([m[i] as usize, x.dims()[i]]);
         vs.extend([0, st[i]]);
     }
-    let out =
-        with_type!(x.dtype(), T => Tensor::new(out_shape.clone(), strided_gather(x.as_slice::<T>()?, 0, &vd, &vs)))?;
+    let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(out_shape.clone(), strided_gather(x.as_slice::<T>()?, 0, &vd, &vs)))?;
     ctx.set_output(0, out)
 }
 
@@ -66,7 +65,7 @@ pub fn broadcast_tensor(x: &Tensor, dims: &[usize]) -> Result<Tensor, String> {
         return Ok(x.clone());
     }
     let gather = || -> Result<Tensor, Status> {
-        with_type!(x.dtype(), T => Tensor::new(dims.to_vec(), strided_gather(x.as_slice::<T>()?, 0, dims, &strides)))
+        ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(dims.to_vec(), strided_gather(x.as_slice::<T>()?, 0, dims, &strides)))
     };
     gather().map_err(|e| e.message)
 }

@@ -3,7 +3,7 @@
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::strided::{strided_gather, strides_of};
-use super::util::{index_vec, with_type, FnKernel};
+use super::util::{index_vec, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// Validates a permutation of `rank` dims with TensorFlow's messages.
@@ -36,7 +36,7 @@ pub fn transpose_tensor(x: &Tensor, perm: &[usize]) -> Result<Tensor, Status> {
     }
     let in_strides = strides_of(x.dims());
     let strides: Vec<isize> = perm.iter().map(|&p| in_strides[p]).collect();
-    with_type!(x.dtype(), T => Tensor::new(dims.clone(), strided_gather(x.as_slice::<T>()?, 0, &dims, &strides)))
+    ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(dims.clone(), strided_gather(x.as_slice::<T>()?, 0, &dims, &strides)))
 }
 
 fn transpose(ctx: &mut OpContext) -> Result<(), Status> {

@@ -5,45 +5,6 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use crate::{OpContext, OpKernel};
 
-/// Evaluates `$body` with `$T` bound to the Rust element type of `$dt` (every dtype a
-/// ferroflow tensor can hold, which is every TensorFlow dtype).
-macro_rules! with_type {
-    ($dt:expr, $T:ident => $body:expr) => {
-        ferroflow_core::with_dtype!($dt, $T => $body)
-    };
-}
-pub(crate) use with_type;
-
-/// Like [`with_type`] for the numeric dtypes only (float, double, int32, int64, uint8).
-macro_rules! with_numeric_type {
-    ($dt:expr, $T:ident => $body:expr) => {
-        match $dt {
-            ferroflow_core::DataType::Float => {
-                type $T = f32;
-                $body
-            }
-            ferroflow_core::DataType::Double => {
-                type $T = f64;
-                $body
-            }
-            ferroflow_core::DataType::Int32 => {
-                type $T = i32;
-                $body
-            }
-            ferroflow_core::DataType::Int64 => {
-                type $T = i64;
-                $body
-            }
-            ferroflow_core::DataType::UInt8 => {
-                type $T = u8;
-                $body
-            }
-            other => Err(ferroflow_core::Status::invalid_argument(format!("dtype {other} is not a numeric type"))),
-        }
-    };
-}
-pub(crate) use with_numeric_type;
-
 /// TensorFlow's DataTypeString spelling (`float`, `double`, `int32` …) used in its messages.
 pub fn tf_type_name(d: DataType) -> &'static str {
     d.tf_name()

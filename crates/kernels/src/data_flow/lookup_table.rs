@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use ferroflow_core::{DataType, Shape, Status, Tensor};
 
-use crate::array::util::{check_alloc, tf_type_name, with_type};
+use crate::array::util::{check_alloc, tf_type_name};
 
 /// A table key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -106,7 +106,7 @@ fn shape_text(d: &[usize]) -> String {
 /// The value rows of `values` (shape `[n] + row_shape`) as `n` tensors of `row_shape`.
 fn rows(values: &Tensor, n: usize, row_shape: &[usize]) -> Result<Vec<Tensor>, Status> {
     let row: usize = row_shape.iter().product();
-    with_type!(values.dtype(), T => {
+    ferroflow_core::with_dtype!(values.dtype(), T => {
         let data = values.as_slice::<T>()?;
         (0..n)
             .map(|i| {
@@ -202,7 +202,7 @@ impl LookupTable {
         };
         check_alloc(&out_dims, self.value_dtype)?;
         let row: usize = self.value_shape.iter().product();
-        with_type!(self.value_dtype, T => {
+        ferroflow_core::with_dtype!(self.value_dtype, T => {
             let d = default.as_slice::<T>()?;
             let mut out: Vec<T> = Vec::with_capacity(ks.len() * row);
             for (i, k) in ks.iter().enumerate() {
@@ -334,7 +334,7 @@ impl LookupTable {
         let keys: Vec<TableKey> = entries.iter().map(|e| e.0.clone()).collect();
         let mut dims = vec![entries.len()];
         dims.extend_from_slice(&self.value_shape);
-        let values = with_type!(self.value_dtype, T => {
+        let values = ferroflow_core::with_dtype!(self.value_dtype, T => {
             let mut out: Vec<T> = Vec::new();
             for (_, v) in &entries {
                 out.extend_from_slice(v.as_slice::<T>()?);

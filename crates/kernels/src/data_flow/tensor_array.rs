@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use ferroflow_core::{DataType, Shape, Status, Tensor};
 
-use crate::array::util::{check_alloc, with_type};
+use crate::array::util::check_alloc;
 
 /// Most elements one TensorArray may hold (TensorFlow's sizes are int32).
 pub const MAX_ELEMENTS: usize = i32::MAX as usize;
@@ -391,7 +391,7 @@ pub fn stack_tensors(dtype: DataType, elem: &Shape, parts: &[Tensor]) -> Result<
 /// Concatenates tensors' elements in order into a tensor of shape `dims`.
 pub fn concat_rows(dtype: DataType, dims: Vec<usize>, parts: &[Tensor]) -> Result<Tensor, Status> {
     check_alloc(&dims, dtype)?;
-    with_type!(dtype, T => {
+    ferroflow_core::with_dtype!(dtype, T => {
         let total: usize = parts.iter().map(|p| p.num_elements()).sum();
         let mut out: Vec<T> = Vec::with_capacity(total);
         for p in parts {

@@ -7,7 +7,7 @@ use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
 
 use super::tensor_array::{concat_rows, partial_text, stack_tensors};
 use super::tensor_array_ops::{array, check_dtype, node_err, pass_flow};
-use crate::array::util::{check_alloc, index_vec, with_type};
+use crate::array::util::{check_alloc, index_vec};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 fn full(p: &Option<Vec<i64>>) -> Option<Vec<usize>> {
@@ -21,7 +21,7 @@ fn full(p: &Option<Vec<i64>>) -> Option<Vec<usize>> {
 fn split_rows(t: &Tensor, lens: &[usize]) -> Result<Vec<Tensor>, Status> {
     let rest: Vec<usize> = t.dims()[1..].to_vec();
     let row: usize = rest.iter().product();
-    with_type!(t.dtype(), T => {
+    ferroflow_core::with_dtype!(t.dtype(), T => {
         let data = t.as_slice::<T>()?;
         let mut start = 0;
         lens.iter()

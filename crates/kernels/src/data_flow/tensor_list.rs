@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, TensorList, TensorType, Variant};
 
-use crate::array::util::{index_vec, with_type, FnKernel};
+use crate::array::util::{index_vec, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// The list in input `i` (a scalar variant).
@@ -135,7 +135,7 @@ fn from_tensor(ctx: &mut OpContext) -> Result<(), Status> {
             l.shape_text()
         )));
     }
-    let rows = with_type!(t.dtype(), T => split_rows::<T>(&t))?;
+    let rows = ferroflow_core::with_dtype!(t.dtype(), T => split_rows::<T>(&t))?;
     set_list(ctx, 0, TensorList { tensors: rows.into_iter().map(Some).collect(), ..l })
 }
 
@@ -238,7 +238,7 @@ fn stack(ctx: &mut OpContext) -> Result<(), Status> {
     }
     let mut dims = vec![items.len()];
     dims.extend(&elem);
-    let out = with_type!(l.element_dtype, T => stack_rows::<T>(Shape(dims.clone()), &items))?;
+    let out = ferroflow_core::with_dtype!(l.element_dtype, T => stack_rows::<T>(Shape(dims.clone()), &items))?;
     ctx.set_output(0, out)
 }
 

@@ -6,14 +6,14 @@ use ferroflow_core::{Shape, Status, Tensor, TensorList};
 
 use super::tensor_array::concat_rows;
 use super::tensor_list::{check_element, list_input, set_list, shape_input, stack_rows, zeros_for};
-use crate::array::util::{check_alloc, index_vec, with_type, FnKernel};
+use crate::array::util::{check_alloc, index_vec, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// Rows of `t` along dimension 0 in pieces of `lens` rows.
 fn pieces(t: &Tensor, lens: &[usize]) -> Result<Vec<Tensor>, Status> {
     let rest: Vec<usize> = t.dims()[1..].to_vec();
     let row: usize = rest.iter().product();
-    with_type!(t.dtype(), T => {
+    ferroflow_core::with_dtype!(t.dtype(), T => {
         let data = t.as_slice::<T>()?;
         let mut start = 0;
         lens.iter()
@@ -65,7 +65,7 @@ fn gather(ctx: &mut OpContext) -> Result<(), Status> {
     let mut dims = vec![items.len()];
     dims.extend(&elem);
     check_alloc(&dims, l.element_dtype)?;
-    let out = with_type!(l.element_dtype, T => stack_rows::<T>(Shape(dims.clone()), &items))?;
+    let out = ferroflow_core::with_dtype!(l.element_dtype, T => stack_rows::<T>(Shape(dims.clone()), &items))?;
     ctx.set_output(0, out)
 }
 

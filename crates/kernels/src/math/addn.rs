@@ -5,8 +5,9 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
 use super::bcast::{chunk_len, is_unshared, PAR_THRESHOLD};
-use super::common::{dispatch, kernel_type, typed, NUMERIC};
+use super::common::{kernel_type, typed, NUMERIC};
 use super::elem::Num;
+use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct AddN {

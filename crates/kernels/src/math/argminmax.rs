@@ -7,7 +7,8 @@ use ferroflow_core::{DataType, Shape, Status, Tensor, TensorType};
 use rayon::prelude::*;
 
 use super::bcast::{chunk_len, PAR_THRESHOLD};
-use super::common::{dispatch, kernel_type, typed};
+use super::common::{kernel_type, typed};
+use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Elements ArgMax/ArgMin accept.

@@ -7,10 +7,9 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor, TensorType, C128, C64};
 
 use super::bcast::{bcast_apply, bcast_apply_inplace_a, bcast_apply_inplace_b, is_unshared, Plan};
-use super::common::{
-    dispatch, is_real_float, kernel_type, typed, FLOATS, FLOAT_COMPLEX, NUMBER, NUMERIC, REAL, SIGNED,
-};
+use super::common::{is_real_float, kernel_type, typed, FLOATS, FLOAT_COMPLEX, NUMBER, NUMERIC, REAL, SIGNED};
 use super::elem::{Float, Int, Num};
+use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Validates the right operand before computing (e.g. integer division by zero); returns the

@@ -12,7 +12,8 @@ use ferroflow_core::{DataType, NodeAttrs, QInt16, QInt32, QInt8, QUInt16, QUInt8
 
 use super::bcast::map_unary;
 use super::cast_wide::{f2i32, f2i64, FromVal, ToVal, Val};
-use super::common::{dispatch, kernel_type, typed};
+use super::common::{kernel_type, typed};
+use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// One element conversion.

@@ -86,19 +86,3 @@ pub(crate) fn kernel_type(n: &NodeDef, attr: &str, allowed: &[DataType]) -> Resu
         )))
     }
 }
-
-/// Runs `$body` with the type alias `$T` bound to the Rust type of dtype `$ty`, for each
-/// listed type; any other dtype is an InvalidArgument naming the node.
-macro_rules! dispatch {
-    ($ty:expr, $ctx:expr, [$($t:ty),+], |$T:ident| $body:expr) => {{
-        match $ty {
-            $(d if d == <$t as ferroflow_core::TensorType>::DTYPE => {
-                #[allow(dead_code)]
-                type $T = $t;
-                $body
-            })+
-            d => Err($ctx.error(format!("unsupported dtype {d}"))),
-        }
-    }};
-}
-pub(crate) use dispatch;

@@ -7,7 +7,8 @@ use ferroflow_core::{DataType, NodeAttrs, QInt16, QInt32, QInt8, QUInt16, QUInt8
 
 use super::bcast::{bcast_apply_ref, is_unshared, map_inplace, map_unary, Plan};
 use super::binary::{binary_to, plan2};
-use super::common::{dispatch, kernel_type, typed, REAL};
+use super::common::{kernel_type, typed, REAL};
+use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -6,8 +6,9 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::bcast::{is_unshared, PAR_THRESHOLD};
-use super::common::{dispatch, kernel_type, typed, FLOATS};
+use super::common::{kernel_type, typed, FLOATS};
 use super::elem::Float;
+use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -6,7 +6,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor, TensorType};
 
 use super::bcast::{par_runs, Plan};
-use super::common::{dispatch, kernel_type, typed};
+use super::common::{kernel_type, typed};
+use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 const SELECT_TYPES: &[DataType] = &[

@@ -6,8 +6,9 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor, TensorType, C128, C64};
 
 use super::bcast::{is_unshared, map_inplace, map_unary};
-use super::common::{dispatch, kernel_type, typed, FLOATS, NUMBER, SIGNED, SIGNED_REAL};
+use super::common::{kernel_type, typed, FLOATS, NUMBER, SIGNED, SIGNED_REAL};
 use super::elem::{Float, Int, Num};
+use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// `T → T` kernel body: overwrites the input buffer when unshared.

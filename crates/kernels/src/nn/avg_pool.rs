@@ -1,10 +1,11 @@
 //! `AvgPool` and `AvgPoolGrad` (NHWC). Each window averages only the input pixels it
 //! covers (SAME padding is not counted), like TensorFlow.
 
+use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
-use super::common::{check_dtype, unsupported_type};
+use super::common::{check_dtype, check_inputs};
 use super::pool::{check_grad, par_units, pool_type, shape_input, PoolAttrs, PoolGeom};
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
@@ -55,11 +56,7 @@ impl OpKernel for AvgPool {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let x = ctx.input(0)?;
         check_dtype(ctx.node(), "value", x.dtype(), self.dtype)?;
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx, &x),
-            DataType::Double => self.run::<f64>(ctx, &x),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx, &x))
     }
 }
 
@@ -110,12 +107,8 @@ impl AvgPoolGrad {
 
 impl OpKernel for AvgPoolGrad {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_dtype(ctx.node(), "grad", ctx.input(1)?.dtype(), self.dtype)?;
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx),
-            DataType::Double => self.run::<f64>(ctx),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        check_inputs(ctx, self.dtype, &[(1, "grad")])?;
+        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
     }
 }
 

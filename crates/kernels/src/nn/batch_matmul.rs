@@ -1,5 +1,6 @@
 //! `BatchMatMulV2`: batched matrix products with NumPy broadcasting of the batch dims.
 
+use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
@@ -136,13 +137,7 @@ impl OpKernel for BatchMatMul {
             }
             check_dtype(ctx.node(), &format!("input {i}"), t.dtype(), self.dtype)?;
         }
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx, &x, &y),
-            DataType::Double => self.run::<f64>(ctx, &x, &y),
-            DataType::Int32 => self.run::<i32>(ctx, &x, &y),
-            DataType::Int64 => self.run::<i64>(ctx, &x, &y),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        dispatch!(self.dtype, ctx, [f32, f64, i32, i64], |T| self.run::<T>(ctx, &x, &y))
     }
 }
 

@@ -1,10 +1,11 @@
 //! `BiasAdd` and `BiasAddGrad` (data_format NHWC: channels last; NCHW: channels at dim 1).
 
+use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{check_dtype, for_chunks, unsupported_type, PAR_MIN};
+use super::common::{check_inputs, for_chunks, unsupported_type, PAR_MIN};
 use crate::math::elem::Num;
 use crate::{OpContext, OpKernel};
 
@@ -84,16 +85,8 @@ impl BiasAdd {
 
 impl OpKernel for BiasAdd {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        for i in 0..2 {
-            check_dtype(ctx.node(), &format!("input {i}"), ctx.input(i)?.dtype(), self.dtype)?;
-        }
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx),
-            DataType::Double => self.run::<f64>(ctx),
-            DataType::Int32 => self.run::<i32>(ctx),
-            DataType::Int64 => self.run::<i64>(ctx),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        check_inputs(ctx, self.dtype, &[(0, "input 0"), (1, "input 1")])?;
+        dispatch!(self.dtype, ctx, [f32, f64, i32, i64], |T| self.run::<T>(ctx))
     }
 }
 
@@ -153,14 +146,8 @@ impl BiasAddGrad {
 
 impl OpKernel for BiasAddGrad {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_dtype(ctx.node(), "out_backprop", ctx.input(0)?.dtype(), self.dtype)?;
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx),
-            DataType::Double => self.run::<f64>(ctx),
-            DataType::Int32 => self.run::<i32>(ctx),
-            DataType::Int64 => self.run::<i64>(ctx),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        check_inputs(ctx, self.dtype, &[(0, "out_backprop")])?;
+        dispatch!(self.dtype, ctx, [f32, f64, i32, i64], |T| self.run::<T>(ctx))
     }
 }
 

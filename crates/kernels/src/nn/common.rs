@@ -28,6 +28,14 @@ pub(crate) fn check_dtype(node: &NodeDef, what: &str, got: DataType, want: DataT
     Ok(())
 }
 
+/// Checks that each input `(index, name)` has the dtype the kernel was built for.
+pub(crate) fn check_inputs(ctx: &crate::OpContext, want: DataType, inputs: &[(usize, &str)]) -> Result<(), Status> {
+    for &(i, what) in inputs {
+        check_dtype(ctx.node(), what, ctx.input(i)?.dtype(), want)?;
+    }
+    Ok(())
+}
+
 /// TensorFlow's padding schemes (EXPLICIT is rejected when parsed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Padding {

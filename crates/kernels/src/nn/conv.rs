@@ -2,6 +2,7 @@
 //! into blocks whose patch matrix fits in L2; each block is one single-threaded gemm, and
 //! blocks run in parallel on the rayon pool. A 1×1 stride-1 convolution is one gemm.
 
+use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
@@ -167,12 +168,7 @@ impl OpKernel for Conv2D {
         let (x, f) = (ctx.input(0)?, ctx.input(1)?);
         check_dtype(ctx.node(), "input", x.dtype(), self.dtype)?;
         check_dtype(ctx.node(), "filter", f.dtype(), self.dtype)?;
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx, &x, &f),
-            DataType::Double => self.run::<f64>(ctx, &x, &f),
-            DataType::Int32 => self.run::<i32>(ctx, &x, &f),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        dispatch!(self.dtype, ctx, [f32, f64, i32], |T| self.run::<T>(ctx, &x, &f))
     }
 }
 

@@ -2,11 +2,12 @@
 //! image per rayon task) and `Conv2DBackpropFilter` (`Σ patchesᵀ · dy`, one partial sum per
 //! thread over blocks of rows that stay in cache).
 
+use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{check_dtype, dims_str, unsupported_type};
+use super::common::{check_inputs, dims_str, unsupported_type};
 use super::conv::{ConvAttrs, BLOCK_BYTES};
 use super::conv_direct::DirectScalar;
 use crate::real::Real;
@@ -194,13 +195,8 @@ impl BackpropInput {
 
 impl OpKernel for BackpropInput {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_dtype(ctx.node(), "filter", ctx.input(1)?.dtype(), self.dtype)?;
-        check_dtype(ctx.node(), "out_backprop", ctx.input(2)?.dtype(), self.dtype)?;
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx),
-            DataType::Double => self.run::<f64>(ctx),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        check_inputs(ctx, self.dtype, &[(1, "filter"), (2, "out_backprop")])?;
+        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
     }
 }
 
@@ -226,13 +222,8 @@ impl BackpropFilter {
 
 impl OpKernel for BackpropFilter {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_dtype(ctx.node(), "input", ctx.input(0)?.dtype(), self.dtype)?;
-        check_dtype(ctx.node(), "out_backprop", ctx.input(2)?.dtype(), self.dtype)?;
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx),
-            DataType::Double => self.run::<f64>(ctx),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        check_inputs(ctx, self.dtype, &[(0, "input"), (2, "out_backprop")])?;
+        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
     }
 }
 

@@ -1,5 +1,6 @@
 //! `MatMul`: the product of two matrices, either transposed.
 
+use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
@@ -48,13 +49,7 @@ impl OpKernel for MatMul {
             }
             check_dtype(ctx.node(), &format!("input {i}"), t.dtype(), self.dtype)?;
         }
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx, &a, &b),
-            DataType::Double => self.run::<f64>(ctx, &a, &b),
-            DataType::Int32 => self.run::<i32>(ctx, &a, &b),
-            DataType::Int64 => self.run::<i64>(ctx, &a, &b),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        dispatch!(self.dtype, ctx, [f32, f64, i32, i64], |T| self.run::<T>(ctx, &a, &b))
     }
 }
 

@@ -1,12 +1,13 @@
 //! `MaxPool` and `MaxPoolGrad` (NHWC). The gradient goes to the first maximum of each window
 //! in row-major order, like TensorFlow's CPU kernel (ties resolved by a strict `<`).
 
+use crate::dispatch::dispatch;
 use std::ops::AddAssign;
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor, TensorType};
 
-use super::common::{check_dtype, unsupported_type};
+use super::common::{check_dtype, check_inputs};
 use super::pool::{check_grad, par_units, pool_type, PoolAttrs, PoolGeom};
 use crate::{OpContext, OpKernel};
 
@@ -82,13 +83,7 @@ impl OpKernel for MaxPool {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let x = ctx.input(0)?;
         check_dtype(ctx.node(), "input", x.dtype(), self.dtype)?;
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx, &x),
-            DataType::Double => self.run::<f64>(ctx, &x),
-            DataType::Int32 => self.run::<i32>(ctx, &x),
-            DataType::Int64 => self.run::<i64>(ctx, &x),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        dispatch!(self.dtype, ctx, [f32, f64, i32, i64], |T| self.run::<T>(ctx, &x))
     }
 }
 
@@ -203,14 +198,8 @@ impl MaxPoolGrad {
 
 impl OpKernel for MaxPoolGrad {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        for (i, what) in ["orig_input", "orig_output", "grad"].iter().enumerate() {
-            check_dtype(ctx.node(), what, ctx.input(i)?.dtype(), self.dtype)?;
-        }
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx),
-            DataType::Double => self.run::<f64>(ctx),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        check_inputs(ctx, self.dtype, &[(0, "orig_input"), (1, "orig_output"), (2, "grad")])?;
+        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
     }
 }
 

@@ -3,10 +3,11 @@
 //! window's maximum; the result is shaped like `orig_output`. The maximum is the first one
 //! in row-major order, as in `MaxPoolGrad`, so the two ops are adjoint.
 
+use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor, TensorType};
 
-use super::common::{check_dtype, dims_str, unsupported_type};
+use super::common::{check_inputs, dims_str};
 use super::pool::{par_units, pool_type, PoolAttrs, PoolGeom};
 use crate::{OpContext, OpKernel};
 
@@ -94,14 +95,8 @@ impl MaxPoolGradGrad {
 
 impl OpKernel for MaxPoolGradGrad {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        for (i, what) in ["orig_input", "orig_output", "grad"].iter().enumerate() {
-            check_dtype(ctx.node(), what, ctx.input(i)?.dtype(), self.dtype)?;
-        }
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx),
-            DataType::Double => self.run::<f64>(ctx),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        check_inputs(ctx, self.dtype, &[(0, "orig_input"), (1, "orig_output"), (2, "grad")])?;
+        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
     }
 }
 

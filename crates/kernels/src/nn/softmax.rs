@@ -1,9 +1,10 @@
 //! `Softmax` and `LogSoftmax` over the last axis, shifted by the row maximum for stability.
 
+use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
-use super::common::{check_dtype, for_chunks, unsupported_type};
+use super::common::{check_inputs, for_chunks, unsupported_type};
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
@@ -81,12 +82,8 @@ impl Softmax {
 
 impl OpKernel for Softmax {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_dtype(ctx.node(), "logits", ctx.input(0)?.dtype(), self.dtype)?;
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx),
-            DataType::Double => self.run::<f64>(ctx),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        check_inputs(ctx, self.dtype, &[(0, "logits")])?;
+        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
     }
 }
 

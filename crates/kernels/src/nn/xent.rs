@@ -1,11 +1,12 @@
 //! `SoftmaxCrossEntropyWithLogits` (dense labels, 2-D after broadcasting) and
 //! `SparseSoftmaxCrossEntropyWithLogits` (class-index labels).
 
+use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{check_dtype, unsupported_type, PAR_MIN};
+use super::common::{check_dtype, check_inputs, unsupported_type, PAR_MIN};
 use super::softmax::row_max;
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
@@ -121,13 +122,8 @@ impl Xent {
 
 impl OpKernel for Xent {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_dtype(ctx.node(), "features", ctx.input(0)?.dtype(), self.dtype)?;
-        check_dtype(ctx.node(), "labels", ctx.input(1)?.dtype(), self.dtype)?;
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx),
-            DataType::Double => self.run::<f64>(ctx),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        check_inputs(ctx, self.dtype, &[(0, "features"), (1, "labels")])?;
+        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
     }
 }
 
@@ -197,11 +193,7 @@ impl OpKernel for SparseXent {
             DataType::Int32 => labels.as_slice::<i32>()?.iter().map(|&l| l as i64).collect(),
             _ => labels.as_slice::<i64>()?.to_vec(),
         };
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx, &labels),
-            DataType::Double => self.run::<f64>(ctx, &labels),
-            d => Err(unsupported_type(ctx.node(), d)),
-        }
+        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx, &labels))
     }
 }
 

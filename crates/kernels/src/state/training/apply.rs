@@ -2,6 +2,7 @@
 //! handles), the scalar hyper-parameters and the gradient, checks them as TensorFlow does,
 //! locks the variables and runs the optimizer's element-wise update in place.
 
+use crate::dispatch::dispatch;
 use std::sync::Arc;
 
 use ferroflow_core::proto::NodeDef;
@@ -118,11 +119,7 @@ impl<O: UpdateRule> OpKernel for ApplyKernel<O> {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let n = O::SLOTS.len();
         let vars = var_inputs(ctx, n, self.resource)?;
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx, &vars)?,
-            DataType::Double => self.run::<f64>(ctx, &vars)?,
-            d => return Err(ctx.error(format!("T = {d} is not supported (float32 and float64 are)"))),
-        }
+        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx, &vars))?;
         if !self.resource {
             ctx.set_output_value(0, Value::Ref(vars[0].clone()))?;
         }
