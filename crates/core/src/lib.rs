@@ -9,6 +9,7 @@ mod memory;
 mod node_attrs;
 mod quantized;
 mod resource;
+mod rng;
 mod shape;
 mod status;
 mod storage;
@@ -27,6 +28,7 @@ pub use memory::{
 pub use node_attrs::{attr, shape_proto_dims, NodeAttrs};
 pub use quantized::{QInt16, QInt32, QInt8, QUInt16, QUInt8};
 pub use resource::ResourceHandle;
+pub use rng::SplitMix64;
 pub use shape::Shape;
 pub use status::{Code, Result, Status};
 pub use storage::Storage;

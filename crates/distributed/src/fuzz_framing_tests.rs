@@ -7,8 +7,6 @@
 //! generator and the byte mutations are the integration tests' (`tests/fuzz`); the seed
 //! and scale come from `FERROFLOW_FUZZ_SEED` and `FERROFLOW_FUZZ_SCALE` as there.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -30,40 +28,9 @@ use rng::Rng;
 #[allow(dead_code)]
 #[path = "../tests/fuzz/bytes.rs"]
 mod fbytes;
-
-/// The unit tests' allocator: the system's, noting each thread's largest allocation.
-struct Largest;
-
-thread_local! {
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note(n: usize) {
-    let _ = LARGEST.try_with(|c| c.set(c.get().max(n)));
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged.
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        note(new);
-        // SAFETY: forwarded with the caller's pointer, layout and size.
-        unsafe { System.realloc(p, l, new) }
-    }
-}
+#[path = "../tests/fuzz/largest.rs"]
+mod largest;
+use largest::Largest;
 
 #[global_allocator]
 static ALLOC: Largest = Largest;
@@ -94,11 +61,11 @@ fn fuzz(name: &str, default: usize, mut f: impl FnMut(&mut Rng) -> usize) {
     let started = std::time::Instant::now();
     for i in 0..iters {
         let mut rng = Rng::new(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ name.len() as u64);
-        LARGEST.with(|c| c.set(0));
+        largest::reset();
         match catch_unwind(AssertUnwindSafe(|| f(&mut rng))) {
             Err(_) => findings.push(format!("input #{i} panicked")),
             Ok(len) => {
-                let largest = LARGEST.with(Cell::get);
+                let largest = largest::largest();
                 if largest > limit + 8 * len + (1 << 20) {
                     findings.push(format!("input #{i} of {len} bytes allocated {largest} bytes at once"));
                 }

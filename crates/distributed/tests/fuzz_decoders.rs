@@ -8,8 +8,6 @@
 
 mod fuzz;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -17,42 +15,9 @@ use ferroflow_core::proto::{GraphDef, TensorProto};
 use ferroflow_core::Tensor;
 use ferroflow_distributed::{partition, PartitionOptions, SplitBy};
 use ferroflow_graph::rewrite_for_client;
+use fuzz::largest::{self, Largest};
 use fuzz::{bytes as fbytes, graphs, values, Run};
 use prost::Message;
-
-/// The global allocator, noting the largest single allocation of each thread.
-struct Largest;
-
-thread_local! {
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note(n: usize) {
-    let _ = LARGEST.try_with(|c| c.set(c.get().max(n)));
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged.
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        note(new);
-        // SAFETY: forwarded with the caller's pointer, layout and size.
-        unsafe { System.realloc(p, l, new) }
-    }
-}
 
 #[global_allocator]
 static ALLOC: Largest = Largest;
@@ -60,14 +25,14 @@ static ALLOC: Largest = Largest;
 /// Runs `f`, returning its result (or its panic as a message) and the largest allocation
 /// it made on this thread.
 fn measured<T>(f: impl FnOnce() -> T) -> (Result<T, String>, usize) {
-    LARGEST.with(|c| c.set(0));
+    largest::reset();
     let r = catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
         p.downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_default()
     });
-    (r, LARGEST.with(Cell::get))
+    (r, largest::largest())
 }
 
 /// The most one decode may allocate at once: the memory limit, plus room proportional to

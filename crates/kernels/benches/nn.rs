@@ -4,9 +4,8 @@
 //! `cargo bench -p ferroflow-kernels --bench nn`
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{attr, DataType, Tensor};
-use ferroflow_kernels::testutil::{node, run_kernel, seeded_f32};
+use ferroflow_kernels::testutil::{conv_node, node, pool_node, run_kernel, seeded_f32};
 
 // Like the ferroflow binary: freed output buffers are reused instead of page-faulted in again.
 #[global_allocator]
@@ -18,35 +17,6 @@ fn data(dims: &[usize], seed: u64) -> Tensor {
 
 fn sizes(d: &[usize]) -> Tensor {
     Tensor::vec(d.iter().map(|&v| v as i32).collect::<Vec<_>>())
-}
-
-fn conv_node(op: &str) -> NodeDef {
-    node(
-        op,
-        &[
-            ("T", attr::ty(DataType::Float)),
-            ("strides", attr::list_int(&[1, 1, 1, 1])),
-            ("padding", attr::string("SAME")),
-            ("data_format", attr::string("NHWC")),
-            ("dilations", attr::list_int(&[1, 1, 1, 1])),
-            ("explicit_paddings", attr::list_int(&[])),
-            ("use_cudnn_on_gpu", attr::bool(true)),
-        ],
-    )
-}
-
-fn pool_node(op: &str) -> NodeDef {
-    node(
-        op,
-        &[
-            ("T", attr::ty(DataType::Float)),
-            ("ksize", attr::list_int(&[1, 2, 2, 1])),
-            ("strides", attr::list_int(&[1, 2, 2, 1])),
-            ("padding", attr::string("SAME")),
-            ("data_format", attr::string("NHWC")),
-            ("explicit_paddings", attr::list_int(&[])),
-        ],
-    )
 }
 
 fn bench_matmul(c: &mut Criterion) {
@@ -75,15 +45,15 @@ fn bench_conv(c: &mut Criterion) {
     for (name, xs, fs) in CONVS {
         let (x, f) = (data(&xs, 3), data(&fs, 4));
         let dy = data(&[xs[0], xs[1], xs[2], fs[3]], 5);
-        let fwd = conv_node("Conv2D");
+        let fwd = conv_node("Conv2D", DataType::Float, &[1, 1, 1, 1], "SAME");
         g.bench_function(format!("{name}_forward"), |b| {
             b.iter(|| run_kernel(fwd.clone(), vec![x.clone(), f.clone()], 1).unwrap())
         });
-        let bi = conv_node("Conv2DBackpropInput");
+        let bi = conv_node("Conv2DBackpropInput", DataType::Float, &[1, 1, 1, 1], "SAME");
         g.bench_function(format!("{name}_backprop_input"), |b| {
             b.iter(|| run_kernel(bi.clone(), vec![sizes(&xs), f.clone(), dy.clone()], 1).unwrap())
         });
-        let bf = conv_node("Conv2DBackpropFilter");
+        let bf = conv_node("Conv2DBackpropFilter", DataType::Float, &[1, 1, 1, 1], "SAME");
         g.bench_function(format!("{name}_backprop_filter"), |b| {
             b.iter(|| run_kernel(bf.clone(), vec![x.clone(), sizes(&fs), dy.clone()], 1).unwrap())
         });
@@ -94,13 +64,20 @@ fn bench_conv(c: &mut Criterion) {
 fn bench_pool(c: &mut Criterion) {
     let mut g = c.benchmark_group("pool");
     let x = data(&[50, 28, 28, 32], 6);
-    let y = run_kernel(pool_node("MaxPool"), vec![x.clone()], 1).unwrap().remove(0);
+    let y = run_kernel(pool_node("MaxPool", DataType::Float, 2, 2, "SAME"), vec![x.clone()], 1).unwrap().remove(0);
     let gy = data(&[50, 14, 14, 32], 7);
     g.bench_function("max_pool_50x28x28x32", |b| {
-        b.iter(|| run_kernel(pool_node("MaxPool"), vec![x.clone()], 1).unwrap())
+        b.iter(|| run_kernel(pool_node("MaxPool", DataType::Float, 2, 2, "SAME"), vec![x.clone()], 1).unwrap())
     });
     g.bench_function("max_pool_grad_50x28x28x32", |b| {
-        b.iter(|| run_kernel(pool_node("MaxPoolGrad"), vec![x.clone(), y.clone(), gy.clone()], 1).unwrap())
+        b.iter(|| {
+            run_kernel(
+                pool_node("MaxPoolGrad", DataType::Float, 2, 2, "SAME"),
+                vec![x.clone(), y.clone(), gy.clone()],
+                1,
+            )
+            .unwrap()
+        })
     });
     g.finish();
 }

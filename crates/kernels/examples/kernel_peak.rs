@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{attr, DataType, Tensor};
-use ferroflow_kernels::testutil::{node, run_kernel, seeded_f32};
+use ferroflow_kernels::testutil::{conv_node, node, run_kernel, seeded_f32};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -26,21 +26,6 @@ fn matmul(ta: bool, tb: bool) -> NodeDef {
     node(
         "MatMul",
         &[("T", attr::ty(DataType::Float)), ("transpose_a", attr::bool(ta)), ("transpose_b", attr::bool(tb))],
-    )
-}
-
-fn conv(op: &str) -> NodeDef {
-    node(
-        op,
-        &[
-            ("T", attr::ty(DataType::Float)),
-            ("strides", attr::list_int(&[1, 1, 1, 1])),
-            ("padding", attr::string("SAME")),
-            ("data_format", attr::string("NHWC")),
-            ("dilations", attr::list_int(&[1, 1, 1, 1])),
-            ("explicit_paddings", attr::list_int(&[])),
-            ("use_cudnn_on_gpu", attr::bool(true)),
-        ],
     )
 }
 
@@ -103,13 +88,25 @@ fn main() {
         let (x, f) = (data(&xs, 5), data(&fs, 6));
         let dy = data(&[xs[0], xs[1], xs[2], fs[3]], 7);
         let flops = 2.0 * (xs[0] * xs[1] * xs[2] * fs[0] * fs[1] * fs[2] * fs[3]) as f64;
-        row(format!("Conv2D {name} fwd"), flops, best(reps, &conv("Conv2D"), &[x.clone(), f.clone()]));
+        row(
+            format!("Conv2D {name} fwd"),
+            flops,
+            best(reps, &conv_node("Conv2D", DataType::Float, &[1, 1, 1, 1], "SAME"), &[x.clone(), f.clone()]),
+        );
         if name != "conv1" {
             // The first layer's input gradient is never needed (its input is the data).
-            let secs = best(reps, &conv("Conv2DBackpropInput"), &[sizes(&xs), f.clone(), dy.clone()]);
+            let secs = best(
+                reps,
+                &conv_node("Conv2DBackpropInput", DataType::Float, &[1, 1, 1, 1], "SAME"),
+                &[sizes(&xs), f.clone(), dy.clone()],
+            );
             row(format!("Conv2D {name} backprop input"), flops, secs);
         }
-        let secs = best(reps, &conv("Conv2DBackpropFilter"), &[x, sizes(&fs), dy]);
+        let secs = best(
+            reps,
+            &conv_node("Conv2DBackpropFilter", DataType::Float, &[1, 1, 1, 1], "SAME"),
+            &[x, sizes(&fs), dy],
+        );
         row(format!("Conv2D {name} backprop filter"), flops, secs);
     }
 }

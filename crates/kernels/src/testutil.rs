@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{Status, Tensor};
+use ferroflow_core::{attr, DataType, Status, Tensor};
 
 use crate::{create_kernel, CancelToken, OpContext, RecvCallback, Rendezvous, ResourceMgr, StepCtx, Value};
 
@@ -82,6 +82,39 @@ pub fn node(op: &str, attrs: &[(&str, ferroflow_core::proto::AttrValue)]) -> Nod
         attr: attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
         ..Default::default()
     }
+}
+
+/// A Conv2D-family node (`Conv2D`, `Conv2DBackpropInput`, `Conv2DBackpropFilter`) with
+/// every attr TensorFlow writes: NHWC, no dilation, the given strides and padding.
+pub fn conv_node(op: &str, dtype: DataType, strides: &[i64], padding: &str) -> NodeDef {
+    node(
+        op,
+        &[
+            ("T", attr::ty(dtype)),
+            ("strides", attr::list_int(strides)),
+            ("padding", attr::string(padding)),
+            ("data_format", attr::string("NHWC")),
+            ("dilations", attr::list_int(&[1, 1, 1, 1])),
+            ("explicit_paddings", attr::list_int(&[])),
+            ("use_cudnn_on_gpu", attr::bool(true)),
+        ],
+    )
+}
+
+/// A pooling-family node (`MaxPool`, `AvgPool`, their gradients) with square `k`x`k`
+/// windows at stride `s`, NHWC.
+pub fn pool_node(op: &str, dtype: DataType, k: i64, s: i64, padding: &str) -> NodeDef {
+    node(
+        op,
+        &[
+            ("T", attr::ty(dtype)),
+            ("ksize", attr::list_int(&[1, k, k, 1])),
+            ("strides", attr::list_int(&[1, s, s, 1])),
+            ("padding", attr::string(padding)),
+            ("data_format", attr::string("NHWC")),
+            ("explicit_paddings", attr::list_int(&[])),
+        ],
+    )
 }
 
 /// A fresh, empty directory under the system temp dir for one test (unique per process

@@ -12,7 +12,7 @@ use std::process::Command;
 
 use ferroflow_core::{attr, DataType, Tensor};
 use ferroflow_kernels::isa::{self, Isa};
-use ferroflow_kernels::testutil::{node, run_kernel, temp_dir};
+use ferroflow_kernels::testutil::{conv_node, node, pool_node, run_kernel, temp_dir};
 
 mod golden_check;
 
@@ -47,21 +47,6 @@ fn dims_tensor(d: &[usize]) -> Tensor {
     Tensor::vec(d.iter().map(|&v| v as i32).collect::<Vec<_>>())
 }
 
-fn conv_node(op: &str, dt: DataType, stride: i64, padding: &str) -> ferroflow_core::proto::NodeDef {
-    node(
-        op,
-        &[
-            ("T", attr::ty(dt)),
-            ("strides", attr::list_int(&[1, stride, stride, 1])),
-            ("padding", attr::string(padding)),
-            ("data_format", attr::string("NHWC")),
-            ("dilations", attr::list_int(&[1, 1, 1, 1])),
-            ("explicit_paddings", attr::list_int(&[])),
-            ("use_cudnn_on_gpu", attr::bool(true)),
-        ],
-    )
-}
-
 fn run1(nd: ferroflow_core::proto::NodeDef, inputs: Vec<Tensor>) -> Vec<f64> {
     run_kernel(nd, inputs, 1).unwrap().remove(0).to_f64_vec().unwrap()
 }
@@ -77,14 +62,19 @@ fn kernel_results() -> Vec<(String, Vec<f64>)> {
         for (i, &(n, h, w, c, k, oc, s, p)) in convs.iter().enumerate() {
             let seed = 10 * i as u64;
             let (x, f) = (tensor(dt, &[n, h, w, c], seed + 1), tensor(dt, &[k, k, c, oc], seed + 2));
-            let y = run_kernel(conv_node("Conv2D", dt, s as i64, p), vec![x.clone(), f.clone()], 1).unwrap().remove(0);
+            let y = run_kernel(conv_node("Conv2D", dt, &[1, s as i64, s as i64, 1], p), vec![x.clone(), f.clone()], 1)
+                .unwrap()
+                .remove(0);
             let dy = tensor(dt, y.dims(), seed + 3);
             let tag = format!("{dt}/{n}x{h}x{w}x{c}/{k}x{k}x{oc}/s{s}/{p}");
             let dw = run1(
-                conv_node("Conv2DBackpropFilter", dt, s as i64, p),
+                conv_node("Conv2DBackpropFilter", dt, &[1, s as i64, s as i64, 1], p),
                 vec![x, dims_tensor(&[k, k, c, oc]), dy.clone()],
             );
-            let dx = run1(conv_node("Conv2DBackpropInput", dt, s as i64, p), vec![dims_tensor(&[n, h, w, c]), f, dy]);
+            let dx = run1(
+                conv_node("Conv2DBackpropInput", dt, &[1, s as i64, s as i64, 1], p),
+                vec![dims_tensor(&[n, h, w, c]), f, dy],
+            );
             out.push((format!("Conv2D {tag}"), y.to_f64_vec().unwrap()));
             out.push((format!("Conv2DBackpropFilter {tag}"), dw));
             out.push((format!("Conv2DBackpropInput {tag}"), dx));
@@ -92,18 +82,7 @@ fn kernel_results() -> Vec<(String, Vec<f64>)> {
     }
     // Max pooling and its gradient (compiled per path), disjoint and overlapping windows.
     for (k, s, p) in [(2, 2, "SAME"), (3, 2, "VALID")] {
-        let pool = |op: &str| {
-            node(
-                op,
-                &[
-                    ("T", attr::ty(DataType::Float)),
-                    ("ksize", attr::list_int(&[1, k, k, 1])),
-                    ("strides", attr::list_int(&[1, s, s, 1])),
-                    ("padding", attr::string(p)),
-                    ("data_format", attr::string("NHWC")),
-                ],
-            )
-        };
+        let pool = |op: &str| pool_node(op, DataType::Float, k, s, p);
         let x = tensor(DataType::Float, &[2, 28, 28, 32], 40 + k as u64);
         let y = run_kernel(pool("MaxPool"), vec![x.clone()], 1).unwrap().remove(0);
         let g = tensor(DataType::Float, y.dims(), 50 + k as u64);

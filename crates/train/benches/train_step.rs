@@ -3,11 +3,11 @@
 //! Random (seeded) batches, like scripts/bench/tf_train.py, so the two are comparable.
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use ferroflow_core::SplitMix64;
 use ferroflow_core::Tensor;
 use ferroflow_graph::{get_or_create_global_step, global_variables_initializer, Scope};
 use ferroflow_runtime::DirectSession;
 use ferroflow_runtime::StepRunner;
-use ferroflow_train::data::SplitMix64;
 use ferroflow_train::models::{build, ModelKind};
 use ferroflow_train::optimizer::{Adagrad, Adam, Optimizer};
 

@@ -12,6 +12,7 @@
 
 pub mod bytes;
 pub mod graphs;
+pub mod largest;
 mod rng;
 pub mod rpc;
 pub mod values;

@@ -1,23 +1,20 @@
-//! A seeded generator for the fuzz tests (SplitMix64): small, fast and the same on every
-//! platform, so a seed reproduces a run. Shared by the integration tests (`tests/fuzz`) and
+//! The fuzz tests' seeded generator. Shared by the integration tests (`tests/fuzz`) and
 //! the framing fuzz inside the crate (`src/fuzz_framing_tests.rs`).
 
-/// SplitMix64.
-pub struct Rng(u64);
+use ferroflow_core::SplitMix64;
+
+/// [`SplitMix64`] with the draws the fuzzers need.
+pub struct Rng(SplitMix64);
 
 impl Rng {
     /// The generator of `seed`.
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(SplitMix64::new(seed))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..n` (0 when `n` is 0).
@@ -25,7 +22,7 @@ impl Rng {
         if n == 0 {
             0
         } else {
-            (self.next_u64() % n as u64) as usize
+            self.0.below(n)
         }
     }
 

@@ -172,23 +172,6 @@ impl OpKernel for Conv2D {
     }
 }
 
-/// A fully attributed conv node for tests.
-#[cfg(test)]
-pub(crate) fn conv_node(op: &str, dtype: DataType, strides: &[i64], padding: &str) -> NodeDef {
-    crate::testutil::node(
-        op,
-        &[
-            ("T", ferroflow_core::attr::ty(dtype)),
-            ("strides", ferroflow_core::attr::list_int(strides)),
-            ("padding", ferroflow_core::attr::string(padding)),
-            ("data_format", ferroflow_core::attr::string("NHWC")),
-            ("dilations", ferroflow_core::attr::list_int(&[1, 1, 1, 1])),
-            ("explicit_paddings", ferroflow_core::attr::list_int(&[])),
-            ("use_cudnn_on_gpu", ferroflow_core::attr::bool(true)),
-        ],
-    )
-}
-
 /// Direct (loop) convolution used as the reference in tests.
 #[cfg(test)]
 pub(crate) fn conv_reference(g: &ConvGeom, x: &[f64], f: &[f64]) -> Vec<f64> {
@@ -223,7 +206,7 @@ pub(crate) mod tests {
     use ferroflow_core::{attr, Code};
 
     use super::*;
-    use crate::testutil::run_kernel;
+    use crate::testutil::{conv_node, run_kernel};
 
     pub(crate) fn data(n: usize, seed: usize) -> Vec<f64> {
         (0..n).map(|i| (((i * 31 + seed * 17) % 23) as f64 - 11.0) / 8.0).collect()

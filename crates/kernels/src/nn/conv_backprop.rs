@@ -232,8 +232,9 @@ mod tests {
     use ferroflow_core::Code;
 
     use super::*;
+    use crate::nn::conv::conv_reference;
     use crate::nn::conv::tests::data;
-    use crate::nn::conv::{conv_node, conv_reference};
+    use crate::testutil::conv_node;
     use crate::testutil::run_kernel;
 
     /// Checks both gradients against the reference forward conv through the adjoint

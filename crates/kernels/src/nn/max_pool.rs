@@ -208,21 +208,7 @@ mod tests {
     use ferroflow_core::{attr, Code};
 
     use super::*;
-    use crate::testutil::{node, run_kernel};
-
-    fn pool_node(op: &str, dtype: DataType, k: i64, s: i64, padding: &str) -> NodeDef {
-        node(
-            op,
-            &[
-                ("T", attr::ty(dtype)),
-                ("ksize", attr::list_int(&[1, k, k, 1])),
-                ("strides", attr::list_int(&[1, s, s, 1])),
-                ("padding", attr::string(padding)),
-                ("data_format", attr::string("NHWC")),
-                ("explicit_paddings", attr::list_int(&[])),
-            ],
-        )
-    }
+    use crate::testutil::{pool_node, run_kernel};
 
     #[test]
     fn forward_and_grad_2x2() {

@@ -102,23 +102,10 @@ impl OpKernel for MaxPoolGradGrad {
 
 #[cfg(test)]
 mod tests {
-    use ferroflow_core::{attr, Code};
+    use ferroflow_core::Code;
 
     use super::*;
-    use crate::testutil::{node, run_kernel};
-
-    fn nd(k: i64, s: i64, padding: &str) -> NodeDef {
-        node(
-            "MaxPoolGradGrad",
-            &[
-                ("T", attr::ty(DataType::Float)),
-                ("ksize", attr::list_int(&[1, k, k, 1])),
-                ("strides", attr::list_int(&[1, s, s, 1])),
-                ("padding", attr::string(padding)),
-                ("data_format", attr::string("NHWC")),
-            ],
-        )
-    }
+    use crate::testutil::{pool_node, run_kernel};
 
     #[test]
     fn picks_grad_at_each_window_maximum() {
@@ -126,7 +113,9 @@ mod tests {
         let x = Tensor::new(vec![1, 3, 3, 1], vec![1.0f32, 5., 2., 4., 3., 9., 7., 8., 6.]).unwrap();
         let y = Tensor::new(vec![1, 2, 2, 1], vec![5.0f32, 9., 8., 6.]).unwrap();
         let gr = Tensor::new(vec![1, 3, 3, 1], (0..9).map(|v| v as f32 * 10.).collect::<Vec<_>>()).unwrap();
-        let out = run_kernel(nd(2, 2, "SAME"), vec![x, y, gr], 1).unwrap().remove(0);
+        let out = run_kernel(pool_node("MaxPoolGradGrad", DataType::Float, 2, 2, "SAME"), vec![x, y, gr], 1)
+            .unwrap()
+            .remove(0);
         assert_eq!(out.dims(), &[1, 2, 2, 1]);
         assert_eq!(out.as_slice::<f32>().unwrap(), &[10., 50., 70., 80.]);
     }
@@ -137,7 +126,9 @@ mod tests {
         let x = Tensor::new(vec![1, 2, 2, 2], vec![1.0f32, 0., 1., 1., 1., 2., 1., 3.]).unwrap();
         let y = Tensor::new(vec![1, 1, 1, 2], vec![1.0f32, 3.]).unwrap();
         let gr = Tensor::new(vec![1, 2, 2, 2], vec![1.0f32, 2., 3., 4., 5., 6., 7., 8.]).unwrap();
-        let out = run_kernel(nd(2, 2, "VALID"), vec![x, y, gr], 1).unwrap().remove(0);
+        let out = run_kernel(pool_node("MaxPoolGradGrad", DataType::Float, 2, 2, "VALID"), vec![x, y, gr], 1)
+            .unwrap()
+            .remove(0);
         assert_eq!(out.as_slice::<f32>().unwrap(), &[1., 8.]);
     }
 
@@ -146,11 +137,13 @@ mod tests {
         let x = Tensor::zeros(DataType::Float, vec![1, 4, 4, 1]).unwrap();
         let y = Tensor::zeros(DataType::Float, vec![1, 2, 2, 1]).unwrap();
         let bad = Tensor::zeros(DataType::Float, vec![1, 2, 2, 1]).unwrap();
-        let e = run_kernel(nd(2, 2, "VALID"), vec![x.clone(), y, bad], 1).unwrap_err();
+        let e = run_kernel(pool_node("MaxPoolGradGrad", DataType::Float, 2, 2, "VALID"), vec![x.clone(), y, bad], 1)
+            .unwrap_err();
         assert_eq!(e.code, Code::InvalidArgument);
         assert!(e.message.contains("grad must have the shape of orig_input"), "{e}");
         let y3 = Tensor::zeros(DataType::Float, vec![1, 3, 3, 1]).unwrap();
-        let e = run_kernel(nd(2, 2, "VALID"), vec![x.clone(), y3, x], 1).unwrap_err();
+        let e = run_kernel(pool_node("MaxPoolGradGrad", DataType::Float, 2, 2, "VALID"), vec![x.clone(), y3, x], 1)
+            .unwrap_err();
         assert!(e.message.contains("orig_output shape"), "{e}");
     }
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 use ferroflow_core::{Status, Tensor};
 
 use super::idx;
-use super::rng::SplitMix64;
+use ferroflow_core::SplitMix64;
 
 /// Images (flattened 28×28, scaled to [0, 1]) and labels.
 #[derive(Clone, Debug)]

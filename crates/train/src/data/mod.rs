@@ -2,8 +2,6 @@
 
 mod idx;
 mod mnist;
-mod rng;
 
 pub use idx::{parse_images, parse_labels};
 pub use mnist::{read_mnist, read_mnist_shard, Batches, DataSet, Mnist};
-pub use rng::SplitMix64;

@@ -1,4 +1,5 @@
-//! A small seeded generator (SplitMix64) for shuffling: deterministic across platforms.
+//! A small seeded generator (SplitMix64): the same numbers on every platform, so a seed
+//! reproduces a run. The input pipelines shuffle with it and the fuzz tests draw from it.
 
 /// SplitMix64.
 #[derive(Clone, Debug)]
