@@ -5,7 +5,8 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
 use super::bcast::{chunk_len, is_unshared, PAR_THRESHOLD};
-use super::common::{kernel_type, typed, NUMERIC};
+use super::common::{kernel_type, typed};
+use super::dtypes::NUMERIC;
 use super::elem::Num;
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};

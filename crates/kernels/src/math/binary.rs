@@ -7,7 +7,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor, TensorType, C128, C64};
 
 use super::bcast::{bcast_apply, bcast_apply_inplace_a, bcast_apply_inplace_b, is_unshared, Plan};
-use super::common::{is_real_float, kernel_type, typed, FLOATS, FLOAT_COMPLEX, NUMBER, NUMERIC, REAL, SIGNED};
+use super::common::{is_real_float, kernel_type, typed};
+use super::dtypes::{ADD_V1, FLOATS, FLOAT_COMPLEX, NUMBER, NUMERIC, REAL, SIGNED};
 use super::elem::{Float, Int, Num};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -164,21 +165,6 @@ impl ArithKernel {
         })
     }
 }
-
-/// Add (v1): TensorFlow registers no unsigned types but uint8 for it.
-const ADD_V1: &[DataType] = &[
-    DataType::Float,
-    DataType::Double,
-    DataType::Int32,
-    DataType::Int64,
-    DataType::UInt8,
-    DataType::Half,
-    DataType::BFloat16,
-    DataType::Int8,
-    DataType::Int16,
-    DataType::Complex64,
-    DataType::Complex128,
-];
 
 impl OpKernel for ArithKernel {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {

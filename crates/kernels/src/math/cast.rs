@@ -13,6 +13,7 @@ use ferroflow_core::{DataType, NodeAttrs, QInt16, QInt32, QInt8, QUInt16, QUInt8
 use super::bcast::map_unary;
 use super::cast_wide::{f2i32, f2i64, FromVal, ToVal, Val};
 use super::common::{kernel_type, typed};
+use super::dtypes::CAST_TYPES;
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -72,30 +73,6 @@ cast_with!(
 /// The types with a direct conversion between every pair.
 const DIRECT_TYPES: &[DataType] =
     &[DataType::Float, DataType::Double, DataType::Int32, DataType::Int64, DataType::UInt8, DataType::Bool];
-
-/// Every type Cast converts (TensorFlow's CPU CastOp: numeric, bool and quantized types).
-const CAST_TYPES: &[DataType] = &[
-    DataType::Float,
-    DataType::Double,
-    DataType::Int32,
-    DataType::Int64,
-    DataType::UInt8,
-    DataType::Bool,
-    DataType::Half,
-    DataType::BFloat16,
-    DataType::Int8,
-    DataType::Int16,
-    DataType::UInt16,
-    DataType::UInt32,
-    DataType::UInt64,
-    DataType::Complex64,
-    DataType::Complex128,
-    DataType::QInt8,
-    DataType::QUInt8,
-    DataType::QInt16,
-    DataType::QUInt16,
-    DataType::QInt32,
-];
 
 struct Cast {
     src: DataType,

@@ -7,7 +7,8 @@ use ferroflow_core::{DataType, NodeAttrs, QInt16, QInt32, QInt8, QUInt16, QUInt8
 
 use super::bcast::{bcast_apply_ref, is_unshared, map_inplace, map_unary, Plan};
 use super::binary::{binary_to, plan2};
-use super::common::{kernel_type, typed, REAL};
+use super::common::{kernel_type, typed};
+use super::dtypes::{EQ_TYPES, REAL};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -27,32 +28,6 @@ struct CmpKernel {
     /// Equal/NotEqual: whether non-broadcastable shapes are an error (else a scalar result).
     incompatible_shape_error: bool,
 }
-
-/// Equal/NotEqual: every number, bool, string and the quantized types (TensorFlow's CPU
-/// registrations).
-const EQ_TYPES: &[DataType] = &[
-    DataType::Float,
-    DataType::Double,
-    DataType::Int32,
-    DataType::Int64,
-    DataType::UInt8,
-    DataType::Bool,
-    DataType::String,
-    DataType::Half,
-    DataType::BFloat16,
-    DataType::Int8,
-    DataType::Int16,
-    DataType::UInt16,
-    DataType::UInt32,
-    DataType::UInt64,
-    DataType::Complex64,
-    DataType::Complex128,
-    DataType::QInt8,
-    DataType::QUInt8,
-    DataType::QInt16,
-    DataType::QUInt16,
-    DataType::QInt32,
-];
 
 impl CmpKernel {
     fn make(n: &NodeDef, op: Cmp) -> Result<Box<dyn OpKernel>, Status> {

@@ -6,7 +6,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::bcast::{is_unshared, PAR_THRESHOLD};
-use super::common::{kernel_type, typed, FLOATS};
+use super::common::{kernel_type, typed};
+use super::dtypes::FLOATS;
 use super::elem::Float;
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};

@@ -15,6 +15,7 @@ mod cast_wide;
 mod check_numerics;
 mod common;
 mod compare;
+mod dtypes;
 pub mod elem;
 mod grad;
 mod reduce;

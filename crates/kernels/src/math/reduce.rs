@@ -6,7 +6,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, TensorType, C128, C64};
 
 use super::bcast::map_unary;
-use super::common::{kernel_type, typed, NUMBER, REAL};
+use super::common::{kernel_type, typed};
+use super::dtypes::{NUMBER, REAL};
 use super::elem::Num;
 use super::reduce_loops::{reduce_axes, MaxR, MinR, ProdR, Reducer, SumR};
 use crate::{KernelRegistry, OpContext, OpKernel};

@@ -7,18 +7,9 @@ use ferroflow_core::{DataType, Status, Tensor, TensorType};
 
 use super::bcast::{par_runs, Plan};
 use super::common::{kernel_type, typed};
+use super::dtypes::SELECT_TYPES;
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
-
-const SELECT_TYPES: &[DataType] = &[
-    DataType::Float,
-    DataType::Double,
-    DataType::Int32,
-    DataType::Int64,
-    DataType::UInt8,
-    DataType::Bool,
-    DataType::String,
-];
 
 /// Elements that Select can pick.
 trait Elem: TensorType + Clone + Default + Send + Sync {}

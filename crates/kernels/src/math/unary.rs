@@ -6,7 +6,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor, TensorType, C128, C64};
 
 use super::bcast::{is_unshared, map_inplace, map_unary};
-use super::common::{kernel_type, typed, FLOATS, NUMBER, SIGNED, SIGNED_REAL};
+use super::common::{kernel_type, typed};
+use super::dtypes::{FLOATS, NEG_TYPES, NUMBER, SIGNED, SIGNED_REAL};
 use super::elem::{Float, Int, Num};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -62,20 +63,6 @@ fn sign_float<T: Float>(x: T) -> T {
         T::ZERO
     }
 }
-
-/// Neg: the signed real types and complex.
-const NEG_TYPES: &[DataType] = &[
-    DataType::Float,
-    DataType::Double,
-    DataType::Int32,
-    DataType::Int64,
-    DataType::Half,
-    DataType::BFloat16,
-    DataType::Int8,
-    DataType::Int16,
-    DataType::Complex64,
-    DataType::Complex128,
-];
 
 /// |x| of half and bfloat16: the sign bit cleared (NaN stays NaN).
 fn abs_f16(x: f16) -> f16 {
