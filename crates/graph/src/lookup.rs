@@ -10,10 +10,12 @@
 //! sess.run(&[], &[], &[init])?;   // then fetch `ids`
 //! ```
 
+use std::marker::PhantomData;
+
 use ferroflow_core::{attr, DataType};
 
 use crate::ops;
-use crate::scope::{Operation, Output, Scope};
+use crate::scope::{OpBuilder, Operation, Output, Scope};
 
 /// How a text file fills a table: columns split by `delimiter`, or
 /// [`TextFileIndex::WHOLE_LINE`] / [`TextFileIndex::LINE_NUMBER`].
@@ -47,75 +49,95 @@ impl Default for TextFileInit {
     }
 }
 
-fn find(s: &Scope, handle: &Output, keys: Output, default: Output) -> Output {
-    s.op("LookupTableFindV2")
-        .input(handle.clone())
-        .input(keys.clone())
-        .input(default.clone())
-        .attr("Tin", attr::ty(keys.dtype))
-        .attr("Tout", attr::ty(default.dtype))
-        .build()
-        .output(0)
-}
-
-fn size(s: &Scope, handle: &Output) -> Output {
-    s.op("LookupTableSizeV2").input(handle.clone()).build().output(0)
-}
-
-fn export(s: &Scope, handle: &Output, k: DataType, v: DataType) -> (Output, Output) {
-    let op = s
-        .op("LookupTableExportV2")
-        .input(handle.clone())
-        .attr("Tkeys", attr::ty(k))
-        .attr("Tvalues", attr::ty(v))
-        .build();
-    (op.output(0), op.output(1))
-}
-
-fn keys_values(s: &Scope, op: &str, handle: &Output, keys: Output, values: Output) -> Operation {
-    s.op(op)
-        .input(handle.clone())
-        .input(keys.clone())
-        .input(values.clone())
-        .attr("Tin", attr::ty(keys.dtype))
-        .attr("Tout", attr::ty(values.dtype))
-        .build()
-}
-
-/// A static hash table (`HashTableV2`).
+/// A lookup table: its resource handle and dtypes. `K` is [`Static`] (TensorFlow's
+/// `StaticHashTable`, filled once by an initializer) or [`Mutable`] (its `MutableHashTable`
+/// family, changed by insert, import and remove); `find`, `size` and `export` are the
+/// same op on either (TensorFlow's `LookupInterface`).
 #[derive(Clone, Debug)]
-pub struct HashTable {
+pub struct Table<K> {
     /// The table's resource handle.
     pub handle: Output,
     /// Key dtype.
     pub key_dtype: DataType,
     /// Value dtype.
     pub value_dtype: DataType,
+    kind: PhantomData<K>,
 }
 
-impl HashTable {
+/// The kind of a table filled once by an initializer.
+#[derive(Clone, Copy, Debug)]
+pub struct Static;
+
+/// The kind of a table changed by insert, import and remove.
+#[derive(Clone, Copy, Debug)]
+pub struct Mutable;
+
+/// A static hash table (`HashTableV2`).
+pub type HashTable = Table<Static>;
+
+/// A mutable hash table (`MutableHashTableV2`, `MutableHashTableOfTensorsV2` or
+/// `MutableDenseHashTableV2`).
+pub type MutableHashTable = Table<Mutable>;
+
+impl<K> Table<K> {
+    fn with_handle(handle: Output, key_dtype: DataType, value_dtype: DataType) -> Table<K> {
+        Table { handle, key_dtype, value_dtype, kind: PhantomData }
+    }
+
+    /// The values of `keys`, `default` where absent (a static table: one value; a mutable
+    /// one: one value, or one per key).
+    pub fn find(&self, s: &Scope, keys: Output, default: Output) -> Output {
+        keys_values(s, "LookupTableFindV2", &self.handle, keys, default, ["Tin", "Tout"]).output(0)
+    }
+
+    /// Number of entries (int64).
+    pub fn size(&self, s: &Scope) -> Output {
+        s.op("LookupTableSizeV2").input(self.handle.clone()).build().output(0)
+    }
+
+    /// Every (key, value); a mutable table's sorted by key.
+    pub fn export(&self, s: &Scope) -> (Output, Output) {
+        let op = s
+            .op("LookupTableExportV2")
+            .input(self.handle.clone())
+            .attr("Tkeys", attr::ty(self.key_dtype))
+            .attr("Tvalues", attr::ty(self.value_dtype))
+            .build();
+        (op.output(0), op.output(1))
+    }
+}
+
+/// A table's handle op with its dtypes, shared by `shared_name` (the node's name when empty).
+fn table_handle(b: OpBuilder, key_dtype: DataType, value_dtype: DataType, shared_name: &str) -> Output {
+    b.attr("key_dtype", attr::ty(key_dtype))
+        .attr("value_dtype", attr::ty(value_dtype))
+        .attr("shared_name", attr::string(shared_name))
+        .attr("use_node_name_sharing", attr::bool(true))
+        .build()
+        .output(0)
+}
+
+/// `op(handle, keys, values)` with the keys' and the values' dtypes as attrs `types`.
+fn keys_values(s: &Scope, op: &str, handle: &Output, keys: Output, values: Output, types: [&str; 2]) -> Operation {
+    s.op(op)
+        .input(handle.clone())
+        .input(keys.clone())
+        .input(values.clone())
+        .attr(types[0], attr::ty(keys.dtype))
+        .attr(types[1], attr::ty(values.dtype))
+        .build()
+}
+
+impl Table<Static> {
     /// A table shared by `shared_name` (the node's name when empty).
     pub fn new(s: &Scope, key_dtype: DataType, value_dtype: DataType, shared_name: &str) -> HashTable {
-        let handle = s
-            .op("HashTableV2")
-            .attr("key_dtype", attr::ty(key_dtype))
-            .attr("value_dtype", attr::ty(value_dtype))
-            .attr("shared_name", attr::string(shared_name))
-            .attr("use_node_name_sharing", attr::bool(true))
-            .build()
-            .output(0);
-        HashTable { handle, key_dtype, value_dtype }
+        let handle = table_handle(s.op("HashTableV2"), key_dtype, value_dtype, shared_name);
+        Table::with_handle(handle, key_dtype, value_dtype)
     }
 
     /// `InitializeTableV2` from a keys and a values tensor (same number of elements).
     pub fn init_from_tensors(&self, s: &Scope, keys: Output, values: Output) -> Operation {
-        s.op("InitializeTableV2")
-            .input(self.handle.clone())
-            .input(keys.clone())
-            .input(values.clone())
-            .attr("Tkey", attr::ty(keys.dtype))
-            .attr("Tval", attr::ty(values.dtype))
-            .build()
+        keys_values(s, "InitializeTableV2", &self.handle, keys, values, ["Tkey", "Tval"])
     }
 
     /// `InitializeTableFromTextFileV2` from the file named by `filename` (a string scalar).
@@ -130,36 +152,9 @@ impl HashTable {
             .attr("offset", attr::int(o.offset))
             .build()
     }
-
-    /// The values of `keys`, `default` where absent.
-    pub fn find(&self, s: &Scope, keys: Output, default: Output) -> Output {
-        find(s, &self.handle, keys, default)
-    }
-
-    /// Number of entries (int64).
-    pub fn size(&self, s: &Scope) -> Output {
-        size(s, &self.handle)
-    }
-
-    /// Every (key, value).
-    pub fn export(&self, s: &Scope) -> (Output, Output) {
-        export(s, &self.handle, self.key_dtype, self.value_dtype)
-    }
 }
 
-/// A mutable hash table (`MutableHashTableV2`, `MutableHashTableOfTensorsV2` or
-/// `MutableDenseHashTableV2`).
-#[derive(Clone, Debug)]
-pub struct MutableHashTable {
-    /// The table's resource handle.
-    pub handle: Output,
-    /// Key dtype.
-    pub key_dtype: DataType,
-    /// Value dtype.
-    pub value_dtype: DataType,
-}
-
-impl MutableHashTable {
+impl Table<Mutable> {
     /// A table of scalar values, or of tensors of `value_shape`.
     pub fn new(
         s: &Scope,
@@ -172,14 +167,8 @@ impl MutableHashTable {
             Some(shape) => s.op("MutableHashTableOfTensorsV2").attr("value_shape", attr::shape(Some(shape))),
             None => s.op("MutableHashTableV2"),
         };
-        let handle = b
-            .attr("key_dtype", attr::ty(key_dtype))
-            .attr("value_dtype", attr::ty(value_dtype))
-            .attr("shared_name", attr::string(shared_name))
-            .attr("use_node_name_sharing", attr::bool(true))
-            .build()
-            .output(0);
-        MutableHashTable { handle, key_dtype, value_dtype }
+        let handle = table_handle(b, key_dtype, value_dtype, shared_name);
+        Table::with_handle(handle, key_dtype, value_dtype)
     }
 
     /// A dense table (`MutableDenseHashTableV2`): `empty_key` and `deleted_key` (scalars of
@@ -192,27 +181,19 @@ impl MutableHashTable {
         shared_name: &str,
     ) -> MutableHashTable {
         let key_dtype = empty_key.dtype;
-        let handle = s
-            .op("MutableDenseHashTableV2")
-            .input(empty_key)
-            .input(deleted_key)
-            .attr("key_dtype", attr::ty(key_dtype))
-            .attr("value_dtype", attr::ty(value_dtype))
-            .attr("shared_name", attr::string(shared_name))
-            .attr("use_node_name_sharing", attr::bool(true))
-            .build()
-            .output(0);
-        MutableHashTable { handle, key_dtype, value_dtype }
+        let b = s.op("MutableDenseHashTableV2").input(empty_key).input(deleted_key);
+        let handle = table_handle(b, key_dtype, value_dtype, shared_name);
+        Table::with_handle(handle, key_dtype, value_dtype)
     }
 
     /// Inserts or replaces entries.
     pub fn insert(&self, s: &Scope, keys: Output, values: Output) -> Operation {
-        keys_values(s, "LookupTableInsertV2", &self.handle, keys, values)
+        keys_values(s, "LookupTableInsertV2", &self.handle, keys, values, ["Tin", "Tout"])
     }
 
     /// Replaces the whole content.
     pub fn import(&self, s: &Scope, keys: Output, values: Output) -> Operation {
-        keys_values(s, "LookupTableImportV2", &self.handle, keys, values)
+        keys_values(s, "LookupTableImportV2", &self.handle, keys, values, ["Tin", "Tout"])
     }
 
     /// Removes entries (absent keys are ignored).
@@ -222,21 +203,6 @@ impl MutableHashTable {
             .input(keys.clone())
             .attr("Tin", attr::ty(keys.dtype))
             .build()
-    }
-
-    /// The values of `keys`, `default` where absent (one value, or one per key).
-    pub fn find(&self, s: &Scope, keys: Output, default: Output) -> Output {
-        find(s, &self.handle, keys, default)
-    }
-
-    /// Number of entries (int64).
-    pub fn size(&self, s: &Scope) -> Output {
-        size(s, &self.handle)
-    }
-
-    /// Every (key, value), sorted by key.
-    pub fn export(&self, s: &Scope) -> (Output, Output) {
-        export(s, &self.handle, self.key_dtype, self.value_dtype)
     }
 }
 

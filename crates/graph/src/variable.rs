@@ -333,35 +333,25 @@ impl Variable {
 
     /// `var = value` (`AssignVariableOp`, or `Assign` whose output 0 is the reference).
     pub fn assign(&self, s: &Scope, value: Output) -> Operation {
-        self.check_dtype(s, &value);
-        let vs = s.colocate_with(&self.handle);
-        if self.resource {
-            crate::ops::assign_variable_op(&vs, self.handle.clone(), value)
-        } else {
-            vs.op("Assign").input(self.handle.clone()).input(value).build()
-        }
+        self.update(s, value, "AssignVariableOp", "Assign")
     }
 
     /// `var += value`.
     pub fn assign_add(&self, s: &Scope, value: Output) -> Operation {
-        self.check_dtype(s, &value);
-        let vs = s.colocate_with(&self.handle);
-        if self.resource {
-            crate::ops::assign_add_variable_op(&vs, self.handle.clone(), value)
-        } else {
-            vs.op("AssignAdd").input(self.handle.clone()).input(value).build()
-        }
+        self.update(s, value, "AssignAddVariableOp", "AssignAdd")
     }
 
     /// `var -= value`.
     pub fn assign_sub(&self, s: &Scope, value: Output) -> Operation {
+        self.update(s, value, "AssignSubVariableOp", "AssignSub")
+    }
+
+    /// An update colocated with the variable: `resource_op` on a resource variable, else
+    /// `ref_op` on the reference.
+    fn update(&self, s: &Scope, value: Output, resource_op: &str, ref_op: &str) -> Operation {
         self.check_dtype(s, &value);
-        let vs = s.colocate_with(&self.handle);
-        if self.resource {
-            crate::ops::assign_sub_variable_op(&vs, self.handle.clone(), value)
-        } else {
-            vs.op("AssignSub").input(self.handle.clone()).input(value).build()
-        }
+        let op = if self.resource { resource_op } else { ref_op };
+        s.colocate_with(&self.handle).op(op).input(self.handle.clone()).input(value).build()
     }
 }
 
