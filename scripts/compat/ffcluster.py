@@ -187,6 +187,31 @@ def tf_in_mode(mode):
     return tf
 
 
+def run_threads(fns, timeout, what, barrier=None):
+    """Runs each of `fns` on its own thread and waits for all, each at most `timeout`
+    seconds (failing, naming `what`, if one is stuck); returns the exceptions they raised.
+    A failing function aborts `barrier`, so that the others do not wait for it."""
+    errors = []
+
+    def guarded(f):
+        def run():
+            try:
+                f()
+            except Exception as e:  # returned to the caller
+                errors.append(e)
+                if barrier is not None:
+                    barrier.abort()
+        return run
+
+    threads = [threading.Thread(target=guarded(f)) for f in fns]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=timeout)
+        assert not t.is_alive(), f"{what} is stuck"
+    return errors
+
+
 def report(mode, want, got, close):
     """Prints each scenario's TensorFlow result (and ferroflow's where `close` says they
     differ); fails if any differs."""

@@ -270,10 +270,7 @@ def child(mode):
 
     import ffcluster
 
-    if mode == "v1":
-        tf.compat.v1.disable_v2_behavior()
-    else:
-        tf.compat.v1.disable_eager_execution()
+    ffcluster.tf_in_mode(mode)
     with tempfile.TemporaryDirectory() as d:
         want = run_mode("", "/cpu:0", "/cpu:0", d)
         servers, _ = ffcluster.cluster({"ps": 1, "worker": 1})

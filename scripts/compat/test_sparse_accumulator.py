@@ -302,17 +302,7 @@ def train(target):
         sessions[1].run(other["local_init"], options=opts)
         sessions[1].run(other["opt"].local_step_init_op, options=opts)
         losses = [[], []]
-        errors = []
         barrier = threading.Barrier(2, timeout=120)
-
-        def guarded(f):
-            def run():
-                try:
-                    f()
-                except Exception as e:  # reported below
-                    errors.append(e)
-                    barrier.abort()
-            return run
 
         def chief_queue_runner():
             for _ in range(STEPS):
@@ -329,13 +319,8 @@ def train(target):
                 sessions[i].run(m["train"], feed_dict=feed, options=opts)
                 barrier.wait()
 
-        threads = [threading.Thread(target=guarded(chief_queue_runner))]
-        threads += [threading.Thread(target=guarded(lambda i=i: replica(i))) for i in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=180)
-            assert not t.is_alive(), "a replica or the chief queue runner is stuck"
+        fns = [chief_queue_runner] + [lambda i=i: replica(i) for i in range(2)]
+        errors = ffcluster.run_threads(fns, 180, "a replica or the chief queue runner", barrier)
         if errors:
             return ("training failed", [f"{type(e).__name__}: {e}"[:600] for e in errors])
         emb, w, step = sessions[0].run([chief["emb"], chief["w"], chief["step"]], options=opts)

@@ -83,16 +83,6 @@ try:
     sessions[1].run(other["local_init"], options=opts)
     sessions[1].run(other["opt"].local_step_init_op, options=opts)
 
-    errors = []
-
-    def guarded(f):
-        def run():
-            try:
-                f()
-            except Exception as e:  # reported below
-                errors.append(e)
-        return run
-
     def chief_queue_runner():
         for _ in range(STEPS):
             sessions[0].run(chief["sync"], options=opts)
@@ -111,13 +101,8 @@ try:
             sessions[i].run(m["train"], feed_dict={m["x"]: x, m["y"]: y}, options=opts)
             barrier.wait()
 
-    threads = [threading.Thread(target=guarded(chief_queue_runner))]
-    threads += [threading.Thread(target=guarded(lambda i=i: replica(i))) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=120)
-        assert not t.is_alive(), "a replica or the chief is stuck"
+    fns = [chief_queue_runner] + [lambda i=i: replica(i) for i in range(2)]
+    errors = ffcluster.run_threads(fns, 120, "a replica or the chief", barrier)
     assert not errors, "\n".join(f"{type(e).__name__}: {e}"[:800] for e in errors)
 
     got_w, got_b, got_step = sessions[0].run([chief["w"], chief["b"], chief["step"]])

@@ -152,10 +152,7 @@ def child(mode):
 
     import ffcluster
 
-    if mode == "v1":
-        tf.compat.v1.disable_v2_behavior()
-    else:
-        tf.compat.v1.disable_eager_execution()
+    ffcluster.tf_in_mode(mode)
     want = run_mode(mode, "", "/cpu:0", "/cpu:0")
     servers, _ = ffcluster.cluster({"ps": 1, "worker": 1})
     got = run_mode(mode, servers["worker"][0].target, "/job:ps/task:0", "/job:worker/task:0")

@@ -126,11 +126,13 @@ struct Trigger {
     every: Every,
     last: Option<Instant>,
     steps: u64,
+    /// What `before` said of the step running now.
+    due_now: bool,
 }
 
 impl Trigger {
     fn new(every: Every) -> Trigger {
-        Trigger { every, last: None, steps: 0 }
+        Trigger { every, last: None, steps: 0, due_now: false }
     }
 
     /// Whether the coming step should trigger (the first one always does).
@@ -150,6 +152,22 @@ impl Trigger {
 
     fn step(&mut self) {
         self.steps += 1;
+    }
+
+    /// Before a step: whether it should trigger (remembered for [`Trigger::after`]).
+    fn before(&mut self) -> bool {
+        self.due_now = self.due();
+        self.due_now
+    }
+
+    /// After the step: whether it triggered; counts it, and restarts the interval if so.
+    fn after(&mut self) -> bool {
+        let fired = std::mem::take(&mut self.due_now);
+        if fired {
+            self.fired();
+        }
+        self.step();
+        fired
     }
 }
 
@@ -173,7 +191,7 @@ impl CheckpointSaverHook {
             dir: dir.into(),
             saver,
             global_step: global_step.name(),
-            trigger: Trigger { every, last: Some(Instant::now()), steps: 0 },
+            trigger: Trigger { last: Some(Instant::now()), ..Trigger::new(every) },
             last_saved_step: None,
             ran: false,
             saved: Vec::new(),
@@ -247,7 +265,6 @@ pub struct SummarySaverHook {
     summary: String,
     global_step: String,
     trigger: Trigger,
-    due_now: bool,
 }
 
 impl SummarySaverHook {
@@ -264,7 +281,6 @@ impl SummarySaverHook {
             summary: summary.name(),
             global_step: global_step.name(),
             trigger: Trigger::new(every),
-            due_now: false,
         })
     }
 }
@@ -276,8 +292,7 @@ impl SessionRunHook for SummarySaverHook {
     }
 
     fn before_run(&mut self) -> Vec<String> {
-        self.due_now = self.trigger.due();
-        if self.due_now {
+        if self.trigger.before() {
             vec![self.global_step.clone(), self.summary.clone()]
         } else {
             Vec::new()
@@ -285,12 +300,9 @@ impl SessionRunHook for SummarySaverHook {
     }
 
     fn after_run(&mut self, values: &[Tensor], _ctx: &mut RunContext) -> Result<(), Status> {
-        if !self.due_now {
-            self.trigger.step();
+        if !self.trigger.after() {
             return Ok(());
         }
-        self.trigger.fired();
-        self.trigger.step();
         let step = global_step_of(values, 0)? + 1;
         let bytes =
             values.get(1).ok_or_else(|| Status::internal("summary value missing"))?.scalar_value::<Vec<u8>>()?;
@@ -308,7 +320,6 @@ impl SessionRunHook for SummarySaverHook {
 pub struct LoggingTensorHook {
     tensors: Vec<(String, String)>,
     trigger: Trigger,
-    due_now: bool,
     sink: Box<dyn FnMut(String) + Send>,
 }
 
@@ -318,7 +329,6 @@ impl LoggingTensorHook {
         LoggingTensorHook {
             tensors: tensors.iter().map(|(l, o)| (l.to_string(), o.name())).collect(),
             trigger: Trigger::new(Every::Steps(every_n_iter)),
-            due_now: false,
             sink: Box::new(|line| tracing::info!("{line}")),
         }
     }
@@ -332,8 +342,7 @@ impl LoggingTensorHook {
 
 impl SessionRunHook for LoggingTensorHook {
     fn before_run(&mut self) -> Vec<String> {
-        self.due_now = self.trigger.due();
-        if self.due_now {
+        if self.trigger.before() {
             self.tensors.iter().map(|(_, n)| n.clone()).collect()
         } else {
             Vec::new()
@@ -341,12 +350,9 @@ impl SessionRunHook for LoggingTensorHook {
     }
 
     fn after_run(&mut self, values: &[Tensor], _ctx: &mut RunContext) -> Result<(), Status> {
-        if !self.due_now {
-            self.trigger.step();
+        if !self.trigger.after() {
             return Ok(());
         }
-        self.trigger.fired();
-        self.trigger.step();
         let parts: Vec<String> =
             self.tensors.iter().zip(values).map(|((label, _), v)| format!("{label} = {}", show(v))).collect();
         (self.sink)(parts.join(", "));
