@@ -11,7 +11,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::accumulator::{AccumulatorKind, ConditionalAccumulator};
-use super::handles::{container_and_name, handle_names, set_handle_output};
+use super::handles::{container_and_name, named_resource, set_handle_output};
 use super::sparse_accumulator::SparseGradient;
 use crate::{DoneCallback, KernelRegistry, OpContext, OpKernel};
 
@@ -85,15 +85,7 @@ fn create(n: &NodeDef, as_ref: bool, kind: AccumulatorKind) -> Result<Box<dyn Op
 
 /// The accumulator named by input 0 (NotFound naming the node if it was never created).
 pub(crate) fn accumulator(ctx: &OpContext) -> Result<Arc<ConditionalAccumulator>, Status> {
-    let (c, n) = handle_names(ctx, 0)?;
-    ctx.resources().lookup::<ConditionalAccumulator>(&c, &n).map_err(|e| {
-        Status::not_found(format!(
-            "node '{}' (op {}): accumulator '{c}/{n}' does not exist (run the op that creates it first): {}",
-            ctx.node().name,
-            ctx.node().op,
-            e.message
-        ))
-    })
+    named_resource(ctx, "accumulator")
 }
 
 fn check_dtype(ctx: &OpContext, acc: &ConditionalAccumulator, dtype: DataType) -> Result<(), Status> {

@@ -63,3 +63,26 @@ pub(crate) fn handle_names(ctx: &OpContext, i: usize) -> Result<(String, String)
         d => Err(ctx.error(format!("input {i} must be a resource or string handle, got a {d} tensor"))),
     }
 }
+
+/// The resource of type `R` named by input 0; NotFound naming the node, the `kind` of
+/// resource and that its creating op must run first, if it was never created.
+pub(crate) fn named_resource<R: std::any::Any + Send + Sync>(ctx: &OpContext, kind: &str) -> Result<Arc<R>, Status> {
+    let (c, n) = handle_names(ctx, 0)?;
+    ctx.resources().lookup::<R>(&c, &n).map_err(|e| {
+        Status::not_found(format!(
+            "node '{}' (op {}): {kind} '{c}/{n}' does not exist (run the op that creates it first): {}",
+            ctx.node().name,
+            ctx.node().op,
+            e.message
+        ))
+    })
+}
+
+/// `e` with the node's name and op in front, unless it names the node already.
+pub(crate) fn node_err(ctx: &OpContext, e: Status) -> Status {
+    if e.message.contains(&format!("'{}'", ctx.node().name)) {
+        e
+    } else {
+        e.context(format!("node '{}' (op {})", ctx.node().name, ctx.node().op))
+    }
+}

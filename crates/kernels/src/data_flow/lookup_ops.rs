@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use super::handles::{container_and_name, handle_names, set_handle_output};
+use super::handles::{container_and_name, named_resource, node_err, set_handle_output};
 use super::lookup_table::{keys_of, LookupTable, TableKind};
 use crate::array::util::tf_type_name;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -20,26 +20,9 @@ const TYPE_NAME: &str = "N10tensorflow6lookup15LookupInterfaceE";
 
 static PRIVATE: AtomicU64 = AtomicU64::new(0);
 
-/// Adds the node to an error.
-pub(super) fn node_err(ctx: &OpContext, e: Status) -> Status {
-    if e.message.contains(&format!("'{}'", ctx.node().name)) {
-        e
-    } else {
-        e.context(format!("node '{}' (op {})", ctx.node().name, ctx.node().op))
-    }
-}
-
 /// The table named by input 0.
 pub(super) fn table(ctx: &OpContext) -> Result<Arc<LookupTable>, Status> {
-    let (c, n) = handle_names(ctx, 0)?;
-    ctx.resources().lookup::<LookupTable>(&c, &n).map_err(|e| {
-        Status::not_found(format!(
-            "node '{}' (op {}): lookup table '{c}/{n}' does not exist (run the op that creates it first): {}",
-            ctx.node().name,
-            ctx.node().op,
-            e.message
-        ))
-    })
+    named_resource(ctx, "lookup table")
 }
 
 /// The key/value dtypes TensorFlow's CPU kernels register for each kind of table.

@@ -9,7 +9,8 @@ use std::io::{BufRead, BufReader};
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use super::lookup_ops::{node_err, table};
+use super::handles::node_err;
+use super::lookup_ops::table;
 use super::lookup_table::TableKey;
 use crate::array::util::tf_type_name;
 use crate::{KernelRegistry, OpContext, OpKernel};

@@ -43,51 +43,11 @@ pub struct FifoQueue {
     size_gauge: metrics::Gauge,
 }
 
-macro_rules! with_elem {
-    ($dt:expr, $T:ident => $body:expr) => {
-        match $dt {
-            DataType::Float => {
-                type $T = f32;
-                $body
-            }
-            DataType::Double => {
-                type $T = f64;
-                $body
-            }
-            DataType::Int32 => {
-                type $T = i32;
-                $body
-            }
-            DataType::Int64 => {
-                type $T = i64;
-                $body
-            }
-            DataType::UInt8 => {
-                type $T = u8;
-                $body
-            }
-            DataType::Bool => {
-                type $T = bool;
-                $body
-            }
-            DataType::String => {
-                type $T = Vec<u8>;
-                $body
-            }
-            DataType::Resource => {
-                type $T = ferroflow_core::ResourceHandle;
-                $body
-            }
-            d => Err(Status::unimplemented(format!("queues of {d} tensors are not supported yet"))),
-        }
-    };
-}
-
 /// Stacks equal-shaped tensors along a new dimension 0.
 fn stack(parts: &[Tensor], dtype: DataType, elem: &[usize]) -> Result<Tensor, Status> {
     let mut dims = vec![parts.len()];
     dims.extend_from_slice(elem);
-    with_elem!(dtype, T => {
+    ferroflow_core::with_dtype!(dtype, T => {
         let mut v: Vec<T> = Vec::new();
         for p in parts {
             v.extend_from_slice(p.as_slice::<T>()?);
@@ -101,7 +61,7 @@ fn unstack(t: &Tensor) -> Result<Vec<Tensor>, Status> {
     let n = t.dims()[0];
     let elem: Vec<usize> = t.dims()[1..].to_vec();
     let size: usize = elem.iter().product();
-    with_elem!(t.dtype(), T => {
+    ferroflow_core::with_dtype!(t.dtype(), T => {
         let src = t.as_slice::<T>()?;
         (0..n).map(|i| Tensor::new(elem.clone(), src[i * size..(i + 1) * size].to_vec())).collect()
     })

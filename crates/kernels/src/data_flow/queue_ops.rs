@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ferroflow_core::proto::{attr_value, NodeDef};
 use ferroflow_core::{shape_proto_dims, DataType, NodeAttrs, Status, Tensor};
 
-use super::handles::{container_and_name, handle_names, set_handle_output};
+use super::handles::{container_and_name, named_resource, node_err, set_handle_output};
 use super::queue::FifoQueue;
 use super::waiters::timeout_from_ms;
 use crate::{DoneCallback, KernelRegistry, OpContext, OpKernel};
@@ -74,15 +74,7 @@ fn create(n: &NodeDef, as_ref: bool) -> Result<Box<dyn OpKernel>, Status> {
 
 /// The queue named by input 0 (NotFound naming the node if it was never created).
 fn queue(ctx: &OpContext) -> Result<Arc<FifoQueue>, Status> {
-    let (c, n) = handle_names(ctx, 0)?;
-    ctx.resources().lookup::<FifoQueue>(&c, &n).map_err(|e| {
-        Status::not_found(format!(
-            "node '{}' (op {}): queue '{c}/{n}' does not exist (run the op that creates it first): {}",
-            ctx.node().name,
-            ctx.node().op,
-            e.message
-        ))
-    })
+    named_resource(ctx, "queue")
 }
 
 struct Enqueue {
@@ -112,18 +104,10 @@ impl OpKernel for Enqueue {
         match prep {
             Ok((q, tuples)) => q.enqueue(tuples, ctx, done, timeout_from_ms(self.timeout_ms)),
             Err(e) => {
-                let e = ctx_error(&ctx, e);
+                let e = node_err(&ctx, e);
                 done(ctx, Err(e))
             }
         }
-    }
-}
-
-fn ctx_error(ctx: &OpContext, e: Status) -> Status {
-    if e.message.contains(&format!("'{}'", ctx.node().name)) {
-        e
-    } else {
-        e.context(format!("node '{}' (op {})", ctx.node().name, ctx.node().op))
     }
 }
 
@@ -169,7 +153,7 @@ impl OpKernel for Dequeue {
         match prep {
             Ok((q, n)) => q.dequeue(n, self.many, ctx, done, timeout_from_ms(self.timeout_ms)),
             Err(e) => {
-                let e = ctx_error(&ctx, e);
+                let e = node_err(&ctx, e);
                 done(ctx, Err(e))
             }
         }

@@ -5,8 +5,9 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
 
+use super::handles::node_err;
 use super::tensor_array::{concat_rows, partial_text, stack_tensors};
-use super::tensor_array_ops::{array, check_dtype, node_err, pass_flow};
+use super::tensor_array_ops::{array, check_dtype, pass_flow};
 use crate::array::util::{check_alloc, index_vec};
 use crate::{KernelRegistry, OpContext, OpKernel};
 

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, ResourceHandle, Status, Tensor};
 
+use super::handles::node_err;
 use super::tensor_array::{TensorArray, TensorArrayOptions};
 use crate::array::util::{index_scalar, index_vec, tf_type_name};
 use crate::state::handle::handle_input;
@@ -23,15 +24,6 @@ pub const TENSOR_ARRAY_CONTAINER: &str = "_tensor_arrays";
 const TYPE_NAME: &str = "N10tensorflow11TensorArrayE";
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Adds the node's name and op to an error that does not name it yet.
-pub(super) fn node_err(ctx: &OpContext, e: Status) -> Status {
-    if e.message.contains(&format!("'{}'", ctx.node().name)) {
-        e
-    } else {
-        e.context(format!("node '{}' (op {})", ctx.node().name, ctx.node().op))
-    }
-}
 
 /// The TensorArray named by input 0.
 pub(super) fn array(ctx: &OpContext) -> Result<Arc<TensorArray>, Status> {
