@@ -237,3 +237,25 @@ fn type_and_shape_checks() {
     assert!(e.is_ok());
     assert_eq!(q.size(), 0);
 }
+
+#[test]
+fn queues_split_batches_of_every_dtype() {
+    use super::queue::FifoQueue;
+    let q = FifoQueue::new("q", vec![DataType::Half, DataType::Int16, DataType::UInt32], vec![], -1).unwrap();
+    let h = Tensor::new(
+        vec![3, 2],
+        (0..6).map(|i| ferroflow_core::half::f16::from_f32(i as f32 * 0.5)).collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let s = Tensor::new(vec![3], vec![-7i16, 0, 7]).unwrap();
+    let u = Tensor::new(vec![3], vec![1u32, 2, u32::MAX]).unwrap();
+    let tuples = q.split_many(&[h, s, u]).unwrap();
+    assert_eq!(tuples.len(), 3);
+    assert_eq!(tuples[2][0].dims(), &[2]);
+    assert_eq!(
+        tuples[2][0].as_slice::<ferroflow_core::half::f16>().unwrap(),
+        &[ferroflow_core::half::f16::from_f32(2.0), ferroflow_core::half::f16::from_f32(2.5)]
+    );
+    assert_eq!(tuples[0][1].scalar_value::<i16>().unwrap(), -7);
+    assert_eq!(tuples[2][2].scalar_value::<u32>().unwrap(), u32::MAX);
+}
