@@ -115,3 +115,23 @@ mod tests {
         assert!(check_alloc(&[usize::MAX, 2], DataType::UInt8).is_err());
     }
 }
+
+/// `t` cut along dimension 0 into pieces of `lens[i]` rows each (`lens` sums to dim 0).
+pub(crate) fn split_rows(t: &Tensor, lens: &[usize]) -> Result<Vec<Tensor>, Status> {
+    let rest: Vec<usize> = t.dims()[1..].to_vec();
+    let row: usize = rest.iter().product();
+    ferroflow_core::with_dtype!(t.dtype(), T => {
+        let data = t.as_slice::<T>()?;
+        let mut start = 0;
+        lens.iter()
+            .map(|&l| {
+                let mut dims = vec![l];
+                dims.extend_from_slice(&rest);
+                let end = start + l * row;
+                let part = data.get(start..end).ok_or_else(|| Status::internal("split out of range"))?.to_vec();
+                start = end;
+                Tensor::new(dims, part)
+            })
+            .collect::<Result<Vec<_>, Status>>()
+    })
+}

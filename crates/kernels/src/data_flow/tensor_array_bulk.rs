@@ -8,7 +8,7 @@ use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
 use super::handles::node_err;
 use super::tensor_array::{concat_rows, partial_text, stack_tensors};
 use super::tensor_array_ops::{array, check_dtype, pass_flow};
-use crate::array::util::{check_alloc, index_vec};
+use crate::array::util::{check_alloc, index_vec, split_rows};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 fn full(p: &Option<Vec<i64>>) -> Option<Vec<usize>> {
@@ -16,26 +16,6 @@ fn full(p: &Option<Vec<i64>>) -> Option<Vec<usize>> {
         Some(d) if d.iter().all(|&x| x >= 0) => Some(d.iter().map(|&x| x as usize).collect()),
         _ => None,
     }
-}
-
-/// The rows of `t` along dimension 0, each of `len` rows (`lens` sums to dim 0).
-fn split_rows(t: &Tensor, lens: &[usize]) -> Result<Vec<Tensor>, Status> {
-    let rest: Vec<usize> = t.dims()[1..].to_vec();
-    let row: usize = rest.iter().product();
-    ferroflow_core::with_dtype!(t.dtype(), T => {
-        let data = t.as_slice::<T>()?;
-        let mut start = 0;
-        lens.iter()
-            .map(|&l| {
-                let mut dims = vec![l];
-                dims.extend_from_slice(&rest);
-                let end = start + l * row;
-                let part = data.get(start..end).ok_or_else(|| Status::internal("split out of range"))?.to_vec();
-                start = end;
-                Tensor::new(dims, part)
-            })
-            .collect::<Result<Vec<_>, Status>>()
-    })
 }
 
 struct Gather {

@@ -6,28 +6,8 @@ use ferroflow_core::{Shape, Status, Tensor, TensorList};
 
 use super::tensor_array::concat_rows;
 use super::tensor_list::{check_element, list_input, set_list, shape_input, stack_rows, zeros_for};
-use crate::array::util::{check_alloc, index_vec, FnKernel};
+use crate::array::util::{check_alloc, index_vec, split_rows, FnKernel};
 use crate::{KernelRegistry, OpContext};
-
-/// Rows of `t` along dimension 0 in pieces of `lens` rows.
-fn pieces(t: &Tensor, lens: &[usize]) -> Result<Vec<Tensor>, Status> {
-    let rest: Vec<usize> = t.dims()[1..].to_vec();
-    let row: usize = rest.iter().product();
-    ferroflow_core::with_dtype!(t.dtype(), T => {
-        let data = t.as_slice::<T>()?;
-        let mut start = 0;
-        lens.iter()
-            .map(|&l| {
-                let mut dims = vec![l];
-                dims.extend_from_slice(&rest);
-                let end = start + l * row;
-                let part = data.get(start..end).ok_or_else(|| Status::internal("split out of range"))?.to_vec();
-                start = end;
-                Tensor::new(dims, part)
-            })
-            .collect::<Result<Vec<_>, Status>>()
-    })
-}
 
 fn gather(ctx: &mut OpContext) -> Result<(), Status> {
     let l = list_input(ctx, 0)?;
@@ -83,7 +63,7 @@ fn scatter_into(ctx: &mut OpContext) -> Result<(), Status> {
             t.dims()[0]
         )));
     }
-    let rows = pieces(&t, &vec![1; indices.len()])?;
+    let rows = split_rows(&t, &vec![1; indices.len()])?;
     let mut out = (*l).clone();
     for (&i, r) in indices.iter().zip(rows) {
         let r = r.reshape(Shape::new(t.dims()[1..].to_vec()))?;
@@ -112,7 +92,7 @@ fn split(ctx: &mut OpContext) -> Result<(), Status> {
         )));
     }
     let ulens: Vec<usize> = lens.iter().map(|&x| x as usize).collect();
-    let parts = pieces(&t, &ulens)?;
+    let parts = split_rows(&t, &ulens)?;
     let mut l = TensorList::new(t.dtype(), shape, -1);
     l.tensors = parts.into_iter().map(Some).collect();
     set_list(ctx, 0, l)
