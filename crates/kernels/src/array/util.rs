@@ -101,21 +101,6 @@ pub fn check_alloc(dims: &[usize], dtype: DataType) -> Result<(), Status> {
 /// Elements above which data movement is split across the compute pool.
 pub const PAR_THRESHOLD: usize = 32 * 1024;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn alloc_guard() {
-        assert!(check_alloc(&[1 << 20, 4], DataType::Float).is_ok());
-        let e = check_alloc(&[1 << 40], DataType::Float).unwrap_err();
-        assert_eq!(e.code, ferroflow_core::Code::ResourceExhausted);
-        assert!(e.message.contains("shape[1099511627776] and type float"), "{e}");
-        assert!(e.message.contains("memory limit"), "{e}");
-        assert!(check_alloc(&[usize::MAX, 2], DataType::UInt8).is_err());
-    }
-}
-
 /// `t` cut along dimension 0 into pieces of `lens[i]` rows each (`lens` sums to dim 0).
 pub(crate) fn split_rows(t: &Tensor, lens: &[usize]) -> Result<Vec<Tensor>, Status> {
     let rest: Vec<usize> = t.dims()[1..].to_vec();
@@ -134,4 +119,19 @@ pub(crate) fn split_rows(t: &Tensor, lens: &[usize]) -> Result<Vec<Tensor>, Stat
             })
             .collect::<Result<Vec<_>, Status>>()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alloc_guard() {
+        assert!(check_alloc(&[1 << 20, 4], DataType::Float).is_ok());
+        let e = check_alloc(&[1 << 40], DataType::Float).unwrap_err();
+        assert_eq!(e.code, ferroflow_core::Code::ResourceExhausted);
+        assert!(e.message.contains("shape[1099511627776] and type float"), "{e}");
+        assert!(e.message.contains("memory limit"), "{e}");
+        assert!(check_alloc(&[usize::MAX, 2], DataType::UInt8).is_err());
+    }
 }
