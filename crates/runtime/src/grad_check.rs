@@ -16,9 +16,27 @@ pub struct GradCheck {
     pub checked: usize,
 }
 
-fn lcg(seed: &mut u64) -> f64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+/// The gradient checks' generator of test values (a 64-bit LCG: Knuth's MMIX constants),
+/// so that every gradient test draws the same numbers from the same seed on every platform.
+#[derive(Clone, Debug)]
+pub struct Lcg(pub u64);
+
+impl Lcg {
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in [-1, 1).
+    pub fn signed(&mut self) -> f64 {
+        self.unit() * 2.0 - 1.0
+    }
+
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.unit()
+    }
 }
 
 fn perturb(t: &Tensor, k: usize, delta: f64) -> Result<Tensor, Status> {
@@ -54,8 +72,8 @@ pub fn check_gradient(
         xs.iter().zip(vals).map(|(x, v)| (x.name(), v.clone())).collect()
     };
     let y_val = sess.run_by_name(&feeds(values), &[y.name()], &[], &Default::default())?.remove(0);
-    let mut seed = 0x5eed_u64;
-    let w_vals: Vec<f64> = (0..y_val.num_elements()).map(|_| lcg(&mut seed)).collect();
+    let mut rng = Lcg(0x5eed);
+    let w_vals: Vec<f64> = (0..y_val.num_elements()).map(|_| rng.signed()).collect();
     let w_t = match y.dtype {
         DataType::Double => Tensor::new(y_val.shape().clone(), w_vals.clone())?,
         DataType::Float => Tensor::new(y_val.shape().clone(), w_vals.iter().map(|&v| v as f32).collect::<Vec<_>>())?,

@@ -8,14 +8,7 @@ use ferroflow_runtime::grad_check::check_gradient;
 use ferroflow_runtime::DirectSession;
 use ferroflow_runtime::StepRunner;
 
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        lo + (hi - lo) * ((self.0 >> 11) as f64 / (1u64 << 53) as f64)
-    }
-}
+use ferroflow_runtime::grad_check::Lcg;
 
 fn t(shape: &[usize], v: Vec<f64>) -> Tensor {
     Tensor::new(shape.to_vec(), v).unwrap()
@@ -23,13 +16,13 @@ fn t(shape: &[usize], v: Vec<f64>) -> Tensor {
 
 /// Values uniform in `[lo, hi)`.
 fn uni(shape: &[usize], lo: f64, hi: f64, seed: u64) -> Tensor {
-    let mut r = Rng(seed);
+    let mut r = Lcg(seed);
     t(shape, (0..shape.iter().product::<usize>()).map(|_| r.uniform(lo, hi)).collect())
 }
 
 /// Values with magnitude in `[lo, hi)` and a random sign.
 fn away(shape: &[usize], lo: f64, hi: f64, seed: u64) -> Tensor {
-    let mut r = Rng(seed);
+    let mut r = Lcg(seed);
     let n = shape.iter().product::<usize>();
     t(shape, (0..n).map(|_| r.uniform(lo, hi) * if r.uniform(0.0, 1.0) < 0.5 { -1.0 } else { 1.0 }).collect())
 }
@@ -137,7 +130,7 @@ fn maximum_minimum() {
 fn floor_mod() {
     // x = m + 0.5 ± 0.1 and |y| in [1, 1.05]: x / y stays away from integers.
     let gen = |a: &[usize], b: &[usize], k| {
-        let mut r = Rng(k);
+        let mut r = Lcg(k);
         let n = a.iter().product::<usize>();
         let x = (0..n).map(|_| (r.uniform(-3.0, 3.0)).floor() + 0.5 + r.uniform(-0.1, 0.1)).collect();
         (t(a, x), away(b, 1.0, 1.05, k + 100))
@@ -358,7 +351,7 @@ fn sum_and_mean() {
 fn max_and_min() {
     // Distinct values (a shuffled grid), so no ties.
     let mut v: Vec<f64> = (0..24).map(|k| (k as f64) * 0.25 - 3.0).collect();
-    let mut r = Rng(5);
+    let mut r = Lcg(5);
     for k in (1..v.len()).rev() {
         v.swap(k, (r.uniform(0.0, 1.0) * (k + 1) as f64) as usize);
     }

@@ -12,15 +12,9 @@ const EPS: f64 = 1e-6;
 const TOL: f64 = 1e-6;
 
 fn rand(dims: &[usize], seed: u64) -> Tensor {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut r = ferroflow_runtime::grad_check::Lcg(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let n: usize = dims.iter().product();
-    let v: Vec<f64> = (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-        })
-        .collect();
-    Tensor::new(dims.to_vec(), v).unwrap()
+    Tensor::new(dims.to_vec(), (0..n).map(|_| r.signed()).collect::<Vec<f64>>()).unwrap()
 }
 
 fn i32c(s: &Scope, v: i32) -> Output {

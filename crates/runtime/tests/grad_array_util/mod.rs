@@ -21,16 +21,11 @@ pub const EPS: f64 = 1e-6;
 /// Largest accepted relative error.
 pub const TOL: f64 = 1e-6;
 
-fn lcg(seed: &mut u64) -> f64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-}
-
 /// A float64 tensor of the given shape with deterministic values in [-1, 1).
 pub fn rand(dims: &[usize], seed: u64) -> Tensor {
-    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let mut r = ferroflow_runtime::grad_check::Lcg(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let n = dims.iter().product();
-    Tensor::new(dims.to_vec(), (0..n).map(|_| lcg(&mut s)).collect::<Vec<f64>>()).unwrap()
+    Tensor::new(dims.to_vec(), (0..n).map(|_| r.signed()).collect::<Vec<f64>>()).unwrap()
 }
 
 /// Whether the math family's `Mul` and `Sum` gradients are registered.
@@ -67,8 +62,8 @@ pub fn check_once(
     let feeds =
         |vals: &[Tensor]| -> Vec<(&Output, Tensor)> { xs.iter().zip(vals).map(|(x, v)| (x, v.clone())).collect() };
     let y0 = sess.run(&feeds(values), &[&y], &[]).expect("forward run").remove(0);
-    let mut seed = 0x5eed_u64;
-    let w: Vec<f64> = (0..y0.num_elements()).map(|_| lcg(&mut seed)).collect();
+    let mut r = ferroflow_runtime::grad_check::Lcg(0x5eed);
+    let w: Vec<f64> = (0..y0.num_elements()).map(|_| r.signed()).collect();
     let wt = ops::constant(&s, Tensor::new(y0.shape().clone(), w.clone()).unwrap());
     let dx: Vec<Output> = diff.iter().map(|&i| xs[i].clone()).collect();
     let grads = gradients(&s, std::slice::from_ref(&y), &dx, Some(&[wt])).expect("gradients");

@@ -31,15 +31,7 @@ pub enum Mode {
     Rank,
 }
 
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// Uniform in [-1, 1).
-    pub fn next(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((self.0 >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
-    }
-}
+pub use ferroflow_runtime::grad_check::Lcg;
 
 pub fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
@@ -47,10 +39,10 @@ pub fn numel(shape: &[usize]) -> usize {
 
 /// Uniform values in [lo, hi), at least `margin` from every kink.
 pub fn values(shape: &[usize], seed: u64, lo: f64, hi: f64, kinks: &[f64], margin: f64) -> Tensor {
-    let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xabcd);
+    let mut r = Lcg(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xabcd);
     let v: Vec<f64> = (0..numel(shape))
         .map(|_| loop {
-            let x = lo + (r.next() + 1.0) / 2.0 * (hi - lo);
+            let x = lo + (r.signed() + 1.0) / 2.0 * (hi - lo);
             if kinks.iter().all(|k| (x - k).abs() >= margin) {
                 break x;
             }
@@ -67,9 +59,9 @@ pub fn uniform(shape: &[usize], seed: u64) -> Tensor {
 pub fn distinct(shape: &[usize], seed: u64) -> Tensor {
     let n = numel(shape);
     let mut v: Vec<f64> = (0..n).map(|i| (i as f64 - n as f64 / 2.0) * 0.01).collect();
-    let mut r = Rng(seed);
+    let mut r = Lcg(seed);
     for i in (1..n).rev() {
-        let j = (((r.next() + 1.0) / 2.0) * (i + 1) as f64) as usize;
+        let j = (((r.signed() + 1.0) / 2.0) * (i + 1) as f64) as usize;
         v.swap(i, j.min(i));
     }
     Tensor::new(shape.to_vec(), v).unwrap()
@@ -127,8 +119,8 @@ pub fn check_multi(
     let feeds = |v: &[Tensor]| -> Vec<(&Output, Tensor)> { xs.iter().zip(v).map(|(x, t)| (x, t.clone())).collect() };
     let y_refs: Vec<&Output> = ys.iter().collect();
     let y0 = sess.run(&feeds(vals), &y_refs, &[]).unwrap();
-    let mut r = Rng(0x5eed);
-    let w: Vec<Vec<f64>> = y0.iter().map(|y| (0..y.num_elements()).map(|_| r.next()).collect()).collect();
+    let mut r = Lcg(0x5eed);
+    let w: Vec<Vec<f64>> = y0.iter().map(|y| (0..y.num_elements()).map(|_| r.signed()).collect()).collect();
     let loss = |v: &[Tensor]| -> f64 {
         let ys = sess.run(&feeds(v), &y_refs, &[]).unwrap();
         ys.iter().zip(&w).map(|(y, w)| y.to_f64_vec().unwrap().iter().zip(w).map(|(a, b)| a * b).sum::<f64>()).sum()
