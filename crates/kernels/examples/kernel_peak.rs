@@ -109,4 +109,20 @@ fn main() {
         );
         row(format!("Conv2D {name} backprop filter"), flops, secs);
     }
+    // Pooling moves memory rather than multiplying: its rows give GB/s read and written.
+    println!("{:<44} {:>9} {:>8}", "pooling (2x2, stride 2, SAME)", "GB/s", "ms");
+    use ferroflow_kernels::testutil::pool_node;
+    for (name, xs) in [("conv1", [100, 28, 28, 32]), ("conv2", [100, 14, 14, 64])] {
+        let x = data(&xs, 8);
+        let fwd = pool_node("MaxPool", DataType::Float, 2, 2, "SAME");
+        let y = run_kernel(fwd.clone(), vec![x.clone()], 1).unwrap().remove(0);
+        let gy = data(y.dims(), 9);
+        let (nx, ny) = (x.num_elements() as f64, y.num_elements() as f64);
+        let mem_row = |what: &str, bytes: f64, secs: f64| {
+            println!("{:<44} {:>9.1} {:>8.3}", format!("{what} {name}"), bytes / secs / 1e9, secs * 1e3);
+        };
+        mem_row("MaxPool", 4.0 * (nx + ny), best(reps, &fwd, &[x.clone()]));
+        let grad = pool_node("MaxPoolGrad", DataType::Float, 2, 2, "SAME");
+        mem_row("MaxPoolGrad", 4.0 * (2.0 * nx + 2.0 * ny), best(reps, &grad, &[x, y, gy]));
+    }
 }
