@@ -121,7 +121,7 @@ fn main() {
         let mem_row = |what: &str, bytes: f64, secs: f64| {
             println!("{:<44} {:>9.1} {:>8.3}", format!("{what} {name}"), bytes / secs / 1e9, secs * 1e3);
         };
-        mem_row("MaxPool", 4.0 * (nx + ny), best(reps, &fwd, &[x.clone()]));
+        mem_row("MaxPool", 4.0 * (nx + ny), best(reps, &fwd, std::slice::from_ref(&x)));
         let grad = pool_node("MaxPoolGrad", DataType::Float, 2, 2, "SAME");
         mem_row("MaxPoolGrad", 4.0 * (2.0 * nx + 2.0 * ny), best(reps, &grad, &[x, y, gy]));
     }
