@@ -14,6 +14,7 @@ use super::common::{
 use super::conv_direct::{direct_applies, DirectScalar};
 use super::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
 use super::im2col::{im2col, ConvGeom};
+use super::winograd;
 use crate::{OpContext, OpKernel};
 
 /// Target size in bytes of one block of patches (the patch block, gemm's packed filter and
@@ -139,20 +140,28 @@ trait ConvScalar: GemmScalar {
 
 impl ConvScalar for i32 {}
 
-macro_rules! float_conv {
-    ($($t:ty),*) => {$(
-        impl ConvScalar for $t {
-            fn conv(g: &ConvGeom, x: &[Self], f: &[Self], out: &mut [Self]) {
-                if direct_applies(g) {
-                    <$t as DirectScalar>::conv2d_direct(g, x, f, out)
-                } else {
-                    conv2d_forward(g, x, f, out)
-                }
-            }
-        }
-    )*};
+/// A float convolution by the direct kernel (few input channels) or im2col + gemm.
+fn direct_or_gemm<T: DirectScalar + GemmScalar>(g: &ConvGeom, x: &[T], f: &[T], out: &mut [T]) {
+    if direct_applies(g) {
+        T::conv2d_direct(g, x, f, out)
+    } else {
+        conv2d_forward(g, x, f, out)
+    }
 }
-float_conv!(f32, f64);
+
+impl ConvScalar for f64 {
+    fn conv(g: &ConvGeom, x: &[f64], f: &[f64], out: &mut [f64]) {
+        direct_or_gemm(g, x, f, out)
+    }
+}
+
+impl ConvScalar for f32 {
+    fn conv(g: &ConvGeom, x: &[f32], f: &[f32], out: &mut [f32]) {
+        if !winograd::forward(g, x, f, out) {
+            direct_or_gemm(g, x, f, out)
+        }
+    }
+}
 
 impl Conv2D {
     fn run<T: ConvScalar>(&self, ctx: &mut OpContext, x: &Tensor, f: &Tensor) -> Result<(), Status> {

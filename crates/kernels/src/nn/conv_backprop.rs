@@ -174,7 +174,7 @@ const INPUT_LABEL: &str = "Conv2DBackpropInput: ";
 const FILTER_LABEL: &str = "Conv2DBackpropFilter: ";
 
 impl BackpropInput {
-    fn run<T: GemmScalar + Real>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+    fn run<T: GemmScalar + DirectScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let (sz, f, dy) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
         let mut shape = sizes(ctx, &sz, INPUT_LABEL, "input_sizes")?;
         if shape.len() == 2 && dy.rank() == 4 && f.rank() == 4 {
@@ -188,7 +188,10 @@ impl BackpropInput {
         let g = self.attrs.geom(ctx.node(), INPUT_LABEL, &shape, f.dims())?;
         check_out_backprop(ctx, INPUT_LABEL, &g, dy.dims(), f.dims())?;
         let mut dx = vec![T::ZERO; g.n * g.image_len()];
-        conv2d_backprop_input(&g, f.as_slice::<T>()?, dy.as_slice::<T>()?, &mut dx);
+        let (f, dy) = (f.as_slice::<T>()?, dy.as_slice::<T>()?);
+        if !T::backprop_input_winograd(&g, f, dy, &mut dx) {
+            conv2d_backprop_input(&g, f, dy, &mut dx);
+        }
         ctx.set_output(0, Tensor::new(shape, dx)?)
     }
 }

@@ -97,6 +97,12 @@ pub(crate) trait DirectScalar: Real {
         direct_generic(g, x, w, out)
     }
 
+    /// The input gradient by Winograd's F(2×2, 5×5) (`winograd.rs`) when it applies
+    /// (float32 only); false otherwise.
+    fn backprop_input_winograd(_g: &ConvGeom, _filter: &[Self], _dy: &[Self], _dx: &mut [Self]) -> bool {
+        false
+    }
+
     /// The filter gradient computed directly, when a direct kernel applies.
     fn backprop_filter_direct(_g: &ConvGeom, _x: &[Self], _dy: &[Self]) -> Option<Vec<Self>> {
         None
@@ -122,6 +128,10 @@ impl DirectScalar for f32 {
             return;
         }
         direct_generic(g, x, w, out)
+    }
+
+    fn backprop_input_winograd(g: &ConvGeom, filter: &[f32], dy: &[f32], dx: &mut [f32]) -> bool {
+        super::winograd::backprop_input(g, filter, dy, dx)
     }
 
     fn backprop_filter_direct(g: &ConvGeom, x: &[f32], dy: &[f32]) -> Option<Vec<f32>> {

@@ -22,6 +22,7 @@ mod relu;
 #[cfg(target_arch = "x86_64")]
 mod simd;
 mod softmax;
+mod winograd;
 mod xent;
 
 use crate::KernelRegistry;

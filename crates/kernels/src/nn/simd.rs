@@ -47,6 +47,12 @@ pub(crate) trait F32Vec: Copy {
     /// # Safety
     /// As [`F32Vec::zero`].
     unsafe fn add(self, o: Self) -> Self;
+
+    /// `self - o`.
+    ///
+    /// # Safety
+    /// As [`F32Vec::zero`].
+    unsafe fn sub(self, o: Self) -> Self;
 }
 
 /// Eight f32 lanes (AVX2 with FMA).
@@ -91,6 +97,12 @@ impl F32Vec for Y {
         // SAFETY: the caller guarantees the CPU has the instructions.
         unsafe { Y(_mm256_add_ps(self.0, o.0)) }
     }
+
+    #[inline(always)]
+    unsafe fn sub(self, o: Self) -> Self {
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Y(_mm256_sub_ps(self.0, o.0)) }
+    }
 }
 
 /// Sixteen f32 lanes (AVX-512 F).
@@ -134,5 +146,11 @@ impl F32Vec for Z {
     unsafe fn add(self, o: Self) -> Self {
         // SAFETY: the caller guarantees the CPU has the instructions.
         unsafe { Z(_mm512_add_ps(self.0, o.0)) }
+    }
+
+    #[inline(always)]
+    unsafe fn sub(self, o: Self) -> Self {
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Z(_mm512_sub_ps(self.0, o.0)) }
     }
 }
