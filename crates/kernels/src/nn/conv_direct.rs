@@ -135,7 +135,8 @@ impl DirectScalar for f32 {
     }
 
     fn backprop_filter_direct(g: &ConvGeom, x: &[f32], dy: &[f32]) -> Option<Vec<f32>> {
-        super::conv_direct_filter::backprop_filter_direct_f32(g, x, dy)
+        super::winograd_filter::backprop_filter(g, x, dy)
+            .or_else(|| super::conv_direct_filter::backprop_filter_direct_f32(g, x, dy))
     }
 }
 

@@ -23,6 +23,7 @@ mod relu;
 mod simd;
 mod softmax;
 mod winograd;
+mod winograd_filter;
 mod xent;
 
 use crate::KernelRegistry;

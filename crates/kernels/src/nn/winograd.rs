@@ -26,6 +26,13 @@ const GROUP: usize = 16;
 /// Tiles transformed and multiplied together.
 const TILES: usize = 24;
 
+/// Floats between the 36 transformed matrices of a block of `rows` tiles of `width`
+/// channels: one cache line more than they need, so that the 36 stores of one tile's
+/// transform do not fall on addresses a multiple of 4 KiB apart (which share L1 sets).
+pub(super) fn plane(rows: usize, width: usize) -> usize {
+    rows * width + 16
+}
+
 // Bᵀ, the input transform, is written out in `simd::input_1d`:
 //   [1, -1.5, -2,  1.5, 1,   0]
 //   [0, -1,    0.5, 2.5, 1,   0]
@@ -63,11 +70,26 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
-    fn tiles_x(&self) -> usize {
+    /// The forward convolution `g` (input `x`, output `y`).
+    pub(super) fn forward(g: &ConvGeom) -> Shape {
+        Shape {
+            n: g.n,
+            ih: g.y.input,
+            iw: g.x.input,
+            c: g.c,
+            oh: g.y.output,
+            ow: g.x.output,
+            k: g.oc,
+            pad_y: g.y.pad,
+            pad_x: g.x.pad,
+        }
+    }
+
+    pub(super) fn tiles_x(&self) -> usize {
         self.ow.div_ceil(2)
     }
 
-    fn tiles(&self) -> usize {
+    pub(super) fn tiles(&self) -> usize {
         self.oh.div_ceil(2) * self.tiles_x()
     }
 }
@@ -80,18 +102,7 @@ pub(crate) fn forward(g: &ConvGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bo
     }
     let (c, k) = (g.c, g.oc);
     let u = transform_filter(c, k, |tap, ci, co| f[(tap * c + ci) * k + co]);
-    let s = Shape {
-        n: g.n,
-        ih: g.y.input,
-        iw: g.x.input,
-        c,
-        oh: g.y.output,
-        ow: g.x.output,
-        k,
-        pad_y: g.y.pad,
-        pad_x: g.x.pad,
-    };
-    conv(&s, x, &u, out)
+    conv(&Shape::forward(g), x, &u, out)
 }
 
 /// Computes the float32 input gradient `dx` of the convolution `g` from `dy` here, as the
@@ -119,7 +130,7 @@ pub(crate) fn backprop_input(g: &ConvGeom, f: &[f32], dy: &[f32], dx: &mut [f32]
 
 /// Whether `g` has the 5×5 filter and unit strides this path is written for, with
 /// channels it takes.
-fn fits(g: &ConvGeom) -> bool {
+pub(super) fn fits(g: &ConvGeom) -> bool {
     (g.y.size, g.x.size, g.y.stride, g.x.stride) == (5, 5, 1, 1) && g.y.pad <= 4 && g.x.pad <= 4 && applies(g.c, g.oc)
 }
 
@@ -196,7 +207,7 @@ pub(crate) fn conv(s: &Shape, x: &[f32], u: &[f32], out: &mut [f32]) -> bool {
             return out.is_empty();
         }
         let (in_len, out_len) = (s.ih * s.iw * s.c, s.oh * s.ow * s.k);
-        let scratch = || (vec![0f32; 36 * TILES * s.c], vec![0f32; 36 * TILES * s.k]);
+        let scratch = || (vec![0f32; 36 * plane(TILES, s.c)], vec![0f32; 36 * plane(TILES, s.k)]);
         let image = |sc: &mut (Vec<f32>, Vec<f32>), (b, o): (usize, &mut [f32])| {
             let xi = &x[b * in_len..(b + 1) * in_len];
             // SAFETY: the path was detected with these features (or chosen lower), and the
@@ -225,9 +236,9 @@ pub(crate) fn conv(s: &Shape, x: &[f32], u: &[f32], out: &mut [f32]) -> bool {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod simd {
+pub(super) mod simd {
     use super::super::simd::{F32Vec, Y, Z};
-    use super::{Shape, TILES};
+    use super::{plane, Shape, TILES};
 
     /// `Bᵀ d` (rows of [`super::BT`], written out as multiply-adds).
     ///
@@ -265,13 +276,19 @@ mod simd {
         }
     }
 
-    /// `V[p][t]` (`v` is `[36][TILES][c]`) for tile (ty, tx) of one image `x`.
+    /// `V[p][t]` (`v`: 36 planes of `pv` floats, rows of `c`) for tile (ty, tx) of one image `x`.
     ///
     /// # Safety
-    /// The CPU must support `V`'s instructions; `x` is one image of `s`, `t < TILES`, `v`
-    /// holds `36·TILES·c` and `c` is a multiple of `V::LANES`.
+    /// The CPU must support `V`'s instructions; `x` is one image of `s`, `t` fits a plane, `v`
+    /// holds `36·pv` and `c` is a multiple of `V::LANES`.
     #[inline(always)]
-    unsafe fn input_tile<V: F32Vec>(s: &Shape, x: &[f32], (ty, tx): (usize, usize), t: usize, v: &mut [f32]) {
+    pub(in crate::nn) unsafe fn input_tile<V: F32Vec>(
+        s: &Shape,
+        x: &[f32],
+        (ty, tx): (usize, usize),
+        (t, pv): (usize, usize),
+        v: &mut [f32],
+    ) {
         let c = s.c;
         let (iy0, ix0) = ((2 * ty) as isize - s.pad_y as isize, (2 * tx) as isize - s.pad_x as isize);
         let inside = |i: isize, n: usize| i >= 0 && (i as usize) < n;
@@ -296,14 +313,14 @@ mod simd {
                 for j in 0..6 {
                     let col = input_1d(rows.map(|r| r[j]));
                     for (i, vi) in col.iter().enumerate() {
-                        vi.store(v.as_mut_ptr().add(((i * 6 + j) * TILES + t) * c + g0));
+                        vi.store(v.as_mut_ptr().add((i * 6 + j) * pv + t * c + g0));
                     }
                 }
             }
         }
     }
 
-    /// Writes tile (ty, tx) of one image's output `out` from `M[p][t]` (`m` is `[36][TILES][k]`).
+    /// Writes tile (ty, tx) of one image's output `out` from `M[p][t]` (`m`: 36 planes of `TILES` rows of `k`).
     ///
     /// # Safety
     /// As [`input_tile`], with `out` one image of output and `m` of `36·TILES·k`.
@@ -318,7 +335,7 @@ mod simd {
                 for (j, col) in cols.iter_mut().enumerate() {
                     let mut mj = [V::zero(); 6];
                     for (i, mij) in mj.iter_mut().enumerate() {
-                        *mij = V::load(m.as_ptr().add(((i * 6 + j) * TILES + t) * k + g0));
+                        *mij = V::load(m.as_ptr().add((i * 6 + j) * plane(TILES, k) + t * k + g0));
                     }
                     *col = output_1d(mj);
                 }
@@ -448,7 +465,7 @@ mod simd {
     ///
     /// # Safety
     /// The CPU must support `V`'s instructions; `x`, `u` and `out` have the sizes of one
-    /// image of `s`, `sc` holds `[36][TILES][c]` and `[36][TILES][k]`.
+    /// image of `s`, `sc` holds `36` planes of `TILES` rows of `c` and of `k` ([`plane`]).
     #[inline(always)]
     unsafe fn image<V: F32Vec, const LMAX: usize>(
         s: &Shape,
@@ -464,10 +481,10 @@ mod simd {
             let n = TILES.min(nt - t0);
             for t in 0..n {
                 // SAFETY: as this function's contract (t < TILES).
-                unsafe { input_tile::<V>(s, x, ((t0 + t) / tw, (t0 + t) % tw), t, v) };
+                unsafe { input_tile::<V>(s, x, ((t0 + t) / tw, (t0 + t) % tw), (t, plane(TILES, c)), v) };
             }
             for p in 0..36 {
-                let (vp, up, mp) = (&v[p * TILES * c..], &u[p * c * k..], &mut m[p * TILES * k..]);
+                let (vp, up, mp) = (&v[p * plane(TILES, c)..], &u[p * c * k..], &mut m[p * plane(TILES, k)..]);
                 // SAFETY: the caller guarantees the instructions; `product` checks sizes.
                 unsafe { product::<V, LMAX>(vp, up, mp, (c, k), n) };
             }

@@ -54,7 +54,7 @@ fn every_path_agrees() {
     for isa in crate::isa::Isa::available().into_iter().filter(|i| i.has_avx2_fma()) {
         let mut out = vec![0f32; 2 * 81 * 32];
         let (n, ol) = (s.n, s.oh * s.ow * s.k);
-        let mut sc = (vec![0f32; 36 * TILES * s.c], vec![0f32; 36 * TILES * s.k]);
+        let mut sc = (vec![0f32; 36 * plane(TILES, s.c)], vec![0f32; 36 * plane(TILES, s.k)]);
         for b in 0..n {
             let xi = &x[b * 81 * 32..(b + 1) * 81 * 32];
             let o = &mut out[b * ol..(b + 1) * ol];
