@@ -75,9 +75,10 @@ fn sums(s: &Shape, x: &[f32], dy: &[f32], begin: usize, end: usize) -> Option<Ve
         // SAFETY: the path was detected with these features (or chosen lower); the sizes
         // were checked by the caller and the buffers sized above.
         unsafe {
+            let tiles = simd::Tiles { s, x, dy, t0, n };
             match crate::isa::current() {
-                crate::isa::Isa::Avx512 => simd::transform512(s, x, dy, (t0, n), &mut v, &mut w),
-                crate::isa::Isa::Avx2 => simd::transform256(s, x, dy, (t0, n), &mut v, &mut w),
+                crate::isa::Isa::Avx512 => simd::transform512(&tiles, &mut v, &mut w),
+                crate::isa::Isa::Avx2 => simd::transform256(&tiles, &mut v, &mut w),
                 crate::isa::Isa::Portable => return None,
             }
         }
@@ -192,30 +193,33 @@ mod simd {
         }
     }
 
-    /// Transforms the `n` tiles from `t0` (numbered across the batch): input patches into
-    /// `v`, gradient tiles into `w`.
+    /// A block of tiles to transform: `n` tiles from `t0` (numbered across the batch) of
+    /// the convolution `s` of `x` (the whole batch) whose output gradient is `dy`.
+    pub(super) struct Tiles<'a> {
+        pub s: &'a Shape,
+        pub x: &'a [f32],
+        pub dy: &'a [f32],
+        pub t0: usize,
+        pub n: usize,
+    }
+
+    /// Transforms the block's input patches into `v` and its gradient tiles into `w`.
     ///
     /// # Safety
     /// The CPU must support `V`'s instructions; `x` and `dy` are the whole batch of `s`,
     /// `n <= BLOCK`, `v` and `w` hold 36 planes of `BLOCK` rows of `c` and `k`.
     #[inline(always)]
-    unsafe fn transform<V: F32Vec>(
-        s: &Shape,
-        x: &[f32],
-        dy: &[f32],
-        (t0, n): (usize, usize),
-        v: &mut [f32],
-        w: &mut [f32],
-    ) {
+    unsafe fn transform<V: F32Vec>(b: &Tiles, v: &mut [f32], w: &mut [f32]) {
+        let s = b.s;
         let (per, tw) = (s.tiles(), s.tiles_x());
         let (il, ol) = (s.ih * s.iw * s.c, s.oh * s.ow * s.k);
-        for t in 0..n {
-            let (b, local) = ((t0 + t) / per, (t0 + t) % per);
+        for t in 0..b.n {
+            let (img, local) = ((b.t0 + t) / per, (b.t0 + t) % per);
             let tile = (local / tw, local % tw);
             // SAFETY: as this function's contract (t < n <= BLOCK).
             unsafe {
-                input_tile::<V>(s, &x[b * il..(b + 1) * il], tile, (t, plane(BLOCK, s.c)), v);
-                grad_tile::<V>(s, &dy[b * ol..(b + 1) * ol], tile, t, w);
+                input_tile::<V>(s, &b.x[img * il..(img + 1) * il], tile, (t, plane(BLOCK, s.c)), v);
+                grad_tile::<V>(s, &b.dy[img * ol..(img + 1) * ol], tile, t, w);
             }
         }
     }
@@ -225,16 +229,9 @@ mod simd {
     /// # Safety
     /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA; sizes as [`transform`].
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-    pub(super) unsafe fn transform512(
-        s: &Shape,
-        x: &[f32],
-        dy: &[f32],
-        tn: (usize, usize),
-        v: &mut [f32],
-        w: &mut [f32],
-    ) {
+    pub(super) unsafe fn transform512(b: &Tiles, v: &mut [f32], w: &mut [f32]) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
-        unsafe { transform::<Z>(s, x, dy, tn, v, w) }
+        unsafe { transform::<Z>(b, v, w) }
     }
 
     /// [`transform`] with AVX2 vectors.
@@ -242,16 +239,9 @@ mod simd {
     /// # Safety
     /// The CPU must support AVX2 and FMA; sizes as [`transform`].
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn transform256(
-        s: &Shape,
-        x: &[f32],
-        dy: &[f32],
-        tn: (usize, usize),
-        v: &mut [f32],
-        w: &mut [f32],
-    ) {
+    pub(super) unsafe fn transform256(b: &Tiles, v: &mut [f32], w: &mut [f32]) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
-        unsafe { transform::<Y>(s, x, dy, tn, v, w) }
+        unsafe { transform::<Y>(b, v, w) }
     }
 }
 
