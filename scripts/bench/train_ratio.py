@@ -3,10 +3,11 @@ the ratios issue #20 sets as goals (MLP >= 1.5x, CNN >= 1.3x).
 
 Workloads (the same in both): the MLP 784-256-10, batch 100, Adagrad(0.01); the Deep
 MNIST CNN, batch 50, Adam(1e-4). ferroflow runs `ferroflow train` (one process, the
-bundled MNIST, its printed steps/s excludes evaluation); TensorFlow runs
-scripts/bench/tf_train.py (tf.compat.v1 Session + feed_dict, default threads). The two
-are run alternately, --rounds times each, so both see the same machine load; the best
-round of each is compared.
+bundled MNIST); TensorFlow runs scripts/bench/tf_train.py (tf.compat.v1 Session +
+feed_dict, default threads). Both time the same number of steps after 20 untimed warm-up
+steps (ferroflow prints that rate as "N after the first 20"; until session 29 its rate
+over the whole loop, warm-up included, was compared). The two are run alternately,
+--rounds times each, so both see the same machine load; the best round of each is compared.
 
 Usage: .venv/bin/python scripts/bench/train_ratio.py [--rounds 2]
        (FERROFLOW_BIN overrides target/release/ferroflow)
@@ -21,9 +22,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKLOADS = {
     "mlp": (["--model", "mlp", "--optimizer", "adagrad", "--learning_rate", "0.01", "--batch", "100",
-             "--steps", "1000"], 1000),
+             "--steps", "1020"], 1000),
     "cnn": (["--model", "cnn", "--optimizer", "adam", "--learning_rate", "1e-4", "--batch", "50",
-             "--steps", "100"], 100),
+             "--steps", "120"], 100),
 }
 
 
@@ -31,7 +32,7 @@ def ferroflow(binary, workload):
     args, _ = WORKLOADS[workload]
     out = subprocess.run([binary, "train", "--no_progress", "--data_dir", os.path.join(ROOT, "data/mnist")] + args,
                          capture_output=True, text=True, check=True).stdout
-    m = re.search(r"\(([0-9.]+) steps/s\)", out)
+    m = re.search(r"\([0-9.]+ steps/s; ([0-9.]+) after the first 20\)", out)
     if not m:
         sys.exit("no steps/s in ferroflow's output:\n" + out)
     return float(m.group(1))

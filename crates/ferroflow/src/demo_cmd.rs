@@ -129,9 +129,6 @@ fn find_data_dir(dir: &std::path::Path, exe: &std::path::Path) -> Result<PathBuf
     ))
 }
 
-/// mimalloc's environment option for how long freed memory stays committed (ms; -1: always).
-const PURGE_DELAY: &str = "MIMALLOC_PURGE_DELAY";
-
 enum Msg {
     Line(usize, String),
     Closed(usize),
@@ -175,12 +172,6 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // Tasks keep the pages they free (mimalloc's purge delay off, unless the user set
-        // it): the ps and the workers allocate and free the same large tensors every step,
-        // and re-faulting them cost about 4 % of the demo's wall time (BENCHMARKS.md).
-        if std::env::var_os(PURGE_DELAY).is_none() {
-            cmd.env(PURGE_DELAY, "-1");
-        }
         cmd.spawn().map_err(|e| format!("cannot start /job:{job}/task:{task}: {e}"))
     };
     let mut cluster = Cluster { children: Vec::new() };

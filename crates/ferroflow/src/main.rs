@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod allocator;
 mod checkpoint_cmd;
 mod cluster_args;
 mod demo_cmd;
@@ -57,6 +58,7 @@ fn announce_isa() {
 }
 
 fn main() -> ExitCode {
+    allocator::keep_freed_pages();
     tracing_subscriber::fmt()
         // Warnings (a refused Shutdown, a failing accept) show unless RUST_LOG says otherwise.
         .with_env_filter(

@@ -4,10 +4,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ferroflow_train::dist::{run_task, DistConfig, Progress, WARMUP_STEPS};
+use ferroflow_train::dist::{run_task, DistConfig, Progress};
 use ferroflow_train::local::{train_local, OptimizerKind, TrainConfig};
 use ferroflow_train::models::ModelKind;
 use ferroflow_train::runner::TraceRequest;
+use ferroflow_train::WARMUP_STEPS;
 use ferroflow_train::{ExponentialDecay, PsStrategy};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -181,6 +182,11 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
     }
 }
 
+/// "; N after the first 20" for a loop's steady rate, when it has one.
+fn steady(rate: Option<f64>) -> String {
+    rate.map_or(String::new(), |s| format!("; {s:.1} after the first {WARMUP_STEPS}"))
+}
+
 fn train_local_cmd(a: &TrainArgs) -> Result<(), String> {
     let cfg = a.config();
     let bar = bar(cfg.steps as u64, a.no_progress || a.machine_progress)?;
@@ -197,11 +203,12 @@ fn train_local_cmd(a: &TrainArgs) -> Result<(), String> {
     .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     println!(
-        "trained {:?} for {} steps in {:.1}s ({:.1} steps/s), final loss {:.4}",
+        "trained {:?} for {} steps in {:.1}s ({:.1} steps/s{}), final loss {:.4}",
         cfg.model,
         report.steps,
         report.train_seconds,
         report.steps as f64 / report.train_seconds,
+        steady(report.steady_steps_per_sec),
         report.final_loss
     );
     println!("test accuracy: {:.2}%", report.test_accuracy * 100.0);
@@ -249,8 +256,7 @@ fn train_task(a: &TrainArgs, cfg: &DistConfig) -> Result<(), String> {
     .map_err(|e| format!("{me}: {e}"))?;
     bar.finish_and_clear();
     if let Some(r) = report {
-        let steady =
-            r.steady_steps_per_sec.map_or(String::new(), |s| format!("; {s:.1} after the first {WARMUP_STEPS}"));
+        let steady = steady(r.steady_steps_per_sec);
         println!(
             "{me}: {} local steps in {:.1}s ({:.1} steps/s{steady}), global step {}, final loss {:.4}",
             r.local_steps,

@@ -12,6 +12,7 @@ pub mod monitored;
 pub mod optimizer;
 pub mod runner;
 pub mod saver;
+pub mod steady;
 pub mod summary;
 
 pub use device_setter::{replica_device_setter, PsStrategy, ReplicaDeviceSetter};
@@ -21,4 +22,5 @@ pub use monitored::{
 };
 pub use optimizer::Optimizer;
 pub use saver::{latest_checkpoint, Saver, SaverOptions};
+pub use steady::{SteadyRate, WARMUP_STEPS};
 pub use summary::FileWriter;

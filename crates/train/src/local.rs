@@ -15,6 +15,7 @@ use crate::optimizer::{
     ProximalGradientDescent, RmsProp,
 };
 use crate::runner::run_step_maybe_traced;
+use crate::steady::SteadyRate;
 use ferroflow_runtime::StepRunner;
 
 /// Which optimizer to train with.
@@ -127,6 +128,8 @@ pub struct TrainReport {
     pub test_accuracy: f64,
     /// Wall time of the training loop (excluding evaluation).
     pub train_seconds: f64,
+    /// Steps per second after the first [`crate::WARMUP_STEPS`], when more steps than that ran.
+    pub steady_steps_per_sec: Option<f64>,
 }
 
 /// Evaluates `model.accuracy` over a data set in chunks.
@@ -155,6 +158,7 @@ pub fn train_local(cfg: &TrainConfig, mut on_step: impl FnMut(usize, f32)) -> Re
     sess.run(&[], &[], &[&init])?;
     let mut batches = mnist.train.batches(cfg.batch, cfg.seed);
     let start = Instant::now();
+    let mut rate = SteadyRate::new();
     let mut last = f32::NAN;
     for step in 1..=cfg.steps {
         let (x, y) = batches.next_batch();
@@ -167,11 +171,13 @@ pub fn train_local(cfg: &TrainConfig, mut on_step: impl FnMut(usize, f32)) -> Re
         if !last.is_finite() {
             return Err(Status::internal(format!("loss became {last} at step {step}; lower the learning rate")));
         }
+        rate.step_done();
         on_step(step, last);
     }
     let train_seconds = start.elapsed().as_secs_f64();
+    let steady_steps_per_sec = rate.per_sec();
     let test_accuracy = evaluate(&sess, &model, &mnist.test)?;
-    Ok(TrainReport { steps: cfg.steps, final_loss: last, test_accuracy, train_seconds })
+    Ok(TrainReport { steps: cfg.steps, final_loss: last, test_accuracy, train_seconds, steady_steps_per_sec })
 }
 
 #[cfg(test)]

@@ -97,13 +97,10 @@ pub struct WorkerReport {
     pub test_accuracy: Option<f64>,
     /// Seconds of the training loop.
     pub train_seconds: f64,
-    /// Steps per second after the first [`WARMUP_STEPS`] local steps (the first steps
+    /// Steps per second after the first [`crate::WARMUP_STEPS`] local steps (the first steps
     /// register the graphs on every task), when more steps than that ran.
     pub steady_steps_per_sec: Option<f64>,
 }
-
-/// Local steps a worker runs before its steady rate is timed.
-pub const WARMUP_STEPS: usize = 20;
 
 /// Runs this process's task: a ps serves until shut down (returns `None`), a worker trains.
 pub fn run_task(

@@ -18,7 +18,7 @@ use ferroflow_graph::{get_or_create_global_step, Operation, Scope, Variable};
 use super::chief::{build_nodes, record_accuracy};
 use super::done::DoneCounter;
 use super::sync::{self, SyncHook, SyncNodes};
-use super::{ps_targets, DistConfig, Progress, WorkerReport, WARMUP_STEPS};
+use super::{ps_targets, DistConfig, Progress, WorkerReport};
 use crate::data::{read_mnist_shard, Mnist};
 use crate::device_setter::ReplicaDeviceSetter;
 use crate::local::{evaluate, make_optimizer};
@@ -27,6 +27,7 @@ use crate::monitored::{Listener, MonitoredOptions, MonitoredTrainingSession, Ses
 use crate::optimizer::ChiefQueueRunner;
 use crate::runner::write_trace;
 use crate::saver::Saver;
+use crate::steady::SteadyRate;
 
 /// The graph every worker builds (the same on each, as between-graph replication needs).
 struct TrainGraph {
@@ -155,7 +156,7 @@ pub fn run_worker(
     let gs = g.global_step.value();
     let mut local = 0usize;
     let mut loss = f32::NAN;
-    let mut warm = None;
+    let mut rate = SteadyRate::new();
     let mut global = mts.raw_session()?.run(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
     while global < last_step {
         let (x, y) = batches.next_batch();
@@ -177,9 +178,7 @@ pub fn run_worker(
         loss = out[0].scalar_value::<f32>()?;
         global = out[1].scalar_value::<i64>()?;
         local += 1;
-        if local == WARMUP_STEPS {
-            warm = Some(Instant::now());
-        }
+        rate.step_done();
         if !loss.is_finite() {
             return Err(Status::internal(format!(
                 "loss became {loss} at global step {global} on {worker_device}; lower the learning rate"
@@ -192,10 +191,7 @@ pub fn run_worker(
     }
     // The training loop's time: the final checkpoint below is not part of it.
     let train_seconds = start.elapsed().as_secs_f64();
-    let steady_steps_per_sec = warm
-        .map(|t: Instant| t.elapsed().as_secs_f64())
-        .filter(|_| local > WARMUP_STEPS)
-        .map(|secs| (local - WARMUP_STEPS) as f64 / secs.max(1e-9));
+    let steady_steps_per_sec = rate.per_sec();
     g.done.finished(mts.raw_session()?)?;
 
     let mut test_accuracy = None;
