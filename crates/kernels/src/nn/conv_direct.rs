@@ -115,16 +115,16 @@ impl DirectScalar for f32 {
     fn conv2d_direct(g: &ConvGeom, x: &[f32], w: &[f32], out: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
         if crate::isa::current() == crate::isa::Isa::Avx512 {
-            let blocks = pack_blocks(w, g.k(), g.oc);
+            let (blocks, x) = (pack_blocks(w, g.k(), g.oc), super::conv_padded::Padded::new(g, x, 0..g.n));
             // SAFETY: the CPU supports AVX-512 (the ISA path was detected with it).
-            par_units(out, g.x.output * g.oc, work(g), |r, orow| unsafe { avx::row512(g, x, &blocks, r, orow) });
+            par_units(out, g.x.output * g.oc, work(g), |r, orow| unsafe { avx::row512(g, &x, &blocks, r, orow) });
             return;
         }
         #[cfg(target_arch = "x86_64")]
         if crate::isa::current().has_avx2_fma() {
-            let blocks = pack_blocks(w, g.k(), g.oc);
+            let (blocks, x) = (pack_blocks(w, g.k(), g.oc), super::conv_padded::Padded::new(g, x, 0..g.n));
             // SAFETY: the CPU supports AVX2 and FMA (the ISA path was detected with them).
-            par_units(out, g.x.output * g.oc, work(g), |r, orow| unsafe { avx::row(g, x, &blocks, r, orow) });
+            par_units(out, g.x.output * g.oc, work(g), |r, orow| unsafe { avx::row(g, &x, &blocks, r, orow) });
             return;
         }
         direct_generic(g, x, w, out)
@@ -158,91 +158,42 @@ fn direct_generic<T: Real>(g: &ConvGeom, x: &[T], w: &[T], out: &mut [T]) {
 
 #[cfg(target_arch = "x86_64")]
 mod avx {
+    use super::super::conv_padded::Padded;
     use super::super::simd::{F32Vec, Y, Z};
     use super::ConvGeom;
 
-    /// Output channels of one block (`V::LANES·L` wide) of output pixel (b, oy, ox).
+    /// `P` adjacent output pixels (ox..ox + P) of one output row, one block of `V::LANES·L`
+    /// output channels from `ob`: `P·L` independent accumulators hide the FMA latency.
     ///
     /// # Safety
-    /// The CPU must support `V`'s instructions; only called from the entry points below.
-    #[inline(always)]
-    unsafe fn pixel<V: F32Vec, const L: usize>(
-        g: &ConvGeom,
-        x: &[f32],
-        wb: &[f32],
-        (b, oy, ox): (usize, usize, usize),
-        out: &mut [f32],
-    ) {
-        // SAFETY: the caller upholds this function's `# Safety` contract.
-        unsafe {
-            let (c, kw, w) = (g.c, g.x.size, V::LANES * L);
-            let mut acc = [V::zero(); L];
-            let (y0, y1) = g.y.range(oy);
-            let (x0, x1) = g.x.range(ox);
-            let ky0 = y0 + g.y.pad - oy * g.y.stride;
-            let kx0 = x0 + g.x.pad - ox * g.x.stride;
-            let run = (x1 - x0) * c;
-            for (ky, iy) in (ky0..).zip(y0..y1) {
-                let xs = ((b * g.y.input + iy) * g.x.input + x0) * c;
-                let ws = (ky * kw + kx0) * c * w;
-                let xr = &x[xs..xs + run];
-                let wr = &wb[ws..ws + run * w];
-                for (t, &xv) in xr.iter().enumerate() {
-                    let xv = V::splat(xv);
-                    // In bounds: t < run and wr holds run·w weights.
-                    let wp = wr.as_ptr().add(t * w);
-                    for (l, a) in acc.iter_mut().enumerate() {
-                        *a = a.mul_add(xv, V::load(wp.add(l * V::LANES)));
-                    }
-                }
-            }
-            let o = &mut out[..w];
-            for (l, a) in acc.iter().enumerate() {
-                a.store(o.as_mut_ptr().add(l * V::LANES));
-            }
-        }
-    }
-
-    /// `P` horizontally adjacent output pixels (b, oy, ox..ox + P) whose windows lie inside
-    /// the input horizontally: `P·L` independent accumulators hide the FMA latency.
-    ///
-    /// # Safety
-    /// As [`pixel`].
+    /// The CPU must support `V`'s instructions; `ox + P <= ow`; `xrow` is the padded row of
+    /// [`Padded::row`] and `wb` holds `offsets.len()` taps of `V::LANES·L` weights.
     #[inline(always)]
     unsafe fn pixels<V: F32Vec, const L: usize, const P: usize>(
         g: &ConvGeom,
-        x: &[f32],
+        (xrow, offsets): (&[f32], &[usize]),
         wb: &[f32],
-        (b, oy, ox): (usize, usize, usize),
-        out: &mut [f32],
-        ob: usize,
+        ox: usize,
+        (orow, ob): (&mut [f32], usize),
     ) {
-        // SAFETY: the caller upholds this function's `# Safety` contract.
+        // SAFETY: the caller upholds this function's `# Safety` contract; the padded row holds
+        // every tap of every pixel of the row (`conv_padded.rs`).
         unsafe {
-            let (c, oc, kw, sx, w) = (g.c, g.oc, g.x.size, g.x.stride, V::LANES * L);
+            let (oc, w, step) = (g.oc, V::LANES * L, g.x.stride * g.c);
             let mut acc = [[V::zero(); L]; P];
-            let (y0, y1) = g.y.range(oy);
-            let ky0 = y0 + g.y.pad - oy * g.y.stride;
-            let run = kw * c;
-            let ix0 = ox * sx - g.x.pad;
-            for (ky, iy) in (ky0..).zip(y0..y1) {
-                let xs = ((b * g.y.input + iy) * g.x.input + ix0) * c;
-                let ws = ky * run * w;
-                let xr = &x[xs..xs + (P - 1) * sx * c + run];
-                let wr = &wb[ws..ws + run * w];
-                for t in 0..run {
-                    // In bounds: t < run, p < P, and the slices above cover every access.
-                    let wp = wr.as_ptr().add(t * w);
-                    for (p, ap) in acc.iter_mut().enumerate() {
-                        let xv = V::splat(*xr.as_ptr().add(p * sx * c + t));
-                        for (l, a) in ap.iter_mut().enumerate() {
-                            *a = a.mul_add(xv, V::load(wp.add(l * V::LANES)));
-                        }
+            let xp = xrow.as_ptr().add(ox * step);
+            for (t, &o) in offsets.iter().enumerate() {
+                let wp = wb.as_ptr().add(t * w);
+                let wv: [V; L] = std::array::from_fn(|l| V::load(wp.add(l * V::LANES)));
+                for (p, ap) in acc.iter_mut().enumerate() {
+                    let xv = V::splat(*xp.add(p * step + o));
+                    for (a, &wl) in ap.iter_mut().zip(&wv) {
+                        *a = a.mul_add(xv, wl);
                     }
                 }
             }
             for (p, ap) in acc.iter().enumerate() {
-                let o = &mut out[(ox + p) * oc + ob..(ox + p) * oc + ob + w];
+                let o = &mut orow[(ox + p) * oc + ob..(ox + p) * oc + ob + w];
                 for (l, a) in ap.iter().enumerate() {
                     a.store(o.as_mut_ptr().add(l * V::LANES));
                 }
@@ -250,37 +201,33 @@ mod avx {
         }
     }
 
-    /// Whether output column `ox`'s window lies inside the input horizontally.
-    #[inline(always)]
-    fn inside(g: &ConvGeom, ox: usize) -> bool {
-        ox * g.x.stride >= g.x.pad && ox * g.x.stride - g.x.pad + g.x.size <= g.x.input
-    }
-
-    /// One block of `V::LANES·L` output channels of output row (b, oy).
+    /// One block of `V::LANES·L` output channels of an output row, `P` pixels at a time (the
+    /// last group overlaps the one before and writes the same values again).
     ///
     /// # Safety
-    /// As [`pixel`].
+    /// The CPU must support `V`'s instructions; only called from the entry points below.
     #[inline(always)]
     unsafe fn block<V: F32Vec, const L: usize, const P: usize>(
         g: &ConvGeom,
-        x: &[f32],
+        x: (&[f32], &[usize]),
         wb: &[f32],
-        (b, oy): (usize, usize),
-        orow: &mut [f32],
-        ob: usize,
+        out: (&mut [f32], usize),
     ) {
-        // SAFETY: the caller upholds this function's `# Safety` contract.
+        let ow = g.x.output;
+        assert!(wb.len() >= x.1.len() * V::LANES * L && out.0.len() >= ow * g.oc && out.1 + V::LANES * L <= g.oc);
+        // SAFETY: the CPU has `V`'s instructions (the caller's contract); every group ends at
+        // or before ow, and the slices were checked above.
         unsafe {
-            let (ow, oc) = (g.x.output, g.oc);
+            if ow < P {
+                for ox in 0..ow {
+                    pixels::<V, L, 1>(g, x, wb, ox, (&mut *out.0, out.1));
+                }
+                return;
+            }
             let mut ox = 0;
             while ox < ow {
-                if ox + P <= ow && inside(g, ox) && inside(g, ox + P - 1) {
-                    pixels::<V, L, P>(g, x, wb, (b, oy, ox), orow, ob);
-                    ox += P;
-                } else {
-                    pixel::<V, L>(g, x, wb, (b, oy, ox), &mut orow[ox * oc + ob..]);
-                    ox += 1;
-                }
+                pixels::<V, L, P>(g, x, wb, ox.min(ow - P), (&mut *out.0, out.1));
+                ox += P;
             }
         }
     }
@@ -290,15 +237,21 @@ mod avx {
     /// # Safety
     /// The CPU must support AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn row(g: &ConvGeom, x: &[f32], blocks: &[(usize, usize, Vec<f32>)], r: usize, orow: &mut [f32]) {
-        // SAFETY: the caller upholds this function's `# Safety` contract.
+    pub(super) unsafe fn row(
+        g: &ConvGeom,
+        x: &Padded,
+        blocks: &[(usize, usize, Vec<f32>)],
+        r: usize,
+        orow: &mut [f32],
+    ) {
+        let xr = (x.row(g, r / g.y.output, r % g.y.output), x.offsets.as_slice());
+        // SAFETY: this function runs with AVX2 and FMA.
         unsafe {
-            let bo = (r / g.y.output, r % g.y.output);
             for (ob, width, wb) in blocks {
                 match width {
-                    32 => block::<Y, 4, 2>(g, x, wb, bo, orow, *ob),
-                    16 => block::<Y, 2, 4>(g, x, wb, bo, orow, *ob),
-                    _ => block::<Y, 1, 8>(g, x, wb, bo, orow, *ob),
+                    32 => block::<Y, 4, 2>(g, xr, wb, (&mut *orow, *ob)),
+                    16 => block::<Y, 2, 4>(g, xr, wb, (&mut *orow, *ob)),
+                    _ => block::<Y, 1, 8>(g, xr, wb, (&mut *orow, *ob)),
                 }
             }
         }
@@ -311,19 +264,19 @@ mod avx {
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
     pub(super) unsafe fn row512(
         g: &ConvGeom,
-        x: &[f32],
+        x: &Padded,
         blocks: &[(usize, usize, Vec<f32>)],
         r: usize,
         orow: &mut [f32],
     ) {
-        // SAFETY: the caller upholds this function's `# Safety` contract.
+        let xr = (x.row(g, r / g.y.output, r % g.y.output), x.offsets.as_slice());
+        // SAFETY: this function runs with AVX-512, AVX2 and FMA.
         unsafe {
-            let bo = (r / g.y.output, r % g.y.output);
             for (ob, width, wb) in blocks {
                 match width {
-                    32 => block::<Z, 2, 6>(g, x, wb, bo, orow, *ob),
-                    16 => block::<Z, 1, 8>(g, x, wb, bo, orow, *ob),
-                    _ => block::<Y, 1, 8>(g, x, wb, bo, orow, *ob),
+                    32 => block::<Z, 2, 6>(g, xr, wb, (&mut *orow, *ob)),
+                    16 => block::<Z, 1, 8>(g, xr, wb, (&mut *orow, *ob)),
+                    _ => block::<Y, 1, 8>(g, xr, wb, (&mut *orow, *ob)),
                 }
             }
         }
@@ -343,6 +296,8 @@ mod tests {
             (9, 3, 3, 24, 2, Padding::Same),
             (8, 2, 3, 8, 1, Padding::Valid),
             (7, 4, 2, 56, 3, Padding::Valid),
+            (4, 1, 3, 40, 1, Padding::Same),
+            (3, 2, 3, 16, 1, Padding::Valid),
         ] {
             let g =
                 ConvGeom { n: 2, c, oc, y: Window::new(h, k, s, p).unwrap(), x: Window::new(h + 1, k, s, p).unwrap() };

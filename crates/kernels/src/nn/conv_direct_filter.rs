@@ -1,13 +1,22 @@
 //! Direct filter gradient for inputs with few channels (the companion of `conv_direct`):
-//! `dw[tap, :] = Σ_pixels x[pixel + tap] · dy[pixel, :]`, accumulated in AVX2 or AVX-512
-//! registers along each output row, with no patch matrix. f32 on x86-64 on an ISA path with AVX2 and
-//! FMA ([`crate::isa::current`]) only; other cases use im2col + gemm.
+//! `dw[tap, :] = Σ_pixels x[pixel + tap] · dy[pixel, :]`, with no patch matrix. f32 on x86-64
+//! on an ISA path with AVX2 and FMA ([`crate::isa::current`]) only; other cases use im2col +
+//! gemm.
+//!
+//! Each part of the batch first copies its images into a zero-padded plane
+//! (`conv_padded.rs`). Then, per output row, a block of [`TAPS`] taps keeps
+//! `TAPS × L` vector accumulators in registers while it walks the row's pixels: one pixel's
+//! output-gradient vectors are loaded once and multiplied by the five broadcast inputs of the
+//! block's taps. Each row's sums are added to the part's `dw`, the parts' `dw`s in a fixed order.
 
 use rayon::prelude::*;
 
 use super::conv_direct::direct_applies;
 use super::gemm::PAR_GEMM_MIN;
 use super::im2col::ConvGeom;
+
+/// Taps per register block.
+const TAPS: usize = 5;
 
 /// `dw[K × oc]`, or `None` when the direct kernel does not apply on this CPU or geometry.
 pub(crate) fn backprop_filter_direct_f32(g: &ConvGeom, x: &[f32], dy: &[f32]) -> Option<Vec<f32>> {
@@ -18,14 +27,16 @@ pub(crate) fn backprop_filter_direct_f32(g: &ConvGeom, x: &[f32], dy: &[f32]) ->
         let parts = if threads > 1 && g.rows() * g.k() * g.oc >= PAR_GEMM_MIN { threads.min(rows) } else { 1 };
         let per = rows.div_ceil(parts);
         let part = |p: usize| {
-            let mut dw = vec![0.0f32; g.k() * g.oc];
             let range = p * per..((p + 1) * per).min(rows);
+            let plane =
+                super::conv_padded::Padded::new(g, x, range.start / g.y.output..(range.end - 1) / g.y.output + 1);
+            let mut dw = vec![0.0f32; g.k() * g.oc];
             if crate::isa::current() == crate::isa::Isa::Avx512 {
                 // SAFETY: the CPU supports AVX-512 (the ISA path was detected with it).
-                unsafe { avx::rows512(g, x, dy, range, &mut dw) };
+                unsafe { avx::rows512(g, &plane, dy, range, &mut dw) };
             } else {
                 // SAFETY: the CPU supports AVX2 and FMA (the ISA path was detected with them).
-                unsafe { avx::rows(g, x, dy, range, &mut dw) };
+                unsafe { avx::rows(g, &plane, dy, range, &mut dw) };
             }
             dw
         };
@@ -47,107 +58,59 @@ pub(crate) fn backprop_filter_direct_f32(g: &ConvGeom, x: &[f32], dy: &[f32]) ->
 mod avx {
     use std::ops::Range;
 
+    use super::super::conv_padded::Padded;
     use super::super::simd::{F32Vec, Y, Z};
-    use super::ConvGeom;
+    use super::{ConvGeom, TAPS};
 
-    /// Output columns whose window column `kx` falls inside the input.
-    #[inline(always)]
-    fn columns(g: &ConvGeom, kx: usize) -> Range<usize> {
-        let (s, pad) = (g.x.stride as isize, g.x.pad as isize);
-        let lo = (pad - kx as isize).max(0);
-        let lo = (lo + s - 1) / s;
-        let lim = g.x.input as isize + pad - kx as isize;
-        let hi = if lim <= 0 { 0 } else { (lim + s - 1) / s };
-        (lo as usize).min(g.x.output)..(hi as usize).min(g.x.output)
-    }
-
-    /// `dw[t, ob..ob + w] += Σ_ox x[ix(ox)] · dy[ox, ob..ob + w]` (`w = V::LANES·L`) over one
-    /// output row, `H` interleaved accumulator sets to hide the FMA latency.
+    /// Adds the filter gradient of output rows `rows` (row = (image, oy)) for output channels
+    /// `ob..ob + V::LANES·L` to `dw`.
     ///
     /// # Safety
     /// The CPU must support `V`'s instructions; only called from the entry points below.
     #[inline(always)]
-    unsafe fn tap<V: F32Vec, const L: usize, const H: usize>(
+    unsafe fn channels<V: F32Vec, const L: usize>(
         g: &ConvGeom,
-        xrow: &[f32],
-        dyrow: &[f32],
-        (kx, ci, ob): (usize, usize, usize),
-        dw: &mut [f32],
-    ) {
-        // SAFETY: the caller upholds this function's `# Safety` contract.
-        unsafe {
-            let (c, oc, sx, w) = (g.c, g.oc, g.x.stride, V::LANES * L);
-            let cols = columns(g, kx);
-            if cols.is_empty() {
-                return;
-            }
-            // Input element of output column ox: ((ox·s + kx - pad)·c + ci).
-            let first = (cols.start * sx + kx - g.x.pad) * c + ci;
-            let n = cols.len();
-            let xs = &xrow[first..first + (n - 1) * sx * c + 1];
-            let ds = &dyrow[cols.start * oc + ob..(cols.start + n - 1) * oc + ob + w];
-            let mut acc = [[V::zero(); L]; H];
-            let (xp, dp) = (xs.as_ptr(), ds.as_ptr());
-            // In bounds: i < n and the slices above cover x[i·s·c] and dy[i·oc + w).
-            let mut i = 0;
-            while i + H <= n {
-                for (h, ah) in acc.iter_mut().enumerate() {
-                    let xv = V::splat(*xp.add((i + h) * sx * c));
-                    let d = dp.add((i + h) * oc);
-                    for (l, a) in ah.iter_mut().enumerate() {
-                        *a = a.mul_add(xv, V::load(d.add(l * V::LANES)));
-                    }
-                }
-                i += H;
-            }
-            for (h, ah) in acc.iter_mut().enumerate().take(n - i) {
-                let xv = V::splat(*xp.add((i + h) * sx * c));
-                let d = dp.add((i + h) * oc);
-                for (l, a) in ah.iter_mut().enumerate() {
-                    *a = a.mul_add(xv, V::load(d.add(l * V::LANES)));
-                }
-            }
-            let out = &mut dw[..w];
-            for l in 0..L {
-                let o = out.as_mut_ptr().add(l * V::LANES);
-                let mut sum = acc[0][l];
-                for ah in &acc[1..] {
-                    sum = sum.add(ah[l]);
-                }
-                V::load(o).add(sum).store(o);
-            }
-        }
-    }
-
-    /// Accumulates the filter gradient of output rows `rows` (row = (image, oy)) into `dw`;
-    /// `taps` handles one (kx, ci, ob) and returns the width of channels it did.
-    #[inline(always)]
-    fn each_tap(
-        g: &ConvGeom,
-        x: &[f32],
+        p: &Padded,
         dy: &[f32],
         rows: Range<usize>,
+        ob: usize,
         dw: &mut [f32],
-        mut taps: impl FnMut(&[f32], &[f32], (usize, usize, usize), &mut [f32]) -> usize,
     ) {
-        let (c, oc, kw, w) = (g.c, g.oc, g.x.size, g.x.input);
-        let row_len = g.x.output * oc;
+        let (oc, ow, oh) = (g.oc, g.x.output, g.y.output);
+        let (step, k) = (g.x.stride * g.c, g.k());
+        assert!(dy.len() >= rows.end * ow * oc && ob + V::LANES * L <= oc && dw.len() == k * oc);
         for r in rows {
-            let (b, oy) = (r / g.y.output, r % g.y.output);
-            let dyrow = &dy[r * row_len..(r + 1) * row_len];
-            for ky in 0..g.y.size {
-                let iy = (oy * g.y.stride + ky) as isize - g.y.pad as isize;
-                if iy < 0 || iy >= g.y.input as isize {
-                    continue;
-                }
-                let xs = (b * g.y.input + iy as usize) * w * c;
-                let xrow = &x[xs..xs + w * c];
-                for kx in 0..kw {
-                    for ci in 0..c {
-                        let t = (ky * kw + kx) * c + ci;
-                        let mut ob = 0;
-                        while ob < oc {
-                            ob += taps(xrow, dyrow, (kx, ci, ob), &mut dw[t * oc + ob..]);
+            let xrow = p.row(g, r / oh, r % oh);
+            let dyrow = &dy[r * ow * oc + ob..(r + 1) * ow * oc];
+            for (tb, block) in p.offsets.chunks(TAPS).enumerate() {
+                // A short last block repeats tap offset 0; its sums are not stored.
+                let mut offs = [0; TAPS];
+                offs[..block.len()].copy_from_slice(block);
+                // SAFETY: the CPU has `V`'s instructions (the caller's contract). Reads are
+                // in bounds: the padded image holds the last tap of the row's last pixel,
+                // ((oy·s + kh-1)·wp + (ow-1)·s + kw-1)·c + c-1 < hp·wp·c, and the dy row
+                // holds ow pixels of oc channels from ob, with ob + LANES·L <= oc.
+                unsafe {
+                    let mut acc = [[V::zero(); L]; TAPS];
+                    let (xp, dp) = (xrow.as_ptr(), dyrow.as_ptr());
+                    for ox in 0..ow {
+                        let d: [V; L] = std::array::from_fn(|l| V::load(dp.add(ox * oc + l * V::LANES)));
+                        let xo = xp.add(ox * step);
+                        for (a, &o) in acc.iter_mut().zip(&offs) {
+                            let xv = V::splat(*xo.add(o));
+                            for (al, &dl) in a.iter_mut().zip(&d) {
+                                *al = al.mul_add(xv, dl);
+                            }
+                        }
+                    }
+                    for (t, a) in acc.iter().enumerate() {
+                        let tap = tb * TAPS + t;
+                        if tap >= k {
+                            break;
+                        }
+                        for (l, al) in a.iter().enumerate() {
+                            let o = dw.as_mut_ptr().add(tap * oc + ob + l * V::LANES);
+                            V::load(o).add(*al).store(o);
                         }
                     }
                 }
@@ -155,54 +118,46 @@ mod avx {
         }
     }
 
-    /// The AVX2 form of [`each_tap`].
+    /// The AVX2 form: blocks of 16 output channels, then 8.
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn rows(g: &ConvGeom, x: &[f32], dy: &[f32], rows: Range<usize>, dw: &mut [f32]) {
-        let oc = g.oc;
-        each_tap(g, x, dy, rows, dw, |xrow, dyrow, t, d| {
-            let left = oc - t.2;
-            // SAFETY: this function runs with AVX2 and FMA.
-            unsafe {
-                if left >= 32 {
-                    tap::<Y, 4, 2>(g, xrow, dyrow, t, d);
-                    32
-                } else if left >= 16 {
-                    tap::<Y, 2, 2>(g, xrow, dyrow, t, d);
-                    16
-                } else {
-                    tap::<Y, 1, 2>(g, xrow, dyrow, t, d);
-                    8
-                }
+    pub(super) unsafe fn rows(g: &ConvGeom, p: &Padded, dy: &[f32], rows: Range<usize>, dw: &mut [f32]) {
+        let mut ob = 0;
+        // SAFETY: this function runs with AVX2 and FMA.
+        unsafe {
+            while ob + 16 <= g.oc {
+                channels::<Y, 2>(g, p, dy, rows.clone(), ob, dw);
+                ob += 16;
             }
-        })
+            if ob < g.oc {
+                channels::<Y, 1>(g, p, dy, rows, ob, dw);
+            }
+        }
     }
 
-    /// The AVX-512 form of [`each_tap`] (AVX2 for a block of 8 channels).
+    /// The AVX-512 form: blocks of 32 output channels, then 16, then 8 (AVX2).
     ///
     /// # Safety
     /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-    pub(super) unsafe fn rows512(g: &ConvGeom, x: &[f32], dy: &[f32], rows: Range<usize>, dw: &mut [f32]) {
-        let oc = g.oc;
-        each_tap(g, x, dy, rows, dw, |xrow, dyrow, t, d| {
-            let left = oc - t.2;
-            // SAFETY: this function runs with AVX-512, AVX2 and FMA.
-            unsafe {
-                if left >= 32 {
-                    tap::<Z, 2, 4>(g, xrow, dyrow, t, d);
-                    32
-                } else if left >= 16 {
-                    tap::<Z, 1, 4>(g, xrow, dyrow, t, d);
-                    16
-                } else {
-                    tap::<Y, 1, 2>(g, xrow, dyrow, t, d);
-                    8
-                }
+    pub(super) unsafe fn rows512(g: &ConvGeom, p: &Padded, dy: &[f32], rows: Range<usize>, dw: &mut [f32]) {
+        let mut ob = 0;
+        // SAFETY: this function runs with AVX-512, AVX2 and FMA.
+        unsafe {
+            while ob + 32 <= g.oc {
+                channels::<Z, 2>(g, p, dy, rows.clone(), ob, dw);
+                ob += 32;
             }
-        })
+            if ob + 16 <= g.oc {
+                channels::<Z, 1>(g, p, dy, rows.clone(), ob, dw);
+                ob += 16;
+            }
+            if ob < g.oc {
+                channels::<Y, 1>(g, p, dy, rows, ob, dw);
+            }
+        }
     }
 }
 
@@ -219,9 +174,13 @@ mod tests {
             (8, 2, 3, 8, 1, Padding::Valid),
             (7, 4, 2, 56, 3, Padding::Valid),
             (6, 1, 5, 16, 2, Padding::Same),
+            (28, 1, 5, 40, 1, Padding::Same),
+            (10, 3, 2, 48, 1, Padding::Same),
+            (5, 1, 5, 8, 1, Padding::Valid),
         ] {
-            let g =
-                ConvGeom { n: 3, c, oc, y: Window::new(h, k, s, p).unwrap(), x: Window::new(h + 1, k, s, p).unwrap() };
+            // One image of the first shape is split across the threads by rows.
+            let n = if h == 28 { 1 } else { 3 };
+            let g = ConvGeom { n, c, oc, y: Window::new(h, k, s, p).unwrap(), x: Window::new(h + 1, k, s, p).unwrap() };
             let x: Vec<f32> = (0..g.n * g.image_len()).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
             let dy: Vec<f32> = (0..g.rows() * oc).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
             let Some(got) = backprop_filter_direct_f32(&g, &x, &dy) else { return };

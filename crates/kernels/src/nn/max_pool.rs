@@ -2,6 +2,7 @@
 //! in row-major order, like TensorFlow's CPU kernel (ties resolved by a strict `<`).
 
 use crate::dispatch::dispatch;
+use std::mem::MaybeUninit;
 use std::ops::AddAssign;
 
 use ferroflow_core::proto::NodeDef;
@@ -96,12 +97,29 @@ pub(crate) fn max_pool_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>,
     Ok(Box::new(MaxPoolGrad { attrs: PoolAttrs::parse(node)?, dtype: pool_type(node, false)? }))
 }
 
-fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], grad: &[T], dx: &mut [T]) {
+/// Whether the windows along one dimension tile it exactly: each input element lies in
+/// exactly one window.
+fn tiles(w: &super::common::Window) -> bool {
+    w.stride == w.size && w.output * w.stride >= w.input + w.pad
+}
+
+/// The input gradient of the max pooling, `n` images of `g.image_len()` elements.
+fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], grad: &[T]) -> Vec<T> {
+    let len = x.len();
     let work = grad.len() * g.y.size * g.x.size;
     // Windows that never overlap (stride ≥ size, as in 2×2 stride-2 pooling) write each
-    // gradient element once; elements outside every window keep the zero `dx` starts with.
+    // gradient element once; when they also tile the input, every element of `dx` is
+    // written exactly once and it needs no zero fill first.
     let disjoint = g.y.stride >= g.y.size && g.x.stride >= g.x.size;
-    par_units(dx, g.image_len(), work, |b, dxi| crate::isa::run(GradImage { g, x, grad, disjoint, b, dxi }));
+    let tiled = tiles(&g.y) && tiles(&g.x);
+    let mut dx: Vec<T> = Vec::with_capacity(len);
+    par_units(&mut dx.spare_capacity_mut()[..len], g.image_len(), work, |b, dxi| {
+        crate::isa::run(GradImage { g, x, grad, disjoint, tiled, b, dxi })
+    });
+    // SAFETY: the units cover the `len` elements image by image, and `GradImage` initializes
+    // every element of its image (all of them by the tiling windows, or a zero fill first).
+    unsafe { dx.set_len(len) };
+    dx
 }
 
 /// The input gradient of one image `b` of the max pooling.
@@ -110,14 +128,20 @@ struct GradImage<'a, T> {
     x: &'a [T],
     grad: &'a [T],
     disjoint: bool,
+    tiled: bool,
     b: usize,
-    dxi: &'a mut [T],
+    dxi: &'a mut [MaybeUninit<T>],
 }
 
 impl<T: MaxElem + AddAssign> crate::isa::PathKernel for GradImage<'_, T> {
     #[inline(always)]
     fn run(self) {
-        let GradImage { g, x, grad, disjoint, b, dxi } = self;
+        let GradImage { g, x, grad, disjoint, tiled, b, dxi } = self;
+        if !tiled {
+            for d in dxi.iter_mut() {
+                d.write(T::default());
+            }
+        }
         let (c, w, oh, ow) = (g.c, g.x.input, g.y.output, g.x.output);
         let xi = &x[b * g.image_len()..(b + 1) * g.image_len()];
         let gi = &grad[b * g.out_image_len()..(b + 1) * g.out_image_len()];
@@ -160,13 +184,15 @@ impl<T: MaxElem + AddAssign> crate::isa::PathKernel for GradImage<'_, T> {
                             let p = (iy * w + ix) * c;
                             let pu = p as u32;
                             for ((d, &a), &gv) in dxi[p..p + c].iter_mut().zip(arg.iter()).zip(go) {
-                                *d = if a == pu { gv } else { T::default() };
+                                d.write(if a == pu { gv } else { T::default() });
                             }
                         }
                     }
                 } else {
                     for (ch, (&a, &gv)) in arg.iter().zip(go).enumerate() {
-                        dxi[a as usize + ch] += gv;
+                        // SAFETY: overlapping windows are never tiling, so the image was
+                        // zero-filled above and the element is initialized.
+                        unsafe { *dxi[a as usize + ch].assume_init_mut() += gv };
                     }
                 }
             }
@@ -190,8 +216,7 @@ impl MaxPoolGrad {
         if g.image_len() > u32::MAX as usize {
             return Err(ctx.error(format!("images of {} elements are too large for MaxPoolGrad", g.image_len())));
         }
-        let mut dx = vec![T::default(); x.num_elements()];
-        max_pool_grad(&g, x.as_slice::<T>()?, grad.as_slice::<T>()?, &mut dx);
+        let dx = max_pool_grad(&g, x.as_slice::<T>()?, grad.as_slice::<T>()?);
         ctx.set_output(0, Tensor::new(x.dims().to_vec(), dx)?)
     }
 }
@@ -231,6 +256,59 @@ mod tests {
         let gr = Tensor::new(vec![1, 1, 2, 1], vec![10.0f64, 20.]).unwrap();
         let dx = run_kernel(nd, vec![x, y, gr], 1).unwrap().remove(0);
         assert_eq!(dx.as_slice::<f64>().unwrap(), &[10., 20., 0., 0., 0., 0.]);
+    }
+
+    /// TensorFlow's rule written plainly: each window's first maximum gets its gradient.
+    fn grad_reference(x: &[f32], dims: [usize; 4], k: usize, s: usize, same: bool, grad: &[f32]) -> Vec<f32> {
+        let [n, h, w, c] = dims;
+        let out = |i: usize| if same { i.div_ceil(s) } else { (i - k + s) / s };
+        let (oh, ow) = (out(h), out(w));
+        let pad = |i: usize, o: usize| if same { ((o - 1) * s + k).saturating_sub(i) / 2 } else { 0 };
+        let (py, px) = (pad(h, oh), pad(w, ow));
+        let mut dx = vec![0.0f32; x.len()];
+        for b in 0..n {
+            for (oy, ox, ch) in (0..oh).flat_map(|oy| (0..ow).flat_map(move |ox| (0..c).map(move |ch| (oy, ox, ch)))) {
+                let mut best: Option<(f32, usize)> = None;
+                for iy in (oy * s).saturating_sub(py)..(oy * s + k).saturating_sub(py).min(h) {
+                    for ix in (ox * s).saturating_sub(px)..(ox * s + k).saturating_sub(px).min(w) {
+                        let i = ((b * h + iy) * w + ix) * c + ch;
+                        if best.is_none_or(|(v, _)| v < x[i]) {
+                            best = Some((x[i], i));
+                        }
+                    }
+                }
+                if let Some((_, i)) = best {
+                    dx[i] += grad[((b * oh + oy) * ow + ox) * c + ch];
+                }
+            }
+        }
+        dx
+    }
+
+    #[test]
+    fn grad_matches_the_reference_whether_windows_tile_leave_gaps_or_overlap() {
+        for (h, k, s, same) in [(6, 2, 2, true), (5, 2, 2, true), (5, 2, 2, false), (7, 2, 3, false), (7, 3, 2, true)] {
+            let dims: [usize; 4] = [2, h, h + 1, 3];
+            let len = dims.iter().product::<usize>();
+            // Distinct values in a scrambled order: no ties.
+            let x: Vec<f32> = (0..len).map(|i| ((i * 37) % len) as f32).collect();
+            let xt = Tensor::new(dims.to_vec(), x.clone()).unwrap();
+            let padding = if same { "SAME" } else { "VALID" };
+            let y = run_kernel(pool_node("MaxPool", DataType::Float, k, s, padding), vec![xt.clone()], 1)
+                .unwrap()
+                .remove(0);
+            let gr: Vec<f32> = (0..y.num_elements()).map(|i| i as f32 + 1.0).collect();
+            let grt = Tensor::new(y.dims().to_vec(), gr.clone()).unwrap();
+            let dx = run_kernel(pool_node("MaxPoolGrad", DataType::Float, k, s, padding), vec![xt, y, grt], 1)
+                .unwrap()
+                .remove(0);
+            assert_eq!(
+                dx.as_slice::<f32>().unwrap(),
+                grad_reference(&x, dims, k as usize, s as usize, same, &gr),
+                "{:?}",
+                (h, k, s, same)
+            );
+        }
     }
 
     #[test]

@@ -11,6 +11,8 @@ mod conv;
 mod conv_backprop;
 mod conv_direct;
 mod conv_direct_filter;
+#[cfg(target_arch = "x86_64")]
+mod conv_padded;
 mod fused;
 pub mod gemm;
 mod im2col;
