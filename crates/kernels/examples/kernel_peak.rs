@@ -46,7 +46,11 @@ fn sizes(d: &[usize]) -> Tensor {
 }
 
 fn main() {
-    let reps = std::env::args().skip_while(|a| a != "--reps").nth(1).and_then(|v| v.parse().ok()).unwrap_or(20usize);
+    let flag = |name: &str, default: usize| {
+        std::env::args().skip_while(|a| a != name).nth(1).and_then(|v| v.parse().ok()).unwrap_or(default)
+    };
+    // --batch sets the convolutions' and pools' batch (the products keep the models' shapes).
+    let (reps, n) = (flag("--reps", 20), flag("--batch", 100));
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
@@ -84,7 +88,7 @@ fn main() {
         let secs = best(reps, &matmul(ta, tb), &[a, b]);
         row(format!("MatMul {m}x{k}x{n} {what}"), 2.0 * (m * k * n) as f64, secs);
     }
-    for (name, xs, fs) in [("conv1", [100, 28, 28, 1], [5, 5, 1, 32]), ("conv2", [100, 14, 14, 32], [5, 5, 32, 64])] {
+    for (name, xs, fs) in [("conv1", [n, 28, 28, 1], [5, 5, 1, 32]), ("conv2", [n, 14, 14, 32], [5, 5, 32, 64])] {
         let (x, f) = (data(&xs, 5), data(&fs, 6));
         let dy = data(&[xs[0], xs[1], xs[2], fs[3]], 7);
         let flops = 2.0 * (xs[0] * xs[1] * xs[2] * fs[0] * fs[1] * fs[2] * fs[3]) as f64;
@@ -112,7 +116,7 @@ fn main() {
     // Pooling moves memory rather than multiplying: its rows give GB/s read and written.
     println!("{:<44} {:>9} {:>8}", "pooling (2x2, stride 2, SAME)", "GB/s", "ms");
     use ferroflow_kernels::testutil::pool_node;
-    for (name, xs) in [("conv1", [100, 28, 28, 32]), ("conv2", [100, 14, 14, 64])] {
+    for (name, xs) in [("conv1", [n, 28, 28, 32]), ("conv2", [n, 14, 14, 64])] {
         let x = data(&xs, 8);
         let fwd = pool_node("MaxPool", DataType::Float, 2, 2, "SAME");
         let y = run_kernel(fwd.clone(), vec![x.clone()], 1).unwrap().remove(0);

@@ -26,6 +26,7 @@ mod simd;
 mod softmax;
 mod winograd;
 mod winograd_filter;
+mod winograd_weights;
 mod xent;
 
 use crate::KernelRegistry;

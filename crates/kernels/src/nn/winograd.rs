@@ -13,12 +13,14 @@
 //!
 //! Used for `Conv2D` (and `_FusedConv2D`) and `Conv2DBackpropInput` in float32 when the
 //! channel counts are multiples of 16 and the CPU has AVX2 with FMA (the products are
-//! hand-written for AVX-512 and AVX2); every image is one rayon task, its tiles taken
-//! [`TILES`] at a time so their transforms and products stay in L2.
+//! hand-written for AVX-512 and AVX2); every image is one rayon task (a batch smaller than
+//! the thread count is split into bands of tile rows), its tiles taken [`TILES`] at a time
+//! so their transforms and products stay in L2.
 
 use rayon::prelude::*;
 
 use super::im2col::ConvGeom;
+use super::winograd_weights::transform_filter;
 
 /// Channels handled together by the transforms; both channel counts must be multiples.
 const GROUP: usize = 16;
@@ -43,16 +45,6 @@ pub(super) fn plane(rows: usize, width: usize) -> usize {
 // and Aᵀ, the output transform, in `simd::output_1d`:
 //   [1, 1,  1, 1,    1, 0]
 //   [0, 1, -1, 0.5, -2, 1]
-
-/// G: the filter transform (in f64).
-const G: [[f64; 5]; 6] = [
-    [1.0, 0.0, 0.0, 0.0, 0.0],
-    [1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0],
-    [-1.0 / 3.0, 1.0 / 3.0, -1.0 / 3.0, 1.0 / 3.0, -1.0 / 3.0],
-    [-16.0 / 15.0, -8.0 / 15.0, -4.0 / 15.0, -2.0 / 15.0, -1.0 / 15.0],
-    [1.0 / 15.0, -2.0 / 15.0, 4.0 / 15.0, -8.0 / 15.0, 16.0 / 15.0],
-    [0.0, 0.0, 0.0, 0.0, 1.0],
-];
 
 /// One stride-1 5×5 convolution: NHWC input `n × ih × iw × c`, output `n × oh × ow × k`,
 /// output (y, x) reading inputs from (y - pad_y, x - pad_x) on (zero outside the input).
@@ -128,10 +120,19 @@ pub(crate) fn backprop_input(g: &ConvGeom, f: &[f32], dy: &[f32], dx: &mut [f32]
     conv(&s, dy, &u, dx)
 }
 
+/// Output tiles below which the im2col and direct kernels are faster: the filter transform
+/// costs the same for any batch, and the MNIST CNN's second layer (32 → 64 channels, 7 × 7
+/// tiles per image) only gained from Winograd's algorithm from a batch of 8 (BENCHMARKS.md).
+const MIN_TILES: usize = 384;
+
 /// Whether `g` has the 5×5 filter and unit strides this path is written for, with
-/// channels it takes.
+/// channels it takes and enough output tiles to pay for the filter transform.
 pub(super) fn fits(g: &ConvGeom) -> bool {
-    (g.y.size, g.x.size, g.y.stride, g.x.stride) == (5, 5, 1, 1) && g.y.pad <= 4 && g.x.pad <= 4 && applies(g.c, g.oc)
+    (g.y.size, g.x.size, g.y.stride, g.x.stride) == (5, 5, 1, 1)
+        && g.y.pad <= 4
+        && g.x.pad <= 4
+        && g.n * g.y.output.div_ceil(2) * g.x.output.div_ceil(2) >= MIN_TILES
+        && applies(g.c, g.oc)
 }
 
 /// Whether this path computes a convolution with `c` input and `k` output channels here.
@@ -141,51 +142,6 @@ pub(crate) fn applies(c: usize, k: usize) -> bool {
         && c >= GROUP
         && k >= GROUP
         && crate::isa::current().has_avx2_fma()
-}
-
-/// `U`, `[36][c][k]`: `w(tap, ci, co)` is the filter's weight at tap `ky·5 + kx` from
-/// input channel `ci` to output channel `co`.
-pub(crate) fn transform_filter(c: usize, k: usize, w: impl Fn(usize, usize, usize) -> f32) -> Vec<f32> {
-    let mut u = vec![0f32; 36 * c * k];
-    let mut g = vec![0f64; 25 * k];
-    let mut t = vec![0f64; 30 * k];
-    for ci in 0..c {
-        for tap in 0..25 {
-            for (co, v) in g[tap * k..(tap + 1) * k].iter_mut().enumerate() {
-                *v = w(tap, ci, co) as f64;
-            }
-        }
-        crate::isa::vectorized(|| {
-            // t[i][kx] = Σ_ky G[i][ky] · g[ky][kx]
-            for i in 0..6 {
-                for kx in 0..5 {
-                    let out = &mut t[(i * 5 + kx) * k..(i * 5 + kx + 1) * k];
-                    out.fill(0.0);
-                    for (ky, &gv) in G[i].iter().enumerate() {
-                        let row = &g[(ky * 5 + kx) * k..(ky * 5 + kx + 1) * k];
-                        for (o, &x) in out.iter_mut().zip(row) {
-                            *o += gv * x;
-                        }
-                    }
-                }
-            }
-            // u[i][j] = Σ_kx t[i][kx] · G[j][kx]
-            for i in 0..6 {
-                for (j, gj) in G.iter().enumerate() {
-                    let p = i * 6 + j;
-                    let out = &mut u[(p * c + ci) * k..(p * c + ci + 1) * k];
-                    for (co, o) in out.iter_mut().enumerate() {
-                        let mut s = 0f64;
-                        for (kx, &gv) in gj.iter().enumerate() {
-                            s += t[(i * 5 + kx) * k + co] * gv;
-                        }
-                        *o = s as f32;
-                    }
-                }
-            }
-        });
-    }
-    u
 }
 
 /// `out` = the convolution of `x` with the transformed filter `u`. Returns false (and
@@ -207,24 +163,34 @@ pub(crate) fn conv(s: &Shape, x: &[f32], u: &[f32], out: &mut [f32]) -> bool {
             return out.is_empty();
         }
         let (in_len, out_len) = (s.ih * s.iw * s.c, s.oh * s.ow * s.k);
+        // One task per image, or, for fewer images than threads, per band of tile rows.
+        let (threads, tile_rows) = (rayon::current_num_threads(), s.oh.div_ceil(2));
+        let bands = if s.n >= threads { 1 } else { threads.div_ceil(s.n).min(tile_rows) };
+        let band_rows = tile_rows.div_ceil(bands);
+        let band_len = (2 * band_rows * s.ow * s.k).min(out_len);
         let scratch = || (vec![0f32; 36 * plane(TILES, s.c)], vec![0f32; 36 * plane(TILES, s.k)]);
-        let image = |sc: &mut (Vec<f32>, Vec<f32>), (b, o): (usize, &mut [f32])| {
+        let band = |sc: &mut (Vec<f32>, Vec<f32>), (b, i, o): (usize, usize, &mut [f32])| {
             let xi = &x[b * in_len..(b + 1) * in_len];
+            let rows = i * band_rows..((i + 1) * band_rows).min(tile_rows);
             // SAFETY: the path was detected with these features (or chosen lower), and the
-            // sizes were checked above.
+            // sizes were checked above; `o` is output rows 2·rows.start.. of image b.
             unsafe {
                 if isa == crate::isa::Isa::Avx512 {
-                    simd::image512(s, xi, u, o, sc)
+                    simd::image512(s, xi, u, (o, rows), sc)
                 } else {
-                    simd::image256(s, xi, u, o, sc)
+                    simd::image256(s, xi, u, (o, rows), sc)
                 }
             }
         };
-        if s.n > 1 && rayon::current_num_threads() > 1 {
-            out.par_chunks_mut(out_len).enumerate().for_each_init(scratch, image);
+        let units = out
+            .chunks_mut(out_len)
+            .enumerate()
+            .flat_map(|(b, o)| o.chunks_mut(band_len).enumerate().map(move |(i, ob)| (b, i, ob)));
+        if s.n * bands > 1 && threads > 1 {
+            units.collect::<Vec<_>>().into_par_iter().for_each_init(scratch, band);
         } else {
             let mut sc = scratch();
-            out.chunks_mut(out_len).enumerate().for_each(|bo| image(&mut sc, bo));
+            units.for_each(|u| band(&mut sc, u));
         }
         true
     }
@@ -237,6 +203,8 @@ pub(crate) fn conv(s: &Shape, x: &[f32], u: &[f32], out: &mut [f32]) -> bool {
 
 #[cfg(target_arch = "x86_64")]
 pub(super) mod simd {
+    use std::ops::Range;
+
     use super::super::simd::{F32Vec, Y, Z};
     use super::{plane, Shape, TILES};
 
@@ -320,12 +288,20 @@ pub(super) mod simd {
         }
     }
 
-    /// Writes tile (ty, tx) of one image's output `out` from `M[p][t]` (`m`: 36 planes of `TILES` rows of `k`).
+    /// Writes tile (ty, tx) of one image's output from `M[p][t]` (`m`: 36 planes of `TILES` rows
+    /// of `k`) to `out`, which starts at output row `row0`.
     ///
     /// # Safety
-    /// As [`input_tile`], with `out` one image of output and `m` of `36·TILES·k`.
+    /// As [`input_tile`], with `out` the image's output rows `row0..` up to and including the
+    /// tile's (or to the image's end), and `m` of `36·TILES·k`.
     #[inline(always)]
-    unsafe fn output_tile<V: F32Vec>(s: &Shape, m: &[f32], (ty, tx): (usize, usize), t: usize, out: &mut [f32]) {
+    unsafe fn output_tile<V: F32Vec>(
+        s: &Shape,
+        m: &[f32],
+        (ty, tx): (usize, usize),
+        t: usize,
+        (out, row0): (&mut [f32], usize),
+    ) {
         let k = s.k;
         // SAFETY: reads from m as input_tile writes v; writes only to output pixels inside
         // the image, channels g0..g0 + LANES <= k.
@@ -348,7 +324,7 @@ pub(super) mod simd {
                     for (b, yb) in y.iter().enumerate() {
                         let ox = 2 * tx + b;
                         if ox < s.ow {
-                            yb.store(out.as_mut_ptr().add((oy * s.ow + ox) * k + g0));
+                            yb.store(out.as_mut_ptr().add(((oy - row0) * s.ow + ox) * k + g0));
                         }
                     }
                 }
@@ -461,24 +437,31 @@ pub(super) mod simd {
         }
     }
 
-    /// One image: tiles [`TILES`] at a time, transformed, multiplied and written back.
+    /// One band of tile rows `rows` of one image: tiles [`TILES`] at a time, transformed,
+    /// multiplied and written back to `out`, the image's output from row `2·rows.start` on.
     ///
     /// # Safety
-    /// The CPU must support `V`'s instructions; `x`, `u` and `out` have the sizes of one
-    /// image of `s`, `sc` holds `36` planes of `TILES` rows of `c` and of `k` ([`plane`]).
+    /// The CPU must support `V`'s instructions; `x` and `u` have the sizes of one image of `s`,
+    /// `out` holds the band's output rows (`2·rows.len()`, fewer at the image's end), `sc`
+    /// holds `36` planes of `TILES` rows of `c` and of `k` ([`plane`]).
     #[inline(always)]
     unsafe fn image<V: F32Vec, const LMAX: usize>(
         s: &Shape,
         x: &[f32],
         u: &[f32],
-        out: &mut [f32],
+        (out, rows): (&mut [f32], Range<usize>),
         sc: &mut (Vec<f32>, Vec<f32>),
     ) {
-        let (c, k, tw, nt) = (s.c, s.k, s.tiles_x(), s.tiles());
+        let (c, k, tw) = (s.c, s.k, s.tiles_x());
+        assert_eq!(
+            out.len(),
+            (2 * rows.end).min(s.oh).saturating_sub(2 * rows.start) * s.ow * k,
+            "winograd: band size"
+        );
         let (v, m) = (&mut sc.0, &mut sc.1);
-        let mut t0 = 0;
-        while t0 < nt {
-            let n = TILES.min(nt - t0);
+        let (mut t0, end) = (rows.start * tw, rows.end * tw);
+        while t0 < end {
+            let n = TILES.min(end - t0);
             for t in 0..n {
                 // SAFETY: as this function's contract (t < TILES).
                 unsafe { input_tile::<V>(s, x, ((t0 + t) / tw, (t0 + t) % tw), (t, plane(TILES, c)), v) };
@@ -489,8 +472,8 @@ pub(super) mod simd {
                 unsafe { product::<V, LMAX>(vp, up, mp, (c, k), n) };
             }
             for t in 0..n {
-                // SAFETY: as this function's contract (t < TILES).
-                unsafe { output_tile::<V>(s, m, ((t0 + t) / tw, (t0 + t) % tw), t, out) };
+                // SAFETY: as this function's contract (t < TILES); the tile's rows are in the band.
+                unsafe { output_tile::<V>(s, m, ((t0 + t) / tw, (t0 + t) % tw), t, (&mut *out, 2 * rows.start)) };
             }
             t0 += n;
         }
@@ -501,7 +484,13 @@ pub(super) mod simd {
     /// # Safety
     /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA; sizes as [`image`].
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-    pub(super) unsafe fn image512(s: &Shape, x: &[f32], u: &[f32], out: &mut [f32], sc: &mut (Vec<f32>, Vec<f32>)) {
+    pub(super) unsafe fn image512(
+        s: &Shape,
+        x: &[f32],
+        u: &[f32],
+        out: (&mut [f32], Range<usize>),
+        sc: &mut (Vec<f32>, Vec<f32>),
+    ) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe { image::<Z, 4>(s, x, u, out, sc) }
     }
@@ -511,7 +500,13 @@ pub(super) mod simd {
     /// # Safety
     /// The CPU must support AVX2 and FMA; sizes as [`image`].
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn image256(s: &Shape, x: &[f32], u: &[f32], out: &mut [f32], sc: &mut (Vec<f32>, Vec<f32>)) {
+    pub(super) unsafe fn image256(
+        s: &Shape,
+        x: &[f32],
+        u: &[f32],
+        out: (&mut [f32], Range<usize>),
+        sc: &mut (Vec<f32>, Vec<f32>),
+    ) {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe { image::<Y, 2>(s, x, u, out, sc) }
     }

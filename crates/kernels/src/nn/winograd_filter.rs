@@ -255,7 +255,8 @@ mod tests {
         if !super::super::winograd::applies(16, 16) {
             return;
         }
-        for (n, h, w, c, k, p) in [(3, 14, 14, 32, 64, Padding::Same), (2, 9, 7, 16, 32, Padding::Valid)] {
+        // Batches with at least MIN_TILES output tiles (7 × 7 and 3 × 2 per image).
+        for (n, h, w, c, k, p) in [(8, 14, 14, 32, 64, Padding::Same), (64, 9, 7, 16, 32, Padding::Valid)] {
             let g = ConvGeom { n, c, oc: k, y: Window::new(h, 5, 1, p).unwrap(), x: Window::new(w, 5, 1, p).unwrap() };
             let mut r = ferroflow_core::SplitMix64::new(9);
             let mut vals = |len: usize| -> Vec<f32> {

@@ -58,11 +58,16 @@ fn every_path_agrees() {
         for b in 0..n {
             let xi = &x[b * 81 * 32..(b + 1) * 81 * 32];
             let o = &mut out[b * ol..(b + 1) * ol];
-            // SAFETY: the CPU has each path `available` lists.
-            unsafe {
-                match isa {
-                    crate::isa::Isa::Avx512 => simd::image512(&s, xi, &u, o, &mut sc),
-                    _ => simd::image256(&s, xi, &u, o, &mut sc),
+            // Image 0 in one band of its 5 tile rows, image 1 in bands of 2 and 3.
+            let (top, bottom) = o.split_at_mut(4 * 9 * 32);
+            let bands = if b == 0 { vec![(o, 0..5)] } else { vec![(top, 0..2), (bottom, 2..5)] };
+            for band in bands {
+                // SAFETY: the CPU has each path `available` lists.
+                unsafe {
+                    match isa {
+                        crate::isa::Isa::Avx512 => simd::image512(&s, xi, &u, band, &mut sc),
+                        _ => simd::image256(&s, xi, &u, band, &mut sc),
+                    }
                 }
             }
         }
@@ -86,7 +91,8 @@ fn input_gradient_matches_the_gemm_path() {
     if !applies(16, 16) {
         return;
     }
-    for (n, h, w, c, k, p) in [(2, 14, 14, 32, 64, Padding::Same), (1, 9, 12, 16, 32, Padding::Valid)] {
+    // Batches with at least MIN_TILES output tiles (7 × 7 and 3 × 4 per image).
+    for (n, h, w, c, k, p) in [(8, 14, 14, 32, 64, Padding::Same), (32, 9, 12, 16, 32, Padding::Valid)] {
         let g = ConvGeom { n, c, oc: k, y: Window::new(h, 5, 1, p).unwrap(), x: Window::new(w, 5, 1, p).unwrap() };
         let (f, dy) = (values(25 * c * k, 5), values(g.rows() * k, 6));
         let wide = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
@@ -112,4 +118,6 @@ fn other_shapes_are_left_to_the_other_paths() {
     let mut out = vec![0f32; 64 * 32];
     assert!(!forward(&g(3, 1), &x, &f[..15 * 32 * 32], &mut out));
     assert!(!forward(&g(5, 2), &x, &f, &mut out[..16 * 32]));
+    // Too few tiles (16 of the 384 that pay for the filter transform).
+    assert!(!forward(&g(5, 1), &x, &f, &mut out));
 }
