@@ -7,7 +7,7 @@
 //! transposed products and convolution gradients of backprop, timed as its best of
 //! several runs. Prints the CPU, the ISA path and one row per shape.
 //!
-//! `cargo run --release -p ferroflow-kernels --example kernel_peak [-- --reps 20]`
+//! `cargo run --release -p ferroflow-kernels --example kernel_peak [-- --reps 20] [--batch 100]`
 
 use std::time::Instant;
 

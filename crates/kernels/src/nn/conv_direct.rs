@@ -116,15 +116,17 @@ impl DirectScalar for f32 {
         #[cfg(target_arch = "x86_64")]
         if crate::isa::current() == crate::isa::Isa::Avx512 {
             let (blocks, x) = (pack_blocks(w, g.k(), g.oc), super::conv_padded::Padded::new(g, x, 0..g.n));
+            let rows = avx::Rows { g, x: &x, blocks: &blocks };
             // SAFETY: the CPU supports AVX-512 (the ISA path was detected with it).
-            par_units(out, g.x.output * g.oc, work(g), |r, orow| unsafe { avx::row512(g, &x, &blocks, r, orow) });
+            par_units(out, g.x.output * g.oc, work(g), |r, orow| unsafe { avx::row512(&rows, r, orow) });
             return;
         }
         #[cfg(target_arch = "x86_64")]
         if crate::isa::current().has_avx2_fma() {
             let (blocks, x) = (pack_blocks(w, g.k(), g.oc), super::conv_padded::Padded::new(g, x, 0..g.n));
+            let rows = avx::Rows { g, x: &x, blocks: &blocks };
             // SAFETY: the CPU supports AVX2 and FMA (the ISA path was detected with them).
-            par_units(out, g.x.output * g.oc, work(g), |r, orow| unsafe { avx::row(g, &x, &blocks, r, orow) });
+            par_units(out, g.x.output * g.oc, work(g), |r, orow| unsafe { avx::row(&rows, r, orow) });
             return;
         }
         direct_generic(g, x, w, out)
@@ -162,6 +164,11 @@ mod avx {
     use super::super::simd::{F32Vec, Y, Z};
     use super::ConvGeom;
 
+    /// A padded input row ([`Padded::row`]) and the filter taps' offsets in it.
+    type Input<'a> = (&'a [f32], &'a [usize]);
+    /// An output row and the first channel of the block written.
+    type Output<'a> = (&'a mut [f32], usize);
+
     /// `P` adjacent output pixels (ox..ox + P) of one output row, one block of `V::LANES·L`
     /// output channels from `ob`: `P·L` independent accumulators hide the FMA latency.
     ///
@@ -171,10 +178,10 @@ mod avx {
     #[inline(always)]
     unsafe fn pixels<V: F32Vec, const L: usize, const P: usize>(
         g: &ConvGeom,
-        (xrow, offsets): (&[f32], &[usize]),
+        (xrow, offsets): Input,
         wb: &[f32],
         ox: usize,
-        (orow, ob): (&mut [f32], usize),
+        (orow, ob): Output,
     ) {
         // SAFETY: the caller upholds this function's `# Safety` contract; the padded row holds
         // every tap of every pixel of the row (`conv_padded.rs`).
@@ -207,12 +214,7 @@ mod avx {
     /// # Safety
     /// The CPU must support `V`'s instructions; only called from the entry points below.
     #[inline(always)]
-    unsafe fn block<V: F32Vec, const L: usize, const P: usize>(
-        g: &ConvGeom,
-        x: (&[f32], &[usize]),
-        wb: &[f32],
-        out: (&mut [f32], usize),
-    ) {
+    unsafe fn block<V: F32Vec, const L: usize, const P: usize>(g: &ConvGeom, x: Input, wb: &[f32], out: Output) {
         let ow = g.x.output;
         assert!(wb.len() >= x.1.len() * V::LANES * L && out.0.len() >= ow * g.oc && out.1 + V::LANES * L <= g.oc);
         // SAFETY: the CPU has `V`'s instructions (the caller's contract); every group ends at
@@ -232,54 +234,54 @@ mod avx {
         }
     }
 
-    /// One output row (b, oy) with AVX2 vectors.
+    /// What every output row of one direct convolution reads: the geometry, the padded input
+    /// and the filter's channel blocks (`pack_blocks`).
+    pub(super) struct Rows<'a> {
+        pub g: &'a ConvGeom,
+        pub x: &'a Padded,
+        pub blocks: &'a [(usize, usize, Vec<f32>)],
+    }
+
+    /// Output row `r` (image, oy): every channel block through `block(width, ...)`, the ISA
+    /// path's kernel for that width.
+    #[inline(always)]
+    fn each_block(w: &Rows, r: usize, orow: &mut [f32], mut block: impl FnMut(usize, Input, &[f32], Output)) {
+        let xr = (w.x.row(w.g, r / w.g.y.output, r % w.g.y.output), w.x.offsets.as_slice());
+        for (ob, width, wb) in w.blocks {
+            block(*width, xr, wb, (&mut *orow, *ob));
+        }
+    }
+
+    /// One output row with AVX2 vectors.
     ///
     /// # Safety
     /// The CPU must support AVX2 and FMA.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn row(
-        g: &ConvGeom,
-        x: &Padded,
-        blocks: &[(usize, usize, Vec<f32>)],
-        r: usize,
-        orow: &mut [f32],
-    ) {
-        let xr = (x.row(g, r / g.y.output, r % g.y.output), x.offsets.as_slice());
-        // SAFETY: this function runs with AVX2 and FMA.
-        unsafe {
-            for (ob, width, wb) in blocks {
-                match width {
-                    32 => block::<Y, 4, 2>(g, xr, wb, (&mut *orow, *ob)),
-                    16 => block::<Y, 2, 4>(g, xr, wb, (&mut *orow, *ob)),
-                    _ => block::<Y, 1, 8>(g, xr, wb, (&mut *orow, *ob)),
-                }
+    pub(super) unsafe fn row(w: &Rows, r: usize, orow: &mut [f32]) {
+        // SAFETY: this function runs with AVX2 and FMA, and the blocks are inlined into it.
+        each_block(w, r, orow, |width, xr, wb, out| unsafe {
+            match width {
+                32 => block::<Y, 4, 2>(w.g, xr, wb, out),
+                16 => block::<Y, 2, 4>(w.g, xr, wb, out),
+                _ => block::<Y, 1, 8>(w.g, xr, wb, out),
             }
-        }
+        })
     }
 
-    /// One output row (b, oy) with AVX-512 vectors (AVX2 for a block of 8 channels).
+    /// One output row with AVX-512 vectors (AVX2 for a block of 8 channels).
     ///
     /// # Safety
     /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-    pub(super) unsafe fn row512(
-        g: &ConvGeom,
-        x: &Padded,
-        blocks: &[(usize, usize, Vec<f32>)],
-        r: usize,
-        orow: &mut [f32],
-    ) {
-        let xr = (x.row(g, r / g.y.output, r % g.y.output), x.offsets.as_slice());
-        // SAFETY: this function runs with AVX-512, AVX2 and FMA.
-        unsafe {
-            for (ob, width, wb) in blocks {
-                match width {
-                    32 => block::<Z, 2, 6>(g, xr, wb, (&mut *orow, *ob)),
-                    16 => block::<Z, 1, 8>(g, xr, wb, (&mut *orow, *ob)),
-                    _ => block::<Y, 1, 8>(g, xr, wb, (&mut *orow, *ob)),
-                }
+    pub(super) unsafe fn row512(w: &Rows, r: usize, orow: &mut [f32]) {
+        // SAFETY: this function runs with AVX-512, AVX2 and FMA, and the blocks are inlined into it.
+        each_block(w, r, orow, |width, xr, wb, out| unsafe {
+            match width {
+                32 => block::<Z, 2, 6>(w.g, xr, wb, out),
+                16 => block::<Z, 1, 8>(w.g, xr, wb, out),
+                _ => block::<Y, 1, 8>(w.g, xr, wb, out),
             }
-        }
+        })
     }
 }
 
