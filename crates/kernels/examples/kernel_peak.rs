@@ -31,11 +31,16 @@ fn matmul(ta: bool, tb: bool) -> NodeDef {
 
 /// Best seconds of `reps` runs (after one warm-up).
 fn best(reps: usize, nd: &NodeDef, inputs: &[Tensor]) -> f64 {
-    run_kernel(nd.clone(), inputs.to_vec(), 1).unwrap();
+    best_of(reps, nd, inputs, 1)
+}
+
+/// [`best`] for a kernel with `outputs` outputs.
+fn best_of(reps: usize, nd: &NodeDef, inputs: &[Tensor], outputs: usize) -> f64 {
+    run_kernel(nd.clone(), inputs.to_vec(), outputs).unwrap();
     (0..reps)
         .map(|_| {
             let t = Instant::now();
-            run_kernel(nd.clone(), inputs.to_vec(), 1).unwrap();
+            run_kernel(nd.clone(), inputs.to_vec(), outputs).unwrap();
             t.elapsed().as_secs_f64()
         })
         .fold(f64::INFINITY, f64::min)
@@ -127,6 +132,14 @@ fn main() {
         };
         mem_row("MaxPool", 4.0 * (nx + ny), best(reps, &fwd, std::slice::from_ref(&x)));
         let grad = pool_node("MaxPoolGrad", DataType::Float, 2, 2, "SAME");
-        mem_row("MaxPoolGrad", 4.0 * (2.0 * nx + 2.0 * ny), best(reps, &grad, &[x, y, gy]));
+        mem_row("MaxPoolGrad", 4.0 * (2.0 * nx + 2.0 * ny), best(reps, &grad, &[x.clone(), y, gy.clone()]));
+        // The remapper's indexed pair: the gradient reads one byte per pooled element
+        // instead of the pooled input and output.
+        let fwd = pool_node("_MaxPoolWithIndex", DataType::Float, 2, 2, "SAME");
+        let index = run_kernel(fwd.clone(), vec![x.clone()], 2).unwrap().remove(1);
+        mem_row("_MaxPoolWithIndex", 4.0 * (nx + ny) + ny, best_of(reps, &fwd, std::slice::from_ref(&x), 2));
+        let mut grad = pool_node("_MaxPoolGradWithIndex", DataType::Float, 2, 2, "SAME");
+        grad.attr.insert("relu".into(), ferroflow_core::attr::bool(true));
+        mem_row("_MaxPoolGradWithIndex relu", 4.0 * (nx + ny) + ny, best(reps, &grad, &[x, index, gy]));
     }
 }

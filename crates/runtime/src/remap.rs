@@ -4,7 +4,8 @@
 //! consumer, no fetch — fetches are `_Send`/`_Retval` nodes by now — and no control edge).
 //! The fused node takes the last node's name, so everything downstream (a `ReluGrad`, a
 //! fetch of the activation) is untouched; the graph the user built is never changed, only
-//! the copy prepared to run. Off with `RewriterConfig.remapping = OFF`, TensorFlow's switch.
+//! the copy prepared to run. `MaxPool` and its gradient are rewritten too
+//! ([`crate::remap_pool`]). Off with `RewriterConfig.remapping = OFF`, TensorFlow's switch.
 
 use std::collections::HashMap;
 
@@ -45,7 +46,7 @@ fn source(input: &str) -> Option<(&str, usize)> {
     parse_tensor_name(input).ok()
 }
 
-/// Returns `gd` with every fusable chain fused, and how many chains were fused.
+/// Returns `gd` with every fusable chain fused and max pool indexed, and how many rewrites.
 pub fn fuse_ops(gd: &GraphDef) -> (GraphDef, usize) {
     let mut out = gd.clone();
     let n = fuse_ops_in_place(&mut out);
@@ -53,8 +54,13 @@ pub fn fuse_ops(gd: &GraphDef) -> (GraphDef, usize) {
 }
 
 /// [`fuse_ops`] on the graph itself (no copy of the nodes it leaves alone); returns how
-/// many chains were fused.
+/// many chains were fused and max-pool gradients rewritten.
 pub fn fuse_ops_in_place(gd: &mut GraphDef) -> usize {
+    fuse_chains(gd) + crate::remap_pool::index_max_pools(gd)
+}
+
+/// Fuses the product + BiasAdd (+ Relu) chains; returns how many.
+fn fuse_chains(gd: &mut GraphDef) -> usize {
     let index: HashMap<&str, usize> = gd.node.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
     let mut uses: Vec<Uses> = gd.node.iter().map(|_| Uses::default()).collect();
     // The single data consumer of each node when it has exactly one.

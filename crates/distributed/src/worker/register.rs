@@ -54,7 +54,7 @@ impl Worker {
         if ferroflow_runtime::remapping_enabled(req.graph_options.as_ref()) {
             let n = ferroflow_runtime::fuse_ops_in_place(&mut gd);
             if n > 0 {
-                tracing::debug!(task = %self.task, fused = n, "fused MatMul/Conv2D + BiasAdd (+ Relu) chains");
+                tracing::debug!(task = %self.task, fused = n, "fused MatMul/Conv2D + BiasAdd (+ Relu) chains, indexed MaxPool gradients");
             }
         }
         let nodes = gd.node.len();

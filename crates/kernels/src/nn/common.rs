@@ -158,6 +158,11 @@ impl Window {
         let end = (start + self.size as isize).min(self.input as isize);
         (start.max(0) as usize, end.max(0) as usize)
     }
+
+    /// Whether the windows tile the input exactly: each input element lies in exactly one.
+    pub fn tiles(&self) -> bool {
+        self.stride == self.size && self.output * self.stride >= self.input + self.pad
+    }
 }
 
 /// Formats dims like TensorFlow (`[2,3]`).

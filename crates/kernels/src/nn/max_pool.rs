@@ -97,12 +97,6 @@ pub(crate) fn max_pool_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>,
     Ok(Box::new(MaxPoolGrad { attrs: PoolAttrs::parse(node)?, dtype: pool_type(node, false)? }))
 }
 
-/// Whether the windows along one dimension tile it exactly: each input element lies in
-/// exactly one window.
-fn tiles(w: &super::common::Window) -> bool {
-    w.stride == w.size && w.output * w.stride >= w.input + w.pad
-}
-
 /// The input gradient of the max pooling, `n` images of `g.image_len()` elements.
 fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], grad: &[T]) -> Vec<T> {
     let len = x.len();
@@ -111,7 +105,7 @@ fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], gr
     // gradient element once; when they also tile the input, every element of `dx` is
     // written exactly once and it needs no zero fill first.
     let disjoint = g.y.stride >= g.y.size && g.x.stride >= g.x.size;
-    let tiled = tiles(&g.y) && tiles(&g.x);
+    let tiled = g.y.tiles() && g.x.tiles();
     let mut dx: Vec<T> = Vec::with_capacity(len);
     par_units(&mut dx.spare_capacity_mut()[..len], g.image_len(), work, |b, dxi| {
         crate::isa::run(GradImage { g, x, grad, disjoint, tiled, b, dxi })

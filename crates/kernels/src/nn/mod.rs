@@ -19,6 +19,7 @@ mod im2col;
 mod matmul;
 mod max_pool;
 mod max_pool_grad_grad;
+mod max_pool_index;
 mod pool;
 mod relu;
 #[cfg(target_arch = "x86_64")]
@@ -54,6 +55,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("Conv2DBackpropFilter", conv_backprop::backprop_filter_factory);
     r.add("MaxPool", max_pool::max_pool_factory);
     r.add("MaxPoolGrad", max_pool::max_pool_grad_factory);
+    r.add("_MaxPoolWithIndex", max_pool_index::max_pool_with_index_factory);
+    r.add("_MaxPoolGradWithIndex", max_pool_index::max_pool_grad_with_index_factory);
     r.add("MaxPoolGradGrad", max_pool_grad_grad::max_pool_grad_grad_factory);
     r.add("AvgPool", avg_pool::avg_pool_factory);
     r.add("AvgPoolGrad", avg_pool::avg_pool_grad_factory);

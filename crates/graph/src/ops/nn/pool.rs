@@ -1,4 +1,5 @@
-//! `MaxPool`, `MaxPoolGrad`, `MaxPoolGradGrad`, `AvgPool`, `AvgPoolGrad` (NHWC).
+//! `MaxPool`, `MaxPoolGrad`, `MaxPoolGradGrad`, `AvgPool`, `AvgPoolGrad` (NHWC), and the
+//! internal `_MaxPoolWithIndex` / `_MaxPoolGradWithIndex`.
 
 use ferroflow_core::{attr, Status};
 
@@ -59,6 +60,39 @@ pub(super) fn register(r: &mut OpRegistry) {
             .input("grad: T")
             .output("output: T")
             .attr(&format!("T: {REAL_TYPES} = DT_FLOAT"))
+            .shape_fn(unchanged)
+            .build(),
+    );
+    // The runtime's rewrite of MaxPool + MaxPoolGrad (+ ReluGrad), built when a graph is
+    // prepared: the pooling also records where each window's maximum was.
+    r.add(
+        op("_MaxPoolWithIndex")
+            .attr("T: {float, double} = DT_FLOAT")
+            .attr("ksize: list(int) >= 4")
+            .attr("strides: list(int) >= 4")
+            .attr("padding: {'SAME', 'VALID'}")
+            .attr("data_format: {'NHWC'} = 'NHWC'")
+            .input("input: T")
+            .output("output: T")
+            .output("index: uint8")
+            .shape_fn(|c| {
+                let p = pooled(c, &c.input(0))?;
+                Ok(vec![p.clone(), p])
+            })
+            .build(),
+    );
+    r.add(
+        op("_MaxPoolGradWithIndex")
+            .attr("T: {float, double} = DT_FLOAT")
+            .attr("ksize: list(int) >= 4")
+            .attr("strides: list(int) >= 4")
+            .attr("padding: {'SAME', 'VALID'}")
+            .attr("data_format: {'NHWC'} = 'NHWC'")
+            .attr("relu: bool = false")
+            .input("orig_input: T")
+            .input("index: uint8")
+            .input("grad: T")
+            .output("output: T")
             .shape_fn(unchanged)
             .build(),
     );
