@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use ferroflow_core::proto::*;
 use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::Graph;
-use ferroflow_runtime::RunOptions;
 
 use crate::channels::{endpoint, strip_scheme};
 use crate::client_runtime::{block_on, enter};
@@ -270,13 +269,8 @@ impl GrpcSession {
 }
 
 impl ferroflow_runtime::StepRunner for GrpcSession {
-    fn run_by_name_meta(
-        &self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        opts: &RunOptions,
-    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+    fn run_by_name_meta(&self, step: ferroflow_runtime::StepArgs<'_>) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+        let ferroflow_runtime::StepArgs { feeds, fetches, targets, opts } = step;
         let handle = self.sync_graph()?;
         let step = opts
             .timeout

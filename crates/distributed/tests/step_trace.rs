@@ -10,7 +10,7 @@ use ferroflow_core::Tensor;
 use ferroflow_distributed::GrpcSession;
 use ferroflow_graph::{ops, Scope};
 use ferroflow_runtime::StepRunner;
-use ferroflow_runtime::{DirectSession, RunOptions};
+use ferroflow_runtime::{DirectSession, RunOptions, StepArgs};
 
 fn nodes_on<'a>(stats: &'a StepStats, device: &str) -> Vec<&'a str> {
     stats
@@ -79,11 +79,14 @@ fn a_traced_step_returns_every_devices_stats() {
             sess = sess.over_grpc_only();
         }
         let fetch = [total.name()];
-        let (out, meta) = sess.run_by_name_meta(&[], &fetch, &[], &RunOptions::default()).unwrap();
+        let (out, meta) = sess
+            .run_by_name_meta(StepArgs { feeds: &[], fetches: &fetch, targets: &[], opts: &RunOptions::default() })
+            .unwrap();
         assert_eq!(out[0].scalar_value::<f32>().unwrap(), 22.0);
         assert!(meta.step_stats.is_none() && meta.partition_graphs.is_empty(), "untraced: {meta:?}");
         let opts = RunOptions { trace: true, output_partition_graphs: true, ..Default::default() };
-        let (out, meta) = sess.run_by_name_meta(&[], &fetch, &[], &opts).unwrap();
+        let (out, meta) =
+            sess.run_by_name_meta(StepArgs { feeds: &[], fetches: &fetch, targets: &[], opts: &opts }).unwrap();
         assert_eq!(out[0].scalar_value::<f32>().unwrap(), 22.0);
         check(&meta, names);
         assert_eq!(meta.partition_graphs.len(), 3, "one graph per task");
@@ -97,7 +100,8 @@ fn a_traced_local_step_has_the_local_device() {
     let y = ops::mul(&s, x.clone(), x.clone());
     let sess = DirectSession::new(s.graph());
     let opts = RunOptions { trace: true, output_partition_graphs: true, ..Default::default() };
-    let (out, meta) = sess.run_by_name_meta(&[], &[y.name()], &[], &opts).unwrap();
+    let (out, meta) =
+        sess.run_by_name_meta(StepArgs { feeds: &[], fetches: &[y.name()], targets: &[], opts: &opts }).unwrap();
     assert_eq!(out[0].as_slice::<f32>().unwrap(), &[1.0, 4.0, 9.0]);
     let stats = meta.step_stats.unwrap();
     let names = nodes_on(&stats, ferroflow_runtime::LOCAL_DEVICE);

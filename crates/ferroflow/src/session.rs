@@ -6,7 +6,7 @@ use ferroflow_core::proto::{ConfigProto, RunMetadata};
 use ferroflow_core::{Status, Tensor};
 use ferroflow_distributed::GrpcSession;
 use ferroflow_graph::Graph;
-use ferroflow_runtime::{DirectSession, RunOptions, StepRunner};
+use ferroflow_runtime::{DirectSession, StepRunner};
 
 /// A session on a graph: in-process or on a cluster.
 pub enum Session {
@@ -44,16 +44,10 @@ impl Session {
 }
 
 impl StepRunner for Session {
-    fn run_by_name_meta(
-        &self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        opts: &RunOptions,
-    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+    fn run_by_name_meta(&self, step: ferroflow_runtime::StepArgs<'_>) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         match self {
-            Session::Local(s) => s.run_by_name_meta(feeds, fetches, targets, opts),
-            Session::Grpc(s) => s.run_by_name_meta(feeds, fetches, targets, opts),
+            Session::Local(s) => s.run_by_name_meta(step),
+            Session::Grpc(s) => s.run_by_name_meta(step),
         }
     }
 }

@@ -135,13 +135,8 @@ impl DirectSession {
 }
 
 impl crate::StepRunner for DirectSession {
-    fn run_by_name_meta(
-        &self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        opts: &RunOptions,
-    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+    fn run_by_name_meta(&self, step: crate::StepArgs<'_>) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+        let crate::StepArgs { feeds, fetches, targets, opts } = step;
         self.graph.status()?;
         let feed_names: Vec<String> = feeds.iter().map(|(n, _)| canonical_tensor_name(n)).collect::<Result<_, _>>()?;
         for (i, f) in feed_names.iter().enumerate() {

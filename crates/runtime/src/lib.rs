@@ -27,4 +27,4 @@ pub use executor::{Executor, StepDone};
 pub use lower_calls::lower_spanning_calls;
 pub use remap::{fuse_ops, fuse_ops_in_place, remapping_enabled};
 pub use rendezvous::LocalRendezvous;
-pub use session::{step_names, NamedStep, StepRunner};
+pub use session::{step_names, NamedStep, StepArgs, StepRunner};

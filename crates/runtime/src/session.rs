@@ -14,13 +14,7 @@ use crate::RunOptions;
 pub trait StepRunner {
     /// Runs one step: feeds replace tensors, fetches are returned in order, targets run;
     /// with the step's metadata (its trace and graphs, when `opts` asks for them).
-    fn run_by_name_meta(
-        &self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        opts: &RunOptions,
-    ) -> Result<(Vec<Tensor>, RunMetadata), Status>;
+    fn run_by_name_meta(&self, step: StepArgs<'_>) -> Result<(Vec<Tensor>, RunMetadata), Status>;
 
     /// [`StepRunner::run_by_name_meta`] without the metadata.
     fn run_by_name(
@@ -30,7 +24,7 @@ pub trait StepRunner {
         targets: &[String],
         opts: &RunOptions,
     ) -> Result<Vec<Tensor>, Status> {
-        self.run_by_name_meta(feeds, fetches, targets, opts).map(|(t, _)| t)
+        self.run_by_name_meta(StepArgs { feeds, fetches, targets, opts }).map(|(t, _)| t)
     }
 
     /// Runs one step given typed handles: feeds replace tensors, fetches are returned in
@@ -53,8 +47,23 @@ pub trait StepRunner {
         targets: &[&Operation],
     ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         let (f, x, t) = step_names(feeds, fetches, targets);
-        self.run_by_name_meta(&f, &x, &t, &RunOptions { trace: true, ..Default::default() })
+        let opts = RunOptions { trace: true, ..Default::default() };
+        self.run_by_name_meta(StepArgs { feeds: &f, fetches: &x, targets: &t, opts: &opts })
     }
+}
+
+/// One step's feeds, fetches and targets by name, and its options, as
+/// [`StepRunner::run_by_name_meta`] takes them.
+#[derive(Clone, Copy, Debug)]
+pub struct StepArgs<'a> {
+    /// Tensors (`node:idx`) replaced by values.
+    pub feeds: &'a [(String, Tensor)],
+    /// Tensors returned, in order.
+    pub fetches: &'a [String],
+    /// Nodes run for their effects.
+    pub targets: &'a [String],
+    /// Timeout and tracing.
+    pub opts: &'a RunOptions,
 }
 
 /// Feeds, fetches and targets by name, as [`StepRunner::run_by_name`] takes them.

@@ -24,7 +24,7 @@ use ferroflow_core::proto::{ConfigProto, RunMetadata};
 use ferroflow_core::{Code, Status, Tensor};
 use ferroflow_distributed::GrpcSession;
 use ferroflow_graph::{get_or_create_global_step, Graph, Operation, Output, Scope, Variable};
-use ferroflow_runtime::{DirectSession, RunOptions, StepRunner};
+use ferroflow_runtime::{DirectSession, RunOptions, StepArgs, StepRunner};
 
 pub use hooks::{
     CheckpointSaverHook, Every, LoggingTensorHook, RunContext, SessionRunHook, StopAtStepHook, SummarySaverHook,
@@ -313,7 +313,7 @@ impl MonitoredTrainingSession {
             all.extend(e.iter().cloned());
         }
         let opts = RunOptions { timeout: Some(self.opts.step_timeout), trace, ..Default::default() };
-        let (mut out, meta) = sess.run_by_name_meta(feeds, &all, targets, &opts)?;
+        let (mut out, meta) = sess.run_by_name_meta(StepArgs { feeds, fetches: &all, targets, opts: &opts })?;
         let mut hook_values = out.split_off(fetches.len());
         let mut ctx = RunContext { session: sess.as_ref(), stop: false };
         for (h, e) in self.hooks.iter_mut().zip(&extra) {

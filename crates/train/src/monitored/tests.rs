@@ -150,15 +150,12 @@ struct Flaky {
 impl StepRunner for Flaky {
     fn run_by_name_meta(
         &self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        opts: &RunOptions,
+        step: ferroflow_runtime::StepArgs<'_>,
     ) -> Result<(Vec<Tensor>, ferroflow_core::proto::RunMetadata), Status> {
-        if !targets.is_empty() && self.runs.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_at {
+        if !step.targets.is_empty() && self.runs.fetch_add(1, Ordering::SeqCst) + 1 == self.fail_at {
             return Err(Status::unavailable("/job:ps/replica:0/task:0 went away"));
         }
-        self.inner.run_by_name_meta(feeds, fetches, targets, opts)
+        self.inner.run_by_name_meta(step)
     }
 }
 
