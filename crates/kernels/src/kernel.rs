@@ -30,3 +30,33 @@ pub trait OpKernel: Send + Sync {
         true
     }
 }
+
+/// A kernel that only runs asynchronously because it waits (`_Recv`, queues, function
+/// calls, loops): it is an [`OpKernel`] whose synchronous `compute` is an error.
+pub trait AsyncOpKernel: Send + Sync {
+    /// Starts the computation; `done` is called once, when it has finished.
+    fn start(&self, ctx: OpContext, done: DoneCallback);
+
+    /// As [`OpKernel::is_expensive`].
+    fn is_expensive(&self) -> bool {
+        true
+    }
+}
+
+impl<K: AsyncOpKernel> OpKernel for K {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        Err(ctx.error(format!("{} runs asynchronously only", ctx.node().op)))
+    }
+
+    fn is_async(&self) -> bool {
+        true
+    }
+
+    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
+        self.start(ctx, done)
+    }
+
+    fn is_expensive(&self) -> bool {
+        AsyncOpKernel::is_expensive(self)
+    }
+}

@@ -29,7 +29,7 @@ pub mod timer;
 
 pub use cancel::CancelToken;
 pub use context::{OpContext, StepCtx, Value};
-pub use kernel::{DoneCallback, OpKernel};
+pub use kernel::{AsyncOpKernel, DoneCallback, OpKernel};
 pub use registry::{create_kernel, has_kernel, registry, KernelFactory, KernelRegistry};
 pub use rendezvous::{key_in_frame, FunctionCall, FunctionDone, ParsedKey, RecvCallback, Rendezvous};
 pub use resource::{ResourceMgr, Var};

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use ferroflow_core::proto::{attr_value::Value as AV, op_def::ArgDef, FunctionDefLibrary, GraphDef, NodeDef};
 use ferroflow_core::{attr, DataType, NodeAttrs, Status, Storage, Tensor};
 use ferroflow_graph::{lookup_op, output_arg_ranges, resolve_node};
-use ferroflow_kernels::{CancelToken, DoneCallback, OpContext, OpKernel, Rendezvous, StepCtx};
+use ferroflow_kernels::{AsyncOpKernel, CancelToken, DoneCallback, OpContext, OpKernel, Rendezvous, StepCtx};
 
 use crate::executor::Executor;
 use crate::rendezvous::LocalRendezvous;
@@ -319,16 +319,8 @@ struct CallKernel {
     is_if: bool,
 }
 
-impl OpKernel for CallKernel {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        Err(ctx.error("function calls run asynchronously"))
-    }
-
-    fn is_async(&self) -> bool {
-        true
-    }
-
-    fn compute_async(&self, mut ctx: OpContext, done: DoneCallback) {
+impl AsyncOpKernel for CallKernel {
+    fn start(&self, mut ctx: OpContext, done: DoneCallback) {
         let picked = (|| -> Result<(usize, Vec<Tensor>), Status> {
             let (body, first) = if self.is_if { (if truth(&ctx.input(0)?)? { 0 } else { 1 }, 1) } else { (0, 0) };
             let args = (first..ctx.num_inputs()).map(|i| ctx.input(i)).collect::<Result<Vec<_>, _>>()?;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use ferroflow_core::proto::FunctionDefLibrary;
 use ferroflow_core::{DataType, DeviceName, Status, Tensor};
-use ferroflow_kernels::{DoneCallback, FunctionCall, OpContext, OpKernel};
+use ferroflow_kernels::{AsyncOpKernel, DoneCallback, FunctionCall, OpContext};
 
 use crate::function::FunctionBody;
 
@@ -34,16 +34,8 @@ fn on_this_task(target: &DeviceName, step_device: &str) -> Result<bool, Status> 
         && target.replica.unwrap_or(0) == here.replica.unwrap_or(0))
 }
 
-impl OpKernel for RemoteCallKernel {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        Err(ctx.error("RemoteCall runs asynchronously"))
-    }
-
-    fn is_async(&self) -> bool {
-        true
-    }
-
-    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
+impl AsyncOpKernel for RemoteCallKernel {
+    fn start(&self, ctx: OpContext, done: DoneCallback) {
         let parsed = (|| -> Result<(String, DeviceName, Vec<Tensor>), Status> {
             let t = ctx.input(0)?;
             let target = match t.as_slice::<Vec<u8>>() {

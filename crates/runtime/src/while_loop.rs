@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use ferroflow_core::{Status, Tensor};
-use ferroflow_kernels::{DoneCallback, OpContext, OpKernel, StepCtx};
+use ferroflow_kernels::{AsyncOpKernel, DoneCallback, OpContext, StepCtx};
 
 use crate::function::{truth, CallDone, FunctionBody};
 
@@ -66,16 +66,8 @@ fn iterate(
     );
 }
 
-impl OpKernel for WhileKernel {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        Err(ctx.error("while loops run asynchronously"))
-    }
-
-    fn is_async(&self) -> bool {
-        true
-    }
-
-    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
+impl AsyncOpKernel for WhileKernel {
+    fn start(&self, ctx: OpContext, done: DoneCallback) {
         let vars = match (0..ctx.num_inputs()).map(|i| ctx.input(i)).collect::<Result<Vec<_>, _>>() {
             Ok(v) => v,
             Err(e) => return done(ctx, Err(e)),

@@ -13,7 +13,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use super::accumulator::{AccumulatorKind, ConditionalAccumulator};
 use super::handles::{container_and_name, named_resource, set_handle_output};
 use super::sparse_accumulator::SparseGradient;
-use crate::{DoneCallback, KernelRegistry, OpContext, OpKernel};
+use crate::{AsyncOpKernel, DoneCallback, KernelRegistry, OpContext, OpKernel};
 
 /// TensorFlow-like type name recorded in accumulator resource handles.
 pub const ACCUMULATOR_TYPE_NAME: &str = "N10tensorflow26ConditionalAccumulatorBaseE";
@@ -160,14 +160,8 @@ struct TakeGradient {
     kind: AccumulatorKind,
 }
 
-impl OpKernel for TakeGradient {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        Err(ctx.error("AccumulatorTakeGradient must run asynchronously"))
-    }
-    fn is_async(&self) -> bool {
-        true
-    }
-    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
+impl AsyncOpKernel for TakeGradient {
+    fn start(&self, ctx: OpContext, done: DoneCallback) {
         let prep = (|| {
             let acc = accumulator(&ctx)?;
             acc.expect_kind(self.kind, &ctx.node().op).map_err(|e| ctx.error(e.message))?;

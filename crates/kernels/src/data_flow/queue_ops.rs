@@ -11,7 +11,7 @@ use ferroflow_core::{shape_proto_dims, DataType, NodeAttrs, Status, Tensor};
 use super::handles::{container_and_name, named_resource, node_err, set_handle_output};
 use super::queue::FifoQueue;
 use super::waiters::timeout_from_ms;
-use crate::{DoneCallback, KernelRegistry, OpContext, OpKernel};
+use crate::{AsyncOpKernel, DoneCallback, KernelRegistry, OpContext, OpKernel};
 
 /// TensorFlow's type name of queues in resource handles.
 pub const QUEUE_TYPE_NAME: &str = "N10tensorflow14QueueInterfaceE";
@@ -82,14 +82,8 @@ struct Enqueue {
     timeout_ms: i64,
 }
 
-impl OpKernel for Enqueue {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        Err(ctx.error("queue enqueue must run asynchronously"))
-    }
-    fn is_async(&self) -> bool {
-        true
-    }
-    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
+impl AsyncOpKernel for Enqueue {
+    fn start(&self, ctx: OpContext, done: DoneCallback) {
         let prep = (|| {
             let q = queue(&ctx)?;
             let comps: Vec<Tensor> = (1..ctx.num_inputs()).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
@@ -117,14 +111,8 @@ struct Dequeue {
     timeout_ms: i64,
 }
 
-impl OpKernel for Dequeue {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        Err(ctx.error("queue dequeue must run asynchronously"))
-    }
-    fn is_async(&self) -> bool {
-        true
-    }
-    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
+impl AsyncOpKernel for Dequeue {
+    fn start(&self, ctx: OpContext, done: DoneCallback) {
         let prep = (|| {
             let q = queue(&ctx)?;
             if q.component_types() != self.types.as_slice() {

@@ -3,7 +3,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{rendezvous_key, DataType, NodeAttrs, Status};
 
-use crate::{key_in_frame, DoneCallback, KernelRegistry, OpContext, OpKernel};
+use crate::{key_in_frame, AsyncOpKernel, DoneCallback, KernelRegistry, OpContext, OpKernel};
 
 fn key_of(node: &NodeDef) -> Result<String, Status> {
     Ok(rendezvous_key(
@@ -33,17 +33,11 @@ struct Recv {
     dtype: DataType,
 }
 
-impl OpKernel for Recv {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        Err(ctx.error("_Recv must run asynchronously"))
-    }
-    fn is_async(&self) -> bool {
-        true
-    }
+impl AsyncOpKernel for Recv {
     fn is_expensive(&self) -> bool {
         false
     }
-    fn compute_async(&self, mut ctx: OpContext, done: DoneCallback) {
+    fn start(&self, mut ctx: OpContext, done: DoneCallback) {
         let rv = ctx.step().rendezvous.clone();
         let dtype = self.dtype;
         let key = key_in_frame(&self.key, ctx.frame_iter()).into_owned();

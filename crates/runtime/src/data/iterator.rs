@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use ferroflow_core::proto::{FunctionDefLibrary, NodeDef, ResourceHandleProto};
 use ferroflow_core::{DataType, NodeAttrs, ResourceHandle, Status, Tensor};
 use ferroflow_kernels::state::handle::DEFAULT_CONTAINER;
-use ferroflow_kernels::{DoneCallback, OpContext, OpKernel, StepCtx};
+use ferroflow_kernels::{AsyncOpKernel, DoneCallback, OpContext, OpKernel, StepCtx};
 use prost::Message;
 
 use super::dataset::{check_element, dataset_input, dataset_of, declared, DatasetIter, DatasetRef, IterCtx, Shapes};
@@ -211,14 +211,8 @@ impl OpKernel for Make {
 /// `IteratorGetNext`, `IteratorGetNextSync`: on a data thread.
 struct GetNext;
 
-impl OpKernel for GetNext {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        Err(ctx.error("IteratorGetNext runs asynchronously"))
-    }
-    fn is_async(&self) -> bool {
-        true
-    }
-    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
+impl AsyncOpKernel for GetNext {
+    fn start(&self, ctx: OpContext, done: DoneCallback) {
         let it = match iterator_input(&ctx, 0) {
             Ok(it) => it,
             Err(e) => return done(ctx, Err(e)),
@@ -249,14 +243,8 @@ struct OneShot {
     init: Arc<Mutex<()>>,
 }
 
-impl OpKernel for OneShot {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        Err(ctx.error("OneShotIterator runs asynchronously"))
-    }
-    fn is_async(&self) -> bool {
-        true
-    }
-    fn compute_async(&self, mut ctx: OpContext, done: DoneCallback) {
+impl AsyncOpKernel for OneShot {
+    fn start(&self, mut ctx: OpContext, done: DoneCallback) {
         let it = match self.create.run(&mut ctx) {
             Ok(it) => it,
             Err(e) => return done(ctx, Err(e)),
