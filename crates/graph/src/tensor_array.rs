@@ -83,10 +83,10 @@ impl TensorArray {
         TensorArray { flow, ..self.clone() }
     }
 
-    /// `TensorArrayWriteV3`: element `index` (int32 scalar) := `value`.
-    pub fn write(&self, s: &Scope, index: Output, value: Output) -> TensorArray {
+    /// `op` (a write or a scatter) of `value` at `index`: the array with the op's flow.
+    fn put(&self, s: &Scope, op: &str, index: Output, value: Output) -> TensorArray {
         let f = s
-            .op("TensorArrayWriteV3")
+            .op(op)
             .input(self.handle.clone())
             .input(index)
             .input(value.clone())
@@ -95,6 +95,11 @@ impl TensorArray {
             .build()
             .output(0);
         self.with_flow(f)
+    }
+
+    /// `TensorArrayWriteV3`: element `index` (int32 scalar) := `value`.
+    pub fn write(&self, s: &Scope, index: Output, value: Output) -> TensorArray {
+        self.put(s, "TensorArrayWriteV3", index, value)
     }
 
     /// `TensorArrayReadV3`: element `index`.
@@ -129,16 +134,7 @@ impl TensorArray {
 
     /// `TensorArrayScatterV3`: element `indices[i]` := `value[i]`.
     pub fn scatter(&self, s: &Scope, indices: Output, value: Output) -> TensorArray {
-        let f = s
-            .op("TensorArrayScatterV3")
-            .input(self.handle.clone())
-            .input(indices)
-            .input(value.clone())
-            .input(self.flow.clone())
-            .attr("T", attr::ty(value.dtype))
-            .build()
-            .output(0);
-        self.with_flow(f)
+        self.put(s, "TensorArrayScatterV3", indices, value)
     }
 
     /// Element `i` := `value[i]` for every row of `value`.

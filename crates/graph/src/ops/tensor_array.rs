@@ -50,6 +50,21 @@ fn push_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![c.input(1)])
 }
 
+/// A write of `value` at `index` (`TensorArrayWriteV3`) or at each of `indices`
+/// (`TensorArrayScatterV3`).
+fn put(name: &str, index: &str) -> crate::op_def::OpDef {
+    op(name)
+        .input("handle: resource")
+        .input(&format!("{index}: int32"))
+        .input("value: T")
+        .input("flow_in: float")
+        .output("flow_out: float")
+        .attr("T: type")
+        .stateful()
+        .shape_fn(scalar)
+        .build()
+}
+
 pub(crate) fn register(r: &mut OpRegistry) {
     r.add(
         op("TensorArrayV3")
@@ -89,18 +104,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(two_scalars)
             .build(),
     );
-    r.add(
-        op("TensorArrayWriteV3")
-            .input("handle: resource")
-            .input("index: int32")
-            .input("value: T")
-            .input("flow_in: float")
-            .output("flow_out: float")
-            .attr("T: type")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
+    r.add(put("TensorArrayWriteV3", "index"));
     r.add(
         op("TensorArrayReadV3")
             .input("handle: resource")
@@ -124,18 +128,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(gather_shape)
             .build(),
     );
-    r.add(
-        op("TensorArrayScatterV3")
-            .input("handle: resource")
-            .input("indices: int32")
-            .input("value: T")
-            .input("flow_in: float")
-            .output("flow_out: float")
-            .attr("T: type")
-            .stateful()
-            .shape_fn(scalar)
-            .build(),
-    );
+    r.add(put("TensorArrayScatterV3", "indices"));
     r.add(
         op("TensorArrayConcatV3")
             .input("handle: resource")
