@@ -193,11 +193,16 @@ pub(crate) fn handle_shape(s: &Scope, handle: &Output) -> Option<Dims> {
 /// `VarHandleOp`: a handle to the resource variable `container/shared_name` (the node's
 /// name when `shared_name` is empty).
 pub fn var_handle_op(s: &Scope, dtype: DataType, shape: Option<&[i64]>, container: &str, shared_name: &str) -> Output {
-    s.op("VarHandleOp")
+    variable_node(s, "VarHandleOp", dtype, shape, (container, shared_name))
+}
+
+/// A variable-creating node (`VarHandleOp`, `VariableV2`) with its four attrs.
+fn variable_node(s: &Scope, op: &str, dtype: DataType, shape: Option<&[i64]>, names: (&str, &str)) -> Output {
+    s.op(op)
         .attr("dtype", attr::ty(dtype))
         .attr("shape", attr::shape(shape))
-        .attr("container", attr::string(container))
-        .attr("shared_name", attr::string(shared_name))
+        .attr("container", attr::string(names.0))
+        .attr("shared_name", attr::string(names.1))
         .build()
         .output(0)
 }
@@ -239,13 +244,7 @@ pub fn destroy_resource_op(s: &Scope, resource: Output, ignore_lookup_error: boo
 
 /// `VariableV2`: a reference variable.
 pub fn variable_v2(s: &Scope, dtype: DataType, shape: Option<&[i64]>, container: &str, shared_name: &str) -> Output {
-    s.op("VariableV2")
-        .attr("dtype", attr::ty(dtype))
-        .attr("shape", attr::shape(shape))
-        .attr("container", attr::string(container))
-        .attr("shared_name", attr::string(shared_name))
-        .build()
-        .output(0)
+    variable_node(s, "VariableV2", dtype, shape, (container, shared_name))
 }
 
 /// `Assign`: `ref = value`; outputs the reference.
