@@ -29,17 +29,17 @@ struct Uses {
     control: usize,
 }
 
-fn data_inputs(n: &NodeDef) -> impl Iterator<Item = &String> {
+pub(crate) fn data_inputs(n: &NodeDef) -> impl Iterator<Item = &String> {
     n.input.iter().filter(|i| !i.starts_with('^'))
 }
 
-fn control_inputs(n: &NodeDef) -> impl Iterator<Item = &String> {
+pub(crate) fn control_inputs(n: &NodeDef) -> impl Iterator<Item = &String> {
     n.input.iter().filter(|i| i.starts_with('^'))
 }
 
 /// The node and slot an input names (`None` for a control input or a malformed name,
 /// which the executor reports later).
-fn source(input: &str) -> Option<(&str, usize)> {
+pub(crate) fn source(input: &str) -> Option<(&str, usize)> {
     if input.starts_with('^') {
         return None;
     }

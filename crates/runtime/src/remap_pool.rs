@@ -11,7 +11,8 @@ use std::collections::{HashMap, HashSet};
 
 use ferroflow_core::proto::{AttrValue, GraphDef, NodeDef};
 use ferroflow_core::{attr, NodeAttrs};
-use ferroflow_graph::parse_tensor_name;
+
+use crate::remap::{control_inputs, data_inputs, source};
 
 /// Largest window whose positions the index byte holds (the kernel's limit).
 const MAX_WINDOW: i64 = 127;
@@ -19,20 +20,9 @@ const MAX_WINDOW: i64 = 127;
 /// The attrs both pooling nodes must agree on, and the rewritten nodes carry.
 const POOL_ATTRS: [&str; 4] = ["T", "ksize", "strides", "padding"];
 
-/// The node and slot an input names (`None` for a control input or a malformed name).
-fn source(input: &str) -> Option<(&str, usize)> {
-    if input.starts_with('^') {
-        return None;
-    }
-    parse_tensor_name(input).ok()
-}
-
+/// The node and slot of `n`'s `i`-th data input.
 fn data_input(n: &NodeDef, i: usize) -> Option<(&str, usize)> {
-    n.input.iter().filter(|i| !i.starts_with('^')).nth(i).and_then(|i| source(i))
-}
-
-fn control_inputs(n: &NodeDef) -> impl Iterator<Item = &String> {
-    n.input.iter().filter(|i| i.starts_with('^'))
+    data_inputs(n).nth(i).and_then(|i| source(i))
 }
 
 /// The (rows, cols) window or strides of a pooling node, when they are 4 values with 1 for
@@ -138,7 +128,7 @@ pub(crate) fn index_max_pools(gd: &mut GraphDef) -> usize {
         let last = s.relu.map_or(g, |r| &gd.node[r]);
         let mut attr = attrs_of(g);
         attr.insert("relu".into(), attr::bool(s.relu.is_some()));
-        let mut input: Vec<String> = g.input.iter().filter(|i| !i.starts_with('^')).cloned().collect();
+        let mut input: Vec<String> = data_inputs(g).cloned().collect();
         input[1] = format!("{}:1", p.name);
         input.truncate(3);
         for c in control_inputs(g).chain(s.relu.into_iter().flat_map(|r| control_inputs(&gd.node[r]))) {

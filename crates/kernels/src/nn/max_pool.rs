@@ -98,13 +98,12 @@ pub(crate) fn max_pool_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>,
 }
 
 /// The input gradient of the max pooling, `n` images of `g.image_len()` elements.
-fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, x: &[T], grad: &[T]) -> Vec<T> {
+/// Windows that never overlap (`disjoint`, as in 2×2 stride-2 pooling) write each gradient
+/// element once; when they also tile the input, every element of `dx` is written exactly
+/// once and it needs no zero fill first.
+fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, disjoint: bool, x: &[T], grad: &[T]) -> Vec<T> {
     let len = x.len();
     let work = grad.len() * g.y.size * g.x.size;
-    // Windows that never overlap (stride ≥ size, as in 2×2 stride-2 pooling) write each
-    // gradient element once; when they also tile the input, every element of `dx` is
-    // written exactly once and it needs no zero fill first.
-    let disjoint = g.y.stride >= g.y.size && g.x.stride >= g.x.size;
     let tiled = g.y.tiles() && g.x.tiles();
     let mut dx: Vec<T> = Vec::with_capacity(len);
     par_units(&mut dx.spare_capacity_mut()[..len], g.image_len(), work, |b, dxi| {
@@ -210,7 +209,7 @@ impl MaxPoolGrad {
         if g.image_len() > u32::MAX as usize {
             return Err(ctx.error(format!("images of {} elements are too large for MaxPoolGrad", g.image_len())));
         }
-        let dx = max_pool_grad(&g, x.as_slice::<T>()?, grad.as_slice::<T>()?);
+        let dx = max_pool_grad(&g, self.attrs.disjoint(), x.as_slice::<T>()?, grad.as_slice::<T>()?);
         ctx.set_output(0, Tensor::new(x.dims().to_vec(), dx)?)
     }
 }

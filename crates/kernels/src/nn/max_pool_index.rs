@@ -157,18 +157,13 @@ struct MaxPoolGradWithIndex {
 pub(crate) fn max_pool_grad_with_index_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     let (attrs, dtype) = parse(node)?;
     let relu = node.has_attr("relu") && node.attr_bool("relu")?;
-    if relu && !disjoint(&attrs) {
+    if relu && !attrs.disjoint() {
         return Err(node.node_error(format!(
             "relu needs windows that do not overlap (strides >= ksize), got ksize {:?} and strides {:?}",
             attrs.ksize, attrs.strides
         )));
     }
     Ok(Box::new(MaxPoolGradWithIndex { attrs, dtype, relu }))
-}
-
-/// Whether every input element lies in at most one window.
-pub fn disjoint(attrs: &PoolAttrs) -> bool {
-    attrs.strides.0 >= attrs.ksize.0 && attrs.strides.1 >= attrs.ksize.1
 }
 
 /// The input gradient of one image `b`.
@@ -247,7 +242,7 @@ impl MaxPoolGradWithIndex {
                 index.shape()
             )));
         }
-        let (tiled, disjoint) = (g.y.tiles() && g.x.tiles(), disjoint(&self.attrs));
+        let (tiled, disjoint) = (g.y.tiles() && g.x.tiles(), self.attrs.disjoint());
         let (index, grad) = (index.as_slice::<u8>()?, grad.as_slice::<T>()?);
         let len = x.num_elements();
         let mut dx: Vec<T> = Vec::with_capacity(len);

@@ -64,6 +64,11 @@ impl PoolAttrs {
         Ok(PoolAttrs { ksize, strides, padding })
     }
 
+    /// Whether every input element lies in at most one window (strides ≥ window).
+    pub fn disjoint(&self) -> bool {
+        self.strides.0 >= self.ksize.0 && self.strides.1 >= self.ksize.1
+    }
+
     /// The geometry for input dims (must be 4-D).
     pub fn geom(&self, ctx: &OpContext, input: &[usize]) -> Result<PoolGeom, Status> {
         if input.len() != 4 {
