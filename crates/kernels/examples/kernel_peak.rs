@@ -7,7 +7,8 @@
 //! transposed products and convolution gradients of backprop, timed as its best of
 //! several runs. Prints the CPU, the ISA path and one row per shape.
 //!
-//! `cargo run --release -p ferroflow-kernels --example kernel_peak [-- --reps 20] [--batch 100]`
+//! `cargo run --release -p ferroflow-kernels --example kernel_peak [-- --reps 20] [--batch 100]
+//! [--only conv2]` (`--only` keeps the rows whose name contains the word, and the peak)
 
 use std::time::Instant;
 
@@ -56,6 +57,8 @@ fn main() {
     };
     // --batch sets the convolutions' and pools' batch (the products keep the models' shapes).
     let (reps, n) = (flag("--reps", 20), flag("--batch", 100));
+    let only = std::env::args().skip_while(|a| a != "--only").nth(1).unwrap_or_default();
+    let want = |name: &str| name.contains(only.as_str());
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
@@ -87,13 +90,16 @@ fn main() {
         (3136, 100, 1024, true, false, "CNN fc1 dW = x^T dy"),
         (100, 1024, 3136, false, true, "CNN fc1 dx = dy W^T"),
     ];
-    for (m, k, n, ta, tb, what) in products {
+    for (m, k, n, ta, tb, what) in
+        products.into_iter().filter(|p| want(&format!("MatMul {}x{}x{} {}", p.0, p.1, p.2, p.5)))
+    {
         let a = if ta { data(&[k, m], 3) } else { data(&[m, k], 3) };
         let b = if tb { data(&[n, k], 4) } else { data(&[k, n], 4) };
         let secs = best(reps, &matmul(ta, tb), &[a, b]);
         row(format!("MatMul {m}x{k}x{n} {what}"), 2.0 * (m * k * n) as f64, secs);
     }
-    for (name, xs, fs) in [("conv1", [n, 28, 28, 1], [5, 5, 1, 32]), ("conv2", [n, 14, 14, 32], [5, 5, 32, 64])] {
+    let convs = [("conv1", [n, 28, 28, 1], [5, 5, 1, 32]), ("conv2", [n, 14, 14, 32], [5, 5, 32, 64])];
+    for (name, xs, fs) in convs.into_iter().filter(|c| want(&format!("Conv2D {}", c.0))) {
         let (x, f) = (data(&xs, 5), data(&fs, 6));
         let dy = data(&[xs[0], xs[1], xs[2], fs[3]], 7);
         let flops = 2.0 * (xs[0] * xs[1] * xs[2] * fs[0] * fs[1] * fs[2] * fs[3]) as f64;
@@ -121,7 +127,9 @@ fn main() {
     // Pooling moves memory rather than multiplying: its rows give GB/s read and written.
     println!("{:<44} {:>9} {:>8}", "pooling (2x2, stride 2, SAME)", "GB/s", "ms");
     use ferroflow_kernels::testutil::pool_node;
-    for (name, xs) in [("conv1", [n, 28, 28, 32]), ("conv2", [n, 14, 14, 64])] {
+    for (name, xs) in
+        [("conv1", [n, 28, 28, 32]), ("conv2", [n, 14, 14, 64])].into_iter().filter(|p| want(&format!("Pool {}", p.0)))
+    {
         let x = data(&xs, 8);
         let fwd = pool_node("MaxPool", DataType::Float, 2, 2, "SAME");
         let y = run_kernel(fwd.clone(), vec![x.clone()], 1).unwrap().remove(0);

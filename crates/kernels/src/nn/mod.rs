@@ -27,6 +27,9 @@ mod simd;
 mod softmax;
 mod winograd;
 mod winograd_filter;
+#[cfg(target_arch = "x86_64")]
+mod winograd_simd;
+mod winograd_tile;
 mod winograd_weights;
 mod xent;
 

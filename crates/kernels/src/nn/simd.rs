@@ -53,6 +53,12 @@ pub(crate) trait F32Vec: Copy {
     /// # Safety
     /// As [`F32Vec::zero`].
     unsafe fn sub(self, o: Self) -> Self;
+
+    /// `self · o`.
+    ///
+    /// # Safety
+    /// As [`F32Vec::zero`].
+    unsafe fn mul(self, o: Self) -> Self;
 }
 
 /// Eight f32 lanes (AVX2 with FMA).
@@ -103,6 +109,12 @@ impl F32Vec for Y {
         // SAFETY: the caller guarantees the CPU has the instructions.
         unsafe { Y(_mm256_sub_ps(self.0, o.0)) }
     }
+
+    #[inline(always)]
+    unsafe fn mul(self, o: Self) -> Self {
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Y(_mm256_mul_ps(self.0, o.0)) }
+    }
 }
 
 /// Sixteen f32 lanes (AVX-512 F).
@@ -152,5 +164,11 @@ impl F32Vec for Z {
     unsafe fn sub(self, o: Self) -> Self {
         // SAFETY: the caller guarantees the CPU has the instructions.
         unsafe { Z(_mm512_sub_ps(self.0, o.0)) }
+    }
+
+    #[inline(always)]
+    unsafe fn mul(self, o: Self) -> Self {
+        // SAFETY: the caller guarantees the CPU has the instructions.
+        unsafe { Z(_mm512_mul_ps(self.0, o.0)) }
     }
 }

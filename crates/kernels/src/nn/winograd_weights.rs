@@ -1,22 +1,18 @@
-//! The filter transform of Winograd's F(2×2, 5×5) (`winograd.rs`): `U = G·g·Gᵀ` for every
+//! The filter transform of the Winograd convolutions (`winograd.rs`): `U = G·g·Gᵀ` for every
 //! pair of channels, computed in f64 and rounded once to f32.
 
-/// G: the filter transform (in f64).
-const G: [[f64; 5]; 6] = [
-    [1.0, 0.0, 0.0, 0.0, 0.0],
-    [1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0],
-    [-1.0 / 3.0, 1.0 / 3.0, -1.0 / 3.0, 1.0 / 3.0, -1.0 / 3.0],
-    [-16.0 / 15.0, -8.0 / 15.0, -4.0 / 15.0, -2.0 / 15.0, -1.0 / 15.0],
-    [1.0 / 15.0, -2.0 / 15.0, 4.0 / 15.0, -8.0 / 15.0, 16.0 / 15.0],
-    [0.0, 0.0, 0.0, 0.0, 1.0],
-];
-
-/// `U`, `[36][c][k]`: `w(tap, ci, co)` is the filter's weight at tap `ky·5 + kx` from
-/// input channel `ci` to output channel `co`.
-pub(crate) fn transform_filter(c: usize, k: usize, w: impl Fn(usize, usize, usize) -> f32) -> Vec<f32> {
-    let mut u = vec![0f32; 36 * c * k];
+/// `U`, `[N·N][c][k]`, for the filter transform `gm` (`N × 5`, a [`super::winograd_tile::Tile`]'s
+/// `G`): `w(tap, ci, co)` is the filter's weight at tap `ky·5 + kx` from input channel `ci`
+/// to output channel `co`.
+pub(crate) fn transform_filter<const N: usize>(
+    gm: &[[f64; 5]; N],
+    c: usize,
+    k: usize,
+    w: impl Fn(usize, usize, usize) -> f32,
+) -> Vec<f32> {
+    let mut u = vec![0f32; N * N * c * k];
     let mut g = vec![0f64; 25 * k];
-    let mut t = vec![0f64; 30 * k];
+    let mut t = vec![0f64; N * 5 * k];
     for ci in 0..c {
         for tap in 0..25 {
             for (co, v) in g[tap * k..(tap + 1) * k].iter_mut().enumerate() {
@@ -25,11 +21,11 @@ pub(crate) fn transform_filter(c: usize, k: usize, w: impl Fn(usize, usize, usiz
         }
         crate::isa::vectorized(|| {
             // t[i][kx] = Σ_ky G[i][ky] · g[ky][kx]
-            for i in 0..6 {
+            for (i, gi) in gm.iter().enumerate() {
                 for kx in 0..5 {
                     let out = &mut t[(i * 5 + kx) * k..(i * 5 + kx + 1) * k];
                     out.fill(0.0);
-                    for (ky, &gv) in G[i].iter().enumerate() {
+                    for (ky, &gv) in gi.iter().enumerate() {
                         let row = &g[(ky * 5 + kx) * k..(ky * 5 + kx + 1) * k];
                         for (o, &x) in out.iter_mut().zip(row) {
                             *o += gv * x;
@@ -38,9 +34,9 @@ pub(crate) fn transform_filter(c: usize, k: usize, w: impl Fn(usize, usize, usiz
                 }
             }
             // u[i][j] = Σ_kx t[i][kx] · G[j][kx]
-            for i in 0..6 {
-                for (j, gj) in G.iter().enumerate() {
-                    let p = i * 6 + j;
+            for i in 0..N {
+                for (j, gj) in gm.iter().enumerate() {
+                    let p = i * N + j;
                     let out = &mut u[(p * c + ci) * k..(p * c + ci + 1) * k];
                     for (co, o) in out.iter_mut().enumerate() {
                         let mut s = 0f64;

@@ -1,0 +1,300 @@
+//! The two tile sizes of the Winograd convolutions (`winograd.rs`, `winograd_filter.rs`):
+//! F(2×2, 5×5) on 6×6 input patches and F(4×4, 5×5) on 8×8 ones, as the matrices of
+//! Lavin and Gray's minimal filtering (modified Toom-Cook with the point at infinity).
+//!
+//! For a tile of `M × M` outputs from an `N × N` patch `d` (`N = M + 4`):
+//! `y = Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A`. The filter gradient uses the same points the other
+//! way round, F(5×5, M×M): the 5×5 correlation of the patch with an `M × M` tile of the
+//! output gradient `e` is `A₅ᵀ [(H e Hᵀ) ⊙ (Bᵀ d B)] A₅`, with the same `Bᵀ`.
+//!
+//! `Bᵀ`, `Aᵀ` and `H` are applied in f32 as the multiply-adds written out below (the rows
+//! of the point pairs ±p share their even and odd halves); `G` and `A₅ᵀ`, applied once
+//! per call to the filter or its gradient, are kept in f64.
+
+#[cfg(target_arch = "x86_64")]
+use super::simd::F32Vec;
+
+/// One tile size: `M × M` outputs from `N × N` inputs per tile.
+pub(crate) trait Tile<const M: usize, const N: usize> {
+    /// Tiles transformed and multiplied together by the forward kernels: their transforms
+    /// and products stay in L2.
+    const TILES: usize;
+
+    /// G (`N × 5`): the filter transform.
+    const G: [[f64; 5]; N];
+
+    /// A₅ᵀ (`5 × N`): the output transform of the filter gradient.
+    const AT5: [[f64; N]; 5];
+
+    /// `Bᵀ d`, the input transform of one row or column.
+    ///
+    /// # Safety
+    /// The CPU must support `V`'s instructions.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn input_1d<V: F32Vec>(d: [V; N]) -> [V; N];
+
+    /// `Aᵀ m`, the output transform of one row or column.
+    ///
+    /// # Safety
+    /// As [`Tile::input_1d`].
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn output_1d<V: F32Vec>(m: [V; N]) -> [V; M];
+
+    /// `H e`, the transform of one row or column of an output-gradient tile.
+    ///
+    /// # Safety
+    /// As [`Tile::input_1d`].
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn grad_1d<V: F32Vec>(e: [V; M]) -> [V; N];
+}
+
+/// F(2×2, 5×5), points 0, 1, -1, 1/2, -2 and ∞.
+///
+/// ```text
+/// Bᵀ: [1, -1.5, -2,  1.5, 1,   0]     Aᵀ: [1, 1,  1, 1,    1, 0]
+///     [0, -1,    0.5, 2.5, 1,   0]         [0, 1, -1, 0.5, -2, 1]
+///     [0,  1,   -2.5, 0.5, 1,   0]
+///     [0, -2,   -1,   2,   1,   0]     H (as rows of Hᵀ):
+///     [0,  0.5, -1,  -0.5, 1,   0]         [1, 1/3, -1/3, -16/15,  1/15, 0]
+///     [0,  1,   -1.5, -2,  1.5, 1]         [0, 1/3,  1/3,  -8/15, -2/15, 1]
+/// ```
+pub(crate) struct F2;
+
+impl Tile<2, 6> for F2 {
+    const TILES: usize = 24;
+
+    const G: [[f64; 5]; 6] = [
+        [1.0, 0.0, 0.0, 0.0, 0.0],
+        [1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0],
+        [-1.0 / 3.0, 1.0 / 3.0, -1.0 / 3.0, 1.0 / 3.0, -1.0 / 3.0],
+        [-16.0 / 15.0, -8.0 / 15.0, -4.0 / 15.0, -2.0 / 15.0, -1.0 / 15.0],
+        [1.0 / 15.0, -2.0 / 15.0, 4.0 / 15.0, -8.0 / 15.0, 16.0 / 15.0],
+        [0.0, 0.0, 0.0, 0.0, 1.0],
+    ];
+
+    const AT5: [[f64; 6]; 5] = [
+        [1.0, 1.0, 1.0, 1.0, 1.0, 0.0],
+        [0.0, 1.0, -1.0, 0.5, -2.0, 0.0],
+        [0.0, 1.0, 1.0, 0.25, 4.0, 0.0],
+        [0.0, 1.0, -1.0, 0.125, -8.0, 0.0],
+        [0.0, 1.0, 1.0, 0.0625, 16.0, 1.0],
+    ];
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn input_1d<V: F32Vec>(d: [V; 6]) -> [V; 6] {
+        // SAFETY: the caller guarantees the instructions.
+        unsafe {
+            let c = V::splat;
+            let (d42, d31) = (d[4].sub(d[2]), d[3].sub(d[1]));
+            [
+                d[0].add(d[4]).mul_add(c(-1.5), d[1]).mul_add(c(-2.0), d[2]).mul_add(c(1.5), d[3]),
+                d[4].sub(d[1]).mul_add(c(0.5), d[2]).mul_add(c(2.5), d[3]),
+                d[4].add(d[1]).mul_add(c(-2.5), d[2]).mul_add(c(0.5), d[3]),
+                d42.mul_add(c(2.0), d31),
+                d42.mul_add(c(-0.5), d31),
+                d[1].add(d[5]).mul_add(c(-1.5), d[2]).mul_add(c(-2.0), d[3]).mul_add(c(1.5), d[4]),
+            ]
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn output_1d<V: F32Vec>(m: [V; 6]) -> [V; 2] {
+        // SAFETY: the caller guarantees the instructions.
+        unsafe {
+            [
+                m[0].add(m[1]).add(m[2].add(m[3])).add(m[4]),
+                m[1].sub(m[2]).mul_add(V::splat(0.5), m[3]).mul_add(V::splat(-2.0), m[4]).add(m[5]),
+            ]
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn grad_1d<V: F32Vec>([a, b]: [V; 2]) -> [V; 6] {
+        // SAFETY: the caller guarantees the instructions.
+        unsafe {
+            let c = V::splat;
+            [
+                a,
+                a.add(b).mul(c(1.0 / 3.0)),
+                b.sub(a).mul(c(1.0 / 3.0)),
+                a.mul(c(-16.0 / 15.0)).mul_add(b, c(-8.0 / 15.0)),
+                a.mul(c(1.0 / 15.0)).mul_add(b, c(-2.0 / 15.0)),
+                b,
+            ]
+        }
+    }
+}
+
+/// F(4×4, 5×5), points 0, ±1, ±2, ±1/2 and ∞: 64 products per tile of 16 outputs where
+/// F(2×2) takes 144, for about four times its float32 error (still within 5e-6 of the
+/// largest output on the MNIST CNN's second layer; `scripts/bench/winograd_error.py`).
+///
+/// ```text
+/// Bᵀ: [1,  0,   -21/4,  0,     21/4,  0,    -1, 0]   Aᵀ: [1, 1,  1, 1,  1, 1,    1,    0]
+///     [0,  1,    1,    -17/4, -17/4,  1,     1, 0]       [0, 1, -1, 2, -2, 1/2, -1/2,  0]
+///     [0, -1,    1,     17/4, -17/4, -1,     1, 0]       [0, 1,  1, 4,  4, 1/4,  1/4,  0]
+///     [0,  1/2,  1/4,  -5/2,  -5/4,   2,     1, 0]       [0, 1, -1, 8, -8, 1/8, -1/8,  1]
+///     [0, -1/2,  1/4,   5/2,  -5/4,  -2,     1, 0]
+///     [0,  2,    4,    -5/2,  -5,     1/2,   1, 0]   H (as rows of Hᵀ):
+///     [0, -2,    4,     5/2,  -5,    -1/2,   1, 0]       [1, -2/9, -2/9, 1/90,  1/90, 32/45,  32/45, 0]
+///     [0, -1,    0,     21/4,  0,    -21/4,  0, 1]       [0, -2/9,  2/9, 1/45, -1/45, 16/45, -16/45, 0]
+///                                                        [0, -2/9, -2/9, 2/45,  2/45,  8/45,   8/45, 0]
+///                                                        [0, -2/9,  2/9, 4/45, -4/45,  4/45,  -4/45, 1]
+/// ```
+pub(crate) struct F4;
+
+impl Tile<4, 8> for F4 {
+    const TILES: usize = 6;
+
+    const G: [[f64; 5]; 8] = [
+        [1.0, 0.0, 0.0, 0.0, 0.0],
+        [-2.0 / 9.0, -2.0 / 9.0, -2.0 / 9.0, -2.0 / 9.0, -2.0 / 9.0],
+        [-2.0 / 9.0, 2.0 / 9.0, -2.0 / 9.0, 2.0 / 9.0, -2.0 / 9.0],
+        [1.0 / 90.0, 1.0 / 45.0, 2.0 / 45.0, 4.0 / 45.0, 8.0 / 45.0],
+        [1.0 / 90.0, -1.0 / 45.0, 2.0 / 45.0, -4.0 / 45.0, 8.0 / 45.0],
+        [32.0 / 45.0, 16.0 / 45.0, 8.0 / 45.0, 4.0 / 45.0, 2.0 / 45.0],
+        [32.0 / 45.0, -16.0 / 45.0, 8.0 / 45.0, -4.0 / 45.0, 2.0 / 45.0],
+        [0.0, 0.0, 0.0, 0.0, 1.0],
+    ];
+
+    const AT5: [[f64; 8]; 5] = [
+        [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0],
+        [0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 0.0],
+        [0.0, 1.0, 1.0, 4.0, 4.0, 0.25, 0.25, 0.0],
+        [0.0, 1.0, -1.0, 8.0, -8.0, 0.125, -0.125, 0.0],
+        [0.0, 1.0, 1.0, 16.0, 16.0, 0.0625, 0.0625, 1.0],
+    ];
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn input_1d<V: F32Vec>(d: [V; 8]) -> [V; 8] {
+        // SAFETY: the caller guarantees the instructions.
+        unsafe {
+            let c = V::splat;
+            let d3 = d[3].mul(c(-2.5));
+            let (e1, o1) = (d[2].add(d[6]).mul_add(d[4], c(-4.25)), d[1].add(d[5]).mul_add(d[3], c(-4.25)));
+            let e2 = d[6].mul_add(d[2], c(0.25)).mul_add(d[4], c(-1.25));
+            let o2 = d3.mul_add(d[1], c(0.5)).mul_add(d[5], c(2.0));
+            let e3 = d[6].mul_add(d[2], c(4.0)).mul_add(d[4], c(-5.0));
+            let o3 = d3.mul_add(d[1], c(2.0)).mul_add(d[5], c(0.5));
+            [
+                d[0].sub(d[6]).mul_add(d[4].sub(d[2]), c(5.25)),
+                e1.add(o1),
+                e1.sub(o1),
+                e2.add(o2),
+                e2.sub(o2),
+                e3.add(o3),
+                e3.sub(o3),
+                d[7].sub(d[1]).mul_add(d[3].sub(d[5]), c(5.25)),
+            ]
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn output_1d<V: F32Vec>(m: [V; 8]) -> [V; 4] {
+        // SAFETY: the caller guarantees the instructions.
+        unsafe {
+            let c = V::splat;
+            let (a1, b1) = (m[1].add(m[2]), m[1].sub(m[2]));
+            let (a2, b2) = (m[3].add(m[4]), m[3].sub(m[4]));
+            let (a3, b3) = (m[5].add(m[6]), m[5].sub(m[6]));
+            [
+                m[0].add(a1).add(a2.add(a3)),
+                b1.mul_add(b2, c(2.0)).mul_add(b3, c(0.5)),
+                a1.mul_add(a2, c(4.0)).mul_add(a3, c(0.25)),
+                b1.mul_add(b2, c(8.0)).mul_add(b3, c(0.125)).add(m[7]),
+            ]
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn grad_1d<V: F32Vec>(e: [V; 4]) -> [V; 8] {
+        // SAFETY: the caller guarantees the instructions.
+        unsafe {
+            let c = V::splat;
+            let (e1, o1) = (e[0].add(e[2]), e[1].add(e[3]));
+            let e2 = e[0].mul(c(1.0 / 90.0)).mul_add(e[2], c(2.0 / 45.0));
+            let o2 = e[1].mul(c(1.0 / 45.0)).mul_add(e[3], c(4.0 / 45.0));
+            let e3 = e[0].mul(c(32.0 / 45.0)).mul_add(e[2], c(8.0 / 45.0));
+            let o3 = e[1].mul(c(16.0 / 45.0)).mul_add(e[3], c(4.0 / 45.0));
+            [
+                e[0],
+                e1.add(o1).mul(c(-2.0 / 9.0)),
+                e1.sub(o1).mul(c(-2.0 / 9.0)),
+                e2.add(o2),
+                e2.sub(o2),
+                e3.add(o3),
+                e3.sub(o3),
+                e[3],
+            ]
+        }
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::super::simd::Y;
+    use super::*;
+
+    /// The 1-D identities of a tile, in f64 over f32 lanes: the forward correlation of an
+    /// `N`-vector with a 5-tap filter, and the filter gradient's of it with an `M`-vector.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn errors<T: Tile<M, N>, const M: usize, const N: usize>(
+        d: [f32; N],
+        g: [f32; 5],
+        e: [f32; M],
+    ) -> (f64, f64) {
+        // SAFETY: the caller guarantees the instructions.
+        unsafe {
+            let lane = |v: Y| {
+                let mut out = [0f32; 8];
+                v.store(out.as_mut_ptr());
+                out[0] as f64
+            };
+            let bd = T::input_1d(d.map(|x| Y::splat(x))).map(lane);
+            let u: Vec<f64> = T::G.iter().map(|r| r.iter().zip(&g).map(|(a, &b)| a * b as f64).sum()).collect();
+            let m: [Y; N] = std::array::from_fn(|i| Y::splat((u[i] * bd[i]) as f32));
+            let y = T::output_1d(m).map(lane);
+            let mut fwd = 0f64;
+            for (i, yi) in y.iter().enumerate() {
+                let want: f64 = (0..5).map(|k| d[i + k] as f64 * g[k] as f64).sum();
+                fwd = fwd.max((yi - want).abs());
+            }
+            let he = T::grad_1d(e.map(|x| Y::splat(x))).map(lane);
+            let mut back = 0f64;
+            for (j, row) in T::AT5.iter().enumerate() {
+                let got: f64 = row.iter().enumerate().map(|(i, a)| a * he[i] * bd[i]).sum();
+                let want: f64 = (0..M).map(|i| d[i + j] as f64 * e[i] as f64).sum();
+                back = back.max((got - want).abs());
+            }
+            (fwd, back)
+        }
+    }
+
+    #[test]
+    fn both_tiles_compute_the_correlations() {
+        if !crate::isa::Isa::available().iter().any(|i| i.has_avx2_fma()) {
+            return;
+        }
+        let mut r = ferroflow_core::SplitMix64::new(17);
+        let mut v = || (r.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0;
+        for _ in 0..20 {
+            let (g, d6, d8) =
+                (std::array::from_fn(|_| v()), std::array::from_fn(|_| v()), std::array::from_fn(|_| v()));
+            let (e2, e4) = (std::array::from_fn(|_| v()), std::array::from_fn(|_| v()));
+            // SAFETY: the CPU has AVX2 and FMA (checked above).
+            let (a, b) = unsafe { errors::<F2, 2, 6>(d6, g, e2) };
+            let (c, d) = unsafe { errors::<F4, 4, 8>(d8, g, e4) };
+            assert!(a < 1e-5 && b < 1e-5, "F(2x2): {a:e} {b:e}");
+            assert!(c < 3e-5 && d < 3e-5, "F(4x4): {c:e} {d:e}");
+        }
+    }
+}
