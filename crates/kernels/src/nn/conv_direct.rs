@@ -97,7 +97,7 @@ pub(crate) trait DirectScalar: Real {
         direct_generic(g, x, w, out)
     }
 
-    /// The input gradient by Winograd's F(2×2, 5×5) (`winograd.rs`) when it applies
+    /// The input gradient by Winograd's minimal filtering (`winograd.rs`) when it applies
     /// (float32 only); false otherwise.
     fn backprop_input_winograd(_g: &ConvGeom, _filter: &[Self], _dy: &[Self], _dx: &mut [Self]) -> bool {
         false
