@@ -229,12 +229,18 @@ pub fn conditional_accumulator(
         .output(0)
 }
 
-fn acc_op(h: &Output, base: &str) -> String {
+/// The op `base` for a ref handle `h`, or its resource form (`resource(base)`).
+fn versioned(h: &Output, base: &str, resource: fn(&str) -> String) -> String {
     if is_resource(h) {
-        format!("Resource{base}")
+        resource(base)
     } else {
         base.to_string()
     }
+}
+
+/// An accumulator op: `Resource<base>` for a resource handle.
+fn acc_op(h: &Output, base: &str) -> String {
+    versioned(h, base, |b| format!("Resource{b}"))
 }
 
 /// `[Resource]AccumulatorApplyGradient`: adds `gradient` computed at `local_step` (int64).
@@ -338,35 +344,30 @@ pub fn fifo_queue(
         .output(0)
 }
 
+/// A queue op: `<base>V2` for a resource handle.
 fn q_op(h: &Output, base: &str) -> String {
-    if is_resource(h) {
-        format!("{base}V2")
-    } else {
-        base.to_string()
-    }
+    versioned(h, base, |b| format!("{b}V2"))
+}
+
+/// `<base>[V2]` of `components` with the attr `timeout_ms`.
+fn enqueue(s: &Scope, base: &str, handle: Output, components: Vec<Output>, timeout_ms: i64) -> Operation {
+    let op = q_op(&handle, base);
+    s.op(&op).input(handle).input_list(components).attr("timeout_ms", attr::int(timeout_ms)).build()
 }
 
 /// `QueueEnqueue[V2]` of one element (`timeout_ms <= 0`: no timeout of its own).
 pub fn queue_enqueue(s: &Scope, handle: Output, components: Vec<Output>, timeout_ms: i64) -> Operation {
-    let op = q_op(&handle, "QueueEnqueue");
-    s.op(&op).input(handle).input_list(components).attr("timeout_ms", attr::int(timeout_ms)).build()
+    enqueue(s, "QueueEnqueue", handle, components, timeout_ms)
 }
 
 /// `QueueEnqueueMany[V2]`: enqueues the slices along dimension 0.
 pub fn queue_enqueue_many(s: &Scope, handle: Output, components: Vec<Output>, timeout_ms: i64) -> Operation {
-    let op = q_op(&handle, "QueueEnqueueMany");
-    s.op(&op).input(handle).input_list(components).attr("timeout_ms", attr::int(timeout_ms)).build()
+    enqueue(s, "QueueEnqueueMany", handle, components, timeout_ms)
 }
 
 /// `QueueDequeue[V2]`: one element, waiting while the queue is empty.
 pub fn queue_dequeue(s: &Scope, handle: Output, component_types: &[DataType], timeout_ms: i64) -> Vec<Output> {
-    let op = q_op(&handle, "QueueDequeue");
-    s.op(&op)
-        .input(handle)
-        .attr("component_types", attr::list_type(component_types))
-        .attr("timeout_ms", attr::int(timeout_ms))
-        .build()
-        .outputs()
+    dequeue(s, "QueueDequeue", (handle, None), component_types, timeout_ms)
 }
 
 /// `QueueDequeueMany[V2]`: `n` (int32) elements stacked along dimension 0.
@@ -377,11 +378,23 @@ pub fn queue_dequeue_many(
     component_types: &[DataType],
     timeout_ms: i64,
 ) -> Vec<Output> {
-    let op = q_op(&handle, "QueueDequeueMany");
-    s.op(&op)
-        .input(handle)
-        .input(n)
-        .attr("component_types", attr::list_type(component_types))
+    dequeue(s, "QueueDequeueMany", (handle, Some(n)), component_types, timeout_ms)
+}
+
+/// `<base>[V2]` from `handle` (and the count `n` when given).
+fn dequeue(
+    s: &Scope,
+    base: &str,
+    (handle, n): (Output, Option<Output>),
+    component_types: &[DataType],
+    timeout_ms: i64,
+) -> Vec<Output> {
+    let op = q_op(&handle, base);
+    let mut b = s.op(&op).input(handle);
+    if let Some(n) = n {
+        b = b.input(n);
+    }
+    b.attr("component_types", attr::list_type(component_types))
         .attr("timeout_ms", attr::int(timeout_ms))
         .build()
         .outputs()

@@ -108,6 +108,18 @@ pub trait Int: Num {
     fn is_negative(self) -> bool;
 }
 
+/// Methods of `Self` (and as many more `Self` arguments) that call the function given.
+macro_rules! forward {
+    ($($name:ident($($arg:ident),*) => $f:expr;)*) => {
+        $(
+            #[inline(always)]
+            fn $name(self $(, $arg: Self)*) -> Self {
+                $f(self $(, $arg)*)
+            }
+        )*
+    };
+}
+
 macro_rules! num_float {
     ($t:ty, $exp:path, $tanh:path) => {
         impl Num for $t {
@@ -156,45 +168,17 @@ macro_rules! num_float {
         impl Float for $t {
             const NAN: Self = <$t>::NAN;
             const HALF: Self = 0.5;
-            #[inline(always)]
-            fn sqrt(self) -> Self {
-                <$t>::sqrt(self)
-            }
-            #[inline(always)]
-            fn exp(self) -> Self {
-                $exp(self)
-            }
-            #[inline(always)]
-            fn ln(self) -> Self {
-                <$t>::ln(self)
-            }
-            #[inline(always)]
-            fn ln_1p(self) -> Self {
-                <$t>::ln_1p(self)
-            }
-            #[inline(always)]
-            fn tanh(self) -> Self {
-                $tanh(self)
-            }
-            #[inline(always)]
-            fn floor(self) -> Self {
-                <$t>::floor(self)
-            }
-            #[inline(always)]
-            fn ceil(self) -> Self {
-                <$t>::ceil(self)
-            }
-            #[inline(always)]
-            fn round_even(self) -> Self {
-                <$t>::round_ties_even(self)
-            }
-            #[inline(always)]
-            fn abs(self) -> Self {
-                <$t>::abs(self)
-            }
-            #[inline(always)]
-            fn powf(self, y: Self) -> Self {
-                <$t>::powf(self, y)
+            forward! {
+                sqrt() => <$t>::sqrt;
+                exp() => $exp;
+                ln() => <$t>::ln;
+                ln_1p() => <$t>::ln_1p;
+                tanh() => $tanh;
+                floor() => <$t>::floor;
+                ceil() => <$t>::ceil;
+                round_even() => <$t>::round_ties_even;
+                abs() => <$t>::abs;
+                powf(y) => <$t>::powf;
             }
         }
     };

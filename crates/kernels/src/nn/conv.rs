@@ -221,19 +221,22 @@ pub(crate) mod tests {
         (0..n).map(|i| (((i * 31 + seed * 17) % 23) as f64 - 11.0) / 8.0).collect()
     }
 
+    /// A convolution's shape: (n, h, w, c, kh, kw, oc, stride, padding).
+    pub(crate) type Case = (usize, usize, usize, usize, usize, usize, usize, i64, &'static str);
+
+    /// Shapes the forward and the gradient tests share: strides, both paddings, 1×1 filters.
+    pub(crate) const CASES: [Case; 6] = [
+        (2, 7, 6, 3, 3, 3, 4, 1, "SAME"),
+        (2, 7, 6, 3, 3, 2, 4, 2, "SAME"),
+        (1, 8, 8, 2, 5, 5, 3, 1, "VALID"),
+        (3, 9, 5, 2, 2, 3, 5, 3, "VALID"),
+        (2, 4, 4, 3, 1, 1, 2, 1, "SAME"),
+        (2, 5, 5, 3, 1, 1, 2, 2, "VALID"),
+    ];
+
     #[test]
     fn matches_reference_over_shapes() {
-        let cases = [
-            // (n, h, w, c, kh, kw, oc, stride, padding)
-            (2, 7, 6, 3, 3, 3, 4, 1, "SAME"),
-            (2, 7, 6, 3, 3, 2, 4, 2, "SAME"),
-            (1, 8, 8, 2, 5, 5, 3, 1, "VALID"),
-            (3, 9, 5, 2, 2, 3, 5, 3, "VALID"),
-            (2, 4, 4, 3, 1, 1, 2, 1, "SAME"),
-            (2, 5, 5, 3, 1, 1, 2, 2, "VALID"),
-            (2, 28, 28, 1, 5, 5, 8, 1, "SAME"),
-        ];
-        for (n, h, w, c, kh, kw, oc, s, p) in cases {
+        for (n, h, w, c, kh, kw, oc, s, p) in CASES.into_iter().chain([(2, 28, 28, 1, 5, 5, 8, 1, "SAME")]) {
             let x = data(n * h * w * c, 1);
             let f = data(kh * kw * c * oc, 2);
             let nd = conv_node("Conv2D", DataType::Double, &[1, s, s, 1], p);
