@@ -8,7 +8,9 @@
 //! several runs. Prints the CPU, the ISA path and one row per shape.
 //!
 //! `cargo run --release -p ferroflow-kernels --example kernel_peak [-- --reps 20] [--batch 100]
-//! [--only conv2]` (`--only` keeps the rows whose name contains the word, and the peak)
+//! [--only conv2]` (`--only` keeps the peak and the groups of rows whose name holds the
+//! word: one product, one layer's convolutions ("Conv2D conv2"), one layer's pools
+//! ("MaxPool conv2"))
 
 use std::time::Instant;
 
@@ -127,8 +129,9 @@ fn main() {
     // Pooling moves memory rather than multiplying: its rows give GB/s read and written.
     println!("{:<44} {:>9} {:>8}", "pooling (2x2, stride 2, SAME)", "GB/s", "ms");
     use ferroflow_kernels::testutil::pool_node;
-    for (name, xs) in
-        [("conv1", [n, 28, 28, 32]), ("conv2", [n, 14, 14, 64])].into_iter().filter(|p| want(&format!("Pool {}", p.0)))
+    for (name, xs) in [("conv1", [n, 28, 28, 32]), ("conv2", [n, 14, 14, 64])]
+        .into_iter()
+        .filter(|p| want(&format!("MaxPool {}", p.0)))
     {
         let x = data(&xs, 8);
         let fwd = pool_node("MaxPool", DataType::Float, 2, 2, "SAME");

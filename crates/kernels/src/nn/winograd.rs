@@ -109,10 +109,9 @@ pub(crate) fn forward(g: &ConvGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bo
     }
     let (c, k) = (g.c, g.oc);
     // Always 2×2 tiles: a ReLU and a max pool follow this convolution in a CNN, and its
-    // output's rounding decides which of two near-equal or near-zero values they pass on.
-    // With 4×4 tiles' rounding (about four times as large) enough of those decisions
-    // differed from TensorFlow's that a bias gradient of the MNIST CNN's second layer was
-    // off by 0.29 of its largest element (`scripts/compat/test_cnn_losses.py`); the
+    // output's rounding decides which of two near-zero or near-equal values they pass on.
+    // 4×4 tiles round about four times as much, which changed enough of those decisions
+    // to move the CNN's gradients away from TensorFlow's (BENCHMARKS.md, session 31); the
     // gradients below feed no such decision.
     Shape::forward(g).run(2, x, |tap, ci, co| f[(tap * c + ci) * k + co], out)
 }

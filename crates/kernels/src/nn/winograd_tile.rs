@@ -129,8 +129,8 @@ impl Tile<2, 6> for F2 {
 }
 
 /// F(4×4, 5×5), points 0, ±1, ±2, ±1/2 and ∞: 64 products per tile of 16 outputs where
-/// F(2×2) takes 144, for about four times its float32 error (still within 5e-6 of the
-/// largest output on the MNIST CNN's second layer; `scripts/bench/winograd_error.py`).
+/// F(2×2) takes 144, for about four times its float32 rounding error
+/// (`scripts/bench/winograd_error.py`).
 ///
 /// ```text
 /// Bᵀ: [1,  0,   -21/4,  0,     21/4,  0,    -1, 0]   Aᵀ: [1, 1,  1, 1,  1, 1,    1,    0]
