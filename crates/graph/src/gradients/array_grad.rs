@@ -10,57 +10,15 @@
 
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
-use crate::gradients::{GradOp, GradRegistry};
+use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
 
 /// What a gradient function returns.
 pub(super) type Grads = Result<Vec<Option<Output>>, Status>;
 
-/// Registers this family's gradient functions.
-pub(crate) fn register(r: &mut GradRegistry) {
-    r.no_gradient(&[
-        "Shape",
-        "ShapeN",
-        "Size",
-        "Rank",
-        "ZerosLike",
-        "OnesLike",
-        "OneHot",
-        "Range",
-        "InvertPermutation",
-        "ConcatOffset",
-        "RandomUniform",
-        "RandomStandardNormal",
-        "TruncatedNormal",
-        "RandomUniformInt",
-        "RandomShuffle",
-        "AssignVariableOp",
-        "AssignAddVariableOp",
-        "AssignSubVariableOp",
-        "DestroyResourceOp",
-        "Assign",
-        "AssignAdd",
-        "AssignSub",
-    ]);
-    r.no_gradient(&APPLY_OPS);
-    r.add("Reshape", reshape_to_input_grad);
-    r.add("ExpandDims", reshape_to_input_grad);
-    r.add("Squeeze", reshape_to_input_grad);
-    r.add("Snapshot", |_, _, g| Ok(vec![Some(g[0].clone())]));
-    r.add("PreventGradient", prevent_gradient_grad);
-    r.add("Transpose", transpose_grad);
-    r.add("ConcatV2", concat_grad);
-    r.add("Pack", pack_grad);
-    r.add("Unpack", unpack_grad);
-    r.add("Fill", fill_grad);
-    super::array_grad_slice::register(r);
-    super::array_grad_gather::register(r);
-    super::array_grad_sparse::register(r);
-}
-
 /// The optimizer apply ops (reference and resource forms).
-const APPLY_OPS: [&str; 12] = [
+pub(super) const APPLY_OPS: [&str; 12] = [
     "ApplyGradientDescent",
     "ResourceApplyGradientDescent",
     "ApplyMomentum",
@@ -151,7 +109,7 @@ pub(super) fn grad0(op: &GradOp, g: &[Output]) -> Result<Output, Status> {
 }
 
 /// Reshape, ExpandDims, Squeeze: the gradient reshaped to the input's shape.
-fn reshape_to_input_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn reshape_to_input_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     let dx = ops::reshape(s, grad0(op, g)?, shape_of(s, x, DataType::Int32));
     let mut out = vec![Some(dx)];
@@ -160,7 +118,7 @@ fn reshape_to_input_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// PreventGradient: differentiating it is an error carrying the op's `message`.
-fn prevent_gradient_grad(_: &Scope, op: &GradOp, _: &[Output]) -> Grads {
+pub(super) fn prevent_gradient_grad(_: &Scope, op: &GradOp, _: &[Output]) -> Grads {
     let msg = op.node.attr_string("message").unwrap_or_default();
     Err(Status::invalid_argument(format!(
         "node '{}' (PreventGradient): Gradient explicitly disabled. Reason: {msg}",
@@ -169,14 +127,14 @@ fn prevent_gradient_grad(_: &Scope, op: &GradOp, _: &[Output]) -> Grads {
 }
 
 /// Transpose: the gradient transposed by the inverse permutation.
-fn transpose_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn transpose_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let perm = input(op, 1)?;
     let inv = ops::invert_permutation(s, perm.clone());
     Ok(vec![Some(ops::transpose(s, grad0(op, g)?, inv)), None])
 }
 
 /// ConcatV2: the gradient sliced at each input's offset (`ConcatOffset` + `Slice`).
-fn concat_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn concat_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let grad = grad0(op, g)?;
     let n = op.inputs.len().saturating_sub(1);
     if n == 0 {
@@ -207,20 +165,20 @@ fn concat_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// Pack: the gradient unstacked along `axis`.
-fn pack_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn pack_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let n = op.node.attr_int("N")?;
     let axis = op.node.attr_int("axis")?;
     Ok(ops::unstack(s, grad0(op, g)?, n, axis).into_iter().map(Some).collect())
 }
 
 /// Unpack: the output gradients stacked along `axis`.
-fn unpack_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn unpack_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let axis = op.node.attr_int("axis")?;
     Ok(vec![Some(ops::stack(s, g.to_vec(), axis))])
 }
 
 /// Fill: no gradient for `dims`; the value's gradient is the sum of the gradient.
-fn fill_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn fill_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let grad = grad0(op, g)?;
     let axes = all_axes(s, &grad);
     Ok(vec![None, Some(ops::sum(s, grad, axes, false))])

@@ -8,14 +8,9 @@
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::array_grad::{grad0, input, int, ints, shape_of, static_rank, static_shape, to_i32, Grads};
-use crate::gradients::{GradOp, GradRegistry};
+use crate::gradients::GradOp;
 use crate::ops::{self, SliceMasks};
 use crate::scope::{Output, Scope};
-
-pub(super) fn register(r: &mut GradRegistry) {
-    r.add("Gather", gather_grad);
-    r.add("GatherV2", gather_v2_grad);
-}
 
 /// `v[begin:]` of a 1-D int32 tensor.
 fn tail(s: &Scope, v: Output, begin: Output) -> Output {
@@ -74,7 +69,7 @@ fn params_shape(s: &Scope, params: &Output) -> Output {
 }
 
 /// Gather (v1): always along axis 0.
-fn gather_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn gather_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let params = input(op, 0)?;
     let indices = input(op, 1)?;
     let dx = axis0_grad(s, params_shape(s, params), indices, grad0(op, g)?);
@@ -82,7 +77,7 @@ fn gather_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// GatherV2 along any axis, with `batch_dims`.
-fn gather_v2_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn gather_v2_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let params = input(op, 0)?;
     let indices = input(op, 1)?;
     let axis = input(op, 2)?;

@@ -6,19 +6,9 @@
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::array_grad::{grad0, input, int, ints, rank_of, shape_of, static_rank, Grads};
-use crate::gradients::{GradOp, GradRegistry};
+use crate::gradients::GradOp;
 use crate::ops::{self, SliceMasks};
 use crate::scope::{Output, Scope};
-
-pub(super) fn register(r: &mut GradRegistry) {
-    r.add("Slice", slice_grad);
-    r.add("StridedSlice", strided_slice_grad);
-    r.add("StridedSliceGrad", strided_slice_grad_grad);
-    r.add("Pad", pad_grad);
-    r.add("PadV2", pad_grad);
-    r.add("Tile", tile_grad);
-    r.add("BroadcastTo", broadcast_to_grad);
-}
 
 /// `[rank(x), 1]` as an int32 vector (the shape of one column of paddings).
 fn rank_by_one(s: &Scope, x: &Output) -> Output {
@@ -29,7 +19,7 @@ fn rank_by_one(s: &Scope, x: &Output) -> Output {
 }
 
 /// Slice: the gradient padded with `begin` zeros before and the rest after, per dim.
-fn slice_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn slice_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     let begin = input(op, 1)?;
     let out = op.outputs.first().ok_or_else(|| Status::internal("Slice has no output"))?;
@@ -56,7 +46,7 @@ fn masks_of(op: &GradOp) -> Result<SliceMasks, Status> {
 }
 
 /// StridedSlice: `StridedSliceGrad` scatters the gradient into zeros of the input's shape.
-fn strided_slice_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn strided_slice_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     let mut spec = [input(op, 1)?.clone(), input(op, 2)?.clone(), input(op, 3)?.clone()];
     // StridedSliceGrad takes int32 or int64 (StridedSlice also int16).
@@ -76,14 +66,14 @@ fn strided_slice_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// StridedSliceGrad: its `dy` gradient is the same strided slice of the gradient.
-fn strided_slice_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn strided_slice_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (begin, end, strides) = (input(op, 1)?.clone(), input(op, 2)?.clone(), input(op, 3)?.clone());
     let ddy = ops::strided_slice(s, grad0(op, g)?, begin, end, strides, masks_of(op)?);
     Ok(vec![None, None, None, None, Some(ddy)])
 }
 
 /// Pad, PadV2: the gradient sliced at the leading paddings, with the input's shape.
-fn pad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn pad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     let paddings = input(op, 1)?;
     let before = ops::slice(s, paddings.clone(), ints(s, &[0, 0]), rank_by_one(s, x));
@@ -97,7 +87,7 @@ fn pad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 
 /// Tile: the gradient reshaped to interleaved `[multiple, dim, …]` and summed over the
 /// multiples.
-fn tile_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn tile_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     let multiples = input(op, 1)?;
     let input_shape = shape_of(s, x, multiples.dtype);
@@ -112,7 +102,7 @@ fn tile_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// BroadcastTo: the gradient summed over the broadcast dims, reshaped to the input's shape.
-fn broadcast_to_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn broadcast_to_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     let shape = input(op, 1)?;
     let x_shape = shape_of(s, x, shape.dtype);

@@ -14,19 +14,13 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::array_grad::{grad0, input, Grads};
 use super::array_grad_gather::axis0_grad;
-use crate::gradients::{GradOp, GradRegistry};
+use crate::gradients::GradOp;
 use crate::graph::Graph;
 use crate::ops;
 use crate::scope::{Output, Scope};
 
 /// The attr marking a gather gradient's `UnsortedSegmentSum`.
 pub const INDEXED_SLICES_ATTR: &str = "_ferroflow_indexed_slices";
-
-pub(super) fn register(r: &mut GradRegistry) {
-    r.add("ResourceGather", resource_gather_grad);
-    r.add("DynamicStitch", stitch_grad);
-    r.add("ParallelDynamicStitch", stitch_grad);
-}
 
 /// If `grad` is a gather's gradient, its rows (`[n] + params.shape[1:]`) and their
 /// indices (`[n]`, int32 or int64), possibly repeated: TensorFlow's IndexedSlices.
@@ -47,7 +41,7 @@ pub fn indexed_slices(g: &Graph, grad: &Output) -> Option<(Output, Output)> {
 /// `ResourceGather(resource, indices)`: the rows of the gradient scattered back into the
 /// variable's shape (marked as an IndexedSlices). The variable's shape must be known from
 /// its `VarHandleOp`.
-fn resource_gather_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn resource_gather_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let handle = input(op, 0)?;
     let indices = input(op, 1)?;
     if op.node.attr_int("batch_dims").unwrap_or(0) != 0 {
@@ -78,7 +72,7 @@ fn resource_gather_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 /// gradient at indices_i; the indices get none. As in TensorFlow, this assumes every
 /// position is written once (an embedding lookup's are): where several data rows write one
 /// position, each gets that position's gradient, though only the last one's value is kept.
-fn stitch_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn stitch_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let n = op.inputs.len() / 2;
     let grad = grad0(op, g)?;
     let mut out: Vec<Option<Output>> = vec![None; n];

@@ -10,21 +10,11 @@
 
 use ferroflow_core::Status;
 
-use crate::gradients::registry::{GradOp, GradRegistry};
+use crate::gradients::registry::GradOp;
 use crate::graph::parse_tensor_name;
 use crate::scope::{Output, Scope};
 
-pub(super) fn register(r: &mut GradRegistry) {
-    r.add("Switch", switch_grad);
-    r.add("RefSwitch", switch_grad);
-    r.add("Merge", merge_grad);
-    r.add("RefMerge", merge_grad);
-    for op in ["Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration"] {
-        r.add(op, loop_grad);
-    }
-}
-
-fn switch_grad(s: &Scope, _op: &GradOp, grads: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn switch_grad(s: &Scope, _op: &GradOp, grads: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let m = s.op("Merge").input_list(vec![grads[0].clone(), grads[1].clone()]).try_build()?;
     Ok(vec![Some(m.output(0)), None])
 }
@@ -49,7 +39,7 @@ fn branch_of(s: &Scope, o: &Output) -> Option<(Output, usize)> {
     })
 }
 
-fn merge_grad(s: &Scope, op: &GradOp, grads: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn merge_grad(s: &Scope, op: &GradOp, grads: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let sides: Vec<Option<(Output, usize)>> = op.inputs.iter().map(|o| branch_of(s, o)).collect();
     let (pred, _) = sides.iter().flatten().next().cloned().ok_or_else(|| {
         Status::unimplemented(format!(
@@ -68,7 +58,7 @@ fn merge_grad(s: &Scope, op: &GradOp, grads: &[Output]) -> Result<Vec<Option<Out
     Ok(sides.into_iter().map(|x| x.map(|(_, side)| sw.output(side))).collect())
 }
 
-fn loop_grad(_s: &Scope, op: &GradOp, _grads: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn loop_grad(_s: &Scope, op: &GradOp, _grads: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     Err(Status::unimplemented(format!(
         "no gradient from Rust for the while loop node '{}' (op {}): gradients of while_loop_v1 loops are not \
          built by ferroflow's Rust API yet (TensorFlow's client builds them and they run on ferroflow)",

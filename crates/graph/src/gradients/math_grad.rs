@@ -1,38 +1,11 @@
-//! Gradient functions of the math ops (TensorFlow's `math_grad.py`): registration, the
-//! non-differentiable ops, and helpers shared by `math_grad_{binary,unary,reduce}.rs`
-//! (constants of a dtype, static shapes, and the reduction of broadcast gradients).
+//! Helpers of the math ops' gradients (TensorFlow's `math_grad.py`), shared by
+//! `math_grad_{binary,unary,reduce}.rs`: constants of a dtype, static shapes, and the
+//! reduction of broadcast gradients. The ops' registrations are in `table.rs`.
 
 use ferroflow_core::{DataType, Status, Tensor};
 
-use crate::gradients::GradRegistry;
 use crate::ops;
 use crate::scope::{Output, Scope};
-
-/// Registers this family's gradient functions.
-pub(crate) fn register(r: &mut GradRegistry) {
-    // TensorFlow: NotDifferentiable, or gradient functions that return only None.
-    r.no_gradient(&[
-        "Greater",
-        "GreaterEqual",
-        "Less",
-        "LessEqual",
-        "Equal",
-        "NotEqual",
-        "LogicalAnd",
-        "LogicalOr",
-        "LogicalNot",
-        "ArgMax",
-        "ArgMin",
-        "BroadcastGradientArgs",
-        "Floor",
-        "Ceil",
-        "Round",
-        "FloorDiv",
-    ]);
-    super::math_grad_binary::register(r);
-    super::math_grad_unary::register(r);
-    super::math_grad_reduce::register(r);
-}
 
 /// A scalar `Const` of `dtype` holding `v` (an error is recorded for non-numeric dtypes).
 pub(super) fn scalar(s: &Scope, dtype: DataType, v: f64) -> Output {

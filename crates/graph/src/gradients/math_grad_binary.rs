@@ -4,7 +4,7 @@
 use ferroflow_core::Status;
 
 use super::math_grad::{divide, reduce_gradient_args, scalar};
-use crate::gradients::{GradOp, GradRegistry};
+use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
 
@@ -24,18 +24,18 @@ fn reduced(s: &Scope, x: &Output, y: &Output, gx: Output, gy: Output) -> Grads {
     Ok(vec![gx, gy])
 }
 
-fn add_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn add_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, y) = operands(op)?;
     reduced(s, &x, &y, g[0].clone(), g[0].clone())
 }
 
-fn sub_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn sub_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, y) = operands(op)?;
     let gy = ops::neg(s, g[0].clone());
     reduced(s, &x, &y, g[0].clone(), gy)
 }
 
-fn mul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn mul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, y) = operands(op)?;
     let gx = ops::mul(s, g[0].clone(), y.clone());
     let gy = ops::mul(s, x.clone(), g[0].clone());
@@ -51,20 +51,20 @@ fn div_like(s: &Scope, op: &GradOp, g: &[Output], div: fn(&Scope, Output, Output
     reduced(s, &x, &y, gx, gy)
 }
 
-fn div_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn div_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     div_like(s, op, g, divide)
 }
 
-fn real_div_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn real_div_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     div_like(s, op, g, ops::real_div)
 }
 
-fn div_no_nan_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn div_no_nan_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     div_like(s, op, g, ops::div_no_nan)
 }
 
 /// `FloorMod`: `(g, -g * floor_div(x, y))`.
-fn floor_mod_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn floor_mod_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, y) = operands(op)?;
     let q = ops::floor_div(s, x.clone(), y.clone());
     let gy = ops::mul(s, g[0].clone(), ops::neg(s, q));
@@ -72,7 +72,7 @@ fn floor_mod_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// `Pow`: `g * y * x^(y-1)` and `g * z * log(x)` (0 where `x <= 0`).
-fn pow_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn pow_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, y) = operands(op)?;
     let dt = x.dtype;
     let ym1 = ops::sub(s, y.clone(), scalar(s, dt, 1.0));
@@ -94,16 +94,16 @@ fn max_min(s: &Scope, op: &GradOp, g: &[Output], selector: fn(&Scope, Output, Ou
     reduced(s, &x, &y, gx, gy)
 }
 
-fn maximum_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn maximum_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     max_min(s, op, g, ops::greater_equal)
 }
 
-fn minimum_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn minimum_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     max_min(s, op, g, ops::less_equal)
 }
 
 /// `SquaredDifference`: `±2 g (x - y)`.
-fn squared_difference_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn squared_difference_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, y) = operands(op)?;
     let two_g = ops::mul(s, scalar(s, g[0].dtype, 2.0), g[0].clone());
     let gx = ops::mul(s, two_g, ops::sub(s, x.clone(), y.clone()));
@@ -112,7 +112,7 @@ fn squared_difference_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// `AddN`: every input gets the gradient.
-fn add_n_grad(_: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn add_n_grad(_: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     Ok(vec![Some(g[0].clone()); op.inputs.len()])
 }
 
@@ -124,7 +124,7 @@ fn select_inputs(op: &GradOp) -> Result<(Output, Output, Output), Status> {
 }
 
 /// `Select` (v1): no broadcasting beyond a row-picking vector condition.
-fn select_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn select_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (c, t, _) = select_inputs(op)?;
     let zeros = ops::zeros_like(s, t);
     let gt = ops::select(s, c.clone(), g[0].clone(), zeros.clone());
@@ -133,7 +133,7 @@ fn select_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// `SelectV2`: the masked gradients are reduced to each branch's shape.
-fn select_v2_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn select_v2_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (c, t, e) = select_inputs(op)?;
     let z = &op.outputs[0];
     let zero = scalar(s, g[0].dtype, 0.0);
@@ -142,22 +142,4 @@ fn select_v2_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (gt, _) = reduce_gradient_args(s, &t, z, Some(gt), None);
     let (ge, _) = reduce_gradient_args(s, &e, z, Some(ge), None);
     Ok(vec![None, gt, ge])
-}
-
-pub(super) fn register(r: &mut GradRegistry) {
-    r.add("Add", add_grad);
-    r.add("AddV2", add_grad);
-    r.add("Sub", sub_grad);
-    r.add("Mul", mul_grad);
-    r.add("Div", div_grad);
-    r.add("RealDiv", real_div_grad);
-    r.add("DivNoNan", div_no_nan_grad);
-    r.add("FloorMod", floor_mod_grad);
-    r.add("Pow", pow_grad);
-    r.add("Maximum", maximum_grad);
-    r.add("Minimum", minimum_grad);
-    r.add("SquaredDifference", squared_difference_grad);
-    r.add("AddN", add_n_grad);
-    r.add("Select", select_grad);
-    r.add("SelectV2", select_v2_grad);
 }

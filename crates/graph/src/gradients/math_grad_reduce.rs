@@ -4,7 +4,7 @@
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::math_grad::{const_ints, divide, full_shape, int32_vec, scalar, shape_of};
-use crate::gradients::{GradOp, GradRegistry};
+use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
 
@@ -81,12 +81,12 @@ fn sum_grad_output(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Output, Statu
     Ok(ops::broadcast_to(s, grad, shape_of(s, &x)))
 }
 
-fn sum_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn sum_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     Ok(vec![Some(sum_grad_output(s, op, g)?), None])
 }
 
 /// `Mean`: the `Sum` gradient divided by the number of reduced elements.
-fn mean_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn mean_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let sum_grad = sum_grad_output(s, op, g)?;
     let (x, axes, _) = parts(op)?;
     let dt = sum_grad.dtype;
@@ -111,7 +111,7 @@ fn mean_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// `Max`/`Min`: the gradient is split evenly among the elements equal to the result.
-fn min_or_max_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn min_or_max_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, axes, keep) = parts(op)?;
     let (y, grad) = if keep {
         (op.outputs[0].clone(), g[0].clone())
@@ -129,7 +129,7 @@ fn min_or_max_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 /// that product with two exclusive cumprods; ferroflow (which has no Cumprod) computes it
 /// from the product of the non-zero elements and the count of zeros per reduced group:
 /// `p / x` when the group has no zero, `p` for the single zero of a group, else 0.
-fn prod_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn prod_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, axes, keep) = parts(op)?;
     let dt = x.dtype;
     let grad = grad_kept(s, &x, &axes, keep, &g[0]);
@@ -144,14 +144,6 @@ fn prod_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let others_zero = ops::select_v2(s, ops::equal(s, zeros, one), p, zero);
     let others = ops::select_v2(s, nonzero, others_nonzero, others_zero);
     Ok(vec![Some(ops::mul(s, grad, others)), None])
-}
-
-pub(super) fn register(r: &mut GradRegistry) {
-    r.add("Sum", sum_grad);
-    r.add("Mean", mean_grad);
-    r.add("Max", min_or_max_grad);
-    r.add("Min", min_or_max_grad);
-    r.add("Prod", prod_grad);
 }
 
 #[cfg(test)]

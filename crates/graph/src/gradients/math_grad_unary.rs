@@ -4,7 +4,7 @@
 use ferroflow_core::Status;
 
 use super::math_grad::scalar;
-use crate::gradients::{GradOp, GradRegistry};
+use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
 
@@ -22,57 +22,57 @@ fn y(op: &GradOp) -> Output {
     op.outputs[0].clone()
 }
 
-fn neg_grad(s: &Scope, _: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn neg_grad(s: &Scope, _: &GradOp, g: &[Output]) -> Grads {
     one(ops::neg(s, g[0].clone()))
 }
 
-fn abs_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn abs_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     one(ops::mul(s, g[0].clone(), ops::sign(s, input(op, 0)?)))
 }
 
 /// `Sign`: zeros, as TensorFlow returns (not None).
-fn sign_grad(s: &Scope, op: &GradOp, _: &[Output]) -> Grads {
+pub(super) fn sign_grad(s: &Scope, op: &GradOp, _: &[Output]) -> Grads {
     one(ops::zeros_like(s, input(op, 0)?))
 }
 
 /// `Reciprocal` / `Inv`: `-g y²` via `ReciprocalGrad`.
-fn reciprocal_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn reciprocal_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     one(ops::reciprocal_grad(s, y(op), g[0].clone()))
 }
 
-fn square_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn square_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     let two_x = ops::mul(s, x.clone(), scalar(s, x.dtype, 2.0));
     one(ops::mul(s, g[0].clone(), two_x))
 }
 
-fn sqrt_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn sqrt_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     one(ops::sqrt_grad(s, y(op), g[0].clone()))
 }
 
-fn rsqrt_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn rsqrt_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     one(ops::rsqrt_grad(s, y(op), g[0].clone()))
 }
 
-fn exp_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn exp_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     one(ops::mul(s, g[0].clone(), y(op)))
 }
 
-fn log_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn log_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     one(ops::mul(s, g[0].clone(), ops::reciprocal(s, input(op, 0)?)))
 }
 
-fn log1p_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn log1p_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     let one_plus_x = ops::add_v2(s, scalar(s, x.dtype, 1.0), x);
     one(ops::mul(s, g[0].clone(), ops::reciprocal(s, one_plus_x)))
 }
 
-fn tanh_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn tanh_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     one(ops::tanh_grad(s, y(op), g[0].clone()))
 }
 
-fn sigmoid_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn sigmoid_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     one(ops::sigmoid_grad(s, y(op), g[0].clone()))
 }
 
@@ -82,14 +82,14 @@ fn product(s: &Scope, first: Output, rest: &[Output]) -> Output {
 }
 
 /// `TanhGrad(a, b) = b (1 - a²)`: `(-2 g b a, TanhGrad(a, g))`.
-fn tanh_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn tanh_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (a, b) = (input(op, 0)?, input(op, 1)?);
     let ga = product(s, g[0].clone(), &[scalar(s, a.dtype, -2.0), b, a.clone()]);
     Ok(vec![Some(ga), Some(ops::tanh_grad(s, a, g[0].clone()))])
 }
 
 /// `SigmoidGrad(a, b) = b a (1 - a)`: `(g b - 2 g b a, SigmoidGrad(a, g))`.
-fn sigmoid_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn sigmoid_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (a, b) = (input(op, 0)?, input(op, 1)?);
     let gb = ops::mul(s, g[0].clone(), b);
     let two_gb_a = product(s, scalar(s, a.dtype, 2.0), &[gb.clone(), a.clone()]);
@@ -98,7 +98,7 @@ fn sigmoid_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// `SqrtGrad(a, b) = 0.5 b / a`: `(-(g / a) y, 0.5 g / a)`.
-fn sqrt_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn sqrt_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let a = input(op, 0)?;
     let ga = ops::real_div(s, g[0].clone(), a.clone());
     let da = ops::mul(s, ops::neg(s, ga.clone()), y(op));
@@ -107,48 +107,25 @@ fn sqrt_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// `RsqrtGrad(a, b) = -0.5 b a³`: `(-1.5 g b a², RsqrtGrad(a, g))`.
-fn rsqrt_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn rsqrt_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (a, b) = (input(op, 0)?, input(op, 1)?);
     let da = product(s, scalar(s, a.dtype, -1.5), &[g[0].clone(), b, ops::square(s, a.clone())]);
     Ok(vec![Some(da), Some(ops::rsqrt_grad(s, a, g[0].clone()))])
 }
 
 /// `ReciprocalGrad(a, b) = -b a²` (also `InvGrad`): `(-2 g b a, ReciprocalGrad(a, g))`.
-fn reciprocal_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn reciprocal_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (a, b) = (input(op, 0)?, input(op, 1)?);
     let da = product(s, g[0].clone(), &[scalar(s, a.dtype, -2.0), b, a.clone()]);
     Ok(vec![Some(da), Some(ops::reciprocal_grad(s, a, g[0].clone()))])
 }
 
 /// `Cast`: the gradient cast back, between float types only (None otherwise).
-fn cast_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn cast_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let src = input(op, 0)?.dtype;
     if src.is_float() && g[0].dtype.is_float() {
         one(ops::cast(s, g[0].clone(), src))
     } else {
         Ok(vec![None])
     }
-}
-
-pub(super) fn register(r: &mut GradRegistry) {
-    r.add("Neg", neg_grad);
-    r.add("Abs", abs_grad);
-    r.add("Sign", sign_grad);
-    r.add("Reciprocal", reciprocal_grad);
-    r.add("Inv", reciprocal_grad);
-    r.add("Square", square_grad);
-    r.add("Sqrt", sqrt_grad);
-    r.add("Rsqrt", rsqrt_grad);
-    r.add("Exp", exp_grad);
-    r.add("Log", log_grad);
-    r.add("Log1p", log1p_grad);
-    r.add("Tanh", tanh_grad);
-    r.add("Sigmoid", sigmoid_grad);
-    r.add("TanhGrad", tanh_grad_grad);
-    r.add("SigmoidGrad", sigmoid_grad_grad);
-    r.add("SqrtGrad", sqrt_grad_grad);
-    r.add("RsqrtGrad", rsqrt_grad_grad);
-    r.add("ReciprocalGrad", reciprocal_grad_grad);
-    r.add("InvGrad", reciprocal_grad_grad);
-    r.add("Cast", cast_grad);
 }

@@ -16,6 +16,7 @@ mod nn_grad;
 mod nn_grad_conv;
 mod nn_grad_matmul;
 mod registry;
+mod table;
 mod tensor_array_grad;
 
 pub use array_grad_sparse::{indexed_slices, INDEXED_SLICES_ATTR};

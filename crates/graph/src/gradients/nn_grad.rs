@@ -5,27 +5,9 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use crate::gradients::{GradOp, GradRegistry};
+use crate::gradients::GradOp;
 use crate::ops::{self, SliceMasks};
 use crate::scope::{OpBuilder, Output, Scope};
-
-/// Registers this family's gradient functions.
-pub(crate) fn register(r: &mut GradRegistry) {
-    r.add("BiasAdd", bias_add_grad);
-    r.add("BiasAddGrad", bias_add_grad_grad);
-    r.add("Relu", relu_grad);
-    r.add("Relu6", relu6_grad);
-    r.add("Elu", elu_grad);
-    r.add("ReluGrad", relu_grad_grad);
-    r.add("Relu6Grad", relu6_grad_grad);
-    r.add("EluGrad", elu_grad_grad);
-    r.add("Softmax", softmax_grad);
-    r.add("LogSoftmax", log_softmax_grad);
-    r.add("SoftmaxCrossEntropyWithLogits", xent_grad);
-    r.add("SparseSoftmaxCrossEntropyWithLogits", sparse_xent_grad);
-    super::nn_grad_matmul::register(r);
-    super::nn_grad_conv::register(r);
-}
 
 /// Copies the named attrs of the forward node (those it has) onto a gradient op.
 pub(super) fn copy_attrs(mut b: OpBuilder, node: &NodeDef, names: &[&str]) -> OpBuilder {
@@ -80,14 +62,14 @@ pub(super) fn slice_1d(s: &Scope, x: Output, begin: Option<i32>, end: Option<i32
 
 /// BiasAdd: the value gradient passes through; the bias gradient sums over all but the
 /// channel dim (`BiasAddGrad` with the same data_format).
-fn bias_add_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn bias_add_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let dy = grad(op, g, 0)?;
     let db = copy_attrs(s.op("BiasAddGrad").input(dy.clone()), &op.node, &["data_format"]).build().output(0);
     Ok(vec![Some(dy), Some(db)])
 }
 
 /// BiasAddGrad: tiles the [C] gradient back over the shape of `out_backprop`.
-fn bias_add_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn bias_add_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let dy = grad(op, g, 0)?;
     let nchw = op.node.has_attr("data_format") && op.node.attr_string("data_format")? == "NCHW";
     let shape = ops::shape(s, input(op, 0)?, DataType::Int32);
@@ -111,36 +93,36 @@ fn bias_add_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option
 }
 
 /// Relu: `ReluGrad(dy, relu(x))` (from the output, as TensorFlow does).
-fn relu_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn relu_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     Ok(vec![Some(ops::relu_grad(s, grad(op, g, 0)?, output(op, 0)?))])
 }
 
 /// Relu6: `Relu6Grad(dy, relu6(x))`.
-fn relu6_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn relu6_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     Ok(vec![Some(ops::relu6_grad(s, grad(op, g, 0)?, output(op, 0)?))])
 }
 
 /// Elu: `EluGrad(dy, elu(x))`.
-fn elu_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn elu_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     Ok(vec![Some(ops::elu_grad(s, grad(op, g, 0)?, output(op, 0)?))])
 }
 
 /// ReluGrad(gradients, features) is linear in `gradients` with the same mask; its
 /// derivative in `features` is zero almost everywhere (TensorFlow returns zeros).
-fn relu_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn relu_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let x = input(op, 1)?;
     Ok(vec![Some(ops::relu_grad(s, grad(op, g, 0)?, x.clone())), Some(ops::zeros_like(s, x))])
 }
 
 /// Relu6Grad: like ReluGrad with the (0, 6) mask.
-fn relu6_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn relu6_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let x = input(op, 1)?;
     Ok(vec![Some(ops::relu6_grad(s, grad(op, g, 0)?, x.clone())), Some(ops::zeros_like(s, x))])
 }
 
 /// EluGrad(gradients, outputs) = outputs < 0 ? gradients * (outputs + 1) : gradients:
 /// d/dgradients is EluGrad(ddx, outputs), d/doutputs is `ddx * gradients` where outputs < 0.
-fn elu_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn elu_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let ddx = grad(op, g, 0)?;
     let elu_x = input(op, 1)?;
     let zero = ops::zeros(s, &[], elu_x.dtype);
@@ -150,7 +132,7 @@ fn elu_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Outp
 }
 
 /// Softmax: `(dy - sum(dy * y, -1, keepdims)) * y`.
-fn softmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn softmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let dy = grad(op, g, 0)?;
     let y = output(op, 0)?;
     let sum = ops::sum(s, ops::mul(s, dy.clone(), y.clone()), ops::constant(s, -1i32), true);
@@ -158,7 +140,7 @@ fn softmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Outpu
 }
 
 /// LogSoftmax: `dy - sum(dy, -1, keepdims) * exp(y)`.
-fn log_softmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn log_softmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let dy = grad(op, g, 0)?;
     let softmax = ops::exp(s, output(op, 0)?);
     let sum = ops::sum(s, dy.clone(), ops::constant(s, -1i32), true);
@@ -195,7 +177,7 @@ fn xent_logits_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Output, Stat
 /// SoftmaxCrossEntropyWithLogits: logits as in [`xent_logits_grad`]; labels get
 /// `dloss[:, None] * -log_softmax(logits)` (TensorFlow ignores the backprop output's
 /// gradient for the labels).
-fn xent_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn xent_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let dlogits = xent_logits_grad(s, op, g)?;
     let neg_log_softmax = ops::neg(s, ops::log_softmax(s, input(op, 0)?));
     let dlabels = broadcast_mul(s, grad(op, g, 0)?, neg_log_softmax);
@@ -205,7 +187,7 @@ fn xent_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>
 /// SparseSoftmaxCrossEntropyWithLogits: logits as in [`xent_logits_grad`]; none for the
 /// integer labels. (TensorFlow 1.x wrapped the backprop in PreventGradient; current
 /// TensorFlow differentiates it to second order, as here.)
-fn sparse_xent_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn sparse_xent_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     Ok(vec![Some(xent_logits_grad(s, op, g)?), None])
 }
 

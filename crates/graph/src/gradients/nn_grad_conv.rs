@@ -5,24 +5,13 @@
 use ferroflow_core::{DataType, Status};
 
 use super::nn_grad::{copy_attrs, grad, input, output};
-use crate::gradients::{GradOp, GradRegistry};
+use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
 
 /// The attrs shared by Conv2D, Conv2DBackpropInput and Conv2DBackpropFilter.
 const CONV_ATTRS: [&str; 6] =
     ["strides", "padding", "explicit_paddings", "use_cudnn_on_gpu", "data_format", "dilations"];
-
-pub(super) fn register(r: &mut GradRegistry) {
-    r.add("Conv2D", conv2d_grad);
-    r.add("Conv2DBackpropInput", conv2d_backprop_input_grad);
-    r.add("Conv2DBackpropFilter", conv2d_backprop_filter_grad);
-    r.add("MaxPool", max_pool_grad);
-    r.add("MaxPoolGrad", max_pool_grad_grad);
-    r.add("MaxPoolGradGrad", max_pool_grad_grad_grad);
-    r.add("AvgPool", avg_pool_grad);
-    r.add("AvgPoolGrad", avg_pool_grad_grad);
-}
 
 /// A conv-family op with inputs `ins` and the forward node's conv attrs.
 fn conv_op(s: &Scope, op_type: &str, op: &GradOp, ins: [Output; 3]) -> Output {
@@ -40,7 +29,7 @@ fn conv(s: &Scope, op: &GradOp, x: Output, f: Output) -> Output {
 
 /// Conv2D(input, filter): `Conv2DBackpropInput(shape(input), filter, dy)` and
 /// `Conv2DBackpropFilter(input, shape(filter), dy)`, both shapes from one `ShapeN`.
-fn conv2d_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn conv2d_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let (x, f, dy) = (input(op, 0)?, input(op, 1)?, grad(op, g, 0)?);
     let shapes = ops::shape_n(s, vec![x.clone(), f.clone()], DataType::Int32);
     let [sx, sf] = <[Output; 2]>::try_from(shapes)
@@ -53,7 +42,7 @@ fn conv2d_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output
 /// Conv2DBackpropInput(input_sizes, filter, out_backprop) is linear in each of filter and
 /// out_backprop: `Conv2DBackpropFilter(ddx, shape(filter), out_backprop)` and
 /// `Conv2D(ddx, filter)`; none for the sizes.
-fn conv2d_backprop_input_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn conv2d_backprop_input_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let (f, dy, ddx) = (input(op, 1)?, input(op, 2)?, grad(op, g, 0)?);
     let sf = ops::shape(s, f.clone(), DataType::Int32);
     let df = conv_op(s, "Conv2DBackpropFilter", op, [ddx.clone(), sf, dy]);
@@ -63,7 +52,7 @@ fn conv2d_backprop_input_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Ve
 
 /// Conv2DBackpropFilter(input, filter_sizes, out_backprop):
 /// `Conv2DBackpropInput(shape(input), ddf, out_backprop)` and `Conv2D(input, ddf)`.
-fn conv2d_backprop_filter_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn conv2d_backprop_filter_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let (x, dy, ddf) = (input(op, 0)?, input(op, 2)?, grad(op, g, 0)?);
     let sx = ops::shape(s, x.clone(), DataType::Int32);
     let dx = conv_op(s, "Conv2DBackpropInput", op, [sx, ddf.clone(), dy]);
@@ -72,7 +61,7 @@ fn conv2d_backprop_filter_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<V
 }
 
 /// MaxPool: `MaxPoolGrad(input, output, dy)` routes each gradient to its window's maximum.
-fn max_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn max_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let b = s.op("MaxPoolGrad").input(input(op, 0)?).input(output(op, 0)?).input(grad(op, g, 0)?);
     let names = ["ksize", "strides", "padding", "explicit_paddings", "data_format"];
     Ok(vec![Some(copy_attrs(b, &op.node, &names).build().output(0))])
@@ -81,14 +70,14 @@ fn max_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Outp
 /// MaxPoolGrad(x, y, dy) is linear in `dy`; its adjoint picks the incoming gradient at each
 /// window's maximum: `MaxPoolGradGrad(x, y, g)`. `x` and `y` only select positions, so
 /// they get no gradient (TensorFlow returns zeros).
-fn max_pool_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn max_pool_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let b = s.op("MaxPoolGradGrad").input(input(op, 0)?).input(input(op, 1)?).input(grad(op, g, 0)?);
     let names = ["ksize", "strides", "padding", "data_format"];
     Ok(vec![None, None, Some(copy_attrs(b, &op.node, &names).build().output(0))])
 }
 
 /// MaxPoolGradGrad(x, y, g) is linear in `g`, with adjoint `MaxPoolGrad(x, y, dy)`.
-fn max_pool_grad_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn max_pool_grad_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let b = s.op("MaxPoolGrad").input(input(op, 0)?).input(input(op, 1)?).input(grad(op, g, 0)?);
     let names = ["ksize", "strides", "padding", "data_format"];
     Ok(vec![None, None, Some(copy_attrs(b, &op.node, &names).build().output(0))])
@@ -97,14 +86,14 @@ fn max_pool_grad_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<O
 const AVG_POOL_ATTRS: [&str; 4] = ["ksize", "strides", "padding", "data_format"];
 
 /// AvgPool: `AvgPoolGrad(shape(input), dy)`.
-fn avg_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn avg_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let shape = ops::shape(s, input(op, 0)?, DataType::Int32);
     let b = s.op("AvgPoolGrad").input(shape).input(grad(op, g, 0)?);
     Ok(vec![Some(copy_attrs(b, &op.node, &AVG_POOL_ATTRS).build().output(0))])
 }
 
 /// AvgPoolGrad is linear in `grad` with adjoint AvgPool; none for the shape input.
-fn avg_pool_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn avg_pool_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let b = s.op("AvgPool").input(grad(op, g, 0)?);
     Ok(vec![None, Some(copy_attrs(b, &op.node, &AVG_POOL_ATTRS).build().output(0))])
 }

@@ -3,14 +3,9 @@
 use ferroflow_core::{attr, DataType, NodeAttrs, Status};
 
 use super::nn_grad::{grad, input, slice_1d};
-use crate::gradients::{GradOp, GradRegistry};
+use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
-
-pub(super) fn register(r: &mut GradRegistry) {
-    r.add("MatMul", matmul_grad);
-    r.add("BatchMatMulV2", batch_matmul_grad);
-}
 
 /// Which operand of the forward product a gradient product is for (sets TensorFlow's
 /// `grad_a`/`grad_b` hint attrs).
@@ -33,7 +28,7 @@ fn mm(s: &Scope, a: Output, b: Output, ta: bool, tb: bool, f: For) -> Output {
 }
 
 /// MatMul: for `C = op(A) · op(B)` the four transpose cases of TensorFlow's `_MatMulGrad`.
-fn matmul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn matmul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let (ta, tb) = (op.node.attr_bool("transpose_a")?, op.node.attr_bool("transpose_b")?);
     let (a, b, dc) = (input(op, 0)?, input(op, 1)?, grad(op, g, 0)?);
     let (da, db) = match (ta, tb) {
@@ -66,7 +61,7 @@ fn matmul(s: &Scope, a: Output, b: Output, adj_a: bool, adj_b: bool, f: For) -> 
 /// BatchMatMulV2: the MatMul formulas on the (broadcast) batch, then each gradient summed
 /// over the batch dims its operand was broadcast along and reshaped to the operand's shape
 /// (skipped when the static shapes show no batch broadcasting).
-fn batch_matmul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn batch_matmul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let (adj_x, adj_y) = (op.node.attr_bool("adj_x")?, op.node.attr_bool("adj_y")?);
     let (x, y, dz) = (input(op, 0)?, input(op, 1)?, grad(op, g, 0)?);
     let (xc, yc) = (x.clone(), y.clone());

@@ -87,11 +87,7 @@ fn build() -> GradRegistry {
         Ok(vec![Some(c.try_build()?.output(0))])
     });
     crate::ops::register_gradients(&mut r);
-    super::array_grad::register(&mut r);
-    super::math_grad::register(&mut r);
-    super::nn_grad::register(&mut r);
-    super::tensor_array_grad::register(&mut r);
-    super::control_flow_grad::register(&mut r);
+    super::table::register(&mut r);
     r
 }
 

@@ -9,7 +9,7 @@
 use ferroflow_core::{NodeAttrs, Status};
 
 use super::array_grad::Grads;
-use crate::gradients::{GradOp, GradRegistry};
+use crate::gradients::GradOp;
 use crate::scope::{Output, Scope};
 use crate::tensor_array::TensorArray;
 
@@ -37,35 +37,35 @@ fn input(op: &GradOp, i: usize) -> Result<Output, Status> {
     op.inputs.get(i).cloned().ok_or_else(|| Status::internal(format!("{} has no input {i}", op.node.op)))
 }
 
-fn read_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn read_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let ta = forward(op, "dtype")?;
     let ga = ta.grad(s, &source(s), ta.flow.clone());
     let w = ga.write(s, input(op, 1)?, g[0].clone());
     Ok(vec![None, None, Some(w.flow)])
 }
 
-fn write_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn write_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let ta = forward(op, "T")?;
     let ga = ta.grad(s, &source(s), g[0].clone());
     let v = ga.read(s, input(op, 1)?);
     Ok(vec![None, None, Some(v), Some(g[0].clone())])
 }
 
-fn gather_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn gather_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let ta = forward(op, "dtype")?;
     let ga = ta.grad(s, &source(s), ta.flow.clone());
     let w = ga.scatter(s, input(op, 1)?, g[0].clone());
     Ok(vec![None, None, Some(w.flow)])
 }
 
-fn scatter_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn scatter_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let ta = forward(op, "T")?;
     let ga = ta.grad(s, &source(s), g[0].clone());
     let v = ga.gather(s, input(op, 1)?);
     Ok(vec![None, None, Some(v), Some(g[0].clone())])
 }
 
-fn concat_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn concat_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let ta = forward(op, "dtype")?;
     let lengths = op.outputs.get(1).cloned().ok_or_else(|| Status::internal("TensorArrayConcatV3 without lengths"))?;
     let ga = ta.grad(s, &source(s), ta.flow.clone());
@@ -73,30 +73,9 @@ fn concat_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     Ok(vec![None, Some(w.flow)])
 }
 
-fn split_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+pub(super) fn split_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let ta = forward(op, "T")?;
     let ga = ta.grad(s, &source(s), g[0].clone());
     let (v, _) = ga.concat(s);
     Ok(vec![None, Some(v), None, Some(g[0].clone())])
-}
-
-/// Registers this family's gradient functions.
-pub(crate) fn register(r: &mut GradRegistry) {
-    r.no_gradient(&[
-        "TensorArrayV3",
-        "TensorArrayGradV3",
-        "TensorArrayGradWithShape",
-        "TensorArraySizeV3",
-        "TensorArrayCloseV3",
-        "StackV2",
-        "StackPushV2",
-        "StackPopV2",
-        "StackCloseV2",
-    ]);
-    r.add("TensorArrayReadV3", read_grad);
-    r.add("TensorArrayWriteV3", write_grad);
-    r.add("TensorArrayGatherV3", gather_grad);
-    r.add("TensorArrayScatterV3", scatter_grad);
-    r.add("TensorArrayConcatV3", concat_grad);
-    r.add("TensorArraySplitV3", split_grad);
 }

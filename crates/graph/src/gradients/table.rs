@@ -1,0 +1,178 @@
+//! Which function is each op's gradient, in one list: the ops this crate differentiates, and the
+//! ops marked not differentiable (a gradient stops there, as `tf.no_gradient` does).
+
+use super::registry::GradRegistry;
+use super::{
+    array_grad as array, array_grad_gather as gather, array_grad_slice as slice, array_grad_sparse as sparse,
+    control_flow_grad as control_flow, math_grad_binary as binary, math_grad_reduce as reduce,
+    math_grad_unary as unary, nn_grad as nn, nn_grad_conv as conv, nn_grad_matmul as matmul,
+    tensor_array_grad as tensor_array,
+};
+
+/// Registers every family's gradient functions.
+pub(super) fn register(r: &mut GradRegistry) {
+    // Shapes, copies, concatenation and packing. (array_grad.rs)
+    r.no_gradient(&[
+        "Shape",
+        "ShapeN",
+        "Size",
+        "Rank",
+        "ZerosLike",
+        "OnesLike",
+        "OneHot",
+        "Range",
+        "InvertPermutation",
+        "ConcatOffset",
+        "RandomUniform",
+        "RandomStandardNormal",
+        "TruncatedNormal",
+        "RandomUniformInt",
+        "RandomShuffle",
+        "AssignVariableOp",
+        "AssignAddVariableOp",
+        "AssignSubVariableOp",
+        "DestroyResourceOp",
+        "Assign",
+        "AssignAdd",
+        "AssignSub",
+    ]);
+    r.no_gradient(&array::APPLY_OPS);
+    r.add("Reshape", array::reshape_to_input_grad);
+    r.add("ExpandDims", array::reshape_to_input_grad);
+    r.add("Squeeze", array::reshape_to_input_grad);
+    r.add("Snapshot", |_, _, g| Ok(vec![Some(g[0].clone())]));
+    r.add("PreventGradient", array::prevent_gradient_grad);
+    r.add("Transpose", array::transpose_grad);
+    r.add("ConcatV2", array::concat_grad);
+    r.add("Pack", array::pack_grad);
+    r.add("Unpack", array::unpack_grad);
+    r.add("Fill", array::fill_grad);
+    // Slicing, padding and tiling. (array_grad_slice.rs)
+    r.add("Slice", slice::slice_grad);
+    r.add("StridedSlice", slice::strided_slice_grad);
+    r.add("StridedSliceGrad", slice::strided_slice_grad_grad);
+    r.add("Pad", slice::pad_grad);
+    r.add("PadV2", slice::pad_grad);
+    r.add("Tile", slice::tile_grad);
+    r.add("BroadcastTo", slice::broadcast_to_grad);
+    // Gathers. (array_grad_gather.rs)
+    r.add("Gather", gather::gather_grad);
+    r.add("GatherV2", gather::gather_v2_grad);
+    // Sparse reads and stitches. (array_grad_sparse.rs)
+    r.add("ResourceGather", sparse::resource_gather_grad);
+    r.add("DynamicStitch", sparse::stitch_grad);
+    r.add("ParallelDynamicStitch", sparse::stitch_grad);
+    // Comparisons, logic and rounding: not differentiable. (math_grad.rs)
+    r.no_gradient(&[
+        "Greater",
+        "GreaterEqual",
+        "Less",
+        "LessEqual",
+        "Equal",
+        "NotEqual",
+        "LogicalAnd",
+        "LogicalOr",
+        "LogicalNot",
+        "ArgMax",
+        "ArgMin",
+        "BroadcastGradientArgs",
+        "Floor",
+        "Ceil",
+        "Round",
+        "FloorDiv",
+    ]);
+    // Binary and n-ary arithmetic. (math_grad_binary.rs)
+    r.add("Add", binary::add_grad);
+    r.add("AddV2", binary::add_grad);
+    r.add("Sub", binary::sub_grad);
+    r.add("Mul", binary::mul_grad);
+    r.add("Div", binary::div_grad);
+    r.add("RealDiv", binary::real_div_grad);
+    r.add("DivNoNan", binary::div_no_nan_grad);
+    r.add("FloorMod", binary::floor_mod_grad);
+    r.add("Pow", binary::pow_grad);
+    r.add("Maximum", binary::maximum_grad);
+    r.add("Minimum", binary::minimum_grad);
+    r.add("SquaredDifference", binary::squared_difference_grad);
+    r.add("AddN", binary::add_n_grad);
+    r.add("Select", binary::select_grad);
+    r.add("SelectV2", binary::select_v2_grad);
+    // Unary math. (math_grad_unary.rs)
+    r.add("Neg", unary::neg_grad);
+    r.add("Abs", unary::abs_grad);
+    r.add("Sign", unary::sign_grad);
+    r.add("Reciprocal", unary::reciprocal_grad);
+    r.add("Inv", unary::reciprocal_grad);
+    r.add("Square", unary::square_grad);
+    r.add("Sqrt", unary::sqrt_grad);
+    r.add("Rsqrt", unary::rsqrt_grad);
+    r.add("Exp", unary::exp_grad);
+    r.add("Log", unary::log_grad);
+    r.add("Log1p", unary::log1p_grad);
+    r.add("Tanh", unary::tanh_grad);
+    r.add("Sigmoid", unary::sigmoid_grad);
+    r.add("TanhGrad", unary::tanh_grad_grad);
+    r.add("SigmoidGrad", unary::sigmoid_grad_grad);
+    r.add("SqrtGrad", unary::sqrt_grad_grad);
+    r.add("RsqrtGrad", unary::rsqrt_grad_grad);
+    r.add("ReciprocalGrad", unary::reciprocal_grad_grad);
+    r.add("InvGrad", unary::reciprocal_grad_grad);
+    r.add("Cast", unary::cast_grad);
+    // Reductions. (math_grad_reduce.rs)
+    r.add("Sum", reduce::sum_grad);
+    r.add("Mean", reduce::mean_grad);
+    r.add("Max", reduce::min_or_max_grad);
+    r.add("Min", reduce::min_or_max_grad);
+    r.add("Prod", reduce::prod_grad);
+    // Bias, activations, softmax and cross-entropy. (nn_grad.rs)
+    r.add("BiasAdd", nn::bias_add_grad);
+    r.add("BiasAddGrad", nn::bias_add_grad_grad);
+    r.add("Relu", nn::relu_grad);
+    r.add("Relu6", nn::relu6_grad);
+    r.add("Elu", nn::elu_grad);
+    r.add("ReluGrad", nn::relu_grad_grad);
+    r.add("Relu6Grad", nn::relu6_grad_grad);
+    r.add("EluGrad", nn::elu_grad_grad);
+    r.add("Softmax", nn::softmax_grad);
+    r.add("LogSoftmax", nn::log_softmax_grad);
+    r.add("SoftmaxCrossEntropyWithLogits", nn::xent_grad);
+    r.add("SparseSoftmaxCrossEntropyWithLogits", nn::sparse_xent_grad);
+    // Matrix products. (nn_grad_matmul.rs)
+    r.add("MatMul", matmul::matmul_grad);
+    r.add("BatchMatMulV2", matmul::batch_matmul_grad);
+    // Convolutions and pooling. (nn_grad_conv.rs)
+    r.add("Conv2D", conv::conv2d_grad);
+    r.add("Conv2DBackpropInput", conv::conv2d_backprop_input_grad);
+    r.add("Conv2DBackpropFilter", conv::conv2d_backprop_filter_grad);
+    r.add("MaxPool", conv::max_pool_grad);
+    r.add("MaxPoolGrad", conv::max_pool_grad_grad);
+    r.add("MaxPoolGradGrad", conv::max_pool_grad_grad_grad);
+    r.add("AvgPool", conv::avg_pool_grad);
+    r.add("AvgPoolGrad", conv::avg_pool_grad_grad);
+    // TensorArrays and stacks. (tensor_array_grad.rs)
+    r.no_gradient(&[
+        "TensorArrayV3",
+        "TensorArrayGradV3",
+        "TensorArrayGradWithShape",
+        "TensorArraySizeV3",
+        "TensorArrayCloseV3",
+        "StackV2",
+        "StackPushV2",
+        "StackPopV2",
+        "StackCloseV2",
+    ]);
+    r.add("TensorArrayReadV3", tensor_array::read_grad);
+    r.add("TensorArrayWriteV3", tensor_array::write_grad);
+    r.add("TensorArrayGatherV3", tensor_array::gather_grad);
+    r.add("TensorArrayScatterV3", tensor_array::scatter_grad);
+    r.add("TensorArrayConcatV3", tensor_array::concat_grad);
+    r.add("TensorArraySplitV3", tensor_array::split_grad);
+    // TF 1.x control flow. (control_flow_grad.rs)
+    r.add("Switch", control_flow::switch_grad);
+    r.add("RefSwitch", control_flow::switch_grad);
+    r.add("Merge", control_flow::merge_grad);
+    r.add("RefMerge", control_flow::merge_grad);
+    for op in ["Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration"] {
+        r.add(op, control_flow::loop_grad);
+    }
+}
