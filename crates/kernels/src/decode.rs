@@ -135,16 +135,13 @@ impl OpKernel for StringLength {
             .collect();
         ctx.set_output(0, Tensor::new(t.shape().clone(), n)?)
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("DecodeRaw", |n: &NodeDef| {
         Ok(Box::new(DecodeRaw { out: n.attr_type("out_type")?, little: n.attr_bool("little_endian").unwrap_or(true) }))
     });
-    r.add("StringLength", |n: &NodeDef| {
+    r.add_cheap("StringLength", |n: &NodeDef| {
         Ok(Box::new(StringLength { utf8: n.attr_string("unit").unwrap_or_default() == "UTF8_CHAR" }))
     });
 }

@@ -6,28 +6,44 @@ use std::sync::OnceLock;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::Status;
 
-use crate::OpKernel;
+use crate::{DoneCallback, OpContext, OpKernel};
 
 /// Builds a kernel from a node whose attrs already include the op's defaults.
 pub type KernelFactory = fn(&NodeDef) -> Result<Box<dyn OpKernel>, Status>;
 
-/// Op name → kernel factory.
+/// Op name → kernel factory, and whether the op's kernels are cheap.
 #[derive(Default)]
 pub struct KernelRegistry {
-    factories: HashMap<&'static str, KernelFactory>,
+    factories: HashMap<&'static str, (KernelFactory, bool)>,
 }
 
 impl KernelRegistry {
     /// Registers a factory; registering an op twice is a bug in ferroflow.
     pub fn add(&mut self, op: &'static str, f: KernelFactory) {
-        if self.factories.insert(op, f).is_some() {
+        self.insert(op, f, false);
+    }
+
+    /// Registers a factory whose kernels are cheap (bookkeeping: handles, shapes, plumbing,
+    /// control flow): [`create_kernel`] makes them report [`OpKernel::is_expensive`] false,
+    /// so the executor runs them inline instead of handing them to the compute pool.
+    pub fn add_cheap(&mut self, op: &'static str, f: KernelFactory) {
+        self.insert(op, f, true);
+    }
+
+    fn insert(&mut self, op: &'static str, f: KernelFactory, cheap: bool) {
+        if self.factories.insert(op, (f, cheap)).is_some() {
             panic!("kernel for op {op} registered twice");
         }
     }
 
     /// The factory for an op.
     pub fn get(&self, op: &str) -> Option<KernelFactory> {
-        self.factories.get(op).copied()
+        self.factories.get(op).map(|&(f, _)| f)
+    }
+
+    /// Whether `op` was registered with [`KernelRegistry::add_cheap`].
+    pub fn is_cheap(&self, op: &str) -> bool {
+        self.factories.get(op).is_some_and(|&(_, cheap)| cheap)
     }
 
     /// Registered op names, sorted.
@@ -72,11 +88,64 @@ pub fn create_kernel(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
             node.op, node.name
         ))
     })?;
-    f(node).map_err(|e| {
+    let k = f(node).map_err(|e| {
         if e.message.contains(&node.name) {
             e
         } else {
             e.context(format!("node '{}' (op {})", node.name, node.op))
         }
-    })
+    })?;
+    Ok(if registry().is_cheap(&node.op) { Box::new(Cheap(k)) } else { k })
+}
+
+/// A kernel of an op registered as cheap: the same kernel, run inline by the executor.
+struct Cheap(Box<dyn OpKernel>);
+
+impl OpKernel for Cheap {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        self.0.compute(ctx)
+    }
+
+    fn is_async(&self) -> bool {
+        self.0.is_async()
+    }
+
+    fn compute_async(&self, ctx: OpContext, done: DoneCallback) {
+        self.0.compute_async(ctx, done)
+    }
+
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, DataType};
+
+    use super::*;
+    use crate::testutil::node;
+
+    #[test]
+    fn ops_registered_as_cheap_run_inline_and_keep_their_kind() {
+        let r = registry();
+        assert!(r.is_cheap("NoOp") && r.is_cheap("_Recv") && r.is_cheap("StackPushV2"));
+        assert!(!r.is_cheap("MatMul") && !r.is_cheap("NoSuchOp"));
+        let no_op = create_kernel(&node("NoOp", &[])).unwrap();
+        assert!(!no_op.is_expensive() && !no_op.is_async());
+        let recv = node(
+            "_Recv",
+            &[
+                ("tensor_type", attr::ty(DataType::Float)),
+                ("tensor_name", attr::string("x")),
+                ("send_device", attr::string("/job:a/replica:0/task:0/device:CPU:0")),
+                ("send_device_incarnation", attr::int(1)),
+                ("recv_device", attr::string("/job:a/replica:0/task:0/device:CPU:0")),
+            ],
+        );
+        let recv = create_kernel(&recv).unwrap();
+        assert!(!recv.is_expensive() && recv.is_async());
+        let add = node("AddV2", &[("T", attr::ty(DataType::Float))]);
+        assert!(create_kernel(&add).unwrap().is_expensive());
+    }
 }

@@ -21,9 +21,6 @@ impl OpKernel for ShapeK {
         }
         Ok(())
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 fn shape_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
@@ -44,9 +41,6 @@ impl OpKernel for SizeK {
             _ => Tensor::scalar(n),
         };
         ctx.set_output(0, t)
-    }
-    fn is_expensive(&self) -> bool {
-        false
     }
 }
 
@@ -171,9 +165,6 @@ impl OpKernel for Squeeze {
             .collect();
         ctx.set_output(0, x.reshape(dims)?)
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 fn squeeze_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
@@ -181,13 +172,13 @@ fn squeeze_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("Shape", shape_factory);
-    r.add("ShapeN", shape_factory);
-    r.add("Size", size_factory);
+    r.add_cheap("Shape", shape_factory);
+    r.add_cheap("ShapeN", shape_factory);
+    r.add_cheap("Size", size_factory);
     r.add("Rank", |_| Ok(FnKernel::cheap(rank)));
     r.add("Reshape", |_| Ok(FnKernel::cheap(reshape)));
     r.add("ExpandDims", |_| Ok(FnKernel::cheap(expand_dims)));
-    r.add("Squeeze", squeeze_factory);
+    r.add_cheap("Squeeze", squeeze_factory);
 }
 
 #[cfg(test)]

@@ -56,9 +56,6 @@ impl OpKernel for Create {
         let (c, n) = (self.container.clone(), self.name.clone());
         set_handle_output(ctx, &c, &n, ACCUMULATOR_TYPE_NAME, self.as_ref)
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 fn create(n: &NodeDef, as_ref: bool, kind: AccumulatorKind) -> Result<Box<dyn OpKernel>, Status> {
@@ -190,9 +187,6 @@ impl OpKernel for NumAccumulated {
         let acc = accumulator(ctx)?;
         ctx.set_output(0, Tensor::scalar(acc.num_accumulated()))
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 struct SetGlobalStep;
@@ -203,16 +197,13 @@ impl OpKernel for SetGlobalStep {
         acc.set_global_step(int64_scalar(ctx, 1, "new_global_step")?);
         Ok(())
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
     use AccumulatorKind::{Dense, Sparse};
-    r.add("ConditionalAccumulator", |n| create(n, true, Dense));
-    r.add("ResourceConditionalAccumulator", |n| create(n, false, Dense));
-    r.add("SparseConditionalAccumulator", |n| create(n, true, Sparse));
+    r.add_cheap("ConditionalAccumulator", |n| create(n, true, Dense));
+    r.add_cheap("ResourceConditionalAccumulator", |n| create(n, false, Dense));
+    r.add_cheap("SparseConditionalAccumulator", |n| create(n, true, Sparse));
     for op in ["AccumulatorApplyGradient", "ResourceAccumulatorApplyGradient"] {
         r.add(op, |n| Ok(Box::new(ApplyGradient { dtype: n.attr_type("dtype")? })));
     }
@@ -229,9 +220,9 @@ pub(crate) fn register(r: &mut KernelRegistry) {
         Ok(Box::new(TakeGradient { dtype: n.attr_type("dtype")?, kind: Sparse }))
     });
     for op in ["AccumulatorNumAccumulated", "ResourceAccumulatorNumAccumulated"] {
-        r.add(op, |_| Ok(Box::new(NumAccumulated)));
+        r.add_cheap(op, |_| Ok(Box::new(NumAccumulated)));
     }
     for op in ["AccumulatorSetGlobalStep", "ResourceAccumulatorSetGlobalStep"] {
-        r.add(op, |_| Ok(Box::new(SetGlobalStep)));
+        r.add_cheap(op, |_| Ok(Box::new(SetGlobalStep)));
     }
 }

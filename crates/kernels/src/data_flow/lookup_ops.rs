@@ -121,9 +121,6 @@ impl OpKernel for Create {
         let (c, n) = (self.container.clone(), self.name.clone());
         set_handle_output(ctx, &c, &n, TYPE_NAME, self.as_ref)
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 fn create(n: &NodeDef, kind: &'static str, as_ref: bool) -> Result<Box<dyn OpKernel>, Status> {
@@ -211,9 +208,6 @@ impl OpKernel for Size {
         let n = table(ctx)?.size();
         ctx.set_output(0, Tensor::scalar(n as i64))
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 struct Export {
@@ -243,14 +237,14 @@ impl OpKernel for Init {
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("HashTableV2", |n| create(n, "HashTable", false));
-    r.add("HashTable", |n| create(n, "HashTable", true));
-    r.add("MutableHashTableV2", |n| create(n, "MutableHashTable", false));
-    r.add("MutableHashTable", |n| create(n, "MutableHashTable", true));
-    r.add("MutableHashTableOfTensorsV2", |n| create(n, "MutableHashTableOfTensors", false));
-    r.add("MutableHashTableOfTensors", |n| create(n, "MutableHashTableOfTensors", true));
-    r.add("MutableDenseHashTableV2", |n| create(n, "MutableDenseHashTable", false));
-    r.add("MutableDenseHashTable", |n| create(n, "MutableDenseHashTable", true));
+    r.add_cheap("HashTableV2", |n| create(n, "HashTable", false));
+    r.add_cheap("HashTable", |n| create(n, "HashTable", true));
+    r.add_cheap("MutableHashTableV2", |n| create(n, "MutableHashTable", false));
+    r.add_cheap("MutableHashTable", |n| create(n, "MutableHashTable", true));
+    r.add_cheap("MutableHashTableOfTensorsV2", |n| create(n, "MutableHashTableOfTensors", false));
+    r.add_cheap("MutableHashTableOfTensors", |n| create(n, "MutableHashTableOfTensors", true));
+    r.add_cheap("MutableDenseHashTableV2", |n| create(n, "MutableDenseHashTable", false));
+    r.add_cheap("MutableDenseHashTable", |n| create(n, "MutableDenseHashTable", true));
     for op in ["LookupTableFindV2", "LookupTableFind"] {
         r.add(op, |_| Ok(Box::new(Find)));
     }
@@ -262,7 +256,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     }
     r.add("LookupTableRemoveV2", |_| Ok(Box::new(Remove)));
     for op in ["LookupTableSizeV2", "LookupTableSize"] {
-        r.add(op, |_| Ok(Box::new(Size)));
+        r.add_cheap(op, |_| Ok(Box::new(Size)));
     }
     for op in ["LookupTableExportV2", "LookupTableExport"] {
         r.add(op, |n| Ok(Box::new(Export { key_dtype: n.attr_type("Tkeys")?, value_dtype: n.attr_type("Tvalues")? })));

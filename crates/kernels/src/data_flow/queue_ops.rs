@@ -55,9 +55,6 @@ impl OpKernel for Create {
         let (c, n) = (self.container.clone(), self.name.clone());
         set_handle_output(ctx, &c, &n, QUEUE_TYPE_NAME, self.as_ref)
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 fn create(n: &NodeDef, as_ref: bool) -> Result<Box<dyn OpKernel>, Status> {
@@ -157,9 +154,6 @@ impl OpKernel for Close {
         queue(ctx)?.close(self.cancel_pending_enqueues);
         Ok(())
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 struct Size;
@@ -168,9 +162,6 @@ impl OpKernel for Size {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let n = queue(ctx)?.size();
         ctx.set_output(0, Tensor::scalar(i32::try_from(n).unwrap_or(i32::MAX)))
-    }
-    fn is_expensive(&self) -> bool {
-        false
     }
 }
 
@@ -183,8 +174,8 @@ fn dequeue(n: &NodeDef, many: bool) -> Result<Box<dyn OpKernel>, Status> {
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("FIFOQueueV2", |n| create(n, false));
-    r.add("FIFOQueue", |n| create(n, true));
+    r.add_cheap("FIFOQueueV2", |n| create(n, false));
+    r.add_cheap("FIFOQueue", |n| create(n, true));
     for op in ["QueueEnqueueV2", "QueueEnqueue"] {
         r.add(op, |n| enqueue(n, false));
     }
@@ -198,9 +189,9 @@ pub(crate) fn register(r: &mut KernelRegistry) {
         r.add(op, |n| dequeue(n, true));
     }
     for op in ["QueueCloseV2", "QueueClose"] {
-        r.add(op, |n| Ok(Box::new(Close { cancel_pending_enqueues: n.attr_bool("cancel_pending_enqueues")? })));
+        r.add_cheap(op, |n| Ok(Box::new(Close { cancel_pending_enqueues: n.attr_bool("cancel_pending_enqueues")? })));
     }
     for op in ["QueueSizeV2", "QueueSize"] {
-        r.add(op, |_| Ok(Box::new(Size)));
+        r.add_cheap(op, |_| Ok(Box::new(Size)));
     }
 }

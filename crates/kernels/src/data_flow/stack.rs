@@ -65,9 +65,6 @@ impl OpKernel for Create {
         };
         ctx.set_output(0, Tensor::scalar(h))
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 struct Push;
@@ -98,9 +95,6 @@ impl OpKernel for Push {
         }
         ctx.set_output(0, v)
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 struct Pop;
@@ -120,9 +114,6 @@ impl OpKernel for Pop {
             None => Err(ctx.error(format!("Stack[{}] is empty.", s.name))),
         }
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 struct Close;
@@ -135,9 +126,6 @@ impl OpKernel for Close {
         g.1.clear();
         Ok(())
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 fn create(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
@@ -149,8 +137,8 @@ fn create(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("StackV2", create);
-    r.add("StackPushV2", |_| Ok(Box::new(Push)));
-    r.add("StackPopV2", |_| Ok(Box::new(Pop)));
-    r.add("StackCloseV2", |_| Ok(Box::new(Close)));
+    r.add_cheap("StackV2", create);
+    r.add_cheap("StackPushV2", |_| Ok(Box::new(Push)));
+    r.add_cheap("StackPopV2", |_| Ok(Box::new(Pop)));
+    r.add_cheap("StackCloseV2", |_| Ok(Box::new(Close)));
 }

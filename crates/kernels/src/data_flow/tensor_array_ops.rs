@@ -104,9 +104,6 @@ impl OpKernel for Create {
         set_handle(ctx, &name)?;
         ctx.set_output(1, Tensor::scalar(0f32))
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 fn create(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
@@ -150,9 +147,6 @@ impl OpKernel for Grad {
         set_handle(ctx, &name)?;
         pass_flow(ctx, 1, 1)
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 struct Write {
@@ -191,9 +185,6 @@ impl OpKernel for Size {
         let n = array(ctx)?.size().map_err(|e| node_err(ctx, e))?;
         ctx.set_output(0, Tensor::scalar(i32::try_from(n).unwrap_or(i32::MAX)))
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 struct Close;
@@ -203,18 +194,17 @@ impl OpKernel for Close {
         array(ctx)?.close();
         Ok(())
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("TensorArrayV3", create);
-    r.add("TensorArrayGradV3", |n| Ok(Box::new(Grad { source: n.attr_string("source")?, with_shape: false })));
-    r.add("TensorArrayGradWithShape", |n| Ok(Box::new(Grad { source: n.attr_string("source")?, with_shape: true })));
+    r.add_cheap("TensorArrayV3", create);
+    r.add_cheap("TensorArrayGradV3", |n| Ok(Box::new(Grad { source: n.attr_string("source")?, with_shape: false })));
+    r.add_cheap("TensorArrayGradWithShape", |n| {
+        Ok(Box::new(Grad { source: n.attr_string("source")?, with_shape: true }))
+    });
     r.add("TensorArrayWriteV3", |n| Ok(Box::new(Write { dtype: n.attr_type("T")? })));
     r.add("TensorArrayReadV3", |n| Ok(Box::new(Read { dtype: n.attr_type("dtype")? })));
-    r.add("TensorArraySizeV3", |_| Ok(Box::new(Size)));
-    r.add("TensorArrayCloseV3", |_| Ok(Box::new(Close)));
+    r.add_cheap("TensorArraySizeV3", |_| Ok(Box::new(Size)));
+    r.add_cheap("TensorArrayCloseV3", |_| Ok(Box::new(Close)));
     super::tensor_array_bulk::register(r);
 }

@@ -21,9 +21,6 @@ impl OpKernel for Switch {
         ctx.set_output_value(taken as usize, data)?;
         ctx.set_output_dead(!taken as usize)
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 /// Forwards input 0 as it is (a reference stays a reference).
@@ -33,9 +30,6 @@ impl OpKernel for ForwardValue {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let v = ctx.input_value(0)?.clone();
         ctx.set_output_value(0, v)
-    }
-    fn is_expensive(&self) -> bool {
-        false
     }
 }
 
@@ -49,20 +43,17 @@ impl OpKernel for Merge {
         ctx.set_output_value(0, v)?;
         ctx.set_output(1, Tensor::scalar(0i32))
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("Switch", |_| Ok(Box::new(Switch)));
-    r.add("RefSwitch", |_| Ok(Box::new(Switch)));
-    r.add("Merge", |_| Ok(Box::new(Merge)));
-    r.add("RefMerge", |_| Ok(Box::new(Merge)));
+    r.add_cheap("Switch", |_| Ok(Box::new(Switch)));
+    r.add_cheap("RefSwitch", |_| Ok(Box::new(Switch)));
+    r.add_cheap("Merge", |_| Ok(Box::new(Merge)));
+    r.add_cheap("RefMerge", |_| Ok(Box::new(Merge)));
     for op in ["Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond"] {
-        r.add(op, |_| Ok(Box::new(ForwardValue)));
+        r.add_cheap(op, |_| Ok(Box::new(ForwardValue)));
     }
-    r.add("ControlTrigger", |_| Ok(Box::new(super::plumbing::NoOp)));
+    r.add_cheap("ControlTrigger", |_| Ok(Box::new(super::plumbing::NoOp)));
 }
 
 #[cfg(test)]

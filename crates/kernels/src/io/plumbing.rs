@@ -15,9 +15,6 @@ impl OpKernel for Const {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         ctx.set_output(0, self.value.clone())
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 fn const_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
@@ -40,9 +37,6 @@ struct Placeholder {
 impl OpKernel for Placeholder {
     fn compute(&self, _ctx: &mut OpContext) -> Result<(), Status> {
         Err(Status::invalid_argument(self.message.clone()))
-    }
-    fn is_expensive(&self) -> bool {
-        false
     }
 }
 
@@ -93,9 +87,6 @@ impl OpKernel for Forward {
         }
         Ok(())
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 /// Does nothing (`NoOp`, and `ControlTrigger`, which the executor runs even when dead).
@@ -105,20 +96,17 @@ impl OpKernel for NoOp {
     fn compute(&self, _ctx: &mut OpContext) -> Result<(), Status> {
         Ok(())
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("Const", const_factory);
-    r.add("Placeholder", placeholder_factory);
-    r.add("PlaceholderV2", placeholder_factory);
+    r.add_cheap("Const", const_factory);
+    r.add_cheap("Placeholder", placeholder_factory);
+    r.add_cheap("PlaceholderV2", placeholder_factory);
     for op in ["Identity", "IdentityN", "StopGradient", "PreventGradient", "PlaceholderWithDefault"] {
-        r.add(op, |_| Ok(Box::new(Forward { alias_refs: true })));
+        r.add_cheap(op, |_| Ok(Box::new(Forward { alias_refs: true })));
     }
-    r.add("Snapshot", |_| Ok(Box::new(Forward { alias_refs: false })));
-    r.add("NoOp", |_| Ok(Box::new(NoOp)));
+    r.add_cheap("Snapshot", |_| Ok(Box::new(Forward { alias_refs: false })));
+    r.add_cheap("NoOp", |_| Ok(Box::new(NoOp)));
 }
 
 #[cfg(test)]

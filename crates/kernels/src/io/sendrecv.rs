@@ -23,9 +23,6 @@ impl OpKernel for Send {
         let t = ctx.take_input(0)?;
         ctx.step().rendezvous.send(&key_in_frame(&self.key, ctx.frame_iter()), t, false)
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 struct Recv {
@@ -34,9 +31,6 @@ struct Recv {
 }
 
 impl AsyncOpKernel for Recv {
-    fn is_expensive(&self) -> bool {
-        false
-    }
     fn start(&self, mut ctx: OpContext, done: DoneCallback) {
         let rv = ctx.step().rendezvous.clone();
         let dtype = self.dtype;
@@ -72,8 +66,8 @@ pub fn send_dead(node: &NodeDef, step: &crate::StepCtx, frame_iter: (u64, u64)) 
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("_Send", |n| Ok(Box::new(Send { key: key_of(n)? })));
-    r.add("_HostSend", |n| Ok(Box::new(Send { key: key_of(n)? })));
-    r.add("_Recv", |n| Ok(Box::new(Recv { key: key_of(n)?, dtype: n.attr_type("tensor_type")? })));
-    r.add("_HostRecv", |n| Ok(Box::new(Recv { key: key_of(n)?, dtype: n.attr_type("tensor_type")? })));
+    r.add_cheap("_Send", |n| Ok(Box::new(Send { key: key_of(n)? })));
+    r.add_cheap("_HostSend", |n| Ok(Box::new(Send { key: key_of(n)? })));
+    r.add_cheap("_Recv", |n| Ok(Box::new(Recv { key: key_of(n)?, dtype: n.attr_type("tensor_type")? })));
+    r.add_cheap("_HostRecv", |n| Ok(Box::new(Recv { key: key_of(n)?, dtype: n.attr_type("tensor_type")? })));
 }

@@ -58,10 +58,6 @@ impl OpKernel for BroadcastGradientArgs {
         }
         Ok(())
     }
-
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
@@ -70,7 +66,7 @@ fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
 
 /// Registers BroadcastGradientArgs.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("BroadcastGradientArgs", make);
+    r.add_cheap("BroadcastGradientArgs", make);
 }
 
 #[cfg(test)]

@@ -36,9 +36,6 @@ impl OpKernel for VariableV2 {
         }
         ctx.set_output_value(0, Value::Ref(var))
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 fn variable_v2(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
@@ -129,7 +126,7 @@ impl OpKernel for IsVariableInitialized {
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("VariableV2", variable_v2);
+    r.add_cheap("VariableV2", variable_v2);
     r.add("Assign", |n| Ok(Box::new(Assign { validate_shape: n.attr_bool("validate_shape")? })));
     r.add("AssignAdd", |_| Ok(Box::new(AssignUpdate { kind: UpdateKind::Add })));
     r.add("AssignSub", |_| Ok(Box::new(AssignUpdate { kind: UpdateKind::Sub })));

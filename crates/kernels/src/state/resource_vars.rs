@@ -25,9 +25,6 @@ impl OpKernel for VarHandleOp {
         let h = make_var_handle(ctx, &self.container, &self.name, self.dtype, self.shape.as_deref());
         ctx.set_output(0, handle_tensor(h))
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 fn var_handle_op(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
@@ -58,13 +55,6 @@ impl OpKernel for ReadVariableOp {
         let t = var.value.read().unwrap_or_else(|e| e.into_inner()).clone();
         let t = t.ok_or_else(|| uninitialized_read(ctx, &h))?;
         ctx.set_output(0, t)
-    }
-    /// A read shares the variable's buffer (the clone is a reference count), whatever the
-    /// variable's size: it runs inline. Measured, it looked expensive only because its
-    /// first runs were handed to the compute pool, where a cold thread took 3–6 µs for it,
-    /// and it then stayed there, costing a 4-byte ps read two thread hand-offs.
-    fn is_expensive(&self) -> bool {
-        false
     }
 }
 
@@ -184,8 +174,10 @@ impl OpKernel for DestroyResourceOp {
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("VarHandleOp", var_handle_op);
-    r.add("ReadVariableOp", |n| Ok(Box::new(ReadVariableOp { dtype: n.attr_type("dtype")? })));
+    r.add_cheap("VarHandleOp", var_handle_op);
+    // A read shares the variable's buffer (the clone is a reference count), whatever the
+    // variable's size: run inline, it saves a small ps read two thread hand-offs.
+    r.add_cheap("ReadVariableOp", |n| Ok(Box::new(ReadVariableOp { dtype: n.attr_type("dtype")? })));
     r.add("AssignVariableOp", |n| {
         Ok(Box::new(AssignVariableOp { dtype: n.attr_type("dtype")?, validate_shape: n.attr_bool("validate_shape")? }))
     });

@@ -177,9 +177,6 @@ impl OpKernel for DisableCopyOnRead {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         existing_var(ctx, &handle_input(ctx, 0)?).map(|_| ())
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
@@ -192,7 +189,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("ResourceScatterAdd", |n| scatter(n, Scatter::Add, true));
     r.add("ResourceScatterSub", |n| scatter(n, Scatter::Sub, true));
     r.add("ResourceScatterUpdate", |n| scatter(n, Scatter::Update, true));
-    r.add("DisableCopyOnRead", |_| Ok(Box::new(DisableCopyOnRead)));
+    r.add_cheap("DisableCopyOnRead", |_| Ok(Box::new(DisableCopyOnRead)));
 }
 
 #[cfg(test)]

@@ -29,13 +29,10 @@ impl OpKernel for MergeSummary {
         }
         ctx.set_output(0, Tensor::scalar(merged.encode_to_vec()))
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("MergeSummary", |_| Ok(Box::new(MergeSummary)));
+    r.add_cheap("MergeSummary", |_| Ok(Box::new(MergeSummary)));
 }
 
 #[cfg(test)]

@@ -31,13 +31,10 @@ impl OpKernel for ScalarSummary {
         }
         ctx.set_output(0, Tensor::scalar(s.encode_to_vec()))
     }
-    fn is_expensive(&self) -> bool {
-        false
-    }
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("ScalarSummary", |_| Ok(Box::new(ScalarSummary)));
+    r.add_cheap("ScalarSummary", |_| Ok(Box::new(ScalarSummary)));
 }
 
 #[cfg(test)]
