@@ -7,6 +7,7 @@ test fails.
 """
 
 import atexit
+import contextlib
 import os
 import queue
 import re
@@ -130,6 +131,82 @@ def cluster(jobs, **kw):
     return servers, flag
 
 
+@contextlib.contextmanager
+def mixed_cluster(tf_job, config_path=None):
+    """A cluster of one ps and one worker task, `tf_job` a TensorFlow server (given the
+    serialized ConfigProto at `config_path` as its config) and the other a ferroflow server;
+    yields ({job: [address]}, the ferroflow Server) and kills both at the end."""
+    ports = free_ports(2)
+    spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
+    tf_proc = tf_server(spec, tf_job, 0, config_path)
+    try:
+        wait_port(ports[list(spec).index(tf_job)], tf_proc)
+        ff_job = "worker" if tf_job == "ps" else "ps"
+        ff = Server("--cluster", f"ps={spec['ps'][0]};worker={spec['worker'][0]}", "--job_name", ff_job,
+                    "--task_index", "0")
+        try:
+            yield spec, ff
+        finally:
+            ff.kill()
+    finally:
+        tf_proc.kill()
+        tf_proc.wait()
+
+
+def train_linear(tf, target, ps, worker, seed, outputs, bias=False, config=None, steps=5):
+    """Runs `steps` of gradient descent (learning rate 0.1) on a 300x`outputs` linear model
+    (with a bias if `bias`) fitting a random batch of 64 (`RandomState(seed)`), its variables
+    on device `ps` and the model on `worker`, in a session on `target`; returns the losses and
+    the final weights' sum."""
+    import numpy as np
+    g = tf.Graph()
+    with g.as_default():
+        rng = np.random.RandomState(seed)
+        x_val = rng.rand(64, 300).astype(np.float32)
+        y_val = rng.rand(64, outputs).astype(np.float32)
+        with tf.device(ps):
+            w0 = rng.rand(300, outputs).astype(np.float32) * 0.01
+            w = tf.compat.v1.get_variable("w", initializer=tf.constant(w0))
+            b = tf.compat.v1.get_variable("b", initializer=tf.zeros([outputs])) if bias else None
+        with tf.device(worker):
+            y = tf.matmul(tf.constant(x_val), w)
+            loss = tf.reduce_mean(tf.square((y if b is None else y + b) - y_val))
+            train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss)
+        with tf.compat.v1.Session(target, config=config) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            losses = [float(sess.run([loss, train_op])[0]) for _ in range(steps)]
+            return losses, float(sess.run(tf.reduce_sum(w)))
+
+
+def sync_replicas_ops(tf, m):
+    """Adds to `m`, one replica's handles (its graph the default one, its
+    SyncReplicasOptimizer `m["opt"]`), the ops a test runs in place of TensorFlow's chief
+    and workers: `init`, `local_init`, `init_tokens` (none ahead: the replicas step in
+    lockstep) and `sync`, the chief queue runner's op."""
+    opt = m["opt"]
+    m["init"] = tf.compat.v1.global_variables_initializer()
+    m["local_init"] = tf.compat.v1.local_variables_initializer()
+    m["init_tokens"] = opt.get_init_tokens_op(0)
+    m["sync"] = opt.get_chief_queue_runner().enqueue_ops[0]
+
+
+def start_sync_replicas(sessions, models, steps, opts):
+    """Initializes two replicas (`models` with `sync_replicas_ops`, each run in its session
+    of `sessions`, the chief first) as TensorFlow's chief and other worker do; returns the
+    chief queue runner, a function that runs `steps` of its sync op."""
+    chief, other = models
+    sessions[0].run(chief["init"], options=opts)
+    sessions[0].run(chief["local_init"], options=opts)
+    sessions[0].run([chief["opt"].chief_init_op, chief["init_tokens"]], options=opts)
+    sessions[1].run(other["local_init"], options=opts)
+    sessions[1].run(other["opt"].local_step_init_op, options=opts)
+
+    def chief_queue_runner():
+        for _ in range(steps):
+            sessions[0].run(chief["sync"], options=opts)
+    return chief_queue_runner
+
+
 def outcome(tf, f):
     """`("ok", f())`, or the error's class and TensorFlow's own words for it (the first line
     that is not the client's or the runtime's framing)."""
@@ -177,7 +254,9 @@ def on_both(jobs, scenarios, config_path=None):
 
 
 def tf_in_mode(mode):
-    """TensorFlow in TF 1.x behaviour ("v1") or TF 2's graph mode ("v2")."""
+    """TensorFlow in TF 1.x behaviour ("v1") or TF 2's graph mode ("v2"), logging errors
+    only."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     import tensorflow as tf
     tf.get_logger().setLevel("ERROR")
     if mode == "v1":
@@ -226,15 +305,16 @@ def report(mode, want, got, close):
     assert bad == 0, f"{bad} scenarios differ in mode {mode}"
 
 
-def main(path, run_mode):
+def main(path, run_mode, done=None):
     """A compat script's entry: `run_mode(mode)` for the mode given, else both modes, each in
-    its own process (TensorFlow's mode is per process)."""
+    its own process (TensorFlow's mode is per process), then `done` (by default
+    "<script>: OK")."""
     if len(sys.argv) > 1:
         run_mode(sys.argv[1])
     else:
         for m in ("v1", "v2"):
             subprocess.run([sys.executable, os.path.abspath(path), m], check=True)
-        print(f"{os.path.splitext(os.path.basename(path))[0]}: OK")
+        print(done or f"{os.path.splitext(os.path.basename(path))[0]}: OK")
 
 
 # A log line in absl's format (`E0000 00:00:1795920637.004238 15626 util.cc:131] ...`). On

@@ -10,7 +10,6 @@ dtypes, insert into a static table, dense special keys, missing file, bad vocab_
 unparsable field) equal TensorFlow run in-process on the same graphs."""
 
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -295,9 +294,6 @@ def child(mode):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        child(sys.argv[1])
-    else:
-        for m in ("v1", "v2"):
-            subprocess.run([sys.executable, os.path.abspath(__file__), m], check=True)
-        print("lookup tables: ok")
+    import ffcluster
+
+    ffcluster.main(__file__, child, "lookup tables: ok")

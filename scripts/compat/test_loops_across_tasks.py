@@ -28,6 +28,17 @@ PS0, PS1, W = "/job:ps/task:0", "/job:ps/task:1", "/job:worker/task:0"
 NS = (0, 1, 4)
 
 
+def nested(tf, n, away):
+    """A loop over i < n whose body runs a loop over j <= i summing j * i on device `away`."""
+    def outer(i, acc):
+        def inner(j, s):
+            with tf.device(away):
+                t = s + tf.cast(j * i, tf.float32)
+            return j + 1, t
+        return i + 1, acc + tf.while_loop(lambda j, s: j < i + 1, inner, [0, 0.0])[1]
+    return tf.while_loop(lambda i, acc: i < n, outer, [0, 0.0])[1]
+
+
 def build(tf):
     with tf.device(PS0):
         v = tf.compat.v1.Variable(1.5, name="v")
@@ -55,13 +66,7 @@ def build(tf):
             return i + 1, s + a
         out["ref_assign"] = tf.while_loop(lambda i, s: i < n, assign, [0, 0.0], parallel_iterations=1)[1]
 
-        def outer(i, acc):
-            def inner(j, s):
-                with tf.device(PS0):
-                    t = s + tf.cast(j * i, tf.float32)
-                return j + 1, t
-            return i + 1, acc + tf.while_loop(lambda j, s: j < i + 1, inner, [0, 0.0])[1]
-        out["nested"] = tf.while_loop(lambda i, acc: i < n, outer, [0, 0.0])[1]
+        out["nested"] = nested(tf, n, PS0)
 
         def three(i, s):
             with tf.device(PS0):
@@ -156,14 +161,7 @@ def mixed_loops(target, home, away):
                     t = s * 2.0 + 1.5
                 return i + 1, t + 1.0
 
-            def outer(i, acc):
-                def inner(j, s):
-                    with tf.device(away):
-                        t = s + tf.cast(j * i, tf.float32)
-                    return j + 1, t
-                return i + 1, acc + tf.while_loop(lambda j, s: j < i + 1, inner, [0, 0.0])[1]
-            outs = [tf.while_loop(lambda i, s: i < n, span, [0, 0.0])[1],
-                    tf.while_loop(lambda i, acc: i < n, outer, [0, 0.0])[1]]
+            outs = [tf.while_loop(lambda i, s: i < n, span, [0, 0.0])[1], nested(tf, n, away)]
         with tf.compat.v1.Session(target, config=tf.compat.v1.ConfigProto(operation_timeout_in_ms=60000)) as s:
             return [[float(s.run(o, {n: m})) for m in NS] for o in outs]
 
@@ -173,23 +171,11 @@ def mixed(mode):
     ferroflow's master and by TensorFlow's (the frame ids in the rendezvous keys must be
     TensorFlow's for the tensors to meet)."""
     want = mixed_loops("", "/cpu:0", "/cpu:0")
-    ports = ffcluster.free_ports(2)
-    spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
-    ps = ffcluster.tf_server(spec, "ps", 0)
-    try:
-        ffcluster.wait_port(ports[0], ps)
-        worker = ffcluster.Server("--cluster", f"ps={spec['ps'][0]};worker={spec['worker'][0]}", "--job_name",
-                                  "worker", "--task_index", "0")
-        try:
-            got = {
-                "ferroflow master, TensorFlow ps": mixed_loops(worker.target, W, PS0),
-                "TensorFlow master, ferroflow worker": mixed_loops(f"grpc://{spec['ps'][0]}", PS0, W),
-            }
-        finally:
-            worker.kill()
-    finally:
-        ps.kill()
-        ps.wait()
+    with ffcluster.mixed_cluster("ps") as (spec, worker):
+        got = {
+            "ferroflow master, TensorFlow ps": mixed_loops(worker.target, W, PS0),
+            "TensorFlow master, ferroflow worker": mixed_loops(f"grpc://{spec['ps'][0]}", PS0, W),
+        }
     ffcluster.compare({k: want for k in got}, got, f"{mode} mixed")
 
 

@@ -20,6 +20,7 @@ message where the accumulator itself reports it):
   `SparseConditionalAccumulator`) plus a dense weight; losses, final variables and global
   step equal TensorFlow's to 1e-4."""
 
+import contextlib
 import os
 import sys
 import threading
@@ -125,11 +126,17 @@ def scenarios(target):
     def session(g):
         return tf.compat.v1.Session(target, graph=g)
 
-    for name, (dtype, shape, red, grads, n, gstep) in values_cases().items():
+    @contextlib.contextmanager
+    def accumulator(name, dtype, shape, grads, reduction="MEAN"):
+        """A new graph, the default one inside, with the accumulator `name` and an apply op
+        for each of `grads`: yields (graph, accumulator, apply ops)."""
         g = tf.Graph()
         with g.as_default():
-            acc = build_acc(tf, name, dtype, shape, red)
-            applies = [apply_op(tf, acc, dtype, *a) for a in grads]
+            acc = build_acc(tf, name, dtype, shape, reduction)
+            yield g, acc, [apply_op(tf, acc, dtype, *a) for a in grads]
+
+    for name, (dtype, shape, red, grads, n, gstep) in values_cases().items():
+        with accumulator(name, dtype, shape, grads, red) as (g, acc, applies):
             take, num = take_op(tf, acc, n), acc.num_accumulated()
             with session(g) as s:
                 if gstep is not None:
@@ -140,11 +147,8 @@ def scenarios(target):
                 res[name] = [before, out(s.run(take, options=opts)), int(s.run(num, options=opts))]
 
     # Stale after a take: the take advanced the accumulator's step from 4 to 5.
-    g = tf.Graph()
-    with g.as_default():
-        acc = build_acc(tf, "after_take", "float32", [4, 2])
-        a4 = apply_op(tf, acc, "float32", 4, [1], [[1.0, 1.0]], None)
-        a5 = apply_op(tf, acc, "float32", 5, [3], [[2.0, 2.0]], None)
+    grads = [(4, [1], [[1.0, 1.0]], None), (5, [3], [[2.0, 2.0]], None)]
+    with accumulator("after_take", "float32", [4, 2], grads) as (g, acc, (a4, a5)):
         take, num = take_op(tf, acc, 1), acc.num_accumulated()
         with session(g) as s:
             s.run(acc.set_global_step(4), options=opts)
@@ -156,11 +160,8 @@ def scenarios(target):
             res["stale_after_take"] = [first, dropped, out(s.run(take, options=opts))]
 
     # A take blocked in one run, served by applies from other runs.
-    g = tf.Graph()
-    with g.as_default():
-        acc = build_acc(tf, "blocking", "float32", [5, 2])
-        a1 = apply_op(tf, acc, "float32", 0, [1, 4], [[1.0, 2.0], [3.0, 4.0]], None)
-        a2 = apply_op(tf, acc, "float32", 0, [0, 4], [[5.0, 6.0], [7.0, 8.0]], None)
+    grads = [(0, [1, 4], [[1.0, 2.0], [3.0, 4.0]], None), (0, [0, 4], [[5.0, 6.0], [7.0, 8.0]], None)]
+    with accumulator("blocking", "float32", [5, 2], grads) as (g, acc, (a1, a2)):
         take = take_op(tf, acc, 2)
         with session(g) as s:
             got = {}
@@ -182,11 +183,8 @@ def scenarios(target):
             res["take_served_while_blocked"] = [waiting, got.get("v", "hung")]
 
     # A take that times out (the step's deadline), then one that is served.
-    g = tf.Graph()
-    with g.as_default():
-        acc = build_acc(tf, "deadline", "float32", [4, 2])
-        a1 = apply_op(tf, acc, "float32", 0, [2], [[1.0, 2.0]], None)
-        a2 = apply_op(tf, acc, "float32", 0, [2], [[3.0, 4.0]], None)
+    grads = [(0, [2], [[1.0, 2.0]], None), (0, [2], [[3.0, 4.0]], None)]
+    with accumulator("deadline", "float32", [4, 2], grads) as (g, acc, (a1, a2)):
         take, num = take_op(tf, acc, 2), acc.num_accumulated()
         with session(g) as s:
             s.run(a1, options=opts)
@@ -199,10 +197,7 @@ def scenarios(target):
             res["take_deadline_then_served"] = [r, left, out(s.run(take, options=opts))]
 
     for name, (shape, grads, msg) in error_cases().items():
-        g = tf.Graph()
-        with g.as_default():
-            acc = build_acc(tf, name, "float32", shape)
-            applies = [apply_op(tf, acc, "float32", *a) for a in grads]
+        with accumulator(name, "float32", shape, grads) as (g, acc, applies):
             num = acc.num_accumulated()
             with session(g) as s:
                 try:
@@ -212,10 +207,7 @@ def scenarios(target):
                 except tf.errors.OpError as e:
                     res[name] = [ffcluster.error_result(e, msg), int(s.run(num, options=opts))]
 
-    g = tf.Graph()
-    with g.as_default():
-        acc = build_acc(tf, "num_required_0", "float32", [4, 2])
-        a = apply_op(tf, acc, "float32", 0, [1], [[1.0, 1.0]], None)
+    with accumulator("num_required_0", "float32", [4, 2], [(0, [1], [[1.0, 1.0]], None)]) as (g, acc, (a,)):
         with session(g) as s:
             s.run(a, options=opts)
             try:
@@ -223,10 +215,7 @@ def scenarios(target):
             except tf.errors.OpError as e:
                 res["num_required_0"] = ffcluster.error_result(e)
 
-    g = tf.Graph()
-    with g.as_default():
-        acc = build_acc(tf, "int32_dtype", "int32", [4, 2])
-        a = apply_op(tf, acc, "int32", 0, [1], [[1, 1]], None)
+    with accumulator("int32_dtype", "int32", [4, 2], [(0, [1], [[1, 1]], None)]) as (g, acc, (a,)):
         with session(g) as s:
             try:
                 s.run(a, options=opts)
@@ -280,10 +269,7 @@ def build_replica(tf, r):
             opt.ready_for_local_init_op.mark_used()  # not run here; TensorFlow logs it otherwise
         sparse = [type(gr).__name__ for gr, v in gv if v is emb]
         m = dict(graph=g, ids=ids, y=y, loss=loss, train=train, opt=opt, emb=emb, w=w, step=step, sparse=sparse)
-        m["init"] = tf.compat.v1.global_variables_initializer()
-        m["local_init"] = tf.compat.v1.local_variables_initializer()
-        m["init_tokens"] = opt.get_init_tokens_op(0)
-        m["sync"] = opt.get_chief_queue_runner().enqueue_ops[0]
+        ffcluster.sync_replicas_ops(tf, m)
         m["accs"] = sorted({n.type for n in g.get_operations() if n.type.endswith("ConditionalAccumulator")})
     return m
 
@@ -294,19 +280,11 @@ def train(target):
     models = [build_replica(tf, 0), build_replica(tf, 1)]
     sessions = [tf.compat.v1.Session(target, graph=m["graph"]) for m in models]
     opts = tf.compat.v1.RunOptions(timeout_in_ms=TIMEOUT_MS)
-    chief, other = models
+    chief = models[0]
     try:
-        sessions[0].run(chief["init"], options=opts)
-        sessions[0].run(chief["local_init"], options=opts)
-        sessions[0].run([chief["opt"].chief_init_op, chief["init_tokens"]], options=opts)
-        sessions[1].run(other["local_init"], options=opts)
-        sessions[1].run(other["opt"].local_step_init_op, options=opts)
+        chief_queue_runner = ffcluster.start_sync_replicas(sessions, models, STEPS, opts)
         losses = [[], []]
         barrier = threading.Barrier(2, timeout=120)
-
-        def chief_queue_runner():
-            for _ in range(STEPS):
-                sessions[0].run(chief["sync"], options=opts)
 
         def replica(i):
             m = models[i]

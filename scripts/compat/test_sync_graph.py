@@ -21,11 +21,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ffcluster  # noqa: E402
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-import tensorflow as tf  # noqa: E402
-
-tf.compat.v1.disable_eager_execution()
-tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
+tf = ffcluster.tf_in_mode("v2")
 
 STEPS = 5
 LR = 0.1
@@ -64,10 +60,7 @@ def build(task):
             )
             train = opt.minimize(loss, global_step=step)
         m = dict(graph=g, x=x, y=y, w=w, b=b, step=step, train=train, opt=opt)
-        m["init"] = tf.compat.v1.global_variables_initializer()
-        m["local_init"] = tf.compat.v1.local_variables_initializer()
-        m["init_tokens"] = opt.get_init_tokens_op(0)  # lockstep: no worker runs ahead
-        m["sync"] = opt.get_chief_queue_runner().enqueue_ops[0]
+        ffcluster.sync_replicas_ops(tf, m)
     return m
 
 
@@ -76,16 +69,8 @@ try:
     models = [build(0), build(1)]
     sessions = [tf.compat.v1.Session(servers["worker"][0].target, graph=models[i]["graph"]) for i in range(2)]
     opts = tf.compat.v1.RunOptions(timeout_in_ms=TIMEOUT_MS)
-    chief, other = models
-    sessions[0].run(chief["init"], options=opts)
-    sessions[0].run(chief["local_init"], options=opts)
-    sessions[0].run([chief["opt"].chief_init_op, chief["init_tokens"]], options=opts)
-    sessions[1].run(other["local_init"], options=opts)
-    sessions[1].run(other["opt"].local_step_init_op, options=opts)
-
-    def chief_queue_runner():
-        for _ in range(STEPS):
-            sessions[0].run(chief["sync"], options=opts)
+    chief = models[0]
+    chief_queue_runner = ffcluster.start_sync_replicas(sessions, models, STEPS, opts)
 
     # Replicas step together. TensorFlow's token queue is shared: a replica that finished
     # step t quickly could otherwise take the token of update t meant for the other one

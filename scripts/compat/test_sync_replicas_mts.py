@@ -19,12 +19,9 @@ import threading
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ffcluster  # noqa: E402
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
-tf.compat.v1.disable_v2_behavior()
-tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.ERROR)
+tf = ffcluster.tf_in_mode("v1")
 
 STEPS = 12
 LR = 0.1

@@ -9,7 +9,6 @@ shape), `tf.map_fn`, `tf.scan`, a dynamic_rnn-style loop trained 6 steps by grad
 descent, and an array created on the ps and written from the worker."""
 
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -179,9 +178,6 @@ def child(mode):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:
-        child(sys.argv[1])
-    else:
-        for m in ("v1", "v2"):
-            subprocess.run([sys.executable, os.path.abspath(__file__), m], check=True)
-        print("tensor array: ok")
+    import ffcluster
+
+    ffcluster.main(__file__, child, "tensor array: ok")

@@ -3,7 +3,8 @@ root: `.venv/bin/python -P -c "import sys; sys.path.append('scripts/golden');
 __file__='scripts/golden/<family>.py'; exec(open(__file__).read())"` -- the generators
 array.py, math.py and random.py would shadow the standard library if their directory came
 first on sys.path). They run ops in TensorFlow 2.21 and write
-crates/kernels/tests/golden/<family>.json in the format read by crates/kernels/tests/golden.rs."""
+crates/kernels/tests/golden/<family>.json in the format read by crates/kernels/tests/golden.rs.
+The fixture generators (scripts/fixtures/fixture_io.py) use `num` and `tensor` too."""
 import json
 import math
 import os
@@ -13,7 +14,8 @@ import numpy as np
 OUT = os.path.join(os.path.dirname(__file__), "..", "..", "crates", "kernels", "tests", "golden")
 
 
-def _num(x):
+def num(x):
+    """A number as JSON: nan and infinities as strings."""
     x = float(x)
     if math.isnan(x):
         return "nan"
@@ -34,9 +36,9 @@ def tensor(a):
     if a.dtype.kind in "iub":
         data = [int(v) for v in a.reshape(-1)]
     elif a.dtype.kind == "c":
-        data = [_num(p) for v in a.reshape(-1) for p in (v.real, v.imag)]
+        data = [num(p) for v in a.reshape(-1) for p in (v.real, v.imag)]
     else:
-        data = [_num(v) for v in a.reshape(-1)]
+        data = [num(v) for v in a.reshape(-1)]
     return {"dtype": name, "shape": list(a.shape), "data": data}
 
 

@@ -208,32 +208,48 @@ pool_shapes = [
     ((2, 8, 8, 2), (3, 2), (1, 2), "VALID"),
     ((1, 5, 5, 3), (3, 3), (1, 1), "SAME"),
 ]
-for xs, k, s, p in pool_shapes:
-    for dtype in (np.float32, np.float64):
-        # Distinct values so the max of every window is unique.
-        x = (rng.permutation(int(np.prod(xs))).reshape(xs) / 64.0 - 3.0).astype(dtype)
-        ksize, strides = [1, k[0], k[1], 1], [1, s[0], s[1], 1]
-        name = "%s_%s_k%dx%d_s%dx%d_%s" % (tname(dtype), "x".join(map(str, xs)), k[0], k[1], s[0], s[1], p)
-        y = tf.raw_ops.MaxPool(input=tf.constant(x), ksize=ksize, strides=strides, padding=p).numpy()
-        case("max_pool_" + name, "MaxPool", pool_attrs(dtype, k, s, p), [x], y, tol_for(dtype))
-        g = data(y.shape, dtype)
-        dx = tf.raw_ops.MaxPoolGrad(orig_input=tf.constant(x), orig_output=tf.constant(y), grad=tf.constant(g),
-                                    ksize=ksize, strides=strides, padding=p).numpy()
-        case("max_pool_grad_" + name, "MaxPoolGrad", pool_attrs(dtype, k, s, p), [x, y, g], dx, tol_for(dtype))
-        a = tf.raw_ops.AvgPool(value=x, ksize=ksize, strides=strides, padding=p).numpy()
-        case("avg_pool_" + name, "AvgPool", pool_attrs(dtype, k, s, p, False), [x], a, tol_for(dtype))
-        ga = data(a.shape, dtype)
-        da = tf.raw_ops.AvgPoolGrad(orig_input_shape=np.array(xs, np.int32), grad=ga, ksize=ksize,
-                                    strides=strides, padding=p).numpy()
-        case("avg_pool_grad_" + name, "AvgPoolGrad", pool_attrs(dtype, k, s, p, False),
-             [np.array(xs, np.int32), ga], da, tol_for(dtype))
-# Ties (ReLU zeros): which maximum receives the gradient.
-x = np.maximum(data((1, 4, 4, 2)), 0).astype(np.float32)
-x[0, :2, :2, :] = 0.0
-y = tf.raw_ops.MaxPool(input=tf.constant(x), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID").numpy()
+
+
+def pool_cases():
+    """For each of pool_shapes and float dtype: the case name's suffix, the dtype, the input
+    shape, k, s, padding, the raw ops' window arguments, an input x of distinct values (so
+    the max of every window is unique) and its MaxPool."""
+    for xs, k, s, p in pool_shapes:
+        for dtype in (np.float32, np.float64):
+            x = (rng.permutation(int(np.prod(xs))).reshape(xs) / 64.0 - 3.0).astype(dtype)
+            window = dict(ksize=[1, k[0], k[1], 1], strides=[1, s[0], s[1], 1], padding=p)
+            name = "%s_%s_k%dx%d_s%dx%d_%s" % (tname(dtype), "x".join(map(str, xs)), k[0], k[1], s[0], s[1], p)
+            y = tf.raw_ops.MaxPool(input=tf.constant(x), **window).numpy()
+            yield name, dtype, xs, k, s, p, window, x, y
+
+
+TIES_WINDOW = dict(ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID")
+
+
+def ties():
+    """Ties (ReLU zeros): an input whose first 2x2 window is all zeros, and its MaxPool."""
+    x = np.maximum(data((1, 4, 4, 2)), 0).astype(np.float32)
+    x[0, :2, :2, :] = 0.0
+    return x, tf.raw_ops.MaxPool(input=tf.constant(x), **TIES_WINDOW).numpy()
+
+
+for name, dtype, xs, k, s, p, window, x, y in pool_cases():
+    case("max_pool_" + name, "MaxPool", pool_attrs(dtype, k, s, p), [x], y, tol_for(dtype))
+    g = data(y.shape, dtype)
+    dx = tf.raw_ops.MaxPoolGrad(orig_input=tf.constant(x), orig_output=tf.constant(y), grad=tf.constant(g),
+                                **window).numpy()
+    case("max_pool_grad_" + name, "MaxPoolGrad", pool_attrs(dtype, k, s, p), [x, y, g], dx, tol_for(dtype))
+    a = tf.raw_ops.AvgPool(value=x, **window).numpy()
+    case("avg_pool_" + name, "AvgPool", pool_attrs(dtype, k, s, p, False), [x], a, tol_for(dtype))
+    ga = data(a.shape, dtype)
+    da = tf.raw_ops.AvgPoolGrad(orig_input_shape=np.array(xs, np.int32), grad=ga, **window).numpy()
+    case("avg_pool_grad_" + name, "AvgPoolGrad", pool_attrs(dtype, k, s, p, False),
+         [np.array(xs, np.int32), ga], da, tol_for(dtype))
+# Which maximum receives the gradient.
+x, y = ties()
 g = data(y.shape)
 dx = tf.raw_ops.MaxPoolGrad(orig_input=tf.constant(x), orig_output=tf.constant(y), grad=tf.constant(g),
-                            ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID").numpy()
+                            **TIES_WINDOW).numpy()
 case("max_pool_grad_ties", "MaxPoolGrad", pool_attrs(np.float32, (2, 2), (2, 2), "VALID"), [x, y, g], dx, F32)
 x = rng.randint(-50, 50, size=(1, 4, 4, 2)).astype(np.int32)
 case("max_pool_int32", "MaxPool", pool_attrs(np.int32, (2, 2), (2, 2), "SAME"), [x],
@@ -241,24 +257,17 @@ case("max_pool_int32", "MaxPool", pool_attrs(np.int32, (2, 2), (2, 2), "SAME"), 
      tol_for(np.int32))
 
 # MaxPoolGradGrad: the incoming gradient (shaped like the input) at each window's maximum;
-# one tie case (ReLU zeros) for which maximum is picked.
-for xs, k, s, p in pool_shapes:
-    for dtype in (np.float32, np.float64):
-        x = (rng.permutation(int(np.prod(xs))).reshape(xs) / 64.0 - 3.0).astype(dtype)
-        ksize, strides = [1, k[0], k[1], 1], [1, s[0], s[1], 1]
-        name = "%s_%s_k%dx%d_s%dx%d_%s" % (tname(dtype), "x".join(map(str, xs)), k[0], k[1], s[0], s[1], p)
-        y = tf.raw_ops.MaxPool(input=tf.constant(x), ksize=ksize, strides=strides, padding=p).numpy()
-        gg = data(xs, dtype)
-        out = tf.raw_ops.MaxPoolGradGrad(orig_input=tf.constant(x), orig_output=tf.constant(y), grad=tf.constant(gg),
-                                         ksize=ksize, strides=strides, padding=p).numpy()
-        case("max_pool_grad_grad_" + name, "MaxPoolGradGrad", pool_attrs(dtype, k, s, p, False), [x, y, gg], out,
-             tol_for(dtype))
-x = np.maximum(data((1, 4, 4, 2)), 0).astype(np.float32)
-x[0, :2, :2, :] = 0.0
-y = tf.raw_ops.MaxPool(input=tf.constant(x), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID").numpy()
+# one tie case for which maximum is picked.
+for name, dtype, xs, k, s, p, window, x, y in pool_cases():
+    gg = data(xs, dtype)
+    out = tf.raw_ops.MaxPoolGradGrad(orig_input=tf.constant(x), orig_output=tf.constant(y), grad=tf.constant(gg),
+                                     **window).numpy()
+    case("max_pool_grad_grad_" + name, "MaxPoolGradGrad", pool_attrs(dtype, k, s, p, False), [x, y, gg], out,
+         tol_for(dtype))
+x, y = ties()
 gg = data(x.shape)
 out = tf.raw_ops.MaxPoolGradGrad(orig_input=tf.constant(x), orig_output=tf.constant(y), grad=tf.constant(gg),
-                                 ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID").numpy()
+                                 **TIES_WINDOW).numpy()
 case("max_pool_grad_grad_ties", "MaxPoolGradGrad", pool_attrs(np.float32, (2, 2), (2, 2), "VALID", False),
      [x, y, gg], out, F32)
 
