@@ -61,12 +61,7 @@ fn unknown_closed_and_repeated() {
         assert_eq!(r.status_code, Code::Aborted as i32);
 
         let g = GraphDef { node: vec![konst("x", 1.5)], ..Default::default() };
-        let h = m
-            .create_session(CreateSessionRequest { graph_def: Some(g), ..Default::default() })
-            .await
-            .unwrap()
-            .into_inner()
-            .session_handle;
+        let h = common::new_session(&mut m, g).await;
         assert_eq!(h.len(), 16);
         assert!(h.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         let r = m.run_step(run_req(&h, "x", 77, true)).await.unwrap().into_inner();

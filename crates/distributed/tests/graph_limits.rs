@@ -93,12 +93,7 @@ fn too_large_graphs_are_refused_and_the_task_still_answers() {
 
         // ExtendSession past the limit: refused, the session keeps its graph and version.
         let g = GraphDef { node: consts(30, ""), ..Default::default() };
-        let h = m
-            .create_session(CreateSessionRequest { graph_def: Some(g), ..Default::default() })
-            .await
-            .unwrap()
-            .into_inner()
-            .session_handle;
+        let h = common::new_session(&mut m, g).await;
         let more = GraphDef {
             node: (30..51).map(|i| konst(&format!("c{i}"), 1.0f32.into(), "")).collect(),
             ..Default::default()
@@ -110,12 +105,7 @@ fn too_large_graphs_are_refused_and_the_task_still_answers() {
         let req = ExtendSessionRequest { session_handle: h.clone(), graph_def: Some(ok), current_graph_version: 0 };
         assert_eq!(m.extend_session(req).await.unwrap().into_inner().new_graph_version, 1, "50 nodes fit");
         let small = GraphDef { node: consts(1, ""), ..Default::default() };
-        let h2 = m
-            .create_session(CreateSessionRequest { graph_def: Some(small), ..Default::default() })
-            .await
-            .unwrap()
-            .into_inner()
-            .session_handle;
+        let h2 = common::new_session(&mut m, small).await;
         let req = ExtendSessionRequest {
             session_handle: h2.clone(),
             graph_def: Some(GraphDef { node: vec![big.clone()], ..Default::default() }),

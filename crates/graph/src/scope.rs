@@ -278,6 +278,10 @@ impl OpBuilder {
         self.inputs.push(InputSpec::One(o));
         self
     }
+    /// Adds one single-tensor input argument per output, in order.
+    pub fn inputs(self, os: impl IntoIterator<Item = Output>) -> Self {
+        os.into_iter().fold(self, OpBuilder::input)
+    }
     /// Adds a list input argument (`N * T` or a type list).
     pub fn input_list(mut self, os: Vec<Output>) -> Self {
         self.inputs.push(InputSpec::List(os));

@@ -71,3 +71,12 @@ pub fn rt() -> tokio::runtime::Runtime {
 
 /// A generous bound for "returns promptly" assertions.
 pub const PROMPT: Duration = Duration::from_secs(10);
+
+/// Creates a session on the master behind `m` with graph `g`; its handle.
+pub async fn new_session(
+    m: &mut ferroflow_proto::master_service_client::MasterServiceClient<tonic::transport::Channel>,
+    g: ferroflow_proto::GraphDef,
+) -> String {
+    let req = ferroflow_proto::CreateSessionRequest { graph_def: Some(g), ..Default::default() };
+    m.create_session(req).await.unwrap().into_inner().session_handle
+}

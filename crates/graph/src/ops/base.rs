@@ -3,7 +3,7 @@
 
 use ferroflow_core::{attr, DataType, NodeAttrs, Status, Tensor};
 
-use crate::op_def::op;
+use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::scope::{AsOpName, Operation, Output, Scope};
 use crate::shape_fn::{unchanged, Dims, ShapeCtx};
@@ -46,28 +46,17 @@ pub(crate) fn register(r: &mut OpRegistry) {
     );
     r.add(op("NoOp").build());
     for (send, recv) in [("_Send", "_Recv"), ("_HostSend", "_HostRecv")] {
-        r.add(
-            op(send)
-                .input("tensor: T")
-                .attr("T: type")
-                .attr("tensor_name: string")
-                .attr("send_device: string")
-                .attr("send_device_incarnation: int")
-                .attr("recv_device: string")
+        // Both ends name the rendezvous key's parts.
+        let key_attrs = |b: OpDefBuilder| {
+            ["tensor_name: string", "send_device: string", "send_device_incarnation: int", "recv_device: string"]
+                .into_iter()
+                .fold(b, OpDefBuilder::attr)
                 .attr("client_terminated: bool = false")
                 .stateful()
-                .build(),
-        );
+        };
+        r.add(key_attrs(op(send).input("tensor: T").attr("T: type")).build());
         r.add(
-            op(recv)
-                .output("tensor: tensor_type")
-                .attr("tensor_type: type")
-                .attr("tensor_name: string")
-                .attr("send_device: string")
-                .attr("send_device_incarnation: int")
-                .attr("recv_device: string")
-                .attr("client_terminated: bool = false")
-                .stateful()
+            key_attrs(op(recv).output("tensor: tensor_type").attr("tensor_type: type"))
                 .shape_fn(|_| Ok(vec![None]))
                 .build(),
         );

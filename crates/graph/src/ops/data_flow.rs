@@ -10,7 +10,7 @@ use ferroflow_core::proto::{attr_value, AttrValue};
 use ferroflow_core::{attr, DataType, NodeAttrs, Status};
 
 use super::state::NUMBER_TYPES;
-use crate::op_def::op;
+use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::scope::{Operation, Output, Scope};
 use crate::shape_fn::{scalar, Dims, ShapeCtx};
@@ -160,27 +160,11 @@ pub(crate) fn register(r: &mut OpRegistry) {
                     .build(),
             );
         }
-        r.add(
-            op(&format!("QueueDequeue{suffix}"))
-                .input(h)
-                .output("components: component_types")
-                .attr("component_types: list(type) >= 1")
-                .attr("timeout_ms: int = -1")
-                .stateful()
-                .shape_fn(dequeue_shape)
-                .build(),
-        );
-        r.add(
-            op(&format!("QueueDequeueMany{suffix}"))
-                .input(h)
-                .input("n: int32")
-                .output("components: component_types")
-                .attr("component_types: list(type) >= 1")
-                .attr("timeout_ms: int = -1")
-                .stateful()
-                .shape_fn(dequeue_shape)
-                .build(),
-        );
+        for (base, n) in [("QueueDequeue", None), ("QueueDequeueMany", Some("n: int32"))] {
+            let b = n.into_iter().fold(op(&format!("{base}{suffix}")).input(h), OpDefBuilder::input);
+            let b = b.output("components: component_types").attr("component_types: list(type) >= 1");
+            r.add(b.attr("timeout_ms: int = -1").stateful().shape_fn(dequeue_shape).build());
+        }
         r.add(
             op(&format!("QueueClose{suffix}"))
                 .input(h)

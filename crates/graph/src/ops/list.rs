@@ -3,7 +3,7 @@
 
 use ferroflow_core::Status;
 
-use crate::op_def::op;
+use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::shape_fn::{scalar, Dims, ShapeCtx};
 
@@ -38,16 +38,12 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .build(),
         );
     }
-    r.add(
-        op("TensorListFromTensor")
-            .input("tensor: element_dtype")
-            .input("element_shape: shape_type")
-            .output("output_handle: variant")
-            .attr("element_dtype: type")
-            .attr("shape_type: {int32, int64}")
-            .shape_fn(scalar)
-            .build(),
-    );
+    // A list made from a tensor's rows, or from its pieces of `lengths` rows.
+    for (name, extra) in [("TensorListFromTensor", None), ("TensorListSplit", Some("lengths: int64"))] {
+        let b = op(name).input("tensor: element_dtype").input("element_shape: shape_type");
+        let b = extra.into_iter().fold(b, OpDefBuilder::input).output("output_handle: variant");
+        r.add(b.attr("element_dtype: type").attr("shape_type: {int32, int64}").shape_fn(scalar).build());
+    }
     r.add(
         op("TensorListPushBack")
             .input("input_handle: variant")
@@ -124,17 +120,6 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .input("indices: int32")
             .output("output_handle: variant")
             .attr("element_dtype: type")
-            .shape_fn(scalar)
-            .build(),
-    );
-    r.add(
-        op("TensorListSplit")
-            .input("tensor: element_dtype")
-            .input("element_shape: shape_type")
-            .input("lengths: int64")
-            .output("output_handle: variant")
-            .attr("element_dtype: type")
-            .attr("shape_type: {int32, int64}")
             .shape_fn(scalar)
             .build(),
     );

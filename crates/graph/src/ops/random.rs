@@ -6,7 +6,7 @@ use ferroflow_core::{attr, DataType, Status};
 
 use crate::op_def::op;
 use crate::registry::OpRegistry;
-use crate::scope::{Output, Scope};
+use crate::scope::{OpBuilder, Output, Scope};
 use crate::shape_fn::{unchanged, Dims, ShapeCtx};
 
 /// The shape described by a shape-vector input: its value when constant, else only its rank.
@@ -86,13 +86,12 @@ pub(crate) fn register(r: &mut OpRegistry) {
 }
 
 fn random(s: &Scope, op_name: &str, shape: Output, dtype: DataType, seed: i64, seed2: i64) -> Output {
-    s.op(op_name)
-        .input(shape)
-        .attr("dtype", attr::ty(dtype))
-        .attr("seed", attr::int(seed))
-        .attr("seed2", attr::int(seed2))
-        .build()
-        .output(0)
+    seeded(s.op(op_name).input(shape).attr("dtype", attr::ty(dtype)), seed, seed2)
+}
+
+/// Builds a random op with its two seeds; its first output.
+fn seeded(b: OpBuilder, seed: i64, seed2: i64) -> Output {
+    b.attr("seed", attr::int(seed)).attr("seed2", attr::int(seed2)).build().output(0)
 }
 
 /// `RandomUniform`: uniform values in `[0, 1)` of the given shape (an int32/int64 vector).
@@ -119,19 +118,12 @@ pub fn truncated_normal(s: &Scope, shape: Output, dtype: DataType, seed: i64, se
 
 /// `RandomUniformInt`: integers in `[minval, maxval)` (scalars of one type, int32/int64).
 pub fn random_uniform_int(s: &Scope, shape: Output, minval: Output, maxval: Output, seed: i64, seed2: i64) -> Output {
-    s.op("RandomUniformInt")
-        .input(shape)
-        .input(minval)
-        .input(maxval)
-        .attr("seed", attr::int(seed))
-        .attr("seed2", attr::int(seed2))
-        .build()
-        .output(0)
+    seeded(s.op("RandomUniformInt").inputs([shape, minval, maxval]), seed, seed2)
 }
 
 /// `RandomShuffle`: `value` with its first dimension randomly permuted.
 pub fn random_shuffle(s: &Scope, value: Output, seed: i64, seed2: i64) -> Output {
-    s.op("RandomShuffle").input(value).attr("seed", attr::int(seed)).attr("seed2", attr::int(seed2)).build().output(0)
+    seeded(s.op("RandomShuffle").input(value), seed, seed2)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use ferroflow_core::{NodeAttrs, Status};
 
-use crate::op_def::op;
+use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::shape_fn::{scalar, Dims, ShapeCtx};
 
@@ -81,29 +81,12 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(two_scalars)
             .build(),
     );
-    r.add(
-        op("TensorArrayGradV3")
-            .input("handle: resource")
-            .input("flow_in: float")
-            .output("grad_handle: resource")
-            .output("flow_out: float")
-            .attr("source: string")
-            .stateful()
-            .shape_fn(two_scalars)
-            .build(),
-    );
-    r.add(
-        op("TensorArrayGradWithShape")
-            .input("handle: resource")
-            .input("flow_in: float")
-            .input("shape_to_prepend: int32")
-            .output("grad_handle: resource")
-            .output("flow_out: float")
-            .attr("source: string")
-            .stateful()
-            .shape_fn(two_scalars)
-            .build(),
-    );
+    for (name, extra) in [("TensorArrayGradV3", None), ("TensorArrayGradWithShape", Some("shape_to_prepend: int32"))] {
+        let b = op(name).input("handle: resource").input("flow_in: float");
+        let b = extra.into_iter().fold(b, OpDefBuilder::input);
+        let b = b.output("grad_handle: resource").output("flow_out: float").attr("source: string");
+        r.add(b.stateful().shape_fn(two_scalars).build());
+    }
     r.add(put("TensorArrayWriteV3", "index"));
     r.add(
         op("TensorArrayReadV3")

@@ -117,12 +117,9 @@ pub(super) fn register(r: &mut OpRegistry) {
     );
 }
 
-fn conv_op(s: &Scope, op_type: &str, inputs: [Output; 3], strides: &[i64], padding: &str) -> Output {
-    let [a, b, c] = inputs;
+fn conv_op<const N: usize>(s: &Scope, op_type: &str, inputs: [Output; N], strides: &[i64], padding: &str) -> Output {
     s.op(op_type)
-        .input(a)
-        .input(b)
-        .input(c)
+        .inputs(inputs)
         .attr("strides", attr::list_int(strides))
         .attr("padding", attr::string(padding))
         .build()
@@ -142,13 +139,7 @@ fn conv_op(s: &Scope, op_type: &str, inputs: [Output; 3], strides: &[i64], paddi
 /// assert_eq!(s.graph().shape_of(&y), Some(vec![-1, 28, 28, 32]));
 /// ```
 pub fn conv2d(s: &Scope, input: Output, filter: Output, strides: &[i64], padding: &str) -> Output {
-    s.op("Conv2D")
-        .input(input)
-        .input(filter)
-        .attr("strides", attr::list_int(strides))
-        .attr("padding", attr::string(padding))
-        .build()
-        .output(0)
+    conv_op(s, "Conv2D", [input, filter], strides, padding)
 }
 
 /// `Conv2DBackpropInput`: the gradient of `Conv2D` with respect to its input, whose shape

@@ -118,23 +118,16 @@ pub(super) fn register(r: &mut OpRegistry) {
 /// assert_eq!(s.graph().shape_of(&c), Some(vec![2, 2]));
 /// ```
 pub fn mat_mul(s: &Scope, a: Output, b: Output, transpose_a: bool, transpose_b: bool) -> Output {
-    s.op("MatMul")
-        .input(a)
-        .input(b)
-        .attr("transpose_a", attr::bool(transpose_a))
-        .attr("transpose_b", attr::bool(transpose_b))
-        .build()
-        .output(0)
+    product(s, "MatMul", [a, b], [("transpose_a", transpose_a), ("transpose_b", transpose_b)])
+}
+
+/// A product op of two operands, with a flag per operand that transposes it first.
+fn product(s: &Scope, op_type: &str, operands: [Output; 2], flags: [(&str, bool); 2]) -> Output {
+    flags.into_iter().fold(s.op(op_type).inputs(operands), |b, (name, v)| b.attr(name, attr::bool(v))).build().output(0)
 }
 
 /// `BatchMatMulV2`: batched `x · y` over the (broadcast) leading dims; `adj_x`/`adj_y`
 /// transpose the last two dims first.
 pub fn batch_mat_mul_v2(s: &Scope, x: Output, y: Output, adj_x: bool, adj_y: bool) -> Output {
-    s.op("BatchMatMulV2")
-        .input(x)
-        .input(y)
-        .attr("adj_x", attr::bool(adj_x))
-        .attr("adj_y", attr::bool(adj_y))
-        .build()
-        .output(0)
+    product(s, "BatchMatMulV2", [x, y], [("adj_x", adj_x), ("adj_y", adj_y)])
 }
