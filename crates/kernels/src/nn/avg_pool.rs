@@ -5,7 +5,8 @@ use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
-use super::common::{check_dtype, check_inputs};
+use super::common::check_dtype;
+use super::common::float_kernel;
 use super::pool::{check_grad, par_units, pool_type, shape_input, PoolAttrs, PoolGeom};
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
@@ -105,12 +106,7 @@ impl AvgPoolGrad {
     }
 }
 
-impl OpKernel for AvgPoolGrad {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_inputs(ctx, self.dtype, &[(1, "grad")])?;
-        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
-    }
-}
+float_kernel!(AvgPoolGrad, [(1, "grad")]);
 
 #[cfg(test)]
 mod tests {

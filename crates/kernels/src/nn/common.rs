@@ -28,6 +28,21 @@ pub(crate) fn check_dtype(node: &NodeDef, what: &str, got: DataType, want: DataT
     Ok(())
 }
 
+/// Implements `OpKernel` for a float kernel (a struct with a `dtype` field and a generic
+/// `run::<T>`): checks that the named inputs `[(index, name), ...]` have the kernel's dtype,
+/// then runs it for f32 or f64.
+macro_rules! float_kernel {
+    ($kernel:ty, $inputs:expr) => {
+        impl $crate::OpKernel for $kernel {
+            fn compute(&self, ctx: &mut $crate::OpContext) -> Result<(), ferroflow_core::Status> {
+                $crate::nn::common::check_inputs(ctx, self.dtype, &$inputs)?;
+                $crate::dispatch::dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
+            }
+        }
+    };
+}
+pub(crate) use float_kernel;
+
 /// Checks that each input `(index, name)` has the dtype the kernel was built for.
 pub(crate) fn check_inputs(ctx: &crate::OpContext, want: DataType, inputs: &[(usize, &str)]) -> Result<(), Status> {
     for &(i, what) in inputs {

@@ -2,12 +2,12 @@
 //! image per rayon task) and `Conv2DBackpropFilter` (`Σ patchesᵀ · dy`, one partial sum per
 //! thread over blocks of rows that stay in cache).
 
-use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{check_inputs, dims_str, unsupported_type};
+use super::common::float_kernel;
+use super::common::{dims_str, unsupported_type};
 use super::conv::{ConvAttrs, BLOCK_BYTES};
 use super::conv_direct::DirectScalar;
 use crate::real::Real;
@@ -196,12 +196,7 @@ impl BackpropInput {
     }
 }
 
-impl OpKernel for BackpropInput {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_inputs(ctx, self.dtype, &[(1, "filter"), (2, "out_backprop")])?;
-        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
-    }
-}
+float_kernel!(BackpropInput, [(1, "filter"), (2, "out_backprop")]);
 
 struct BackpropFilter {
     attrs: ConvAttrs,
@@ -223,12 +218,7 @@ impl BackpropFilter {
     }
 }
 
-impl OpKernel for BackpropFilter {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_inputs(ctx, self.dtype, &[(0, "input"), (2, "out_backprop")])?;
-        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
-    }
-}
+float_kernel!(BackpropFilter, [(0, "input"), (2, "out_backprop")]);
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,8 @@ use std::ops::AddAssign;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor, TensorType};
 
-use super::common::{check_dtype, check_inputs};
+use super::common::check_dtype;
+use super::common::float_kernel;
 use super::pool::{check_grad, par_units, pool_type, PoolAttrs, PoolGeom};
 use crate::{OpContext, OpKernel};
 
@@ -214,12 +215,7 @@ impl MaxPoolGrad {
     }
 }
 
-impl OpKernel for MaxPoolGrad {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_inputs(ctx, self.dtype, &[(0, "orig_input"), (1, "orig_output"), (2, "grad")])?;
-        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
-    }
-}
+float_kernel!(MaxPoolGrad, [(0, "orig_input"), (1, "orig_output"), (2, "grad")]);
 
 #[cfg(test)]
 mod tests {

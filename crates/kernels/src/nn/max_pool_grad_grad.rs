@@ -3,11 +3,11 @@
 //! window's maximum; the result is shaped like `orig_output`. The maximum is the first one
 //! in row-major order, as in `MaxPoolGrad`, so the two ops are adjoint.
 
-use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor, TensorType};
 
-use super::common::{check_inputs, dims_str};
+use super::common::dims_str;
+use super::common::float_kernel;
 use super::pool::{par_units, pool_type, PoolAttrs, PoolGeom};
 use crate::{OpContext, OpKernel};
 
@@ -93,12 +93,7 @@ impl MaxPoolGradGrad {
     }
 }
 
-impl OpKernel for MaxPoolGradGrad {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_inputs(ctx, self.dtype, &[(0, "orig_input"), (1, "orig_output"), (2, "grad")])?;
-        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
-    }
-}
+float_kernel!(MaxPoolGradGrad, [(0, "orig_input"), (1, "orig_output"), (2, "grad")]);
 
 #[cfg(test)]
 mod tests {

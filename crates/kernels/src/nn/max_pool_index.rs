@@ -16,7 +16,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{check_dtype, check_inputs, dims_str, PAR_MIN};
+use super::common::float_kernel;
+use super::common::{check_dtype, dims_str, PAR_MIN};
 use super::pool::{check_grad, par_units, pool_type, PoolAttrs, PoolGeom};
 use crate::dispatch::dispatch;
 use crate::{OpContext, OpKernel};
@@ -257,12 +258,7 @@ impl MaxPoolGradWithIndex {
     }
 }
 
-impl OpKernel for MaxPoolGradWithIndex {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_inputs(ctx, self.dtype, &[(0, "orig_input"), (2, "grad")])?;
-        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
-    }
-}
+float_kernel!(MaxPoolGradWithIndex, [(0, "orig_input"), (2, "grad")]);
 
 #[cfg(test)]
 #[path = "max_pool_index_tests.rs"]

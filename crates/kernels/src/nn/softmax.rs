@@ -1,10 +1,10 @@
 //! `Softmax` and `LogSoftmax` over the last axis, shifted by the row maximum for stability.
 
-use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
-use super::common::{check_inputs, for_chunks, unsupported_type};
+use super::common::float_kernel;
+use super::common::{for_chunks, unsupported_type};
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
@@ -80,12 +80,7 @@ impl Softmax {
     }
 }
 
-impl OpKernel for Softmax {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_inputs(ctx, self.dtype, &[(0, "logits")])?;
-        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
-    }
-}
+float_kernel!(Softmax, [(0, "logits")]);
 
 #[cfg(test)]
 mod tests {

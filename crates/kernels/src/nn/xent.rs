@@ -6,7 +6,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{check_dtype, check_inputs, unsupported_type, PAR_MIN};
+use super::common::float_kernel;
+use super::common::{check_dtype, unsupported_type, PAR_MIN};
 use super::softmax::row_max;
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
@@ -120,12 +121,7 @@ impl Xent {
     }
 }
 
-impl OpKernel for Xent {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        check_inputs(ctx, self.dtype, &[(0, "features"), (1, "labels")])?;
-        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
-    }
-}
+float_kernel!(Xent, [(0, "features"), (1, "labels")]);
 
 struct SparseXent {
     dtype: DataType,
