@@ -143,12 +143,7 @@ pub(crate) async fn unary<Req: Message, Resp: Message + Default>(
     what: &str,
     peer: &PeerBytes,
 ) -> Result<Resp, Status> {
-    let body = start(channel, path, vec![framed(request)], deadline, what, peer).await?;
-    let (chunks, trailers) =
-        read_body(body, MAX_MESSAGE_SIZE + 5, what).await.map_err(|e| past_deadline(e, deadline, what))?;
-    peer.received(chunks.len());
-    trailer_status(&trailers, what)?;
-    chunks.into_message(what)
+    unary_frames(channel, path, vec![framed(request)], deadline, what, peer).await.map(|(resp, _)| resp)
 }
 
 /// [`unary`] with a request already encoded as `frames` (its gRPC prefix first, tensor

@@ -128,29 +128,34 @@ fn distributions(rows: usize, cols: usize, seed: u64) -> Tensor {
     Tensor::new(vec![rows, cols], v).unwrap()
 }
 
+/// Checks a cross-entropy op's gradients: of its loss in the inputs `loss_inputs`, and of
+/// its backprop output (second order in the logits), alone and with the loss.
+fn check_xent(
+    name: &str,
+    xent: impl Fn(&Scope, &[Output]) -> (Output, Output),
+    vals: &[Tensor],
+    loss_inputs: &[usize],
+    mode: Mode,
+) {
+    let e = check_multi(|s, v| vec![xent(s, v).0], vals, loss_inputs, EPS, mode);
+    ok(&format!("{name} loss {mode:?}"), e, TOL);
+    let e = check_multi(|s, v| vec![xent(s, v).1], vals, &[0], EPS, mode);
+    ok(&format!("{name} backprop {mode:?}"), e, TOL);
+    let both = |s: &Scope, v: &[Output]| {
+        let (l, bp) = xent(s, v);
+        vec![l, bp]
+    };
+    ok(&format!("{name} both {mode:?}"), check_multi(both, vals, &[0], EPS, mode), TOL);
+}
+
 #[test]
 fn softmax_cross_entropy() {
     for (b, c) in [(3, 5), (1, 4), (4, 2)] {
         let vals = [values(&[b, c], 15, -2.0, 2.0, &[], 0.0), distributions(b, c, 16)];
         for mode in [Mode::Static, Mode::Dims] {
             let xent = |s: &Scope, v: &[Output]| ops::softmax_cross_entropy_with_logits(s, x(v, 0), x(v, 1));
-            // The loss, in logits and labels.
-            let e = check_multi(|s, v| vec![xent(s, v).0], &vals, &[0, 1], EPS, mode);
-            ok(&format!("xent loss [{b},{c}] {mode:?}"), e, TOL);
-            // The backprop output (second order in the logits), alone and with the loss.
-            let e = check_multi(|s, v| vec![xent(s, v).1], &vals, &[0], EPS, mode);
-            ok(&format!("xent backprop [{b},{c}] {mode:?}"), e, TOL);
-            let e = check_multi(
-                |s, v| {
-                    let (l, bp) = xent(s, v);
-                    vec![l, bp]
-                },
-                &vals,
-                &[0],
-                EPS,
-                mode,
-            );
-            ok(&format!("xent both [{b},{c}] {mode:?}"), e, TOL);
+            // The loss in logits and labels.
+            check_xent(&format!("xent [{b},{c}]"), xent, &vals, &[0, 1], mode);
         }
     }
 }
@@ -162,21 +167,7 @@ fn sparse_softmax_cross_entropy() {
         let vals = [logits.clone(), labels];
         for mode in [Mode::Static, Mode::Dims] {
             let xent = |s: &Scope, v: &[Output]| ops::sparse_softmax_cross_entropy_with_logits(s, x(v, 0), x(v, 1));
-            let e = check_multi(|s, v| vec![xent(s, v).0], &vals, &[0], EPS, mode);
-            ok(&format!("sparse xent loss {mode:?}"), e, TOL);
-            let e = check_multi(|s, v| vec![xent(s, v).1], &vals, &[0], EPS, mode);
-            ok(&format!("sparse xent backprop {mode:?}"), e, TOL);
-            let e = check_multi(
-                |s, v| {
-                    let (l, bp) = xent(s, v);
-                    vec![l, bp]
-                },
-                &vals,
-                &[0],
-                EPS,
-                mode,
-            );
-            ok(&format!("sparse xent both {mode:?}"), e, TOL);
+            check_xent("sparse xent", xent, &vals, &[0], mode);
         }
     }
 }

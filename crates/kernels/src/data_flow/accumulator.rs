@@ -114,7 +114,7 @@ impl ConditionalAccumulator {
         dtype: DataType,
         shape: Option<Vec<i64>>,
         reduction: &str,
-    ) -> Result<ConditionalAccumulator, Status> {
+    ) -> Result<Self, Status> {
         let name = name.into();
         if !matches!(dtype, DataType::Float | DataType::Double | DataType::Int32 | DataType::Int64) {
             return Err(Status::unimplemented(format!(

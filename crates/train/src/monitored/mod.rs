@@ -248,7 +248,8 @@ impl MonitoredTrainingSession {
         fetches: &[String],
         targets: &[String],
     ) -> Result<Vec<Tensor>, Status> {
-        self.run_by_name_meta(feeds, fetches, targets, false).map(|(t, _)| t)
+        let opts = self.run_options(false);
+        self.run_with_recovery(StepArgs { feeds, fetches, targets, opts: &opts }).map(|(t, _)| t)
     }
 
     /// [`MonitoredTrainingSession::run`] traced (FULL_TRACE): also returns the step's
@@ -260,22 +261,22 @@ impl MonitoredTrainingSession {
         targets: &[&Operation],
     ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         let (f, x, t) = ferroflow_runtime::step_names(feeds, fetches, targets);
-        self.run_by_name_meta(&f, &x, &t, true)
+        let opts = self.run_options(true);
+        self.run_with_recovery(StepArgs { feeds: &f, fetches: &x, targets: &t, opts: &opts })
     }
 
-    fn run_by_name_meta(
-        &mut self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        trace: bool,
-    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+    /// The step's deadline, and whether it is traced.
+    fn run_options(&self, trace: bool) -> RunOptions {
+        RunOptions { timeout: Some(self.opts.step_timeout), trace, ..Default::default() }
+    }
+
+    fn run_with_recovery(&mut self, step: StepArgs<'_>) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         if self.closed {
             return Err(Status::failed_precondition("Run called on a closed MonitoredTrainingSession"));
         }
         let mut recoveries = 0;
         loop {
-            match self.run_once(feeds, fetches, targets, trace) {
+            match self.run_once(step) {
                 Err(e) if recoverable(&e) && recoveries < self.opts.max_recoveries => {
                     recoveries += 1;
                     tracing::warn!(error = %e, attempt = recoveries, "step failed; opening a new session");
@@ -296,25 +297,18 @@ impl MonitoredTrainingSession {
         }
     }
 
-    fn run_once(
-        &mut self,
-        feeds: &[(String, Tensor)],
-        fetches: &[String],
-        targets: &[String],
-        trace: bool,
-    ) -> Result<(Vec<Tensor>, RunMetadata), Status> {
+    fn run_once(&mut self, step: StepArgs<'_>) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         let sess = match &self.session {
             Some(s) => s,
             None => return Err(Status::unavailable("no open session (the last recovery failed)")),
         };
         let extra: Vec<Vec<String>> = self.hooks.iter_mut().map(|h| h.before_run()).collect();
-        let mut all: Vec<String> = fetches.to_vec();
+        let mut all: Vec<String> = step.fetches.to_vec();
         for e in &extra {
             all.extend(e.iter().cloned());
         }
-        let opts = RunOptions { timeout: Some(self.opts.step_timeout), trace, ..Default::default() };
-        let (mut out, meta) = sess.run_by_name_meta(StepArgs { feeds, fetches: &all, targets, opts: &opts })?;
-        let mut hook_values = out.split_off(fetches.len());
+        let (mut out, meta) = sess.run_by_name_meta(StepArgs { fetches: &all, ..step })?;
+        let mut hook_values = out.split_off(step.fetches.len());
         let mut ctx = RunContext { session: sess.as_ref(), stop: false };
         for (h, e) in self.hooks.iter_mut().zip(&extra) {
             let rest = hook_values.split_off(e.len());
