@@ -53,3 +53,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     unique::register(r);
     where_op::register(r);
 }
+
+#[cfg(test)]
+mod shape_tests;
+#[cfg(test)]
+mod tests;
