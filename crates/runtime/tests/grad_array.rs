@@ -2,13 +2,13 @@
 //! Fill, Snapshot, StopGradient, PreventGradient. (Slicing, padding, tiling and
 //! broadcasting: `grad_array_slice.rs`; gathers and variables: `grad_array_gather.rs`.)
 
-mod grad_array_util;
+mod grad_util;
 
 use ferroflow_core::{attr, Code, DataType, Tensor};
 use ferroflow_graph::{gradients, ops, Scope};
 use ferroflow_runtime::DirectSession;
 use ferroflow_runtime::StepRunner;
-use grad_array_util::{assert_grad, i32s, i64s, rand};
+use grad_util::{assert_grad, i32s, i64s, rand};
 
 #[test]
 fn reshape() {

@@ -5,7 +5,7 @@
 //! the gradient reaching a gathered variable carries its rows and indices
 //! (`indexed_slices`).
 
-mod grad_array_util;
+mod grad_util;
 
 use ferroflow_core::{DataType, Tensor};
 use ferroflow_graph::{
@@ -14,7 +14,7 @@ use ferroflow_graph::{
 };
 use ferroflow_runtime::DirectSession;
 use ferroflow_runtime::StepRunner;
-use grad_array_util::{assert_grad, i32s, rand, EPS, TOL};
+use grad_util::{assert_grad, i32s, rand, EPS, TOL};
 
 #[test]
 fn stitch_gradients() {

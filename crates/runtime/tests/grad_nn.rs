@@ -3,12 +3,12 @@
 //! and pooling checks are in `grad_nn_conv.rs`; the checker is in `grad_nn_util`).
 //! Inputs avoid kinks: rectifier inputs stay >= 0.05 from 0 (and 6).
 
-mod grad_nn_util;
+mod grad_util;
 
 use ferroflow_core::{attr, DataType, Tensor};
 use ferroflow_graph::gradients::grad_registry;
 use ferroflow_graph::{gradients, ops, Output, Scope};
-use grad_nn_util::*;
+use grad_util::*;
 
 #[test]
 fn matmul_all_transposes() {

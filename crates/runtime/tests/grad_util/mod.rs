@@ -1,5 +1,5 @@
-//! Shared numeric gradient checker of the nn gradient tests (`grad_nn.rs`,
-//! `grad_nn_conv.rs`).
+//! The numeric gradient checker of the gradient tests (`grad_array*.rs`, `grad_embedding.rs`,
+//! `grad_nn*.rs`).
 //!
 //! Each check compares the symbolic gradient of `sum_i sum(w_i * y_i)` (fixed pseudo-random
 //! `w_i`, fed as `grad_ys`, so only the gradients under test are involved — not those of Mul
@@ -14,7 +14,9 @@
 #![allow(dead_code)]
 
 use ferroflow_core::{DataType, Tensor};
+use ferroflow_graph::gradients::grad_registry;
 use ferroflow_graph::{gradients, ops, Output, Scope};
+use ferroflow_runtime::grad_check::check_gradient;
 use ferroflow_runtime::DirectSession;
 use ferroflow_runtime::StepRunner;
 
@@ -177,4 +179,38 @@ pub fn out_size(input: usize, k: usize, stride: usize, same: bool) -> usize {
 /// An int32 constant vector.
 pub fn i32_const(s: &Scope, v: &[usize]) -> Output {
     ops::constant(s, Tensor::vec(v.iter().map(|&d| d as i32).collect::<Vec<_>>()))
+}
+
+/// A float64 tensor of the given shape with deterministic values in [-1, 1).
+pub fn rand(dims: &[usize], seed: u64) -> Tensor {
+    let mut r = Lcg(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let n = dims.iter().product();
+    Tensor::new(dims.to_vec(), (0..n).map(|_| r.signed()).collect::<Vec<f64>>()).unwrap()
+}
+
+/// Whether the math family's `Mul` and `Sum` gradients are registered.
+pub fn math_grads_ready() -> bool {
+    let r = grad_registry();
+    ["Mul", "Sum"].iter().all(|op| matches!(r.get(op), Some(Some(_))))
+}
+
+/// Asserts that the gradient of `build` at `values` w.r.t. the inputs `diff` passes the
+/// check with static shapes and with unknown ranks (where the gradients use `Shape`/`Rank`
+/// ops), and the shared `check_gradient` when the `Mul` and `Sum` gradients it needs exist.
+pub fn assert_grad(what: &str, build: impl Fn(&Scope, &[Output]) -> Output, values: &[Tensor], diff: &[usize]) {
+    let mut e = check(&build, values, diff, Mode::Static).max(check(&build, values, diff, Mode::Rank));
+    if math_grads_ready() {
+        e = e.max(check_gradient(&build, values, diff, EPS).expect("check_gradient").max_rel_error);
+    }
+    assert!(e < TOL, "{what}: max relative error {e}");
+}
+
+/// An int32 vector constant.
+pub fn i32s(s: &Scope, v: &[i32]) -> Output {
+    ops::constant(s, v.to_vec())
+}
+
+/// An int64 vector constant.
+pub fn i64s(s: &Scope, v: &[i64]) -> Output {
+    ops::constant(s, v.to_vec())
 }
