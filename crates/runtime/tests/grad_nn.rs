@@ -1,6 +1,6 @@
 //! Numeric checks of the nn gradients: MatMul, BatchMatMulV2, BiasAdd(Grad), rectifiers and
 //! their gradients, Softmax, LogSoftmax, the cross-entropies and a tiny CNN (convolution
-//! and pooling checks are in `grad_nn_conv.rs`; the checker is in `grad_nn_util`).
+//! and pooling checks are in `grad_nn_conv.rs`; the checker is in `grad_util`).
 //! Inputs avoid kinks: rectifier inputs stay >= 0.05 from 0 (and 6).
 
 mod grad_util;
