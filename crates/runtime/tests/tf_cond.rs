@@ -7,30 +7,16 @@ use ferroflow_core::proto::attr_value::Value as AV;
 use ferroflow_core::{Code, Tensor};
 use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
-use serde_json::Value as J;
 
 mod tf_graph_util;
-use tf_graph_util::{fixture, run_steps};
-
-fn value(j: &J) -> Tensor {
-    match j["dtype"].as_str().unwrap() {
-        "bool" => Tensor::scalar(j["value"].as_bool().unwrap()),
-        "float32" => Tensor::scalar(j["value"].as_f64().unwrap() as f32),
-        d => panic!("fixture dtype {d}"),
-    }
-}
+use tf_graph_util::{close, fixture, run_steps, value};
 
 #[test]
 fn tensorflow_function_calls_give_tensorflows_values() {
     let (gd, exp) = fixture("tf_cond");
     assert!(gd.library.as_ref().is_some_and(|l| l.function.len() == exp["functions"].as_u64().unwrap() as usize));
     let sess = DirectSession::from_graph_def(&gd).unwrap();
-    run_steps(&sess, &exp, value, |i, name, t, want| {
-        let w = want["value"].as_f64().unwrap();
-        let g = t.to_f64_vec().unwrap()[0];
-        assert_eq!(t.dtype().name(), want["dtype"].as_str().unwrap(), "step {i}: {name}");
-        assert!((g - w).abs() <= 1e-6 * w.abs().max(1.0), "step {i}: {name} = {g}, TensorFlow: {w}");
-    });
+    run_steps(&sess, &exp, value, close(1e-6));
 }
 
 #[test]

@@ -10,29 +10,9 @@ use ferroflow_core::proto::GraphDef;
 use ferroflow_core::{Code, Tensor};
 use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
-use serde_json::Value as J;
 
 mod tf_graph_util;
-use tf_graph_util::{fixture, run_steps};
-
-fn value(j: &J) -> Tensor {
-    match j["dtype"].as_str().unwrap() {
-        "bool" => Tensor::scalar(j["value"].as_bool().unwrap()),
-        "int32" => Tensor::scalar(j["value"].as_i64().unwrap() as i32),
-        "float32" => Tensor::vec(j["value"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap() as f32).collect()),
-        d => panic!("fixture dtype {d}"),
-    }
-}
-
-fn check(i: usize, name: &str, t: &Tensor, want: &J) {
-    assert_eq!(t.dtype().name(), want["dtype"].as_str().unwrap(), "step {i}: {name}");
-    let got = t.to_f64_vec().unwrap();
-    let w: Vec<f64> = want["value"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-    assert_eq!(got.len(), w.len(), "step {i}: {name} = {got:?}, TensorFlow: {w:?}");
-    for (g, w) in got.iter().zip(&w) {
-        assert!((g - w).abs() <= 1e-5 * w.abs().max(1.0), "step {i}: {name} = {got:?}, TensorFlow: {w:?}");
-    }
-}
+use tf_graph_util::{close, fixture, run_steps, value};
 
 #[test]
 fn tensorflow_1_control_flow_gives_tensorflows_values() {
@@ -42,7 +22,7 @@ fn tensorflow_1_control_flow_gives_tensorflows_values() {
         assert!(ops.contains(&op), "the fixture has no {op}");
     }
     let sess = DirectSession::from_graph_def(&gd).unwrap();
-    run_steps(&sess, &exp, value, check);
+    run_steps(&sess, &exp, value, close(1e-5));
 }
 
 #[test]
@@ -52,7 +32,7 @@ fn the_same_steps_run_again_on_a_new_session() {
     let (gd, exp) = fixture("tf_v1_control_flow");
     for _ in 0..2 {
         let sess = DirectSession::from_graph_def(&gd).unwrap();
-        run_steps(&sess, &exp, value, check);
+        run_steps(&sess, &exp, value, close(1e-5));
     }
 }
 

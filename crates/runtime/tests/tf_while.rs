@@ -8,21 +8,9 @@ use ferroflow_core::proto::attr_value::Value as AV;
 use ferroflow_core::{Code, Tensor};
 use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
-use serde_json::Value as J;
 
 mod tf_graph_util;
-use tf_graph_util::{fixture, run_steps, strings};
-
-fn value(j: &J) -> Tensor {
-    match j["dtype"].as_str().unwrap() {
-        "int32" => Tensor::scalar(j["value"].as_i64().unwrap() as i32),
-        "float32" => {
-            let v: Vec<f32> = j["value"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
-            Tensor::vec(v)
-        }
-        d => panic!("fixture dtype {d}"),
-    }
-}
+use tf_graph_util::{close, fixture, run_steps, strings, value};
 
 #[test]
 fn tensorflow_while_loops_give_tensorflows_values() {
@@ -30,15 +18,7 @@ fn tensorflow_while_loops_give_tensorflows_values() {
     let ops: Vec<String> = strings(&exp["op_types"]);
     assert!(ops.contains(&"While".to_string()) && ops.contains(&"StatelessWhile".to_string()), "{ops:?}");
     let sess = DirectSession::from_graph_def(&gd).unwrap();
-    run_steps(&sess, &exp, value, |i, name, t, want| {
-        assert_eq!(t.dtype().name(), want["dtype"].as_str().unwrap(), "step {i}: {name}");
-        let g = t.to_f64_vec().unwrap();
-        let w: Vec<f64> = want["value"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
-        assert_eq!(g.len(), w.len(), "step {i}: {name} = {g:?}, TensorFlow: {w:?}");
-        for (a, b) in g.iter().zip(&w) {
-            assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "step {i}: {name} = {g:?}, TensorFlow: {w:?}");
-        }
-    });
+    run_steps(&sess, &exp, value, close(1e-5));
 }
 
 #[test]

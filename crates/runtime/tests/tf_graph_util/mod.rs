@@ -45,3 +45,35 @@ pub fn run_steps(
         }
     }
 }
+
+/// A fed value of a fixture: a bool or int32 scalar, or float32 (a scalar, or a vector
+/// when the value is a list).
+pub fn value(j: &J) -> Tensor {
+    let v = &j["value"];
+    match j["dtype"].as_str().unwrap() {
+        "bool" => Tensor::scalar(v.as_bool().unwrap()),
+        "int32" => Tensor::scalar(v.as_i64().unwrap() as i32),
+        "float32" => match v.as_array() {
+            Some(a) => Tensor::vec(a.iter().map(|x| x.as_f64().unwrap() as f32).collect()),
+            None => Tensor::scalar(v.as_f64().unwrap() as f32),
+        },
+        d => panic!("fixture dtype {d}"),
+    }
+}
+
+/// A check for [`run_steps`]: the fetched tensor has TensorFlow's dtype and every element
+/// is within `tol` of TensorFlow's, relative to its magnitude (absolute below 1).
+pub fn close(tol: f64) -> impl Fn(usize, &str, &Tensor, &J) {
+    move |i, name, t, want| {
+        assert_eq!(t.dtype().name(), want["dtype"].as_str().unwrap(), "step {i}: {name}");
+        let got = t.to_f64_vec().unwrap();
+        let w: Vec<f64> = match want["value"].as_array() {
+            Some(a) => a.iter().map(|v| v.as_f64().unwrap()).collect(),
+            None => vec![want["value"].as_f64().unwrap()],
+        };
+        assert_eq!(got.len(), w.len(), "step {i}: {name} = {got:?}, TensorFlow: {w:?}");
+        for (g, w) in got.iter().zip(&w) {
+            assert!((g - w).abs() <= tol * w.abs().max(1.0), "step {i}: {name} = {got:?}, TensorFlow: {w:?}");
+        }
+    }
+}
