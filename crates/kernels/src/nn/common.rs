@@ -200,6 +200,16 @@ pub(crate) fn for_chunks<T: Send>(data: &mut [T], unit: usize, f: impl Fn(usize,
     data.par_chunks_mut(per).enumerate().for_each(|(i, c)| crate::isa::vectorized(|| f(i * per, c)));
 }
 
+/// Convolution shapes the direct kernels' tests share: (image size, input channels, kernel
+/// size, output channels, stride, padding), covering every block width and both paddings.
+#[cfg(test)]
+pub(crate) const DIRECT_CASES: [(usize, usize, usize, usize, usize, Padding); 4] = [
+    (28, 1, 5, 32, 1, Padding::Same),
+    (9, 3, 3, 24, 2, Padding::Same),
+    (8, 2, 3, 8, 1, Padding::Valid),
+    (7, 4, 2, 56, 3, Padding::Valid),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

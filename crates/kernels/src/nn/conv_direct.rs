@@ -288,19 +288,13 @@ mod avx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nn::common::{Padding, Window};
+    use crate::nn::common::{Padding, Window, DIRECT_CASES};
     use crate::nn::conv::conv_reference;
 
     #[test]
     fn matches_reference() {
-        for (h, c, k, oc, s, p) in [
-            (28, 1, 5, 32, 1, Padding::Same),
-            (9, 3, 3, 24, 2, Padding::Same),
-            (8, 2, 3, 8, 1, Padding::Valid),
-            (7, 4, 2, 56, 3, Padding::Valid),
-            (4, 1, 3, 40, 1, Padding::Same),
-            (3, 2, 3, 16, 1, Padding::Valid),
-        ] {
+        let more = [(4, 1, 3, 40, 1, Padding::Same), (3, 2, 3, 16, 1, Padding::Valid)];
+        for (h, c, k, oc, s, p) in DIRECT_CASES.into_iter().chain(more) {
             let g =
                 ConvGeom { n: 2, c, oc, y: Window::new(h, k, s, p).unwrap(), x: Window::new(h + 1, k, s, p).unwrap() };
             assert!(direct_applies(&g));

@@ -164,20 +164,16 @@ mod avx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::nn::common::{Padding, Window};
+    use crate::nn::common::{Padding, Window, DIRECT_CASES};
 
     #[test]
     fn matches_the_definition() {
-        for (h, c, k, oc, s, p) in [
-            (28, 1, 5, 32, 1, Padding::Same),
-            (9, 3, 3, 24, 2, Padding::Same),
-            (8, 2, 3, 8, 1, Padding::Valid),
-            (7, 4, 2, 56, 3, Padding::Valid),
+        for (h, c, k, oc, s, p) in DIRECT_CASES.into_iter().chain([
             (6, 1, 5, 16, 2, Padding::Same),
             (28, 1, 5, 40, 1, Padding::Same),
             (10, 3, 2, 48, 1, Padding::Same),
             (5, 1, 5, 8, 1, Padding::Valid),
-        ] {
+        ]) {
             // One image of the first shape is split across the threads by rows.
             let n = if h == 28 { 1 } else { 3 };
             let g = ConvGeom { n, c, oc, y: Window::new(h, k, s, p).unwrap(), x: Window::new(h + 1, k, s, p).unwrap() };
