@@ -19,19 +19,6 @@ use fuzz::{bytes as fbytes, graphs, values, Rng, Run};
 
 const M: &str = "/tensorflow.MasterService/";
 
-/// The fuzz cluster: short step and session timeouts so blocked steps end quickly.
-pub fn fuzz_cluster() -> Cluster {
-    Cluster::start_with(&[("ps", 1), ("worker", 1)], |_, _| {
-        let mut o = ferroflow_distributed::ServerOptions::default();
-        o.master.default_step_timeout = Duration::from_secs(2);
-        o.master.create_session_timeout = Duration::from_secs(2);
-        o.worker.default_step_timeout = Duration::from_secs(2);
-        o.worker.max_recv_wait = Duration::from_secs(2);
-        o.worker.step_grace = Duration::from_secs(2);
-        o
-    })
-}
-
 /// A session the fuzzer created, with its graph and version.
 struct Session {
     handle: String,
@@ -208,7 +195,7 @@ fn generate_for(rng: &mut Rng, s: Option<&Session>, base: &GraphDef, ops: &[Stri
 
 #[test]
 fn fuzz_master_service() {
-    let c = fuzz_cluster();
+    let c = Cluster::start_with_short_timeouts(&[("ps", 1), ("worker", 1)]);
     let target = c.target("worker:0");
     let ps = c.target("ps:0");
     let mut run = Run::start("master", 2000);

@@ -23,17 +23,6 @@ const W: &str = "/tensorflow.WorkerService/";
 const PS_DEV: &str = "/job:ps/replica:0/task:0/device:CPU:0";
 const WORKER_DEV: &str = "/job:worker/replica:0/task:0/device:CPU:0";
 
-fn fuzz_cluster() -> Cluster {
-    Cluster::start_with(&[("ps", 1), ("worker", 1)], |_, _| {
-        let mut o = ferroflow_distributed::ServerOptions::default();
-        o.master.default_step_timeout = Duration::from_secs(2);
-        o.worker.default_step_timeout = Duration::from_secs(2);
-        o.worker.max_recv_wait = Duration::from_secs(2);
-        o.worker.step_grace = Duration::from_secs(2);
-        o
-    })
-}
-
 /// What the fuzzer knows about the cluster: the partitions of the seed graph, the client
 /// keys they feed and fetch, the device incarnations.
 struct World {
@@ -295,7 +284,7 @@ fn track(w: &mut World, ch: usize, method: &str, message: &[u8], out: &Outcome) 
 
 #[test]
 fn fuzz_worker_service() {
-    let c = fuzz_cluster();
+    let c = Cluster::start_with_short_timeouts(&[("ps", 1), ("worker", 1)]);
     let rt = rt();
     let targets = [c.target("ps:0"), c.target("worker:0")];
     // The channels' connection tasks run on `rt`.

@@ -16,6 +16,20 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// Starts `jobs` with 2-second step, session-creation and receive timeouts, so that a
+    /// blocked step (as the fuzzers provoke) ends quickly.
+    pub fn start_with_short_timeouts(jobs: &[(&str, usize)]) -> Cluster {
+        Cluster::start_with(jobs, |_, _| {
+            let mut o = ServerOptions::default();
+            o.master.default_step_timeout = Duration::from_secs(2);
+            o.master.create_session_timeout = Duration::from_secs(2);
+            o.worker.default_step_timeout = Duration::from_secs(2);
+            o.worker.max_recv_wait = Duration::from_secs(2);
+            o.worker.step_grace = Duration::from_secs(2);
+            o
+        })
+    }
+
     /// Starts `jobs` (name, number of tasks), each task a Server on its own port.
     pub fn start(jobs: &[(&str, usize)]) -> Cluster {
         Cluster::start_with(jobs, |_, _| ServerOptions::default())
