@@ -5,19 +5,15 @@
 
 mod common;
 
-use common::Cluster;
 use ferroflow_core::{Code, DataType, Tensor};
 use ferroflow_distributed::GrpcSession;
-use ferroflow_graph::{ops, Scope};
+use ferroflow_graph::ops;
 use ferroflow_runtime::RunOptions;
 use ferroflow_runtime::StepRunner;
 
 #[test]
 fn receives_from_one_peer_share_a_call_and_arrive_as_they_are_ready() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let ps = s.with_device("/job:ps/task:0");
-    let wk = s.with_device("/job:worker/task:0");
+    let (c, s, ps, wk) = common::ps_and_worker();
     // Four tensors the ps has at once, and one (`late`) it can only send after it received
     // `doubled` from the worker, which needs `a` first: a batch that waited for all of its
     // tensors before answering would never finish this step.
@@ -53,10 +49,7 @@ fn receives_from_one_peer_share_a_call_and_arrive_as_they_are_ready() {
 
 #[test]
 fn a_failing_peer_fails_every_receive_of_the_batch_and_the_step_names_it() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let ps = s.with_device("/job:ps/task:0");
-    let wk = s.with_device("/job:worker/task:0");
+    let (c, s, ps, wk) = common::ps_and_worker();
     let x = ops::placeholder(&wk, DataType::Float, None);
     // Both ps tensors depend on the fed value; the reshape on the ps fails for a bad feed.
     let bad = ops::reshape(&ps, x.clone(), ops::constant(&ps, Tensor::vec(vec![2i32])));

@@ -101,10 +101,7 @@ fn two_task_step(target: &str, config: ConfigProto) -> Result<f32, ferroflow_cor
 #[test]
 fn a_tls_cluster_runs_steps_across_tasks_and_refuses_plain_and_certless_clients() {
     let pki = pki();
-    let cluster = Cluster::start_with(&[("ps", 1), ("worker", 1)], |_, _| ferroflow_distributed::ServerOptions {
-        tls: Some(pki.server(true)),
-        ..Default::default()
-    });
+    let cluster = common::tls_cluster(pki.server(true));
     let target = cluster.target("worker:0");
     assert!(target.starts_with("grpcs://"), "{target}");
     // A client with the CA and a certificate: a step whose tensors cross from ps to worker
@@ -129,10 +126,7 @@ fn a_tls_cluster_runs_steps_across_tasks_and_refuses_plain_and_certless_clients(
 #[test]
 fn server_tls_without_client_certificates_accepts_any_client_that_trusts_it() {
     let pki = pki();
-    let cluster = Cluster::start_with(&[("ps", 1), ("worker", 1)], |_, _| ferroflow_distributed::ServerOptions {
-        tls: Some(pki.server(false)),
-        ..Default::default()
-    });
+    let cluster = common::tls_cluster(pki.server(false));
     let target = cluster.target("worker:0");
     assert_eq!(list_devices(&target, Some(&pki.client("ca.pem", false))), Ok(1));
     let (code, _) = list_devices(&target.replacen("grpcs://", "grpc://", 1), None).unwrap_err();

@@ -94,3 +94,20 @@ pub async fn new_session(
     let req = ferroflow_proto::CreateSessionRequest { graph_def: Some(g), ..Default::default() };
     m.create_session(req).await.unwrap().into_inner().session_handle
 }
+
+/// A cluster of one ps and one worker task, and a graph's root scope with a scope placed on
+/// each task: `(cluster, root, ps, worker)`.
+pub fn ps_and_worker() -> (Cluster, ferroflow_graph::Scope, ferroflow_graph::Scope, ferroflow_graph::Scope) {
+    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
+    let s = ferroflow_graph::Scope::new_root();
+    let (ps, wk) = (s.with_device("/job:ps/task:0"), s.with_device("/job:worker/task:0"));
+    (c, s, ps, wk)
+}
+
+/// A cluster of one ps and one worker task serving `tls`.
+pub fn tls_cluster(tls: ferroflow_distributed::ServerTls) -> Cluster {
+    Cluster::start_with(&[("ps", 1), ("worker", 1)], |_, _| ServerOptions {
+        tls: Some(tls.clone()),
+        ..Default::default()
+    })
+}
