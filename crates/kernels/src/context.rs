@@ -51,6 +51,24 @@ pub struct StepCtx {
     pub trace: Option<Arc<crate::StepTrace>>,
 }
 
+impl StepCtx {
+    /// A step of `step_id` on `device`: a fresh step container, not cancelled, no deadline,
+    /// outside any session, not traced (set those fields with `..StepCtx::new(...)`).
+    pub fn new(step_id: i64, rendezvous: Arc<dyn Rendezvous>, resources: Arc<ResourceMgr>, device: &str) -> StepCtx {
+        StepCtx {
+            step_id,
+            rendezvous,
+            resources,
+            step_container: Default::default(),
+            cancel: CancelToken::default(),
+            device: device.to_string(),
+            deadline: None,
+            session: "".into(),
+            trace: None,
+        }
+    }
+}
+
 /// The inputs, outputs and step of one kernel invocation.
 pub struct OpContext {
     node: Arc<NodeDef>,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{attr, DataType, Status, Tensor};
 
-use crate::{create_kernel, CancelToken, OpContext, RecvCallback, Rendezvous, ResourceMgr, StepCtx, Value};
+use crate::{create_kernel, OpContext, RecvCallback, Rendezvous, ResourceMgr, StepCtx, Value};
 
 /// A rendezvous that refuses everything (kernels under test do not send or receive).
 pub struct NoRendezvous;
@@ -36,17 +36,7 @@ pub fn seeded_f32(dims: &[usize], seed: u64) -> Tensor {
 
 /// A step context with a fresh resource manager.
 pub fn test_step(resources: Arc<ResourceMgr>) -> Arc<StepCtx> {
-    Arc::new(StepCtx {
-        step_id: 1,
-        rendezvous: Arc::new(NoRendezvous),
-        resources,
-        step_container: Default::default(),
-        cancel: CancelToken::new(),
-        device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
-        deadline: None,
-        session: "".into(),
-        trace: None,
-    })
+    Arc::new(StepCtx::new(1, Arc::new(NoRendezvous), resources, "/job:localhost/replica:0/task:0/device:CPU:0"))
 }
 
 /// Creates the node's kernel and runs it once on `inputs`. The node must carry every attr

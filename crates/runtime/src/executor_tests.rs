@@ -4,20 +4,11 @@ use crate::rendezvous::LocalRendezvous;
 use ferroflow_core::proto::GraphDef;
 use ferroflow_core::Tensor;
 use ferroflow_graph::{ops, Scope};
-use ferroflow_kernels::{CancelToken, ResourceMgr};
+use ferroflow_kernels::ResourceMgr;
 
 fn step() -> Arc<StepCtx> {
-    Arc::new(StepCtx {
-        step_id: 1,
-        rendezvous: Arc::new(LocalRendezvous::new()),
-        resources: Arc::new(ResourceMgr::new()),
-        step_container: Default::default(),
-        cancel: CancelToken::default(),
-        device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
-        deadline: None,
-        session: "".into(),
-        trace: None,
-    })
+    let device = "/job:localhost/replica:0/task:0/device:CPU:0";
+    Arc::new(StepCtx::new(1, Arc::new(LocalRendezvous::new()), Arc::new(ResourceMgr::new()), device))
 }
 
 /// An executor of `x + x` for a constant `x` of `n` floats, and the Add node's index.

@@ -44,17 +44,7 @@ pub(super) fn done(rx: &Receiver<Outcome>) -> Outcome {
 
 pub(super) fn step_with(rm: &Arc<ResourceMgr>, cancel: CancelToken, deadline: Option<Instant>) -> Arc<StepCtx> {
     let s = test_step(rm.clone());
-    Arc::new(StepCtx {
-        step_id: s.step_id,
-        rendezvous: s.rendezvous.clone(),
-        resources: rm.clone(),
-        step_container: Default::default(),
-        cancel,
-        device: s.device.clone(),
-        deadline,
-        session: "".into(),
-        trace: None,
-    })
+    Arc::new(StepCtx { cancel, deadline, ..StepCtx::new(s.step_id, s.rendezvous.clone(), rm.clone(), &s.device) })
 }
 
 fn create_node(op: &str, shared: &str) -> NodeDef {

@@ -64,20 +64,10 @@ mod tests {
 
     use super::*;
     use crate::testutil::node;
-    use crate::{CancelToken, ResourceMgr, StepCtx, Value};
+    use crate::{ResourceMgr, StepCtx, Value};
 
     fn step() -> Arc<StepCtx> {
-        Arc::new(StepCtx {
-            step_id: 1,
-            rendezvous: Arc::new(crate::testutil::NoRendezvous),
-            resources: Arc::new(ResourceMgr::new()),
-            step_container: Default::default(),
-            cancel: CancelToken::default(),
-            device: "/job:localhost/replica:0/task:0/device:CPU:0".into(),
-            deadline: None,
-            session: "".into(),
-            trace: None,
-        })
+        crate::testutil::test_step(Arc::new(ResourceMgr::new()))
     }
 
     #[test]

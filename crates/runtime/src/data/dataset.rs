@@ -153,19 +153,10 @@ pub(crate) struct IterCtx {
 impl IterCtx {
     /// A context for an iterator made by a kernel running in `step`.
     pub(crate) fn for_iterator(step: &StepCtx) -> IterCtx {
-        let own = Arc::new(StepCtx {
-            step_id: step.step_id,
-            rendezvous: Arc::new(LocalRendezvous::new()),
-            resources: step.resources.clone(),
-            // An iterator outlives the step that made it: its functions get their own
-            // per-step container (TensorArrays made inside a map function).
-            step_container: Default::default(),
-            cancel: CancelToken::new(),
-            device: step.device.clone(),
-            deadline: None,
-            session: step.session.clone(),
-            trace: None,
-        });
+        // An iterator outlives the step that made it: its functions get their own per-step
+        // container (TensorArrays made inside a map function), cancellation and no deadline.
+        let own = StepCtx::new(step.step_id, Arc::new(LocalRendezvous::new()), step.resources.clone(), &step.device);
+        let own = Arc::new(StepCtx { session: step.session.clone(), ..own });
         IterCtx { own, caller_cancel: None, caller_deadline: None }
     }
 
