@@ -48,3 +48,12 @@ pub use num_complex;
 
 /// Re-export of the generated protobuf types.
 pub use ferroflow_proto as proto;
+
+/// Calls `<module>::register(r)` for each module named: how an op or kernel family
+/// registers its files' ops (`register_modules! { r: concat, fill, gather }`).
+#[macro_export]
+macro_rules! register_modules {
+    ($r:ident: $($module:ident),+ $(,)?) => {
+        $($module::register($r);)+
+    };
+}

@@ -35,25 +35,8 @@ use crate::registry::OpRegistry;
 
 /// Registers every op family.
 pub(crate) fn register_all(r: &mut OpRegistry) {
-    array::register(r);
-    base::register(r);
-    control_flow::register(r);
-    data_flow::register(r);
-    dataset::register(r);
-    functional::register(r);
-    io::register(r);
-    iterator::register(r);
-    list::register(r);
-    lookup::register(r);
-    math::register(r);
-    nn::register(r);
-    random::register(r);
-    sparse::register(r);
-    state::register(r);
-    string::register(r);
-    tensor_array::register(r);
-    training::register(r);
+    ferroflow_core::register_modules! {
+        r: array, base, control_flow, data_flow, dataset, functional, io, iterator, list, lookup, math, nn, random,
+        sparse, state, string, tensor_array, training
+    }
 }
-
-/// Registers every family's gradient functions (see `crate::gradients`).
-pub(crate) fn register_gradients(_r: &mut crate::gradients::GradRegistry) {}

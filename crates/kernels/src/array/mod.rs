@@ -36,22 +36,10 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    concat::register(r);
-    fill::register(r);
-    gather::register(r);
-    one_hot::register(r);
-    pack::register(r);
-    pad::register(r);
-    partition::register(r);
-    range::register(r);
-    segment::register(r);
-    shape_ops::register(r);
-    slice::register(r);
-    strided_slice::register(r);
-    tile::register(r);
-    transpose::register(r);
-    unique::register(r);
-    where_op::register(r);
+    ferroflow_core::register_modules! {
+        r: concat, fill, gather, one_hot, pack, pad, partition, range, segment, shape_ops, slice, strided_slice, tile,
+        transpose, unique, where_op
+    }
 }
 
 #[cfg(test)]

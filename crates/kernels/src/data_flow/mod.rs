@@ -49,11 +49,7 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    accumulator_ops::register(r);
-    queue_ops::register(r);
-    lookup_ops::register(r);
-    stack::register(r);
-    tensor_array_ops::register(r);
-    tensor_list::register(r);
-    tensor_list_bulk::register(r);
+    ferroflow_core::register_modules! {
+        r: accumulator_ops, queue_ops, lookup_ops, stack, tensor_array_ops, tensor_list, tensor_list_bulk
+    }
 }

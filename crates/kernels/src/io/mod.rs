@@ -29,8 +29,5 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels (one `register` call per file).
 pub(crate) fn register(r: &mut KernelRegistry) {
-    plumbing::register(r);
-    sendrecv::register(r);
-    control_flow::register(r);
-    bundle_ops::register(r);
+    ferroflow_core::register_modules! { r: plumbing, sendrecv, control_flow, bundle_ops }
 }

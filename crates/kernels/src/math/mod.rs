@@ -28,17 +28,9 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    addn::register(r);
-    argminmax::register(r);
-    bcast_args::register(r);
-    binary::register(r);
-    cast::register(r);
-    check_numerics::register(r);
-    compare::register(r);
-    grad::register(r);
-    reduce::register(r);
-    select::register(r);
-    unary::register(r);
+    ferroflow_core::register_modules! {
+        r: addn, argminmax, bcast_args, binary, cast, check_numerics, compare, grad, reduce, select, unary
+    }
 }
 
 pub use bcast_args::broadcast_gradient_args;

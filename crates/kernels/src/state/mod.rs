@@ -20,8 +20,5 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    resource_vars::register(r);
-    ref_vars::register(r);
-    sparse::register(r);
-    training::register(r);
+    ferroflow_core::register_modules! { r: resource_vars, ref_vars, sparse, training }
 }

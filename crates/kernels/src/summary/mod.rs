@@ -11,9 +11,7 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    scalar::register(r);
-    histogram::register(r);
-    merge::register(r);
+    ferroflow_core::register_modules! { r: scalar, histogram, merge }
 }
 
 /// The tag string of a summary input.

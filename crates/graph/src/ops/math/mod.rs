@@ -16,8 +16,5 @@ pub use unary::*;
 use crate::registry::OpRegistry;
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    binary::register(r);
-    misc::register(r);
-    reduce::register(r);
-    unary::register(r);
+    ferroflow_core::register_modules! { r: binary, misc, reduce, unary }
 }

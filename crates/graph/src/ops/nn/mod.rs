@@ -23,10 +23,7 @@ const REAL_TYPES: &str = "{float, double, int32, uint8, int16, int8, int64, bflo
 const FLOAT_TYPES: &str = "{half, bfloat16, float, double}";
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    matmul::register(r);
-    activation::register(r);
-    conv::register(r);
-    pool::register(r);
+    ferroflow_core::register_modules! { r: matmul, activation, conv, pool }
 }
 
 #[cfg(test)]
