@@ -3,7 +3,7 @@
 use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 
-use super::{apply_op, LearningRate, Optimizer};
+use super::{apply_op, LearningRate, Optimizer, SparseGrad};
 
 /// `tf.compat.v1.train.GradientDescentOptimizer`.
 #[derive(Clone, Debug)]
@@ -29,13 +29,8 @@ impl Optimizer for GradientDescent {
     }
     /// `var[indices] -= lr * values` by scatter (repeated indices add up), as TensorFlow's
     /// gradient descent updates an IndexedSlices.
-    fn apply_sparse_one(
-        &self,
-        s: &Scope,
-        values: &Output,
-        indices: &Output,
-        var: &Variable,
-    ) -> Result<Option<Operation>, Status> {
+    fn apply_sparse_one(&self, s: &Scope, grad: SparseGrad<'_>, var: &Variable) -> Result<Option<Operation>, Status> {
+        let (values, indices) = (grad.values, grad.indices);
         let lr = self.learning_rate.output(s, "learning_rate", var.dtype());
         let delta = ferroflow_graph::ops::mul(s, values.clone(), lr);
         let op = if var.is_resource() {

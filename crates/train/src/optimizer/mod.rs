@@ -57,11 +57,10 @@ macro_rules! dense_and_sparse_optimizer {
             fn apply_sparse_one(
                 &self,
                 s: &ferroflow_graph::Scope,
-                values: &ferroflow_graph::Output,
-                indices: &ferroflow_graph::Output,
+                g: $crate::optimizer::SparseGrad<'_>,
                 var: &ferroflow_graph::Variable,
             ) -> Result<Option<ferroflow_graph::Operation>, ferroflow_core::Status> {
-                let (grad, indices) = $crate::optimizer::deduplicate(s, values, indices);
+                let (grad, indices) = $crate::optimizer::deduplicate(s, g.values, g.indices);
                 self.build(s, var, grad, Some(indices)).map(Some)
             }
         }
@@ -71,6 +70,16 @@ pub(crate) use dense_and_sparse_optimizer;
 
 /// A gradient and the variable it updates.
 pub type GradAndVar = (Output, Variable);
+
+/// The gradient of some rows of a variable (TensorFlow's IndexedSlices): `values[i]` is
+/// the gradient of row `indices[i]`; indices may repeat (see [`deduplicate`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SparseGrad<'a> {
+    /// Gradient rows.
+    pub values: &'a Output,
+    /// The row of each gradient row.
+    pub indices: &'a Output,
+}
 
 /// An optimizer: builds the update of one variable from its gradient.
 pub trait Optimizer {
@@ -85,15 +94,13 @@ pub trait Optimizer {
     /// Builds the update of one variable.
     fn apply_one(&self, s: &Scope, grad: &Output, var: &Variable) -> Result<Operation, Status>;
 
-    /// Builds the update of the rows `indices` of one variable from their gradient rows
-    /// `values` (TensorFlow's IndexedSlices; `indices` may repeat: see [`deduplicate`]), or
-    /// `None` if the optimizer has no sparse update (the dense gradient is applied, which
-    /// for Adam, whose every slot decays each step, is what TensorFlow's update does too).
+    /// Builds the update of the rows of one variable that `grad` holds, or `None` if the
+    /// optimizer has no sparse update (the dense gradient is applied, which for Adam, whose
+    /// every slot decays each step, is what TensorFlow's update does too).
     fn apply_sparse_one(
         &self,
         _s: &Scope,
-        _values: &Output,
-        _indices: &Output,
+        _grad: SparseGrad<'_>,
         _var: &Variable,
     ) -> Result<Option<Operation>, Status> {
         Ok(None)
@@ -160,7 +167,9 @@ pub trait Optimizer {
             }
             let vs = us.sub(&format!("update_{}", v.name().replace('/', "_"))).colocate_with(&v.handle());
             let sparse = match indexed_slices(s.graph(), g) {
-                Some((values, indices)) => self.apply_sparse_one(&vs, &values, &indices, v)?,
+                Some((values, indices)) => {
+                    self.apply_sparse_one(&vs, SparseGrad { values: &values, indices: &indices }, v)?
+                }
                 None => None,
             };
             updates.push(match sparse {
@@ -257,14 +266,8 @@ impl Optimizer for Box<dyn Optimizer> {
     fn apply_one(&self, s: &Scope, grad: &Output, var: &Variable) -> Result<Operation, Status> {
         (**self).apply_one(s, grad, var)
     }
-    fn apply_sparse_one(
-        &self,
-        s: &Scope,
-        values: &Output,
-        indices: &Output,
-        var: &Variable,
-    ) -> Result<Option<Operation>, Status> {
-        (**self).apply_sparse_one(s, values, indices, var)
+    fn apply_sparse_one(&self, s: &Scope, grad: SparseGrad<'_>, var: &Variable) -> Result<Option<Operation>, Status> {
+        (**self).apply_sparse_one(s, grad, var)
     }
     fn finish(&self, s: &Scope, updates: &[Operation]) -> Result<Vec<Operation>, Status> {
         (**self).finish(s, updates)
