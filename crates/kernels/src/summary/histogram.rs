@@ -4,10 +4,10 @@
 
 use std::sync::OnceLock;
 
-use ferroflow_core::proto::{summary, HistogramProto, Message, Summary};
-use ferroflow_core::{Status, Tensor};
+use ferroflow_core::proto::{summary, HistogramProto};
+use ferroflow_core::Status;
 
-use super::utf8;
+use super::{output, tagged, utf8};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// TensorFlow's default bucket limits (1551: 775 on each side of 0).
@@ -114,14 +114,7 @@ impl OpKernel for HistogramSummary {
             }
             h.add(v);
         }
-        let s = Summary {
-            value: vec![summary::Value {
-                tag,
-                value: Some(summary::value::Value::Histo(h.to_proto())),
-                ..Default::default()
-            }],
-        };
-        ctx.set_output(0, Tensor::scalar(s.encode_to_vec()))
+        output(ctx, vec![tagged(tag, summary::value::Value::Histo(h.to_proto()))])
     }
 }
 
@@ -131,7 +124,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
 
 #[cfg(test)]
 mod tests {
-    use ferroflow_core::{attr, DataType};
+    use ferroflow_core::proto::{Message, Summary};
+    use ferroflow_core::{attr, DataType, Tensor};
 
     use super::*;
     use crate::testutil::{node, run_kernel};

@@ -3,15 +3,16 @@
 use std::collections::HashSet;
 
 use ferroflow_core::proto::{Message, Summary};
-use ferroflow_core::{Status, Tensor};
+use ferroflow_core::Status;
 
+use super::output;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct MergeSummary;
 
 impl OpKernel for MergeSummary {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let mut merged = Summary::default();
+        let mut merged = Vec::new();
         let mut tags = HashSet::new();
         for i in 0..ctx.num_inputs() {
             let t = ctx.input(i)?;
@@ -23,11 +24,11 @@ impl OpKernel for MergeSummary {
                     if !v.tag.is_empty() && !tags.insert(v.tag.clone()) {
                         return Err(ctx.error(format!("Duplicate tag {} found in summary inputs", v.tag)));
                     }
-                    merged.value.push(v);
+                    merged.push(v);
                 }
             }
         }
-        ctx.set_output(0, Tensor::scalar(merged.encode_to_vec()))
+        output(ctx, merged)
     }
 }
 
@@ -38,7 +39,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
 #[cfg(test)]
 mod tests {
     use ferroflow_core::proto::summary;
-    use ferroflow_core::{attr, Code};
+    use ferroflow_core::{attr, Code, Tensor};
 
     use super::*;
     use crate::testutil::{node, run_kernel};

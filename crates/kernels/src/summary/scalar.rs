@@ -1,9 +1,9 @@
 //! `ScalarSummary`: one `simple_value` per tag.
 
-use ferroflow_core::proto::{summary, Message, Summary};
-use ferroflow_core::{Status, Tensor};
+use ferroflow_core::proto::summary;
+use ferroflow_core::Status;
 
-use super::utf8;
+use super::{output, tagged, utf8};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct ScalarSummary;
@@ -21,15 +21,12 @@ impl OpKernel for ScalarSummary {
         }
         let tag_list = tags.as_slice::<Vec<u8>>().map_err(|_| ctx.error("tags must be strings"))?;
         let vals = values.to_f64_vec().map_err(|e| ctx.error(e.message))?;
-        let mut s = Summary::default();
-        for (t, v) in tag_list.iter().zip(vals) {
-            s.value.push(summary::Value {
-                tag: utf8(ctx, t, "tag")?,
-                value: Some(summary::value::Value::SimpleValue(v as f32)),
-                ..Default::default()
-            });
-        }
-        ctx.set_output(0, Tensor::scalar(s.encode_to_vec()))
+        let values = tag_list
+            .iter()
+            .zip(vals)
+            .map(|(t, v)| Ok(tagged(utf8(ctx, t, "tag")?, summary::value::Value::SimpleValue(v as f32))));
+        let values = values.collect::<Result<Vec<_>, Status>>()?;
+        output(ctx, values)
     }
 }
 
@@ -39,7 +36,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
 
 #[cfg(test)]
 mod tests {
-    use ferroflow_core::{attr, Code, DataType};
+    use ferroflow_core::proto::{Message, Summary};
+    use ferroflow_core::{attr, Code, DataType, Tensor};
 
     use super::*;
     use crate::testutil::{node, run_kernel};
