@@ -247,15 +247,7 @@ where
     A: Copy + Send,
     B: Copy + Sync,
 {
-    par_runs(plan, a, |o, [_, ob], [_, sb]| {
-        if sb == 0 {
-            let y = b[ob];
-            o.iter_mut().for_each(|v| *v = f(*v, y));
-        } else {
-            let n = o.len();
-            o.iter_mut().zip(&b[ob..ob + n]).for_each(|(v, &y)| *v = f(*v, y));
-        }
-    });
+    inplace(plan, a, b, 1, f)
 }
 
 /// In place: `b[i] = f(a[..], b[i])`; `b` must have the output's shape.
@@ -264,13 +256,23 @@ where
     A: Copy + Sync,
     B: Copy + Send,
 {
-    par_runs(plan, b, |o, [oa, _], [sa, _]| {
-        if sa == 0 {
-            let x = a[oa];
-            o.iter_mut().for_each(|v| *v = f(x, *v));
+    inplace(plan, b, a, 0, |v, x| f(x, v))
+}
+
+/// In place: `out[i] = f(out[i], other[..])`, where `other` is the plan's operand `which`.
+fn inplace<O, X>(plan: &Plan<2>, out: &mut [O], other: &[X], which: usize, f: impl Fn(O, X) -> O + Sync)
+where
+    O: Copy + Send,
+    X: Copy + Sync,
+{
+    par_runs(plan, out, |o, offsets, strides| {
+        let (off, stride) = (offsets[which], strides[which]);
+        if stride == 0 {
+            let x = other[off];
+            o.iter_mut().for_each(|v| *v = f(*v, x));
         } else {
             let n = o.len();
-            o.iter_mut().zip(&a[oa..oa + n]).for_each(|(v, &x)| *v = f(x, *v));
+            o.iter_mut().zip(&other[off..off + n]).for_each(|(v, &x)| *v = f(*v, x));
         }
     });
 }
