@@ -120,49 +120,41 @@ macro_rules! forward {
     };
 }
 
+/// `Num`'s constants (zero, one, the max and min reductions' initial values, whether
+/// signed; the lowest and highest values are the type's) and its conversions.
+macro_rules! num_common {
+    ($t:ty, $zero:expr, $one:expr, $max_init:expr, $min_init:expr, $signed:expr) => {
+        const ZERO: Self = $zero;
+        const ONE: Self = $one;
+        const MAX_INIT: Self = $max_init;
+        const MIN_INIT: Self = $min_init;
+        const LOWEST: Self = <$t>::MIN;
+        const HIGHEST: Self = <$t>::MAX;
+        const SIGNED: bool = $signed;
+        fn to_f64(self) -> f64 {
+            self as f64
+        }
+        fn from_usize(n: usize) -> Self {
+            n as $t
+        }
+    };
+}
+
 macro_rules! num_float {
     ($t:ty, $exp:path, $tanh:path) => {
         impl Num for $t {
-            const ZERO: Self = 0.0;
-            const ONE: Self = 1.0;
-            const MAX_INIT: Self = <$t>::NEG_INFINITY;
-            const MIN_INIT: Self = <$t>::INFINITY;
-            const LOWEST: Self = <$t>::MIN;
-            const HIGHEST: Self = <$t>::MAX;
-            const SIGNED: bool = true;
-            #[inline(always)]
-            fn add(self, o: Self) -> Self {
-                self + o
-            }
-            #[inline(always)]
-            fn sub(self, o: Self) -> Self {
-                self - o
-            }
-            #[inline(always)]
-            fn mul(self, o: Self) -> Self {
-                self * o
-            }
-            #[inline(always)]
-            fn div(self, o: Self) -> Self {
-                self / o
-            }
-            #[inline(always)]
-            fn rem(self, o: Self) -> Self {
-                self % o
-            }
-            #[inline(always)]
-            fn neg(self) -> Self {
-                -self
+            num_common!($t, 0.0, 1.0, <$t>::NEG_INFINITY, <$t>::INFINITY, true);
+            forward! {
+                add(o) => std::ops::Add::add;
+                sub(o) => std::ops::Sub::sub;
+                mul(o) => std::ops::Mul::mul;
+                div(o) => std::ops::Div::div;
+                rem(o) => std::ops::Rem::rem;
+                neg() => std::ops::Neg::neg;
             }
             #[inline(always)]
             fn is_nan(self) -> bool {
                 self != self
-            }
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            fn from_usize(n: usize) -> Self {
-                n as $t
             }
         }
         impl Float for $t {
@@ -189,24 +181,12 @@ num_float!(f64, f64::exp, f64::tanh);
 macro_rules! num_int {
     ($t:ty, $signed:expr) => {
         impl Num for $t {
-            const ZERO: Self = 0;
-            const ONE: Self = 1;
-            const MAX_INIT: Self = <$t>::MIN;
-            const MIN_INIT: Self = <$t>::MAX;
-            const LOWEST: Self = <$t>::MIN;
-            const HIGHEST: Self = <$t>::MAX;
-            const SIGNED: bool = $signed;
-            #[inline(always)]
-            fn add(self, o: Self) -> Self {
-                self.wrapping_add(o)
-            }
-            #[inline(always)]
-            fn sub(self, o: Self) -> Self {
-                self.wrapping_sub(o)
-            }
-            #[inline(always)]
-            fn mul(self, o: Self) -> Self {
-                self.wrapping_mul(o)
+            num_common!($t, 0, 1, <$t>::MIN, <$t>::MAX, $signed);
+            forward! {
+                add(o) => <$t>::wrapping_add;
+                sub(o) => <$t>::wrapping_sub;
+                mul(o) => <$t>::wrapping_mul;
+                neg() => <$t>::wrapping_neg;
             }
             #[inline(always)]
             fn div(self, o: Self) -> Self {
@@ -225,18 +205,8 @@ macro_rules! num_int {
                 }
             }
             #[inline(always)]
-            fn neg(self) -> Self {
-                self.wrapping_neg()
-            }
-            #[inline(always)]
             fn is_nan(self) -> bool {
                 false
-            }
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            fn from_usize(n: usize) -> Self {
-                n as $t
             }
         }
         impl Int for $t {
