@@ -54,6 +54,21 @@ impl KernelRegistry {
     }
 }
 
+/// Registers one op per variant of a kernel family's enum: op `Variant` + `suffix` is built
+/// by `make(node, Enum::Variant)`; `"Alias" => Variant` registers another op name for a
+/// variant. The op names are the variants' names, so each is written once.
+///
+/// ```ignore
+/// by_variant! { r, ArithKernel::make, Arith "" [Add, Sub, Mul] "AddV2" => Add }
+/// ```
+macro_rules! by_variant {
+    ($r:ident, $make:path, $e:ident $suffix:literal [$($v:ident),* $(,)?] $($alias:literal => $av:ident)*) => {{
+        $($r.add(concat!(stringify!($v), $suffix), |n| $make(n, $e::$v));)*
+        $($r.add($alias, |n| $make(n, $e::$av));)*
+    }};
+}
+pub(crate) use by_variant;
+
 fn build() -> KernelRegistry {
     let mut r = KernelRegistry::default();
     crate::array::register(&mut r);

@@ -29,6 +29,18 @@ fn list_shape(dims: &[i64]) -> ferroflow_core::proto::AttrValue {
 }
 
 impl Q {
+    /// A FIFOQueueV2 of int64 scalars in a resource manager of its own.
+    fn fresh(capacity: i64) -> Q {
+        Q::new(&Arc::new(ResourceMgr::new()), true, capacity)
+    }
+
+    /// A queue of capacity 1 already holding the element 1.
+    fn full() -> Q {
+        let q = Q::fresh(1);
+        done(&q.enqueue(1)).unwrap();
+        q
+    }
+
     fn new(rm: &Arc<ResourceMgr>, v2: bool, capacity: i64) -> Q {
         let step = test_step(rm.clone());
         let n = node(
@@ -126,9 +138,7 @@ fn fifo_order_and_blocking_dequeue() {
 
 #[test]
 fn enqueue_blocks_while_full() {
-    let rm = Arc::new(ResourceMgr::new());
-    let q = Q::new(&rm, true, 1);
-    done(&q.enqueue(1)).unwrap();
+    let q = Q::full();
     let rx = q.enqueue(2);
     still_waiting(&rx);
     assert_eq!(q.size(), 1);
@@ -139,8 +149,7 @@ fn enqueue_blocks_while_full() {
 
 #[test]
 fn enqueue_many_and_dequeue_many() {
-    let rm = Arc::new(ResourceMgr::new());
-    let q = Q::new(&rm, true, 2);
+    let q = Q::fresh(2);
     // Larger than the capacity: the dequeue gathers while the enqueue refills.
     let rx = q.dequeue_many(3);
     q.enqueue_many(vec![4, 5, 6, 7]).unwrap();
@@ -154,8 +163,7 @@ fn enqueue_many_and_dequeue_many() {
 
 #[test]
 fn close_fails_starved_dequeues_and_later_enqueues() {
-    let rm = Arc::new(ResourceMgr::new());
-    let q = Q::new(&rm, true, -1);
+    let q = Q::fresh(-1);
     done(&q.enqueue(1)).unwrap();
     let rx = q.dequeue_many(2);
     still_waiting(&rx);
@@ -173,9 +181,7 @@ fn close_fails_starved_dequeues_and_later_enqueues() {
 
 #[test]
 fn close_keeps_or_cancels_pending_enqueues() {
-    let rm = Arc::new(ResourceMgr::new());
-    let q = Q::new(&rm, true, 1);
-    done(&q.enqueue(1)).unwrap();
+    let q = Q::full();
     let pending = q.enqueue(2);
     still_waiting(&pending);
     q.close(false);
@@ -184,9 +190,7 @@ fn close_keeps_or_cancels_pending_enqueues() {
     done(&pending).unwrap();
     assert_eq!(int(done(&q.dequeue())), 2);
 
-    let rm = Arc::new(ResourceMgr::new());
-    let q = Q::new(&rm, true, 1);
-    done(&q.enqueue(1)).unwrap();
+    let q = Q::full();
     let pending = q.enqueue(2);
     still_waiting(&pending);
     q.close(true);
@@ -223,8 +227,7 @@ fn cancel_and_timeouts_bound_waits() {
 
 #[test]
 fn type_and_shape_checks() {
-    let rm = Arc::new(ResourceMgr::new());
-    let q = Q::new(&rm, true, -1);
+    let q = Q::fresh(-1);
     let n =
         node("QueueEnqueueV2", &[("Tcomponents", attr::list_type(&[DataType::Float])), ("timeout_ms", attr::int(-1))]);
     let e = run(&q.step, n, vec![q.handle.clone(), Value::Tensor(Tensor::scalar(1.0f32))], 0).unwrap_err();

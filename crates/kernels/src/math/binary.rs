@@ -4,13 +4,14 @@
 
 use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, Status, Tensor, TensorType, C128, C64};
+use ferroflow_core::{Status, Tensor, TensorType, C128, C64};
 
 use super::bcast::{bcast_apply, bcast_apply_inplace_a, bcast_apply_inplace_b, is_unshared, Plan};
-use super::common::{is_real_float, kernel_type, typed};
+use super::common::{is_real_float, kernel_type, typed, ElemKernel};
 use super::dtypes::{ADD_V1, FLOATS, FLOAT_COMPLEX, NUMBER, NUMERIC, REAL, SIGNED};
 use super::elem::{Float, Int, Num};
 use crate::dispatch::dispatch;
+use crate::registry::by_variant;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Validates the right operand before computing (e.g. integer division by zero); returns the
@@ -133,12 +134,7 @@ fn div_no_nan<T: Float>(a: T, b: T) -> T {
     }
 }
 
-struct ArithKernel {
-    op: Arith,
-    ty: DataType,
-}
-
-impl ArithKernel {
+impl ElemKernel<Arith> {
     fn make(n: &NodeDef, op: Arith) -> Result<Box<dyn OpKernel>, Status> {
         let allowed = match op {
             // TensorFlow's CPU registrations.
@@ -151,7 +147,7 @@ impl ArithKernel {
             Arith::Pow | Arith::SquaredDifference => SIGNED,
             Arith::FloorDiv | Arith::FloorMod => NUMERIC,
         };
-        Ok(Box::new(ArithKernel { op, ty: kernel_type(n, "T", allowed)? }))
+        Ok(Box::new(ElemKernel { op, ty: kernel_type(n, "T", allowed)? }))
     }
 
     /// complex64/complex128 (Add, Sub, Mul, Div, RealDiv).
@@ -166,7 +162,7 @@ impl ArithKernel {
     }
 }
 
-impl OpKernel for ArithKernel {
+impl OpKernel for ElemKernel<Arith> {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let ty = self.ty;
         if ty.is_complex() {
@@ -220,24 +216,15 @@ impl OpKernel for ArithKernel {
 
 /// Registers the arithmetic kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("Add", |n| ArithKernel::make(n, Arith::Add));
-    r.add("AddV2", |n| ArithKernel::make(n, Arith::Add));
-    r.add("Sub", |n| ArithKernel::make(n, Arith::Sub));
-    r.add("Mul", |n| ArithKernel::make(n, Arith::Mul));
-    r.add("RealDiv", |n| ArithKernel::make(n, Arith::RealDiv));
-    r.add("Div", |n| ArithKernel::make(n, Arith::Div));
-    r.add("Maximum", |n| ArithKernel::make(n, Arith::Maximum));
-    r.add("Minimum", |n| ArithKernel::make(n, Arith::Minimum));
-    r.add("Pow", |n| ArithKernel::make(n, Arith::Pow));
-    r.add("FloorDiv", |n| ArithKernel::make(n, Arith::FloorDiv));
-    r.add("FloorMod", |n| ArithKernel::make(n, Arith::FloorMod));
-    r.add("SquaredDifference", |n| ArithKernel::make(n, Arith::SquaredDifference));
-    r.add("DivNoNan", |n| ArithKernel::make(n, Arith::DivNoNan));
+    by_variant! { r, ElemKernel::<Arith>::make, Arith "" [
+        Add, Sub, Mul, RealDiv, Div, Maximum, Minimum, Pow, FloorDiv, FloorMod, SquaredDifference,
+        DivNoNan
+    ] "AddV2" => Add }
 }
 
 #[cfg(test)]
 mod tests {
-    use ferroflow_core::{attr, Code};
+    use ferroflow_core::{attr, Code, DataType};
 
     use super::*;
     use crate::testutil::{node, run_kernel};

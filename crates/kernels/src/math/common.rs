@@ -6,6 +6,13 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
 use crate::OpContext;
 
+/// The kernel of one op `op` of an element-wise family (`Arith`, `Fun`, `Grad`) for the
+/// element type `ty`; each family implements `make` and `OpKernel` for its own enum.
+pub(crate) struct ElemKernel<E> {
+    pub(crate) op: E,
+    pub(crate) ty: DataType,
+}
+
 /// Whether a dtype is half, bfloat16, float32 or float64.
 pub(crate) fn is_real_float(d: DataType) -> bool {
     matches!(d, DataType::Float | DataType::Double | DataType::Half | DataType::BFloat16)

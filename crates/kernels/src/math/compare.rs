@@ -10,6 +10,7 @@ use super::binary::{binary_to, plan2};
 use super::common::{kernel_type, typed};
 use super::dtypes::{EQ_TYPES, REAL};
 use crate::dispatch::dispatch;
+use crate::registry::by_variant;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -135,12 +136,7 @@ impl OpKernel for LogicalNot {
 
 /// Registers the comparison and logic kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("Greater", |n| CmpKernel::make(n, Cmp::Greater));
-    r.add("GreaterEqual", |n| CmpKernel::make(n, Cmp::GreaterEqual));
-    r.add("Less", |n| CmpKernel::make(n, Cmp::Less));
-    r.add("LessEqual", |n| CmpKernel::make(n, Cmp::LessEqual));
-    r.add("Equal", |n| CmpKernel::make(n, Cmp::Equal));
-    r.add("NotEqual", |n| CmpKernel::make(n, Cmp::NotEqual));
+    by_variant! { r, CmpKernel::make, Cmp "" [Greater, GreaterEqual, Less, LessEqual, Equal, NotEqual] }
     r.add("LogicalAnd", |_| Ok(Box::new(Logical { or: false })));
     r.add("LogicalOr", |_| Ok(Box::new(Logical { or: true })));
     r.add("LogicalNot", |_| Ok(Box::new(LogicalNot)));

@@ -3,13 +3,14 @@
 //! (InvGrad). The two inputs need the same number of elements; the output has `y`'s shape.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, Status, Tensor};
+use ferroflow_core::{Status, Tensor};
 
 use super::bcast::{is_unshared, PAR_THRESHOLD};
-use super::common::{kernel_type, typed};
+use super::common::{kernel_type, typed, ElemKernel};
 use super::dtypes::FLOATS;
 use super::elem::Float;
 use crate::dispatch::dispatch;
+use crate::registry::by_variant;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -77,31 +78,23 @@ fn compute_grad<T: Float>(ctx: &mut OpContext, g: Grad) -> Result<(), Status> {
     ctx.set_output(0, out)
 }
 
-struct GradKernel {
-    g: Grad,
-    ty: DataType,
-}
-
-impl GradKernel {
+impl ElemKernel<Grad> {
     fn make(n: &NodeDef, g: Grad) -> Result<Box<dyn OpKernel>, Status> {
-        Ok(Box::new(GradKernel { g, ty: kernel_type(n, "T", FLOATS)? }))
+        Ok(Box::new(ElemKernel { op: g, ty: kernel_type(n, "T", FLOATS)? }))
     }
 }
 
-impl OpKernel for GradKernel {
+impl OpKernel for ElemKernel<Grad> {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        dispatch!(self.ty, ctx, [f32, f64], |T| compute_grad::<T>(ctx, self.g))
+        dispatch!(self.ty, ctx, [f32, f64], |T| compute_grad::<T>(ctx, self.op))
     }
 }
 
 /// Registers the gradient-helper kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("TanhGrad", |n| GradKernel::make(n, Grad::Tanh));
-    r.add("SigmoidGrad", |n| GradKernel::make(n, Grad::Sigmoid));
-    r.add("SqrtGrad", |n| GradKernel::make(n, Grad::Sqrt));
-    r.add("RsqrtGrad", |n| GradKernel::make(n, Grad::Rsqrt));
-    r.add("ReciprocalGrad", |n| GradKernel::make(n, Grad::Reciprocal));
-    r.add("InvGrad", |n| GradKernel::make(n, Grad::Reciprocal));
+    by_variant! { r, ElemKernel::<Grad>::make, Grad "Grad" [
+        Tanh, Sigmoid, Sqrt, Rsqrt, Reciprocal
+    ] "InvGrad" => Reciprocal }
 }
 
 #[cfg(test)]

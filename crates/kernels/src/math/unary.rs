@@ -6,10 +6,11 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor, TensorType, C128, C64};
 
 use super::bcast::{is_unshared, map_inplace, map_unary};
-use super::common::{kernel_type, typed};
+use super::common::{kernel_type, typed, ElemKernel};
 use super::dtypes::{FLOATS, NEG_TYPES, NUMBER, SIGNED, SIGNED_REAL};
 use super::elem::{Float, Int, Num};
 use crate::dispatch::dispatch;
+use crate::registry::by_variant;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// `T → T` kernel body: overwrites the input buffer when unshared.
@@ -73,12 +74,7 @@ fn abs_bf16(x: bf16) -> bf16 {
     bf16::from_bits(x.to_bits() & 0x7fff)
 }
 
-struct UnaryKernel {
-    f: Fun,
-    ty: DataType,
-}
-
-impl UnaryKernel {
+impl ElemKernel<Fun> {
     fn make(n: &NodeDef, f: Fun) -> Result<Box<dyn OpKernel>, Status> {
         // TensorFlow's CPU registrations for Square, Neg and Abs; the others are not extended
         // to the narrow and complex types yet.
@@ -89,15 +85,15 @@ impl UnaryKernel {
             Fun::Round | Fun::Sign => SIGNED,
             _ => FLOATS,
         };
-        Ok(Box::new(UnaryKernel { f, ty: kernel_type(n, "T", allowed)? }))
+        Ok(Box::new(ElemKernel { op: f, ty: kernel_type(n, "T", allowed)? }))
     }
 }
 
-impl OpKernel for UnaryKernel {
+impl OpKernel for ElemKernel<Fun> {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let ty = self.ty;
         let float = ty.is_float();
-        match self.f {
+        match self.op {
             Fun::Neg if ty.is_complex() => dispatch!(ty, ctx, [C64, C128], |T| unary_same::<T>(ctx, |x: T| -x)),
             Fun::Neg => dispatch!(ty, ctx, [f32, f64, i32, i64, f16, bf16, i8, i16], |T| unary_same::<T>(ctx, T::neg)),
             Fun::Square if ty.is_complex() => {
@@ -131,22 +127,10 @@ impl OpKernel for UnaryKernel {
 
 /// Registers the unary kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("Neg", |n| UnaryKernel::make(n, Fun::Neg));
-    r.add("Square", |n| UnaryKernel::make(n, Fun::Square));
-    r.add("Sqrt", |n| UnaryKernel::make(n, Fun::Sqrt));
-    r.add("Rsqrt", |n| UnaryKernel::make(n, Fun::Rsqrt));
-    r.add("Exp", |n| UnaryKernel::make(n, Fun::Exp));
-    r.add("Log", |n| UnaryKernel::make(n, Fun::Log));
-    r.add("Log1p", |n| UnaryKernel::make(n, Fun::Log1p));
-    r.add("Tanh", |n| UnaryKernel::make(n, Fun::Tanh));
-    r.add("Sigmoid", |n| UnaryKernel::make(n, Fun::Sigmoid));
-    r.add("Floor", |n| UnaryKernel::make(n, Fun::Floor));
-    r.add("Ceil", |n| UnaryKernel::make(n, Fun::Ceil));
-    r.add("Round", |n| UnaryKernel::make(n, Fun::Round));
-    r.add("Abs", |n| UnaryKernel::make(n, Fun::Abs));
-    r.add("Sign", |n| UnaryKernel::make(n, Fun::Sign));
-    r.add("Reciprocal", |n| UnaryKernel::make(n, Fun::Reciprocal));
-    r.add("Inv", |n| UnaryKernel::make(n, Fun::Reciprocal));
+    by_variant! { r, ElemKernel::<Fun>::make, Fun "" [
+        Neg, Square, Sqrt, Rsqrt, Exp, Log, Log1p, Tanh, Sigmoid, Floor, Ceil, Round, Abs, Sign,
+        Reciprocal
+    ] "Inv" => Reciprocal }
 }
 
 #[cfg(test)]

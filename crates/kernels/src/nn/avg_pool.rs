@@ -1,24 +1,15 @@
 //! `AvgPool` and `AvgPoolGrad` (NHWC). Each window averages only the input pixels it
 //! covers (SAME padding is not counted), like TensorFlow.
 
-use crate::dispatch::dispatch;
-use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, Status, Tensor};
+use ferroflow_core::{Status, Tensor};
 
-use super::common::check_dtype;
 use super::common::float_kernel;
-use super::pool::{check_grad, par_units, pool_type, shape_input, PoolAttrs, PoolGeom};
+use super::pool::{check_grad, par_units, shape_input, Pool, PoolGeom};
 use crate::real::Real;
-use crate::{OpContext, OpKernel};
+use crate::OpContext;
 
-struct AvgPool {
-    attrs: PoolAttrs,
-    dtype: DataType,
-}
-
-pub(crate) fn avg_pool_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(AvgPool { attrs: PoolAttrs::parse(node)?, dtype: pool_type(node, false)? }))
-}
+/// Marks the `AvgPool` kernel, [`Pool<AvgPool>`].
+pub(crate) enum AvgPool {}
 
 fn avg_pool<T: Real>(g: &PoolGeom, x: &[T], out: &mut [T]) {
     let (c, w, oh, ow) = (g.c, g.x.input, g.y.output, g.x.output);
@@ -43,8 +34,9 @@ fn avg_pool<T: Real>(g: &PoolGeom, x: &[T], out: &mut [T]) {
     });
 }
 
-impl AvgPool {
-    fn run<T: Real>(&self, ctx: &mut OpContext, x: &Tensor) -> Result<(), Status> {
+impl Pool<AvgPool> {
+    fn run<T: Real>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let x = ctx.input(0)?;
         let g = self.attrs.geom(ctx, x.dims())?;
         let dims = g.out_dims();
         let mut out = vec![T::ZERO; dims.iter().product()];
@@ -53,22 +45,10 @@ impl AvgPool {
     }
 }
 
-impl OpKernel for AvgPool {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let x = ctx.input(0)?;
-        check_dtype(ctx.node(), "value", x.dtype(), self.dtype)?;
-        dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx, &x))
-    }
-}
+float_kernel!(Pool<AvgPool>, [(0, "value")]);
 
-struct AvgPoolGrad {
-    attrs: PoolAttrs,
-    dtype: DataType,
-}
-
-pub(crate) fn avg_pool_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(AvgPoolGrad { attrs: PoolAttrs::parse(node)?, dtype: pool_type(node, false)? }))
-}
+/// Marks the `AvgPoolGrad` kernel, [`Pool<AvgPoolGrad>`].
+pub(crate) enum AvgPoolGrad {}
 
 fn avg_pool_grad<T: Real>(g: &PoolGeom, grad: &[T], dx: &mut [T]) {
     let (c, w, oh, ow) = (g.c, g.x.input, g.y.output, g.x.output);
@@ -94,7 +74,7 @@ fn avg_pool_grad<T: Real>(g: &PoolGeom, grad: &[T], dx: &mut [T]) {
     });
 }
 
-impl AvgPoolGrad {
+impl Pool<AvgPoolGrad> {
     fn run<T: Real>(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let (sz, grad) = (ctx.input(0)?, ctx.input(1)?);
         let shape = shape_input(ctx, &sz, "orig_input_shape")?;
@@ -106,10 +86,11 @@ impl AvgPoolGrad {
     }
 }
 
-float_kernel!(AvgPoolGrad, [(1, "grad")]);
+float_kernel!(Pool<AvgPoolGrad>, [(1, "grad")]);
 
 #[cfg(test)]
 mod tests {
+    use ferroflow_core::DataType;
 
     use super::*;
     use crate::testutil::{pool_node, run_kernel};

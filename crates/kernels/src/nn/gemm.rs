@@ -39,7 +39,7 @@ impl<'a, T> Mat<'a, T> {
 }
 
 /// Element types with a matrix product.
-pub trait GemmScalar: TensorType + Copy + Default + Send + Sync {
+pub trait GemmScalar: TensorType + Copy + Default + Send + Sync + sealed::Kernel {
     /// `c[i * ldc + j] (+)= Σ_p a(i, p) · b(p, j)` for an m×k `a` and a k×n `b`; accumulates
     /// into `c` when `accumulate`, else overwrites it. `parallel` allows multithreading when
     /// the product is large enough ([`PAR_GEMM_MIN`]).
@@ -54,14 +54,62 @@ pub trait GemmScalar: TensorType + Copy + Default + Send + Sync {
         ldc: usize,
         accumulate: bool,
         parallel: bool,
-    );
+    ) {
+        a.check(m, k, "lhs");
+        b.check(k, n, "rhs");
+        check_dst(m, n, c, ldc);
+        if m == 0 || n == 0 {
+            return;
+        }
+        if k == 0 {
+            if !accumulate {
+                zero_dst(m, n, c, ldc);
+            }
+            return;
+        }
+        // SAFETY: every view was bounds-checked above for its extent, strides are
+        // non-negative, and `c` is borrowed mutably so it aliases neither input.
+        unsafe { Self::run(Job { m, n, k, a, b, c: Raw(c.as_mut_ptr()), ldc, accumulate }, parallel) }
+    }
 
     /// The m×n product `a · b` in a new row-major buffer. The float forms write the
     /// product straight into fresh memory, without zero-filling it first.
     fn product(m: usize, n: usize, k: usize, a: Mat<Self>, b: Mat<Self>, parallel: bool) -> Vec<Self> {
-        let mut c = vec![Self::default(); m * n];
-        Self::gemm(m, n, k, a, b, &mut c, n, false, parallel);
+        a.check(m, k, "lhs");
+        b.check(k, n, "rhs");
+        let len = m.checked_mul(n).expect("gemm: output size overflows");
+        if len == 0 || k == 0 || !Self::WRITES_BEFORE_READING {
+            let mut c = vec![Self::default(); len];
+            Self::gemm(m, n, k, a, b, &mut c, n, false, parallel);
+            return c;
+        }
+        let mut c: Vec<Self> = Vec::with_capacity(len);
+        // SAFETY: the views were bounds-checked, `c` has room for the m×n product and is a
+        // fresh allocation aliasing neither input. A kernel that `WRITES_BEFORE_READING`
+        // without `accumulate` writes every element of the product before reading any, so
+        // all `len` elements are initialized when it returns.
+        unsafe {
+            Self::run(Job { m, n, k, a, b, c: Raw(c.as_mut_ptr()), ldc: n, accumulate: false }, parallel);
+            c.set_len(len);
+        }
         c
+    }
+}
+
+/// The per-type kernels behind [`GemmScalar`], out of reach of other crates.
+mod sealed {
+    /// Runs a checked product.
+    pub trait Kernel: Sized {
+        /// Whether a product without `accumulate` stores every output element before it
+        /// loads any (so the destination may be uninitialized memory).
+        const WRITES_BEFORE_READING: bool;
+
+        /// Computes `job` (m, n, k ≥ 1).
+        ///
+        /// # Safety
+        /// The views lie inside their slices and `job.c` (m×n, leading dimension `ldc`) is
+        /// writable and aliases neither input.
+        unsafe fn run(job: super::Job<'_, Self>, parallel: bool);
     }
 }
 
@@ -81,90 +129,66 @@ fn zero_dst<T: Copy + Default>(m: usize, n: usize, c: &mut [T], ldc: usize) {
     }
 }
 
-macro_rules! float_gemm {
-    ($t:ty) => {
-        impl GemmScalar for $t {
-            fn gemm(
-                m: usize,
-                n: usize,
-                k: usize,
-                a: Mat<Self>,
-                b: Mat<Self>,
-                c: &mut [Self],
-                ldc: usize,
-                accumulate: bool,
-                parallel: bool,
-            ) {
-                a.check(m, k, "lhs");
-                b.check(k, n, "rhs");
-                check_dst(m, n, c, ldc);
-                if m == 0 || n == 0 {
-                    return;
-                }
-                if k == 0 {
-                    if !accumulate {
-                        zero_dst(m, n, c, ldc);
-                    }
-                    return;
-                }
-                // SAFETY: every view was bounds-checked above for its extent, strides are
-                // non-negative, and `c` is borrowed mutably so it aliases neither input.
-                unsafe { dispatch(m, n, k, Raw(c.as_mut_ptr()), ldc, a, b, accumulate, parallel, 1.0) }
-            }
+/// One checked product `c (+)= a · b`: `a` m×k, `b` k×n, `c` m×n with leading dimension
+/// `ldc`, accumulated into when `accumulate`.
+pub struct Job<'a, T> {
+    m: usize,
+    n: usize,
+    k: usize,
+    a: Mat<'a, T>,
+    b: Mat<'a, T>,
+    c: Raw<T>,
+    ldc: usize,
+    accumulate: bool,
+}
 
-            fn product(m: usize, n: usize, k: usize, a: Mat<Self>, b: Mat<Self>, parallel: bool) -> Vec<Self> {
-                a.check(m, k, "lhs");
-                b.check(k, n, "rhs");
-                let len = m.checked_mul(n).expect("gemm: output size overflows");
-                let mut c: Vec<$t> = Vec::with_capacity(len);
-                if len == 0 || k == 0 {
-                    c.resize(len, 0.0);
-                    return c;
-                }
-                // SAFETY: the views were bounds-checked, `c` has room for the m×n product
-                // and is a fresh allocation aliasing neither input. gemm without
-                // `accumulate` writes every element of the product before reading any
-                // (its first pass over k stores, it never loads the destination), so all
-                // `len` elements are initialized when it returns.
-                unsafe {
-                    dispatch(m, n, k, Raw(c.as_mut_ptr()), n, a, b, false, parallel, 1.0);
-                    c.set_len(len);
-                }
-                c
+impl<T: Copy> Clone for Job<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Copy> Copy for Job<'_, T> {}
+
+/// The float types: gemm's kernels.
+trait Float: Copy + Send + Sync + 'static + std::ops::Add<Output = Self> {
+    const ONE: Self;
+}
+impl Float for f32 {
+    const ONE: f32 = 1.0;
+}
+impl Float for f64 {
+    const ONE: f64 = 1.0;
+}
+
+macro_rules! float_gemm {
+    ($($t:ty),*) => {$(
+        impl sealed::Kernel for $t {
+            // gemm's first pass over k stores, it never loads the destination.
+            const WRITES_BEFORE_READING: bool = true;
+            unsafe fn run(job: Job<'_, Self>, parallel: bool) {
+                // SAFETY: the caller upholds this function's `# Safety` contract.
+                unsafe { dispatch(job, parallel) }
             }
         }
-    };
+        impl GemmScalar for $t {}
+    )*};
 }
 
 /// Runs a checked float product on the calling thread or split over the rayon pool.
 ///
 /// # Safety
-/// As [`raw_gemm`]: the views lie inside their slices and `c` (m×n, leading dimension
-/// `ldc`) is writable and aliases neither input.
-#[allow(clippy::too_many_arguments)]
-unsafe fn dispatch<T: Copy + Send + Sync + 'static + std::ops::Add<Output = T>>(
-    m: usize,
-    n: usize,
-    k: usize,
-    c: Raw<T>,
-    ldc: usize,
-    a: Mat<T>,
-    b: Mat<T>,
-    accumulate: bool,
-    parallel: bool,
-    one: T,
-) {
+/// As [`sealed::Kernel::run`].
+unsafe fn dispatch<T: Float>(job: Job<'_, T>, parallel: bool) {
     // SAFETY: the caller upholds this function's `# Safety` contract.
     unsafe {
-        if transposes_better(m, n, k, &b) {
-            return through_transpose(m, n, k, c, ldc, a, b, accumulate, parallel, one);
+        if transposes_better(job.m, job.n, job.k, &job.b) {
+            return through_transpose(job, parallel);
         }
         let threads = rayon::current_num_threads();
-        let (ap, bp) = (Raw(a.data.as_ptr() as *mut T), Raw(b.data.as_ptr() as *mut T));
-        if parallel && m * n * k >= PAR_GEMM_MIN && threads > 1 {
-            split_gemm(m, n, k, threads, c, ldc, ap, a, bp, b, accumulate, one);
+        if parallel && job.m * job.n * job.k >= PAR_GEMM_MIN && threads > 1 {
+            split_gemm(job, threads);
         } else {
-            raw_gemm(m, n, k, c, ldc, ap, a, bp, b, accumulate, one);
+            raw_gemm(job);
         }
     }
 }
@@ -187,26 +211,15 @@ fn transposes_better<T>(m: usize, n: usize, k: usize, b: &Mat<T>) -> bool {
 ///
 /// # Safety
 /// As [`dispatch`].
-#[allow(clippy::too_many_arguments)]
-unsafe fn through_transpose<T: Copy + Send + Sync + 'static + std::ops::Add<Output = T>>(
-    m: usize,
-    n: usize,
-    k: usize,
-    c: Raw<T>,
-    ldc: usize,
-    a: Mat<T>,
-    b: Mat<T>,
-    accumulate: bool,
-    parallel: bool,
-    one: T,
-) {
+unsafe fn through_transpose<T: Float>(job: Job<'_, T>, parallel: bool) {
+    let Job { m, n, k, a, b, c, ldc, accumulate } = job;
     let mut t: Vec<T> = Vec::with_capacity(n * m);
-    let tp = Raw(t.as_mut_ptr());
     let (bt, at) = (Mat { data: b.data, rs: b.cs, cs: b.rs }, Mat { data: a.data, rs: a.cs, cs: a.rs });
+    let transposed = Job { m: n, n: m, k, a: bt, b: at, c: Raw(t.as_mut_ptr()), ldc: m, accumulate: false };
     // SAFETY: `t` has room for the n×m product, which gemm writes in full before reading
     // (no accumulation), and aliases nothing; the transposed views cover the same elements.
     unsafe {
-        dispatch(n, m, k, tp, m, bt, at, false, parallel, one);
+        dispatch(transposed, parallel);
         t.set_len(n * m);
     }
     const TILE: usize = 32;
@@ -224,31 +237,23 @@ unsafe fn through_transpose<T: Copy + Send + Sync + 'static + std::ops::Add<Outp
 }
 
 /// A pointer that may cross threads: the blocks [`split_gemm`] hands out are disjoint.
-#[derive(Clone, Copy)]
 struct Raw<T>(*mut T);
-// SAFETY: only used for disjoint output blocks and shared read-only inputs.
+impl<T> Clone for Raw<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Raw<T> {}
+// SAFETY: only used for disjoint output blocks.
 unsafe impl<T: Send> Send for Raw<T> {}
 unsafe impl<T: Sync> Sync for Raw<T> {}
 
-/// One single-threaded gemm call on raw views.
+/// One single-threaded gemm call.
 ///
 /// # Safety
-/// The views must lie inside live allocations and `c` must alias neither input. `one` is
-/// the scalar 1 (gemm's `alpha` and `beta`).
-#[allow(clippy::too_many_arguments)]
-unsafe fn raw_gemm<T: Copy + 'static>(
-    m: usize,
-    n: usize,
-    k: usize,
-    c: Raw<T>,
-    ldc: usize,
-    a: Raw<T>,
-    av: Mat<T>,
-    b: Raw<T>,
-    bv: Mat<T>,
-    accumulate: bool,
-    one: T,
-) {
+/// As [`dispatch`].
+unsafe fn raw_gemm<T: Float>(job: Job<'_, T>) {
+    let Job { m, n, k, a, b, c, ldc, accumulate } = job;
     // SAFETY: the caller upholds this function's `# Safety` contract.
     unsafe {
         gemm::gemm(
@@ -259,14 +264,14 @@ unsafe fn raw_gemm<T: Copy + 'static>(
             1,
             ldc as isize,
             accumulate,
-            a.0 as *const T,
-            av.cs as isize,
-            av.rs as isize,
-            b.0 as *const T,
-            bv.cs as isize,
-            bv.rs as isize,
-            one,
-            one,
+            a.data.as_ptr(),
+            a.cs as isize,
+            a.rs as isize,
+            b.data.as_ptr(),
+            b.cs as isize,
+            b.rs as isize,
+            T::ONE,
+            T::ONE,
             false,
             false,
             false,
@@ -283,79 +288,45 @@ unsafe fn raw_gemm<T: Copy + 'static>(
 /// wait for pool threads to wake up and then for itself to be woken again.
 ///
 /// # Safety
-/// As [`raw_gemm`], for the whole m×n product.
-#[allow(clippy::too_many_arguments)]
-unsafe fn split_gemm<T: Copy + Send + Sync + 'static>(
-    m: usize,
-    n: usize,
-    k: usize,
-    parts: usize,
-    c: Raw<T>,
-    ldc: usize,
-    a: Raw<T>,
-    av: Mat<T>,
-    b: Raw<T>,
-    bv: Mat<T>,
-    accumulate: bool,
-    one: T,
-) {
-    let along_m = m >= n;
-    let (total, unit) = if along_m { (m, 8) } else { (n, 16) };
+/// As [`dispatch`].
+unsafe fn split_gemm<T: Float>(job: Job<'_, T>, parts: usize) {
+    let along_m = job.m >= job.n;
+    let (total, unit) = if along_m { (job.m, 8) } else { (job.n, 16) };
     let per = total.div_ceil(parts).div_ceil(unit) * unit;
     let blocks = total.div_ceil(per);
     crate::state::par::run_chunks(blocks, &move |i| {
-        let (c, a, b) = (c, a, b);
-        let start = i * per;
+        // The whole job, not its fields: its pointer is only `Send` inside `Raw`.
+        let job = job;
+        let (start, (a, b)) = (i * per, (job.a, job.b));
         let len = per.min(total - start);
         // SAFETY: block `start..start + len` of rows (or columns) lies inside the checked
         // views; blocks of `c` are disjoint across indices, and each index runs once.
         unsafe {
             if along_m {
-                raw_gemm(
-                    len,
-                    n,
-                    k,
-                    Raw(c.0.add(start * ldc)),
-                    ldc,
-                    Raw(a.0.add(start * av.rs)),
-                    av,
-                    b,
-                    bv,
-                    accumulate,
-                    one,
-                )
+                let a = Mat { data: &a.data[start * a.rs..], ..a };
+                raw_gemm(Job { m: len, a, c: Raw(job.c.0.add(start * job.ldc)), ..job })
             } else {
-                raw_gemm(m, len, k, Raw(c.0.add(start)), ldc, a, av, Raw(b.0.add(start * bv.cs)), bv, accumulate, one)
+                let b = Mat { data: &b.data[start * b.cs..], ..b };
+                raw_gemm(Job { n: len, b, c: Raw(job.c.0.add(start)), ..job })
             }
         }
     });
 }
 
-float_gemm!(f32);
-float_gemm!(f64);
+float_gemm!(f32, f64);
 
 macro_rules! int_gemm {
-    ($t:ty) => {
-        impl GemmScalar for $t {
-            fn gemm(
-                m: usize,
-                n: usize,
-                k: usize,
-                a: Mat<Self>,
-                b: Mat<Self>,
-                c: &mut [Self],
-                ldc: usize,
-                accumulate: bool,
-                _parallel: bool,
-            ) {
-                a.check(m, k, "lhs");
-                b.check(k, n, "rhs");
-                check_dst(m, n, c, ldc);
-                if !accumulate {
-                    zero_dst(m, n, c, ldc);
-                }
+    ($($t:ty),*) => {$(
+        impl sealed::Kernel for $t {
+            const WRITES_BEFORE_READING: bool = false;
+            unsafe fn run(job: Job<'_, Self>, _parallel: bool) {
+                let Job { m, n, k, a, b, c, ldc, accumulate } = job;
                 for i in 0..m {
-                    let row = &mut c[i * ldc..i * ldc + n];
+                    // SAFETY: row i of `c` holds n elements at `i * ldc` (the caller's contract).
+                    let row = unsafe { std::slice::from_raw_parts_mut(c.0.add(i * ldc), n) };
+                    if !accumulate {
+                        row.fill(0);
+                    }
                     for p in 0..k {
                         let av = a.data[i * a.rs + p * a.cs];
                         if b.cs == 1 {
@@ -372,10 +343,10 @@ macro_rules! int_gemm {
                 }
             }
         }
-    };
+        impl GemmScalar for $t {}
+    )*};
 }
-int_gemm!(i32);
-int_gemm!(i64);
+int_gemm!(i32, i64);
 
 #[cfg(test)]
 mod tests {
@@ -393,14 +364,29 @@ mod tests {
         c
     }
 
+    /// The m×k and k×n operands of the tests: small integers, so every product is exact.
+    fn operands(m: usize, n: usize, k: usize) -> (Vec<f64>, Vec<f64>) {
+        let a = (0..m * k).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
+        let b = (0..k * n).map(|x| ((x * 5) % 11) as f64 - 5.0).collect();
+        (a, b)
+    }
+
+    /// Row-major views of the operands, each transposed (stored k×m, n×k) when asked.
+    fn views<'a>(
+        a: &'a [f64],
+        b: &'a [f64],
+        (m, n, k): (usize, usize, usize),
+        (ta, tb): (bool, bool),
+    ) -> (Mat<'a, f64>, Mat<'a, f64>) {
+        (Mat::row_major(a, if ta { m } else { k }, ta), Mat::row_major(b, if tb { k } else { n }, tb))
+    }
+
     #[test]
     fn strided_products_match_naive() {
         let (m, n, k) = (37, 29, 53);
-        let a: Vec<f64> = (0..m * k).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
-        let b: Vec<f64> = (0..k * n).map(|x| ((x * 5) % 11) as f64 - 5.0).collect();
+        let (a, b) = operands(m, n, k);
         for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
-            let am = Mat::row_major(&a, if ta { m } else { k }, ta);
-            let bm = Mat::row_major(&b, if tb { k } else { n }, tb);
+            let (am, bm) = views(&a, &b, (m, n, k), (ta, tb));
             let want = naive(m, n, k, am, bm);
             let mut c = vec![1.0; m * n];
             f64::gemm(m, n, k, am, bm, &mut c, n, false, true);
@@ -427,11 +413,9 @@ mod tests {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
         for (m, n, k) in [(131, 45, 97), (45, 131, 97)] {
             assert!(m * n * k >= PAR_GEMM_MIN);
-            let a: Vec<f64> = (0..m * k).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
-            let b: Vec<f64> = (0..k * n).map(|x| ((x * 5) % 11) as f64 - 5.0).collect();
+            let (a, b) = operands(m, n, k);
             for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
-                let am = Mat::row_major(&a, if ta { m } else { k }, ta);
-                let bm = Mat::row_major(&b, if tb { k } else { n }, tb);
+                let (am, bm) = views(&a, &b, (m, n, k), (ta, tb));
                 let want = naive(m, n, k, am, bm);
                 let ldc = n + 3;
                 let mut c = vec![2.0; m * ldc];
@@ -453,8 +437,7 @@ mod tests {
     fn large_transposed_rhs_matches_naive() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
         let (m, n, k) = (5, 1030, 520);
-        let a: Vec<f64> = (0..m * k).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
-        let b: Vec<f64> = (0..k * n).map(|x| ((x * 5) % 11) as f64 - 5.0).collect();
+        let (a, b) = operands(m, n, k);
         for ta in [false, true] {
             let am = Mat::row_major(&a, if ta { m } else { k }, ta);
             let bm = Mat::row_major(&b, k, true);
@@ -491,11 +474,9 @@ mod tests {
     fn products_into_fresh_buffers_match_naive() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
         for (m, n, k) in [(7, 5, 3), (131, 45, 97), (45, 131, 97), (9, 70, 1500)] {
-            let a: Vec<f64> = (0..m * k).map(|x| ((x * 7) % 13) as f64 - 6.0).collect();
-            let b: Vec<f64> = (0..k * n).map(|x| ((x * 5) % 11) as f64 - 5.0).collect();
+            let (a, b) = operands(m, n, k);
             for (ta, tb) in [(false, false), (true, true)] {
-                let am = Mat::row_major(&a, if ta { m } else { k }, ta);
-                let bm = Mat::row_major(&b, if tb { k } else { n }, tb);
+                let (am, bm) = views(&a, &b, (m, n, k), (ta, tb));
                 let got = pool.install(|| f64::product(m, n, k, am, bm, true));
                 assert_eq!(got, naive(m, n, k, am, bm), "{m}x{n}x{k} ta={ta} tb={tb}");
                 let a32: Vec<f32> = a.iter().map(|&x| x as f32).collect();

@@ -5,12 +5,11 @@ use crate::dispatch::dispatch;
 use std::mem::MaybeUninit;
 use std::ops::AddAssign;
 
-use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, Status, Tensor, TensorType};
+use ferroflow_core::{Status, Tensor, TensorType};
 
 use super::common::check_dtype;
 use super::common::float_kernel;
-use super::pool::{check_grad, par_units, pool_type, PoolAttrs, PoolGeom};
+use super::pool::{check_grad, par_units, Pool, PoolGeom};
 use crate::{OpContext, OpKernel};
 
 /// Element types of max pooling.
@@ -20,14 +19,8 @@ impl MaxElem for f64 {}
 impl MaxElem for i32 {}
 impl MaxElem for i64 {}
 
-struct MaxPool {
-    attrs: PoolAttrs,
-    dtype: DataType,
-}
-
-pub(crate) fn max_pool_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(MaxPool { attrs: PoolAttrs::parse(node)?, dtype: pool_type(node, true)? }))
-}
+/// Marks the `MaxPool` kernel, [`Pool<MaxPool>`].
+pub(crate) enum MaxPool {}
 
 fn max_pool<T: MaxElem>(g: &PoolGeom, x: &[T], out: &mut [T]) {
     let work = out.len() * g.y.size * g.x.size;
@@ -71,7 +64,7 @@ impl<T: MaxElem> crate::isa::PathKernel for PoolRow<'_, T> {
     }
 }
 
-impl MaxPool {
+impl Pool<MaxPool> {
     fn run<T: MaxElem>(&self, ctx: &mut OpContext, x: &Tensor) -> Result<(), Status> {
         let g = self.attrs.geom(ctx, x.dims())?;
         let dims = g.out_dims();
@@ -81,7 +74,7 @@ impl MaxPool {
     }
 }
 
-impl OpKernel for MaxPool {
+impl OpKernel for Pool<MaxPool> {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let x = ctx.input(0)?;
         check_dtype(ctx.node(), "input", x.dtype(), self.dtype)?;
@@ -89,14 +82,8 @@ impl OpKernel for MaxPool {
     }
 }
 
-struct MaxPoolGrad {
-    attrs: PoolAttrs,
-    dtype: DataType,
-}
-
-pub(crate) fn max_pool_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(MaxPoolGrad { attrs: PoolAttrs::parse(node)?, dtype: pool_type(node, false)? }))
-}
+/// Marks the `MaxPoolGrad` kernel, [`Pool<MaxPoolGrad>`].
+pub(crate) enum MaxPoolGrad {}
 
 /// The input gradient of the max pooling, `n` images of `g.image_len()` elements.
 /// Windows that never overlap (`disjoint`, as in 2×2 stride-2 pooling) write each gradient
@@ -194,7 +181,7 @@ impl<T: MaxElem + AddAssign> crate::isa::PathKernel for GradImage<'_, T> {
     }
 }
 
-impl MaxPoolGrad {
+impl Pool<MaxPoolGrad> {
     fn run<T: MaxElem + AddAssign + Send + Sync>(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let (x, y, grad) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
         let g = self.attrs.geom(ctx, x.dims())?;
@@ -215,11 +202,11 @@ impl MaxPoolGrad {
     }
 }
 
-float_kernel!(MaxPoolGrad, [(0, "orig_input"), (1, "orig_output"), (2, "grad")]);
+float_kernel!(Pool<MaxPoolGrad>, [(0, "orig_input"), (1, "orig_output"), (2, "grad")]);
 
 #[cfg(test)]
 mod tests {
-    use ferroflow_core::{attr, Code};
+    use ferroflow_core::{attr, Code, DataType};
 
     use super::*;
     use crate::testutil::{pool_node, run_kernel};

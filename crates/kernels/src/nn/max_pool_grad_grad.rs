@@ -3,22 +3,15 @@
 //! window's maximum; the result is shaped like `orig_output`. The maximum is the first one
 //! in row-major order, as in `MaxPoolGrad`, so the two ops are adjoint.
 
-use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, Status, Tensor, TensorType};
+use ferroflow_core::{Status, Tensor, TensorType};
 
 use super::common::dims_str;
 use super::common::float_kernel;
-use super::pool::{par_units, pool_type, PoolAttrs, PoolGeom};
-use crate::{OpContext, OpKernel};
+use super::pool::{par_units, Pool, PoolGeom};
+use crate::OpContext;
 
-struct MaxPoolGradGrad {
-    attrs: PoolAttrs,
-    dtype: DataType,
-}
-
-pub(crate) fn max_pool_grad_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(MaxPoolGradGrad { attrs: PoolAttrs::parse(node)?, dtype: pool_type(node, false)? }))
-}
+/// Marks the `MaxPoolGradGrad` kernel, [`Pool<MaxPoolGradGrad>`].
+pub(crate) enum MaxPoolGradGrad {}
 
 fn gather_at_max<T: TensorType + Copy + PartialOrd + Default + Send + Sync>(
     g: &PoolGeom,
@@ -64,7 +57,7 @@ fn gather_at_max<T: TensorType + Copy + PartialOrd + Default + Send + Sync>(
     });
 }
 
-impl MaxPoolGradGrad {
+impl Pool<MaxPoolGradGrad> {
     fn run<T: TensorType + Copy + PartialOrd + Default + Send + Sync>(
         &self,
         ctx: &mut OpContext,
@@ -93,11 +86,11 @@ impl MaxPoolGradGrad {
     }
 }
 
-float_kernel!(MaxPoolGradGrad, [(0, "orig_input"), (1, "orig_output"), (2, "grad")]);
+float_kernel!(Pool<MaxPoolGradGrad>, [(0, "orig_input"), (1, "orig_output"), (2, "grad")]);
 
 #[cfg(test)]
 mod tests {
-    use ferroflow_core::Code;
+    use ferroflow_core::{Code, DataType};
 
     use super::*;
     use crate::testutil::{pool_node, run_kernel};

@@ -56,11 +56,11 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("_FusedConv2D", fused::fused_conv2d_factory);
     r.add("Conv2DBackpropInput", conv_backprop::backprop_input_factory);
     r.add("Conv2DBackpropFilter", conv_backprop::backprop_filter_factory);
-    r.add("MaxPool", max_pool::max_pool_factory);
-    r.add("MaxPoolGrad", max_pool::max_pool_grad_factory);
+    r.add("MaxPool", |n| pool::pool_factory::<max_pool::MaxPool>(n, true));
+    r.add("MaxPoolGrad", |n| pool::pool_factory::<max_pool::MaxPoolGrad>(n, false));
     r.add("_MaxPoolWithIndex", max_pool_index::max_pool_with_index_factory);
     r.add("_MaxPoolGradWithIndex", max_pool_index::max_pool_grad_with_index_factory);
-    r.add("MaxPoolGradGrad", max_pool_grad_grad::max_pool_grad_grad_factory);
-    r.add("AvgPool", avg_pool::avg_pool_factory);
-    r.add("AvgPoolGrad", avg_pool::avg_pool_grad_factory);
+    r.add("MaxPoolGradGrad", |n| pool::pool_factory::<max_pool_grad_grad::MaxPoolGradGrad>(n, false));
+    r.add("AvgPool", |n| pool::pool_factory::<avg_pool::AvgPool>(n, false));
+    r.add("AvgPoolGrad", |n| pool::pool_factory::<avg_pool::AvgPoolGrad>(n, false));
 }

@@ -84,6 +84,23 @@ impl PoolAttrs {
     }
 }
 
+/// A pooling kernel: the window attrs and the element type. `K` names the op; each op's
+/// file implements `run` and `OpKernel` for its `Pool<K>`.
+pub(crate) struct Pool<K> {
+    pub(crate) attrs: PoolAttrs,
+    pub(crate) dtype: DataType,
+    op: std::marker::PhantomData<K>,
+}
+
+/// Builds the pooling kernel `Pool<K>` from its node (int32/int64 accepted where `ints`).
+pub(crate) fn pool_factory<K: 'static>(node: &NodeDef, ints: bool) -> Result<Box<dyn crate::OpKernel>, Status>
+where
+    Pool<K>: crate::OpKernel,
+{
+    let dtype = pool_type(node, ints)?;
+    Ok(Box::new(Pool::<K> { attrs: PoolAttrs::parse(node)?, dtype, op: std::marker::PhantomData }))
+}
+
 /// The float dtype attr `T` of pooling ops (ints are accepted where `ints`).
 pub(crate) fn pool_type(node: &NodeDef, ints: bool) -> Result<DataType, Status> {
     let dtype = node.attr_type("T")?;
