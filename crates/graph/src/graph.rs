@@ -65,6 +65,23 @@ pub fn canonical_tensor_name(s: &str) -> Result<String, Status> {
     Ok(format!("{n}:{i}"))
 }
 
+/// Each name once, in first-seen order, and for each given name its position in that list:
+/// how a step fetches a tensor asked for twice once.
+pub fn unique_names(names: impl IntoIterator<Item = String>) -> (Vec<String>, Vec<usize>) {
+    let mut uniq: Vec<String> = Vec::new();
+    let pos = names
+        .into_iter()
+        .map(|n| match uniq.iter().position(|u| *u == n) {
+            Some(p) => p,
+            None => {
+                uniq.push(n);
+                uniq.len() - 1
+            }
+        })
+        .collect();
+    (uniq, pos)
+}
+
 impl Graph {
     /// An empty graph.
     pub fn new() -> Graph {

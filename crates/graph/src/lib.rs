@@ -29,7 +29,7 @@ pub use control_flow_v1::{cond_v1, while_loop_v1};
 pub use embedding::{embedding_lookup, embedding_lookup_partitioned};
 pub use function_def::{define_function, Function};
 pub use gradients::{gradients, gradients_with_options, indexed_slices, GradOp, GradOptions};
-pub use graph::{canonical_tensor_name, parse_tensor_name, Graph, NodeEntry, GRAPH_DEF_VERSION};
+pub use graph::{canonical_tensor_name, parse_tensor_name, unique_names, Graph, NodeEntry, GRAPH_DEF_VERSION};
 pub use op_def::{op, parse_type, ArgDef, ArgType, AttrDef, OpDef, OpDefBuilder};
 pub use partitioned::{fixed_size_partitions, PartitionedVariable};
 pub use registry::{op_registry, OpRegistry};

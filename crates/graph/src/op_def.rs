@@ -102,6 +102,16 @@ impl OpDefBuilder {
         self.def.outputs.push(parse_arg(&self.def.name, spec));
         self
     }
+    /// Adds the handle output `name` of a resource-creating op, with its shape: TensorFlow
+    /// 1.x's `Ref(string)` handle (a string vector [container, name]) when `ref_form`,
+    /// else a scalar `resource` handle.
+    pub fn handle_output(self, name: &str, ref_form: bool) -> Self {
+        if ref_form {
+            self.output(&format!("{name}: Ref(string)")).shape_fn(|_| Ok(vec![Some(vec![2])]))
+        } else {
+            self.output(&format!("{name}: resource")).shape_fn(crate::shape_fn::scalar)
+        }
+    }
     /// Adds an attr, e.g. `"T: {float, double}"`, `"transpose_a: bool = false"`,
     /// `"strides: list(int)"`, `"padding: {'SAME', 'VALID'}"`.
     pub fn attr(mut self, spec: &str) -> Self {

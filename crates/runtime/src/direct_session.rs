@@ -12,7 +12,7 @@ use ferroflow_kernels::{CancelToken, Rendezvous, ResourceMgr, StepCtx, StepTrace
 
 use crate::executor::Executor;
 use crate::rendezvous::LocalRendezvous;
-use ferroflow_graph::{canonical_tensor_name, rewrite_for_client};
+use ferroflow_graph::{canonical_tensor_name, rewrite_for_client, unique_names};
 
 /// The device every node of a local session runs on.
 pub const LOCAL_DEVICE: &str = "/job:localhost/replica:0/task:0/device:CPU:0";
@@ -144,19 +144,8 @@ impl crate::StepRunner for DirectSession {
                 return Err(Status::invalid_argument(format!("tensor '{f}' is fed more than once")));
             }
         }
-        let mut uniq: Vec<String> = Vec::new();
-        let mut fetch_pos = Vec::with_capacity(fetches.len());
-        for f in fetches {
-            let c = canonical_tensor_name(f)?;
-            let p = match uniq.iter().position(|u| *u == c) {
-                Some(p) => p,
-                None => {
-                    uniq.push(c);
-                    uniq.len() - 1
-                }
-            };
-            fetch_pos.push(p);
-        }
+        let fetch_names: Vec<String> = fetches.iter().map(|f| canonical_tensor_name(f)).collect::<Result<_, _>>()?;
+        let (uniq, fetch_pos) = unique_names(fetch_names);
         let prepared = self.prepare(&feed_names, &uniq, targets)?;
         let rendezvous = Arc::new(LocalRendezvous::new());
         for (i, (_, t)) in feeds.iter().enumerate() {

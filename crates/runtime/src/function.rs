@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use ferroflow_core::proto::{attr_value::Value as AV, op_def::ArgDef, FunctionDefLibrary, GraphDef, NodeDef};
 use ferroflow_core::{attr, DataType, NodeAttrs, Status, Storage, Tensor};
-use ferroflow_graph::{lookup_op, output_arg_ranges, resolve_node};
+use ferroflow_graph::{lookup_op, output_arg_ranges, resolve_node, unique_names};
 use ferroflow_kernels::{AsyncOpKernel, CancelToken, DoneCallback, OpContext, OpKernel, Rendezvous, StepCtx};
 
 use crate::executor::Executor;
@@ -161,20 +161,11 @@ impl FunctionBody {
             d.input = inputs;
             nodes.push(d);
         }
-        let mut fetches: Vec<String> = Vec::new();
-        let mut ret_fetch = Vec::with_capacity(sig.output_arg.len());
-        for o in &sig.output_arg {
+        let results = sig.output_arg.iter().map(|o| {
             let src = fdef.ret.get(&o.name).ok_or_else(|| err(format!("result '{}' has no value", o.name)))?;
-            let t = tensor(src)?;
-            let pos = match fetches.iter().position(|f| *f == t) {
-                Some(p) => p,
-                None => {
-                    fetches.push(t);
-                    fetches.len() - 1
-                }
-            };
-            ret_fetch.push(pos);
-        }
+            tensor(src)
+        });
+        let (fetches, ret_fetch) = unique_names(results.collect::<Result<Vec<_>, _>>()?);
         // Side effects run even when no result depends on them.
         let mut targets: Vec<String> = Vec::new();
         let mut seen = HashSet::new();

@@ -3,7 +3,7 @@
 
 use ferroflow_core::Status;
 
-use super::math_grad::{divide, reduce_gradient_args, scalar};
+use super::math_grad::{reduce_gradient_args, scalar};
 use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
@@ -42,25 +42,13 @@ pub(super) fn mul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     reduced(s, &x, &y, gx, gy)
 }
 
-/// `Div` and `RealDiv`: `(g / y, g * ((-x / y) / y))` with the op's own division.
-fn div_like(s: &Scope, op: &GradOp, g: &[Output], div: fn(&Scope, Output, Output) -> Output) -> Grads {
+/// `Div`, `RealDiv` and `DivNoNan`: `(g / y, g * ((-x / y) / y))` with the op's own division.
+pub(super) fn div_like(s: &Scope, op: &GradOp, g: &[Output], div: fn(&Scope, Output, Output) -> Output) -> Grads {
     let (x, y) = operands(op)?;
     let gx = div(s, g[0].clone(), y.clone());
     let q = div(s, ops::neg(s, x.clone()), y.clone());
     let gy = ops::mul(s, g[0].clone(), div(s, q, y.clone()));
     reduced(s, &x, &y, gx, gy)
-}
-
-pub(super) fn div_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    div_like(s, op, g, divide)
-}
-
-pub(super) fn real_div_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    div_like(s, op, g, ops::real_div)
-}
-
-pub(super) fn div_no_nan_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    div_like(s, op, g, ops::div_no_nan)
 }
 
 /// `FloorMod`: `(g, -g * floor_div(x, y))`.
@@ -85,21 +73,13 @@ pub(super) fn pow_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// `Maximum`/`Minimum`: the gradient goes to `x` where `selector(x, y)`, else to `y`.
-fn max_min(s: &Scope, op: &GradOp, g: &[Output], selector: fn(&Scope, Output, Output) -> Output) -> Grads {
+pub(super) fn max_min(s: &Scope, op: &GradOp, g: &[Output], selector: fn(&Scope, Output, Output) -> Output) -> Grads {
     let (x, y) = operands(op)?;
     let zeros = ops::zeros_like(s, g[0].clone());
     let xmask = selector(s, x.clone(), y.clone());
     let gx = ops::select_v2(s, xmask.clone(), g[0].clone(), zeros.clone());
     let gy = ops::select_v2(s, xmask, zeros, g[0].clone());
     reduced(s, &x, &y, gx, gy)
-}
-
-pub(super) fn maximum_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    max_min(s, op, g, ops::greater_equal)
-}
-
-pub(super) fn minimum_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    max_min(s, op, g, ops::less_equal)
 }
 
 /// `SquaredDifference`: `±2 g (x - y)`.

@@ -8,6 +8,7 @@ use super::{
     math_grad_unary as unary, nn_grad as nn, nn_grad_conv as conv, nn_grad_matmul as matmul,
     tensor_array_grad as tensor_array,
 };
+use crate::ops;
 
 /// Registers every family's gradient functions.
 pub(super) fn register(r: &mut GradRegistry) {
@@ -86,13 +87,13 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("AddV2", binary::add_grad);
     r.add("Sub", binary::sub_grad);
     r.add("Mul", binary::mul_grad);
-    r.add("Div", binary::div_grad);
-    r.add("RealDiv", binary::real_div_grad);
-    r.add("DivNoNan", binary::div_no_nan_grad);
+    r.add("Div", |s, op, g| binary::div_like(s, op, g, super::math_grad::divide));
+    r.add("RealDiv", |s, op, g| binary::div_like(s, op, g, ops::real_div));
+    r.add("DivNoNan", |s, op, g| binary::div_like(s, op, g, ops::div_no_nan));
     r.add("FloorMod", binary::floor_mod_grad);
     r.add("Pow", binary::pow_grad);
-    r.add("Maximum", binary::maximum_grad);
-    r.add("Minimum", binary::minimum_grad);
+    r.add("Maximum", |s, op, g| binary::max_min(s, op, g, ops::greater_equal));
+    r.add("Minimum", |s, op, g| binary::max_min(s, op, g, ops::less_equal));
     r.add("SquaredDifference", binary::squared_difference_grad);
     r.add("AddN", binary::add_n_grad);
     r.add("Select", binary::select_grad);

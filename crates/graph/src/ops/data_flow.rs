@@ -19,10 +19,6 @@ fn none(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![])
 }
 
-fn ref_handle(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
-    Ok(vec![Some(vec![2])])
-}
-
 fn take_shape(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![None])
 }
@@ -39,35 +35,24 @@ fn dequeue_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    for (name, out, shape) in [
-        ("ConditionalAccumulator", "handle: Ref(string)", ref_handle as crate::shape_fn::ShapeFn),
-        ("ResourceConditionalAccumulator", "handle: resource", scalar),
+    // TensorFlow has no resource form of the sparse accumulator.
+    for (name, ref_form) in [
+        ("ConditionalAccumulator", true),
+        ("ResourceConditionalAccumulator", false),
+        ("SparseConditionalAccumulator", true),
     ] {
         r.add(
             op(name)
-                .output(out)
+                .handle_output("handle", ref_form)
                 .attr(&format!("dtype: {NUMBER_TYPES}"))
                 .attr("shape: shape")
                 .attr("container: string = ''")
                 .attr("shared_name: string = ''")
                 .attr("reduction_type: {'MEAN', 'SUM'} = 'MEAN'")
                 .stateful()
-                .shape_fn(shape)
                 .build(),
         );
     }
-    r.add(
-        op("SparseConditionalAccumulator")
-            .output("handle: Ref(string)")
-            .attr(&format!("dtype: {NUMBER_TYPES}"))
-            .attr("shape: shape")
-            .attr("container: string = ''")
-            .attr("shared_name: string = ''")
-            .attr("reduction_type: {'MEAN', 'SUM'} = 'MEAN'")
-            .stateful()
-            .shape_fn(ref_handle)
-            .build(),
-    );
     // Not stateful in TensorFlow (their ref input keeps them apart).
     r.add(
         op("SparseAccumulatorApplyGradient")
@@ -92,58 +77,32 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(sparse_take_shape)
             .build(),
     );
+    let dtype = format!("dtype: {NUMBER_TYPES}");
     for (prefix, h) in [("", "handle: Ref(string)"), ("Resource", "handle: resource")] {
+        let acc = |name: &str| op(&format!("{prefix}Accumulator{name}")).input(h).stateful();
+        r.add(acc("NumAccumulated").output("num_accumulated: int32").shape_fn(scalar).build());
+        r.add(acc("SetGlobalStep").input("new_global_step: int64").shape_fn(none).build());
         r.add(
-            op(&format!("{prefix}AccumulatorNumAccumulated"))
-                .input(h)
-                .output("num_accumulated: int32")
-                .stateful()
-                .shape_fn(scalar)
-                .build(),
-        );
-        r.add(
-            op(&format!("{prefix}AccumulatorSetGlobalStep"))
-                .input(h)
-                .input("new_global_step: int64")
-                .stateful()
-                .shape_fn(none)
-                .build(),
-        );
-        r.add(
-            op(&format!("{prefix}AccumulatorApplyGradient"))
-                .input(h)
+            acc("ApplyGradient")
                 .input("local_step: int64")
                 .input("gradient: dtype")
-                .attr(&format!("dtype: {NUMBER_TYPES}"))
-                .stateful()
+                .attr(&dtype)
                 .shape_fn(none)
                 .build(),
         );
-        r.add(
-            op(&format!("{prefix}AccumulatorTakeGradient"))
-                .input(h)
-                .input("num_required: int32")
-                .output("average: dtype")
-                .attr(&format!("dtype: {NUMBER_TYPES}"))
-                .stateful()
-                .shape_fn(take_shape)
-                .build(),
-        );
+        let take = acc("TakeGradient").input("num_required: int32").output("average: dtype").attr(&dtype);
+        r.add(take.shape_fn(take_shape).build());
     }
-    for (name, out, shape) in [
-        ("FIFOQueue", "handle: Ref(string)", ref_handle as crate::shape_fn::ShapeFn),
-        ("FIFOQueueV2", "handle: resource", scalar),
-    ] {
+    for (name, ref_form) in [("FIFOQueue", true), ("FIFOQueueV2", false)] {
         r.add(
             op(name)
-                .output(out)
+                .handle_output("handle", ref_form)
                 .attr("component_types: list(type) >= 1")
                 .attr("shapes: list(shape) >= 0 = []")
                 .attr("capacity: int = -1")
                 .attr("container: string = ''")
                 .attr("shared_name: string = ''")
                 .stateful()
-                .shape_fn(shape)
                 .build(),
         );
     }
@@ -194,17 +153,37 @@ fn shape_list(shapes: &[Vec<i64>]) -> AttrValue {
     }
 }
 
-/// `ResourceConditionalAccumulator` (`resource` = true, what TensorFlow 2's
-/// `tf.compat.v1.ConditionalAccumulator` builds) or `ConditionalAccumulator` (a string ref).
+/// Which conditional accumulator [`conditional_accumulator`] builds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccumulatorKind {
+    /// `ConditionalAccumulator`: dense gradients, a string-ref handle.
+    Ref,
+    /// `ResourceConditionalAccumulator`: dense gradients, a resource handle (what
+    /// TensorFlow 2's `tf.compat.v1.ConditionalAccumulator` builds).
+    Resource,
+    /// `SparseConditionalAccumulator`: indexed-slices gradients, always a string-ref handle
+    /// (TensorFlow has no resource form; its `tf.compat.v1.SparseConditionalAccumulator` and
+    /// `SyncReplicasOptimizer` build it for `IndexedSlices` gradients).
+    /// `AccumulatorNumAccumulated` / `AccumulatorSetGlobalStep` take its handle too.
+    Sparse,
+}
+
+/// A conditional accumulator of `kind` for gradients of `dtype` and `shape`, shared under
+/// `shared_name`; `reduction_type` is `MEAN` or `SUM`.
 pub fn conditional_accumulator(
     s: &Scope,
     dtype: DataType,
     shape: Option<&[i64]>,
     shared_name: &str,
     reduction_type: &str,
-    resource: bool,
+    kind: AccumulatorKind,
 ) -> Output {
-    s.op(if resource { "ResourceConditionalAccumulator" } else { "ConditionalAccumulator" })
+    let op = match kind {
+        AccumulatorKind::Ref => "ConditionalAccumulator",
+        AccumulatorKind::Resource => "ResourceConditionalAccumulator",
+        AccumulatorKind::Sparse => "SparseConditionalAccumulator",
+    };
+    s.op(op)
         .attr("dtype", attr::ty(dtype))
         .attr("shape", attr::shape(shape))
         .attr("shared_name", attr::string(shared_name))
@@ -250,26 +229,6 @@ pub fn accumulator_num_accumulated(s: &Scope, handle: Output) -> Output {
 pub fn accumulator_set_global_step(s: &Scope, handle: Output, new_global_step: Output) -> Operation {
     let op = acc_op(&handle, "AccumulatorSetGlobalStep");
     s.op(&op).input(handle).input(new_global_step).build()
-}
-
-/// `SparseConditionalAccumulator` (always a string-ref handle, as in TensorFlow, whose
-/// `tf.compat.v1.SparseConditionalAccumulator` and `SyncReplicasOptimizer` build it for
-/// `IndexedSlices` gradients). `AccumulatorNumAccumulated` / `AccumulatorSetGlobalStep`
-/// take its handle too.
-pub fn sparse_conditional_accumulator(
-    s: &Scope,
-    dtype: DataType,
-    shape: Option<&[i64]>,
-    shared_name: &str,
-    reduction_type: &str,
-) -> Output {
-    s.op("SparseConditionalAccumulator")
-        .attr("dtype", attr::ty(dtype))
-        .attr("shape", attr::shape(shape))
-        .attr("shared_name", attr::string(shared_name))
-        .attr("reduction_type", attr::string(reduction_type))
-        .build()
-        .output(0)
 }
 
 /// `SparseAccumulatorApplyGradient`: adds the indexed slices (`indices` int64 vector,
@@ -406,7 +365,8 @@ mod tests {
     fn builds_accumulator_and_queue_ops() {
         let s = Scope::new_root();
         for resource in [true, false] {
-            let h = conditional_accumulator(&s, DataType::Float, Some(&[2]), "acc", "MEAN", resource);
+            let kind = if resource { AccumulatorKind::Resource } else { AccumulatorKind::Ref };
+            let h = conditional_accumulator(&s, DataType::Float, Some(&[2]), "acc", "MEAN", kind);
             let step = constant(&s, Tensor::scalar(0i64));
             let g = constant(&s, vec![1.0f32, 2.0]);
             accumulator_apply_gradient(&s, h.clone(), step.clone(), g);
@@ -436,7 +396,7 @@ mod tests {
     #[test]
     fn builds_sparse_accumulator_ops_with_tensorflows_definitions() {
         let s = Scope::new_root();
-        let h = sparse_conditional_accumulator(&s, DataType::Float, Some(&[4, 2]), "emb", "SUM");
+        let h = conditional_accumulator(&s, DataType::Float, Some(&[4, 2]), "emb", "SUM", AccumulatorKind::Sparse);
         assert!(h.dtype == DataType::String);
         let step = constant(&s, Tensor::scalar(0i64));
         let idx = constant(&s, vec![0i64, 2]);

@@ -13,10 +13,6 @@ fn none(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![])
 }
 
-fn ref_handle(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
-    Ok(vec![Some(vec![2])])
-}
-
 /// Find: the keys' shape when the default is a scalar (scalar values), else unknown.
 fn find_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![if c.input(2) == Some(vec![]) { c.input(1) } else { None }])
@@ -27,15 +23,14 @@ fn export_shape(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 }
 
 fn creator(name: &str, ref_form: bool) -> OpDefBuilder {
-    let b = op(name);
-    let b = if ref_form { b.output("table_handle: Ref(string)") } else { b.output("table_handle: resource") };
-    b.attr("container: string = ''")
+    op(name)
+        .handle_output("table_handle", ref_form)
+        .attr("container: string = ''")
         .attr("shared_name: string = ''")
         .attr("use_node_name_sharing: bool = false")
         .attr("key_dtype: type")
         .attr("value_dtype: type")
         .stateful()
-        .shape_fn(if ref_form { ref_handle } else { scalar })
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
@@ -45,8 +40,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
         r.add(creator(&format!("MutableHashTableOfTensors{suffix}"), ref_form).attr("value_shape: shape = []").build());
         let dense =
             op(&format!("MutableDenseHashTable{suffix}")).input("empty_key: key_dtype").input("deleted_key: key_dtype");
-        let dense =
-            if ref_form { dense.output("table_handle: Ref(string)") } else { dense.output("table_handle: resource") };
+        let dense = dense.handle_output("table_handle", ref_form);
         r.add(
             dense
                 .attr("container: string = ''")
@@ -58,7 +52,6 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .attr("initial_num_buckets: int = 131072")
                 .attr("max_load_factor: float = 0.8")
                 .stateful()
-                .shape_fn(if ref_form { ref_handle } else { scalar })
                 .build(),
         );
         r.add(

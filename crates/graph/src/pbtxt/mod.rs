@@ -16,7 +16,7 @@ mod lex;
 mod read;
 mod write;
 
-use ferroflow_core::proto::{GraphDef, NodeDef};
+use ferroflow_core::proto::{CheckpointState, GraphDef, NodeDef};
 use ferroflow_core::Status;
 
 use crate::graph::Graph;
@@ -32,6 +32,27 @@ pub fn graph_def_to_pbtxt(g: &GraphDef) -> String {
 /// and column; unknown fields are skipped.
 pub fn parse_graph_def(text: &str) -> Result<GraphDef, Status> {
     read::graph_def(&lex::parse(text)?)
+}
+
+/// Parses a CheckpointState (a checkpoint directory's `checkpoint` file). Malformed text
+/// and unknown fields are InvalidArgument naming the line and column.
+pub fn parse_checkpoint_state(text: &str) -> Result<CheckpointState, Status> {
+    read::checkpoint_state(&lex::parse(text)?)
+}
+
+/// Prints a CheckpointState as TensorFlow writes its `checkpoint` file.
+pub fn checkpoint_state_to_pbtxt(s: &CheckpointState) -> String {
+    let mut out = format!("model_checkpoint_path: \"{}\"\n", c_escape(s.model_checkpoint_path.as_bytes()));
+    for p in &s.all_model_checkpoint_paths {
+        out.push_str(&format!("all_model_checkpoint_paths: \"{}\"\n", c_escape(p.as_bytes())));
+    }
+    for t in &s.all_model_checkpoint_timestamps {
+        out.push_str(&format!("all_model_checkpoint_timestamps: {t:?}\n"));
+    }
+    if s.last_preserved_timestamp != 0.0 {
+        out.push_str(&format!("last_preserved_timestamp: {:?}\n", s.last_preserved_timestamp));
+    }
+    out
 }
 
 /// Parses one NodeDef from text format (the body of a `node { … }`).

@@ -8,7 +8,7 @@ use ferroflow_core::proto::{
     attr_value::{ListValue, Value as AV},
     resource_handle_proto::DtypeAndShape,
     tensor_shape_proto::Dim,
-    AttrValue, FunctionDef, FunctionDefLibrary, GradientDef, GraphDef, NameAttrList, NodeDef, OpDef,
+    AttrValue, CheckpointState, FunctionDef, FunctionDefLibrary, GradientDef, GraphDef, NameAttrList, NodeDef, OpDef,
     ResourceHandleProto, TensorProto, TensorShapeProto, VersionDef,
 };
 use ferroflow_core::Status;
@@ -335,4 +335,20 @@ pub fn graph_def(fields: &[Field]) -> Result<GraphDef, Status> {
         }
     }
     Ok(g)
+}
+
+/// A `tensorflow.CheckpointState` (the `checkpoint` file of a checkpoint directory). Unlike
+/// the graph messages, an unknown field is an error: the file has nothing else in it.
+pub fn checkpoint_state(fields: &[Field]) -> Result<CheckpointState, Status> {
+    let mut s = CheckpointState::default();
+    for f in fields {
+        match f.name.as_str() {
+            "model_checkpoint_path" => s.model_checkpoint_path = string(f)?,
+            "all_model_checkpoint_paths" => s.all_model_checkpoint_paths.push(string(f)?),
+            "all_model_checkpoint_timestamps" => s.all_model_checkpoint_timestamps.push(float(f)?),
+            "last_preserved_timestamp" => s.last_preserved_timestamp = float(f)?,
+            _ => return Err(err(f, "unknown field in CheckpointState")),
+        }
+    }
+    Ok(s)
 }

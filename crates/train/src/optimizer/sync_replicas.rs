@@ -202,7 +202,14 @@ impl<O: Optimizer> SyncReplicasOptimizer<O> {
             let vs = ss.colocate_with(&v.handle());
             let shared = format!("{}:0/grad_accum", v.name());
             let shape = v.shape();
-            let acc = ops::conditional_accumulator(&vs, g.dtype, shape.as_deref(), &shared, "MEAN", true);
+            let acc = ops::conditional_accumulator(
+                &vs,
+                g.dtype,
+                shape.as_deref(),
+                &shared,
+                "MEAN",
+                ops::AccumulatorKind::Resource,
+            );
             applies.push(ops::accumulator_apply_gradient(&vs, acc.clone(), local_i64.clone(), g.clone()));
             let nr = ops::identity(&vs, num_required.clone());
             aggregated.push((ops::accumulator_take_gradient(&vs, acc.clone(), nr, g.dtype), v.clone()));

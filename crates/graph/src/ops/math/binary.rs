@@ -77,16 +77,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
     r.add(op("LogicalNot").input("x: bool").output("y: bool").shape_fn(unchanged).build());
 }
 
-macro_rules! binary_builders {
-    ($($f:ident => $op:literal: $doc:literal),* $(,)?) => {$(
-        #[doc = concat!("`", $op, "`: ", $doc, " (NumPy broadcasting).")]
-        pub fn $f(s: &Scope, x: Output, y: Output) -> Output {
-            s.op($op).input(x).input(y).build().output(0)
-        }
-    )*};
-}
-
-binary_builders! {
+two_input_builders! { x, y, " (NumPy broadcasting).":
     add => "Add": "x + y",
     add_v2 => "AddV2": "x + y",
     sub => "Sub": "x - y",

@@ -2,6 +2,18 @@
 //! gradient helpers, AddN, Select/SelectV2, Cast, BroadcastGradientArgs, reductions and
 //! ArgMax/ArgMin — TensorFlow's definitions restricted to the dtypes ferroflow supports.
 
+/// Builders of ops with two inputs, named `$a` and `$b`, and one output:
+/// `pub fn f(s, $a, $b) -> Output` for each `f => "Op": "formula"`, documented by the
+/// formula followed by `$tail`.
+macro_rules! two_input_builders {
+    ($a:ident, $b:ident, $tail:literal: $($f:ident => $op:literal: $doc:literal),* $(,)?) => {$(
+        #[doc = concat!("`", $op, "`: ", $doc, $tail)]
+        pub fn $f(s: &Scope, $a: Output, $b: Output) -> Output {
+            s.op($op).input($a).input($b).build().output(0)
+        }
+    )*};
+}
+
 mod binary;
 mod misc;
 mod reduce;

@@ -76,16 +76,7 @@ unary_builders! {
     reciprocal => "Reciprocal": "1 / x",
 }
 
-macro_rules! grad_builders {
-    ($($f:ident => $op:literal: $doc:literal),* $(,)?) => {$(
-        #[doc = concat!("`", $op, "`: ", $doc, " from the function's output `y` and incoming gradient `dy`.")]
-        pub fn $f(s: &Scope, y: Output, dy: Output) -> Output {
-            s.op($op).input(y).input(dy).build().output(0)
-        }
-    )*};
-}
-
-grad_builders! {
+two_input_builders! { y, dy, " from the function's output `y` and incoming gradient `dy`.":
     tanh_grad => "TanhGrad": "dy * (1 - y²)",
     sigmoid_grad => "SigmoidGrad": "dy * y * (1 - y)",
     sqrt_grad => "SqrtGrad": "dy * 0.5 / y",

@@ -5,10 +5,10 @@ use ferroflow_core::{attr, Status};
 
 use super::window::{const_shape, is_nhwc, out_size, padding, spatial, with_rank};
 use super::{FLOAT_TYPES, REAL_TYPES};
-use crate::op_def::op;
+use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
-use crate::shape_fn::{unchanged, Dims, ShapeCtx};
+use crate::shape_fn::{unchanged, Dims, ShapeCtx, ShapeFn};
 
 /// Pooled shape of a [batch, rows, cols, depth] input.
 fn pooled(c: &ShapeCtx, x: &Dims) -> Result<Dims, Status> {
@@ -34,44 +34,51 @@ fn avg_pool_grad_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     }
 }
 
+const SAME_VALID: &str = "'SAME', 'VALID'";
+const SAME_VALID_EXPLICIT: &str = "'SAME', 'VALID', 'EXPLICIT'";
+const NHWC_NCHW: &str = "'NHWC', 'NCHW'";
+
+/// A pooling op's definition with its window attrs: `ksize`, `strides`, `padding` (one of
+/// `paddings`; `EXPLICIT` brings `explicit_paddings`) and `data_format` (one of `formats`,
+/// NHWC by default).
+fn pool_op(name: &str, paddings: &str, formats: &str) -> OpDefBuilder {
+    let b = op(name).attr("ksize: list(int) >= 4").attr("strides: list(int) >= 4");
+    let b = b.attr(&format!("padding: {{{paddings}}}"));
+    let b = if paddings.contains("EXPLICIT") { b.attr("explicit_paddings: list(int) = []") } else { b };
+    b.attr(&format!("data_format: {{{formats}}} = 'NHWC'"))
+}
+
 pub(super) fn register(r: &mut OpRegistry) {
     r.add(
-        op("MaxPool")
+        pool_op("MaxPool", SAME_VALID_EXPLICIT, "'NHWC', 'NCHW', 'NCHW_VECT_C'")
             .attr("T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16} = DT_FLOAT")
-            .attr("ksize: list(int) >= 4")
-            .attr("strides: list(int) >= 4")
-            .attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
-            .attr("explicit_paddings: list(int) = []")
-            .attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
             .input("input: T")
             .output("output: T")
             .shape_fn(pool_shape)
             .build(),
     );
-    r.add(
-        op("MaxPoolGrad")
-            .attr("ksize: list(int) >= 4")
-            .attr("strides: list(int) >= 4")
-            .attr("padding: {'SAME', 'VALID', 'EXPLICIT'}")
-            .attr("explicit_paddings: list(int) = []")
-            .attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-            .input("orig_input: T")
-            .input("orig_output: T")
-            .input("grad: T")
-            .output("output: T")
-            .attr(&format!("T: {REAL_TYPES} = DT_FLOAT"))
-            .shape_fn(unchanged)
-            .build(),
-    );
+    // MaxPoolGrad is shaped like the input, MaxPoolGradGrad like the pooled output.
+    let grads: [(&str, &str, &str, ShapeFn); 2] = [
+        ("MaxPoolGrad", SAME_VALID_EXPLICIT, " = DT_FLOAT", unchanged),
+        ("MaxPoolGradGrad", SAME_VALID, "", pool_shape),
+    ];
+    for (name, paddings, t_default, shape) in grads {
+        r.add(
+            pool_op(name, paddings, NHWC_NCHW)
+                .input("orig_input: T")
+                .input("orig_output: T")
+                .input("grad: T")
+                .output("output: T")
+                .attr(&format!("T: {REAL_TYPES}{t_default}"))
+                .shape_fn(shape)
+                .build(),
+        );
+    }
     // The runtime's rewrite of MaxPool + MaxPoolGrad (+ ReluGrad), built when a graph is
     // prepared: the pooling also records where each window's maximum was.
     r.add(
-        op("_MaxPoolWithIndex")
+        pool_op("_MaxPoolWithIndex", SAME_VALID, "'NHWC'")
             .attr("T: {float, double} = DT_FLOAT")
-            .attr("ksize: list(int) >= 4")
-            .attr("strides: list(int) >= 4")
-            .attr("padding: {'SAME', 'VALID'}")
-            .attr("data_format: {'NHWC'} = 'NHWC'")
             .input("input: T")
             .output("output: T")
             .output("index: uint8")
@@ -82,12 +89,8 @@ pub(super) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(
-        op("_MaxPoolGradWithIndex")
+        pool_op("_MaxPoolGradWithIndex", SAME_VALID, "'NHWC'")
             .attr("T: {float, double} = DT_FLOAT")
-            .attr("ksize: list(int) >= 4")
-            .attr("strides: list(int) >= 4")
-            .attr("padding: {'SAME', 'VALID'}")
-            .attr("data_format: {'NHWC'} = 'NHWC'")
             .attr("relu: bool = false")
             .input("orig_input: T")
             .input("index: uint8")
@@ -97,40 +100,18 @@ pub(super) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(
-        op("MaxPoolGradGrad")
-            .attr("ksize: list(int) >= 4")
-            .attr("strides: list(int) >= 4")
-            .attr("padding: {'SAME', 'VALID'}")
-            .attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
-            .input("orig_input: T")
-            .input("orig_output: T")
-            .input("grad: T")
-            .output("output: T")
-            .attr(&format!("T: {REAL_TYPES}"))
-            .shape_fn(pool_shape)
-            .build(),
-    );
-    r.add(
-        op("AvgPool")
+        pool_op("AvgPool", SAME_VALID, NHWC_NCHW)
             .input("value: T")
             .output("output: T")
-            .attr("ksize: list(int) >= 4")
-            .attr("strides: list(int) >= 4")
-            .attr("padding: {'SAME', 'VALID'}")
-            .attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
             .attr(&format!("T: {FLOAT_TYPES}"))
             .shape_fn(pool_shape)
             .build(),
     );
     r.add(
-        op("AvgPoolGrad")
+        pool_op("AvgPoolGrad", SAME_VALID, NHWC_NCHW)
             .input("orig_input_shape: int32")
             .input("grad: T")
             .output("output: T")
-            .attr("ksize: list(int) >= 4")
-            .attr("strides: list(int) >= 4")
-            .attr("padding: {'SAME', 'VALID'}")
-            .attr("data_format: {'NHWC', 'NCHW'} = 'NHWC'")
             .attr(&format!("T: {FLOAT_TYPES}"))
             .shape_fn(avg_pool_grad_shape)
             .build(),
@@ -148,35 +129,31 @@ pub fn max_pool(s: &Scope, x: Output, ksize: &[i64], strides: &[i64], padding: &
     window_attrs(s.op("MaxPool").input(x), ksize, strides, padding).build().output(0)
 }
 
-/// `MaxPoolGrad`: routes `grad` to the maximum of each window of `orig_input`.
-pub fn max_pool_grad(
-    s: &Scope,
-    orig_input: Output,
-    orig_output: Output,
-    grad: Output,
-    ksize: &[i64],
-    strides: &[i64],
-    padding: &str,
-) -> Output {
-    window_attrs(s.op("MaxPoolGrad").input(orig_input).input(orig_output).input(grad), ksize, strides, padding)
-        .build()
-        .output(0)
+/// The max-pool gradient builders: inputs `orig_input`, `orig_output` and `grad`, and the
+/// forward pool's window attrs.
+macro_rules! max_pool_grad_builders {
+    ($($f:ident => $op:literal: $doc:literal),* $(,)?) => {$(
+        #[doc = concat!("`", $op, "`: ", $doc)]
+        pub fn $f(
+            s: &Scope,
+            orig_input: Output,
+            orig_output: Output,
+            grad: Output,
+            ksize: &[i64],
+            strides: &[i64],
+            padding: &str,
+        ) -> Output {
+            window_attrs(s.op($op).input(orig_input).input(orig_output).input(grad), ksize, strides, padding)
+                .build()
+                .output(0)
+        }
+    )*};
 }
 
-/// `MaxPoolGradGrad`: for each window of `orig_input`, the entry of `grad` (shaped like
-/// `orig_input`) at the window's maximum; shaped like `orig_output`.
-pub fn max_pool_grad_grad(
-    s: &Scope,
-    orig_input: Output,
-    orig_output: Output,
-    grad: Output,
-    ksize: &[i64],
-    strides: &[i64],
-    padding: &str,
-) -> Output {
-    window_attrs(s.op("MaxPoolGradGrad").input(orig_input).input(orig_output).input(grad), ksize, strides, padding)
-        .build()
-        .output(0)
+max_pool_grad_builders! {
+    max_pool_grad => "MaxPoolGrad": "routes `grad` to the maximum of each window of `orig_input`.",
+    max_pool_grad_grad => "MaxPoolGradGrad": "for each window of `orig_input`, the entry of `grad` (shaped like \
+        `orig_input`) at the window's maximum; shaped like `orig_output`.",
 }
 
 /// `AvgPool` (NHWC): averages each window over the input pixels it covers.
