@@ -132,31 +132,30 @@ fn code_of_http(s: StatusCode) -> tonic::Code {
     }
 }
 
-/// Calls the unary method `path` on `channel` with `request` and decodes the response
-/// from its DATA chunks. `what` (the call, the peer and its address) prefixes every error;
-/// the bytes each way are counted for `peer`.
-pub(crate) async fn unary<Req: Message, Resp: Message + Default>(
-    channel: Channel,
-    path: &'static str,
-    request: &Req,
-    deadline: Instant,
-    what: &str,
-    peer: &PeerBytes,
-) -> Result<Resp, Status> {
-    unary_frames(channel, path, vec![framed(request)], deadline, what, peer).await.map(|(resp, _)| resp)
+/// One outgoing call on the raw path: where it goes, until when, and how its errors and
+/// bytes are attributed.
+pub(crate) struct Call<'a> {
+    /// The connection to the peer.
+    pub channel: Channel,
+    /// The method, e.g. `/tensorflow.WorkerService/RunGraph`.
+    pub path: &'static str,
+    /// When the call gives up (also sent to the peer as `grpc-timeout`).
+    pub deadline: Instant,
+    /// The call, the peer and its address: prefixes every error.
+    pub what: &'a str,
+    /// Counts the bytes each way.
+    pub peer: &'a PeerBytes,
 }
 
-/// [`unary`] with a request already encoded as `frames` (its gRPC prefix first, tensor
-/// buffers as chunks of their own), returning the response headers too.
-pub(crate) async fn unary_frames<Resp: Message + Default>(
-    channel: Channel,
-    path: &'static str,
+/// Makes the unary call `c` with a request encoded as `frames` (its gRPC prefix first,
+/// tensor buffers as chunks of their own) and decodes the response from its DATA chunks,
+/// returning the response headers too.
+pub(crate) async fn unary<Resp: Message + Default>(
+    c: Call<'_>,
     frames: Vec<Bytes>,
-    deadline: Instant,
-    what: &str,
-    peer: &PeerBytes,
 ) -> Result<(Resp, HeaderMap), Status> {
-    let (headers, body) = start_with_headers(channel, path, frames, deadline, what, peer).await?;
+    let (deadline, what, peer) = (c.deadline, c.what, c.peer);
+    let (headers, body) = start(c, frames).await?;
     let (chunks, trailers) =
         read_body(body, MAX_MESSAGE_SIZE + 5, what).await.map_err(|e| past_deadline(e, deadline, what))?;
     peer.received(chunks.len());
@@ -164,30 +163,12 @@ pub(crate) async fn unary_frames<Resp: Message + Default>(
     Ok((chunks.into_message(what)?, headers))
 }
 
-/// Sends a request whose body is `frames` (gRPC-framed messages) to `path` and returns
-/// the response body once its headers say the call was accepted: a trailers-only error
-/// response or a non-200 HTTP status is the call's error. The request's bytes are counted
-/// as sent to `peer` (the response's are the caller's to count).
-pub(crate) async fn start(
-    channel: Channel,
-    path: &'static str,
-    frames: Vec<Bytes>,
-    deadline: Instant,
-    what: &str,
-    peer: &PeerBytes,
-) -> Result<Body, Status> {
-    start_with_headers(channel, path, frames, deadline, what, peer).await.map(|(_, body)| body)
-}
-
-/// [`start`], also returning the response headers.
-async fn start_with_headers(
-    mut channel: Channel,
-    path: &'static str,
-    frames: Vec<Bytes>,
-    deadline: Instant,
-    what: &str,
-    peer: &PeerBytes,
-) -> Result<(HeaderMap, Body), Status> {
+/// Sends the call `c` with the body `frames` (gRPC-framed messages) and returns the
+/// response headers and body once the headers say the call was accepted: a trailers-only
+/// error response or a non-200 HTTP status is the call's error. The request's bytes are
+/// counted as sent to the peer (the response's are the caller's to count).
+pub(crate) async fn start(c: Call<'_>, frames: Vec<Bytes>) -> Result<(HeaderMap, Body), Status> {
+    let Call { mut channel, path, deadline, what, peer } = c;
     peer.sent(frames.iter().map(Bytes::len).sum());
     // Rounded up, so the peer's deadline (which starts when the request arrives) is never
     // before ours: a peer giving up resets the stream, which must not beat our own timer.

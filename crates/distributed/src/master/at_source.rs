@@ -26,91 +26,96 @@ use ferroflow_core::{attr, DeviceName, Status};
 use ferroflow_graph::graph_util::parse_input;
 use ferroflow_graph::ClientTensor;
 
-/// Moves the `_Send` of each fetch produced on another task for which `eligible(task)` is
-/// true to its producer's device, updating its attrs and the fetch's rendezvous key.
-/// Returns, per fetch (in `fetches` order), the task whose RunGraph yields it.
-pub(crate) fn relocate_fetches(
-    graph: &mut GraphDef,
-    fetches: &mut [ClientTensor],
-    client_device: &str,
-    incarnations: &HashMap<String, u64>,
-    eligible: impl Fn(&str) -> bool,
-) -> Result<Vec<String>, Status> {
-    let client_task = DeviceName::parse(client_device)?.task_name();
-    let index: HashMap<String, usize> = graph.node.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect();
-    let mut source_task = Vec::with_capacity(fetches.len());
-    for f in fetches.iter_mut() {
-        let &i = index.get(&f.node).ok_or_else(|| {
-            Status::internal(format!("fetch '{}': its _Send '{}' is not in the graph", f.name, f.node))
-        })?;
-        let producer = match graph.node[i].input.first() {
-            Some(s) => parse_input(&graph.node[i], s)?.node().to_string(),
-            None => return Err(Status::internal(format!("fetch _Send '{}' has no input", f.node))),
-        };
-        let device = index.get(&producer).map(|&j| graph.node[j].device.clone()).unwrap_or_default();
-        let task = match DeviceName::parse(&device) {
-            Ok(d) => d.task_name(),
-            Err(_) => client_task.clone(),
-        };
-        let incarnation = incarnations.get(&device).copied();
-        match incarnation {
-            Some(inc) if task != client_task && eligible(&task) => {
-                move_client_node(&mut graph.node[i], f, &device, inc, client_device);
-                source_task.push(task);
-            }
-            _ => source_task.push(client_task.clone()),
-        }
-    }
-    Ok(source_task)
+/// Where client-terminated nodes may move: the client device, the devices'
+/// incarnations, and which tasks may take them (`eligible`).
+pub(crate) struct AtSource<'a, F: Fn(&str) -> bool> {
+    /// The session's client device.
+    pub client_device: &'a str,
+    /// Device name → incarnation, for the rendezvous keys.
+    pub incarnations: &'a HashMap<String, u64>,
+    /// Whether a task may take a moved node (ferroflow workers only).
+    pub eligible: F,
 }
 
-/// Moves the `_Recv` of each used feed whose consumers all sit on one device of another
-/// task for which `eligible(task)` is true to that device, updating its attrs and the
-/// feed's rendezvous key. Returns, per feed (in `feeds` order), the task whose RunGraph
-/// takes it.
-pub(crate) fn relocate_feeds(
-    graph: &mut GraphDef,
-    feeds: &mut [ClientTensor],
-    client_device: &str,
-    incarnations: &HashMap<String, u64>,
-    eligible: impl Fn(&str) -> bool,
-) -> Result<Vec<String>, Status> {
-    let client_task = DeviceName::parse(client_device)?.task_name();
-    // Feed node name → the devices of its consumers.
-    let mut consumers: HashMap<&str, Vec<&str>> = feeds.iter().map(|f| (f.node.as_str(), Vec::new())).collect();
-    for n in &graph.node {
-        for s in &n.input {
-            if let Some(devs) = consumers.get_mut(parse_input(n, s)?.node()) {
-                devs.push(n.device.as_str());
+impl<F: Fn(&str) -> bool> AtSource<'_, F> {
+    fn client_task(&self) -> Result<String, Status> {
+        Ok(DeviceName::parse(self.client_device)?.task_name())
+    }
+
+    /// Moves the `_Send` of each fetch produced on another task for which `eligible(task)` is
+    /// true to its producer's device, updating its attrs and the fetch's rendezvous key.
+    /// Returns, per fetch (in `fetches` order), the task whose RunGraph yields it.
+    pub(crate) fn fetches(&self, graph: &mut GraphDef, fetches: &mut [ClientTensor]) -> Result<Vec<String>, Status> {
+        let (client_device, client_task) = (self.client_device, self.client_task()?);
+        let index: HashMap<String, usize> = graph.node.iter().enumerate().map(|(i, n)| (n.name.clone(), i)).collect();
+        let mut source_task = Vec::with_capacity(fetches.len());
+        for f in fetches.iter_mut() {
+            let &i = index.get(&f.node).ok_or_else(|| {
+                Status::internal(format!("fetch '{}': its _Send '{}' is not in the graph", f.name, f.node))
+            })?;
+            let producer = match graph.node[i].input.first() {
+                Some(s) => parse_input(&graph.node[i], s)?.node().to_string(),
+                None => return Err(Status::internal(format!("fetch _Send '{}' has no input", f.node))),
+            };
+            let device = index.get(&producer).map(|&j| graph.node[j].device.clone()).unwrap_or_default();
+            let task = match DeviceName::parse(&device) {
+                Ok(d) => d.task_name(),
+                Err(_) => client_task.clone(),
+            };
+            let incarnation = self.incarnations.get(&device).copied();
+            match incarnation {
+                Some(inc) if task != client_task && (self.eligible)(&task) => {
+                    move_client_node(&mut graph.node[i], f, &device, inc, client_device);
+                    source_task.push(task);
+                }
+                _ => source_task.push(client_task.clone()),
             }
         }
+        Ok(source_task)
     }
-    let mut moves: Vec<(usize, String, u64)> = Vec::new();
-    let mut target_task = Vec::with_capacity(feeds.len());
-    for (i, f) in feeds.iter().enumerate() {
-        let devs = consumers.get(f.node.as_str()).map(Vec::as_slice).unwrap_or_default();
-        let one_device = devs.first().filter(|d| devs.iter().all(|x| x == *d));
-        let target = one_device.and_then(|d| {
-            let task = DeviceName::parse(d).ok()?.task_name();
-            let inc = incarnations.get(*d).copied()?;
-            (f.used && task != client_task && eligible(&task)).then(|| (d.to_string(), task, inc))
-        });
-        match target {
-            Some((device, task, inc)) => {
-                moves.push((i, device, inc));
-                target_task.push(task);
+
+    /// Moves the `_Recv` of each used feed whose consumers all sit on one device of another
+    /// task for which `eligible(task)` is true to that device, updating its attrs and the
+    /// feed's rendezvous key. Returns, per feed (in `feeds` order), the task whose RunGraph
+    /// takes it.
+    pub(crate) fn feeds(&self, graph: &mut GraphDef, feeds: &mut [ClientTensor]) -> Result<Vec<String>, Status> {
+        let client_task = self.client_task()?;
+        // Feed node name → the devices of its consumers.
+        let mut consumers: HashMap<&str, Vec<&str>> = feeds.iter().map(|f| (f.node.as_str(), Vec::new())).collect();
+        for n in &graph.node {
+            for s in &n.input {
+                if let Some(devs) = consumers.get_mut(parse_input(n, s)?.node()) {
+                    devs.push(n.device.as_str());
+                }
             }
-            None => target_task.push(client_task.clone()),
         }
+        let mut moves: Vec<(usize, String, u64)> = Vec::new();
+        let mut target_task = Vec::with_capacity(feeds.len());
+        for (i, f) in feeds.iter().enumerate() {
+            let devs = consumers.get(f.node.as_str()).map(Vec::as_slice).unwrap_or_default();
+            let one_device = devs.first().filter(|d| devs.iter().all(|x| x == *d));
+            let target = one_device.and_then(|d| {
+                let task = DeviceName::parse(d).ok()?.task_name();
+                let inc = self.incarnations.get(*d).copied()?;
+                (f.used && task != client_task && (self.eligible)(&task)).then(|| (d.to_string(), task, inc))
+            });
+            match target {
+                Some((device, task, inc)) => {
+                    moves.push((i, device, inc));
+                    target_task.push(task);
+                }
+                None => target_task.push(client_task.clone()),
+            }
+        }
+        for (i, device, inc) in moves {
+            let f = &mut feeds[i];
+            let n = graph.node.iter_mut().find(|n| n.name == f.node).ok_or_else(|| {
+                Status::internal(format!("feed '{}': its _Recv '{}' is not in the graph", f.name, f.node))
+            })?;
+            move_client_node(n, f, &device, inc, &device);
+        }
+        Ok(target_task)
     }
-    for (i, device, inc) in moves {
-        let f = &mut feeds[i];
-        let n = graph.node.iter_mut().find(|n| n.name == f.node).ok_or_else(|| {
-            Status::internal(format!("feed '{}': its _Recv '{}' is not in the graph", f.name, f.node))
-        })?;
-        move_client_node(n, f, &device, inc, &device);
-    }
-    Ok(target_task)
 }
 
 /// Places a client-terminated `_Send`/`_Recv` on `device` (incarnation `inc`) as its
@@ -130,6 +135,11 @@ mod tests {
 
     const CLIENT: &str = "/job:worker/replica:0/task:0/device:CPU:0";
     const PS: &str = "/job:ps/replica:0/task:0/device:CPU:0";
+
+    /// Moves to every task (`all`) or to none.
+    fn at(incarnations: &HashMap<String, u64>, all: bool) -> AtSource<'_, impl Fn(&str) -> bool> {
+        AtSource { client_device: CLIENT, incarnations, eligible: move |_: &str| all }
+    }
 
     fn node(name: &str, op: &str, device: &str, inputs: &[&str]) -> NodeDef {
         let mut n = NodeDef {
@@ -156,7 +166,7 @@ mod tests {
     fn a_fetch_made_on_another_eligible_task_is_sent_from_there() {
         let mut cg = rewrite_for_client(&graph(), &[] as &[&str], &["a", "b"], &[], CLIENT, 7).unwrap();
         let inc = HashMap::from([(PS.to_string(), 0x2au64), (CLIENT.to_string(), 7u64)]);
-        let tasks = relocate_fetches(&mut cg.graph, &mut cg.fetches, CLIENT, &inc, |_| true).unwrap();
+        let tasks = at(&inc, true).fetches(&mut cg.graph, &mut cg.fetches).unwrap();
         assert_eq!(tasks, vec!["/job:ps/replica:0/task:0".to_string(), "/job:worker/replica:0/task:0".to_string()]);
         let send_a = cg.graph.node.iter().find(|n| n.name == "_send_a_0").unwrap();
         assert_eq!(send_a.device, PS);
@@ -181,7 +191,7 @@ mod tests {
         g.node.push(node("e", "Identity", CLIENT, &["q"]));
         let mut cg = rewrite_for_client(&g, &["p", "q"], &["c", "d", "e"], &[], CLIENT, 7).unwrap();
         let inc = HashMap::from([(PS.to_string(), 0x2au64), (CLIENT.to_string(), 7u64)]);
-        let tasks = relocate_feeds(&mut cg.graph, &mut cg.feeds, CLIENT, &inc, |_| true).unwrap();
+        let tasks = at(&inc, true).feeds(&mut cg.graph, &mut cg.feeds).unwrap();
         assert_eq!(tasks, vec!["/job:ps/replica:0/task:0".to_string(), "/job:worker/replica:0/task:0".to_string()]);
         let recv_p = cg.graph.node.iter().find(|n| n.name == "_recv_p_0").unwrap();
         assert_eq!(recv_p.device, PS);
@@ -196,7 +206,7 @@ mod tests {
         // Not eligible: nothing moves.
         let mut cg2 = rewrite_for_client(&g, &["p", "q"], &["c", "d", "e"], &[], CLIENT, 7).unwrap();
         let before = cg2.clone();
-        relocate_feeds(&mut cg2.graph, &mut cg2.feeds, CLIENT, &inc, |_| false).unwrap();
+        at(&inc, false).feeds(&mut cg2.graph, &mut cg2.feeds).unwrap();
         assert_eq!(cg2, before);
     }
 
@@ -205,7 +215,7 @@ mod tests {
         let mut cg = rewrite_for_client(&graph(), &[] as &[&str], &["a"], &[], CLIENT, 7).unwrap();
         let before = cg.clone();
         let inc = HashMap::from([(PS.to_string(), 0x2au64)]);
-        let tasks = relocate_fetches(&mut cg.graph, &mut cg.fetches, CLIENT, &inc, |_| false).unwrap();
+        let tasks = at(&inc, false).fetches(&mut cg.graph, &mut cg.fetches).unwrap();
         assert_eq!(tasks, vec!["/job:worker/replica:0/task:0".to_string()]);
         assert_eq!(cg, before);
     }

@@ -9,7 +9,7 @@ use ferroflow_core::proto::RegisterGraphRequest;
 use ferroflow_core::Status;
 use ferroflow_runtime::placer::{place_with_options, PlacerOptions};
 
-use super::at_source::{relocate_feeds, relocate_fetches};
+use super::at_source::AtSource;
 use super::session::MasterSession;
 use super::worker_handle::TaskWorker;
 use crate::{partition_graph, PartitionOptions, SplitBy};
@@ -71,9 +71,9 @@ pub(crate) async fn make_plan(
     place_with_options(&mut cg.graph, &devices, &session.client_device, &opts)?;
     let incarnations = tasks.incarnations();
     let ferroflow = |t: &str| tasks.worker(t).is_some_and(|w| w.is_ferroflow());
-    let feed_tasks = relocate_feeds(&mut cg.graph, &mut cg.feeds, &session.client_device, &incarnations, ferroflow)?;
-    let fetch_tasks =
-        relocate_fetches(&mut cg.graph, &mut cg.fetches, &session.client_device, &incarnations, ferroflow)?;
+    let at = AtSource { client_device: &session.client_device, incarnations: &incarnations, eligible: ferroflow };
+    let feed_tasks = at.feeds(&mut cg.graph, &mut cg.feeds)?;
+    let fetch_tasks = at.fetches(&mut cg.graph, &mut cg.fetches)?;
     let parts = partition_graph(
         std::mem::take(&mut cg.graph),
         &PartitionOptions { incarnations: &incarnations, split_by: SplitBy::Task },

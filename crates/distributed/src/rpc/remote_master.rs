@@ -74,8 +74,8 @@ impl MasterApi for RemoteMaster {
         let what = self.what("RunStep");
         let bytes = crate::metrics::peer(strip_scheme(&self.target));
         let req = call.into_proto();
-        let resp: RunStepResponse =
-            raw_grpc::unary(self.channel.clone(), RUN_STEP, &req, deadline, &what, &bytes).await?;
+        let c = raw_grpc::Call { channel: self.channel.clone(), path: RUN_STEP, deadline, what: &what, peer: &bytes };
+        let (resp, _): (RunStepResponse, _) = raw_grpc::unary(c, vec![raw_grpc::framed(&req)]).await?;
         RunStepReply::from_proto(resp, &what)
     }
 

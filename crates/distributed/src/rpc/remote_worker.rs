@@ -87,8 +87,8 @@ impl WorkerApi for RemoteWorker {
         let ctx = self.context("RunGraph");
         let frames = encode_run_graph_request(call.into_proto())?;
         let bytes = crate::metrics::peer(&self.addr);
-        let fut =
-            raw_grpc::unary_frames::<RunGraphResponse>(self.channel.clone(), RUN_GRAPH, frames, deadline, &ctx, &bytes);
+        let c = raw_grpc::Call { channel: self.channel.clone(), path: RUN_GRAPH, deadline, what: &ctx, peer: &bytes };
+        let fut = raw_grpc::unary::<RunGraphResponse>(c, frames);
         let (r, headers) = until(deadline, || self.context("RunGraph"), fut).await?;
         self.note_releases(headers.contains_key(RELEASES_STEPS));
         let r = r.into_result().map_err(|e| e.context(&ctx))?;

@@ -49,6 +49,15 @@ impl Worker {
             );
             rx
         });
+        // A call past its deadline names the step, this task and what the step still waits for.
+        let step_id = req.step_id;
+        let late = |what: String| {
+            Status::deadline_exceeded(format!(
+                "partial run of step {step_id} on {}: {what}{}",
+                self.task,
+                entry.still_waiting()
+            ))
+        };
         let mut recv = Vec::with_capacity(req.recv_key.len());
         for key in req.recv_key {
             let (tx, rx) = tokio::sync::oneshot::channel();
@@ -63,14 +72,7 @@ impl Worker {
                 Ok(Ok(Ok((t, false)))) => recv.push((key, t)),
                 Ok(Ok(Err(e))) => return Err(e),
                 Ok(Err(_)) => return Err(Status::internal("rendezvous dropped a pending receive")),
-                Err(_) => {
-                    return Err(Status::deadline_exceeded(format!(
-                        "partial run of step {} on {}: '{key}' was not produced before the call's deadline{}",
-                        req.step_id,
-                        self.task,
-                        entry.still_waiting()
-                    )))
-                }
+                Err(_) => return Err(late(format!("'{key}' was not produced before the call's deadline"))),
             }
         }
         if req.is_last_partial_run {
@@ -81,14 +83,7 @@ impl Worker {
             match finished {
                 Ok(Ok(v)) => v.clone().unwrap_or_else(|| Err(Status::internal("the executor finished twice")))?,
                 Ok(Err(_)) => return Err(Status::internal("the executor dropped its completion")),
-                Err(_) => {
-                    return Err(Status::deadline_exceeded(format!(
-                        "partial run of step {} on {}: the partition did not finish after its last call{}",
-                        req.step_id,
-                        self.task,
-                        entry.still_waiting()
-                    )))
-                }
+                Err(_) => return Err(late("the partition did not finish after its last call".into())),
             }
             self.steps.release_when_drained(&entry);
         }

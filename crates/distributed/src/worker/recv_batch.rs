@@ -13,7 +13,7 @@ use tonic::body::Body;
 use tonic::transport::Channel;
 
 use crate::metrics::PeerBytes;
-use crate::raw_grpc::{framed, past_deadline, start, trailer_status};
+use crate::raw_grpc::{framed, past_deadline, start, trailer_status, Call};
 use crate::rpc::recv_tensor::PATH as RECV_TENSOR;
 use crate::rpc::recv_tensors::{index_of, PATH};
 use crate::tensor_stream::RecvTensorReader;
@@ -32,7 +32,7 @@ pub(crate) async fn recv_tensors(
     deliver: &mut (dyn FnMut(usize, Result<(Tensor, bool), Status>) + Send),
 ) -> Result<(), Status> {
     let frames: Vec<Bytes> = reqs.iter().map(framed).collect();
-    let mut body = start(channel, PATH, frames, deadline, what, peer).await?;
+    let (_, mut body) = start(Call { channel, path: PATH, deadline, what, peer }, frames).await?;
     let mut reader = RecvTensorReader::default();
     loop {
         let frame = match next_frame(&mut body, deadline, what, peer).await? {
@@ -68,7 +68,7 @@ pub(crate) async fn recv_tensor(
     what: &str,
     peer: &PeerBytes,
 ) -> Result<(Tensor, bool), Status> {
-    let mut body = start(channel, RECV_TENSOR, vec![framed(req)], deadline, what, peer).await?;
+    let (_, mut body) = start(Call { channel, path: RECV_TENSOR, deadline, what, peer }, vec![framed(req)]).await?;
     let mut reader = RecvTensorReader::default();
     let mut got = None;
     let mut ended = false;
