@@ -17,6 +17,7 @@ mod scaffold;
 mod supervisor;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -135,7 +136,8 @@ pub struct MonitoredTrainingSession {
     scaffold: Scaffold,
     hooks: Vec<Box<dyn SessionRunHook>>,
     session: Option<BoxSession>,
-    stop: bool,
+    /// Set by hooks and `request_stop`; shared with the [`Supervisor`] that opened it.
+    stop: Arc<AtomicBool>,
     closed: bool,
     global_step: Variable,
 }
@@ -179,7 +181,7 @@ impl MonitoredTrainingSession {
             scaffold,
             hooks,
             session: None,
-            stop: false,
+            stop: Arc::new(AtomicBool::new(false)),
             closed: false,
             global_step,
         };
@@ -219,14 +221,19 @@ impl MonitoredTrainingSession {
         &self.global_step
     }
 
+    /// Makes `stop` the session's stop flag: a stop requested on either side is seen by both.
+    pub(crate) fn share_stop(&mut self, stop: Arc<AtomicBool>) {
+        self.stop = stop;
+    }
+
     /// Whether a hook (or [`MonitoredTrainingSession::request_stop`]) asked to stop.
     pub fn should_stop(&self) -> bool {
-        self.stop || self.closed
+        self.stop.load(Ordering::SeqCst) || self.closed
     }
 
     /// Asks the session to stop: `should_stop()` turns true.
     pub fn request_stop(&mut self) {
-        self.stop = true;
+        self.stop.store(true, Ordering::SeqCst);
     }
 
     /// Runs one step with typed handles (see [`MonitoredTrainingSession::run_step`]).
@@ -315,7 +322,9 @@ impl MonitoredTrainingSession {
             h.after_run(&hook_values, &mut ctx)?;
             hook_values = rest;
         }
-        self.stop |= ctx.stop;
+        if ctx.stop {
+            self.stop.store(true, Ordering::SeqCst);
+        }
         Ok((out, meta))
     }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferroflow_core::proto::ConfigProto;
-use ferroflow_core::{Status, Tensor};
+use ferroflow_core::Status;
 use ferroflow_graph::{Operation, Output, Scope, Variable};
 use ferroflow_runtime::StepRunner;
 
@@ -127,9 +127,10 @@ impl Supervisor {
             config,
             ..Default::default()
         };
-        let inner = MonitoredTrainingSession::new(&self.root, mopts)?;
+        let mut inner = MonitoredTrainingSession::new(&self.root, mopts)?;
         self.stop.store(false, Ordering::SeqCst);
-        Ok(ManagedSession { inner, stop: self.stop.clone() })
+        inner.share_stop(self.stop.clone());
+        Ok(ManagedSession { inner })
     }
 
     /// Whether training should stop (a stop was requested).
@@ -148,33 +149,28 @@ impl Supervisor {
     }
 }
 
-/// A session from [`Supervisor::managed_session`]; closing it (or dropping it) saves the
-/// chief's last checkpoint.
+/// A session from [`Supervisor::managed_session`]: a [`MonitoredTrainingSession`] (run it,
+/// ask it whether to stop) whose stop flag is the supervisor's, so a stop requested by
+/// the supervisor, the session or a hook is seen by all. Closing it (or dropping it)
+/// saves the chief's last checkpoint.
 pub struct ManagedSession {
     inner: MonitoredTrainingSession,
-    stop: Arc<AtomicBool>,
+}
+
+impl std::ops::Deref for ManagedSession {
+    type Target = MonitoredTrainingSession;
+    fn deref(&self) -> &MonitoredTrainingSession {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for ManagedSession {
+    fn deref_mut(&mut self) -> &mut MonitoredTrainingSession {
+        &mut self.inner
+    }
 }
 
 impl ManagedSession {
-    /// Runs one step (hooks, recovery as in [`MonitoredTrainingSession::run`]).
-    pub fn run(
-        &mut self,
-        feeds: &[(&Output, Tensor)],
-        fetches: &[&Output],
-        targets: &[&Operation],
-    ) -> Result<Vec<Tensor>, Status> {
-        let r = self.inner.run(feeds, fetches, targets);
-        if self.inner.should_stop() {
-            self.stop.store(true, Ordering::SeqCst);
-        }
-        r
-    }
-
-    /// Whether the supervisor asked to stop.
-    pub fn should_stop(&self) -> bool {
-        self.stop.load(Ordering::SeqCst) || self.inner.should_stop()
-    }
-
     /// The underlying session.
     pub fn session(&self) -> Result<&dyn StepRunner, Status> {
         self.inner.raw_session()

@@ -219,6 +219,12 @@ fn supervisor_managed_session() {
     // The last checkpoint is saved at close.
     let p = crate::saver::latest_checkpoint(&dir).unwrap().expect("checkpoint");
     assert!(p.ends_with("model.ckpt-15"), "{p}");
+    // A stop the session (or one of its hooks) asks for is the supervisor's too.
+    let mut sess = sv.managed_session("").unwrap();
+    assert!(!sv.should_stop());
+    sess.request_stop();
+    assert!(sv.should_stop());
+    sess.close().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
