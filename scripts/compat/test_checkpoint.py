@@ -19,7 +19,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
 import ffcluster  # noqa: E402
+import fixture_io  # noqa: E402
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
@@ -92,16 +94,7 @@ def tensorflow_writes_ferroflow_reads(tmp):
             tf.compat.v1.Variable([b"alpha", b"", b"\xce\xbb gamma"], name="names")
             tf.compat.v1.get_variable("empty", initializer=np.zeros([0, 4], dtype=np.float32), use_resource=True)
         loss = tf.reduce_mean(tf.square(tf.matmul(x, w) + b - y))
-        step = tf.compat.v1.train.get_or_create_global_step()
-        train = tf.compat.v1.train.AdagradOptimizer(0.1).minimize(loss, global_step=step)
-        saver = tf.compat.v1.train.Saver()
-        with tf.compat.v1.Session() as sess:
-            sess.run(tf.compat.v1.global_variables_initializer())
-            for _ in range(3):
-                sess.run(train)
-            gvars = tf.compat.v1.global_variables()
-            values = dict(zip([v.op.name for v in gvars], sess.run(gvars)))
-            prefix = saver.save(sess, os.path.join(d, "model.ckpt"), global_step=3)
+        values, prefix = fixture_io.adagrad_and_save(tf, loss, os.path.join(d, "model.ckpt"))
     assert "hidden/weights/Adagrad" in values and values["global_step"] == 3, sorted(values)
 
     def check(js, what):

@@ -47,6 +47,16 @@ fn run_req(handle: &str, fetch: &str, request_id: i64, in_body: bool) -> RunStep
     }
 }
 
+/// RegisterGraph of `nodes` in the worker session "s".
+fn register_in_s(nodes: Vec<NodeDef>) -> RegisterGraphRequest {
+    RegisterGraphRequest {
+        session_handle: "s".into(),
+        create_worker_session_called: true,
+        graph_def: Some(GraphDef { node: nodes, ..Default::default() }),
+        ..Default::default()
+    }
+}
+
 #[test]
 fn unknown_closed_and_repeated() {
     let server = Server::create_local_server().unwrap();
@@ -75,35 +85,17 @@ fn unknown_closed_and_repeated() {
             assert_eq!(m.run_step(run_req(&h, "x", 0, true)).await.unwrap().into_inner().status_code, 0);
         }
         // ExtendSession version check.
-        let e = m
-            .extend_session(ExtendSessionRequest {
-                session_handle: h.clone(),
-                current_graph_version: 5,
-                ..Default::default()
-            })
-            .await
-            .unwrap_err();
+        let extend = |nodes: Vec<NodeDef>, version: i64| ExtendSessionRequest {
+            session_handle: h.clone(),
+            graph_def: Some(GraphDef { node: nodes, ..Default::default() }),
+            current_graph_version: version,
+        };
+        let e = m.extend_session(extend(vec![], 5)).await.unwrap_err();
         assert_eq!(code_of(&e), Code::Aborted);
-        let v = m
-            .extend_session(ExtendSessionRequest {
-                session_handle: h.clone(),
-                graph_def: Some(GraphDef { node: vec![konst("y", 2.0)], ..Default::default() }),
-                current_graph_version: 0,
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .new_graph_version;
+        let v = m.extend_session(extend(vec![konst("y", 2.0)], 0)).await.unwrap().into_inner().new_graph_version;
         assert_eq!(v, 1);
         // A duplicate node name is rejected.
-        let e = m
-            .extend_session(ExtendSessionRequest {
-                session_handle: h.clone(),
-                graph_def: Some(GraphDef { node: vec![konst("y", 2.0)], ..Default::default() }),
-                current_graph_version: 1,
-            })
-            .await
-            .unwrap_err();
+        let e = m.extend_session(extend(vec![konst("y", 2.0)], 1)).await.unwrap_err();
         assert_eq!(code_of(&e), Code::InvalidArgument);
         m.close_session(CloseSessionRequest { session_handle: h.clone() }).await.unwrap();
         let r = m.run_step(run_req(&h, "x", 0, true)).await.unwrap().into_inner();
@@ -206,15 +198,7 @@ fn worker_rejects_bad_requests() {
         // A node placed on another task.
         let mut n = konst("x", 1.0);
         n.device = "/job:worker/replica:0/task:0/device:CPU:0".into();
-        let e = w
-            .register_graph(RegisterGraphRequest {
-                session_handle: "s".into(),
-                create_worker_session_called: true,
-                graph_def: Some(GraphDef { node: vec![n], ..Default::default() }),
-                ..Default::default()
-            })
-            .await
-            .unwrap_err();
+        let e = w.register_graph(register_in_s(vec![n])).await.unwrap_err();
         assert_eq!(code_of(&e), Code::InvalidArgument);
         assert!(e.message().contains("'x'") && e.message().contains("not on this task"), "{}", e.message());
 
@@ -259,17 +243,7 @@ fn a_blocked_run_graph_ends_at_its_deadline_and_cancels_its_recv() {
         r.attr.insert("recv_device".into(), attr::string("/job:worker/replica:0/task:0/device:CPU:0"));
         r.attr.insert("send_device_incarnation".into(), attr::int(ps_inc as i64));
         r.attr.insert("client_terminated".into(), attr::bool(false));
-        let h = w
-            .register_graph(RegisterGraphRequest {
-                session_handle: "s".into(),
-                create_worker_session_called: true,
-                graph_def: Some(GraphDef { node: vec![r], ..Default::default() }),
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .graph_handle;
+        let h = w.register_graph(register_in_s(vec![r])).await.unwrap().into_inner().graph_handle;
         let t = Instant::now();
         let mut req = tonic::Request::new(RunGraphRequest {
             session_handle: "s".into(),

@@ -98,6 +98,15 @@ fn chain(links: usize, device: &str) -> (GraphDef, String) {
     (GraphDef { node, ..Default::default() }, prev)
 }
 
+/// The heap bytes a copy of `g` holds.
+fn heap_of(g: &GraphDef) -> isize {
+    let t = live();
+    let copy = g.clone();
+    let bytes = live() - t;
+    drop(copy);
+    bytes
+}
+
 fn per_node(bytes: isize, nodes: usize) -> f64 {
     bytes as f64 / nodes as f64
 }
@@ -125,10 +134,7 @@ fn heap_per_node_through_the_master_and_the_worker() {
 
     let (g, last) = chain(LINKS, "");
     let wire = prost::Message::encoded_len(&g);
-    let t0 = stage();
-    let g2 = g.clone();
-    let graphdef = live() - t0;
-    drop(g2);
+    let graphdef = heap_of(&g);
     // CreateSession takes the request's graph: what it keeps beyond it, and its peak.
     let t0 = stage();
     let (h, req) = run(g, last);
@@ -139,10 +145,7 @@ fn heap_per_node_through_the_master_and_the_worker() {
     let (step, step_peak) = (live() - t1, peak() - t1);
     let (g, _) = chain(LINKS, "/job:localhost/replica:0/task:0/device:CPU:0");
     let placed = prost::Message::encoded_len(&g);
-    let t2 = live();
-    let g2 = g.clone();
-    let placed_graphdef = live() - t2;
-    drop(g2);
+    let placed_graphdef = heap_of(&g);
     let t2 = stage();
     let resp =
         server.worker().register_graph(RegisterGraphRequest { graph_def: Some(g), ..Default::default() }).unwrap();

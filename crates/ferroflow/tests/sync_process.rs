@@ -22,6 +22,11 @@ impl Cluster {
         args.extend_from_slice(extra);
         self.0.start(job, task, &args)
     }
+
+    /// The ps, the chief and worker 1 for `steps` steps, started in that order.
+    fn start_all(&self, steps: &str) -> (Proc, Proc, Proc) {
+        (self.start("ps", 0, steps, &[]), self.start("worker", 0, steps, &[]), self.start("worker", 1, steps, &[]))
+    }
 }
 
 /// (local, global) of a line "…: local step L, global step G, loss …".
@@ -47,10 +52,8 @@ fn sync_workers_move_in_lockstep_and_all_exit() {
     let mut ps = c.start("ps", 0, "400", &[]);
     let mut w1 = c.start("worker", 1, "400", &[]);
     let mut chief = c.start("worker", 0, "400", &[]);
-    let (ok, chief_out) = chief.finish(LIMIT);
-    assert!(ok, "chief failed: {chief_out:?}");
-    let (ok, w1_out) = w1.finish(LIMIT);
-    assert!(ok, "worker 1 failed: {w1_out:?}");
+    let chief_out = chief.succeeds();
+    let w1_out = w1.succeeds();
     // Both end exactly at the last global step (nobody was left waiting). Each worker has
     // its own token queue, so every one of the 400 updates took exactly one gradient from
     // each worker: 400 local steps each, and a worker's local step never runs ahead of the
@@ -71,16 +74,13 @@ fn sync_workers_move_in_lockstep_and_all_exit() {
         assert!(global <= local + 1 && local <= global + 1, "{l}");
     }
     assert!(accuracy(&chief_out) > 85.0, "{chief_out:?}");
-    let (ok, out) = ps.finish(Duration::from_secs(60));
-    assert!(ok && out.iter().any(|l| l.contains("stopped")), "ps: {out:?}");
+    ps.stops();
 }
 
 #[test]
 fn sync_a_killed_worker_stalls_the_update_until_it_rejoins() {
     let c = Cluster::new();
-    let mut ps = c.start("ps", 0, "1500", &[]);
-    let mut chief = c.start("worker", 0, "1500", &[]);
-    let mut w1 = c.start("worker", 1, "1500", &[]);
+    let (mut ps, mut chief, mut w1) = c.start_all("1500");
     let (_, before) = steps(&w1.wait_line("global step", LIMIT));
     w1.kill9();
     // Without worker 1 no update can complete: the chief waits (its step is bounded by
@@ -89,15 +89,12 @@ fn sync_a_killed_worker_stalls_the_update_until_it_rejoins() {
     let mut w1 = c.start("worker", 1, "1500", &[]);
     let (_, rejoined) = steps(&w1.wait_line("global step", LIMIT));
     assert!(rejoined > before, "restarted worker at global step {rejoined}, it was killed at {before}");
-    let (ok, chief_out) = chief.finish(LIMIT);
-    assert!(ok, "chief failed: {chief_out:?}");
+    let chief_out = chief.succeeds();
     assert_eq!(summary(&chief_out).1, 1500, "{chief_out:?}");
     assert!(accuracy(&chief_out) > 85.0, "{chief_out:?}");
-    let (ok, w1_out) = w1.finish(LIMIT);
-    assert!(ok, "worker 1 failed: {w1_out:?}");
+    let w1_out = w1.succeeds();
     assert_eq!(summary(&w1_out).1, 1500, "{w1_out:?}");
-    let (ok, out) = ps.finish(Duration::from_secs(60));
-    assert!(ok && out.iter().any(|l| l.contains("stopped")), "ps: {out:?}");
+    ps.stops();
 }
 
 #[test]
@@ -122,12 +119,9 @@ fn sync_a_killed_ps_is_restored_and_lockstep_resumes() {
     w1.skip_printed();
     let (_, next) = steps(&w1.wait_new_line("global step", LIMIT));
     assert!(next > step, "after the restore of step {step} worker 1 reported global step {next}");
-    let (ok, chief_out) = chief.finish(LIMIT);
-    assert!(ok, "chief failed: {chief_out:?}");
+    let chief_out = chief.succeeds();
     assert_eq!(summary(&chief_out).1, 1500, "{chief_out:?}");
-    let (ok, w1_out) = w1.finish(LIMIT);
-    assert!(ok, "worker 1 failed: {w1_out:?}");
-    let (ok, out) = ps.finish(Duration::from_secs(60));
-    assert!(ok && out.iter().any(|l| l.contains("stopped")), "ps: {out:?}");
+    w1.succeeds();
+    ps.stops();
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -90,9 +90,9 @@ fn the_training_graph_fuses_every_forward_chain() {
     drop(n);
 }
 
-#[test]
-fn an_intermediate_used_elsewhere_is_not_fused() {
-    // Fetching the BiasAdd output (or the MatMul's) keeps that chain as it is.
+/// `relu(x · w + b)` on a fed `[-1, 2]` input: the scope, `x`, and the MatMul, BiasAdd and
+/// Relu outputs.
+fn dense_relu() -> (Scope, Output, [Output; 3]) {
     let s = Scope::new_root();
     let x = ops::placeholder_named(&s, "x", DataType::Float, Some(&[-1, 2]));
     let w = ops::constant(&s, seeded(&[2, 2], 1));
@@ -100,6 +100,13 @@ fn an_intermediate_used_elsewhere_is_not_fused() {
     let mm = ops::mat_mul(&s, x.clone(), w, false, false);
     let ba = ops::bias_add(&s, mm.clone(), b);
     let r = ops::relu(&s, ba.clone());
+    (s, x, [mm, ba, r])
+}
+
+#[test]
+fn an_intermediate_used_elsewhere_is_not_fused() {
+    // Fetching the BiasAdd output (or the MatMul's) keeps that chain as it is.
+    let (s, x, [mm, ba, r]) = dense_relu();
     let sess = DirectSession::new(s.graph());
     let feed = seeded(&[2, 2], 3);
     let got = sess.run(&[(&x, feed.clone())], &[&mm, &ba, &r], &[]).unwrap();
@@ -136,11 +143,7 @@ fn an_intermediate_used_elsewhere_is_not_fused() {
 
 #[test]
 fn nodes_on_different_devices_are_not_fused() {
-    let s = Scope::new_root();
-    let x = ops::placeholder_named(&s, "x", DataType::Float, Some(&[-1, 2]));
-    let w = ops::constant(&s, seeded(&[2, 2], 1));
-    let b = ops::constant(&s, seeded(&[2], 2));
-    let _ = ops::relu(&s, ops::bias_add(&s, ops::mat_mul(&s, x, w, false, false), b));
+    let (s, _, _) = dense_relu();
     let mut gd = s.graph().to_graph_def();
     for n in gd.node.iter_mut() {
         n.device =

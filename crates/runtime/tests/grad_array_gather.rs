@@ -31,96 +31,60 @@ fn gather_v1() {
     );
 }
 
-fn gv2(s: &Scope, p: Output, idx: Output, axis: Output, batch_dims: i64) -> Output {
-    ops::gather_v2_batch(s, p, idx, axis, batch_dims)
-}
-
 fn idx2(rows: usize, v: &[i32]) -> Tensor {
     Tensor::new(vec![rows, v.len() / rows], v.to_vec()).unwrap()
 }
 
+/// The GatherV2 gradient for a `shape` input seeded `seed`, gathered at `idx` along `axis`
+/// (both built from the scope; `axis` may also use the input) with `batch_dims`.
+fn check_gather_v2(
+    what: &str,
+    (shape, seed): (&[usize], u64),
+    batch_dims: i64,
+    idx: impl Fn(&Scope) -> Output,
+    axis: impl Fn(&Scope, &Output) -> Output,
+) {
+    let build = |s: &Scope, x: &[Output]| ops::gather_v2_batch(s, x[0].clone(), idx(s), axis(s, &x[0]), batch_dims);
+    assert_grad(what, build, &[rand(shape, seed)], &[0]);
+}
+
+fn axis<T: Into<Tensor> + Copy>(a: T) -> impl Fn(&Scope, &Output) -> Output {
+    move |s, _| ops::constant(s, a)
+}
+
+fn konst(t: Tensor) -> impl Fn(&Scope) -> Output {
+    move |s| ops::constant(s, t.clone())
+}
+
 #[test]
 fn gather_v2_axis_0() {
-    assert_grad(
-        "[5,3] axis 0",
-        |s, x| ops::gather_v2(s, x[0].clone(), i32s(s, &[4, 0, 4]), ops::constant(s, 0i32)),
-        &[rand(&[5, 3], 4)],
-        &[0],
-    );
-    assert_grad(
-        "[3,2,2] axis 0 int64, 2-D indices",
-        |s, x| ops::gather_v2(s, x[0].clone(), ops::constant(s, idx2(2, &[2, 2, 0, 1])), ops::constant(s, 0i64)),
-        &[rand(&[3, 2, 2], 5)],
-        &[0],
-    );
+    check_gather_v2("[5,3] axis 0", (&[5, 3], 4), 0, |s| i32s(s, &[4, 0, 4]), axis(0i32));
+    check_gather_v2("[3,2,2] axis 0 int64, 2-D indices", (&[3, 2, 2], 5), 0, konst(idx2(2, &[2, 2, 0, 1])), axis(0i64));
 }
 
 #[test]
 fn gather_v2_other_axes() {
-    assert_grad(
-        "[3,4] axis 1",
-        |s, x| ops::gather_v2(s, x[0].clone(), i32s(s, &[3, 0, 3]), ops::constant(s, 1i32)),
-        &[rand(&[3, 4], 6)],
-        &[0],
-    );
-    assert_grad(
-        "[2,3,4] axis -1, 2-D indices",
-        |s, x| ops::gather_v2(s, x[0].clone(), ops::constant(s, idx2(2, &[1, 0, 3, 3])), ops::constant(s, -1i32)),
-        &[rand(&[2, 3, 4], 7)],
-        &[0],
-    );
-    assert_grad(
-        "[2,3,2] axis 1 int64 axis and indices",
-        |s, x| ops::gather_v2(s, x[0].clone(), i64s(s, &[2, 2, 0]), ops::constant(s, 1i64)),
-        &[rand(&[2, 3, 2], 8)],
-        &[0],
-    );
-    assert_grad(
-        "[4,3] axis -2 (== 0, not constant-folded)",
-        |s, x| ops::gather_v2(s, x[0].clone(), i32s(s, &[1, 3]), ops::constant(s, -2i32)),
-        &[rand(&[4, 3], 9)],
-        &[0],
-    );
-    assert_grad(
+    check_gather_v2("[3,4] axis 1", (&[3, 4], 6), 0, |s| i32s(s, &[3, 0, 3]), axis(1i32));
+    check_gather_v2("[2,3,4] axis -1, 2-D indices", (&[2, 3, 4], 7), 0, konst(idx2(2, &[1, 0, 3, 3])), axis(-1i32));
+    check_gather_v2("[2,3,2] axis 1 int64 axis and indices", (&[2, 3, 2], 8), 0, |s| i64s(s, &[2, 2, 0]), axis(1i64));
+    check_gather_v2("[4,3] axis -2 (== 0, not constant-folded)", (&[4, 3], 9), 0, |s| i32s(s, &[1, 3]), axis(-2i32));
+    check_gather_v2(
         "computed axis (rank - 1)",
-        |s, x| {
-            let axis = ops::sub(s, ops::rank(s, x[0].clone()), ops::constant(s, 1i32));
-            ops::gather_v2(s, x[0].clone(), i32s(s, &[0, 2, 2]), axis)
-        },
-        &[rand(&[2, 3], 10)],
-        &[0],
+        (&[2, 3], 10),
+        0,
+        |s| i32s(s, &[0, 2, 2]),
+        |s, x| ops::sub(s, ops::rank(s, x.clone()), ops::constant(s, 1i32)),
     );
-    assert_grad(
-        "[3,2] axis 1 scalar index",
-        |s, x| ops::gather_v2(s, x[0].clone(), ops::constant(s, 1i32), ops::constant(s, 1i32)),
-        &[rand(&[3, 2], 11)],
-        &[0],
-    );
+    check_gather_v2("[3,2] axis 1 scalar index", (&[3, 2], 11), 0, |s| ops::constant(s, 1i32), axis(1i32));
 }
 
 #[test]
 fn gather_v2_batch_dims() {
-    assert_grad(
-        "[2,4,3] batch_dims 1 axis 1",
-        |s, x| gv2(s, x[0].clone(), ops::constant(s, idx2(2, &[0, 3, 2, 2])), ops::constant(s, 1i32), 1),
-        &[rand(&[2, 4, 3], 12)],
-        &[0],
-    );
-    assert_grad(
-        "[2,3,4] batch_dims -1 (= 1) axis 2",
-        |s, x| gv2(s, x[0].clone(), ops::constant(s, idx2(2, &[1, 0, 1, 3, 3, 0])), ops::constant(s, 2i32), -1),
-        &[rand(&[2, 3, 4], 13)],
-        &[0],
-    );
-    assert_grad(
-        "[2,2,4] batch_dims 2 axis 2 int64 indices",
-        |s, x| {
-            let idx = Tensor::new(vec![2, 2, 3], vec![0i64, 3, 3, 1, 1, 2, 0, 0, 0, 3, 2, 1]).unwrap();
-            gv2(s, x[0].clone(), ops::constant(s, idx), ops::constant(s, 2i32), 2)
-        },
-        &[rand(&[2, 2, 4], 14)],
-        &[0],
-    );
+    check_gather_v2("[2,4,3] batch_dims 1 axis 1", (&[2, 4, 3], 12), 1, konst(idx2(2, &[0, 3, 2, 2])), axis(1i32));
+    let idx = idx2(2, &[1, 0, 1, 3, 3, 0]);
+    check_gather_v2("[2,3,4] batch_dims -1 (= 1) axis 2", (&[2, 3, 4], 13), -1, konst(idx), axis(2i32));
+    let idx = Tensor::new(vec![2, 2, 3], vec![0i64, 3, 3, 1, 1, 2, 0, 0, 0, 3, 2, 1]).unwrap();
+    check_gather_v2("[2,2,4] batch_dims 2 axis 2 int64 indices", (&[2, 2, 4], 14), 2, konst(idx), axis(2i32));
 }
 
 /// `loss = sum(gather(read(w), idx) * c)`: the gradient w.r.t. the variable's value is

@@ -4,7 +4,7 @@
 
 mod grad_util;
 
-use ferroflow_core::DataType;
+use ferroflow_core::{DataType, Tensor};
 use ferroflow_graph::{gradients, ops, Output, Scope};
 use grad_util::*;
 
@@ -28,16 +28,37 @@ fn conv_out(xs: [usize; 4], fs: [usize; 4], st: usize, pad: &str) -> [usize; 4] 
     [xs[0], out_size(xs[1], fs[0], st, same), out_size(xs[2], fs[1], st, same), fs[3]]
 }
 
-#[test]
-fn conv2d() {
+/// One case of [`conv_cases`]: input, filter and output shapes, strides and padding.
+#[derive(Clone, Copy)]
+struct Conv {
+    xs: [usize; 4],
+    fs: [usize; 4],
+    ys: [usize; 4],
+    strides: [i64; 4],
+    pad: &'static str,
+}
+
+/// Checks `op`'s gradient with respect to both its differentiated inputs for every case
+/// of [`conv_cases`], in both shape modes. `inputs` draws case `i`'s two inputs; `build`
+/// makes the op from them.
+fn check_conv(op: &str, inputs: impl Fn(usize, Conv) -> [Tensor; 2], build: fn(&Scope, &[Output], Conv) -> Output) {
     for (i, (xs, fs, st, pad)) in conv_cases().into_iter().enumerate() {
-        let vals = [uniform(&xs, 20 + i as u64), uniform(&fs, 40 + i as u64)];
-        let strides = [1, st as i64, st as i64, 1];
+        let c = Conv { xs, fs, ys: conv_out(xs, fs, st, pad), strides: [1, st as i64, st as i64, 1], pad };
+        let vals = inputs(i, c);
         for mode in [Mode::Static, Mode::Dims] {
-            let e = check(|s, v| ops::conv2d(s, x(v, 0), x(v, 1), &strides, pad), &vals, &[0, 1], mode);
-            ok(&format!("Conv2D {xs:?} {fs:?} stride {st} {pad} {mode:?}"), e, TOL);
+            let e = check(|s, v| build(s, v, c), &vals, &[0, 1], mode);
+            ok(&format!("{op} {xs:?} {fs:?} stride {st} {pad} {mode:?}"), e, TOL);
         }
     }
+}
+
+#[test]
+fn conv2d() {
+    check_conv(
+        "Conv2D",
+        |i, c| [uniform(&c.xs, 20 + i as u64), uniform(&c.fs, 40 + i as u64)],
+        |s, v, c| ops::conv2d(s, x(v, 0), x(v, 1), &c.strides, c.pad),
+    );
 }
 
 #[test]
@@ -58,40 +79,20 @@ fn conv2d_float32() {
 
 #[test]
 fn conv2d_backprop_input() {
-    for (i, (xs, fs, st, pad)) in conv_cases().into_iter().enumerate() {
-        let ys = conv_out(xs, fs, st, pad);
-        let vals = [uniform(&fs, 70 + i as u64), uniform(&ys, 80 + i as u64)];
-        let strides = [1, st as i64, st as i64, 1];
-        for mode in [Mode::Static, Mode::Dims] {
-            let build = |s: &Scope, v: &[Output]| {
-                ops::conv2d_backprop_input(s, i32_const(s, &xs), x(v, 0), x(v, 1), &strides, pad)
-            };
-            ok(
-                &format!("Conv2DBackpropInput {xs:?} {fs:?} {st} {pad} {mode:?}"),
-                check(build, &vals, &[0, 1], mode),
-                TOL,
-            );
-        }
-    }
+    check_conv(
+        "Conv2DBackpropInput",
+        |i, c| [uniform(&c.fs, 70 + i as u64), uniform(&c.ys, 80 + i as u64)],
+        |s, v, c| ops::conv2d_backprop_input(s, i32_const(s, &c.xs), x(v, 0), x(v, 1), &c.strides, c.pad),
+    );
 }
 
 #[test]
 fn conv2d_backprop_filter() {
-    for (i, (xs, fs, st, pad)) in conv_cases().into_iter().enumerate() {
-        let ys = conv_out(xs, fs, st, pad);
-        let vals = [uniform(&xs, 90 + i as u64), uniform(&ys, 100 + i as u64)];
-        let strides = [1, st as i64, st as i64, 1];
-        for mode in [Mode::Static, Mode::Dims] {
-            let build = |s: &Scope, v: &[Output]| {
-                ops::conv2d_backprop_filter(s, x(v, 0), i32_const(s, &fs), x(v, 1), &strides, pad)
-            };
-            ok(
-                &format!("Conv2DBackpropFilter {xs:?} {fs:?} {st} {pad} {mode:?}"),
-                check(build, &vals, &[0, 1], mode),
-                TOL,
-            );
-        }
-    }
+    check_conv(
+        "Conv2DBackpropFilter",
+        |i, c| [uniform(&c.xs, 90 + i as u64), uniform(&c.ys, 100 + i as u64)],
+        |s, v, c| ops::conv2d_backprop_filter(s, x(v, 0), i32_const(s, &c.fs), x(v, 1), &c.strides, c.pad),
+    );
 }
 
 /// (ksize, stride, padding) pool cases over a [2, 5, 6, 2] input.
@@ -107,26 +108,31 @@ fn pool_cases() -> Vec<(i64, i64, &'static str)> {
 
 const POOL_IN: [usize; 4] = [2, 5, 6, 2];
 
-#[test]
-fn max_pool() {
+/// Checks a pooling op's gradient for every case of [`pool_cases`], in both shape modes;
+/// each case's input is drawn by `input` with the seed `seed + case`.
+fn check_pool(
+    op: &str,
+    pool: fn(&Scope, Output, &[i64], &[i64], &str) -> Output,
+    input: fn(&[usize], u64) -> Tensor,
+    seed: u64,
+) {
     for (i, (k, st, pad)) in pool_cases().into_iter().enumerate() {
-        let vals = [distinct(&POOL_IN, 110 + i as u64)];
+        let vals = [input(&POOL_IN, seed + i as u64)];
         for mode in [Mode::Static, Mode::Dims] {
-            let e = check(|s, v| ops::max_pool(s, x(v, 0), &[1, k, k, 1], &[1, st, st, 1], pad), &vals, &[0], mode);
-            ok(&format!("MaxPool k{k} s{st} {pad} {mode:?}"), e, TOL);
+            let e = check(|s, v| pool(s, x(v, 0), &[1, k, k, 1], &[1, st, st, 1], pad), &vals, &[0], mode);
+            ok(&format!("{op} k{k} s{st} {pad} {mode:?}"), e, TOL);
         }
     }
 }
 
 #[test]
+fn max_pool() {
+    check_pool("MaxPool", ops::max_pool, distinct, 110);
+}
+
+#[test]
 fn avg_pool() {
-    for (i, (k, st, pad)) in pool_cases().into_iter().enumerate() {
-        let vals = [uniform(&POOL_IN, 120 + i as u64)];
-        for mode in [Mode::Static, Mode::Dims] {
-            let e = check(|s, v| ops::avg_pool(s, x(v, 0), &[1, k, k, 1], &[1, st, st, 1], pad), &vals, &[0], mode);
-            ok(&format!("AvgPool k{k} s{st} {pad} {mode:?}"), e, TOL);
-        }
-    }
+    check_pool("AvgPool", ops::avg_pool, uniform, 120);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
 
 mod tf_graph_util;
-use tf_graph_util::{close, fixture, run_steps, value};
+use tf_graph_util::{close, fixture, run_steps, session, value};
 
 #[test]
 fn tensorflow_function_calls_give_tensorflows_values() {
@@ -38,8 +38,7 @@ fn a_missing_function_is_reported_when_the_graph_is_prepared() {
 #[test]
 fn a_failing_branch_fails_the_step_with_its_error() {
     // Before `init`, the branch of `a` that reads the variable fails like TensorFlow's read.
-    let (gd, _) = fixture("tf_cond");
-    let sess = DirectSession::from_graph_def(&gd).unwrap();
+    let sess = session("tf_cond");
     let feeds = vec![("p:0".to_string(), Tensor::scalar(true)), ("x:0".to_string(), Tensor::scalar(1.0f32))];
     let e = sess.run_by_name(&feeds, &["a/Identity:0".into()], &[], &RunOptions::default()).unwrap_err();
     assert!(matches!(e.code, Code::FailedPrecondition | Code::NotFound), "{e}");

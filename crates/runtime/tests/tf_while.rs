@@ -10,7 +10,7 @@ use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
 
 mod tf_graph_util;
-use tf_graph_util::{close, fixture, run_steps, strings, value};
+use tf_graph_util::{close, fixture, run_steps, session, strings, value};
 
 #[test]
 fn tensorflow_while_loops_give_tensorflows_values() {
@@ -23,8 +23,7 @@ fn tensorflow_while_loops_give_tensorflows_values() {
 
 #[test]
 fn a_long_loop_does_not_grow_the_stack_and_is_cancelled_by_the_deadline() {
-    let (gd, _) = fixture("tf_while");
-    let sess = DirectSession::from_graph_def(&gd).unwrap();
+    let sess = session("tf_while");
     let o = RunOptions::default();
     // 20 000 iterations of the counted sum: sum of 0..n-1 wraps in int32 like TensorFlow's.
     let n = 20_000i32;

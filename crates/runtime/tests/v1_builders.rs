@@ -30,19 +30,24 @@ fn sum_below(s: &Scope, n: Output) -> Output {
     out[1].clone()
 }
 
-#[test]
-fn conditionals_take_one_branch() {
+/// A conditional on a fed predicate `p` over a fed float `x`: `(scope, p, x, cond outputs)`.
+fn fed_cond(
+    then_fn: impl FnOnce(&Scope, &[Output]) -> Vec<Output>,
+    else_fn: impl FnOnce(&Scope, &[Output]) -> Vec<Output>,
+) -> (Scope, Output, Output, Vec<Output>) {
     let s = Scope::new_root();
     let p = ops::placeholder(&s, DataType::Bool, None);
     let x = ops::placeholder(&s, DataType::Float, None);
-    let y = cond_v1(
-        &s,
-        p.clone(),
-        std::slice::from_ref(&x),
+    let y = cond_v1(&s, p.clone(), std::slice::from_ref(&x), then_fn, else_fn).unwrap();
+    (s, p, x, y)
+}
+
+#[test]
+fn conditionals_take_one_branch() {
+    let (s, p, x, y) = fed_cond(
         |s, a| vec![ops::mul(s, a[0].clone(), ops::constant(s, 2.0f32))],
         |s, a| vec![ops::sub(s, a[0].clone(), ops::constant(s, 1.0f32))],
-    )
-    .unwrap();
+    );
     for (pv, want) in [(true, 6.0f32), (false, 2.0)] {
         let got = run(&s, &[(&p, Tensor::scalar(pv)), (&x, Tensor::scalar(3.0f32))], &[&y[0]]);
         assert_eq!(got[0].scalar_value::<f32>().unwrap(), want);
@@ -112,17 +117,10 @@ fn conditional_gradients_follow_the_taken_branch() {
         assert!(r.max_rel_error < 1e-6, "taken = {taken}: {r:?}");
     }
     // The analytic values: d/dx (3x² + x/2) = 6x + 0.5 when taken, 0.5 otherwise.
-    let s = Scope::new_root();
-    let p = ops::placeholder(&s, DataType::Bool, None);
-    let x = ops::placeholder(&s, DataType::Float, None);
-    let y = cond_v1(
-        &s,
-        p.clone(),
-        std::slice::from_ref(&x),
+    let (s, p, x, y) = fed_cond(
         |s, a| vec![ops::mul(s, ops::mul(s, a[0].clone(), a[0].clone()), ops::constant(s, 3.0f32))],
         |s, _| vec![ops::constant(s, 1.0f32)],
-    )
-    .unwrap();
+    );
     let z = ops::add(&s, y[0].clone(), ops::mul(&s, x.clone(), ops::constant(&s, 0.5f32)));
     let g = ferroflow_graph::gradients(&s, &[z], std::slice::from_ref(&x), None).unwrap()[0].clone().unwrap();
     for (taken, want) in [(true, 6.0 * 2.0 + 0.5), (false, 0.5f32)] {

@@ -116,6 +116,21 @@ impl Proc {
     }
 }
 
+impl Proc {
+    /// Waits (bounded by [`LIMIT`]) for a successful exit; returns all stdout lines.
+    pub fn succeeds(&mut self) -> Vec<String> {
+        let (ok, out) = self.finish(LIMIT);
+        assert!(ok, "{} failed: {out:?}", self.name);
+        out
+    }
+
+    /// Waits (a minute at most) for a parameter server to exit cleanly, saying it stopped.
+    pub fn stops(&mut self) {
+        let (ok, out) = self.finish(Duration::from_secs(60));
+        assert!(ok && out.iter().any(|l| l.contains("stopped")), "{}: {out:?}", self.name);
+    }
+}
+
 impl Drop for Proc {
     fn drop(&mut self) {
         let _ = self.child.kill();

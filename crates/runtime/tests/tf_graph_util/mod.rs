@@ -19,6 +19,11 @@ pub fn fixture(name: &str) -> (GraphDef, J) {
     (gd, exp)
 }
 
+/// A fresh session on the fixture's graph.
+pub fn session(name: &str) -> DirectSession {
+    DirectSession::from_graph_def(&fixture(name).0).unwrap()
+}
+
 /// A JSON array of strings.
 pub fn strings(v: &J) -> Vec<String> {
     v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
