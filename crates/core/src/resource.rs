@@ -20,6 +20,19 @@ pub struct ResourceHandle {
 }
 
 impl ResourceHandle {
+    /// A handle to the resource `container/name` of type `type_name` on `device`, with no
+    /// hash and nothing known of what it holds.
+    pub fn new(device: &str, container: &str, name: &str, type_name: &str) -> ResourceHandle {
+        ResourceHandle {
+            device: device.to_string(),
+            container: container.to_string(),
+            name: name.to_string(),
+            hash_code: 0,
+            maybe_type_name: type_name.to_string(),
+            dtypes_and_shapes: vec![],
+        }
+    }
+
     /// Converts to the wire form.
     pub fn to_proto(&self) -> proto::ResourceHandleProto {
         proto::ResourceHandleProto {

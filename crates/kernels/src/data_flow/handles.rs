@@ -32,14 +32,7 @@ pub(crate) fn set_handle_output(
         var.assign(Tensor::new(vec![2], vec![container.as_bytes().to_vec(), name.as_bytes().to_vec()])?)?;
         ctx.set_output_value(0, Value::Ref(Arc::new(var)))
     } else {
-        let h = ResourceHandle {
-            device: ctx.device().to_string(),
-            container: container.to_string(),
-            name: name.to_string(),
-            hash_code: 0,
-            maybe_type_name: type_name.to_string(),
-            dtypes_and_shapes: vec![],
-        };
+        let h = ResourceHandle::new(ctx.device(), container, name, type_name);
         ctx.set_output(0, Tensor::scalar(h))
     }
 }

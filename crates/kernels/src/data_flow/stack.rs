@@ -55,14 +55,7 @@ impl OpKernel for Create {
             items: Mutex::new((false, Vec::new())),
         };
         ctx.step().step_container.lookup_or_create(CONTAINER, &name, || Ok(st))?;
-        let h = ResourceHandle {
-            device: ctx.device().to_string(),
-            container: CONTAINER.to_string(),
-            name,
-            hash_code: 0,
-            maybe_type_name: "N10tensorflow5StackE".to_string(),
-            dtypes_and_shapes: vec![],
-        };
+        let h = ResourceHandle::new(ctx.device(), CONTAINER, &name, "N10tensorflow5StackE");
         ctx.set_output(0, Tensor::scalar(h))
     }
 }

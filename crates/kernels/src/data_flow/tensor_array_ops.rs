@@ -40,14 +40,7 @@ pub(super) fn array(ctx: &OpContext) -> Result<Arc<TensorArray>, Status> {
 }
 
 fn set_handle(ctx: &mut OpContext, name: &str) -> Result<(), Status> {
-    let h = ResourceHandle {
-        device: ctx.device().to_string(),
-        container: TENSOR_ARRAY_CONTAINER.to_string(),
-        name: name.to_string(),
-        hash_code: 0,
-        maybe_type_name: TYPE_NAME.to_string(),
-        dtypes_and_shapes: vec![],
-    };
+    let h = ResourceHandle::new(ctx.device(), TENSOR_ARRAY_CONTAINER, name, TYPE_NAME);
     ctx.set_output(0, Tensor::scalar(h))
 }
 

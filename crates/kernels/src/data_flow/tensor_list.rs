@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, TensorList, TensorType, Variant};
 
-use crate::array::util::{index_vec, FnKernel};
+use crate::array::util::{check_alloc, index_vec, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// The list in input `i` (a scalar variant).
@@ -221,25 +221,61 @@ fn stack(ctx: &mut OpContext) -> Result<(), Status> {
             None => zeros_for(ctx, &l, shape.clone(), i)?,
         });
     }
-    let elem: Vec<usize> = match (items.first(), &l.element_shape, &shape) {
-        (Some(t), _, _) => t.shape().dims().to_vec(),
+    let out = stack_items(ctx, &l, &items, &shape, Stacking::Stack)?;
+    ctx.set_output(0, out)
+}
+
+/// Which op [`stack_items`] serves, for TensorFlow's error messages.
+#[derive(Clone, Copy)]
+pub(super) enum Stacking {
+    Stack,
+    Gather,
+}
+
+/// Stacks `items` (elements of `l`, read or zero-filled) into one `[n, element...]`
+/// tensor. The element shape is the first item's; with no items, the list's (or `shape`,
+/// the op's element_shape input) when fully defined.
+pub(super) fn stack_items(
+    ctx: &OpContext,
+    l: &TensorList,
+    items: &[Tensor],
+    shape: &Option<Vec<i64>>,
+    op: Stacking,
+) -> Result<Tensor, Status> {
+    let elem: Vec<usize> = match (items.first(), &l.element_shape, shape) {
+        (Some(t), _, _) => t.dims().to_vec(),
         (None, Some(d), _) | (None, None, Some(d)) if d.iter().all(|&x| x >= 0) => {
             d.iter().map(|&x| x as usize).collect()
         }
         _ => {
-            return Err(ctx.error(format!(
-                "Tried to stack elements of an empty list with non-fully-defined element_shape: {}",
-                l.shape_text()
-            )))
+            let shape = l.shape_text();
+            return Err(ctx.error(match op {
+                Stacking::Stack => {
+                    format!("Tried to stack elements of an empty list with non-fully-defined element_shape: {shape}")
+                }
+                Stacking::Gather => {
+                    format!("Tried to gather 0 elements from a list with non-fully-defined shape: {shape}")
+                }
+            }));
         }
     };
-    if let Some(bad) = items.iter().find(|t| t.shape().dims() != elem.as_slice()) {
-        return Err(ctx.error(format!("Tried to stack elements of different shapes: {:?} and {}", elem, bad.shape())));
+    if let Some(bad) = items.iter().find(|t| t.dims() != elem.as_slice()) {
+        return Err(ctx.error(match op {
+            Stacking::Stack => format!("Tried to stack elements of different shapes: {elem:?} and {}", bad.shape()),
+            Stacking::Gather => {
+                format!(
+                    "Tried to gather elements of different shapes: {} and {}",
+                    Shape::new(elem.clone()),
+                    bad.shape()
+                )
+            }
+        }));
     }
     let mut dims = vec![items.len()];
     dims.extend(&elem);
-    let out = ferroflow_core::with_dtype!(l.element_dtype, T => stack_rows::<T>(Shape(dims.clone()), &items))?;
-    ctx.set_output(0, out)
+    check_alloc(&dims, l.element_dtype)?;
+    let out = ferroflow_core::with_dtype!(l.element_dtype, T => stack_rows::<T>(Shape(dims.clone()), items))?;
+    Ok(out)
 }
 
 fn length(ctx: &mut OpContext) -> Result<(), Status> {

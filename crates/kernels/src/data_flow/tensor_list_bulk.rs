@@ -5,8 +5,8 @@
 use ferroflow_core::{Shape, Status, Tensor, TensorList};
 
 use super::tensor_array::concat_rows;
-use super::tensor_list::{check_element, list_input, set_list, shape_input, stack_rows, zeros_for};
-use crate::array::util::{check_alloc, index_vec, split_rows, FnKernel};
+use super::tensor_list::{check_element, list_input, set_list, shape_input, stack_items, zeros_for, Stacking};
+use crate::array::util::{index_vec, split_rows, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn gather(ctx: &mut OpContext) -> Result<(), Status> {
@@ -23,29 +23,7 @@ fn gather(ctx: &mut OpContext) -> Result<(), Status> {
             None => zeros_for(ctx, &l, shape.clone(), i as usize)?,
         });
     }
-    let elem: Vec<usize> = match (items.first(), &l.element_shape, &shape) {
-        (Some(t), _, _) => t.dims().to_vec(),
-        (None, Some(d), _) | (None, None, Some(d)) if d.iter().all(|&x| x >= 0) => {
-            d.iter().map(|&x| x as usize).collect()
-        }
-        _ => {
-            return Err(ctx.error(format!(
-                "Tried to gather 0 elements from a list with non-fully-defined shape: {}",
-                l.shape_text()
-            )))
-        }
-    };
-    if let Some(bad) = items.iter().find(|t| t.dims() != elem.as_slice()) {
-        return Err(ctx.error(format!(
-            "Tried to gather elements of different shapes: {} and {}",
-            Shape::new(elem.clone()),
-            bad.shape()
-        )));
-    }
-    let mut dims = vec![items.len()];
-    dims.extend(&elem);
-    check_alloc(&dims, l.element_dtype)?;
-    let out = ferroflow_core::with_dtype!(l.element_dtype, T => stack_rows::<T>(Shape(dims.clone()), &items))?;
+    let out = stack_items(ctx, &l, &items, &shape, Stacking::Gather)?;
     ctx.set_output(0, out)
 }
 

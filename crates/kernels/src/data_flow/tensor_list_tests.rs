@@ -86,3 +86,27 @@ fn reserve_set_get_and_from_tensor_as_tensor_arrays_use_them() {
     assert_eq!(Tensor::from_proto(&l.to_proto()).unwrap(), l);
     assert_eq!(Tensor::from_proto(&l.to_proto_field()).unwrap(), l);
 }
+
+/// TensorListStack and TensorListGather take the element shape from the elements, or for
+/// none from the list or the op's element_shape input; undefined or unequal shapes are
+/// TensorFlow's errors.
+#[test]
+fn stack_and_gather_need_a_known_element_shape_and_equal_elements() {
+    let unknown = run("EmptyTensorList", &[], vec![Tensor::scalar(-1i32), Tensor::scalar(-1i32)], 1).unwrap().remove(0);
+    let e = run("TensorListStack", &[], vec![unknown.clone(), Tensor::scalar(-1i32)], 1).unwrap_err();
+    assert!(e.message.contains("Tried to stack elements of an empty list with non-fully-defined element_shape"), "{e}");
+    let none = Tensor::vec(Vec::<i32>::new());
+    let e = run("TensorListGather", &[], vec![unknown.clone(), none.clone(), Tensor::scalar(-1i32)], 1).unwrap_err();
+    assert!(e.message.contains("Tried to gather 0 elements from a list with non-fully-defined shape"), "{e}");
+    // The op's element_shape defines it: [0, 2].
+    let empty = run("TensorListStack", &[], vec![unknown.clone(), Tensor::vec(vec![2i32])], 1).unwrap().remove(0);
+    assert_eq!(empty.shape().dims(), &[0, 2]);
+    let g = run("TensorListGather", &[], vec![unknown.clone(), none, Tensor::vec(vec![2i32])], 1).unwrap().remove(0);
+    assert_eq!(g.shape().dims(), &[0, 2]);
+    let l = run("TensorListPushBack", &[], vec![unknown, row([1.0, 2.0])], 1).unwrap().remove(0);
+    let l = run("TensorListPushBack", &[], vec![l, Tensor::vec(vec![3.0f32; 3])], 1).unwrap().remove(0);
+    let e = run("TensorListStack", &[], vec![l.clone(), Tensor::scalar(-1i32)], 1).unwrap_err();
+    assert!(e.message.contains("Tried to stack elements of different shapes: [2] and [3]"), "{e}");
+    let e = run("TensorListGather", &[], vec![l, Tensor::vec(vec![0i32, 1]), Tensor::scalar(-1i32)], 1).unwrap_err();
+    assert!(e.message.contains("Tried to gather elements of different shapes: [2] and [3]"), "{e}");
+}

@@ -33,13 +33,9 @@ pub fn make_var_handle(
 ) -> ResourceHandle {
     let container = if container.is_empty() { DEFAULT_CONTAINER } else { container };
     ResourceHandle {
-        device: ctx.device().to_string(),
-        container: container.to_string(),
-        name: name.to_string(),
-        hash_code: 0,
-        maybe_type_name: VAR_TYPE_NAME.to_string(),
         // Unknown-rank shapes carry no dims (the proto form has no unknown-rank marker here).
         dtypes_and_shapes: vec![(dtype.as_i32(), shape.map(<[i64]>::to_vec).unwrap_or_default())],
+        ..ResourceHandle::new(ctx.device(), container, name, VAR_TYPE_NAME)
     }
 }
 

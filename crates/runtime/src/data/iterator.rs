@@ -95,14 +95,7 @@ impl IteratorResource {
 }
 
 fn handle_for(step: &StepCtx, container: &str, name: &str) -> ResourceHandle {
-    ResourceHandle {
-        device: step.device.clone(),
-        container: container.to_string(),
-        name: name.to_string(),
-        hash_code: 0,
-        maybe_type_name: ITERATOR_TYPE_NAME.to_string(),
-        dtypes_and_shapes: vec![],
-    }
+    ResourceHandle::new(&step.device, container, name, ITERATOR_TYPE_NAME)
 }
 
 /// The iterator named by the resource handle at input `i`.
