@@ -8,9 +8,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${FERROFLOW_VENV:-.venv}
-PKGS=("tensorflow-cpu==2.21.0" "tensorboard==2.21.0" "numpy<3" "maturin==1.16.0")
+PKGS=("tensorflow-cpu==2.21.0" "tensorboard==2.21.0" "tf-keras==2.21.0" "numpy<3" "maturin==1.16.0")
 ready() {
-  "$VENV/bin/python" -c 'import tensorflow as tf, tensorboard; assert tf.__version__ == "2.21.0"' 2>/dev/null &&
+  "$VENV/bin/python" -c 'import tensorflow as tf, tensorboard, tf_keras; assert tf.__version__ == "2.21.0"' 2>/dev/null &&
     [ -x "$VENV/bin/maturin" ]
 }
 if [ -x "$VENV/bin/python" ] && ready; then

@@ -12,6 +12,7 @@ mod cluster_args;
 mod demo_cmd;
 mod json;
 mod metrics_export;
+mod ops_cmd;
 mod server_cmd;
 mod summary_cmd;
 mod train_cmd;
@@ -41,6 +42,8 @@ enum Command {
     /// Write TensorBoard event files.
     #[command(subcommand)]
     Summary(summary_cmd::SummaryCmd),
+    /// List the ops this build knows (TensorFlow's names) and whether each runs on the CPU.
+    Ops(ops_cmd::OpsArgs),
 }
 
 /// Decides the kernels' instruction-set path now (also logged at info level) and says which
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => demo_cmd::run(a),
         Command::Checkpoint(c) => checkpoint_cmd::run(c),
         Command::Summary(c) => summary_cmd::run(c),
+        Command::Ops(a) => ops_cmd::run(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

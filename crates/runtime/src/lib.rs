@@ -28,3 +28,9 @@ pub use lower_calls::lower_spanning_calls;
 pub use remap::{fuse_ops, fuse_ops_in_place, remapping_enabled};
 pub use rendezvous::LocalRendezvous;
 pub use session::{step_names, NamedStep, StepArgs, StepRunner};
+
+/// Whether this build can run `op` on the CPU: a registered kernel, a function-call op or a
+/// dataset op (the last two are built by the runtime, not the kernel registry).
+pub fn runs_op(op: &str) -> bool {
+    ferroflow_kernels::has_kernel(op) || function::CALL_OPS.contains(&op) || data::DATA_OPS.contains(&op)
+}

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""The op-coverage sweep: builds public TensorFlow functions, every tf_keras layer and
+application model in graph mode with TensorFlow 2.21's client, and checks each on ferroflow.
+
+    .venv/bin/python scripts/compat/sweep.py --ops-only        # which ops ferroflow lacks
+    .venv/bin/python scripts/compat/sweep.py                   # run everything, both sides
+    .venv/bin/python scripts/compat/sweep.py --filter 'layers\\.' --write docs/op-coverage.md
+
+`--ops-only` needs no cluster: it lists, per case, the op types its graph holds (forward,
+gradient and update ops, function bodies included) that the built `ferroflow` binary cannot
+run (`ferroflow ops --missing`). The full sweep starts a ferroflow ps + worker cluster, runs
+each case there (variables on the ps through `replica_device_setter`, with TensorFlow's
+initial values) and in a local TensorFlow session, and compares every output and gradient
+(relative error to the largest magnitude <= 1e-4; shapes only for cases that draw unseeded
+random numbers). `--write FILE` writes the coverage table.
+"""
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# Keras 2 (tf_keras) behind tf.keras and tf.compat.v1.nn.rnn_cell, as TF 1.x programs expect.
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "sweep"))
+
+import numpy as np  # noqa: E402
+
+import ffcluster  # noqa: E402
+import harness  # noqa: E402
+
+RTOL = 1e-4
+
+
+def all_cases():
+    import cases_apps
+    import cases_funcs
+    import cases_layers
+    return cases_funcs.cases() + cases_layers.cases() + cases_apps.cases()
+
+
+def missing_ops(names):
+    if not names:
+        return set()
+    out = subprocess.run([ffcluster.binary(), "ops", "--missing", *names], capture_output=True, text=True, check=True)
+    return set(out.stdout.split())
+
+
+def run_case(tf, case, target, ops_only):
+    row = {"case": case.name, "ops": [], "missing": [], "status": "", "err": None, "detail": ""}
+    try:
+        g, parts = harness.build_graph(tf, case)
+    except Exception as e:  # noqa: BLE001 - a case TensorFlow itself cannot build
+        row["status"] = "not built"
+        row["detail"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        return row
+    row["ops"] = harness.graph_ops(g.as_graph_def())
+    row["missing"] = sorted(missing_ops(row["ops"]))
+    if ops_only:
+        row["status"] = "missing ops" if row["missing"] else "ops present"
+        return row
+    with tf.compat.v1.Session(graph=g) as s:
+        values, ref, ref_losses = harness.run_parts(tf, s, parts, steps=3)
+    setter = tf.compat.v1.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")
+    g2, parts2 = harness.build_graph(tf, case, device_fn=setter)
+    try:
+        with tf.compat.v1.Session(target, graph=g2) as s:
+            _, got, losses = harness.run_parts(tf, s, parts2, var_values=values, steps=3)
+    except Exception as e:  # noqa: BLE001 - ferroflow's error is the result
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        row["status"] = "missing ops" if row["missing"] else "error"
+        row["detail"] = f"{type(e).__name__}: {msg[:200]}"
+        return row
+    worst, why = 0.0, ""
+    for a, b in zip(got, ref):
+        if case.random:
+            if np.asarray(a).shape != np.asarray(b).shape:
+                worst, why = float("inf"), "shape"
+            continue
+        e, w = harness.compare(a, b)
+        if e > worst:
+            worst, why = e, w
+    for a, b in zip(losses, ref_losses):
+        e, w = harness.compare(a, b)
+        if e > worst:
+            worst, why = e, w or "train losses"
+    row["err"] = worst
+    if worst <= RTOL:
+        row["status"] = "equal" if not case.random else "equal (shapes; random)"
+    else:
+        row["status"] = "differs"
+        row["detail"] = why or f"max rel err {worst:.2e}"
+    return row
+
+
+def write_table(rows, path):
+    by = {}
+    for r in rows:
+        by.setdefault(r["status"], 0)
+        by[r["status"]] += 1
+    ok = sum(v for k, v in by.items() if k.startswith("equal"))
+    lines = [
+        "# Op coverage: the sweep",
+        "",
+        "Written by `scripts/compat/sweep.py --write docs/op-coverage.md` (do not edit by hand): each public",
+        "function, `tf_keras` layer and `tf_keras.applications` model below is built in graph mode with",
+        "TensorFlow 2.21's client, run with its gradient (and, for models and optimizers, three training",
+        "steps) on a ferroflow ps + worker cluster and in a local TensorFlow session, and compared",
+        f"(relative error to the largest magnitude <= {RTOL:g}).",
+        "",
+        f"**{ok} of {len(rows)} cases equal TensorFlow.** "
+        + ", ".join(f"{k}: {v}" for k, v in sorted(by.items())),
+        "",
+        "| case | result | ops ferroflow lacks / detail |",
+        "|---|---|---|",
+    ]
+    for r in rows:
+        detail = ", ".join(r["missing"]) if r["missing"] else r["detail"]
+        detail = detail.replace("|", "\\|")
+        lines.append(f"| `{r['case']}` | {r['status']} | {detail} |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ops-only", action="store_true")
+    ap.add_argument("--filter", default="")
+    ap.add_argument("--write")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    import tensorflow as tf
+    tf.compat.v1.disable_eager_execution()
+    cases = [c for c in all_cases() if re.search(a.filter, c.name)]
+    target = None
+    if not a.ops_only:
+        servers, _ = ffcluster.cluster({"ps": 1, "worker": 1})
+        target = servers["worker"][0].target
+    rows = []
+    for c in cases:
+        t0 = time.time()
+        try:
+            r = run_case(tf, c, target, a.ops_only)
+        except Exception as e:  # noqa: BLE001
+            r = {"case": c.name, "ops": [], "missing": [], "status": "harness error", "err": None,
+                 "detail": f"{type(e).__name__}: {str(e)[:160]}"}
+            traceback.print_exc()
+        rows.append(r)
+        print(f"{r['status']:14} {c.name:45} {time.time() - t0:6.1f}s {','.join(r['missing']) or r['detail']}",
+              flush=True)
+    miss = {}
+    for r in rows:
+        for m in r["missing"]:
+            miss.setdefault(m, []).append(r["case"])
+    print("\nmissing ops by number of cases:")
+    for m, cs in sorted(miss.items(), key=lambda kv: -len(kv[1])):
+        print(f"  {m:40} {len(cs):3}  {', '.join(cs[:4])}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    if a.write:
+        write_table(rows, a.write)
+
+
+if __name__ == "__main__":
+    main()
