@@ -498,7 +498,11 @@ def optimizers():
 
         def train(loss):
             import tensorflow as tf
-            return make_opt(tf).minimize(loss, var_list=tf.compat.v1.trainable_variables())
+            opt = make_opt(tf)
+            var_list = tf.compat.v1.trainable_variables()
+            if hasattr(opt, "get_updates"):  # tf_keras's optimizers in graph mode, as Keras 2's v1 training loop
+                return tf.group(*opt.get_updates(loss, var_list))
+            return opt.minimize(loss, var_list=var_list)
 
         return Case("train." + name, build, train=train)
 

@@ -45,6 +45,15 @@ pub(crate) fn register(r: &mut OpRegistry) {
         op("IdentityN").input("input: T").output("output: T").attr("T: list(type)").shape_fn(identity_n_shape).build(),
     );
     r.add(op("NoOp").build());
+    r.add(
+        op("Assert")
+            .input("condition: bool")
+            .input("data: T")
+            .attr("T: list(type) >= 1")
+            .attr("summarize: int = 3")
+            .stateful()
+            .build(),
+    );
     for (send, recv) in [("_Send", "_Recv"), ("_HostSend", "_HostRecv")] {
         // Both ends name the rendezvous key's parts.
         let key_attrs = |b: OpDefBuilder| {

@@ -13,7 +13,9 @@ mod list;
 mod lookup;
 mod math;
 mod nn;
+mod optional;
 mod random;
+mod random_stateless;
 mod sparse;
 mod state;
 mod string;
@@ -28,6 +30,7 @@ pub use io::*;
 pub use math::*;
 pub use nn::*;
 pub use random::*;
+pub use random_stateless::*;
 pub use state::*;
 pub use training::*;
 
@@ -36,7 +39,7 @@ use crate::registry::OpRegistry;
 /// Registers every op family.
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
-        r: array, base, control_flow, data_flow, dataset, functional, io, iterator, list, lookup, math, nn, random,
-        sparse, state, string, tensor_array, training
+        r: array, base, control_flow, data_flow, dataset, functional, io, iterator, list, lookup, math, nn, optional,
+        random, random_stateless, sparse, state, string, tensor_array, training
     }
 }

@@ -2,6 +2,7 @@
 //! TensorFlow's V2 checkpoint format (tensor bundles in LevelDB-style tables) with the
 //! `SaveV2`/`RestoreV2`/`MergeV2Checkpoints` kernels.
 
+mod assert;
 mod bundle_codec;
 mod bundle_ops;
 mod bundle_reader;
@@ -29,5 +30,5 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels (one `register` call per file).
 pub(crate) fn register(r: &mut KernelRegistry) {
-    ferroflow_core::register_modules! { r: plumbing, sendrecv, control_flow, bundle_ops }
+    ferroflow_core::register_modules! { r: plumbing, sendrecv, control_flow, bundle_ops, assert }
 }

@@ -18,6 +18,7 @@ mod compare;
 mod dtypes;
 pub mod elem;
 mod grad;
+mod qr;
 mod reduce;
 pub mod reduce_loops;
 mod select;
@@ -29,7 +30,7 @@ use crate::KernelRegistry;
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: addn, argminmax, bcast_args, binary, cast, check_numerics, compare, grad, reduce, select, unary
+        r: addn, argminmax, bcast_args, binary, cast, check_numerics, compare, grad, qr, reduce, select, unary
     }
 }
 

@@ -1,16 +1,18 @@
 //! Random kernels: TensorFlow's Philox4x32-10 generator and distributions, and the
 //! stateful random ops built on them (`RandomUniform`, `RandomStandardNormal`,
-//! `TruncatedNormal`, `RandomUniformInt`, `RandomShuffle`).
+//! `TruncatedNormal`, `RandomUniformInt`, `RandomShuffle`) and the stateless ones.
 
 pub mod distributions;
 pub mod guarded;
 mod ops;
 pub mod philox;
 mod shuffle;
+mod stateless;
 
 pub use guarded::GuardedPhilox;
 pub use ops::shape_from_tensor;
 pub use philox::Philox;
+pub use stateless::key_counter_from_seed;
 
 use crate::KernelRegistry;
 
@@ -18,4 +20,5 @@ use crate::KernelRegistry;
 pub(crate) fn register(r: &mut KernelRegistry) {
     ops::register(r);
     shuffle::register(r);
+    stateless::register(r);
 }

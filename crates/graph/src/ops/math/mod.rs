@@ -15,12 +15,14 @@ macro_rules! two_input_builders {
 }
 
 mod binary;
+mod linalg_qr;
 mod misc;
 mod reduce;
 mod shapes;
 mod unary;
 
 pub use binary::*;
+pub use linalg_qr::*;
 pub use misc::*;
 pub use reduce::*;
 pub use unary::*;
@@ -28,5 +30,5 @@ pub use unary::*;
 use crate::registry::OpRegistry;
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: binary, misc, reduce, unary }
+    ferroflow_core::register_modules! { r: binary, linalg_qr, misc, reduce, unary }
 }

@@ -1,0 +1,160 @@
+//! `Qr`: the QR decomposition of each innermost matrix, by Householder reflections (the
+//! convention of LAPACK and Eigen: `R`'s diagonal takes the sign that makes each reflection
+//! stable). tf_keras's `Orthogonal` initializer (the default recurrent initializer of
+//! `LSTM`, `GRU` and `SimpleRNN`) emits it. float32 is computed in float64.
+
+use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
+use rayon::prelude::*;
+
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+struct Qr {
+    full: bool,
+}
+
+/// QR of one row-major `m x n` matrix: `(q: m x p, r: p x n)`, `p` = `m` when `full`,
+/// else `min(m, n)`.
+pub fn qr(a: &[f64], m: usize, n: usize, full: bool) -> (Vec<f64>, Vec<f64>) {
+    let mut a = a.to_vec();
+    let k = m.min(n);
+    let mut vs: Vec<Vec<f64>> = Vec::with_capacity(k);
+    for j in 0..k {
+        let mut v: Vec<f64> = (j..m).map(|i| a[i * n + j]).collect();
+        let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let tail = v[1..].iter().map(|x| x * x).sum::<f64>();
+        if tail == 0.0 && v[0] >= 0.0 || norm == 0.0 {
+            // Already upper triangular in this column with the sign LAPACK keeps: no reflection.
+            vs.push(Vec::new());
+            continue;
+        }
+        let alpha = if v[0] >= 0.0 { -norm } else { norm };
+        v[0] -= alpha;
+        let vn = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        v.iter_mut().for_each(|x| *x /= vn);
+        for c in j..n {
+            let dot: f64 = (j..m).map(|i| v[i - j] * a[i * n + c]).sum();
+            for i in j..m {
+                a[i * n + c] -= 2.0 * v[i - j] * dot;
+            }
+        }
+        vs.push(v);
+    }
+    let p = if full { m } else { k };
+    let mut r = vec![0.0; p * n];
+    for i in 0..p.min(m) {
+        for c in i..n {
+            r[i * n + c] = a[i * n + c];
+        }
+    }
+    // Q = H_0 H_1 ... applied to the first p columns of the identity.
+    let mut q = vec![0.0; m * p];
+    for i in 0..p.min(m) {
+        q[i * p + i] = 1.0;
+    }
+    for j in (0..k).rev() {
+        let v = &vs[j];
+        if v.is_empty() {
+            continue;
+        }
+        for c in 0..p {
+            let dot: f64 = (j..m).map(|i| v[i - j] * q[i * p + c]).sum();
+            for i in j..m {
+                q[i * p + c] -= 2.0 * v[i - j] * dot;
+            }
+        }
+    }
+    (q, r)
+}
+
+impl OpKernel for Qr {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let x = ctx.input(0)?;
+        let dims = x.shape().dims().to_vec();
+        if dims.len() < 2 {
+            return Err(ctx.error(format!("input must have rank >= 2, got shape {}", x.shape())));
+        }
+        let (m, n) = (dims[dims.len() - 2], dims[dims.len() - 1]);
+        let p = if self.full { m } else { m.min(n) };
+        let batch: usize = dims[..dims.len() - 2].iter().product();
+        let mut qd = dims[..dims.len() - 2].to_vec();
+        let mut rd = qd.clone();
+        qd.extend([m, p]);
+        rd.extend([p, n]);
+        ferroflow_core::check_tensor_alloc(&qd, x.dtype()).map_err(|e| ctx.error_with(e))?;
+        ferroflow_core::check_tensor_alloc(&rd, x.dtype()).map_err(|e| ctx.error_with(e))?;
+        let vals = x.to_f64_vec()?;
+        let mats: Vec<(Vec<f64>, Vec<f64>)> =
+            (0..batch).into_par_iter().map(|b| qr(&vals[b * m * n..(b + 1) * m * n], m, n, self.full)).collect();
+        let q: Vec<f64> = mats.iter().flat_map(|(q, _)| q.iter().copied()).collect();
+        let r: Vec<f64> = mats.iter().flat_map(|(_, r)| r.iter().copied()).collect();
+        let (q, r) = match x.dtype() {
+            DataType::Float => (
+                Tensor::new(Shape::from(qd), q.iter().map(|&v| v as f32).collect::<Vec<_>>())?,
+                Tensor::new(Shape::from(rd), r.iter().map(|&v| v as f32).collect::<Vec<_>>())?,
+            ),
+            DataType::Double => (Tensor::new(Shape::from(qd), q)?, Tensor::new(Shape::from(rd), r)?),
+            d => return Err(ctx.error(format!("Qr of {d} is not supported by ferroflow (float32 and float64 are)"))),
+        };
+        ctx.set_output(0, q)?;
+        ctx.set_output(1, r)
+    }
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("Qr", |n| Ok(Box::new(Qr { full: n.attr_bool("full_matrices").unwrap_or(false) })));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::attr;
+
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+
+    fn matmul(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
+        let mut c = vec![0.0; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                c[i * n + j] = (0..k).map(|t| a[i * k + t] * b[t * n + j]).sum();
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn reconstructs_and_is_orthogonal() {
+        for (m, n, full) in [(4, 3, false), (3, 4, false), (4, 3, true), (5, 5, false), (1, 1, false)] {
+            let a: Vec<f64> = (0..m * n).map(|i| ((i * 7 % 11) as f64 - 5.0) / 3.0).collect();
+            let (q, r) = qr(&a, m, n, full);
+            let p = if full { m } else { m.min(n) };
+            let back = matmul(&q, &r, m, p, n);
+            for (x, y) in back.iter().zip(&a) {
+                assert!((x - y).abs() < 1e-12, "{m}x{n}: {x} vs {y}");
+            }
+            for i in 0..p {
+                for j in 0..p {
+                    let d: f64 = (0..m).map(|t| q[t * p + i] * q[t * p + j]).sum();
+                    assert!((d - if i == j { 1.0 } else { 0.0 }).abs() < 1e-12);
+                }
+                for j in 0..i.min(n) {
+                    assert_eq!(r[i * n + j], 0.0);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tensorflow_values() {
+        // TensorFlow 2.21: tf.linalg.qr([[1., 2.], [3., 4.], [5., 6.]]).
+        let x = Tensor::new(vec![3, 2], vec![1.0f32, 2., 3., 4., 5., 6.]).unwrap();
+        let n = node("Qr", &[("T", attr::ty(DataType::Float)), ("full_matrices", attr::bool(false))]);
+        let out = run_kernel(n, vec![x], 2).unwrap();
+        let q = out[0].as_slice::<f32>().unwrap();
+        let r = out[1].as_slice::<f32>().unwrap();
+        let want_q = [-0.16903079, 0.89708501, -0.50709248, 0.2760267, -0.84515423, -0.34503305];
+        let want_r = [-5.91608, -7.437357, 0.0, 0.82807845];
+        for (g, w) in q.iter().zip(want_q).chain(r.iter().zip(want_r)) {
+            assert!((g - w).abs() < 1e-5, "{g} vs {w}");
+        }
+    }
+}
