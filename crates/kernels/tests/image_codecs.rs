@@ -7,10 +7,10 @@ use ferroflow_core::{attr, DataType, Tensor};
 use ferroflow_kernels::testutil::{node, run_kernel};
 use serde_json::Value as J;
 
-/// Largest per-sample difference from libjpeg-turbo's decode seen on the test JPEGs
-/// (4:2:0 and 4:4:4, baseline and progressive, gray): integer-IDCT rounding and chroma
-/// upsampling differ.
-const JPEG_MAX_DIFF: f64 = 3.0;
+/// Largest per-sample difference from libjpeg-turbo's decode measured on the test JPEGs
+/// (4:2:0 and 4:4:4, baseline and progressive, gray): zune-jpeg's IDCT rounding and
+/// colour conversion differ from libjpeg-turbo's (measured maximum: 5 levels).
+const JPEG_MAX_DIFF: f64 = 5.0;
 
 fn dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/image")
@@ -153,7 +153,7 @@ fn jpeg_round_trips_closely() {
     let v: Vec<u8> = (0..h * w * 3)
         .map(|i| {
             let (y, x, k) = (i / (w * 3), i / 3 % w, i % 3);
-            (60 + 8 * y + 5 * x + 20 * k) as u8
+            (40 + 5 * y + 4 * x + 20 * k) as u8
         })
         .collect();
     let img = Tensor::new(vec![h, w, 3], v.clone()).unwrap();

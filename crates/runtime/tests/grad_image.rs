@@ -118,8 +118,9 @@ fn scale_and_translate() {
 
 #[test]
 fn adjust_contrast() {
-    for (shape, factor) in [([2usize, 3, 4, 3], 1.7f32), ([3, 2, 2], -0.4), ([1, 2, 2, 3, 2], 0.0)] {
-        let vals = [to_f32(&uniform(&shape, 70)), Tensor::scalar(factor)];
+    let cases: [(&[usize], f32); 3] = [(&[2, 3, 4, 3], 1.7), (&[3, 2, 2], -0.4), (&[1, 2, 2, 3, 2], 0.0)];
+    for (shape, factor) in cases {
+        let vals = [to_f32(&uniform(shape, 70)), Tensor::scalar(factor)];
         for mode in [Mode::Static, Mode::Rank] {
             let e = check_multi(|s, v| vec![ops::adjust_contrast(s, x(v, 0), x(v, 1))], &vals, &[0, 1], EPS32, mode);
             ok(&format!("AdjustContrastv2 {shape:?} factor {factor} {mode:?}"), e, TOL32);
