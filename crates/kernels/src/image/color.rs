@@ -272,7 +272,9 @@ impl OpKernel for AdjustHsv {
                     }
                     Adjust::Saturation => {
                         let [h, s, val] = rgb_to_hsv_saturation(p[0], p[1], p[2]);
-                        let s = (s * k).max(0.0).min(1.0);
+                        // NaN scales give 0, as TensorFlow's min(1, max(0, s)).
+                        let p = s * k;
+                        let s = if p > 0.0 { p.min(1.0) } else { 0.0 };
                         hsv_to_rgb_sectors(h, s, val)
                     }
                 };

@@ -52,11 +52,11 @@ fn taps(out_loc: usize, scale: f32, limit: usize, keys: bool) -> Taps {
     let off = ((delta * TABLE as f32).round_ties_even() as i64).clamp(0, TABLE as i64) as usize;
     let raw = [t[off][1], t[off][0], t[TABLE - off][0], t[TABLE - off][1]];
     let mut r = Taps::default();
-    for k in 0..4 {
+    for (k, &w) in raw.iter().enumerate() {
         let want = base + k as i64 - 1;
         let bounded = want.clamp(0, limit as i64 - 1);
         r.index[k] = bounded as usize;
-        r.weight[k] = if !keys || bounded == want { raw[k] } else { 0.0 };
+        r.weight[k] = if !keys || bounded == want { w } else { 0.0 };
     }
     if keys {
         let sum = r.weight[0] + r.weight[1] + r.weight[2] + r.weight[3];

@@ -226,7 +226,10 @@ fn pair(ctx: &OpContext, i: usize, what: &str) -> Result<(f32, f32), Status> {
     Ok((v[0], v[1]))
 }
 
-fn scales(ctx: &OpContext) -> Result<((f32, f32), (f32, f32)), Status> {
+/// (rows, columns) of the scale or the translation.
+type Pair = (f32, f32);
+
+fn scales(ctx: &OpContext) -> Result<(Pair, Pair), Status> {
     let s = pair(ctx, 2, "scale")?;
     if !(s.0 > 0.0 && s.1 > 0.0) {
         return Err(ctx.error(format!("Scale must be greater than zero, got {s:?}")));
