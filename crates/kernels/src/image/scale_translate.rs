@@ -150,7 +150,7 @@ fn spans(k: Kernel, out: usize, inp: usize, scale: f32, translate: f32, antialia
 }
 
 /// The spans of the gradient: for each forward input index, the forward outputs it fed.
-fn grad_spans(f: &Spans, fwd_out: usize, fwd_in: usize) -> Spans {
+fn grad_spans(f: &Spans, fwd_out: usize, fwd_in: usize) -> Result<Spans, Status> {
     let mut comps: Vec<Vec<(usize, f32)>> = vec![Vec::new(); fwd_in];
     for o in 0..fwd_out {
         for j in 0..f.size {
@@ -163,6 +163,7 @@ fn grad_spans(f: &Spans, fwd_out: usize, fwd_in: usize) -> Spans {
     }
     // Outputs were visited in order, so each list is sorted by output index.
     let size = comps.iter().filter_map(|c| Some(c.last()?.0 - c.first()?.0 + 1)).max().unwrap_or(0);
+    check_tensor_alloc(&[fwd_in, size], DataType::Float)?;
     let mut s = Spans { size, starts: vec![0; fwd_in], weights: vec![0.0; fwd_in * size] };
     for (i, c) in comps.iter().enumerate() {
         if let Some(&(first, _)) = c.first() {
@@ -172,7 +173,7 @@ fn grad_spans(f: &Spans, fwd_out: usize, fwd_in: usize) -> Spans {
             }
         }
     }
-    s
+    Ok(s)
 }
 
 /// Resamples each image `[in_h, in_w, c]` of `x` with the row and column spans.
@@ -280,9 +281,8 @@ impl OpKernel for ScaleAndTranslateGrad {
         if out.is_empty() || goh == 0 || gow == 0 {
             return ctx.set_output(0, Tensor::new(dims.to_vec(), out)?);
         }
-        let cols = grad_spans(&spans(self.kernel, gow, iw, sc, tc, self.antialias)?, gow, iw);
-        let rows = grad_spans(&spans(self.kernel, goh, ih, sr, tr, self.antialias)?, goh, ih);
-        check_tensor_alloc(&[ih.max(iw), rows.size.max(cols.size)], DataType::Float)?;
+        let cols = grad_spans(&spans(self.kernel, gow, iw, sc, tc, self.antialias)?, gow, iw)?;
+        let rows = grad_spans(&spans(self.kernel, goh, ih, sr, tr, self.antialias)?, goh, ih)?;
         gather(g.as_slice::<f32>()?, n, [goh, gow, c], &rows, &cols, &mut out)?;
         ctx.set_output(0, Tensor::new(dims.to_vec(), out)?)
     }
