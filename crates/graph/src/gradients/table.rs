@@ -157,7 +157,13 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("CropAndResize", super::image_grad::crop_and_resize_grad);
     r.add("ScaleAndTranslate", super::image_grad::scale_and_translate_grad);
     r.add("AdjustContrastv2", super::image_grad::adjust_contrast_grad);
-    r.no_gradient(&["ResizeBilinearGrad", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5", "HSVToRGB"]);
+    r.no_gradient(&[
+        "ResizeBilinearGrad",
+        "NonMaxSuppressionV3",
+        "NonMaxSuppressionV4",
+        "NonMaxSuppressionV5",
+        "HSVToRGB",
+    ]);
     // TensorArrays and stacks. (tensor_array_grad.rs)
     r.no_gradient(&[
         "TensorArrayV3",
