@@ -229,6 +229,7 @@ impl OpKernel for ResizeNearest {
         }
         let [n, ih, iw, c] = resize_input(ctx, &img)?;
         let (oh, ow) = size_input(ctx, 1, "size")?;
+        ferroflow_core::check_tensor_alloc(&[n, oh, ow, c], self.dtype)?;
         let (hs, ws) = (resize_scale(ih, oh, self.attrs.align_corners), resize_scale(iw, ow, self.attrs.align_corners));
         let ys: Vec<usize> = (0..oh).map(|y| nearest(y, hs, self.attrs, ih)).collect();
         let xs: Vec<usize> = (0..ow).map(|x| nearest(x, ws, self.attrs, iw)).collect();

@@ -104,7 +104,7 @@ fn map(c: f32, len: usize, mode: Fill) -> f32 {
                     0.0
                 } else {
                     let sz = last;
-                    c + lenf * (((-c / sz) as i64) + 1) as f32
+                    c + lenf * ((-c / sz).trunc() + 1.0)
                 }
             } else if c > last {
                 if len <= 1 {
