@@ -10,6 +10,7 @@ mod context;
 pub mod data_flow;
 mod decode;
 mod dispatch;
+pub mod image;
 pub mod io;
 pub mod isa;
 mod kernel;

@@ -81,6 +81,7 @@ fn build() -> KernelRegistry {
     crate::summary::register(&mut r);
     crate::string::register(&mut r);
     crate::decode::register(&mut r);
+    crate::image::register(&mut r);
     r
 }
 

@@ -8,6 +8,7 @@ mod array_grad_slice;
 mod array_grad_sparse;
 mod builder;
 mod control_flow_grad;
+mod image_grad;
 mod math_grad;
 mod math_grad_binary;
 mod math_grad_reduce;

@@ -163,6 +163,20 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("MaxPoolGradGrad", conv::max_pool_grad_grad_grad);
     r.add("AvgPool", conv::avg_pool_grad);
     r.add("AvgPoolGrad", conv::avg_pool_grad_grad);
+    // Resizing and crops; selections, colour conversions and codecs. (image_grad.rs)
+    r.add("ResizeBilinear", super::image_grad::resize_bilinear_grad);
+    r.add("ResizeBicubic", super::image_grad::resize_bicubic_grad);
+    r.add("ResizeNearestNeighbor", super::image_grad::resize_nearest_neighbor_grad);
+    r.add("CropAndResize", super::image_grad::crop_and_resize_grad);
+    r.add("ScaleAndTranslate", super::image_grad::scale_and_translate_grad);
+    r.add("AdjustContrastv2", super::image_grad::adjust_contrast_grad);
+    r.no_gradient(&[
+        "ResizeBilinearGrad",
+        "NonMaxSuppressionV3",
+        "NonMaxSuppressionV4",
+        "NonMaxSuppressionV5",
+        "HSVToRGB",
+    ]);
     // TensorArrays and stacks. (tensor_array_grad.rs)
     r.no_gradient(&[
         "TensorArrayV3",

@@ -7,6 +7,7 @@ mod control_flow;
 mod data_flow;
 mod dataset;
 mod functional;
+mod image;
 mod io;
 mod iterator;
 mod list;
@@ -26,6 +27,7 @@ pub use array::*;
 pub use base::*;
 pub use data_flow::*;
 pub use functional::remote_call;
+pub use image::*;
 pub use io::*;
 pub use math::*;
 pub use nn::*;
@@ -39,7 +41,7 @@ use crate::registry::OpRegistry;
 /// Registers every op family.
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
-        r: array, base, control_flow, data_flow, dataset, functional, io, iterator, list, lookup, math, nn, optional,
-        random, random_stateless, sparse, state, string, tensor_array, training
+        r: array, base, control_flow, data_flow, dataset, functional, image, io, iterator, list, lookup, math, nn,
+        optional, random, random_stateless, sparse, state, string, tensor_array, training
     }
 }

@@ -1,0 +1,46 @@
+//! Image ops (TensorFlow's `image_ops.cc`): resizing, crop-and-resize, colour
+//! adjustments, non-max suppression (NHWC).
+
+mod codec;
+mod color;
+mod crop;
+mod nms;
+mod resize;
+mod transform;
+
+pub use codec::*;
+pub use color::*;
+pub use crop::*;
+pub use nms::*;
+pub use resize::*;
+pub use transform::*;
+
+use crate::registry::OpRegistry;
+use crate::shape_fn::{Dims, ShapeCtx};
+use ferroflow_core::Status;
+
+pub(crate) fn register(r: &mut OpRegistry) {
+    ferroflow_core::register_modules! { r: resize, crop, color, nms, transform, codec }
+}
+
+/// Checks a known shape has rank `r`; returns the dims or all-unknown.
+fn with_rank(c: &ShapeCtx, d: &Dims, r: usize, what: &str) -> Result<Vec<i64>, Status> {
+    match d {
+        Some(v) if v.len() != r => Err(c.error(format!("{what} must be {r}-dimensional, got shape {v:?}"))),
+        Some(v) => Ok(v.clone()),
+        None => Ok(vec![-1; r]),
+    }
+}
+
+/// The values of constant input `i` (a 1-D int tensor of `n` entries), or all -1.
+fn const_vec(c: &ShapeCtx, i: usize, n: usize) -> Result<Vec<i64>, Status> {
+    match c.const_input(i) {
+        Some(t) => {
+            if t.rank() != 1 || t.num_elements() != n {
+                return Err(c.error(format!("input {i} must be a vector of {n} elements, got shape {}", t.shape())));
+            }
+            Ok(t.to_f64_vec()?.into_iter().map(|x| x as i64).collect())
+        }
+        None => Ok(vec![-1; n]),
+    }
+}

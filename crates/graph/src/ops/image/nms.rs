@@ -1,0 +1,120 @@
+//! `NonMaxSuppressionV3`, `NonMaxSuppressionV4`, `NonMaxSuppressionV5`, `DrawBoundingBoxesV2`.
+
+use ferroflow_core::{attr, Status};
+
+use crate::op_def::op;
+use crate::registry::OpRegistry;
+use crate::scope::{Output, Scope};
+use crate::shape_fn::{Dims, ShapeCtx};
+
+/// Selected indices: [max_output_size] when padded to a known size, else [-1].
+fn selected(c: &ShapeCtx) -> Dims {
+    let pad = c.node.op != "NonMaxSuppressionV3"
+        && ferroflow_core::NodeAttrs::attr_bool(c.node, "pad_to_max_output_size").unwrap_or(false);
+    let n = match c.const_input(2) {
+        Some(t) if pad => t.to_f64_vec().ok().and_then(|v| v.first().copied()).map_or(-1, |v| v as i64),
+        _ => -1,
+    };
+    Some(vec![n])
+}
+
+fn nms_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    if let Some(b) = c.input(0) {
+        if b.len() != 2 || (b[1] >= 0 && b[1] != 4) {
+            return Err(c.error(format!("boxes must be 2-D with 4 columns, got shape {b:?}")));
+        }
+    }
+    let sel = selected(c);
+    Ok(match c.node.op.as_str() {
+        "NonMaxSuppressionV3" => vec![sel],
+        "NonMaxSuppressionV4" => vec![sel, Some(vec![])],
+        _ => vec![sel.clone(), sel, Some(vec![])],
+    })
+}
+
+pub(super) fn register(r: &mut OpRegistry) {
+    r.add(
+        op("DrawBoundingBoxesV2")
+            .input("images: T")
+            .input("boxes: float")
+            .input("colors: float")
+            .output("output: T")
+            .attr("T: {float, half} = DT_FLOAT")
+            .shape_fn(crate::shape_fn::unchanged)
+            .build(),
+    );
+    for name in ["NonMaxSuppressionV3", "NonMaxSuppressionV4"] {
+        let mut b = op(name)
+            .input("boxes: T")
+            .input("scores: T")
+            .input("max_output_size: int32")
+            .input("iou_threshold: T_threshold")
+            .input("score_threshold: T_threshold")
+            .output("selected_indices: int32")
+            .attr("T: {half, float} = DT_FLOAT")
+            .attr("T_threshold: {half, float} = DT_FLOAT");
+        if name == "NonMaxSuppressionV4" {
+            b = b.output("valid_outputs: int32").attr("pad_to_max_output_size: bool = false");
+        }
+        r.add(b.shape_fn(nms_shape).build());
+    }
+    r.add(
+        op("NonMaxSuppressionV5")
+            .input("boxes: T")
+            .input("scores: T")
+            .input("max_output_size: int32")
+            .input("iou_threshold: T")
+            .input("score_threshold: T")
+            .input("soft_nms_sigma: T")
+            .output("selected_indices: int32")
+            .output("selected_scores: T")
+            .output("valid_outputs: int32")
+            .attr("T: {half, float} = DT_FLOAT")
+            .attr("pad_to_max_output_size: bool = false")
+            .shape_fn(nms_shape)
+            .build(),
+    );
+}
+
+/// `NonMaxSuppressionV3`: indices of the boxes kept, by decreasing score.
+pub fn non_max_suppression_v3(
+    s: &Scope,
+    boxes: Output,
+    scores: Output,
+    max_output_size: Output,
+    iou_threshold: Output,
+    score_threshold: Output,
+) -> Output {
+    s.op("NonMaxSuppressionV3")
+        .input(boxes)
+        .input(scores)
+        .input(max_output_size)
+        .input(iou_threshold)
+        .input(score_threshold)
+        .build()
+        .output(0)
+}
+
+/// `NonMaxSuppressionV5`: (selected_indices, selected_scores, valid_outputs).
+#[allow(clippy::too_many_arguments)]
+pub fn non_max_suppression_v5(
+    s: &Scope,
+    boxes: Output,
+    scores: Output,
+    max_output_size: Output,
+    iou_threshold: Output,
+    score_threshold: Output,
+    soft_nms_sigma: Output,
+    pad_to_max_output_size: bool,
+) -> Vec<Output> {
+    s.op("NonMaxSuppressionV5")
+        .input(boxes)
+        .input(scores)
+        .input(max_output_size)
+        .input(iou_threshold)
+        .input(score_threshold)
+        .input(soft_nms_sigma)
+        .attr("pad_to_max_output_size", attr::bool(pad_to_max_output_size))
+        .build()
+        .outputs()
+}

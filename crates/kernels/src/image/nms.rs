@@ -1,0 +1,206 @@
+//! `NonMaxSuppressionV3`, `V4` and `V5`: greedy selection of boxes by score, dropping those
+//! whose IoU with a selected box exceeds `iou_threshold`; V5 adds Soft-NMS (scores decay by
+//! `exp(-iou² / (2σ))`) and returns the selected scores.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{check_tensor_alloc, DataType, NodeAttrs, Status, Tensor};
+
+use super::common::dtype_attr;
+use crate::{OpContext, OpKernel};
+
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    index: usize,
+    score: f32,
+    begin: usize,
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Candidate {}
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Candidate {
+    /// Higher score first; among equal scores the lower index.
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.score.partial_cmp(&o.score).unwrap_or(Ordering::Equal).then_with(|| o.index.cmp(&self.index))
+    }
+}
+
+/// Intersection over union of boxes `i` and `j` (corners in any order; 0 for empty boxes).
+fn iou(b: &[f32], i: usize, j: usize) -> f32 {
+    let (bi, bj) = (&b[i * 4..i * 4 + 4], &b[j * 4..j * 4 + 4]);
+    let (ymin_i, xmin_i, ymax_i, xmax_i) = (bi[0].min(bi[2]), bi[1].min(bi[3]), bi[0].max(bi[2]), bi[1].max(bi[3]));
+    let (ymin_j, xmin_j, ymax_j, xmax_j) = (bj[0].min(bj[2]), bj[1].min(bj[3]), bj[0].max(bj[2]), bj[1].max(bj[3]));
+    let area_i = (ymax_i - ymin_i) * (xmax_i - xmin_i);
+    let area_j = (ymax_j - ymin_j) * (xmax_j - xmin_j);
+    if area_i <= 0.0 || area_j <= 0.0 {
+        return 0.0;
+    }
+    let ih = (ymax_i.min(ymax_j) - ymin_i.max(ymin_j)).max(0.0);
+    let iw = (xmax_i.min(xmax_j) - xmin_i.max(xmin_j)).max(0.0);
+    let inter = ih * iw;
+    inter / (area_i + area_j - inter)
+}
+
+/// The selected indices and their (possibly soft-suppressed) scores.
+fn suppress(
+    boxes: &[f32],
+    scores: &[f32],
+    max_out: usize,
+    iou_t: f32,
+    score_t: f32,
+    sigma: f32,
+) -> (Vec<i32>, Vec<f32>) {
+    let mut heap: BinaryHeap<Candidate> = scores
+        .iter()
+        .enumerate()
+        .filter(|&(_, &s)| s > score_t)
+        .map(|(index, &score)| Candidate { index, score, begin: 0 })
+        .collect();
+    // Soft-NMS (sigma > 0) only decays scores; plain NMS drops boxes above the threshold.
+    let soft = sigma > 0.0;
+    let scale = if soft { -0.5 / sigma } else { 0.0 };
+    let weight = |sim: f32| if soft || sim <= iou_t { (scale * sim * sim).exp() } else { 0.0 };
+    let (mut sel, mut sel_scores) = (Vec::<i32>::new(), Vec::new());
+    while sel.len() < max_out {
+        let Some(mut c) = heap.pop() else { break };
+        let original = c.score;
+        let mut hard = false;
+        for j in (c.begin..sel.len()).rev() {
+            let sim = iou(boxes, c.index, sel[j] as usize);
+            c.score *= weight(sim);
+            if !soft && sim > iou_t {
+                hard = true;
+                break;
+            }
+            if c.score <= score_t {
+                break;
+            }
+        }
+        c.begin = sel.len();
+        if hard {
+            continue;
+        }
+        if c.score == original {
+            sel.push(c.index as i32);
+            sel_scores.push(c.score);
+        } else if c.score > score_t {
+            heap.push(c);
+        }
+    }
+    (sel, sel_scores)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Version {
+    V3,
+    V4,
+    V5,
+}
+
+struct Nms {
+    version: Version,
+    pad: bool,
+}
+
+fn scalar(ctx: &OpContext, i: usize, what: &str) -> Result<Tensor, Status> {
+    let t = ctx.input(i)?;
+    if t.rank() != 0 {
+        return Err(ctx.error(format!("{what} must be 0-D, got shape {}", t.shape())));
+    }
+    Ok(t)
+}
+
+fn scalar_f32(ctx: &OpContext, i: usize, what: &str) -> Result<f32, Status> {
+    scalar(ctx, i, what)?.scalar_value::<f32>().map_err(|_| ctx.error(format!("{what} must be float")))
+}
+
+impl OpKernel for Nms {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let boxes = ctx.input(0)?;
+        let scores = ctx.input(1)?;
+        if boxes.rank() != 2 || boxes.dims()[1] != 4 {
+            return Err(ctx.error(format!("boxes must be 2-D with 4 columns, got shape {}", boxes.shape())));
+        }
+        let n = boxes.dims()[0];
+        if scores.rank() != 1 {
+            return Err(ctx.error(format!("scores must be 1-D, got shape {}", scores.shape())));
+        }
+        if scores.dims()[0] != n {
+            return Err(ctx.error(format!(
+                "scores has incompatible shape {} for boxes {}",
+                scores.shape(),
+                boxes.shape()
+            )));
+        }
+        let max_out = scalar(ctx, 2, "max_output_size")?
+            .scalar_value::<i32>()
+            .map_err(|_| ctx.error("max_output_size must be int32"))?;
+        if max_out < 0 {
+            return Err(ctx.error(format!("max_output_size must be non-negative, got {max_out}")));
+        }
+        let iou_t = scalar_f32(ctx, 3, "iou_threshold")?;
+        if !(0.0..=1.0).contains(&iou_t) {
+            return Err(ctx.error(format!("iou_threshold must be in [0, 1], got {iou_t}")));
+        }
+        let score_t = scalar_f32(ctx, 4, "score_threshold")?;
+        let sigma = if self.version == Version::V5 {
+            let s = scalar_f32(ctx, 5, "soft_nms_sigma")?;
+            if s.is_nan() || s < 0.0 {
+                return Err(ctx.error(format!("soft_nms_sigma must be non-negative, got {s}")));
+            }
+            s
+        } else {
+            0.0
+        };
+        let b = boxes.as_slice::<f32>()?;
+        let s = scores.as_slice::<f32>()?;
+        let (mut sel, mut sel_scores) = suppress(b, s, max_out as usize, iou_t, score_t, sigma);
+        let valid = sel.len() as i32;
+        if self.pad {
+            check_tensor_alloc(&[max_out as usize], DataType::Int32)?;
+            sel.resize(max_out as usize, 0);
+            sel_scores.resize(max_out as usize, 0.0);
+        }
+        ctx.set_output(0, Tensor::vec(sel))?;
+        match self.version {
+            Version::V3 => Ok(()),
+            Version::V4 => ctx.set_output(1, Tensor::scalar(valid)),
+            Version::V5 => {
+                ctx.set_output(1, Tensor::vec(sel_scores))?;
+                ctx.set_output(2, Tensor::scalar(valid))
+            }
+        }
+    }
+}
+
+fn factory(node: &NodeDef, version: Version) -> Result<Box<dyn OpKernel>, Status> {
+    dtype_attr(node, "T", |d| d == DataType::Float)?;
+    if version != Version::V5 {
+        dtype_attr(node, "T_threshold", |d| d == DataType::Float)?;
+    }
+    let pad = version != Version::V3 && node.attr_bool("pad_to_max_output_size")?;
+    Ok(Box::new(Nms { version, pad }))
+}
+
+pub(crate) fn v3_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    factory(node, Version::V3)
+}
+
+pub(crate) fn v4_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    factory(node, Version::V4)
+}
+
+pub(crate) fn v5_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    factory(node, Version::V5)
+}

@@ -1,0 +1,97 @@
+//! `ResizeArea`: each output pixel is the area-weighted mean of the input pixels its
+//! footprint covers (legacy coordinates; `align_corners` only changes the scale).
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, Status, Tensor};
+
+use super::common::{as_f32, dtype_attr, for_rows, is_real, resize_input, resize_scale, size_input, zeros};
+use crate::{OpContext, OpKernel};
+
+/// One output coordinate's footprint: input cells `start..end` (clamped when read), the
+/// coverage of the first and last cell (the others count 1).
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: i64,
+    end: i64,
+    first: f32,
+    last: f32,
+}
+
+/// Coverage of cell `v` by `[a, b)` (cells of a footprint of size `scale`).
+fn coverage(v: i64, a: f32, b: f32, scale: f32) -> f32 {
+    let vf = v as f32;
+    if vf < a {
+        if vf + 1.0 > b {
+            scale
+        } else {
+            vf + 1.0 - a
+        }
+    } else if vf + 1.0 > b {
+        b - vf
+    } else {
+        1.0
+    }
+}
+
+fn spans(out: usize, scale: f32) -> Vec<Span> {
+    (0..out)
+        .map(|i| {
+            let a = i as f32 * scale;
+            let b = (i + 1) as f32 * scale;
+            let start = a.floor() as i64;
+            let end = (b.ceil() as i64).max(start + 1);
+            Span { start, end, first: coverage(start, a, b, scale), last: coverage(end - 1, a, b, scale) }
+        })
+        .collect()
+}
+
+struct ResizeArea {
+    align_corners: bool,
+}
+
+impl OpKernel for ResizeArea {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let img = ctx.input(0)?;
+        let [n, ih, iw, c] = resize_input(ctx, &img)?;
+        let (oh, ow) = size_input(ctx, 1, "size")?;
+        let dims = [n, oh, ow, c];
+        let mut out = zeros::<f32>(&dims, DataType::Float)?;
+        let x = as_f32(ctx, &img)?;
+        let (hs, ws) = (resize_scale(ih, oh, self.align_corners), resize_scale(iw, ow, self.align_corners));
+        let norm = (1.0f64 / f64::from(hs * ws)) as f32;
+        let (ys, xs) = (spans(oh, hs), spans(ow, ws));
+        let bound = |v: i64, limit: usize| v.clamp(0, limit as i64 - 1) as usize;
+        let row_len = iw * c;
+        for_rows(&mut out, ow * c, |r, row| {
+            let (b, y) = (r / oh, r % oh);
+            let sy = ys[y];
+            let (a, bb) = (y as f32 * hs, (y + 1) as f32 * hs);
+            row.iter_mut().for_each(|v| *v = 0.0);
+            for i in sy.start..sy.end {
+                let wy = coverage(i, a, bb, hs);
+                let src = &x[(b * ih + bound(i, ih)) * row_len..][..row_len];
+                for (o, sx) in row.chunks_exact_mut(c).zip(&xs) {
+                    let first = &src[bound(sx.start, iw) * c..][..c];
+                    for k in 0..c {
+                        let mut sum = first[k] * sx.first;
+                        if sx.start + 1 != sx.end {
+                            for xi in sx.start + 1..sx.end - 1 {
+                                sum += src[bound(xi, iw) * c + k];
+                            }
+                            sum += src[bound(sx.end - 1, iw) * c + k] * sx.last;
+                        }
+                        o[k] += sum * wy;
+                    }
+                }
+            }
+            row.iter_mut().for_each(|v| *v *= norm);
+        });
+        ctx.set_output(0, Tensor::new(dims.to_vec(), out)?)
+    }
+}
+
+pub(crate) fn area_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    use ferroflow_core::NodeAttrs;
+    dtype_attr(node, "T", is_real)?;
+    Ok(Box::new(ResizeArea { align_corners: node.attr_bool("align_corners")? }))
+}
