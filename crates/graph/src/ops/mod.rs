@@ -28,7 +28,9 @@ pub use io::*;
 pub use math::*;
 pub use nn::*;
 pub use random::*;
+pub use sparse::*;
 pub use state::*;
+pub use string::*;
 pub use training::*;
 
 use crate::registry::OpRegistry;
