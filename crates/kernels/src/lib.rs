@@ -21,6 +21,7 @@ pub mod real;
 mod registry;
 mod rendezvous;
 mod resource;
+pub mod sparse;
 pub mod state;
 pub mod step_trace;
 pub mod string;

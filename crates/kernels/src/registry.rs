@@ -80,6 +80,7 @@ fn build() -> KernelRegistry {
     crate::data_flow::register(&mut r);
     crate::summary::register(&mut r);
     crate::string::register(&mut r);
+    crate::sparse::register(&mut r);
     crate::decode::register(&mut r);
     crate::image::register(&mut r);
     r

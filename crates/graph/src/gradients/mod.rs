@@ -17,6 +17,7 @@ mod nn_grad;
 mod nn_grad_conv;
 mod nn_grad_matmul;
 mod registry;
+mod sparse_grad;
 mod table;
 mod tensor_array_grad;
 

@@ -203,4 +203,6 @@ pub(super) fn register(r: &mut GradRegistry) {
     for op in ["Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration"] {
         r.add(op, control_flow::loop_grad);
     }
+    // Segment reductions and sparse ops. (sparse_grad.rs)
+    super::sparse_grad::register(r);
 }

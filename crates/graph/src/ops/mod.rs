@@ -33,7 +33,9 @@ pub use math::*;
 pub use nn::*;
 pub use random::*;
 pub use random_stateless::*;
+pub use sparse::*;
 pub use state::*;
+pub use string::*;
 pub use training::*;
 
 use crate::registry::OpRegistry;

@@ -1,6 +1,12 @@
 //! String ops that TensorFlow's `Saver` graphs use: `StringJoin`, `StaticRegexFullMatch`,
 //! `RegexFullMatch`, `ShardedFilename`, `ShardedFilespec`; and two of input pipelines:
-//! `StringLength`, `DecodeRaw`.
+//! `StringLength`, `DecodeRaw`. The preprocessing string ops are in `text.rs`, the parsers
+//! (`ParseExampleV2`, `ParseSingleExample`, `DecodeCSV`) in `parse.rs`.
+
+mod parse;
+mod text;
+
+pub use text::*;
 
 use ferroflow_core::Status;
 
@@ -27,6 +33,8 @@ fn join_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
+    parse::register(r);
+    text::register(r);
     r.add(
         op("StringJoin")
             .input("inputs: N * string")

@@ -1,7 +1,11 @@
-//! String kernels that TensorFlow's `Saver` graphs use: `StringJoin`, `StaticRegexFullMatch`,
-//! `RegexFullMatch`, `ShardedFilename` and `ShardedFilespec` (the sharded saver builds its
-//! temporary shard prefix with `StringJoin(prefix, Select(StaticRegexFullMatch(prefix,
-//! "^s3://.*"), ".part", "_temp/part"))` and names each shard with `ShardedFilename`).
+//! String kernels. Here: the ones TensorFlow's `Saver` graphs use: `StringJoin`,
+//! `StaticRegexFullMatch`, `RegexFullMatch`, `ShardedFilename` and `ShardedFilespec` (the
+//! sharded saver builds its temporary shard prefix with `StringJoin(prefix,
+//! Select(StaticRegexFullMatch(prefix, "^s3://.*"), ".part", "_temp/part"))` and names each
+//! shard with `ShardedFilename`). In the submodules: hash buckets (`hash_bucket.rs`, with
+//! FarmHash and SipHash in `farmhash.rs`), case and strip (`case.rs`), splits (`split.rs`),
+//! `Substr`, conversions and base64 (`convert.rs`), regex replacement, `DecodeCSV` and the
+//! `tf.train.Example` parsers (`parse_example.rs`, `example_proto.rs`).
 //! Strings are byte strings, as in TensorFlow; patterns use RE2 syntax, which the `regex`
 //! crate follows.
 
@@ -11,14 +15,27 @@ use regex::bytes::Regex;
 
 use crate::{KernelRegistry, OpContext, OpKernel};
 
-fn strings<'a>(ctx: &OpContext, what: &str, t: &'a Tensor) -> Result<&'a [Vec<u8>], Status> {
+mod case;
+mod convert;
+mod csv;
+mod example_proto;
+mod farmhash;
+mod hash_bucket;
+mod parse_example;
+mod regex_replace;
+mod split;
+mod substr;
+
+pub use farmhash::{fingerprint64, siphash24};
+
+pub(crate) fn strings<'a>(ctx: &OpContext, what: &str, t: &'a Tensor) -> Result<&'a [Vec<u8>], Status> {
     match t.storage() {
         Storage::Str(v) => Ok(v),
         _ => Err(ctx.error(format!("{what} must be a string tensor, got {}", t.dtype()))),
     }
 }
 
-fn string_tensor(shape: Shape, v: Vec<Vec<u8>>) -> Result<Tensor, Status> {
+pub(crate) fn string_tensor(shape: Shape, v: Vec<Vec<u8>>) -> Result<Tensor, Status> {
     Tensor::from_storage(shape, Storage::Str(v))
 }
 
@@ -159,6 +176,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("RegexFullMatch", |_| Ok(Box::new(RegexFullMatch)));
     r.add("ShardedFilename", |_| Ok(Box::new(ShardedFilename)));
     r.add("ShardedFilespec", |_| Ok(Box::new(ShardedFilespec)));
+    ferroflow_core::register_modules! { r: case, convert, csv, hash_bucket, parse_example, regex_replace, split, substr }
 }
 
 #[cfg(test)]

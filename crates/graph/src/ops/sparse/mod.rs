@@ -2,7 +2,16 @@
 //! sparse optimizer updates build them: `DynamicPartition` (`ParallelDynamicStitch` is
 //! defined beside `DynamicStitch`), `Unique`, `ResourceGather`, `DisableCopyOnRead`, `Scatter{Add,Sub,Update}`,
 //! `ResourceScatter{Add,Sub,Update}`. The sparse optimizer updates (`SparseApplyAdagrad`, …)
-//! are defined with their dense forms in `training.rs`.
+//! are defined with their dense forms in `training.rs`. The segment reductions are in
+//! `segment.rs`, the sparse-tensor ops in `sparse_tensor.rs` and `combine.rs`.
+
+mod combine;
+mod segment;
+mod sparse_tensor;
+
+pub use combine::*;
+pub use segment::*;
+pub use sparse_tensor::*;
 
 use ferroflow_core::{NodeAttrs, Status};
 
@@ -48,6 +57,9 @@ fn first_input(c: &ShapeCtx) -> R {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
+    combine::register(r);
+    segment::register(r);
+    sparse_tensor::register(r);
     r.add(
         op("DynamicPartition")
             .input("data: T")
@@ -135,5 +147,49 @@ mod tests {
         assert_eq!(inputs, ["var", "accum", "lr", "grad", "indices"]);
         assert!(d.outputs.is_empty() && d.stateful);
         assert!(r.get("SparseApplyAdagrad").unwrap().inputs[0].is_ref);
+    }
+
+    #[test]
+    fn segment_and_sparse_ops_have_tensorflow_signatures() {
+        let r = op_registry();
+        let names = |d: &crate::op_def::OpDef| -> Vec<String> { d.inputs.iter().map(|a| a.name.clone()).collect() };
+        let d = r.get("SparseSegmentMeanWithNumSegments").unwrap();
+        assert_eq!(names(d), ["data", "indices", "segment_ids", "num_segments"]);
+        let attrs: Vec<&str> = d.attrs.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(attrs, ["T", "Tidx", "Tnumsegments", "Tsegmentids", "sparse_gradient"]);
+        assert_eq!(names(r.get("SparseSegmentSqrtNGrad").unwrap()), ["grad", "indices", "segment_ids", "output_dim0"]);
+        assert_eq!(r.get("SparseSegmentSumGradV2").unwrap().outputs.len(), 2);
+        assert_eq!(names(r.get("SparseFillEmptyRows").unwrap()), ["indices", "values", "dense_shape", "default_value"]);
+        assert_eq!(r.get("SparseFillEmptyRows").unwrap().outputs.len(), 4);
+        for op in [
+            "SegmentSum",
+            "SegmentProd",
+            "UnsortedSegmentMin",
+            "SparseToDense",
+            "SparseReshape",
+            "SparseReorder",
+            "SparseTensorDenseMatMul",
+            "SparseTensorDenseAdd",
+            "SparseConcat",
+            "SparseSlice",
+            "SparseAdd",
+            "SparseReduceSum",
+            "SparseSoftmax",
+            "SparseCross",
+            "SparseCrossV2",
+            "SparseCrossHashed",
+            "Bincount",
+            "DenseBincount",
+            "SparseBincount",
+            "StringToHashBucketFast",
+            "StringSplitV2",
+            "Substr",
+            "AsString",
+            "DecodeCSV",
+            "ParseExampleV2",
+            "ParseSingleExample",
+        ] {
+            assert!(r.get(op).is_some(), "{op}");
+        }
     }
 }

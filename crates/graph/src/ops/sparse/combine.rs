@@ -1,0 +1,217 @@
+//! `SparseConcat`, `SparseSlice`, `SparseAdd`, `SparseReduceSum`, `SparseSoftmax`, and the
+//! feature-column crosses `SparseCross`, `SparseCrossV2`, `SparseCrossHashed` (their
+//! `sparse_types`/`dense_types` are `list(type)` here: the op-def parser has no allowed set
+//! for list attrs; the kernel accepts int64 and string only).
+
+use ferroflow_core::{attr, NodeAttrs, Status};
+
+use super::segment::{const_ints, want_rank};
+use crate::op_def::op;
+use crate::registry::OpRegistry;
+use crate::scope::{Output, Scope};
+use crate::shape_fn::{Dims, ShapeCtx};
+
+type R = Result<Vec<Dims>, Status>;
+
+const NUMBER: &str = "T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, \
+                      bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64}";
+
+/// A sparse result: `[-1, rank]` indices, `[-1]` values, `[rank]` shape (rank from input
+/// `shape_at`'s length).
+fn sparse_result(c: &ShapeCtx, shape_at: usize) -> R {
+    let r = c.input(shape_at).and_then(|d| d.first().copied()).unwrap_or(-1);
+    Ok(vec![Some(vec![-1, r]), Some(vec![-1]), Some(vec![r])])
+}
+
+fn concat_shape(c: &ShapeCtx) -> R {
+    let n = c.node.attr_int("N")?.max(1) as usize;
+    sparse_result(c, 2 * n)
+}
+
+fn slice_shape(c: &ShapeCtx) -> R {
+    sparse_result(c, 2)
+}
+
+fn add_shape(c: &ShapeCtx) -> R {
+    want_rank(c, 6, 0)?;
+    sparse_result(c, 2)
+}
+
+fn reduce_shape(c: &ShapeCtx) -> R {
+    let keep = c.node.attr_bool("keep_dims").unwrap_or(false);
+    let (Some(shape), Some(axes)) = (const_ints(c, 2), const_ints(c, 3)) else { return Ok(vec![None]) };
+    let r = shape.len() as i64;
+    let red = |k: i64| axes.iter().any(|&a| a == k || a + r == k);
+    let out = (0..r).filter_map(|k| if red(k) { keep.then_some(1) } else { Some(shape[k as usize]) }).collect();
+    Ok(vec![Some(out)])
+}
+
+fn cross_shape(_: &ShapeCtx) -> R {
+    Ok(vec![Some(vec![-1, 2]), Some(vec![-1]), Some(vec![2])])
+}
+
+fn softmax_shape(c: &ShapeCtx) -> R {
+    want_rank(c, 1, 1)?;
+    Ok(vec![c.input(1)])
+}
+
+pub(crate) fn register(r: &mut OpRegistry) {
+    r.add(
+        op("SparseConcat")
+            .input("indices: N * int64")
+            .input("values: N * T")
+            .input("shapes: N * int64")
+            .output("output_indices: int64")
+            .output("output_values: T")
+            .output("output_shape: int64")
+            .attr("concat_dim: int")
+            .attr("N: int >= 2")
+            .attr("T: type")
+            .shape_fn(concat_shape)
+            .build(),
+    );
+    r.add(
+        op("SparseSlice")
+            .input("indices: int64")
+            .input("values: T")
+            .input("shape: int64")
+            .input("start: int64")
+            .input("size: int64")
+            .output("output_indices: int64")
+            .output("output_values: T")
+            .output("output_shape: int64")
+            .attr("T: type")
+            .shape_fn(slice_shape)
+            .build(),
+    );
+    r.add(
+        op("SparseAdd")
+            .input("a_indices: int64")
+            .input("a_values: T")
+            .input("a_shape: int64")
+            .input("b_indices: int64")
+            .input("b_values: T")
+            .input("b_shape: int64")
+            .input("thresh: Treal")
+            .output("sum_indices: int64")
+            .output("sum_values: T")
+            .output("sum_shape: int64")
+            .attr(NUMBER)
+            .attr("Treal: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}")
+            .shape_fn(add_shape)
+            .build(),
+    );
+    r.add(
+        op("SparseReduceSum")
+            .input("input_indices: int64")
+            .input("input_values: T")
+            .input("input_shape: int64")
+            .input("reduction_axes: int32")
+            .output("output: T")
+            .attr("keep_dims: bool = false")
+            .attr(NUMBER)
+            .shape_fn(reduce_shape)
+            .build(),
+    );
+    let cross = |name: &str| {
+        op(name)
+            .input("indices: N * int64")
+            .input("values: sparse_types")
+            .input("shapes: N * int64")
+            .input("dense_inputs: dense_types")
+    };
+    r.add(
+        cross("SparseCross")
+            .output("output_indices: int64")
+            .output("output_values: out_type")
+            .output("output_shape: int64")
+            .attr("N: int >= 0")
+            .attr("hashed_output: bool")
+            .attr("num_buckets: int >= 0")
+            .attr("hash_key: int")
+            .attr("sparse_types: list(type) >= 0")
+            .attr("dense_types: list(type) >= 0")
+            .attr("out_type: {int64, string}")
+            .attr("internal_type: {int64, string}")
+            .shape_fn(cross_shape)
+            .build(),
+    );
+    r.add(
+        cross("SparseCrossV2")
+            .input("sep: string")
+            .output("output_indices: int64")
+            .output("output_values: string")
+            .output("output_shape: int64")
+            .attr("N: int >= 0")
+            .attr("sparse_types: list(type) >= 0")
+            .attr("dense_types: list(type) >= 0")
+            .shape_fn(cross_shape)
+            .build(),
+    );
+    r.add(
+        cross("SparseCrossHashed")
+            .input("num_buckets: int64")
+            .input("strong_hash: bool")
+            .input("salt: int64")
+            .output("output_indices: int64")
+            .output("output_values: int64")
+            .output("output_shape: int64")
+            .attr("N: int >= 0")
+            .attr("sparse_types: list(type) >= 0")
+            .attr("dense_types: list(type) >= 0")
+            .shape_fn(cross_shape)
+            .build(),
+    );
+    r.add(
+        op("SparseSoftmax")
+            .input("sp_indices: int64")
+            .input("sp_values: T")
+            .input("sp_shape: int64")
+            .output("output: T")
+            .attr("T: {half, float, double}")
+            .shape_fn(softmax_shape)
+            .build(),
+    );
+}
+
+/// `SparseConcat` along `concat_dim`: (indices, values, shape).
+pub fn sparse_concat(
+    s: &Scope,
+    indices: Vec<Output>,
+    values: Vec<Output>,
+    shapes: Vec<Output>,
+    concat_dim: i64,
+) -> (Output, Output, Output) {
+    let o = s
+        .op("SparseConcat")
+        .input_list(indices)
+        .input_list(values)
+        .input_list(shapes)
+        .attr("concat_dim", attr::int(concat_dim))
+        .build();
+    (o.output(0), o.output(1), o.output(2))
+}
+
+/// `SparseReduceSum` over `axes` (an int32 vector), dense.
+pub fn sparse_reduce_sum(
+    s: &Scope,
+    indices: Output,
+    values: Output,
+    shape: Output,
+    axes: Output,
+    keep: bool,
+) -> Output {
+    s.op("SparseReduceSum")
+        .input(indices)
+        .input(values)
+        .input(shape)
+        .input(axes)
+        .attr("keep_dims", attr::bool(keep))
+        .build()
+        .output(0)
+}
+
+/// `SparseSoftmax` over the last dimension.
+pub fn sparse_softmax(s: &Scope, indices: Output, values: Output, shape: Output) -> Output {
+    s.op("SparseSoftmax").input(indices).input(values).input(shape).build().output(0)
+}

@@ -1,0 +1,146 @@
+//! `SparseFillEmptyRows`: every empty row of a 2-D (or higher) sparse tensor gets one entry
+//! `[row, 0, ...]` with `default_value`; the output is ordered by row (within a row, in
+//! input order), with the map from each input entry to its output position.
+//! `SparseFillEmptyRowsGrad`: the values' gradient through that map, and the default
+//! value's (the sum of the gradients of the filled entries).
+
+use ferroflow_core::{DataType, Shape, Status, Tensor, TensorType};
+
+use super::elem::SegElem;
+use super::util::{check_values, indices_matrix, shape_vector};
+use crate::array::util::{check_alloc, index_vec};
+use crate::dispatch::dispatch;
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+fn fill_values<T: TensorType + Clone>(
+    values: &Tensor,
+    default: &Tensor,
+    order: &[Option<usize>],
+) -> Result<Tensor, Status> {
+    let v = values.as_slice::<T>()?;
+    let d = &default.as_slice::<T>()?[0];
+    let out: Vec<T> = order.iter().map(|o| o.map_or_else(|| d.clone(), |i| v[i].clone())).collect();
+    Tensor::new(Shape::new(vec![order.len()]), out)
+}
+
+struct SparseFillEmptyRows;
+
+impl OpKernel for SparseFillEmptyRows {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let idx = indices_matrix(ctx, "indices", &ctx.input(0)?)?;
+        let values = ctx.input(1)?;
+        let shape = shape_vector(ctx, "dense_shape", &ctx.input(2)?)?;
+        let default = ctx.input(3)?;
+        if default.rank() != 0 {
+            return Err(ctx.error(format!("default_value must be a scalar, got shape {}", default.shape())));
+        }
+        check_values(ctx, "values", &values, idx.n)?;
+        if values.dtype() != default.dtype() {
+            return Err(ctx.error("values and default_value must have one dtype"));
+        }
+        if shape.is_empty() {
+            return Err(ctx.error("dense_shape must not be empty"));
+        }
+        if idx.rank != shape.len() {
+            return Err(ctx.error(format!(
+                "indices must have {} columns (the rank of dense_shape), got {}",
+                shape.len(),
+                idx.rank
+            )));
+        }
+        let rows =
+            usize::try_from(shape[0]).map_err(|_| ctx.error(format!("dense_shape[0] is negative: {}", shape[0])))?;
+        if rows == 0 && idx.n > 0 {
+            return Err(
+                ctx.error(format!("Received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = {}", idx.n))
+            );
+        }
+        check_alloc(&[rows], DataType::Bool).map_err(|e| ctx.error_with(e))?;
+        let mut count = vec![0usize; rows];
+        for i in 0..idx.n {
+            let r = idx.row(i)[0];
+            if r < 0 || r as u64 >= rows as u64 {
+                return Err(ctx.error(format!("indices({i}, 0) is invalid: {r} >= {rows}")));
+            }
+            count[r as usize] += 1;
+        }
+        let empty: Vec<bool> = count.iter().map(|&c| c == 0).collect();
+        // Output position of each row's first entry.
+        let mut start = Vec::with_capacity(rows);
+        let mut total = 0usize;
+        for &c in &count {
+            start.push(total);
+            total += c.max(1);
+        }
+        check_alloc(&[total, idx.rank], DataType::Int64).map_err(|e| ctx.error_with(e))?;
+        let mut order: Vec<Option<usize>> = vec![None; total];
+        let mut out_idx = vec![0i64; total * idx.rank];
+        let mut reverse = vec![0i64; idx.n];
+        let mut next = start.clone();
+        for i in 0..idx.n {
+            let r = idx.row(i)[0] as usize;
+            let p = next[r];
+            next[r] += 1;
+            order[p] = Some(i);
+            out_idx[p * idx.rank..(p + 1) * idx.rank].copy_from_slice(idx.row(i));
+            reverse[i] = p as i64;
+        }
+        for (r, &e) in empty.iter().enumerate() {
+            if e {
+                out_idx[start[r] * idx.rank] = r as i64;
+            }
+        }
+        let out_values = ferroflow_core::with_dtype!(values.dtype(), T => fill_values::<T>(&values, &default, &order))?;
+        ctx.set_output(0, Tensor::new(Shape::new(vec![total, idx.rank]), out_idx)?)?;
+        ctx.set_output(1, out_values)?;
+        ctx.set_output(2, Tensor::new(Shape::new(vec![rows]), empty)?)?;
+        ctx.set_output(3, Tensor::new(Shape::new(vec![idx.n]), reverse)?)
+    }
+}
+
+fn grad_typed<T: SegElem>(map: &[usize], grad: &Tensor) -> Result<(Tensor, Tensor), Status> {
+    let g = grad.as_slice::<T>()?;
+    let mut used = vec![false; g.len()];
+    let d: Vec<T> = map
+        .iter()
+        .map(|&p| {
+            used[p] = true;
+            g[p]
+        })
+        .collect();
+    let rest = g.iter().zip(&used).filter(|(_, &u)| !u).fold(T::ZERO, |a, (&v, _)| a.add(v));
+    Ok((Tensor::new(Shape::new(vec![map.len()]), d)?, Tensor::scalar(rest)))
+}
+
+struct SparseFillEmptyRowsGrad;
+
+impl OpKernel for SparseFillEmptyRowsGrad {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let (m, grad) = (ctx.input(0)?, ctx.input(1)?);
+        if m.rank() != 1 {
+            return Err(ctx.error(format!("reverse_index_map must be a vector, saw: {}", m.shape())));
+        }
+        if grad.rank() != 1 {
+            return Err(ctx.error(format!("grad_values must be a vector, saw: {}", grad.shape())));
+        }
+        let n = grad.dims()[0];
+        let map = index_vec(&m).map_err(|e| ctx.error(e.message))?;
+        let mut slots = Vec::with_capacity(map.len());
+        for (i, &p) in map.iter().enumerate() {
+            if p < 0 || p as u64 >= n as u64 {
+                return Err(
+                    ctx.error(format!("Elements in reverse index must be in [0, {n}) but got {p} at index {i}"))
+                );
+            }
+            slots.push(p as usize);
+        }
+        let (d, dd) = dispatch!(grad.dtype(), ctx, [f32, f64, i32, i64], |T| grad_typed::<T>(&slots, &grad))?;
+        ctx.set_output(0, d)?;
+        ctx.set_output(1, dd)
+    }
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("SparseFillEmptyRows", |_| Ok(Box::new(SparseFillEmptyRows)));
+    r.add("SparseFillEmptyRowsGrad", |_| Ok(Box::new(SparseFillEmptyRowsGrad)));
+}

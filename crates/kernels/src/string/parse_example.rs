@@ -1,0 +1,271 @@
+//! `ParseExampleV2` and `ParseSingleExample`: `tf.train.Example` protos to dense tensors
+//! (fixed shapes, with defaults when a feature is missing) and sparse tensors (indices,
+//! values, dense shape per key). Ragged outputs and variable-length dense features are not
+//! implemented (Unimplemented).
+
+use std::collections::HashMap;
+
+use ferroflow_core::proto::attr_value::Value as AV;
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{shape_proto_dims, DataType, NodeAttrs, Shape, Status, Storage, Tensor};
+
+use super::example_proto::{parse_example, Feature};
+use super::strings;
+use crate::array::util::check_alloc;
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+struct Config {
+    sparse_types: Vec<DataType>,
+    dense_types: Vec<DataType>,
+    dense_shapes: Vec<Vec<usize>>,
+    /// `ParseSingleExample`: the keys are attrs and the input a scalar.
+    single: Option<(Vec<Vec<u8>>, Vec<Vec<u8>>)>,
+}
+
+fn type_name(t: DataType) -> &'static str {
+    match t {
+        DataType::Float => "float",
+        DataType::Int64 => "int64",
+        _ => "string",
+    }
+}
+
+/// Appends `f`'s values to `out` (of dtype `t`), or the mismatch error text.
+fn append(f: &Feature, t: DataType, out: &mut Storage) -> Result<(), &'static str> {
+    match (f, out) {
+        (Feature::Empty, _) => Ok(()),
+        (Feature::Float(v), Storage::F32(o)) if t == DataType::Float => {
+            o.extend_from_slice(v);
+            Ok(())
+        }
+        (Feature::Int64(v), Storage::I64(o)) if t == DataType::Int64 => {
+            o.extend_from_slice(v);
+            Ok(())
+        }
+        (Feature::Bytes(v), Storage::Str(o)) if t == DataType::String => {
+            o.extend(v.iter().cloned());
+            Ok(())
+        }
+        (f, _) => Err(f.type_name()),
+    }
+}
+
+fn empty_storage(t: DataType) -> Storage {
+    match t {
+        DataType::Float => Storage::F32(Vec::new()),
+        DataType::Int64 => Storage::I64(Vec::new()),
+        _ => Storage::Str(Vec::new()),
+    }
+}
+
+fn storage_len(s: &Storage) -> usize {
+    match s {
+        Storage::F32(v) => v.len(),
+        Storage::I64(v) => v.len(),
+        Storage::Str(v) => v.len(),
+        _ => 0,
+    }
+}
+
+struct ParseExample {
+    cfg: Config,
+}
+
+impl OpKernel for ParseExample {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let cfg = &self.cfg;
+        let serialized = ctx.input(0)?;
+        let (sparse_keys, dense_keys, first_default) = match &cfg.single {
+            Some((s, d)) => (s.clone(), d.clone(), 1),
+            None => {
+                let keys = |i: usize, what: &str| -> Result<Vec<Vec<u8>>, Status> {
+                    let t = ctx.input(i)?;
+                    Ok(strings(ctx, what, &t)?.to_vec())
+                };
+                let ragged = ctx.input(4)?;
+                if ragged.num_elements() > 0 {
+                    return Err(Status::unimplemented(format!(
+                        "node '{}': ParseExampleV2 with ragged_keys is not implemented",
+                        ctx.node().name
+                    )));
+                }
+                (keys(2, "sparse_keys")?, keys(3, "dense_keys")?, 5)
+            }
+        };
+        if sparse_keys.len() != cfg.sparse_types.len() || dense_keys.len() != cfg.dense_types.len() {
+            return Err(ctx.error(format!(
+                "Expected len(sparse_keys) == num_sparse ({}) and len(dense_keys) == len(Tdense) ({})",
+                cfg.sparse_types.len(),
+                cfg.dense_types.len()
+            )));
+        }
+        let scalar = serialized.rank() == 0;
+        if serialized.rank() > 1 || (cfg.single.is_some() && !scalar) {
+            return Err(
+                ctx.error(format!("Expected serialized to be a scalar or vector, got shape {}", serialized.shape()))
+            );
+        }
+        let records = strings(ctx, "serialized", &serialized)?;
+        let examples = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| parse_example(r).map_err(|e| ctx.error(format!("{e} (example {i})"))))
+            .collect::<Result<Vec<HashMap<Vec<u8>, Feature>>, _>>()?;
+        let batch = examples.len();
+        let key_str = |k: &[u8]| String::from_utf8_lossy(k).into_owned();
+        // Dense outputs.
+        let mut dense_out = Vec::with_capacity(dense_keys.len());
+        for (d, key) in dense_keys.iter().enumerate() {
+            let t = cfg.dense_types[d];
+            let shape = &cfg.dense_shapes[d];
+            let per: usize = shape.iter().product();
+            let default = ctx.input(first_default + d)?;
+            if default.dtype() != t {
+                return Err(ctx.error(format!("dense_defaults[{d}] is {} but Tdense[{d}] is {t}", default.dtype())));
+            }
+            if default.num_elements() != 0 && default.num_elements() != per {
+                return Err(ctx.error(format!(
+                    "Key: {}.  dense_defaults[{d}] has {} values but the dense shape needs {per}",
+                    key_str(key),
+                    default.num_elements()
+                )));
+            }
+            let mut dims = if scalar { vec![] } else { vec![batch] };
+            dims.extend_from_slice(shape);
+            check_alloc(&dims, t).map_err(|e| ctx.error_with(e))?;
+            let mut out = empty_storage(t);
+            for (i, ex) in examples.iter().enumerate() {
+                match ex.get(key).filter(|f| !matches!(f, Feature::Empty)) {
+                    Some(f) => {
+                        if f.len() != per {
+                            return Err(ctx.error(format!(
+                                "Name: <unknown>, Key: {}, Index: {i}.  Number of {} values != expected.  Values size: \
+                                 {} but output shape: {shape:?}",
+                                key_str(key),
+                                type_name(t),
+                                f.len()
+                            )));
+                        }
+                        append(f, t, &mut out).map_err(|got| {
+                            ctx.error(format!(
+                                "Name: <unknown>, Key: {}, Index: {i}.  Data types don't match. Data type: {got} but \
+                                 expected type: {}",
+                                key_str(key),
+                                type_name(t)
+                            ))
+                        })?;
+                    }
+                    None if default.num_elements() == 0 => {
+                        return Err(ctx.error(format!(
+                            "Name: <unknown>, Feature: {} (data type: {}) is required but could not be found.",
+                            key_str(key),
+                            type_name(t)
+                        )))
+                    }
+                    None => match (&mut out, default.storage()) {
+                        (Storage::F32(o), Storage::F32(v)) => o.extend_from_slice(v),
+                        (Storage::I64(o), Storage::I64(v)) => o.extend_from_slice(v),
+                        (Storage::Str(o), Storage::Str(v)) => o.extend(v.iter().cloned()),
+                        _ => return Err(ctx.error(format!("dense_defaults[{d}] has the wrong dtype"))),
+                    },
+                }
+            }
+            dense_out.push(Tensor::from_storage(Shape::new(dims), out)?);
+        }
+        // Sparse outputs.
+        let mut sparse_out = Vec::with_capacity(sparse_keys.len());
+        for (s, key) in sparse_keys.iter().enumerate() {
+            let t = cfg.sparse_types[s];
+            let mut vals = empty_storage(t);
+            let mut idx = Vec::new();
+            let mut widest = 0usize;
+            for (i, ex) in examples.iter().enumerate() {
+                let Some(f) = ex.get(key) else { continue };
+                let before = storage_len(&vals);
+                append(f, t, &mut vals).map_err(|got| {
+                    ctx.error(format!(
+                        "Name: <unknown>, Key: {}, Index: {i}.  Data types don't match. Expected type: {}, Actual \
+                         type: {got}",
+                        key_str(key),
+                        type_name(t)
+                    ))
+                })?;
+                let n = storage_len(&vals) - before;
+                widest = widest.max(n);
+                for j in 0..n {
+                    if !scalar {
+                        idx.push(i as i64);
+                    }
+                    idx.push(j as i64);
+                }
+            }
+            let nnz = storage_len(&vals);
+            let r = if scalar { 1 } else { 2 };
+            let shape: Vec<i64> = if scalar { vec![widest as i64] } else { vec![batch as i64, widest as i64] };
+            sparse_out.push((
+                Tensor::new(Shape::new(vec![nnz, r]), idx)?,
+                Tensor::from_storage(Shape::new(vec![nnz]), vals)?,
+                Tensor::new(Shape::new(vec![r]), shape)?,
+            ));
+        }
+        let ns = sparse_out.len();
+        for (k, (i, v, s)) in sparse_out.into_iter().enumerate() {
+            ctx.set_output(k, i)?;
+            ctx.set_output(ns + k, v)?;
+            ctx.set_output(2 * ns + k, s)?;
+        }
+        for (k, d) in dense_out.into_iter().enumerate() {
+            ctx.set_output(3 * ns + k, d)?;
+        }
+        Ok(())
+    }
+}
+
+fn config(n: &NodeDef, single: bool) -> Result<Config, Status> {
+    let list = |k: &str| if n.has_attr(k) { n.attr_list_type(k) } else { Ok(vec![]) };
+    let sparse_types = list("sparse_types")?;
+    let dense_types = list("Tdense")?;
+    if !list("ragged_value_types")?.is_empty() {
+        return Err(Status::unimplemented(format!(
+            "node '{}': ParseExampleV2 ragged outputs are not implemented",
+            n.name
+        )));
+    }
+    for &t in sparse_types.iter().chain(&dense_types) {
+        if !matches!(t, DataType::Float | DataType::Int64 | DataType::String) {
+            return Err(n.node_error(format!("feature types must be float, int64 or string, got {t}")));
+        }
+    }
+    let shapes = match n.attr_value("dense_shapes").ok().and_then(|v| v.value.as_ref()) {
+        Some(AV::List(l)) => l.shape.iter().map(shape_proto_dims).collect::<Vec<_>>(),
+        _ => vec![],
+    };
+    if shapes.len() != dense_types.len() {
+        return Err(n.node_error(format!("len(dense_shapes) {} != len(Tdense) {}", shapes.len(), dense_types.len())));
+    }
+    let mut dense_shapes = Vec::with_capacity(shapes.len());
+    for s in shapes {
+        let dims = s.ok_or_else(|| n.node_error("dense_shapes must have a known rank"))?;
+        if dims.iter().any(|&d| d < 0) {
+            return Err(Status::unimplemented(format!(
+                "node '{}': variable-length dense features (dense shape {dims:?}) are not implemented",
+                n.name
+            )));
+        }
+        dense_shapes.push(dims.into_iter().map(|d| d as usize).collect());
+    }
+    let single = if single {
+        let keys = |k: &str| -> Result<Vec<Vec<u8>>, Status> {
+            Ok(n.attr_list_string(k)?.into_iter().map(String::into_bytes).collect())
+        };
+        Some((keys("sparse_keys")?, keys("dense_keys")?))
+    } else {
+        None
+    };
+    Ok(Config { sparse_types, dense_types, dense_shapes, single })
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("ParseExampleV2", |n| Ok(Box::new(ParseExample { cfg: config(n, false)? })));
+    r.add("ParseSingleExample", |n| Ok(Box::new(ParseExample { cfg: config(n, true)? })));
+}
