@@ -54,7 +54,9 @@ impl OpKernel for FusedBatchNormGrad {
             let inv_n = if l.rest() == 0 { 0.0 } else { 1.0 / l.rest() as f64 };
             let k2: Vec<f32> = (0..c).map(|j| -(k1[j] * r[j] * r[j]) * (sum_dy_xc[j] * inv_n) as f32).collect();
             let mean_dy: Vec<f32> = sum_dy.iter().map(|&s| (s * inv_n) as f32).collect();
-            l.map(&mut dx, dys, xs, [&k1[..], &mean_dy[..], &k2[..], m], |g, x, [a, md, b, m]| a * (g - md) + b * (x - m));
+            l.map(&mut dx, dys, xs, [&k1[..], &mean_dy[..], &k2[..], m], |g, x, [a, md, b, m]| {
+                a * (g - md) + b * (x - m)
+            });
         } else {
             l.map(&mut dx, dys, xs, [&k1[..]], |g, _, [a]| g * a);
         }

@@ -177,16 +177,6 @@ impl DwGeom {
         [self.n, self.y.output, self.x.output, self.oc()]
     }
 
-    /// Input dims.
-    pub fn in_dims(&self) -> [usize; 4] {
-        [self.n, self.y.input, self.x.input, self.c]
-    }
-
-    /// Filter dims.
-    pub fn filter_dims(&self) -> [usize; 4] {
-        [self.y.size, self.x.size, self.c, self.m]
-    }
-
     /// Rows (of `unit_len` elements each) per parallel task for `work` multiply-adds a row.
     pub fn rows_per_task(&self, rows: usize, work_per_row: usize) -> usize {
         if rayon::current_num_threads() < 2 {

@@ -45,7 +45,7 @@ fn dot_acc<T: Real>(acc: &mut [T], g: &[T], f: &[T], m: usize) {
     }
 }
 
-/// The input gradient into `dx` (dims `g.in_dims()`).
+/// The input gradient into `dx` ([n, rows, cols, c]).
 pub(crate) fn depthwise_backprop_input<T: Real>(g: &DwGeom, filter: &[T], dy: &[T], dx: &mut [T]) {
     let (c, oc, w) = (g.c, g.oc(), g.x.input);
     let row_len = w * c;
@@ -81,7 +81,7 @@ pub(crate) fn depthwise_backprop_input<T: Real>(g: &DwGeom, filter: &[T], dy: &[
     }
 }
 
-/// The filter gradient into `df` (dims `g.filter_dims()`).
+/// The filter gradient into `df` ([rows, cols, c, multiplier]).
 pub(crate) fn depthwise_backprop_filter<T: Real>(g: &DwGeom, input: &[T], dy: &[T], df: &mut [T]) {
     let (c, oc, w) = (g.c, g.oc(), g.x.input);
     let (oh, ow) = (g.y.output, g.x.output);
