@@ -16,6 +16,7 @@ mod math_grad_unary;
 mod nn_grad;
 mod nn_grad_conv;
 mod nn_grad_matmul;
+mod nn_grad_norm;
 mod registry;
 mod sparse_grad;
 mod table;

@@ -1,6 +1,7 @@
 //! Which function is each op's gradient, in one list: the ops this crate differentiates, and the
 //! ops marked not differentiable (a gradient stops there, as `tf.no_gradient` does).
 
+use super::nn_grad_norm as norm;
 use super::registry::GradRegistry;
 use super::{
     array_grad as array, array_grad_gather as gather, array_grad_slice as slice, array_grad_sparse as sparse,
@@ -177,6 +178,13 @@ pub(super) fn register(r: &mut GradRegistry) {
         "NonMaxSuppressionV5",
         "HSVToRGB",
     ]);
+    // Batch normalization and depthwise convolution. (nn_grad_norm.rs)
+    r.add("FusedBatchNorm", norm::fused_batch_norm_grad);
+    r.add("FusedBatchNormV2", norm::fused_batch_norm_grad);
+    r.add("FusedBatchNormV3", norm::fused_batch_norm_grad);
+    r.add("DepthwiseConv2dNative", norm::depthwise_grad);
+    r.add("DepthwiseConv2dNativeBackpropInput", norm::depthwise_backprop_input_grad);
+    r.add("DepthwiseConv2dNativeBackpropFilter", norm::depthwise_backprop_filter_grad);
     // TensorArrays and stacks. (tensor_array_grad.rs)
     r.no_gradient(&[
         "TensorArrayV3",

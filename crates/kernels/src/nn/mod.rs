@@ -5,6 +5,8 @@
 
 mod avg_pool;
 mod batch_matmul;
+mod batch_norm;
+mod batch_norm_grad;
 mod bias;
 mod common;
 mod conv;
@@ -13,6 +15,8 @@ mod conv_direct;
 mod conv_direct_filter;
 #[cfg(target_arch = "x86_64")]
 mod conv_padded;
+mod depthwise;
+mod depthwise_backprop;
 mod fused;
 pub mod gemm;
 mod im2col;
@@ -63,4 +67,13 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("MaxPoolGradGrad", |n| pool::pool_factory::<max_pool_grad_grad::MaxPoolGradGrad>(n, false));
     r.add("AvgPool", |n| pool::pool_factory::<avg_pool::AvgPool>(n, false));
     r.add("AvgPoolGrad", |n| pool::pool_factory::<avg_pool::AvgPoolGrad>(n, false));
+    for v in ["FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"] {
+        r.add(v, batch_norm::fused_batch_norm_factory);
+    }
+    for v in ["FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3"] {
+        r.add(v, batch_norm_grad::fused_batch_norm_grad_factory);
+    }
+    r.add("DepthwiseConv2dNative", depthwise::depthwise_factory);
+    r.add("DepthwiseConv2dNativeBackpropInput", depthwise_backprop::backprop_input_factory);
+    r.add("DepthwiseConv2dNativeBackpropFilter", depthwise_backprop::backprop_filter_factory);
 }

@@ -2,13 +2,17 @@
 //! pooling (TensorFlow's definitions, shape functions and one builder per op).
 
 mod activation;
+mod batch_norm;
 mod conv;
+mod depthwise;
 mod matmul;
 mod pool;
 mod window;
 
 pub use activation::*;
+pub use batch_norm::*;
 pub use conv::*;
+pub use depthwise::*;
 pub use matmul::*;
 pub use pool::*;
 
@@ -23,7 +27,7 @@ const REAL_TYPES: &str = "{float, double, int32, uint8, int16, int8, int64, bflo
 const FLOAT_TYPES: &str = "{half, bfloat16, float, double}";
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: matmul, activation, conv, pool }
+    ferroflow_core::register_modules! { r: matmul, activation, conv, pool, batch_norm, depthwise }
 }
 
 #[cfg(test)]
