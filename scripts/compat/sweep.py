@@ -74,9 +74,10 @@ def run_case(tf, case, target, ops_only):
         with tf.compat.v1.Session(target, graph=g2) as s:
             _, got, losses = harness.run_parts(tf, s, parts2, var_values=values, steps=3)
     except Exception as e:  # noqa: BLE001 - ferroflow's error is the result
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        lines = [ln for ln in str(e).splitlines() if ln.strip() and "Graph execution error" not in ln]
+        msg = lines[0] if lines else type(e).__name__
         row["status"] = "missing ops" if row["missing"] else "error"
-        row["detail"] = f"{type(e).__name__}: {msg[:200]}"
+        row["detail"] = f"{type(e).__name__}: {msg[:240]}"
         return row
     worst, why = 0.0, ""
     for a, b in zip(got, ref):
@@ -100,7 +101,7 @@ def run_case(tf, case, target, ops_only):
     return row
 
 
-def write_table(rows, path):
+def write_table(rows, path, filt=""):
     by = {}
     for r in rows:
         by.setdefault(r["status"], 0)
@@ -114,6 +115,9 @@ def write_table(rows, path):
         "TensorFlow 2.21's client, run with its gradient (and, for models and optimizers, three training",
         "steps) on a ferroflow ps + worker cluster and in a local TensorFlow session, and compared",
         f"(relative error to the largest magnitude <= {RTOL:g}).",
+        "",
+        (f"Cases run: those whose name matches `{filt}`. " if filt else "")
+        + "Missing ops of the cases not run are listed by `sweep.py --ops-only`.",
         "",
         f"**{ok} of {len(rows)} cases equal TensorFlow.** "
         + ", ".join(f"{k}: {v}" for k, v in sorted(by.items())),
@@ -166,7 +170,7 @@ def main():
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
     if a.write:
-        write_table(rows, a.write)
+        write_table(rows, a.write, a.filter)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 //! FusedBatchNorm (V1, V2, V3; training and inference; NHWC and NCHW) in float32, the only
 //! type TensorFlow defines them for, and DepthwiseConv2dNative with its two backprops in
 //! float64 (SAME, VALID and EXPLICIT padding, strides 1 and 2, channel multipliers 1 and 2).
+#![allow(clippy::type_complexity)]
 
 mod grad_util;
 

@@ -490,11 +490,13 @@ def rnn():
 
 def optimizers():
     def train_case(name, make_opt):
+        xv, wv = u(4, 3), u(3, 2)  # drawn once: both graphs of a case see the same values
+
         def build():
             import tensorflow as tf
             x = tf.compat.v1.placeholder(tf.float32, (4, 3))
-            w = tf.compat.v1.get_variable("w", initializer=tf.constant(u(3, 2)))
-            return {x: u(4, 3)}, [tf.matmul(x, w)]
+            w = tf.compat.v1.get_variable("w", initializer=tf.constant(wv))
+            return {x: xv}, [tf.matmul(x, w)]
 
         def train(loss):
             import tensorflow as tf

@@ -103,7 +103,8 @@ mod tests {
                 0.01,
                 training,
             );
-            let g = gradients(&s, &[bn.y.clone()], &[x, v[0].clone(), v[1].clone(), v[2].clone()], None).unwrap();
+            let g = gradients(&s, std::slice::from_ref(&bn.y), &[x, v[0].clone(), v[1].clone(), v[2].clone()], None)
+                .unwrap();
             assert!(g[3].is_none());
             let gx = g[0].clone().unwrap();
             let n = s.graph().node(&gx.node).unwrap().def;

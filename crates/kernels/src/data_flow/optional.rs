@@ -101,14 +101,14 @@ mod tests {
         let n = node("OptionalFromValue", &[("Toutput_types", attr::list_type(&[DataType::Float, DataType::Int64]))]);
         let opt = run_kernel(n, vec![x.clone(), y.clone()], 1).unwrap().remove(0);
         let has = run_kernel(node("OptionalHasValue", &[]), vec![opt.clone()], 1).unwrap();
-        assert_eq!(has[0].scalar_value::<bool>().unwrap(), true);
+        assert!(has[0].scalar_value::<bool>().unwrap());
         let n = node("OptionalGetValue", &[("output_types", attr::list_type(&[DataType::Float, DataType::Int64]))]);
         let got = run_kernel(n.clone(), vec![opt], 2).unwrap();
         assert_eq!(got, vec![x, y]);
 
         let none = run_kernel(node("OptionalNone", &[]), vec![], 1).unwrap().remove(0);
         let has = run_kernel(node("OptionalHasValue", &[]), vec![none.clone()], 1).unwrap();
-        assert_eq!(has[0].scalar_value::<bool>().unwrap(), false);
+        assert!(!has[0].scalar_value::<bool>().unwrap());
         let e = run_kernel(n, vec![none], 2).unwrap_err();
         assert_eq!(e.code, Code::InvalidArgument);
         assert!(e.message.contains("does not have a value"), "{e}");

@@ -151,7 +151,7 @@ mod tests {
         let out = run_kernel(n, vec![x], 2).unwrap();
         let q = out[0].as_slice::<f32>().unwrap();
         let r = out[1].as_slice::<f32>().unwrap();
-        let want_q = [-0.16903079, 0.89708501, -0.50709248, 0.2760267, -0.84515423, -0.34503305];
+        let want_q = [-0.1690308, 0.897085, -0.5070925, 0.2760267, -0.8451542, -0.34503305];
         let want_r = [-5.91608, -7.437357, 0.0, 0.82807845];
         for (g, w) in q.iter().zip(want_q).chain(r.iter().zip(want_r)) {
             assert!((g - w).abs() < 1e-5, "{g} vs {w}");

@@ -48,7 +48,7 @@ impl Layout {
             Layout::First { n, c, s: dims[2..].iter().product() }
         } else {
             let c = dims[dims.len() - 1];
-            Layout::Last { rows: if c == 0 { 0 } else { total / c }, c }
+            Layout::Last { rows: total.checked_div(c).unwrap_or(0), c }
         })
     }
 

@@ -1,3 +1,5 @@
+// Tuples of index vectors are clearer here than one-use type aliases.
+#![allow(clippy::type_complexity)]
 use ferroflow_core::{attr, Code, DataType, Tensor};
 
 use crate::testutil::{node, run_kernel};

@@ -21,6 +21,8 @@ use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// TensorFlow's only CPU algorithm id for these ops: Philox (`RNG_ALG_PHILOX`).
 const ALG_PHILOX: i32 = 1;
+/// `RNG_ALG_AUTO_SELECT`: Philox on CPU.
+const ALG_AUTO_SELECT: i32 = 3;
 
 /// TensorFlow's seed scrambling (`GenerateKey`): one Philox call with a fixed key on the
 /// seed's four 32-bit words gives the stream's key and the upper half of its counter.
@@ -54,9 +56,12 @@ fn philox_of(ctx: &OpContext, key: &Tensor, counter: &Tensor, alg: &Tensor) -> R
         return Err(ctx.error(format!("alg must be an int32 scalar, got {} {}", alg.dtype(), alg.shape())));
     }
     let a = alg.scalar_value::<i32>()?;
-    // 0 is RNG_ALG_AUTO_SELECT, which is Philox on CPU.
-    if a != ALG_PHILOX && a != 0 {
-        return Err(ctx.error(format!("Unsupported algorithm id: {a} (only Philox, id 1, runs on CPU)")));
+    // 3 is RNG_ALG_AUTO_SELECT (what `tf.random.stateless_*` and tf_keras's initializers
+    // send), which is Philox on CPU; 2 (ThreeFry) has no CPU kernel here.
+    if a != ALG_PHILOX && a != ALG_AUTO_SELECT {
+        return Err(
+            ctx.error(format!("Unsupported algorithm id: {a} (Philox, id 1, and auto-select, id 3, run on CPU)"))
+        );
     }
     if key.dtype() != DataType::UInt64 || key.shape().dims() != [1] {
         return Err(ctx.error(format!("key must have shape [1] and type uint64, not {} {}", key.dtype(), key.shape())));

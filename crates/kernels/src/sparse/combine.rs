@@ -1,6 +1,8 @@
 //! `SparseConcat` (along `concat_dim`, output in row-major order), `SparseSlice` (the
 //! entries inside `[start, start + size)`, shifted) and `SparseAdd` (merging two sorted
 //! sparse tensors; summed entries below `thresh` in magnitude are dropped).
+// The loops walk several parallel arrays by one index.
+#![allow(clippy::needless_range_loop, clippy::unnecessary_cast)]
 
 use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, TensorType};
 

@@ -3,6 +3,8 @@
 //! input order), with the map from each input entry to its output position.
 //! `SparseFillEmptyRowsGrad`: the values' gradient through that map, and the default
 //! value's (the sum of the gradients of the filled entries).
+// The loops walk several parallel arrays by one index.
+#![allow(clippy::needless_range_loop)]
 
 use ferroflow_core::{DataType, Shape, Status, Tensor, TensorType};
 

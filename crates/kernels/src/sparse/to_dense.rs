@@ -14,7 +14,7 @@ fn idx_str(v: &[i64]) -> String {
 
 /// TensorFlow's `SparseTensor::IndicesValid` check: in bounds, strictly increasing.
 pub(crate) fn validate_sorted(idx: &[i64], rank: usize, shape: &[i64]) -> Result<(), String> {
-    let n = if rank == 0 { 0 } else { idx.len() / rank };
+    let n = idx.len().checked_div(rank).unwrap_or(0);
     for i in 0..n {
         let row = &idx[i * rank..(i + 1) * rank];
         if out_of_bounds(row, shape) {

@@ -199,7 +199,7 @@ fn decode(s: &[u8]) -> Option<Vec<u8>> {
         while end > 0 && s[end - 1] == b'=' && s.len() - end < 2 {
             end -= 1;
         }
-        if end < s.len() && s.len() % 4 != 0 {
+        if end < s.len() && !s.len().is_multiple_of(4) {
             return None;
         }
         &s[..end]

@@ -2,6 +2,8 @@
 //! (fixed shapes, with defaults when a feature is missing) and sparse tensors (indices,
 //! values, dense shape per key). Ragged outputs and variable-length dense features are not
 //! implemented (Unimplemented).
+// Tuples of index vectors are clearer here than one-use type aliases.
+#![allow(clippy::type_complexity)]
 
 use std::collections::HashMap;
 
