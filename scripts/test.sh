@@ -6,15 +6,30 @@
 # wheel, then runs the TensorFlow compatibility tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each phase's wall time, printed at the end (also when a phase fails), so that a CI log's
+# tail says where the time went.
+PHASES=""
+phase_start=$SECONDS
+phase() {
+  PHASES="$PHASES $1=$((SECONDS - phase_start))s"
+  phase_start=$SECONDS
+}
+trap 'echo "test.sh phase times:$PHASES (total ${SECONDS}s)"' EXIT
 scripts/setup-python.sh
+phase setup-python
+cargo test --workspace --release --locked --no-run
+phase cargo-build
 cargo test --workspace --release --locked
+phase cargo-test
 # The Python package (`pip install` of the wheel maturin builds), which the compatibility
 # tests use (test_python_package.py).
 scripts/build-wheel.sh
+phase build-wheel
 if [ -d scripts/compat ]; then
   for t in scripts/compat/test_*.py; do
     [ -e "$t" ] || continue
     echo "== $t"
     "${FERROFLOW_VENV:-.venv}/bin/python" "$t"
+    phase "$(basename "$t" .py)"
   done
 fi

@@ -127,7 +127,7 @@ def write_table(rows, path, filt=""):
     ]
     for r in rows:
         detail = ", ".join(r["missing"]) if r["missing"] else r["detail"]
-        detail = detail.replace("|", "\\|")
+        detail = " ".join(detail.split()).replace("|", "\\|")
         lines.append(f"| `{r['case']}` | {r['status']} | {detail} |")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 sys.path.append(_HERE)
-from common import tensor, write  # noqa: E402
+from common import attr_json, tensor, write  # noqa: E402
 
 rs = np.random.RandomState(42)
 cases = []
@@ -29,17 +29,6 @@ def T(a):
         return {"dtype": "string", "shape": list(a.shape), "data": flat}
     return tensor(a)
 
-
-def attr_json(v):
-    if isinstance(v, bool):
-        return {"b": v}
-    if isinstance(v, int):
-        return {"i": v}
-    if isinstance(v, str):
-        return {"s": v}
-    if isinstance(v, list):
-        return {"list_i": v}
-    raise ValueError(v)
 
 
 # Python keyword names of tf.raw_ops that differ from the op definition's names.

@@ -48,3 +48,31 @@ def write(family, cases):
     with open(path, "w") as f:
         json.dump({"generator": "scripts/golden/%s.py (TensorFlow 2.21)" % family, "cases": cases}, f)
     print("wrote", len(cases), "cases to", path)
+
+
+def attr_json(v):
+    """A plain attr value as the golden case format writes it."""
+    if isinstance(v, bool):
+        return {"b": v}
+    if isinstance(v, int):
+        return {"i": v}
+    if isinstance(v, float):
+        return {"f": v}
+    if isinstance(v, str):
+        return {"s": v}
+    if isinstance(v, tuple):
+        return {"shape": list(v)}
+    if isinstance(v, list) and v and isinstance(v[0], float):
+        return {"list_f": v}
+    if isinstance(v, list):
+        return {"list_i": v}
+    raise ValueError(v)
+
+
+def with_tolerance(c, rtol=None, atol=None):
+    """Case `c` with its own tolerances, where given."""
+    if rtol is not None:
+        c["rtol"] = rtol
+    if atol is not None:
+        c["atol"] = atol
+    return c

@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 sys.path.append(_HERE)
-from common import tensor, write  # noqa: E402
+from common import tensor, with_tolerance, write  # noqa: E402
 
 R = tf.raw_ops
 cases = []
@@ -38,11 +38,7 @@ def add(name, op, attrs, inputs, kwargs, rtol=None, atol=None):
     out = getattr(R, op)(**{k: tf.constant(v) if isinstance(v, np.ndarray) else v for k, v in kwargs.items()})
     c = {"name": name, "op": op, "attrs": attrs, "inputs": [tensor(x) for x in inputs],
          "outputs": [tensor(out.numpy())]}
-    if rtol is not None:
-        c["rtol"] = rtol
-    if atol is not None:
-        c["atol"] = atol
-    cases.append(c)
+    cases.append(with_tolerance(c, rtol, atol))
 
 
 def sample(name):

@@ -22,7 +22,7 @@ import tensorflow as tf  # noqa: E402
 _spec = importlib.util.spec_from_file_location("golden_common", os.path.join(_HERE, "common.py"))
 _common = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_common)
-tensor, write = _common.tensor, _common.write
+tensor, with_tolerance, write = _common.tensor, _common.with_tolerance, _common.write
 
 R = tf.raw_ops
 rng = np.random.RandomState(20240521)
@@ -48,11 +48,7 @@ def add(name, op, attrs, inputs, kwargs, rtol=None, atol=None):
     outs = list(out) if isinstance(out, (list, tuple)) else [out]
     c = {"name": name, "op": op, "attrs": attrs, "inputs": [tensor(x) for x in inputs],
          "outputs": [tensor(o.numpy()) for o in outs]}
-    if rtol is not None:
-        c["rtol"] = rtol
-    if atol is not None:
-        c["atol"] = atol
-    cases.append(c)
+    cases.append(with_tolerance(c, rtol, atol))
 
 
 def rand(dtype, shape, lo=-5, hi=5, nonzero=False):

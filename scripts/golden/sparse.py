@@ -8,7 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))
-from common import tensor, write  # noqa: E402
+from common import attr_json, tensor, write  # noqa: E402
 
 rs = np.random.RandomState(7)
 cases = []
@@ -26,19 +26,6 @@ def dt(a):
     a = np.asarray(a)
     return "string" if a.dtype.kind in "OSU" else str(a.dtype)
 
-
-def attr_json(v):
-    if isinstance(v, bool):
-        return {"b": v}
-    if isinstance(v, int):
-        return {"i": v}
-    if isinstance(v, float):
-        return {"f": v}
-    if isinstance(v, str):
-        return {"s": v}
-    if isinstance(v, list):
-        return {"list_i": v}
-    raise ValueError(v)
 
 
 def case(name, op, args, types=None, attrs=None, rtol=None):

@@ -8,7 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))
-from common import tensor, write  # noqa: E402
+from common import attr_json, tensor, write  # noqa: E402
 
 cases = []
 
@@ -20,17 +20,6 @@ def T(a):
         return {"dtype": "string", "shape": list(a.shape), "data": flat}
     return tensor(a)
 
-
-def attr_json(v):
-    if isinstance(v, bool):
-        return {"b": v}
-    if isinstance(v, int):
-        return {"i": v}
-    if isinstance(v, str):
-        return {"s": v}
-    if isinstance(v, list):
-        return {"list_i": v}
-    raise ValueError(v)
 
 
 def case(name, op, args, attrs=None, types=None):

@@ -14,6 +14,7 @@ pub mod image;
 pub mod io;
 pub mod isa;
 mod kernel;
+mod linalg;
 pub mod math;
 pub mod nn;
 pub mod random;

@@ -73,6 +73,7 @@ fn build() -> KernelRegistry {
     let mut r = KernelRegistry::default();
     crate::array::register(&mut r);
     crate::math::register(&mut r);
+    crate::linalg::register(&mut r);
     crate::nn::register(&mut r);
     crate::random::register(&mut r);
     crate::state::register(&mut r);

@@ -545,8 +545,14 @@ def losses_metrics():
                   "TopKCategoricalAccuracy": dict(k=2)}.get(n, {})
             m = getattr(keras.metrics, n)(**kw)
             if n == "MeanIoU":
-                return m(tf.cast(a > 0.5, tf.int32), tf.cast(b > 0.5, tf.int32))
-            return m(a, b)
+                out = m(tf.cast(a > 0.5, tf.int32), tf.cast(b > 0.5, tf.int32))
+            else:
+                out = m(a, b)
+            # A metric's state variables sit in no collection in graph mode: list them as local
+            # variables so that the harness initializes them (as a user's init op would).
+            for v in m.variables:
+                tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.LOCAL_VARIABLES, v)
+            return out
         cases.append(F("metrics." + n, f, (y > 0.5).astype(np.float32), p, grads=False))
     return cases
 

@@ -49,7 +49,7 @@ fn normalized_axes(s: &Scope, axes: &Output, rank: Output) -> Output {
 /// TensorFlow's `reduced_shape`: the shape of `x` with the reduced dims set to 1. A
 /// constant when the rank, the axes and the kept dims are known (at most one unknown
 /// kept dim becomes -1), else computed with `DynamicStitch`.
-fn kept_shape(s: &Scope, x: &Output, axes: &Output) -> Output {
+pub(super) fn kept_shape(s: &Scope, x: &Output, axes: &Output) -> Output {
     if let Some((dims, mask)) = reduced_mask(s, x, axes) {
         let kept: Vec<i64> = dims.iter().zip(&mask).map(|(&d, &m)| if m { 1 } else { d }).collect();
         let unknown = kept.iter().filter(|&&d| d < 0).count();

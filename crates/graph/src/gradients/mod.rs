@@ -3,17 +3,22 @@
 //! non-differentiable ops — using one registered gradient function per op type.
 
 mod array_grad;
+mod array_grad_einsum;
+mod array_grad_ext;
 mod array_grad_gather;
 mod array_grad_slice;
 mod array_grad_sparse;
 mod builder;
 mod control_flow_grad;
 mod image_grad;
+mod linalg_grad;
 mod math_grad;
 mod math_grad_binary;
+mod math_grad_ext;
 mod math_grad_reduce;
 mod math_grad_unary;
 mod nn_grad;
+mod nn_grad_activation;
 mod nn_grad_conv;
 mod nn_grad_matmul;
 mod nn_grad_norm;

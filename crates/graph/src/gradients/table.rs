@@ -5,7 +5,7 @@ use super::nn_grad_norm as norm;
 use super::registry::GradRegistry;
 use super::{
     array_grad as array, array_grad_gather as gather, array_grad_slice as slice, array_grad_sparse as sparse,
-    control_flow_grad as control_flow, math_grad_binary as binary, math_grad_reduce as reduce,
+    control_flow_grad as control_flow, math_grad_binary as binary, math_grad_ext as ext, math_grad_reduce as reduce,
     math_grad_unary as unary, nn_grad as nn, nn_grad_conv as conv, nn_grad_matmul as matmul,
     tensor_array_grad as tensor_array,
 };
@@ -152,6 +152,9 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("LogSoftmax", nn::log_softmax_grad);
     r.add("SoftmaxCrossEntropyWithLogits", nn::xent_grad);
     r.add("SparseSoftmaxCrossEntropyWithLogits", nn::sparse_xent_grad);
+    // More unary and binary math, special functions, L2Loss, EuclideanNorm and the smooth and
+    // leaky activations: their list is `math_grad_ext::register`. (math_grad_ext.rs)
+    ext::register(r);
     // Matrix products. (nn_grad_matmul.rs)
     r.add("MatMul", matmul::matmul_grad);
     r.add("BatchMatMulV2", matmul::batch_matmul_grad);
@@ -213,4 +216,8 @@ pub(super) fn register(r: &mut GradRegistry) {
     }
     // Segment reductions and sparse ops. (sparse_grad.rs)
     super::sparse_grad::register(r);
+    // Splits, scans, top-k, N-d gathers and scatters, einsum … (array_grad_ext.rs)
+    super::array_grad_ext::register(r);
+    // Determinants, inverses, solves, Cholesky. (linalg_grad.rs)
+    super::linalg_grad::register(r);
 }

@@ -10,6 +10,7 @@ mod functional;
 mod image;
 mod io;
 mod iterator;
+mod linalg;
 mod list;
 mod lookup;
 mod math;
@@ -29,6 +30,7 @@ pub use data_flow::*;
 pub use functional::remote_call;
 pub use image::*;
 pub use io::*;
+pub use linalg::*;
 pub use math::*;
 pub use nn::*;
 pub use random::*;
@@ -43,7 +45,7 @@ use crate::registry::OpRegistry;
 /// Registers every op family.
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
-        r: array, base, control_flow, data_flow, dataset, functional, image, io, iterator, list, lookup, math, nn,
-        optional, random, random_stateless, sparse, state, string, tensor_array, training
+        r: array, base, control_flow, data_flow, dataset, functional, image, io, iterator, linalg, list, lookup, math,
+        nn, optional, random, random_stateless, sparse, state, string, tensor_array, training
     }
 }

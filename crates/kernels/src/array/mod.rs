@@ -5,6 +5,7 @@
 //! ones). Pure data movement goes through [`strided::strided_gather`].
 
 mod concat;
+pub(crate) mod ext;
 mod fill;
 mod gather;
 mod one_hot;
@@ -40,6 +41,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
         r: concat, fill, gather, one_hot, pack, pad, partition, range, segment, shape_ops, slice, strided_slice, tile,
         transpose, unique, where_op
     }
+    ext::register(r);
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@ mod addn;
 mod argminmax;
 pub mod bcast;
 mod bcast_args;
+mod betainc;
 mod binary;
+mod binary_ext;
 mod cast;
 mod cast_wide;
 mod check_numerics;
@@ -17,12 +19,17 @@ mod common;
 mod compare;
 mod dtypes;
 pub mod elem;
+mod euclidean_norm;
 mod grad;
+mod l2_loss;
 mod qr;
 mod reduce;
+mod reduce_bool;
 pub mod reduce_loops;
 mod select;
+mod special;
 mod unary;
+mod unary_ext;
 pub mod vmath;
 
 use crate::KernelRegistry;
@@ -30,7 +37,8 @@ use crate::KernelRegistry;
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: addn, argminmax, bcast_args, binary, cast, check_numerics, compare, grad, qr, reduce, select, unary
+        r: addn, argminmax, bcast_args, betainc, binary, binary_ext, cast, check_numerics, compare, euclidean_norm, grad,
+        l2_loss, qr, reduce, reduce_bool, select, unary, unary_ext
     }
 }
 

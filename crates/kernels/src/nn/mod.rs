@@ -3,6 +3,7 @@
 //!
 //! [`gemm`] is a safe front end to the `gemm` crate that other families may reuse.
 
+mod activation;
 mod avg_pool;
 mod batch_matmul;
 mod batch_norm;
@@ -51,6 +52,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("Relu6Grad", relu::relu6_grad_factory);
     r.add("Elu", relu::elu_factory);
     r.add("EluGrad", relu::elu_grad_factory);
+    activation::register(r);
     r.add("Softmax", softmax::softmax_factory);
     r.add("LogSoftmax", softmax::log_softmax_factory);
     r.add("SoftmaxCrossEntropyWithLogits", xent::xent_factory);

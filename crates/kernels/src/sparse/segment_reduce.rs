@@ -124,6 +124,26 @@ fn sorted_typed<T: SegElem>(data: &Tensor, ids: &[i64], rows: usize, kind: Reduc
     Tensor::new(Shape::new(out_dims), dst)
 }
 
+/// Checks sorted segment ids in TensorFlow's order: segment by segment, first that the next
+/// segment's id is larger, then that this segment's id is in `[0, rows)`.
+pub(super) fn check_sorted_ids(ctx: &OpContext, ids: &[i64], rows: i64) -> Result<(), Status> {
+    let mut k = 0;
+    while k < ids.len() {
+        let s = ids[k];
+        let end = ids[k..].iter().position(|&x| x != s).map_or(ids.len(), |p| k + p);
+        if end < ids.len() && ids[end] < s {
+            return Err(ctx.error("segment ids are not increasing"));
+        }
+        if s < 0 || s >= rows {
+            return Err(ctx.error(format!(
+                "Segment id {s} out of range [0, {rows}), possibly because 'segment_ids' input is not sorted."
+            )));
+        }
+        k = end;
+    }
+    Ok(())
+}
+
 fn segment_reduce(ctx: &mut OpContext, kind: Reduce) -> Result<(), Status> {
     let data = ctx.input(0)?;
     let ids_t = ctx.input(1)?;
@@ -135,16 +155,7 @@ fn segment_reduce(ctx: &mut OpContext, kind: Reduce) -> Result<(), Status> {
     }
     let ids = index_vec(&ids_t).map_err(|e| ctx.error(e.message))?;
     let rows = ids.last().map_or(0, |&l| l.saturating_add(1));
-    for (k, w) in ids.iter().enumerate() {
-        if k > 0 && ids[k - 1] > *w {
-            return Err(ctx.error("segment ids are not increasing"));
-        }
-        if *w < 0 || *w >= rows {
-            return Err(ctx.error(format!(
-                "Segment id {w} out of range [0, {rows}), possibly because 'segment_ids' input is not sorted."
-            )));
-        }
-    }
+    check_sorted_ids(ctx, &ids, rows)?;
     let mut out_dims = data.dims().to_vec();
     out_dims[0] = usize::try_from(rows).map_err(|_| ctx.error(format!("too many segments: {rows}")))?;
     check_alloc(&out_dims, data.dtype()).map_err(|e| ctx.error_with(e))?;

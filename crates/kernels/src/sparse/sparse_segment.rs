@@ -82,16 +82,7 @@ impl OpKernel for SparseSegmentReduce {
         if rows < 0 {
             return Err(ctx.error(format!("num_segments must be >= 0, got {rows}")));
         }
-        for (k, &s) in seg.iter().enumerate() {
-            if k > 0 && seg[k - 1] > s {
-                return Err(ctx.error("segment ids are not increasing"));
-            }
-            if s < 0 || s >= rows {
-                return Err(ctx.error(format!(
-                    "Segment id {s} out of range [0, {rows}), possibly because 'segment_ids' input is not sorted."
-                )));
-            }
-        }
+        super::segment_reduce::check_sorted_ids(ctx, &seg, rows)?;
         let n0 = data.dims()[0];
         if let Some(k) = indices.iter().position(|&x| x < 0 || x as u64 >= n0 as u64) {
             return Err(ctx.error(format!("Bad: indices[{k}] == {} out of range [0, {n0})", indices[k])));

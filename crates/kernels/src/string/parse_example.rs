@@ -32,6 +32,17 @@ fn type_name(t: DataType) -> &'static str {
     }
 }
 
+/// Whether `f` holds values of dtype `t` (an empty feature fits any), or its type name.
+fn type_matches(f: &Feature, t: DataType) -> Result<(), &'static str> {
+    match (f, t) {
+        (Feature::Empty, _)
+        | (Feature::Float(_), DataType::Float)
+        | (Feature::Int64(_), DataType::Int64)
+        | (Feature::Bytes(_), DataType::String) => Ok(()),
+        (f, _) => Err(f.type_name()),
+    }
+}
+
 /// Appends `f`'s values to `out` (of dtype `t`), or the mismatch error text.
 fn append(f: &Feature, t: DataType, out: &mut Storage) -> Result<(), &'static str> {
     match (f, out) {
@@ -139,6 +150,15 @@ impl OpKernel for ParseExample {
             for (i, ex) in examples.iter().enumerate() {
                 match ex.get(key).filter(|f| !matches!(f, Feature::Empty)) {
                     Some(f) => {
+                        // TensorFlow checks the type before the count.
+                        type_matches(f, t).map_err(|got| {
+                            ctx.error(format!(
+                                "Name: <unknown>, Key: {}, Index: {i}.  Data types don't match. Data type: {got} but \
+                                 expected type: {}",
+                                key_str(key),
+                                type_name(t)
+                            ))
+                        })?;
                         if f.len() != per {
                             return Err(ctx.error(format!(
                                 "Name: <unknown>, Key: {}, Index: {i}.  Number of {} values != expected.  Values size: \
@@ -148,14 +168,7 @@ impl OpKernel for ParseExample {
                                 f.len()
                             )));
                         }
-                        append(f, t, &mut out).map_err(|got| {
-                            ctx.error(format!(
-                                "Name: <unknown>, Key: {}, Index: {i}.  Data types don't match. Data type: {got} but \
-                                 expected type: {}",
-                                key_str(key),
-                                type_name(t)
-                            ))
-                        })?;
+                        append(f, t, &mut out).map_err(|got| ctx.error(format!("feature type {got} changed")))?;
                     }
                     None if default.num_elements() == 0 => {
                         return Err(ctx.error(format!(

@@ -15,20 +15,24 @@ macro_rules! two_input_builders {
 }
 
 mod binary;
+mod binary_ext;
 mod linalg_qr;
 mod misc;
 mod reduce;
 mod shapes;
 mod unary;
+mod unary_ext;
 
 pub use binary::*;
+pub use binary_ext::*;
 pub use linalg_qr::*;
 pub use misc::*;
 pub use reduce::*;
 pub use unary::*;
+pub use unary_ext::*;
 
 use crate::registry::OpRegistry;
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: binary, linalg_qr, misc, reduce, unary }
+    ferroflow_core::register_modules! { r: binary, binary_ext, linalg_qr, misc, reduce, unary, unary_ext }
 }

@@ -74,7 +74,7 @@ const REAL_AND_QUANTIZED: &str =
      uint64, qint8, quint8, qint32, qint16, quint16}";
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    for name in ["Sum", "Mean", "Max", "Min", "Prod"] {
+    for name in ["Sum", "Mean", "Max", "Min", "Prod", "EuclideanNorm"] {
         r.add(
             op(name)
                 .input("input: T")
@@ -83,6 +83,18 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .attr("keep_dims: bool = false")
                 // TensorFlow's OpDef types (its kernels cover fewer: no quantized ones).
                 .attr(if matches!(name, "Max" | "Min") { REAL_AND_QUANTIZED } else { NUMBER_AND_QUANTIZED })
+                .attr("Tidx: {int32, int64} = DT_INT32")
+                .shape_fn(reduction_shape)
+                .build(),
+        );
+    }
+    for name in ["All", "Any"] {
+        r.add(
+            op(name)
+                .input("input: bool")
+                .input("reduction_indices: Tidx")
+                .output("output: bool")
+                .attr("keep_dims: bool = false")
                 .attr("Tidx: {int32, int64} = DT_INT32")
                 .shape_fn(reduction_shape)
                 .build(),
@@ -112,7 +124,7 @@ macro_rules! reduce_builders {
     )*};
 }
 
-reduce_builders! { sum => "Sum", mean => "Mean", max => "Max", min => "Min", prod => "Prod" }
+reduce_builders! { sum => "Sum", mean => "Mean", max => "Max", min => "Min", prod => "Prod", euclidean_norm => "EuclideanNorm" }
 
 /// `ArgMax`: index of the largest value along `dim` (a scalar), as `output_type`.
 pub fn arg_max(s: &Scope, x: Output, dim: Output, output_type: DataType) -> Output {

@@ -2,6 +2,7 @@
 //! pooling (TensorFlow's definitions, shape functions and one builder per op).
 
 mod activation;
+mod activation_ext;
 mod batch_norm;
 mod conv;
 mod depthwise;
@@ -10,6 +11,7 @@ mod pool;
 mod window;
 
 pub use activation::*;
+pub use activation_ext::*;
 pub use batch_norm::*;
 pub use conv::*;
 pub use depthwise::*;
@@ -27,7 +29,7 @@ const REAL_TYPES: &str = "{float, double, int32, uint8, int16, int8, int64, bflo
 const FLOAT_TYPES: &str = "{half, bfloat16, float, double}";
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: matmul, activation, conv, pool, batch_norm, depthwise }
+    ferroflow_core::register_modules! { r: matmul, activation, activation_ext, conv, pool, batch_norm, depthwise }
 }
 
 #[cfg(test)]

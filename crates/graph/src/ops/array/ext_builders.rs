@@ -1,0 +1,183 @@
+//! Builder functions of the extended array ops (`ext_defs.rs`).
+
+use ferroflow_core::{attr, DataType};
+
+use crate::scope::{Output, Scope};
+
+/// `Split`: `value` cut into `num_split` equal parts along `split_dim` (an int32 scalar).
+pub fn split(s: &Scope, split_dim: Output, value: Output, num_split: i64) -> Vec<Output> {
+    s.op("Split").input(split_dim).input(value).attr("num_split", attr::int(num_split)).build().outputs()
+}
+
+/// `SplitV`: `value` cut along `split_dim` into parts of `size_splits` (one may be -1).
+pub fn split_v(s: &Scope, value: Output, size_splits: Output, split_dim: Output, num_split: i64) -> Vec<Output> {
+    s.op("SplitV")
+        .input(value)
+        .input(size_splits)
+        .input(split_dim)
+        .attr("num_split", attr::int(num_split))
+        .build()
+        .outputs()
+}
+
+fn scan(s: &Scope, op: &str, x: Output, axis: Output, exclusive: bool, reverse: bool) -> Output {
+    s.op(op)
+        .input(x)
+        .input(axis)
+        .attr("exclusive", attr::bool(exclusive))
+        .attr("reverse", attr::bool(reverse))
+        .build()
+        .output(0)
+}
+
+/// `Cumsum` of `x` along the scalar `axis`.
+pub fn cumsum(s: &Scope, x: Output, axis: Output, exclusive: bool, reverse: bool) -> Output {
+    scan(s, "Cumsum", x, axis, exclusive, reverse)
+}
+
+/// `Cumprod` of `x` along the scalar `axis`.
+pub fn cumprod(s: &Scope, x: Output, axis: Output, exclusive: bool, reverse: bool) -> Output {
+    scan(s, "Cumprod", x, axis, exclusive, reverse)
+}
+
+/// `CumulativeLogsumexp` of `x` along the scalar `axis`.
+pub fn cumulative_logsumexp(s: &Scope, x: Output, axis: Output, exclusive: bool, reverse: bool) -> Output {
+    scan(s, "CumulativeLogsumexp", x, axis, exclusive, reverse)
+}
+
+/// `ReverseV2`: `x` with the dimensions in `axis` reversed.
+pub fn reverse_v2(s: &Scope, x: Output, axis: Output) -> Output {
+    s.op("ReverseV2").input(x).input(axis).build().output(0)
+}
+
+/// `Roll`: `x` shifted cyclically by `shift` along `axis`.
+pub fn roll(s: &Scope, x: Output, shift: Output, axis: Output) -> Output {
+    s.op("Roll").input(x).input(shift).input(axis).build().output(0)
+}
+
+/// `TopKV2`: the `k` largest values of the last dimension and their indices.
+pub fn top_k_v2(s: &Scope, x: Output, k: Output, sorted: bool) -> (Output, Output) {
+    let o = s.op("TopKV2").input(x).input(k).attr("sorted", attr::bool(sorted)).build();
+    (o.output(0), o.output(1))
+}
+
+/// `MatrixBandPart`: the band of `num_lower` sub- and `num_upper` superdiagonals (-1 = all).
+pub fn matrix_band_part(s: &Scope, x: Output, num_lower: Output, num_upper: Output) -> Output {
+    s.op("MatrixBandPart").input(x).input(num_lower).input(num_upper).build().output(0)
+}
+
+/// `ClipByValue`: `x` clamped to `[lo, hi]` (broadcast).
+pub fn clip_by_value(s: &Scope, x: Output, lo: Output, hi: Output) -> Output {
+    s.op("ClipByValue").input(x).input(lo).input(hi).build().output(0)
+}
+
+/// `BroadcastArgs`: the broadcast shape of two shape vectors.
+pub fn broadcast_args(s: &Scope, s0: Output, s1: Output) -> Output {
+    s.op("BroadcastArgs").input(s0).input(s1).build().output(0)
+}
+
+/// `LinSpace`: `num` evenly spaced values from `start` to `stop`.
+pub fn lin_space(s: &Scope, start: Output, stop: Output, num: Output) -> Output {
+    s.op("LinSpace").input(start).input(stop).input(num).build().output(0)
+}
+
+/// `EnsureShape`: `x`, checked at run time against `shape` (-1 = any size).
+pub fn ensure_shape(s: &Scope, x: Output, shape: Option<&[i64]>) -> Output {
+    s.op("EnsureShape").input(x).attr("shape", attr::shape(shape)).build().output(0)
+}
+
+/// `Diag`: a tensor of rank 2k with `x` (rank k) on its diagonal.
+pub fn diag(s: &Scope, x: Output) -> Output {
+    s.op("Diag").input(x).build().output(0)
+}
+
+/// `DiagPart`: the diagonal of a rank-2k tensor.
+pub fn diag_part(s: &Scope, x: Output) -> Output {
+    s.op("DiagPart").input(x).build().output(0)
+}
+
+/// `Bucketize`: the index of the bucket of each element given sorted `boundaries`.
+pub fn bucketize(s: &Scope, x: Output, boundaries: &[f32]) -> Output {
+    s.op("Bucketize").input(x).attr("boundaries", attr::list_float(boundaries)).build().output(0)
+}
+
+/// `LowerBound` (`upper` false) or `UpperBound` of each row of `values` in `sorted_inputs`.
+pub fn search_sorted(s: &Scope, sorted_inputs: Output, values: Output, upper: bool, out_type: DataType) -> Output {
+    s.op(if upper { "UpperBound" } else { "LowerBound" })
+        .input(sorted_inputs)
+        .input(values)
+        .attr("out_type", attr::ty(out_type))
+        .build()
+        .output(0)
+}
+
+/// `MirrorPad` with `mode` "REFLECT" or "SYMMETRIC".
+pub fn mirror_pad(s: &Scope, x: Output, paddings: Output, mode: &str) -> Output {
+    s.op("MirrorPad").input(x).input(paddings).attr("mode", attr::string(mode)).build().output(0)
+}
+
+/// `MirrorPadGrad`: folds the padded gradient `g` back onto the unpadded input.
+pub fn mirror_pad_grad(s: &Scope, g: Output, paddings: Output, mode: &str) -> Output {
+    s.op("MirrorPadGrad").input(g).input(paddings).attr("mode", attr::string(mode)).build().output(0)
+}
+
+/// `GatherNd`: slices of `params` at the index tuples of `indices`' last dimension.
+pub fn gather_nd(s: &Scope, params: Output, indices: Output) -> Output {
+    s.op("GatherNd").input(params).input(indices).build().output(0)
+}
+
+/// `ScatterNd`: zeros of `shape` with `updates` summed in at `indices`.
+pub fn scatter_nd(s: &Scope, indices: Output, updates: Output, shape: Output) -> Output {
+    s.op("ScatterNd").input(indices).input(updates).input(shape).build().output(0)
+}
+
+/// `TensorScatterUpdate`/`Add`/`Sub` (`op` is the full op name).
+pub fn tensor_scatter(s: &Scope, op: &str, tensor: Output, indices: Output, updates: Output) -> Output {
+    s.op(op).input(tensor).input(indices).input(updates).build().output(0)
+}
+
+/// `Einsum` of `inputs` by `equation` (e.g. `"bij,bjk->bik"`).
+pub fn einsum(s: &Scope, inputs: Vec<Output>, equation: &str) -> Output {
+    s.op("Einsum").input_list(inputs).attr("equation", attr::string(equation)).build().output(0)
+}
+
+/// `All`: logical and of a bool tensor over `axes`.
+pub fn reduce_all(s: &Scope, x: Output, axes: Output, keep_dims: bool) -> Output {
+    s.op("All").input(x).input(axes).attr("keep_dims", attr::bool(keep_dims)).build().output(0)
+}
+
+/// `Any`: logical or of a bool tensor over `axes`.
+pub fn reduce_any(s: &Scope, x: Output, axes: Output, keep_dims: bool) -> Output {
+    s.op("Any").input(x).input(axes).attr("keep_dims", attr::bool(keep_dims)).build().output(0)
+}
+
+/// `MatrixDiagV3`: matrices with the diagonals `k` (`[lo, hi]`) taken from `diagonal`.
+pub fn matrix_diag_v3(
+    s: &Scope,
+    diagonal: Output,
+    k: Output,
+    num_rows: Output,
+    num_cols: Output,
+    padding: Output,
+    align: &str,
+) -> Output {
+    s.op("MatrixDiagV3")
+        .input(diagonal)
+        .input(k)
+        .input(num_rows)
+        .input(num_cols)
+        .input(padding)
+        .attr("align", attr::string(align))
+        .build()
+        .output(0)
+}
+
+/// `MatrixDiagPartV3`: the diagonals `k` of each innermost matrix, padded with `padding`.
+pub fn matrix_diag_part_v3(s: &Scope, x: Output, k: Output, padding: Output, align: &str) -> Output {
+    s.op("MatrixDiagPartV3").input(x).input(k).input(padding).attr("align", attr::string(align)).build().output(0)
+}
+
+/// `MatrixSetDiagV3`: `x` with its diagonals `k` replaced by `diagonal`.
+pub fn matrix_set_diag_v3(s: &Scope, x: Output, diagonal: Output, k: Output, align: &str) -> Output {
+    s.op("MatrixSetDiagV3").input(x).input(diagonal).input(k).attr("align", attr::string(align)).build().output(0)
+}

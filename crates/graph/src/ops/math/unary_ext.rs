@@ -1,0 +1,113 @@
+//! More elementwise unary ops (TensorFlow's definitions): trigonometric and hyperbolic
+//! functions, `Expm1`, the error and gamma families (`Erf`, `Erfc`, `Erfinv`, `Ndtri`,
+//! `Lgamma`, `Digamma`), `Rint`, the `IsNan`/`IsInf`/`IsFinite` tests, bitwise `Invert` and
+//! `L2Loss`.
+
+use ferroflow_core::Status;
+
+use crate::op_def::op;
+use crate::registry::OpRegistry;
+use crate::scope::{Output, Scope};
+use crate::shape_fn::{unchanged, Dims, ShapeCtx};
+
+const FLOATS: &str = "{bfloat16, half, float, double}";
+const FLOATS_COMPLEX: &str = "{bfloat16, half, float, double, complex64, complex128}";
+const INTS: &str = "{int8, int16, int32, int64, uint8, uint16, uint32, uint64}";
+
+fn scalar_shape(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    Ok(vec![Some(vec![])])
+}
+
+pub(crate) fn register(r: &mut OpRegistry) {
+    let unary = |r: &mut OpRegistry, name: &str, types: &str, out: &str| {
+        r.add(
+            op(name)
+                .input("x: T")
+                .output(&format!("y: {out}"))
+                .attr(&format!("T: {types}"))
+                .shape_fn(unchanged)
+                .build(),
+        );
+    };
+    for name in ["Expm1", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"] {
+        unary(r, name, FLOATS_COMPLEX, "T");
+    }
+    for name in ["Erf", "Erfc", "Erfinv", "Ndtri", "Lgamma", "Digamma", "Rint"] {
+        unary(r, name, FLOATS, "T");
+    }
+    for name in ["IsNan", "IsInf", "IsFinite"] {
+        unary(r, name, FLOATS, "bool");
+    }
+    unary(r, "Invert", INTS, "T");
+    r.add(
+        op("L2Loss")
+            .input("t: T")
+            .output("output: T")
+            .attr("T: {half, bfloat16, float, double}")
+            .shape_fn(scalar_shape)
+            .build(),
+    );
+}
+
+macro_rules! unary_builders {
+    ($($f:ident => $op:literal: $doc:literal),* $(,)?) => {$(
+        #[doc = concat!("`", $op, "`: ", $doc, ", elementwise.")]
+        pub fn $f(s: &Scope, x: Output) -> Output {
+            s.op($op).input(x).build().output(0)
+        }
+    )*};
+}
+
+unary_builders! {
+    expm1 => "Expm1": "eˣ - 1",
+    sin => "Sin": "sin x",
+    cos => "Cos": "cos x",
+    tan => "Tan": "tan x",
+    asin => "Asin": "arcsin x",
+    acos => "Acos": "arccos x",
+    atan => "Atan": "arctan x",
+    sinh => "Sinh": "sinh x",
+    cosh => "Cosh": "cosh x",
+    asinh => "Asinh": "arsinh x",
+    acosh => "Acosh": "arcosh x",
+    atanh => "Atanh": "artanh x",
+    erf => "Erf": "the error function",
+    erfc => "Erfc": "1 - erf x",
+    erfinv => "Erfinv": "the inverse error function",
+    ndtri => "Ndtri": "the inverse of the standard normal CDF",
+    lgamma => "Lgamma": "ln |Γ(x)|",
+    digamma => "Digamma": "ψ(x) = Γ'(x) / Γ(x)",
+    rint => "Rint": "x rounded to the nearest integer, half to even",
+    is_nan => "IsNan": "whether x is NaN",
+    is_inf => "IsInf": "whether x is ±∞",
+    is_finite => "IsFinite": "whether x is finite",
+    invert => "Invert": "bitwise NOT",
+}
+
+/// `L2Loss`: `sum(t²) / 2`, a scalar.
+pub fn l2_loss(s: &Scope, t: Output) -> Output {
+    s.op("L2Loss").input(t).build().output(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::DataType;
+
+    use super::*;
+    use crate::ops::placeholder;
+
+    #[test]
+    fn shapes_and_types() {
+        let s = Scope::new_root();
+        let x = placeholder(&s, DataType::Float, Some(&[2, -1]));
+        assert_eq!(s.graph().shape_of(&erf(&s, x.clone())), Some(vec![2, -1]));
+        let b = is_nan(&s, x.clone());
+        assert_eq!((b.dtype, s.graph().shape_of(&b)), (DataType::Bool, Some(vec![2, -1])));
+        assert_eq!(s.graph().shape_of(&l2_loss(&s, x)), Some(vec![]));
+        let i = placeholder(&s, DataType::Int32, Some(&[3]));
+        assert_eq!(invert(&s, i.clone()).dtype, DataType::Int32);
+        assert!(s.status().is_ok());
+        let _ = sin(&s, i);
+        assert!(s.status().is_err());
+    }
+}

@@ -1,0 +1,162 @@
+//! Resource-variable forms: ResourceGatherNd, ResourceScatterNd{Update,Add,Sub} (index
+//! tuples, as GatherNd/TensorScatter*) and ResourceScatter{Mul,Div,Min,Max} (rows, as the
+//! Add/Sub/Update forms of `state/sparse.rs`). Updates happen in place under the
+//! variable's write lock.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+
+use super::gather_nd::{check_updates, resolve, scatter_into, Mode};
+use crate::array::util::{dims_str, index_vec};
+use crate::dispatch::dispatch;
+use crate::math::elem::Num;
+use crate::state::handle::{existing_var, handle_input, tf_type_name, uninitialized_read, uninitialized_use};
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+struct GatherNd {
+    dtype: DataType,
+}
+
+impl OpKernel for GatherNd {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let h = handle_input(ctx, 0)?;
+        let var = existing_var(ctx, &h)?;
+        if var.dtype != self.dtype {
+            return Err(ctx.error(format!(
+                "Trying to gather from variable {} of {} as {}",
+                var.name,
+                tf_type_name(var.dtype),
+                tf_type_name(self.dtype)
+            )));
+        }
+        let params =
+            var.value.read().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| uninitialized_read(ctx, &h))?;
+        let indices = ctx.input(1)?;
+        let s = resolve(ctx, &indices, params.dims(), "param")?;
+        let depth = indices.dims()[indices.rank() - 1];
+        let mut dims = indices.dims()[..indices.rank() - 1].to_vec();
+        dims.extend_from_slice(&params.dims()[depth..]);
+        let out = ferroflow_core::with_dtype!(params.dtype(), T => {
+            let src = params.as_slice::<T>()?;
+            let mut v = Vec::with_capacity(s.offsets.len() * s.slice);
+            for &o in &s.offsets {
+                v.extend_from_slice(&src[o..o + s.slice]);
+            }
+            Tensor::new(dims, v)
+        })?;
+        ctx.set_output(0, out)
+    }
+}
+
+/// How a row scatter combines the variable's element with the update.
+#[derive(Clone, Copy, PartialEq)]
+enum Row {
+    Mul,
+    Div,
+    Min,
+    Max,
+}
+
+fn combine_rows<T: Num>(dst: &mut [T], idx: &[i64], row: usize, upd: &[T], scalar: bool, op: Row) {
+    for (i, &r) in idx.iter().enumerate() {
+        let d = &mut dst[r as usize * row..(r as usize + 1) * row];
+        for (j, a) in d.iter_mut().enumerate() {
+            let u = if scalar { upd[0] } else { upd[i * row + j] };
+            *a = match op {
+                Row::Mul => a.mul(u),
+                Row::Div => a.div(u),
+                Row::Min => a.tf_min(u),
+                Row::Max => a.tf_max(u),
+            };
+        }
+    }
+}
+
+/// ND (`nd` = Some(mode)) or row (`row` = Some(op)) scatter into a resource variable.
+struct Scatter {
+    nd: Option<Mode>,
+    row: Option<Row>,
+    dtype_attr: DataType,
+}
+
+impl OpKernel for Scatter {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let h = handle_input(ctx, 0)?;
+        let var = existing_var(ctx, &h)?;
+        let indices = ctx.input(1)?;
+        let updates = ctx.input(2)?;
+        if var.dtype != self.dtype_attr || updates.dtype() != self.dtype_attr {
+            return Err(ctx.error(format!(
+                "variable {} is {} and updates are {}, the op expects {}",
+                var.name,
+                tf_type_name(var.dtype),
+                tf_type_name(updates.dtype()),
+                tf_type_name(self.dtype_attr)
+            )));
+        }
+        let mut g = var.value.write().unwrap_or_else(|e| e.into_inner());
+        let Some(t) = g.as_mut() else { return Err(uninitialized_use(ctx, &var)) };
+        if let Some(mode) = self.nd {
+            let s = resolve(ctx, &indices, t.dims(), "tensor")?;
+            check_updates(ctx, &indices, &updates, t.dims())?;
+            if mode == Mode::Update {
+                return ferroflow_core::with_dtype!(t.dtype(), T => {
+                    let upd = updates.as_slice::<T>()?;
+                    let dst = t.data_mut::<T>()?;
+                    for (i, &o) in s.offsets.iter().enumerate() {
+                        dst[o..o + s.slice].clone_from_slice(&upd[i * s.slice..(i + 1) * s.slice]);
+                    }
+                    Ok(())
+                });
+            }
+            return dispatch!(t.dtype(), ctx, [f32, f64, i32, i64, u8, i8, i16, u16, u32, u64], |T| {
+                scatter_into::<T>(t.data_mut::<T>()?, &s, updates.as_slice::<T>()?, mode);
+                Ok(())
+            });
+        }
+        let op = self.row.expect("row scatter");
+        if t.rank() < 1 {
+            return Err(ctx.error(format!("variable {} must be at least 1-D to scatter into, got a scalar", var.name)));
+        }
+        let idx = index_vec(&indices).map_err(|e| ctx.error(e.message))?;
+        let mut want = indices.dims().to_vec();
+        want.extend_from_slice(&t.dims()[1..]);
+        let scalar = updates.rank() == 0;
+        if updates.dims() != want.as_slice() && !scalar {
+            return Err(ctx.error(format!(
+                "Must have updates.shape = indices.shape + params.shape[1:] or updates.shape = [], got updates.shape {}, indices.shape {}, params.shape {}",
+                dims_str(updates.dims()),
+                dims_str(indices.dims()),
+                dims_str(t.dims())
+            )));
+        }
+        let n = t.dims()[0] as i64;
+        if let Some(k) = idx.iter().position(|&v| v < 0 || v >= n) {
+            return Err(ctx.error(format!("indices[{k}] = {} is not in [0, {n}) (variable {})", idx[k], var.name)));
+        }
+        let row: usize = t.dims()[1..].iter().product();
+        dispatch!(t.dtype(), ctx, [f32, f64, i32, i64, u8, i8, i16, u16, u32, u64], |T| {
+            combine_rows::<T>(t.data_mut::<T>()?, &idx, row, updates.as_slice::<T>()?, scalar, op);
+            Ok(())
+        })
+    }
+}
+
+fn nd(n: &NodeDef, mode: Mode) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(Scatter { nd: Some(mode), row: None, dtype_attr: n.attr_type("T")? }))
+}
+
+fn row(n: &NodeDef, op: Row) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(Scatter { nd: None, row: Some(op), dtype_attr: n.attr_type("dtype")? }))
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("ResourceGatherNd", |n| Ok(Box::new(GatherNd { dtype: n.attr_type("dtype")? })));
+    r.add("ResourceScatterNdUpdate", |n| nd(n, Mode::Update));
+    r.add("ResourceScatterNdAdd", |n| nd(n, Mode::Add));
+    r.add("ResourceScatterNdSub", |n| nd(n, Mode::Sub));
+    r.add("ResourceScatterMul", |n| row(n, Row::Mul));
+    r.add("ResourceScatterDiv", |n| row(n, Row::Div));
+    r.add("ResourceScatterMin", |n| row(n, Row::Min));
+    r.add("ResourceScatterMax", |n| row(n, Row::Max));
+}

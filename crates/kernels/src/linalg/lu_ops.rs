@@ -1,0 +1,159 @@
+//! MatrixDeterminant, LogMatrixDeterminant, MatrixInverse and MatrixSolve through the LU
+//! factorization of each matrix of the batch.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use rayon::prelude::*;
+
+use super::lu::{transposed, Lu};
+use super::{square_batch, PAR_WORK};
+use crate::array::ext::util::kernel_dtype;
+use crate::dispatch::dispatch;
+use crate::math::elem::Float;
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Det,
+    LogDet,
+    Inverse,
+    Solve,
+}
+
+struct LuOp {
+    kind: Kind,
+    ty: DataType,
+    adjoint: bool,
+}
+
+/// Runs `f` on each of `count` matrices of `n*n` elements writing `out_per` outputs each.
+fn per_matrix<T: Float>(
+    x: &[T],
+    count: usize,
+    n: usize,
+    out_per: usize,
+    f: impl Fn(usize, &[T], &mut [T]) + Sync,
+) -> Vec<T> {
+    let mut out = vec![T::ZERO; count * out_per];
+    if out_per == 0 {
+        return out;
+    }
+    let one = |(b, o): (usize, &mut [T])| f(b, &x[b * n * n..(b + 1) * n * n], o);
+    if count > 1 && count * n * n * n >= PAR_WORK {
+        out.par_chunks_mut(out_per).enumerate().for_each(one);
+    } else {
+        out.chunks_mut(out_per).enumerate().for_each(one);
+    }
+    out
+}
+
+impl LuOp {
+    fn run<T: Float>(&self, ctx: &mut OpContext, x: &Tensor) -> Result<(), Status> {
+        let (count, n) = square_batch(ctx, x, "Input")?;
+        let xs = x.as_slice::<T>()?;
+        let batch = x.dims()[..x.rank() - 2].to_vec();
+        let adjoint = self.adjoint;
+        let lu = |m: &[T]| Lu::new(if adjoint { transposed(m, n) } else { m.to_vec() }, n);
+        match self.kind {
+            Kind::Det => {
+                let out = per_matrix(xs, count, n, 1, |_, m, o| {
+                    let f = lu(m);
+                    o[0] = (0..n).fold(f.sign, |acc, i| acc * f.a[i * n + i]);
+                });
+                ctx.set_output(0, Tensor::new(batch, out)?)
+            }
+            Kind::LogDet => {
+                let out = per_matrix(xs, count, n, 2, |_, m, o| {
+                    let f = lu(m);
+                    let (mut sign, mut log) = (f.sign, T::ZERO);
+                    for i in 0..n {
+                        let d = f.a[i * n + i];
+                        if d < T::ZERO {
+                            sign = -sign;
+                        }
+                        log = log + d.abs().ln();
+                    }
+                    if f.min_abs_pivot() == T::ZERO {
+                        sign = T::ZERO;
+                    }
+                    o[0] = sign;
+                    o[1] = log;
+                });
+                let (sign, log): (Vec<T>, Vec<T>) = out.chunks(2).map(|c| (c[0], c[1])).unzip();
+                ctx.set_output(0, Tensor::new(batch.clone(), sign)?)?;
+                ctx.set_output(1, Tensor::new(batch, log)?)
+            }
+            Kind::Inverse => {
+                let singular = std::sync::atomic::AtomicBool::new(false);
+                let out = per_matrix(xs, count, n, n * n, |_, m, o| {
+                    let f = lu(m);
+                    if f.min_abs_pivot() == T::ZERO {
+                        singular.store(true, std::sync::atomic::Ordering::Relaxed);
+                        return;
+                    }
+                    for i in 0..n {
+                        o[i * n + i] = T::ONE;
+                    }
+                    f.solve(o, n);
+                });
+                if singular.into_inner() {
+                    return Err(ctx.error("Input is not invertible."));
+                }
+                ctx.set_output(0, Tensor::new(x.shape().clone(), out)?)
+            }
+            Kind::Solve => {
+                let rhs = ctx.input(1)?;
+                let r = rhs.rank();
+                if r != x.rank() || rhs.dims()[..r - 2] != x.dims()[..x.rank() - 2] || rhs.dims()[r - 2] != n {
+                    return Err(ctx.error(format!(
+                        "Input matrix and right-hand side must have the same batch dimensions and number of rows, got {} and {}",
+                        x.shape(),
+                        rhs.shape()
+                    )));
+                }
+                if rhs.dtype() != x.dtype() {
+                    return Err(ctx.error(format!("rhs is {} but matrix is {}", rhs.dtype(), x.dtype())));
+                }
+                let k = rhs.dims()[r - 1];
+                let bs = rhs.as_slice::<T>()?;
+                let singular = std::sync::atomic::AtomicBool::new(false);
+                let out = per_matrix(xs, count, n, n * k, |b, m, o| {
+                    let f = lu(m);
+                    if f.min_abs_pivot() == T::ZERO {
+                        singular.store(true, std::sync::atomic::Ordering::Relaxed);
+                        return;
+                    }
+                    o.copy_from_slice(&bs[b * n * k..(b + 1) * n * k]);
+                    f.solve(o, k);
+                });
+                if singular.into_inner() {
+                    return Err(ctx.error("Input matrix is not invertible."));
+                }
+                ctx.set_output(0, Tensor::new(rhs.shape().clone(), out)?)
+            }
+        }
+    }
+}
+
+impl OpKernel for LuOp {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let x = ctx.input(0)?;
+        if x.dtype() != self.ty {
+            return Err(ctx.error(format!("input is {} but T is {}", x.dtype(), self.ty)));
+        }
+        dispatch!(self.ty, ctx, [f32, f64], |T| self.run::<T>(ctx, &x))
+    }
+}
+
+fn make(n: &NodeDef, kind: Kind) -> Result<Box<dyn OpKernel>, Status> {
+    let ty = kernel_dtype(n, "T", &[DataType::Float, DataType::Double])?;
+    let adjoint = if matches!(kind, Kind::Inverse | Kind::Solve) { n.attr_bool("adjoint")? } else { false };
+    Ok(Box::new(LuOp { kind, ty, adjoint }))
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("MatrixDeterminant", |n| make(n, Kind::Det));
+    r.add("LogMatrixDeterminant", |n| make(n, Kind::LogDet));
+    r.add("MatrixInverse", |n| make(n, Kind::Inverse));
+    r.add("MatrixSolve", |n| make(n, Kind::Solve));
+}

@@ -1,0 +1,147 @@
+//! `ParseExampleV2` and `ParseSingleExample` on `tf.train.Example` protos serialized by
+//! TensorFlow 2.21 (hex below), with the outputs TensorFlow gives for them.
+
+use ferroflow_core::proto::attr_value::{ListValue, Value};
+use ferroflow_core::proto::AttrValue;
+use ferroflow_core::{attr, Code, DataType, Shape, Storage, Tensor};
+use ferroflow_kernels::testutil::{node, run_kernel};
+
+/// {"age": [31], "tags": [b"x", b"y"], "w": [0.5, 1.5]}
+const A: &str =
+    "0a330a100a047461677312080a060a01780a01790a0c0a0361676512051a030a011f0a110a0177120c120a0a080000003f0000c03f";
+/// {"tags": [b"z"], "ids": [7, -3, 2**40], "w": [2.0, -1.0]}
+const B: &str = "0a400a0d0a047461677312050a030a017a0a1c0a0369647312151a130a1107fdffffffffffffffff018080808080200a110a0177120c120a0a0800000040000080bf";
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+fn strs(shape: &[usize], v: Vec<Vec<u8>>) -> Tensor {
+    Tensor::from_storage(Shape::new(shape.to_vec()), Storage::Str(v)).unwrap()
+}
+
+fn keys(v: &[&str]) -> Tensor {
+    strs(&[v.len()], v.iter().map(|s| s.as_bytes().to_vec()).collect())
+}
+
+fn list_shape(shapes: &[&[i64]]) -> AttrValue {
+    let protos = shapes
+        .iter()
+        .map(|d| match attr::shape(Some(d)).value {
+            Some(Value::Shape(s)) => s,
+            _ => unreachable!(),
+        })
+        .collect();
+    AttrValue { value: Some(Value::List(Box::new(ListValue { shape: protos, ..Default::default() }))) }
+}
+
+fn v2_node(dense_shapes: &[&[i64]], tdense: &[DataType], sparse: &[DataType]) -> ferroflow_core::proto::NodeDef {
+    node(
+        "ParseExampleV2",
+        &[
+            ("Tdense", attr::list_type(tdense)),
+            ("num_sparse", attr::int(sparse.len() as i64)),
+            ("sparse_types", attr::list_type(sparse)),
+            ("ragged_value_types", attr::list_type(&[])),
+            ("ragged_split_types", attr::list_type(&[])),
+            ("dense_shapes", list_shape(dense_shapes)),
+        ],
+    )
+}
+
+#[test]
+fn parse_example_v2_dense_and_sparse() {
+    let n = v2_node(&[&[2], &[1]], &[DataType::Float, DataType::Int64], &[DataType::String, DataType::Int64]);
+    let inputs = vec![
+        strs(&[2], vec![hex(A), hex(B)]),
+        keys(&[]),
+        keys(&["tags", "ids"]),
+        keys(&["w", "age"]),
+        keys(&[]),
+        Tensor::new(vec![0], Vec::<f32>::new()).unwrap(),
+        Tensor::new(vec![1], vec![-1i64]).unwrap(),
+    ];
+    let out = run_kernel(n, inputs, 8).unwrap();
+    assert_eq!(out[0].as_slice::<i64>().unwrap(), [0, 0, 0, 1, 1, 0]);
+    assert_eq!(out[1].as_slice::<i64>().unwrap(), [1, 0, 1, 1, 1, 2]);
+    assert_eq!(out[2], strs(&[3], vec![b"x".to_vec(), b"y".to_vec(), b"z".to_vec()]));
+    assert_eq!(out[3].as_slice::<i64>().unwrap(), [7, -3, 1 << 40]);
+    assert_eq!(out[4].as_slice::<i64>().unwrap(), [2, 2]);
+    assert_eq!(out[5].as_slice::<i64>().unwrap(), [2, 3]);
+    assert_eq!(out[6].dims(), [2, 2]);
+    assert_eq!(out[6].as_slice::<f32>().unwrap(), [0.5, 1.5, 2.0, -1.0]);
+    assert_eq!(out[7].dims(), [2, 1]);
+    assert_eq!(out[7].as_slice::<i64>().unwrap(), [31, -1]);
+}
+
+#[test]
+fn parse_example_v2_errors() {
+    // A required dense feature missing.
+    let n = v2_node(&[&[1]], &[DataType::Int64], &[]);
+    let inputs = vec![
+        strs(&[1], vec![hex(B)]),
+        keys(&[]),
+        keys(&[]),
+        keys(&["age"]),
+        keys(&[]),
+        Tensor::new(vec![0], Vec::<i64>::new()).unwrap(),
+    ];
+    let e = run_kernel(n.clone(), inputs, 1).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument);
+    assert!(e.message.contains("Feature: age (data type: int64) is required but could not be found."), "{e}");
+    // The wrong type, the wrong count, a truncated proto.
+    let bad_type = vec![
+        strs(&[1], vec![hex(A)]),
+        keys(&[]),
+        keys(&[]),
+        keys(&["w"]),
+        keys(&[]),
+        Tensor::new(vec![1], vec![0i64]).unwrap(),
+    ];
+    let n1 = v2_node(&[&[1]], &[DataType::Int64], &[]);
+    let e = run_kernel(n1.clone(), bad_type, 1).unwrap_err();
+    assert!(e.message.contains("Data types don't match"), "{e}");
+    let n2 = v2_node(&[&[3]], &[DataType::Float], &[]);
+    let bad_count = vec![
+        strs(&[1], vec![hex(A)]),
+        keys(&[]),
+        keys(&[]),
+        keys(&["w"]),
+        keys(&[]),
+        Tensor::new(vec![0], Vec::<f32>::new()).unwrap(),
+    ];
+    let e = run_kernel(n2, bad_count, 1).unwrap_err();
+    assert!(e.message.contains("Number of float values != expected"), "{e}");
+    let mut cut = hex(A);
+    cut.truncate(20);
+    let truncated = vec![
+        strs(&[1], vec![cut]),
+        keys(&[]),
+        keys(&[]),
+        keys(&["age"]),
+        keys(&[]),
+        Tensor::new(vec![1], vec![0i64]).unwrap(),
+    ];
+    assert_eq!(run_kernel(n1, truncated, 1).unwrap_err().code, Code::InvalidArgument);
+}
+
+#[test]
+fn parse_single_example() {
+    let n = node(
+        "ParseSingleExample",
+        &[
+            ("num_sparse", attr::int(1)),
+            ("sparse_keys", attr::list_string(&["tags"])),
+            ("dense_keys", attr::list_string(&["w"])),
+            ("sparse_types", attr::list_type(&[DataType::String])),
+            ("Tdense", attr::list_type(&[DataType::Float])),
+            ("dense_shapes", list_shape(&[&[2]])),
+        ],
+    );
+    let out = run_kernel(n, vec![strs(&[], vec![hex(A)]), Tensor::new(vec![2], vec![0f32, 0.0]).unwrap()], 4).unwrap();
+    assert_eq!(out[0].dims(), [2, 1]);
+    assert_eq!(out[0].as_slice::<i64>().unwrap(), [0, 1]);
+    assert_eq!(out[1], strs(&[2], vec![b"x".to_vec(), b"y".to_vec()]));
+    assert_eq!(out[2].as_slice::<i64>().unwrap(), [2]);
+    assert_eq!(out[3].as_slice::<f32>().unwrap(), [0.5, 1.5]);
+}
