@@ -37,6 +37,25 @@ import ffcluster  # noqa: E402
 import harness  # noqa: E402
 
 RTOL = 1e-4
+# A tensor TensorFlow itself moves by s under a 1e-6 relative change of its float inputs may
+# differ from TensorFlow by up to SPREAD_X * s.
+PERTURB = 1e-6
+SPREAD_X = 4.0
+
+
+def tf_spread(tf, case, values, ref, ref_losses):
+    """Per output and per loss: TensorFlow's relative change when the case's float feeds are
+    scaled by (1 + PERTURB), from the same variable values; None if it cannot be measured."""
+    try:
+        g, parts = harness.build_graph(tf, case)
+        parts["feeds"] = {p: (v * (1 + PERTURB)).astype(v.dtype) if np.asarray(v).dtype.kind == "f" else v
+                          for p, v in parts["feeds"].items()}
+        with tf.compat.v1.Session(graph=g) as s:
+            _, moved, moved_losses = harness.run_parts(tf, s, parts, var_values=values, steps=3)
+    except Exception:  # noqa: BLE001 - no second chance then
+        return None
+    return ([harness.compare(a, b)[0] for a, b in zip(moved, ref)],
+            [harness.compare(a, b)[0] for a, b in zip(moved_losses, ref_losses)])
 
 
 def all_cases():
@@ -79,25 +98,30 @@ def run_case(tf, case, target, ops_only):
         row["status"] = "missing ops" if row["missing"] else "error"
         row["detail"] = f"{type(e).__name__}: {msg[:240]}"
         return row
-    worst, why = 0.0, ""
-    for a, b in zip(got, ref):
-        if case.random:
-            if np.asarray(a).shape != np.asarray(b).shape:
-                worst, why = float("inf"), "shape"
-            continue
-        e, w = harness.compare(a, b)
-        if e > worst:
-            worst, why = e, w
-    for a, b in zip(losses, ref_losses):
-        e, w = harness.compare(a, b)
-        if e > worst:
-            worst, why = e, w or "train losses"
+    errs = [harness.compare(a, b) for a, b in zip(got, ref)] if not case.random else []
+    if case.random and any(np.asarray(a).shape != np.asarray(b).shape for a, b in zip(got, ref)):
+        errs = [(float("inf"), "shape")]
+    loss_errs = [harness.compare(a, b) for a, b in zip(losses, ref_losses)]
+    worst, why = max(errs + [(e, w or "train losses") for e, w in loss_errs], key=lambda t: t[0], default=(0.0, ""))
     row["err"] = worst
     if worst <= RTOL:
         row["status"] = "equal" if not case.random else "equal (shapes; random)"
-    else:
-        row["status"] = "differs"
-        row["detail"] = why or f"max rel err {worst:.2e}"
+        return row
+    # Second chance: how far TensorFlow itself moves when its float inputs change by one part
+    # in 10^6. A gradient that is zero in exact arithmetic (a bias before batch norm, the input
+    # of a standardization) is rounding noise on both sides, and a deep network trained a few
+    # steps amplifies rounding; such tensors are compared against TensorFlow's own spread.
+    spread = tf_spread(tf, case, values, ref, ref_losses) if not case.random else None
+    if spread is not None:
+        out_spread, loss_spread = spread
+        within = all(e <= max(RTOL, SPREAD_X * sp) for (e, _), sp in zip(errs, out_spread)) and all(
+            e <= max(RTOL, SPREAD_X * sp) for (e, _), sp in zip(loss_errs, loss_spread))
+        if within:
+            row["status"] = "equal (within TF's own spread)"
+            row["detail"] = f"max rel err {worst:.2e}; TensorFlow's own spread up to {max(out_spread + loss_spread):.2e}"
+            return row
+    row["status"] = "differs"
+    row["detail"] = why or f"max rel err {worst:.2e}"
     return row
 
 
@@ -114,7 +138,12 @@ def write_table(rows, path, filt=""):
         "function, `tf_keras` layer and `tf_keras.applications` model below is built in graph mode with",
         "TensorFlow 2.21's client, run with its gradient (and, for models and optimizers, three training",
         "steps) on a ferroflow ps + worker cluster and in a local TensorFlow session, and compared",
-        f"(relative error to the largest magnitude <= {RTOL:g}).",
+        f"(relative error to the largest magnitude <= {RTOL:g}). A case that differs gets a second",
+        f"chance: TensorFlow runs again with its float inputs scaled by 1 + {PERTURB:g}, and each",
+        f"tensor may differ from TensorFlow by up to {SPREAD_X:g}x how far TensorFlow itself moved",
+        "(\"equal (within TF's own spread)\": gradients that are zero in exact arithmetic, and",
+        "training steps of networks that amplify rounding). Variables start from fresh random",
+        "values on every run, so such cases can change status between runs.",
         "",
         (f"Cases run: those whose name matches `{filt}`. " if filt else "")
         + "Missing ops of the cases not run are listed by `sweep.py --ops-only`.",

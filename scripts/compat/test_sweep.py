@@ -15,13 +15,15 @@ import sweep  # noqa: E402  (sets the environment before TensorFlow is imported)
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TABLE = os.path.join(ROOT, "docs", "op-coverage.md")
-CI_APPS = {"applications.MobileNetV2", "applications.ResNet50"}
+CI_APPS = {"applications.MobileNetV2", "applications.ResNet50", "applications.VGG16"}
 
 
 def equal_in_table():
     names = set()
     for line in open(TABLE):
-        m = re.match(r"\| `([^`]+)` \| (equal[^|]*)\|", line)
+        # Strictly equal cases only: "within TF's own spread" ones depend on fresh random
+        # initial values and on this host's rounding.
+        m = re.match(r"\| `([^`]+)` \| (equal|equal \(shapes; random\)) \|", line)
         if m:
             names.add(m.group(1))
     return names
