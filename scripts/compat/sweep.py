@@ -43,6 +43,17 @@ PERTURB = 1e-6
 SPREAD_X = 4.0
 
 
+def first_line(e):
+    """The first line of an error that says something (TensorFlow's 'Graph execution error'
+    and its traceback of this machine's paths are left out)."""
+    text = str(e)
+    lines = [ln.strip() for ln in text.splitlines()
+             if ln.strip() and "Graph execution error" not in ln and not ln.strip().startswith(("File ", "Detected at"))]
+    if lines:
+        return lines[0]
+    return text.splitlines()[0] if text.strip() else type(e).__name__
+
+
 def tf_spread(tf, case, values, ref, ref_losses):
     """Per output and per loss: TensorFlow's relative change when the case's float feeds are
     scaled by (1 + PERTURB), from the same variable values; None if it cannot be measured."""
@@ -93,8 +104,7 @@ def run_case(tf, case, target, ops_only):
         with tf.compat.v1.Session(target, graph=g2) as s:
             _, got, losses = harness.run_parts(tf, s, parts2, var_values=values, steps=3)
     except Exception as e:  # noqa: BLE001 - ferroflow's error is the result
-        lines = [ln for ln in str(e).splitlines() if ln.strip() and "Graph execution error" not in ln]
-        msg = lines[0] if lines else type(e).__name__
+        msg = first_line(e)
         row["status"] = "missing ops" if row["missing"] else "error"
         row["detail"] = f"{type(e).__name__}: {msg[:240]}"
         return row
@@ -156,7 +166,7 @@ def write_table(rows, path, filt=""):
     ]
     for r in rows:
         detail = ", ".join(r["missing"]) if r["missing"] else r["detail"]
-        detail = " ".join(detail.split()).replace("|", "\\|")
+        detail = " ".join((first_line(detail) if detail else "").split()).replace("|", "\\|")
         lines.append(f"| `{r['case']}` | {r['status']} | {detail} |")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -183,7 +193,7 @@ def main():
             r = run_case(tf, c, target, a.ops_only)
         except Exception as e:  # noqa: BLE001
             r = {"case": c.name, "ops": [], "missing": [], "status": "harness error", "err": None,
-                 "detail": f"{type(e).__name__}: {str(e)[:160]}"}
+                 "detail": f"{type(e).__name__}: {first_line(e)[:160]}"}
             traceback.print_exc()
         rows.append(r)
         print(f"{r['status']:14} {c.name:45} {time.time() - t0:6.1f}s {','.join(r['missing']) or r['detail']}",
