@@ -101,7 +101,8 @@ def run_case(tf, case, target, ops_only):
     setter = tf.compat.v1.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")
     g2, parts2 = harness.build_graph(tf, case, device_fn=setter)
     try:
-        with tf.compat.v1.Session(target, graph=g2) as s:
+        config = tf.compat.v1.ConfigProto(allow_soft_placement=True) if case.soft else None
+        with tf.compat.v1.Session(target, graph=g2, config=config) as s:
             _, got, losses = harness.run_parts(tf, s, parts2, var_values=values, steps=3)
     except Exception as e:  # noqa: BLE001 - ferroflow's error is the result
         msg = first_line(e)

@@ -6,41 +6,14 @@ says, with <family> = array_ext."""
 import numpy as np
 import tensorflow as tf
 
-from common import attr_json, tensor, with_tolerance, write
+from common import raw_op_case, write
 
 rs = np.random.RandomState(7)
 cases = []
 
 
-
-OUT_TYPES = {"out_type", "index_type", "Tout", "output_type", "dtype", "out_idx"}
-
-
-def case(name, op, args, types, attrs=None, py=None, rtol=None, atol=None):
-    """args: ordered (input name, array or list of arrays); types: type attrs {attr: dtype
-    name}; attrs: the other attrs, passed to TensorFlow as well (every attr is listed, since
-    the Rust test fills no defaults)."""
-    attrs = attrs or {}
-
-    def arr(v):
-        return [tf.constant(np.asarray(x)) for x in v] if isinstance(v, list) else tf.constant(np.asarray(v))
-
-    kw = {(py or {}).get(k, k): arr(v) for k, v in args}
-    pyattrs = {k: (list(v) if isinstance(v, tuple) else v) for k, v in attrs.items() if k != "N"}
-    kw.update({(py or {}).get(k, k): v for k, v in pyattrs.items()})
-    # Output-type attrs are not inferred from the inputs: TensorFlow must be told them too.
-    kw.update({(py or {}).get(k, k): tf.as_dtype(v) for k, v in types.items() if k in OUT_TYPES})
-    out = getattr(tf.raw_ops, op)(**kw)
-    outs = list(out) if isinstance(out, (list, tuple)) else [out]
-    inputs = []
-    for _, v in args:
-        inputs.extend(v if isinstance(v, list) else [v])
-    ja = {k: attr_json(v) for k, v in attrs.items()}
-    for k, v in types.items():
-        ja[k] = {"type": v}
-    c = {"name": name, "op": op, "attrs": ja, "inputs": [tensor(np.asarray(i)) for i in inputs],
-         "outputs": [tensor(o.numpy()) for o in outs]}
-    cases.append(with_tolerance(c, rtol, atol))
+def case(*args, **kwargs):
+    cases.append(raw_op_case(*args, **kwargs))
 
 
 f32 = lambda *s: rs.randn(*s).astype(np.float32)  # noqa: E731

@@ -29,8 +29,11 @@ NAMES = ("float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bf
 
 
 def tensor(a):
-    """A value as JSON: complex data is flat (real, imaginary) pairs."""
+    """A value as JSON: complex data is flat (real, imaginary) pairs; strings are text."""
     a = np.asarray(a)
+    if a.dtype.kind in "OSU":
+        flat = [x.decode() if isinstance(x, bytes) else str(x) for x in a.reshape(-1)]
+        return {"dtype": "string", "shape": list(a.shape), "data": flat}
     name = str(a.dtype)
     assert name in NAMES, name
     if a.dtype.kind in "iub":
@@ -76,3 +79,36 @@ def with_tolerance(c, rtol=None, atol=None):
     if atol is not None:
         c["atol"] = atol
     return c
+
+
+OUT_TYPES = {"out_type", "index_type", "Tout", "output_type", "dtype", "out_idx"}
+
+
+def raw_op_case(name, op, args, types, attrs=None, py=None, rtol=None, atol=None):
+    """A case running `tf.raw_ops.<op>`. args: ordered (input name, array or list of
+    arrays); types: type attrs {attr: dtype name}; attrs: the other attrs, passed to
+    TensorFlow as well (every attr is listed, since the Rust test fills no defaults); py:
+    Python keyword names where they differ from the op's."""
+    import tensorflow as tf
+
+    attrs = attrs or {}
+
+    def arr(v):
+        return [tf.constant(np.asarray(x)) for x in v] if isinstance(v, list) else tf.constant(np.asarray(v))
+
+    kw = {(py or {}).get(k, k): arr(v) for k, v in args}
+    pyattrs = {k: (list(v) if isinstance(v, tuple) else v) for k, v in attrs.items() if k != "N"}
+    kw.update({(py or {}).get(k, k): v for k, v in pyattrs.items()})
+    # Output-type attrs are not inferred from the inputs: TensorFlow must be told them too.
+    kw.update({(py or {}).get(k, k): tf.as_dtype(v) for k, v in types.items() if k in OUT_TYPES})
+    out = getattr(tf.raw_ops, op)(**kw)
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    inputs = []
+    for _, v in args:
+        inputs.extend(v if isinstance(v, list) else [v])
+    ja = {k: attr_json(v) for k, v in attrs.items()}
+    for k, v in types.items():
+        ja[k] = {"type": v}
+    c = {"name": name, "op": op, "attrs": ja, "inputs": [tensor(np.asarray(i)) for i in inputs],
+         "outputs": [tensor(o.numpy()) for o in outs]}
+    return with_tolerance(c, rtol, atol)

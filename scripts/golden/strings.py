@@ -13,13 +13,7 @@ from common import attr_json, tensor, write  # noqa: E402
 cases = []
 
 
-def T(a):
-    a = np.asarray(a)
-    if a.dtype.kind in "OSU":
-        flat = [x.decode() if isinstance(x, bytes) else str(x) for x in a.reshape(-1)]
-        return {"dtype": "string", "shape": list(a.shape), "data": flat}
-    return tensor(a)
-
+T = tensor
 
 
 def case(name, op, args, attrs=None, types=None):

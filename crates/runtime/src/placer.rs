@@ -19,7 +19,8 @@
 //!   one by one; for a branch that reads a variable both end up where the variable is). Explicit devices within a group are
 //!   merged; incompatible ones are an InvalidArgument naming both nodes, except that a node
 //!   taking a reference or resource gives way: its request is dropped and it runs with the
-//!   resource, as TensorFlow does.
+//!   resource, as TensorFlow does. With `allow_soft_placement` any conflicting node gives
+//!   way to its group.
 //! - Nodes without any constraint go to the default device.
 //! - A device that matches nothing is an InvalidArgument naming the node, the requested
 //!   device and the known devices, with a hint at the likely cause (user-pain #12); with
@@ -123,11 +124,29 @@ fn place_impl(
             types.iter().any(|&(ty, is_ref)| is_ref || ty == DataType::Resource)
         })
         .collect();
+    // With `allow_soft_placement`, a node whose request conflicts with its group's (a
+    // gradient `zeros_like` built under a worker's device scope but colocated with a ps
+    // variable, as tf_keras RNNs build them) drops its request and goes with the group, as
+    // TensorFlow places it; the group keeps the request of its first node in graph order.
     let mut groups: HashMap<usize, Group> = HashMap::new();
     for (i, req) in requests.iter().enumerate() {
         if !soft[i] {
             let root = uf.find(i);
-            groups.entry(root).or_default().merge(i, req, nodes, &requests, &uf.reasons[root])?;
+            let g = groups.entry(root).or_default();
+            if !opts.allow_soft_placement {
+                g.merge(i, req, nodes, &requests, &uf.reasons[root])?;
+                continue;
+            }
+            let mut tried = g.clone();
+            match tried.merge(i, req, nodes, &requests, &uf.reasons[root]) {
+                Ok(()) => *g = tried,
+                Err(e) => tracing::info!(
+                    node = %nodes[i].name,
+                    "allow_soft_placement: ignoring the node's device '{}', which conflicts with its colocation group ({})",
+                    nodes[i].device,
+                    e.message
+                ),
+            }
         }
     }
     for (i, req) in requests.iter().enumerate() {

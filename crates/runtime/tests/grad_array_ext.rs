@@ -1,6 +1,7 @@
 //! Numeric checks of the gradients of the extended array ops: Split, SplitV, the scans,
 //! ReverseV2, Roll, TopKV2, MirrorPad(Grad), GatherNd, ScatterNd, TensorScatter*,
-//! MatrixBandPart, Diag(Part), ClipByValue and Einsum.
+//! MatrixBandPart, Diag(Part), ClipByValue and Einsum; the space/batch/depth block moves,
+//! ReverseSequence, Cross and LRN.
 
 mod grad_util;
 
@@ -206,4 +207,68 @@ fn matrix_diag_ops() {
         &[rand(&[2, 3, 4], 42), rand(&[2, 3, 3], 43)],
         &[0, 1],
     );
+}
+
+#[test]
+fn space_batch_depth_moves() {
+    assert_grad(
+        "SpaceToBatchND [2,4,6,3] block [2,3] paddings",
+        |s, x| {
+            ops::space_to_batch_nd(
+                s,
+                x[0].clone(),
+                i32s(s, &[2, 3]),
+                ops::constant(s, Tensor::new(vec![2, 2], vec![1i32, 1, 0, 3]).unwrap()),
+            )
+        },
+        &[rand(&[2, 4, 6, 3], 41)],
+        &[0],
+    );
+    assert_grad(
+        "BatchToSpaceND [12,2,3,2] block [2,3] crops",
+        |s, x| {
+            ops::batch_to_space_nd(
+                s,
+                x[0].clone(),
+                i32s(s, &[2, 3]),
+                ops::constant(s, Tensor::new(vec![2, 2], vec![1i32, 2, 0, 3]).unwrap()),
+            )
+        },
+        &[rand(&[12, 2, 3, 2], 42)],
+        &[0],
+    );
+    assert_grad(
+        "SpaceToDepth [2,4,6,3] block 2",
+        |s, x| ops::space_to_depth(s, x[0].clone(), 2),
+        &[rand(&[2, 4, 6, 3], 43)],
+        &[0],
+    );
+    assert_grad(
+        "DepthToSpace [1,2,3,18] block 3",
+        |s, x| ops::depth_to_space(s, x[0].clone(), 3),
+        &[rand(&[1, 2, 3, 18], 44)],
+        &[0],
+    );
+    assert_grad(
+        "ReverseSequence [3,5,2] seq 1 batch 0",
+        |s, x| ops::reverse_sequence(s, x[0].clone(), i64s(s, &[5, 0, 3]), 1, 0),
+        &[rand(&[3, 5, 2], 45)],
+        &[0],
+    );
+    assert_grad(
+        "Cross [4,3]",
+        |s, x| ops::cross(s, x[0].clone(), x[1].clone()),
+        &[rand(&[4, 3], 46), rand(&[4, 3], 47)],
+        &[0, 1],
+    );
+}
+
+#[test]
+fn lrn() {
+    // LRN computes in float32 (TensorFlow registers no float64 kernel).
+    let vals = [to_f32(&rand(&[2, 2, 3, 7], 48))];
+    for mode in [Mode::Static, Mode::Rank] {
+        let e = check_multi(|s, x| vec![ops::lrn(s, x[0].clone(), 2, 1.5, 0.3, 0.75)], &vals, &[0], EPS32, mode);
+        ok(&format!("LRN radius 2 {mode:?}"), e, TOL32);
+    }
 }

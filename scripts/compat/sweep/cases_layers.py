@@ -25,7 +25,8 @@ def _input(tf, name, shape, dtype="float32", lo=-1.0, hi=1.0, vocab=None):
     return p, v
 
 
-def layer_case(name, make, shapes, call=None, training=True, dtype="float32", random=False, grads=True, **kw):
+def layer_case(name, make, shapes, call=None, training=True, dtype="float32", random=False, grads=True, soft=False,
+               **kw):
     """A case calling `make(keras)` on placeholders of `shapes` (one shape, or a list)."""
 
     def build():
@@ -49,7 +50,7 @@ def layer_case(name, make, shapes, call=None, training=True, dtype="float32", ra
         ys = list(y) if isinstance(y, (list, tuple)) else [y]
         return feeds, ys
 
-    return Case("layers." + name, build, grads=grads, random=random)
+    return Case("layers." + name, build, grads=grads, random=random, soft=soft)
 
 
 def cases():
@@ -113,19 +114,20 @@ def cases():
         L("LayerNormalization.multi_axis", lambda k: k.layers.LayerNormalization(axis=[1, 2]), img),
         L("GroupNormalization", lambda k: k.layers.GroupNormalization(groups=2), (2, 4, 4, 4)),
         L("UnitNormalization", lambda k: k.layers.UnitNormalization(), (3, 5)),
-        L("SimpleRNN", lambda k: k.layers.SimpleRNN(3), seq),
-        L("SimpleRNN.seq", lambda k: k.layers.SimpleRNN(3, return_sequences=True), seq),
-        L("LSTM", lambda k: k.layers.LSTM(3), seq),
-        L("LSTM.seq_state", lambda k: k.layers.LSTM(3, return_sequences=True, return_state=True), seq),
-        L("LSTM.unroll", lambda k: k.layers.LSTM(3, unroll=True), seq),
-        L("GRU", lambda k: k.layers.GRU(3), seq),
-        L("GRU.reset_before_false", lambda k: k.layers.GRU(3, reset_after=False, return_sequences=True), seq),
-        L("Bidirectional.LSTM", lambda k: k.layers.Bidirectional(k.layers.LSTM(3)), seq),
-        L("Bidirectional.GRU.concat_seq", lambda k: k.layers.Bidirectional(k.layers.GRU(2, return_sequences=True)), seq),
-        L("RNN.stacked_cells", lambda k: k.layers.RNN([k.layers.LSTMCell(3), k.layers.GRUCell(2)]), seq),
-        L("ConvLSTM1D", lambda k: k.layers.ConvLSTM1D(2, 2), (1, 3, 5, 2)),
-        L("ConvLSTM2D", lambda k: k.layers.ConvLSTM2D(2, 2), (1, 3, 5, 5, 2)),
-        L("ConvLSTM3D", lambda k: k.layers.ConvLSTM3D(2, 2), (1, 2, 4, 4, 4, 1)),
+        L("SimpleRNN", lambda k: k.layers.SimpleRNN(3), seq, soft=True),
+        L("SimpleRNN.seq", lambda k: k.layers.SimpleRNN(3, return_sequences=True), seq, soft=True),
+        L("LSTM", lambda k: k.layers.LSTM(3), seq, soft=True),
+        L("LSTM.seq_state", lambda k: k.layers.LSTM(3, return_sequences=True, return_state=True), seq, soft=True),
+        L("LSTM.unroll", lambda k: k.layers.LSTM(3, unroll=True), seq, soft=True),
+        L("GRU", lambda k: k.layers.GRU(3), seq, soft=True),
+        L("GRU.reset_before_false", lambda k: k.layers.GRU(3, reset_after=False, return_sequences=True), seq, soft=True),
+        L("Bidirectional.LSTM", lambda k: k.layers.Bidirectional(k.layers.LSTM(3)), seq, soft=True),
+        L("Bidirectional.GRU.concat_seq", lambda k: k.layers.Bidirectional(k.layers.GRU(2, return_sequences=True)), seq,
+          soft=True),
+        L("RNN.stacked_cells", lambda k: k.layers.RNN([k.layers.LSTMCell(3), k.layers.GRUCell(2)]), seq, soft=True),
+        L("ConvLSTM1D", lambda k: k.layers.ConvLSTM1D(2, 2), (1, 3, 5, 2), soft=True),
+        L("ConvLSTM2D", lambda k: k.layers.ConvLSTM2D(2, 2), (1, 3, 5, 5, 2), soft=True),
+        L("ConvLSTM3D", lambda k: k.layers.ConvLSTM3D(2, 2), (1, 2, 4, 4, 4, 1), soft=True),
         L("TimeDistributed", lambda k: k.layers.TimeDistributed(k.layers.Dense(2)), seq),
         L("MultiHeadAttention", lambda k: _MHA(k), [seq, (2, 3, 4)]),
         L("Attention", lambda k: k.layers.Attention(), [seq, (2, 3, 4)]),

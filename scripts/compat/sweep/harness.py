@@ -18,12 +18,15 @@ TIMEOUT_MS = 120_000
 
 
 class Case:
-    def __init__(self, name, build, grads=True, random=False, train=None):
+    def __init__(self, name, build, grads=True, random=False, train=None, soft=False):
         self.name = name
         self.build = build
         self.grads = grads  # compare gradients too
         self.random = random  # outputs depend on unseeded randomness: compare shapes only
         self.train = train  # optional: builds a train op on the loss (an optimizer)
+        # Run with allow_soft_placement, as TensorFlow itself needs for this case under
+        # replica_device_setter (tf_keras RNNs colocate worker gradient ops with ps variables).
+        self.soft = soft
 
 
 def graph_ops(graph_def):

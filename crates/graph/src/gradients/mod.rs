@@ -7,6 +7,7 @@ mod array_grad_einsum;
 mod array_grad_ext;
 mod array_grad_gather;
 mod array_grad_slice;
+mod array_grad_space;
 mod array_grad_sparse;
 mod builder;
 mod control_flow_grad;

@@ -218,6 +218,8 @@ pub(super) fn register(r: &mut GradRegistry) {
     super::sparse_grad::register(r);
     // Splits, scans, top-k, N-d gathers and scatters, einsum … (array_grad_ext.rs)
     super::array_grad_ext::register(r);
+    // Space/batch/depth block moves, ReverseSequence, LRN, Cross. (array_grad_space.rs)
+    super::array_grad_space::register(r);
     // Determinants, inverses, solves, Cholesky. (linalg_grad.rs)
     super::linalg_grad::register(r);
 }

@@ -4,6 +4,7 @@ use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::{DataType, Shape, Status, Storage, Tensor, Variant, C128, C64};
 
 use super::util::{check_alloc, index_vec, FnKernel};
+use crate::data_flow::optional::{optional_components, optional_variant};
 use crate::{KernelRegistry, OpContext};
 
 fn fill(ctx: &mut OpContext) -> Result<(), Status> {
@@ -39,28 +40,42 @@ fn zeros_like(ctx: &mut OpContext) -> Result<(), Status> {
         // TensorFlow registers no ZerosLike kernel for these.
         return Err(ctx.error(format!("ZerosLike is not supported for {} tensors", x.dtype())));
     }
-    if x.dtype() == DataType::Variant {
-        // A TensorList's zeros: the same elements, each zeros (unset ones stay unset).
-        let mut out = Vec::new();
-        for v in x.as_slice::<Variant>()? {
-            out.push(match v {
-                Variant::Empty => Variant::Empty,
-                Variant::TensorList(l) => {
-                    let mut z = (**l).clone();
-                    for t in z.tensors.iter_mut().flatten() {
-                        *t = Tensor::zeros(t.dtype(), t.shape().clone())?;
-                    }
-                    Variant::TensorList(std::sync::Arc::new(z))
-                }
-                Variant::Opaque(o) => {
-                    return Err(ctx.error(format!("ZerosLike is not supported for a {} variant", o.type_name)))
-                }
-            });
-        }
-        return ctx.set_output(0, Tensor::new(x.shape().clone(), out)?);
-    }
-    let out = Tensor::zeros(x.dtype(), x.shape().clone()).map_err(|e| ctx.error(e.message))?;
+    let out = zeros_like_tensor(&x).map_err(|e| ctx.error(e))?;
     ctx.set_output(0, out)
+}
+
+/// Zeros shaped like `x`. Variants hold their own zeros: a TensorList's are the same
+/// elements, each zeros (unset ones stay unset); an optional's are an optional of its
+/// components' zeros (an empty optional stays empty), as `tf.cond` gradients of
+/// `tf.data`-built values need.
+fn zeros_like_tensor(x: &Tensor) -> Result<Tensor, String> {
+    if x.dtype() != DataType::Variant {
+        return Tensor::zeros(x.dtype(), x.shape().clone()).map_err(|e| e.message);
+    }
+    let mut out = Vec::new();
+    for v in x.as_slice::<Variant>().map_err(|e| e.message)? {
+        out.push(match v {
+            Variant::Empty => Variant::Empty,
+            Variant::TensorList(l) => {
+                let mut z = (**l).clone();
+                for t in z.tensors.iter_mut().flatten() {
+                    *t = zeros_like_tensor(t)?;
+                }
+                Variant::TensorList(std::sync::Arc::new(z))
+            }
+            Variant::Opaque(o) => match optional_components(o) {
+                Some(components) => {
+                    let zeros = match components {
+                        Some(ts) => Some(ts.iter().map(zeros_like_tensor).collect::<Result<Vec<_>, _>>()?),
+                        None => None,
+                    };
+                    optional_variant(zeros)
+                }
+                None => return Err(format!("ZerosLike is not supported for a {} variant", o.type_name)),
+            },
+        });
+    }
+    Tensor::new(x.shape().clone(), out).map_err(|e| e.message)
 }
 
 fn ones_like(ctx: &mut OpContext) -> Result<(), Status> {

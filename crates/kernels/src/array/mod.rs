@@ -8,14 +8,17 @@ mod concat;
 pub(crate) mod ext;
 mod fill;
 mod gather;
+mod list_diff;
 mod one_hot;
 mod pack;
 mod pad;
 mod partition;
 mod range;
+mod reverse_sequence;
 mod segment;
 mod shape_ops;
 mod slice;
+mod space;
 pub mod strided;
 mod strided_slice;
 mod tile;
@@ -38,8 +41,8 @@ use crate::KernelRegistry;
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: concat, fill, gather, one_hot, pack, pad, partition, range, segment, shape_ops, slice, strided_slice, tile,
-        transpose, unique, where_op
+        r: concat, fill, gather, list_diff, one_hot, pack, pad, partition, range, reverse_sequence, segment, shape_ops,
+        slice, space, strided_slice, tile, transpose, unique, where_op
     }
     ext::register(r);
 }

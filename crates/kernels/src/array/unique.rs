@@ -1,5 +1,6 @@
-//! Unique: the distinct elements of a 1-D tensor in order of first appearance (`y`) and,
-//! for every element, its position in `y` (`idx`, int32 or int64 by `out_idx`).
+//! Unique and UniqueWithCounts: the distinct elements of a 1-D tensor in order of first
+//! appearance (`y`), for every element its position in `y` (`idx`, int32 or int64 by
+//! `out_idx`) and, for UniqueWithCounts, how often each distinct element occurs (`count`).
 //! Floats compare by value: `-0.0` equals `0.0` and every NaN is distinct, as in
 //! TensorFlow.
 
@@ -14,6 +15,7 @@ use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct Unique {
     out_idx: DataType,
+    with_counts: bool,
 }
 
 /// `(y, idx)` for elements mapped to hashable keys by `key` (`None`: never equal).
@@ -44,6 +46,11 @@ fn unique(x: &Tensor) -> Result<(Tensor, Vec<i64>), Status> {
         DataType::Int32 => done(unique_by(x.as_slice::<i32>()?, |v| Some(*v))),
         DataType::Int64 => done(unique_by(x.as_slice::<i64>()?, |v| Some(*v))),
         DataType::UInt8 => done(unique_by(x.as_slice::<u8>()?, |v| Some(*v))),
+        DataType::Int8 => done(unique_by(x.as_slice::<i8>()?, |v| Some(*v))),
+        DataType::Int16 => done(unique_by(x.as_slice::<i16>()?, |v| Some(*v))),
+        DataType::UInt16 => done(unique_by(x.as_slice::<u16>()?, |v| Some(*v))),
+        DataType::UInt32 => done(unique_by(x.as_slice::<u32>()?, |v| Some(*v))),
+        DataType::UInt64 => done(unique_by(x.as_slice::<u64>()?, |v| Some(*v))),
         DataType::Bool => done(unique_by(x.as_slice::<bool>()?, |v| Some(*v))),
         DataType::String => done(unique_by(x.as_slice::<Vec<u8>>()?, |v| Some(v.clone()))),
         d => Err(Status::unimplemented(format!("Unique of {d} is not supported"))),
@@ -58,15 +65,24 @@ impl OpKernel for Unique {
         }
         let (y, idx) = unique(&x).map_err(|e| ctx.error(e.message))?;
         let n = idx.len();
+        let distinct = y.num_elements();
         ctx.set_output(0, y)?;
+        if self.with_counts {
+            let mut count = vec![0i64; distinct];
+            for &i in &idx {
+                count[i as usize] += 1;
+            }
+            ctx.set_output(2, index_tensor(self.out_idx, vec![distinct], count)?)?;
+        }
         ctx.set_output(1, index_tensor(self.out_idx, vec![n], idx)?)
     }
 }
 
 fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(Unique { out_idx: index_type_attr(n, "out_idx")? }))
+    Ok(Box::new(Unique { out_idx: index_type_attr(n, "out_idx")?, with_counts: n.op == "UniqueWithCounts" }))
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("Unique", make);
+    r.add("UniqueWithCounts", make);
 }

@@ -17,7 +17,20 @@ pub const OPTIONAL_TYPE_NAME: &str = "tensorflow::data::OptionalVariant";
 struct OptionalValue(Option<Vec<Tensor>>);
 
 fn optional(v: Option<Vec<Tensor>>) -> Tensor {
-    Tensor::scalar(Variant::Opaque(Opaque { type_name: OPTIONAL_TYPE_NAME, value: Arc::new(OptionalValue(v)) }))
+    Tensor::scalar(optional_variant(v))
+}
+
+/// An optional holding `v` (or nothing).
+pub(crate) fn optional_variant(v: Option<Vec<Tensor>>) -> Variant {
+    Variant::Opaque(Opaque { type_name: OPTIONAL_TYPE_NAME, value: Arc::new(OptionalValue(v)) })
+}
+
+/// What `o` holds if it is an optional: `Some(None)` for an empty one, `None` for another variant.
+pub(crate) fn optional_components(o: &Opaque) -> Option<Option<Vec<Tensor>>> {
+    if o.type_name != OPTIONAL_TYPE_NAME {
+        return None;
+    }
+    o.value.downcast_ref::<OptionalValue>().map(|v| v.0.clone())
 }
 
 /// The components of the optional input 0 (None for an empty optional).
@@ -114,5 +127,20 @@ mod tests {
         assert!(e.message.contains("does not have a value"), "{e}");
         let e = run_kernel(node("OptionalHasValue", &[]), vec![Tensor::scalar(1.0f32)], 1).unwrap_err();
         assert_eq!(e.code, Code::InvalidArgument);
+    }
+
+    #[test]
+    fn zeros_like_keeps_presence_and_zeroes_components() {
+        let n = node("OptionalFromValue", &[("Toutput_types", attr::list_type(&[DataType::Float, DataType::Int64]))]);
+        let opt = run_kernel(n, vec![Tensor::vec(vec![1.5f32, -2.0]), Tensor::scalar(7i64)], 1).unwrap().remove(0);
+        let z = run_kernel(node("ZerosLike", &[("T", attr::ty(DataType::Variant))]), vec![opt], 1).unwrap().remove(0);
+        let n = node("OptionalGetValue", &[("output_types", attr::list_type(&[DataType::Float, DataType::Int64]))]);
+        let got = run_kernel(n, vec![z], 2).unwrap();
+        assert_eq!(got, vec![Tensor::vec(vec![0.0f32, 0.0]), Tensor::scalar(0i64)]);
+
+        let none = run_kernel(node("OptionalNone", &[]), vec![], 1).unwrap().remove(0);
+        let z = run_kernel(node("ZerosLike", &[("T", attr::ty(DataType::Variant))]), vec![none], 1).unwrap().remove(0);
+        let has = run_kernel(node("OptionalHasValue", &[]), vec![z], 1).unwrap();
+        assert!(!has[0].scalar_value::<bool>().unwrap());
     }
 }

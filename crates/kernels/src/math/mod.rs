@@ -17,6 +17,7 @@ mod cast_wide;
 mod check_numerics;
 mod common;
 mod compare;
+mod cross;
 mod dtypes;
 pub mod elem;
 mod euclidean_norm;
@@ -37,7 +38,7 @@ use crate::KernelRegistry;
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: addn, argminmax, bcast_args, betainc, binary, binary_ext, cast, check_numerics, compare, euclidean_norm, grad,
+        r: addn, argminmax, bcast_args, betainc, binary, binary_ext, cast, check_numerics, compare, cross, euclidean_norm, grad,
         l2_loss, qr, reduce, reduce_bool, select, unary, unary_ext
     }
 }

@@ -21,6 +21,8 @@ mod depthwise_backprop;
 mod fused;
 pub mod gemm;
 mod im2col;
+mod in_top_k;
+mod lrn;
 mod matmul;
 mod max_pool;
 mod max_pool_grad_grad;
@@ -53,6 +55,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("Elu", relu::elu_factory);
     r.add("EluGrad", relu::elu_grad_factory);
     activation::register(r);
+    in_top_k::register(r);
+    lrn::register(r);
     r.add("Softmax", softmax::softmax_factory);
     r.add("LogSoftmax", softmax::log_softmax_factory);
     r.add("SoftmaxCrossEntropyWithLogits", xent::xent_factory);

@@ -101,6 +101,22 @@ fn conflicting_group_names_both_nodes() {
 }
 
 #[test]
+fn soft_placement_joins_conflicting_group() {
+    let build = || GraphDef {
+        node: vec![
+            node("v", "Const", "/job:ps/task:0", &[]),
+            with_class(node("w", "Const", "/job:worker/task:0", &[]), &["v"]),
+            node("x", "Const", "/job:worker/task:1", &[]),
+        ],
+        ..Default::default()
+    };
+    let mut g = build();
+    place_with_options(&mut g, &devices(), W0, &PlacerOptions { allow_soft_placement: true }).unwrap();
+    assert_eq!(placed(&g), vec![("v", PS0), ("w", PS0), ("x", W1)]);
+    assert!(place(&mut build(), &devices(), W0).is_err(), "without soft placement the conflict stays an error");
+}
+
+#[test]
 fn unknown_device_explains() {
     let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/task:3", &[])], ..Default::default() };
     let e = place(&mut g, &devices(), W0).unwrap_err();

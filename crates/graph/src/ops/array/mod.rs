@@ -8,9 +8,11 @@ mod ext_defs;
 mod ext_shapes;
 mod shapes;
 mod slice_shapes;
+mod space;
 
 pub use builders::*;
 pub use ext_builders::*;
+pub use space::*;
 
 use crate::registry::OpRegistry;
 
@@ -18,6 +20,7 @@ use crate::registry::OpRegistry;
 pub(crate) fn register(r: &mut OpRegistry) {
     defs::register(r);
     ext_defs::register(r);
+    space::register(r);
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ mod activation_ext;
 mod batch_norm;
 mod conv;
 mod depthwise;
+mod lrn;
 mod matmul;
 mod pool;
 mod window;
@@ -15,6 +16,7 @@ pub use activation_ext::*;
 pub use batch_norm::*;
 pub use conv::*;
 pub use depthwise::*;
+pub use lrn::*;
 pub use matmul::*;
 pub use pool::*;
 
@@ -29,7 +31,7 @@ const REAL_TYPES: &str = "{float, double, int32, uint8, int16, int8, int64, bflo
 const FLOAT_TYPES: &str = "{half, bfloat16, float, double}";
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: matmul, activation, activation_ext, conv, pool, batch_norm, depthwise }
+    ferroflow_core::register_modules! { r: matmul, activation, activation_ext, conv, pool, batch_norm, depthwise, lrn }
 }
 
 #[cfg(test)]

@@ -39,8 +39,9 @@ fn partition_shape(c: &ShapeCtx) -> R {
     Ok(vec![out; n])
 }
 
-fn unique_shape(_: &ShapeCtx) -> R {
-    Ok(vec![Some(vec![-1]), Some(vec![-1])])
+fn unique_shape(c: &ShapeCtx) -> R {
+    let counts = if c.node.op == "UniqueWithCounts" { vec![Some(vec![-1])] } else { vec![] };
+    Ok([vec![Some(vec![-1]), Some(vec![-1])], counts].concat())
 }
 
 /// The variable's shape is not known here (a handle carries none): unknown.
@@ -78,6 +79,28 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .attr("T: type")
             .attr("out_idx: {int32, int64} = DT_INT32")
             .shape_fn(unique_shape)
+            .build(),
+    );
+    r.add(
+        op("UniqueWithCounts")
+            .input("x: T")
+            .output("y: T")
+            .output("idx: out_idx")
+            .output("count: out_idx")
+            .attr("T: type")
+            .attr("out_idx: {int32, int64} = DT_INT32")
+            .shape_fn(unique_shape)
+            .build(),
+    );
+    r.add(
+        op("ListDiff")
+            .input("x: T")
+            .input("y: T")
+            .output("out: T")
+            .output("idx: out_idx")
+            .attr("T: type")
+            .attr("out_idx: {int32, int64} = DT_INT32")
+            .shape_fn(|_| Ok(vec![Some(vec![-1]), Some(vec![-1])]))
             .build(),
     );
     r.add(
@@ -133,6 +156,8 @@ mod tests {
             "DynamicPartition",
             "ParallelDynamicStitch",
             "Unique",
+            "UniqueWithCounts",
+            "ListDiff",
             "ResourceGather",
             "DisableCopyOnRead",
             "ScatterAdd",
