@@ -25,11 +25,6 @@ phase cargo-test
 # tests use (test_python_package.py).
 scripts/build-wheel.sh
 phase build-wheel
-if [ -d scripts/compat ]; then
-  for t in scripts/compat/test_*.py; do
-    [ -e "$t" ] || continue
-    echo "== $t"
-    "${FERROFLOW_VENV:-.venv}/bin/python" "$t"
-    phase "$(basename "$t" .py)"
-  done
-fi
+# The compatibility scripts, two at a time (scripts/compat/run_all.py prints each one's time).
+"${FERROFLOW_VENV:-.venv}/bin/python" scripts/compat/run_all.py
+phase compat
