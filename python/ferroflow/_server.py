@@ -231,7 +231,10 @@ class Server:
         deadline = time.monotonic() + START_TIMEOUT
         while True:
             try:
-                line = lines.get(timeout=max(0.05, deadline - time.monotonic()))
+                # Short waits: the end of the output can come before the exit is visible
+                # (the process is not yet reaped), and a long wait then would sit out the
+                # whole start timeout instead of reporting the error.
+                line = lines.get(timeout=max(0.05, min(0.25, deadline - time.monotonic())))
             except queue.Empty:
                 line = None
             if line and "listening on " in line:
