@@ -129,41 +129,23 @@ fn place_impl(
     // variable, as tf_keras RNNs build them) drops its request and goes with the group, as
     // TensorFlow places it; the group keeps the request of its first node in graph order.
     let mut groups: HashMap<usize, Group> = HashMap::new();
-    for (i, req) in requests.iter().enumerate() {
-        if !soft[i] {
+    for i in (0..nodes.len()).filter(|&i| !soft[i]) {
+        if opts.allow_soft_placement {
+            give_way(
+                &mut groups,
+                &mut uf,
+                i,
+                nodes,
+                &requests,
+                "allow_soft_placement, and it conflicts with its group",
+            );
+        } else {
             let root = uf.find(i);
-            let g = groups.entry(root).or_default();
-            if !opts.allow_soft_placement {
-                g.merge(i, req, nodes, &requests, &uf.reasons[root])?;
-                continue;
-            }
-            let mut tried = g.clone();
-            match tried.merge(i, req, nodes, &requests, &uf.reasons[root]) {
-                Ok(()) => *g = tried,
-                Err(e) => tracing::info!(
-                    node = %nodes[i].name,
-                    "allow_soft_placement: ignoring the node's device '{}', which conflicts with its colocation group ({})",
-                    nodes[i].device,
-                    e.message
-                ),
-            }
+            groups.entry(root).or_default().merge(i, &requests[i], nodes, &requests, &uf.reasons[root])?;
         }
     }
-    for (i, req) in requests.iter().enumerate() {
-        if soft[i] {
-            let root = uf.find(i);
-            let g = groups.entry(root).or_default();
-            let mut tried = g.clone();
-            match tried.merge(i, req, nodes, &requests, &uf.reasons[root]) {
-                Ok(()) => *g = tried,
-                Err(e) => tracing::info!(
-                    node = %nodes[i].name,
-                    "ignoring the node's device '{}': it is placed with the resource or reference it takes ({})",
-                    nodes[i].device,
-                    e.message
-                ),
-            }
-        }
+    for i in (0..nodes.len()).filter(|&i| soft[i]) {
+        give_way(&mut groups, &mut uf, i, nodes, &requests, "it is placed with the resource or reference it takes");
     }
     // Choose a device per group.
     let mut chosen: HashMap<usize, usize> = HashMap::new();
@@ -179,6 +161,27 @@ fn place_impl(
         graph.node[i].device = known[d].0.clone();
     }
     Ok(())
+}
+
+/// Merges node `i`'s request into its group; on a conflict the node gives way (logged with
+/// `why`) and the group stays as it was.
+fn give_way(
+    groups: &mut HashMap<usize, Group>,
+    uf: &mut UnionFind,
+    i: usize,
+    nodes: &[NodeDef],
+    requests: &[DeviceName],
+    why: &str,
+) {
+    let root = uf.find(i);
+    let g = groups.entry(root).or_default();
+    let mut tried = g.clone();
+    match tried.merge(i, &requests[i], nodes, requests, &uf.reasons[root]) {
+        Ok(()) => *g = tried,
+        Err(e) => {
+            tracing::info!(node = %nodes[i].name, "ignoring the node's device '{}': {why} ({})", nodes[i].device, e.message)
+        }
+    }
 }
 
 fn parse_known(devices: &[String]) -> Result<Vec<(String, DeviceName)>, Status> {

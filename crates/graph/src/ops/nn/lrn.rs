@@ -63,16 +63,22 @@ pub(crate) fn register(r: &mut OpRegistry) {
     );
 }
 
-/// `LRN` of 4-D `x` over its depth window of `depth_radius` either side.
-pub fn lrn(s: &Scope, x: Output, depth_radius: i64, bias: f32, alpha: f32, beta: f32) -> Output {
-    s.op("LRN")
-        .input(x)
-        .attr("depth_radius", attr::int(depth_radius))
+fn lrn_op(s: &Scope, op: &str, inputs: Vec<Output>, depth_radius: i64, bias: f32, alpha: f32, beta: f32) -> Output {
+    let mut b = s.op(op);
+    for x in inputs {
+        b = b.input(x);
+    }
+    b.attr("depth_radius", attr::int(depth_radius))
         .attr("bias", attr::float(bias))
         .attr("alpha", attr::float(alpha))
         .attr("beta", attr::float(beta))
         .build()
         .output(0)
+}
+
+/// `LRN` of 4-D `x` over its depth window of `depth_radius` either side.
+pub fn lrn(s: &Scope, x: Output, depth_radius: i64, bias: f32, alpha: f32, beta: f32) -> Output {
+    lrn_op(s, "LRN", vec![x], depth_radius, bias, alpha, beta)
 }
 
 /// `LRNGrad`: the gradient of [`lrn`] given its input `x`, output `y` and output grad `dy`.
@@ -87,16 +93,7 @@ pub fn lrn_grad(
     alpha: f32,
     beta: f32,
 ) -> Output {
-    s.op("LRNGrad")
-        .input(dy)
-        .input(x)
-        .input(y)
-        .attr("depth_radius", attr::int(depth_radius))
-        .attr("bias", attr::float(bias))
-        .attr("alpha", attr::float(alpha))
-        .attr("beta", attr::float(beta))
-        .build()
-        .output(0)
+    lrn_op(s, "LRNGrad", vec![dy, x, y], depth_radius, bias, alpha, beta)
 }
 
 /// `InTopKV2`: whether each row's `targets` entry is among its `k` largest `predictions`.
