@@ -5,6 +5,7 @@ application model in graph mode with TensorFlow 2.21's client, and checks each o
     .venv/bin/python scripts/compat/sweep.py --ops-only        # which ops ferroflow lacks
     .venv/bin/python scripts/compat/sweep.py                   # run everything, both sides
     .venv/bin/python scripts/compat/sweep.py --filter 'layers\\.' --write docs/op-coverage.md
+    .venv/bin/python scripts/compat/sweep.py --filter 'Conv3D' --merge docs/op-coverage.md
 
 `--ops-only` needs no cluster: it lists, per case, the op types its graph holds (forward,
 gradient and update ops, function bodies included) that the built `ferroflow` binary cannot
@@ -12,7 +13,8 @@ run (`ferroflow ops --missing`). The full sweep starts a ferroflow ps + worker c
 each case there (variables on the ps through `replica_device_setter`, with TensorFlow's
 initial values) and in a local TensorFlow session, and compares every output and gradient
 (relative error to the largest magnitude <= 1e-4; shapes only for cases that draw unseeded
-random numbers). `--write FILE` writes the coverage table.
+random numbers). `--write FILE` writes the coverage table of the cases run; `--merge FILE`
+updates an existing table with them (their rows replaced, the others kept).
 """
 
 import argparse
@@ -136,6 +138,25 @@ def run_case(tf, case, target, ops_only):
     return row
 
 
+def read_table(path):
+    """The rows of a table `write_table` wrote (case, status, detail), in order."""
+    rows = []
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^\| `([^`]+)` \| ([^|]+) \| (.*) \|$", line.rstrip("\n"))
+            if m:
+                rows.append({"case": m.group(1), "status": m.group(2).strip(), "missing": [],
+                             "detail": m.group(3).replace("\\|", "|")})
+    return rows
+
+
+def merge_rows(old, new):
+    """`old` rows with those of the same case replaced by `new` ones; new cases appended."""
+    fresh = {r["case"]: r for r in new}
+    out = [fresh.pop(r["case"], r) for r in old]
+    return out + list(fresh.values())
+
+
 def write_table(rows, path, filt=""):
     by = {}
     for r in rows:
@@ -178,6 +199,7 @@ def main():
     ap.add_argument("--ops-only", action="store_true")
     ap.add_argument("--filter", default="")
     ap.add_argument("--write")
+    ap.add_argument("--merge", help="update this table: the cases run replace their rows, the rest stay")
     ap.add_argument("--json")
     a = ap.parse_args()
     import tensorflow as tf
@@ -211,6 +233,8 @@ def main():
             json.dump(rows, f, indent=1)
     if a.write:
         write_table(rows, a.write, a.filter)
+    if a.merge:
+        write_table(merge_rows(read_table(a.merge), rows), a.merge)
 
 
 if __name__ == "__main__":

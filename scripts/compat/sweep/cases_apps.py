@@ -1,5 +1,16 @@
 """Sweep cases: every `tf_keras.applications` model (weights=None, a small input, 5
-classes), its gradient and a few SGD steps with its batch-norm moving-average updates."""
+classes) in inference mode, with the gradient of the loss with respect to the input and
+every weight.
+
+Inference mode, because a model in training mode at this size is not a check at all: its
+batch norms normalise a batch of 2 images over 1x1 or 2x2 feature maps, so their variances
+are near zero, gradients reach 1e11, and TensorFlow's own result moves by order one when its
+input moves by 1e-6 (ferroflow's grouped RegNet differed from TensorFlow by 0.7 in training
+mode and equalled it to 1e-6 in inference mode, with the same weights). Training steps are
+left out for the same reason (with this loss they diverge to NaN within three steps in
+TensorFlow too). Batch norm in training mode, its gradients and its moving-average updates
+are checked by the `layers.BatchNormalization` cases. The weights are seeded
+(`tf_keras.utils.set_random_seed(1)`), so every run checks the same model."""
 
 import numpy as np
 
@@ -23,12 +34,11 @@ FAMILY = {
 }
 
 
-def app_case(name, side, batch=2, steps=2):
-    state = {}
-
+def app_case(name, side, batch=2):
     def build():
         import tensorflow as tf
         import tf_keras as keras
+        keras.utils.set_random_seed(1)
         kw = dict(weights=None, input_shape=(side, side, 3), classes=5)
         if name.startswith("MobileNetV3") or name.startswith("EfficientNetV2") or name.startswith("RegNet") \
                 or name.startswith("ResNetRS") or name.startswith("ConvNeXt"):
@@ -36,17 +46,10 @@ def app_case(name, side, batch=2, steps=2):
         model = getattr(keras.applications, name)(**kw)
         rng = np.random.default_rng(7)
         x = tf.compat.v1.placeholder(tf.float32, (batch, side, side, 3))
-        y = model(x, training=True)
-        state["updates"] = model.get_updates_for(x) + model.get_updates_for(None)
+        y = model(x, training=False)
         return {x: rng.uniform(-1, 1, (batch, side, side, 3)).astype(np.float32)}, [y]
 
-    def train(loss):
-        import tensorflow as tf
-        opt = tf.compat.v1.train.MomentumOptimizer(0.01, 0.9)
-        with tf.control_dependencies(state.get("updates", [])):
-            return opt.minimize(loss)
-
-    return Case("applications." + name, build, train=train)
+    return Case("applications." + name, build)
 
 
 def cases():

@@ -23,6 +23,7 @@ mod nn_grad_activation;
 mod nn_grad_conv;
 mod nn_grad_matmul;
 mod nn_grad_norm;
+mod nn_grad_volume;
 mod registry;
 mod sparse_grad;
 mod table;

@@ -6,7 +6,7 @@ use super::registry::GradRegistry;
 use super::{
     array_grad as array, array_grad_gather as gather, array_grad_slice as slice, array_grad_sparse as sparse,
     control_flow_grad as control_flow, math_grad_binary as binary, math_grad_ext as ext, math_grad_reduce as reduce,
-    math_grad_unary as unary, nn_grad as nn, nn_grad_conv as conv, nn_grad_matmul as matmul,
+    math_grad_unary as unary, nn_grad as nn, nn_grad_conv as conv, nn_grad_matmul as matmul, nn_grad_volume as volume,
     tensor_array_grad as tensor_array,
 };
 use crate::ops;
@@ -167,6 +167,15 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("MaxPoolGradGrad", conv::max_pool_grad_grad_grad);
     r.add("AvgPool", conv::avg_pool_grad);
     r.add("AvgPoolGrad", conv::avg_pool_grad_grad);
+    // The 3-D forms. (nn_grad_volume.rs)
+    r.add("Conv3D", volume::conv3d_grad);
+    r.add("Conv3DBackpropInputV2", volume::conv3d_backprop_input_grad);
+    r.add("Conv3DBackpropFilterV2", volume::conv3d_backprop_filter_grad);
+    r.add("MaxPool3D", volume::max_pool3d_grad);
+    r.add("MaxPool3DGrad", volume::max_pool3d_grad_grad);
+    r.add("MaxPool3DGradGrad", volume::max_pool3d_grad_grad_grad);
+    r.add("AvgPool3D", volume::avg_pool3d_grad);
+    r.add("AvgPool3DGrad", volume::avg_pool3d_grad_grad);
     // Resizing and crops; selections, colour conversions and codecs. (image_grad.rs)
     r.add("ResizeBilinear", super::image_grad::resize_bilinear_grad);
     r.add("ResizeBicubic", super::image_grad::resize_bicubic_grad);

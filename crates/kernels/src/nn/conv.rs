@@ -8,13 +8,16 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
 use super::common::{
-    check_dtype, dims_str, padding_attr, require_nhwc, require_unit_dilations, spatial_attr, unimplemented,
-    unsupported_type, Padding, Window,
+    check_dtype, dims_str, padding_attr, require_nhwc, require_unit_dilations, spatial_attr, unsupported_type, Padding,
+    Window,
 };
 use super::conv_direct::{direct_applies, DirectScalar};
+use super::conv_groups;
+use super::depthwise::depthwise_forward;
 use super::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
 use super::im2col::{im2col, ConvGeom};
 use super::winograd;
+use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
 /// Target size in bytes of one block of patches (the patch block, gemm's packed filter and
@@ -47,38 +50,44 @@ impl ConvAttrs {
     }
 
     /// Validates input and filter dims (`label` prefixes messages, like TensorFlow's
-    /// `Conv2DBackpropInput: …`) and computes the geometry.
-    pub fn geom(&self, node: &NodeDef, label: &str, input: &[usize], filter: &[usize]) -> Result<ConvGeom, Status> {
+    /// `Conv2DBackpropInput: …`) and computes one group's geometry and the number of groups
+    /// (input depth / filter depth; 1 for an ordinary convolution).
+    pub fn geom(
+        &self,
+        node: &NodeDef,
+        label: &str,
+        input: &[usize],
+        filter: &[usize],
+    ) -> Result<(ConvGeom, usize), Status> {
         if input.len() != 4 {
             return Err(node.node_error(format!("{label}input must be 4-dimensional{}", dims_str(input))));
         }
         if filter.len() != 4 {
             return Err(node.node_error(format!("{label}filter must be 4-dimensional: {}", dims_str(filter))));
         }
-        let (c, fc) = (input[3], filter[2]);
+        let (c, fc, oc) = (input[3], filter[2], filter[3]);
         if fc == 0 || c % fc != 0 {
             return Err(
                 node.node_error(format!("{label}input depth must be evenly divisible by filter depth: {c} vs {fc}"))
             );
         }
-        if c != fc {
-            return Err(unimplemented(
-                node,
-                format!(
-                    "{label}grouped convolution (input depth {c}, filter depth {fc}) is not supported by ferroflow yet"
-                ),
-            ));
+        let groups = c / fc;
+        if oc % groups != 0 {
+            return Err(node.node_error(format!(
+                "{label}output depth must be evenly divisible by number of groups: {oc} vs {groups}"
+            )));
         }
         let win = |i: usize, k: usize, s: usize| {
             Window::new(i, k, s, self.padding).map_err(|e| node.node_error(format!("{label}{e}")))
         };
-        Ok(ConvGeom {
+        let g = ConvGeom {
             n: input[0],
-            c,
-            oc: filter[3],
+            c: fc,
+            oc: oc / groups,
             y: win(input[1], filter[0], self.strides.0)?,
             x: win(input[2], filter[1], self.strides.1)?,
-        })
+        };
+        Ok((g, groups))
     }
 }
 
@@ -132,9 +141,26 @@ pub(crate) fn conv2d_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status
 }
 
 /// Element types of Conv2D: floats may take the direct path for few input channels.
-trait ConvScalar: GemmScalar {
+pub(crate) trait ConvScalar: GemmScalar {
     fn conv(g: &ConvGeom, x: &[Self], f: &[Self], out: &mut [Self]) {
         conv2d_forward(g, x, f, out)
+    }
+
+    /// A grouped convolution with one input channel per group by the depthwise kernel
+    /// (floats); false when it does not apply.
+    fn depthwise(_g: &ConvGeom, _groups: usize, _x: &[Self], _f: &[Self], _out: &mut [Self]) -> bool {
+        false
+    }
+}
+
+/// The depthwise path of [`ConvScalar::depthwise`] for float types.
+fn depthwise_float<T: Real>(g: &ConvGeom, groups: usize, x: &[T], f: &[T], out: &mut [T]) -> bool {
+    match conv_groups::as_depthwise(g, groups) {
+        Some(dw) => {
+            depthwise_forward(&dw, x, f, out);
+            true
+        }
+        None => false,
     }
 }
 
@@ -150,12 +176,20 @@ fn direct_or_gemm<T: DirectScalar + GemmScalar>(g: &ConvGeom, x: &[T], f: &[T], 
 }
 
 impl ConvScalar for f64 {
+    fn depthwise(g: &ConvGeom, groups: usize, x: &[f64], f: &[f64], out: &mut [f64]) -> bool {
+        depthwise_float(g, groups, x, f, out)
+    }
+
     fn conv(g: &ConvGeom, x: &[f64], f: &[f64], out: &mut [f64]) {
         direct_or_gemm(g, x, f, out)
     }
 }
 
 impl ConvScalar for f32 {
+    fn depthwise(g: &ConvGeom, groups: usize, x: &[f32], f: &[f32], out: &mut [f32]) -> bool {
+        depthwise_float(g, groups, x, f, out)
+    }
+
     fn conv(g: &ConvGeom, x: &[f32], f: &[f32], out: &mut [f32]) {
         if !winograd::forward(g, x, f, out) {
             direct_or_gemm(g, x, f, out)
@@ -165,10 +199,18 @@ impl ConvScalar for f32 {
 
 impl Conv2D {
     fn run<T: ConvScalar>(&self, ctx: &mut OpContext, x: &Tensor, f: &Tensor) -> Result<(), Status> {
-        let g = self.attrs.geom(ctx.node(), "", x.dims(), f.dims())?;
-        let mut out = vec![T::default(); g.rows() * g.oc];
-        T::conv(&g, x.as_slice::<T>()?, f.as_slice::<T>()?, &mut out);
-        ctx.set_output(0, Tensor::new(vec![g.n, g.y.output, g.x.output, g.oc], out)?)
+        let (g, groups) = self.attrs.geom(ctx.node(), "", x.dims(), f.dims())?;
+        let oc = g.oc * groups;
+        let dims = vec![g.n, g.y.output, g.x.output, oc];
+        ferroflow_core::check_tensor_alloc(&dims, self.dtype).map_err(|e| ctx.error_with(e))?;
+        let (x, f) = (x.as_slice::<T>()?, f.as_slice::<T>()?);
+        let mut out = vec![T::default(); g.rows() * oc];
+        if groups == 1 {
+            T::conv(&g, x, f, &mut out);
+        } else if !T::depthwise(&g, groups, x, f, &mut out) {
+            out = conv_groups::forward(&g, groups, x, f, T::conv);
+        }
+        ctx.set_output(0, Tensor::new(dims, out)?)
     }
 }
 
@@ -241,7 +283,8 @@ pub(crate) mod tests {
             let f = data(kh * kw * c * oc, 2);
             let nd = conv_node("Conv2D", DataType::Double, &[1, s, s, 1], p);
             let attrs = ConvAttrs::parse(&nd).unwrap();
-            let g = attrs.geom(&nd, "", &[n, h, w, c], &[kh, kw, c, oc]).unwrap();
+            let (g, groups) = attrs.geom(&nd, "", &[n, h, w, c], &[kh, kw, c, oc]).unwrap();
+            assert_eq!(groups, 1);
             let want = conv_reference(&g, &x, &f);
             let xt = Tensor::new(vec![n, h, w, c], x).unwrap();
             let ft = Tensor::new(vec![kh, kw, c, oc], f).unwrap();
@@ -266,7 +309,8 @@ pub(crate) mod tests {
         assert_eq!(e.code, Code::InvalidArgument);
         assert!(e.message.contains("evenly divisible by filter depth: 2 vs 3"), "{e}");
         let e = run(vec![1, 4, 4, 2], vec![2, 2, 1, 1], &[1, 1, 1, 1], "SAME");
-        assert_eq!(e.code, Code::Unimplemented);
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("output depth must be evenly divisible by number of groups: 1 vs 2"), "{e}");
         let e = run(vec![1, 2, 2, 1], vec![5, 5, 1, 1], &[1, 1, 1, 1], "VALID");
         assert!(e.message.contains("negative"), "{e}");
         let e = run(vec![4, 4, 1], vec![1, 1, 1, 1], &[1, 1, 1, 1], "VALID");

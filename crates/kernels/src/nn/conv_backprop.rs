@@ -10,6 +10,8 @@ use super::common::float_kernel;
 use super::common::{dims_str, unsupported_type};
 use super::conv::{ConvAttrs, BLOCK_BYTES};
 use super::conv_direct::DirectScalar;
+use super::conv_groups;
+use super::depthwise_backprop::{depthwise_backprop_filter, depthwise_backprop_input};
 use crate::real::Real;
 
 /// Block size of the input gradient: a whole image when it fits (measured best).
@@ -39,6 +41,7 @@ fn check_out_backprop(
     ctx: &OpContext,
     label: &str,
     g: &ConvGeom,
+    groups: usize,
     dy: &[usize],
     filter: &[usize],
 ) -> Result<(), Status> {
@@ -51,7 +54,7 @@ fn check_out_backprop(
             g.n, dy[0]
         )));
     }
-    if dy[3] != g.oc {
+    if dy[3] != g.oc * groups {
         return Err(ctx.error(format!(
             "{label}filter and out_backprop must have the same out_depth, filter: {} out_backprop: {}",
             filter[3], dy[3]
@@ -185,12 +188,21 @@ impl BackpropInput {
                 shape.len()
             )));
         }
-        let g = self.attrs.geom(ctx.node(), INPUT_LABEL, &shape, f.dims())?;
-        check_out_backprop(ctx, INPUT_LABEL, &g, dy.dims(), f.dims())?;
-        let mut dx = vec![T::ZERO; g.n * g.image_len()];
+        let (g, groups) = self.attrs.geom(ctx.node(), INPUT_LABEL, &shape, f.dims())?;
+        check_out_backprop(ctx, INPUT_LABEL, &g, groups, dy.dims(), f.dims())?;
+        let mut dx = vec![T::ZERO; g.n * g.image_len() * groups];
         let (f, dy) = (f.as_slice::<T>()?, dy.as_slice::<T>()?);
-        if !T::backprop_input_winograd(&g, f, dy, &mut dx) {
-            conv2d_backprop_input(&g, f, dy, &mut dx);
+        let ungrouped = |g: &ConvGeom, f: &[T], dy: &[T], dx: &mut [T]| {
+            if !T::backprop_input_winograd(g, f, dy, dx) {
+                conv2d_backprop_input(g, f, dy, dx);
+            }
+        };
+        if groups == 1 {
+            ungrouped(&g, f, dy, &mut dx);
+        } else if let Some(dw) = conv_groups::as_depthwise(&g, groups) {
+            depthwise_backprop_input(&dw, f, dy, &mut dx);
+        } else {
+            conv_groups::backprop_input(&g, groups, f, dy, &mut dx, ungrouped);
         }
         ctx.set_output(0, Tensor::new(shape, dx)?)
     }
@@ -211,9 +223,18 @@ impl BackpropFilter {
     fn run<T: GemmScalar + DirectScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let (x, sz, dy) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
         let shape = sizes(ctx, &sz, FILTER_LABEL, "filter_sizes")?;
-        let g = self.attrs.geom(ctx.node(), FILTER_LABEL, x.dims(), &shape)?;
-        check_out_backprop(ctx, FILTER_LABEL, &g, dy.dims(), &shape)?;
-        let dw = conv2d_backprop_filter(&g, x.as_slice::<T>()?, dy.as_slice::<T>()?);
+        let (g, groups) = self.attrs.geom(ctx.node(), FILTER_LABEL, x.dims(), &shape)?;
+        check_out_backprop(ctx, FILTER_LABEL, &g, groups, dy.dims(), &shape)?;
+        let (x, dy) = (x.as_slice::<T>()?, dy.as_slice::<T>()?);
+        let dw = if groups == 1 {
+            conv2d_backprop_filter(&g, x, dy)
+        } else if let Some(dwg) = conv_groups::as_depthwise(&g, groups) {
+            let mut dw = vec![T::ZERO; g.k() * g.oc * groups];
+            depthwise_backprop_filter(&dwg, x, dy, &mut dw);
+            dw
+        } else {
+            conv_groups::backprop_filter(&g, groups, x, dy, conv2d_backprop_filter)
+        };
         ctx.set_output(0, Tensor::new(shape, dw)?)
     }
 }
@@ -238,7 +259,7 @@ mod tests {
             let x = data(n * h * w * c, 3);
             let f = data(kh * kw * c * oc, 4);
             let nd = conv_node("Conv2DBackpropInput", DataType::Double, &[1, s, s, 1], p);
-            let g = ConvAttrs::parse(&nd).unwrap().geom(&nd, "", &[n, h, w, c], &[kh, kw, c, oc]).unwrap();
+            let (g, _) = ConvAttrs::parse(&nd).unwrap().geom(&nd, "", &[n, h, w, c], &[kh, kw, c, oc]).unwrap();
             let dy = data(g.rows() * oc, 5);
             let fwd = conv_reference(&g, &x, &f);
             let lhs: f64 = fwd.iter().zip(&dy).map(|(a, b)| a * b).sum();

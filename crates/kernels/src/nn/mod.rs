@@ -11,9 +11,11 @@ mod batch_norm_grad;
 mod bias;
 mod common;
 mod conv;
+mod conv3d;
 mod conv_backprop;
 mod conv_direct;
 mod conv_direct_filter;
+mod conv_groups;
 #[cfg(target_arch = "x86_64")]
 mod conv_padded;
 mod depthwise;
@@ -28,10 +30,12 @@ mod max_pool;
 mod max_pool_grad_grad;
 mod max_pool_index;
 mod pool;
+mod pool3d;
 mod relu;
 #[cfg(target_arch = "x86_64")]
 mod simd;
 mod softmax;
+mod volume;
 mod winograd;
 mod winograd_filter;
 #[cfg(target_arch = "x86_64")]
@@ -66,6 +70,14 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("_FusedConv2D", fused::fused_conv2d_factory);
     r.add("Conv2DBackpropInput", conv_backprop::backprop_input_factory);
     r.add("Conv2DBackpropFilter", conv_backprop::backprop_filter_factory);
+    r.add("Conv3D", conv3d::conv3d_factory);
+    r.add("Conv3DBackpropInputV2", conv3d::backprop_input_factory);
+    r.add("Conv3DBackpropFilterV2", conv3d::backprop_filter_factory);
+    r.add("MaxPool3D", pool3d::max_pool3d_factory);
+    r.add("AvgPool3D", pool3d::avg_pool3d_factory);
+    r.add("MaxPool3DGrad", pool3d::max_pool3d_grad_factory);
+    r.add("AvgPool3DGrad", pool3d::avg_pool3d_grad_factory);
+    r.add("MaxPool3DGradGrad", pool3d::max_pool3d_grad_grad_factory);
     r.add("MaxPool", |n| pool::pool_factory::<max_pool::MaxPool>(n, true));
     r.add("MaxPoolGrad", |n| pool::pool_factory::<max_pool::MaxPoolGrad>(n, false));
     r.add("_MaxPoolWithIndex", max_pool_index::max_pool_with_index_factory);

@@ -58,3 +58,29 @@ fn other_shapes() {
     let _ = einsum(&s, vec![ph(&s, &[2, 3]), ph(&s, &[4, 2])], "ij,jk->ik");
     assert_eq!(s.status().unwrap_err().code, Code::InvalidArgument);
 }
+
+#[test]
+fn space_shapes_and_overflow() {
+    let s = Scope::new_root();
+    let x = ph(&s, &[2, 4, 6, 3]);
+    let pads = constant(&s, ferroflow_core::Tensor::new(vec![2, 2], vec![0i64, 0, 1, 1]).unwrap());
+    let y = space_to_batch_nd(&s, x.clone(), constant(&s, vec![2i64, 4]), pads.clone());
+    assert_eq!(s.graph().shape_of(&y), Some(vec![16, 2, 2, 3]));
+    let z = batch_to_space_nd(&s, y, constant(&s, vec![2i64, 4]), pads);
+    assert_eq!(s.graph().shape_of(&z), Some(vec![2, 4, 6, 3]));
+    assert_eq!(s.graph().shape_of(&space_to_depth(&s, x.clone(), 2)), Some(vec![2, 2, 3, 12]));
+    assert_eq!(s.graph().shape_of(&depth_to_space(&s, ph(&s, &[1, 2, 3, 8]), 2)), Some(vec![1, 4, 6, 2]));
+    assert!(s.status().is_ok(), "{:?}", s.status());
+    // A block product that overflows int64 is refused, not wrapped (a wrapped product of 0
+    // would divide by zero).
+    let s = Scope::new_root();
+    let zero = constant(&s, ferroflow_core::Tensor::new(vec![2, 2], vec![0i64; 4]).unwrap());
+    let big = constant(&s, vec![1i64 << 32, 1i64 << 32]);
+    let _ = batch_to_space_nd(&s, ph(&s, &[8, 2, 2, 1]), big, zero);
+    let e = s.status().unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument);
+    assert!(e.message.contains("overflow"), "{e}");
+    let s = Scope::new_root();
+    let _ = space_to_depth(&s, ph(&s, &[1, 2, 2, 1 << 40]), 1 << 20);
+    assert!(s.status().unwrap_err().message.contains("overflow"));
+}

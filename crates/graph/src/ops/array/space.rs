@@ -28,11 +28,12 @@ fn nd_shape(c: &ShapeCtx, block: Option<usize>, pads: usize, grow: bool) -> R {
     if d.len() < 1 + m || p.len() != 2 * m || b.iter().any(|&x| x < 1) || p.iter().any(|&x| x < 0) {
         return Err(c.error(format!("block_shape {b:?} and paddings/crops {p:?} do not fit input shape {d:?}")));
     }
-    let prod: i64 = b.iter().product();
+    let too_big = || c.error(format!("block_shape {b:?} and paddings/crops {p:?} overflow the shape of input {d:?}"));
+    let prod = b.iter().try_fold(1i64, |a, &x| a.checked_mul(x)).ok_or_else(too_big)?;
     let mut out = d.clone();
     out[0] = match d[0] {
         x if x < 0 => -1,
-        x if grow => x * prod,
+        x if grow => x.checked_mul(prod).ok_or_else(too_big)?,
         x if x % prod != 0 => {
             return Err(
                 c.error(format!("Input batch dimension ({x}) is not divisible by product of block sizes ({prod})"))
@@ -46,16 +47,25 @@ fn nd_shape(c: &ShapeCtx, block: Option<usize>, pads: usize, grow: bool) -> R {
         out[1 + i] = if x < 0 {
             -1
         } else if grow {
-            if (x + lo + hi) % b[i] != 0 {
-                return Err(c.error(format!(
-                    "padded_shape[{i}]={} is not divisible by block_shape[{i}]={}",
-                    x + lo + hi,
-                    b[i]
-                )));
+            let padded = x.checked_add(lo).and_then(|v| v.checked_add(hi)).ok_or_else(too_big)?;
+            if padded % b[i] != 0 {
+                return Err(
+                    c.error(format!("padded_shape[{i}]={padded} is not divisible by block_shape[{i}]={}", b[i]))
+                );
             }
-            (x + lo + hi) / b[i]
+            padded / b[i]
         } else {
-            x * b[i] - lo - hi
+            let full = x.checked_mul(b[i]).ok_or_else(too_big)?;
+            match full.checked_sub(lo).and_then(|v| v.checked_sub(hi)) {
+                Some(v) if v >= 0 => v,
+                _ => {
+                    return Err(c.error(format!(
+                        "Negative output dimension size caused by crops [{lo}, {hi}] of dimension {} (block {})",
+                        1 + i,
+                        b[i]
+                    )))
+                }
+            }
         };
     }
     Ok(vec![Some(out)])
@@ -67,13 +77,19 @@ fn depth_space_shape(c: &ShapeCtx) -> R {
     if d.len() != 4 {
         return Err(c.error(format!("Shape must be rank 4 but is rank {}", d.len())));
     }
-    let known = |x: i64, f: &dyn Fn(i64) -> i64| if x < 0 { -1 } else { f(x) };
-    let out = if c.node.op == "SpaceToDepth" {
-        vec![d[0], known(d[1], &|x| x / b), known(d[2], &|x| x / b), known(d[3], &|x| x * b * b)]
-    } else {
-        vec![d[0], known(d[1], &|x| x * b), known(d[2], &|x| x * b), known(d[3], &|x| x / (b * b))]
+    let bb = b.checked_mul(b).filter(|_| b >= 2);
+    let Some(bb) = bb else {
+        return Err(c.error(format!("block_size must be at least 2 and its square must fit in int64, got {b}")));
     };
-    Ok(vec![Some(out)])
+    let too_big = || c.error(format!("block_size {b} overflows the shape of input {d:?}"));
+    let known = |x: i64, f: &dyn Fn(i64) -> Option<i64>| if x < 0 { Some(-1) } else { f(x) };
+    let out = if c.node.op == "SpaceToDepth" {
+        [known(d[1], &|x| Some(x / b)), known(d[2], &|x| Some(x / b)), known(d[3], &|x| x.checked_mul(bb))]
+    } else {
+        [known(d[1], &|x| x.checked_mul(b)), known(d[2], &|x| x.checked_mul(b)), known(d[3], &|x| Some(x / bb))]
+    };
+    let [h, w, ch] = out;
+    Ok(vec![Some(vec![d[0], h.ok_or_else(too_big)?, w.ok_or_else(too_big)?, ch.ok_or_else(too_big)?])])
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {

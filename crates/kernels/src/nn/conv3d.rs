@@ -1,0 +1,207 @@
+//! `Conv3D`, `Conv3DBackpropInputV2` and `Conv3DBackpropFilterV2` (NDHWC input, DHWIO
+//! filter). A 3-D convolution is a sum of 2-D ones: output plane `od` is the sum over filter
+//! planes `kd` of the 2-D convolution of input plane `od·stride + kd - pad` with filter
+//! plane `kd`, for the whole batch at once. So every plane pair runs the 2-D kernels (im2col
+//! and gemm, Winograd, the direct kernels), after the depth axis is moved in front of the
+//! batch so that a plane of every image is one contiguous 2-D batch.
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+
+use super::common::{dims_str, unsupported_type, Window};
+use super::conv::ConvScalar;
+use super::conv_backprop::{conv2d_backprop_filter, conv2d_backprop_input};
+use super::conv_direct::DirectScalar;
+use super::im2col::ConvGeom;
+use super::volume::{batch_major, depth_major, out_dims, shape5, tap, Attrs3};
+use crate::{OpContext, OpKernel};
+
+/// One plane's 2-D geometry and the depth window.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Geom3 {
+    pub plane: ConvGeom,
+    pub d: Window,
+}
+
+impl Geom3 {
+    fn in_plane(&self) -> usize {
+        self.plane.n * self.plane.image_len()
+    }
+    fn out_plane(&self) -> usize {
+        self.plane.rows() * self.plane.oc
+    }
+    fn filter_plane(&self) -> usize {
+        self.plane.k() * self.plane.oc
+    }
+}
+
+/// Checks input and filter dims and computes the geometry.
+fn geom(a: &Attrs3, node: &NodeDef, label: &str, input: &[usize], filter: &[usize]) -> Result<Geom3, Status> {
+    if filter.len() != 5 {
+        return Err(node.node_error(format!("{label}filter must be 5-dimensional: {}", dims_str(filter))));
+    }
+    let [d, y, x] = a.windows(node, label, input, [filter[0], filter[1], filter[2]])?;
+    if input[4] != filter[3] {
+        return Err(
+            node.node_error(format!("{label}input depth must be equal to filter depth: {} vs {}", input[4], filter[3]))
+        );
+    }
+    Ok(Geom3 { plane: ConvGeom { n: input[0], c: input[4], oc: filter[4], y, x }, d })
+}
+
+/// The forward convolution (`[n, od, oh, ow, oc]`).
+pub(crate) fn conv3d_forward<T: ConvScalar + DirectScalar>(g: &Geom3, x: &[T], f: &[T]) -> Vec<T> {
+    let (n, isz, osz, fsz) = (g.plane.n, g.plane.image_len(), g.plane.rows_per_image() * g.plane.oc, g.filter_plane());
+    let xt = depth_major(x, n, g.d.input, isz);
+    let mut ot = vec![T::ZERO; g.d.output * g.out_plane()];
+    let mut part = vec![T::ZERO; g.out_plane()];
+    for (od, oplane) in ot.chunks_exact_mut(g.out_plane().max(1)).enumerate() {
+        for kd in 0..g.d.size {
+            let Some(id) = tap(&g.d, od, kd) else { continue };
+            part.fill(T::ZERO);
+            T::conv(&g.plane, &xt[id * g.in_plane()..(id + 1) * g.in_plane()], &f[kd * fsz..(kd + 1) * fsz], &mut part);
+            oplane.iter_mut().zip(&part).for_each(|(o, &p)| *o += p);
+        }
+    }
+    batch_major(ot, n, g.d.output, osz)
+}
+
+/// The input gradient (`[n, d, h, w, c]`).
+pub(crate) fn conv3d_backprop_input<T: ConvScalar + DirectScalar>(g: &Geom3, f: &[T], dy: &[T]) -> Vec<T> {
+    let (n, isz, osz, fsz) = (g.plane.n, g.plane.image_len(), g.plane.rows_per_image() * g.plane.oc, g.filter_plane());
+    let dyt = depth_major(dy, n, g.d.output, osz);
+    let mut dxt = vec![T::ZERO; g.d.input * g.in_plane()];
+    let mut part = vec![T::ZERO; g.in_plane()];
+    for od in 0..g.d.output {
+        let dyp = &dyt[od * g.out_plane()..(od + 1) * g.out_plane()];
+        for kd in 0..g.d.size {
+            let Some(id) = tap(&g.d, od, kd) else { continue };
+            let fp = &f[kd * fsz..(kd + 1) * fsz];
+            part.fill(T::ZERO);
+            if !T::backprop_input_winograd(&g.plane, fp, dyp, &mut part) {
+                conv2d_backprop_input(&g.plane, fp, dyp, &mut part);
+            }
+            let dst = &mut dxt[id * g.in_plane()..(id + 1) * g.in_plane()];
+            dst.iter_mut().zip(&part).for_each(|(d, &p)| *d += p);
+        }
+    }
+    batch_major(dxt, n, g.d.input, isz)
+}
+
+/// The filter gradient (`[kd, kh, kw, c, oc]`).
+pub(crate) fn conv3d_backprop_filter<T: ConvScalar + DirectScalar>(g: &Geom3, x: &[T], dy: &[T]) -> Vec<T> {
+    let (n, isz, osz, fsz) = (g.plane.n, g.plane.image_len(), g.plane.rows_per_image() * g.plane.oc, g.filter_plane());
+    let xt = depth_major(x, n, g.d.input, isz);
+    let dyt = depth_major(dy, n, g.d.output, osz);
+    let mut df = vec![T::ZERO; g.d.size * fsz];
+    for od in 0..g.d.output {
+        let dyp = &dyt[od * g.out_plane()..(od + 1) * g.out_plane()];
+        for kd in 0..g.d.size {
+            let Some(id) = tap(&g.d, od, kd) else { continue };
+            let part = conv2d_backprop_filter(&g.plane, &xt[id * g.in_plane()..(id + 1) * g.in_plane()], dyp);
+            df[kd * fsz..(kd + 1) * fsz].iter_mut().zip(&part).for_each(|(d, &p)| *d += p);
+        }
+    }
+    df
+}
+
+fn float_type(node: &NodeDef) -> Result<DataType, Status> {
+    let dtype = node.attr_type("T")?;
+    if !matches!(dtype, DataType::Float | DataType::Double) {
+        return Err(unsupported_type(node, dtype));
+    }
+    Ok(dtype)
+}
+
+/// Checks that `dy` has the shape the forward convolution gives.
+fn check_out_backprop(ctx: &OpContext, label: &str, g: &Geom3, dy: &[usize]) -> Result<(), Status> {
+    let want = [g.plane.n, g.d.output, g.plane.y.output, g.plane.x.output, g.plane.oc];
+    if dy != want {
+        return Err(ctx.error(format!(
+            "{label}out_backprop has shape {} but the convolution's output has shape {}",
+            dims_str(dy),
+            dims_str(&want)
+        )));
+    }
+    Ok(())
+}
+
+/// `Conv3D`, `Conv3DBackpropInputV2` or `Conv3DBackpropFilterV2` (told apart by `kind`).
+struct Conv3 {
+    attrs: Attrs3,
+    dtype: DataType,
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Forward,
+    Input,
+    Filter,
+}
+
+fn factory(node: &NodeDef, kind: Kind) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(Conv3 { attrs: Attrs3::parse(node, false)?, dtype: float_type(node)?, kind }))
+}
+
+pub(crate) fn conv3d_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    factory(node, Kind::Forward)
+}
+
+pub(crate) fn backprop_input_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    factory(node, Kind::Input)
+}
+
+pub(crate) fn backprop_filter_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    factory(node, Kind::Filter)
+}
+
+impl Conv3 {
+    fn run<T: ConvScalar + DirectScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let node = ctx.node().clone();
+        match self.kind {
+            Kind::Forward => {
+                let (x, f) = (ctx.input(0)?, ctx.input(1)?);
+                let g = geom(&self.attrs, &node, "", x.dims(), f.dims())?;
+                let [d, y, xw] = [g.d, g.plane.y, g.plane.x];
+                let dims = out_dims(ctx, g.plane.n, &[d, y, xw], g.plane.oc, self.dtype)?;
+                let out = conv3d_forward(&g, x.as_slice::<T>()?, f.as_slice::<T>()?);
+                ctx.set_output(0, Tensor::new(dims, out)?)
+            }
+            Kind::Input => {
+                const L: &str = "Conv3DBackpropInputOp: ";
+                let (sz, f, dy) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
+                let shape = shape5(ctx, &sz, L, "input_sizes")?;
+                let g = geom(&self.attrs, &node, L, &shape, f.dims())?;
+                check_out_backprop(ctx, L, &g, dy.dims())?;
+                let dx = conv3d_backprop_input(&g, f.as_slice::<T>()?, dy.as_slice::<T>()?);
+                ctx.set_output(0, Tensor::new(shape, dx)?)
+            }
+            Kind::Filter => {
+                const L: &str = "Conv3DBackpropFilterOp: ";
+                let (x, sz, dy) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
+                let shape = shape5(ctx, &sz, L, "filter_sizes")?;
+                let g = geom(&self.attrs, &node, L, x.dims(), &shape)?;
+                check_out_backprop(ctx, L, &g, dy.dims())?;
+                let df = conv3d_backprop_filter(&g, x.as_slice::<T>()?, dy.as_slice::<T>()?);
+                ctx.set_output(0, Tensor::new(shape, df)?)
+            }
+        }
+    }
+}
+
+impl OpKernel for Conv3 {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let inputs: &[(usize, &str)] = match self.kind {
+            Kind::Forward => &[(0, "input"), (1, "filter")],
+            Kind::Input => &[(1, "filter"), (2, "out_backprop")],
+            Kind::Filter => &[(0, "input"), (2, "out_backprop")],
+        };
+        super::common::check_inputs(ctx, self.dtype, inputs)?;
+        crate::dispatch::dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
+    }
+}
+
+#[cfg(test)]
+#[path = "conv3d_tests.rs"]
+mod tests;

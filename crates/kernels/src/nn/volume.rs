@@ -1,0 +1,162 @@
+//! Helpers of the 3-D (NDHWC) convolution and pooling kernels: window attrs with five
+//! entries, the three-window geometry, shape inputs, and moving the depth axis in front of
+//! the batch so that one depth slice of every image is contiguous.
+
+use std::borrow::Cow;
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+
+use super::common::{dims_str, padding_attr, unimplemented, Padding, Window};
+use crate::OpContext;
+
+/// Checks that `data_format` (if present) is NDHWC, the only layout of TensorFlow's CPU
+/// kernels.
+pub(crate) fn require_ndhwc(node: &NodeDef) -> Result<(), Status> {
+    if node.has_attr("data_format") {
+        let f = node.attr_string("data_format")?;
+        if f != "NDHWC" {
+            return Err(unimplemented(node, format!("only the NDHWC format is supported on the CPU, got {f}")));
+        }
+    }
+    Ok(())
+}
+
+/// Reads a 5-element NDHWC window attr (`strides`, `ksize`) and returns its (planes, rows,
+/// cols) part; batch and depth entries must be 1.
+pub(crate) fn attr3(node: &NodeDef, name: &str) -> Result<[usize; 3], Status> {
+    let v = node.attr_list_int(name)?;
+    if v.len() != 5 {
+        return Err(node.node_error(format!("{name} must specify 5 dimensions, got {v:?}")));
+    }
+    if v.iter().any(|&x| x <= 0 || x >= 1 << 31) {
+        return Err(node.node_error(format!("{name} entries must be in [1, 2^31), got {v:?}")));
+    }
+    if v[0] != 1 || v[4] != 1 {
+        return Err(unimplemented(node, format!("{name} {v:?}: {name} in the batch and depth dimensions must be 1")));
+    }
+    Ok([v[1] as usize, v[2] as usize, v[3] as usize])
+}
+
+/// Checks that `dilations` (if present) is all ones.
+pub(crate) fn require_unit_dilations3(node: &NodeDef) -> Result<(), Status> {
+    if node.has_attr("dilations") {
+        let d = node.attr_list_int("dilations")?;
+        if d.len() != 5 {
+            return Err(node.node_error(format!("dilations must specify 5 dimensions, got {d:?}")));
+        }
+        if d.iter().any(|&x| x != 1) {
+            return Err(unimplemented(node, format!("dilations {d:?} are not supported on the CPU (only all ones)")));
+        }
+    }
+    Ok(())
+}
+
+/// The window attrs of a 3-D op: `strides`, `padding` and (for pooling) `ksize`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Attrs3 {
+    pub strides: [usize; 3],
+    pub ksize: [usize; 3],
+    pub padding: Padding,
+}
+
+impl Attrs3 {
+    /// Parses `strides`, `padding`, `data_format`, `dilations` and, when `pool`, `ksize`.
+    pub fn parse(node: &NodeDef, pool: bool) -> Result<Attrs3, Status> {
+        require_ndhwc(node)?;
+        require_unit_dilations3(node)?;
+        let ksize = if pool { attr3(node, "ksize")? } else { [1; 3] };
+        Ok(Attrs3 { strides: attr3(node, "strides")?, ksize, padding: padding_attr(node)? })
+    }
+
+    /// The three windows of an NDHWC `input` under window sizes `k` (`label` prefixes
+    /// errors).
+    pub fn windows(&self, node: &NodeDef, label: &str, input: &[usize], k: [usize; 3]) -> Result<[Window; 3], Status> {
+        if input.len() != 5 {
+            return Err(node.node_error(format!("{label}input must be 5-dimensional{}", dims_str(input))));
+        }
+        let w = |i: usize| {
+            Window::new(input[1 + i], k[i], self.strides[i], self.padding)
+                .map_err(|e| node.node_error(format!("{label}{e}")))
+        };
+        Ok([w(0)?, w(1)?, w(2)?])
+    }
+}
+
+/// The output dims `[n, planes, rows, cols, c]` of windows `w`, checked to be allocatable.
+pub(crate) fn out_dims(
+    ctx: &OpContext,
+    n: usize,
+    w: &[Window; 3],
+    c: usize,
+    dtype: DataType,
+) -> Result<Vec<usize>, Status> {
+    let dims = vec![n, w[0].output, w[1].output, w[2].output, c];
+    ferroflow_core::check_tensor_alloc(&dims, dtype).map_err(|e| ctx.error_with(e))?;
+    Ok(dims)
+}
+
+/// Reads a 5-element shape input (`input_sizes`, `filter_sizes`, `orig_input_shape`),
+/// checked to be allocatable.
+pub(crate) fn shape5(ctx: &OpContext, t: &Tensor, label: &str, what: &str) -> Result<Vec<usize>, Status> {
+    let v: Vec<i64> = match t.dtype() {
+        DataType::Int32 => t.as_slice::<i32>()?.iter().map(|&x| x as i64).collect(),
+        DataType::Int64 => t.as_slice::<i64>()?.to_vec(),
+        d => return Err(ctx.error(format!("{label}{what} must be int32 or int64, got {d}"))),
+    };
+    if t.rank() != 1 || v.len() != 5 {
+        return Err(ctx.error(format!("{label}{what} must be a vector of 5 elements, got shape {}", t.shape())));
+    }
+    let dims = ferroflow_core::Shape::from_i64(&v).map_err(|e| ctx.error(format!("{label}{what}: {}", e.message)))?.0;
+    ferroflow_core::check_tensor_alloc(&dims, DataType::Float).map_err(|e| ctx.error_with(e))?;
+    Ok(dims)
+}
+
+/// `[n, depth, s]` → `[depth, n, s]` (borrowed when `n` is 1).
+pub(crate) fn depth_major<T: Copy>(src: &[T], n: usize, depth: usize, s: usize) -> Cow<'_, [T]> {
+    if n <= 1 || depth <= 1 {
+        return Cow::Borrowed(src);
+    }
+    let mut out = Vec::with_capacity(src.len());
+    for d in 0..depth {
+        for b in 0..n {
+            out.extend_from_slice(&src[(b * depth + d) * s..(b * depth + d + 1) * s]);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `[depth, n, s]` → `[n, depth, s]`, the inverse of [`depth_major`].
+pub(crate) fn batch_major<T: Copy>(src: Vec<T>, n: usize, depth: usize, s: usize) -> Vec<T> {
+    if n <= 1 || depth <= 1 {
+        return src;
+    }
+    let mut out = Vec::with_capacity(src.len());
+    for b in 0..n {
+        for d in 0..depth {
+            out.extend_from_slice(&src[(d * n + b) * s..(d * n + b + 1) * s]);
+        }
+    }
+    out
+}
+
+/// The input plane read by output plane `o` at filter tap `k`, if inside the input.
+pub(crate) fn tap(w: &Window, o: usize, k: usize) -> Option<usize> {
+    (o * w.stride + k).checked_sub(w.pad).filter(|&i| i < w.input)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_major_round_trips() {
+        let src: Vec<i32> = (0..24).collect();
+        let t = depth_major(&src, 2, 3, 4);
+        assert_eq!(&t[..8], &[0, 1, 2, 3, 12, 13, 14, 15]);
+        assert_eq!(batch_major(t.into_owned(), 2, 3, 4), src);
+        let w = Window::new(5, 3, 2, Padding::Same).unwrap();
+        assert_eq!((w.output, w.pad), (3, 1));
+        assert_eq!([tap(&w, 0, 0), tap(&w, 0, 1), tap(&w, 2, 2)], [None, Some(0), None]);
+    }
+}
