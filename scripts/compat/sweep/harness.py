@@ -42,11 +42,18 @@ def _float(t):
     return t.dtype.is_floating
 
 
-def build_graph(tf, case, device_fn=None):
-    """Returns (graph, parts) for `case`, with variables placed by `device_fn` if given."""
+def build_graph(tf, case, device_fn=None, target=None):
+    """Returns (graph, parts) for `case`, with variables placed by `device_fn` if given.
+    With `target`, tf_keras's own session (which it runs while building some functional
+    models, e.g. MobileNetV3's hard-sigmoid, initializing the variables made so far) is a
+    session on that cluster, as a user of a cluster sets it with `set_session`: a local one
+    cannot place the ps variables."""
     g = tf.Graph()
     with g.as_default():
         tf.compat.v1.set_random_seed(1)
+        if target is not None:
+            # tf.compat.v1.keras is tf_keras here (TF_USE_LEGACY_KERAS=1).
+            tf.compat.v1.keras.backend.set_session(tf.compat.v1.Session(target, graph=g))
         ctx = tf.compat.v1.device(device_fn) if device_fn else _null()
         with ctx:
             feeds, outs = case.build()
