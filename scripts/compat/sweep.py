@@ -101,7 +101,12 @@ def run_case(tf, case, target, ops_only):
     with tf.compat.v1.Session(graph=g) as s:
         values, ref, ref_losses = harness.run_parts(tf, s, parts, steps=3)
     setter = tf.compat.v1.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")
-    g2, parts2 = harness.build_graph(tf, case, device_fn=setter, target=target)
+    try:
+        g2, parts2 = harness.build_graph(tf, case, device_fn=setter)
+    except tf.errors.InvalidArgumentError:
+        # tf_keras ran its own local session while building (MobileNetV3) and could not place
+        # the ps variables: build again with a session on the cluster, as a cluster user would.
+        g2, parts2 = harness.build_graph(tf, case, device_fn=setter, target=target)
     try:
         config = tf.compat.v1.ConfigProto(allow_soft_placement=True) if case.soft else None
         with tf.compat.v1.Session(target, graph=g2, config=config) as s:
