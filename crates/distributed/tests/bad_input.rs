@@ -100,9 +100,12 @@ fn unknown_closed_and_repeated() {
         m.close_session(CloseSessionRequest { session_handle: h.clone() }).await.unwrap();
         let r = m.run_step(run_req(&h, "x", 0, true)).await.unwrap().into_inner();
         assert_eq!(r.status_code, Code::FailedPrecondition as i32, "{}", r.status_error_message);
-        // Unsupported methods say so.
-        let e = m.make_callable(MakeCallableRequest::default()).await.unwrap_err();
-        assert_eq!(code_of(&e), Code::Unimplemented);
+        // Callables on a closed session, and on one that never existed.
+        let e =
+            m.make_callable(MakeCallableRequest { session_handle: h.clone(), ..Default::default() }).await.unwrap_err();
+        assert_eq!(code_of(&e), Code::FailedPrecondition, "{}", e.message());
+        let e = m.run_callable(RunCallableRequest::default()).await.unwrap_err();
+        assert_eq!(code_of(&e), Code::Aborted, "{}", e.message());
         // PartialRunSetup on a closed session, and on one that never existed.
         let e = m
             .partial_run_setup(PartialRunSetupRequest { session_handle: h.clone(), ..Default::default() })

@@ -93,9 +93,15 @@ pub fn rewrite_for_client<S: AsRef<str>>(
         }
     }
     let output_type = |what: &str, n: &str, i: usize| -> Result<DataType, Status> {
-        let &ni = index
-            .get(n)
-            .ok_or_else(|| Status::not_found(format!("{what} '{n}:{i}': no node named '{n}' in the graph")))?;
+        // TensorFlow's words first (its clients and tests match them), then which node.
+        let &ni = index.get(n).ok_or_else(|| {
+            let tf = if what == "feed" {
+                format!("FeedInputs: unable to find feed output {n}:{i}")
+            } else {
+                format!("FetchOutputs node {n}:{i}: not found")
+            };
+            Status::not_found(format!("{tf} ({what} '{n}:{i}': no node named '{n}' in the graph)"))
+        })?;
         let sig = signature(&graph.node[ni]).map_err(|e| e.context(format!("{what} '{n}:{i}'")))?;
         sig.outputs.get(i).map(|o| o.0).ok_or_else(|| {
             Status::invalid_argument(format!(
@@ -177,7 +183,9 @@ pub fn rewrite_for_client<S: AsRef<str>>(
         let t = t.as_ref();
         let name = t.strip_prefix('^').unwrap_or(t);
         if !index.contains_key(name) {
-            return Err(Status::not_found(format!("target '{t}': no node named '{name}' in the graph")));
+            return Err(Status::not_found(format!(
+                "PruneForTargets: Some target nodes not found: {name} (target '{t}': no node named '{name}' in the graph)"
+            )));
         }
         roots.push(name.to_string());
     }

@@ -9,7 +9,7 @@ use ferroflow_core::{Status, Tensor};
 
 use super::discovery::{discover, discover_lenient, task_workers, CREATE_GRACE};
 use super::late_tasks::WorkerSessionTemplate;
-use super::plan::plan_for;
+use super::plan::{plan_for, Signature};
 use super::run_step::run_step;
 use super::session::{GraphState, MasterSession};
 use crate::channels::ChannelCache;
@@ -241,7 +241,6 @@ impl Master {
             return self.partial_run_step(s, req, fed).await;
         }
         let opts = req.options.unwrap_or_default();
-        let deadline = Instant::now() + self.step_timeout(&s, opts.timeout_in_ms);
         let canon = |what: &str, n: &str| -> Result<String, Status> {
             ferroflow_graph::canonical_tensor_name(n).map_err(|e| e.context(format!("RunStep: {what} '{n}'")))
         };
@@ -257,15 +256,33 @@ impl Master {
         }
         let fetch_names: Vec<String> = req.fetch.iter().map(|f| canon("fetch", f)).collect::<Result<_, _>>()?;
         let targets: Vec<String> = req.target.iter().map(|t| t.strip_prefix('^').unwrap_or(t).to_string()).collect();
-        let plan =
-            plan_for(&s, &feed_names, &fetch_names, &targets, deadline).await.map_err(|e| e.context("RunStep"))?;
-        super::plan::check_feed_types(&plan, &feeds, "RunStep")?;
+        let sig = Signature { feeds: feed_names, fetches: fetch_names, targets, connections: vec![] };
+        let (fetched, metadata) = self.execute(&s, &sig, feeds, &opts, "RunStep").await?;
+        let tensors = req.fetch.into_iter().zip(fetched).collect();
+        Ok(RunStepReply { tensors, metadata })
+    }
+
+    /// Runs one step of a signature (planned once per session) with `feeds` (canonical
+    /// names) under `opts`; returns the fetched tensors in the order of the signature's
+    /// fetches, and the step's metadata when `opts` asks for it. `what` names the method in
+    /// errors. Closing the session cancels the step on every task.
+    pub(crate) async fn execute(
+        &self,
+        s: &Arc<MasterSession>,
+        sig: &Signature,
+        feeds: Vec<(String, Tensor)>,
+        opts: &RunOptions,
+        what: &str,
+    ) -> Result<(Vec<Tensor>, Option<RunMetadata>), Status> {
+        let deadline = Instant::now() + self.step_timeout(s, opts.timeout_in_ms);
+        let plan = plan_for(s, sig, deadline).await.map_err(|e| e.context(what))?;
+        super::plan::check_feed_types(&plan, &feeds, what)?;
         let partition_graphs: Vec<GraphDef> = if opts.output_partition_graphs {
             plan.parts
                 .iter()
                 .map(|p| <GraphDef as prost::Message>::decode(p.graph.clone()))
                 .collect::<Result<_, _>>()
-                .map_err(|e| Status::internal(format!("RunStep: decoding a partition graph: {e}")))?
+                .map_err(|e| Status::internal(format!("{what}: decoding a partition graph: {e}")))?
         } else {
             Vec::new()
         };
@@ -278,10 +295,9 @@ impl Master {
                 return Err(Status::cancelled("Step was cancelled by an explicit call to `Session::Close()`."))
             }
         };
-        let mut tensors = Vec::with_capacity(req.fetch.len());
-        for (orig, c) in req.fetch.into_iter().zip(&fetch_names) {
-            let t = got.get(c).cloned().ok_or_else(|| Status::internal(format!("fetch '{orig}' was not produced")))?;
-            tensors.push((orig, t));
+        let mut tensors = Vec::with_capacity(sig.fetches.len());
+        for c in &sig.fetches {
+            tensors.push(got.get(c).cloned().ok_or_else(|| Status::internal(format!("fetch '{c}' was not produced")))?);
         }
         got.clear();
         let metadata = (!partition_graphs.is_empty() || stats.is_some()).then(|| RunMetadata {
@@ -289,7 +305,7 @@ impl Master {
             step_stats: stats,
             ..Default::default()
         });
-        Ok(RunStepReply { tensors, metadata })
+        Ok((tensors, metadata))
     }
 
     /// How long a step may take: RunOptions' timeout, else the session's

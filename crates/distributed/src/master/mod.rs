@@ -2,6 +2,7 @@
 //! the cluster's workers).
 
 mod at_source;
+mod callable;
 mod discovery;
 mod late_tasks;
 #[allow(clippy::module_inception)]

@@ -16,7 +16,7 @@ use ferroflow_core::proto::{
 use ferroflow_core::{Status, Tensor};
 
 use super::master::Master;
-use super::plan::{plan_for, StepPlan};
+use super::plan::{plan_for, Signature, StepPlan};
 use super::session::MasterSession;
 use crate::ids::{new_request_id, new_step_id};
 use crate::master_api::RunStepReply;
@@ -100,8 +100,9 @@ impl Master {
         let fetches: Vec<String> = req.fetch.iter().map(|f| canonical("fetch", f)).collect::<Result<_, _>>()?;
         let targets: Vec<String> = req.target.iter().map(|t| t.strip_prefix('^').unwrap_or(t).to_string()).collect();
         let deadline = Instant::now() + self.step_timeout(&s, 0);
-        let plan =
-            plan_for(&s, &feeds, &fetches, &targets, deadline).await.map_err(|e| e.context("PartialRunSetup"))?;
+        let sig = Signature { feeds, fetches, targets, connections: vec![] };
+        let plan = plan_for(&s, &sig, deadline).await.map_err(|e| e.context("PartialRunSetup"))?;
+        let Signature { feeds, fetches, .. } = sig;
         let step_id = new_step_id();
         let run = PartialRun {
             plan,

@@ -37,29 +37,46 @@ pub(crate) struct StepPlan {
     pub(crate) fetches: Vec<ClientTensor>,
 }
 
-/// The cache key of a signature (order-insensitive, like TensorFlow's).
-pub(crate) fn signature_key(feeds: &[String], fetches: &[String], targets: &[String]) -> String {
-    let sorted = |v: &[String]| {
-        let mut v = v.to_vec();
-        v.sort();
-        v.dedup();
-        v.join(",")
-    };
-    format!("{}|{}|{}", sorted(feeds), sorted(fetches), sorted(targets))
+/// A step signature: canonical tensor names fed and fetched, target node names, and the
+/// tensor connections of a callable ((from, to): `to` reads `from` in this step).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Signature {
+    pub(crate) feeds: Vec<String>,
+    pub(crate) fetches: Vec<String>,
+    pub(crate) targets: Vec<String>,
+    pub(crate) connections: Vec<(String, String)>,
+}
+
+impl Signature {
+    /// The cache key (order-insensitive, like TensorFlow's).
+    pub(crate) fn key(&self) -> String {
+        let sorted = |v: &[String]| {
+            let mut v = v.to_vec();
+            v.sort();
+            v.dedup();
+            v.join(",")
+        };
+        let mut key = format!("{}|{}|{}", sorted(&self.feeds), sorted(&self.fetches), sorted(&self.targets));
+        let mut conns: Vec<String> = self.connections.iter().map(|(f, t)| format!("{f}>{t}")).collect();
+        if !conns.is_empty() {
+            conns.sort();
+            key.push('|');
+            key.push_str(&conns.join(","));
+        }
+        key
+    }
 }
 
 /// Builds and registers the plan of a signature (names already canonical).
-pub(crate) async fn make_plan(
-    session: &MasterSession,
-    feeds: &[String],
-    fetches: &[String],
-    targets: &[String],
-    deadline: Instant,
-) -> Result<StepPlan, Status> {
+pub(crate) async fn make_plan(session: &MasterSession, sig: &Signature, deadline: Instant) -> Result<StepPlan, Status> {
     // Every step of planning holds one copy of the nodes it needs: the session's graph is
     // shared, the rewrite copies only the nodes the step runs, the partitions replace that
     // copy and move into the registered graphs.
-    let graph = session.graph_def();
+    let mut graph = session.graph_def();
+    if !sig.connections.is_empty() {
+        graph = Arc::new(super::callable::connect(&graph, &sig.connections)?);
+    }
+    let (feeds, fetches, targets) = (&sig.feeds, &sig.fetches, &sig.targets);
     let mut cg =
         rewrite_for_client(&graph, feeds, fetches, targets, &session.client_device, session.client_incarnation)?;
     drop(graph);
@@ -114,19 +131,17 @@ pub(crate) async fn make_plan(
 /// The plan of a signature, from the session's cache or made now.
 pub(crate) async fn plan_for(
     session: &MasterSession,
-    feeds: &[String],
-    fetches: &[String],
-    targets: &[String],
+    sig: &Signature,
     deadline: Instant,
 ) -> Result<Arc<StepPlan>, Status> {
-    let key = signature_key(feeds, fetches, targets);
+    let key = sig.key();
     // Holding the lock while planning makes concurrent first runs of one signature
     // register their graphs once.
     let mut plans = session.plans.lock().await;
     if let Some(p) = plans.get(&key) {
         return Ok(p.clone());
     }
-    let p = Arc::new(make_plan(session, feeds, fetches, targets, deadline).await?);
+    let p = Arc::new(make_plan(session, sig, deadline).await?);
     plans.insert(key, p.clone());
     Ok(p)
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use ferroflow_core::proto::{ConfigProto, GraphDef, NodeDef};
 use ferroflow_core::Status;
 
+use super::callable::Callable;
 use super::discovery::Discovered;
 use super::late_tasks::WorkerSessionTemplate;
 use super::plan::StepPlan;
@@ -59,6 +60,8 @@ pub(crate) struct MasterSession {
     pub(crate) partial_runs: Mutex<HashMap<String, Arc<tokio::sync::Mutex<super::partial_run::PartialRun>>>>,
     /// Step count and latency; the session counts as open until dropped.
     pub(crate) metrics: crate::metrics::SessionMetrics,
+    /// Callables by handle, and the next handle to give (handles are never reused).
+    callables: Mutex<(HashMap<i64, Arc<Callable>>, i64)>,
 }
 
 impl MasterSession {
@@ -84,7 +87,46 @@ impl MasterSession {
             request_ids: Mutex::new((HashSet::new(), VecDeque::new())),
             closed: tokio::sync::watch::Sender::new(false),
             partial_runs: Mutex::new(HashMap::new()),
+            callables: Mutex::new((HashMap::new(), 0)),
         }
+    }
+
+    /// Keeps a made callable; returns its handle.
+    pub(crate) fn add_callable(&self, c: Arc<Callable>) -> i64 {
+        let mut g = self.callables.lock().unwrap_or_else(|e| e.into_inner());
+        let h = g.1;
+        g.1 += 1;
+        g.0.insert(h, c);
+        h
+    }
+
+    /// The callable of a handle (InvalidArgument, as in TensorFlow, for a handle never
+    /// given or already released).
+    pub(crate) fn callable(&self, handle: i64) -> Result<Arc<Callable>, Status> {
+        let g = self.callables.lock().unwrap_or_else(|e| e.into_inner());
+        g.0.get(&handle).cloned().ok_or_else(|| {
+            if (0..g.1).contains(&handle) {
+                Status::invalid_argument(format!(
+                    "Attempted to run callable after handle was released: {handle} (session {})",
+                    self.handle
+                ))
+            } else {
+                Status::invalid_argument(format!("No such callable handle: {handle} (session {})", self.handle))
+            }
+        })
+    }
+
+    /// Forgets a callable; releasing a released handle again is not an error.
+    pub(crate) fn release_callable(&self, handle: i64) -> Result<(), Status> {
+        let mut g = self.callables.lock().unwrap_or_else(|e| e.into_inner());
+        if !(0..g.1).contains(&handle) {
+            return Err(Status::invalid_argument(format!(
+                "No such callable handle: {handle} (session {})",
+                self.handle
+            )));
+        }
+        g.0.remove(&handle);
+        Ok(())
     }
 
     /// The session's tasks (not to be held across an await).

@@ -21,12 +21,6 @@ fn ok<T>(r: Result<T, Status>) -> R<T> {
     r.map(Response::new).map_err(to_grpc)
 }
 
-fn unimplemented<T>(method: &str) -> R<T> {
-    Err(tonic::Status::unimplemented(format!(
-        "MasterService.{method} is not supported by ferroflow; use Session.run (RunStep) instead"
-    )))
-}
-
 #[tonic::async_trait]
 impl MasterService for MasterGrpc {
     async fn create_session(&self, r: Request<CreateSessionRequest>) -> R<CreateSessionResponse> {
@@ -57,15 +51,15 @@ impl MasterService for MasterGrpc {
         ok(self.0.reset(r.into_inner()).await)
     }
 
-    async fn make_callable(&self, _: Request<MakeCallableRequest>) -> R<MakeCallableResponse> {
-        unimplemented("MakeCallable (callables)")
+    async fn make_callable(&self, r: Request<MakeCallableRequest>) -> R<MakeCallableResponse> {
+        ok(self.0.make_callable(r.into_inner()).await)
     }
 
-    async fn run_callable(&self, _: Request<RunCallableRequest>) -> R<RunCallableResponse> {
-        unimplemented("RunCallable (callables)")
+    async fn run_callable(&self, r: Request<RunCallableRequest>) -> R<RunCallableResponse> {
+        ok(self.0.run_callable(r.into_inner()).await)
     }
 
-    async fn release_callable(&self, _: Request<ReleaseCallableRequest>) -> R<ReleaseCallableResponse> {
-        unimplemented("ReleaseCallable (callables)")
+    async fn release_callable(&self, r: Request<ReleaseCallableRequest>) -> R<ReleaseCallableResponse> {
+        ok(self.0.release_callable(r.into_inner()))
     }
 }
