@@ -178,6 +178,25 @@ for dt in [np.float32, np.float64]:
                     case["indices"] = {"dtype": np.dtype(itype).name, "data": INDICES}
                 cases.append(case)
 
+# Added in session 38 (their own generator): AdaMax (tf_keras's Adamax), dense only, as
+# TensorFlow has it; the second step starts from a v that the gradient's magnitude exceeds
+# in some elements and not in others.
+rs4 = np.random.RandomState(38)
+SLOT_NAMES["ApplyAdaMax"] = ["var", "m", "v"]
+for dt in [np.float32, np.float64]:
+    slots = [rs4.randn(*SHAPE).astype(dt), rs4.randn(*SHAPE).astype(dt), rs4.uniform(0.1, 1.5, SHAPE).astype(dt)]
+    args = [("beta1_power", 0.9 ** 3), ("lr", 0.01), ("beta1", 0.9), ("beta2", 0.999), ("epsilon", 1e-3),
+            ("grad", None)]
+    argv = [np.array(v, dt) if v is not None else rs4.randn(*SHAPE).astype(dt) for _, v in args]
+    tvars = [tf.Variable(x) for x in slots]
+    kwargs = {name: tf.constant(a) for (name, _), a in zip(args, argv)}
+    for n, v in zip(SLOT_NAMES["ApplyAdaMax"], tvars):
+        kwargs[n] = v.handle
+    tf.raw_ops.ResourceApplyAdaMax(**kwargs)
+    cases.append({"name": "ApplyAdaMax_%s" % np.dtype(dt).name, "op": "ApplyAdaMax", "dtype": np.dtype(dt).name,
+                  "attrs": {}, "slots": [tensor(x) for x in slots], "args": [tensor(a) for a in argv],
+                  "want": [tensor(v.numpy()) for v in tvars]})
+
 with open(OUT, "w") as f:
     json.dump({"generator": "scripts/golden/training.py (TensorFlow 2.21)", "cases": cases}, f)
 print("wrote", len(cases), "cases to", OUT)

@@ -1,5 +1,5 @@
 //! Numeric checks (float64, central differences) of the gradients of the math_ext family:
-//! trigonometric, hyperbolic, error-function and gamma-family unary ops, the broadcasting
+//! trigonometric, hyperbolic, error-function, gamma-family and Bessel unary ops, the broadcasting
 //! binary ops and special functions, L2Loss, the smooth/leaky activations and the second
 //! derivatives through their gradient ops.
 
@@ -61,6 +61,29 @@ fn error_and_gamma_functions() {
             &[rand(&[3, 4], 5)],
             &[0],
         );
+    }
+}
+
+/// The modified Bessel functions, on both sides of 0 and across the branch point at
+/// |x| = 30 (series below, asymptotic expansion above); then at exactly 0, where the
+/// gradients of `I1`/`I1e` take their limit ½.
+#[test]
+fn bessel_functions() {
+    let cases: &[(&str, Unary, f64, f64)] = &[
+        ("BesselI0", ops::bessel_i0, -4.0, 4.0),
+        ("BesselI0e", ops::bessel_i0e, -4.0, 4.0),
+        ("BesselI1", ops::bessel_i1, -4.0, 4.0),
+        ("BesselI1e", ops::bessel_i1e, -4.0, 4.0),
+        ("BesselI0e large", ops::bessel_i0e, 29.0, 31.0),
+        ("BesselI1e large", ops::bessel_i1e, -31.0, -29.0),
+    ];
+    for &(name, f, lo, hi) in cases {
+        // 0 is a kink of the scaled functions (|x| in the exponent): keep away from it.
+        unary(name, f, lo, hi, &[0.0]);
+    }
+    for (name, f) in [("BesselI1 at 0", ops::bessel_i1 as Unary), ("BesselI1e at 0", ops::bessel_i1e)] {
+        let zero = Tensor::new(vec![1usize], vec![0.0f64]).unwrap();
+        assert_grad(name, |s, xs| f(s, x(xs, 0)), &[zero], &[0]);
     }
 }
 

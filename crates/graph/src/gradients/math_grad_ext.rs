@@ -1,4 +1,4 @@
-//! Gradients of the trigonometric, hyperbolic, error-function and gamma-family unary ops
+//! Gradients of the trigonometric, hyperbolic, error-function, gamma-family and Bessel unary ops
 //! and of the broadcasting binary ops `Atan2`, `Xlogy`, `Xlog1py`, `Xdivy`, `MulNoNan`,
 //! `NextAfter`, `Igamma`, `Igammac`, `Polygamma`, `Zeta`, `Betainc` and of `L2Loss`
 //! (TensorFlow's `math_grad.py` and `nn_grad.py`).
@@ -135,6 +135,45 @@ pub(super) fn lgamma_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 pub(super) fn digamma_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     times(s, g, ops::polygamma(s, c(s, &x, 1.0), x.clone()))
+}
+
+/// `BesselI0`: `g · I1(x)`.
+pub(super) fn bessel_i0_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    times(s, g, ops::bessel_i1(s, input(op, 0)?))
+}
+
+/// `BesselI0e`: `g · (I1e(x) - sign(x)·y)`.
+pub(super) fn bessel_i0e_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    let x = input(op, 0)?;
+    let d = ops::sub(s, ops::bessel_i1e(s, x.clone()), ops::mul(s, ops::sign(s, x), y(op)));
+    times(s, g, d)
+}
+
+/// `d/dx` of `I1` or `I1e` away from 0 is `i0(x) - y·(k + 1/x)` (`i0` the same scaling,
+/// `k` 0 or sign(x)); at 0 it is ½. The quotient is taken of a safe `x` (1 at 0), so that
+/// no NaN reaches a second derivative through the branch not taken.
+fn bessel_i1_family(s: &Scope, op: &GradOp, g: &[Output], scaled: bool) -> Grads {
+    let x = input(op, 0)?;
+    let zero = ops::equal(s, x.clone(), c(s, &x, 0.0));
+    let safe = ops::select_v2(s, zero.clone(), c(s, &x, 1.0), x.clone());
+    let (i0, mut k) = if scaled {
+        (ops::bessel_i0e(s, x.clone()), ops::sign(s, x.clone()))
+    } else {
+        (ops::bessel_i0(s, x.clone()), c(s, &x, 0.0))
+    };
+    k = ops::add(s, k, ops::reciprocal(s, safe));
+    let d = ops::sub(s, i0, ops::mul(s, y(op), k));
+    times(s, g, ops::select_v2(s, zero, c(s, &x, 0.5), d))
+}
+
+/// `BesselI1`: `g · (I0(x) - y/x)`, ½·g at 0.
+pub(super) fn bessel_i1_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    bessel_i1_family(s, op, g, false)
+}
+
+/// `BesselI1e`: `g · (I0e(x) - y·(sign(x) + 1/x))`, ½·g at 0.
+pub(super) fn bessel_i1e_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    bessel_i1_family(s, op, g, true)
 }
 
 /// `L2Loss`: `t · g`.
@@ -280,6 +319,7 @@ pub(super) fn euclidean_norm_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads
 /// family's non-differentiable ops (listed here so that `table.rs` needs one line).
 pub(super) fn register(r: &mut GradRegistry) {
     r.no_gradient(&[
+        "HistogramFixedWidth",
         "Rint",
         "IsNan",
         "IsInf",
@@ -312,6 +352,10 @@ pub(super) fn register(r: &mut GradRegistry) {
         ("Ndtri", ndtri_grad),
         ("Lgamma", lgamma_grad),
         ("Digamma", digamma_grad),
+        ("BesselI0", bessel_i0_grad),
+        ("BesselI0e", bessel_i0e_grad),
+        ("BesselI1", bessel_i1_grad),
+        ("BesselI1e", bessel_i1e_grad),
         ("L2Loss", l2_loss_grad),
         ("EuclideanNorm", euclidean_norm_grad),
         ("Atan2", atan2_grad),

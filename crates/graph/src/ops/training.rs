@@ -1,9 +1,9 @@
 //! Optimizer apply ops, TensorFlow's names, inputs and attrs: `ApplyGradientDescent`,
-//! `ApplyMomentum`, `ApplyAdagrad`, `ApplyAdagradV2`, `ApplyAdam`, `ApplyRMSProp`,
+//! `ApplyMomentum`, `ApplyAdagrad`, `ApplyAdagradV2`, `ApplyAdam`, `ApplyAdaMax`, `ApplyRMSProp`,
 //! `ApplyCenteredRMSProp`, `ApplyAdadelta`, `ApplyFtrl`, `ApplyFtrlV2`,
 //! `ApplyProximalGradientDescent`, `ApplyProximalAdagrad`, `ApplyAdagradDA` (update a reference
 //! variable in place and output it) and their `ResourceApply*` forms (update a resource
-//! variable, no outputs); for all but gradient descent and Adam also the sparse forms
+//! variable, no outputs); for all but gradient descent, Adam and AdaMax also the sparse forms
 //! `SparseApply*` / `ResourceSparseApply*`, which take `indices` after the gradient.
 
 use ferroflow_core::{attr, Status};
@@ -54,6 +54,13 @@ const LAYOUTS: &[Layout] = &[
         slots: &["var", "m", "v"],
         args: &["beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "*grad"],
         attrs: &["use_nesterov: bool = false"],
+        sparse: false,
+    },
+    Layout {
+        name: "AdaMax",
+        slots: &["var", "m", "v"],
+        args: &["beta1_power", "lr", "beta1", "beta2", "epsilon", "*grad"],
+        attrs: &[],
         sparse: false,
     },
     Layout {

@@ -9,6 +9,7 @@ mod addn;
 mod argminmax;
 pub mod bcast;
 mod bcast_args;
+mod bessel;
 mod betainc;
 mod binary;
 mod binary_ext;
@@ -22,6 +23,7 @@ mod dtypes;
 pub mod elem;
 mod euclidean_norm;
 mod grad;
+mod histogram_fixed_width;
 mod l2_loss;
 mod qr;
 mod reduce;
@@ -38,7 +40,7 @@ use crate::KernelRegistry;
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: addn, argminmax, bcast_args, betainc, binary, binary_ext, cast, check_numerics, compare, cross, euclidean_norm, grad,
+        r: addn, argminmax, bcast_args, bessel, betainc, binary, binary_ext, cast, check_numerics, compare, cross, euclidean_norm, grad, histogram_fixed_width,
         l2_loss, qr, reduce, reduce_bool, select, unary, unary_ext
     }
 }

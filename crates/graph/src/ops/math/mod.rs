@@ -16,6 +16,7 @@ macro_rules! two_input_builders {
 
 mod binary;
 mod binary_ext;
+mod histogram;
 mod linalg_qr;
 mod misc;
 mod reduce;
@@ -25,6 +26,7 @@ mod unary_ext;
 
 pub use binary::*;
 pub use binary_ext::*;
+pub use histogram::*;
 pub use linalg_qr::*;
 pub use misc::*;
 pub use reduce::*;
@@ -34,5 +36,5 @@ pub use unary_ext::*;
 use crate::registry::OpRegistry;
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: binary, binary_ext, linalg_qr, misc, reduce, unary, unary_ext }
+    ferroflow_core::register_modules! { r: binary, binary_ext, histogram, linalg_qr, misc, reduce, unary, unary_ext }
 }

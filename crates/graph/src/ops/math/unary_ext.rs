@@ -1,6 +1,6 @@
 //! More elementwise unary ops (TensorFlow's definitions): trigonometric and hyperbolic
 //! functions, `Expm1`, the error and gamma families (`Erf`, `Erfc`, `Erfinv`, `Ndtri`,
-//! `Lgamma`, `Digamma`), `Rint`, the `IsNan`/`IsInf`/`IsFinite` tests, bitwise `Invert` and
+//! `Lgamma`, `Digamma`), the modified Bessel functions `BesselI0`/`I0e`/`I1`/`I1e`, `Rint`, the `IsNan`/`IsInf`/`IsFinite` tests, bitwise `Invert` and
 //! `L2Loss`.
 
 use ferroflow_core::Status;
@@ -32,7 +32,19 @@ pub(crate) fn register(r: &mut OpRegistry) {
     for name in ["Expm1", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"] {
         unary(r, name, FLOATS_COMPLEX, "T");
     }
-    for name in ["Erf", "Erfc", "Erfinv", "Ndtri", "Lgamma", "Digamma", "Rint"] {
+    for name in [
+        "Erf",
+        "Erfc",
+        "Erfinv",
+        "Ndtri",
+        "Lgamma",
+        "Digamma",
+        "Rint",
+        "BesselI0",
+        "BesselI0e",
+        "BesselI1",
+        "BesselI1e",
+    ] {
         unary(r, name, FLOATS, "T");
     }
     for name in ["IsNan", "IsInf", "IsFinite"] {
@@ -77,6 +89,10 @@ unary_builders! {
     ndtri => "Ndtri": "the inverse of the standard normal CDF",
     lgamma => "Lgamma": "ln |Γ(x)|",
     digamma => "Digamma": "ψ(x) = Γ'(x) / Γ(x)",
+    bessel_i0 => "BesselI0": "the modified Bessel function I0(x)",
+    bessel_i0e => "BesselI0e": "e^(-|x|)·I0(x)",
+    bessel_i1 => "BesselI1": "the modified Bessel function I1(x)",
+    bessel_i1e => "BesselI1e": "e^(-|x|)·I1(x)",
     rint => "Rint": "x rounded to the nearest integer, half to even",
     is_nan => "IsNan": "whether x is NaN",
     is_inf => "IsInf": "whether x is ±∞",

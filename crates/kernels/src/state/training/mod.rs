@@ -8,6 +8,7 @@ mod adadelta;
 mod adagrad;
 mod adagrad_da;
 mod adam;
+mod adamax;
 mod apply;
 mod centered_rms_prop;
 mod ftrl;
@@ -33,6 +34,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     dense::<adagrad::AdagradV2>(r, "ApplyAdagradV2", "ResourceApplyAdagradV2");
     sparse::<adagrad::AdagradV2>(r, "SparseApplyAdagradV2", "ResourceSparseApplyAdagradV2");
     dense::<adam::Adam>(r, "ApplyAdam", "ResourceApplyAdam");
+    dense::<adamax::AdaMax>(r, "ApplyAdaMax", "ResourceApplyAdaMax");
     dense::<rms_prop::RmsProp>(r, "ApplyRMSProp", "ResourceApplyRMSProp");
     sparse::<rms_prop::RmsProp>(r, "SparseApplyRMSProp", "ResourceSparseApplyRMSProp");
     dense::<centered_rms_prop::CenteredRmsProp>(r, "ApplyCenteredRMSProp", "ResourceApplyCenteredRMSProp");

@@ -141,7 +141,7 @@ fn golden_cases() -> Vec<Case> {
 #[test]
 fn apply_ops_match_tensorflow() {
     let cases = golden_cases();
-    assert_eq!(cases.len(), 88);
+    assert_eq!(cases.len(), 90);
     assert_eq!(cases.iter().filter(|c| c.1.starts_with("Sparse")).count(), 40);
     for (name, op, attrs, slots, args, want) in cases {
         let attrs: Vec<(&str, AttrValue)> = attrs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();

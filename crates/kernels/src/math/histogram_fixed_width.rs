@@ -1,0 +1,136 @@
+//! HistogramFixedWidth (`tf.histogram_fixed_width`): counts of `values` in `nbins` equal
+//! bins spanning `value_range = [lo, hi]`. A value's bin is
+//! `min(⌊(max(x, lo) - lo) / ((hi - lo) / nbins)⌋, nbins - 1)` computed in f64, so values
+//! below `lo` count in the first bin and values at or above `hi` in the last, as in
+//! TensorFlow. A NaN value counts in the first bin.
+
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
+
+use crate::array::util::FnKernel;
+use crate::dispatch::dispatch;
+use crate::{KernelRegistry, OpContext};
+
+/// The bin index of every value.
+fn bins(values: &[f64], lo: f64, hi: f64, nbins: usize) -> Vec<usize> {
+    let step = (hi - lo) / nbins as f64;
+    let last = (nbins - 1) as f64;
+    values
+        .iter()
+        .map(|&x| {
+            let b = ((x.max(lo) - lo) / step).min(last);
+            // `as` saturates, and a NaN goes to 0.
+            b as usize
+        })
+        .collect()
+}
+
+/// f64 views of the value types (int64 as TensorFlow's cast does: to the nearest double).
+trait AsF64: TensorType + Copy {
+    fn f(self) -> f64;
+}
+impl AsF64 for f32 {
+    fn f(self) -> f64 {
+        self as f64
+    }
+}
+impl AsF64 for f64 {
+    fn f(self) -> f64 {
+        self
+    }
+}
+impl AsF64 for i32 {
+    fn f(self) -> f64 {
+        self as f64
+    }
+}
+impl AsF64 for i64 {
+    fn f(self) -> f64 {
+        self as f64
+    }
+}
+
+fn counts<T: AsF64>(ctx: &OpContext, values: &Tensor, range: &Tensor, nbins: usize) -> Result<Vec<i64>, Status> {
+    let r = range.as_slice::<T>()?;
+    let (lo, hi) = (r[0], r[1]);
+    let (lo_f, hi_f) = (lo.f(), hi.f());
+    if lo_f.is_nan() || hi_f.is_nan() || lo_f >= hi_f {
+        return Err(ctx
+            .error(format!("value_range should satisfy value_range[0] < value_range[1], but got '[{lo_f}, {hi_f}]'")));
+    }
+    let v: Vec<f64> = values.as_slice::<T>()?.iter().map(|x| x.f()).collect();
+    let mut out = vec![0i64; nbins];
+    for b in bins(&v, lo_f, hi_f, nbins) {
+        out[b] += 1;
+    }
+    Ok(out)
+}
+
+fn histogram(ctx: &mut OpContext) -> Result<(), Status> {
+    let values = ctx.input(0)?;
+    let range = ctx.input(1)?;
+    let nbins_t = ctx.input(2)?;
+    if range.dims() != [2] {
+        return Err(ctx.error(format!("value_range should be a vector of 2 elements, but got shape {}", range.shape())));
+    }
+    if nbins_t.rank() != 0 {
+        return Err(ctx.error(format!("nbins should be a scalar, but got shape {}", nbins_t.shape())));
+    }
+    let nbins = nbins_t.scalar_value::<i32>()?;
+    if nbins <= 0 {
+        return Err(ctx.error(format!("nbins should be a positive number, but got '{nbins}'")));
+    }
+    if range.dtype() != values.dtype() {
+        return Err(ctx.error(format!(
+            "values ({}) and value_range ({}) must have one type",
+            values.dtype(),
+            range.dtype()
+        )));
+    }
+    let nbins = nbins as usize;
+    let counts = dispatch!(values.dtype(), ctx, [f32, f64, i32, i64], |T| counts::<T>(ctx, &values, &range, nbins))?;
+    let out_type = ctx.node().attr.get("dtype").map(|_| ctx.node().attr_type("dtype")).transpose()?;
+    let out = match out_type.unwrap_or(DataType::Int32) {
+        DataType::Int64 => Tensor::new(vec![nbins], counts)?,
+        DataType::Int32 => Tensor::new(vec![nbins], counts.iter().map(|&c| c as i32).collect::<Vec<i32>>())?,
+        d => return Err(ctx.error(format!("output dtype must be int32 or int64, got {d}"))),
+    };
+    ctx.set_output(0, out)
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("HistogramFixedWidth", |_| Ok(FnKernel::expensive(histogram)));
+}
+
+#[cfg(test)]
+mod tests {
+    use ferroflow_core::{attr, Code, DataType, Tensor};
+
+    use super::bins;
+    use crate::testutil::{node, run_kernel};
+
+    #[test]
+    fn bad_bins_and_ranges_are_invalid_arguments() {
+        let n =
+            || node("HistogramFixedWidth", &[("T", attr::ty(DataType::Float)), ("dtype", attr::ty(DataType::Int32))]);
+        let values = Tensor::vec(vec![1.0f32, 2.0]);
+        let run = |range: Vec<f32>, nbins: i32| {
+            run_kernel(n(), vec![values.clone(), Tensor::vec(range), Tensor::scalar(nbins)], 1).unwrap_err()
+        };
+        for (range, nbins, want) in [
+            (vec![0.0, 1.0], 0, "nbins should be a positive number, but got '0'"),
+            (vec![3.0, 1.0], 2, "value_range[0] < value_range[1]"),
+            (vec![1.0, 1.0], 2, "value_range[0] < value_range[1]"),
+            (vec![0.0, 1.0, 2.0], 2, "vector of 2 elements"),
+        ] {
+            let e = run(range, nbins);
+            assert_eq!(e.code, Code::InvalidArgument, "{e}");
+            assert!(e.message.contains(want), "{e}");
+        }
+    }
+
+    #[test]
+    fn out_of_range_values_count_in_the_end_bins() {
+        let v = [-1.0f64, 0.0, 0.99, 1.0, 2.5, 4.99, 5.0, 7.0, f64::NAN];
+        assert_eq!(bins(&v, 0.0, 5.0, 5), vec![0, 0, 0, 1, 2, 4, 4, 4, 0]);
+    }
+}
