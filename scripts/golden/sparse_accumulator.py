@@ -1,7 +1,7 @@
 """Golden values for SparseConditionalAccumulator (run once with the venv:
 `.venv/bin/python scripts/golden/sparse_accumulator.py`); prints each case's take outputs
 (indices, values, dense shape), which are copied by hand into
-crates/kernels/src/data_flow/tests_sparse_accumulator.rs (`golden_*` tests). Each case
+crates/kernels/tests/unit/data_flow/sparse_accumulator.rs (`golden_*` tests). Each case
 applies sparse gradients (local_step, indices, values, shape or None) to one accumulator in
 a local TensorFlow 2.21 session (TF 1.x behaviour) and takes `num_required` of them."""
 import os

@@ -3,7 +3,7 @@ ResourceApply* (or ResourceSparseApply*) step in TensorFlow 2.21, and the values
 ResourceApply* kernels share one functor in TensorFlow, so both ferroflow forms are checked
 against these numbers.
 
-Writes crates/kernels/src/state/training/golden.json (read by a unit test there; the
+Writes crates/kernels/tests/unit/state/training/golden.json (read by a unit test there; the
 tests/golden runner cannot feed variables)."""
 import sys
 
@@ -20,8 +20,8 @@ import tensorflow as tf  # noqa: E402
 sys.path.append(HERE)
 from common import tensor  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "..", "crates", "kernels", "src", "state", "training",
-                   "golden.json")
+OUT = os.path.join(os.path.dirname(__file__), "..", "..", "crates", "kernels", "tests", "unit", "state",
+                   "training", "golden.json")
 
 rs = np.random.RandomState(42)
 SHAPE = (3, 4)

@@ -16,15 +16,18 @@ mod partition;
 mod range;
 mod reverse_sequence;
 mod segment;
-mod shape_ops;
+#[doc(hidden)]
+pub mod shape_ops;
 mod slice;
 mod space;
 pub mod strided;
-mod strided_slice;
+#[doc(hidden)]
+pub mod strided_slice;
 mod tile;
 mod transpose;
 mod unique;
-pub(crate) mod util;
+#[doc(hidden)]
+pub mod util;
 mod where_op;
 
 pub(crate) use gather::do_gather as gather_rows;
@@ -46,8 +49,3 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     }
     ext::register(r);
 }
-
-#[cfg(test)]
-mod shape_tests;
-#[cfg(test)]
-mod tests;

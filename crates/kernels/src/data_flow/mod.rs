@@ -16,7 +16,8 @@ pub mod lookup_table;
 mod lookup_text_init;
 pub mod metrics;
 pub mod optional;
-mod queue;
+#[doc(hidden)]
+pub mod queue;
 mod queue_ops;
 mod sparse_accumulator;
 mod stack;
@@ -26,19 +27,6 @@ mod tensor_array_ops;
 pub(crate) mod tensor_list;
 mod tensor_list_bulk;
 mod waiters;
-
-#[cfg(test)]
-mod accumulator_tests;
-#[cfg(test)]
-mod lookup_table_tests;
-#[cfg(test)]
-mod queue_tests;
-#[cfg(test)]
-mod sparse_accumulator_tests;
-#[cfg(test)]
-mod tensor_array_tests;
-#[cfg(test)]
-mod tensor_list_tests;
 
 pub use accumulator::{stale_gradients_dropped_total, AccumulatorKind, ConditionalAccumulator};
 pub use accumulator_ops::ACCUMULATOR_TYPE_NAME;

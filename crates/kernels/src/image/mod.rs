@@ -55,6 +55,3 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("CropAndResizeGradImage", crop_and_resize::grad_image_factory);
     r.add("CropAndResizeGradBoxes", crop_and_resize::grad_boxes_factory);
 }
-
-#[cfg(test)]
-mod tests;

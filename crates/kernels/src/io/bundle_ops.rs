@@ -206,11 +206,3 @@ pub(crate) fn register(r: &mut KernelRegistry) {
         }))
     });
 }
-
-#[cfg(test)]
-#[path = "bundle_tests.rs"]
-mod tests;
-
-#[cfg(test)]
-#[path = "bundle_slice_tests.rs"]
-mod slice_tests;

@@ -55,36 +55,3 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     }
     r.add_cheap("ControlTrigger", |_| Ok(Box::new(super::plumbing::NoOp)));
 }
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use ferroflow_core::{attr, DataType};
-
-    use super::*;
-    use crate::testutil::node;
-    use crate::{ResourceMgr, StepCtx, Value};
-
-    fn step() -> Arc<StepCtx> {
-        crate::testutil::test_step(Arc::new(ResourceMgr::new()))
-    }
-
-    #[test]
-    fn switch_marks_the_untaken_output_dead() {
-        for taken in [false, true] {
-            let n = Arc::new(node("Switch", &[("T", attr::ty(DataType::Float))]));
-            let inputs = vec![Value::Tensor(Tensor::scalar(2.5f32)), Value::Tensor(Tensor::scalar(taken))];
-            let mut ctx = OpContext::new(n, inputs, 2, step());
-            Switch.compute(&mut ctx).unwrap();
-            let out = ctx.take_output_entries().unwrap();
-            assert!(out[!taken as usize].is_none());
-            let v = out[taken as usize].as_ref().unwrap().tensor().unwrap();
-            assert_eq!(v.scalar_value::<f32>().unwrap(), 2.5);
-        }
-        let n = Arc::new(node("Switch", &[("T", attr::ty(DataType::Float))]));
-        let bad = vec![Value::Tensor(Tensor::scalar(1f32)), Value::Tensor(Tensor::vec(vec![true, false]))];
-        let mut ctx = OpContext::new(n, bad, 2, step());
-        assert!(Switch.compute(&mut ctx).unwrap_err().message.contains("pred must be a scalar"));
-    }
-}

@@ -3,17 +3,24 @@
 //! `SaveV2`/`RestoreV2`/`MergeV2Checkpoints` kernels.
 
 mod assert;
-mod bundle_codec;
-mod bundle_ops;
-mod bundle_reader;
-mod bundle_writer;
+#[doc(hidden)]
+pub mod bundle_codec;
+#[doc(hidden)]
+pub mod bundle_ops;
+#[doc(hidden)]
+pub mod bundle_reader;
+#[doc(hidden)]
+pub mod bundle_writer;
 mod control_flow;
 pub mod crc;
-mod ordered_code;
+#[doc(hidden)]
+pub mod ordered_code;
 mod plumbing;
 mod sendrecv;
-mod sstable;
-mod table_block;
+#[doc(hidden)]
+pub mod sstable;
+#[doc(hidden)]
+pub mod table_block;
 pub mod tensor_slice;
 pub mod tfrecord;
 pub mod varint;

@@ -271,7 +271,3 @@ pub fn copy_storage_overlap(
     });
     Ok(())
 }
-
-#[cfg(test)]
-#[path = "tensor_slice_tests.rs"]
-mod tests;

@@ -11,22 +11,3 @@ pub fn get_fixed32(buf: &[u8], pos: usize) -> Option<u32> {
     let b = buf.get(pos..pos.checked_add(4)?)?;
     Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bounds() {
-        let mut p = 0;
-        assert_eq!(get_varint32(&[0xff, 0xff, 0xff, 0xff, 0x0f], &mut p), Some(u32::MAX));
-        let mut p = 0;
-        assert_eq!(get_varint32(&[0xff, 0xff, 0xff, 0xff, 0x7f], &mut p), None);
-        let mut p = 0;
-        assert_eq!(get_varint32(&[0x80], &mut p), None);
-        assert_eq!(get_fixed32(&[1, 0, 0, 0], 0), Some(1));
-        assert_eq!(get_fixed32(&[9, 1, 0, 0, 0], 1), Some(1));
-        assert_eq!(get_fixed32(&[1, 0, 0], 0), None);
-        assert_eq!(get_fixed32(&[1, 0, 0, 0], usize::MAX), None);
-    }
-}

@@ -33,6 +33,3 @@ pub(crate) fn square_batch(ctx: &OpContext, x: &Tensor, what: &str) -> Result<(u
 
 /// Elements of the work above which batches of matrices are processed in parallel.
 pub(crate) const PAR_WORK: usize = 1 << 16;
-
-#[cfg(test)]
-mod tests;

@@ -11,7 +11,7 @@ use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext};
 
 /// The bin index of every value.
-fn bins(values: &[f64], lo: f64, hi: f64, nbins: usize) -> Vec<usize> {
+pub fn bins(values: &[f64], lo: f64, hi: f64, nbins: usize) -> Vec<usize> {
     let step = (hi - lo) / nbins as f64;
     let last = (nbins - 1) as f64;
     values
@@ -99,38 +99,4 @@ fn histogram(ctx: &mut OpContext) -> Result<(), Status> {
 
 pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("HistogramFixedWidth", |_| Ok(FnKernel::expensive(histogram)));
-}
-
-#[cfg(test)]
-mod tests {
-    use ferroflow_core::{attr, Code, DataType, Tensor};
-
-    use super::bins;
-    use crate::testutil::{node, run_kernel};
-
-    #[test]
-    fn bad_bins_and_ranges_are_invalid_arguments() {
-        let n =
-            || node("HistogramFixedWidth", &[("T", attr::ty(DataType::Float)), ("dtype", attr::ty(DataType::Int32))]);
-        let values = Tensor::vec(vec![1.0f32, 2.0]);
-        let run = |range: Vec<f32>, nbins: i32| {
-            run_kernel(n(), vec![values.clone(), Tensor::vec(range), Tensor::scalar(nbins)], 1).unwrap_err()
-        };
-        for (range, nbins, want) in [
-            (vec![0.0, 1.0], 0, "nbins should be a positive number, but got '0'"),
-            (vec![3.0, 1.0], 2, "value_range[0] < value_range[1]"),
-            (vec![1.0, 1.0], 2, "value_range[0] < value_range[1]"),
-            (vec![0.0, 1.0, 2.0], 2, "vector of 2 elements"),
-        ] {
-            let e = run(range, nbins);
-            assert_eq!(e.code, Code::InvalidArgument, "{e}");
-            assert!(e.message.contains(want), "{e}");
-        }
-    }
-
-    #[test]
-    fn out_of_range_values_count_in_the_end_bins() {
-        let v = [-1.0f64, 0.0, 0.99, 1.0, 2.5, 4.99, 5.0, 7.0, f64::NAN];
-        assert_eq!(bins(&v, 0.0, 5.0, 5), vec![0, 0, 0, 1, 2, 4, 4, 4, 0]);
-    }
 }

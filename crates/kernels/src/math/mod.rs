@@ -8,13 +8,17 @@
 mod addn;
 mod argminmax;
 pub mod bcast;
-mod bcast_args;
-mod bessel;
+#[doc(hidden)]
+pub mod bcast_args;
+#[doc(hidden)]
+pub mod bessel;
 mod betainc;
 mod binary;
 mod binary_ext;
-mod cast;
-mod cast_wide;
+#[doc(hidden)]
+pub mod cast;
+#[doc(hidden)]
+pub mod cast_wide;
 mod check_numerics;
 mod common;
 mod compare;
@@ -23,14 +27,17 @@ mod dtypes;
 pub mod elem;
 mod euclidean_norm;
 mod grad;
-mod histogram_fixed_width;
+#[doc(hidden)]
+pub mod histogram_fixed_width;
 mod l2_loss;
-mod qr;
+#[doc(hidden)]
+pub mod qr;
 mod reduce;
 mod reduce_bool;
 pub mod reduce_loops;
 mod select;
-mod special;
+#[doc(hidden)]
+pub mod special;
 mod unary;
 mod unary_ext;
 pub mod vmath;

@@ -13,8 +13,8 @@ use crate::math::elem::Float;
 use crate::{OpContext, OpKernel};
 
 /// SELU's scale λ and λα (Klambauer et al.; TensorFlow's constants).
-const SELU_SCALE: f64 = 1.0507009873554804934193349852946;
-const SELU_SCALE_ALPHA: f64 = 1.7580993408473768599402175208123;
+pub const SELU_SCALE: f64 = 1.0507009873554804934193349852946;
+pub const SELU_SCALE_ALPHA: f64 = 1.7580993408473768599402175208123;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -172,7 +172,3 @@ pub(crate) fn register(r: &mut crate::KernelRegistry) {
     }
     add!(Softplus, Softsign, Selu, LeakyRelu);
 }
-
-#[cfg(test)]
-#[path = "activation_tests.rs"]
-mod tests;

@@ -365,7 +365,3 @@ impl OpKernel for FusedBatchNorm {
 fn inv_scale(scale: &[f32], var: &[f32], eps: f32) -> Vec<f32> {
     scale.iter().zip(var).map(|(&s, &v)| s * (1.0 / (v + eps).sqrt())).collect()
 }
-
-#[cfg(test)]
-#[path = "batch_norm_tests.rs"]
-mod tests;

@@ -53,7 +53,7 @@ pub(crate) fn check_inputs(ctx: &crate::OpContext, want: DataType, inputs: &[(us
 
 /// TensorFlow's padding schemes (EXPLICIT is rejected when parsed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Padding {
+pub enum Padding {
     /// Output size ceil(in / stride); zero (or ignored) padding split before/after.
     Same,
     /// No padding.
@@ -128,7 +128,7 @@ pub(crate) fn require_unit_dilations(node: &NodeDef) -> Result<(), Status> {
 
 /// One spatial dimension of a sliding window: output size and padding before.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Window {
+pub struct Window {
     /// Input size.
     pub input: usize,
     /// Window (filter) size.
@@ -198,49 +198,4 @@ pub(crate) fn for_chunks<T: Send>(data: &mut [T], unit: usize, f: impl Fn(usize,
     }
     let per = PAR_CHUNK.div_ceil(unit) * unit;
     data.par_chunks_mut(per).enumerate().for_each(|(i, c)| crate::isa::vectorized(|| f(i * per, c)));
-}
-
-/// Convolution shapes the direct kernels' tests share: (image size, input channels, kernel
-/// size, output channels, stride, padding), covering every block width and both paddings.
-#[cfg(test)]
-pub(crate) const DIRECT_CASES: [(usize, usize, usize, usize, usize, Padding); 4] = [
-    (28, 1, 5, 32, 1, Padding::Same),
-    (9, 3, 3, 24, 2, Padding::Same),
-    (8, 2, 3, 8, 1, Padding::Valid),
-    (7, 4, 2, 56, 3, Padding::Valid),
-];
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn window_sizes_match_tensorflow() {
-        let w = Window::new(28, 5, 1, Padding::Same).unwrap();
-        assert_eq!((w.output, w.pad), (28, 2));
-        let w = Window::new(28, 2, 2, Padding::Same).unwrap();
-        assert_eq!((w.output, w.pad), (14, 0));
-        let w = Window::new(5, 2, 2, Padding::Same).unwrap();
-        assert_eq!((w.output, w.pad), (3, 0));
-        let w = Window::new(6, 3, 2, Padding::Same).unwrap();
-        assert_eq!((w.output, w.pad), (3, 0));
-        let w = Window::new(7, 4, 1, Padding::Same).unwrap();
-        assert_eq!((w.output, w.pad), (7, 1));
-        let w = Window::new(28, 5, 1, Padding::Valid).unwrap();
-        assert_eq!((w.output, w.pad), (24, 0));
-        let w = Window::new(7, 3, 2, Padding::Valid).unwrap();
-        assert_eq!(w.output, 3);
-        // TensorFlow truncates toward zero: (4 - 5 + 2) / 2 = 0, not an error.
-        assert_eq!(Window::new(4, 5, 2, Padding::Valid).unwrap().output, 0);
-        assert!(Window::new(2, 5, 1, Padding::Valid).unwrap_err().contains("negative"));
-        assert!(Window::new(2, 5, 0, Padding::Valid).is_err());
-    }
-
-    #[test]
-    fn window_ranges_clip() {
-        let w = Window::new(5, 3, 1, Padding::Same).unwrap();
-        assert_eq!(w.range(0), (0, 2));
-        assert_eq!(w.range(2), (1, 4));
-        assert_eq!(w.range(4), (3, 5));
-    }
 }

@@ -27,7 +27,7 @@ pub(crate) const BLOCK_BYTES: usize = 384 * 1024;
 
 /// Attrs shared by Conv2D and its gradients.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ConvAttrs {
+pub struct ConvAttrs {
     /// (row, col) strides.
     pub strides: (usize, usize),
     /// SAME or VALID.
@@ -220,109 +220,5 @@ impl OpKernel for Conv2D {
         check_dtype(ctx.node(), "input", x.dtype(), self.dtype)?;
         check_dtype(ctx.node(), "filter", f.dtype(), self.dtype)?;
         dispatch!(self.dtype, ctx, [f32, f64, i32], |T| self.run::<T>(ctx, &x, &f))
-    }
-}
-
-/// Direct (loop) convolution used as the reference in tests.
-#[cfg(test)]
-pub(crate) fn conv_reference(g: &ConvGeom, x: &[f64], f: &[f64]) -> Vec<f64> {
-    let mut out = vec![0.0; g.rows() * g.oc];
-    for b in 0..g.n {
-        for oy in 0..g.y.output {
-            for ox in 0..g.x.output {
-                for ky in 0..g.y.size {
-                    for kx in 0..g.x.size {
-                        let iy = (oy * g.y.stride + ky) as isize - g.y.pad as isize;
-                        let ix = (ox * g.x.stride + kx) as isize - g.x.pad as isize;
-                        if iy < 0 || ix < 0 || iy >= g.y.input as isize || ix >= g.x.input as isize {
-                            continue;
-                        }
-                        for ci in 0..g.c {
-                            let xv = x[((b * g.y.input + iy as usize) * g.x.input + ix as usize) * g.c + ci];
-                            for o in 0..g.oc {
-                                out[((b * g.y.output + oy) * g.x.output + ox) * g.oc + o] +=
-                                    xv * f[((ky * g.x.size + kx) * g.c + ci) * g.oc + o];
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-pub(crate) mod tests {
-    use ferroflow_core::{attr, Code};
-
-    use super::*;
-    use crate::testutil::{conv_node, run_kernel};
-
-    pub(crate) fn data(n: usize, seed: usize) -> Vec<f64> {
-        (0..n).map(|i| (((i * 31 + seed * 17) % 23) as f64 - 11.0) / 8.0).collect()
-    }
-
-    /// A convolution's shape: (n, h, w, c, kh, kw, oc, stride, padding).
-    pub(crate) type Case = (usize, usize, usize, usize, usize, usize, usize, i64, &'static str);
-
-    /// Shapes the forward and the gradient tests share: strides, both paddings, 1×1 filters.
-    pub(crate) const CASES: [Case; 6] = [
-        (2, 7, 6, 3, 3, 3, 4, 1, "SAME"),
-        (2, 7, 6, 3, 3, 2, 4, 2, "SAME"),
-        (1, 8, 8, 2, 5, 5, 3, 1, "VALID"),
-        (3, 9, 5, 2, 2, 3, 5, 3, "VALID"),
-        (2, 4, 4, 3, 1, 1, 2, 1, "SAME"),
-        (2, 5, 5, 3, 1, 1, 2, 2, "VALID"),
-    ];
-
-    #[test]
-    fn matches_reference_over_shapes() {
-        for (n, h, w, c, kh, kw, oc, s, p) in CASES.into_iter().chain([(2, 28, 28, 1, 5, 5, 8, 1, "SAME")]) {
-            let x = data(n * h * w * c, 1);
-            let f = data(kh * kw * c * oc, 2);
-            let nd = conv_node("Conv2D", DataType::Double, &[1, s, s, 1], p);
-            let attrs = ConvAttrs::parse(&nd).unwrap();
-            let (g, groups) = attrs.geom(&nd, "", &[n, h, w, c], &[kh, kw, c, oc]).unwrap();
-            assert_eq!(groups, 1);
-            let want = conv_reference(&g, &x, &f);
-            let xt = Tensor::new(vec![n, h, w, c], x).unwrap();
-            let ft = Tensor::new(vec![kh, kw, c, oc], f).unwrap();
-            let got = run_kernel(nd, vec![xt, ft], 1).unwrap().remove(0);
-            assert_eq!(got.dims(), &[n, g.y.output, g.x.output, oc]);
-            let got = got.as_slice::<f64>().unwrap();
-            for (a, b) in got.iter().zip(&want) {
-                assert!((a - b).abs() < 1e-9, "case {:?}: {a} vs {b}", (n, h, w, c, kh, kw, oc, s, p));
-            }
-        }
-    }
-
-    #[test]
-    fn errors() {
-        let run = |x: Vec<usize>, f: Vec<usize>, strides: &[i64], p: &str| {
-            let nd = conv_node("Conv2D", DataType::Float, strides, p);
-            let xt = Tensor::zeros(DataType::Float, x).unwrap();
-            let ft = Tensor::zeros(DataType::Float, f).unwrap();
-            run_kernel(nd, vec![xt, ft], 1).unwrap_err()
-        };
-        let e = run(vec![1, 4, 4, 2], vec![2, 2, 3, 1], &[1, 1, 1, 1], "SAME");
-        assert_eq!(e.code, Code::InvalidArgument);
-        assert!(e.message.contains("evenly divisible by filter depth: 2 vs 3"), "{e}");
-        let e = run(vec![1, 4, 4, 2], vec![2, 2, 1, 1], &[1, 1, 1, 1], "SAME");
-        assert_eq!(e.code, Code::InvalidArgument);
-        assert!(e.message.contains("output depth must be evenly divisible by number of groups: 1 vs 2"), "{e}");
-        let e = run(vec![1, 2, 2, 1], vec![5, 5, 1, 1], &[1, 1, 1, 1], "VALID");
-        assert!(e.message.contains("negative"), "{e}");
-        let e = run(vec![4, 4, 1], vec![1, 1, 1, 1], &[1, 1, 1, 1], "VALID");
-        assert!(e.message.contains("4-dimensional"), "{e}");
-        let e = run(vec![1, 4, 4, 1], vec![1, 1, 1, 1], &[2, 1, 1, 1], "VALID");
-        assert_eq!(e.code, Code::Unimplemented);
-        let e = run(vec![1, 4, 4, 1], vec![1, 1, 1, 1], &[1, 1, 1, 1], "EXPLICIT");
-        assert_eq!(e.code, Code::Unimplemented);
-        let mut nd = conv_node("Conv2D", DataType::Float, &[1, 1, 1, 1], "SAME");
-        nd.attr.insert("dilations".into(), attr::list_int(&[1, 2, 2, 1]));
-        assert_eq!(crate::create_kernel(&nd).err().unwrap().code, Code::Unimplemented);
-        nd.attr.insert("data_format".into(), attr::string("NCHW"));
-        assert_eq!(crate::create_kernel(&nd).err().unwrap().code, Code::Unimplemented);
     }
 }

@@ -201,7 +201,3 @@ impl OpKernel for Conv3 {
         crate::dispatch::dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
     }
 }
-
-#[cfg(test)]
-#[path = "conv3d_tests.rs"]
-mod tests;

@@ -81,7 +81,7 @@ fn float_type(node: &NodeDef) -> Result<DataType, Status> {
 }
 
 /// `dx` (zeroed, `n·h·w·c`) = col2im(dy[rows × oc] · filter[K × oc]ᵀ).
-pub(crate) fn conv2d_backprop_input<T: GemmScalar + Real>(g: &ConvGeom, filter: &[T], dy: &[T], dx: &mut [T]) {
+pub fn conv2d_backprop_input<T: GemmScalar + Real>(g: &ConvGeom, filter: &[T], dy: &[T], dx: &mut [T]) {
     let (m, k, oc) = (g.rows(), g.k(), g.oc);
     if m == 0 || k == 0 {
         return;
@@ -240,84 +240,3 @@ impl BackpropFilter {
 }
 
 float_kernel!(BackpropFilter, [(0, "input"), (2, "out_backprop")]);
-
-#[cfg(test)]
-mod tests {
-    use ferroflow_core::Code;
-
-    use super::*;
-    use crate::nn::conv::conv_reference;
-    use crate::nn::conv::tests::{data, CASES};
-    use crate::testutil::conv_node;
-    use crate::testutil::run_kernel;
-
-    /// Checks both gradients against the reference forward conv through the adjoint
-    /// identities `<conv(x, w), dy> = <x, dx> = <w, dw>`.
-    #[test]
-    fn gradients_are_adjoints_of_the_reference() {
-        for (n, h, w, c, kh, kw, oc, s, p) in CASES.into_iter().chain([(4, 14, 14, 8, 5, 5, 16, 1, "SAME")]) {
-            let x = data(n * h * w * c, 3);
-            let f = data(kh * kw * c * oc, 4);
-            let nd = conv_node("Conv2DBackpropInput", DataType::Double, &[1, s, s, 1], p);
-            let (g, _) = ConvAttrs::parse(&nd).unwrap().geom(&nd, "", &[n, h, w, c], &[kh, kw, c, oc]).unwrap();
-            let dy = data(g.rows() * oc, 5);
-            let fwd = conv_reference(&g, &x, &f);
-            let lhs: f64 = fwd.iter().zip(&dy).map(|(a, b)| a * b).sum();
-            let dy_t = Tensor::new(vec![n, g.y.output, g.x.output, oc], dy).unwrap();
-            let dims = |d: &[usize]| Tensor::vec(d.iter().map(|&v| v as i32).collect::<Vec<_>>());
-            let dx = run_kernel(
-                nd,
-                vec![dims(&[n, h, w, c]), Tensor::new(vec![kh, kw, c, oc], f.clone()).unwrap(), dy_t.clone()],
-                1,
-            )
-            .unwrap()
-            .remove(0);
-            assert_eq!(dx.dims(), &[n, h, w, c]);
-            let r: f64 = dx.as_slice::<f64>().unwrap().iter().zip(&x).map(|(a, b)| a * b).sum();
-            assert!(
-                (lhs - r).abs() < 1e-8 * lhs.abs().max(1.0),
-                "input grad {:?}: {lhs} vs {r}",
-                (n, h, w, c, kh, s, p)
-            );
-            let nd = conv_node("Conv2DBackpropFilter", DataType::Double, &[1, s, s, 1], p);
-            let dw = run_kernel(nd, vec![Tensor::new(vec![n, h, w, c], x).unwrap(), dims(&[kh, kw, c, oc]), dy_t], 1)
-                .unwrap()
-                .remove(0);
-            assert_eq!(dw.dims(), &[kh, kw, c, oc]);
-            let r: f64 = dw.as_slice::<f64>().unwrap().iter().zip(&f).map(|(a, b)| a * b).sum();
-            assert!(
-                (lhs - r).abs() < 1e-8 * lhs.abs().max(1.0),
-                "filter grad {:?}: {lhs} vs {r}",
-                (n, h, w, c, kh, s, p)
-            );
-        }
-    }
-
-    #[test]
-    fn shape_errors() {
-        let nd = conv_node("Conv2DBackpropInput", DataType::Float, &[1, 1, 1, 1], "SAME");
-        let f = Tensor::zeros(DataType::Float, vec![3, 3, 2, 4]).unwrap();
-        let dy = Tensor::zeros(DataType::Float, vec![1, 5, 5, 4]).unwrap();
-        let e = run_kernel(nd.clone(), vec![Tensor::vec(vec![1i32, 6, 6, 2]), f.clone(), dy.clone()], 1).unwrap_err();
-        assert_eq!(e.code, Code::InvalidArgument);
-        assert!(e.message.contains("Size of out_backprop doesn't match computed: actual = 5, computed = 6"), "{e}");
-        let e = run_kernel(nd.clone(), vec![Tensor::vec(vec![1i32, 5, 5]), f.clone(), dy.clone()], 1).unwrap_err();
-        assert!(e.message.contains("4 values or 2 values"), "{e}");
-        let e = run_kernel(nd.clone(), vec![Tensor::vec(vec![2i32, 5, 5, 2]), f.clone(), dy.clone()], 1).unwrap_err();
-        assert!(e.message.contains("same batch size"), "{e}");
-        let e = run_kernel(nd, vec![Tensor::vec(vec![1i32, -5, 5, 2]), f.clone(), dy.clone()], 1).unwrap_err();
-        assert_eq!(e.code, Code::InvalidArgument);
-        let ok = run_kernel(
-            conv_node("Conv2DBackpropInput", DataType::Float, &[1, 1, 1, 1], "SAME"),
-            vec![Tensor::vec(vec![5i32, 5]), f, dy],
-            1,
-        )
-        .unwrap();
-        assert_eq!(ok[0].dims(), &[1, 5, 5, 2]);
-        let nd = conv_node("Conv2DBackpropFilter", DataType::Float, &[1, 1, 1, 1], "SAME");
-        let x = Tensor::zeros(DataType::Float, vec![1, 5, 5, 2]).unwrap();
-        let dy = Tensor::zeros(DataType::Float, vec![1, 5, 5, 3]).unwrap();
-        let e = run_kernel(nd, vec![x, Tensor::vec(vec![3i32, 3, 2, 4]), dy], 1).unwrap_err();
-        assert!(e.message.contains("same out_depth"), "{e}");
-    }
-}

@@ -273,7 +273,3 @@ impl DepthwiseConv2dNative {
 }
 
 float_kernel!(DepthwiseConv2dNative, [(0, "input"), (1, "filter")]);
-
-#[cfg(test)]
-#[path = "depthwise_tests.rs"]
-mod tests;

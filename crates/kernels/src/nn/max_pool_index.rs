@@ -259,7 +259,3 @@ impl MaxPoolGradWithIndex {
 }
 
 float_kernel!(MaxPoolGradWithIndex, [(0, "orig_input"), (2, "grad")]);
-
-#[cfg(test)]
-#[path = "max_pool_index_tests.rs"]
-mod tests;

@@ -3,27 +3,36 @@
 //!
 //! [`gemm`] is a safe front end to the `gemm` crate that other families may reuse.
 
-mod activation;
+#[doc(hidden)]
+pub mod activation;
 mod avg_pool;
 mod batch_matmul;
 mod batch_norm;
 mod batch_norm_grad;
 mod bias;
-mod common;
-mod conv;
+#[doc(hidden)]
+pub mod common;
+#[doc(hidden)]
+pub mod conv;
 mod conv3d;
-mod conv_backprop;
-mod conv_direct;
-mod conv_direct_filter;
-mod conv_groups;
+#[doc(hidden)]
+pub mod conv_backprop;
+#[doc(hidden)]
+pub mod conv_direct;
+#[doc(hidden)]
+pub mod conv_direct_filter;
+#[doc(hidden)]
+pub mod conv_groups;
 #[cfg(target_arch = "x86_64")]
 mod conv_padded;
 mod depthwise;
 mod depthwise_backprop;
 mod fused;
 pub mod gemm;
-mod im2col;
-mod in_top_k;
+#[doc(hidden)]
+pub mod im2col;
+#[doc(hidden)]
+pub mod in_top_k;
 mod lrn;
 mod matmul;
 mod max_pool;
@@ -33,15 +42,22 @@ mod pool;
 mod pool3d;
 mod relu;
 #[cfg(target_arch = "x86_64")]
-mod simd;
+#[doc(hidden)]
+pub mod simd;
 mod softmax;
-mod volume;
-mod winograd;
-mod winograd_filter;
+#[doc(hidden)]
+pub mod volume;
+#[doc(hidden)]
+pub mod winograd;
+#[doc(hidden)]
+pub mod winograd_filter;
 #[cfg(target_arch = "x86_64")]
-mod winograd_simd;
-mod winograd_tile;
-mod winograd_weights;
+#[doc(hidden)]
+pub mod winograd_simd;
+#[doc(hidden)]
+pub mod winograd_tile;
+#[doc(hidden)]
+pub mod winograd_weights;
 mod xent;
 
 use crate::KernelRegistry;

@@ -265,7 +265,3 @@ impl OpKernel for Pool3 {
         crate::dispatch::dispatch!(self.dtype, ctx, [f32, f64], |T| self.run::<T>(ctx))
     }
 }
-
-#[cfg(test)]
-#[path = "pool3d_tests.rs"]
-mod tests;

@@ -8,7 +8,7 @@
 use std::arch::x86_64::*;
 
 /// A vector of f32 lanes.
-pub(crate) trait F32Vec: Copy {
+pub trait F32Vec: Copy {
     /// Lanes per vector.
     const LANES: usize;
 
@@ -63,7 +63,7 @@ pub(crate) trait F32Vec: Copy {
 
 /// Eight f32 lanes (AVX2 with FMA).
 #[derive(Clone, Copy)]
-pub(crate) struct Y(__m256);
+pub struct Y(__m256);
 
 impl F32Vec for Y {
     const LANES: usize = 8;

@@ -113,7 +113,7 @@ pub(crate) fn shape5(ctx: &OpContext, t: &Tensor, label: &str, what: &str) -> Re
 }
 
 /// `[n, depth, s]` → `[depth, n, s]` (borrowed when `n` is 1).
-pub(crate) fn depth_major<T: Copy>(src: &[T], n: usize, depth: usize, s: usize) -> Cow<'_, [T]> {
+pub fn depth_major<T: Copy>(src: &[T], n: usize, depth: usize, s: usize) -> Cow<'_, [T]> {
     if n <= 1 || depth <= 1 {
         return Cow::Borrowed(src);
     }
@@ -127,7 +127,7 @@ pub(crate) fn depth_major<T: Copy>(src: &[T], n: usize, depth: usize, s: usize) 
 }
 
 /// `[depth, n, s]` → `[n, depth, s]`, the inverse of [`depth_major`].
-pub(crate) fn batch_major<T: Copy>(src: Vec<T>, n: usize, depth: usize, s: usize) -> Vec<T> {
+pub fn batch_major<T: Copy>(src: Vec<T>, n: usize, depth: usize, s: usize) -> Vec<T> {
     if n <= 1 || depth <= 1 {
         return src;
     }
@@ -141,22 +141,6 @@ pub(crate) fn batch_major<T: Copy>(src: Vec<T>, n: usize, depth: usize, s: usize
 }
 
 /// The input plane read by output plane `o` at filter tap `k`, if inside the input.
-pub(crate) fn tap(w: &Window, o: usize, k: usize) -> Option<usize> {
+pub fn tap(w: &Window, o: usize, k: usize) -> Option<usize> {
     (o * w.stride + k).checked_sub(w.pad).filter(|&i| i < w.input)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn depth_major_round_trips() {
-        let src: Vec<i32> = (0..24).collect();
-        let t = depth_major(&src, 2, 3, 4);
-        assert_eq!(&t[..8], &[0, 1, 2, 3, 12, 13, 14, 15]);
-        assert_eq!(batch_major(t.into_owned(), 2, 3, 4), src);
-        let w = Window::new(5, 3, 2, Padding::Same).unwrap();
-        assert_eq!((w.output, w.pad), (3, 1));
-        assert_eq!([tap(&w, 0, 0), tap(&w, 0, 1), tap(&w, 2, 2)], [None, Some(0), None]);
-    }
 }

@@ -40,7 +40,7 @@ pub(super) fn plane(rows: usize, width: usize) -> usize {
 /// One stride-1 5×5 convolution: NHWC input `n × ih × iw × c`, output `n × oh × ow × k`,
 /// output (y, x) reading inputs from (y - pad_y, x - pad_x) on (zero outside the input).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Shape {
+pub struct Shape {
     pub n: usize,
     pub ih: usize,
     pub iw: usize,
@@ -81,7 +81,7 @@ impl Shape {
     /// The tile side with fewer products for this shape: 4 unless rounding the output up
     /// to whole 4×4 tiles costs more than their 64 products per 16 outputs save over 2×2
     /// tiles' 36 per 4.
-    pub(super) fn tile(&self) -> usize {
+    pub fn tile(&self) -> usize {
         if self.tiles(4) * 64 < self.tiles(2) * 36 {
             4
         } else {
@@ -103,7 +103,7 @@ impl Shape {
 
 /// Computes the float32 convolution `out = conv(x, f)` (HWIO filter) here when it has a
 /// 5×5 filter, unit strides and channels [`applies`] takes; false otherwise.
-pub(crate) fn forward(g: &ConvGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bool {
+pub fn forward(g: &ConvGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bool {
     if !fits(g) {
         return false;
     }
@@ -119,7 +119,7 @@ pub(crate) fn forward(g: &ConvGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bo
 /// Computes the float32 input gradient `dx` of the convolution `g` from `dy` here, as the
 /// convolution of `dy` with the filter turned by 180° and its channels swapped, when
 /// [`forward`] would take `g`; false otherwise. Writes every element of `dx`.
-pub(crate) fn backprop_input(g: &ConvGeom, f: &[f32], dy: &[f32], dx: &mut [f32]) -> bool {
+pub fn backprop_input(g: &ConvGeom, f: &[f32], dy: &[f32], dx: &mut [f32]) -> bool {
     if !fits(g) {
         return false;
     }
@@ -154,7 +154,7 @@ pub(super) fn fits(g: &ConvGeom) -> bool {
 }
 
 /// Whether this path computes a convolution with `c` input and `k` output channels here.
-pub(crate) fn applies(c: usize, k: usize) -> bool {
+pub fn applies(c: usize, k: usize) -> bool {
     c.is_multiple_of(GROUP)
         && k.is_multiple_of(GROUP)
         && c >= GROUP
@@ -165,12 +165,7 @@ pub(crate) fn applies(c: usize, k: usize) -> bool {
 /// `out` = the convolution of `x` with the filter `u` transformed for the tile `T`
 /// (`transform_filter(&T::G, ..)`). Returns false (and leaves `out` alone) when the CPU has
 /// no path for it ([`applies`] was false).
-pub(crate) fn conv<T: Tile<M, N>, const M: usize, const N: usize>(
-    s: &Shape,
-    x: &[f32],
-    u: &[f32],
-    out: &mut [f32],
-) -> bool {
+pub fn conv<T: Tile<M, N>, const M: usize, const N: usize>(s: &Shape, x: &[f32], u: &[f32], out: &mut [f32]) -> bool {
     assert!(
         s.c.is_multiple_of(GROUP) && s.k.is_multiple_of(GROUP),
         "winograd: channels {} and {} must be multiples of {GROUP}",
@@ -224,7 +219,3 @@ pub(crate) fn conv<T: Tile<M, N>, const M: usize, const N: usize>(
         out.is_empty()
     }
 }
-
-#[cfg(test)]
-#[path = "winograd_tests.rs"]
-mod tests;

@@ -10,14 +10,14 @@ use super::winograd_tile::Tile;
 
 /// The transformed inputs `V` and products `M` of one block of tiles, reused from block to
 /// block (and from image to image on one thread).
-pub(super) struct Scratch {
+pub struct Scratch {
     v: Vec<f32>,
     m: Vec<f32>,
 }
 
 impl Scratch {
     /// Room for `T::TILES` tiles of `s`.
-    pub(super) fn new<T: Tile<M, N>, const M: usize, const N: usize>(s: &Shape) -> Scratch {
+    pub fn new<T: Tile<M, N>, const M: usize, const N: usize>(s: &Shape) -> Scratch {
         Scratch { v: vec![0f32; N * N * plane(T::TILES, s.c)], m: vec![0f32; N * N * plane(T::TILES, s.k)] }
     }
 }
@@ -254,7 +254,7 @@ unsafe fn image<V: F32Vec, T: Tile<M, N>, const M: usize, const N: usize, const 
 /// # Safety
 /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA; sizes as [`image`].
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-pub(super) unsafe fn image512<T: Tile<M, N>, const M: usize, const N: usize>(
+pub unsafe fn image512<T: Tile<M, N>, const M: usize, const N: usize>(
     s: &Shape,
     x: &[f32],
     u: &[f32],
@@ -270,7 +270,7 @@ pub(super) unsafe fn image512<T: Tile<M, N>, const M: usize, const N: usize>(
 /// # Safety
 /// The CPU must support AVX2 and FMA; sizes as [`image`].
 #[target_feature(enable = "avx2,fma")]
-pub(super) unsafe fn image256<T: Tile<M, N>, const M: usize, const N: usize>(
+pub unsafe fn image256<T: Tile<M, N>, const M: usize, const N: usize>(
     s: &Shape,
     x: &[f32],
     u: &[f32],

@@ -15,7 +15,7 @@
 use super::simd::F32Vec;
 
 /// One tile size: `M × M` outputs from `N × N` inputs per tile.
-pub(crate) trait Tile<const M: usize, const N: usize> {
+pub trait Tile<const M: usize, const N: usize> {
     /// Tiles transformed and multiplied together by the forward kernels: their transforms
     /// and products stay in L2.
     const TILES: usize;
@@ -58,7 +58,7 @@ pub(crate) trait Tile<const M: usize, const N: usize> {
 ///     [0,  0.5, -1,  -0.5, 1,   0]         [1, 1/3, -1/3, -16/15,  1/15, 0]
 ///     [0,  1,   -1.5, -2,  1.5, 1]         [0, 1/3,  1/3,  -8/15, -2/15, 1]
 /// ```
-pub(crate) struct F2;
+pub struct F2;
 
 impl Tile<2, 6> for F2 {
     const TILES: usize = 24;
@@ -144,7 +144,7 @@ impl Tile<2, 6> for F2 {
 ///                                                        [0, -2/9, -2/9, 2/45,  2/45,  8/45,   8/45, 0]
 ///                                                        [0, -2/9,  2/9, 4/45, -4/45,  4/45,  -4/45, 1]
 /// ```
-pub(crate) struct F4;
+pub struct F4;
 
 impl Tile<4, 8> for F4 {
     const TILES: usize = 6;
@@ -232,69 +232,6 @@ impl Tile<4, 8> for F4 {
                 e3.sub(o3),
                 e[3],
             ]
-        }
-    }
-}
-
-#[cfg(all(test, target_arch = "x86_64"))]
-mod tests {
-    use super::super::simd::Y;
-    use super::*;
-
-    /// The 1-D identities of a tile, in f64 over f32 lanes: the forward correlation of an
-    /// `N`-vector with a 5-tap filter, and the filter gradient's of it with an `M`-vector.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn errors<T: Tile<M, N>, const M: usize, const N: usize>(
-        d: [f32; N],
-        g: [f32; 5],
-        e: [f32; M],
-    ) -> (f64, f64) {
-        // SAFETY: the caller guarantees the instructions.
-        unsafe {
-            let lane = |v: Y| {
-                let mut out = [0f32; 8];
-                v.store(out.as_mut_ptr());
-                out[0] as f64
-            };
-            let bd = T::input_1d(d.map(|x| Y::splat(x))).map(lane);
-            let u: Vec<f64> = T::G.iter().map(|r| r.iter().zip(&g).map(|(a, &b)| a * b as f64).sum()).collect();
-            let m: [Y; N] = std::array::from_fn(|i| Y::splat((u[i] * bd[i]) as f32));
-            let y = T::output_1d(m).map(lane);
-            let mut fwd = 0f64;
-            for (i, yi) in y.iter().enumerate() {
-                let want: f64 = (0..5).map(|k| d[i + k] as f64 * g[k] as f64).sum();
-                fwd = fwd.max((yi - want).abs());
-            }
-            let he = T::grad_1d(e.map(|x| Y::splat(x))).map(lane);
-            let mut back = 0f64;
-            for (j, row) in T::AT5.iter().enumerate() {
-                let got: f64 = row.iter().enumerate().map(|(i, a)| a * he[i] * bd[i]).sum();
-                let want: f64 = (0..M).map(|i| d[i + j] as f64 * e[i] as f64).sum();
-                back = back.max((got - want).abs());
-            }
-            (fwd, back)
-        }
-    }
-
-    #[test]
-    fn both_tiles_compute_the_correlations() {
-        if !crate::isa::Isa::available().iter().any(|i| i.has_avx2_fma()) {
-            return;
-        }
-        let mut r = ferroflow_core::SplitMix64::new(17);
-        let mut v = || (r.next_u64() >> 40) as f32 / (1u64 << 23) as f32 - 1.0;
-        for _ in 0..20 {
-            let (g, d6, d8) =
-                (std::array::from_fn(|_| v()), std::array::from_fn(|_| v()), std::array::from_fn(|_| v()));
-            let (e2, e4) = (std::array::from_fn(|_| v()), std::array::from_fn(|_| v()));
-            // SAFETY: the CPU has AVX2 and FMA (checked above).
-            let (a, b) = unsafe { errors::<F2, 2, 6>(d6, g, e2) };
-            let (c, d) = unsafe { errors::<F4, 4, 8>(d8, g, e4) };
-            assert!(a < 1e-5 && b < 1e-5, "F(2x2): {a:e} {b:e}");
-            assert!(c < 3e-5 && d < 3e-5, "F(4x4): {c:e} {d:e}");
         }
     }
 }

@@ -4,7 +4,7 @@
 /// `U`, `[N·N][c][k]`, for the filter transform `gm` (`N × 5`, a [`super::winograd_tile::Tile`]'s
 /// `G`): `w(tap, ci, co)` is the filter's weight at tap `ky·5 + kx` from input channel `ci`
 /// to output channel `co`.
-pub(crate) fn transform_filter<const N: usize>(
+pub fn transform_filter<const N: usize>(
     gm: &[[f64; 5]; N],
     c: usize,
     k: usize,

@@ -194,7 +194,8 @@ pub fn fill<D: Distribution>(dist: &D, base: Philox, data: &mut [D::T]) {
     }
 }
 
-fn fill_range<D: Distribution>(dist: &D, base: Philox, first_group: usize, data: &mut [D::T]) {
+#[doc(hidden)]
+pub fn fill_range<D: Distribution>(dist: &D, base: Philox, first_group: usize, data: &mut [D::T]) {
     if D::VARIABLE {
         let per_group = D::GROUP as u64 * SKIP_PER_VARIABLE_GROUP_ELEMENT;
         for (i, chunk) in data.chunks_mut(D::GROUP).enumerate() {
@@ -215,36 +216,5 @@ fn fill_range<D: Distribution>(dist: &D, base: Philox, first_group: usize, data:
         for chunk in pairs.into_remainder().chunks_mut(D::GROUP) {
             dist.group(&mut gen, chunk);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parallel_fill_equals_sequential() {
-        let n = 100_003;
-        let base = Philox::new(7, 9);
-        let mut par = vec![0f32; n];
-        fill(&TruncatedF32, base, &mut par);
-        let mut seq = vec![0f32; n];
-        fill_range(&TruncatedF32, base, 0, &mut seq);
-        assert_eq!(par, seq);
-        let mut par = vec![0f64; n];
-        fill(&UniformF64, base, &mut par);
-        let mut seq = vec![0f64; n];
-        fill_range(&UniformF64, base, 0, &mut seq);
-        assert_eq!(par, seq);
-    }
-
-    #[test]
-    fn partial_group_is_a_prefix() {
-        let base = Philox::new(3, 4);
-        let mut a = vec![0f32; 7];
-        fill(&NormalF32, base, &mut a);
-        let mut b = vec![0f32; 8];
-        fill(&NormalF32, base, &mut b);
-        assert_eq!(a[..], b[..7]);
     }
 }

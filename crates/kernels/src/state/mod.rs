@@ -3,16 +3,16 @@
 //! apply ops that update them.
 
 pub mod handle;
-mod lock;
-pub(crate) mod par;
+#[doc(hidden)]
+pub mod lock;
+#[doc(hidden)]
+pub mod par;
 mod ref_vars;
 mod resource_vars;
 mod sparse;
 pub mod training;
-mod update;
-
-#[cfg(test)]
-mod tests;
+#[doc(hidden)]
+pub mod update;
 
 pub use handle::{make_var_handle, DEFAULT_CONTAINER, VAR_TYPE_NAME};
 

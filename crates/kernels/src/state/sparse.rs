@@ -191,7 +191,3 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("ResourceScatterUpdate", |n| scatter(n, Scatter::Update, true));
     r.add_cheap("DisableCopyOnRead", |_| Ok(Box::new(DisableCopyOnRead)));
 }
-
-#[cfg(test)]
-#[path = "sparse_tests.rs"]
-mod tests;

@@ -1,7 +1,8 @@
 //! Summary kernels: `ScalarSummary`, `HistogramSummary`, `MergeSummary`. Each outputs a
 //! serialized `tensorflow.Summary` as a scalar string, as TensorFlow does.
 
-mod histogram;
+#[doc(hidden)]
+pub mod histogram;
 mod merge;
 mod scalar;
 

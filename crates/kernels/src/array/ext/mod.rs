@@ -24,6 +24,3 @@ pub(crate) fn register(r: &mut KernelRegistry) {
         r: band_diag, einsum, gather_nd, matrix_diag, mirror_pad, misc, resource_nd, reverse_roll, scan, search, split, top_k
     }
 }
-
-#[cfg(test)]
-mod tests;

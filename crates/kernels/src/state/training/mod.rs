@@ -6,20 +6,20 @@
 
 mod adadelta;
 mod adagrad;
-mod adagrad_da;
+#[doc(hidden)]
+pub mod adagrad_da;
 mod adam;
 mod adamax;
-mod apply;
+#[doc(hidden)]
+pub mod apply;
 mod centered_rms_prop;
 mod ftrl;
 mod gradient_descent;
 mod momentum;
-mod proximal;
+#[doc(hidden)]
+pub mod proximal;
 mod rms_prop;
 mod sparse_apply;
-
-#[cfg(test)]
-mod testutil;
 
 use crate::KernelRegistry;
 

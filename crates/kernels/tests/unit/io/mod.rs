@@ -1,0 +1,13 @@
+mod assert;
+mod bundle_codec;
+mod bundle_ops;
+mod bundle_slices;
+mod control_flow;
+mod crc;
+mod ordered_code;
+mod plumbing;
+mod sstable;
+mod table_block;
+mod tensor_slice;
+mod tfrecord;
+mod varint;

@@ -1,0 +1,5 @@
+mod distributions;
+mod guarded;
+mod ops;
+mod philox;
+mod shuffle;

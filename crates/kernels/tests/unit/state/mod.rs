@@ -1,0 +1,6 @@
+mod lock;
+mod par;
+mod sparse;
+mod training;
+mod update;
+mod variables;

@@ -1,0 +1,3 @@
+mod adagrad_da;
+mod proximal;
+mod testutil;

@@ -1,0 +1,2 @@
+mod farmhash;
+mod kernels;

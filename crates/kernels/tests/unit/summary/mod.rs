@@ -1,0 +1,3 @@
+mod histogram;
+mod merge;
+mod scalar;
