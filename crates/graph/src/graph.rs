@@ -131,6 +131,11 @@ impl Graph {
     /// Validates and adds a node: the op must exist, attrs must check, inputs must name
     /// existing outputs of matching types, and the name must be new.
     pub fn add_node(&self, mut node: NodeDef) -> Result<NodeEntry, Status> {
+        if crate::registry::op_registry().get(&node.op).is_none() {
+            // A function of the library called by name runs as a call of it.
+            let lib = self.lock().library.clone();
+            crate::call_by_name::call_by_name(&mut node, &lib)?;
+        }
         let sig = resolve_node(&mut node)?;
         let mut g = self.lock();
         if g.by_name.contains_key(&node.name) {

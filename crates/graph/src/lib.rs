@@ -2,6 +2,7 @@
 //! shape functions), the GraphDef IR with import/export, the builder API ([`Scope`],
 //! [`Output`], one function per op in [`ops`]) and symbolic gradients.
 
+mod call_by_name;
 mod client_graph;
 mod control_flow_v1;
 pub mod data;
@@ -24,6 +25,7 @@ pub mod tensor_array;
 mod variable;
 pub use variable::*;
 
+pub use call_by_name::call_by_name;
 pub use client_graph::{rewrite_for_client, ClientGraph, ClientTensor};
 pub use control_flow_v1::{cond_v1, while_loop_v1};
 pub use embedding::{embedding_lookup, embedding_lookup_partitioned};

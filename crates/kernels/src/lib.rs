@@ -17,6 +17,7 @@ mod kernel;
 mod linalg;
 pub mod math;
 pub mod nn;
+pub mod ragged;
 pub mod random;
 pub mod real;
 mod registry;

@@ -82,6 +82,7 @@ fn build() -> KernelRegistry {
     crate::summary::register(&mut r);
     crate::string::register(&mut r);
     crate::sparse::register(&mut r);
+    crate::ragged::register(&mut r);
     crate::decode::register(&mut r);
     crate::image::register(&mut r);
     r

@@ -98,9 +98,20 @@ impl FunctionBody {
                 )));
             }
             let mut d = n.clone();
+            // A function called by name: its outputs keep the function's result names.
+            let called = match library {
+                Some(l) => {
+                    ferroflow_graph::call_by_name(&mut d, l).map_err(|e| e.context(format!("function '{name}'")))?
+                }
+                None => None,
+            };
             resolve_node(&mut d).map_err(|e| e.context(format!("function '{name}'")))?;
             d.device.clear();
-            if ranges.insert(d.name.clone(), output_arg_ranges(&d)?).is_some() {
+            let outs = match called {
+                Some(names) => names.into_iter().enumerate().map(|(i, n)| (n, i..i + 1)).collect(),
+                None => output_arg_ranges(&d)?,
+            };
+            if ranges.insert(d.name.clone(), outs).is_some() {
                 return Err(err(format!("two nodes are named '{}'", d.name)));
             }
             body.push(d);

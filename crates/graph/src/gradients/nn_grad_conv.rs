@@ -1,5 +1,5 @@
 //! Gradients of `Conv2D`, its two backprop ops, `MaxPool`, `MaxPoolGrad`, `MaxPoolGradGrad`,
-//! `AvgPool` and `AvgPoolGrad`
+//! `AvgPool`, `AvgPoolGrad` and the three argmax poolings
 //! (TensorFlow's `nn_grad.py`). Every gradient op carries the forward op's window attrs.
 
 use ferroflow_core::{DataType, Status};
@@ -96,6 +96,45 @@ pub(super) fn avg_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<
 pub(super) fn avg_pool_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
     let b = s.op("AvgPool").input(grad(op, g, 0)?);
     Ok(vec![None, Some(copy_attrs(b, &op.node, &AVG_POOL_ATTRS).build().output(0))])
+}
+
+const ARGMAX_ATTRS: [&str; 5] = ["ksize", "strides", "padding", "include_batch_in_index", "Targmax"];
+
+/// The argmax-pool op `op_type` of inputs `(x, g, argmax)` with the forward node's attrs.
+fn argmax_pool(s: &Scope, op_type: &str, op: &GradOp, x: Output, g: Output, argmax: Output) -> Output {
+    copy_attrs(s.op(op_type).input(x).input(g).input(argmax), &op.node, &ARGMAX_ATTRS).build().output(0)
+}
+
+/// MaxPoolWithArgmax: `MaxPoolGradWithArgmax(input, dy, argmax)` routes each gradient to the
+/// position its argmax names; the argmax output carries none.
+pub(super) fn max_pool_with_argmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+    let dx = argmax_pool(s, "MaxPoolGradWithArgmax", op, input(op, 0)?, grad(op, g, 0)?, output(op, 1)?);
+    Ok(vec![Some(dx)])
+}
+
+/// MaxPoolGradWithArgmax(x, dy, argmax) is linear in `dy`, with adjoint
+/// `MaxPoolGradGradWithArgmax(x, g, argmax)`; `x` gets zeros (TensorFlow's) and `argmax`
+/// none.
+pub(super) fn max_pool_grad_with_argmax_grad(
+    s: &Scope,
+    op: &GradOp,
+    g: &[Output],
+) -> Result<Vec<Option<Output>>, Status> {
+    let x = input(op, 0)?;
+    let ddy = argmax_pool(s, "MaxPoolGradGradWithArgmax", op, x.clone(), grad(op, g, 0)?, input(op, 2)?);
+    Ok(vec![Some(ops::zeros_like(s, x)), Some(ddy), None])
+}
+
+/// MaxPoolGradGradWithArgmax(x, g, argmax) is linear in `g`, with adjoint
+/// `MaxPoolGradWithArgmax(x, dy, argmax)`.
+pub(super) fn max_pool_grad_grad_with_argmax_grad(
+    s: &Scope,
+    op: &GradOp,
+    g: &[Output],
+) -> Result<Vec<Option<Output>>, Status> {
+    let x = input(op, 0)?;
+    let dg = argmax_pool(s, "MaxPoolGradWithArgmax", op, x.clone(), grad(op, g, 0)?, input(op, 2)?);
+    Ok(vec![Some(ops::zeros_like(s, x)), Some(dg), None])
 }
 
 #[cfg(test)]

@@ -254,5 +254,15 @@ pub(super) fn register(r: &mut super::GradRegistry) {
         "DecodeBase64",
         "RegexReplace",
         "StaticRegexReplace",
+        "ReduceJoin",
+        "StringNGrams",
+        "UnicodeDecode",
+        "UnicodeDecodeWithOffsets",
+        "UnicodeEncode",
+        "UnicodeTranscode",
+        "StringFormat",
+        "PrintV2",
+        "Fingerprint",
+        "SparseReduceMax",
     ]);
 }

@@ -30,6 +30,8 @@ pub(super) fn register(r: &mut GradRegistry) {
         "TruncatedNormal",
         "RandomUniformInt",
         "RandomShuffle",
+        "Multinomial",
+        "StatelessMultinomial",
         "StatelessRandomGetKeyCounter",
         "StatelessRandomGetKeyCounterAlg",
         "StatelessRandomGetAlg",
@@ -165,6 +167,12 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("MaxPool", conv::max_pool_grad);
     r.add("MaxPoolGrad", conv::max_pool_grad_grad);
     r.add("MaxPoolGradGrad", conv::max_pool_grad_grad_grad);
+    r.add("MaxPoolWithArgmax", conv::max_pool_with_argmax_grad);
+    r.add("RaggedTensorToTensor", super::ragged_grad::ragged_tensor_to_tensor_grad);
+    r.add("SparseDenseCwiseMul", super::sparse_cwise_grad::sparse_dense_cwise_mul_grad);
+    r.add("SparseDenseCwiseDiv", super::sparse_cwise_grad::sparse_dense_cwise_div_grad);
+    r.add("MaxPoolGradWithArgmax", conv::max_pool_grad_with_argmax_grad);
+    r.add("MaxPoolGradGradWithArgmax", conv::max_pool_grad_grad_with_argmax_grad);
     r.add("AvgPool", conv::avg_pool_grad);
     r.add("AvgPoolGrad", conv::avg_pool_grad_grad);
     // The 3-D forms. (nn_grad_volume.rs)

@@ -14,8 +14,10 @@ mod linalg;
 mod list;
 mod lookup;
 mod math;
+mod multinomial;
 mod nn;
 mod optional;
+mod ragged;
 mod random;
 mod random_stateless;
 mod sparse;
@@ -32,7 +34,9 @@ pub use image::*;
 pub use io::*;
 pub use linalg::*;
 pub use math::*;
+pub use multinomial::*;
 pub use nn::*;
+pub use ragged::ragged_tensor_to_tensor;
 pub use random::*;
 pub use random_stateless::*;
 pub use sparse::*;
@@ -46,6 +50,6 @@ use crate::registry::OpRegistry;
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
         r: array, base, control_flow, data_flow, dataset, functional, image, io, iterator, linalg, list, lookup, math,
-        nn, optional, random, random_stateless, sparse, state, string, tensor_array, training
+        multinomial, nn, optional, ragged, random, random_stateless, sparse, state, string, tensor_array, training
     }
 }

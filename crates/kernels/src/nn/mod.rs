@@ -36,6 +36,7 @@ pub mod in_top_k;
 mod lrn;
 mod matmul;
 mod max_pool;
+mod max_pool_argmax;
 mod max_pool_grad_grad;
 mod max_pool_index;
 mod pool;
@@ -98,6 +99,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("MaxPoolGrad", |n| pool::pool_factory::<max_pool::MaxPoolGrad>(n, false));
     r.add("_MaxPoolWithIndex", max_pool_index::max_pool_with_index_factory);
     r.add("_MaxPoolGradWithIndex", max_pool_index::max_pool_grad_with_index_factory);
+    max_pool_argmax::register(r);
     r.add("MaxPoolGradGrad", |n| pool::pool_factory::<max_pool_grad_grad::MaxPoolGradGrad>(n, false));
     r.add("AvgPool", |n| pool::pool_factory::<avg_pool::AvgPool>(n, false));
     r.add("AvgPoolGrad", |n| pool::pool_factory::<avg_pool::AvgPoolGrad>(n, false));

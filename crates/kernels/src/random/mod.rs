@@ -1,9 +1,10 @@
 //! Random kernels: TensorFlow's Philox4x32-10 generator and distributions, and the
 //! stateful random ops built on them (`RandomUniform`, `RandomStandardNormal`,
-//! `TruncatedNormal`, `RandomUniformInt`, `RandomShuffle`) and the stateless ones.
+//! `TruncatedNormal`, `RandomUniformInt`, `RandomShuffle`, `Multinomial`) and the stateless ones.
 
 pub mod distributions;
 pub mod guarded;
+mod multinomial;
 mod ops;
 pub mod philox;
 mod shuffle;
@@ -18,6 +19,7 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
+    multinomial::register(r);
     ops::register(r);
     shuffle::register(r);
     stateless::register(r);

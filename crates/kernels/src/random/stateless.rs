@@ -33,7 +33,7 @@ pub fn key_counter_from_seed(seed: [u64; 2]) -> Philox {
 }
 
 /// The two seed words of a `seed` input: a vector of two int32 or int64.
-fn seed_of(ctx: &OpContext, t: &Tensor) -> Result<[u64; 2], Status> {
+pub(crate) fn seed_of(ctx: &OpContext, t: &Tensor) -> Result<[u64; 2], Status> {
     if t.shape().dims() != [2] {
         return Err(ctx.error(format!("seed must have shape [2], not {}", t.shape())));
     }

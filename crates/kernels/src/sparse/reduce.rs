@@ -1,5 +1,6 @@
-//! `SparseReduceSum` (a dense result over the kept axes) and `SparseSoftmax` (a softmax of
-//! the values sharing all but the last index).
+//! `SparseReduceSum` and `SparseReduceMax` (a dense result over the kept axes; the max of a
+//! group without values is 0, as in TensorFlow) and `SparseSoftmax` (a softmax of the values
+//! sharing all but the last index).
 
 use ferroflow_core::{NodeAttrs, Shape, Status, Tensor};
 
@@ -12,13 +13,22 @@ use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct SparseReduceSum {
     keep_dims: bool,
+    max: bool,
 }
 
-fn sum_typed<T: SegElem>(offsets: &[usize], vals: &Tensor, dims: &[usize]) -> Result<Tensor, Status> {
+fn reduce_typed<T: SegElem>(offsets: &[usize], vals: &Tensor, dims: &[usize], max: bool) -> Result<Tensor, Status> {
     let v = vals.as_slice::<T>()?;
     let mut out = vec![T::ZERO; product(dims)];
-    for (&o, &x) in offsets.iter().zip(v) {
-        out[o] = out[o].add(x);
+    if max {
+        let mut seen = vec![false; out.len()];
+        for (&o, &x) in offsets.iter().zip(v) {
+            out[o] = if seen[o] { out[o].max_of(x) } else { x };
+            seen[o] = true;
+        }
+    } else {
+        for (&o, &x) in offsets.iter().zip(v) {
+            out[o] = out[o].add(x);
+        }
     }
     Tensor::new(Shape::new(dims.to_vec()), out)
 }
@@ -61,7 +71,9 @@ impl OpKernel for SparseReduceSum {
             }
             offsets.push(o);
         }
-        let out = dispatch!(vals.dtype(), ctx, [f32, f64, i32, i64], |T| sum_typed::<T>(&offsets, &vals, &out_dims))?;
+        let out = dispatch!(vals.dtype(), ctx, [f32, f64, i32, i64], |T| reduce_typed::<T>(
+            &offsets, &vals, &out_dims, self.max
+        ))?;
         ctx.set_output(0, out)
     }
 }
@@ -109,10 +121,21 @@ impl OpKernel for SparseSoftmax {
     }
 }
 
+fn make_reduce(n: &ferroflow_core::proto::NodeDef, max: bool) -> Result<Box<dyn OpKernel>, Status> {
+    let keep_dims = if n.has_attr("keep_dims") { n.attr_bool("keep_dims")? } else { false };
+    Ok(Box::new(SparseReduceSum { keep_dims, max }))
+}
+
+fn make_sum(n: &ferroflow_core::proto::NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    make_reduce(n, false)
+}
+
+fn make_max(n: &ferroflow_core::proto::NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    make_reduce(n, true)
+}
+
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("SparseReduceSum", |n| {
-        let keep_dims = if n.has_attr("keep_dims") { n.attr_bool("keep_dims")? } else { false };
-        Ok(Box::new(SparseReduceSum { keep_dims }))
-    });
+    r.add("SparseReduceSum", make_sum);
+    r.add("SparseReduceMax", make_max);
     r.add("SparseSoftmax", |_| Ok(Box::new(SparseSoftmax)));
 }

@@ -21,11 +21,16 @@ mod csv;
 mod example_proto;
 #[doc(hidden)]
 pub mod farmhash;
+mod fingerprint;
+mod format;
 mod hash_bucket;
+mod ngrams;
 mod parse_example;
+mod reduce_join;
 mod regex_replace;
 mod split;
 mod substr;
+mod unicode;
 
 pub use farmhash::{fingerprint64, siphash24};
 
@@ -178,5 +183,5 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("RegexFullMatch", |_| Ok(Box::new(RegexFullMatch)));
     r.add("ShardedFilename", |_| Ok(Box::new(ShardedFilename)));
     r.add("ShardedFilespec", |_| Ok(Box::new(ShardedFilespec)));
-    ferroflow_core::register_modules! { r: case, convert, csv, hash_bucket, parse_example, regex_replace, split, substr }
+    ferroflow_core::register_modules! { r: case, convert, csv, fingerprint, format, hash_bucket, ngrams, parse_example, reduce_join, regex_replace, split, substr, unicode }
 }

@@ -2,9 +2,10 @@
 //! (`scripts/golden/*.py` wrote `tests/golden/*.json`; the numbers are committed, the
 //! generator is not needed to run the tests).
 //!
-//! Case format: `{"name", "op", "attrs": {name: {"type"|"i"|"f"|"b"|"s"|"list_i"|"list_f"|
+//! Case format: `{"name", "op", "attrs": {name: {"type"|"i"|"f"|"b"|"s"|"list_i"|"list_f"|"list_s"|
 //! "list_type"|"shape": …}}, "inputs": [{"dtype","shape","data"}], "outputs": [...],
-//! "rtol", "atol"}`. Float data may use the strings "nan", "inf", "-inf"; bools are 0/1.
+//! "rtol", "atol"}`. Float data may use the strings "nan", "inf", "-inf"; bools are 0/1; string
+//! tensors with bytes that are not UTF-8 have "hex" (one hex string per element) for "data".
 
 use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::AttrValue;
@@ -48,10 +49,19 @@ fn num(v: &J) -> f64 {
     }
 }
 
+/// The bytes of a hex string (strings that are not UTF-8 are written so).
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digit pair")).collect()
+}
+
 fn tensor(j: &J) -> Tensor {
     let dt = dtype(j["dtype"].as_str().expect("dtype"));
     let shape: Vec<usize> =
         j["shape"].as_array().expect("shape").iter().map(|d| d.as_u64().unwrap() as usize).collect();
+    if let Some(hex) = j.get("hex") {
+        let bytes = hex.as_array().expect("hex strings").iter().map(|v| unhex(v.as_str().expect("hex string")));
+        return Tensor::from_storage(shape.into(), Storage::Str(bytes.collect())).expect("golden tensor");
+    }
     let data = j["data"].as_array().expect("data");
     let storage = match dt {
         DataType::Float => Storage::F32(data.iter().map(|v| num(v) as f32).collect()),
@@ -87,6 +97,7 @@ fn attr_value(j: &J) -> AttrValue {
         "b" => attr::bool(v.as_bool().unwrap()),
         "s" => attr::string(v.as_str().unwrap()),
         "list_i" => attr::list_int(&v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>()),
+        "list_s" => attr::list_string(&v.as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect::<Vec<_>>()),
         "list_f" => attr::list_float(&v.as_array().unwrap().iter().map(|x| num(x) as f32).collect::<Vec<_>>()),
         "list_type" => {
             attr::list_type(&v.as_array().unwrap().iter().map(|x| dtype(x.as_str().unwrap())).collect::<Vec<_>>())

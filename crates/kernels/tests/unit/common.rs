@@ -57,3 +57,18 @@ pub fn conv_reference(g: &ConvGeom, x: &[f64], f: &[f64]) -> Vec<f64> {
     }
     out
 }
+
+/// Runs the kernel of `n` twice on `inputs` (one kernel, one resource manager), as two steps
+/// of a session would: a stateful kernel's second run continues from its first.
+pub fn run_twice(n: &ferroflow_core::proto::NodeDef, inputs: &[ferroflow_core::Tensor]) -> [ferroflow_core::Tensor; 2] {
+    use std::sync::Arc;
+    let k = ferroflow_kernels::create_kernel(n).unwrap();
+    let step = ferroflow_kernels::testutil::test_step(Arc::new(ferroflow_kernels::ResourceMgr::new()));
+    let run = || {
+        let values = inputs.iter().cloned().map(ferroflow_kernels::Value::Tensor).collect();
+        let mut ctx = ferroflow_kernels::OpContext::new(Arc::new(n.clone()), values, 1, step.clone());
+        k.compute(&mut ctx).unwrap();
+        ctx.take_outputs().unwrap().remove(0).tensor().unwrap()
+    };
+    [run(), run()]
+}

@@ -11,6 +11,7 @@ mod isa;
 mod linalg;
 mod math;
 mod nn;
+mod ragged;
 mod random;
 mod registry;
 mod rendezvous;

@@ -20,6 +20,7 @@ mod histogram;
 mod linalg_qr;
 mod misc;
 mod reduce;
+pub(crate) use reduce::reduction_shape;
 mod shapes;
 mod unary;
 mod unary_ext;

@@ -8,7 +8,7 @@ use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
 
-fn reduction_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+pub(crate) fn reduction_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     let keep = c.node.attr_bool("keep_dims")?;
     let input = c.input(0);
     if let Some(idx) = c.input(1) {

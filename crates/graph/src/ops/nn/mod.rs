@@ -9,6 +9,7 @@ mod depthwise;
 mod lrn;
 mod matmul;
 mod pool;
+mod pool_argmax;
 mod volume;
 mod window;
 
@@ -20,6 +21,7 @@ pub use depthwise::*;
 pub use lrn::*;
 pub use matmul::*;
 pub use pool::*;
+pub use pool_argmax::*;
 pub use volume::*;
 
 use crate::registry::OpRegistry;
@@ -33,7 +35,7 @@ const REAL_TYPES: &str = "{float, double, int32, uint8, int16, int8, int64, bflo
 const FLOAT_TYPES: &str = "{half, bfloat16, float, double}";
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: matmul, activation, activation_ext, conv, pool, batch_norm, depthwise, lrn, volume }
+    ferroflow_core::register_modules! { r: matmul, activation, activation_ext, conv, pool, pool_argmax, batch_norm, depthwise, lrn, volume }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use crate::scope::{Output, Scope};
 use crate::shape_fn::{unchanged, Dims, ShapeCtx, ShapeFn};
 
 /// Pooled shape of a [batch, rows, cols, depth] input.
-fn pooled(c: &ShapeCtx, x: &Dims) -> Result<Dims, Status> {
+pub(super) fn pooled(c: &ShapeCtx, x: &Dims) -> Result<Dims, Status> {
     let x = with_rank(c, x, 4, "input")?;
     let (kr, kc) = spatial(c, "ksize")?;
     let (sr, sc) = spatial(c, "strides")?;

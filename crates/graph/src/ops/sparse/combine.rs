@@ -1,4 +1,5 @@
-//! `SparseConcat`, `SparseSlice`, `SparseAdd`, `SparseReduceSum`, `SparseSoftmax`, and the
+//! `SparseConcat`, `SparseSlice`, `SparseAdd`, `SparseReduceSum`, `SparseReduceMax`,
+//! `SparseDenseCwise{Add,Mul,Div}`, `SparseSoftmax`, and the
 //! feature-column crosses `SparseCross`, `SparseCrossV2`, `SparseCrossHashed` (their
 //! `sparse_types`/`dense_types` are `list(type)` here: the op-def parser has no allowed set
 //! for list attrs; the kernel accepts int64 and string only).
@@ -13,6 +14,7 @@ use crate::shape_fn::{Dims, ShapeCtx};
 
 type R = Result<Vec<Dims>, Status>;
 
+const REAL: &str = "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}";
 const NUMBER: &str = "T: {float, double, int32, uint8, int16, int8, complex64, int64, qint8, quint8, qint32, \
                       bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64}";
 
@@ -101,18 +103,33 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(add_shape)
             .build(),
     );
-    r.add(
-        op("SparseReduceSum")
-            .input("input_indices: int64")
-            .input("input_values: T")
-            .input("input_shape: int64")
-            .input("reduction_axes: int32")
-            .output("output: T")
-            .attr("keep_dims: bool = false")
-            .attr(NUMBER)
-            .shape_fn(reduce_shape)
-            .build(),
-    );
+    for (name, types) in [("SparseReduceSum", NUMBER), ("SparseReduceMax", REAL)] {
+        r.add(
+            op(name)
+                .input("input_indices: int64")
+                .input("input_values: T")
+                .input("input_shape: int64")
+                .input("reduction_axes: int32")
+                .output("output: T")
+                .attr("keep_dims: bool = false")
+                .attr(types)
+                .shape_fn(reduce_shape)
+                .build(),
+        );
+    }
+    for name in ["SparseDenseCwiseAdd", "SparseDenseCwiseMul", "SparseDenseCwiseDiv"] {
+        r.add(
+            op(name)
+                .input("sp_indices: int64")
+                .input("sp_values: T")
+                .input("sp_shape: int64")
+                .input("dense: T")
+                .output("output: T")
+                .attr(NUMBER)
+                .shape_fn(|c| Ok(vec![c.input(1)]))
+                .build(),
+        );
+    }
     let cross = |name: &str| {
         op(name)
             .input("indices: N * int64")

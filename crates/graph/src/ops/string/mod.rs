@@ -5,6 +5,7 @@
 
 mod parse;
 mod text;
+mod text_ext;
 
 pub use text::*;
 
@@ -35,6 +36,7 @@ fn join_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 pub(crate) fn register(r: &mut OpRegistry) {
     parse::register(r);
     text::register(r);
+    text_ext::register(r);
     r.add(
         op("StringJoin")
             .input("inputs: N * string")

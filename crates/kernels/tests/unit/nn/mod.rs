@@ -17,6 +17,7 @@ mod im2col;
 mod in_top_k;
 mod matmul;
 mod max_pool;
+mod max_pool_argmax;
 mod max_pool_grad_grad;
 mod max_pool_index;
 mod pool3d;

@@ -1,5 +1,6 @@
 mod distributions;
 mod guarded;
+mod multinomial;
 mod ops;
 mod philox;
 mod shuffle;

@@ -1,10 +1,7 @@
-use std::sync::Arc;
-
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{attr, Code, DataType, Tensor};
 
 use ferroflow_kernels::testutil::{node, run_kernel};
-use ferroflow_kernels::{OpContext, ResourceMgr};
 
 fn rnd(op: &str, dtype: DataType, seed: i64, seed2: i64) -> NodeDef {
     node(
@@ -19,15 +16,8 @@ fn rnd(op: &str, dtype: DataType, seed: i64, seed2: i64) -> NodeDef {
 }
 
 fn run_twice(n: NodeDef, shape: Tensor) -> (Tensor, Tensor) {
-    let k = ferroflow_kernels::create_kernel(&n).unwrap();
-    let step = ferroflow_kernels::testutil::test_step(Arc::new(ResourceMgr::new()));
-    let run = || {
-        let mut ctx =
-            OpContext::new(Arc::new(n.clone()), vec![ferroflow_kernels::Value::Tensor(shape.clone())], 1, step.clone());
-        k.compute(&mut ctx).unwrap();
-        ctx.take_outputs().unwrap().remove(0).tensor().unwrap()
-    };
-    (run(), run())
+    let [a, b] = crate::common::run_twice(&n, &[shape]);
+    (a, b)
 }
 
 #[test]

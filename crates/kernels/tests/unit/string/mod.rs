@@ -1,2 +1,3 @@
 mod farmhash;
 mod kernels;
+mod text;

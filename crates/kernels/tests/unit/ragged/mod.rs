@@ -1,0 +1,1 @@
+mod to_tensor;
