@@ -8,7 +8,8 @@ behaviour and in TF 2 graph mode, must give the same values and error classes:
 - a call whose target is the caller's own task;
 - the target chosen at run time by a fed string;
 - a function added after the session started (ExtendSession with a function library),
-  called as an op and by RemoteCall;
+  called as an op and by RemoteCall, and TF 1.x `Defun`s added late and called by name (a
+  node whose op type is the function, at the top level and inside another function);
 - a function that fails on the target (CheckNumerics of a NaN), and a target task that is
   not in the cluster."""
 
@@ -97,6 +98,23 @@ def scenarios(tf, target):
                                                            f=late.get_concrete_function(), target=PS)
             out.append(ffcluster.outcome(tf, lambda: [float(sess.run(r_late, {x: 4.0}))]))
             out.append(ffcluster.outcome(tf, lambda: [float(v) for v in sess.run(r_late_remote, {x: 5.0})]))
+
+            # TF 1.x `Defun`s added late, one calling the other: each call is a node whose op
+            # type is the function's name (in the graph and inside the outer function's body).
+            @function.Defun(tf.float32)
+            def late_sq(a):
+                return a * a - 3.0
+
+            @function.Defun(tf.float32)
+            def late_outer(a):
+                return late_sq(a) + late_sq(a * 2.0)
+
+            with tf.device("/job:ps/task:0"):
+                r_defun = late_outer(x)
+            with tf.device("/job:worker/task:0"):
+                r_defun_worker = late_sq(x) * 2.0
+            out.append(ffcluster.outcome(tf, lambda: [float(sess.run(r_defun, {x: 3.0}))]))
+            out.append(ffcluster.outcome(tf, lambda: [float(sess.run(r_defun_worker, {x: -1.5}))]))
     return out
 
 

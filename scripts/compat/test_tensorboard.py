@@ -90,10 +90,12 @@ try:
     loss = acc.Scalars("loss")
     steps = [e.step for e in loss]
     assert len(steps) >= 2 and steps == sorted(steps) and len(set(steps)) == len(steps), steps
-    # It trained: the chief's summary hook records the first step, as TensorFlow's
+    # It trained: the chief's summary hook records its first step, as TensorFlow's
     # MonitoredTrainingSession does, where an untrained 10-class model's loss is about
-    # ln(10) = 2.30; every later point is well below it.
-    assert steps[0] == 1 and loss[0].value > 1.5, loss
+    # ln(10) = 2.30; every later point is well below it. Training is asynchronous, so the
+    # other worker may have taken a step or two before the chief's first one: that step is
+    # the global step after it, small but not always 1.
+    assert 1 <= steps[0] <= 10 and loss[0].value > 1.5, loss
     assert all(0.0 < e.value < 1.5 for e in loss[1:]), loss
     test_acc = acc.Scalars("test_accuracy")[-1]
     assert test_acc.step >= 600 and test_acc.value > 0.85, test_acc

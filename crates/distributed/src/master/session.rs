@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
-use ferroflow_core::proto::{ConfigProto, GraphDef, NodeDef};
+use ferroflow_core::proto::{ConfigProto, FunctionDefLibrary, GraphDef, NodeDef};
 use ferroflow_core::Status;
 
 use super::callable::Callable;
@@ -25,6 +25,17 @@ pub(crate) struct GraphState {
     pub(crate) version: i64,
 }
 
+/// The nodes with each call of a library function by name (a node whose op is the
+/// function's name, as `function.Defun` makes) turned into a call op of that function.
+fn calls_by_name(mut nodes: Vec<NodeDef>, library: Option<&FunctionDefLibrary>) -> Result<Vec<NodeDef>, Status> {
+    if let Some(lib) = library {
+        for n in &mut nodes {
+            ferroflow_graph::call_by_name(n, lib)?;
+        }
+    }
+    Ok(nodes)
+}
+
 impl GraphState {
     /// The graph a session starts with (CreateSession), checked against `limits`.
     pub(crate) fn new(graph: GraphDef, limits: &GraphLimits, handle: &str) -> Result<GraphState, Status> {
@@ -33,6 +44,7 @@ impl GraphState {
         #[allow(deprecated)]
         let meta = GraphDef { node: vec![], versions, version, library };
         let meta_size = meta_bytes(meta.versions.as_ref(), meta.library.as_ref());
+        let node = calls_by_name(node, meta.library.as_ref())?;
         let mut state = GraphState { graph: Arc::new(meta), names: HashSet::new(), node_bytes: 0, version: 0 };
         state.append(node, limits, meta_size, || format!("the graph of session {handle}"))?;
         Ok(state)
@@ -151,6 +163,7 @@ impl MasterSession {
         // A new library or versions replace the session's, so the limit counts the new ones.
         let meta =
             meta_bytes(versions.as_ref().or(g.graph.versions.as_ref()), library.as_ref().or(g.graph.library.as_ref()));
+        let node = calls_by_name(node, library.as_ref().or(g.graph.library.as_ref()))?;
         g.append(node, limits, meta, || format!("the graph of session {}", self.handle))?;
         let graph = Arc::make_mut(&mut g.graph);
         if versions.is_some() {
