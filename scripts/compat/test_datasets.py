@@ -9,6 +9,8 @@ process), and must give the same elements, in the same order, and the same error
   iterator, re-initialized with another feed;
 - zip, flat_map, take, skip, concatenate, parallel map with captured tensors;
 - TFRecord (plain and GZIP), text-line (ZLIB) and fixed-length-record files;
+- sparse elements: `parse_single_example` with a `VarLenFeature` and `strings.split(...)
+  .to_sparse()` in map functions, batched;
 - feedable iterators (string handles switching between a training and a validation
   iterator); one iterator shared by two sessions (`shared_name`);
 - errors: a map function that fails, GetNext before initialization, a missing file, a
@@ -138,6 +140,19 @@ def scenarios(tf, target, files):
         missing = tf.compat.v1.data.make_one_shot_iterator(tf.data.TFRecordDataset(files["plain.tfrecord"] + ".nope")).get_next()
         corrupt = tf.compat.v1.data.make_one_shot_iterator(tf.data.TFRecordDataset(files["bad"])).get_next()
 
+        # Sparse elements: map functions that return SparseTensors (parsed VarLenFeatures,
+        # split strings), batched (the batch's dense shape is the largest element's).
+        examples = []
+        for i, ids in enumerate([[3, 1], [], [7, 8, 9], [2]]):
+            examples.append(tf.train.Example(features=tf.train.Features(feature={
+                "ids": tf.train.Feature(int64_list=tf.train.Int64List(value=ids)),
+                "w": tf.train.Feature(float_list=tf.train.FloatList(value=[i * 0.5]))})).SerializeToString())
+        spec = {"ids": tf.io.VarLenFeature(tf.int64), "w": tf.io.FixedLenFeature([], tf.float32)}
+        sparse_ds = tf.data.Dataset.from_tensor_slices(examples).map(lambda e: tf.io.parse_single_example(e, spec))
+        sparse_next = tf.compat.v1.data.make_one_shot_iterator(sparse_ds.batch(3)).get_next()
+        split_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(
+            ["a b c", "d e", "f"]).map(lambda t: tf.strings.split([t]).to_sparse())).get_next()
+
         shared = tf.compat.v1.data.Iterator.from_structure(tf.int64, tf.TensorShape([]), shared_name="shared_it")
         shared_init = shared.make_initializer(tf.data.Dataset.range(10, 16))
         shared_next = shared.get_next()
@@ -155,6 +170,8 @@ def scenarios(tf, target, files):
         out.append(drain(tf, sess, rec_next))
         out.append(drain(tf, sess, lines_next))
         out.append(drain(tf, sess, fixed_next))
+        out.append(drain(tf, sess, sparse_next))
+        out.append(drain(tf, sess, split_next))
         th, vh = sess.run([train_h, val_h])
         seq = []
         for epoch in range(2):

@@ -6,6 +6,7 @@ in TF 1.x behaviour and in TF 2 graph mode, must give the same values and error 
 - `Session.list_devices()` lists CPU:0..2 of both tasks;
 - ops pinned to CPU:1 and CPU:2 of the worker feed each other and a fetch;
 - resource and ref variables on the ps's CPU:1 updated from the worker's CPU:2;
+- a queue and a hash table made on the worker's CPU:0 used from its CPU:1;
 - a device that does not exist (CPU:7) fails at placement, and runs with soft placement;
 - a linear model with its variables on the ps's CPU:2 trained from the worker's CPU:1."""
 
@@ -38,6 +39,14 @@ def scenarios(tf, target):
         with tf.device(W + "2"):
             bump_r = rv.assign_add(b)
             bump_f = v1.assign_add(fv, [a[0], a[1]])
+        # Resources made on the worker's CPU:0 (a queue, a hash table) used from its CPU:1.
+        with tf.device(W + "0"):
+            q = tf.queue.FIFOQueue(5, tf.float32, shapes=[[]], shared_name="dc_q")
+            table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a", "b"], [1, 2]), -1)
+        with tf.device(W + "1"):
+            enq = q.enqueue(b)
+            deq = q.dequeue() + 1.0
+            look = table.lookup(tf.constant(["b", "z", "a"]))
         with v1.Session(target) as sess:
             names = sorted(d.name for d in sess.list_devices())
             out.append(("ok", names))
@@ -46,6 +55,8 @@ def scenarios(tf, target):
             out.append(ffcluster.outcome(tf, lambda: float(sess.run(bump_r))))
             out.append(ffcluster.outcome(tf, lambda: sess.run(bump_f).tolist()))
             out.append(ffcluster.outcome(tf, lambda: [float(sess.run(rv)), sess.run(fv).tolist()]))
+            sess.run([enq, v1.tables_initializer()])
+            out.append(ffcluster.outcome(tf, lambda: [float(sess.run(deq)), sess.run(look).tolist()]))
     g = tf.Graph()
     with g.as_default():
         with tf.device(W + "7"):

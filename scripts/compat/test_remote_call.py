@@ -5,6 +5,8 @@ behaviour and in TF 2 graph mode, must give the same values and error classes:
 - a `tf.function` and a TF 1.x `Defun` called on the ps from the worker, with several
   arguments and results of several types, many times (registered once, run per call);
 - a function that updates a variable of the target task (the ps's variable changes);
+- RemoteCalls from inside a function body (a `tf.function` and a `Defun` run on the
+  worker whose bodies call functions on the ps);
 - a call whose target is the caller's own task;
 - the target chosen at run time by a fed string;
 - a function added after the session started (ExtendSession with a function library),
@@ -72,6 +74,22 @@ def scenarios(tf, target):
                                                f=checked.get_concrete_function(), target=PS)
             r_nowhere = functional_ops.remote_call(args=[x], Tout=[tf.float32], f=plus,
                                                    target="/job:ps/replica:0/task:7/device:CPU:0")
+
+        # RemoteCalls from inside function bodies run on the worker: a tf.function whose body
+        # bumps the ps's counter, and a Defun whose body calls the ps twice.
+        @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
+        def bump_on_ps(a):
+            r = functional_ops.remote_call(args=[a], Tout=[tf.float32], f=bump.get_concrete_function(), target=PS)
+            return r[0] * 2.0
+
+        @function.Defun(tf.float32)
+        def plus_twice_on_ps(a):
+            once = functional_ops.remote_call(args=[a], Tout=[tf.float32], f=plus, target=PS)[0]
+            return functional_ops.remote_call(args=[once], Tout=[tf.float32], f=plus, target=PS)[0] - a
+
+        with tf.device("/job:worker/task:0"):
+            r_nested = bump_on_ps(x)
+            r_nested_defun = plus_twice_on_ps(x)
         with v1.Session(target) as sess:
             for i in range(5):
                 a, b = sess.run(r_two, {x: float(i)})
@@ -84,6 +102,9 @@ def scenarios(tf, target):
                 out.append(ffcluster.outcome(tf, lambda: [float(v) for v in sess.run(r_fed, {x: 4.0, where: w})]))
             out.append(ffcluster.outcome(tf, lambda: sess.run(r_bad, {x: 1.0})[0].tolist())[0])
             out.append(ffcluster.outcome(tf, lambda: sess.run(r_nowhere, {x: 1.0})[0].tolist())[0])
+            sess.run(reset)
+            out.append(("ok", [float(sess.run(r_nested, {x: 1.5})) for _ in range(2)] + [float(sess.run(count))]))
+            out.append(ffcluster.outcome(tf, lambda: [float(sess.run(r_nested_defun, {x: 7.0}))]))
 
             # A function added to the graph after the session started (ExtendSession with a
             # function library), called as an op on the ps and by RemoteCall.

@@ -32,7 +32,9 @@ NAMES = ("float32", "float64", "int32", "int64", "uint8", "bool", "float16", "bf
 def tensor(a):
     """A value as JSON: complex data is flat (real, imaginary) pairs; strings are text, or
     hex bytes under "hex" when one of them is not UTF-8."""
-    a = np.asarray(a)
+    # A scalar string comes back as bytes: an object array keeps its trailing NUL bytes
+    # (numpy's fixed-width "S" dtype drops them).
+    a = np.array(a, dtype=object) if isinstance(a, bytes) else np.asarray(a)
     if a.dtype.kind in "OSU":
         raw = [x if isinstance(x, bytes) else str(x).encode() for x in a.reshape(-1)]
         try:
@@ -89,7 +91,7 @@ def with_tolerance(c, rtol=None, atol=None):
 
 
 # Number attrs of list inputs: TensorFlow infers them from the lists.
-NUMBER_ATTRS = {"N", "num_row_partition_tensors"}
+NUMBER_ATTRS = {"N", "num_row_partition_tensors", "RAGGED_RANK"}
 OUT_TYPES = {"out_type", "index_type", "Tout", "output_type", "dtype", "out_idx", "output_dtype", "Targmax",
              "Tsplits"}
 

@@ -52,4 +52,21 @@ case("strings", [-1, 4], words, np.array(b"", dtype=object), [[0, 2, 5, 6, 6, 6]
 case("strings_cut", [2, 2], words, np.array(b"<pad>", dtype=object), [[0, 2, 5, 6, 6, 6]], ["ROW_SPLITS"])
 case("empty_values", [-1, -1], np.zeros(0, np.float32), np.array(1, np.float32), [[0, 0, 0]], ["ROW_SPLITS"])
 
+
+# RaggedTensorToSparse: one and two ragged levels, inner dense dims, strings, int32 splits.
+def to_sparse(name, splits, values, tsplits=np.int64):
+    cases.append(raw_op_case(name, "RaggedTensorToSparse",
+                             [("rt_nested_splits", [np.array(sp, tsplits) for sp in splits]),
+                              ("rt_dense_values", values)],
+                             {"T": str(values.dtype) if values.dtype != object else "string",
+                              "Tsplits": np.dtype(tsplits).name},
+                             {"RAGGED_RANK": len(splits)}))
+
+
+to_sparse("to_sparse_1", [[0, 3, 3, 5]], np.arange(5, dtype=np.float32))
+to_sparse("to_sparse_2", [outer, inner_splits], v6, np.int32)
+to_sparse("to_sparse_inner", [[0, 1, 3]], np.arange(9, dtype=np.float64).reshape(3, 3))
+to_sparse("to_sparse_strings", [[0, 2, 5, 6, 6, 6]], words)
+to_sparse("to_sparse_empty", [[0, 0, 0]], np.zeros(0, np.float32))
+
 write("ragged_ops", cases)

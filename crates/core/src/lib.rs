@@ -34,7 +34,7 @@ pub use status::{Code, Result, Status};
 pub use storage::Storage;
 pub use tensor::Tensor;
 pub use tensor_proto::{decode_string_list, encode_string_list};
-pub use variant::{Opaque, TensorList, Variant, TENSOR_LIST_TYPE_NAME};
+pub use variant::{Opaque, TensorList, Variant, TENSOR_LIST_TYPE_NAME, TENSOR_TYPE_NAME};
 
 /// TensorFlow's `complex64`: two f32 (real, imaginary).
 pub type C64 = num_complex::Complex<f32>;

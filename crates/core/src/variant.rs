@@ -14,6 +14,10 @@ use crate::{DataType, Status, Tensor};
 /// TensorFlow's type name of an encoded TensorList.
 pub const TENSOR_LIST_TYPE_NAME: &str = "tensorflow::TensorList";
 
+/// TensorFlow's type name of a variant holding one tensor (what `SerializeSparse` with
+/// `out_type=variant` boxes a sparse tensor's parts in).
+pub const TENSOR_TYPE_NAME: &str = "tensorflow::Tensor";
+
 /// One element of a `DT_VARIANT` tensor.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum Variant {
@@ -22,6 +26,8 @@ pub enum Variant {
     Empty,
     /// A list of tensors.
     TensorList(Arc<TensorList>),
+    /// One tensor, boxed (TensorFlow's `Variant` holding a `Tensor`).
+    Tensor(Arc<Tensor>),
     /// A value only this process understands (a `tf.data` dataset): it flows between the
     /// nodes of one task but cannot be encoded for another.
     Opaque(Opaque),
@@ -164,6 +170,11 @@ impl Variant {
         match self {
             Variant::Empty => VariantTensorDataProto::default(),
             Variant::TensorList(l) => l.encode(),
+            Variant::Tensor(t) => VariantTensorDataProto {
+                type_name: TENSOR_TYPE_NAME.into(),
+                metadata: Vec::new(),
+                tensors: vec![t.to_proto()],
+            },
             // Only the type name: decoding it elsewhere reports what could not cross.
             Variant::Opaque(o) => VariantTensorDataProto { type_name: o.type_name.to_string(), ..Default::default() },
         }
@@ -173,6 +184,15 @@ impl Variant {
     pub fn decode(p: &VariantTensorDataProto) -> Result<Variant, Status> {
         if p.type_name.is_empty() && p.metadata.is_empty() && p.tensors.is_empty() {
             return Ok(Variant::Empty);
+        }
+        if p.type_name == TENSOR_TYPE_NAME {
+            return match p.tensors.as_slice() {
+                [t] => Ok(Variant::Tensor(Arc::new(Tensor::from_proto(t)?))),
+                ts => Err(Status::invalid_argument(format!(
+                    "malformed {TENSOR_TYPE_NAME} variant: {} tensors, expected 1",
+                    ts.len()
+                ))),
+            };
         }
         if p.type_name != TENSOR_LIST_TYPE_NAME && p.metadata.is_empty() && p.tensors.is_empty() {
             return Err(Status::unimplemented(format!(
@@ -189,6 +209,7 @@ impl Variant {
         match self {
             Variant::TensorList(l) => Ok(l),
             Variant::Empty => Err(Status::invalid_argument("expected a TensorList variant, got an empty variant")),
+            Variant::Tensor(_) => Err(Status::invalid_argument("expected a TensorList variant, got a boxed tensor")),
             Variant::Opaque(o) => {
                 Err(Status::invalid_argument(format!("expected a TensorList variant, got a {}", o.type_name)))
             }
@@ -240,6 +261,18 @@ mod tests {
         assert_eq!(TensorList::decode(&unknown.encode()).unwrap(), unknown);
         assert!(l.shape_fits(&[2, 7]) && !l.shape_fits(&[3, 1]) && !l.shape_fits(&[2]));
         assert_eq!(l.shape_text(), "[2,?]");
+    }
+
+    #[test]
+    fn boxed_tensors_round_trip_through_tensorflows_encoding() {
+        let t = Tensor::new(vec![2], vec![3i64, 4]).unwrap();
+        let v = Variant::Tensor(Arc::new(t.clone()));
+        let p = v.encode();
+        assert_eq!(p.type_name, "tensorflow::Tensor");
+        assert_eq!(p.tensors.len(), 1);
+        assert_eq!(Variant::decode(&p).unwrap(), v);
+        let two = VariantTensorDataProto { tensors: vec![t.to_proto(), t.to_proto()], ..p };
+        assert!(Variant::decode(&two).unwrap_err().message.contains("2 tensors, expected 1"));
     }
 
     #[test]

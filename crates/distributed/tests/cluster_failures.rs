@@ -1,6 +1,7 @@
 //! In-process clusters when something goes wrong: a client step cancelled while a task
 //! blocks, a server dropped under an in-process step, a task that is down, a connection
-//! that sends nothing, a task that comes up after CreateSession.
+//! that sends nothing, a task that comes up while CreateSession waits for it, one that comes
+//! up after CreateSession.
 
 mod common;
 
@@ -170,8 +171,10 @@ fn a_task_that_comes_up_after_create_session_is_reached_by_the_first_step_that_u
     let cluster =
         ferroflow_distributed::ClusterSpec::new(&[("worker", vec![w_addr.as_str()]), ("ps", vec![ps_addr.as_str()])])
             .unwrap();
-    let worker =
-        Server::new(&cluster, "worker", 0, ServerOptions { listener: Some(wl), ..Default::default() }).unwrap();
+    // A master that does not wait at CreateSession for tasks to come up.
+    let mut opts = ServerOptions { listener: Some(wl), ..Default::default() };
+    opts.master.create_session_wait = Duration::ZERO;
+    let worker = Server::new(&cluster, "worker", 0, opts).unwrap();
     let s = Scope::new_root();
     let local = ops::constant(&s, 3.0f32);
     let on_ps = ops::mul(
@@ -188,4 +191,68 @@ fn a_task_that_comes_up_after_create_session_is_reached_by_the_first_step_that_u
     let _ps = Server::new(&cluster, "ps", 0, ServerOptions { listener: Some(l), ..Default::default() }).unwrap();
     assert_eq!(sess.run(&[], &[&on_ps], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 6.0);
     assert_eq!(sess.run(&[], &[&on_ps, &local], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 6.0);
+}
+
+#[test]
+fn create_session_waits_for_every_task_as_tensorflow_does() {
+    // TensorFlow's start-up order: the session is created once every task of the cluster
+    // answers, even one the graph does not use (here the ps, up 1.5 s later).
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let ps_addr = dead.local_addr().unwrap().to_string();
+    drop(dead);
+    let wl = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let w_addr = wl.local_addr().unwrap().to_string();
+    let cluster =
+        ferroflow_distributed::ClusterSpec::new(&[("worker", vec![w_addr.as_str()]), ("ps", vec![ps_addr.as_str()])])
+            .unwrap();
+    let worker =
+        Server::new(&cluster, "worker", 0, ServerOptions { listener: Some(wl), ..Default::default() }).unwrap();
+    let (c2, a2) = (cluster.clone(), ps_addr.clone());
+    let ps_up = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        let l = std::net::TcpListener::bind(&a2).unwrap();
+        let server = Server::new(&c2, "ps", 0, ServerOptions { listener: Some(l), ..Default::default() }).unwrap();
+        (server, Instant::now())
+    });
+    let s = Scope::new_root();
+    let local = ops::constant(&s, 3.0f32);
+    let sess = GrpcSession::new(worker.target(), s.graph()).unwrap();
+    assert_eq!(sess.run(&[], &[&local], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 3.0);
+    let ran = Instant::now();
+    let (_ps, up) = ps_up.join().unwrap();
+    assert!(ran >= up, "the first step ran {:?} before the ps came up", up - ran);
+
+    // With device filters that leave the ps out, nothing waits for it.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let gone = dead.local_addr().unwrap().to_string();
+    drop(dead);
+    let wl = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let w_addr = wl.local_addr().unwrap().to_string();
+    let cluster =
+        ferroflow_distributed::ClusterSpec::new(&[("worker", vec![w_addr.as_str()]), ("ps", vec![gone.as_str()])])
+            .unwrap();
+    let worker =
+        Server::new(&cluster, "worker", 0, ServerOptions { listener: Some(wl), ..Default::default() }).unwrap();
+    let config =
+        ferroflow_core::proto::ConfigProto { device_filters: vec!["/job:worker".into()], ..Default::default() };
+    let sess = GrpcSession::with_config(worker.target(), s.graph(), config).unwrap();
+    let start = Instant::now();
+    assert_eq!(sess.run(&[], &[&local], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 3.0);
+    assert!(start.elapsed() < Duration::from_secs(10), "a filtered-out task was waited for: {:?}", start.elapsed());
+
+    // A task that never comes up holds CreateSession for the wait only; then the session
+    // runs what does not need it.
+    let wl = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let w_addr = wl.local_addr().unwrap().to_string();
+    let cluster =
+        ferroflow_distributed::ClusterSpec::new(&[("worker", vec![w_addr.as_str()]), ("ps", vec![gone.as_str()])])
+            .unwrap();
+    let mut opts = ServerOptions { listener: Some(wl), ..Default::default() };
+    opts.master.create_session_wait = Duration::from_millis(800);
+    let worker = Server::new(&cluster, "worker", 0, opts).unwrap();
+    let sess = GrpcSession::new(worker.target(), s.graph()).unwrap();
+    let start = Instant::now();
+    assert_eq!(sess.run(&[], &[&local], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 3.0);
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(700) && took < Duration::from_secs(20), "CreateSession took {took:?}");
 }

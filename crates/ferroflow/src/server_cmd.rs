@@ -40,6 +40,12 @@ pub struct ServerArgs {
     /// default session config's `operation_timeout_in_ms`).
     #[arg(long = "operation_timeout_in_ms", alias = "operation-timeout-in-ms")]
     pub operation_timeout_in_ms: Option<i64>,
+    /// How long a session's creation waits for every task of the cluster (those its
+    /// `device_filters` keep) to come up, as TensorFlow's master does, logging which it is
+    /// still waiting for every 10 s. A task still down then is waited for by the first step
+    /// that uses it. 0: wait for none. Default 30.
+    #[arg(long = "create_session_wait_secs", alias = "create-session-wait-secs")]
+    pub create_session_wait_secs: Option<f64>,
     /// Largest tensor this task allocates (bytes, or with a K/M/G/T suffix: `8G`); a request
     /// that needs more gets RESOURCE_EXHAUSTED. Default: three quarters of physical memory.
     #[arg(long = "memory_limit", alias = "memory-limit")]
@@ -131,6 +137,11 @@ pub fn run(args: ServerArgs) -> Result<(), String> {
     };
     let mut opts = opts;
     opts.master.default_session_config = default_session_config(&args)?;
+    match args.create_session_wait_secs {
+        Some(s) if s.is_finite() && s >= 0.0 => opts.master.create_session_wait = Duration::from_secs_f64(s),
+        Some(s) => return Err(format!("--create_session_wait_secs must be zero or a positive number, got {s}")),
+        None => {}
+    }
     let limits = graph_limits(&args)?;
     opts.master.graph_limits = limits;
     opts.worker.graph_limits = limits;

@@ -35,7 +35,9 @@ pub use cancel::CancelToken;
 pub use context::{OpContext, StepCtx, Value};
 pub use kernel::{AsyncOpKernel, DoneCallback, OpKernel};
 pub use registry::{create_kernel, has_kernel, registry, KernelFactory, KernelRegistry};
-pub use rendezvous::{key_in_frame, FunctionCall, FunctionDone, ParsedKey, RecvCallback, Rendezvous};
+pub use rendezvous::{
+    key_in_frame, unreachable_task_call, FunctionCall, FunctionDone, ParsedKey, RecvCallback, Rendezvous,
+};
 pub use resource::{ResourceMgr, Var};
 pub use step_trace::StepTrace;
 

@@ -48,14 +48,19 @@ pub trait Rendezvous: Send + Sync {
     /// receives sends them now. Without a flush they go after a short delay.
     fn flush(&self) {}
     /// Runs `call` on its target task. A rendezvous that cannot reach other tasks (an
-    /// in-process session, a function body) fails with UNIMPLEMENTED.
+    /// in-process session) fails with UNIMPLEMENTED.
     fn call_function(&self, call: FunctionCall, done: FunctionDone) {
-        done(Err(Status::unimplemented(format!(
-            "RemoteCall of function '{}' on '{}': this step runs in-process and cannot reach other tasks \
-             (a RemoteCall inside a function body, or in a DirectSession, may only target its own task)",
-            call.function, call.target
-        ))))
+        unreachable_task_call(call, done)
     }
+}
+
+/// What a step that cannot reach other tasks answers a `RemoteCall` to one: UNIMPLEMENTED.
+pub fn unreachable_task_call(call: FunctionCall, done: FunctionDone) {
+    done(Err(Status::unimplemented(format!(
+        "RemoteCall of function '{}' on '{}': this step runs in-process and cannot reach other tasks \
+         (a RemoteCall in a DirectSession may only target its own task)",
+        call.function, call.target
+    ))))
 }
 
 /// [`rendezvous_key`] with its frame part for a `(frame id, iteration)` (TensorFlow's

@@ -178,3 +178,161 @@ fn string_inputs_are_checked() {
     ));
     assert_eq!(bad.err().map(|e| e.code), Some(Code::InvalidArgument));
 }
+
+fn boxing(
+    op: &str,
+    dtype: ferroflow_core::DataType,
+    boxed: ferroflow_core::DataType,
+) -> ferroflow_core::proto::NodeDef {
+    let (t, b) = if op.starts_with("Serialize") { ("T", "out_type") } else { ("dtype", "Tserialized") };
+    node(op, &[(t, attr::ty(dtype)), (b, attr::ty(boxed))])
+}
+
+#[test]
+fn sparse_tensors_round_trip_through_variant_boxing() {
+    use ferroflow_core::DataType::{Float, Variant};
+    // A batch of 5 rank-2 sparse tensors (rows 1 and 4 empty) boxed as variants, then stacked
+    // back into the same rank-3 sparse tensor.
+    let ind = i64m(5, &[0, 0, 1, 0, 2, 0, 2, 1, 1, 3, 0, 0, 3, 0, 1]);
+    let vals = Tensor::new(vec![5], vec![1.0f32, 2.0, 3.0, 4.0, 5.0]).unwrap();
+    let shape = Tensor::new(vec![3], vec![5i64, 3, 2]).unwrap();
+    let many =
+        run_kernel(boxing("SerializeManySparse", Float, Variant), vec![ind.clone(), vals.clone(), shape.clone()], 1)
+            .unwrap()
+            .remove(0);
+    assert_eq!(many.dims(), &[5, 3]);
+    let back = run_kernel(boxing("DeserializeSparse", Float, Variant), vec![many.clone()], 3).unwrap();
+    assert_eq!((&back[0], &back[1], &back[2]), (&ind, &vals, &shape));
+    // One element: its parts as they are.
+    let one = run_kernel(boxing("SerializeSparse", Float, Variant), vec![ind.clone(), vals.clone(), shape.clone()], 1)
+        .unwrap()
+        .remove(0);
+    assert_eq!(one.dims(), &[3]);
+    let back = run_kernel(boxing("DeserializeSparse", Float, Variant), vec![one], 3).unwrap();
+    assert_eq!((&back[0], &back[1], &back[2]), (&ind, &vals, &shape));
+    // A variant batch crosses a process boundary as TensorFlow encodes it.
+    let wire = Tensor::from_proto(&many.to_proto()).unwrap();
+    assert_eq!(wire, many);
+}
+
+#[test]
+fn boxed_sparse_inputs_are_checked() {
+    use ferroflow_core::DataType::{Float, Int32, String as Str, Variant};
+    let ind = i64m(2, &[1, 0, 0, 1]);
+    let vals = Tensor::new(vec![2], vec![1.0f32, 2.0]).unwrap();
+    let shape = Tensor::new(vec![2], vec![2i64, 2]).unwrap();
+    // SerializeManySparse needs sorted, in-bounds indices of rank > 1.
+    let e = run_kernel(boxing("SerializeManySparse", Float, Str), vec![ind.clone(), vals.clone(), shape.clone()], 1);
+    assert_err(e.unwrap_err(), Code::InvalidArgument, "is out of order");
+    let e = run_kernel(
+        boxing("SerializeManySparse", Float, Str),
+        vec![i64m(1, &[3]), Tensor::new(vec![1], vec![1.0f32]).unwrap(), Tensor::new(vec![1], vec![4i64]).unwrap()],
+        1,
+    );
+    assert_err(e.unwrap_err(), Code::InvalidArgument, "Rank of input SparseTensor should be > 1");
+    let e = run_kernel(boxing("SerializeSparse", Float, Str), vec![vals.clone(), vals.clone(), shape.clone()], 1);
+    assert_err(e.unwrap_err(), Code::InvalidArgument, "Input indices should be a matrix");
+    // DeserializeSparse: last dim 3, parseable protos, the requested dtype, one rank.
+    let bad = Tensor::new(vec![2], vec![b"x".to_vec(), b"y".to_vec()]).unwrap();
+    let e = run_kernel(boxing("DeserializeSparse", Float, Str), vec![bad], 3);
+    assert_err(e.unwrap_err(), Code::InvalidArgument, "3 as the last dimension");
+    let junk = Tensor::new(vec![3], vec![vec![0xffu8; 5], vec![0xff; 5], vec![0xff; 5]]).unwrap();
+    let e = run_kernel(boxing("DeserializeSparse", Float, Str), vec![junk], 3);
+    assert_err(e.unwrap_err(), Code::InvalidArgument, "serialized_sparse");
+    let sorted = i64m(2, &[0, 1, 1, 0]);
+    let one = run_kernel(boxing("SerializeSparse", Float, Str), vec![sorted.clone(), vals.clone(), shape.clone()], 1)
+        .unwrap()
+        .remove(0);
+    let e = run_kernel(boxing("DeserializeSparse", Int32, Str), vec![one.clone()], 3);
+    assert_err(e.unwrap_err(), Code::InvalidArgument, "Requested SparseTensor of type int32");
+    let rank1 = run_kernel(
+        boxing("SerializeSparse", Float, Str),
+        vec![i64m(1, &[0]), Tensor::new(vec![1], vec![1.0f32]).unwrap(), Tensor::new(vec![1], vec![3i64]).unwrap()],
+        1,
+    )
+    .unwrap()
+    .remove(0);
+    let (a, b) = (one.as_slice::<Vec<u8>>().unwrap(), rank1.as_slice::<Vec<u8>>().unwrap());
+    let mixed = Tensor::new(vec![2, 3], [a, b].concat()).unwrap();
+    let e = run_kernel(boxing("DeserializeSparse", Float, Str), vec![mixed], 3);
+    assert_err(e.unwrap_err(), Code::InvalidArgument, "Inconsistent shape across SparseTensors");
+    let empty = Tensor::new(vec![0, 3], Vec::<Vec<u8>>::new()).unwrap();
+    let e = run_kernel(boxing("DeserializeSparse", Float, Str), vec![empty], 3);
+    assert_err(e.unwrap_err(), Code::InvalidArgument, "at least 1 serialized tensor");
+    // A variant that is not a boxed tensor.
+    let e = run_kernel(
+        boxing("DeserializeSparse", Float, Variant),
+        vec![Tensor::new(vec![3], vec![ferroflow_core::Variant::Empty; 3]).unwrap()],
+        3,
+    );
+    assert_err(e.unwrap_err(), Code::InvalidArgument, "Could not get a tensor");
+}
+
+#[test]
+fn counts_codecs_and_sparse_pairs_refuse_bad_input() {
+    use ferroflow_core::DataType::{Float, Int32, Int64};
+    let i64v = |v: &[i64]| Tensor::new(vec![v.len()], v.to_vec()).unwrap();
+    let none = || Tensor::new(vec![0], Vec::<i64>::new()).unwrap();
+    let count = |op: &str| {
+        node(
+            op,
+            &[
+                ("T", attr::ty(Int64)),
+                ("output_type", attr::ty(Int64)),
+                ("minlength", attr::int(-1)),
+                ("maxlength", attr::int(-1)),
+                ("binary_output", attr::bool(false)),
+            ],
+        )
+    };
+    let e = run_kernel(count("DenseCountSparseOutput"), vec![i64v(&[1, -2]), none()], 3).unwrap_err();
+    assert_err(e, Code::InvalidArgument, "Input values must all be non-negative");
+    let e = run_kernel(count("DenseCountSparseOutput"), vec![i64v(&[1, 2]), i64v(&[1])], 3).unwrap_err();
+    assert_err(e, Code::InvalidArgument, "Weights and data must have the same shape");
+    let e = run_kernel(count("SparseCountSparseOutput"), vec![i64m(1, &[5, 0]), i64v(&[1]), i64v(&[3, 3]), none()], 3)
+        .unwrap_err();
+    assert_err(e, Code::InvalidArgument, "Invalid index value at 0: dimension 0 has value 5");
+    let e = run_kernel(count("RaggedCountSparseOutput"), vec![i64v(&[0, 3]), i64v(&[1, 2]), none()], 3).unwrap_err();
+    assert_err(e, Code::InvalidArgument, "Splits must end with the number of values");
+    // SparseSparseMaximum: one dense shape.
+    let f = |v: &[f32]| Tensor::new(vec![v.len()], v.to_vec()).unwrap();
+    let e = run_kernel(
+        node("SparseSparseMaximum", &[("T", attr::ty(Float))]),
+        vec![i64m(1, &[0, 0]), f(&[1.0]), i64v(&[2, 2]), i64m(1, &[0, 0]), f(&[1.0]), i64v(&[2, 3])],
+        2,
+    )
+    .unwrap_err();
+    assert_err(e, Code::InvalidArgument, "Operands' shapes do not match");
+    // ParseTensor: a TensorProto of the requested type.
+    let parse = |t: DataTypeAlias, s: Vec<u8>| {
+        run_kernel(node("ParseTensor", &[("out_type", attr::ty(t))]), vec![Tensor::scalar(s)], 1)
+    };
+    let e = parse(Int32, vec![0xff, 0xff, 0xff]).unwrap_err();
+    assert_err(e, Code::InvalidArgument, "Could not parse `serialized` as TensorProto");
+    let bytes = ferroflow_kernels::io::tensor_codec::serialize_tensor(&f(&[1.0, 2.0])).unwrap();
+    let e = parse(Int32, bytes.clone()).unwrap_err();
+    assert_err(e, Code::InvalidArgument, "Type mismatch between parsed tensor (float) and dtype (int32)");
+    assert_eq!(parse(Float, bytes).unwrap()[0], f(&[1.0, 2.0]));
+    // ApproxTopK: k within the reduction dimension.
+    let approx = node(
+        "ApproxTopK",
+        &[
+            ("T", attr::ty(Float)),
+            ("k", attr::int(4)),
+            ("reduction_dimension", attr::int(-1)),
+            ("is_max_k", attr::bool(true)),
+        ],
+    );
+    let e = run_kernel(approx, vec![f(&[1.0, 2.0, 3.0])], 2).unwrap_err();
+    assert_err(e, Code::InvalidArgument, "k (4) must be at most the size of the reduction dimension (3)");
+    // SparseSliceGrad: every output entry must come from the input.
+    let e = run_kernel(
+        node("SparseSliceGrad", &[("T", attr::ty(Float))]),
+        vec![f(&[1.0]), i64m(1, &[0, 0]), i64v(&[0, 0]), i64m(1, &[1, 1])],
+        1,
+    )
+    .unwrap_err();
+    assert_err(e, Code::InvalidArgument, "aren't all propagated");
+}
+
+type DataTypeAlias = ferroflow_core::DataType;

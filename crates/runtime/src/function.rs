@@ -9,7 +9,8 @@
 //! becomes a graph whose arguments are fed and whose results are fetched (the `_Recv`/`_Send`
 //! rewrite a session uses), pruned to the results, the control results and the stateful
 //! nodes, with an executor of its own. A call runs that executor as a sub-step of the
-//! caller's step (same resources and deadline, cancelled with it; its own rendezvous), entirely
+//! caller's step (same resources and deadline, cancelled with it; its own rendezvous, whose
+//! `RemoteCall`s to other tasks go out through the caller's), entirely
 //! on the caller's device. TensorFlow instead lowers `If` into `Switch`/`Merge` before
 //! placement and places the branch nodes one by one; ferroflow's placer puts a call with
 //! the producers of the resources it takes, so a branch that reads a variable runs where
@@ -228,7 +229,8 @@ impl FunctionBody {
                 args.len()
             ))));
         }
-        let rendezvous = Arc::new(LocalRendezvous::new());
+        // RemoteCalls in the body reach other tasks the way the caller's step does.
+        let rendezvous = Arc::new(LocalRendezvous::calling_through(parent.rendezvous.clone()));
         for (i, (t, key)) in args.into_iter().zip(&self.feed_keys).enumerate() {
             if t.dtype() != self.arg_types[i] {
                 return done(Err(Status::invalid_argument(format!(

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use ferroflow_core::{Status, Tensor};
-use ferroflow_kernels::{RecvCallback, Rendezvous};
+use ferroflow_kernels::{FunctionCall, FunctionDone, RecvCallback, Rendezvous};
 
 enum Slot {
     Ready(Tensor, bool),
@@ -21,12 +21,20 @@ struct Inner {
 #[derive(Default)]
 pub struct LocalRendezvous {
     inner: Mutex<Inner>,
+    /// Where `RemoteCall`s to other tasks go (a function body's: its caller's step).
+    calls_via: Option<std::sync::Arc<dyn Rendezvous>>,
 }
 
 impl LocalRendezvous {
     /// An empty rendezvous.
     pub fn new() -> LocalRendezvous {
         LocalRendezvous::default()
+    }
+
+    /// An empty rendezvous whose `RemoteCall`s to other tasks go through `parent` (a
+    /// function body's sub-step reaches the cluster as its caller's step does).
+    pub fn calling_through(parent: std::sync::Arc<dyn Rendezvous>) -> LocalRendezvous {
+        LocalRendezvous { calls_via: Some(parent), ..Default::default() }
     }
 
     /// Takes a tensor that has already been sent, without waiting.
@@ -80,6 +88,13 @@ impl Rendezvous for LocalRendezvous {
             other(Err(Status::internal(format!("more than one receiver for rendezvous key '{key}'"))));
         }
         Ok(())
+    }
+
+    fn call_function(&self, call: FunctionCall, done: FunctionDone) {
+        match &self.calls_via {
+            Some(parent) => parent.call_function(call, done),
+            None => ferroflow_kernels::unreachable_task_call(call, done),
+        }
     }
 
     fn recv_async(&self, key: &str, done: RecvCallback) {

@@ -137,7 +137,8 @@ def strings():
         F("strings.base64", lambda tf, x: tf.io.decode_base64(tf.io.encode_base64(x)), s),
         F("io.decode_csv", lambda tf, x: tf.io.decode_csv(x, [[0.0], [0], [""]]),
           np.array([b"1.5,2,a", b"3,4,b"], object)),
-        F("io.decode_raw", lambda tf, x: tf.io.decode_raw(x, tf.uint8), s),
+        F("io.decode_raw", lambda tf, x: [tf.io.decode_raw(x, tf.uint8), tf.io.decode_raw(x, tf.int16, little_endian=False)],
+          np.array([b"abcd", b"\x00\x01\xfe\xff", b"wxyz"], object)),
         F("io.parse_example", _parse_example, np.array([_example(1), _example(2)], object)),
         F("io.parse_single_example", lambda tf, x: _parse(tf, x, single=True), np.array(_example(3), object)),
         F("io.serialize_tensor", lambda tf, x: tf.io.parse_tensor(tf.io.serialize_tensor(x), tf.float32), u(2, 3)),
@@ -193,6 +194,14 @@ def sparse():
           np.array([[b"a", b"b"], [b"c", b""]], object)),
         F("sparse.bincount", lambda tf, x: tf.sparse.bincount(tf.sparse.from_dense(x), minlength=5),
           ints(2, 4, hi=5, dtype=np.int64), grads=False),
+        F("sparse.bincount_dense_weighted", lambda tf, x, w: tf.sparse.bincount(x, weights=w, axis=-1, binary_output=False),
+          ints(2, 4, hi=5, dtype=np.int64), u(2, 4), grads=False),
+        F("sparse.bincount_ragged", lambda tf, x: tf.sparse.bincount(tf.RaggedTensor.from_row_splits(x, [0, 3, 3, 5]),
+                                                                     maxlength=3, binary_output=True),
+          ints(5, hi=5, dtype=np.int64), grads=False),
+        F("sparse.minimum", lambda tf, v: tf.sparse.minimum(st(tf, v), st(tf, -v)), v),
+        F("ragged.to_sparse", lambda tf, v: tf.RaggedTensor.from_nested_row_splits(v, [[0, 2, 3], [0, 1, 1, 3]])
+          .to_sparse(), u(3, 2)),
     ]
 
 

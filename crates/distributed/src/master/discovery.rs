@@ -3,10 +3,13 @@
 //! deadline. A task that never answers fails with an error naming the task, its address and
 //! the last gRPC error (never a silent wait; user-pain #3).
 //!
-//! CreateSession asks each task once, waiting at most [`CREATE_GRACE`] for the answer: a task
-//! that is not up stays pending, and a step whose graph names one of them waits for it then, within the step's
-//! deadline ([`super::late_tasks`]). A session whose graph never uses a down task does not
-//! wait for it.
+//! CreateSession waits, as TensorFlow's master does, until every task that passes the
+//! session's device filters has answered, logging "CreateSession still waiting for response
+//! from worker: …" every [`WAIT_LOG_PERIOD`] with the task's address and last error. Unlike
+//! TensorFlow's, the wait is bounded (`MasterOptions::create_session_wait`): a task still
+//! down after it stays pending, and a step whose graph names one of them waits for it then,
+//! within the step's deadline ([`super::late_tasks`]). A session whose graph never uses a
+//! task that never came up is not held up by it for longer than the wait.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,8 +35,11 @@ pub(crate) struct Discovered {
     pub(crate) pending: Vec<(TaskWorker, Status)>,
 }
 
-/// How long CreateSession waits for a task's first answer before it leaves it pending.
-pub(crate) const CREATE_GRACE: Duration = Duration::from_secs(2);
+/// How long the single attempt of a CreateSession that does not wait for tasks lasts.
+pub(crate) const ONE_ATTEMPT: Duration = Duration::from_secs(2);
+
+/// How often CreateSession says which tasks it is still waiting for.
+pub(crate) const WAIT_LOG_PERIOD: Duration = Duration::from_secs(10);
 
 impl Discovered {
     /// Full device name → incarnation.
@@ -89,9 +95,16 @@ pub(crate) fn task_workers(
 }
 
 /// GetStatus on one task, retried while it is unavailable, until `deadline`.
-/// With `retry` false, the first failure is final.
-async fn status_of(w: &TaskWorker, deadline: Instant, retry: bool) -> Result<Vec<DeviceAttributes>, Status> {
+/// With `retry` false, the first failure is final. With `log_waiting`, says every
+/// [`WAIT_LOG_PERIOD`] that CreateSession is still waiting for the task.
+async fn status_of(
+    w: &TaskWorker,
+    deadline: Instant,
+    retry: bool,
+    log_waiting: bool,
+) -> Result<Vec<DeviceAttributes>, Status> {
     let start = Instant::now();
+    let mut next_log = start + WAIT_LOG_PERIOD;
     let mut backoff = Duration::from_millis(50);
     // Why the task could not be reached ("Connection refused" ...): the attempt that the
     // deadline cut short only knows that time ran out.
@@ -106,6 +119,13 @@ async fn status_of(w: &TaskWorker, deadline: Instant, retry: bool) -> Result<Vec
                     && remaining(deadline) > Duration::from_millis(20) =>
             {
                 tracing::debug!(task = %w.task, addr = %w.addr, error = %e, "GetStatus failed; retrying");
+                if log_waiting && Instant::now() >= next_log {
+                    tracing::info!(
+                        task = %w.task, addr = %w.addr, error = %e,
+                        "CreateSession still waiting for response from worker: {}", w.task
+                    );
+                    next_log = Instant::now() + WAIT_LOG_PERIOD;
+                }
                 if e.code == Code::Unavailable {
                     unreachable = Some(e);
                 }
@@ -136,14 +156,14 @@ pub(crate) async fn discover(workers: Vec<TaskWorker>, deadline: Instant) -> Res
     discover_within(workers, deadline, None).await
 }
 
-/// [`discover`], but a task that is unreachable after `grace` (and is not this task) is left
-/// pending instead of failing the whole.
+/// [`discover`] for CreateSession: a remote task is retried while it is unreachable for up
+/// to `wait` (zero: asked once), then left pending instead of failing the whole.
 pub(crate) async fn discover_lenient(
     workers: Vec<TaskWorker>,
     deadline: Instant,
-    grace: Duration,
+    wait: Duration,
 ) -> Result<Discovered, Status> {
-    discover_within(workers, deadline, Some(grace)).await
+    discover_within(workers, deadline, Some(wait)).await
 }
 
 async fn discover_within(
@@ -152,15 +172,23 @@ async fn discover_within(
     grace: Option<Duration>,
 ) -> Result<Discovered, Status> {
     let mut set = tokio::task::JoinSet::new();
-    let lenient_deadline = grace.map(|g| deadline.min(Instant::now() + g));
+    // Leniently, a remote task is waited for within `wait` (or gets one attempt): one that
+    // is not up by then is reached later.
+    let lenient = grace.map(|g| {
+        if g.is_zero() {
+            (deadline.min(Instant::now() + ONE_ATTEMPT), false)
+        } else {
+            (deadline.min(Instant::now() + g), true)
+        }
+    });
+    let lenient_deadline = lenient.map(|(d, _)| d);
     for (i, w) in workers.iter().enumerate() {
         let w = w.clone();
-        // Leniently, a remote task gets one attempt: one that is not up is reached later.
-        let (d, retry) = match lenient_deadline {
-            Some(d) if w.is_remote() => (d, false),
-            _ => (deadline, true),
+        let (d, retry, log) = match lenient {
+            Some((d, retry)) if w.is_remote() => (d, retry, retry),
+            _ => (deadline, true, false),
         };
-        set.spawn(async move { (i, status_of(&w, d, retry).await) });
+        set.spawn(async move { (i, status_of(&w, d, retry, log).await) });
     }
     let mut per_task: Vec<Vec<DeviceAttributes>> = vec![Vec::new(); workers.len()];
     let mut errors: Vec<(usize, Status)> = Vec::new();

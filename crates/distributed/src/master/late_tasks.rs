@@ -1,5 +1,5 @@
 //! Tasks a session reaches after CreateSession: a task that was not up within
-//! [`super::discovery::CREATE_GRACE`] stays pending, and the first step whose graph names it
+//! `MasterOptions::create_session_wait` stays pending, and the first step whose graph names it
 //! (a node's requested device with its job, and its task or none) waits for it within the
 //! step's deadline, creates its worker session and adds its devices. A step that never names
 //! it never waits; one that does and cannot reach it fails naming the task, its address and

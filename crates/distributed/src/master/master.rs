@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ferroflow_core::proto::*;
 use ferroflow_core::{Status, Tensor};
 
-use super::discovery::{discover, discover_lenient, task_workers, CREATE_GRACE};
+use super::discovery::{discover, discover_lenient, task_workers};
 use super::late_tasks::WorkerSessionTemplate;
 use super::plan::{plan_for, Signature};
 use super::run_step::run_step;
@@ -24,6 +24,13 @@ pub struct MasterOptions {
     /// How long CreateSession waits for every task to answer GetStatus (capped by the
     /// session's `operation_timeout_in_ms` when set).
     pub create_session_timeout: Duration,
+    /// How long CreateSession waits for every task that passes the session's device filters
+    /// to come up (TensorFlow's master waits without limit, logging "CreateSession still
+    /// waiting for response from worker" every 10 s). A task still down after it (or after
+    /// `create_session_timeout`, or the session's `operation_timeout_in_ms`) stays pending:
+    /// the session is created, and the first step that names the task waits for it then.
+    /// Zero: ask each task once (a task not up at once is left pending).
+    pub create_session_wait: Duration,
     /// Deadline of a step when neither RunOptions nor the session config set one.
     pub default_step_timeout: Duration,
     /// The server's default session config (`ServerDef.default_session_config`,
@@ -39,6 +46,7 @@ impl Default for MasterOptions {
     fn default() -> Self {
         MasterOptions {
             create_session_timeout: Duration::from_secs(60),
+            create_session_wait: Duration::from_secs(30),
             default_step_timeout: Duration::from_secs(600),
             default_session_config: None,
             graph_limits: GraphLimits::default(),
@@ -175,7 +183,9 @@ impl Master {
         let graph = GraphState::new(req.graph_def.unwrap_or_default(), &self.opts.graph_limits, &handle)
             .map_err(|e| e.context("CreateSession: invalid graph"))?;
         let workers = task_workers(&cluster, &config.device_filters, &own, &self.worker, &self.channels)?;
-        let tasks = discover_lenient(workers, deadline, CREATE_GRACE).await.map_err(|e| e.context("CreateSession"))?;
+        let tasks = discover_lenient(workers, deadline, self.opts.create_session_wait.min(timeout * 3 / 4))
+            .await
+            .map_err(|e| e.context("CreateSession"))?;
         let worker_sessions = WorkerSessionTemplate {
             handle: handle.clone(),
             cluster_def: if propagated { config.cluster_def.clone() } else { None },

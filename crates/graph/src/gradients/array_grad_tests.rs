@@ -1,5 +1,5 @@
 //! Graph-level tests of the array gradients (values are checked numerically in
-//! `crates/runtime/tests/grad_array.rs`).
+//! `crates/runtime/tests/grad/array.rs`).
 
 use ferroflow_core::{Code, DataType, Tensor};
 

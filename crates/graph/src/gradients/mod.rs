@@ -26,6 +26,7 @@ mod nn_grad_norm;
 mod nn_grad_volume;
 mod ragged_grad;
 mod registry;
+mod sparse_combine_grad;
 mod sparse_cwise_grad;
 mod sparse_grad;
 mod table;

@@ -1,4 +1,6 @@
-//! The gradient of `RaggedTensorToTensor` (TensorFlow's `ragged_conversion_ops.py`).
+//! The gradients of `RaggedTensorToTensor` and `RaggedTensorToSparse` (TensorFlow's
+//! `ragged_conversion_ops.py`). `RaggedTensorToSparse` keeps every value once, in order: the
+//! values' gradient is the sparse values' gradient in the values' shape.
 //!
 //! The op is run again on the row indices `0..nvals` (default -1) with the same partitions,
 //! which says, for every position of the dense output, the value it came from or -1.
@@ -43,4 +45,17 @@ pub(super) fn ragged_tensor_to_tensor_grad(
     let rest = ops::sub(s, total, taken);
     let (ddefault, _) = reduce_gradient_args(s, &default, &rest, Some(rest.clone()), None);
     Ok(std::iter::once(None).chain([Some(dvalues), ddefault]).chain(op.inputs[3..].iter().map(|_| None)).collect())
+}
+
+pub(super) fn ragged_tensor_to_sparse_grad(
+    s: &Scope,
+    op: &GradOp,
+    g: &[Output],
+) -> Result<Vec<Option<Output>>, Status> {
+    let k = op.inputs.len() - 1;
+    let values = input(op, k)?;
+    let dv = ops::reshape(s, grad(op, g, 1)?, ops::shape(s, values, DataType::Int32));
+    let mut out: Vec<Option<Output>> = vec![None; k];
+    out.push(Some(dv));
+    Ok(out)
 }

@@ -228,6 +228,17 @@ pub(super) fn register(r: &mut super::GradRegistry) {
     r.add("SparseReorder", sparse_reorder_grad);
     r.add("SparseTensorDenseMatMul", sparse_dense_matmul_grad);
     r.no_gradient(&[
+        "SerializeSparse",
+        "SerializeTensor",
+        "ParseTensor",
+        "DenseCountSparseOutput",
+        "SparseCountSparseOutput",
+        "RaggedCountSparseOutput",
+        "SparseAddGrad",
+        "SparseSliceGrad",
+        "SerializeManySparse",
+        "DeserializeSparse",
+        "DeserializeManySparse",
         "SparseSegmentSumGrad",
         "SparseSegmentMeanGrad",
         "SparseSegmentSqrtNGrad",

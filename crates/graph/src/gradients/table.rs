@@ -169,7 +169,10 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("MaxPoolGradGrad", conv::max_pool_grad_grad_grad);
     r.add("MaxPoolWithArgmax", conv::max_pool_with_argmax_grad);
     r.add("RaggedTensorToTensor", super::ragged_grad::ragged_tensor_to_tensor_grad);
+    r.add("RaggedTensorToSparse", super::ragged_grad::ragged_tensor_to_sparse_grad);
     r.add("SparseDenseCwiseMul", super::sparse_cwise_grad::sparse_dense_cwise_mul_grad);
+    r.add("SparseAdd", super::sparse_combine_grad::sparse_add_grad);
+    r.add("SparseSlice", super::sparse_combine_grad::sparse_slice_grad);
     r.add("SparseDenseCwiseDiv", super::sparse_cwise_grad::sparse_dense_cwise_div_grad);
     r.add("MaxPoolGradWithArgmax", conv::max_pool_grad_with_argmax_grad);
     r.add("MaxPoolGradGradWithArgmax", conv::max_pool_grad_grad_with_argmax_grad);

@@ -50,7 +50,28 @@ fn to_tensor_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![out])
 }
 
+/// `RaggedTensorToSparse`: rank `1 + RAGGED_RANK + (values rank - 1)` when the values' rank
+/// is known.
+fn to_sparse_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    let k = c.node.attr_int("RAGGED_RANK")?;
+    let rank = c.input(k as usize).map_or(-1, |d| k + d.len() as i64);
+    Ok(vec![Some(vec![-1, rank]), Some(vec![-1]), Some(vec![rank])])
+}
+
 pub(crate) fn register(r: &mut OpRegistry) {
+    r.add(
+        op("RaggedTensorToSparse")
+            .input("rt_nested_splits: RAGGED_RANK * Tsplits")
+            .input("rt_dense_values: T")
+            .output("sparse_indices: int64")
+            .output("sparse_values: T")
+            .output("sparse_dense_shape: int64")
+            .attr("RAGGED_RANK: int >= 1")
+            .attr("T: type")
+            .attr("Tsplits: {int32, int64} = DT_INT64")
+            .shape_fn(to_sparse_shape)
+            .build(),
+    );
     r.add(
         op("RaggedTensorToTensor")
             .attr("T: type")

@@ -56,6 +56,7 @@ fn zeros_like_tensor(x: &Tensor) -> Result<Tensor, String> {
     for v in x.as_slice::<Variant>().map_err(|e| e.message)? {
         out.push(match v {
             Variant::Empty => Variant::Empty,
+            Variant::Tensor(t) => Variant::Tensor(std::sync::Arc::new(zeros_like_tensor(t)?)),
             Variant::TensorList(l) => {
                 let mut z = (**l).clone();
                 for t in z.tensors.iter_mut().flatten() {

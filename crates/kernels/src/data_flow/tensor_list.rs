@@ -317,6 +317,7 @@ impl crate::OpKernel for AddNLists {
                 Variant::Empty => continue,
                 Variant::TensorList(l) => l.clone(),
                 Variant::Opaque(o) => return Err(ctx.error(format!("cannot add a {} variant", o.type_name))),
+                Variant::Tensor(_) => return Err(ctx.error("cannot add a boxed-tensor variant to a TensorList")),
             };
             let Some(a) = acc.as_mut() else {
                 acc = Some(Arc::unwrap_or_clone(l));

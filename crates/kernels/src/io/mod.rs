@@ -21,6 +21,7 @@ mod sendrecv;
 pub mod sstable;
 #[doc(hidden)]
 pub mod table_block;
+pub mod tensor_codec;
 pub mod tensor_slice;
 pub mod tfrecord;
 pub mod varint;
@@ -37,5 +38,5 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels (one `register` call per file).
 pub(crate) fn register(r: &mut KernelRegistry) {
-    ferroflow_core::register_modules! { r: plumbing, sendrecv, control_flow, bundle_ops, assert }
+    ferroflow_core::register_modules! { r: plumbing, sendrecv, control_flow, bundle_ops, assert, tensor_codec }
 }

@@ -6,7 +6,7 @@
 
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use crate::array::util::FnKernel;
+use crate::array::util::{check_alloc, FnKernel};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext};
 
@@ -49,7 +49,8 @@ impl AsF64 for i64 {
     }
 }
 
-fn counts<T: AsF64>(ctx: &OpContext, values: &Tensor, range: &Tensor, nbins: usize) -> Result<Vec<i64>, Status> {
+/// The bin of every value.
+fn value_bins<T: AsF64>(ctx: &OpContext, values: &Tensor, range: &Tensor, nbins: usize) -> Result<Vec<usize>, Status> {
     let r = range.as_slice::<T>()?;
     let (lo, hi) = (r[0], r[1]);
     let (lo_f, hi_f) = (lo.f(), hi.f());
@@ -58,11 +59,19 @@ fn counts<T: AsF64>(ctx: &OpContext, values: &Tensor, range: &Tensor, nbins: usi
             .error(format!("value_range should satisfy value_range[0] < value_range[1], but got '[{lo_f}, {hi_f}]'")));
     }
     let v: Vec<f64> = values.as_slice::<T>()?.iter().map(|x| x.f()).collect();
-    let mut out = vec![0i64; nbins];
-    for b in bins(&v, lo_f, hi_f, nbins) {
-        out[b] += 1;
+    Ok(bins(&v, lo_f, hi_f, nbins))
+}
+
+/// `nbins` counts of the values in `bins`, counted in the output type (no second pass).
+fn count<C: ferroflow_core::TensorType + Copy + Default + std::ops::AddAssign + From<u8>>(
+    bins: &[usize],
+    nbins: usize,
+) -> Result<Tensor, Status> {
+    let mut out = vec![C::default(); nbins];
+    for &b in bins {
+        out[b] += C::from(1u8);
     }
-    Ok(out)
+    Tensor::new(vec![nbins], out)
 }
 
 fn histogram(ctx: &mut OpContext) -> Result<(), Status> {
@@ -87,13 +96,14 @@ fn histogram(ctx: &mut OpContext) -> Result<(), Status> {
         )));
     }
     let nbins = nbins as usize;
-    let counts = dispatch!(values.dtype(), ctx, [f32, f64, i32, i64], |T| counts::<T>(ctx, &values, &range, nbins))?;
     let out_type = ctx.node().attr.get("dtype").map(|_| ctx.node().attr_type("dtype")).transpose()?;
-    let out = match out_type.unwrap_or(DataType::Int32) {
-        DataType::Int64 => Tensor::new(vec![nbins], counts)?,
-        DataType::Int32 => Tensor::new(vec![nbins], counts.iter().map(|&c| c as i32).collect::<Vec<i32>>())?,
-        d => return Err(ctx.error(format!("output dtype must be int32 or int64, got {d}"))),
-    };
+    let out_type = out_type.unwrap_or(DataType::Int32);
+    if !matches!(out_type, DataType::Int32 | DataType::Int64) {
+        return Err(ctx.error(format!("output dtype must be int32 or int64, got {out_type}")));
+    }
+    check_alloc(&[nbins], out_type).map_err(|e| ctx.error_with(e))?;
+    let b = dispatch!(values.dtype(), ctx, [f32, f64, i32, i64], |T| value_bins::<T>(ctx, &values, &range, nbins))?;
+    let out = if out_type == DataType::Int64 { count::<i64>(&b, nbins)? } else { count::<i32>(&b, nbins)? };
     ctx.set_output(0, out)
 }
 

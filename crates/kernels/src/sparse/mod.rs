@@ -2,21 +2,28 @@
 //! `SparseSegment*` and their gradient ops; `SparseToDense`, `SparseReshape`,
 //! `SparseFillEmptyRows[Grad]`, `SparseReorder`, `SparseTensorDense{MatMul,Add}`, the
 //! bincounts; `SparseConcat`, `SparseSlice`, `SparseAdd`, `SparseReduceSum`, `SparseReduceMax`, `SparseSoftmax`,
-//! `SparseDenseCwise{Add,Mul,Div}`;
+//! `SparseDenseCwise{Add,Mul,Div}`; `SerializeSparse`, `SerializeManySparse`, `DeserializeSparse`,
+//! `DeserializeManySparse`; `SparseAddGrad`, `SparseSliceGrad`; `SparseSparseMaximum`/`Minimum`;
+//! the sparse-output counts (`DenseCountSparseOutput`, `SparseCountSparseOutput`,
+//! `RaggedCountSparseOutput`);
 //! the feature-column crosses `SparseCross`, `SparseCrossV2`, `SparseCrossHashed`.
 
 mod bincount;
 mod combine;
+mod count;
 mod cross;
 mod cwise;
 mod elem;
 mod fill_empty_rows;
+mod grad_ops;
 mod reduce;
 mod reorder;
 mod reshape;
 mod segment_reduce;
+mod serialize;
 mod sparse_dense;
 mod sparse_segment;
+mod sparse_sparse;
 mod to_dense;
 mod util;
 
@@ -27,6 +34,7 @@ use crate::KernelRegistry;
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: bincount, combine, cross, cwise, fill_empty_rows, reduce, reorder, reshape, segment_reduce, sparse_dense, sparse_segment, to_dense
+        r: bincount, combine, count, cross, cwise, fill_empty_rows, grad_ops, reduce, reorder, reshape, segment_reduce, serialize,
+        sparse_dense, sparse_segment, sparse_sparse, to_dense
     }
 }

@@ -154,6 +154,9 @@ impl OpKernel for AsString {
     }
 }
 
+/// The largest `precision` and `width` of `AsString`.
+const MAX_FORMAT: i64 = 4096;
+
 fn as_string_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     let int = |k: &str| if n.has_attr(k) { n.attr_int(k) } else { Ok(-1) };
     let flag = |k: &str| if n.has_attr(k) { n.attr_bool(k) } else { Ok(false) };
@@ -165,13 +168,16 @@ fn as_string_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     if scientific && shortest {
         return Err(n.node_error("Cannot select both scientific and shortest notation"));
     }
-    Ok(Box::new(AsString {
-        precision: int("precision")?,
-        scientific,
-        shortest,
-        width: int("width")?,
-        fill: fill.bytes().next().unwrap_or(b' '),
-    }))
+    // Every element is formatted with these: bounded so a hostile attr cannot ask for
+    // gigabytes per element (C's printf, which TensorFlow uses, would try).
+    let (precision, width) = (int("precision")?, int("width")?);
+    if precision > MAX_FORMAT {
+        return Err(n.node_error(format!("precision {precision} is more than ferroflow formats ({MAX_FORMAT})")));
+    }
+    if width > MAX_FORMAT {
+        return Err(n.node_error(format!("width {width} is more than ferroflow formats ({MAX_FORMAT})")));
+    }
+    Ok(Box::new(AsString { precision, scientific, shortest, width, fill: fill.bytes().next().unwrap_or(b' ') }))
 }
 
 const WEB_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

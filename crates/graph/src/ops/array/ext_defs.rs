@@ -87,6 +87,21 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(
+        op("ApproxTopK")
+            .input("input: T")
+            .output("values: T")
+            .output("indices: int32")
+            .attr("k: int >= 0")
+            .attr("reduction_dimension: int = -1")
+            .attr("recall_target: float = 0.95")
+            .attr("is_max_k: bool = true")
+            .attr("reduction_input_size_override: int = -1")
+            .attr("aggregate_to_topk: bool = true")
+            .attr("T: {half, bfloat16, float}")
+            .shape_fn(approx_top_k_shape)
+            .build(),
+    );
+    r.add(
         op("MatrixBandPart")
             .input("input: T")
             .input("num_lower: Tindex")

@@ -82,6 +82,23 @@ pub(crate) fn split_v_shape(c: &ShapeCtx) -> R {
         .collect())
 }
 
+/// `ApproxTopK`: the input's shape with the reduction dimension cut to `k`.
+pub(crate) fn approx_top_k_shape(c: &ShapeCtx) -> R {
+    let k = c.node.attr_int("k")?;
+    let axis = c.node.attr_int("reduction_dimension")?;
+    let Some(mut dims) = c.input(0) else { return Ok(vec![None, None]) };
+    let r = dims.len() as i64;
+    if axis < -r || axis >= r {
+        return Err(c.error(format!("reduction_dimension {axis} is out of range for an input of rank {r}")));
+    }
+    let a = if axis < 0 { axis + r } else { axis } as usize;
+    if dims[a] >= 0 && dims[a] < k {
+        return Err(c.error(format!("k ({k}) must be at most the size of the reduction dimension ({})", dims[a])));
+    }
+    dims[a] = k;
+    Ok(vec![Some(dims.clone()), Some(dims)])
+}
+
 pub(crate) fn top_k_shape(c: &ShapeCtx) -> R {
     want_rank(c, 1, 0)?;
     let k = const_ints(c, 1).and_then(|v| v.first().copied());

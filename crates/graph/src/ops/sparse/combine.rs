@@ -1,4 +1,5 @@
-//! `SparseConcat`, `SparseSlice`, `SparseAdd`, `SparseReduceSum`, `SparseReduceMax`,
+//! `SparseConcat`, `SparseSlice`, `SparseAdd` (and the gradient ops `SparseSliceGrad`,
+//! `SparseAddGrad`), `SparseSparseMaximum`/`Minimum`, `SparseReduceSum`, `SparseReduceMax`,
 //! `SparseDenseCwise{Add,Mul,Div}`, `SparseSoftmax`, and the
 //! feature-column crosses `SparseCross`, `SparseCrossV2`, `SparseCrossHashed` (their
 //! `sparse_types`/`dense_types` are `list(type)` here: the op-def parser has no allowed set
@@ -103,6 +104,50 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(add_shape)
             .build(),
     );
+    r.add(
+        op("SparseAddGrad")
+            .input("backprop_val_grad: T")
+            .input("a_indices: int64")
+            .input("b_indices: int64")
+            .input("sum_indices: int64")
+            .output("a_val_grad: T")
+            .output("b_val_grad: T")
+            .attr(NUMBER)
+            .shape_fn(|c| {
+                let rows = |i: usize| Some(vec![c.input(i).map_or(-1, |d| d.first().copied().unwrap_or(-1))]);
+                Ok(vec![rows(1), rows(2)])
+            })
+            .build(),
+    );
+    r.add(
+        op("SparseSliceGrad")
+            .input("backprop_val_grad: T")
+            .input("input_indices: int64")
+            .input("input_start: int64")
+            .input("output_indices: int64")
+            .output("val_grad: T")
+            .attr(NUMBER)
+            .shape_fn(|c| Ok(vec![Some(vec![c.input(1).map_or(-1, |d| d.first().copied().unwrap_or(-1))])]))
+            .build(),
+    );
+    for name in ["SparseSparseMaximum", "SparseSparseMinimum"] {
+        r.add(
+            op(name)
+                .input("a_indices: int64")
+                .input("a_values: T")
+                .input("a_shape: int64")
+                .input("b_indices: int64")
+                .input("b_values: T")
+                .input("b_shape: int64")
+                .output("output_indices: int64")
+                .output("output_values: T")
+                .attr(REAL)
+                .shape_fn(|c| {
+                    Ok(vec![Some(vec![-1, c.input(0).and_then(|d| d.get(1).copied()).unwrap_or(-1)]), Some(vec![-1])])
+                })
+                .build(),
+        );
+    }
     for (name, types) in [("SparseReduceSum", NUMBER), ("SparseReduceMax", REAL)] {
         r.add(
             op(name)

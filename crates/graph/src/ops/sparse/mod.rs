@@ -3,10 +3,13 @@
 //! defined beside `DynamicStitch`), `Unique`, `ResourceGather`, `DisableCopyOnRead`, `Scatter{Add,Sub,Update}`,
 //! `ResourceScatter{Add,Sub,Update}`. The sparse optimizer updates (`SparseApplyAdagrad`, …)
 //! are defined with their dense forms in `training.rs`. The segment reductions are in
-//! `segment.rs`, the sparse-tensor ops in `sparse_tensor.rs` and `combine.rs`.
+//! `segment.rs`, the sparse-tensor ops in `sparse_tensor.rs` and `combine.rs`, their
+//! (de)serialization in `serialize.rs`.
 
 mod combine;
+mod count;
 mod segment;
+mod serialize;
 mod sparse_tensor;
 
 pub use combine::*;
@@ -61,6 +64,8 @@ pub(crate) fn register(r: &mut OpRegistry) {
     combine::register(r);
     segment::register(r);
     sparse_tensor::register(r);
+    serialize::register(r);
+    count::register(r);
     r.add(
         op("DynamicPartition")
             .input("data: T")

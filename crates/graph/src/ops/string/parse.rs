@@ -1,5 +1,6 @@
 //! Parsing ops of input pipelines: `ParseExampleV2`, `ParseSingleExample` (tf.train.Example
-//! protos) and `DecodeCSV`.
+//! protos), `DecodeCSV`, and `SerializeTensor`/`ParseTensor` (a tensor as a serialized
+//! `TensorProto`).
 
 use ferroflow_core::proto::attr_value::Value as AV;
 use ferroflow_core::{shape_proto_dims, NodeAttrs, Status};
@@ -54,6 +55,22 @@ fn csv_shape(c: &ShapeCtx) -> R {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
+    r.add(
+        op("SerializeTensor")
+            .input("tensor: T")
+            .output("serialized: string")
+            .attr("T: type")
+            .shape_fn(|_| Ok(vec![Some(vec![])]))
+            .build(),
+    );
+    r.add(
+        op("ParseTensor")
+            .input("serialized: string")
+            .output("output: out_type")
+            .attr("out_type: type")
+            .shape_fn(|_| Ok(vec![None]))
+            .build(),
+    );
     r.add(
         op("ParseExampleV2")
             .input("serialized: string")

@@ -1,6 +1,7 @@
-//! The extended array kernels: splits, scans, top-k, reversal and rolls, mirror padding,
+//! The extended array kernels: splits, scans, top-k (exact and `ApproxTopK`), reversal and rolls, mirror padding,
 //! N-d gathers and scatters, band and diagonal parts, sorted searches, clipping, einsum.
 
+mod approx_top_k;
 mod band_diag;
 mod einsum;
 mod einsum_parse;
@@ -21,6 +22,6 @@ use crate::KernelRegistry;
 /// Registers the extended array kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: band_diag, einsum, gather_nd, matrix_diag, mirror_pad, misc, resource_nd, reverse_roll, scan, search, split, top_k
+        r: approx_top_k, band_diag, einsum, gather_nd, matrix_diag, mirror_pad, misc, resource_nd, reverse_roll, scan, search, split, top_k
     }
 }

@@ -1,5 +1,4 @@
-//! The numeric gradient checker of the gradient tests (`grad_array*.rs`, `grad_embedding.rs`,
-//! `grad_nn*.rs`).
+//! The numeric gradient checker of the gradient tests (the other modules of `tests/grad/`).
 //!
 //! Each check compares the symbolic gradient of `sum_i sum(w_i * y_i)` (fixed pseudo-random
 //! `w_i`, fed as `grad_ys`, so only the gradients under test are involved — not those of Mul

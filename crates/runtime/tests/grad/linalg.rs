@@ -1,11 +1,9 @@
 //! Numeric checks of the linear-algebra gradients: MatrixInverse, MatrixDeterminant,
 //! LogMatrixDeterminant, MatrixSolve, MatrixTriangularSolve and Cholesky.
 
-mod grad_util;
-
+use crate::util::*;
 use ferroflow_core::Tensor;
 use ferroflow_graph::ops;
-use grad_util::*;
 
 /// Well-conditioned matrices: random plus `shift` on the diagonal.
 fn shifted(dims: &[usize], seed: u64, shift: f64) -> Tensor {

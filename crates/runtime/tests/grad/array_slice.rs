@@ -1,12 +1,10 @@
 //! Numeric checks of the gradients of Slice, StridedSlice (every mask), StridedSliceGrad,
 //! Pad, PadV2, Tile and BroadcastTo.
 
-mod grad_util;
-
+use crate::util::{assert_grad, i32s, i64s, rand};
 use ferroflow_core::Tensor;
 use ferroflow_graph::ops::{self, SliceMasks};
 use ferroflow_graph::{Output, Scope};
-use grad_util::{assert_grad, i32s, i64s, rand};
 
 /// Builds the op under test from its input.
 type Build<'a> = Box<dyn Fn(&Scope, Output) -> Output + 'a>;

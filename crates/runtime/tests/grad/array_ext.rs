@@ -3,12 +3,10 @@
 //! MatrixBandPart, Diag(Part), ClipByValue and Einsum; the space/batch/depth block moves,
 //! ReverseSequence, Cross and LRN.
 
-mod grad_util;
-
+use crate::util::*;
 use ferroflow_core::Tensor;
 use ferroflow_graph::ops;
 use ferroflow_graph::Output;
-use grad_util::*;
 
 fn c32(s: &ferroflow_graph::Scope, v: i32) -> Output {
     ops::constant(s, v)

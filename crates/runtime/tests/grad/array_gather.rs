@@ -1,13 +1,11 @@
 //! Numeric checks of the Gather / GatherV2 gradients (dense, via UnsortedSegmentSum) and
 //! of gradients flowing through a Variable's read.
 
-mod grad_util;
-
+use crate::util::{assert_grad, i32s, i64s, math_grads_ready, rand};
 use ferroflow_core::Tensor;
 use ferroflow_graph::{global_variables_initializer, gradients, ops, Output, Scope, Variable};
 use ferroflow_runtime::DirectSession;
 use ferroflow_runtime::StepRunner;
-use grad_util::{assert_grad, i32s, i64s, math_grads_ready, rand};
 
 #[test]
 fn gather_v1() {

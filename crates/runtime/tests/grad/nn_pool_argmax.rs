@@ -4,11 +4,9 @@
 //! without the batch in the index. Inputs are distinct values 0.01 apart, so no
 //! perturbation breaks a tie.
 
-mod grad_util;
-
+use crate::util::*;
 use ferroflow_core::{attr, DataType};
 use ferroflow_graph::{ops, Output, Scope};
-use grad_util::*;
 
 const IN: [usize; 4] = [2, 5, 6, 2];
 

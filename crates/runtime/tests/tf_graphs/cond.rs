@@ -8,8 +8,7 @@ use ferroflow_core::{Code, Tensor};
 use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
 
-mod tf_graph_util;
-use tf_graph_util::{close, fixture, run_steps, session, value};
+use crate::util::{close, fixture, run_steps, session, value};
 
 #[test]
 fn tensorflow_function_calls_give_tensorflows_values() {

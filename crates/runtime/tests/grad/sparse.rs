@@ -1,10 +1,8 @@
 //! Numeric checks of the segment reductions' gradients: `Segment*`, `UnsortedSegment*` and
 //! `SparseSegment*[WithNumSegments]` (through the `SparseSegment*Grad` kernels).
 
-mod grad_util;
-
+use crate::util::{assert_grad, distinct, i32s, i64s, rand};
 use ferroflow_graph::ops;
-use grad_util::{assert_grad, distinct, i32s, i64s, rand};
 
 #[test]
 fn sorted_segment_sum_and_mean() {

@@ -3,11 +3,9 @@
 //! binary ops and special functions, L2Loss, the smooth/leaky activations and the second
 //! derivatives through their gradient ops.
 
-mod grad_util;
-
+use crate::util::*;
 use ferroflow_core::Tensor;
 use ferroflow_graph::{gradients, ops, Output, Scope};
-use grad_util::*;
 
 type Unary = fn(&Scope, Output) -> Output;
 

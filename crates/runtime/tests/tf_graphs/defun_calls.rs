@@ -7,8 +7,7 @@ use ferroflow_core::Tensor;
 use ferroflow_runtime::DirectSession;
 use serde_json::Value as J;
 
-mod tf_graph_util;
-use tf_graph_util::{close, fixture, run_steps};
+use crate::util::{close, fixture, run_steps};
 
 /// A fed float32 value of any rank (nested lists, as the fixture writes arrays).
 fn nested(j: &J) -> Tensor {

@@ -2,11 +2,9 @@
 //! Conv2DBackpropFilter, MaxPool, MaxPoolGrad, MaxPoolGradGrad, AvgPool, AvgPoolGrad — SAME and VALID, strides 1 and 2,
 //! batch 2. Max-pool inputs are distinct values 0.01 apart, so no perturbation breaks a tie.
 
-mod grad_util;
-
+use crate::util::*;
 use ferroflow_core::{DataType, Tensor};
 use ferroflow_graph::{gradients, ops, Output, Scope};
-use grad_util::*;
 
 /// (input shape, filter shape, stride, padding) cases: SAME/VALID × strides 1/2, batch 2,
 /// non-square windows, plus 1×1 and whole-image filters.

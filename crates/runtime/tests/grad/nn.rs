@@ -1,14 +1,12 @@
 //! Numeric checks of the nn gradients: MatMul, BatchMatMulV2, BiasAdd(Grad), rectifiers and
 //! their gradients, Softmax, LogSoftmax, the cross-entropies and a tiny CNN (convolution
-//! and pooling checks are in `grad_nn_conv.rs`; the checker is in `grad_util`).
+//! and pooling checks are in `nn_conv.rs`; the checker is in `util.rs`).
 //! Inputs avoid kinks: rectifier inputs stay >= 0.05 from 0 (and 6).
 
-mod grad_util;
-
+use crate::util::*;
 use ferroflow_core::{attr, DataType, Tensor};
 use ferroflow_graph::gradients::grad_registry;
 use ferroflow_graph::{gradients, ops, Output, Scope};
-use grad_util::*;
 
 #[test]
 fn matmul_all_transposes() {

@@ -4,11 +4,9 @@
 //! AdjustContrastv2 (images and factor). The resizes compute in
 //! f32, so the checks use the f32 step and tolerance.
 
-mod grad_util;
-
+use crate::util::*;
 use ferroflow_core::Tensor;
 use ferroflow_graph::{ops, Output, Scope};
-use grad_util::*;
 
 const MODES: [(bool, bool); 3] = [(false, false), (true, false), (false, true)];
 

@@ -4,11 +4,9 @@
 //! float64 (SAME, VALID and EXPLICIT padding, strides 1 and 2, channel multipliers 1 and 2).
 #![allow(clippy::type_complexity)]
 
-mod grad_util;
-
+use crate::util::*;
 use ferroflow_core::{attr, Tensor};
 use ferroflow_graph::{ops, Output, Scope};
-use grad_util::*;
 
 /// A FusedBatchNorm node of version `op` on the five placeholders (y only).
 fn bn(s: &Scope, v: &[Output], op: &str, training: bool, format: &str) -> Output {

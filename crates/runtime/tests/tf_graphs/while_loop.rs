@@ -9,8 +9,7 @@ use ferroflow_core::{Code, Tensor};
 use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
 
-mod tf_graph_util;
-use tf_graph_util::{close, fixture, run_steps, session, strings, value};
+use crate::util::{close, fixture, run_steps, session, strings, value};
 
 #[test]
 fn tensorflow_while_loops_give_tensorflows_values() {

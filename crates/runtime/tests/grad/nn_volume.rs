@@ -3,10 +3,8 @@
 //! MaxPool3DGradGrad, AvgPool3D, AvgPool3DGrad — SAME and VALID, strides 1 and 2, batch 2.
 //! Max-pool inputs are distinct values, so no perturbation breaks a tie.
 
-mod grad_util;
-
+use crate::util::*;
 use ferroflow_graph::{ops, Output, Scope};
-use grad_util::*;
 
 /// (input, filter, strides, padding).
 type ConvCase = ([usize; 5], [usize; 5], [usize; 3], &'static str);

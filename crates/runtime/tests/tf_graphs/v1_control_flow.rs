@@ -11,8 +11,7 @@ use ferroflow_core::{Code, Tensor};
 use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{DirectSession, RunOptions};
 
-mod tf_graph_util;
-use tf_graph_util::{close, fixture, run_steps, value};
+use crate::util::{close, fixture, run_steps, value};
 
 #[test]
 fn tensorflow_1_control_flow_gives_tensorflows_values() {

@@ -1,12 +1,10 @@
-//! Numeric check of the RaggedTensorToTensor gradient: values and default, ROW_SPLITS and
+//! Numeric checks of the RaggedTensorToTensor gradient (values and default, ROW_SPLITS and
 //! FIRST_DIM_SIZE + VALUE_ROWIDS, shapes that pad and cut, two ragged dimensions, values
-//! with inner dimensions and a broadcast default.
+//! with inner dimensions and a broadcast default) and of the RaggedTensorToSparse gradient.
 
-mod grad_util;
-
+use crate::util::*;
 use ferroflow_core::Tensor;
 use ferroflow_graph::{ops, Output, Scope};
-use grad_util::*;
 
 fn splits(s: &Scope, v: &[i64]) -> Output {
     ops::constant(s, Tensor::vec(v.to_vec()))
@@ -72,4 +70,20 @@ fn ragged_tensor_to_tensor() {
         &[sp()],
         &["ROW_SPLITS"],
     );
+}
+
+#[test]
+fn ragged_tensor_to_sparse() {
+    // Two ragged levels over values with an inner dim of 2: the values' gradient is the
+    // sparse values' gradient in the values' shape.
+    for mode in [Mode::Static, Mode::Dims] {
+        let build = |s: &Scope, v: &[Output]| {
+            s.op("RaggedTensorToSparse")
+                .input_list(vec![splits(s, &[0, 2, 3]), splits(s, &[0, 1, 1, 4])])
+                .input(x(v, 0))
+                .build()
+                .output(1)
+        };
+        ok(&format!("RaggedTensorToSparse {mode:?}"), check(build, &[uniform(&[4, 2], 520)], &[0], mode), TOL);
+    }
 }

@@ -1,14 +1,12 @@
 //! Numeric checks of the array gradients: reshapes, Transpose, ConcatV2, Pack, Unpack,
 //! Fill, Snapshot, StopGradient, PreventGradient. (Slicing, padding, tiling and
-//! broadcasting: `grad_array_slice.rs`; gathers and variables: `grad_array_gather.rs`.)
+//! broadcasting: `array_slice.rs`; gathers and variables: `array_gather.rs`.)
 
-mod grad_util;
-
+use crate::util::{assert_grad, i32s, i64s, rand};
 use ferroflow_core::{attr, Code, DataType, Tensor};
 use ferroflow_graph::{gradients, ops, Scope};
 use ferroflow_runtime::DirectSession;
 use ferroflow_runtime::StepRunner;
-use grad_util::{assert_grad, i32s, i64s, rand};
 
 #[test]
 fn reshape() {

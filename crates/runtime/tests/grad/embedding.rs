@@ -5,8 +5,7 @@
 //! the gradient reaching a gathered variable carries its rows and indices
 //! (`indexed_slices`).
 
-mod grad_util;
-
+use crate::util::{assert_grad, i32s, rand, EPS, TOL};
 use ferroflow_core::{DataType, Tensor};
 use ferroflow_graph::{
     embedding_lookup, global_variables_initializer, gradients, indexed_slices, ops, Output, Scope, Variable,
@@ -14,7 +13,6 @@ use ferroflow_graph::{
 };
 use ferroflow_runtime::DirectSession;
 use ferroflow_runtime::StepRunner;
-use grad_util::{assert_grad, i32s, rand, EPS, TOL};
 
 #[test]
 fn stitch_gradients() {

@@ -1,0 +1,23 @@
+//! Numeric checks of every gradient function: the symbolic gradient of each op, built by
+//! `ferroflow_graph::gradients`, against central differences of its forward kernel
+//! (`util` is the checker). One test binary for all of them (one module per op family).
+
+mod array;
+mod array_ext;
+mod array_gather;
+mod array_slice;
+mod embedding;
+mod image;
+mod linalg;
+mod math;
+mod math_ext;
+mod nn;
+mod nn_conv;
+mod nn_norm;
+mod nn_pool_argmax;
+mod nn_volume;
+mod ragged;
+mod sparse;
+mod sparse_cwise;
+mod tensor_array;
+mod util;
