@@ -64,7 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for step in 1..=1000 {
         let mut feeds = Vec::new();
         for (t, b) in towers.iter().zip(batches.iter_mut()) {
-            let (bx, by) = b.next_batch();
+            let (bx, by) = b.next_batch()?;
             feeds.push((&t.x, bx));
             feeds.push((&t.y, by));
         }

@@ -43,7 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mnist = read_mnist(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/mnist"))?;
     let mut batches = mnist.train.batches(100, 1);
     for step in 1..=1000 {
-        let (bx, by) = batches.next_batch();
+        let (bx, by) = batches.next_batch()?;
         let l = sess.run(&[(&model.x, bx), (&model.y, by)], &[&model.loss], &[&train])?;
         if step % 200 == 0 {
             println!("step {step}: loss {:.4}", l[0].scalar_value::<f32>()?);

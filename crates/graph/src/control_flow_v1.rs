@@ -48,22 +48,19 @@ pub fn cond_v1(
         on_false.push(sx.output(0));
         on_true.push(sx.output(1));
     }
-    let branch = |name: &str,
-                  pivot: &crate::scope::Operation,
-                  args: &[Output],
-                  f: &mut dyn FnMut(&Scope, &[Output]) -> Vec<Output>| {
-        let b = c.sub_exact(name).with_control_deps(&[pivot.name.as_str()]);
-        let outs = f(&b, args);
-        // An outer tensor returned as is would be live in both branches: pass it through the
-        // branch's pivot dependency.
+    let branch_scope =
+        |name: &str, pivot: &crate::scope::Operation| c.sub_exact(name).with_control_deps(&[pivot.name.as_str()]);
+    // An outer tensor returned as is would be live in both branches: pass it through the
+    // branch's pivot dependency.
+    let pass = |b: &Scope, outs: Vec<Output>| {
         outs.into_iter()
             .map(|o| b.op("Identity").input(o).try_build().map(|op| op.output(0)))
             .collect::<Result<Vec<_>, Status>>()
     };
-    let mut then_fn = Some(then_fn);
-    let mut else_fn = Some(else_fn);
-    let t = branch("true", &pivot_t, &on_true, &mut |b, a| (then_fn.take().expect("called once"))(b, a))?;
-    let f = branch("false", &pivot_f, &on_false, &mut |b, a| (else_fn.take().expect("called once"))(b, a))?;
+    let bt = branch_scope("true", &pivot_t);
+    let t = pass(&bt, then_fn(&bt, &on_true))?;
+    let bf = branch_scope("false", &pivot_f);
+    let f = pass(&bf, else_fn(&bf, &on_false))?;
     s.graph().status()?;
     if t.len() != f.len() {
         return Err(Status::invalid_argument(format!(

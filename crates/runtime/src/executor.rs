@@ -269,7 +269,7 @@ impl StepState {
         // Whether an async kernel (a `_Recv`) started since the rendezvous was last told
         // to send what it has queued: receives issued together travel together.
         let mut unflushed = false;
-        while let Some(mut r) = stack.pop() {
+        'nodes: while let Some(mut r) = stack.pop() {
             if self.failed.load(Ordering::SeqCst) {
                 self.node_done();
                 continue;
@@ -281,9 +281,10 @@ impl StepState {
                 (Kind::Send, true) => ferroflow_kernels::io::send_dead(&node.def, &self.step, self.frame_iter(&r))
                     .map(|_| vec![])
                     .map_err(|e| e.context(format!("node '{}' (op {})", node.def.name, node.def.op))),
-                (Kind::Recv, _) | (Kind::ControlTrigger, _) | (_, false) if node.kind != Kind::Merge => {
-                    let inputs: Vec<Value> =
-                        inputs.into_iter().map(|v| v.expect("a live node has every input")).collect();
+                (Kind::Recv, _) | (Kind::ControlTrigger, _) | (_, false) if node.kind != Kind::Merge => 'live: {
+                    let Some(inputs) = inputs.into_iter().collect::<Option<Vec<Value>>>() else {
+                        break 'live Err(Status::internal("was scheduled live with an input missing"));
+                    };
                     let mut ctx = OpContext::new(node.def.clone(), inputs, node.num_outputs, self.step.clone());
                     if matches!(node.kind, Kind::Send | Kind::Recv) {
                         let (f, i) = self.frame_iter(&r);
@@ -305,7 +306,7 @@ impl StepState {
                             }),
                             move |e| st2.finish_node(&r2, Err(e)),
                         );
-                        continue;
+                        continue 'nodes;
                     }
                     // Receives wait for nothing cheap, but they should not wait for real work.
                     if unflushed && self.exec.goes_to_pool(r.id) {

@@ -189,10 +189,11 @@ impl Frames {
                     if r.iter == fr.iteration_count {
                         fr.dead_exits.push(r.id);
                     }
-                } else {
-                    let (p, pi) = self.frame(r.frame).parent.expect("an Exit is inside a loop frame");
+                } else if let Some((p, pi)) = self.frame(r.frame).parent {
                     self.activate(ex, p, pi, r.id, false, &outputs, ready);
                 }
+                // (An Exit outside every loop frame is rejected when the graph is
+                // analysed: control_flow_info.)
             }
             Kind::NextIteration => {
                 let v = outputs.into_iter().next().flatten();
@@ -382,7 +383,7 @@ impl Frames {
     /// Deletes a finished frame: its dead exits reach the enclosing frame (dead), whose
     /// iteration may be done in turn.
     fn frame_done(&mut self, ex: &Executor, f: usize, ready: &mut Vec<Ready>) {
-        let fr = self.slab[f].take().expect("a live frame instance");
+        let Some(fr) = self.slab[f].take() else { return };
         self.free.push(f);
         let Some((p, pi)) = fr.parent else {
             self.root_done = true;

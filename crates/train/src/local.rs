@@ -135,7 +135,8 @@ pub struct TrainReport {
 /// Evaluates `model.accuracy` over a data set in chunks.
 pub fn evaluate(sess: &(impl StepRunner + ?Sized), model: &Model, data: &DataSet) -> Result<f64, Status> {
     let mut correct = 0.0;
-    for (x, y) in data.chunks(1000) {
+    for chunk in data.chunks(1000) {
+        let (x, y) = chunk?;
         let n = y.num_elements() as f64;
         let acc = sess.run(&[(&model.x, x), (&model.y, y)], &[&model.accuracy], &[])?[0].scalar_value::<f32>()?;
         correct += acc as f64 * n;
@@ -161,7 +162,7 @@ pub fn train_local(cfg: &TrainConfig, mut on_step: impl FnMut(usize, f32)) -> Re
     let mut rate = SteadyRate::new();
     let mut last = f32::NAN;
     for step in 1..=cfg.steps {
-        let (x, y) = batches.next_batch();
+        let (x, y) = batches.next_batch()?;
         let mut feeds = vec![(&model.x, x), (&model.y, y)];
         if let Some(kp) = &model.keep_prob {
             feeds.push((kp, Tensor::scalar(cfg.keep_prob)));

@@ -1,4 +1,4 @@
-//! Shared pieces of the fuzz tests (`tests/fuzz_*.rs`): a seeded generator, the size and
+//! Shared pieces of the fuzz tests (`tests/fuzzing/`): a seeded generator, the size and
 //! seed of a run from the environment, counts of the outcomes by error code, and a panic
 //! hook that records every panic in the process. A panic anywhere (a server thread, a
 //! kernel the executor contained, a tokio task) is a finding, as is a call that does not

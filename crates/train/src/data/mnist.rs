@@ -144,21 +144,18 @@ impl DataSet {
     }
 
     /// Examples `idx` as (images `[n, pixels]` float32, labels `[n]` int64).
-    pub fn gather(&self, idx: &[usize]) -> (Tensor, Tensor) {
+    pub fn gather(&self, idx: &[usize]) -> Result<(Tensor, Tensor), Status> {
         let mut im = Vec::with_capacity(idx.len() * self.pixels);
         let mut lb = Vec::with_capacity(idx.len());
         for &i in idx {
             self.images.extend_into(i * self.pixels..(i + 1) * self.pixels, &mut im);
             lb.push(self.labels[i]);
         }
-        (
-            Tensor::new(vec![idx.len(), self.pixels], im).expect("sizes match"),
-            Tensor::new(vec![idx.len()], lb).expect("sizes match"),
-        )
+        Ok((Tensor::new(vec![idx.len(), self.pixels], im)?, Tensor::vec(lb)))
     }
 
     /// All examples in order, in chunks of at most `size` (for evaluation).
-    pub fn chunks(&self, size: usize) -> impl Iterator<Item = (Tensor, Tensor)> + '_ {
+    pub fn chunks(&self, size: usize) -> impl Iterator<Item = Result<(Tensor, Tensor), Status>> + '_ {
         let size = size.max(1);
         (0..self.len()).step_by(size).map(move |s| {
             let idx: Vec<usize> = (s..(s + size).min(self.len())).collect();
@@ -198,7 +195,7 @@ impl Batches<'_> {
     }
 
     /// The next batch of exactly `batch` examples (wrapping into a new shuffled epoch).
-    pub fn next_batch(&mut self) -> (Tensor, Tensor) {
+    pub fn next_batch(&mut self) -> Result<(Tensor, Tensor), Status> {
         let mut idx = Vec::with_capacity(self.batch);
         while idx.len() < self.batch {
             if self.pos == self.order.len() {
@@ -236,14 +233,14 @@ mod tests {
     fn batches_cover_each_epoch_once() {
         let d = tiny();
         let mut it = d.batches(5, 7);
-        let (_, l1) = it.next_batch();
-        let (_, l2) = it.next_batch();
+        let (_, l1) = it.next_batch().unwrap();
+        let (_, l2) = it.next_batch().unwrap();
         let mut all: Vec<i64> =
             l1.as_slice::<i64>().unwrap().iter().chain(l2.as_slice::<i64>().unwrap()).copied().collect();
         all.sort();
         assert_eq!(all, (0..10).collect::<Vec<_>>());
         assert_eq!(it.epoch(), 0);
-        it.next_batch();
+        it.next_batch().unwrap();
         assert_eq!(it.epoch(), 1);
     }
 
@@ -259,7 +256,7 @@ mod tests {
         assert_eq!(m.test.labels[0], 7);
         // Pixels are bytes scaled to [0, 1] per batch: the first training image's
         // 153rd pixel is 3 (its first non-zero), its 162nd is 255.
-        let (x, y) = m.train.gather(&[0]);
+        let (x, y) = m.train.gather(&[0]).unwrap();
         assert_eq!(x.shape().dims(), &[1, 784]);
         let x = x.as_slice::<f32>().unwrap();
         assert!(x[..152].iter().all(|&v| v == 0.0));
@@ -271,13 +268,16 @@ mod tests {
         // A shard keeps the bytes: its first image is the data set's second.
         let s = m.train.shard(2, 1).unwrap();
         assert_eq!(s.len(), 30000);
-        assert_eq!(s.gather(&[0]).0.as_slice::<f32>().unwrap(), m.train.gather(&[1]).0.as_slice::<f32>().unwrap());
+        assert_eq!(
+            s.gather(&[0]).unwrap().0.as_slice::<f32>().unwrap(),
+            m.train.gather(&[1]).unwrap().0.as_slice::<f32>().unwrap()
+        );
         // Reading only a shard gives the same examples.
         let r = read_mnist_shard(&dir, 3, 2).unwrap();
         let s = m.train.shard(3, 2).unwrap();
         assert_eq!((r.train.len(), r.test.len()), (20000, 10000));
         let idx: Vec<usize> = (0..20000).step_by(997).collect();
-        let (a, b) = (r.train.gather(&idx), s.gather(&idx));
+        let (a, b) = (r.train.gather(&idx).unwrap(), s.gather(&idx).unwrap());
         assert_eq!(a.0.as_slice::<f32>().unwrap(), b.0.as_slice::<f32>().unwrap());
         assert_eq!(a.1.as_slice::<i64>().unwrap(), b.1.as_slice::<i64>().unwrap());
         assert_eq!(read_mnist_shard(&dir, 2, 2).unwrap_err().code, ferroflow_core::Code::InvalidArgument);
@@ -286,7 +286,7 @@ mod tests {
     #[test]
     fn float_images_gather_as_given() {
         let d = tiny();
-        let (x, y) = d.shard(3, 1).unwrap().gather(&[1]);
+        let (x, y) = d.shard(3, 1).unwrap().gather(&[1]).unwrap();
         assert_eq!(x.as_slice::<f32>().unwrap(), &[16.0, 17.0, 18.0, 19.0]);
         assert_eq!(y.as_slice::<i64>().unwrap(), &[4]);
     }

@@ -159,7 +159,7 @@ pub fn run_worker(
     let mut rate = SteadyRate::new();
     let mut global = mts.raw_session()?.run(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
     while global < last_step {
-        let (x, y) = batches.next_batch();
+        let (x, y) = batches.next_batch()?;
         let mut feeds = vec![(&g.model.x, x), (&g.model.y, y)];
         if let Some(kp) = &g.model.keep_prob {
             feeds.push((kp, Tensor::scalar(cfg.train.keep_prob)));

@@ -46,13 +46,21 @@ fn view(spec: &Spec, i: usize, dims: &[usize]) -> View {
     v
 }
 
+/// Where label `l` sits among `labels` (an internal error if the planner lost it).
+fn pos_of(labels: &[usize], l: usize) -> Result<usize, Status> {
+    labels
+        .iter()
+        .position(|&x| x == l)
+        .ok_or_else(|| Status::internal(format!("einsum: label {l} is not among {labels:?}")))
+}
+
 /// The view's elements in the label order `order` followed by the labels `summed`, the
 /// trailing `summed` block added up: a row-major tensor over `order`.
-fn arrange<'a, T: Num>(src: &'a [T], v: &View, order: &[usize], summed: &[usize]) -> Cow<'a, [T]> {
+fn arrange<'a, T: Num>(src: &'a [T], v: &View, order: &[usize], summed: &[usize]) -> Result<Cow<'a, [T]>, Status> {
     let all: Vec<usize> = order.iter().chain(summed).copied().collect();
-    let pos = |l: &usize| v.labels.iter().position(|x| x == l).expect("label of this operand");
-    let dims: Vec<usize> = all.iter().map(|l| v.dims[pos(l)]).collect();
-    let strides: Vec<isize> = all.iter().map(|l| v.strides[pos(l)]).collect();
+    let at = all.iter().map(|&l| pos_of(&v.labels, l)).collect::<Result<Vec<_>, _>>()?;
+    let dims: Vec<usize> = at.iter().map(|&p| v.dims[p]).collect();
+    let strides: Vec<isize> = at.iter().map(|&p| v.strides[p]).collect();
     let n: usize = dims.iter().product();
     let data: Cow<'a, [T]> = if strides == strides_of(&dims) && src.len() == n {
         Cow::Borrowed(src)
@@ -61,13 +69,13 @@ fn arrange<'a, T: Num>(src: &'a [T], v: &View, order: &[usize], summed: &[usize]
     };
     let s: usize = dims[order.len()..].iter().product();
     if summed.is_empty() || s == 1 {
-        return data;
+        return Ok(data);
     }
     let rows: usize = dims[..order.len()].iter().product();
     if s == 0 {
-        return Cow::Owned(vec![T::ZERO; rows]);
+        return Ok(Cow::Owned(vec![T::ZERO; rows]));
     }
-    Cow::Owned(data.chunks(s).map(|c| c.iter().fold(T::ZERO, |a, &b| a.add(b))).collect())
+    Ok(Cow::Owned(data.chunks(s).map(|c| c.iter().fold(T::ZERO, |a, &b| a.add(b))).collect()))
 }
 
 fn size_of(spec: &Spec, labels: &[usize]) -> usize {
@@ -75,24 +83,23 @@ fn size_of(spec: &Spec, labels: &[usize]) -> usize {
 }
 
 /// Permutes a row-major tensor over `have` into the output label order.
-fn to_output<T: Num>(data: Cow<[T]>, spec: &Spec, have: &[usize]) -> Vec<T> {
+fn to_output<T: Num>(data: Cow<[T]>, spec: &Spec, have: &[usize]) -> Result<Vec<T>, Status> {
     if have == spec.output.as_slice() {
-        return data.into_owned();
+        return Ok(data.into_owned());
     }
     let hd: Vec<usize> = have.iter().map(|&l| spec.sizes[l]).collect();
     let hs = strides_of(&hd);
     let od: Vec<usize> = spec.output.iter().map(|&l| spec.sizes[l]).collect();
-    let os: Vec<isize> =
-        spec.output.iter().map(|l| hs[have.iter().position(|x| x == l).expect("output label")]).collect();
-    strided_gather(&data, 0, &od, &os)
+    let os = spec.output.iter().map(|&l| pos_of(have, l).map(|p| hs[p])).collect::<Result<Vec<isize>, _>>()?;
+    Ok(strided_gather(&data, 0, &od, &os))
 }
 
 fn einsum_one<T: Num>(spec: &Spec, x: &Tensor) -> Result<Vec<T>, Status> {
     let v = view(spec, 0, x.dims());
     let summed: Vec<usize> = v.labels.iter().copied().filter(|l| !spec.output.contains(l)).collect();
     let kept: Vec<usize> = spec.output.iter().copied().filter(|l| v.labels.contains(l)).collect();
-    let data = arrange(x.as_slice::<T>()?, &v, &kept, &summed);
-    Ok(to_output(data, spec, &kept))
+    let data = arrange(x.as_slice::<T>()?, &v, &kept, &summed)?;
+    to_output(data, spec, &kept)
 }
 
 /// One gemm operand: its elements, the start of each batch's matrix and the matrix's
@@ -106,22 +113,21 @@ struct Operand<'a, T: Clone> {
 
 /// The stride of `labels` of the view taken as one merged dimension (row-major over
 /// them), if their strides allow it; 0 for no labels.
-fn merged_stride(v: &View, labels: &[usize]) -> Option<usize> {
-    let pos = |l: &usize| v.labels.iter().position(|x| x == l).expect("label of this operand");
+fn merged_stride(v: &View, labels: &[usize]) -> Result<Option<usize>, Status> {
     let mut it = labels.iter().rev();
-    let Some(last) = it.next() else { return Some(0) };
+    let Some(&last) = it.next() else { return Ok(Some(0)) };
     let (mut expect, s0) = {
-        let p = pos(last);
+        let p = pos_of(&v.labels, last)?;
         (v.strides[p] * v.dims[p] as isize, v.strides[p])
     };
-    for l in it {
-        let p = pos(l);
+    for &l in it {
+        let p = pos_of(&v.labels, l)?;
         if v.dims[p] != 1 && v.strides[p] != expect {
-            return None;
+            return Ok(None);
         }
         expect = v.strides[p] * v.dims[p] as isize;
     }
-    usize::try_from(s0).ok()
+    Ok(usize::try_from(s0).ok())
 }
 
 /// The matrices of one operand over `batch`, rows `rows` and columns `cols`: read in place
@@ -134,12 +140,14 @@ fn operand<'a, T: Num>(
     cols: &[usize],
     summed: &[usize],
     sizes: &[usize],
-) -> Operand<'a, T> {
+) -> Result<Operand<'a, T>, Status> {
     let nb: usize = batch.iter().map(|&l| sizes[l]).product();
     if summed.is_empty() {
-        if let (Some(rs), Some(cs)) = (merged_stride(v, rows), merged_stride(v, cols)) {
-            let pos = |l: &usize| v.labels.iter().position(|x| x == l).expect("label of this operand");
-            let bs: Vec<(usize, isize)> = batch.iter().map(|l| (sizes[*l], v.strides[pos(l)])).collect();
+        if let (Some(rs), Some(cs)) = (merged_stride(v, rows)?, merged_stride(v, cols)?) {
+            let bs = batch
+                .iter()
+                .map(|&l| pos_of(&v.labels, l).map(|p| (sizes[l], v.strides[p])))
+                .collect::<Result<Vec<(usize, isize)>, _>>()?;
             let mut offsets = Vec::with_capacity(nb);
             for b in 0..nb {
                 let (mut rem, mut off) = (b, 0isize);
@@ -149,13 +157,13 @@ fn operand<'a, T: Num>(
                 }
                 offsets.push(off as usize);
             }
-            return Operand { data: Cow::Borrowed(src), offsets, rs, cs };
+            return Ok(Operand { data: Cow::Borrowed(src), offsets, rs, cs });
         }
     }
     let order: Vec<usize> = batch.iter().chain(rows).chain(cols).copied().collect();
-    let data = arrange(src, v, &order, summed);
+    let data = arrange(src, v, &order, summed)?;
     let (m, k): (usize, usize) = (rows.iter().map(|&l| sizes[l]).product(), cols.iter().map(|&l| sizes[l]).product());
-    Operand { data, offsets: (0..nb).map(|b| b * m * k).collect(), rs: k, cs: 1 }
+    Ok(Operand { data, offsets: (0..nb).map(|b| b * m * k).collect(), rs: k, cs: 1 })
 }
 
 fn einsum_two<T: Num + GemmScalar>(spec: &Spec, a: &Tensor, b: &Tensor) -> Result<Vec<T>, Status> {
@@ -180,8 +188,8 @@ fn einsum_two<T: Num + GemmScalar>(spec: &Spec, a: &Tensor, b: &Tensor) -> Resul
     let sum_a: Vec<usize> = va.labels.iter().copied().filter(|l| !vb.labels.contains(l) && !in_out(l)).collect();
     let sum_b: Vec<usize> = vb.labels.iter().copied().filter(|l| !va.labels.contains(l) && !in_out(l)).collect();
     let sz = &spec.sizes;
-    let oa = operand(xa.as_slice::<T>()?, &va, &batch, &free_a, &contract, &sum_a, sz);
-    let ob = operand(xb.as_slice::<T>()?, &vb, &batch, &contract, &free_b, &sum_b, sz);
+    let oa = operand(xa.as_slice::<T>()?, &va, &batch, &free_a, &contract, &sum_a, sz)?;
+    let ob = operand(xb.as_slice::<T>()?, &vb, &batch, &contract, &free_b, &sum_b, sz)?;
     let (nb, m, k, n) =
         (size_of(spec, &batch), size_of(spec, &free_a), size_of(spec, &contract), size_of(spec, &free_b));
     let mut out = vec![T::ZERO; nb * m * n];
@@ -199,7 +207,7 @@ fn einsum_two<T: Num + GemmScalar>(spec: &Spec, a: &Tensor, b: &Tensor) -> Resul
         }
     }
     let have: Vec<usize> = batch.iter().chain(&free_a).chain(&free_b).copied().collect();
-    Ok(to_output(Cow::Owned(out), spec, &have))
+    to_output(Cow::Owned(out), spec, &have)
 }
 
 /// Writes `compact` (row-major over the distinct output labels `uniq`) onto the diagonals

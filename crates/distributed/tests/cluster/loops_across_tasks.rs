@@ -2,7 +2,7 @@
 //! partitioner adds control loops on the receiving task and tensors sent inside the loop are
 //! keyed by frame instance and iteration.
 
-mod common;
+use crate::common;
 
 use common::Cluster;
 use ferroflow_core::{Code, DataType, Tensor};

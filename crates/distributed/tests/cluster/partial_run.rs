@@ -1,7 +1,7 @@
 //! Partial runs from the Rust client on a ps + worker cluster: feeds and fetches over
 //! several calls across tasks, two runs interleaved, and TensorFlow's errors.
 
-mod common;
+use crate::common;
 
 use common::Cluster;
 use ferroflow_core::{Code, DataType, Tensor};

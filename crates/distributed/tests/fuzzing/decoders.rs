@@ -6,7 +6,7 @@
 //! task's memory limit (plus the size of the input itself): a small message must not make a
 //! task reserve what it declares.
 
-mod fuzz;
+use crate::fuzz;
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -15,12 +15,9 @@ use ferroflow_core::proto::{GraphDef, TensorProto};
 use ferroflow_core::Tensor;
 use ferroflow_distributed::{partition, PartitionOptions, SplitBy};
 use ferroflow_graph::rewrite_for_client;
-use fuzz::largest::{self, Largest};
+use fuzz::largest;
 use fuzz::{bytes as fbytes, graphs, values, Run};
 use prost::Message;
-
-#[global_allocator]
-static ALLOC: Largest = Largest;
 
 /// Runs `f`, returning its result (or its panic as a message) and the largest allocation
 /// it made on this thread.

@@ -3,7 +3,7 @@
 //! step whose tensors depend on each other across tasks still finishes; errors reach
 //! every receive of the batch.
 
-mod common;
+use crate::common;
 
 use ferroflow_core::{Code, DataType, Tensor};
 use ferroflow_distributed::GrpcSession;

@@ -2,7 +2,7 @@
 //! the master's gRPC service, as TensorFlow's client sends them: feeds, fetches and a
 //! target across tasks, a tensor connection, run options, and TensorFlow's errors.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! Worker sessions and the masters that create them.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

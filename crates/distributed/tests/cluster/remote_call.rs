@@ -1,7 +1,7 @@
 //! `RemoteCall` from the Rust API, and a task with several CPU devices
 //! (`device_count` in the server's config).
 
-mod common;
+use crate::common;
 
 use common::Cluster;
 use ferroflow_core::proto::ConfigProto;

@@ -3,7 +3,7 @@
 //! that sends nothing, a task that comes up while CreateSession waits for it, one that comes
 //! up after CreateSession.
 
-mod common;
+use crate::common;
 
 use ferroflow_runtime::StepRunner;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! and two workers returns every device's step stats, with each node it ran, the tensors
 //! it produced and the tensors it received from other tasks; an untraced step returns none.
 
-mod common;
+use crate::common;
 
 use common::Cluster;
 use ferroflow_core::proto::{RunMetadata, StepStats};

@@ -6,8 +6,8 @@
 //! bytes. Every call must end with a status, no thread may panic, and both tasks keep
 //! serving.
 
-mod common;
-mod fuzz;
+use crate::common;
+use crate::fuzz;
 
 use std::collections::HashMap;
 use std::time::Duration;

@@ -1,8 +1,8 @@
 //! In-process clusters (several Servers in this process, each on its own 127.0.0.1 port):
 //! steps across tasks, feeds and fetches, variables on a ps shared between workers' sessions,
-//! large tensors, shutdown (failures: `cluster_failures.rs`).
+//! large tensors, shutdown (failures: `cluster_failures.rs` beside this file).
 
-mod common;
+use crate::common;
 
 use ferroflow_runtime::StepRunner;
 use std::time::{Duration, Instant};

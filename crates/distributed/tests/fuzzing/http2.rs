@@ -4,8 +4,8 @@
 //! stream ids and window updates out of range, random frame sequences and bit-flipped
 //! versions of valid exchanges. No thread may panic and the server keeps serving.
 
-mod common;
-mod fuzz;
+use crate::common;
+use crate::fuzz;
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};

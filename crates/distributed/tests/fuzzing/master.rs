@@ -6,8 +6,8 @@
 //! RunGraph and RecvTensor calls to the ps are exercised too. Every call must end with a
 //! status (no hang), no thread may panic, and both tasks keep serving.
 
-mod common;
-mod fuzz;
+use crate::common;
+use crate::fuzz;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! status within its deadline; a kernel that panics (the executor contains it as INTERNAL
 //! "the kernel panicked") is a finding, as is any other panic.
 
-mod fuzz;
+use crate::fuzz;
 
 use ferroflow_runtime::StepRunner;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -2,7 +2,7 @@
 //! refuses a client without a certificate, a plain-text client is refused, and a cluster
 //! mixing TLS and plain tasks fails with an error naming the task.
 
-mod common;
+use crate::common;
 
 use ferroflow_runtime::StepRunner;
 use std::path::{Path, PathBuf};

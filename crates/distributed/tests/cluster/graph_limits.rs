@@ -3,7 +3,7 @@
 //! refused with RESOURCE_EXHAUSTED naming the graph, the count, the limit and the flag that
 //! raises it; the task keeps serving, and graphs within the limits still run.
 
-mod common;
+use crate::common;
 
 use ferroflow_runtime::StepRunner;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! malformed protobuf bytes, RecvTensor for a tensor that never comes, a task that is
 //! down, a failing partition. After each, the server keeps serving.
 
-mod common;
+use crate::common;
 
 use ferroflow_runtime::StepRunner;
 use std::time::{Duration, Instant};

@@ -1,0 +1,18 @@
+//! In-process cluster tests (several Servers in this process, each task on its own
+//! 127.0.0.1:0 port): one test binary, one module per area. `common` builds the clusters.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod bad_input;
+mod callables;
+mod cluster_failures;
+mod cluster_steps;
+mod graph_limits;
+mod loops_across_tasks;
+mod partial_run;
+mod recv_batching;
+mod remote_call;
+mod step_trace;
+mod tls;
+mod worker_sessions;
