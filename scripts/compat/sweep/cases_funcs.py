@@ -209,6 +209,18 @@ def _binary(tf, n):
     return getattr(tf.math, n, None) or getattr(tf, n)
 
 
+def _svd_invariants(tf, x, full):
+    s, u_, v = tf.linalg.svd(x, full_matrices=full)
+    k = s.shape[-1]
+    thin = tf.linalg.matmul(u_[..., :k] * s[..., None, :], v[..., :k], adjoint_b=True)
+    return [s, thin, tf.linalg.matmul(u_, u_, adjoint_b=True), tf.linalg.matmul(v, v, adjoint_b=True)]
+
+
+def _eigh_invariants(tf, x):
+    e, v = tf.linalg.eigh(x + tf.linalg.matrix_transpose(x))
+    return [e, tf.linalg.matmul(v * e[..., None, :], v, adjoint_b=True), v[..., 0:1, :] * v]
+
+
 def linalg():
     m = u(3, 3) + 3 * np.eye(3, dtype=np.float32)
     spd = (m @ m.T).astype(np.float32)
@@ -228,6 +240,12 @@ def linalg():
         F("linalg.qr", lambda tf, x: tf.linalg.qr(x), u(4, 3)),
         F("linalg.svd", lambda tf, x: tf.linalg.svd(x, compute_uv=False), u(4, 3)),
         F("linalg.eigh", lambda tf, x: tf.linalg.eigh(x)[0], spd),
+        # Singular and eigen vectors are defined up to sign (TensorFlow's solvers leave it to
+        # their iteration): these compare what does not depend on it.
+        F("linalg.svd.vectors", lambda tf, x: _svd_invariants(tf, x, False), u(2, 5, 3)),
+        F("linalg.svd.full_matrices", lambda tf, x: _svd_invariants(tf, x, True), u(3, 5), grads=False),
+        F("linalg.eigh.vectors", lambda tf, x: _eigh_invariants(tf, x), u(2, 4, 4)),
+        F("linalg.eigvalsh", lambda tf, x: tf.linalg.eigvalsh(x + tf.linalg.matrix_transpose(x)), u(4, 4)),
         F("linalg.solve", lambda tf, x, y: tf.linalg.solve(x, y), m, u(3, 2)),
         F("linalg.triangular_solve", lambda tf, x, y: tf.linalg.triangular_solve(tf.linalg.band_part(x, -1, 0), y),
           m, u(3, 2)),

@@ -1,5 +1,7 @@
 //! Gradient functions of the linear-algebra ops, as TensorFlow's `linalg_grad.py` builds
-//! them (matrix products, inverses and triangular solves of the outputs).
+//! them (matrix products, inverses and triangular solves of the outputs). Not yet here:
+//! `Svd`'s and `Qr`'s (TensorFlow's Python client builds its own from primitive ops, which
+//! run; a Rust graph asking for them gets "no gradient").
 
 use ferroflow_core::{DataType, NodeAttrs};
 
@@ -17,6 +19,7 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("MatrixSolve", matrix_solve_grad);
     r.add("MatrixTriangularSolve", triangular_solve_grad);
     r.add("Cholesky", cholesky_grad);
+    r.add("SelfAdjointEigV2", self_adjoint_eig_grad);
 }
 
 fn mm(s: &Scope, a: Output, b: Output, adj_a: bool, adj_b: bool) -> Output {
@@ -117,4 +120,37 @@ fn cholesky_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let ga = mm(s, mm(s, l_inv.clone(), middle, true, false), l_inv, false, false);
     let sym = ops::add_v2(s, ga.clone(), ops::einsum(s, vec![ga], "...ij->...ji"));
     Ok(vec![Some(ops::mul(s, sym, half(s, dt)))])
+}
+
+/// SelfAdjointEigV2: `V·(diag(g_e) + F∘(Vᴴ·g_v))·Vᴴ` with `F_ij = 1/(e_j − e_i)` off the
+/// diagonal (without `compute_v`: the eigenvectors are computed again and `g_v` is 0),
+/// then folded onto the lower triangle, the only one the op reads.
+fn self_adjoint_eig_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    let ge = grad0(op, g)?;
+    let e = op.outputs[0].clone();
+    let dt = e.dtype;
+    let k0 = ops::constant(s, 0i32);
+    let zero = ops::cast(s, k0.clone(), dt);
+    let minus1 = ops::constant(s, -1i32);
+    let diag =
+        |d: Output| ops::matrix_diag_v3(s, d, k0.clone(), minus1.clone(), minus1.clone(), zero.clone(), "RIGHT_LEFT");
+    let inner = if op.node.attr_bool("compute_v")? {
+        let v = op.outputs[1].clone();
+        let gv = g.get(1).cloned().ok_or_else(|| ferroflow_core::Status::internal("no gradient for v"))?;
+        let diff = ops::sub(
+            s,
+            ops::expand_dims(s, e.clone(), ops::constant(s, -2i32)),
+            ops::expand_dims(s, e.clone(), minus1.clone()),
+        );
+        let f = ops::matrix_set_diag_v3(s, ops::reciprocal(s, diff), ops::zeros_like(s, e), k0.clone(), "RIGHT_LEFT");
+        let mixed = ops::add_v2(s, diag(ge), ops::mul(s, f, mm(s, v.clone(), gv, true, false)));
+        mm(s, mm(s, v.clone(), mixed, false, false), v, false, true)
+    } else {
+        let v = ops::self_adjoint_eig(s, input(op, 0)?.clone(), true).1;
+        mm(s, mm(s, v.clone(), diag(ge), false, false), v, false, true)
+    };
+    let sym = ops::add_v2(s, inner.clone(), ops::einsum(s, vec![inner], "...ij->...ji"));
+    let lower = ops::matrix_band_part(s, sym, ops::constant(s, -1i64), ops::constant(s, 0i64));
+    let d = ops::matrix_diag_part_v3(s, lower.clone(), k0.clone(), zero, "RIGHT_LEFT");
+    Ok(vec![Some(ops::matrix_set_diag_v3(s, lower, ops::mul(s, half(s, dt), d), k0, "RIGHT_LEFT"))])
 }

@@ -11,6 +11,7 @@ mod image;
 mod io;
 mod iterator;
 mod linalg;
+mod linalg_spectral;
 mod list;
 mod lookup;
 mod math;
@@ -33,6 +34,7 @@ pub use functional::remote_call;
 pub use image::*;
 pub use io::*;
 pub use linalg::*;
+pub use linalg_spectral::*;
 pub use math::*;
 pub use multinomial::*;
 pub use nn::*;
@@ -49,7 +51,7 @@ use crate::registry::OpRegistry;
 /// Registers every op family.
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
-        r: array, base, control_flow, data_flow, dataset, functional, image, io, iterator, linalg, list, lookup, math,
+        r: array, base, control_flow, data_flow, dataset, functional, image, io, iterator, linalg, linalg_spectral, list, lookup, math,
         multinomial, nn, optional, ragged, random, random_stateless, sparse, state, string, tensor_array, training
     }
 }

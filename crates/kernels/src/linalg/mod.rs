@@ -1,20 +1,24 @@
 //! Dense linear algebra on batches of small matrices (float32, float64): LU-based
-//! determinants, inverses and solves, Cholesky, triangular solves. Every kernel works on
+//! determinants, inverses and solves, Cholesky, triangular solves, the self-adjoint
+//! eigendecomposition and the SVD. Every kernel works on
 //! the innermost two dimensions; batches run in parallel when large.
 
 mod cholesky;
+mod eigh;
 mod lu;
 mod lu_ops;
+mod svd;
 mod triangular;
 
-use ferroflow_core::{Status, Tensor};
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use crate::{KernelRegistry, OpContext};
 
 /// Registers the linear-algebra kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: cholesky, lu_ops, triangular
+        r: cholesky, eigh, lu_ops, svd, triangular
     }
 }
 
@@ -33,3 +37,20 @@ pub(crate) fn square_batch(ctx: &OpContext, x: &Tensor, what: &str) -> Result<(u
 
 /// Elements of the work above which batches of matrices are processed in parallel.
 pub(crate) const PAR_WORK: usize = 1 << 16;
+
+/// A bool attr, `default` when the node does not set it.
+pub(crate) fn bool_attr(n: &NodeDef, name: &str, default: bool) -> Result<bool, Status> {
+    if n.has_attr(name) {
+        n.attr_bool(name)
+    } else {
+        Ok(default)
+    }
+}
+
+/// A result computed in float64 as a tensor of `dt` (float32 or float64).
+pub(crate) fn f64_tensor(dt: DataType, dims: Vec<usize>, v: Vec<f64>) -> Result<Tensor, Status> {
+    match dt {
+        DataType::Float => Tensor::new(dims, v.into_iter().map(|x| x as f32).collect::<Vec<f32>>()),
+        _ => Tensor::new(dims, v),
+    }
+}

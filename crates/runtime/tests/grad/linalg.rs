@@ -1,5 +1,6 @@
 //! Numeric checks of the linear-algebra gradients: MatrixInverse, MatrixDeterminant,
-//! LogMatrixDeterminant, MatrixSolve, MatrixTriangularSolve and Cholesky.
+//! LogMatrixDeterminant, MatrixSolve, MatrixTriangularSolve, Cholesky and
+//! SelfAdjointEigV2.
 
 use crate::util::*;
 use ferroflow_core::Tensor;
@@ -77,4 +78,35 @@ fn triangular_solve_and_cholesky() {
         Mode::Static,
     );
     ok("Cholesky", e, TOL);
+}
+
+#[test]
+fn self_adjoint_eig() {
+    // Distinct eigenvalues (random symmetric matrices); the upper triangle is never read,
+    // so its numeric gradient is 0 as the folded one's. The eigenvectors enter through
+    // sign-independent products (each column times its first component).
+    let sign_free = |s: &ferroflow_graph::Scope, v: ferroflow_graph::Output| {
+        let first = ops::strided_slice(
+            s,
+            v.clone(),
+            ops::constant(s, Tensor::vec(vec![0i32, 0, 0])),
+            ops::constant(s, Tensor::vec(vec![0i32, 1, 0])),
+            ops::constant(s, Tensor::vec(vec![1i32, 1, 1])),
+            // v[..., 0:1, :]
+            ops::SliceMasks { begin: 4, end: 4, ellipsis: 1, ..Default::default() },
+        );
+        ops::mul(s, v, first)
+    };
+    let e = check(
+        |s, x| {
+            let (e, v) = ops::self_adjoint_eig(s, x[0].clone(), true);
+            ops::add_v2(s, ops::mul(s, e.clone(), e), ops::sum(s, sign_free(s, v), ops::constant(s, -2i32), false))
+        },
+        &[rand(&[2, 4, 4], 11)],
+        &[0],
+        Mode::Static,
+    );
+    ok("SelfAdjointEigV2", e, TOL);
+    let e = check(|s, x| ops::self_adjoint_eig(s, x[0].clone(), false).0, &[rand(&[3, 3], 12)], &[0], Mode::Static);
+    ok("SelfAdjointEigV2 without vectors", e, TOL);
 }
