@@ -1,7 +1,7 @@
 //! `Svd`: singular values (descending) and singular vectors of each innermost matrix, by
 //! one-sided Jacobi rotations in float64 (float32 is computed in float64), which keeps the
 //! small singular values accurate. Zero singular values and `full_matrices` get basis
-//! vectors orthogonal to the rest. A non-finite input gives NaN everywhere, as
+//! vectors orthogonal to the rest (from a Householder QR of the others). A non-finite input gives NaN everywhere, as
 //! TensorFlow's. Each pair of singular vectors takes the sign that makes the largest
 //! component of the one on the matrix's shorter side positive (TensorFlow's solver leaves
 //! the signs to its iteration: compare singular vectors up to sign).
@@ -62,32 +62,24 @@ fn jacobi(g: &mut [f64], r: usize, k: usize, mut v: Option<&mut [f64]>) {
 }
 
 /// Fills the missing (`None`) columns of length `r` with unit vectors orthogonal to all
-/// the others (Gram-Schmidt, twice, of the standard basis vector that keeps the most).
+/// the others: the trailing columns of a full QR of the present (orthonormal) ones.
 fn complete(cols: &mut [Option<Vec<f64>>], r: usize) {
-    for j in 0..cols.len() {
-        if cols[j].is_some() {
-            continue;
+    let present: Vec<&Vec<f64>> = cols.iter().flatten().collect();
+    let k = present.len();
+    if k == cols.len() {
+        return;
+    }
+    let mut a = vec![0.0; r * k];
+    for (j, c) in present.iter().enumerate() {
+        for (i, x) in c.iter().enumerate() {
+            a[i * k + j] = *x;
         }
-        let residual = |e: usize, cols: &[Option<Vec<f64>>]| {
-            let mut x = vec![0.0; r];
-            x[e] = 1.0;
-            for _ in 0..2 {
-                for c in cols.iter().flatten() {
-                    let d = dot(c, &x);
-                    x.iter_mut().zip(c).for_each(|(xi, ci)| *xi -= d * ci);
-                }
-            }
-            x
-        };
-        let mut best = Vec::new();
-        for e in 0..r {
-            let x = residual(e, cols);
-            if best.is_empty() || dot(&x, &x) > dot(&best, &best) {
-                best = x;
-            }
-        }
-        let norm = dot(&best, &best).sqrt();
-        cols[j] = Some(best.iter().map(|x| x / norm).collect());
+    }
+    let (q, _) = crate::math::qr::qr(&a, r, k, true);
+    let mut next = k;
+    for c in cols.iter_mut().filter(|c| c.is_none()) {
+        *c = Some((0..r).map(|i| q[i * r + next]).collect());
+        next += 1;
     }
 }
 

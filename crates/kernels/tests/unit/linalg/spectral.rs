@@ -157,6 +157,8 @@ fn svd_reconstructs_every_shape() {
         (5, 5, matrix(5, 5, 3)),
         (1, 6, matrix(1, 6, 4)),
         (40, 23, matrix(40, 23, 5)),
+        (150, 3, matrix(150, 3, 6)),
+        (2, 90, matrix(2, 90, 7)),
         (3, 4, rank_one),
         (3, 2, vec![0.0; 6]),
     ];
