@@ -76,10 +76,8 @@ fn complete(cols: &mut [Option<Vec<f64>>], r: usize) {
         }
     }
     let (q, _) = crate::math::qr::qr(&a, r, k, true);
-    let mut next = k;
-    for c in cols.iter_mut().filter(|c| c.is_none()) {
+    for (next, c) in (k..).zip(cols.iter_mut().filter(|c| c.is_none())) {
         *c = Some((0..r).map(|i| q[i * r + next]).collect());
-        next += 1;
     }
 }
 
