@@ -17,7 +17,6 @@ use super::depthwise::depthwise_forward;
 use super::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
 use super::im2col::{im2col, ConvGeom};
 use super::winograd;
-use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
 /// Target size in bytes of one block of patches (the patch block, gemm's packed filter and
@@ -154,7 +153,13 @@ pub(crate) trait ConvScalar: GemmScalar {
 }
 
 /// The depthwise path of [`ConvScalar::depthwise`] for float types.
-fn depthwise_float<T: Real>(g: &ConvGeom, groups: usize, x: &[T], f: &[T], out: &mut [T]) -> bool {
+fn depthwise_float<T: super::depthwise_simd::DwScalar>(
+    g: &ConvGeom,
+    groups: usize,
+    x: &[T],
+    f: &[T],
+    out: &mut [T],
+) -> bool {
     match conv_groups::as_depthwise(g, groups) {
         Some(dw) => {
             depthwise_forward(&dw, x, f, out);

@@ -12,6 +12,7 @@ use super::conv::{ConvAttrs, BLOCK_BYTES};
 use super::conv_direct::DirectScalar;
 use super::conv_groups;
 use super::depthwise_backprop::{depthwise_backprop_filter, depthwise_backprop_input};
+use super::depthwise_simd::DwScalar;
 use crate::real::Real;
 
 /// Block size of the input gradient: a whole image when it fits (measured best).
@@ -177,7 +178,7 @@ const INPUT_LABEL: &str = "Conv2DBackpropInput: ";
 const FILTER_LABEL: &str = "Conv2DBackpropFilter: ";
 
 impl BackpropInput {
-    fn run<T: GemmScalar + DirectScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+    fn run<T: GemmScalar + DirectScalar + DwScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let (sz, f, dy) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
         let mut shape = sizes(ctx, &sz, INPUT_LABEL, "input_sizes")?;
         if shape.len() == 2 && dy.rank() == 4 && f.rank() == 4 {
@@ -220,7 +221,7 @@ pub(crate) fn backprop_filter_factory(node: &NodeDef) -> Result<Box<dyn OpKernel
 }
 
 impl BackpropFilter {
-    fn run<T: GemmScalar + DirectScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+    fn run<T: GemmScalar + DirectScalar + DwScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let (x, sz, dy) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
         let shape = sizes(ctx, &sz, FILTER_LABEL, "filter_sizes")?;
         let (g, groups) = self.attrs.geom(ctx.node(), FILTER_LABEL, x.dims(), &shape)?;

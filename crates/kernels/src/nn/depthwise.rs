@@ -10,6 +10,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
 use super::common::{dims_str, float_kernel, unimplemented, unsupported_type, Window};
+use super::depthwise_simd::DwScalar;
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
@@ -203,7 +204,15 @@ pub(crate) fn mul_acc<T: Real>(acc: &mut [T], x: &[T], f: &[T], m: usize) {
 }
 
 /// The forward convolution into `out` (dims `g.out_dims()`).
-pub(crate) fn depthwise_forward<T: Real>(g: &DwGeom, input: &[T], filter: &[T], out: &mut [T]) {
+pub(crate) fn depthwise_forward<T: DwScalar>(g: &DwGeom, input: &[T], filter: &[T], out: &mut [T]) {
+    if T::forward_simd(g, input, filter, out) {
+        return;
+    }
+    depthwise_forward_portable(g, input, filter, out)
+}
+
+/// [`depthwise_forward`] without the vectorized path.
+pub(crate) fn depthwise_forward_portable<T: Real>(g: &DwGeom, input: &[T], filter: &[T], out: &mut [T]) {
     let (oc, ow, oh) = (g.oc(), g.x.output, g.y.output);
     let row_len = ow * oc;
     if row_len == 0 || out.is_empty() {
@@ -261,7 +270,7 @@ pub(crate) fn depthwise_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Sta
 }
 
 impl DepthwiseConv2dNative {
-    fn run<T: Real>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+    fn run<T: DwScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let (x, f) = (ctx.input(0)?, ctx.input(1)?);
         let g = self.attrs.geom(ctx.node(), "", x.dims(), f.dims())?;
         let dims = g.out_dims();

@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use super::common::{dims_str, float_kernel};
 use super::depthwise::{dw_dtype, mul_acc, DwAttrs, DwGeom};
+use super::depthwise_simd::DwScalar;
 use super::pool::shape_input;
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
@@ -46,7 +47,15 @@ fn dot_acc<T: Real>(acc: &mut [T], g: &[T], f: &[T], m: usize) {
 }
 
 /// The input gradient into `dx` ([n, rows, cols, c]).
-pub(crate) fn depthwise_backprop_input<T: Real>(g: &DwGeom, filter: &[T], dy: &[T], dx: &mut [T]) {
+pub(crate) fn depthwise_backprop_input<T: DwScalar>(g: &DwGeom, filter: &[T], dy: &[T], dx: &mut [T]) {
+    if T::backprop_input_simd(g, filter, dy, dx) {
+        return;
+    }
+    depthwise_backprop_input_portable(g, filter, dy, dx)
+}
+
+/// [`depthwise_backprop_input`] without the vectorized path.
+pub(crate) fn depthwise_backprop_input_portable<T: Real>(g: &DwGeom, filter: &[T], dy: &[T], dx: &mut [T]) {
     let (c, oc, w) = (g.c, g.oc(), g.x.input);
     let row_len = w * c;
     if row_len == 0 || dx.is_empty() {
@@ -82,7 +91,15 @@ pub(crate) fn depthwise_backprop_input<T: Real>(g: &DwGeom, filter: &[T], dy: &[
 }
 
 /// The filter gradient into `df` ([rows, cols, c, multiplier]).
-pub(crate) fn depthwise_backprop_filter<T: Real>(g: &DwGeom, input: &[T], dy: &[T], df: &mut [T]) {
+pub(crate) fn depthwise_backprop_filter<T: DwScalar>(g: &DwGeom, input: &[T], dy: &[T], df: &mut [T]) {
+    if T::backprop_filter_simd(g, input, dy, df) {
+        return;
+    }
+    depthwise_backprop_filter_portable(g, input, dy, df)
+}
+
+/// [`depthwise_backprop_filter`] without the vectorized path.
+pub(crate) fn depthwise_backprop_filter_portable<T: Real>(g: &DwGeom, input: &[T], dy: &[T], df: &mut [T]) {
     let (c, oc, w) = (g.c, g.oc(), g.x.input);
     let (oh, ow) = (g.y.output, g.x.output);
     let rows = g.n * oh;
@@ -171,7 +188,7 @@ const INPUT_LABEL: &str = "DepthwiseConv2DBackpropInput: ";
 const FILTER_LABEL: &str = "DepthwiseConv2DBackpropFilter: ";
 
 impl BackpropInput {
-    fn run<T: Real>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+    fn run<T: DwScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let shape = sizes(ctx, 0, "input_sizes", INPUT_LABEL, self.dtype)?;
         let (f, dy) = (ctx.input(1)?, ctx.input(2)?);
         let g = self.attrs.geom(ctx.node(), INPUT_LABEL, &shape, f.dims())?;
@@ -194,7 +211,7 @@ pub(crate) fn backprop_filter_factory(node: &NodeDef) -> Result<Box<dyn OpKernel
 }
 
 impl BackpropFilter {
-    fn run<T: Real>(&self, ctx: &mut OpContext) -> Result<(), Status> {
+    fn run<T: DwScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let shape = sizes(ctx, 1, "filter_sizes", FILTER_LABEL, self.dtype)?;
         let (x, dy) = (ctx.input(0)?, ctx.input(2)?);
         let g = self.attrs.geom(ctx.node(), FILTER_LABEL, x.dims(), &shape)?;

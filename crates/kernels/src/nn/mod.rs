@@ -27,6 +27,7 @@ pub mod conv_groups;
 mod conv_padded;
 mod depthwise;
 mod depthwise_backprop;
+mod depthwise_simd;
 mod fused;
 pub mod gemm;
 #[doc(hidden)]

@@ -147,3 +147,70 @@ fn checks_attrs_and_shapes() {
     .unwrap_err();
     assert!(e.message.contains("filter_sizes must be 4-dimensional"), "{e}");
 }
+
+/// Runs `op` on the tensors converted to `dtype` and returns the output as f64.
+fn run_as(op: &str, dtype: DataType, s: usize, pad: &str, explicit: &[i64], inputs: &[Tensor]) -> Vec<f64> {
+    let conv = |t: &Tensor| match (t.dtype(), dtype) {
+        (DataType::Double, DataType::Float) => {
+            let v: Vec<f32> = t.as_slice::<f64>().unwrap().iter().map(|&v| v as f32).collect();
+            Tensor::new(t.dims().to_vec(), v).unwrap()
+        }
+        _ => t.clone(),
+    };
+    let out = run_kernel(dw_node(op, dtype, s as i64, pad, explicit), inputs.iter().map(conv).collect(), 1)
+        .unwrap()
+        .remove(0);
+    match dtype {
+        DataType::Float => out.as_slice::<f32>().unwrap().iter().map(|&v| v as f64).collect(),
+        _ => out.as_slice::<f64>().unwrap().to_vec(),
+    }
+}
+
+/// float32 takes the vectorized kernels on AVX2/AVX-512 hosts (multiplier 1), float64 the
+/// portable ones: on values whose sums are exact in float32 the two must agree bit for bit,
+/// over channel counts that exercise every vector block width and the scalar tails, edge
+/// pixels, strides 1 and 2, 3- 5- and 2-column filters and a padding wider than the filter.
+#[test]
+fn float32_vector_paths_equal_the_portable_kernels() {
+    // (input dims, filter rows, filter cols, multiplier, stride, padding, explicit paddings)
+    let cases: [([usize; 4], usize, usize, usize, usize, &str, Vec<i64>); 12] = [
+        ([2, 9, 13, 16], 3, 3, 1, 1, "SAME", vec![]),
+        ([1, 8, 20, 40], 3, 3, 1, 1, "SAME", vec![]),
+        ([2, 11, 11, 67], 3, 3, 1, 2, "SAME", vec![]),
+        ([1, 7, 17, 96], 5, 5, 1, 1, "SAME", vec![]),
+        ([1, 10, 10, 144], 3, 3, 1, 1, "VALID", vec![]),
+        ([2, 9, 14, 8], 3, 3, 1, 2, "VALID", vec![]),
+        ([1, 6, 30, 24], 3, 2, 1, 1, "SAME", vec![]),
+        ([1, 5, 5, 32], 5, 5, 1, 1, "SAME", vec![]),
+        ([1, 3, 2, 16], 3, 3, 1, 1, "SAME", vec![]),
+        ([1, 6, 9, 24], 3, 3, 1, 1, "EXPLICIT", vec![0, 0, 3, 1, 1, 3, 0, 0]),
+        ([1, 6, 7, 12], 3, 3, 2, 1, "SAME", vec![]),
+        ([3, 12, 12, 200], 3, 3, 1, 1, "SAME", vec![]),
+    ];
+    for (xd, kh, kw, m, s, pad, explicit) in cases {
+        let fd = [kh, kw, xd[3], m];
+        let x = Tensor::new(xd.to_vec(), seq(xd.iter().product(), 0.25)).unwrap();
+        let f = Tensor::new(fd.to_vec(), seq(fd.iter().product(), 0.5)).unwrap();
+        let y64 = run_as("DepthwiseConv2dNative", DataType::Double, s, pad, &explicit, &[x.clone(), f.clone()]);
+        let y32 = run_as("DepthwiseConv2dNative", DataType::Float, s, pad, &explicit, &[x.clone(), f.clone()]);
+        let label = format!("{xd:?} {kh}x{kw} m{m} s{s} {pad}");
+        assert_eq!(y32, y64, "forward {label}");
+        let y = run_kernel(
+            dw_node("DepthwiseConv2dNative", DataType::Double, s as i64, pad, &explicit),
+            vec![x.clone(), f.clone()],
+            1,
+        )
+        .unwrap()
+        .remove(0);
+        let dy = Tensor::new(y.dims().to_vec(), seq(y64.len(), 0.125)).unwrap();
+        let sizes = |d: &[usize]| Tensor::vec(d.iter().map(|&v| v as i32).collect::<Vec<_>>());
+        for (op, inputs) in [
+            ("DepthwiseConv2dNativeBackpropInput", vec![sizes(&xd), f.clone(), dy.clone()]),
+            ("DepthwiseConv2dNativeBackpropFilter", vec![x.clone(), sizes(&fd), dy.clone()]),
+        ] {
+            let want = run_as(op, DataType::Double, s, pad, &explicit, &inputs);
+            assert!(want.iter().any(|&v| v != 0.0), "{op} {label}");
+            assert_eq!(run_as(op, DataType::Float, s, pad, &explicit, &inputs), want, "{op} {label}");
+        }
+    }
+}

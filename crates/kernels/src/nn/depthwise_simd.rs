@@ -1,0 +1,496 @@
+//! Hand-vectorized float32 depthwise kernels (channel multiplier 1, AVX2 or AVX-512), used by
+//! `depthwise.rs` and `depthwise_backprop.rs` when they apply.
+//!
+//! The portable kernels keep one pixel's channels in memory and load, add and store them once
+//! per filter tap. Here a block of channels (`L` vectors) of `P` adjacent output pixels stays
+//! in registers for the whole window: each tap loads one filter vector per block and one
+//! input vector per pixel. The filter gradient keeps one block of every column tap of a filter
+//! row in registers while it walks an output row. Pixels whose window crosses the left or right
+//! edge, and channels past the last whole vector, take a scalar path.
+//!
+//! The input gradient at stride 1 is the forward convolution of the output gradient with the
+//! filter turned 180° and the padding mirrored (`k - 1 - pad`); other strides stay portable.
+
+use rayon::prelude::*;
+
+use super::common::Window;
+use super::depthwise::DwGeom;
+use crate::real::Real;
+
+/// Element types whose depthwise kernels may have a vectorized path; each method returns
+/// false when it did not compute (then the portable kernel runs).
+pub(crate) trait DwScalar: Real {
+    /// The forward convolution into `out`.
+    fn forward_simd(_g: &DwGeom, _x: &[Self], _f: &[Self], _out: &mut [Self]) -> bool {
+        false
+    }
+
+    /// The input gradient into `dx`.
+    fn backprop_input_simd(_g: &DwGeom, _f: &[Self], _dy: &[Self], _dx: &mut [Self]) -> bool {
+        false
+    }
+
+    /// The filter gradient into `df` (zeroed by the caller).
+    fn backprop_filter_simd(_g: &DwGeom, _x: &[Self], _dy: &[Self], _df: &mut [Self]) -> bool {
+        false
+    }
+}
+
+impl DwScalar for f64 {}
+
+impl DwScalar for f32 {
+    fn forward_simd(g: &DwGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if applies(g) && x.len() >= g.n * g.y.input * g.x.input * g.c && out.len() >= out_len(g) {
+            return forward(g, x, f, out);
+        }
+        false
+    }
+
+    fn backprop_input_simd(g: &DwGeom, f: &[f32], dy: &[f32], dx: &mut [f32]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(t) = transposed(g) {
+            let (kh, kw, c) = (g.y.size, g.x.size, g.c);
+            if f.len() < kh * kw * c || dy.len() < out_len(g) {
+                return false;
+            }
+            // The filter turned 180°: tap (ky, kx) becomes (kh-1-ky, kw-1-kx).
+            let mut flipped = vec![0.0f32; kh * kw * c];
+            for (t, dst) in flipped.chunks_exact_mut(c).enumerate() {
+                let src = kh * kw - 1 - t;
+                dst.copy_from_slice(&f[src * c..(src + 1) * c]);
+            }
+            return Self::forward_simd(&t, dy, &flipped, dx);
+        }
+        false
+    }
+
+    fn backprop_filter_simd(g: &DwGeom, x: &[f32], dy: &[f32], df: &mut [f32]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if applies(g) && x.len() >= g.n * g.y.input * g.x.input * g.c && dy.len() >= out_len(g) {
+            return avx::filter(g, x, dy, df);
+        }
+        false
+    }
+}
+
+fn out_len(g: &DwGeom) -> usize {
+    g.out_dims().iter().product()
+}
+
+/// Multiplier 1, a vector ISA, at least one AVX2 vector of channels and a non-empty output.
+fn applies(g: &DwGeom) -> bool {
+    g.m == 1 && g.c >= 8 && crate::isa::current().has_avx2_fma() && out_len(g) > 0 && g.x.input > 0
+}
+
+/// The geometry whose forward convolution is the input gradient of `g` (stride 1 only):
+/// input = the output gradient, output = the input's size, padding `k - 1 - pad` before.
+fn transposed(g: &DwGeom) -> Option<DwGeom> {
+    if g.m != 1 {
+        return None;
+    }
+    let flip = |w: &Window| {
+        (w.stride == 1 && w.pad < w.size).then(|| Window {
+            input: w.output,
+            size: w.size,
+            stride: 1,
+            output: w.input,
+            pad: w.size - 1 - w.pad,
+        })
+    };
+    let t = DwGeom { n: g.n, c: g.c, m: 1, y: flip(&g.y)?, x: flip(&g.x)? };
+    applies(&t).then_some(t)
+}
+
+/// The output columns whose window lies inside the input row: `lo..hi`.
+fn interior(w: &Window) -> (usize, usize) {
+    let lo = w.pad.div_ceil(w.stride).min(w.output);
+    let hi = if w.input + w.pad >= w.size { ((w.input + w.pad - w.size) / w.stride + 1).min(w.output) } else { 0 };
+    (lo, hi.max(lo))
+}
+
+/// One output pixel's channels `c0..c1` by scalar arithmetic (edges and channel tails).
+#[allow(clippy::too_many_arguments)]
+fn pixel_scalar(g: &DwGeom, x: &[f32], f: &[f32], b: usize, oy: usize, ox: usize, out: &mut [f32], c0: usize) {
+    let c = g.c;
+    let (y0, y1) = g.y.range(oy);
+    let (x0, x1) = g.x.range(ox);
+    let ky0 = y0 + g.y.pad - oy * g.y.stride;
+    let kx0 = x0 + g.x.pad - ox * g.x.stride;
+    for (ch, o) in (c0..).zip(out.iter_mut()) {
+        let mut acc = 0.0f32;
+        for (ky, iy) in (ky0..).zip(y0..y1) {
+            for (kx, ix) in (kx0..).zip(x0..x1) {
+                acc += x[((b * g.y.input + iy) * g.x.input + ix) * c + ch] * f[(ky * g.x.size + kx) * c + ch];
+            }
+        }
+        *o = acc;
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn forward(g: &DwGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bool {
+    let (oc, ow, oh) = (g.c, g.x.output, g.y.output);
+    let row_len = ow * oc;
+    let rows = g.n * oh;
+    let per = g.rows_per_task(rows, row_len * g.y.size * g.x.size);
+    let avx512 = crate::isa::current() == crate::isa::Isa::Avx512;
+    let task = |(ti, chunk): (usize, &mut [f32])| {
+        for (ri, orow) in chunk.chunks_exact_mut(row_len).enumerate() {
+            // SAFETY: `applies` checked the CPU has the path's instructions; the slices were
+            // checked against the geometry by the caller.
+            unsafe {
+                if avx512 {
+                    avx::forward_row512(g, x, f, ti * per + ri, orow)
+                } else {
+                    avx::forward_row(g, x, f, ti * per + ri, orow)
+                }
+            }
+        }
+    };
+    if per >= rows {
+        task((0, out));
+    } else {
+        out.par_chunks_mut(per * row_len).enumerate().for_each(task);
+    }
+    true
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx {
+    use rayon::prelude::*;
+
+    use super::super::depthwise::DwGeom;
+    use super::super::simd::{F32Vec, Y, Z};
+    use super::{interior, pixel_scalar};
+
+    /// Channels `c0..c0 + V::LANES·L` of the `P` output pixels `ox..ox + P` of output row
+    /// `(b, oy)`, every pixel's window inside the input row.
+    ///
+    /// # Safety
+    /// The CPU must support `V`'s instructions; the pixels are interior (`interior`), the
+    /// channel block lies inside `g.c`, and `x`, `f`, `orow` have the geometry's sizes.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn fwd_px<V: F32Vec, const L: usize, const P: usize>(
+        g: &DwGeom,
+        x: &[f32],
+        f: &[f32],
+        b: usize,
+        oy: usize,
+        ox: usize,
+        c0: usize,
+        orow: &mut [f32],
+    ) {
+        let (c, s, kw, w) = (g.c, g.x.stride, g.x.size, g.x.input);
+        let (y0, y1) = g.y.range(oy);
+        let ky0 = y0 + g.y.pad - oy * g.y.stride;
+        // SAFETY: the caller upholds the contract; every index below is inside its slice.
+        unsafe {
+            let mut acc = [[V::zero(); L]; P];
+            for (ky, iy) in (ky0..).zip(y0..y1) {
+                let xrow = x.as_ptr().add((b * g.y.input + iy) * w * c + c0);
+                let frow = f.as_ptr().add(ky * kw * c + c0);
+                for kx in 0..kw {
+                    let fv: [V; L] = std::array::from_fn(|l| V::load(frow.add(kx * c + l * V::LANES)));
+                    let xp = xrow.add((ox * s + kx - g.x.pad) * c);
+                    for (p, ap) in acc.iter_mut().enumerate() {
+                        for (l, a) in ap.iter_mut().enumerate() {
+                            *a = a.mul_add(V::load(xp.add(p * s * c + l * V::LANES)), fv[l]);
+                        }
+                    }
+                }
+            }
+            let op = orow.as_mut_ptr().add(ox * c + c0);
+            for (p, ap) in acc.iter().enumerate() {
+                for (l, a) in ap.iter().enumerate() {
+                    a.store(op.add(p * c + l * V::LANES));
+                }
+            }
+        }
+    }
+
+    /// The interior pixels `lo..hi` of one row for channels `c0..c0 + V::LANES·L`.
+    ///
+    /// # Safety
+    /// As [`fwd_px`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn fwd_block<V: F32Vec, const L: usize, const P: usize>(
+        g: &DwGeom,
+        x: &[f32],
+        f: &[f32],
+        (b, oy): (usize, usize),
+        (lo, hi): (usize, usize),
+        c0: usize,
+        orow: &mut [f32],
+    ) {
+        // SAFETY: as the caller's contract; groups of P end at or before hi.
+        unsafe {
+            let mut ox = lo;
+            while ox + P <= hi {
+                fwd_px::<V, L, P>(g, x, f, b, oy, ox, c0, orow);
+                ox += P;
+            }
+            while ox < hi {
+                fwd_px::<V, L, 1>(g, x, f, b, oy, ox, c0, orow);
+                ox += 1;
+            }
+        }
+    }
+
+    /// One forward output row: the vector blocks (`V` two and one vectors wide, then one
+    /// `W`), the edge pixels and the channels past the last block scalar.
+    ///
+    /// # Safety
+    /// The CPU must support `V`'s and `W`'s instructions; sizes as [`fwd_px`].
+    #[inline(always)]
+    unsafe fn forward_row_with<V: F32Vec, W: F32Vec, const P: usize>(
+        g: &DwGeom,
+        x: &[f32],
+        f: &[f32],
+        r: usize,
+        orow: &mut [f32],
+    ) {
+        let (b, oy) = (r / g.y.output, r % g.y.output);
+        let bo = (b, oy);
+        let span = interior(&g.x);
+        let c = g.c;
+        let mut c0 = 0;
+        // SAFETY: the caller upholds the contract; each block ends inside the channels.
+        unsafe {
+            while c0 + 2 * V::LANES <= c {
+                fwd_block::<V, 2, P>(g, x, f, bo, span, c0, orow);
+                c0 += 2 * V::LANES;
+            }
+            while c0 + V::LANES <= c {
+                fwd_block::<V, 1, 6>(g, x, f, bo, span, c0, orow);
+                c0 += V::LANES;
+            }
+            while c0 + W::LANES <= c {
+                fwd_block::<W, 1, 6>(g, x, f, bo, span, c0, orow);
+                c0 += W::LANES;
+            }
+        }
+        for ox in (0..span.0).chain(span.1..g.x.output) {
+            pixel_scalar(g, x, f, b, oy, ox, &mut orow[ox * c..(ox + 1) * c], 0);
+        }
+        if c0 < c {
+            for ox in span.0..span.1 {
+                pixel_scalar(g, x, f, b, oy, ox, &mut orow[ox * c + c0..(ox + 1) * c], c0);
+            }
+        }
+    }
+
+    /// One forward output row with AVX2 vectors.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; sizes as [`fwd_px`].
+    #[target_feature(enable = "avx2,fma")]
+    pub(super) unsafe fn forward_row(g: &DwGeom, x: &[f32], f: &[f32], r: usize, orow: &mut [f32]) {
+        // SAFETY: this function runs with AVX2 and FMA.
+        unsafe { forward_row_with::<Y, Y, 4>(g, x, f, r, orow) }
+    }
+
+    /// One forward output row with AVX-512 vectors (AVX2 for a last block of 8 channels).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA; sizes as [`fwd_px`].
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+    pub(super) unsafe fn forward_row512(g: &DwGeom, x: &[f32], f: &[f32], r: usize, orow: &mut [f32]) {
+        // SAFETY: this function runs with AVX-512, AVX2 and FMA.
+        unsafe { forward_row_with::<Z, Y, 6>(g, x, f, r, orow) }
+    }
+
+    /// Adds one filter row's gradient over an output row's interior pixels for channels
+    /// `c0..c0 + V::LANES·L` into `acc` (the filter-shaped buffer): `K` column taps.
+    ///
+    /// # Safety
+    /// The CPU must support `V`'s instructions; `g.x.size == K`; input row `iy` exists;
+    /// sizes as [`fwd_px`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn filter_row<V: F32Vec, const L: usize, const K: usize>(
+        g: &DwGeom,
+        xrow: &[f32],
+        dyrow: &[f32],
+        ky: usize,
+        (lo, hi): (usize, usize),
+        c0: usize,
+        acc: &mut [f32],
+    ) {
+        let (c, s) = (g.c, g.x.stride);
+        // SAFETY: the caller upholds the contract; every index is inside its slice.
+        unsafe {
+            let mut a = [[V::zero(); L]; K];
+            let xp = xrow.as_ptr().add(c0);
+            let dp = dyrow.as_ptr().add(c0);
+            for ox in lo..hi {
+                let d: [V; L] = std::array::from_fn(|l| V::load(dp.add(ox * c + l * V::LANES)));
+                let base = xp.add((ox * s - g.x.pad) * c);
+                for (kx, ak) in a.iter_mut().enumerate() {
+                    for (l, al) in ak.iter_mut().enumerate() {
+                        *al = al.mul_add(V::load(base.add(kx * c + l * V::LANES)), d[l]);
+                    }
+                }
+            }
+            for (kx, ak) in a.iter().enumerate() {
+                let t = acc.as_mut_ptr().add((ky * K + kx) * c + c0);
+                for (l, al) in ak.iter().enumerate() {
+                    V::load(t.add(l * V::LANES)).add(*al).store(t.add(l * V::LANES));
+                }
+            }
+        }
+    }
+
+    /// One output row's contribution to the filter gradient `acc`.
+    ///
+    /// # Safety
+    /// The CPU must support `V`'s and `W`'s instructions; `g.x.size == K`.
+    #[inline(always)]
+    unsafe fn filter_one_row<V: F32Vec, W: F32Vec, const K: usize>(
+        g: &DwGeom,
+        x: &[f32],
+        dy: &[f32],
+        r: usize,
+        acc: &mut [f32],
+    ) {
+        let (c, w, ow) = (g.c, g.x.input, g.x.output);
+        let (b, oy) = (r / g.y.output, r % g.y.output);
+        let (lo, hi) = interior(&g.x);
+        let (y0, y1) = g.y.range(oy);
+        let ky0 = y0 + g.y.pad - oy * g.y.stride;
+        let dyrow = &dy[r * ow * c..(r + 1) * ow * c];
+        for (ky, iy) in (ky0..).zip(y0..y1) {
+            let xrow = &x[(b * g.y.input + iy) * w * c..(b * g.y.input + iy + 1) * w * c];
+            let mut c0 = 0;
+            // SAFETY: the caller's contract; each block lies inside the channels, the row exists.
+            unsafe {
+                while c0 + 2 * V::LANES <= c {
+                    filter_row::<V, 2, K>(g, xrow, dyrow, ky, (lo, hi), c0, acc);
+                    c0 += 2 * V::LANES;
+                }
+                while c0 + V::LANES <= c {
+                    filter_row::<V, 1, K>(g, xrow, dyrow, ky, (lo, hi), c0, acc);
+                    c0 += V::LANES;
+                }
+                while c0 + W::LANES <= c {
+                    filter_row::<W, 1, K>(g, xrow, dyrow, ky, (lo, hi), c0, acc);
+                    c0 += W::LANES;
+                }
+            }
+            let vec_end = c0;
+            // Channel tails of interior pixels, and every channel of edge pixels.
+            for ox in lo..hi {
+                let xb = (ox * g.x.stride - g.x.pad) * c;
+                for kx in 0..K {
+                    let t = (ky * K + kx) * c;
+                    for ch in vec_end..c {
+                        acc[t + ch] += xrow[xb + kx * c + ch] * dyrow[ox * c + ch];
+                    }
+                }
+            }
+            for ox in (0..lo).chain(hi..ow) {
+                let (x0, x1) = g.x.range(ox);
+                let kx0 = x0 + g.x.pad - ox * g.x.stride;
+                for (kx, ix) in (kx0..).zip(x0..x1) {
+                    let t = (ky * K + kx) * c;
+                    for ch in 0..c {
+                        acc[t + ch] += xrow[ix * c + ch] * dyrow[ox * c + ch];
+                    }
+                }
+            }
+        }
+    }
+
+    /// Output rows `rows` into a fresh filter-sized buffer, with `V` vectors.
+    ///
+    /// # Safety
+    /// The CPU must support `V`'s instructions; `g.x.size == K`.
+    #[inline(always)]
+    unsafe fn filter_rows<V: F32Vec, W: F32Vec, const K: usize>(
+        g: &DwGeom,
+        x: &[f32],
+        dy: &[f32],
+        rows: std::ops::Range<usize>,
+        len: usize,
+    ) -> Vec<f32> {
+        let mut acc = vec![0.0f32; len];
+        for r in rows {
+            // SAFETY: the caller's contract.
+            unsafe { filter_one_row::<V, W, K>(g, x, dy, r, &mut acc) };
+        }
+        acc
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn filter_avx2<const K: usize>(
+        g: &DwGeom,
+        x: &[f32],
+        dy: &[f32],
+        rows: std::ops::Range<usize>,
+        len: usize,
+    ) -> Vec<f32> {
+        // SAFETY: this function runs with AVX2 and FMA.
+        unsafe { filter_rows::<Y, Y, K>(g, x, dy, rows, len) }
+    }
+
+    /// # Safety
+    /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+    unsafe fn filter_avx512<const K: usize>(
+        g: &DwGeom,
+        x: &[f32],
+        dy: &[f32],
+        rows: std::ops::Range<usize>,
+        len: usize,
+    ) -> Vec<f32> {
+        // SAFETY: this function runs with AVX-512, AVX2 and FMA.
+        unsafe { filter_rows::<Z, Y, K>(g, x, dy, rows, len) }
+    }
+
+    /// The filter gradient for 3- and 5-column filters (false for other widths).
+    pub(super) fn filter(g: &DwGeom, x: &[f32], dy: &[f32], df: &mut [f32]) -> bool {
+        let len = g.y.size * g.x.size * g.c;
+        if df.len() != len || !matches!(g.x.size, 3 | 5) {
+            return false;
+        }
+        let avx512 = crate::isa::current() == crate::isa::Isa::Avx512;
+        let k5 = g.x.size == 5;
+        let run = |rows: std::ops::Range<usize>| {
+            // SAFETY: `applies` checked the CPU has the path's instructions; K is the width.
+            unsafe {
+                match (avx512, k5) {
+                    (true, false) => filter_avx512::<3>(g, x, dy, rows, len),
+                    (true, true) => filter_avx512::<5>(g, x, dy, rows, len),
+                    (false, false) => filter_avx2::<3>(g, x, dy, rows, len),
+                    (false, true) => filter_avx2::<5>(g, x, dy, rows, len),
+                }
+            }
+        };
+        let rows = g.n * g.y.output;
+        let threads = rayon::current_num_threads();
+        let per = g.rows_per_task(rows, g.x.output * g.c * g.y.size * g.x.size).max(rows.div_ceil(threads * 2));
+        let tasks = rows.div_ceil(per);
+        let sum = if tasks <= 1 {
+            run(0..rows)
+        } else {
+            let add = |mut a: Vec<f32>, b: Vec<f32>| {
+                a.iter_mut().zip(&b).for_each(|(p, &q)| *p += q);
+                a
+            };
+            (0..tasks)
+                .into_par_iter()
+                .map(|t| run(t * per..((t + 1) * per).min(rows)))
+                .reduce_with(add)
+                .unwrap_or_default()
+        };
+        if sum.len() != len {
+            return false;
+        }
+        df.copy_from_slice(&sum);
+        true
+    }
+}
