@@ -37,7 +37,9 @@ pub fn check_file_path(path: &str, what: &str) -> Result<(), Status> {
     let denied = |why: &str| {
         Status::new(
             Code::PermissionDenied,
-            format!("{what} '{path}' is outside the task's --file_root '{}' ({why})", root.display()),
+            // Neither the root nor where the path resolves to is named: the text goes to a
+            // remote client, and the server's directories are none of its business.
+            format!("{what} '{path}' is outside the task's --file_root ({why})"),
         )
     };
     let p = Path::new(path);
@@ -68,7 +70,7 @@ pub fn check_file_path(path: &str, what: &str) -> Result<(), Status> {
     if full.starts_with(&root) {
         Ok(())
     } else {
-        Err(denied(&format!("it resolves to '{}'", full.display())))
+        Err(denied("it resolves to a place outside the root"))
     }
 }
 
@@ -105,6 +107,8 @@ mod tests {
             let e = check_file_path(&b, "prefix").unwrap_err();
             assert_eq!(e.code, Code::PermissionDenied, "{b}: {e}");
             assert!(e.message.contains("--file_root") && e.message.contains(&b), "{e}");
+            let named = e.message.replacen(&b, "", 1);
+            assert!(!named.contains(&r) && !named.contains(&base.display().to_string()), "no server path: {e}");
         }
         assert!(set_file_root(Some(&base.join("missing"))).is_err());
         set_file_root(None).unwrap();

@@ -1,6 +1,7 @@
 //! Core types of ferroflow: [`Tensor`], [`DataType`], [`Shape`], [`Status`] (TensorFlow's
 //! error codes) and [`DeviceName`] parsing and matching.
 
+pub mod alloc;
 mod device;
 mod dtype;
 mod file_root;
@@ -23,7 +24,8 @@ pub use dtype::{DataType, TensorType};
 pub use file_root::{check_file_path, file_root, set_file_root};
 pub use hash::{child_frame_id, tf_hash64, tf_hash64_combine};
 pub use memory::{
-    check_tensor_alloc, memory_limit, parse_size, resident_bytes, set_memory_limit, RESIDENT_CHECK_BYTES,
+    check_alloc_bytes, check_tensor_alloc, memory_limit, parse_size, resident_bytes, set_memory_limit,
+    RESIDENT_CHECK_BYTES,
 };
 pub use node_attrs::{attr, shape_proto_dims, NodeAttrs};
 pub use quantized::{QInt16, QInt32, QInt8, QUInt16, QUInt8};

@@ -13,6 +13,11 @@ use crate::{DataType, Status};
 /// 0 = not set yet (the default is computed on first use).
 static LIMIT: AtomicU64 = AtomicU64::new(0);
 
+/// Bytes admitted by small checks since the resident memory was last read: once they add up
+/// to [`RESIDENT_CHECK_BYTES`] the next check reads it, so many small tensors held across
+/// steps (a queue of 15 MiB tensors, a growing tensor list) count as one large one would.
+static UNCHECKED: AtomicU64 = AtomicU64::new(0);
+
 /// When physical memory cannot be read.
 const FALLBACK: u64 = 16 << 30;
 
@@ -28,12 +33,40 @@ pub fn resident_bytes() -> Option<u64> {
     kb.checked_mul(1024)
 }
 
-/// Physical memory in bytes (Linux `/proc/meminfo` MemTotal), if known.
+/// Memory the machine can still give without swapping (Linux `/proc/meminfo` MemAvailable).
+fn available_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kb.checked_mul(1024)
+}
+
+/// What a large allocation is weighed against: this process's resident memory and what the
+/// machine has available.
+#[derive(Clone, Copy, Debug, Default)]
+struct Held {
+    resident: Option<u64>,
+    available: Option<u64>,
+}
+
+fn held_now() -> Held {
+    Held { resident: resident_bytes(), available: available_bytes() }
+}
+
+/// Physical memory in bytes (Linux `/proc/meminfo` MemTotal), if known, or the memory
+/// limit of this process's control group (cgroup v2 `memory.max`, v1
+/// `memory.limit_in_bytes`) when that is smaller: a container's limit is the real one.
 fn physical_memory() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = s.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kb.checked_mul(1024)
+    let total = kb.checked_mul(1024)?;
+    let group = ["/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"]
+        .iter()
+        .filter_map(|p| std::fs::read_to_string(p).ok())
+        .filter_map(|v| v.trim().parse::<u64>().ok())
+        .min();
+    Some(group.map_or(total, |g| g.min(total)))
 }
 
 /// The largest tensor buffer this task allocates, in bytes.
@@ -85,29 +118,57 @@ fn element_bytes(dtype: DataType) -> usize {
 /// what the task already holds.
 pub fn check_tensor_alloc(dims: &[usize], dtype: DataType) -> Result<(), Status> {
     let bytes = dims.iter().try_fold(element_bytes(dtype), |a, &d| a.checked_mul(d)).map(|b| b as u64);
-    check_bytes(bytes, memory_limit(), resident_bytes).map_err(|why| {
-        Status::resource_exhausted(format!(
-            "OOM when allocating tensor with shape[{}] and type {}: {why} (ferroflow server --memory_limit)",
-            dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(","),
-            dtype.tf_name(),
-        ))
+    check_alloc_bytes(bytes, || tensor_desc(dims, dtype))
+}
+
+/// "tensor with shape[2,3] and type float", as TensorFlow's OOM messages name a tensor.
+pub(crate) fn tensor_desc(dims: &[usize], dtype: DataType) -> String {
+    let dims: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    format!("tensor with shape[{}] and type {}", dims.join(","), dtype.tf_name())
+}
+
+/// RESOURCE_EXHAUSTED ("OOM when allocating {what}") unless `bytes` (None: more than 2^64)
+/// fit this task's memory limit beside what it already holds.
+pub fn check_alloc_bytes(bytes: Option<u64>, what: impl FnOnce() -> String) -> Result<(), Status> {
+    check_bytes(bytes, memory_limit(), held_now, &UNCHECKED).map_err(|why| {
+        Status::resource_exhausted(format!("OOM when allocating {}: {why} (ferroflow server --memory_limit)", what()))
     })
 }
 
-/// Why `bytes` (None: more than 2^64) do not fit `limit`, given the resident memory.
-fn check_bytes(bytes: Option<u64>, limit: u64, resident: impl FnOnce() -> Option<u64>) -> Result<(), String> {
+/// Why `bytes` (None: more than 2^64) do not fit `limit`, given what the task holds and
+/// the machine has available (read for a large allocation, and for a small one once
+/// `unchecked` small ones add up to a large one).
+fn check_bytes(
+    bytes: Option<u64>,
+    limit: u64,
+    held: impl FnOnce() -> Held,
+    unchecked: &AtomicU64,
+) -> Result<(), String> {
     let Some(b) = bytes.filter(|&b| b <= limit) else {
         return Err(format!(
             "{} bytes is more than this task's memory limit of {limit} bytes",
             bytes.map_or_else(|| "more than 2^64".to_string(), |b| b.to_string())
         ));
     };
-    if b >= RESIDENT_CHECK_BYTES {
-        if let Some(held) = resident() {
+    let due = b >= RESIDENT_CHECK_BYTES || {
+        let before = unchecked.fetch_add(b, Ordering::Relaxed);
+        before.saturating_add(b) >= RESIDENT_CHECK_BYTES
+    };
+    if due {
+        unchecked.store(0, Ordering::Relaxed);
+        let now = held();
+        if let Some(held) = now.resident {
             if held.saturating_add(b) > limit {
                 return Err(format!(
                     "the task already holds {held} bytes, and {b} more would exceed its memory limit of {limit} bytes"
                 ));
+            }
+        }
+        // Under the limit but more than the machine has left (other processes, a limit set
+        // above physical memory): refused rather than left to the kernel's OOM killer.
+        if let Some(free) = now.available {
+            if b > free {
+                return Err(format!("{b} bytes is more than the {free} bytes this machine has available"));
             }
         }
     }
@@ -123,14 +184,32 @@ mod tests {
     fn large_allocations_count_what_the_task_holds() {
         let limit = 1 << 30;
         let big = Some(RESIDENT_CHECK_BYTES * 4);
-        assert!(check_bytes(big, limit, || Some(100 << 20)).is_ok());
-        let e = check_bytes(big, limit, || Some(limit - (32 << 20))).unwrap_err();
+        let acc = AtomicU64::new(0);
+        let holds = |r: u64| move || Held { resident: Some(r), available: None };
+        assert!(check_bytes(big, limit, holds(100 << 20), &acc).is_ok());
+        let e = check_bytes(big, limit, holds(limit - (32 << 20)), &acc).unwrap_err();
         assert!(e.contains("already holds") && e.contains(&limit.to_string()), "{e}");
-        // Small ones do not read the resident size; unknown resident memory is no refusal.
-        assert!(check_bytes(Some(1 << 20), limit, || panic!("read for a small tensor")).is_ok());
-        assert!(check_bytes(big, limit, || None).is_ok());
-        assert!(check_bytes(Some(limit + 1), limit, || None).unwrap_err().contains("more than"));
-        assert!(check_bytes(None, limit, || None).unwrap_err().contains("2^64"));
+        // Small ones do not read the resident size until they add up to a large one, then
+        // the next one does (a queue filled with 15 MiB tensors is counted).
+        let full = holds(limit - (1 << 19));
+        let unread = || -> Held { panic!("read for a small tensor") };
+        for _ in 0..15 {
+            assert!(check_bytes(Some(1 << 20), limit, unread, &acc).is_ok());
+        }
+        let e = check_bytes(Some(1 << 20), limit, full, &acc).unwrap_err();
+        assert!(e.contains("already holds"), "{e}");
+        assert_eq!(acc.load(Ordering::Relaxed), 0, "the count restarts after a read");
+        let fifteen = Some(15 << 20);
+        assert!(check_bytes(fifteen, limit, unread, &acc).is_ok());
+        assert!(check_bytes(fifteen, limit, full, &acc).is_err());
+        // More than the machine has available is refused under the limit too.
+        let scarce = || Held { resident: Some(1 << 20), available: Some(RESIDENT_CHECK_BYTES * 2) };
+        let e = check_bytes(big, limit, scarce, &acc).unwrap_err();
+        assert!(e.contains("this machine has available"), "{e}");
+        // Unknown memory is no refusal.
+        assert!(check_bytes(big, limit, Held::default, &acc).is_ok());
+        assert!(check_bytes(Some(limit + 1), limit, Held::default, &acc).unwrap_err().contains("more than"));
+        assert!(check_bytes(None, limit, Held::default, &acc).unwrap_err().contains("2^64"));
     }
 
     #[test]

@@ -138,7 +138,27 @@ impl Status {
         self.message = format!("{ctx}: {}", self.message);
         self
     }
+
+    /// The status with its message cut to at most [`MAX_REMOTE_MESSAGE`] bytes (the start
+    /// kept, which names the node and what went wrong, then how much was cut): what a
+    /// remote peer receives. A gRPC status travels in a header, and clients refuse headers
+    /// of more than 8–16 KiB, so a long text would lose the reason altogether.
+    pub fn capped(mut self) -> Status {
+        let len = self.message.len();
+        if len > MAX_REMOTE_MESSAGE {
+            let mut cut = MAX_REMOTE_MESSAGE - 64;
+            while !self.message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            self.message.truncate(cut);
+            self.message.push_str(&format!(" ... ({} more bytes of this message cut)", len - cut));
+        }
+        self
+    }
 }
+
+/// The most bytes of an error message sent to a remote peer ([`Status::capped`]).
+pub const MAX_REMOTE_MESSAGE: usize = 2048;
 
 impl From<std::io::Error> for Status {
     fn from(e: std::io::Error) -> Status {
@@ -178,5 +198,17 @@ mod tests {
     fn display_has_code_name() {
         let s = Status::not_found("variable w").context("node Read");
         assert_eq!(s.to_string(), "NOT_FOUND: node Read: variable w");
+    }
+
+    #[test]
+    fn remote_messages_are_capped_on_a_char_boundary() {
+        let short = Status::internal("short");
+        assert_eq!(short.clone().capped(), short);
+        let long = Status::invalid_argument(format!("node 'pool': ksize {}", "é1, ".repeat(100_000)));
+        let c = long.capped();
+        assert_eq!(c.code, Code::InvalidArgument);
+        assert!(c.message.len() <= MAX_REMOTE_MESSAGE, "{}", c.message.len());
+        assert!(c.message.starts_with("node 'pool': ksize é1"), "{}", &c.message[..40]);
+        assert!(c.message.ends_with("more bytes of this message cut)"), "{}", c.message);
     }
 }

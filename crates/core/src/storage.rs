@@ -141,9 +141,10 @@ impl Storage {
         crate::storage_match!(self, v => dtype_of(v))
     }
 
-    /// Zero-filled (default-valued) storage of any dtype.
+    /// Zero-filled (default-valued) storage of any dtype: RESOURCE_EXHAUSTED, never an
+    /// abort, when it does not fit ([`crate::alloc`]).
     pub fn zeros(dtype: DataType, n: usize) -> Result<Storage, Status> {
-        Ok(crate::with_dtype!(dtype, T => T::wrap(vec![T::default(); n])))
+        Ok(crate::with_dtype!(dtype, T => T::wrap(crate::alloc::zeroed::<T>(&[n])?)))
     }
 }
 
@@ -197,10 +198,10 @@ pub(crate) fn raw_bytes_of(s: &Storage) -> Option<&[u8]> {
 }
 
 /// Decodes little-endian elements of a [`Pod`] type (`b.len()` is a multiple of its size).
-pub(crate) fn pod_from_le<T: Pod>(b: &[u8]) -> Vec<T> {
+pub(crate) fn pod_from_le<T: Pod>(b: &[u8]) -> Result<Vec<T>, Status> {
     let w = std::mem::size_of::<T>();
     let n = b.len() / w;
-    let mut v: Vec<T> = Vec::with_capacity(n);
+    let mut v: Vec<T> = crate::alloc::with_capacity(&[n])?;
     // SAFETY: `v` has room for `n` elements of `w` bytes each, `b` holds at least `n * w`
     // bytes and cannot overlap a fresh allocation, and any bit pattern is a valid `T`
     // (`Pod`), so the `n` elements are initialized after the copy. Hosts are little-endian
@@ -209,7 +210,7 @@ pub(crate) fn pod_from_le<T: Pod>(b: &[u8]) -> Vec<T> {
         std::ptr::copy_nonoverlapping(b.as_ptr(), v.as_mut_ptr().cast::<u8>(), n * w);
         v.set_len(n);
     }
-    v
+    Ok(v)
 }
 
 #[cfg(test)]
@@ -230,6 +231,6 @@ mod tests {
         let v = vec![C64::new(1.5, -2.0), C64::new(0.0, 3.25)];
         let b = raw_bytes_of(&Storage::C64(v.clone())).unwrap().to_vec();
         assert_eq!(&b[..8], &[1.5f32.to_le_bytes(), (-2.0f32).to_le_bytes()].concat()[..]);
-        assert_eq!(pod_from_le::<C64>(&b), v);
+        assert_eq!(pod_from_le::<C64>(&b).unwrap(), v);
     }
 }

@@ -51,9 +51,8 @@ impl Tensor {
     /// A zero-filled tensor.
     pub fn zeros(dtype: DataType, shape: impl Into<Shape>) -> Result<Tensor, Status> {
         let shape = shape.into();
-        let n = shape.checked_num_elements()?;
-        crate::check_tensor_alloc(shape.dims(), dtype)?;
-        Ok(Tensor { shape, data: Arc::new(Storage::zeros(dtype, n)?) })
+        let storage = crate::with_dtype!(dtype, T => T::wrap(crate::alloc::zeroed::<T>(shape.dims())?));
+        Ok(Tensor { shape, data: Arc::new(storage) })
     }
 
     /// The element type.

@@ -200,6 +200,9 @@ impl Tensor {
     /// Decodes raw `tensor_content` bytes of the given dtype and shape.
     pub fn from_content(dtype: DataType, shape: Shape, bytes: &[u8]) -> Result<Tensor, Status> {
         let n = shape.checked_num_elements()?;
+        // Counted against the budget like every buffer sized from remote input (so that
+        // many fed tensors held across steps count: a queue filled with them).
+        crate::check_tensor_alloc(shape.dims(), dtype)?;
         if let Some(size) = dtype.byte_size() {
             let want = n.checked_mul(size).ok_or_else(|| Status::invalid_argument("tensor too large"))?;
             if bytes.len() != want {
@@ -228,25 +231,25 @@ impl Tensor {
                 }
                 Storage::Variant(vs)
             }
-            DataType::Float => Storage::F32(pod_from_le(bytes)),
-            DataType::Double => Storage::F64(pod_from_le(bytes)),
-            DataType::Int32 => Storage::I32(pod_from_le(bytes)),
-            DataType::Int64 => Storage::I64(pod_from_le(bytes)),
+            DataType::Float => Storage::F32(pod_from_le(bytes)?),
+            DataType::Double => Storage::F64(pod_from_le(bytes)?),
+            DataType::Int32 => Storage::I32(pod_from_le(bytes)?),
+            DataType::Int64 => Storage::I64(pod_from_le(bytes)?),
             DataType::UInt8 => Storage::U8(bytes.to_vec()),
-            DataType::Int8 => Storage::I8(pod_from_le(bytes)),
-            DataType::Int16 => Storage::I16(pod_from_le(bytes)),
-            DataType::UInt16 => Storage::U16(pod_from_le(bytes)),
-            DataType::UInt32 => Storage::U32(pod_from_le(bytes)),
-            DataType::UInt64 => Storage::U64(pod_from_le(bytes)),
-            DataType::Half => Storage::F16(pod_from_le(bytes)),
-            DataType::BFloat16 => Storage::BF16(pod_from_le(bytes)),
-            DataType::Complex64 => Storage::C64(pod_from_le(bytes)),
-            DataType::Complex128 => Storage::C128(pod_from_le(bytes)),
-            DataType::QInt8 => Storage::QI8(pod_from_le(bytes)),
-            DataType::QUInt8 => Storage::QU8(pod_from_le(bytes)),
-            DataType::QInt16 => Storage::QI16(pod_from_le(bytes)),
-            DataType::QUInt16 => Storage::QU16(pod_from_le(bytes)),
-            DataType::QInt32 => Storage::QI32(pod_from_le(bytes)),
+            DataType::Int8 => Storage::I8(pod_from_le(bytes)?),
+            DataType::Int16 => Storage::I16(pod_from_le(bytes)?),
+            DataType::UInt16 => Storage::U16(pod_from_le(bytes)?),
+            DataType::UInt32 => Storage::U32(pod_from_le(bytes)?),
+            DataType::UInt64 => Storage::U64(pod_from_le(bytes)?),
+            DataType::Half => Storage::F16(pod_from_le(bytes)?),
+            DataType::BFloat16 => Storage::BF16(pod_from_le(bytes)?),
+            DataType::Complex64 => Storage::C64(pod_from_le(bytes)?),
+            DataType::Complex128 => Storage::C128(pod_from_le(bytes)?),
+            DataType::QInt8 => Storage::QI8(pod_from_le(bytes)?),
+            DataType::QUInt8 => Storage::QU8(pod_from_le(bytes)?),
+            DataType::QInt16 => Storage::QI16(pod_from_le(bytes)?),
+            DataType::QUInt16 => Storage::QU16(pod_from_le(bytes)?),
+            DataType::QInt32 => Storage::QI32(pod_from_le(bytes)?),
         };
         Tensor::from_storage(shape, storage)
     }

@@ -6,14 +6,18 @@
 //! - The accept loop backs off when accepting fails (the descriptor limit, EMFILE/ENFILE:
 //!   from 5 ms doubling to 1 s, logged at most once a second) instead of spinning, and holds
 //!   at most `max_connections` connections open at once: further ones wait in the listen
-//!   backlog until one closes. A connection that has not sent the HTTP/2 preface and a
+//!   backlog until one closes; one peer address may hold at most `max_per_peer` of them
+//!   (further ones from it are closed at once: [`crate::peer_slots`]). A connection that has not sent the HTTP/2 preface and a
 //!   first request within [`HANDSHAKE_TIMEOUT`] is closed.
 //! - A task with TLS ([`ServerTls`]) runs each connection's TLS handshake beside the accept
 //!   loop, bounded by the same timeout, then watches the decrypted stream as above; a
 //!   client that speaks plain text or presents no acceptable certificate is closed and
 //!   logged (at most once a second).
-//! - Control RPCs (`Shutdown`) are answered only for peers on loopback, in the allow list,
-//!   or at the address of one of the cluster's tasks ([`may_control`]).
+//! - Control RPCs (`Shutdown`, `ServerInfo`, the master's `Reset`, the worker's
+//!   `CleanupAll`: every RPC that is not part of a session or a step) are answered only for
+//!   peers on loopback, in the allow list, or at the address of one of the cluster's tasks
+//!   ([`may_control`]).
+//! - The metrics listener (`--metrics_port`) takes the same allow list.
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
@@ -28,6 +32,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tonic::transport::server::{Connected, TcpConnectInfo};
 
+use crate::peer_slots::{PeerSlot, PeerSlots};
 use crate::tls::ServerTls;
 
 /// Default most connections a task holds open at once.
@@ -56,6 +61,11 @@ impl AllowList {
             return Err(Status::invalid_argument("--allow_from names no address"));
         }
         Ok(AllowList(nets))
+    }
+
+    /// The blocks of the list, as CIDR text (`10.0.0.0/8`, `127.0.0.1/32`).
+    pub fn blocks(&self) -> Vec<String> {
+        self.0.iter().map(|n| n.to_string()).collect()
     }
 
     /// Whether `ip` is in the list (an IPv4 address seen as IPv6-mapped counts as IPv4).
@@ -132,6 +142,19 @@ pub(crate) struct Conn {
     _permit: OwnedSemaphorePermit,
     /// Until the first request arrived: its deadline and what was read so far.
     handshake: Option<Handshake>,
+    /// A plain-text gRPC client on a TLS task: served only to tell it so.
+    plain_on_tls: bool,
+    _peer: PeerSlot,
+}
+
+/// What a request learns of its connection (in the request's extensions): the addresses,
+/// and whether it is a plain-text client on a TLS task, whose every call is answered with
+/// an error naming the mismatch (closing the connection would leave the client retrying
+/// until its deadline, none the wiser).
+#[derive(Clone, Debug)]
+pub(crate) struct ConnInfo {
+    pub(crate) tcp: TcpConnectInfo,
+    pub(crate) plain_on_tls: bool,
 }
 
 /// Watches the first bytes of a connection for the HTTP/2 preface and a HEADERS frame.
@@ -143,6 +166,17 @@ pub(crate) struct Handshake {
     next_frame: usize,
     header: [u8; 9],
     filled: usize,
+}
+
+/// The bounds on a task's connections.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ConnLimits {
+    /// Most connections open at once (more wait in the listen backlog).
+    pub(crate) max_connections: usize,
+    /// Most connections one peer address may hold (more are closed at once).
+    pub(crate) max_per_peer: usize,
+    /// Until the first request: the first bytes, a TLS handshake and the first HEADERS.
+    pub(crate) handshake_timeout: Duration,
 }
 
 /// The HTTP/2 client connection preface.
@@ -188,9 +222,9 @@ impl Handshake {
 }
 
 impl Connected for Conn {
-    type ConnectInfo = TcpConnectInfo;
-    fn connect_info(&self) -> TcpConnectInfo {
-        self.io.tcp().connect_info()
+    type ConnectInfo = ConnInfo;
+    fn connect_info(&self) -> ConnInfo {
+        ConnInfo { tcp: self.io.tcp().connect_info(), plain_on_tls: self.plain_on_tls }
     }
 }
 
@@ -242,13 +276,15 @@ impl AsyncWrite for Conn {
 pub(crate) fn incoming(
     listener: TcpListener,
     allow: Option<Arc<AllowList>>,
-    max_connections: usize,
-    handshake_timeout: Duration,
+    limits: ConnLimits,
     tls: Option<ServerTls>,
     task: String,
 ) -> tokio_stream::wrappers::ReceiverStream<std::io::Result<Conn>> {
     let (tx, rx) = mpsc::channel(16);
+    let ConnLimits { max_connections, max_per_peer, handshake_timeout } = limits;
     let slots = Arc::new(Semaphore::new(max_connections.max(1)));
+    let peers = PeerSlots::new(max_per_peer);
+    let mut over_share = 0u64;
     let tls_log = Arc::new(RateLimitedLog::default());
     tokio::spawn(async move {
         let mut backoff = Duration::from_millis(5);
@@ -275,26 +311,53 @@ pub(crate) fn incoming(
                         drop(io);
                         continue;
                     }
+                    let Some(peer_slot) = peers.admit(peer.ip()) else {
+                        over_share += 1;
+                        if last_log.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                            tracing::warn!(%task, %peer, refused = over_share, per_peer = peers.max(), "connection closed: the address already holds its most connections (--max_connections_per_peer)");
+                            last_log = Some(Instant::now());
+                        }
+                        drop(io);
+                        continue;
+                    };
                     let _ = io.set_nodelay(true);
                     let Some(tls) = &tls else {
                         let conn = Conn {
                             io: Io::Plain(io),
                             _permit: permit,
                             handshake: Some(Handshake::new(handshake_timeout)),
+                            plain_on_tls: false,
+                            _peer: peer_slot,
                         };
                         if tx.send(Ok(conn)).await.is_err() {
                             return;
                         }
                         continue;
                     };
-                    // The TLS handshake runs beside the loop, bounded by the handshake timeout.
+                    // The TLS handshake runs beside the loop. One deadline covers the first
+                    // bytes, the TLS handshake and the first request: a client that says
+                    // nothing is closed after the handshake timeout, not three of them.
                     let (tls, tx, task, log) = (tls.clone(), tx.clone(), task.clone(), tls_log.clone());
+                    let until = Instant::now() + handshake_timeout;
+                    let left = move || until.saturating_duration_since(Instant::now());
                     tokio::spawn(async move {
-                        match tls_accept(&tls, io, handshake_timeout).await {
+                        if speaks_plain_grpc(&io, left()).await {
+                            if log.due() {
+                                tracing::warn!(%task, %peer, "a plain-text gRPC client on this TLS task (it should use grpcs:// and a CA): its calls are refused");
+                            }
+                            let handshake = Some(Handshake::new(left()));
+                            let io = Io::Plain(io);
+                            let conn = Conn { io, _permit: permit, handshake, plain_on_tls: true, _peer: peer_slot };
+                            let _ = tx.send(Ok(conn)).await;
+                            return;
+                        }
+                        match tls_accept(&tls, io, left()).await {
                             Ok(s) => {
-                                let handshake = Some(Handshake::new(handshake_timeout));
-                                let _ =
-                                    tx.send(Ok(Conn { io: Io::Tls(Box::new(s)), _permit: permit, handshake })).await;
+                                let handshake = Some(Handshake::new(left()));
+                                let io = Io::Tls(Box::new(s));
+                                let conn =
+                                    Conn { io, _permit: permit, handshake, plain_on_tls: false, _peer: peer_slot };
+                                let _ = tx.send(Ok(conn)).await;
                             }
                             Err(why) => {
                                 if log.due() {
@@ -333,19 +396,19 @@ impl RateLimitedLog {
     }
 }
 
+/// Whether the client on `io` starts with the HTTP/2 preface ("PRI * HTTP/2.0"): plain-text
+/// gRPC, where a TLS client starts with a handshake record.
+async fn speaks_plain_grpc(io: &TcpStream, timeout: Duration) -> bool {
+    let mut first = [0u8; 3];
+    matches!(tokio::time::timeout(timeout, io.peek(&mut first)).await, Ok(Ok(3))) && &first == b"PRI"
+}
+
 /// The server side of a TLS handshake on `io`, or why it failed.
 async fn tls_accept(
     tls: &ServerTls,
     io: TcpStream,
     timeout: Duration,
 ) -> Result<tokio_rustls::server::TlsStream<TcpStream>, String> {
-    // A plain-text gRPC client starts with the HTTP/2 preface ("PRI * HTTP/2.0").
-    let mut first = [0u8; 3];
-    if let Ok(Ok(3)) = tokio::time::timeout(timeout, io.peek(&mut first)).await {
-        if &first == b"PRI" {
-            return Err("the client speaks plain-text gRPC to a TLS task (it should use grpcs:// and a CA)".into());
-        }
-    }
     match tokio::time::timeout(timeout, tls.acceptor.accept(io)).await {
         Ok(Ok(s)) => Ok(s),
         Ok(Err(e)) if tls.mutual && e.to_string().contains("certificate") => {

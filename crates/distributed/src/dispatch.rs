@@ -12,6 +12,9 @@ use ferroflow_core::proto::worker_service_server::WorkerServiceServer;
 use tonic::body::Body;
 use tonic::codegen::{http, BoxFuture, Service};
 use tonic::server::NamedService;
+use tonic::transport::server::TcpConnectInfo;
+
+use crate::access::ConnInfo;
 
 use crate::control::proto::control_server::ControlServer;
 use crate::control::ControlService;
@@ -40,8 +43,23 @@ impl Service<http::Request<Body>> for Dispatch {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+    fn call(&mut self, mut req: http::Request<Body>) -> Self::Future {
         let start = std::time::Instant::now();
+        // The connection's addresses as tonic's handlers look for them.
+        if let Some(info) = req.extensions().get::<ConnInfo>().cloned() {
+            if info.plain_on_tls {
+                let peer = info.tcp.remote_addr().map_or_else(|| "?".to_string(), |a| a.to_string());
+                let local = info.tcp.local_addr().map_or_else(|| "?".to_string(), |a| a.to_string());
+                let e = tonic::Status::failed_precondition(format!(
+                    "{} at {local} serves TLS only, and this client ({peer}) connected in plain text: use a grpcs:// \
+                     target and the cluster's CA (ferroflow: --tls_ca; TensorFlow's Python client cannot speak TLS \
+                     to a task)",
+                    self.shared.task
+                ));
+                return Box::pin(async move { Ok(crate::raw_grpc::error_response(e)) });
+            }
+            req.extensions_mut().insert(info.tcp);
+        }
         let method = crate::metrics::method_label(req.uri().path());
         let path = req.uri().path().to_string();
         let fut = self.route(req);
@@ -66,8 +84,37 @@ fn name_unknown_method(mut resp: http::Response<Body>, path: &str) -> http::Resp
     resp
 }
 
+/// The RPCs that are not part of a session or a step: answered only for peers that
+/// [`crate::access::may_control`] admits (Shutdown checks the same in its handler).
+const CONTROL_PATHS: [&str; 3] =
+    ["/tensorflow.MasterService/Reset", "/tensorflow.WorkerService/CleanupAll", "/ferroflow.Control/ServerInfo"];
+
 impl Dispatch {
     fn route(&mut self, req: http::Request<Body>) -> BoxFuture<http::Response<Body>, Infallible> {
+        let path = req.uri().path();
+        if let Some(&rpc) = CONTROL_PATHS.iter().find(|&&p| p == path) {
+            let peer = req.extensions().get::<TcpConnectInfo>().and_then(|i| i.remote_addr());
+            let shared = self.shared.clone();
+            let call = self.route_open(req);
+            return Box::pin(async move {
+                if crate::access::may_control(peer, shared.allow.as_deref(), &shared.cluster_hosts).await {
+                    return call.await;
+                }
+                let peer = peer.map_or_else(|| "an unknown peer".to_string(), |p| p.to_string());
+                tracing::warn!(task = %shared.task, %peer, rpc, "control RPC refused: the peer is not on loopback, in --allow_from or a task of the cluster");
+                let name = rpc.rsplit('/').next().unwrap_or(rpc);
+                Ok(crate::raw_grpc::error_response(tonic::Status::permission_denied(format!(
+                    "{name} on {} refused for {peer}: only loopback, --allow_from addresses and the cluster's tasks \
+                     may call it",
+                    shared.task
+                ))))
+            });
+        }
+        self.route_open(req)
+    }
+
+    /// Routes a request that needs no admission check.
+    fn route_open(&mut self, req: http::Request<Body>) -> BoxFuture<http::Response<Body>, Infallible> {
         let path = req.uri().path();
         if !path.ends_with("/ServerInfo") {
             self.shared.touch();

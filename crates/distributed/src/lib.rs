@@ -23,6 +23,7 @@ pub mod master;
 mod master_api;
 pub mod metrics;
 mod partition;
+mod peer_slots;
 /// The raw gRPC building blocks of ferroflow's tensor-carrying calls; public for its own
 /// bench tools (`examples/zero_master`), not a stable API.
 #[doc(hidden)]
@@ -47,6 +48,7 @@ pub use graph_limits::{GraphLimits, DEFAULT_MAX_GRAPH_BYTES, DEFAULT_MAX_GRAPH_N
 pub use grpc_session::{server_info, shutdown_server, GrpcSession, PartialRunHandle};
 pub use master_api::{MasterApi, RunStepCall, RunStepReply};
 pub use partition::{partition, partition_graph, PartitionOptions, SplitBy};
+pub use peer_slots::DEFAULT_PEER_SHARE;
 pub use rpc::{MasterGrpc, WorkerGrpc};
 pub use server::{Server, ServerOptions};
 pub use tf_config::{TaskId, TfConfig};

@@ -268,10 +268,12 @@ impl Layout {
 /// (or device), keyed by the task name `/job:J/replica:R/task:T` (or the full device name).
 /// Each partition keeps the graph's `versions` and function library.
 ///
-/// Errors: a node without a full device, an input naming no node or a missing output, an
+/// Errors: a cycle (outside loop back edges; across tasks it would otherwise wait for
+/// itself until the step's deadline), a node without a full device, an input naming no node or a missing output, an
 /// unknown op on a crossing edge, a reference edge across partitions, or a sender device
 /// with no known incarnation.
 pub fn partition(graph: &GraphDef, opts: &PartitionOptions<'_>) -> Result<BTreeMap<String, GraphDef>, Status> {
+    ferroflow_graph::graph_cycles::check_acyclic(graph)?;
     let loc = locations(graph, opts)?;
     match control_loops::add(graph, &loc)? {
         None => Ok(Partitioner::new(graph, None, loc, opts)?.run()?.assemble(graph, |i| graph.node[i].clone())),
@@ -286,6 +288,7 @@ pub fn partition(graph: &GraphDef, opts: &PartitionOptions<'_>) -> Result<BTreeM
 /// [`partition`] taking the graph: its nodes move into the partitions instead of being
 /// copied (a large graph is then held once, not twice, while it is partitioned).
 pub fn partition_graph(mut graph: GraphDef, opts: &PartitionOptions<'_>) -> Result<BTreeMap<String, GraphDef>, Status> {
+    ferroflow_graph::graph_cycles::check_acyclic(&graph)?;
     let loc = locations(&graph, opts)?;
     let take = |g: &mut GraphDef, layout: Layout| {
         let mut nodes = std::mem::take(&mut g.node);

@@ -74,14 +74,33 @@ where
     B: http_body::Body<Data = Bytes> + Unpin,
     B::Error: std::fmt::Display,
 {
-    match tokio::time::timeout_at(tokio::time::Instant::from_std(until), read_body(body, limit, what)).await {
+    let read = read_frames(body, limit, what, Some(BODY_IDLE));
+    match tokio::time::timeout_at(tokio::time::Instant::from_std(until), read).await {
         Ok(r) => r.map(|(chunks, _)| chunks),
         Err(_) => Err(Status::deadline_exceeded(format!("{what}: the request body did not arrive in time"))),
     }
 }
 
+/// Longest pause between two pieces of a request body: a client that sends its headers
+/// and then nothing gives its call up after this, whatever its deadline.
+pub(crate) const BODY_IDLE: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// Reads a body's DATA chunks (at most `limit` bytes) and its trailers.
-pub(crate) async fn read_body<B>(mut body: B, limit: usize, what: &str) -> Result<(Chunks, HeaderMap), Status>
+pub(crate) async fn read_body<B>(body: B, limit: usize, what: &str) -> Result<(Chunks, HeaderMap), Status>
+where
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: std::fmt::Display,
+{
+    read_frames(body, limit, what, None).await
+}
+
+/// [`read_body`], each frame waited for at most `idle` (when set).
+async fn read_frames<B>(
+    mut body: B,
+    limit: usize,
+    what: &str,
+    idle: Option<std::time::Duration>,
+) -> Result<(Chunks, HeaderMap), Status>
 where
     B: http_body::Body<Data = Bytes> + Unpin,
     B::Error: std::fmt::Display,
@@ -89,7 +108,14 @@ where
     let mut chunks = Chunks::default();
     let mut trailers = HeaderMap::new();
     let mut len = 0usize;
-    while let Some(frame) = body.frame().await {
+    loop {
+        let next = match idle {
+            Some(d) => tokio::time::timeout(d, body.frame()).await.map_err(|_| {
+                Status::deadline_exceeded(format!("{what}: no part of the request body arrived for {d:?}"))
+            })?,
+            None => body.frame().await,
+        };
+        let Some(frame) = next else { break };
         let frame = frame.map_err(|e| Status::unavailable(format!("{what}: reading the body failed: {e}")))?;
         match frame.into_data() {
             Ok(data) => {

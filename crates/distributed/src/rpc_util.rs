@@ -22,8 +22,10 @@ pub const MAX_FRAME_SIZE: u32 = 1 << 20;
 /// master ignores it.
 pub const RELEASES_STEPS: &str = "ferroflow-releases-steps";
 
-/// A ferroflow status as a gRPC status (same code numbers).
+/// A ferroflow status as a gRPC status (same code numbers), its message capped
+/// ([`Status::capped`]).
 pub fn to_grpc(s: Status) -> tonic::Status {
+    let s = s.capped();
     tonic::Status::new(tonic::Code::from_i32(s.code as i32), s.message)
 }
 

@@ -47,6 +47,9 @@ pub struct ServerOptions {
     pub allow_from: Option<AllowList>,
     /// Most connections held open at once (default [`DEFAULT_MAX_CONNECTIONS`]).
     pub max_connections: Option<usize>,
+    /// Most connections one peer address holds open at once (default a quarter of
+    /// `max_connections`, [`crate::DEFAULT_PEER_SHARE`]); further ones are closed at once.
+    pub max_connections_per_peer: Option<usize>,
     /// TLS on this task's port and to its peers (`--tls_cert`, `--tls_key`, `--tls_client_ca`,
     /// `--tls_ca`); its target is then `grpcs://host:port`.
     pub tls: Option<crate::tls::ServerTls>,
@@ -270,8 +273,12 @@ impl Server {
             let _g = runtime.enter();
             let l = tokio::net::TcpListener::from_std(listener)?;
             let max = opts.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
-            let handshake = opts.handshake_timeout.unwrap_or(crate::access::HANDSHAKE_TIMEOUT);
-            crate::access::incoming(l, shared.allow.clone(), max, handshake, opts.tls.clone(), task_name.clone())
+            let limits = crate::access::ConnLimits {
+                max_connections: max,
+                max_per_peer: opts.max_connections_per_peer.unwrap_or(max / crate::DEFAULT_PEER_SHARE),
+                handshake_timeout: opts.handshake_timeout.unwrap_or(crate::access::HANDSHAKE_TIMEOUT),
+            };
+            crate::access::incoming(l, shared.allow.clone(), limits, opts.tls.clone(), task_name.clone())
         };
         let serve = tonic::transport::Server::builder()
             .initial_stream_window_size(WINDOW_SIZE)
@@ -308,6 +315,7 @@ impl Server {
                 if n > 0 {
                     tracing::debug!(task = %s3.task, steps = n, "expired step tables removed");
                 }
+                s3.master.expire_idle_sessions().await;
                 if let Some(t) = idle_timeout {
                     if s3.idle() >= t {
                         tracing::info!(task = %s3.task, idle_secs = t.as_secs_f64(), "idle timeout reached");

@@ -14,6 +14,8 @@ pub struct Transport {
     pub allow_from: Option<AllowList>,
     /// See [`ServerOptions::max_connections`].
     pub max_connections: Option<usize>,
+    /// See [`ServerOptions::max_connections_per_peer`].
+    pub max_connections_per_peer: Option<usize>,
     /// See [`ServerOptions::tls`].
     pub tls: Option<ServerTls>,
 }
@@ -25,6 +27,7 @@ impl Transport {
             bind_host: self.bind_host.clone(),
             allow_from: self.allow_from.clone(),
             max_connections: self.max_connections,
+            max_connections_per_peer: self.max_connections_per_peer,
             tls: self.tls.clone(),
             ..Default::default()
         }

@@ -48,13 +48,18 @@ pub fn host_of(addr: &str) -> &str {
 
 /// Starts serving metrics on `host:port` if `args` asks for it. A port that cannot be
 /// bound fails with a message naming it.
-pub fn start(args: &MetricsArgs, host: &str) -> Result<(), String> {
+/// With `allow` (`--allow_from`), only those addresses are served, as on the task's port.
+pub fn start(args: &MetricsArgs, host: &str, allow: Option<&ferroflow_distributed::AllowList>) -> Result<(), String> {
     let Some(port) = args.metrics_port else { return Ok(()) };
     let addr = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
         .ok()
         .and_then(|mut a| a.next())
         .ok_or_else(|| format!("--metrics_port {port}: cannot resolve the host '{host}' to bind"))?;
-    PrometheusBuilder::new()
+    let mut builder = PrometheusBuilder::new();
+    for block in allow.map(|a| a.blocks()).unwrap_or_default() {
+        builder = builder.add_allowed_address(&block).map_err(|e| format!("--allow_from {block}: {e}"))?;
+    }
+    builder
         .with_http_listener(addr)
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), ferroflow_distributed::metrics::LATENCY_BUCKETS)
         .and_then(|b| b.install())

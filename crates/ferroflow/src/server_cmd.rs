@@ -59,6 +59,14 @@ pub struct ServerArgs {
     /// a larger one gets RESOURCE_EXHAUSTED. Default 2G, protobuf's own limit.
     #[arg(long = "max_graph_bytes", alias = "max-graph-bytes")]
     pub max_graph_bytes: Option<String>,
+    /// Most sessions the master holds open at once; CreateSession beyond it gets
+    /// RESOURCE_EXHAUSTED. Default 4096.
+    #[arg(long = "max_sessions", alias = "max-sessions")]
+    pub max_sessions: Option<usize>,
+    /// Close a session unused (no call, no running step) for this many seconds, as
+    /// TensorFlow's `session_gc_seconds`; a later call on it is told why. Default: never.
+    #[arg(long = "session_gc_seconds", alias = "session-gc-seconds")]
+    pub session_gc_seconds: Option<f64>,
     /// Confine the file ops (checkpoint save/restore/merge, table and dataset files) to
     /// this directory: paths outside it (after `..` and symbolic links) get
     /// PERMISSION_DENIED.
@@ -125,8 +133,12 @@ pub fn run(args: ServerArgs) -> Result<(), String> {
     let local_only = job == "localhost" && args.cluster.cluster.is_none();
     let task_addr = cluster.task_address(&job, task).map_err(|e| e.to_string())?.to_string();
     let task_host = (!local_only).then(|| metrics_export::host_of(&task_addr));
-    metrics_export::start(&args.metrics, &metrics_export::bind_host(task_host, args.transport.bind.as_deref()))?;
     let transport = args.transport.transport(local_only.then(|| "127.0.0.1".to_string()))?;
+    metrics_export::start(
+        &args.metrics,
+        &metrics_export::bind_host(task_host, args.transport.bind.as_deref()),
+        transport.allow_from.as_ref(),
+    )?;
     let opts = ServerOptions {
         idle_timeout: match args.idle_timeout_secs {
             Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
@@ -140,6 +152,16 @@ pub fn run(args: ServerArgs) -> Result<(), String> {
     match args.create_session_wait_secs {
         Some(s) if s.is_finite() && s >= 0.0 => opts.master.create_session_wait = Duration::from_secs_f64(s),
         Some(s) => return Err(format!("--create_session_wait_secs must be zero or a positive number, got {s}")),
+        None => {}
+    }
+    match args.max_sessions {
+        Some(0) => return Err("--max_sessions must be at least 1".into()),
+        Some(n) => opts.master.max_sessions = n,
+        None => {}
+    }
+    match args.session_gc_seconds {
+        Some(s) if s.is_finite() && s > 0.0 => opts.master.session_gc = Some(Duration::from_secs_f64(s)),
+        Some(s) => return Err(format!("--session_gc_seconds must be a positive number, got {s}")),
         None => {}
     }
     let limits = graph_limits(&args)?;

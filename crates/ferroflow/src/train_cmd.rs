@@ -151,9 +151,12 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
         Some((cluster, job, task)) => Some(cluster.task_address(job, *task).map_err(|e| e.to_string())?.to_string()),
         None => None,
     };
+    let allow = a.transport.allow_from.as_deref().map(ferroflow_distributed::AllowList::parse).transpose();
+    let allow = allow.map_err(|e| e.message)?;
     metrics_export::start(
         &a.metrics,
         &metrics_export::bind_host(task_addr.as_deref().map(metrics_export::host_of), a.transport.bind.as_deref()),
+        allow.as_ref(),
     )?;
     match resolved {
         None => train_local_cmd(&a),

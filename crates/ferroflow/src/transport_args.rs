@@ -18,6 +18,11 @@ pub struct TransportArgs {
     /// Most connections held open at once; further ones wait until one closes.
     #[arg(long = "max_connections", alias = "max-connections")]
     pub max_connections: Option<usize>,
+    /// Most connections one address holds open at once; further ones from it are closed at
+    /// once, so one client cannot lock the others out. Default: a quarter of
+    /// `--max_connections`.
+    #[arg(long = "max_connections_per_peer", alias = "max-connections-per-peer")]
+    pub max_connections_per_peer: Option<usize>,
     /// Serve TLS with this PEM certificate chain (with `--tls_key`); the target becomes
     /// `grpcs://host:port` and the other tasks are reached over TLS with the same identity.
     #[arg(long = "tls_cert", alias = "tls-cert", requires = "tls_key")]
@@ -40,6 +45,7 @@ impl TransportArgs {
             bind_host: self.bind.clone().or(default_bind),
             allow_from: self.allow_from.as_deref().map(AllowList::parse).transpose().map_err(|e| e.message)?,
             max_connections: self.max_connections,
+            max_connections_per_peer: self.max_connections_per_peer,
             tls: match (&self.tls_cert, &self.tls_key) {
                 (Some(c), Some(k)) => Some(
                     ServerTls::from_files(c, k, self.tls_client_ca.as_deref(), self.tls_ca.as_deref())

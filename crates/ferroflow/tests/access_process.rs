@@ -1,5 +1,6 @@
-//! Who may reach a task: the default bind (loopback for a loopback task), `--allow_from`,
-//! and the control service's `Shutdown`, through the built binary. The non-loopback
+//! Who may reach a task: the default bind (loopback for a loopback task), `--allow_from`
+//! (the metrics port too), and the RPCs outside steps (`Shutdown`, `ServerInfo`, `Reset`,
+//! `CleanupAll`), through the built binary. The non-loopback
 //! address is the machine's own (the test connects to itself through it).
 
 mod common;
@@ -73,6 +74,59 @@ fn loopback_tasks_bind_loopback_and_allow_from_closes_other_addresses() {
     assert!(lines.iter().any(|l| l.contains("not-a-cidr")), "{lines:?}");
 }
 
+/// A call's outcome: its code and message when it failed.
+type Outcome = Result<(), (Code, String)>;
+
+/// Reset, CleanupAll and ServerInfo on `target`: each call's outcome.
+fn control_calls(target: &str) -> Vec<(&'static str, Outcome)> {
+    use ferroflow::proto::{CleanupAllRequest, ResetRequest};
+    use ferroflow_distributed::{endpoint, master_client, worker_client};
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let code = |e: tonic::Status| (Code::from_i32(e.code() as i32), e.message().to_string());
+    let (reset, cleanup) = rt.block_on(async {
+        let ch = endpoint(target, Duration::from_secs(5)).unwrap().connect_lazy();
+        let reset = master_client(ch.clone()).reset(ResetRequest::default()).await.map(|_| ()).map_err(code);
+        let cleanup = worker_client(ch).cleanup_all(CleanupAllRequest::default()).await.map(|_| ()).map_err(code);
+        (reset, cleanup)
+    });
+    let info = ferroflow_distributed::server_info(target).map(|_| ()).map_err(|e| (e.code, e.message));
+    vec![("Reset", reset), ("CleanupAll", cleanup), ("ServerInfo", info)]
+}
+
+#[test]
+fn metrics_follow_allow_from() {
+    let Some(ip) = own_address() else {
+        eprintln!("no non-loopback address on this machine: nothing to check from outside");
+        return;
+    };
+    let mport = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port().to_string();
+    let (_p, _port) =
+        start(&["--port", "0", "--bind", "0.0.0.0", "--allow_from", "127.0.0.0/8", "--metrics_port", &mport]);
+    let get = |host: &str| -> String {
+        use std::io::{Read, Write};
+        let Ok(mut c) = std::net::TcpStream::connect((host, mport.parse::<u16>().unwrap())) else {
+            return String::new();
+        };
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let _ = c.write_all(format!("GET /metrics HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes());
+        let mut out = String::new();
+        let _ = c.read_to_string(&mut out);
+        out
+    };
+    // The listener may take a moment after the ready line.
+    let mut inside = String::new();
+    for _ in 0..50 {
+        inside = get("127.0.0.1");
+        if inside.starts_with("HTTP/1.1 200") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(inside.starts_with("HTTP/1.1 200") && inside.contains("ferroflow_"), "{inside}");
+    let outside = get(&ip);
+    assert!(!outside.starts_with("HTTP/1.1 200") && !outside.contains("ferroflow_"), "{ip}: {outside}");
+}
+
 #[test]
 fn shutdown_is_refused_from_outside_the_cluster() {
     let Some(ip) = own_address() else {
@@ -82,10 +136,23 @@ fn shutdown_is_refused_from_outside_the_cluster() {
     let (mut p, port) =
         start(&["--cluster", "worker=127.0.0.1:0", "--job_name", "worker", "--task_index", "0", "--bind", "0.0.0.0"]);
     // From the machine's own address, which is neither loopback nor a task of the cluster.
-    let e = shutdown_server(&format!("grpc://{ip}:{port}"), "test").unwrap_err();
+    let outside = format!("grpc://{ip}:{port}");
+    let e = shutdown_server(&outside, "test").unwrap_err();
     assert_eq!(e.code, Code::PermissionDenied, "{e}");
     assert!(e.message.contains("refused"), "{e}");
     answers(&format!("grpc://127.0.0.1:{port}")).unwrap();
+    // The other RPCs that are not part of a step: refused from outside, answered on loopback.
+    let loopback = format!("grpc://127.0.0.1:{port}");
+    for (rpc, result) in control_calls(&outside) {
+        let e = result.unwrap_err();
+        assert_eq!(e.0, Code::PermissionDenied, "{rpc}: {}", e.1);
+        assert!(e.1.contains(&format!("{rpc} on /job:worker/replica:0/task:0 refused for {ip}:")), "{}", e.1);
+    }
+    for (rpc, result) in control_calls(&loopback) {
+        assert!(result.is_ok(), "{rpc} from loopback: {result:?}");
+    }
+    // Steps from the same outside address still run: only control RPCs are guarded.
+    answers(&outside).unwrap();
     // From loopback it stops the task.
     shutdown_server(&format!("grpc://127.0.0.1:{port}"), "test").unwrap();
     let (ok, lines) = p.finish(Duration::from_secs(15));
@@ -123,4 +190,28 @@ fn file_root_confines_checkpoint_paths() {
     assert_eq!(e.code, Code::PermissionDenied, "{e}");
     answers(&target).unwrap();
     let _ = std::fs::remove_dir_all(&base);
+}
+
+#[test]
+fn one_address_cannot_take_every_connection_slot() {
+    let Some(ip) = own_address() else {
+        eprintln!("no non-loopback address on this machine: nothing to check from outside");
+        return;
+    };
+    let (_p, port) =
+        start(&["--port", "0", "--bind", "0.0.0.0", "--max_connections", "32", "--max_connections_per_peer", "8"]);
+    // Eight silent connections from the machine's own address hold that address's share...
+    let held: Vec<std::net::TcpStream> =
+        (0..8).map(|_| std::net::TcpStream::connect((ip.as_str(), port)).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // ...so a ninth from it is closed at once (its read ends instead of waiting)...
+    let mut ninth = std::net::TcpStream::connect((ip.as_str(), port)).unwrap();
+    ninth.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = [0u8; 16];
+    let t = std::time::Instant::now();
+    let n = std::io::Read::read(&mut ninth, &mut buf);
+    assert!(matches!(n, Ok(0) | Err(_)) && t.elapsed() < Duration::from_secs(4), "{n:?} after {:?}", t.elapsed());
+    // ...while other addresses still get in and run steps.
+    answers(&format!("grpc://127.0.0.1:{port}")).unwrap();
+    drop(held);
 }

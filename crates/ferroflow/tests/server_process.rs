@@ -13,6 +13,9 @@ use ferroflow::proto::ConfigProto;
 use ferroflow::{ops, Code, Scope};
 use ferroflow_distributed::{shutdown_server, GrpcSession};
 
+#[path = "server_process/amplify.rs"]
+mod amplify;
+
 const READY: Duration = Duration::from_secs(30);
 const EXIT: Duration = Duration::from_secs(15);
 

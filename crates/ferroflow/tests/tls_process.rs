@@ -74,7 +74,7 @@ fn a_mutual_tls_cluster_serves_clients_with_certificates_only() {
     set_client_tls(with_cert.clone());
     assert_eq!(step(&target).unwrap(), 42.0);
     assert_eq!(list_devices(&target, Some(&without_cert)), Err(Code::Unavailable));
-    assert_eq!(list_devices(&format!("grpc://127.0.0.1:{w}"), None), Err(Code::Unavailable));
+    assert_eq!(list_devices(&format!("grpc://127.0.0.1:{w}"), None), Err(Code::FailedPrecondition));
     assert_eq!(list_devices(&target, Some(&with_cert)), Ok(()));
     assert_eq!(step(&target).unwrap(), 42.0);
     for (p, port) in procs.iter_mut().zip([ps, w]) {

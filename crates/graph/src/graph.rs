@@ -183,7 +183,7 @@ impl Graph {
                 )));
             }
             in_shapes.push(se.shapes.get(idx).cloned().flatten());
-            consts.push(if se.def.op == "Const" { se.def.attr_tensor("value").ok() } else { None });
+            consts.push(if se.def.op == "Const" { shape_const(&se.def) } else { None });
             k += 1;
         }
         let def = lookup_op(&node)?;
@@ -419,4 +419,19 @@ impl Graph {
     pub fn const_value(&self, name: &str) -> Option<Tensor> {
         self.node(name).filter(|e| e.def.op == "Const").and_then(|e| e.def.attr_tensor("value").ok())
     }
+}
+
+/// A `Const`'s value as shape functions read it (shapes, axes, sizes, range bounds: small
+/// numeric tensors), decoded only when it is one: a large constant used by many nodes (a 1 MiB
+/// string joined 2^17 times) must not be decoded once per use.
+fn shape_const(def: &ferroflow_core::proto::NodeDef) -> Option<ferroflow_core::Tensor> {
+    use ferroflow_core::proto::attr_value::Value;
+    let Some(Value::Tensor(t)) = def.attr.get("value").and_then(|a| a.value.as_ref()) else { return None };
+    let int = DataType::from_proto(t.dtype).ok()?.0.byte_size().is_some();
+    let elems =
+        t.tensor_shape.as_ref().map_or(Some(1i64), |s| s.dim.iter().try_fold(1i64, |a, d| a.checked_mul(d.size)));
+    if !int || !elems.is_some_and(|n| (0..=4096).contains(&n)) {
+        return None;
+    }
+    def.attr_tensor("value").ok()
 }

@@ -10,6 +10,7 @@ mod embedding;
 mod function_def;
 pub mod gradients;
 mod graph;
+pub mod graph_cycles;
 pub mod graph_util;
 pub mod io;
 pub mod lookup;

@@ -1,7 +1,6 @@
 //! The master: TensorFlow's MasterService methods over this server's sessions.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ferroflow_core::proto::*;
@@ -12,6 +11,7 @@ use super::late_tasks::WorkerSessionTemplate;
 use super::plan::{plan_for, Signature};
 use super::run_step::run_step;
 use super::session::{GraphState, MasterSession};
+use super::session_table::{SessionTable, DEFAULT_MAX_SESSIONS};
 use crate::channels::ChannelCache;
 use crate::ids::new_session_handle;
 use crate::master_api::{RunStepCall, RunStepReply};
@@ -40,6 +40,13 @@ pub struct MasterOptions {
     /// Most nodes and serialized bytes of a session's graph (CreateSession and every
     /// ExtendSession; `ferroflow server --max_graph_nodes/--max_graph_bytes`).
     pub graph_limits: GraphLimits,
+    /// Most sessions held open at once (`ferroflow server --max_sessions`); CreateSession
+    /// beyond it is RESOURCE_EXHAUSTED.
+    pub max_sessions: usize,
+    /// Sessions unused for this long (and not running a step) are closed
+    /// (`--session_gc_seconds`, TensorFlow's `session_gc_seconds`); None: never, as in
+    /// TensorFlow by default.
+    pub session_gc: Option<Duration>,
 }
 
 impl Default for MasterOptions {
@@ -50,12 +57,11 @@ impl Default for MasterOptions {
             default_step_timeout: Duration::from_secs(600),
             default_session_config: None,
             graph_limits: GraphLimits::default(),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_gc: None,
         }
     }
 }
-
-/// Closed session handles remembered (to answer FAILED_PRECONDITION instead of ABORTED).
-const MAX_CLOSED: usize = 1024;
 
 /// One task's master.
 pub struct Master {
@@ -64,8 +70,7 @@ pub struct Master {
     worker: Arc<Worker>,
     channels: Arc<ChannelCache>,
     opts: MasterOptions,
-    sessions: Mutex<HashMap<String, Arc<MasterSession>>>,
-    closed: Mutex<VecDeque<String>>,
+    sessions: SessionTable,
 }
 
 /// `config.MergeFrom(default)` with protobuf's own rule: decoding two encoded messages one
@@ -97,25 +102,29 @@ impl Master {
             cluster,
             worker,
             channels,
+            sessions: SessionTable::new(opts.max_sessions),
             opts,
-            sessions: Mutex::new(HashMap::new()),
-            closed: Mutex::new(VecDeque::new()),
         }
     }
 
     /// Number of open sessions.
     pub fn num_sessions(&self) -> usize {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.sessions.len()
     }
 
     pub(crate) fn session(&self, handle: &str) -> Result<Arc<MasterSession>, Status> {
-        if let Some(s) = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(handle) {
-            return Ok(s.clone());
+        self.sessions.get(handle)
+    }
+
+    /// Closes the sessions idle for longer than `--session_gc_seconds` (a no-op without
+    /// it); the server's housekeeping calls it twice a second.
+    pub(crate) async fn expire_idle_sessions(&self) {
+        let Some(idle) = self.opts.session_gc else { return };
+        for s in self.sessions.expire(idle) {
+            s.closed.send_replace(true);
+            self.delete_worker_sessions(&s).await;
+            tracing::info!(task = %self.task, session = %s.handle, idle_secs = idle.as_secs_f64(), "idle session closed");
         }
-        if self.closed.lock().unwrap_or_else(|e| e.into_inner()).iter().any(|h| h == handle) {
-            return Err(Status::failed_precondition(format!("Session {handle} has been closed.")));
-        }
-        Err(Status::aborted(format!("Session {handle} is not found.")))
     }
 
     /// The task of a propagated cluster whose address is `target` (`grpc://` optional).
@@ -144,6 +153,7 @@ impl Master {
     /// keeps the graph.
     pub async fn create_session(&self, req: CreateSessionRequest) -> Result<CreateSessionResponse, Status> {
         // Refused before any task is asked for a worker session.
+        self.sessions.check_room(&self.task)?;
         if let Some(g) = &req.graph_def {
             self.opts.graph_limits.check(
                 "CreateSession: the session's graph",
@@ -219,7 +229,7 @@ impl Master {
             graph,
         );
         let ntasks = session.tasks().workers.len();
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(handle.clone(), Arc::new(session));
+        self.sessions.insert(handle.clone(), Arc::new(session));
         tracing::info!(task = %self.task, session = %handle, tasks = ntasks, "session created");
         Ok(CreateSessionResponse { session_handle: handle, graph_version: 0 })
     }
@@ -326,18 +336,10 @@ impl Master {
 
     /// CloseSession: deletes the worker sessions (10 s bound).
     pub async fn close_session(&self, req: CloseSessionRequest) -> Result<CloseSessionResponse, Status> {
-        let s = self.sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(&req.session_handle);
-        let Some(s) = s else {
+        let Some(s) = self.sessions.remove(&req.session_handle) else {
             return self.session(&req.session_handle).map(|_| CloseSessionResponse {});
         };
         s.closed.send_replace(true);
-        {
-            let mut c = self.closed.lock().unwrap_or_else(|e| e.into_inner());
-            c.push_back(s.handle.clone());
-            if c.len() > MAX_CLOSED {
-                c.pop_front();
-            }
-        }
         self.delete_worker_sessions(&s).await;
         tracing::info!(task = %self.task, session = %s.handle, "session closed");
         Ok(CloseSessionResponse {})
@@ -375,8 +377,7 @@ impl Master {
     /// Reset: closes every session of this master and clears the given containers on
     /// every task matching the device filters.
     pub async fn reset(&self, req: ResetRequest) -> Result<ResetResponse, Status> {
-        let sessions: Vec<Arc<MasterSession>> =
-            self.sessions.lock().unwrap_or_else(|e| e.into_inner()).drain().map(|(_, s)| s).collect();
+        let sessions: Vec<Arc<MasterSession>> = self.sessions.drain();
         for s in &sessions {
             self.delete_worker_sessions(s).await;
         }

@@ -11,6 +11,8 @@ mod partial_run;
 mod plan;
 mod run_step;
 mod session;
+mod session_table;
 pub(crate) mod worker_handle;
 
 pub use master::{Master, MasterOptions};
+pub use session_table::DEFAULT_MAX_SESSIONS;

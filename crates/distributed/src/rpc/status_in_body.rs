@@ -11,8 +11,9 @@ pub(crate) trait StatusInBody: Default + Sized {
     /// The body's `(status_code, status_error_message)` fields.
     fn status_fields(&mut self) -> (&mut i32, &mut String);
 
-    /// A response that carries `e` and nothing else.
+    /// A response that carries `e` (its message capped) and nothing else.
     fn from_status(e: Status) -> Self {
+        let e = e.capped();
         let mut r = Self::default();
         let (code, message) = r.status_fields();
         *code = e.code as i32;

@@ -196,3 +196,71 @@ fn functional_calls_whose_bodies_span_tasks_are_lowered_and_run_across_tasks() {
     let v = sess.run(&[], &[&ops::read_variable_op(&ps, h, DataType::Float)], &[]);
     assert_eq!(f32_of(&v.unwrap()[0]), 4.0, "the body's updates happened on the ps");
 }
+
+/// A cycle that is not a loop, spanning two tasks: split into partitions, the
+/// `_Send`/`_Recv` pairs would hide it and the step would wait for itself until its
+/// deadline. It is refused at once, naming the nodes of the cycle (issue #42).
+#[test]
+fn a_cycle_across_tasks_is_refused_at_once_naming_its_nodes() {
+    use ferroflow_core::attr;
+    use ferroflow_core::proto::{CreateSessionRequest, GraphDef, NodeDef, RunStepRequest};
+    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
+    let node = |name: &str, op: &str, device: &str, inputs: &[&str]| {
+        let mut n = NodeDef {
+            name: name.into(),
+            op: op.into(),
+            device: device.into(),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        n.attr.insert("T".into(), attr::ty(DataType::Float));
+        n
+    };
+    let mut x = node("x", "Const", "/job:worker/task:0", &[]);
+    x.attr.remove("T");
+    x.attr.insert("dtype".into(), attr::ty(DataType::Float));
+    x.attr.insert("value".into(), attr::tensor(&Tensor::scalar(1.0f32)));
+    let g = GraphDef {
+        node: vec![
+            x,
+            node("a", "AddV2", PS, &["x", "b"]),
+            node("b", "Neg", "/job:worker/task:0", &["a"]),
+            node("out", "Identity", "/job:worker/task:0", &["b"]),
+        ],
+        ..Default::default()
+    };
+    let rt = common::rt();
+    let start = std::time::Instant::now();
+    let (code, msg) = rt.block_on(async {
+        let ch = ferroflow_distributed::endpoint(&c.target("worker:0"), std::time::Duration::from_secs(5))
+            .unwrap()
+            .connect_lazy();
+        let mut m = ferroflow_distributed::master_client(ch);
+        let req = CreateSessionRequest { graph_def: Some(g), ..Default::default() };
+        let h = match m.create_session(req).await {
+            Ok(r) => r.into_inner().session_handle,
+            Err(e) => return (Code::from_i32(e.code() as i32), e.message().to_string()),
+        };
+        let req = RunStepRequest {
+            session_handle: h,
+            fetch: vec!["out:0".into()],
+            store_errors_in_response_body: true,
+            ..Default::default()
+        };
+        let r = m.run_step(req).await.unwrap().into_inner();
+        (Code::from_i32(r.status_code), r.status_error_message)
+    });
+    assert!(start.elapsed() < common::PROMPT, "took {:?}", start.elapsed());
+    assert_eq!(code, Code::InvalidArgument, "{msg}");
+    assert!(msg.contains("2 nodes in a cycle"), "{msg}");
+    assert!(msg.contains("'a' (op AddV2, device '/job:ps/") && msg.contains("'b' (op Neg"), "{msg}");
+    // The cluster still runs a good step.
+    let s = Scope::new_root();
+    let y = ops::mul(
+        &s.with_device("/job:worker/task:0"),
+        ops::constant(&s.with_device(PS), 6.0f32),
+        ops::constant(&s, 7.0f32),
+    );
+    let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
+    assert_eq!(f32_of(&sess.run(&[], &[&y], &[]).unwrap()[0]), 42.0);
+}

@@ -118,7 +118,8 @@ fn a_tls_cluster_runs_steps_across_tasks_and_refuses_plain_and_certless_clients(
     // Plain text (TensorFlow's Python client, a grpc:// target): refused.
     let plain = target.replacen("grpcs://", "grpc://", 1);
     let (code, msg) = list_devices(&plain, None).unwrap_err();
-    assert_eq!(code, Code::Unavailable, "{msg}");
+    assert_eq!(code, Code::FailedPrecondition, "{msg}");
+    assert!(msg.contains("serves TLS only") && msg.contains("/job:worker/replica:0/task:0"), "{msg}");
     // The task still serves authenticated clients.
     assert_eq!(two_task_step(&target, ConfigProto::default()).unwrap(), 42.0);
 }
@@ -129,8 +130,8 @@ fn server_tls_without_client_certificates_accepts_any_client_that_trusts_it() {
     let cluster = common::tls_cluster(pki.server(false));
     let target = cluster.target("worker:0");
     assert_eq!(list_devices(&target, Some(&pki.client("ca.pem", false))), Ok(1));
-    let (code, _) = list_devices(&target.replacen("grpcs://", "grpc://", 1), None).unwrap_err();
-    assert_eq!(code, Code::Unavailable);
+    let (code, msg) = list_devices(&target.replacen("grpcs://", "grpc://", 1), None).unwrap_err();
+    assert_eq!(code, Code::FailedPrecondition, "{msg}");
 }
 
 #[test]
@@ -147,6 +148,20 @@ fn a_cluster_mixing_tls_and_plain_tasks_fails_naming_the_task() {
     assert!(start.elapsed() < PROMPT, "took {:?}", start.elapsed());
     assert!(matches!(e.code, Code::Unavailable | Code::DeadlineExceeded), "{e}");
     assert!(e.message.contains("/job:ps/replica:0/task:0") && e.message.contains("TLS handshake failed"), "{e}");
+
+    // The reverse: a plain worker calling a TLS ps hears at once that the ps serves TLS
+    // only (before: its connections were closed and it retried until its deadline).
+    let cluster = Cluster::start_with(&[("ps", 1), ("worker", 1)], |job, _| ferroflow_distributed::ServerOptions {
+        tls: (job == "ps").then(|| pki.server(false)),
+        ..Default::default()
+    });
+    let config = ConfigProto { operation_timeout_in_ms: 20_000, ..Default::default() };
+    let start = Instant::now();
+    let e = two_task_step(&cluster.target("worker:0"), config).unwrap_err();
+    assert!(start.elapsed() < PROMPT, "took {:?}", start.elapsed());
+    assert_eq!(e.code, Code::FailedPrecondition, "{e}");
+    assert!(e.message.contains("/job:ps/replica:0/task:0") && e.message.contains("serves TLS only"), "{e}");
+    assert!(e.message.contains("grpcs://"), "{e}");
 }
 
 #[test]

@@ -49,3 +49,52 @@ fn a_restarted_master_s_old_worker_sessions_are_dropped() {
         w.register_graph(register("new")).await.unwrap();
     });
 }
+
+/// A master holds at most `max_sessions` sessions (CreateSession beyond it is
+/// RESOURCE_EXHAUSTED naming the flag), and with `session_gc` closes those left unused; a
+/// later call on one is told it was closed and why (issue #42).
+#[test]
+fn sessions_are_capped_and_idle_ones_are_closed() {
+    let c = Cluster::start_with(&[("worker", 1)], |_, _| {
+        let mut o = ferroflow_distributed::ServerOptions::default();
+        o.master.max_sessions = 3;
+        o.master.session_gc = Some(Duration::from_millis(1500));
+        o
+    });
+    rt().block_on(async {
+        let ch = endpoint(&c.target("worker:0"), Duration::from_secs(5)).unwrap().connect_lazy();
+        let mut m = ferroflow_distributed::master_client(ch);
+        let mut x = NodeDef { name: "x".into(), op: "Const".into(), ..Default::default() };
+        x.attr.insert("dtype".into(), attr::ty(DataType::Float));
+        x.attr.insert("value".into(), attr::tensor(&Tensor::scalar(1.0f32)));
+        let graph = GraphDef { node: vec![x], ..Default::default() };
+        let mut handles = Vec::new();
+        for _ in 0..3 {
+            handles.push(common::new_session(&mut m, graph.clone()).await);
+        }
+        let req = CreateSessionRequest { graph_def: Some(graph.clone()), ..Default::default() };
+        let e = m.create_session(req).await.unwrap_err();
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+        assert!(e.message().contains("3 open sessions") && e.message().contains("--max_sessions"), "{e:?}");
+        // Keep the first one in use; the others go idle and are closed.
+        let run = |h: &str| RunStepRequest {
+            session_handle: h.into(),
+            fetch: vec!["x:0".into()],
+            store_errors_in_response_body: true,
+            ..Default::default()
+        };
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(3500) {
+            let r = m.run_step(run(&handles[0])).await.unwrap().into_inner();
+            assert_eq!(r.status_code, 0, "{}", r.status_error_message);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        let r = m.run_step(run(&handles[1])).await.unwrap().into_inner();
+        assert_eq!(r.status_code, ferroflow_core::Code::FailedPrecondition as i32, "{}", r.status_error_message);
+        assert!(r.status_error_message.contains("--session_gc_seconds"), "{}", r.status_error_message);
+        // Room again for new sessions.
+        let h = common::new_session(&mut m, graph.clone()).await;
+        let r = m.run_step(run(&h)).await.unwrap().into_inner();
+        assert_eq!(r.status_code, 0, "{}", r.status_error_message);
+    });
+}

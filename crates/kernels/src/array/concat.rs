@@ -8,10 +8,9 @@ use crate::{KernelRegistry, OpContext};
 /// Concatenates same-rank tensors of one dtype along a valid `axis`; `shapes` were checked.
 pub fn concat_typed<T: TensorType>(inputs: &[Tensor], axis: usize, out_dims: &[usize]) -> Result<Vec<T>, Status> {
     let outer = product(&out_dims[..axis]);
-    let total = product(out_dims);
     let slices: Vec<(&[T], usize)> =
         inputs.iter().map(|t| Ok((t.as_slice::<T>()?, product(&t.dims()[axis..])))).collect::<Result<_, Status>>()?;
-    let mut out = Vec::with_capacity(total);
+    let mut out = ferroflow_core::alloc::with_capacity(out_dims)?;
     for o in 0..outer {
         for &(s, inner) in &slices {
             out.extend_from_slice(&s[o * inner..(o + 1) * inner]);

@@ -43,7 +43,7 @@ fn gather_typed<T: TensorType>(params: &Tensor, idx: &[i64], p: &Plan) -> Result
         return Ok(Vec::new());
     }
     if !std::mem::needs_drop::<T>() && total >= PAR_THRESHOLD && rows >= 2 {
-        let mut out = vec![src[0].clone(); total];
+        let mut out = ferroflow_core::alloc::filled(&[rows, p.inner], src[0].clone())?;
         let chunk_rows = rows.div_ceil(4 * rayon::current_num_threads().max(1));
         out.par_chunks_mut(chunk_rows * p.inner).enumerate().for_each(|(c, chunk)| {
             for (j, row) in chunk.chunks_mut(p.inner).enumerate() {
@@ -53,7 +53,7 @@ fn gather_typed<T: TensorType>(params: &Tensor, idx: &[i64], p: &Plan) -> Result
         });
         return Ok(out);
     }
-    let mut out = Vec::with_capacity(total);
+    let mut out = ferroflow_core::alloc::with_capacity(&[rows, p.inner])?;
     if p.inner == 1 {
         out.extend((0..rows).map(|r| src[src_off(r)].clone()));
     } else {

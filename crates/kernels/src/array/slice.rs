@@ -45,7 +45,7 @@ fn slice(ctx: &mut OpContext) -> Result<(), Status> {
     }
     let strides = strides_of(x.dims());
     let offset: isize = b.iter().zip(&strides).map(|(&bi, &st)| bi as isize * st).sum();
-    let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(s.clone(), strided_gather(x.as_slice::<T>()?, offset, &s, &strides)))?;
+    let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(s.clone(), strided_gather(x.as_slice::<T>()?, offset, &s, &strides)?))?;
     ctx.set_output(0, out)
 }
 

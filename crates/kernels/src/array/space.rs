@@ -71,7 +71,7 @@ fn space_to_batch_typed<T: TensorType>(x: &Tensor, block: &[usize], pads: &[[usi
     let mut out_dims = vec![batch * product(block)];
     out_dims.extend((0..m).map(|i| padded[i] / block[i]));
     out_dims.extend(&dims[1 + m..]);
-    Tensor::new(out_dims, strided_gather(&buf, 0, &vdims, &vstrides))
+    Tensor::new(out_dims, strided_gather(&buf, 0, &vdims, &vstrides)?)
 }
 
 fn batch_to_space_typed<T: TensorType>(x: &Tensor, block: &[usize], crops: &[[usize; 2]]) -> Result<Tensor, Status> {
@@ -94,7 +94,7 @@ fn batch_to_space_typed<T: TensorType>(x: &Tensor, block: &[usize], crops: &[[us
     }
     vdims.push(rest);
     vstrides.push(1);
-    let full = strided_gather(x.as_slice::<T>()?, 0, &vdims, &vstrides);
+    let full = strided_gather(x.as_slice::<T>()?, 0, &vdims, &vstrides)?;
     // Crop: the full output as [batch, spatial * block..., rest].
     let mut fdims = vec![batch];
     fdims.extend((0..m).map(|i| dims[1 + i] * block[i]));
@@ -104,7 +104,7 @@ fn batch_to_space_typed<T: TensorType>(x: &Tensor, block: &[usize], crops: &[[us
     cdims.extend((0..m).map(|i| fdims[1 + i] - crops[i][0] - crops[i][1]));
     cdims.push(rest);
     let offset: isize = (0..m).map(|i| crops[i][0] as isize * fs[1 + i]).sum();
-    let data = strided_gather(&full, offset, &cdims, &fs);
+    let data = strided_gather(&full, offset, &cdims, &fs)?;
     let mut out_dims = cdims[..1 + m].to_vec();
     out_dims.extend(&dims[1 + m..]);
     Tensor::new(out_dims, data)
@@ -206,7 +206,7 @@ impl OpKernel for DepthSpace {
                 vec![s(h * w * c), s(w * c), s(b * co), s(c), s(co), 1],
             )
         };
-        let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(out_dims, strided_gather(x.as_slice::<T>()?, 0, &vdims, &vstrides)))?;
+        let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(out_dims, strided_gather(x.as_slice::<T>()?, 0, &vdims, &vstrides)?))?;
         ctx.set_output(0, out)
     }
 }

@@ -2,6 +2,7 @@
 //! BroadcastTo and Pad. The output is the row-major index space `dims`; element `idx` reads
 //! `src[offset + Σ idx_k · strides_k]` (strides may be 0 to broadcast or negative to reverse).
 
+use ferroflow_core::{alloc, Status, TensorType};
 use rayon::prelude::*;
 
 use super::util::PAR_THRESHOLD;
@@ -89,12 +90,18 @@ fn push_row<T: Clone>(src: &[T], pos: isize, stride: isize, n: usize, out: &mut 
 }
 
 /// Gathers `src` through a strided view. Every position the view reaches must be inside
-/// `src` (callers validate shapes first; a violation is a bug and panics).
-pub fn strided_gather<T: Clone + Send + Sync>(src: &[T], offset: isize, dims: &[usize], strides: &[isize]) -> Vec<T> {
+/// `src` (callers validate shapes first; a violation is a bug and panics). The output
+/// comes from [`alloc`]: RESOURCE_EXHAUSTED, never an abort, when it does not fit.
+pub fn strided_gather<T: TensorType>(
+    src: &[T],
+    offset: isize,
+    dims: &[usize],
+    strides: &[isize],
+) -> Result<Vec<T>, Status> {
     debug_assert_eq!(dims.len(), strides.len());
     let n: usize = dims.iter().product();
     if n == 0 {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let (d, s) = simplify(dims, strides);
     let r = d.len();
@@ -106,7 +113,7 @@ pub fn strided_gather<T: Clone + Send + Sync>(src: &[T], offset: isize, dims: &[
     let (od, os) = (&d[..r - 1], &s[..r - 1]);
     let rows = n / inner;
     if pod && n >= PAR_THRESHOLD && rows >= 2 {
-        let mut out = vec![src[offset as usize].clone(); n];
+        let mut out = alloc::filled(dims, src[offset as usize].clone())?;
         let chunk_rows = rows.div_ceil(4 * rayon::current_num_threads().max(1));
         out.par_chunks_mut(chunk_rows * inner).enumerate().for_each(|(c, chunk)| {
             let mut it = Rows::starting_at(od, os, offset, c * chunk_rows);
@@ -115,26 +122,26 @@ pub fn strided_gather<T: Clone + Send + Sync>(src: &[T], offset: isize, dims: &[
                 it.advance();
             }
         });
-        return out;
+        return Ok(out);
     }
-    let mut out = Vec::with_capacity(n);
+    let mut out = alloc::with_capacity(dims)?;
     let mut it = Rows::starting_at(od, os, offset, 0);
     for _ in 0..rows {
         push_row(src, it.pos, is, inner, &mut out);
         it.advance();
     }
-    out
+    Ok(out)
 }
 
 /// The last two view dims read the source transposed (`[.., A, B]` with strides
 /// `[.., 1, sb]`): copy in cache-sized tiles.
-fn transpose_gather<T: Clone + Send + Sync>(src: &[T], offset: isize, d: &[usize], s: &[isize]) -> Vec<T> {
+fn transpose_gather<T: TensorType>(src: &[T], offset: isize, d: &[usize], s: &[isize]) -> Result<Vec<T>, Status> {
     let r = d.len();
     let (a_n, b_n, sb) = (d[r - 2], d[r - 1], s[r - 1]);
     let (bd, bs) = (&d[..r - 2], &s[..r - 2]);
     let n: usize = d.iter().product();
     let mat = a_n * b_n;
-    let mut out = vec![src[offset as usize].clone(); n];
+    let mut out = alloc::filled(d, src[offset as usize].clone())?;
     let big = n >= PAR_THRESHOLD;
     let strips = |base: isize, m: &mut [T]| {
         let f = |(k, strip): (usize, &mut [T])| tile_strip(src, base + (k * BLOCK) as isize, b_n, sb, strip);
@@ -155,7 +162,7 @@ fn transpose_gather<T: Clone + Send + Sync>(src: &[T], offset: isize, d: &[usize
             it.advance();
         }
     }
-    out
+    Ok(out)
 }
 
 /// Fills `strip` (rows `a` of length `b_n`) with `src[base + a + j·sb]`, tile by tile.

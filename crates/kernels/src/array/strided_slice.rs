@@ -213,7 +213,7 @@ impl OpKernel for StridedSlice {
         let (offset, strides) = spec.view(x.dims());
         let p = &spec.processing;
         let out = ferroflow_core::with_dtype!(x.dtype(), T => {
-            Tensor::new(spec.final_dims.clone(), strided_gather(x.as_slice::<T>()?, offset, p, &strides))
+            Tensor::new(spec.final_dims.clone(), strided_gather(x.as_slice::<T>()?, offset, p, &strides)?)
         })?;
         ctx.set_output(0, out)
     }

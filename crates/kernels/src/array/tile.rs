@@ -37,18 +37,18 @@ fn tile(ctx: &mut OpContext) -> Result<(), Status> {
         vd.extend([m[i] as usize, x.dims()[i]]);
         vs.extend([0, st[i]]);
     }
-    let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(out_shape.clone(), strided_gather(x.as_slice::<T>()?, 0, &vd, &vs)))?;
+    let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(out_shape.clone(), strided_gather(x.as_slice::<T>()?, 0, &vd, &vs)?))?;
     ctx.set_output(0, out)
 }
 
 /// Broadcasts `x` to `dims` (NumPy rules); the error message matches TensorFlow's.
-pub fn broadcast_tensor(x: &Tensor, dims: &[usize]) -> Result<Tensor, String> {
+pub fn broadcast_tensor(x: &Tensor, dims: &[usize]) -> Result<Tensor, Status> {
     if x.rank() > dims.len() {
-        return Err(format!(
+        return Err(Status::invalid_argument(format!(
             "Rank of input ({}) must be no greater than rank of output shape ({}).",
             x.rank(),
             dims.len()
-        ));
+        )));
     }
     let lead = dims.len() - x.rank();
     let st = strides_of(x.dims());
@@ -58,16 +58,17 @@ pub fn broadcast_tensor(x: &Tensor, dims: &[usize]) -> Result<Tensor, String> {
         if d == o {
             strides[lead + i] = st[i];
         } else if d != 1 {
-            return Err(format!("Incompatible shapes: {} vs. {}", x.shape(), Shape::new(dims.to_vec())));
+            return Err(Status::invalid_argument(format!(
+                "Incompatible shapes: {} vs. {}",
+                x.shape(),
+                Shape::new(dims.to_vec())
+            )));
         }
     }
     if x.dims() == dims {
         return Ok(x.clone());
     }
-    let gather = || -> Result<Tensor, Status> {
-        ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(dims.to_vec(), strided_gather(x.as_slice::<T>()?, 0, dims, &strides)))
-    };
-    gather().map_err(|e| e.message)
+    ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(dims.to_vec(), strided_gather(x.as_slice::<T>()?, 0, dims, &strides)?))
 }
 
 fn broadcast_to(ctx: &mut OpContext) -> Result<(), Status> {
@@ -82,7 +83,7 @@ fn broadcast_to(ctx: &mut OpContext) -> Result<(), Status> {
     }
     let shape = Shape::from_i64(&s).map_err(|e| ctx.error(e.message))?;
     check_alloc(shape.dims(), x.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
-    let out = broadcast_tensor(&x, shape.dims()).map_err(|m| ctx.error(m))?;
+    let out = broadcast_tensor(&x, shape.dims()).map_err(|e| ctx.error_with(e))?;
     ctx.set_output(0, out)
 }
 

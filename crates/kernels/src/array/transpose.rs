@@ -36,7 +36,7 @@ pub fn transpose_tensor(x: &Tensor, perm: &[usize]) -> Result<Tensor, Status> {
     }
     let in_strides = strides_of(x.dims());
     let strides: Vec<isize> = perm.iter().map(|&p| in_strides[p]).collect();
-    ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(dims.clone(), strided_gather(x.as_slice::<T>()?, 0, &dims, &strides)))
+    ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(dims.clone(), strided_gather(x.as_slice::<T>()?, 0, &dims, &strides)?))
 }
 
 fn transpose(ctx: &mut OpContext) -> Result<(), Status> {

@@ -31,9 +31,16 @@ struct FromFile {
     offset: i64,
 }
 
+/// A field of line `line_no` as `dtype`. Errors never quote the file's text: a remote
+/// client may name any readable file, and its contents are not the client's to read.
 fn parse(field: &str, dtype: DataType, line_no: usize) -> Result<Tensor, Status> {
-    let bad =
-        || Status::invalid_argument(format!("Field {field} in line {line_no} is not a valid {}.", tf_type_name(dtype)));
+    let bad = || {
+        Status::invalid_argument(format!(
+            "Field in line {line_no} ({} bytes) is not a valid {}.",
+            field.len(),
+            tf_type_name(dtype)
+        ))
+    };
     Ok(match dtype {
         DataType::String => Tensor::scalar(field.as_bytes().to_vec()),
         DataType::Int64 => Tensor::scalar(field.trim().parse::<i64>().map_err(|_| bad())?),
@@ -81,7 +88,7 @@ impl FromFile {
                 match cols.get(i as usize) {
                     Some(c) => parse(c, dtype, line_no),
                     None => Err(Status::invalid_argument(format!(
-                        "Invalid number of columns in {file} line {line_no} ({line}) : expected at least {need} got {}",
+                        "Invalid number of columns in {file} line {line_no} : expected at least {need} got {}",
                         cols.len()
                     ))),
                 }

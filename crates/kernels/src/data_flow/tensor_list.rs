@@ -214,11 +214,18 @@ fn stack(ctx: &mut OpContext) -> Result<(), Status> {
             l.tensors.len()
         )));
     }
+    // Unset items share one zero tensor: 2^14 of them are one buffer, not 2^14.
+    let mut zero: Option<Tensor> = None;
     let mut items = Vec::with_capacity(l.tensors.len());
     for (i, t) in l.tensors.iter().enumerate() {
-        items.push(match t {
-            Some(t) => t.clone(),
-            None => zeros_for(ctx, &l, shape.clone(), i)?,
+        items.push(match (t, &zero) {
+            (Some(t), _) => t.clone(),
+            (None, Some(z)) => z.clone(),
+            (None, None) => {
+                let z = zeros_for(ctx, &l, shape.clone(), i)?;
+                zero = Some(z.clone());
+                z
+            }
         });
     }
     let out = stack_items(ctx, &l, &items, &shape, Stacking::Stack)?;
@@ -379,7 +386,7 @@ pub(super) fn split_rows<T: TensorType>(t: &Tensor) -> Result<Vec<Tensor>, Statu
 
 /// The items, of equal shapes, stacked into one tensor of shape `dims`.
 pub(super) fn stack_rows<T: TensorType>(dims: Shape, items: &[Tensor]) -> Result<Tensor, Status> {
-    let mut data = Vec::with_capacity(dims.num_elements());
+    let mut data = ferroflow_core::alloc::with_capacity(dims.dims())?;
     for t in items {
         data.extend_from_slice(t.as_slice::<T>()?);
     }

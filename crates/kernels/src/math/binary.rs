@@ -66,7 +66,7 @@ pub(crate) fn binary_same<T: TensorType + Copy + Default + Send + Sync>(
         bcast_apply_inplace_b(&plan, typed::<T>(ctx, &a)?, b.data_mut::<T>()?, f);
         b.reshape(plan.out_shape())?
     } else {
-        let mut out = vec![T::default(); plan.len()];
+        let mut out = ferroflow_core::alloc::zeroed::<T>(plan.out_shape())?;
         bcast_apply(&plan, typed::<T>(ctx, &a)?, typed::<T>(ctx, &b)?, &mut out, f);
         Tensor::new(plan.out_shape(), out)?
     };
@@ -82,7 +82,7 @@ where
     let a = ctx.input(0)?;
     let b = ctx.input(1)?;
     let plan = plan2(ctx, &a, &b)?;
-    let mut out = vec![O::default(); plan.len()];
+    let mut out = ferroflow_core::alloc::zeroed::<O>(plan.out_shape())?;
     bcast_apply(&plan, typed::<T>(ctx, &a)?, typed::<T>(ctx, &b)?, &mut out, f);
     ctx.set_output(0, Tensor::new(plan.out_shape(), out)?)
 }

@@ -97,7 +97,7 @@ impl OpKernel for CmpKernel {
 fn equal_strings(ctx: &mut OpContext, ne: bool) -> Result<(), Status> {
     let (a, b) = (ctx.input(0)?, ctx.input(1)?);
     let plan = plan2(ctx, &a, &b)?;
-    let mut out = vec![false; plan.len()];
+    let mut out = ferroflow_core::alloc::zeroed::<bool>(plan.out_shape())?;
     bcast_apply_ref(&plan, typed::<Vec<u8>>(ctx, &a)?, typed::<Vec<u8>>(ctx, &b)?, &mut out, |x, y| (x == y) != ne);
     ctx.set_output(0, Tensor::new(plan.out_shape(), out)?)
 }

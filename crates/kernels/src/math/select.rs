@@ -82,7 +82,7 @@ fn select_v2<T: Elem>(ctx: &mut OpContext) -> Result<(), Status> {
     if c.rank() == 0 && plan.out_shape() == t.dims() && plan.out_shape() == e.dims() {
         return ctx.set_output(0, if cond[0] { t.clone() } else { e.clone() });
     }
-    let mut out = vec![T::default(); plan.len()];
+    let mut out = ferroflow_core::alloc::zeroed::<T>(plan.out_shape())?;
     par_runs(&plan, &mut out, |o, [oc, ot, oe], [sc, st, se]| {
         for (i, v) in o.iter_mut().enumerate() {
             *v = if cond[oc + i * sc] { tv[ot + i * st].clone() } else { ev[oe + i * se].clone() };

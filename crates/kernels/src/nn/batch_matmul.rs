@@ -23,8 +23,8 @@ pub(crate) fn batch_matmul_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, 
     Ok(Box::new(BatchMatMul { adj_x: node.attr_bool("adj_x")?, adj_y: node.attr_bool("adj_y")?, dtype }))
 }
 
-/// Output batch dims and, per output batch, the flat batch index into each operand.
-type Batches = (Vec<usize>, Vec<(usize, usize)>);
+/// Output batch dims and each operand's batch strides (zero where broadcast).
+type Batches = (Vec<usize>, Vec<usize>, Vec<usize>);
 
 /// Broadcasts two batch shapes.
 fn broadcast_batches(xb: &[usize], yb: &[usize]) -> Option<Batches> {
@@ -50,13 +50,24 @@ fn broadcast_batches(xb: &[usize], yb: &[usize]) -> Option<Batches> {
         }
         s
     };
-    let (xs, ys) = (strides(&xp), strides(&yp));
+    Some((out, strides(&xp), strides(&yp)))
+}
+
+/// Per output batch, the flat batch index into each operand (the output was admitted, so
+/// the count fits; the index list is admitted too, as it can outgrow a 1x1 output).
+fn batch_pairs(out: &[usize], xs: &[usize], ys: &[usize]) -> Result<Vec<(usize, usize)>, Status> {
+    let n = out.len();
     let total: usize = out.iter().product();
-    let mut idx = Vec::with_capacity(total);
+    let bytes = total.checked_mul(std::mem::size_of::<(usize, usize)>());
+    ferroflow_core::check_alloc_bytes(bytes.map(|b| b as u64), || format!("the {total} batch pairs of a BatchMatMul"))?;
+    let mut idx = Vec::new();
+    idx.try_reserve_exact(total).map_err(|_| {
+        Status::resource_exhausted(format!("OOM when allocating the {total} batch pairs of a BatchMatMul"))
+    })?;
     let mut pos = vec![0usize; n];
     for _ in 0..total {
-        let xi = pos.iter().zip(&xs).map(|(p, s)| p * s).sum();
-        let yi = pos.iter().zip(&ys).map(|(p, s)| p * s).sum();
+        let xi = pos.iter().zip(xs).map(|(p, s)| p * s).sum();
+        let yi = pos.iter().zip(ys).map(|(p, s)| p * s).sum();
         idx.push((xi, yi));
         for d in (0..n).rev() {
             pos[d] += 1;
@@ -66,7 +77,7 @@ fn broadcast_batches(xb: &[usize], yb: &[usize]) -> Option<Batches> {
             pos[d] = 0;
         }
     }
-    Some((out, idx))
+    Ok(idx)
 }
 
 impl BatchMatMul {
@@ -79,16 +90,18 @@ impl BatchMatMul {
         if k != ky {
             return Err(ctx.error(format!("Matrix size-incompatible: In[0]: {}, In[1]: {}", x.shape(), y.shape())));
         }
-        let Some((mut out_dims, idx)) = broadcast_batches(&xd[..xr - 2], &yd[..yr - 2]) else {
+        let Some((mut out_dims, bxs, bys)) = broadcast_batches(&xd[..xr - 2], &yd[..yr - 2]) else {
             return Err(ctx.error(format!(
                 "In[0] and In[1] must have compatible batch dimensions: {} vs. {}",
                 x.shape(),
                 y.shape()
             )));
         };
+        let batch_dims = out_dims.clone();
         out_dims.extend([m, n]);
         let (xs, ys) = (x.as_slice::<T>()?, y.as_slice::<T>()?);
-        let mut out = vec![T::default(); out_dims.iter().product()];
+        let mut out = ferroflow_core::alloc::zeroed::<T>(&out_dims)?;
+        let idx = batch_pairs(&batch_dims, &bxs, &bys)?;
         let (xm, ym) = (xrows * xcols, yrows * ycols);
         let y_batches = yd[..yr - 2].iter().product::<usize>();
         if !self.adj_x && y_batches == 1 {

@@ -90,7 +90,13 @@ pub(crate) fn require_nhwc(node: &NodeDef, unimplemented_code: bool) -> Result<(
 pub(crate) fn spatial_attr(node: &NodeDef, name: &str) -> Result<(usize, usize), Status> {
     let v = node.attr_list_int(name)?;
     if v.len() != 4 {
-        return Err(node.node_error(format!("{name} must specify 4 dimensions, got {} ({v:?})", v.len())));
+        let head: Vec<String> = v.iter().take(8).map(|x| x.to_string()).collect();
+        let more = if v.len() > 8 { ", ..." } else { "" };
+        return Err(node.node_error(format!(
+            "Sliding window {name} field must specify 4 dimensions, got {} ([{}{more}])",
+            v.len(),
+            head.join(", ")
+        )));
     }
     if v.iter().any(|&x| x <= 0) {
         return Err(node.node_error(format!("{name} entries must be > 0, got {v:?}")));

@@ -79,14 +79,36 @@ impl OpKernel for StringJoin {
             .enumerate()
             .map(|(i, t)| strings(ctx, &format!("input {i}"), t))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut out = Vec::with_capacity(n);
-        for k in 0..n {
+        let pick = |i: usize, k: usize| -> &[u8] {
+            let p = &parts[i];
+            if p.len() == 1 && inputs[i].rank() == 0 {
+                &p[0]
+            } else {
+                &p[k]
+            }
+        };
+        // The joined sizes first: a few large inputs repeated many times must be refused
+        // before anything is built.
+        let seps = self.separator.len().checked_mul(parts.len().saturating_sub(1));
+        let lens: Option<Vec<usize>> =
+            (0..n).map(|k| (0..parts.len()).try_fold(seps?, |a, i| a.checked_add(pick(i, k).len()))).collect();
+        let total = lens
+            .as_ref()
+            .and_then(|l| l.iter().try_fold(n.checked_mul(std::mem::size_of::<Vec<u8>>())?, |a, &x| a.checked_add(x)));
+        ferroflow_core::check_alloc_bytes(total.map(|t| t as u64), || {
+            format!("the {n} strings StringJoin makes of its {} inputs", parts.len())
+        })?;
+        let mut out = ferroflow_core::alloc::with_capacity(&[n])?;
+        for (k, len) in lens.unwrap_or_default().into_iter().enumerate() {
             let mut s = Vec::new();
-            for (i, p) in parts.iter().enumerate() {
+            s.try_reserve_exact(len).map_err(|_| {
+                Status::resource_exhausted(format!("OOM when allocating a joined string of {len} bytes"))
+            })?;
+            for i in 0..parts.len() {
                 if i > 0 {
                     s.extend_from_slice(&self.separator);
                 }
-                s.extend_from_slice(if p.len() == 1 && inputs[i].rank() == 0 { &p[0] } else { &p[k] });
+                s.extend_from_slice(pick(i, k));
             }
             out.push(s);
         }

@@ -65,7 +65,7 @@ fn arrange<'a, T: Num>(src: &'a [T], v: &View, order: &[usize], summed: &[usize]
     let data: Cow<'a, [T]> = if strides == strides_of(&dims) && src.len() == n {
         Cow::Borrowed(src)
     } else {
-        Cow::Owned(strided_gather(src, 0, &dims, &strides))
+        Cow::Owned(strided_gather(src, 0, &dims, &strides)?)
     };
     let s: usize = dims[order.len()..].iter().product();
     if summed.is_empty() || s == 1 {
@@ -91,7 +91,7 @@ fn to_output<T: Num>(data: Cow<[T]>, spec: &Spec, have: &[usize]) -> Result<Vec<
     let hs = strides_of(&hd);
     let od: Vec<usize> = spec.output.iter().map(|&l| spec.sizes[l]).collect();
     let os = spec.output.iter().map(|&l| pos_of(have, l).map(|p| hs[p])).collect::<Result<Vec<isize>, _>>()?;
-    Ok(strided_gather(&data, 0, &od, &os))
+    strided_gather(&data, 0, &od, &os)
 }
 
 fn einsum_one<T: Num>(spec: &Spec, x: &Tensor) -> Result<Vec<T>, Status> {

@@ -35,7 +35,7 @@ fn reverse_v2(ctx: &mut OpContext) -> Result<(), Status> {
             strides[d] = -strides[d];
         }
     }
-    let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(x.shape().clone(), strided_gather(x.as_slice::<T>()?, offset, x.dims(), &strides)))?;
+    let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(x.shape().clone(), strided_gather(x.as_slice::<T>()?, offset, x.dims(), &strides)?))?;
     ctx.set_output(0, out)
 }
 

@@ -186,7 +186,7 @@ fn text_file_initializers() {
     let e = init(&t("e2"), &empty, 0, 1, -1).unwrap_err();
     assert!(e.message.contains("empty line found at position 5."), "{e}");
     let e = init(&t("e3"), &f, 1, 0, -1).unwrap_err();
-    assert!(e.message.contains("Field a in line 0 is not a valid int64"), "{e}");
+    assert!(e.message.contains("Field in line 0 (1 bytes) is not a valid int64"), "{e}");
     let e = init(&t("e4"), &f, -1, 1, -1).unwrap_err();
     assert!(e.message.contains("Key index for line number requires table key dtype of int64, got string"), "{e}");
     let e = init(&t("e5"), &f, 0, 4, -1).unwrap_err();
