@@ -4,6 +4,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The system allocator, noting each thread's largest allocation.
 pub struct Largest;
@@ -12,8 +13,25 @@ thread_local! {
     static LARGEST: Cell<usize> = const { Cell::new(0) };
 }
 
+/// The largest allocation of any thread since [`reset_anywhere`] (kernels run on the
+/// executor's threads, not the test's).
+static ANYWHERE: AtomicUsize = AtomicUsize::new(0);
+
 fn note(n: usize) {
     let _ = LARGEST.try_with(|c| c.set(c.get().max(n)));
+    ANYWHERE.fetch_max(n, Ordering::Relaxed);
+}
+
+/// Forgets the largest allocation of every thread so far.
+#[allow(dead_code)] // The kernel fuzzer's; the framing tests include this file too.
+pub fn reset_anywhere() {
+    ANYWHERE.store(0, Ordering::Relaxed);
+}
+
+/// The largest allocation of any thread since [`reset_anywhere`].
+#[allow(dead_code)] // As above.
+pub fn largest_anywhere() -> usize {
+    ANYWHERE.load(Ordering::Relaxed)
 }
 
 /// Forgets this thread's largest allocation so far.

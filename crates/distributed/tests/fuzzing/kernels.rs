@@ -15,7 +15,10 @@ use std::time::{Duration, Instant};
 use ferroflow_core::proto::{AttrValue, GraphDef, NodeDef};
 use ferroflow_core::{attr, DataType, Tensor};
 use ferroflow_runtime::{DirectSession, RunOptions};
-use fuzz::{graphs, Rng, Run};
+use fuzz::{graphs, largest, Rng, Run};
+
+/// A single allocation this large (16 times the fuzzers' memory budget) is a finding.
+const OVER_BUDGET: usize = 64 << 20;
 
 fn konst(name: &str, t: &Tensor) -> NodeDef {
     let mut n = NodeDef { name: name.into(), op: "Const".into(), ..Default::default() };
@@ -57,6 +60,12 @@ fn constants() -> Vec<Tensor> {
         Tensor::vec(vec![1u8, 255]),
         Tensor::vec(Vec::<f32>::new()),
         Tensor::vec(vec![f32::NAN, f32::INFINITY]),
+        // Small inputs whose broadcasts, products and repeats are far over the budget.
+        f(vec![2048, 1]),
+        f(vec![1, 2048]),
+        Tensor::new(vec![2048, 1], vec![true; 2048]).unwrap(),
+        Tensor::vec(vec![0i32; 4096]),
+        Tensor::scalar(vec![b'x'; 2 << 10]),
     ]
 }
 
@@ -125,6 +134,7 @@ fn fuzz_kernels_of_generated_graphs() {
         let (g, fetches) = graph(&mut rng, &consts, &ops);
         let fetch = vec![fetches[rng.below(fetches.len())].clone()];
         let started = Instant::now();
+        largest::reset_anywhere();
         let r = catch_unwind(AssertUnwindSafe(|| {
             let s = DirectSession::from_graph_def(&g)?;
             let opts = RunOptions { timeout: Some(Duration::from_millis(500)), ..Default::default() };
@@ -150,6 +160,12 @@ fn fuzz_kernels_of_generated_graphs() {
                 format!("{:?}", e.code)
             }
         };
+        // Every output sized from its inputs goes through the budget (4 MiB here): a single
+        // buffer many times larger means a kernel that amplified its inputs unchecked.
+        let big = largest::largest_anywhere();
+        if big > OVER_BUDGET {
+            run.finding(i, format!("one allocation of {big} bytes running {:?} under a 4 MiB budget", ops_of()));
+        }
         if took > Duration::from_secs(5) {
             run.finding(i, format!("took {took:?} running {:?}", ops_of()));
         }

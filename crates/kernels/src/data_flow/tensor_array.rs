@@ -104,6 +104,8 @@ impl TensorArray {
         if o.size > MAX_ELEMENTS {
             return Err(Status::invalid_argument(format!("TensorArray size {} is too large", o.size)));
         }
+        let bytes = o.size.checked_mul(std::mem::size_of::<Entry>()).map(|b| b as u64);
+        ferroflow_core::check_alloc_bytes(bytes, || format!("the {} element slots of TensorArray {name}", o.size))?;
         let mut entries = Vec::new();
         entries
             .try_reserve(o.size)

@@ -8,10 +8,11 @@ use super::common::{for_chunks, unsupported_type};
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
-/// Maximum of a non-empty row.
+/// Maximum of a row (zero for an empty one: a row of no classes).
 #[inline]
 pub(crate) fn row_max<T: Real>(row: &[T]) -> T {
-    row.iter().fold(row[0], |m, &v| if v > m { v } else { m })
+    let Some(&first) = row.first() else { return T::ZERO };
+    row.iter().fold(first, |m, &v| if v > m { v } else { m })
 }
 
 /// In place: `row = exp(row - max) / Σ exp(row - max)`.

@@ -38,12 +38,39 @@ fn compile(pattern: &str) -> Result<Regex, String> {
     Regex::new(pattern).map_err(|e| format!("Invalid pattern: {pattern}, error: {e}"))
 }
 
+/// Output bytes between two budget checks while strings grow.
+const CHECK_EVERY: usize = 1 << 20;
+
 fn replace_all(ctx: &mut OpContext, re: &Regex, rewrite: &[u8], global: bool) -> Result<(), Status> {
     let t = ctx.input(0)?;
-    let out = strings(ctx, "input", &t)?
-        .iter()
-        .map(|s| if global { re.replace_all(s, rewrite).into_owned() } else { re.replace(s, rewrite).into_owned() })
-        .collect();
+    let inputs = strings(ctx, "input", &t)?;
+    // A rewrite repeated at every match (an empty pattern matches between every two bytes)
+    // can make the output far larger than the input: its size is checked as it grows.
+    let (mut done, mut next_check) = (0usize, CHECK_EVERY);
+    let mut out = Vec::with_capacity(inputs.len());
+    for s in inputs {
+        let mut r = Vec::with_capacity(s.len());
+        let mut last = 0;
+        for caps in re.captures_iter(s) {
+            let Some(m) = caps.get(0) else { continue };
+            r.extend_from_slice(&s[last..m.start()]);
+            caps.expand(rewrite, &mut r);
+            last = m.end();
+            if done + r.len() >= next_check {
+                let grown = done + r.len();
+                ferroflow_core::check_alloc_bytes(Some(grown as u64), || {
+                    format!("the strings RegexReplace makes ({grown} bytes and growing)")
+                })?;
+                next_check = grown + CHECK_EVERY;
+            }
+            if !global {
+                break;
+            }
+        }
+        r.extend_from_slice(&s[last..]);
+        done += r.len();
+        out.push(r);
+    }
     ctx.set_output(0, string_tensor(t.shape().clone(), out)?)
 }
 
