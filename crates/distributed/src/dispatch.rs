@@ -12,9 +12,8 @@ use ferroflow_core::proto::worker_service_server::WorkerServiceServer;
 use tonic::body::Body;
 use tonic::codegen::{http, BoxFuture, Service};
 use tonic::server::NamedService;
-use tonic::transport::server::TcpConnectInfo;
 
-use crate::access::ConnInfo;
+use crate::access::{Caller, ConnInfo};
 
 use crate::control::proto::control_server::ControlServer;
 use crate::control::ControlService;
@@ -58,7 +57,23 @@ impl Service<http::Request<Body>> for Dispatch {
                 ));
                 return Box::pin(async move { Ok(crate::raw_grpc::error_response(e)) });
             }
+            let caller = Caller {
+                addr: info.tcp.remote_addr(),
+                mutual_tls: self.shared.mutual_tls,
+                cert: info.peer_cert.clone(),
+            };
+            req.extensions_mut().insert(caller);
             req.extensions_mut().insert(info.tcp);
+            // The connection counts as busy until this call's handler returns.
+            let busy = info.activity.begin();
+            let method = crate::metrics::method_label(req.uri().path());
+            let path = req.uri().path().to_string();
+            let fut = self.route(req);
+            return Box::pin(async move {
+                let resp = name_unknown_method(fut.await?, &path);
+                drop(busy);
+                Ok(crate::rpc_metrics::meter(method, start, resp))
+            });
         }
         let method = crate::metrics::method_label(req.uri().path());
         let path = req.uri().path().to_string();
@@ -85,27 +100,35 @@ fn name_unknown_method(mut resp: http::Response<Body>, path: &str) -> http::Resp
 }
 
 /// The RPCs that are not part of a session or a step: answered only for peers that
-/// [`crate::access::may_control`] admits (Shutdown checks the same in its handler).
-const CONTROL_PATHS: [&str; 3] =
-    ["/tensorflow.MasterService/Reset", "/tensorflow.WorkerService/CleanupAll", "/ferroflow.Control/ServerInfo"];
+/// [`crate::access::may_control`] admits.
+const CONTROL_PATHS: [&str; 4] = [
+    "/tensorflow.MasterService/Reset",
+    "/tensorflow.WorkerService/CleanupAll",
+    "/ferroflow.Control/ServerInfo",
+    "/ferroflow.Control/Shutdown",
+];
 
 impl Dispatch {
     fn route(&mut self, req: http::Request<Body>) -> BoxFuture<http::Response<Body>, Infallible> {
         let path = req.uri().path();
         if let Some(&rpc) = CONTROL_PATHS.iter().find(|&&p| p == path) {
-            let peer = req.extensions().get::<TcpConnectInfo>().and_then(|i| i.remote_addr());
+            let caller = req.extensions().get::<Caller>().cloned().unwrap_or_default();
             let shared = self.shared.clone();
             let call = self.route_open(req);
             return Box::pin(async move {
-                if crate::access::may_control(peer, shared.allow.as_deref(), &shared.cluster_hosts).await {
+                if crate::access::may_control(&caller, shared.allow.as_deref(), &shared.cluster_hosts).await {
                     return call.await;
                 }
-                let peer = peer.map_or_else(|| "an unknown peer".to_string(), |p| p.to_string());
+                let peer = caller.describe();
                 tracing::warn!(task = %shared.task, %peer, rpc, "control RPC refused: the peer is not on loopback, in --allow_from or a task of the cluster");
                 let name = rpc.rsplit('/').next().unwrap_or(rpc);
+                let who = if shared.mutual_tls {
+                    "--allow_from addresses and clients whose certificate names a task of the cluster"
+                } else {
+                    "loopback, --allow_from addresses and the cluster's tasks"
+                };
                 Ok(crate::raw_grpc::error_response(tonic::Status::permission_denied(format!(
-                    "{name} on {} refused for {peer}: only loopback, --allow_from addresses and the cluster's tasks \
-                     may call it",
+                    "{name} on {} refused for {peer}: only {who} may call it",
                     shared.task
                 ))))
             });

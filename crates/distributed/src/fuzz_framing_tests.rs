@@ -298,7 +298,7 @@ async fn fuzz_connection_handshakes() {
             b.extend(rng.bytes(n));
         }
         let b = mutate(rng, &b);
-        let mut h = crate::access::Handshake::new(std::time::Duration::from_secs(1));
+        let mut h = crate::conn_handshake::Handshake::new(std::time::Duration::from_secs(1));
         for c in chunked(rng, &b) {
             if h.feed(&c) {
                 break;

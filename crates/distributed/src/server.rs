@@ -50,6 +50,9 @@ pub struct ServerOptions {
     /// Most connections one peer address holds open at once (default a quarter of
     /// `max_connections`, [`crate::DEFAULT_PEER_SHARE`]); further ones are closed at once.
     pub max_connections_per_peer: Option<usize>,
+    /// A connection with no request for this long is closed (default
+    /// [`crate::DEFAULT_CONNECTION_IDLE`]; zero: never).
+    pub connection_idle: Option<Duration>,
     /// TLS on this task's port and to its peers (`--tls_cert`, `--tls_key`, `--tls_client_ca`,
     /// `--tls_ca`); its target is then `grpcs://host:port`.
     pub tls: Option<crate::tls::ServerTls>,
@@ -93,6 +96,9 @@ pub(crate) struct ServerShared {
     pub(crate) allow: Option<Arc<AllowList>>,
     /// Hosts of the cluster's tasks (peers that may use the control service).
     pub(crate) cluster_hosts: Vec<String>,
+    /// Whether clients must present a certificate (mutual TLS): then the certificate, not
+    /// the address, says who is a task of the cluster.
+    pub(crate) mutual_tls: bool,
     last_activity: Mutex<Instant>,
     shutdown_tx: watch::Sender<bool>,
     stopped: (Mutex<bool>, Condvar),
@@ -247,6 +253,7 @@ impl Server {
             master: master.clone(),
             allow: opts.allow_from.map(Arc::new),
             cluster_hosts: cluster_hosts(&cluster),
+            mutual_tls: opts.tls.as_ref().is_some_and(|t| t.mutual),
             last_activity: Mutex::new(Instant::now()),
             shutdown_tx,
             stopped: (Mutex::new(false), Condvar::new()),
@@ -277,6 +284,8 @@ impl Server {
                 max_connections: max,
                 max_per_peer: opts.max_connections_per_peer.unwrap_or(max / crate::DEFAULT_PEER_SHARE),
                 handshake_timeout: opts.handshake_timeout.unwrap_or(crate::access::HANDSHAKE_TIMEOUT),
+                idle_timeout: Some(opts.connection_idle.unwrap_or(crate::DEFAULT_CONNECTION_IDLE))
+                    .filter(|d| !d.is_zero()),
             };
             crate::access::incoming(l, shared.allow.clone(), limits, opts.tls.clone(), task_name.clone())
         };

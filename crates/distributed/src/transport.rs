@@ -16,6 +16,8 @@ pub struct Transport {
     pub max_connections: Option<usize>,
     /// See [`ServerOptions::max_connections_per_peer`].
     pub max_connections_per_peer: Option<usize>,
+    /// See [`ServerOptions::connection_idle`].
+    pub connection_idle: Option<std::time::Duration>,
     /// See [`ServerOptions::tls`].
     pub tls: Option<ServerTls>,
 }
@@ -28,6 +30,7 @@ impl Transport {
             allow_from: self.allow_from.clone(),
             max_connections: self.max_connections,
             max_connections_per_peer: self.max_connections_per_peer,
+            connection_idle: self.connection_idle,
             tls: self.tls.clone(),
             ..Default::default()
         }

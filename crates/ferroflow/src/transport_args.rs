@@ -23,6 +23,11 @@ pub struct TransportArgs {
     /// `--max_connections`.
     #[arg(long = "max_connections_per_peer", alias = "max-connections-per-peer")]
     pub max_connections_per_peer: Option<usize>,
+    /// Close a connection after this many seconds without a request (its client reconnects
+    /// on its next call); 0: never. When every connection slot is taken, the connection idle
+    /// the longest is closed to make room. Default: 600.
+    #[arg(long = "connection_idle_seconds", alias = "connection-idle-seconds")]
+    pub connection_idle_seconds: Option<f64>,
     /// Serve TLS with this PEM certificate chain (with `--tls_key`); the target becomes
     /// `grpcs://host:port` and the other tasks are reached over TLS with the same identity.
     #[arg(long = "tls_cert", alias = "tls-cert", requires = "tls_key")]
@@ -46,6 +51,13 @@ impl TransportArgs {
             allow_from: self.allow_from.as_deref().map(AllowList::parse).transpose().map_err(|e| e.message)?,
             max_connections: self.max_connections,
             max_connections_per_peer: self.max_connections_per_peer,
+            connection_idle: self
+                .connection_idle_seconds
+                .map(|s| {
+                    std::time::Duration::try_from_secs_f64(s)
+                        .map_err(|_| format!("--connection_idle_seconds {s}: not a number of seconds"))
+                })
+                .transpose()?,
             tls: match (&self.tls_cert, &self.tls_key) {
                 (Some(c), Some(k)) => Some(
                     ServerTls::from_files(c, k, self.tls_client_ca.as_deref(), self.tls_ca.as_deref())

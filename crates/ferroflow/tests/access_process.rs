@@ -4,6 +4,8 @@
 //! address is the machine's own (the test connects to itself through it).
 
 mod common;
+#[path = "access_process/idle.rs"]
+mod idle;
 
 use ferroflow_runtime::StepRunner;
 use std::time::Duration;
@@ -157,7 +159,8 @@ fn shutdown_is_refused_from_outside_the_cluster() {
     shutdown_server(&format!("grpc://127.0.0.1:{port}"), "test").unwrap();
     let (ok, lines) = p.finish(Duration::from_secs(15));
     assert!(ok, "{lines:?}");
-    assert!(lines.iter().any(|l| l.contains("shutdown refused")), "the refusal is logged with the peer: {lines:?}");
+    let refused = |l: &&String| l.contains("control RPC refused") && l.contains("Shutdown") && l.contains(&ip);
+    assert!(lines.iter().any(|l| refused(&l)), "the refusal is logged with the peer: {lines:?}");
 }
 
 #[test]

@@ -77,6 +77,20 @@ fn a_mutual_tls_cluster_serves_clients_with_certificates_only() {
     assert_eq!(list_devices(&format!("grpc://127.0.0.1:{w}"), None), Err(Code::FailedPrecondition));
     assert_eq!(list_devices(&target, Some(&with_cert)), Ok(()));
     assert_eq!(step(&target).unwrap(), 42.0);
+    // On mutual TLS the certificate, not the address, says who is a task of the cluster:
+    // a client whose certificate names no task host ("client") may run steps but not stop
+    // a task, even from loopback; the tasks' own certificate (127.0.0.1) may.
+    for port in [ps, w] {
+        let e = shutdown_server(&format!("grpcs://127.0.0.1:{port}"), "not yours").unwrap_err();
+        assert_eq!(e.code, Code::PermissionDenied, "{e}");
+        assert!(e.message.contains("certificate names"), "{e}");
+    }
+    let e = ferroflow_distributed::server_info(&target).unwrap_err();
+    assert_eq!(e.code, Code::PermissionDenied, "{e}");
+    set_client_tls(
+        ClientTls::from_files(&dir.join("ca.pem"), Some((&dir.join("server.pem"), &dir.join("server.key")))).unwrap(),
+    );
+    assert!(ferroflow_distributed::server_info(&target).is_ok());
     for (p, port) in procs.iter_mut().zip([ps, w]) {
         shutdown_server(&format!("grpcs://127.0.0.1:{port}"), "test done").unwrap();
         let (ok, lines) = p.finish(Duration::from_secs(20));

@@ -86,6 +86,11 @@ pub fn rewrite_for_client<S: AsRef<str>>(
     client_device: &str,
     client_incarnation: u64,
 ) -> Result<ClientGraph, Status> {
+    // Shapes that follow from constants are answered without computing their tensors.
+    let fed_nodes: std::collections::HashSet<&str> =
+        feeds.iter().map(|f| f.as_ref().split(':').next().unwrap_or_default()).collect();
+    let folded = crate::shape_fold::fold_static_shapes(graph, &fed_nodes);
+    let graph = folded.as_ref().unwrap_or(graph);
     let mut index: HashMap<&str, usize> = HashMap::with_capacity(graph.node.len());
     for (i, n) in graph.node.iter().enumerate() {
         if index.insert(n.name.as_str(), i).is_some() {

@@ -21,6 +21,7 @@ pub mod pbtxt;
 mod registry;
 mod scope;
 pub mod shape_fn;
+mod shape_fold;
 mod signature;
 pub mod tensor_array;
 mod variable;

@@ -124,3 +124,26 @@ fn a_queue_filled_with_tensors_under_16_mib_is_bounded_by_the_budget() {
     answers(t);
     drop(sess);
 }
+
+#[test]
+fn the_shape_and_size_of_a_huge_broadcast_are_answered_without_computing_it() {
+    // 2^16 x 2^16 floats are 16 GiB, far over the 1 GiB budget; their shape is known from
+    // the constants alone, so Shape/Size/Rank answer without the broadcast running.
+    let p = Proc::start(&["--port", "0", "--memory_limit", "1G"], &[]);
+    let s = Scope::new_root();
+    let col = fill(&s, &[1 << 16, 1], 1.0f32.into());
+    let row = fill(&s, &[1, 1 << 16], 2.0f32.into());
+    let sum = s.op("AddV2").input(col).input(row).build().output(0);
+    let size = ops::size(&s, sum.clone(), DataType::Int64);
+    let shape = ops::shape(&s, sum.clone(), DataType::Int32);
+    let rank = ops::rank(&s, sum.clone());
+    let sess = GrpcSession::new(&p.target, s.graph()).unwrap();
+    let out = sess.run(&[], &[&size, &shape, &rank], &[]).unwrap();
+    assert_eq!(out[0].scalar_value::<i64>().unwrap(), 1 << 32);
+    assert_eq!(out[1].as_slice::<i32>().unwrap(), [1 << 16, 1 << 16]);
+    assert_eq!(out[2].scalar_value::<i32>().unwrap(), 2);
+    // The broadcast itself is still refused, naming the node.
+    let e = sess.run(&[], &[&sum], &[]).unwrap_err();
+    assert_eq!(e.code, Code::ResourceExhausted, "{e}");
+    answers(&p.target);
+}
