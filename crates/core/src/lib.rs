@@ -13,6 +13,7 @@ mod resource;
 mod rng;
 mod shape;
 mod status;
+pub mod status_payload;
 mod storage;
 mod tensor;
 mod tensor_proto;

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::status_payload::Payloads;
+
 /// TensorFlow's canonical error codes (`tensorflow.error.Code`), equal to gRPC's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(i32)]
@@ -82,6 +84,9 @@ pub struct Status {
     pub code: Code,
     /// Human-readable message: names the node, device, task or tensor involved.
     pub message: String,
+    /// Structured fields that survive the wire (TensorFlow's status payloads): the node,
+    /// the reason, TensorFlow's markers ([`crate::status_payload`]).
+    pub payloads: Payloads,
 }
 
 /// Result with a [`Status`] error.
@@ -104,7 +109,7 @@ macro_rules! ctor {
         $(
             #[doc = concat!("A `", stringify!($code), "` status with the given message.")]
             pub fn $fn_name(msg: impl Into<String>) -> Status {
-                Status { code: Code::$code, message: msg.into() }
+                Status { code: Code::$code, message: msg.into(), payloads: Payloads::default() }
             }
         )*
     };
@@ -113,7 +118,7 @@ macro_rules! ctor {
 impl Status {
     /// A status with the given code and message.
     pub fn new(code: Code, msg: impl Into<String>) -> Status {
-        Status { code, message: msg.into() }
+        Status { code, message: msg.into(), payloads: Payloads::default() }
     }
 
     ctor! {

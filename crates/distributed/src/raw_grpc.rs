@@ -137,13 +137,21 @@ where
     Ok((chunks, trailers))
 }
 
-/// The gRPC status in `headers` (`grpc-status`, `grpc-message`), if any. The binary details
-/// header is ignored: tonic would panic on a malformed one.
+/// The gRPC status in `headers` (`grpc-status`, `grpc-message`, and the details that carry
+/// TensorFlow's status payloads), if any. The details are decoded here: tonic would panic
+/// on a malformed header; one that is not base64 reaches the status as bytes that are no
+/// payload container, which [`crate::rpc_util::from_grpc`] marks as payloads lost.
 fn status_in(headers: &HeaderMap) -> Option<tonic::Status> {
+    use base64::Engine;
     headers.get("grpc-status")?;
     let mut h = headers.clone();
-    h.remove("grpc-status-details-bin");
-    tonic::Status::from_header_map(&h)
+    let details = h.remove("grpc-status-details-bin");
+    let s = tonic::Status::from_header_map(&h)?;
+    let Some(d) = details else { return Some(s) };
+    let text = d.as_bytes();
+    let end = text.iter().rposition(|&b| b != b'=').map_or(0, |i| i + 1);
+    let bytes = base64::engine::general_purpose::STANDARD_NO_PAD.decode(&text[..end]).unwrap_or_else(|_| vec![0xff]);
+    Some(tonic::Status::with_details(s.code(), s.message().to_string(), Bytes::from(bytes)))
 }
 
 /// The gRPC code for an HTTP status other than 200 (gRPC's HTTP-to-gRPC mapping).
@@ -295,5 +303,20 @@ mod tests {
         assert_eq!(s.code(), tonic::Code::NotFound);
         assert_eq!(s.message(), "no such key");
         assert!(status_in(&HeaderMap::new()).is_none());
+        let e = crate::rpc_util::from_grpc(&s, "");
+        assert!(e.payload(ferroflow_core::status_payload::GRPC_PAYLOADS_LOST).is_some(), "{:?}", e.payloads);
+    }
+
+    #[test]
+    fn status_details_carry_tensorflows_payloads_both_ways() {
+        let st = ferroflow_core::Status::aborted("Graph handle is not found: g").possibly_restarted().with_node("n");
+        let resp: http::Response<Body> = crate::rpc_util::to_grpc(st.clone()).into_http();
+        assert!(resp.headers().contains_key("grpc-status-details-bin"));
+        let back = crate::rpc_util::from_grpc(&status_in(resp.headers()).unwrap(), "");
+        assert_eq!((back.code, &back.message, &back.payloads), (st.code, &st.message, &st.payloads));
+        assert!(back.worker_possibly_restarted() && back.node() == Some("n"));
+        // A status without payloads sends no details.
+        let plain: http::Response<Body> = crate::rpc_util::to_grpc(ferroflow_core::Status::internal("x")).into_http();
+        assert!(!plain.headers().contains_key("grpc-status-details-bin"));
     }
 }

@@ -23,10 +23,14 @@ pub const MAX_FRAME_SIZE: u32 = 1 << 20;
 pub const RELEASES_STEPS: &str = "ferroflow-releases-steps";
 
 /// A ferroflow status as a gRPC status (same code numbers), its message capped
-/// ([`Status::capped`]).
+/// ([`Status::capped`]), its payloads in the details as TensorFlow sends them.
 pub fn to_grpc(s: Status) -> tonic::Status {
     let s = s.capped();
-    tonic::Status::new(tonic::Code::from_i32(s.code as i32), s.message)
+    let code = tonic::Code::from_i32(s.code as i32);
+    if s.payloads.is_empty() {
+        return tonic::Status::new(code, s.message);
+    }
+    tonic::Status::with_details(code, s.message, bytes::Bytes::from(s.payloads.encode()))
 }
 
 /// A gRPC status as a ferroflow status, with `context` (e.g. the task and its address)
@@ -62,11 +66,12 @@ pub fn from_grpc(s: &tonic::Status, context: &str) -> Status {
              and each must trust the CA of the other's certificate)",
         );
     }
-    if context.is_empty() {
-        Status::new(code, msg)
-    } else {
-        Status::new(code, format!("{context}: {msg}"))
+    let mut out =
+        if context.is_empty() { Status::new(code, msg) } else { Status::new(code, format!("{context}: {msg}")) };
+    if !s.details().is_empty() {
+        out.payloads = ferroflow_core::status_payload::Payloads::decode(s.details());
     }
+    out
 }
 
 /// Whether rustls ended the connection (a TLS handshake that failed).

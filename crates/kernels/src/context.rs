@@ -242,10 +242,11 @@ impl OpContext {
     /// An InvalidArgument error naming this node and op.
     pub fn error(&self, msg: impl std::fmt::Display) -> Status {
         Status::invalid_argument(format!("node '{}' (op {}): {msg}", self.node.name, self.node.op))
+            .with_node(&self.node.name)
     }
 
-    /// `e` (its code kept) with this node and op named.
+    /// `e` (its code and payloads kept) with this node and op named.
     pub fn error_with(&self, e: Status) -> Status {
-        Status::new(e.code, format!("node '{}' (op {}): {}", self.node.name, self.node.op, e.message))
+        e.context(format!("node '{}' (op {})", self.node.name, self.node.op)).with_node(&self.node.name)
     }
 }

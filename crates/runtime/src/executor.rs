@@ -147,7 +147,8 @@ impl Executor {
         });
         match id {
             Some(id) => *state.cancel_id.lock().unwrap_or_else(|e| e.into_inner()) = Some(id),
-            None => state.set_error(state.step.cancel.status().unwrap_or_else(|| Status::cancelled("step cancelled"))),
+            None => state
+                .set_error(state.step.cancel.status().unwrap_or_else(|| Status::cancelled("step cancelled").derived())),
         }
         state.schedule(ready, false);
     }
@@ -364,7 +365,7 @@ impl StepState {
                 } else {
                     e.context(format!("node '{}' (op {})", node.def.name, node.def.op))
                 };
-                self.set_error(e);
+                self.set_error(e.with_node(&node.def.name));
                 return vec![];
             }
         };

@@ -167,7 +167,7 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         let tx2 = tx.clone();
         r.recv_async("k", Box::new(move |v| tx.send(v.is_err()).unwrap()));
-        r.abort(Status::cancelled("step cancelled"));
+        r.abort(Status::cancelled("step cancelled").derived());
         assert!(rx.recv().unwrap());
         r.recv_async("z", Box::new(move |v| tx2.send(v.is_err()).unwrap()));
         assert!(rx.recv().unwrap());

@@ -18,9 +18,10 @@ use super::plan::StepPlan;
 use crate::ids::{new_request_id, new_step_id};
 use crate::worker_api::{RunGraphCall, RunGraphReply};
 
-/// Whether an error only reports that the step was cancelled because of another failure.
+/// Whether an error only reports that the step was cancelled because of another failure
+/// (CANCELLED, or marked derived as TensorFlow's workers mark theirs).
 fn is_secondary(e: &Status) -> bool {
-    matches!(e.code, Code::Cancelled) || (e.code == Code::Aborted && e.message.contains("cancelled"))
+    e.code == Code::Cancelled || e.is_derived()
 }
 
 /// Runs one step. `feeds` are (canonical name, tensor) and must all be in the plan;

@@ -1,33 +1,39 @@
 //! TensorFlow's `store_errors_in_response_body` rule, once for RunStep and RunGraph: a
 //! caller that sets it gets a failed call as gRPC OK with the status in the response's
 //! `status_code` and `status_error_message` (TensorFlow's clients set it for RunStep); a
-//! reply read back with a non-zero code is that error.
+//! reply read back with a non-zero code is that error. The status's payloads travel in
+//! ferroflow's `status_payloads` field beside them (TensorFlow's peers skip it).
 
 use ferroflow_core::proto::{RunGraphResponse, RunStepResponse};
 use ferroflow_core::{Code, Status};
 
 /// A response that can carry a status in its body.
 pub(crate) trait StatusInBody: Default + Sized {
-    /// The body's `(status_code, status_error_message)` fields.
-    fn status_fields(&mut self) -> (&mut i32, &mut String);
+    /// The body's `(status_code, status_error_message, status_payloads)` fields.
+    fn status_fields(&mut self) -> (&mut i32, &mut String, &mut Vec<u8>);
 
     /// A response that carries `e` (its message capped) and nothing else.
     fn from_status(e: Status) -> Self {
         let e = e.capped();
         let mut r = Self::default();
-        let (code, message) = r.status_fields();
+        let (code, message, payloads) = r.status_fields();
         *code = e.code as i32;
+        *payloads = e.payloads.encode();
         *message = e.message;
         r
     }
 
     /// The response, or the error its body carries.
     fn into_result(mut self) -> Result<Self, Status> {
-        let (code, message) = self.status_fields();
+        let (code, message, payloads) = self.status_fields();
         if *code == 0 {
             return Ok(self);
         }
-        Err(Status::new(Code::from_i32(*code), std::mem::take(message)))
+        let mut e = Status::new(Code::from_i32(*code), std::mem::take(message));
+        if !payloads.is_empty() {
+            e.payloads = ferroflow_core::status_payload::Payloads::decode(payloads);
+        }
+        Err(e)
     }
 
     /// `r`, or its error as a reply carrying it when the caller asked for that.
@@ -53,14 +59,14 @@ pub(crate) fn encode_or_in_body<R: StatusInBody>(
 }
 
 impl StatusInBody for RunStepResponse {
-    fn status_fields(&mut self) -> (&mut i32, &mut String) {
-        (&mut self.status_code, &mut self.status_error_message)
+    fn status_fields(&mut self) -> (&mut i32, &mut String, &mut Vec<u8>) {
+        (&mut self.status_code, &mut self.status_error_message, &mut self.status_payloads)
     }
 }
 
 impl StatusInBody for RunGraphResponse {
-    fn status_fields(&mut self) -> (&mut i32, &mut String) {
-        (&mut self.status_code, &mut self.status_error_message)
+    fn status_fields(&mut self) -> (&mut i32, &mut String, &mut Vec<u8>) {
+        (&mut self.status_code, &mut self.status_error_message, &mut self.status_payloads)
     }
 }
 
@@ -78,5 +84,9 @@ mod tests {
         assert!(ok.into_result().is_ok(), "code 0 is success");
         let e = RunGraphResponse::from_status(Status::aborted("restarted")).into_result().unwrap_err();
         assert_eq!(e.code, Code::Aborted);
+        // Payloads (the node, TensorFlow's markers) ride beside the code and message.
+        let st = Status::deadline_exceeded("timed out").with_node("sync/token").possibly_restarted();
+        let e = RunStepResponse::from_status(st.clone()).into_result().unwrap_err();
+        assert_eq!(e, st);
     }
 }

@@ -131,7 +131,7 @@ async fn run(
     let mut resp = match worker.run_graph(RunGraphCall { req, send }, deadline).await {
         Ok(r) => r,
         Err(e) => {
-            if e.message.contains("Graph handle is not found") {
+            if e.worker_possibly_restarted() {
                 // The target restarted: register again at the next call.
                 session.forget_remote_function(&key);
             }

@@ -152,7 +152,8 @@ impl Worker {
                 "RecvTensor expects a different device incarnation: {} vs. {}. Your worker job (\"{}\") was \
                  probably restarted. Check your worker job for the reason why it was restarted.",
                 key.incarnation, self.incarnation, self.task
-            )));
+            ))
+            .possibly_restarted());
         }
         let limit = Instant::now() + self.opts.max_recv_wait;
         let wait_until = deadline.map_or(limit, |d| d.min(limit));

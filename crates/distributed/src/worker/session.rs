@@ -89,6 +89,7 @@ impl WorkerSession {
                 "Graph handle is not found: {handle}. Possibly, this worker ({}) just restarted.",
                 self.task
             ))
+            .possibly_restarted()
         })
     }
 
@@ -99,7 +100,8 @@ impl WorkerSession {
                 self.graphs_gauge.add(-1);
                 Ok(())
             }
-            None => Err(Status::aborted(format!("Graph handle is not found: {handle} (task {})", self.task))),
+            None => Err(Status::aborted(format!("Graph handle is not found: {handle} (task {})", self.task))
+                .possibly_restarted()),
         }
     }
 

@@ -204,7 +204,8 @@ impl Worker {
         Err(Status::aborted(format!(
             "Session handle is not found: {handle}. Possibly this worker ({}) just restarted.",
             self.task
-        )))
+        ))
+        .possibly_restarted())
     }
 
     /// Number of worker sessions.

@@ -14,5 +14,6 @@ mod partial_run;
 mod recv_batching;
 mod remote_call;
 mod step_trace;
+mod structured_status;
 mod tls;
 mod worker_sessions;

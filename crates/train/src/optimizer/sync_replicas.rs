@@ -34,6 +34,15 @@ pub const LOCAL_VARIABLES: &str = "local_variables";
 /// Shared name of the token queue (as in TensorFlow).
 pub const SYNC_TOKEN_QUEUE: &str = "sync_token_q";
 
+/// Name scope of a replica's token wait: [`SyncReplicasOptimizer::explain`] knows its
+/// errors by the node they name.
+const TOKEN_DEQUEUE: &str = "sync_token_dequeue";
+
+/// Whether `e` failed in a replica's token wait (the node it names is under [`TOKEN_DEQUEUE`]).
+fn in_token_wait(e: &Status) -> bool {
+    e.node().is_some_and(|n| n.split('/').any(|part| part.starts_with(TOKEN_DEQUEUE)))
+}
+
 /// Wraps an optimizer so that every update applies the average of `replicas_to_aggregate`
 /// replicas' gradients.
 ///
@@ -235,7 +244,8 @@ impl<O: Optimizer> SyncReplicasOptimizer<O> {
         // The dequeue waits on the accumulator updates themselves (as in TensorFlow), not on
         // the group: the group is on the replica's device, so depending on it would send a
         // control edge from the ps to the worker and back on every step.
-        let token = ops::queue_dequeue(&gss.with_control_deps(&apply_refs), queue.clone(), &[gs_dtype], timeout_ms)
+        let waits = gss.with_control_deps(&apply_refs).sub(TOKEN_DEQUEUE);
+        let token = ops::queue_dequeue(&waits, queue.clone(), &[gs_dtype], timeout_ms)
             .into_iter()
             .next()
             .ok_or_else(|| Status::internal("QueueDequeueV2 built without outputs"))?;
@@ -313,13 +323,13 @@ impl SyncReplicas {
     pub fn explain(&self, e: Status) -> Status {
         use ferroflow_core::Code;
         match e.code {
-            Code::DeadlineExceeded if e.message.contains(SYNC_TOKEN_QUEUE) => e.context(format!(
+            Code::DeadlineExceeded if in_token_wait(&e) => e.context(format!(
                 "SyncReplicas: no token within {} ms: fewer than replicas_to_aggregate = {} replicas are sending \
                  gradients (some finished early or stalled), or the chief's queue runner is not running",
                 self.token_timeout.as_millis(),
                 self.replicas_to_aggregate
             )),
-            Code::OutOfRange if e.message.contains(SYNC_TOKEN_QUEUE) => {
+            Code::OutOfRange if in_token_wait(&e) => {
                 e.context("SyncReplicas: the chief closed the token queue (training has stopped)")
             }
             _ => e,
