@@ -223,6 +223,8 @@ def random_ops():
         F("random.stateless_uniform_int",
           lambda tf, s: tf.random.stateless_uniform([5], [3, 4], minval=0, maxval=9, dtype=tf.int32) + s,
           np.int32(0)),
+        F("random.stateless_gamma", lambda tf, a: tf.random.stateless_gamma([4, 3], [1, 2], a), pos(3)),
+        F("random.stateless_poisson", lambda tf, a: tf.random.stateless_poisson([4, 3], [1, 2], a), pos(3)),
         F("random.stateless_binomial", lambda tf, s: tf.random.stateless_binomial([4], [1, 2], 10.0, 0.3) + s,
           np.int32(0)),
     ]

@@ -25,6 +25,7 @@ mod nn_grad_matmul;
 mod nn_grad_norm;
 mod nn_grad_volume;
 mod ragged_grad;
+mod random_grad;
 mod registry;
 mod sparse_combine_grad;
 mod sparse_cwise_grad;

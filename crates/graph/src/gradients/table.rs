@@ -45,6 +45,10 @@ pub(super) fn register(r: &mut GradRegistry) {
         "StatelessTruncatedNormal",
         "StatelessRandomUniformInt",
         "StatelessRandomUniformFullInt",
+        "RandomPoisson",
+        "RandomPoissonV2",
+        "StatelessRandomPoisson",
+        "StatelessRandomBinomial",
         "AssignVariableOp",
         "AssignAddVariableOp",
         "AssignSubVariableOp",
@@ -54,6 +58,10 @@ pub(super) fn register(r: &mut GradRegistry) {
         "AssignSub",
     ]);
     r.no_gradient(&array::APPLY_OPS);
+    // The gamma samplers, through RandomGammaGrad. (random_grad.rs)
+    r.add("RandomGamma", super::random_grad::random_gamma_grad);
+    r.add("StatelessRandomGammaV2", super::random_grad::stateless_random_gamma_grad);
+    r.add("StatelessRandomGammaV3", super::random_grad::stateless_random_gamma_grad);
     r.add("Reshape", array::reshape_to_input_grad);
     r.add("ExpandDims", array::reshape_to_input_grad);
     r.add("Squeeze", array::reshape_to_input_grad);

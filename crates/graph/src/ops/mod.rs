@@ -20,6 +20,7 @@ mod nn;
 mod optional;
 mod ragged;
 mod random;
+mod random_dists;
 mod random_stateless;
 mod sparse;
 mod state;
@@ -40,6 +41,7 @@ pub use multinomial::*;
 pub use nn::*;
 pub use ragged::ragged_tensor_to_tensor;
 pub use random::*;
+pub use random_dists::*;
 pub use random_stateless::*;
 pub use sparse::*;
 pub use state::*;
@@ -52,6 +54,6 @@ use crate::registry::OpRegistry;
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
         r: array, base, control_flow, data_flow, dataset, functional, image, io, iterator, linalg, linalg_spectral, list, lookup, math,
-        multinomial, nn, optional, ragged, random, random_stateless, sparse, state, string, tensor_array, training
+        multinomial, nn, optional, ragged, random, random_dists, random_stateless, sparse, state, string, tensor_array, training
     }
 }

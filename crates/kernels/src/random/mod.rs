@@ -1,15 +1,23 @@
 //! Random kernels: TensorFlow's Philox4x32-10 generator and distributions, and the
 //! stateful random ops built on them (`RandomUniform`, `RandomStandardNormal`,
-//! `TruncatedNormal`, `RandomUniformInt`, `RandomShuffle`, `Multinomial`) and the stateless ones.
+//! `TruncatedNormal`, `RandomUniformInt`, `RandomShuffle`, `Multinomial`, `RandomGamma`,
+//! `RandomPoissonV2`) and the stateless ones (`StatelessRandom*`, among them the gamma,
+//! Poisson and binomial samplers), with `RandomGammaGrad` for the gamma samplers' gradient.
 
+mod binomial;
 pub mod distributions;
+mod gamma;
+mod gamma_grad;
 pub mod guarded;
 mod multinomial;
 mod ops;
 pub mod philox;
+mod poisson;
+mod rejection;
 mod shuffle;
 mod stateless;
 
+pub use gamma_grad::{gamma_sample_der_alpha, gamma_sample_der_alpha_f32};
 pub use guarded::GuardedPhilox;
 pub use ops::shape_from_tensor;
 pub use philox::Philox;
@@ -19,8 +27,12 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
+    binomial::register(r);
+    gamma::register(r);
+    gamma_grad::register(r);
     multinomial::register(r);
     ops::register(r);
+    poisson::register(r);
     shuffle::register(r);
     stateless::register(r);
 }

@@ -51,7 +51,7 @@ pub(crate) fn seed_of(ctx: &OpContext, t: &Tensor) -> Result<[u64; 2], Status> {
 }
 
 /// The generator of a V2 op's `key` (uint64 [1]), `counter` (uint64 [>= 2]) and `alg` inputs.
-fn philox_of(ctx: &OpContext, key: &Tensor, counter: &Tensor, alg: &Tensor) -> Result<Philox, Status> {
+pub(crate) fn philox_of(ctx: &OpContext, key: &Tensor, counter: &Tensor, alg: &Tensor) -> Result<Philox, Status> {
     if alg.rank() != 0 || alg.dtype() != DataType::Int32 {
         return Err(ctx.error(format!("alg must be an int32 scalar, got {} {}", alg.dtype(), alg.shape())));
     }

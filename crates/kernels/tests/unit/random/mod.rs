@@ -1,6 +1,9 @@
+mod binomial;
 mod distributions;
+mod gamma;
 mod guarded;
 mod multinomial;
 mod ops;
 mod philox;
+mod poisson;
 mod shuffle;
