@@ -50,6 +50,14 @@ def main():
     cases.append(("overhead/identity", lambda a: tf.identity(a), [tf.constant(1.0)]))
     cases.append(("matmul/100x784x256", lambda a, b: tf.raw_ops.MatMul(a=a, b=b), [t(100, 784), t(784, 256)]))
     cases.append(("matmul/1024x1024x1024", lambda a, b: tf.raw_ops.MatMul(a=a, b=b), [t(1024, 1024), t(1024, 1024)]))
+    # The six products of an LSTM(256) step over 64 features at batch 32 (m, k, n, ta, tb).
+    for m, k, n, ta, tb in [(32, 64, 1024, 0, 0), (32, 256, 1024, 0, 0), (32, 1024, 64, 0, 1),
+                            (32, 1024, 256, 0, 1), (64, 32, 1024, 1, 0), (256, 32, 1024, 1, 0)]:
+        a = t(k, m) if ta else t(m, k)
+        b = t(n, k) if tb else t(k, n)
+        cases.append(("matmul_lstm/%dx%dx%d_ta%d_tb%d" % (m, k, n, ta, tb),
+                      lambda a, b, ta=ta, tb=tb: tf.raw_ops.MatMul(a=a, b=b, transpose_a=bool(ta), transpose_b=bool(tb)),
+                      [a, b]))
     for name, xs, fs in [("conv1", (50, 28, 28, 1), (5, 5, 1, 32)), ("conv2", (50, 14, 14, 32), (5, 5, 32, 64))]:
         x, f, dy = t(*xs), t(*fs), t(xs[0], xs[1], xs[2], fs[3])
         xsz, fsz = tf.constant(xs, tf.int32), tf.constant(fs, tf.int32)

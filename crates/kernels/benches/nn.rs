@@ -1,5 +1,5 @@
-//! nn kernel benchmarks on the shapes of the MNIST models (batch 50) and two matrix
-//! products. Compare with `scripts/bench/tf_nn_ops.py` (TensorFlow on the same shapes).
+//! nn kernel benchmarks on the shapes of the MNIST models (batch 50), two matrix products
+//! and the six products of an LSTM step. Compare with `scripts/bench/tf_nn_ops.py` (TensorFlow on the same shapes).
 //!
 //! `cargo bench -p ferroflow-kernels --bench nn`
 
@@ -28,6 +28,34 @@ fn bench_matmul(c: &mut Criterion) {
         );
         let (a, b) = (data(&[m, k], 1), data(&[k, n], 2));
         g.bench_function(format!("{m}x{k}x{n}"), |bch| {
+            bch.iter(|| run_kernel(nd.clone(), vec![a.clone(), b.clone()], 1).unwrap())
+        });
+    }
+    g.finish();
+}
+
+/// The six products of an LSTM(256) step over 64 features at batch 32 (the forward
+/// `x·W` and `h·U`, their input gradients `dz·Wᵀ`, `dz·Uᵀ` and weight gradients
+/// `xᵀ·dz`, `hᵀ·dz`), as `(m, k, n, transpose_a, transpose_b)`.
+const LSTM_PRODUCTS: [(usize, usize, usize, bool, bool); 6] = [
+    (32, 64, 1024, false, false),
+    (32, 256, 1024, false, false),
+    (32, 1024, 64, false, true),
+    (32, 1024, 256, false, true),
+    (64, 32, 1024, true, false),
+    (256, 32, 1024, true, false),
+];
+
+fn bench_matmul_lstm(c: &mut Criterion) {
+    let mut g = c.benchmark_group("matmul_lstm");
+    for (m, k, n, ta, tb) in LSTM_PRODUCTS {
+        let nd = node(
+            "MatMul",
+            &[("T", attr::ty(DataType::Float)), ("transpose_a", attr::bool(ta)), ("transpose_b", attr::bool(tb))],
+        );
+        let a = if ta { data(&[k, m], 1) } else { data(&[m, k], 1) };
+        let b = if tb { data(&[n, k], 2) } else { data(&[k, n], 2) };
+        g.bench_function(format!("{m}x{k}x{n}_ta{}_tb{}", ta as u8, tb as u8), |bch| {
             bch.iter(|| run_kernel(nd.clone(), vec![a.clone(), b.clone()], 1).unwrap())
         });
     }
@@ -82,5 +110,5 @@ fn bench_pool(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_matmul, bench_conv, bench_pool);
+criterion_group!(benches, bench_matmul, bench_matmul_lstm, bench_conv, bench_pool);
 criterion_main!(benches);

@@ -3,8 +3,9 @@
 //! characters per string).
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Storage, Tensor, C128, C64};
+use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Storage, Tensor, TensorType, C128, C64};
 
+use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 fn strings(ctx: &OpContext, t: &Tensor) -> Result<Vec<Vec<u8>>, Status> {
@@ -21,8 +22,14 @@ struct DecodeRaw {
 }
 
 /// Decodes `n`-byte chunks with `f` (given the chunk in little-endian order).
-fn chunks<T>(bytes: &[Vec<u8>], n: usize, little: bool, f: impl Fn(&[u8]) -> T) -> Vec<T> {
-    let mut out = Vec::with_capacity(bytes.iter().map(Vec::len).sum::<usize>() / n.max(1));
+fn chunks<T: TensorType>(
+    dims: &[usize],
+    bytes: &[Vec<u8>],
+    n: usize,
+    little: bool,
+    f: impl Fn(&[u8]) -> T,
+) -> Result<Vec<T>, Status> {
+    let mut out = ferroflow_core::alloc::with_capacity(dims)?;
     let mut buf = vec![0u8; n];
     for s in bytes {
         for c in s.chunks_exact(n) {
@@ -33,7 +40,7 @@ fn chunks<T>(bytes: &[Vec<u8>], n: usize, little: bool, f: impl Fn(&[u8]) -> T) 
             out.push(f(&buf));
         }
     }
-    out
+    Ok(out)
 }
 
 macro_rules! le {
@@ -75,35 +82,35 @@ impl OpKernel for DecodeRaw {
             C64::new(f32::from_le_bytes([b[0], b[1], b[2], b[3]]), f32::from_le_bytes([b[4], b[5], b[6], b[7]]))
         };
         let s = match self.out {
-            DataType::UInt8 => Storage::U8(bytes.concat()),
-            DataType::Int8 => Storage::I8(bytes.concat().into_iter().map(|b| b as i8).collect()),
-            DataType::Bool => Storage::Bool(bytes.concat().into_iter().map(|b| b != 0).collect()),
-            DataType::Int16 => Storage::I16(chunks(&bytes, 2, l, le!(i16))),
-            DataType::UInt16 => Storage::U16(chunks(&bytes, 2, l, le!(u16))),
+            DataType::UInt8 => Storage::U8(collect_vec(&dims, bytes.iter().flatten().copied())?),
+            DataType::Int8 => Storage::I8(collect_vec(&dims, bytes.iter().flatten().map(|&b| b as i8))?),
+            DataType::Bool => Storage::Bool(collect_vec(&dims, bytes.iter().flatten().map(|&b| b != 0))?),
+            DataType::Int16 => Storage::I16(chunks(&dims, &bytes, 2, l, le!(i16))?),
+            DataType::UInt16 => Storage::U16(chunks(&dims, &bytes, 2, l, le!(u16))?),
             DataType::Half => {
-                Storage::F16(chunks(&bytes, 2, l, |b| ferroflow_core::half::f16::from_le_bytes([b[0], b[1]])))
+                Storage::F16(chunks(&dims, &bytes, 2, l, |b| ferroflow_core::half::f16::from_le_bytes([b[0], b[1]]))?)
             }
             DataType::BFloat16 => {
-                Storage::BF16(chunks(&bytes, 2, l, |b| ferroflow_core::half::bf16::from_le_bytes([b[0], b[1]])))
+                Storage::BF16(chunks(&dims, &bytes, 2, l, |b| ferroflow_core::half::bf16::from_le_bytes([b[0], b[1]]))?)
             }
-            DataType::Int32 => Storage::I32(chunks(&bytes, 4, l, le!(i32))),
-            DataType::Float => Storage::F32(chunks(&bytes, 4, l, le!(f32))),
-            DataType::Int64 => Storage::I64(chunks(&bytes, 8, l, le!(i64))),
-            DataType::Double => Storage::F64(chunks(&bytes, 8, l, le!(f64))),
+            DataType::Int32 => Storage::I32(chunks(&dims, &bytes, 4, l, le!(i32))?),
+            DataType::Float => Storage::F32(chunks(&dims, &bytes, 4, l, le!(f32))?),
+            DataType::Int64 => Storage::I64(chunks(&dims, &bytes, 8, l, le!(i64))?),
+            DataType::Double => Storage::F64(chunks(&dims, &bytes, 8, l, le!(f64))?),
             DataType::Complex64 => {
                 if l {
-                    Storage::C64(chunks(&bytes, 8, true, c64))
+                    Storage::C64(chunks(&dims, &bytes, 8, true, c64)?)
                 } else {
                     // Each part big-endian: swap within the four-byte halves.
-                    Storage::C64(chunks(&bytes, 8, true, |b| {
+                    Storage::C64(chunks(&dims, &bytes, 8, true, |b| {
                         C64::new(
                             f32::from_be_bytes([b[0], b[1], b[2], b[3]]),
                             f32::from_be_bytes([b[4], b[5], b[6], b[7]]),
                         )
-                    }))
+                    })?)
                 }
             }
-            _ => Storage::C128(chunks(&bytes, 16, true, |b| {
+            _ => Storage::C128(chunks(&dims, &bytes, 16, true, |b| {
                 let part = |o: usize| {
                     let mut a = [0u8; 8];
                     a.copy_from_slice(&b[o..o + 8]);
@@ -114,7 +121,7 @@ impl OpKernel for DecodeRaw {
                     }
                 };
                 C128::new(part(0), part(8))
-            })),
+            })?),
         };
         ctx.set_output(0, Tensor::from_storage(Shape::new(dims), s)?)
     }

@@ -1,5 +1,6 @@
 //! Fill, ZerosLike and OnesLike.
 
+use ferroflow_core::alloc::filled;
 use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::{DataType, Shape, Status, Storage, Tensor, Variant, C128, C64};
 
@@ -22,10 +23,10 @@ fn fill(ctx: &mut OpContext) -> Result<(), Status> {
     }
     let shape = Shape::from_i64(&dims).map_err(|e| ctx.error(e.message))?;
     check_alloc(shape.dims(), value.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
-    let n = shape.num_elements();
     let out = ferroflow_core::with_dtype!(value.dtype(), T => {
         let v = first::<T>(value.as_slice::<T>()?);
-        Tensor::new(shape, vec![v; n])
+        let data = filled(shape.dims(), v)?;
+        Tensor::new(shape, data)
     })?;
     ctx.set_output(0, out)
 }
@@ -81,23 +82,23 @@ fn zeros_like_tensor(x: &Tensor) -> Result<Tensor, String> {
 
 fn ones_like(ctx: &mut OpContext) -> Result<(), Status> {
     let x = ctx.input(0)?;
-    let n = x.num_elements();
+    let n = x.dims();
     let st = match x.dtype() {
-        DataType::Float => Storage::F32(vec![1.0; n]),
-        DataType::Double => Storage::F64(vec![1.0; n]),
-        DataType::Int32 => Storage::I32(vec![1; n]),
-        DataType::Int64 => Storage::I64(vec![1; n]),
-        DataType::UInt8 => Storage::U8(vec![1; n]),
-        DataType::Bool => Storage::Bool(vec![true; n]),
-        DataType::Half => Storage::F16(vec![f16::ONE; n]),
-        DataType::BFloat16 => Storage::BF16(vec![bf16::ONE; n]),
-        DataType::Int8 => Storage::I8(vec![1; n]),
-        DataType::Int16 => Storage::I16(vec![1; n]),
-        DataType::UInt16 => Storage::U16(vec![1; n]),
-        DataType::UInt32 => Storage::U32(vec![1; n]),
-        DataType::UInt64 => Storage::U64(vec![1; n]),
-        DataType::Complex64 => Storage::C64(vec![C64::new(1.0, 0.0); n]),
-        DataType::Complex128 => Storage::C128(vec![C128::new(1.0, 0.0); n]),
+        DataType::Float => Storage::F32(filled(n, 1.0)?),
+        DataType::Double => Storage::F64(filled(n, 1.0)?),
+        DataType::Int32 => Storage::I32(filled(n, 1)?),
+        DataType::Int64 => Storage::I64(filled(n, 1)?),
+        DataType::UInt8 => Storage::U8(filled(n, 1)?),
+        DataType::Bool => Storage::Bool(filled(n, true)?),
+        DataType::Half => Storage::F16(filled(n, f16::ONE)?),
+        DataType::BFloat16 => Storage::BF16(filled(n, bf16::ONE)?),
+        DataType::Int8 => Storage::I8(filled(n, 1)?),
+        DataType::Int16 => Storage::I16(filled(n, 1)?),
+        DataType::UInt16 => Storage::U16(filled(n, 1)?),
+        DataType::UInt32 => Storage::U32(filled(n, 1)?),
+        DataType::UInt64 => Storage::U64(filled(n, 1)?),
+        DataType::Complex64 => Storage::C64(filled(n, C64::new(1.0, 0.0))?),
+        DataType::Complex128 => Storage::C128(filled(n, C128::new(1.0, 0.0))?),
         d => return Err(ctx.error(format!("OnesLike is not defined for {d} tensors"))),
     };
     ctx.set_output(0, Tensor::from_storage(x.shape().clone(), st)?)

@@ -20,6 +20,7 @@ fn indices_i64(t: &Tensor) -> Result<Vec<i64>, Status> {
 }
 
 fn one_hot_typed<T: TensorType>(
+    dims: &[usize],
     idx: &[i64],
     depth: usize,
     prefix: usize,
@@ -29,7 +30,7 @@ fn one_hot_typed<T: TensorType>(
 ) -> Result<Vec<T>, Status> {
     let on = on.as_slice::<T>()?[0].clone();
     let off = off.as_slice::<T>()?[0].clone();
-    let mut out = vec![off; prefix * depth * suffix];
+    let mut out = ferroflow_core::alloc::filled(dims, off)?;
     for p in 0..prefix {
         for s in 0..suffix {
             let k = idx[p * suffix + s];
@@ -73,7 +74,7 @@ impl OpKernel for OneHot {
         dims.insert(axis, depth);
         check_alloc(&dims, on.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
         let out = ferroflow_core::with_dtype!(on.dtype(), T => {
-            Tensor::new(dims.clone(), one_hot_typed::<T>(&idx, depth, prefix, suffix, &on, &off)?)
+            Tensor::new(dims.clone(), one_hot_typed::<T>(&dims, &idx, depth, prefix, suffix, &on, &off)?)
         })?;
         ctx.set_output(0, out)
     }

@@ -64,7 +64,7 @@ fn unpack_typed<T: ferroflow_core::TensorType>(
     let inner = product(&x.dims()[axis + 1..]);
     (0..num)
         .map(|i| {
-            let mut v = Vec::with_capacity(outer * inner);
+            let mut v = ferroflow_core::alloc::with_capacity(out_dims)?;
             for o in 0..outer {
                 let s = (o * num + i) * inner;
                 v.extend_from_slice(&src[s..s + inner]);

@@ -12,12 +12,10 @@ fn pad_typed<T: TensorType>(
     out_dims: &[usize],
     c: Option<&Tensor>,
 ) -> Result<Tensor, Status> {
-    let n = Shape::new(out_dims.to_vec()).checked_num_elements()?;
-    let fill = match c {
-        Some(c) => c.as_slice::<T>()?[0].clone(),
-        None => Tensor::zeros(T::DTYPE, vec![1])?.as_slice::<T>()?[0].clone(),
+    let mut out = match c {
+        Some(c) => ferroflow_core::alloc::filled(out_dims, c.as_slice::<T>()?[0].clone())?,
+        None => ferroflow_core::alloc::zeroed::<T>(out_dims)?,
     };
-    let mut out = vec![fill; n];
     let st = strides_of(out_dims);
     let offset: isize = before.iter().zip(&st).map(|(&b, &s)| b as isize * s).sum();
     strided_scatter(&mut out, offset, x.dims(), &st, x.as_slice::<T>()?);

@@ -28,18 +28,17 @@ fn partition_typed<T: TensorType>(
     for &p in parts {
         counts[p as usize] += 1;
     }
-    let mut outs: Vec<Vec<T>> = counts.iter().map(|&c| Vec::with_capacity(c * inner)).collect();
+    let dims_of = |c: usize| {
+        let mut dims = vec![c];
+        dims.extend_from_slice(tail);
+        dims
+    };
+    let mut outs: Vec<Vec<T>> =
+        counts.iter().map(|&c| ferroflow_core::alloc::with_capacity(&dims_of(c))).collect::<Result<_, _>>()?;
     for (i, &p) in parts.iter().enumerate() {
         outs[p as usize].extend_from_slice(&src[i * inner..(i + 1) * inner]);
     }
-    outs.into_iter()
-        .zip(counts)
-        .map(|(v, c)| {
-            let mut dims = vec![c];
-            dims.extend_from_slice(tail);
-            Tensor::new(Shape::new(dims), v)
-        })
-        .collect()
+    outs.into_iter().zip(counts).map(|(v, c)| Tensor::new(Shape::new(dims_of(c)), v)).collect()
 }
 
 impl OpKernel for DynamicPartition {

@@ -66,7 +66,9 @@ fn range_typed<T: RangeNum>(ctx: &OpContext, s: &Tensor, l: &Tensor, d: &Tensor)
     }
     let n = T::count(start, limit, delta).map_err(|m| ctx.error(m))?;
     check_alloc(&[n], T::DTYPE).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
-    Ok(Tensor::vec((0..n).map(|i| T::at(start, delta, i)).collect::<Vec<T>>()))
+    let mut out = ferroflow_core::alloc::with_capacity::<T>(&[n])?;
+    out.extend((0..n).map(|i| T::at(start, delta, i)));
+    Ok(Tensor::vec(out))
 }
 
 fn range(ctx: &mut OpContext) -> Result<(), Status> {

@@ -2,7 +2,7 @@
 //! `seq_dim` reversed (the rest kept), as bidirectional RNNs over padded sequences use.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{NodeAttrs, Status, Tensor};
+use ferroflow_core::{NodeAttrs, Status, Tensor, TensorType};
 
 use super::util::{index_vec, product};
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -17,27 +17,27 @@ fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(ReverseSequence { seq_dim: n.attr_int("seq_dim")?, batch_dim }))
 }
 
-/// The source position of every output element.
-fn source_index(dims: &[usize], seq: usize, batch: usize, lens: &[usize]) -> Vec<usize> {
+/// The source position of output element `i`.
+fn source_index<'a>(dims: &'a [usize], seq: usize, batch: usize, lens: &'a [usize]) -> impl Fn(usize) -> usize + 'a {
     let strides: Vec<usize> = (0..dims.len()).map(|d| product(&dims[d + 1..])).collect();
-    let n = product(dims);
-    let mut idx = Vec::with_capacity(n);
-    for i in 0..n {
+    move |i| {
         let b = (i / strides[batch]) % dims[batch];
         let s = (i / strides[seq]) % dims[seq];
         let len = lens[b];
         if s < len {
             let from = len - 1 - s;
-            idx.push(i - s * strides[seq] + from * strides[seq]);
+            i - s * strides[seq] + from * strides[seq]
         } else {
-            idx.push(i);
+            i
         }
     }
-    idx
 }
 
-fn gather_at<T: Clone>(src: &[T], idx: &[usize]) -> Vec<T> {
-    idx.iter().map(|&i| src[i].clone()).collect()
+/// The elements of `x` (`src`), each from its source position.
+fn gather_at<T: TensorType>(x: &Tensor, src: &[T], at: impl Fn(usize) -> usize) -> Result<Vec<T>, Status> {
+    let mut out = ferroflow_core::alloc::with_capacity(x.dims())?;
+    out.extend((0..src.len()).map(|i| src[at(i)].clone()));
+    Ok(out)
 }
 
 impl OpKernel for ReverseSequence {
@@ -79,8 +79,8 @@ impl OpKernel for ReverseSequence {
             }
         }
         let lens: Vec<usize> = lens.iter().map(|&l| l as usize).collect();
-        let idx = source_index(x.dims(), seq, batch, &lens);
-        let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(x.shape().clone(), gather_at(x.as_slice::<T>()?, &idx)))?;
+        let at = source_index(x.dims(), seq, batch, &lens);
+        let out = ferroflow_core::with_dtype!(x.dtype(), T => Tensor::new(x.shape().clone(), gather_at(&x, x.as_slice::<T>()?, &at)?))?;
         ctx.set_output(0, out)
     }
 }

@@ -51,7 +51,7 @@ fn space_to_batch_typed<T: TensorType>(x: &Tensor, block: &[usize], pads: &[[usi
     pdims.extend(&padded);
     pdims.push(rest);
     let pstrides = strides_of(&pdims);
-    let mut buf = vec![T::default(); product(&pdims)];
+    let mut buf = ferroflow_core::alloc::zeroed::<T>(&pdims)?;
     let offset: isize = (0..m).map(|i| pads[i][0] as isize * pstrides[1 + i]).sum();
     let mut idims = vec![batch];
     idims.extend(&dims[1..1 + m]);
@@ -131,7 +131,7 @@ fn space_to_batch(ctx: &OpContext, x: &Tensor, block_t: &Tensor, pads_t: &Tensor
     let mut out_dims = vec![x.dims()[0] * product(&block)];
     out_dims.extend(block.iter().enumerate().map(|(i, &b)| (x.dims()[1 + i] + pads[i][0] + pads[i][1]) / b));
     out_dims.extend(&x.dims()[1 + block.len()..]);
-    check_alloc(&out_dims, x.dtype()).map_err(|e| ctx.error(e.message))?;
+    check_alloc(&out_dims, x.dtype()).map_err(|e| ctx.error_with(e))?;
     ferroflow_core::with_dtype!(x.dtype(), T => space_to_batch_typed::<T>(x, &block, &pads))
 }
 

@@ -242,7 +242,7 @@ impl OpKernel for StridedSliceGrad {
             )));
         }
         let (offset, strides) = spec.view(shape.dims());
-        let mut out = Tensor::zeros(dy.dtype(), shape.clone()).map_err(|e| ctx.error(e.message))?;
+        let mut out = Tensor::zeros(dy.dtype(), shape.clone()).map_err(|e| ctx.error_with(e))?;
         ferroflow_core::with_dtype!(dy.dtype(), T => {
             strided_scatter(out.data_mut::<T>()?, offset, &spec.processing, &strides, dy.as_slice::<T>()?);
             Ok::<(), Status>(())

@@ -3,7 +3,7 @@
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::strided::{strided_gather, strides_of};
-use super::util::{index_vec, FnKernel};
+use super::util::{collect_vec, index_vec, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// Validates a permutation of `rank` dims with TensorFlow's messages.
@@ -57,7 +57,7 @@ fn invert_permutation(ctx: &mut OpContext) -> Result<(), Status> {
     }
     let v = index_vec(&x).map_err(|e| ctx.error(e.message))?;
     let n = v.len();
-    let mut out = vec![-1i64; n];
+    let mut out = ferroflow_core::alloc::filled(&[n], -1i64)?;
     for (i, &d) in v.iter().enumerate() {
         if d < 0 || d >= n as i64 {
             return Err(ctx.error(format!("{d} is not between 0 and {n}")));
@@ -68,7 +68,7 @@ fn invert_permutation(ctx: &mut OpContext) -> Result<(), Status> {
         out[d as usize] = i as i64;
     }
     let t = match x.dtype() {
-        DataType::Int32 => Tensor::vec(out.into_iter().map(|x| x as i32).collect::<Vec<_>>()),
+        DataType::Int32 => Tensor::vec(collect_vec(&[n], out.into_iter().map(|x| x as i32))?),
         _ => Tensor::vec(out),
     };
     ctx.set_output(0, t)

@@ -19,9 +19,12 @@ struct Unique {
 }
 
 /// `(y, idx)` for elements mapped to hashable keys by `key` (`None`: never equal).
-fn unique_by<T: TensorType, K: Hash + Eq>(x: &[T], key: impl Fn(&T) -> Option<K>) -> (Vec<T>, Vec<i64>) {
+fn unique_by<T: TensorType, K: Hash + Eq>(
+    x: &[T],
+    key: impl Fn(&T) -> Option<K>,
+) -> Result<(Vec<T>, Vec<i64>), Status> {
     let mut seen: HashMap<K, i64> = HashMap::with_capacity(x.len());
-    let (mut y, mut idx) = (Vec::new(), Vec::with_capacity(x.len()));
+    let (mut y, mut idx) = (Vec::new(), ferroflow_core::alloc::with_capacity::<i64>(&[x.len()])?);
     for v in x {
         let next = y.len() as i64;
         let i = match key(v) {
@@ -33,11 +36,12 @@ fn unique_by<T: TensorType, K: Hash + Eq>(x: &[T], key: impl Fn(&T) -> Option<K>
         }
         idx.push(i);
     }
-    (y, idx)
+    Ok((y, idx))
 }
 
 fn unique(x: &Tensor) -> Result<(Tensor, Vec<i64>), Status> {
-    fn done<T: TensorType>((y, idx): (Vec<T>, Vec<i64>)) -> Result<(Tensor, Vec<i64>), Status> {
+    fn done<T: TensorType>(r: Result<(Vec<T>, Vec<i64>), Status>) -> Result<(Tensor, Vec<i64>), Status> {
+        let (y, idx) = r?;
         Ok((Tensor::vec(y), idx))
     }
     match x.dtype() {
@@ -68,7 +72,7 @@ impl OpKernel for Unique {
         let distinct = y.num_elements();
         ctx.set_output(0, y)?;
         if self.with_counts {
-            let mut count = vec![0i64; distinct];
+            let mut count = ferroflow_core::alloc::zeroed::<i64>(&[distinct])?;
             for &i in &idx {
                 count[i as usize] += 1;
             }

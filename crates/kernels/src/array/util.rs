@@ -1,7 +1,7 @@
 //! Helpers shared by the array kernels: dtype dispatch, index vectors, axis checks.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
 use crate::{OpContext, OpKernel};
 
@@ -38,7 +38,7 @@ pub fn index_scalar(t: &Tensor) -> Result<i64, Status> {
 pub fn index_tensor(dtype: DataType, shape: Vec<usize>, v: Vec<i64>) -> Result<Tensor, Status> {
     match dtype {
         DataType::Int32 => {
-            let mut out = Vec::with_capacity(v.len());
+            let mut out = ferroflow_core::alloc::with_capacity(&shape)?;
             for x in v {
                 out.push(
                     i32::try_from(x).map_err(|_| Status::invalid_argument(format!("value {x} does not fit int32")))?,
@@ -96,6 +96,53 @@ impl OpKernel for FnKernel {
 /// values, so it answers instead of letting the allocation abort the process.
 pub fn check_alloc(dims: &[usize], dtype: DataType) -> Result<(), Status> {
     ferroflow_core::check_tensor_alloc(dims, dtype)
+}
+
+/// A copy of `t`'s elements from the fallible allocation path (RESOURCE_EXHAUSTED, naming
+/// its shape, instead of an abort when the task's memory budget or the allocator refuses).
+pub fn copy_vec<T: TensorType>(t: &Tensor) -> Result<Vec<T>, Status> {
+    let mut v = ferroflow_core::alloc::with_capacity::<T>(t.dims())?;
+    v.extend_from_slice(t.as_slice::<T>()?);
+    Ok(v)
+}
+
+/// The elements of a tensor of `dims` from `items`, in a buffer from the fallible allocation
+/// path (what `collect()` of an output-sized iterator would allocate infallibly).
+pub fn collect_vec<T: TensorType>(dims: &[usize], items: impl IntoIterator<Item = T>) -> Result<Vec<T>, Status> {
+    let mut v = ferroflow_core::alloc::with_capacity::<T>(dims)?;
+    v.extend(items);
+    Ok(v)
+}
+
+/// Room for `n` elements of a kernel's own scratch type (index lists, interpolation weights)
+/// sized from an input or an attr: checked against the task's memory budget and reserved
+/// fallibly, as [`ferroflow_core::alloc`] does for tensor buffers; `what` names them.
+pub fn scratch_vec<T>(n: usize, what: &str) -> Result<Vec<T>, Status> {
+    let bytes = n.checked_mul(std::mem::size_of::<T>().max(1));
+    ferroflow_core::check_alloc_bytes(bytes.map(|b| b as u64), || format!("{n} {what}"))?;
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Status::resource_exhausted(format!("OOM when allocating {n} {what}: the allocator refused")))?;
+    Ok(v)
+}
+
+/// `t`'s elements as an owned buffer: moved out when `t` holds the only reference to them,
+/// else copied as [`copy_vec`] does.
+pub fn owned_vec<T: TensorType>(t: Tensor) -> Result<Vec<T>, Status> {
+    if std::sync::Arc::strong_count(t.storage_arc()) == 1 {
+        return t.into_vec();
+    }
+    copy_vec(&t)
+}
+
+/// `t`'s elements for writing in place. A buffer shared with other tensors is first copied
+/// through the fallible allocation path (`Tensor::data_mut` would copy it infallibly).
+pub fn unshared_mut<T: TensorType>(t: &mut Tensor) -> Result<&mut Vec<T>, Status> {
+    let a = t.storage_arc();
+    if std::sync::Arc::strong_count(a) > 1 || std::sync::Arc::weak_count(a) > 0 {
+        *t = Tensor::new(t.shape().clone(), copy_vec::<T>(t)?)?;
+    }
+    t.data_mut::<T>()
 }
 
 /// Elements above which data movement is split across the compute pool.

@@ -3,17 +3,17 @@
 
 use ferroflow_core::{DataType, Status, Tensor};
 
-use super::util::FnKernel;
+use super::util::{collect_vec, copy_vec, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn nonzero(t: &Tensor) -> Result<Vec<bool>, Status> {
     Ok(match t.dtype() {
-        DataType::Bool => t.as_slice::<bool>()?.to_vec(),
-        DataType::Float => t.as_slice::<f32>()?.iter().map(|&x| x != 0.0).collect(),
-        DataType::Double => t.as_slice::<f64>()?.iter().map(|&x| x != 0.0).collect(),
-        DataType::Int32 => t.as_slice::<i32>()?.iter().map(|&x| x != 0).collect(),
-        DataType::Int64 => t.as_slice::<i64>()?.iter().map(|&x| x != 0).collect(),
-        DataType::UInt8 => t.as_slice::<u8>()?.iter().map(|&x| x != 0).collect(),
+        DataType::Bool => copy_vec(t)?,
+        DataType::Float => collect_vec(t.dims(), t.as_slice::<f32>()?.iter().map(|&x| x != 0.0))?,
+        DataType::Double => collect_vec(t.dims(), t.as_slice::<f64>()?.iter().map(|&x| x != 0.0))?,
+        DataType::Int32 => collect_vec(t.dims(), t.as_slice::<i32>()?.iter().map(|&x| x != 0))?,
+        DataType::Int64 => collect_vec(t.dims(), t.as_slice::<i64>()?.iter().map(|&x| x != 0))?,
+        DataType::UInt8 => collect_vec(t.dims(), t.as_slice::<u8>()?.iter().map(|&x| x != 0))?,
         d => return Err(Status::invalid_argument(format!("Where does not support {d} inputs"))),
     })
 }
@@ -24,7 +24,7 @@ fn where_op(ctx: &mut OpContext) -> Result<(), Status> {
     let dims = x.dims();
     let r = dims.len();
     let count = mask.iter().filter(|&&b| b).count();
-    let mut out = Vec::with_capacity(count * r);
+    let mut out = ferroflow_core::alloc::with_capacity::<i64>(&[count, r])?;
     let mut idx = vec![0i64; r];
     for &m in &mask {
         if m {

@@ -204,7 +204,7 @@ impl LookupTable {
         let row: usize = self.value_shape.iter().product();
         ferroflow_core::with_dtype!(self.value_dtype, T => {
             let d = default.as_slice::<T>()?;
-            let mut out: Vec<T> = Vec::with_capacity(ks.len() * row);
+            let mut out: Vec<T> = ferroflow_core::alloc::with_capacity(&out_dims)?;
             for (i, k) in ks.iter().enumerate() {
                 match st.map.get(k) {
                     Some(v) => out.extend_from_slice(v.as_slice::<T>()?),

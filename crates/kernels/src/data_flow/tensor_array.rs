@@ -394,8 +394,7 @@ pub fn stack_tensors(dtype: DataType, elem: &Shape, parts: &[Tensor]) -> Result<
 pub fn concat_rows(dtype: DataType, dims: Vec<usize>, parts: &[Tensor]) -> Result<Tensor, Status> {
     check_alloc(&dims, dtype)?;
     ferroflow_core::with_dtype!(dtype, T => {
-        let total: usize = parts.iter().map(|p| p.num_elements()).sum();
-        let mut out: Vec<T> = Vec::with_capacity(total);
+        let mut out: Vec<T> = ferroflow_core::alloc::with_capacity(&dims)?;
         for p in parts {
             out.extend_from_slice(p.as_slice::<T>()?);
         }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, TensorList, TensorType, Variant};
 
-use crate::array::util::{check_alloc, index_vec, FnKernel};
+use crate::array::util::{check_alloc, index_vec, scratch_vec, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// The list in input `i` (a scalar variant).
@@ -116,7 +116,8 @@ fn reserve(ctx: &mut OpContext) -> Result<(), Status> {
     check_len(ctx, n as usize)?;
     let dtype = ctx.node().attr_type("element_dtype")?;
     let mut l = TensorList::new(dtype, shape, -1);
-    l.tensors = vec![None; n as usize];
+    l.tensors = scratch_vec(n as usize, "list element slots")?;
+    l.tensors.resize(n as usize, None);
     set_list(ctx, 0, l)
 }
 
@@ -184,7 +185,10 @@ fn set_item(ctx: &mut OpContext) -> Result<(), Status> {
     let mut l = Arc::unwrap_or_clone(l);
     if resize && raw >= 0 && raw as usize >= l.tensors.len() {
         check_len(ctx, raw as usize + 1)?;
-        l.tensors.resize(raw as usize + 1, None);
+        let mut slots = scratch_vec(raw as usize + 1, "list element slots")?;
+        slots.append(&mut l.tensors);
+        slots.resize(raw as usize + 1, None);
+        l.tensors = slots;
     }
     let idx = index_input(ctx, 1, l.tensors.len())?;
     let t = ctx.input(2)?;

@@ -4,6 +4,7 @@
 
 use ferroflow_core::{check_tensor_alloc, DataType, Status, Storage, Tensor};
 
+use crate::array::util::collect_vec;
 use crate::OpContext;
 
 /// The bytes of the scalar string input 0.
@@ -43,17 +44,21 @@ impl Pixels {
         match (self, dtype) {
             (Pixels::U8(v, _), DataType::UInt8) => Tensor::new(dims, v),
             (Pixels::U8(v, _), DataType::UInt16) => {
-                Tensor::new(dims, v.into_iter().map(|x| u16::from(x) * 257).collect::<Vec<_>>())
+                let out = collect_vec(&dims, v.into_iter().map(|x| u16::from(x) * 257))?;
+                Tensor::new(dims, out)
             }
             (Pixels::U8(v, _), DataType::Float) => {
-                Tensor::new(dims, v.into_iter().map(|x| f32::from(x) / 255.0).collect::<Vec<_>>())
+                let out = collect_vec(&dims, v.into_iter().map(|x| f32::from(x) / 255.0))?;
+                Tensor::new(dims, out)
             }
             (Pixels::U16(v, _), DataType::UInt16) => Tensor::new(dims, v),
             (Pixels::U16(v, _), DataType::UInt8) => {
-                Tensor::new(dims, v.into_iter().map(|x| (x >> 8) as u8).collect::<Vec<_>>())
+                let out = collect_vec(&dims, v.into_iter().map(|x| (x >> 8) as u8))?;
+                Tensor::new(dims, out)
             }
             (Pixels::U16(v, _), DataType::Float) => {
-                Tensor::new(dims, v.into_iter().map(|x| f32::from(x) / 65535.0).collect::<Vec<_>>())
+                let out = collect_vec(&dims, v.into_iter().map(|x| f32::from(x) / 65535.0))?;
+                Tensor::new(dims, out)
             }
             (_, d) => Err(Status::invalid_argument(format!("images cannot be decoded to {d}"))),
         }

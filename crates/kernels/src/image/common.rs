@@ -4,8 +4,9 @@
 use std::borrow::Cow;
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{check_tensor_alloc, DataType, NodeAttrs, Status, Storage, Tensor};
+use ferroflow_core::{check_tensor_alloc, DataType, NodeAttrs, Status, Storage, Tensor, TensorType};
 
+use crate::array::util::collect_vec;
 use crate::OpContext;
 
 /// Output rows (of `unit` elements each) above which the image kernels split work over rayon.
@@ -131,12 +132,14 @@ pub(crate) fn resize_input(ctx: &OpContext, t: &Tensor) -> Result<[usize; 4], St
     Ok(d)
 }
 
-/// A zero-filled output vector for `dims`, checked against the memory budget.
-pub(crate) fn zeros<T: Clone + Default>(dims: &[usize], dtype: DataType) -> Result<Vec<T>, Status> {
-    check_tensor_alloc(dims, dtype)?;
-    let n = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-    let n = n.ok_or_else(|| Status::invalid_argument(format!("shape {dims:?} has too many elements")))?;
-    Ok(vec![T::default(); n])
+/// A zero-filled output vector for `dims`, from the fallible allocation path; when the
+/// output is `dtype` (converted from `T` at the end), that tensor is checked against the
+/// memory budget too.
+pub(crate) fn zeros<T: TensorType>(dims: &[usize], dtype: DataType) -> Result<Vec<T>, Status> {
+    if dtype != T::DTYPE {
+        check_tensor_alloc(dims, dtype)?;
+    }
+    ferroflow_core::alloc::zeroed::<T>(dims)
 }
 
 /// Runs `f(row_index, row)` over `out`'s rows of `unit` elements, in parallel when large.
@@ -156,10 +159,12 @@ pub(crate) fn for_rows<T: Send>(out: &mut [T], unit: usize, f: impl Fn(usize, &m
 pub(crate) fn float_tensor(dims: Vec<usize>, v: Vec<f32>, dtype: DataType) -> Result<Tensor, Status> {
     match dtype {
         DataType::Float => Tensor::new(dims, v),
-        DataType::Double => Tensor::new(dims, v.into_iter().map(f64::from).collect::<Vec<_>>()),
-        DataType::Half => Tensor::new(dims, v.into_iter().map(ferroflow_core::half::f16::from_f32).collect::<Vec<_>>()),
+        DataType::Double => Tensor::new(dims.clone(), collect_vec(&dims, v.into_iter().map(f64::from))?),
+        DataType::Half => {
+            Tensor::new(dims.clone(), collect_vec(&dims, v.into_iter().map(ferroflow_core::half::f16::from_f32))?)
+        }
         DataType::BFloat16 => {
-            Tensor::new(dims, v.into_iter().map(ferroflow_core::half::bf16::from_f32).collect::<Vec<_>>())
+            Tensor::new(dims.clone(), collect_vec(&dims, v.into_iter().map(ferroflow_core::half::bf16::from_f32))?)
         }
         d => Err(Status::internal(format!("float_tensor: unexpected dtype {d}"))),
     }

@@ -20,6 +20,12 @@ pub(crate) fn decode_gif(bytes: &[u8], err: &dyn Fn(String) -> Status) -> Result
     let mut n = 0usize;
     while let Some(f) = dec.read_next_frame().map_err(|e| err(format!("Failed to decode gif: {e}")))? {
         check_tensor_alloc(&[n + 1, h, w, 3], DataType::UInt8)?;
+        out.try_reserve(frame_len).map_err(|_| {
+            Status::resource_exhausted(format!(
+                "OOM when allocating tensor with shape[{},{h},{w},3] and type uint8: the allocator refused",
+                n + 1
+            ))
+        })?;
         if n == 0 {
             out.resize(frame_len, 0);
         } else {

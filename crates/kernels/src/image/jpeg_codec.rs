@@ -10,6 +10,7 @@ use zune_jpeg::zune_core::options::DecoderOptions;
 use zune_jpeg::JpegDecoder;
 
 use super::codec::{contents, set_string, Pixels};
+use crate::array::util::collect_vec;
 use crate::{OpContext, OpKernel};
 
 /// Largest JPEG side (the format stores 16-bit sizes).
@@ -40,7 +41,7 @@ pub(crate) fn decode_jpeg(bytes: &[u8], channels: usize, err: &dyn Fn(String) ->
     let mut d = JpegDecoder::new_with_options(bytes, opts);
     let mut v = d.decode().map_err(|e| err(format!("Invalid JPEG data or crop window: {e:?}")))?;
     if want == 3 && comps == 1 && v.len() == h * w {
-        v = v.iter().flat_map(|&g| [g, g, g]).collect();
+        v = collect_vec(&[h, w, 3], v.iter().flat_map(|&g| [g, g, g]))?;
     }
     if v.len() != h * w * want {
         return Err(err(format!("JPEG decoder gave {} samples for a {h}x{w}x{want} image", v.len())));

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{check_tensor_alloc, DataType, NodeAttrs, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::common::dtype_attr;
 use crate::{OpContext, OpKernel};
@@ -168,9 +168,15 @@ impl OpKernel for Nms {
         let (mut sel, mut sel_scores) = suppress(b, s, max_out as usize, iou_t, score_t, sigma);
         let valid = sel.len() as i32;
         if self.pad {
-            check_tensor_alloc(&[max_out as usize], DataType::Int32)?;
-            sel.resize(max_out as usize, 0);
-            sel_scores.resize(max_out as usize, 0.0);
+            // Padded to `max_output_size` (a value input): from the fallible path.
+            let mut padded = ferroflow_core::alloc::zeroed::<i32>(&[max_out as usize])?;
+            padded[..sel.len()].copy_from_slice(&sel);
+            sel = padded;
+            if self.version == Version::V5 {
+                let mut padded = ferroflow_core::alloc::zeroed::<f32>(&[max_out as usize])?;
+                padded[..sel_scores.len()].copy_from_slice(&sel_scores);
+                sel_scores = padded;
+            }
         }
         ctx.set_output(0, Tensor::vec(sel))?;
         match self.version {

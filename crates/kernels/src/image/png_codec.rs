@@ -6,9 +6,10 @@
 use std::io::Cursor;
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{check_tensor_alloc, DataType, NodeAttrs, Status};
+use ferroflow_core::{check_tensor_alloc, DataType, NodeAttrs, Status, TensorType};
 
 use super::codec::{contents, set_string, Pixels};
+use crate::array::util::collect_vec;
 use crate::{OpContext, OpKernel};
 
 /// libpng's fixed-point RGB → gray weights (out of 32768) for 0.299 and 0.587.
@@ -29,7 +30,7 @@ pub(crate) fn decode_png(bytes: &[u8], channels: usize, err: &dyn Fn(String) -> 
     dec.set_limits(png::Limits { bytes: h.saturating_mul(w).saturating_mul(8).saturating_add(1 << 20) });
     let mut reader = dec.read_info().map_err(|e| err(format!("Invalid PNG data: {e}")))?;
     let size = reader.output_buffer_size().ok_or_else(|| err("PNG image too large".to_string()))?;
-    let mut buf = vec![0u8; size];
+    let mut buf = ferroflow_core::alloc::zeroed::<u8>(&[size])?;
     let info = reader.next_frame(&mut buf).map_err(|e| err(format!("Invalid PNG data: {e}")))?;
     buf.truncate(info.buffer_size());
     let (color, depth) = reader.output_color_type();
@@ -37,39 +38,40 @@ pub(crate) fn decode_png(bytes: &[u8], channels: usize, err: &dyn Fn(String) -> 
     let want = if channels == 0 { src_c } else { channels };
     let p = match depth {
         png::BitDepth::Sixteen => {
-            let v: Vec<u16> = buf.chunks_exact(2).map(|b| u16::from_be_bytes([b[0], b[1]])).collect();
+            let v = collect_vec(&[h, w, src_c], buf.chunks_exact(2).map(|b| u16::from_be_bytes([b[0], b[1]])))?;
+            drop(buf);
             Pixels::U16(
                 convert(
-                    &v,
-                    src_c,
+                    v,
+                    [h, w, src_c],
                     want,
                     |r, g, b| ((GRAY_R * r + GRAY_G * g + GRAY_B * b + 16384) >> 15) as u16,
                     65535,
-                ),
+                )?,
                 [h, w, want],
             )
         }
         _ => Pixels::U8(
-            convert(&buf, src_c, want, |r, g, b| ((GRAY_R * r + GRAY_G * g + GRAY_B * b) >> 15) as u8, 255),
+            convert(buf, [h, w, src_c], want, |r, g, b| ((GRAY_R * r + GRAY_G * g + GRAY_B * b) >> 15) as u8, 255)?,
             [h, w, want],
         ),
     };
     Ok(p)
 }
 
-/// Converts interleaved samples from `from` to `to` channels (1: gray, 2: gray+alpha,
-/// 3: RGB, 4: RGBA).
-fn convert<T: Copy + Into<u32> + PartialEq>(
-    v: &[T],
-    from: usize,
+/// Converts interleaved samples of an `[h, w, from]` image from `from` to `to` channels
+/// (1: gray, 2: gray+alpha, 3: RGB, 4: RGBA).
+fn convert<T: TensorType + Copy + Into<u32> + PartialEq>(
+    v: Vec<T>,
+    [h, w, from]: [usize; 3],
     to: usize,
     gray: impl Fn(u32, u32, u32) -> T,
     opaque: T,
-) -> Vec<T> {
+) -> Result<Vec<T>, Status> {
     if from == to {
-        return v.to_vec();
+        return Ok(v);
     }
-    let mut out = Vec::with_capacity(v.len() / from * to);
+    let mut out = ferroflow_core::alloc::with_capacity(&[h, w, to])?;
     for px in v.chunks_exact(from) {
         let (color, alpha): (&[T], Option<T>) = match from {
             1 => (&px[..1], None),
@@ -96,7 +98,7 @@ fn convert<T: Copy + Into<u32> + PartialEq>(
             _ => out.extend([y, y, y, alpha.unwrap_or(opaque)]),
         }
     }
-    out
+    Ok(out)
 }
 
 /// Parses the `channels` attr of the decoders (0, 1, 3 or 4).

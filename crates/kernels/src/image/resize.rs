@@ -9,6 +9,7 @@ use super::common::{
     as_f32, dtype_attr, float_tensor, for_rows, image_dims, is_real, resize_input, resize_scale, size_input, source,
     zeros, ResizeAttrs,
 };
+use crate::array::util::scratch_vec;
 use crate::dispatch::dispatch;
 use crate::{OpContext, OpKernel};
 
@@ -20,19 +21,21 @@ struct Lerp {
     lerp: f32,
 }
 
-fn lerps(out: usize, inp: usize, scale: f32, half_pixel: bool) -> Vec<Lerp> {
+/// The interpolation of each of `out` positions (a size input may ask for billions of an
+/// empty batch: the weights come from the fallible path).
+fn lerps(out: usize, inp: usize, scale: f32, half_pixel: bool) -> Result<Vec<Lerp>, Status> {
     let last = inp as i64 - 1;
-    (0..out)
-        .map(|i| {
-            let s = source(i, scale, half_pixel);
-            let f = s.floor();
-            Lerp {
-                lower: (f as i64).clamp(0, last) as usize,
-                upper: (s.ceil() as i64).clamp(0, last) as usize,
-                lerp: s - f,
-            }
-        })
-        .collect()
+    let mut v = scratch_vec(out, "interpolation weights")?;
+    v.extend((0..out).map(|i| {
+        let s = source(i, scale, half_pixel);
+        let f = s.floor();
+        Lerp {
+            lower: (f as i64).clamp(0, last) as usize,
+            upper: (s.ceil() as i64).clamp(0, last) as usize,
+            lerp: s - f,
+        }
+    }));
+    Ok(v)
 }
 
 /// `ResizeBilinear`: float output for every real input type.
@@ -47,10 +50,14 @@ impl OpKernel for ResizeBilinear {
         let (oh, ow) = size_input(ctx, 1, "size")?;
         let dims = [n, oh, ow, c];
         let mut out = zeros::<f32>(&dims, DataType::Float)?;
+        if out.is_empty() {
+            // No pixels, so no interpolation tables (whose size input may still be huge).
+            return ctx.set_output(0, Tensor::new(dims.to_vec(), out)?);
+        }
         let x = as_f32(ctx, &img)?;
         let (hs, ws) = (resize_scale(ih, oh, self.attrs.align_corners), resize_scale(iw, ow, self.attrs.align_corners));
         let hp = self.attrs.half_pixel_centers;
-        let (ys, xs) = (lerps(oh, ih, hs, hp), lerps(ow, iw, ws, hp));
+        let (ys, xs) = (lerps(oh, ih, hs, hp)?, lerps(ow, iw, ws, hp)?);
         for_rows(&mut out, ow * c, |r, row| {
             let (b, y) = (r / oh, r % oh);
             let Lerp { lower, upper, lerp: yl } = ys[y];
@@ -99,7 +106,7 @@ fn grad_dims(ctx: &OpContext, grads: &Tensor, orig: &Tensor) -> Result<([usize; 
 }
 
 /// Accumulator types of the resize gradients (f32 products added in the output type).
-pub(crate) trait Acc: Copy + Default + Send + Sync + std::ops::AddAssign {
+pub(crate) trait Acc: ferroflow_core::TensorType + Copy + Default + Send + Sync + std::ops::AddAssign {
     fn of(x: f32) -> Self;
 }
 impl Acc for f32 {
@@ -137,7 +144,7 @@ impl ResizeBilinearGrad {
         let mut out = zeros::<A>(&o, self.dtype)?;
         let (hs, ws) = (resize_scale(oh, rh, self.attrs.align_corners), resize_scale(ow, rw, self.attrs.align_corners));
         let hp = self.attrs.half_pixel_centers;
-        let (ys, xs) = (lerps(rh, oh, hs, hp), lerps(rw, ow, ws, hp));
+        let (ys, xs) = (lerps(rh, oh, hs, hp)?, lerps(rw, ow, ws, hp)?);
         per_image(&mut out, oh * ow * c, |b, img| {
             for (y, yl) in ys.iter().enumerate() {
                 let (iy, y_l) = (1.0 - yl.lerp, yl.lerp);
@@ -230,9 +237,13 @@ impl OpKernel for ResizeNearest {
         let [n, ih, iw, c] = resize_input(ctx, &img)?;
         let (oh, ow) = size_input(ctx, 1, "size")?;
         ferroflow_core::check_tensor_alloc(&[n, oh, ow, c], self.dtype)?;
+        if n * oh * ow * c == 0 {
+            return ctx.set_output(0, Tensor::zeros(self.dtype, vec![n, oh, ow, c])?);
+        }
         let (hs, ws) = (resize_scale(ih, oh, self.attrs.align_corners), resize_scale(iw, ow, self.attrs.align_corners));
-        let ys: Vec<usize> = (0..oh).map(|y| nearest(y, hs, self.attrs, ih)).collect();
-        let xs: Vec<usize> = (0..ow).map(|x| nearest(x, ws, self.attrs, iw)).collect();
+        let (mut ys, mut xs) = (scratch_vec(oh, "source rows")?, scratch_vec(ow, "source columns")?);
+        ys.extend((0..oh).map(|y| nearest(y, hs, self.attrs, ih)));
+        xs.extend((0..ow).map(|x| nearest(x, ws, self.attrs, iw)));
         let dims = [n, oh, ow, c];
         use ferroflow_core::half::{bf16, f16};
         let t = dispatch!(self.dtype, ctx, [f32, f64, i32, i64, u8, i8, i16, u16, f16, bf16], |T| {

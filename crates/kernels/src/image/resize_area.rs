@@ -5,6 +5,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::common::{as_f32, dtype_attr, for_rows, is_real, resize_input, resize_scale, size_input, zeros};
+use crate::array::util::scratch_vec;
 use crate::{OpContext, OpKernel};
 
 /// One output coordinate's footprint: input cells `start..end` (clamped when read), the
@@ -33,16 +34,16 @@ fn coverage(v: i64, a: f32, b: f32, scale: f32) -> f32 {
     }
 }
 
-fn spans(out: usize, scale: f32) -> Vec<Span> {
-    (0..out)
-        .map(|i| {
-            let a = i as f32 * scale;
-            let b = (i + 1) as f32 * scale;
-            let start = a.floor() as i64;
-            let end = (b.ceil() as i64).max(start + 1);
-            Span { start, end, first: coverage(start, a, b, scale), last: coverage(end - 1, a, b, scale) }
-        })
-        .collect()
+fn spans(out: usize, scale: f32) -> Result<Vec<Span>, Status> {
+    let mut v = scratch_vec(out, "area spans")?;
+    v.extend((0..out).map(|i| {
+        let a = i as f32 * scale;
+        let b = (i + 1) as f32 * scale;
+        let start = a.floor() as i64;
+        let end = (b.ceil() as i64).max(start + 1);
+        Span { start, end, first: coverage(start, a, b, scale), last: coverage(end - 1, a, b, scale) }
+    }));
+    Ok(v)
 }
 
 struct ResizeArea {
@@ -56,10 +57,14 @@ impl OpKernel for ResizeArea {
         let (oh, ow) = size_input(ctx, 1, "size")?;
         let dims = [n, oh, ow, c];
         let mut out = zeros::<f32>(&dims, DataType::Float)?;
+        if out.is_empty() {
+            // No pixels, so no interpolation tables (whose size input may still be huge).
+            return ctx.set_output(0, Tensor::new(dims.to_vec(), out)?);
+        }
         let x = as_f32(ctx, &img)?;
         let (hs, ws) = (resize_scale(ih, oh, self.align_corners), resize_scale(iw, ow, self.align_corners));
         let norm = (1.0f64 / f64::from(hs * ws)) as f32;
-        let (ys, xs) = (spans(oh, hs), spans(ow, ws));
+        let (ys, xs) = (spans(oh, hs)?, spans(ow, ws)?);
         let bound = |v: i64, limit: usize| v.clamp(0, limit as i64 - 1) as usize;
         let row_len = iw * c;
         for_rows(&mut out, ow * c, |r, row| {

@@ -10,6 +10,7 @@ use ferroflow_core::{DataType, Status, Tensor};
 use super::common::{as_f32, dtype_attr, for_rows, image_dims, is_real, resize_input, resize_scale, size_input, zeros};
 use super::common::{source, ResizeAttrs};
 use super::resize::{per_image, Acc};
+use crate::array::util::scratch_vec;
 use crate::{OpContext, OpKernel};
 
 const TABLE: usize = 1024;
@@ -68,8 +69,10 @@ fn taps(out_loc: usize, scale: f32, limit: usize, keys: bool) -> Taps {
     r
 }
 
-fn all_taps(out: usize, inp: usize, scale: f32, keys: bool) -> Vec<Taps> {
-    (0..out).map(|i| taps(i, scale, inp, keys)).collect()
+fn all_taps(out: usize, inp: usize, scale: f32, keys: bool) -> Result<Vec<Taps>, Status> {
+    let mut v = scratch_vec(out, "bicubic taps")?;
+    v.extend((0..out).map(|i| taps(i, scale, inp, keys)));
+    Ok(v)
 }
 
 #[inline(always)]
@@ -92,10 +95,14 @@ impl OpKernel for ResizeBicubic {
         let (oh, ow) = size_input(ctx, 1, "size")?;
         let dims = [n, oh, ow, c];
         let mut out = zeros::<f32>(&dims, DataType::Float)?;
+        if out.is_empty() {
+            // No pixels, so no interpolation tables (whose size input may still be huge).
+            return ctx.set_output(0, Tensor::new(dims.to_vec(), out)?);
+        }
         let x = as_f32(ctx, &img)?;
         let keys = self.attrs.half_pixel_centers;
         let (hs, ws) = (resize_scale(ih, oh, self.attrs.align_corners), resize_scale(iw, ow, self.attrs.align_corners));
-        let (ys, xs) = (all_taps(oh, ih, hs, keys), all_taps(ow, iw, ws, keys));
+        let (ys, xs) = (all_taps(oh, ih, hs, keys)?, all_taps(ow, iw, ws, keys)?);
         let row_len = iw * c;
         for_rows(&mut out, ow * c, |r, row| {
             let (b, y) = (r / oh, r % oh);
@@ -133,7 +140,7 @@ impl ResizeBicubicGrad {
         let mut out = zeros::<A>(&o, self.dtype)?;
         let keys = self.attrs.half_pixel_centers;
         let (hs, ws) = (resize_scale(oh, rh, self.attrs.align_corners), resize_scale(ow, rw, self.attrs.align_corners));
-        let (ys, xs) = (all_taps(rh, oh, hs, keys), all_taps(rw, ow, ws, keys));
+        let (ys, xs) = (all_taps(rh, oh, hs, keys)?, all_taps(rw, ow, ws, keys)?);
         per_image(&mut out, oh * ow * c, |b, img| {
             for (y, ty) in ys.iter().enumerate() {
                 for (x, tx) in xs.iter().enumerate() {

@@ -3,9 +3,10 @@
 //! a sampling kernel, rows first then columns, each output pixel's weights normalized.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{check_tensor_alloc, DataType, NodeAttrs, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::common::{as_f32, dtype_attr, image_dims, is_real, resize_input, size_input, zeros};
+use crate::array::util::scratch_vec;
 use crate::{OpContext, OpKernel};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -108,6 +109,13 @@ struct Spans {
     weights: Vec<f32>,
 }
 
+/// `n` span starts, 0 (a size input sizes them: from the fallible path).
+fn span_starts(n: usize) -> Result<Vec<usize>, Status> {
+    let mut v = scratch_vec(n, "span starts")?;
+    v.resize(n, 0);
+    Ok(v)
+}
+
 fn spans(k: Kernel, out: usize, inp: usize, scale: f32, translate: f32, antialias: bool) -> Result<Spans, Status> {
     let inv_scale = (1.0 / f64::from(scale)) as f32;
     let inv_translate = -inv_scale * translate;
@@ -115,8 +123,7 @@ fn spans(k: Kernel, out: usize, inp: usize, scale: f32, translate: f32, antialia
     let reach = k.radius() * kscale;
     let size = ((2.0 * reach.ceil() + 1.0).min(inp as f32)) as usize;
     let size = size.max(1);
-    check_tensor_alloc(&[out, size], DataType::Float)?;
-    let mut s = Spans { size, starts: vec![0; out], weights: vec![0.0; out * size] };
+    let mut s = Spans { size, starts: span_starts(out)?, weights: ferroflow_core::alloc::zeroed(&[out, size])? };
     let inv_k = 1.0 / kscale;
     let mut tmp = Vec::with_capacity(size);
     for x in 0..out {
@@ -163,8 +170,7 @@ fn grad_spans(f: &Spans, fwd_out: usize, fwd_in: usize) -> Result<Spans, Status>
     }
     // Outputs were visited in order, so each list is sorted by output index.
     let size = comps.iter().filter_map(|c| Some(c.last()?.0 - c.first()?.0 + 1)).max().unwrap_or(0);
-    check_tensor_alloc(&[fwd_in, size], DataType::Float)?;
-    let mut s = Spans { size, starts: vec![0; fwd_in], weights: vec![0.0; fwd_in * size] };
+    let mut s = Spans { size, starts: span_starts(fwd_in)?, weights: ferroflow_core::alloc::zeroed(&[fwd_in, size])? };
     for (i, c) in comps.iter().enumerate() {
         if let Some(&(first, _)) = c.first() {
             s.starts[i] = first;
@@ -186,8 +192,7 @@ fn gather(
     out: &mut [f32],
 ) -> Result<(), Status> {
     let (oh, ow) = (rows.starts.len(), cols.starts.len());
-    check_tensor_alloc(&[oh, iw, c], DataType::Float)?;
-    let mut mid = vec![0.0f32; oh * iw * c];
+    let mut mid = ferroflow_core::alloc::zeroed::<f32>(&[oh, iw, c])?;
     let row_len = iw * c;
     for b in 0..n {
         let img = &x[b * ih * row_len..][..ih * row_len];

@@ -263,7 +263,7 @@ impl BundleReader {
                 path.display()
             )));
         }
-        let mut buf = vec![0u8; size as usize];
+        let mut buf = ferroflow_core::alloc::zeroed::<u8>(&[size as usize])?;
         f.seek(SeekFrom::Start(off)).map_err(|err| io_error("cannot seek in", &path, err))?;
         f.read_exact(&mut buf).map_err(|err| io_error("cannot read", &path, err))?;
         Ok(buf)

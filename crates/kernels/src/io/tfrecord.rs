@@ -76,7 +76,7 @@ impl<R: Read> RecordReader<R> {
         if len > MAX_RECORD_BYTES {
             return Err(loss(&format!("length {len} is more than {MAX_RECORD_BYTES}")));
         }
-        let mut data = vec![0u8; len as usize];
+        let mut data = ferroflow_core::alloc::zeroed::<u8>(&[len as usize])?;
         let mut crc = [0u8; 4];
         if !read_full(&mut self.src, &mut data).map_err(io)? && len > 0 {
             return Err(Status::data_loss(format!("{name}: truncated record at {at}")));

@@ -44,7 +44,7 @@ impl Cholesky {
     fn run<T: Float>(&self, ctx: &mut OpContext, x: &Tensor) -> Result<(), Status> {
         let (count, n) = square_batch(ctx, x, "Input")?;
         let xs = x.as_slice::<T>()?;
-        let mut out = vec![T::ZERO; xs.len()];
+        let mut out = ferroflow_core::alloc::zeroed::<T>(x.dims())?;
         let ok = std::sync::atomic::AtomicBool::new(true);
         if n > 0 {
             let one = |(b, l): (usize, &mut [T])| {

@@ -10,6 +10,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status};
 use rayon::prelude::*;
 
 use super::{f64_tensor, square_batch, PAR_WORK};
+use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Sweeps after which Jacobi stops even if a rotation was still above the threshold
@@ -130,10 +131,10 @@ impl OpKernel for SelfAdjointEig {
         };
         let batch = &x.dims()[..x.rank() - 2];
         let e_dims: Vec<usize> = batch.iter().copied().chain([n]).collect();
-        let e: Vec<f64> = mats.iter().flat_map(|(e, _)| e.iter().copied()).collect();
+        let e = collect_vec(&e_dims, mats.iter().flat_map(|(e, _)| e.iter().copied()))?;
         ctx.set_output(0, f64_tensor(self.ty, e_dims, e)?)?;
         let v = if self.compute_v {
-            f64_tensor(self.ty, x.dims().to_vec(), mats.into_iter().flat_map(|(_, v)| v).collect())?
+            f64_tensor(self.ty, x.dims().to_vec(), collect_vec(x.dims(), mats.into_iter().flat_map(|(_, v)| v))?)?
         } else {
             f64_tensor(self.ty, vec![0], Vec::new())?
         };

@@ -33,10 +33,10 @@ fn per_matrix<T: Float>(
     n: usize,
     out_per: usize,
     f: impl Fn(usize, &[T], &mut [T]) + Sync,
-) -> Vec<T> {
-    let mut out = vec![T::ZERO; count * out_per];
+) -> Result<Vec<T>, Status> {
+    let mut out = ferroflow_core::alloc::zeroed::<T>(&[count, out_per])?;
     if out_per == 0 {
-        return out;
+        return Ok(out);
     }
     let one = |(b, o): (usize, &mut [T])| f(b, &x[b * n * n..(b + 1) * n * n], o);
     if count > 1 && count * n * n * n >= PAR_WORK {
@@ -44,7 +44,7 @@ fn per_matrix<T: Float>(
     } else {
         out.chunks_mut(out_per).enumerate().for_each(one);
     }
-    out
+    Ok(out)
 }
 
 impl LuOp {
@@ -59,7 +59,7 @@ impl LuOp {
                 let out = per_matrix(xs, count, n, 1, |_, m, o| {
                     let f = lu(m);
                     o[0] = (0..n).fold(f.sign, |acc, i| acc * f.a[i * n + i]);
-                });
+                })?;
                 ctx.set_output(0, Tensor::new(batch, out)?)
             }
             Kind::LogDet => {
@@ -78,7 +78,7 @@ impl LuOp {
                     }
                     o[0] = sign;
                     o[1] = log;
-                });
+                })?;
                 let (sign, log): (Vec<T>, Vec<T>) = out.chunks(2).map(|c| (c[0], c[1])).unzip();
                 ctx.set_output(0, Tensor::new(batch.clone(), sign)?)?;
                 ctx.set_output(1, Tensor::new(batch, log)?)
@@ -95,7 +95,7 @@ impl LuOp {
                         o[i * n + i] = T::ONE;
                     }
                     f.solve(o, n);
-                });
+                })?;
                 if singular.into_inner() {
                     return Err(ctx.error("Input is not invertible."));
                 }
@@ -125,7 +125,7 @@ impl LuOp {
                     }
                     o.copy_from_slice(&bs[b * n * k..(b + 1) * n * k]);
                     f.solve(o, k);
-                });
+                })?;
                 if singular.into_inner() {
                     return Err(ctx.error("Input matrix is not invertible."));
                 }

@@ -50,7 +50,10 @@ pub(crate) fn bool_attr(n: &NodeDef, name: &str, default: bool) -> Result<bool, 
 /// A result computed in float64 as a tensor of `dt` (float32 or float64).
 pub(crate) fn f64_tensor(dt: DataType, dims: Vec<usize>, v: Vec<f64>) -> Result<Tensor, Status> {
     match dt {
-        DataType::Float => Tensor::new(dims, v.into_iter().map(|x| x as f32).collect::<Vec<f32>>()),
+        DataType::Float => {
+            let narrow = crate::array::util::collect_vec(&dims, v.into_iter().map(|x| x as f32))?;
+            Tensor::new(dims, narrow)
+        }
         _ => Tensor::new(dims, v),
     }
 }

@@ -186,8 +186,13 @@ impl OpKernel for Svd {
         } else {
             (0..count).map(one).collect()
         };
-        let mut s = Vec::with_capacity(count * p);
-        let (mut u, mut v) = (Vec::new(), Vec::new());
+        let mut s = ferroflow_core::alloc::with_capacity::<f64>(&dims(&[p]))?;
+        let (mut u, mut v) = if self.compute_uv {
+            let u = ferroflow_core::alloc::with_capacity::<f64>(&dims(&[m, uc]))?;
+            (u, ferroflow_core::alloc::with_capacity::<f64>(&dims(&[n, vc]))?)
+        } else {
+            (Vec::new(), Vec::new())
+        };
         for (sb, ub, vb) in mats {
             s.extend(sb);
             u.extend(ub);

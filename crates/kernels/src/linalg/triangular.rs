@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use super::PAR_WORK;
 use crate::array::ext::util::kernel_dtype;
-use crate::array::util::check_alloc;
+use crate::array::util::{check_alloc, scratch_vec};
 use crate::dispatch::dispatch;
 use crate::math::elem::Float;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -47,7 +47,9 @@ fn solve<T: Float>(a: &[T], x: &mut [T], n: usize, k: usize, lower: bool, adjoin
 }
 
 /// Broadcasts two batch shapes; returns the output batch and per-output (a, b) batch indices.
-fn bcast(a: &[usize], b: &[usize]) -> Option<(Vec<usize>, Vec<(usize, usize)>)> {
+/// (The index list is sized by the broadcast batch, which empty matrices may make huge: it
+/// comes from the fallible path.)
+fn bcast(a: &[usize], b: &[usize]) -> Result<Option<(Vec<usize>, Vec<(usize, usize)>)>, Status> {
     let r = a.len().max(b.len());
     let pad = |d: &[usize]| -> Vec<usize> { std::iter::repeat_n(1, r - d.len()).chain(d.iter().copied()).collect() };
     let (pa, pb) = (pad(a), pad(b));
@@ -57,11 +59,11 @@ fn bcast(a: &[usize], b: &[usize]) -> Option<(Vec<usize>, Vec<(usize, usize)>)> 
             (x, y) if x == y => x,
             (1, y) => y,
             (x, 1) => x,
-            _ => return None,
+            _ => return Ok(None),
         });
     }
-    let total: usize = out.iter().product();
-    let mut idx = Vec::with_capacity(total);
+    let total = out.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
+    let mut idx = scratch_vec(total, "batch index pairs")?;
     for flat in 0..total {
         let (mut rem, mut ia, mut ib, mut sa, mut sb) = (flat, 0, 0, 1, 1);
         for d in (0..r).rev() {
@@ -78,7 +80,7 @@ fn bcast(a: &[usize], b: &[usize]) -> Option<(Vec<usize>, Vec<(usize, usize)>)> 
         }
         idx.push((ia, ib));
     }
-    Some((out, idx))
+    Ok(Some((out, idx)))
 }
 
 impl TriSolve {
@@ -86,16 +88,16 @@ impl TriSolve {
         let (ra, rb) = (a.rank(), b.rank());
         let n = a.dims()[ra - 1];
         let k = b.dims()[rb - 1];
-        let Some((mut dims, idx)) = bcast(&a.dims()[..ra - 2], &b.dims()[..rb - 2]) else {
+        let Some((mut dims, idx)) = bcast(&a.dims()[..ra - 2], &b.dims()[..rb - 2])? else {
             return Err(ctx.error(format!("Incompatible batch shapes: matrix {} vs. rhs {}", a.shape(), b.shape())));
         };
         dims.extend([n, k]);
-        check_alloc(&dims, self.ty).map_err(|e| ctx.error(e.message))?;
+        check_alloc(&dims, self.ty).map_err(|e| ctx.error_with(e))?;
         let (av, bv) = (a.as_slice::<T>()?, b.as_slice::<T>()?);
         if n > 0 && av.chunks(n * n).any(|m| (0..n).any(|i| m[i * n + i] == T::ZERO)) {
             return Err(ctx.error("Input matrix is not invertible."));
         }
-        let mut out = vec![T::ZERO; dims.iter().product()];
+        let mut out = ferroflow_core::alloc::zeroed::<T>(&dims)?;
         if n * k > 0 {
             let (lower, adjoint) = (self.lower, self.adjoint);
             let one = |(o, x): (usize, &mut [T])| {

@@ -8,6 +8,7 @@ use super::bcast::{chunk_len, is_unshared, PAR_THRESHOLD};
 use super::common::{kernel_type, typed};
 use super::dtypes::NUMERIC;
 use super::elem::Num;
+use crate::array::util::copy_vec;
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -37,7 +38,7 @@ fn add_n<T: Num>(ctx: &mut OpContext) -> Result<(), Status> {
     let mut acc = xs.remove(0);
     let rest = xs;
     if !is_unshared(&acc) {
-        acc = Tensor::new(acc.shape().clone(), acc.as_slice::<T>()?.to_vec())?;
+        acc = Tensor::new(acc.shape().clone(), copy_vec::<T>(&acc)?)?;
     }
     {
         let others: Vec<&[T]> = rest.iter().map(|t| typed::<T>(ctx, t)).collect::<Result<_, _>>()?;

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use super::bcast::{chunk_len, PAR_THRESHOLD};
 use super::common::{kernel_type, typed};
+use crate::array::util::collect_vec;
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -93,7 +94,7 @@ fn compute_arg<T: ArgElem>(ctx: &mut OpContext, k: &Arg) -> Result<(), Status> {
     let outer: usize = dims[..axis].iter().product();
     let inner: usize = dims[axis + 1..].iter().product();
     let xs = typed::<T>(ctx, &x)?;
-    let mut out = vec![0i64; outer * inner];
+    let mut out = ferroflow_core::alloc::zeroed::<i64>(&[outer, inner])?;
     if xs.len() > PAR_THRESHOLD && outer >= 2 && inner > 0 {
         let per = (chunk_len(xs.len()) / (r * inner)).max(1);
         out.par_chunks_mut(per * inner)
@@ -112,7 +113,10 @@ fn compute_arg<T: ArgElem>(ctx: &mut OpContext, k: &Arg) -> Result<(), Status> {
     }
     let shape = Shape::new(dims.iter().enumerate().filter(|&(i, _)| i != axis).map(|(_, &d)| d).collect::<Vec<_>>());
     let t = match k.out {
-        DataType::Int32 => Tensor::new(shape, out.into_iter().map(|v| v as i32).collect::<Vec<_>>())?,
+        DataType::Int32 => {
+            let narrow = collect_vec(shape.dims(), out.into_iter().map(|v| v as i32))?;
+            Tensor::new(shape, narrow)?
+        }
         _ => Tensor::new(shape, out)?,
     };
     ctx.set_output(0, t)

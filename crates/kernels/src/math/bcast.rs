@@ -17,7 +17,7 @@
 
 use std::sync::Arc;
 
-use ferroflow_core::Tensor;
+use ferroflow_core::{Status, Tensor, TensorType};
 use rayon::prelude::*;
 
 /// Outputs with more elements than this are computed in parallel chunks.
@@ -277,18 +277,29 @@ where
     });
 }
 
-/// `f` over every element into a new vector, in parallel chunks when large, compiled for
-/// the process's instruction-set path.
-pub fn map_unary<T: Copy + Sync, O: Copy + Default + Send>(x: &[T], f: impl Fn(T) -> O + Sync) -> Vec<O> {
-    let mut out = vec![O::default(); x.len()];
+/// `f` over every element of `x` (a tensor of `dims`) into a new buffer from the fallible
+/// allocation path, in parallel chunks when large, compiled for the process's
+/// instruction-set path.
+pub fn map_unary<T: Copy + Sync, O: TensorType + Copy + Default + Send>(
+    dims: &[usize],
+    x: &[T],
+    f: impl Fn(T) -> O + Sync,
+) -> Result<Vec<O>, Status> {
+    let mut out = ferroflow_core::alloc::zeroed::<O>(dims)?;
+    map_into(&mut out, x, f);
+    Ok(out)
+}
+
+/// `out[i] = f(x[i])`, as [`map_unary`] computes them (for an `out` of the kernel's own
+/// type).
+pub fn map_into<T: Copy + Sync, O: Copy + Send>(out: &mut [O], x: &[T], f: impl Fn(T) -> O + Sync) {
     let run = |o: &mut [O], x: &[T]| crate::isa::vectorized(|| o.iter_mut().zip(x).for_each(|(o, &v)| *o = f(v)));
     if x.len() <= PAR_THRESHOLD {
-        run(&mut out, x);
+        run(out, x);
     } else {
         let c = chunk_len(x.len());
         out.par_chunks_mut(c).zip(x.par_chunks(c)).for_each(|(o, x)| run(o, x));
     }
-    out
 }
 
 /// `x[i] = f(x[i])`, in parallel chunks when large, compiled for the process's

@@ -37,12 +37,13 @@ fn run<T: Sf>(ctx: &mut OpContext) -> Result<(), Status> {
     let vals = [typed::<T>(ctx, &ins[0])?, typed::<T>(ctx, &ins[1])?, typed::<T>(ctx, &ins[2])?];
     let at = |v: &[T], i: usize| (if v.len() == 1 { v[0] } else { v[i] }).to64();
     let f = |i: usize| T::from64(special::betainc(at(vals[0], i), at(vals[1], i), at(vals[2], i)));
-    let out: Vec<T> = if n >= 4096 {
+    let mut out = ferroflow_core::alloc::zeroed::<T>(shape.dims())?;
+    if n >= 4096 {
         use rayon::prelude::*;
-        (0..n).into_par_iter().map(f).collect()
+        out.par_iter_mut().enumerate().for_each(|(i, o)| *o = f(i));
     } else {
-        (0..n).map(f).collect()
-    };
+        out.iter_mut().enumerate().for_each(|(i, o)| *o = f(i));
+    }
     ctx.set_output(0, Tensor::new(shape, out)?)
 }
 

@@ -10,10 +10,11 @@ use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, QInt16, QInt32, QInt8, QUInt16, QUInt8, Status, Tensor, C128, C64};
 
-use super::bcast::map_unary;
+use super::bcast::{map_into, map_unary};
 use super::cast_wide::{f2i32, f2i64, FromVal, ToVal, Val};
 use super::common::{kernel_type, typed};
 use super::dtypes::CAST_TYPES;
+use crate::array::util::scratch_vec;
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -90,7 +91,13 @@ pub fn cast_wide(ctx: &mut OpContext, src: DataType, dst: DataType, truncate: bo
             f32, f64, i32, i64, u8, bool, f16, bf16, i8, i16, u16, u32, u64, C64, C128, QInt8, QUInt8, QInt16, QUInt16,
             QInt32
         ],
-        |S| Ok::<_, Status>(map_unary(typed::<S>(ctx, &x)?, S::to_val))
+        |S| {
+            let xs = typed::<S>(ctx, &x)?;
+            let mut vals = scratch_vec(xs.len(), "widened values")?;
+            vals.resize(xs.len(), Val::Int(0));
+            map_into(&mut vals, xs, S::to_val);
+            Ok::<_, Status>(vals)
+        }
     )?;
     let out = dispatch!(
         dst,
@@ -99,7 +106,7 @@ pub fn cast_wide(ctx: &mut OpContext, src: DataType, dst: DataType, truncate: bo
             f32, f64, i32, i64, u8, bool, f16, bf16, i8, i16, u16, u32, u64, C64, C128, QInt8, QUInt8, QInt16, QUInt16,
             QInt32
         ],
-        |D| Tensor::new(x.shape().clone(), map_unary(&vals, |v| D::from_val(v, truncate)))
+        |D| Tensor::new(x.shape().clone(), map_unary(x.dims(), &vals, |v| D::from_val(v, truncate))?)
     )?;
     ctx.set_output(0, out)
 }
@@ -110,7 +117,7 @@ where
     D: ferroflow_core::TensorType + Copy + Default + Send,
 {
     let x = ctx.input(0)?;
-    let out = map_unary(typed::<S>(ctx, &x)?, |v: S| v.cast_to());
+    let out = map_unary(x.dims(), typed::<S>(ctx, &x)?, |v: S| v.cast_to())?;
     ctx.set_output(0, Tensor::new(x.shape().clone(), out)?)
 }
 

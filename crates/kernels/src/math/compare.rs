@@ -128,7 +128,7 @@ impl OpKernel for LogicalNot {
             map_inplace(x.data_mut::<bool>()?, |v| !v);
             x
         } else {
-            Tensor::new(x.shape().clone(), map_unary(typed::<bool>(ctx, &x)?, |v| !v))?
+            Tensor::new(x.shape().clone(), map_unary(x.dims(), typed::<bool>(ctx, &x)?, |v| !v)?)?
         };
         ctx.set_output(0, out)
     }

@@ -8,18 +8,18 @@ use crate::array::util::FnKernel;
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext};
 
-fn cross_typed<T: Num>(a: &[T], b: &[T]) -> Vec<T> {
-    let mut out = Vec::with_capacity(a.len());
+fn cross_typed<T: Num>(dims: &[usize], a: &[T], b: &[T]) -> Result<Vec<T>, Status> {
+    let mut out = ferroflow_core::alloc::with_capacity(dims)?;
     for (u, v) in a.chunks_exact(3).zip(b.chunks_exact(3)) {
         out.push(u[1].mul(v[2]).sub(u[2].mul(v[1])));
         out.push(u[2].mul(v[0]).sub(u[0].mul(v[2])));
         out.push(u[0].mul(v[1]).sub(u[1].mul(v[0])));
     }
-    out
+    Ok(out)
 }
 
 fn cross_tensor<T: Num>(a: &Tensor, b: &Tensor) -> Result<Tensor, Status> {
-    Tensor::new(a.shape().clone(), cross_typed(a.as_slice::<T>()?, b.as_slice::<T>()?))
+    Tensor::new(a.shape().clone(), cross_typed(a.dims(), a.as_slice::<T>()?, b.as_slice::<T>()?)?)
 }
 
 fn cross(ctx: &mut OpContext) -> Result<(), Status> {

@@ -12,6 +12,7 @@ use super::common::{kernel_type, typed};
 use super::elem::Float;
 use super::reduce::{reduced_shape, reduction_mask};
 use super::reduce_loops::{reduce_axes, SumR};
+use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct EuclideanNorm {
@@ -27,12 +28,13 @@ where
     let x = ctx.input(0)?;
     let mask = reduction_mask(ctx, x.rank(), &ctx.input(1)?)?;
     let shape = reduced_shape(x.dims(), &mask, k.keep_dims);
-    let sq = map_unary(typed::<S>(ctx, &x)?, |v| {
+    let sq = map_unary(x.dims(), typed::<S>(ctx, &x)?, |v| {
         let w = up(v);
         w * w
-    });
-    let sums = reduce_axes::<T, SumR>(&sq, x.dims(), &mask);
-    ctx.set_output(0, Tensor::new(shape, sums.into_iter().map(|v| down(v.sqrt())).collect::<Vec<S>>())?)
+    })?;
+    let sums = reduce_axes::<T, SumR>(&sq, x.dims(), &mask)?;
+    let out = collect_vec(shape.dims(), sums.into_iter().map(|v| down(v.sqrt())))?;
+    ctx.set_output(0, Tensor::new(shape, out)?)
 }
 
 impl OpKernel for EuclideanNorm {

@@ -9,6 +9,7 @@ use super::bcast::{is_unshared, PAR_THRESHOLD};
 use super::common::{kernel_type, typed, ElemKernel};
 use super::dtypes::FLOATS;
 use super::elem::Float;
+use crate::array::util::copy_vec;
 use crate::dispatch::dispatch;
 use crate::registry::by_variant;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -71,7 +72,8 @@ fn compute_grad<T: Float>(ctx: &mut OpContext, g: Grad) -> Result<(), Status> {
         fill(g, dy.data_mut::<T>()?, typed::<T>(ctx, &y)?, &[], false);
         dy.reshape(y.shape().clone())?
     } else {
-        let mut out = typed::<T>(ctx, &y)?.to_vec();
+        typed::<T>(ctx, &y)?;
+        let mut out = copy_vec::<T>(&y)?;
         fill(g, &mut out, &[], typed::<T>(ctx, &dy)?, true);
         Tensor::new(y.shape().clone(), out)?
     };

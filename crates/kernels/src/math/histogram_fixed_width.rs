@@ -67,7 +67,7 @@ fn count<C: ferroflow_core::TensorType + Copy + Default + std::ops::AddAssign + 
     bins: &[usize],
     nbins: usize,
 ) -> Result<Tensor, Status> {
-    let mut out = vec![C::default(); nbins];
+    let mut out = ferroflow_core::alloc::zeroed::<C>(&[nbins])?;
     for &b in bins {
         out[b] += C::from(1u8);
     }

@@ -6,6 +6,7 @@
 use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
 use rayon::prelude::*;
 
+use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct Qr {
@@ -15,6 +16,14 @@ struct Qr {
 /// QR of one row-major `m x n` matrix: `(q: m x p, r: p x n)`, `p` = `m` when `full`,
 /// else `min(m, n)`.
 pub fn qr(a: &[f64], m: usize, n: usize, full: bool) -> (Vec<f64>, Vec<f64>) {
+    let p = if full { m } else { m.min(n) };
+    let (mut q, mut r) = (vec![0.0; m * p], vec![0.0; p * n]);
+    qr_into(a, m, n, full, &mut q, &mut r);
+    (q, r)
+}
+
+/// [`qr`] into `q` (`m x p`) and `r` (`p x n`), both zero.
+fn qr_into(a: &[f64], m: usize, n: usize, full: bool, q: &mut [f64], r: &mut [f64]) {
     let mut a = a.to_vec();
     let k = m.min(n);
     let mut vs: Vec<Vec<f64>> = Vec::with_capacity(k);
@@ -40,14 +49,12 @@ pub fn qr(a: &[f64], m: usize, n: usize, full: bool) -> (Vec<f64>, Vec<f64>) {
         vs.push(v);
     }
     let p = if full { m } else { k };
-    let mut r = vec![0.0; p * n];
     for i in 0..p.min(m) {
         for c in i..n {
             r[i * n + c] = a[i * n + c];
         }
     }
     // Q = H_0 H_1 ... applied to the first p columns of the identity.
-    let mut q = vec![0.0; m * p];
     for i in 0..p.min(m) {
         q[i * p + i] = 1.0;
     }
@@ -63,7 +70,6 @@ pub fn qr(a: &[f64], m: usize, n: usize, full: bool) -> (Vec<f64>, Vec<f64>) {
             }
         }
     }
-    (q, r)
 }
 
 impl OpKernel for Qr {
@@ -83,15 +89,25 @@ impl OpKernel for Qr {
         ferroflow_core::check_tensor_alloc(&qd, x.dtype()).map_err(|e| ctx.error_with(e))?;
         ferroflow_core::check_tensor_alloc(&rd, x.dtype()).map_err(|e| ctx.error_with(e))?;
         let vals = x.to_f64_vec()?;
-        let mats: Vec<(Vec<f64>, Vec<f64>)> =
-            (0..batch).into_par_iter().map(|b| qr(&vals[b * m * n..(b + 1) * m * n], m, n, self.full)).collect();
-        let q: Vec<f64> = mats.iter().flat_map(|(q, _)| q.iter().copied()).collect();
-        let r: Vec<f64> = mats.iter().flat_map(|(_, r)| r.iter().copied()).collect();
+        // Each matrix's factors computed in place in the outputs (float64 first).
+        let mut q = ferroflow_core::alloc::zeroed::<f64>(&qd)?;
+        let mut r = ferroflow_core::alloc::zeroed::<f64>(&rd)?;
+        let one = |b: usize, qb: &mut [f64], rb: &mut [f64]| {
+            qr_into(&vals[b * m * n..(b + 1) * m * n], m, n, self.full, qb, rb)
+        };
+        // (An empty q has an empty r.)
+        if m * p > 0 && p * n > 0 {
+            q.par_chunks_mut(m * p).zip(r.par_chunks_mut(p * n)).enumerate().for_each(|(b, (qb, rb))| one(b, qb, rb));
+        } else if m * p > 0 {
+            q.par_chunks_mut(m * p).enumerate().for_each(|(b, qb)| one(b, qb, &mut []));
+        }
+        debug_assert_eq!(q.len(), batch * m * p);
         let (q, r) = match x.dtype() {
-            DataType::Float => (
-                Tensor::new(Shape::from(qd), q.iter().map(|&v| v as f32).collect::<Vec<_>>())?,
-                Tensor::new(Shape::from(rd), r.iter().map(|&v| v as f32).collect::<Vec<_>>())?,
-            ),
+            DataType::Float => {
+                let qf = collect_vec(&qd, q.into_iter().map(|v| v as f32))?;
+                let rf = collect_vec(&rd, r.into_iter().map(|v| v as f32))?;
+                (Tensor::new(Shape::from(qd), qf)?, Tensor::new(Shape::from(rd), rf)?)
+            }
             DataType::Double => (Tensor::new(Shape::from(qd), q)?, Tensor::new(Shape::from(rd), r)?),
             d => return Err(ctx.error(format!("Qr of {d} is not supported by ferroflow (float32 and float64 are)"))),
         };

@@ -10,6 +10,7 @@ use super::common::{kernel_type, typed};
 use super::dtypes::{NUMBER, REAL};
 use super::elem::Num;
 use super::reduce_loops::{reduce_axes, MaxR, MinR, ProdR, Reducer, SumR};
+use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Which reduction.
@@ -64,34 +65,47 @@ struct Reduce {
     keep_dims: bool,
 }
 
-fn run<T: Num, R: Reducer<T>>(x: &[T], dims: &[usize], mask: &[bool]) -> Vec<T> {
+fn run<T: Num, R: Reducer<T>>(x: &[T], dims: &[usize], mask: &[bool]) -> Result<Vec<T>, Status> {
     reduce_axes::<T, R>(x, dims, mask)
 }
 
 /// Mean of floats: sum, then divide by the count.
-fn mean_float<T: Num>(x: &[T], dims: &[usize], mask: &[bool]) -> Vec<T> {
+fn mean_float<T: Num>(x: &[T], dims: &[usize], mask: &[bool]) -> Result<Vec<T>, Status> {
     let count: usize = dims.iter().zip(mask).filter(|(_, &m)| m).map(|(&d, _)| d).product();
-    let mut s = reduce_axes::<T, SumR>(x, dims, mask);
+    let mut s = reduce_axes::<T, SumR>(x, dims, mask)?;
     if count != 1 {
         let c = T::from_usize(count);
         s.iter_mut().for_each(|v| *v = v.div(c));
     }
-    s
+    Ok(s)
 }
 
 /// Mean of integers: TensorFlow sums in int64 (wrapping), divides (truncating), casts back;
 /// an empty mean is 0.
-fn mean_int<T: Num>(x: &[T], dims: &[usize], mask: &[bool], widen: fn(T) -> i64, narrow: fn(i64) -> T) -> Vec<T> {
+fn mean_int<T: Num>(
+    x: &[T],
+    dims: &[usize],
+    mask: &[bool],
+    widen: fn(T) -> i64,
+    narrow: fn(i64) -> T,
+) -> Result<Vec<T>, Status> {
     let count: usize = dims.iter().zip(mask).filter(|(_, &m)| m).map(|(&d, _)| d).product();
-    let wide = map_unary(x, widen);
-    let s = reduce_axes::<i64, SumR>(&wide, dims, mask);
-    s.into_iter().map(|v| narrow(if count == 0 { 0 } else { v.wrapping_div(count as i64) })).collect()
+    let wide = map_unary(dims, x, widen)?;
+    let s = reduce_axes::<i64, SumR>(&wide, dims, mask)?;
+    let n = s.len();
+    collect_vec(&[n], s.into_iter().map(|v| narrow(if count == 0 { 0 } else { v.wrapping_div(count as i64) })))
 }
 
 /// Mean of one element type.
-type MeanFn<T> = fn(&[T], &[usize], &[bool]) -> Vec<T>;
+type MeanFn<T> = fn(&[T], &[usize], &[bool]) -> Result<Vec<T>, Status>;
 
-fn reduce_values<T: Num>(kind: Kind, xs: &[T], dims: &[usize], mask: &[bool], mean: MeanFn<T>) -> Vec<T> {
+fn reduce_values<T: Num>(
+    kind: Kind,
+    xs: &[T],
+    dims: &[usize],
+    mask: &[bool],
+    mean: MeanFn<T>,
+) -> Result<Vec<T>, Status> {
     match kind {
         Kind::Sum => run::<T, SumR>(xs, dims, mask),
         Kind::Prod => run::<T, ProdR>(xs, dims, mask),
@@ -106,7 +120,7 @@ fn reduce_values<T: Num>(kind: Kind, xs: &[T], dims: &[usize], mask: &[bool], me
 fn compute_with<T: TensorType>(
     ctx: &mut OpContext,
     k: &Reduce,
-    f: impl FnOnce(Kind, &[T], &[usize], &[bool]) -> Vec<T>,
+    f: impl FnOnce(Kind, &[T], &[usize], &[bool]) -> Result<Vec<T>, Status>,
 ) -> Result<(), Status> {
     let x = ctx.input(0)?;
     let axes = ctx.input(1)?;
@@ -116,7 +130,7 @@ fn compute_with<T: TensorType>(
     if !mask.iter().any(|&m| m) {
         return ctx.set_output(0, x.clone());
     }
-    let out = f(k.kind, xs, x.dims(), &mask);
+    let out = f(k.kind, xs, x.dims(), &mask)?;
     ctx.set_output(0, Tensor::new(shape, out)?)
 }
 
@@ -127,14 +141,21 @@ fn compute_typed<T: Num>(ctx: &mut OpContext, k: &Reduce, mean: MeanFn<T>) -> Re
 /// half and bfloat16 accumulate in float32 and round the result once.
 fn compute_half<H: Num>(ctx: &mut OpContext, k: &Reduce, to: fn(H) -> f32, from: fn(f32) -> H) -> Result<(), Status> {
     compute_with::<H>(ctx, k, |kind, xs, dims, mask| {
-        let wide = map_unary(xs, to);
-        map_unary(&reduce_values::<f32>(kind, &wide, dims, mask, mean_float::<f32>), from)
+        let wide = map_unary(dims, xs, to)?;
+        let r = reduce_values::<f32>(kind, &wide, dims, mask, mean_float::<f32>)?;
+        map_unary(&[r.len()], &r, from)
     })
 }
 
 /// Folds the elements of each output position in input order (for complex numbers, which
 /// have no ordering and so no [`Num`]).
-fn reduce_generic<T: Copy>(x: &[T], dims: &[usize], mask: &[bool], init: T, f: impl Fn(T, T) -> T) -> Vec<T> {
+fn reduce_generic<T: TensorType + Copy>(
+    x: &[T],
+    dims: &[usize],
+    mask: &[bool],
+    init: T,
+    f: impl Fn(T, T) -> T,
+) -> Result<Vec<T>, Status> {
     let mut ostride = vec![0; dims.len()];
     let mut len = 1;
     for d in (0..dims.len()).rev() {
@@ -143,7 +164,7 @@ fn reduce_generic<T: Copy>(x: &[T], dims: &[usize], mask: &[bool], init: T, f: i
             len *= dims[d];
         }
     }
-    let mut out = vec![init; len];
+    let mut out = ferroflow_core::alloc::filled(&[len], init)?;
     let (mut idx, mut o) = (vec![0; dims.len()], 0);
     for &v in x {
         out[o] = f(out[o], v);
@@ -157,7 +178,7 @@ fn reduce_generic<T: Copy>(x: &[T], dims: &[usize], mask: &[bool], init: T, f: i
             idx[d] = 0;
         }
     }
-    out
+    Ok(out)
 }
 
 /// Sum, Prod and Mean of complex numbers.
@@ -169,8 +190,9 @@ where
         Kind::Prod => reduce_generic(xs, dims, mask, one, |a, b| a * b),
         Kind::Mean => {
             let n: usize = dims.iter().zip(mask).filter(|(_, &m)| m).map(|(&d, _)| d).product();
-            let s = reduce_generic(xs, dims, mask, zero, |a, b| a + b);
-            s.into_iter().map(|v| v / count(n)).collect()
+            let s = reduce_generic(xs, dims, mask, zero, |a, b| a + b)?;
+            let len = s.len();
+            collect_vec(&[len], s.into_iter().map(|v| v / count(n)))
         }
         // Max and Min are not registered for complex types.
         _ => reduce_generic(xs, dims, mask, zero, |a, b| a + b),

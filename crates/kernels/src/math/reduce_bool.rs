@@ -9,6 +9,7 @@ use super::bcast::map_unary;
 use super::common::{kernel_type, typed};
 use super::reduce::{reduced_shape, reduction_mask};
 use super::reduce_loops::{reduce_axes, MaxR, MinR};
+use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct BoolReduce {
@@ -28,13 +29,14 @@ impl OpKernel for BoolReduce {
         if !mask.iter().any(|&m| m) {
             return ctx.set_output(0, x.reshape(shape.dims().to_vec())?);
         }
-        let bytes = map_unary(typed::<bool>(ctx, &x)?, |b| b as u8);
+        let bytes = map_unary(x.dims(), typed::<bool>(ctx, &x)?, |b| b as u8)?;
         let r = if self.all {
-            reduce_axes::<u8, MinR>(&bytes, x.dims(), &mask)
+            reduce_axes::<u8, MinR>(&bytes, x.dims(), &mask)?
         } else {
-            reduce_axes::<u8, MaxR>(&bytes, x.dims(), &mask)
+            reduce_axes::<u8, MaxR>(&bytes, x.dims(), &mask)?
         };
-        ctx.set_output(0, Tensor::new(shape, r.into_iter().map(|v| v != 0).collect::<Vec<bool>>())?)
+        let out = collect_vec(shape.dims(), r.into_iter().map(|v| v != 0))?;
+        ctx.set_output(0, Tensor::new(shape, out)?)
     }
 }
 

@@ -8,6 +8,7 @@ use rayon::prelude::*;
 
 use super::bcast::{chunk_len, PAR_THRESHOLD};
 use super::elem::Num;
+use ferroflow_core::Status;
 
 /// Elements per partial result of a long contiguous reduction.
 const BLOCK: usize = 16 * 1024;
@@ -107,10 +108,10 @@ pub fn reduce_slice<T: Num, R: Reducer<T>>(x: &[T]) -> T {
 }
 
 /// `[outer, r]` → `[outer]`.
-pub fn reduce_rows<T: Num, R: Reducer<T>>(x: &[T], outer: usize, r: usize) -> Vec<T> {
-    let mut out = vec![R::init(); outer];
+pub fn reduce_rows<T: Num, R: Reducer<T>>(x: &[T], outer: usize, r: usize) -> Result<Vec<T>, Status> {
+    let mut out = ferroflow_core::alloc::filled(&[outer], R::init())?;
     if r == 0 {
-        return out;
+        return Ok(out);
     }
     if r > BLOCK || x.len() <= PAR_THRESHOLD {
         // Long rows parallelize inside `reduce_slice`.
@@ -121,7 +122,7 @@ pub fn reduce_rows<T: Num, R: Reducer<T>>(x: &[T], outer: usize, r: usize) -> Ve
             o.iter_mut().zip(xs.chunks_exact(r)).for_each(|(o, row)| *o = reduce_lanes::<T, R>(row));
         });
     }
-    out
+    Ok(out)
 }
 
 /// Combines rows `x[i*c .. (i+1)*c]` of a `[rows, c]` block into `acc` elementwise.
@@ -164,10 +165,10 @@ fn reduce_cols_into<T: Num, R: Reducer<T>>(x: &[T], c: usize, out: &mut [T]) {
 }
 
 /// `[outer, r, inner]` → `[outer, inner]`.
-pub fn reduce_middle<T: Num, R: Reducer<T>>(x: &[T], outer: usize, r: usize, inner: usize) -> Vec<T> {
-    let mut out = vec![R::init(); outer * inner];
+pub fn reduce_middle<T: Num, R: Reducer<T>>(x: &[T], outer: usize, r: usize, inner: usize) -> Result<Vec<T>, Status> {
+    let mut out = ferroflow_core::alloc::filled(&[outer, inner], R::init())?;
     if r == 0 || inner == 0 {
-        return out;
+        return Ok(out);
     }
     let block = r * inner;
     if outer >= 2 && x.len() > PAR_THRESHOLD {
@@ -183,12 +184,12 @@ pub fn reduce_middle<T: Num, R: Reducer<T>>(x: &[T], outer: usize, r: usize, inn
             reduce_cols_into::<T, R>(xb, inner, o);
         }
     }
-    out
+    Ok(out)
 }
 
 /// Reduces `x` of shape `dims` over the axes flagged in `reduced`; returns the values of
 /// the kept axes in order.
-pub fn reduce_axes<T: Num, R: Reducer<T>>(x: &[T], dims: &[usize], reduced: &[bool]) -> Vec<T> {
+pub fn reduce_axes<T: Num, R: Reducer<T>>(x: &[T], dims: &[usize], reduced: &[bool]) -> Result<Vec<T>, Status> {
     // Collapse: drop size-1 axes, merge neighbours with the same flag.
     let mut groups: Vec<(usize, bool)> = Vec::new();
     for (&d, &red) in dims.iter().zip(reduced) {
@@ -202,7 +203,7 @@ pub fn reduce_axes<T: Num, R: Reducer<T>>(x: &[T], dims: &[usize], reduced: &[bo
     }
     let out_len: usize = groups.iter().filter(|g| !g.1).map(|g| g.0).product();
     if x.is_empty() {
-        return vec![R::init(); out_len];
+        return ferroflow_core::alloc::filled(&[out_len], R::init());
     }
     let mut owned: Option<Vec<T>> = None;
     while let Some(j) = groups.iter().rposition(|g| g.1) {
@@ -211,7 +212,7 @@ pub fn reduce_axes<T: Num, R: Reducer<T>>(x: &[T], dims: &[usize], reduced: &[bo
         let inner: usize = groups[j + 1..].iter().map(|g| g.0).product();
         let r = groups[j].0;
         let next =
-            if inner == 1 { reduce_rows::<T, R>(cur, outer, r) } else { reduce_middle::<T, R>(cur, outer, r, inner) };
+            if inner == 1 { reduce_rows::<T, R>(cur, outer, r)? } else { reduce_middle::<T, R>(cur, outer, r, inner)? };
         groups.remove(j);
         if j > 0 && j < groups.len() {
             let (s, _) = groups.remove(j);
@@ -219,5 +220,12 @@ pub fn reduce_axes<T: Num, R: Reducer<T>>(x: &[T], dims: &[usize], reduced: &[bo
         }
         owned = Some(next);
     }
-    owned.unwrap_or_else(|| x.to_vec())
+    match owned {
+        Some(v) => Ok(v),
+        None => {
+            let mut v = ferroflow_core::alloc::with_capacity(&[x.len()])?;
+            v.extend_from_slice(x);
+            Ok(v)
+        }
+    }
 }

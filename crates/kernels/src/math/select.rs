@@ -8,6 +8,7 @@ use ferroflow_core::{DataType, Status, Tensor, TensorType};
 use super::bcast::{par_runs, Plan};
 use super::common::{kernel_type, typed};
 use super::dtypes::SELECT_TYPES;
+use crate::array::util::collect_vec;
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -51,7 +52,7 @@ fn select_v1<T: Elem>(ctx: &mut OpContext) -> Result<(), Status> {
         }
         same_te()?;
         let row = if cond.is_empty() { 0 } else { tv.len() / cond.len() };
-        let mut out = Vec::with_capacity(tv.len());
+        let mut out = ferroflow_core::alloc::with_capacity(t.dims())?;
         for (i, &k) in cond.iter().enumerate() {
             out.extend_from_slice(if k { &tv[i * row..(i + 1) * row] } else { &ev[i * row..(i + 1) * row] });
         }
@@ -67,8 +68,10 @@ fn select_v1<T: Elem>(ctx: &mut OpContext) -> Result<(), Status> {
             )));
         }
     }
-    let out: Vec<T> =
-        cond.iter().zip(tv.iter().zip(ev)).map(|(&k, (x, y))| if k { x.clone() } else { y.clone() }).collect();
+    let out = collect_vec(
+        t.dims(),
+        cond.iter().zip(tv.iter().zip(ev)).map(|(&k, (x, y))| if k { x.clone() } else { y.clone() }),
+    )?;
     ctx.set_output(0, Tensor::new(t.shape().clone(), out)?)
 }
 

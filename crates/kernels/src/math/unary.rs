@@ -25,7 +25,7 @@ pub(crate) fn unary_same<T: TensorType + Copy + Default + Send + Sync>(
         map_inplace(x.data_mut::<T>()?, f);
         x
     } else {
-        Tensor::new(x.shape().clone(), map_unary(typed::<T>(ctx, &x)?, f))?
+        Tensor::new(x.shape().clone(), map_unary(x.dims(), typed::<T>(ctx, &x)?, f)?)?
     };
     ctx.set_output(0, out)
 }
@@ -104,10 +104,10 @@ impl OpKernel for ElemKernel<Fun> {
             }),
             Fun::Sqrt => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::sqrt)),
             Fun::Rsqrt => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, |x: T| 1.0 / x.sqrt())),
-            Fun::Exp => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::exp)),
+            Fun::Exp => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, <T as Float>::exp)),
             Fun::Log => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::ln)),
             Fun::Log1p => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::ln_1p)),
-            Fun::Tanh => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::tanh)),
+            Fun::Tanh => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, <T as Float>::tanh)),
             Fun::Sigmoid => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, sigmoid::<T>)),
             Fun::Floor => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::floor)),
             Fun::Ceil => dispatch!(ty, ctx, [f32, f64], |T| unary_same::<T>(ctx, T::ceil)),

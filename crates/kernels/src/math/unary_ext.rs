@@ -372,7 +372,7 @@ fn unary_to<T: TensorType + Copy + Sync, O: TensorType + Copy + Default + Send>(
     f: impl Fn(T) -> O + Sync,
 ) -> Result<(), Status> {
     let x = ctx.input(0)?;
-    let out = map_unary(typed::<T>(ctx, &x)?, f);
+    let out = map_unary(x.dims(), typed::<T>(ctx, &x)?, f)?;
     ctx.set_output(0, Tensor::new(x.shape().clone(), out)?)
 }
 

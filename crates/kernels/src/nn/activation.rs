@@ -9,6 +9,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, TensorType};
 
 use super::common::for_chunks;
+use crate::array::util::unshared_mut;
 use crate::math::elem::Float;
 use crate::{OpContext, OpKernel};
 
@@ -111,8 +112,10 @@ where
     let kind = act.kind;
     let mut x = ctx.take_input(0)?;
     if !act.grad {
-        x.data_mut::<S>().map_err(|e| ctx.error(e.message))?;
-        for_chunks(x.data_mut::<S>()?, 1, |_, c| c.iter_mut().for_each(|v| *v = down(forward(kind, up(*v), &k))));
+        x.as_slice::<S>().map_err(|e| ctx.error(e.message))?;
+        for_chunks(unshared_mut::<S>(&mut x)?, 1, |_, c| {
+            c.iter_mut().for_each(|v| *v = down(forward(kind, up(*v), &k)))
+        });
         return ctx.set_output(0, x);
     }
     let other = ctx.input(1)?;
@@ -125,8 +128,8 @@ where
         )));
     }
     let f = other.as_slice::<S>().map_err(|e| ctx.error(e.message))?;
-    x.data_mut::<S>().map_err(|e| ctx.error(e.message))?;
-    for_chunks(x.data_mut::<S>()?, 1, |off, c| {
+    x.as_slice::<S>().map_err(|e| ctx.error(e.message))?;
+    for_chunks(unshared_mut::<S>(&mut x)?, 1, |off, c| {
         let n = c.len();
         for (v, &w) in c.iter_mut().zip(&f[off..off + n]) {
             *v = down(backward(kind, up(*v), up(w), &k));

@@ -39,7 +39,7 @@ impl Pool<AvgPool> {
         let x = ctx.input(0)?;
         let g = self.attrs.geom(ctx, x.dims())?;
         let dims = g.out_dims();
-        let mut out = vec![T::ZERO; dims.iter().product()];
+        let mut out = ferroflow_core::alloc::zeroed::<T>(&dims)?;
         avg_pool(&g, x.as_slice::<T>()?, &mut out);
         ctx.set_output(0, Tensor::new(dims, out)?)
     }
@@ -80,7 +80,7 @@ impl Pool<AvgPoolGrad> {
         let shape = shape_input(ctx, &sz, "orig_input_shape")?;
         let g = self.attrs.geom(ctx, &shape)?;
         check_grad(ctx, &g, grad.dims())?;
-        let mut dx = vec![T::ZERO; shape.iter().product()];
+        let mut dx = ferroflow_core::alloc::zeroed::<T>(&shape)?;
         avg_pool_grad(&g, grad.as_slice::<T>()?, &mut dx);
         ctx.set_output(0, Tensor::new(shape, dx)?)
     }

@@ -318,7 +318,7 @@ impl OpKernel for FusedBatchNorm {
         }
         let xs = load_f32(&x)?;
         let (xs, sc, of) = (&xs[..], scale.as_slice::<f32>()?, offset.as_slice::<f32>()?);
-        let mut y = vec![0.0f32; xs.len()];
+        let mut y = ferroflow_core::alloc::zeroed::<f32>(x.dims())?;
         let eps = self.attrs.epsilon;
         let (batch_mean, batch_var, saved_mean, saved_var) = if self.attrs.training {
             let rest = l.rest();

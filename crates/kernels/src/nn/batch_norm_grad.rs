@@ -47,7 +47,7 @@ impl OpKernel for FusedBatchNormGrad {
         let [sum_dy, sum_dy_xc] = l.sums(dys, xs, m, |g, x, m| [g, g * (x - m)]);
         let offset_backprop: Vec<f32> = sum_dy.iter().map(|&s| s as f32).collect();
         let scale_backprop: Vec<f32> = sum_dy_xc.iter().zip(&r).map(|(&s, &r)| s as f32 * r).collect();
-        let mut dx = vec![0.0f32; xs.len()];
+        let mut dx = ferroflow_core::alloc::zeroed::<f32>(&[xs.len()])?;
         let k1: Vec<f32> = sc.iter().zip(&r).map(|(&s, &r)| s * r).collect();
         if self.attrs.training {
             // dx = k1 * (dy - mean(dy)) + k2 * (x - m)

@@ -1,5 +1,6 @@
 //! `BiasAdd` and `BiasAddGrad` (data_format NHWC: channels last; NCHW: channels at dim 1).
 
+use crate::array::util::unshared_mut;
 use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
@@ -60,7 +61,7 @@ impl BiasAdd {
             )));
         }
         let b = bias.as_slice::<T>()?;
-        let data = x.data_mut::<T>()?;
+        let data = unshared_mut::<T>(&mut x)?;
         if c == 0 || inner == 0 {
             // Nothing to add.
         } else if !self.nchw {

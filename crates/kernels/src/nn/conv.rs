@@ -209,11 +209,11 @@ impl Conv2D {
         let dims = vec![g.n, g.y.output, g.x.output, oc];
         ferroflow_core::check_tensor_alloc(&dims, self.dtype).map_err(|e| ctx.error_with(e))?;
         let (x, f) = (x.as_slice::<T>()?, f.as_slice::<T>()?);
-        let mut out = vec![T::default(); g.rows() * oc];
+        let mut out = ferroflow_core::alloc::zeroed::<T>(&dims)?;
         if groups == 1 {
             T::conv(&g, x, f, &mut out);
         } else if !T::depthwise(&g, groups, x, f, &mut out) {
-            out = conv_groups::forward(&g, groups, x, f, T::conv);
+            out = conv_groups::forward(&g, groups, x, f, T::conv)?;
         }
         ctx.set_output(0, Tensor::new(dims, out)?)
     }

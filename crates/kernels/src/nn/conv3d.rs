@@ -50,11 +50,11 @@ fn geom(a: &Attrs3, node: &NodeDef, label: &str, input: &[usize], filter: &[usiz
 }
 
 /// The forward convolution (`[n, od, oh, ow, oc]`).
-pub(crate) fn conv3d_forward<T: ConvScalar + DirectScalar>(g: &Geom3, x: &[T], f: &[T]) -> Vec<T> {
+pub(crate) fn conv3d_forward<T: ConvScalar + DirectScalar>(g: &Geom3, x: &[T], f: &[T]) -> Result<Vec<T>, Status> {
     let (n, isz, osz, fsz) = (g.plane.n, g.plane.image_len(), g.plane.rows_per_image() * g.plane.oc, g.filter_plane());
-    let xt = depth_major(x, n, g.d.input, isz);
-    let mut ot = vec![T::ZERO; g.d.output * g.out_plane()];
-    let mut part = vec![T::ZERO; g.out_plane()];
+    let xt = depth_major(x, n, g.d.input, isz)?;
+    let mut ot = ferroflow_core::alloc::zeroed::<T>(&[g.d.output, g.out_plane()])?;
+    let mut part = ferroflow_core::alloc::zeroed::<T>(&[g.out_plane()])?;
     for (od, oplane) in ot.chunks_exact_mut(g.out_plane().max(1)).enumerate() {
         for kd in 0..g.d.size {
             let Some(id) = tap(&g.d, od, kd) else { continue };
@@ -67,11 +67,15 @@ pub(crate) fn conv3d_forward<T: ConvScalar + DirectScalar>(g: &Geom3, x: &[T], f
 }
 
 /// The input gradient (`[n, d, h, w, c]`).
-pub(crate) fn conv3d_backprop_input<T: ConvScalar + DirectScalar>(g: &Geom3, f: &[T], dy: &[T]) -> Vec<T> {
+pub(crate) fn conv3d_backprop_input<T: ConvScalar + DirectScalar>(
+    g: &Geom3,
+    f: &[T],
+    dy: &[T],
+) -> Result<Vec<T>, Status> {
     let (n, isz, osz, fsz) = (g.plane.n, g.plane.image_len(), g.plane.rows_per_image() * g.plane.oc, g.filter_plane());
-    let dyt = depth_major(dy, n, g.d.output, osz);
-    let mut dxt = vec![T::ZERO; g.d.input * g.in_plane()];
-    let mut part = vec![T::ZERO; g.in_plane()];
+    let dyt = depth_major(dy, n, g.d.output, osz)?;
+    let mut dxt = ferroflow_core::alloc::zeroed::<T>(&[g.d.input, g.in_plane()])?;
+    let mut part = ferroflow_core::alloc::zeroed::<T>(&[g.in_plane()])?;
     for od in 0..g.d.output {
         let dyp = &dyt[od * g.out_plane()..(od + 1) * g.out_plane()];
         for kd in 0..g.d.size {
@@ -89,20 +93,24 @@ pub(crate) fn conv3d_backprop_input<T: ConvScalar + DirectScalar>(g: &Geom3, f: 
 }
 
 /// The filter gradient (`[kd, kh, kw, c, oc]`).
-pub(crate) fn conv3d_backprop_filter<T: ConvScalar + DirectScalar>(g: &Geom3, x: &[T], dy: &[T]) -> Vec<T> {
+pub(crate) fn conv3d_backprop_filter<T: ConvScalar + DirectScalar>(
+    g: &Geom3,
+    x: &[T],
+    dy: &[T],
+) -> Result<Vec<T>, Status> {
     let (n, isz, osz, fsz) = (g.plane.n, g.plane.image_len(), g.plane.rows_per_image() * g.plane.oc, g.filter_plane());
-    let xt = depth_major(x, n, g.d.input, isz);
-    let dyt = depth_major(dy, n, g.d.output, osz);
-    let mut df = vec![T::ZERO; g.d.size * fsz];
+    let xt = depth_major(x, n, g.d.input, isz)?;
+    let dyt = depth_major(dy, n, g.d.output, osz)?;
+    let mut df = ferroflow_core::alloc::zeroed::<T>(&[g.d.size, fsz])?;
     for od in 0..g.d.output {
         let dyp = &dyt[od * g.out_plane()..(od + 1) * g.out_plane()];
         for kd in 0..g.d.size {
             let Some(id) = tap(&g.d, od, kd) else { continue };
-            let part = conv2d_backprop_filter(&g.plane, &xt[id * g.in_plane()..(id + 1) * g.in_plane()], dyp);
+            let part = conv2d_backprop_filter(&g.plane, &xt[id * g.in_plane()..(id + 1) * g.in_plane()], dyp)?;
             df[kd * fsz..(kd + 1) * fsz].iter_mut().zip(&part).for_each(|(d, &p)| *d += p);
         }
     }
-    df
+    Ok(df)
 }
 
 fn float_type(node: &NodeDef) -> Result<DataType, Status> {
@@ -165,7 +173,7 @@ impl Conv3 {
                 let g = geom(&self.attrs, &node, "", x.dims(), f.dims())?;
                 let [d, y, xw] = [g.d, g.plane.y, g.plane.x];
                 let dims = out_dims(ctx, g.plane.n, &[d, y, xw], g.plane.oc, self.dtype)?;
-                let out = conv3d_forward(&g, x.as_slice::<T>()?, f.as_slice::<T>()?);
+                let out = conv3d_forward(&g, x.as_slice::<T>()?, f.as_slice::<T>()?)?;
                 ctx.set_output(0, Tensor::new(dims, out)?)
             }
             Kind::Input => {
@@ -174,7 +182,7 @@ impl Conv3 {
                 let shape = shape5(ctx, &sz, L, "input_sizes")?;
                 let g = geom(&self.attrs, &node, L, &shape, f.dims())?;
                 check_out_backprop(ctx, L, &g, dy.dims())?;
-                let dx = conv3d_backprop_input(&g, f.as_slice::<T>()?, dy.as_slice::<T>()?);
+                let dx = conv3d_backprop_input(&g, f.as_slice::<T>()?, dy.as_slice::<T>()?)?;
                 ctx.set_output(0, Tensor::new(shape, dx)?)
             }
             Kind::Filter => {
@@ -183,7 +191,7 @@ impl Conv3 {
                 let shape = shape5(ctx, &sz, L, "filter_sizes")?;
                 let g = geom(&self.attrs, &node, L, x.dims(), &shape)?;
                 check_out_backprop(ctx, L, &g, dy.dims())?;
-                let df = conv3d_backprop_filter(&g, x.as_slice::<T>()?, dy.as_slice::<T>()?);
+                let df = conv3d_backprop_filter(&g, x.as_slice::<T>()?, dy.as_slice::<T>()?)?;
                 ctx.set_output(0, Tensor::new(shape, df)?)
             }
         }

@@ -116,18 +116,23 @@ pub fn conv2d_backprop_input<T: GemmScalar + Real>(g: &ConvGeom, filter: &[T], d
 }
 
 /// `dw[K × oc] = Σ_rows patches(x)ᵀ · dy`.
-pub(crate) fn conv2d_backprop_filter<T: GemmScalar + DirectScalar>(g: &ConvGeom, x: &[T], dy: &[T]) -> Vec<T> {
+pub(crate) fn conv2d_backprop_filter<T: GemmScalar + DirectScalar>(
+    g: &ConvGeom,
+    x: &[T],
+    dy: &[T],
+) -> Result<Vec<T>, Status> {
     let (m, k, oc) = (g.rows(), g.k(), g.oc);
-    let mut dw = vec![T::ZERO; k * oc];
+    let dims = [g.y.size, g.x.size, g.c, oc];
+    let mut dw = ferroflow_core::alloc::zeroed::<T>(&dims)?;
     if m == 0 || k == 0 || oc == 0 {
-        return dw;
+        return Ok(dw);
     }
     if let Some(dw) = T::backprop_filter_direct(g, x, dy) {
-        return dw;
+        return Ok(dw);
     }
     if g.is_pointwise() {
         T::gemm(k, oc, m, Mat { data: x, rs: 1, cs: k }, Mat::row_major(dy, oc, false), &mut dw, oc, false, true);
-        return dw;
+        return Ok(dw);
     }
     let threads = rayon::current_num_threads();
     let parts = if threads > 1 && m * k * oc >= PAR_GEMM_MIN { threads.min(m) } else { 1 };
@@ -151,18 +156,18 @@ pub(crate) fn conv2d_backprop_filter<T: GemmScalar + DirectScalar>(g: &ConvGeom,
         let partials: Vec<Vec<T>> = (0..parts)
             .into_par_iter()
             .map(|p| {
-                let mut acc = vec![T::ZERO; k * oc];
+                let mut acc = ferroflow_core::alloc::zeroed::<T>(&dims)?;
                 part(p, &mut acc);
-                acc
+                Ok(acc)
             })
-            .collect();
+            .collect::<Result<_, Status>>()?;
         for p in partials {
             for (a, v) in dw.iter_mut().zip(p) {
                 *a += v;
             }
         }
     }
-    dw
+    Ok(dw)
 }
 
 struct BackpropInput {
@@ -191,7 +196,7 @@ impl BackpropInput {
         }
         let (g, groups) = self.attrs.geom(ctx.node(), INPUT_LABEL, &shape, f.dims())?;
         check_out_backprop(ctx, INPUT_LABEL, &g, groups, dy.dims(), f.dims())?;
-        let mut dx = vec![T::ZERO; g.n * g.image_len() * groups];
+        let mut dx = ferroflow_core::alloc::zeroed::<T>(&[g.n, g.y.input, g.x.input, g.c * groups])?;
         let (f, dy) = (f.as_slice::<T>()?, dy.as_slice::<T>()?);
         let ungrouped = |g: &ConvGeom, f: &[T], dy: &[T], dx: &mut [T]| {
             if !T::backprop_input_winograd(g, f, dy, dx) {
@@ -203,7 +208,7 @@ impl BackpropInput {
         } else if let Some(dw) = conv_groups::as_depthwise(&g, groups) {
             depthwise_backprop_input(&dw, f, dy, &mut dx);
         } else {
-            conv_groups::backprop_input(&g, groups, f, dy, &mut dx, ungrouped);
+            conv_groups::backprop_input(&g, groups, f, dy, &mut dx, ungrouped)?;
         }
         ctx.set_output(0, Tensor::new(shape, dx)?)
     }
@@ -228,13 +233,13 @@ impl BackpropFilter {
         check_out_backprop(ctx, FILTER_LABEL, &g, groups, dy.dims(), &shape)?;
         let (x, dy) = (x.as_slice::<T>()?, dy.as_slice::<T>()?);
         let dw = if groups == 1 {
-            conv2d_backprop_filter(&g, x, dy)
+            conv2d_backprop_filter(&g, x, dy)?
         } else if let Some(dwg) = conv_groups::as_depthwise(&g, groups) {
-            let mut dw = vec![T::ZERO; g.k() * g.oc * groups];
-            depthwise_backprop_filter(&dwg, x, dy, &mut dw);
+            let mut dw = ferroflow_core::alloc::zeroed::<T>(&[g.y.size, g.x.size, g.c, g.oc * groups])?;
+            depthwise_backprop_filter(&dwg, x, dy, &mut dw)?;
             dw
         } else {
-            conv_groups::backprop_filter(&g, groups, x, dy, conv2d_backprop_filter)
+            conv_groups::backprop_filter(&g, groups, x, dy, conv2d_backprop_filter)?
         };
         ctx.set_output(0, Tensor::new(shape, dw)?)
     }

@@ -10,6 +10,8 @@
 //! contiguous buffers, the ungrouped kernel runs on them, and the result is scattered back;
 //! the groups run one after another, each kernel using the whole pool.
 
+use ferroflow_core::{Status, TensorType};
+
 use super::depthwise::DwGeom;
 use super::im2col::ConvGeom;
 
@@ -45,37 +47,37 @@ pub(crate) fn as_depthwise(g: &ConvGeom, groups: usize) -> Option<DwGeom> {
 
 /// The forward convolution of `groups` groups: `g` is one group's geometry, `conv` the
 /// ungrouped kernel. Returns the output (`rows × oc·groups`).
-pub(crate) fn forward<T: Copy + Default>(
+pub(crate) fn forward<T: TensorType + Copy + Default>(
     g: &ConvGeom,
     groups: usize,
     x: &[T],
     f: &[T],
     conv: impl Fn(&ConvGeom, &[T], &[T], &mut [T]),
-) -> Vec<T> {
+) -> Result<Vec<T>, Status> {
     let (c, oc) = (g.c * groups, g.oc * groups);
-    let mut out = vec![T::default(); g.rows() * oc];
-    let mut part = vec![T::default(); g.rows() * g.oc];
+    let mut out = ferroflow_core::alloc::zeroed::<T>(&[g.n, g.y.output, g.x.output, oc])?;
+    let mut part = ferroflow_core::alloc::zeroed::<T>(&[g.n, g.y.output, g.x.output, g.oc])?;
     for i in 0..groups {
         let xg = gather_channels(x, c, i * g.c, g.c);
         let fg = gather_channels(f, oc, i * g.oc, g.oc);
         conv(g, &xg, &fg, &mut part);
         scatter_channels(&mut out, oc, i * g.oc, &part, g.oc);
     }
-    out
+    Ok(out)
 }
 
 /// The input gradient of `groups` groups into `dx` (`n·h·w·c·groups`); `bprop(g, f, dy, dx)`
 /// is the ungrouped kernel, which receives a zeroed `dx`.
-pub(crate) fn backprop_input<T: Copy + Default>(
+pub(crate) fn backprop_input<T: TensorType + Copy + Default>(
     g: &ConvGeom,
     groups: usize,
     f: &[T],
     dy: &[T],
     dx: &mut [T],
     bprop: impl Fn(&ConvGeom, &[T], &[T], &mut [T]),
-) {
+) -> Result<(), Status> {
     let (c, oc) = (g.c * groups, g.oc * groups);
-    let mut part = vec![T::default(); g.n * g.image_len()];
+    let mut part = ferroflow_core::alloc::zeroed::<T>(&[g.n, g.y.input, g.x.input, g.c])?;
     for i in 0..groups {
         let fg = gather_channels(f, oc, i * g.oc, g.oc);
         let dyg = gather_channels(dy, oc, i * g.oc, g.oc);
@@ -83,24 +85,25 @@ pub(crate) fn backprop_input<T: Copy + Default>(
         bprop(g, &fg, &dyg, &mut part);
         scatter_channels(dx, c, i * g.c, &part, g.c);
     }
+    Ok(())
 }
 
 /// The filter gradient of `groups` groups (`kh·kw·c × oc·groups`); `bprop(g, x, dy)` is the
 /// ungrouped kernel.
-pub(crate) fn backprop_filter<T: Copy + Default>(
+pub(crate) fn backprop_filter<T: TensorType + Copy + Default>(
     g: &ConvGeom,
     groups: usize,
     x: &[T],
     dy: &[T],
-    bprop: impl Fn(&ConvGeom, &[T], &[T]) -> Vec<T>,
-) -> Vec<T> {
+    bprop: impl Fn(&ConvGeom, &[T], &[T]) -> Result<Vec<T>, Status>,
+) -> Result<Vec<T>, Status> {
     let (c, oc) = (g.c * groups, g.oc * groups);
-    let mut dw = vec![T::default(); g.k() * oc];
+    let mut dw = ferroflow_core::alloc::zeroed::<T>(&[g.y.size, g.x.size, g.c, oc])?;
     for i in 0..groups {
         let xg = gather_channels(x, c, i * g.c, g.c);
         let dyg = gather_channels(dy, oc, i * g.oc, g.oc);
-        let part = bprop(g, &xg, &dyg);
+        let part = bprop(g, &xg, &dyg)?;
         scatter_channels(&mut dw, oc, i * g.oc, &part, g.oc);
     }
-    dw
+    Ok(dw)
 }

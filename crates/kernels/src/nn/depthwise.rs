@@ -275,7 +275,7 @@ impl DepthwiseConv2dNative {
         let g = self.attrs.geom(ctx.node(), "", x.dims(), f.dims())?;
         let dims = g.out_dims();
         ferroflow_core::check_tensor_alloc(&dims, self.dtype).map_err(|e| ctx.error_with(e))?;
-        let mut out = vec![T::ZERO; dims.iter().product()];
+        let mut out = ferroflow_core::alloc::zeroed::<T>(&dims)?;
         depthwise_forward(&g, x.as_slice::<T>()?, f.as_slice::<T>()?, &mut out);
         ctx.set_output(0, Tensor::new(dims.to_vec(), out)?)
     }

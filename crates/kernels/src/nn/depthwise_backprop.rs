@@ -91,27 +91,38 @@ pub(crate) fn depthwise_backprop_input_portable<T: Real>(g: &DwGeom, filter: &[T
 }
 
 /// The filter gradient into `df` ([rows, cols, c, multiplier]).
-pub(crate) fn depthwise_backprop_filter<T: DwScalar>(g: &DwGeom, input: &[T], dy: &[T], df: &mut [T]) {
+pub(crate) fn depthwise_backprop_filter<T: DwScalar>(
+    g: &DwGeom,
+    input: &[T],
+    dy: &[T],
+    df: &mut [T],
+) -> Result<(), Status> {
     if T::backprop_filter_simd(g, input, dy, df) {
-        return;
+        return Ok(());
     }
     depthwise_backprop_filter_portable(g, input, dy, df)
 }
 
 /// [`depthwise_backprop_filter`] without the vectorized path.
-pub(crate) fn depthwise_backprop_filter_portable<T: Real>(g: &DwGeom, input: &[T], dy: &[T], df: &mut [T]) {
+pub(crate) fn depthwise_backprop_filter_portable<T: Real>(
+    g: &DwGeom,
+    input: &[T],
+    dy: &[T],
+    df: &mut [T],
+) -> Result<(), Status> {
     let (c, oc, w) = (g.c, g.oc(), g.x.input);
     let (oh, ow) = (g.y.output, g.x.output);
     let rows = g.n * oh;
     df.fill(T::ZERO);
     if rows == 0 || ow == 0 || oc == 0 || df.is_empty() {
-        return;
+        return Ok(());
     }
     let threads = rayon::current_num_threads();
     let per = g.rows_per_task(rows, ow * oc * g.y.size * g.x.size).max(rows.div_ceil(threads * 2));
     let len = df.len();
-    let task = |t: usize| {
-        let mut acc = vec![T::ZERO; len];
+    // Each task's partial sums, filter-sized (a filter_sizes input sizes it).
+    let task = |t: usize| -> Result<Vec<T>, Status> {
+        let mut acc = ferroflow_core::alloc::zeroed::<T>(&[len])?;
         crate::isa::vectorized(|| {
             for r in t * per..((t + 1) * per).min(rows) {
                 let (b, oy) = (r / oh, r % oh);
@@ -132,18 +143,22 @@ pub(crate) fn depthwise_backprop_filter_portable<T: Real>(g: &DwGeom, input: &[T
                 }
             }
         });
-        acc
+        Ok(acc)
     };
     let tasks = rows.div_ceil(per);
     let add = |mut a: Vec<T>, b: Vec<T>| {
         a.iter_mut().zip(&b).for_each(|(x, &y)| *x += y);
-        a
+        Ok(a)
     };
-    let sum =
-        if tasks == 1 { task(0) } else { (0..tasks).into_par_iter().map(task).reduce_with(add).unwrap_or_default() };
+    let sum = if tasks == 1 {
+        task(0)?
+    } else {
+        (0..tasks).into_par_iter().map(task).try_reduce_with(add).transpose()?.unwrap_or_default()
+    };
     if sum.len() == df.len() {
         df.copy_from_slice(&sum);
     }
+    Ok(())
 }
 
 /// Checks the output gradient's dims against the geometry.
@@ -193,7 +208,7 @@ impl BackpropInput {
         let (f, dy) = (ctx.input(1)?, ctx.input(2)?);
         let g = self.attrs.geom(ctx.node(), INPUT_LABEL, &shape, f.dims())?;
         check_out_backprop(ctx, INPUT_LABEL, &g, dy.dims())?;
-        let mut dx = vec![T::ZERO; shape.iter().product()];
+        let mut dx = ferroflow_core::alloc::zeroed::<T>(&shape)?;
         depthwise_backprop_input(&g, f.as_slice::<T>()?, dy.as_slice::<T>()?, &mut dx);
         ctx.set_output(0, Tensor::new(shape, dx)?)
     }
@@ -216,8 +231,8 @@ impl BackpropFilter {
         let (x, dy) = (ctx.input(0)?, ctx.input(2)?);
         let g = self.attrs.geom(ctx.node(), FILTER_LABEL, x.dims(), &shape)?;
         check_out_backprop(ctx, FILTER_LABEL, &g, dy.dims())?;
-        let mut df = vec![T::ZERO; shape.iter().product()];
-        depthwise_backprop_filter(&g, x.as_slice::<T>()?, dy.as_slice::<T>()?, &mut df);
+        let mut df = ferroflow_core::alloc::zeroed::<T>(&shape)?;
+        depthwise_backprop_filter(&g, x.as_slice::<T>()?, dy.as_slice::<T>()?, &mut df)?;
         ctx.set_output(0, Tensor::new(shape, df)?)
     }
 }

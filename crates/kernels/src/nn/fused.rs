@@ -11,6 +11,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::common::{check_dtype, for_chunks, unsupported_type};
+use crate::array::util::unshared_mut;
 use crate::{OpContext, OpKernel, Value};
 
 /// What follows the product.
@@ -119,7 +120,7 @@ impl Fused {
             )));
         }
         if c > 0 {
-            bias_epilogue(y.data_mut::<T>()?, bias.as_slice::<T>()?, self.epilogue == Epilogue::BiasRelu);
+            bias_epilogue(unshared_mut::<T>(&mut y)?, bias.as_slice::<T>()?, self.epilogue == Epilogue::BiasRelu);
         }
         ctx.set_output(0, y)
     }

@@ -2,7 +2,7 @@
 //!
 //! Other families may reuse [`GemmScalar::gemm`] for any strided product.
 
-use ferroflow_core::TensorType;
+use ferroflow_core::{Status, TensorType};
 use gemm::Parallelism;
 
 /// Products with at least this many multiply-adds (m·n·k) use gemm's rayon parallelism.
@@ -72,18 +72,19 @@ pub trait GemmScalar: TensorType + Copy + Default + Send + Sync + sealed::Kernel
         unsafe { Self::run(Job { m, n, k, a, b, c: Raw(c.as_mut_ptr()), ldc, accumulate }, parallel) }
     }
 
-    /// The m×n product `a · b` in a new row-major buffer. The float forms write the
-    /// product straight into fresh memory, without zero-filling it first.
-    fn product(m: usize, n: usize, k: usize, a: Mat<Self>, b: Mat<Self>, parallel: bool) -> Vec<Self> {
+    /// The m×n product `a · b` in a new row-major buffer from the fallible allocation path
+    /// (RESOURCE_EXHAUSTED when it does not fit the task's memory budget). The float forms
+    /// write the product straight into fresh memory, without zero-filling it first.
+    fn product(m: usize, n: usize, k: usize, a: Mat<Self>, b: Mat<Self>, parallel: bool) -> Result<Vec<Self>, Status> {
         a.check(m, k, "lhs");
         b.check(k, n, "rhs");
         let len = m.checked_mul(n).expect("gemm: output size overflows");
         if len == 0 || k == 0 || !Self::WRITES_BEFORE_READING {
-            let mut c = vec![Self::default(); len];
+            let mut c = ferroflow_core::alloc::zeroed::<Self>(&[m, n])?;
             Self::gemm(m, n, k, a, b, &mut c, n, false, parallel);
-            return c;
+            return Ok(c);
         }
-        let mut c: Vec<Self> = Vec::with_capacity(len);
+        let mut c: Vec<Self> = ferroflow_core::alloc::with_capacity(&[m, n])?;
         // SAFETY: the views were bounds-checked, `c` has room for the m×n product and is a
         // fresh allocation aliasing neither input. A kernel that `WRITES_BEFORE_READING`
         // without `accumulate` writes every element of the product before reading any, so
@@ -92,7 +93,7 @@ pub trait GemmScalar: TensorType + Copy + Default + Send + Sync + sealed::Kernel
             Self::run(Job { m, n, k, a, b, c: Raw(c.as_mut_ptr()), ldc: n, accumulate: false }, parallel);
             c.set_len(len);
         }
-        c
+        Ok(c)
     }
 }
 
@@ -193,15 +194,18 @@ unsafe fn dispatch<T: Float>(job: Job<'_, T>, parallel: bool) {
     }
 }
 
-/// A right operand of at least this many elements is too large to be re-packed cheaply.
-const LARGE_RHS: usize = 1 << 19;
+/// A transposed right operand of at least this many elements is re-packed more slowly than
+/// the product is computed the other way round (measured on AVX-512: the LSTM(256)
+/// `dz · Uᵀ` of 32×1024 by 1024×256, 504 → 148 us; 32×1024 by 1024×64, 97 → 85 us).
+const LARGE_RHS: usize = 1 << 14;
 
 /// Whether `a · b` is faster computed as `(bᵀ · aᵀ)ᵀ`. For a row-major product gemm
 /// re-packs the right operand's transpose in blocks unless `b` is stored row by row; when
-/// `b` is a large transposed view (the `dy · Wᵀ` of a dense layer's input gradient) and
-/// the output is narrower than `b` is wide, computing the transposed product, which reads
-/// `b` in place, and transposing the small result is several times faster (the CNN's
-/// 100×1024×3136 input gradient: 82 → 200 GFLOP/s on one AVX-512 core).
+/// `b` is a transposed view (the `dy · Wᵀ` of a dense layer's or a recurrent cell's input
+/// gradient) of more than a few thousand elements and the output is narrower than `b` is
+/// wide, computing the transposed product, which reads `b` in place, and transposing the
+/// small result is several times faster (the CNN's 100×1024×3136 input gradient: 82 → 200
+/// GFLOP/s on one AVX-512 core).
 #[doc(hidden)]
 pub fn transposes_better<T>(m: usize, n: usize, k: usize, b: &Mat<T>) -> bool {
     b.rs == 1 && b.cs != 1 && n * k >= LARGE_RHS && m < n

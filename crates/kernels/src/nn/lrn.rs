@@ -9,6 +9,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
+use crate::array::util::{collect_vec, copy_vec};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 #[derive(Clone, Copy)]
@@ -52,21 +53,21 @@ fn norms(row: &[f32], p: Params, out: &mut [f32]) {
     }
 }
 
-fn lrn_rows(x: &[f32], depth: usize, p: Params) -> Vec<f32> {
-    let mut out = vec![0f32; x.len()];
+fn lrn_rows(x: &[f32], depth: usize, p: Params) -> Result<Vec<f32>, Status> {
+    let mut out = ferroflow_core::alloc::zeroed::<f32>(&[x.len()])?;
     out.par_chunks_mut(depth).zip(x.par_chunks(depth)).for_each(|(o, row)| {
         norms(row, p, o);
         for (v, &xv) in o.iter_mut().zip(row) {
             *v = xv * v.powf(-p.beta);
         }
     });
-    out
+    Ok(out)
 }
 
 /// d(loss)/dx from d(loss)/d(out): `dx[k] = sum_j dy[j] * (delta_jk * N_j^-beta -
 /// 2 alpha beta x[k] out[j] / N_j)` over the windows j that contain k.
-fn lrn_grad_rows(dy: &[f32], x: &[f32], y: &[f32], depth: usize, p: Params) -> Vec<f32> {
-    let mut dx = vec![0f32; x.len()];
+fn lrn_grad_rows(dy: &[f32], x: &[f32], y: &[f32], depth: usize, p: Params) -> Result<Vec<f32>, Status> {
+    let mut dx = ferroflow_core::alloc::zeroed::<f32>(&[x.len()])?;
     dx.par_chunks_mut(depth).enumerate().for_each(|(r, o)| {
         let (xr, yr, gr) = (&x[r * depth..][..depth], &y[r * depth..][..depth], &dy[r * depth..][..depth]);
         let mut n = vec![0f32; depth];
@@ -81,22 +82,22 @@ fn lrn_grad_rows(dy: &[f32], x: &[f32], y: &[f32], depth: usize, p: Params) -> V
             o[j] += n[j].powf(-p.beta) * gr[j];
         }
     });
-    dx
+    Ok(dx)
 }
 
 fn to_f32(t: &Tensor) -> Result<Vec<f32>, Status> {
     Ok(match t.dtype() {
-        DataType::Float => t.as_slice::<f32>()?.to_vec(),
-        DataType::Half => t.as_slice::<f16>()?.iter().map(|v| v.to_f32()).collect(),
-        DataType::BFloat16 => t.as_slice::<bf16>()?.iter().map(|v| v.to_f32()).collect(),
+        DataType::Float => copy_vec(t)?,
+        DataType::Half => collect_vec(t.dims(), t.as_slice::<f16>()?.iter().map(|v| v.to_f32()))?,
+        DataType::BFloat16 => collect_vec(t.dims(), t.as_slice::<bf16>()?.iter().map(|v| v.to_f32()))?,
         d => return Err(Status::invalid_argument(format!("LRN is not defined for {d} tensors"))),
     })
 }
 
 fn from_f32(dtype: DataType, shape: &[usize], v: Vec<f32>) -> Result<Tensor, Status> {
     match dtype {
-        DataType::Half => Tensor::new(shape.to_vec(), v.into_iter().map(f16::from_f32).collect::<Vec<_>>()),
-        DataType::BFloat16 => Tensor::new(shape.to_vec(), v.into_iter().map(bf16::from_f32).collect::<Vec<_>>()),
+        DataType::Half => Tensor::new(shape.to_vec(), collect_vec(shape, v.into_iter().map(f16::from_f32))?),
+        DataType::BFloat16 => Tensor::new(shape.to_vec(), collect_vec(shape, v.into_iter().map(bf16::from_f32))?),
         _ => Tensor::new(shape.to_vec(), v),
     }
 }
@@ -122,9 +123,9 @@ impl OpKernel for Lrn {
             }
             let (dy, y) =
                 (to_f32(&dy).map_err(|e| ctx.error(e.message))?, to_f32(&y).map_err(|e| ctx.error(e.message))?);
-            lrn_grad_rows(&dy, &xs, &y, depth, self.p)
+            lrn_grad_rows(&dy, &xs, &y, depth, self.p)?
         } else {
-            lrn_rows(&xs, depth, self.p)
+            lrn_rows(&xs, depth, self.p)?
         };
         ctx.set_output(0, from_f32(x.dtype(), x.dims(), out)?)
     }

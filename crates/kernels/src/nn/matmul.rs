@@ -34,7 +34,7 @@ impl MatMul {
         crate::array::check_alloc(&[m, n], self.dtype).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
         let am = Mat::row_major(a.as_slice::<T>()?, ad[1], self.ta);
         let bm = Mat::row_major(b.as_slice::<T>()?, bd[1], self.tb);
-        let out = T::product(m, n, k, am, bm, true);
+        let out = T::product(m, n, k, am, bm, true)?;
         ctx.set_output(0, Tensor::new(vec![m, n], out)?)
     }
 }

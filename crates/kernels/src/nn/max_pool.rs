@@ -68,7 +68,7 @@ impl Pool<MaxPool> {
     fn run<T: MaxElem>(&self, ctx: &mut OpContext, x: &Tensor) -> Result<(), Status> {
         let g = self.attrs.geom(ctx, x.dims())?;
         let dims = g.out_dims();
-        let mut out = vec![T::default(); dims.iter().product()];
+        let mut out = ferroflow_core::alloc::zeroed::<T>(&dims)?;
         max_pool(&g, x.as_slice::<T>()?, &mut out);
         ctx.set_output(0, Tensor::new(dims, out)?)
     }
@@ -89,18 +89,23 @@ pub(crate) enum MaxPoolGrad {}
 /// Windows that never overlap (`disjoint`, as in 2×2 stride-2 pooling) write each gradient
 /// element once; when they also tile the input, every element of `dx` is written exactly
 /// once and it needs no zero fill first.
-fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(g: &PoolGeom, disjoint: bool, x: &[T], grad: &[T]) -> Vec<T> {
+fn max_pool_grad<T: MaxElem + AddAssign + Send + Sync>(
+    g: &PoolGeom,
+    disjoint: bool,
+    (x, dims): (&[T], &[usize]),
+    grad: &[T],
+) -> Result<Vec<T>, Status> {
     let len = x.len();
     let work = grad.len() * g.y.size * g.x.size;
     let tiled = g.y.tiles() && g.x.tiles();
-    let mut dx: Vec<T> = Vec::with_capacity(len);
+    let mut dx: Vec<T> = ferroflow_core::alloc::with_capacity(dims)?;
     par_units(&mut dx.spare_capacity_mut()[..len], g.image_len(), work, |b, dxi| {
         crate::isa::run(GradImage { g, x, grad, disjoint, tiled, b, dxi })
     });
     // SAFETY: the units cover the `len` elements image by image, and `GradImage` initializes
     // every element of its image (all of them by the tiling windows, or a zero fill first).
     unsafe { dx.set_len(len) };
-    dx
+    Ok(dx)
 }
 
 /// The input gradient of one image `b` of the max pooling.
@@ -197,7 +202,7 @@ impl Pool<MaxPoolGrad> {
         if g.image_len() > u32::MAX as usize {
             return Err(ctx.error(format!("images of {} elements are too large for MaxPoolGrad", g.image_len())));
         }
-        let dx = max_pool_grad(&g, self.attrs.disjoint(), x.as_slice::<T>()?, grad.as_slice::<T>()?);
+        let dx = max_pool_grad(&g, self.attrs.disjoint(), (x.as_slice::<T>()?, x.dims()), grad.as_slice::<T>()?)?;
         ctx.set_output(0, Tensor::new(x.dims().to_vec(), dx)?)
     }
 }

@@ -11,11 +11,13 @@
 
 use std::ops::AddAssign;
 
+use ferroflow_core::alloc::with_capacity;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
 use super::common::{dims_str, unsupported_type};
 use super::pool::{check_grad, par_units, PoolAttrs, PoolGeom};
+use crate::array::util::{collect_vec, scratch_vec};
 use crate::dispatch::dispatch;
 use crate::{OpContext, OpKernel};
 
@@ -43,10 +45,11 @@ struct ArgmaxPool {
 }
 
 /// The max and the argmax (flat position within its image) of every pooled element of `x`.
-fn forward<T: Elem>(g: &PoolGeom, x: &[T]) -> (Vec<T>, Vec<i64>) {
+fn forward<T: Elem>(g: &PoolGeom, x: &[T]) -> Result<(Vec<T>, Vec<i64>), Status> {
     let (c, w, oh, ow) = (g.c, g.x.input, g.y.output, g.x.output);
     let n = g.n * g.out_image_len();
-    let mut out: Vec<(T, i64)> = vec![(T::default(), 0); n];
+    let mut out: Vec<(T, i64)> = scratch_vec(n, "pooled values and their positions")?;
+    out.resize(n, (T::default(), 0));
     let work = n * g.y.size * g.x.size;
     par_units(&mut out, g.out_image_len(), work, |b, o| {
         let xi = &x[b * g.image_len()..(b + 1) * g.image_len()];
@@ -71,7 +74,13 @@ fn forward<T: Elem>(g: &PoolGeom, x: &[T]) -> (Vec<T>, Vec<i64>) {
             }
         }
     });
-    out.into_iter().unzip()
+    let dims = g.out_dims();
+    let (mut vals, mut args) = (with_capacity::<T>(&dims)?, with_capacity::<i64>(&dims)?);
+    for (v, a) in out {
+        vals.push(v);
+        args.push(a);
+    }
+    Ok((vals, args))
 }
 
 /// The flat position within image `b` that `argmax` entry `a` names, checked against the
@@ -105,7 +114,7 @@ impl ArgmaxPool {
 
     fn index_tensor(&self, dims: Vec<usize>, v: Vec<i64>) -> Result<Tensor, Status> {
         match self.index {
-            DataType::Int32 => Tensor::new(dims, v.into_iter().map(|a| a as i32).collect::<Vec<_>>()),
+            DataType::Int32 => Tensor::new(dims.clone(), collect_vec(&dims, v.into_iter().map(|a| a as i32))?),
             _ => Tensor::new(dims, v),
         }
     }
@@ -116,7 +125,7 @@ impl ArgmaxPool {
         let (len, olen) = (g.image_len(), g.out_image_len());
         match self.which {
             Which::Forward => {
-                let (out, mut arg) = forward(&g, x.as_slice::<T>()?);
+                let (out, mut arg) = forward(&g, x.as_slice::<T>()?)?;
                 if self.include_batch {
                     for (i, a) in arg.iter_mut().enumerate() {
                         *a += ((i / olen.max(1)) * len) as i64;
@@ -133,7 +142,7 @@ impl ArgmaxPool {
                 check_grad(ctx, &g, grad.dims())?;
                 let arg = self.argmax_of(ctx, &ctx.input(2)?, &g)?;
                 let gv = grad.as_slice::<T>()?;
-                let mut dx = vec![T::default(); g.n * len];
+                let mut dx = ferroflow_core::alloc::zeroed::<T>(x.dims())?;
                 for (i, (&a, &v)) in arg.iter().zip(gv).enumerate() {
                     let b = i / olen.max(1);
                     let p = position(ctx, a, b, len, self.include_batch)?;
@@ -152,7 +161,7 @@ impl ArgmaxPool {
                 }
                 let arg = self.argmax_of(ctx, &ctx.input(2)?, &g)?;
                 let gv = grad.as_slice::<T>()?;
-                let mut out = Vec::with_capacity(arg.len());
+                let mut out = with_capacity::<T>(&g.out_dims())?;
                 for (i, &a) in arg.iter().enumerate() {
                     let b = i / olen.max(1);
                     out.push(gv[b * len + position(ctx, a, b, len, self.include_batch)?]);

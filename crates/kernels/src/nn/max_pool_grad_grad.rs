@@ -80,7 +80,7 @@ impl Pool<MaxPoolGradGrad> {
                 grad.shape()
             )));
         }
-        let mut out = vec![T::default(); dims.iter().product()];
+        let mut out = ferroflow_core::alloc::zeroed::<T>(&dims)?;
         gather_at_max(&g, x.as_slice::<T>()?, grad.as_slice::<T>()?, &mut out);
         ctx.set_output(0, Tensor::new(dims, out)?)
     }

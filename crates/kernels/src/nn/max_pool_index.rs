@@ -124,8 +124,8 @@ impl MaxPoolWithIndex {
         let g = self.attrs.geom(ctx, x.dims())?;
         let dims = g.out_dims();
         let len: usize = dims.iter().product();
-        let mut out = vec![T::default(); len];
-        let mut index = vec![0u8; len];
+        let mut out = ferroflow_core::alloc::zeroed::<T>(&dims)?;
+        let mut index = ferroflow_core::alloc::zeroed::<u8>(&dims)?;
         let xs = x.as_slice::<T>()?;
         let unit = (g.x.output * g.c).max(1);
         let row = |(row, (orow, irow)): (usize, (&mut [T], &mut [u8]))| {
@@ -246,7 +246,7 @@ impl MaxPoolGradWithIndex {
         let (tiled, disjoint) = (g.y.tiles() && g.x.tiles(), self.attrs.disjoint());
         let (index, grad) = (index.as_slice::<u8>()?, grad.as_slice::<T>()?);
         let len = x.num_elements();
-        let mut dx: Vec<T> = Vec::with_capacity(len);
+        let mut dx: Vec<T> = ferroflow_core::alloc::with_capacity(x.dims())?;
         let (relu, work) = (self.relu, grad.len() * g.y.size * g.x.size);
         par_units(&mut dx.spare_capacity_mut()[..len], g.image_len(), work, |b, dxi| {
             crate::isa::run(GradImage { g: &g, index, grad, relu, tiled, disjoint, b, dxi })

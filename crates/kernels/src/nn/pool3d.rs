@@ -216,7 +216,7 @@ impl Pool3 {
                 let x = ctx.input(0)?;
                 let g = self.geom(ctx, "", x.dims())?;
                 let dims = out_dims(ctx, g.n, &g.w, g.c, self.dtype)?;
-                let mut out = vec![T::ZERO; dims.iter().product()];
+                let mut out = ferroflow_core::alloc::zeroed::<T>(&dims)?;
                 if self.kind == Kind::Max {
                     max_pool(&g, x.as_slice::<T>()?, &mut out);
                 } else {
@@ -229,7 +229,7 @@ impl Pool3 {
                 let shape = shape5(ctx, &sz, "", "orig_input_shape")?;
                 let g = self.geom(ctx, "", &shape)?;
                 Self::check(ctx, "grad", dy.dims(), &g.out_dims())?;
-                let mut dx = vec![T::ZERO; shape.iter().product()];
+                let mut dx = ferroflow_core::alloc::zeroed::<T>(&shape)?;
                 avg_pool_grad(&g, dy.as_slice::<T>()?, &mut dx);
                 ctx.set_output(0, Tensor::new(shape, dx)?)
             }
@@ -240,12 +240,12 @@ impl Pool3 {
                 let (xs, ys, gs) = (x.as_slice::<T>()?, y.as_slice::<T>()?, grad.as_slice::<T>()?);
                 if self.kind == Kind::MaxGrad {
                     Self::check(ctx, "grad", grad.dims(), &g.out_dims())?;
-                    let mut dx = vec![T::ZERO; x.num_elements()];
+                    let mut dx = ferroflow_core::alloc::zeroed::<T>(x.dims())?;
                     max_pool_grad(&g, xs, ys, gs, &mut dx);
                     ctx.set_output(0, Tensor::new(x.dims().to_vec(), dx)?)
                 } else {
                     Self::check(ctx, "grad", grad.dims(), x.dims())?;
-                    let mut out = vec![T::ZERO; y.num_elements()];
+                    let mut out = ferroflow_core::alloc::zeroed::<T>(y.dims())?;
                     max_pool_grad_grad(&g, xs, ys, gs, &mut out);
                     ctx.set_output(0, Tensor::new(y.dims().to_vec(), out)?)
                 }

@@ -7,6 +7,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::common::{check_dtype, for_chunks, unsupported_type};
+use crate::array::util::unshared_mut;
 use crate::math::elem::Num;
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
@@ -103,7 +104,7 @@ struct Activation {
 // `f` is generic (not a `fn` pointer) so it is inlined into the loop and vectorized.
 fn unary<T: Elem>(ctx: &mut OpContext, f: impl Fn(T) -> T + Sync) -> Result<(), Status> {
     let mut x = ctx.take_input(0)?;
-    for_chunks(x.data_mut::<T>()?, 1, |_, c| c.iter_mut().for_each(|v| *v = f(*v)));
+    for_chunks(unshared_mut::<T>(&mut x)?, 1, |_, c| c.iter_mut().for_each(|v| *v = f(*v)));
     ctx.set_output(0, x)
 }
 
@@ -142,7 +143,7 @@ fn binary<T: Elem>(ctx: &mut OpContext, f: impl Fn(T, T) -> T + Sync) -> Result<
         )));
     }
     let o = other.as_slice::<T>()?;
-    for_chunks(g.data_mut::<T>()?, 1, |off, c| {
+    for_chunks(unshared_mut::<T>(&mut g)?, 1, |off, c| {
         let n = c.len();
         for (v, &w) in c.iter_mut().zip(&o[off..off + n]) {
             *v = f(*v, w);

@@ -5,6 +5,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::common::float_kernel;
 use super::common::{for_chunks, unsupported_type};
+use crate::array::util::unshared_mut;
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
@@ -75,7 +76,7 @@ impl Softmax {
         let n = x.dims()[x.rank() - 1];
         let f: fn(&mut [T]) = if self.log { log_softmax_row } else { softmax_row };
         if n > 0 {
-            for_chunks(x.data_mut::<T>()?, n, |_, c| c.chunks_exact_mut(n).for_each(f));
+            for_chunks(unshared_mut::<T>(&mut x)?, n, |_, c| c.chunks_exact_mut(n).for_each(f));
         }
         ctx.set_output(0, x)
     }

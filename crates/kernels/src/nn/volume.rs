@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
 use super::common::{dims_str, padding_attr, unimplemented, Padding, Window};
 use crate::OpContext;
@@ -113,31 +113,31 @@ pub(crate) fn shape5(ctx: &OpContext, t: &Tensor, label: &str, what: &str) -> Re
 }
 
 /// `[n, depth, s]` → `[depth, n, s]` (borrowed when `n` is 1).
-pub fn depth_major<T: Copy>(src: &[T], n: usize, depth: usize, s: usize) -> Cow<'_, [T]> {
+pub fn depth_major<T: TensorType + Copy>(src: &[T], n: usize, depth: usize, s: usize) -> Result<Cow<'_, [T]>, Status> {
     if n <= 1 || depth <= 1 {
-        return Cow::Borrowed(src);
+        return Ok(Cow::Borrowed(src));
     }
-    let mut out = Vec::with_capacity(src.len());
+    let mut out = ferroflow_core::alloc::with_capacity(&[depth, n, s])?;
     for d in 0..depth {
         for b in 0..n {
             out.extend_from_slice(&src[(b * depth + d) * s..(b * depth + d + 1) * s]);
         }
     }
-    Cow::Owned(out)
+    Ok(Cow::Owned(out))
 }
 
 /// `[depth, n, s]` → `[n, depth, s]`, the inverse of [`depth_major`].
-pub fn batch_major<T: Copy>(src: Vec<T>, n: usize, depth: usize, s: usize) -> Vec<T> {
+pub fn batch_major<T: TensorType + Copy>(src: Vec<T>, n: usize, depth: usize, s: usize) -> Result<Vec<T>, Status> {
     if n <= 1 || depth <= 1 {
-        return src;
+        return Ok(src);
     }
-    let mut out = Vec::with_capacity(src.len());
+    let mut out = ferroflow_core::alloc::with_capacity(&[n, depth, s])?;
     for b in 0..n {
         for d in 0..depth {
             out.extend_from_slice(&src[(d * n + b) * s..(d * n + b + 1) * s]);
         }
     }
-    out
+    Ok(out)
 }
 
 /// The input plane read by output plane `o` at filter tap `k`, if inside the input.

@@ -9,6 +9,7 @@ use rayon::prelude::*;
 use super::common::float_kernel;
 use super::common::{check_dtype, unsupported_type, PAR_MIN};
 use super::softmax::row_max;
+use crate::array::util::copy_vec;
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
@@ -99,8 +100,8 @@ impl Xent {
         let (b, c) = (shape[0], shape[1]);
         let (lx, ly) = (logits.as_slice::<T>()?, labels.as_slice::<T>()?);
         let ((lrs, lcs), (yrs, ycs)) = (bstrides(logits.dims()), bstrides(labels.dims()));
-        let mut bp = vec![T::ZERO; b * c];
-        let mut loss = vec![T::ZERO; b];
+        let mut bp = ferroflow_core::alloc::zeroed::<T>(&[b, c])?;
+        let mut loss = ferroflow_core::alloc::zeroed::<T>(&[b])?;
         for_rows(&mut bp, &mut loss, c, |i, row, loss| {
             for (j, v) in row.iter_mut().enumerate() {
                 *v = lx[i * lrs + j * lcs];
@@ -148,8 +149,8 @@ impl SparseXent {
             )));
         }
         let lx = logits.as_slice::<T>()?;
-        let mut bp = lx.to_vec();
-        let mut loss = vec![T::ZERO; b];
+        let mut bp = copy_vec::<T>(&logits)?;
+        let mut loss = ferroflow_core::alloc::zeroed::<T>(&[b])?;
         for_rows(&mut bp, &mut loss, c, |i, row, loss| {
             let label = labels[i] as usize;
             let (m, sum) = exp_shifted(row);

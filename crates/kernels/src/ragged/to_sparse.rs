@@ -63,7 +63,7 @@ impl OpKernel for RaggedTensorToSparse {
         let rank = 1 + k + inner.len();
         let total = nvals * per_value;
         check_alloc(&[total, rank], DataType::Int64).map_err(|e| ctx.error_with(e))?;
-        let mut indices = Vec::with_capacity(total * rank);
+        let mut indices = ferroflow_core::alloc::with_capacity::<i64>(&[total, rank])?;
         let mut prefix = vec![0i64; 1 + k];
         // Walks the rows outermost first, in order; at the innermost level each value's
         // elements get the inner dims' positions.

@@ -173,11 +173,11 @@ fn assemble<T: TensorType>(
     default_map: &[usize],
     pos: &[i64],
     inner: usize,
-    rows: usize,
+    (rows, dims): (usize, &[usize]),
 ) -> Result<Storage, Status> {
     let d = default.as_slice::<T>()?;
     let row: Vec<T> = default_map.iter().map(|&i| d[i].clone()).collect();
-    let mut out = Vec::with_capacity(rows * inner);
+    let mut out = ferroflow_core::alloc::with_capacity(dims)?;
     for _ in 0..rows {
         out.extend_from_slice(&row);
     }
@@ -299,7 +299,7 @@ impl OpKernel for RaggedToTensor {
         let map = default_map(ctx, default.dims(), values.dims())?;
         let inner: usize = inner_dims.iter().product();
         let rows: usize = dims[..=rr].iter().product();
-        let s = ferroflow_core::storage_match!(values.storage(), v => assemble(v, &default, &map, &pos, inner, rows))?;
+        let s = ferroflow_core::storage_match!(values.storage(), v => assemble(v, &default, &map, &pos, inner, (rows, &dims)))?;
         ctx.set_output(0, Tensor::from_storage(Shape::new(dims), s)?)
     }
 }

@@ -19,7 +19,8 @@ fn count_typed<T: SegElem>(
     binary: bool,
 ) -> Result<Tensor, Status> {
     let w = weights.as_slice::<T>()?;
-    let mut out = vec![T::ZERO; batches * size];
+    let dims = if rows.is_some() { vec![batches, size] } else { vec![size] };
+    let mut out = ferroflow_core::alloc::zeroed::<T>(&dims)?;
     for (i, &v) in vals.iter().enumerate() {
         let v = v as usize;
         if v >= size {
@@ -34,7 +35,6 @@ fn count_typed<T: SegElem>(
             o.add(w[i])
         };
     }
-    let dims = if rows.is_some() { vec![batches, size] } else { vec![size] };
     Tensor::new(Shape::new(dims), out)
 }
 

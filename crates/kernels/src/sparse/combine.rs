@@ -8,14 +8,14 @@ use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, TensorType};
 
 use super::elem::SegElem;
 use super::util::{check_values, indices_matrix, shape_vector, Indices};
-use crate::array::util::check_alloc;
+use crate::array::util::{check_alloc, collect_vec};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// The values of `parts` at the entries `(part, entry)` listed.
 fn pick<T: TensorType + Clone>(parts: &[Tensor], order: &[(usize, usize)]) -> Result<Tensor, Status> {
     let slices = parts.iter().map(|p| p.as_slice::<T>()).collect::<Result<Vec<_>, _>>()?;
-    let out: Vec<T> = order.iter().map(|&(p, e)| slices[p][e].clone()).collect();
+    let out = collect_vec(&[order.len()], order.iter().map(|&(p, e)| slices[p][e].clone()))?;
     Tensor::new(Shape::new(vec![out.len()]), out)
 }
 
@@ -138,8 +138,8 @@ fn add_typed<T: SegElem>(
 ) -> Result<(Vec<i64>, Tensor), Status> {
     let (av, bv) = (a.1.as_slice::<T>()?, b.1.as_slice::<T>()?);
     let (ai, bi) = (a.0, b.0);
-    let mut idx = Vec::with_capacity(ai.v.len() + bi.v.len());
-    let mut out = Vec::with_capacity(av.len() + bv.len());
+    let mut idx = ferroflow_core::alloc::with_capacity::<i64>(&[ai.n + bi.n, ai.rank])?;
+    let mut out = ferroflow_core::alloc::with_capacity::<T>(&[av.len() + bv.len()])?;
     let (mut i, mut j) = (0, 0);
     while i < ai.n && j < bi.n {
         match ai.row(i).cmp(bi.row(j)) {

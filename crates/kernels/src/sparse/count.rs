@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use crate::array::util::{check_alloc, index_vec};
+use crate::array::util::{check_alloc, collect_vec, index_vec};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -31,6 +31,9 @@ struct Count {
 /// One batch row's counts by value, as f64 (exact for the integer counts and weights of
 /// the sizes that fit in memory; converted to the output type at the end).
 type Row = BTreeMap<i64, f64>;
+
+/// The rows that have counts, by batch row: a dense shape's `batches` sizes no buffer.
+type Rows = BTreeMap<usize, Row>;
 
 impl Count {
     /// The values, which must all be non-negative.
@@ -79,14 +82,22 @@ impl Count {
         Ok(Some(v))
     }
 
-    fn output(&self, ctx: &mut OpContext, rows: Vec<Row>, max_seen: i64, is_1d: bool) -> Result<(), Status> {
+    /// Outputs the counts of the non-empty `rows` (by batch row) of `batches` rows.
+    fn output(
+        &self,
+        ctx: &mut OpContext,
+        rows: Rows,
+        batches: usize,
+        max_seen: i64,
+        is_1d: bool,
+    ) -> Result<(), Status> {
         let width = if self.maxlength > 0 { self.maxlength } else { (max_seen + 1).max(self.minlength) };
-        let total: usize = rows.iter().map(|r| r.len()).sum();
+        let total: usize = rows.values().map(|r| r.len()).sum();
         let inner = if is_1d { 1 } else { 2 };
         check_alloc(&[total, inner], DataType::Int64).map_err(|e| ctx.error_with(e))?;
-        let mut indices = Vec::with_capacity(total * inner);
-        let mut values = Vec::with_capacity(total);
-        for (b, row) in rows.iter().enumerate() {
+        let mut indices = ferroflow_core::alloc::with_capacity::<i64>(&[total, inner])?;
+        let mut values = ferroflow_core::alloc::with_capacity::<f64>(&[total])?;
+        for (&b, row) in &rows {
             for (&v, &c) in row {
                 if !is_1d {
                     indices.push(b as i64);
@@ -96,12 +107,12 @@ impl Count {
             }
         }
         let vals = match self.out {
-            DataType::Int32 => Tensor::new(vec![total], values.iter().map(|&x| x as i32).collect::<Vec<_>>())?,
-            DataType::Int64 => Tensor::new(vec![total], values.iter().map(|&x| x as i64).collect::<Vec<_>>())?,
-            DataType::Float => Tensor::new(vec![total], values.iter().map(|&x| x as f32).collect::<Vec<_>>())?,
+            DataType::Int32 => Tensor::new(vec![total], collect_vec(&[total], values.iter().map(|&x| x as i32))?)?,
+            DataType::Int64 => Tensor::new(vec![total], collect_vec(&[total], values.iter().map(|&x| x as i64))?)?,
+            DataType::Float => Tensor::new(vec![total], collect_vec(&[total], values.iter().map(|&x| x as f32))?)?,
             _ => Tensor::new(vec![total], values)?,
         };
-        let shape = if is_1d { vec![width] } else { vec![rows.len() as i64, width] };
+        let shape = if is_1d { vec![width] } else { vec![batches as i64, width] };
         ctx.set_output(0, Tensor::new(vec![total, inner], indices)?)?;
         ctx.set_output(1, vals)?;
         ctx.set_output(2, Tensor::new(vec![shape.len()], shape)?)
@@ -120,12 +131,12 @@ impl Count {
         let batches = if is_1d { 1 } else { data.dims()[0] };
         let per = data.num_elements() / batches.max(1);
         let v = Self::values(ctx, &data)?;
-        let mut rows = vec![Row::new(); batches];
+        let mut rows = Rows::new();
         let mut max_seen = 0;
         for (i, &x) in v.iter().enumerate() {
-            self.add(&mut rows[i / per.max(1)], x, weights.as_ref().map(|w| w[i]), &mut max_seen);
+            self.add(rows.entry(i / per.max(1)).or_default(), x, weights.as_ref().map(|w| w[i]), &mut max_seen);
         }
-        self.output(ctx, rows, max_seen, is_1d)
+        self.output(ctx, rows, batches, max_seen, is_1d)
     }
 
     fn sparse(&self, ctx: &mut OpContext) -> Result<(), Status> {
@@ -182,13 +193,13 @@ impl Count {
         }
         check_alloc(&[batches], DataType::Int64).map_err(|e| ctx.error_with(e))?;
         let v = Self::values(ctx, &vt)?;
-        let mut rows = vec![Row::new(); batches];
+        let mut rows = Rows::new();
         let mut max_seen = 0;
         for (i, &x) in v.iter().enumerate() {
             let b = if is_1d { 0 } else { idx[i * rank] as usize };
-            self.add(&mut rows[b], x, weights.as_ref().map(|w| w[i]), &mut max_seen);
+            self.add(rows.entry(b).or_default(), x, weights.as_ref().map(|w| w[i]), &mut max_seen);
         }
-        self.output(ctx, rows, max_seen, is_1d)
+        self.output(ctx, rows, batches, max_seen, is_1d)
     }
 
     fn ragged(&self, ctx: &mut OpContext) -> Result<(), Status> {
@@ -211,14 +222,14 @@ impl Count {
             return Err(ctx.error(format!("Splits must be non-decreasing, got {splits:?}")));
         }
         let weights = self.weights(ctx, &w, &vt, "values")?;
-        let mut rows = vec![Row::new(); splits.len() - 1];
+        let mut rows = Rows::new();
         let mut max_seen = 0;
         for (b, p) in splits.windows(2).enumerate() {
             for i in p[0] as usize..p[1] as usize {
-                self.add(&mut rows[b], v[i], weights.as_ref().map(|w| w[i]), &mut max_seen);
+                self.add(rows.entry(b).or_default(), v[i], weights.as_ref().map(|w| w[i]), &mut max_seen);
             }
         }
-        self.output(ctx, rows, max_seen, false)
+        self.output(ctx, rows, splits.len() - 1, max_seen, false)
     }
 }
 

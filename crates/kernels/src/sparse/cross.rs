@@ -45,6 +45,21 @@ impl Vals<'_> {
     }
 }
 
+/// One input's entries by batch row: row `b` holds `items[ends[b - 1]..ends[b]]` (from 0
+/// for the first row), so a dense shape's batch size costs 8 bytes a row, from the
+/// fallible allocation path.
+struct RowLists {
+    ends: Vec<i64>,
+    items: Vec<usize>,
+}
+
+impl RowLists {
+    fn row(&self, b: usize) -> &[usize] {
+        let s = if b == 0 { 0 } else { self.ends[b - 1] as usize };
+        &self.items[s..self.ends[b] as usize]
+    }
+}
+
 fn vals<'a>(ctx: &OpContext, what: &str, t: &'a Tensor) -> Result<Vals<'a>, Status> {
     match t.storage() {
         Storage::Str(v) => Ok(Vals::Str(v)),
@@ -87,7 +102,7 @@ impl OpKernel for SparseCross {
             Ok(())
         };
         // Each column: per batch row, the feature positions in its values.
-        let mut columns: Vec<(Vals, Vec<Vec<usize>>)> = Vec::with_capacity(n + n_dense);
+        let mut columns: Vec<(Vals, RowLists)> = Vec::with_capacity(n + n_dense);
         let mut sparse_rows = Vec::with_capacity(n);
         for i in 0..n {
             let m = indices_matrix(ctx, &format!("indices[{i}]"), &idx_t[i])?;
@@ -112,20 +127,33 @@ impl OpKernel for SparseCross {
         }
         let batch = batch.unwrap_or(0);
         for (i, (m, b)) in sparse_rows.iter().enumerate() {
-            let mut per_row = vec![Vec::new(); *b];
+            // Entries per row, then where each row starts, then (placing the entries in
+            // order) where each ends.
+            let mut ends = ferroflow_core::alloc::zeroed::<i64>(&[*b])?;
             for e in 0..m.n {
                 let r = m.row(e)[0];
                 if r < 0 || r as u64 >= *b as u64 {
                     return Err(ctx.error(format!("indices[{i}][{e}, 0] = {r} is out of range [0, {b})")));
                 }
-                per_row[r as usize].push(e);
+                ends[r as usize] += 1;
             }
-            columns.push((vals(ctx, &format!("values[{i}]"), &val_t[i])?, per_row));
+            let mut at = 0i64;
+            for c in ends.iter_mut() {
+                (*c, at) = (at, at + *c);
+            }
+            let mut items = vec![0usize; m.n];
+            for e in 0..m.n {
+                let r = m.row(e)[0] as usize;
+                items[ends[r] as usize] = e;
+                ends[r] += 1;
+            }
+            columns.push((vals(ctx, &format!("values[{i}]"), &val_t[i])?, RowLists { ends, items }));
         }
         for (i, d) in dense_t.iter().enumerate() {
             let w = d.dims()[1];
-            let per_row = (0..batch).map(|b| (b * w..(b + 1) * w).collect()).collect();
-            columns.push((vals(ctx, &format!("dense_inputs[{i}]"), d)?, per_row));
+            let ends = (1..=batch).map(|b| (b * w) as i64).collect();
+            let rows = RowLists { ends, items: (0..batch * w).collect() };
+            columns.push((vals(ctx, &format!("dense_inputs[{i}]"), d)?, rows));
         }
         // The output form.
         let (sep, hashed, buckets, key, strong) = match self.mode {
@@ -154,19 +182,19 @@ impl OpKernel for SparseCross {
         let mut total = 0usize;
         let mut widest = 0usize;
         for b in 0..batch {
-            let c = columns.iter().try_fold(1usize, |a, (_, rows)| a.checked_mul(rows[b].len()));
+            let c = columns.iter().try_fold(1usize, |a, (_, rows)| a.checked_mul(rows.row(b).len()));
             let c = c.ok_or_else(|| ctx.error("too many crosses"))?;
             let c = if columns.is_empty() { 0 } else { c };
             total = total.checked_add(c).ok_or_else(|| ctx.error("too many crosses"))?;
             widest = widest.max(c);
         }
         check_alloc(&[total, 2], DataType::Int64).map_err(|e| ctx.error_with(e))?;
-        let mut indices = Vec::with_capacity(total * 2);
-        let mut out_int = Vec::new();
-        let mut out_str = Vec::new();
+        let mut indices = ferroflow_core::alloc::with_capacity::<i64>(&[total, 2])?;
+        let mut out_int = ferroflow_core::alloc::with_capacity::<i64>(&[if hashed { total } else { 0 }])?;
+        let mut out_str = ferroflow_core::alloc::with_capacity::<Vec<u8>>(&[if hashed { 0 } else { total }])?;
         let mut perm = vec![0usize; columns.len()];
         for b in 0..batch {
-            if columns.is_empty() || columns.iter().any(|(_, rows)| rows[b].is_empty()) {
+            if columns.is_empty() || columns.iter().any(|(_, rows)| rows.row(b).is_empty()) {
                 continue;
             }
             perm.iter_mut().for_each(|p| *p = 0);
@@ -175,7 +203,7 @@ impl OpKernel for SparseCross {
                 if hashed {
                     let mut h = key;
                     for (c, &p) in columns.iter().zip(&perm) {
-                        h = fingerprint_cat64(h, c.0.hash(c.1[b][p], strong));
+                        h = fingerprint_cat64(h, c.0.hash(c.1.row(b)[p], strong));
                     }
                     out_int.push(if buckets > 0 { (h % buckets as u64) as i64 } else { (h % i64::MAX as u64) as i64 });
                 } else {
@@ -184,7 +212,7 @@ impl OpKernel for SparseCross {
                         if j > 0 {
                             s.extend_from_slice(&sep);
                         }
-                        s.extend_from_slice(&c.0.text(c.1[b][p]));
+                        s.extend_from_slice(&c.0.text(c.1.row(b)[p]));
                     }
                     out_str.push(s);
                 }
@@ -199,7 +227,7 @@ impl OpKernel for SparseCross {
                     }
                     j -= 1;
                     perm[j] += 1;
-                    if perm[j] < columns[j].1[b].len() {
+                    if perm[j] < columns[j].1.row(b).len() {
                         break;
                     }
                     perm[j] = 0;

@@ -10,18 +10,15 @@ use ferroflow_core::{DataType, Shape, Status, Tensor, TensorType};
 
 use super::elem::SegElem;
 use super::util::{check_values, indices_matrix, shape_vector};
-use crate::array::util::{check_alloc, index_vec};
+use crate::array::util::{check_alloc, collect_vec, index_vec};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
-fn fill_values<T: TensorType + Clone>(
-    values: &Tensor,
-    default: &Tensor,
-    order: &[Option<usize>],
-) -> Result<Tensor, Status> {
+fn fill_values<T: TensorType + Clone>(values: &Tensor, default: &Tensor, order: &[i64]) -> Result<Tensor, Status> {
     let v = values.as_slice::<T>()?;
     let d = &default.as_slice::<T>()?[0];
-    let out: Vec<T> = order.iter().map(|o| o.map_or_else(|| d.clone(), |i| v[i].clone())).collect();
+    let out =
+        collect_vec(&[order.len()], order.iter().map(|&o| if o < 0 { d.clone() } else { v[o as usize].clone() }))?;
     Tensor::new(Shape::new(vec![order.len()]), out)
 }
 
@@ -58,7 +55,7 @@ impl OpKernel for SparseFillEmptyRows {
             );
         }
         check_alloc(&[rows], DataType::Bool).map_err(|e| ctx.error_with(e))?;
-        let mut count = vec![0usize; rows];
+        let mut count = ferroflow_core::alloc::zeroed::<i64>(&[rows])?;
         for i in 0..idx.n {
             let r = idx.row(i)[0];
             if r < 0 || r as u64 >= rows as u64 {
@@ -66,30 +63,33 @@ impl OpKernel for SparseFillEmptyRows {
             }
             count[r as usize] += 1;
         }
-        let empty: Vec<bool> = count.iter().map(|&c| c == 0).collect();
+        let empty = collect_vec(&[rows], count.iter().map(|&c| c == 0))?;
         // Output position of each row's first entry.
-        let mut start = Vec::with_capacity(rows);
+        let mut start = ferroflow_core::alloc::with_capacity::<i64>(&[rows])?;
         let mut total = 0usize;
         for &c in &count {
-            start.push(total);
-            total += c.max(1);
+            start.push(total as i64);
+            total += (c as usize).max(1);
         }
         check_alloc(&[total, idx.rank], DataType::Int64).map_err(|e| ctx.error_with(e))?;
-        let mut order: Vec<Option<usize>> = vec![None; total];
-        let mut out_idx = vec![0i64; total * idx.rank];
-        let mut reverse = vec![0i64; idx.n];
-        let mut next = start.clone();
+        // The input entry at each output position (-1: a filled one).
+        let mut order = ferroflow_core::alloc::filled(&[total], -1i64)?;
+        let mut out_idx = ferroflow_core::alloc::zeroed::<i64>(&[total, idx.rank])?;
+        let mut reverse = ferroflow_core::alloc::zeroed::<i64>(&[idx.n])?;
+        // The counts are done with: the buffer becomes each row's next output position.
+        let mut next = count;
+        next.copy_from_slice(&start);
         for i in 0..idx.n {
             let r = idx.row(i)[0] as usize;
-            let p = next[r];
+            let p = next[r] as usize;
             next[r] += 1;
-            order[p] = Some(i);
+            order[p] = i as i64;
             out_idx[p * idx.rank..(p + 1) * idx.rank].copy_from_slice(idx.row(i));
             reverse[i] = p as i64;
         }
         for (r, &e) in empty.iter().enumerate() {
             if e {
-                out_idx[start[r] * idx.rank] = r as i64;
+                out_idx[start[r] as usize * idx.rank] = r as i64;
             }
         }
         let out_values = ferroflow_core::with_dtype!(values.dtype(), T => fill_values::<T>(&values, &default, &order))?;
@@ -102,14 +102,14 @@ impl OpKernel for SparseFillEmptyRows {
 
 fn grad_typed<T: SegElem>(map: &[usize], grad: &Tensor) -> Result<(Tensor, Tensor), Status> {
     let g = grad.as_slice::<T>()?;
-    let mut used = vec![false; g.len()];
-    let d: Vec<T> = map
-        .iter()
-        .map(|&p| {
+    let mut used = ferroflow_core::alloc::zeroed::<bool>(grad.dims())?;
+    let d = collect_vec(
+        &[map.len()],
+        map.iter().map(|&p| {
             used[p] = true;
             g[p]
-        })
-        .collect();
+        }),
+    )?;
     let rest = g.iter().zip(&used).filter(|(_, &u)| !u).fold(T::ZERO, |a, (&v, _)| a.add(v));
     Ok((Tensor::new(Shape::new(vec![map.len()]), d)?, Tensor::scalar(rest)))
 }

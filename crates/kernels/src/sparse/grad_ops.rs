@@ -25,7 +25,7 @@ fn scatter<T: TensorType + Clone + Default>(
     pairs: &[(usize, usize)],
 ) -> Result<Tensor, Status> {
     let g = grad.as_slice::<T>()?;
-    let mut out = vec![T::default(); n];
+    let mut out = ferroflow_core::alloc::zeroed::<T>(&[n])?;
     for &(to, from) in pairs {
         out[to] = g[from].clone();
     }

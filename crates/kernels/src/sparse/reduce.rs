@@ -6,7 +6,7 @@ use ferroflow_core::{NodeAttrs, Shape, Status, Tensor};
 
 use super::elem::SegElem;
 use super::util::{check_values, dense_dims, indices_matrix, shape_vector};
-use crate::array::util::{check_alloc, index_vec, product};
+use crate::array::util::{check_alloc, index_vec};
 use crate::dispatch::dispatch;
 use crate::real::Real;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -18,9 +18,9 @@ struct SparseReduceSum {
 
 fn reduce_typed<T: SegElem>(offsets: &[usize], vals: &Tensor, dims: &[usize], max: bool) -> Result<Tensor, Status> {
     let v = vals.as_slice::<T>()?;
-    let mut out = vec![T::ZERO; product(dims)];
+    let mut out = ferroflow_core::alloc::zeroed::<T>(dims)?;
     if max {
-        let mut seen = vec![false; out.len()];
+        let mut seen = ferroflow_core::alloc::zeroed::<bool>(dims)?;
         for (&o, &x) in offsets.iter().zip(v) {
             out[o] = if seen[o] { out[o].max_of(x) } else { x };
             seen[o] = true;
@@ -80,7 +80,7 @@ impl OpKernel for SparseReduceSum {
 
 fn softmax_typed<T: Real>(groups: &[Vec<usize>], vals: &Tensor) -> Result<Tensor, Status> {
     let v = vals.as_slice::<T>()?;
-    let mut out = vec![T::ZERO; v.len()];
+    let mut out = ferroflow_core::alloc::zeroed::<T>(vals.dims())?;
     for g in groups {
         let max = g.iter().map(|&i| v[i]).fold(v[g[0]], |a, x| if x > a { x } else { a });
         let mut sum = T::ZERO;

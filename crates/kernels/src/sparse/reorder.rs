@@ -4,11 +4,12 @@
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
 use super::util::{check_values, indices_matrix, shape_vector};
+use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 fn permute<T: TensorType + Clone>(values: &Tensor, perm: &[usize]) -> Result<Tensor, Status> {
     let v = values.as_slice::<T>()?;
-    Tensor::new(Shape::new(vec![perm.len()]), perm.iter().map(|&i| v[i].clone()).collect::<Vec<T>>())
+    Tensor::new(Shape::new(vec![perm.len()]), collect_vec(&[perm.len()], perm.iter().map(|&i| v[i].clone()))?)
 }
 
 struct SparseReorder;
@@ -30,7 +31,7 @@ impl OpKernel for SparseReorder {
         if !(1..idx.n).all(|i| idx.row(i - 1) <= idx.row(i)) {
             perm.sort_by(|&a, &b| idx.row(a).cmp(idx.row(b)));
         }
-        let mut out = Vec::with_capacity(idx.v.len());
+        let mut out = ferroflow_core::alloc::with_capacity::<i64>(&[idx.n, idx.rank])?;
         for &p in &perm {
             out.extend_from_slice(idx.row(p));
         }

@@ -62,7 +62,7 @@ impl OpKernel for SparseReshape {
         }
         let r_out = out_shape.len();
         check_alloc(&[idx.n, r_out], ferroflow_core::DataType::Int64).map_err(|e| ctx.error_with(e))?;
-        let mut out = Vec::with_capacity(idx.n * r_out);
+        let mut out = ferroflow_core::alloc::with_capacity::<i64>(&[idx.n, r_out])?;
         let mut row = vec![0i64; r_out];
         for i in 0..idx.n {
             let mut lin = 0i64;

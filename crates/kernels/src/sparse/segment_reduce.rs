@@ -112,7 +112,7 @@ fn sorted_typed<T: SegElem>(data: &Tensor, ids: &[i64], rows: usize, kind: Reduc
     let mut out_dims = data.dims().to_vec();
     out_dims[0] = rows;
     let gap = if kind == Reduce::Prod { T::ONE } else { T::ZERO };
-    let mut dst = vec![gap; rows * inner];
+    let mut dst = ferroflow_core::alloc::filled(&out_dims, gap)?;
     let reduce_run = |acc: &mut [T], first: usize, end: usize| {
         acc.copy_from_slice(&src[first * inner..(first + 1) * inner]);
         for r in first + 1..end {
@@ -173,7 +173,7 @@ fn segment_reduce(ctx: &mut OpContext, kind: Reduce) -> Result<(), Status> {
 fn unsorted_typed<T: SegElem>(data: &Tensor, ids: &[i64], out_dims: &[usize], kind: Reduce) -> Result<Tensor, Status> {
     let src = data.as_slice::<T>()?;
     let inner = product(&out_dims[1..]);
-    let mut dst = vec![kind.identity::<T>(); product(out_dims)];
+    let mut dst = ferroflow_core::alloc::filled(out_dims, kind.identity::<T>())?;
     if inner > 0 {
         for (i, &id) in ids.iter().enumerate() {
             if id >= 0 {

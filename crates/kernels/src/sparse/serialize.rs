@@ -39,11 +39,39 @@ impl Boxing {
     /// `parts` (indices, values, shape of each sparse tensor, row after row) as a tensor of
     /// `dims`.
     fn pack(self, dims: Vec<usize>, parts: Vec<Tensor>) -> Result<Tensor, Status> {
+        let mut p = self.packer(&dims)?;
+        parts.into_iter().for_each(|t| p.push(t));
+        p.finish(dims)
+    }
+
+    /// An empty tensor of `dims` to box parts into one by one, from the fallible allocation
+    /// path.
+    fn packer(self, dims: &[usize]) -> Result<Packer, Status> {
+        Ok(match self {
+            Boxing::Proto => Packer::Proto(ferroflow_core::alloc::with_capacity(dims)?),
+            Boxing::Variant => Packer::Variant(ferroflow_core::alloc::with_capacity(dims)?),
+        })
+    }
+}
+
+/// Boxed parts so far.
+enum Packer {
+    Proto(Vec<Vec<u8>>),
+    Variant(Vec<Variant>),
+}
+
+impl Packer {
+    fn push(&mut self, t: Tensor) {
         match self {
-            Boxing::Proto => Tensor::new(dims, parts.iter().map(|t| t.to_proto().encode_to_vec()).collect::<Vec<_>>()),
-            Boxing::Variant => {
-                Tensor::new(dims, parts.into_iter().map(|t| Variant::Tensor(Arc::new(t))).collect::<Vec<_>>())
-            }
+            Packer::Proto(v) => v.push(t.to_proto().encode_to_vec()),
+            Packer::Variant(v) => v.push(Variant::Tensor(Arc::new(t))),
+        }
+    }
+
+    fn finish(self, dims: Vec<usize>) -> Result<Tensor, Status> {
+        match self {
+            Packer::Proto(v) => Tensor::new(dims, v),
+            Packer::Variant(v) => Tensor::new(dims, v),
         }
     }
 }
@@ -108,7 +136,8 @@ impl OpKernel for SerializeManySparse {
         let n = shape[0] as usize;
         check_alloc(&[n, 3], DataType::String).map_err(|e| ctx.error_with(e))?;
         let inner = Tensor::new(vec![rank - 1], shape[1..].to_vec())?;
-        let mut parts = Vec::with_capacity(3 * n);
+        // Boxed row by row: no part outlives its row.
+        let mut parts = self.out.packer(&[n, 3])?;
         let mut next = 0usize;
         for b in 0..n {
             let start = next;
@@ -123,7 +152,7 @@ impl OpKernel for SerializeManySparse {
             parts.push(ferroflow_core::with_dtype!(values.dtype(), T => take::<T>(&values, start..next))?);
             parts.push(inner.clone());
         }
-        ctx.set_output(0, self.out.pack(vec![n, 3], parts)?)
+        ctx.set_output(0, parts.finish(vec![n, 3])?)
     }
 }
 
@@ -234,7 +263,7 @@ impl OpKernel for DeserializeSparse {
         let total: usize = elems.iter().map(|(_, v, _)| v.num_elements()).sum();
         let out_rank = stack.len() + rank;
         check_alloc(&[total, out_rank], DataType::Int64).map_err(|e| ctx.error_with(e))?;
-        let mut indices = Vec::with_capacity(total * out_rank);
+        let mut indices = ferroflow_core::alloc::with_capacity::<i64>(&[total, out_rank])?;
         let mut pos = vec![0i64; stack.len()];
         for (i, (idx, _, _)) in elems.iter().enumerate() {
             // The element's position in the stacked dims, innermost fastest.

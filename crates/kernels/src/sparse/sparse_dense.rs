@@ -5,7 +5,7 @@ use ferroflow_core::{NodeAttrs, Shape, Status, Tensor};
 
 use super::elem::SegElem;
 use super::util::{check_values, indices_matrix, shape_vector};
-use crate::array::util::check_alloc;
+use crate::array::util::{check_alloc, copy_vec};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -25,7 +25,7 @@ fn matmul_typed<T: SegElem>(
     let av = a.as_slice::<T>()?;
     let bv = b.as_slice::<T>()?;
     let bcols = b.dims()[1];
-    let mut out = vec![T::ZERO; m * n];
+    let mut out = ferroflow_core::alloc::zeroed::<T>(&[m, n])?;
     if n > 0 {
         if adjoint_b {
             // op(B)[c, j] = B[j, c]: a strided column of B.
@@ -99,7 +99,7 @@ impl OpKernel for MatMul {
 
 fn add_typed<T: SegElem>(offsets: &[usize], a: &Tensor, b: &Tensor) -> Result<Tensor, Status> {
     let av = a.as_slice::<T>()?;
-    let mut out = b.as_slice::<T>()?.to_vec();
+    let mut out = copy_vec::<T>(b)?;
     for (&o, &v) in offsets.iter().zip(av) {
         out[o] = out[o].add(v);
     }

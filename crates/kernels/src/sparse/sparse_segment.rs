@@ -37,7 +37,7 @@ fn reduce_typed<T: SegElem>(
 ) -> Result<Tensor, Status> {
     let src = data.as_slice::<T>()?;
     let inner = product(&out_dims[1..]);
-    let mut dst = vec![T::ZERO; product(out_dims)];
+    let mut dst = ferroflow_core::alloc::zeroed::<T>(out_dims)?;
     let row = |i: usize| {
         let r = indices[i] as usize;
         &src[r * inner..(r + 1) * inner]
@@ -133,7 +133,7 @@ fn scatter_typed<T: SegElem>(
 ) -> Result<Tensor, Status> {
     let src = grad.as_slice::<T>()?;
     let inner = product(&out_dims[1..]);
-    let mut dst = vec![T::ZERO; product(out_dims)];
+    let mut dst = ferroflow_core::alloc::zeroed::<T>(out_dims)?;
     if inner > 0 {
         for (i, &s) in seg.iter().enumerate() {
             let s = s as usize;

@@ -17,7 +17,7 @@ struct SparseSparse {
 }
 
 /// The union of `a` and `b`'s indices, and the values of both sides there (0 where absent).
-fn union<T: Num>(a: &Indices, av: &[T], b: &Indices, bv: &[T], max: bool) -> (Vec<i64>, Vec<T>) {
+fn union<T: Num>(a: &Indices, av: &[T], b: &Indices, bv: &[T], max: bool) -> Result<(Vec<i64>, Vec<T>), Status> {
     // Eigen's default (`a < b ? b : a` and `b < a ? b : a`), as TensorFlow's functors.
     let pick = |x: T, y: T| {
         let y_wins = if max { x < y } else { y < x };
@@ -28,8 +28,8 @@ fn union<T: Num>(a: &Indices, av: &[T], b: &Indices, bv: &[T], max: bool) -> (Ve
         }
     };
     let (mut i, mut j) = (0, 0);
-    let mut idx = Vec::with_capacity((a.n + b.n) * a.rank);
-    let mut vals = Vec::with_capacity(a.n + b.n);
+    let mut idx = ferroflow_core::alloc::with_capacity::<i64>(&[a.n + b.n, a.rank])?;
+    let mut vals = ferroflow_core::alloc::with_capacity::<T>(&[a.n + b.n])?;
     while i < a.n || j < b.n {
         let ord = match (i < a.n, j < b.n) {
             (true, true) => a.row(i).cmp(b.row(j)),
@@ -55,7 +55,7 @@ fn union<T: Num>(a: &Indices, av: &[T], b: &Indices, bv: &[T], max: bool) -> (Ve
             }
         }
     }
-    (idx, vals)
+    Ok((idx, vals))
 }
 
 impl SparseSparse {
@@ -67,7 +67,7 @@ impl SparseSparse {
         b: &Indices,
         bv: &Tensor,
     ) -> Result<(), Status> {
-        let (idx, vals) = union(a, av.as_slice::<T>()?, b, bv.as_slice::<T>()?, self.max);
+        let (idx, vals) = union(a, av.as_slice::<T>()?, b, bv.as_slice::<T>()?, self.max)?;
         let n = vals.len();
         ctx.set_output(0, Tensor::new(Shape::new(vec![n, a.rank]), idx)?)?;
         ctx.set_output(1, Tensor::new(Shape::new(vec![n]), vals)?)

@@ -5,7 +5,7 @@
 use ferroflow_core::{NodeAttrs, Shape, Status, Tensor, TensorType};
 
 use super::util::{dense_dims, out_of_bounds};
-use crate::array::util::{check_alloc, index_vec, product};
+use crate::array::util::{check_alloc, index_vec};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 fn idx_str(v: &[i64]) -> String {
@@ -50,7 +50,7 @@ fn scatter<T: TensorType + Clone>(
     default: &Tensor,
 ) -> Result<Tensor, Status> {
     let vals = values.as_slice::<T>()?;
-    let mut out = vec![default.as_slice::<T>()?[0].clone(); product(dims)];
+    let mut out = ferroflow_core::alloc::filled(dims, default.as_slice::<T>()?[0].clone())?;
     for i in 0..n {
         let mut off = 0usize;
         for (k, &x) in idx[i * rank..(i + 1) * rank].iter().enumerate() {

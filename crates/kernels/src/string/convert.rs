@@ -4,7 +4,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use super::{string_tensor, strings};
+use super::{string_tensor, strings, StringsOut};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -138,19 +138,23 @@ impl AsString {
 impl OpKernel for AsString {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let t = ctx.input(0)?;
-        let out: Vec<String> = match t.dtype() {
-            DataType::Float => t.as_slice::<f32>()?.iter().map(|&v| self.float(v as f64)).collect(),
-            DataType::Double => t.as_slice::<f64>()?.iter().map(|&v| self.float(v)).collect(),
-            DataType::Bool => t.as_slice::<bool>()?.iter().map(|v| v.to_string()).collect(),
-            DataType::String => {
-                strings(ctx, "input", &t)?.iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect()
+        // A `width` pads every element to up to 4 KiB: the strings are checked as they grow.
+        let mut out = StringsOut::new(t.dims(), "AsString")?;
+        match t.dtype() {
+            DataType::Float => {
+                t.as_slice::<f32>()?.iter().try_for_each(|&v| out.push(self.pad(self.float(v as f64))))?
             }
-            d => dispatch!(d, ctx, [i32, i64, u8, i8, i16, u16, u32, u64], |T| Ok::<Vec<String>, Status>(
-                t.as_slice::<T>()?.iter().map(|v| v.to_string()).collect()
-            ))?,
+            DataType::Double => t.as_slice::<f64>()?.iter().try_for_each(|&v| out.push(self.pad(self.float(v))))?,
+            DataType::Bool => t.as_slice::<bool>()?.iter().try_for_each(|v| out.push(self.pad(v.to_string())))?,
+            DataType::String => strings(ctx, "input", &t)?
+                .iter()
+                .try_for_each(|s| out.push(self.pad(String::from_utf8_lossy(s).into_owned())))?,
+            d => dispatch!(d, ctx, [i32, i64, u8, i8, i16, u16, u32, u64], |T| t
+                .as_slice::<T>()?
+                .iter()
+                .try_for_each(|v| out.push(self.pad(v.to_string()))))?,
         };
-        let bytes = out.into_iter().map(|s| self.pad(s)).collect();
-        ctx.set_output(0, string_tensor(t.shape().clone(), bytes)?)
+        ctx.set_output(0, string_tensor(t.shape().clone(), out.into_vec())?)
     }
 }
 

@@ -25,7 +25,7 @@ impl OpKernel for Fingerprint {
         }
         let rows = data.dims()[0];
         let per_row = data.num_elements().checked_div(rows).unwrap_or(0);
-        let mut out = Vec::with_capacity(rows * 8);
+        let mut out = ferroflow_core::alloc::with_capacity::<u8>(&[rows, 8])?;
         match data.storage() {
             Storage::Str(v) => {
                 for r in 0..rows {

@@ -7,6 +7,7 @@ use ferroflow_core::{NodeAttrs, Status, Tensor};
 
 use super::farmhash::{fingerprint64, siphash24};
 use super::strings;
+use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 #[derive(Clone, Copy)]
@@ -24,17 +25,17 @@ struct HashBucket {
 impl OpKernel for HashBucket {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let t = ctx.input(0)?;
-        let out: Vec<i64> = strings(ctx, "input", &t)?
-            .iter()
-            .map(|s| {
+        let out = collect_vec(
+            t.dims(),
+            strings(ctx, "input", &t)?.iter().map(|s| {
                 let h = match self.hash {
                     Hash::Fast => fingerprint64(s),
                     Hash::Strong(k0, k1) => siphash24(k0, k1, s),
                     Hash::Legacy => ferroflow_core::tf_hash64(s),
                 };
                 (h % self.buckets) as i64
-            })
-            .collect();
+            }),
+        )?;
         ctx.set_output(0, Tensor::new(t.shape().clone(), out)?)
     }
 }

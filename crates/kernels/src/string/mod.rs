@@ -13,6 +13,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Shape, Status, Storage, Tensor};
 use regex::bytes::Regex;
 
+use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 mod case;
@@ -38,6 +39,44 @@ pub(crate) fn strings<'a>(ctx: &OpContext, what: &str, t: &'a Tensor) -> Result<
     match t.storage() {
         Storage::Str(v) => Ok(v),
         _ => Err(ctx.error(format!("{what} must be a string tensor, got {}", t.dtype()))),
+    }
+}
+
+/// Output bytes between two budget checks while strings grow.
+pub(crate) const CHECK_EVERY: usize = 1 << 20;
+
+/// The elements of a string tensor being built: room for them from the fallible allocation
+/// path, and the bytes of the strings checked against the task's memory budget as they grow
+/// (every [`CHECK_EVERY`] bytes), for ops whose strings can be far longer than their input's
+/// (a width, a separator or a padding from an attr repeated for every element).
+pub(crate) struct StringsOut {
+    v: Vec<Vec<u8>>,
+    bytes: usize,
+    next_check: usize,
+    op: &'static str,
+}
+
+impl StringsOut {
+    /// Room for the strings of a tensor of `dims`, made by `op`.
+    pub(crate) fn new(dims: &[usize], op: &'static str) -> Result<StringsOut, Status> {
+        Ok(StringsOut { v: ferroflow_core::alloc::with_capacity(dims)?, bytes: 0, next_check: CHECK_EVERY, op })
+    }
+
+    pub(crate) fn push(&mut self, s: Vec<u8>) -> Result<(), Status> {
+        self.bytes = self.bytes.saturating_add(s.len());
+        if self.bytes >= self.next_check {
+            let (grown, op) = (self.bytes, self.op);
+            ferroflow_core::check_alloc_bytes(Some(grown as u64), || {
+                format!("the strings {op} makes ({grown} bytes and growing)")
+            })?;
+            self.next_check = grown.saturating_add(CHECK_EVERY);
+        }
+        self.v.push(s);
+        Ok(())
+    }
+
+    pub(crate) fn into_vec(self) -> Vec<Vec<u8>> {
+        self.v
     }
 }
 
@@ -128,7 +167,7 @@ fn full_match(pattern: &str) -> Result<Regex, String> {
 
 fn match_all(ctx: &mut OpContext, re: &Regex) -> Result<(), Status> {
     let t = ctx.input(0)?;
-    let out: Vec<bool> = strings(ctx, "input", &t)?.iter().map(|s| re.is_match(s)).collect();
+    let out = collect_vec(t.dims(), strings(ctx, "input", &t)?.iter().map(|s| re.is_match(s)))?;
     ctx.set_output(0, Tensor::from_storage(t.shape().clone(), Storage::Bool(out))?)
 }
 

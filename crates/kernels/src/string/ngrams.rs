@@ -95,10 +95,10 @@ impl OpKernel for StringNGrams {
                 let longest = row.iter().map(Vec::len).max().unwrap_or(0) as u128;
                 bound += (n as u128) * ((w as u128) * (longest + extra) + 24);
                 if bound > ferroflow_core::memory_limit() as u128 {
-                    return Err(ctx.error(format!(
+                    return Err(ctx.error_with(Status::resource_exhausted(format!(
                         "the n-grams of width {w} of row {r} would exceed this task's memory limit of {} bytes",
                         ferroflow_core::memory_limit()
-                    )));
+                    ))));
                 }
                 self.ngrams(row, n, w, &mut out);
             }

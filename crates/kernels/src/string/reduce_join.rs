@@ -7,7 +7,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Shape, Status};
 
-use super::{string_tensor, strings};
+use super::{string_tensor, strings, StringsOut};
 use crate::array::util::index_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -55,7 +55,17 @@ impl OpKernel for ReduceJoin {
             let step = strides[a];
             offsets = (0..dims[a]).flat_map(|i| offsets.iter().map(move |&o| o + i * step)).collect();
         }
-        let mut out = Vec::with_capacity(out_n);
+        // The joined bytes first: a long separator repeated for every element can make the
+        // output far larger than the input.
+        let seps = offsets.len().saturating_sub(1).checked_mul(self.separator.len());
+        let bytes = seps
+            .and_then(|s| s.checked_add(std::mem::size_of::<Vec<u8>>()))
+            .and_then(|s| s.checked_mul(out_n))
+            .and_then(|b| b.checked_add(if out_n == 0 { 0 } else { v.iter().map(Vec::len).sum::<usize>() }));
+        ferroflow_core::check_alloc_bytes(bytes.map(|b| b as u64), || {
+            format!("the {out_n} strings ReduceJoin makes of {} elements", v.len())
+        })?;
+        let mut out = StringsOut::new(&out_dims, "ReduceJoin")?;
         let mut coord = vec![0usize; kept.len()];
         for _ in 0..out_n {
             let base: usize = kept.iter().zip(&coord).map(|(&d, &c)| c * strides[d]).sum();
@@ -66,7 +76,7 @@ impl OpKernel for ReduceJoin {
                 }
                 s.extend_from_slice(&v[base + o]);
             }
-            out.push(s);
+            out.push(s)?;
             for i in (0..kept.len()).rev() {
                 coord[i] += 1;
                 if coord[i] < dims[kept[i]] {
@@ -75,7 +85,7 @@ impl OpKernel for ReduceJoin {
                 coord[i] = 0;
             }
         }
-        ctx.set_output(0, string_tensor(Shape::new(out_dims), out)?)
+        ctx.set_output(0, string_tensor(Shape::new(out_dims), out.into_vec())?)
     }
 }
 

@@ -6,7 +6,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status};
 use regex::bytes::Regex;
 
-use super::{string_tensor, strings};
+use super::{string_tensor, strings, CHECK_EVERY};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// RE2's rewrite string as a `regex` replacement: `\n` → `${n}`, `\\` → `\`, `$` → `$$`.
@@ -38,16 +38,13 @@ fn compile(pattern: &str) -> Result<Regex, String> {
     Regex::new(pattern).map_err(|e| format!("Invalid pattern: {pattern}, error: {e}"))
 }
 
-/// Output bytes between two budget checks while strings grow.
-const CHECK_EVERY: usize = 1 << 20;
-
 fn replace_all(ctx: &mut OpContext, re: &Regex, rewrite: &[u8], global: bool) -> Result<(), Status> {
     let t = ctx.input(0)?;
     let inputs = strings(ctx, "input", &t)?;
     // A rewrite repeated at every match (an empty pattern matches between every two bytes)
     // can make the output far larger than the input: its size is checked as it grows.
     let (mut done, mut next_check) = (0usize, CHECK_EVERY);
-    let mut out = Vec::with_capacity(inputs.len());
+    let mut out = ferroflow_core::alloc::with_capacity(t.dims())?;
     for s in inputs {
         let mut r = Vec::with_capacity(s.len());
         let mut last = 0;

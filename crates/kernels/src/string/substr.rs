@@ -52,7 +52,7 @@ impl OpKernel for Substr {
         }
         let pos = index_vec(&pos_t).map_err(|e| ctx.error(e.message))?;
         let len = index_vec(&len_t).map_err(|e| ctx.error(e.message))?;
-        let mut out = Vec::with_capacity(input.num_elements());
+        let mut out = ferroflow_core::alloc::with_capacity(input.dims())?;
         for (i, s) in strings(ctx, "input", &input)?.iter().enumerate() {
             let k = if scalar { 0 } else { i };
             match self.one(s, pos[k], len[k]) {

@@ -13,7 +13,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Shape, Status, Tensor};
 
-use super::{string_tensor, strings};
+use super::{string_tensor, strings, StringsOut};
 use crate::array::util::{index_tensor, index_type_attr, index_vec};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -220,13 +220,14 @@ impl OpKernel for Encode {
                 values.len()
             )));
         }
-        let mut out = Vec::with_capacity(splits.len() - 1);
+        let mut out = StringsOut::new(&[splits.len() - 1], "UnicodeEncode")?;
         for w in splits.windows(2) {
             let mut s = Vec::new();
             encode(&values[w[0] as usize..w[1] as usize], self.enc, self.policy, &mut s)
                 .map_err(|_| ctx.error(BAD_CODE_POINT))?;
-            out.push(s);
+            out.push(s)?;
         }
+        let out = out.into_vec();
         let n = out.len();
         ctx.set_output(0, string_tensor(Shape::new(vec![n]), out)?)
     }
@@ -244,7 +245,7 @@ impl OpKernel for Transcode {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let t = ctx.input(0)?;
         let v = strings(ctx, "input", &t)?;
-        let mut out = Vec::with_capacity(v.len());
+        let mut out = StringsOut::new(t.dims(), "UnicodeTranscode")?;
         for s in v {
             let chars: Vec<i32> = decode(s, self.from, self.policy)
                 .map_err(|_| ctx.error(BAD_INPUT))?
@@ -253,9 +254,9 @@ impl OpKernel for Transcode {
                 .collect();
             let mut e = Vec::with_capacity(s.len());
             encode(&chars, self.to, self.policy, &mut e).map_err(|_| ctx.error(BAD_CODE_POINT))?;
-            out.push(e);
+            out.push(e)?;
         }
-        ctx.set_output(0, string_tensor(t.shape().clone(), out)?)
+        ctx.set_output(0, string_tensor(t.shape().clone(), out.into_vec())?)
     }
 }
 

@@ -26,8 +26,10 @@ impl ApproxTopK {
         let (outer, n, inner) = (product(&dims[..axis]), dims[axis], product(&dims[axis + 1..]));
         let k = self.k;
         let xs = x.as_slice::<T>()?;
-        let mut vals = vec![T::default(); outer * k * inner];
-        let mut idx = vec![0i32; outer * k * inner];
+        let mut od = dims.to_vec();
+        od[axis] = k;
+        let mut vals = ferroflow_core::alloc::zeroed::<T>(&od)?;
+        let mut idx = ferroflow_core::alloc::zeroed::<i32>(&od)?;
         let mut line: Vec<u32> = Vec::with_capacity(n);
         let better = |a: T, b: T| -> Ordering {
             // NaN counts as the largest value (sorts first for max, last for min).
@@ -56,8 +58,6 @@ impl ApproxTopK {
                 }
             }
         }
-        let mut od = dims.to_vec();
-        od[axis] = k;
         ctx.set_output(0, Tensor::new(od.clone(), vals)?)?;
         ctx.set_output(1, Tensor::new(od, idx)?)
     }

@@ -8,7 +8,8 @@ use crate::{KernelRegistry, OpContext};
 fn band_typed<T: TensorType>(x: &Tensor, lower: i64, upper: i64) -> Result<Tensor, Status> {
     let d = x.dims();
     let (m, n) = (d[d.len() - 2], d[d.len() - 1]);
-    let mut out = x.as_slice::<T>()?.to_vec();
+    let mut out = ferroflow_core::alloc::with_capacity::<T>(d)?;
+    out.extend_from_slice(x.as_slice::<T>()?);
     if m * n == 0 {
         return Tensor::new(x.shape().clone(), out);
     }
@@ -51,7 +52,7 @@ fn matrix_band_part(ctx: &mut OpContext) -> Result<(), Status> {
 fn diag_typed<T: TensorType>(x: &Tensor, dims: Vec<usize>) -> Result<Tensor, Status> {
     let src = x.as_slice::<T>()?;
     let n = src.len();
-    let mut out = vec![T::default(); n * n];
+    let mut out = ferroflow_core::alloc::zeroed::<T>(&dims)?;
     for (i, v) in src.iter().enumerate() {
         out[i * n + i] = v.clone();
     }
@@ -64,7 +65,7 @@ fn diag(ctx: &mut OpContext) -> Result<(), Status> {
         return Err(ctx.error(format!("Input must be at least rank 1, got {}", x.rank())));
     }
     let dims: Vec<usize> = x.dims().iter().chain(x.dims()).copied().collect();
-    check_alloc(&dims, x.dtype()).map_err(|e| ctx.error(e.message))?;
+    check_alloc(&dims, x.dtype()).map_err(|e| ctx.error_with(e))?;
     let out = ferroflow_core::with_dtype!(x.dtype(), T => diag_typed::<T>(&x, dims))?;
     ctx.set_output(0, out)
 }
@@ -72,7 +73,9 @@ fn diag(ctx: &mut OpContext) -> Result<(), Status> {
 fn diag_part_typed<T: TensorType>(x: &Tensor, dims: Vec<usize>) -> Result<Tensor, Status> {
     let src = x.as_slice::<T>()?;
     let n = product(&dims);
-    Tensor::new(dims, (0..n).map(|i| src[i * n + i].clone()).collect::<Vec<T>>())
+    let mut out = ferroflow_core::alloc::with_capacity::<T>(&dims)?;
+    out.extend((0..n).map(|i| src[i * n + i].clone()));
+    Tensor::new(dims, out)
 }
 
 fn diag_part(ctx: &mut OpContext) -> Result<(), Status> {

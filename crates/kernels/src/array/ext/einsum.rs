@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::einsum_parse::{check_equation, parse, Spec};
 use super::util::kernel_dtype;
 use crate::array::strided::{strided_gather, strides_of};
-use crate::array::util::check_alloc;
+use crate::array::util::{check_alloc, collect_vec};
 use crate::dispatch::dispatch;
 use crate::math::elem::Num;
 use crate::nn::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
@@ -73,9 +73,9 @@ fn arrange<'a, T: Num>(src: &'a [T], v: &View, order: &[usize], summed: &[usize]
     }
     let rows: usize = dims[..order.len()].iter().product();
     if s == 0 {
-        return Ok(Cow::Owned(vec![T::ZERO; rows]));
+        return Ok(Cow::Owned(ferroflow_core::alloc::zeroed::<T>(&[rows])?));
     }
-    Ok(Cow::Owned(data.chunks(s).map(|c| c.iter().fold(T::ZERO, |a, &b| a.add(b))).collect()))
+    Ok(Cow::Owned(collect_vec(&[rows], data.chunks(s).map(|c| c.iter().fold(T::ZERO, |a, &b| a.add(b))))?))
 }
 
 fn size_of(spec: &Spec, labels: &[usize]) -> usize {
@@ -84,10 +84,13 @@ fn size_of(spec: &Spec, labels: &[usize]) -> usize {
 
 /// Permutes a row-major tensor over `have` into the output label order.
 fn to_output<T: Num>(data: Cow<[T]>, spec: &Spec, have: &[usize]) -> Result<Vec<T>, Status> {
-    if have == spec.output.as_slice() {
-        return Ok(data.into_owned());
-    }
     let hd: Vec<usize> = have.iter().map(|&l| spec.sizes[l]).collect();
+    if have == spec.output.as_slice() {
+        return match data {
+            Cow::Owned(v) => Ok(v),
+            Cow::Borrowed(s) => collect_vec(&hd, s.iter().copied()),
+        };
+    }
     let hs = strides_of(&hd);
     let od: Vec<usize> = spec.output.iter().map(|&l| spec.sizes[l]).collect();
     let os = spec.output.iter().map(|&l| pos_of(have, l).map(|p| hs[p])).collect::<Result<Vec<isize>, _>>()?;
@@ -192,7 +195,7 @@ fn einsum_two<T: Num + GemmScalar>(spec: &Spec, a: &Tensor, b: &Tensor) -> Resul
     let ob = operand(xb.as_slice::<T>()?, &vb, &batch, &contract, &free_b, &sum_b, sz)?;
     let (nb, m, k, n) =
         (size_of(spec, &batch), size_of(spec, &free_a), size_of(spec, &contract), size_of(spec, &free_b));
-    let mut out = vec![T::ZERO; nb * m * n];
+    let mut out = ferroflow_core::alloc::zeroed::<T>(&[nb, m, n])?;
     if m * n > 0 && k > 0 {
         let big = m * n * k * nb >= PAR_GEMM_MIN;
         let one = |(i, c): (usize, &mut [T])| {
@@ -212,12 +215,12 @@ fn einsum_two<T: Num + GemmScalar>(spec: &Spec, a: &Tensor, b: &Tensor) -> Resul
 
 /// Writes `compact` (row-major over the distinct output labels `uniq`) onto the diagonals
 /// of the output, whose repeated labels share one index; zeros elsewhere.
-fn inflate<T: Num>(compact: &[T], spec: &Spec, uniq: &[usize], out_dims: &[usize]) -> Vec<T> {
+fn inflate<T: Num>(compact: &[T], spec: &Spec, uniq: &[usize], out_dims: &[usize]) -> Result<Vec<T>, Status> {
     let ostr = strides_of(out_dims);
     let ustr: Vec<isize> =
         uniq.iter().map(|u| spec.output.iter().zip(&ostr).filter(|(l, _)| *l == u).map(|(_, s)| *s).sum()).collect();
     let udims: Vec<usize> = uniq.iter().map(|&l| spec.sizes[l]).collect();
-    let mut out = vec![T::default(); out_dims.iter().product()];
+    let mut out = ferroflow_core::alloc::zeroed::<T>(out_dims)?;
     let mut idx = vec![0usize; udims.len()];
     for &v in compact {
         let off: isize = idx.iter().zip(&ustr).map(|(&i, &s)| i as isize * s).sum();
@@ -230,7 +233,7 @@ fn inflate<T: Num>(compact: &[T], spec: &Spec, uniq: &[usize], out_dims: &[usize
             idx[k] = 0;
         }
     }
-    out
+    Ok(out)
 }
 
 struct Einsum {
@@ -241,7 +244,7 @@ struct Einsum {
 impl Einsum {
     fn run<T: Num + GemmScalar>(&self, ctx: &mut OpContext, xs: &[Tensor], spec: &Spec) -> Result<(), Status> {
         let out_dims: Vec<usize> = spec.output.iter().map(|&l| spec.sizes[l]).collect();
-        check_alloc(&out_dims, self.ty).map_err(|e| ctx.error(e.message))?;
+        check_alloc(&out_dims, self.ty).map_err(|e| ctx.error_with(e))?;
         let mut uniq: Vec<usize> = Vec::with_capacity(spec.output.len());
         for &l in &spec.output {
             if !uniq.contains(&l) {
@@ -259,7 +262,7 @@ impl Einsum {
         } else {
             einsum_two::<T>(&compact_spec, &xs[0], &xs[1])?
         };
-        ctx.set_output(0, Tensor::new(out_dims.clone(), inflate(&compact, spec, &uniq, &out_dims))?)
+        ctx.set_output(0, Tensor::new(out_dims.clone(), inflate(&compact, spec, &uniq, &out_dims)?)?)
     }
 }
 

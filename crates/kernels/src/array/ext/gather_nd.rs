@@ -4,7 +4,7 @@
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
 use super::util::indices_i64;
-use crate::array::util::{check_alloc, dims_str, product, FnKernel};
+use crate::array::util::{check_alloc, dims_str, owned_vec, product, FnKernel};
 use crate::math::elem::Num;
 use crate::{KernelRegistry, OpContext};
 
@@ -60,7 +60,7 @@ pub(super) fn resolve(ctx: &OpContext, indices: &Tensor, dims: &[usize], what: &
 
 fn gather_typed<T: TensorType>(p: &Tensor, s: &Slices, out_dims: Vec<usize>) -> Result<Tensor, Status> {
     let src = p.as_slice::<T>()?;
-    let mut out = Vec::with_capacity(s.offsets.len() * s.slice);
+    let mut out = ferroflow_core::alloc::with_capacity(&out_dims)?;
     for &o in &s.offsets {
         out.extend_from_slice(&src[o..o + s.slice]);
     }
@@ -74,7 +74,7 @@ fn gather_nd(ctx: &mut OpContext) -> Result<(), Status> {
     let depth = indices.dims()[indices.rank() - 1];
     let mut out_dims = s.batch.clone();
     out_dims.extend_from_slice(&params.dims()[depth..]);
-    check_alloc(&out_dims, params.dtype()).map_err(|e| ctx.error(e.message))?;
+    check_alloc(&out_dims, params.dtype()).map_err(|e| ctx.error_with(e))?;
     let out = ferroflow_core::with_dtype!(params.dtype(), T => gather_typed::<T>(&params, &s, out_dims))?;
     ctx.set_output(0, out)
 }
@@ -112,19 +112,21 @@ pub(super) fn scatter_into<T: Num>(dst: &mut [T], s: &Slices, upd: &[T], mode: M
     }
 }
 
-fn update_any<T: TensorType>(base: &Tensor, s: &Slices, updates: &Tensor) -> Result<Tensor, Status> {
-    let mut dst = base.as_slice::<T>()?.to_vec();
+fn update_any<T: TensorType>(base: Tensor, s: &Slices, updates: &Tensor) -> Result<Tensor, Status> {
+    let shape = base.shape().clone();
+    let mut dst = owned_vec::<T>(base)?;
     let upd = updates.as_slice::<T>()?;
     for (i, &o) in s.offsets.iter().enumerate() {
         dst[o..o + s.slice].clone_from_slice(&upd[i * s.slice..(i + 1) * s.slice]);
     }
-    Tensor::new(base.shape().clone(), dst)
+    Tensor::new(shape, dst)
 }
 
-fn scatter_num<T: Num>(base: &Tensor, s: &Slices, updates: &Tensor, mode: Mode) -> Result<Tensor, Status> {
-    let mut dst = base.as_slice::<T>()?.to_vec();
+fn scatter_num<T: Num>(base: Tensor, s: &Slices, updates: &Tensor, mode: Mode) -> Result<Tensor, Status> {
+    let shape = base.shape().clone();
+    let mut dst = owned_vec::<T>(base)?;
     scatter_into(&mut dst, s, updates.as_slice::<T>()?, mode);
-    Tensor::new(base.shape().clone(), dst)
+    Tensor::new(shape, dst)
 }
 
 fn apply(ctx: &mut OpContext, base: Tensor, indices: &Tensor, updates: &Tensor, mode: Mode) -> Result<(), Status> {
@@ -134,10 +136,10 @@ fn apply(ctx: &mut OpContext, base: Tensor, indices: &Tensor, updates: &Tensor, 
     let s = resolve(ctx, indices, base.dims(), "tensor")?;
     check_updates(ctx, indices, updates, base.dims())?;
     let out = if mode == Mode::Update {
-        ferroflow_core::with_dtype!(base.dtype(), T => update_any::<T>(&base, &s, updates))?
+        ferroflow_core::with_dtype!(base.dtype(), T => update_any::<T>(base, &s, updates))?
     } else {
         crate::dispatch::dispatch!(base.dtype(), ctx, [f32, f64, i32, i64, u8, i8, i16, u16, u32, u64], |T| {
-            scatter_num::<T>(&base, &s, updates, mode)
+            scatter_num::<T>(base, &s, updates, mode)
         })?
     };
     ctx.set_output(0, out)
@@ -155,7 +157,7 @@ fn scatter_nd(ctx: &mut OpContext) -> Result<(), Status> {
     if shape.dims().is_empty() {
         return Err(ctx.error("Output must be at least 1-D"));
     }
-    check_alloc(shape.dims(), updates.dtype()).map_err(|e| ctx.error(e.message))?;
+    check_alloc(shape.dims(), updates.dtype()).map_err(|e| ctx.error_with(e))?;
     let base = Tensor::zeros(updates.dtype(), shape)?;
     apply(ctx, base, &indices, &updates, Mode::Add)
 }

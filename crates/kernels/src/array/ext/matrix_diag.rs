@@ -4,7 +4,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status, Tensor, TensorType};
 
-use crate::array::util::{check_alloc, dims_str, index_vec, product};
+use crate::array::util::{check_alloc, copy_vec, dims_str, index_vec, product};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Geometry of a diagonal band of an `m × n` matrix.
@@ -138,10 +138,10 @@ impl MatrixDiag {
             dims.push(b.num_diags());
         }
         dims.push(b.max_len);
-        check_alloc(&dims, x.dtype()).map_err(|e| ctx.error(e.message))?;
+        check_alloc(&dims, x.dtype()).map_err(|e| ctx.error_with(e))?;
         let src = x.as_slice::<T>()?;
         let per = b.num_diags() * b.max_len;
-        let mut out = vec![pad.clone(); product(&dims)];
+        let mut out = ferroflow_core::alloc::filled(&dims, pad.clone())?;
         for (bi, o) in out.chunks_mut(per.max(1)).enumerate().take(product(&x.dims()[..r - 2])) {
             let mat = &src[bi * m * n..];
             b.visit(|at, off| {
@@ -211,10 +211,10 @@ impl MatrixDiag {
         }
         let mut dims = batch.clone();
         dims.extend([m, n]);
-        check_alloc(&dims, d.dtype()).map_err(|e| ctx.error(e.message))?;
+        check_alloc(&dims, d.dtype()).map_err(|e| ctx.error_with(e))?;
         let src = d.as_slice::<T>()?;
         let per = b.num_diags() * max_len;
-        let mut out = vec![pad; product(&dims)];
+        let mut out = ferroflow_core::alloc::filled(&dims, pad)?;
         if m * n > 0 {
             for (bi, o) in out.chunks_mut(m * n).enumerate() {
                 b.visit(|at, off| {
@@ -247,7 +247,7 @@ impl MatrixDiag {
                 b.max_len
             )));
         }
-        let mut out = x.as_slice::<T>()?.to_vec();
+        let mut out = copy_vec::<T>(x)?;
         let src = d.as_slice::<T>()?;
         let per = b.num_diags() * max_len;
         if m * n > 0 {

@@ -44,7 +44,7 @@ fn strides(dims: &[usize]) -> Vec<usize> {
 
 fn pad_typed<T: TensorType>(x: &Tensor, maps: &[Vec<usize>], out_dims: Vec<usize>) -> Result<Tensor, Status> {
     let src = x.as_slice::<T>()?;
-    let mut out = Vec::with_capacity(product(&out_dims));
+    let mut out = ferroflow_core::alloc::with_capacity(&out_dims)?;
     if !maps.is_empty() && !out_dims.contains(&0) {
         walk(maps, &strides(x.dims()), 0, 0, &mut |s| out.push(src[s].clone()));
     } else if maps.is_empty() {
@@ -55,7 +55,7 @@ fn pad_typed<T: TensorType>(x: &Tensor, maps: &[Vec<usize>], out_dims: Vec<usize
 
 fn grad_typed<T: Num>(g: &Tensor, maps: &[Vec<usize>], out_dims: Vec<usize>) -> Result<Tensor, Status> {
     let src = g.as_slice::<T>()?;
-    let mut out = vec![T::ZERO; product(&out_dims)];
+    let mut out = ferroflow_core::alloc::zeroed::<T>(&out_dims)?;
     if maps.is_empty() {
         out.copy_from_slice(src);
     } else if !g.dims().contains(&0) {
@@ -107,7 +107,7 @@ impl OpKernel for MirrorPad {
             });
             maps.push(if n == 0 { Vec::new() } else { index_map(n, a, b, self.offset) });
         }
-        check_alloc(&out_dims, x.dtype()).map_err(|e| ctx.error(e.message))?;
+        check_alloc(&out_dims, x.dtype()).map_err(|e| ctx.error_with(e))?;
         let out = if self.grad {
             dispatch!(x.dtype(), ctx, [f32, f64, i32, i64], |T| grad_typed::<T>(&x, &maps, out_dims))?
         } else {

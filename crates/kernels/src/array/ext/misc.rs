@@ -4,7 +4,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::util::kernel_dtype;
-use crate::array::util::{check_alloc, dims_str, index_scalar, index_tensor, index_vec, FnKernel};
+use crate::array::util::{check_alloc, collect_vec, dims_str, index_scalar, index_tensor, index_vec, FnKernel};
 use crate::dispatch::dispatch;
 use crate::math::elem::{Float, Num};
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -14,9 +14,9 @@ fn clip_typed<T: Num>(x: &Tensor, lo: &Tensor, hi: &Tensor) -> Result<Tensor, St
     let pick = |s: &[T], i: usize| if s.len() == 1 { s[0] } else { s[i] };
     let out: Vec<T> = if ls.len() == 1 && hs.len() == 1 {
         let (l, h) = (ls[0], hs[0]);
-        xs.iter().map(|&v| v.tf_min(h).tf_max(l)).collect()
+        collect_vec(x.dims(), xs.iter().map(|&v| v.tf_min(h).tf_max(l)))?
     } else {
-        xs.iter().enumerate().map(|(i, &v)| v.tf_min(pick(hs, i)).tf_max(pick(ls, i))).collect()
+        collect_vec(x.dims(), xs.iter().enumerate().map(|(i, &v)| v.tf_min(pick(hs, i)).tf_max(pick(ls, i))))?
     };
     Tensor::new(x.shape().clone(), out)
 }
@@ -77,7 +77,7 @@ fn lin_typed<T: Float>(ctx: &mut OpContext, start: &Tensor, stop: &Tensor, n: us
         vec![a]
     } else {
         let step = (b - a) / T::from_usize(n - 1);
-        (0..n).map(|i| if i == n - 1 { b } else { a + step * T::from_usize(i) }).collect()
+        collect_vec(&[n], (0..n).map(|i| if i == n - 1 { b } else { a + step * T::from_usize(i) }))?
     };
     ctx.set_output(0, Tensor::new(vec![n], out)?)
 }
@@ -98,7 +98,7 @@ fn lin_space(ctx: &mut OpContext) -> Result<(), Status> {
     if stop.dtype() != start.dtype() {
         return Err(ctx.error("start and stop must have the same dtype"));
     }
-    check_alloc(&[n as usize], start.dtype()).map_err(|e| ctx.error(e.message))?;
+    check_alloc(&[n as usize], start.dtype()).map_err(|e| ctx.error_with(e))?;
     dispatch!(start.dtype(), ctx, [f32, f64], |T| lin_typed::<T>(ctx, &start, &stop, n as usize))
 }
 
@@ -144,7 +144,7 @@ impl OpKernel for Empty {
         }
         let dims = index_vec(&shape).map_err(|e| ctx.error(e.message))?;
         let shape = ferroflow_core::Shape::from_i64(&dims).map_err(|e| ctx.error(e.message))?;
-        check_alloc(shape.dims(), self.dtype).map_err(|e| ctx.error(e.message))?;
+        check_alloc(shape.dims(), self.dtype).map_err(|e| ctx.error_with(e))?;
         ctx.set_output(0, Tensor::zeros(self.dtype, shape)?)
     }
 }

@@ -38,7 +38,7 @@ impl OpKernel for GatherNd {
         dims.extend_from_slice(&params.dims()[depth..]);
         let out = ferroflow_core::with_dtype!(params.dtype(), T => {
             let src = params.as_slice::<T>()?;
-            let mut v = Vec::with_capacity(s.offsets.len() * s.slice);
+            let mut v = ferroflow_core::alloc::with_capacity(&dims)?;
             for &o in &s.offsets {
                 v.extend_from_slice(&src[o..o + s.slice]);
             }

@@ -40,8 +40,13 @@ fn reverse_v2(ctx: &mut OpContext) -> Result<(), Status> {
 }
 
 /// `src` rolled by `shift` (in `[0, n)`) along the middle dimension of `[outer, n, inner]`.
-fn roll_axis<T: Clone>(src: &[T], outer: usize, n: usize, inner: usize, shift: usize) -> Vec<T> {
-    let mut out = Vec::with_capacity(src.len());
+fn roll_axis<T: TensorType>(
+    src: &[T],
+    dims: &[usize],
+    [outer, n, inner]: [usize; 3],
+    shift: usize,
+) -> Result<Vec<T>, Status> {
+    let mut out = ferroflow_core::alloc::with_capacity(dims)?;
     let row = n * inner;
     let cut = (n - shift) * inner;
     for o in 0..outer {
@@ -49,18 +54,22 @@ fn roll_axis<T: Clone>(src: &[T], outer: usize, n: usize, inner: usize, shift: u
         out.extend_from_slice(&r[cut..]);
         out.extend_from_slice(&r[..cut]);
     }
-    out
+    Ok(out)
 }
 
 fn roll_typed<T: TensorType>(x: &Tensor, shifts: &[usize]) -> Result<Tensor, Status> {
     let dims = x.dims();
-    let mut cur: Vec<T> = x.as_slice::<T>()?.to_vec();
+    let mut cur: Option<Vec<T>> = None;
     for (d, &s) in shifts.iter().enumerate() {
         if s != 0 {
-            cur = roll_axis(&cur, product(&dims[..d]), dims[d], product(&dims[d + 1..]), s);
+            let src = cur.as_deref().map_or_else(|| x.as_slice::<T>(), Ok)?;
+            cur = Some(roll_axis(src, dims, [product(&dims[..d]), dims[d], product(&dims[d + 1..])], s)?);
         }
     }
-    Tensor::new(x.shape().clone(), cur)
+    match cur {
+        Some(v) => Tensor::new(x.shape().clone(), v),
+        None => Ok(x.clone()),
+    }
 }
 
 fn roll(ctx: &mut OpContext) -> Result<(), Status> {

@@ -3,7 +3,7 @@
 //! whole contiguous `inner` row, so the loop vectorizes; outer blocks run in parallel.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 use rayon::prelude::*;
 
 use super::util::{kernel_dtype, norm_axis, PAR_MIN};
@@ -87,18 +87,20 @@ fn scan_block<T: Copy, C: Combine<T>>(c: C, x: &[T], out: &mut [T], len: usize, 
     }
 }
 
-fn scan<T: Copy + Default + Send + Sync, C: Combine<T>>(
+/// Scans `x` (of shape `shape`, taken as `dims` = `[outer, len, inner]`).
+fn scan<T: TensorType + Copy + Default + Send + Sync, C: Combine<T>>(
     c: C,
     x: &[T],
+    shape: &[usize],
     dims: [usize; 3],
     excl: bool,
     rev: bool,
-) -> Vec<T> {
+) -> Result<Vec<T>, Status> {
     let [outer, len, inner] = dims;
     let block = len * inner;
-    let mut out = vec![T::default(); x.len()];
+    let mut out = ferroflow_core::alloc::zeroed::<T>(shape)?;
     if block == 0 {
-        return out;
+        return Ok(out);
     }
     let f = |(o, ob): (usize, &mut [T])| scan_block(c, &x[o * block..(o + 1) * block], ob, len, inner, excl, rev);
     if x.len() >= PAR_MIN && outer > 1 {
@@ -106,7 +108,7 @@ fn scan<T: Copy + Default + Send + Sync, C: Combine<T>>(
     } else {
         out.chunks_mut(block).enumerate().for_each(f);
     }
-    out
+    Ok(out)
 }
 
 struct Scan {
@@ -120,14 +122,14 @@ impl Scan {
     fn run<T: Num>(&self, ctx: &mut OpContext, x: &Tensor, dims: [usize; 3]) -> Result<(), Status> {
         let xs = x.as_slice::<T>()?;
         let out = match self.kind {
-            Kind::Sum => scan(SumC, xs, dims, self.exclusive, self.reverse),
-            _ => scan(ProdC, xs, dims, self.exclusive, self.reverse),
+            Kind::Sum => scan(SumC, xs, x.dims(), dims, self.exclusive, self.reverse)?,
+            _ => scan(ProdC, xs, x.dims(), dims, self.exclusive, self.reverse)?,
         };
         ctx.set_output(0, Tensor::new(x.shape().clone(), out)?)
     }
 
     fn run_lse<T: Float>(&self, ctx: &mut OpContext, x: &Tensor, dims: [usize; 3]) -> Result<(), Status> {
-        let out = scan(LseC, x.as_slice::<T>()?, dims, self.exclusive, self.reverse);
+        let out = scan(LseC, x.as_slice::<T>()?, x.dims(), dims, self.exclusive, self.reverse)?;
         ctx.set_output(0, Tensor::new(x.shape().clone(), out)?)
     }
 }

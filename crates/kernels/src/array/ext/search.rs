@@ -8,6 +8,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::util::kernel_dtype;
+use crate::array::util::collect_vec;
 use crate::dispatch::dispatch;
 use crate::math::elem::Num;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -31,13 +32,15 @@ impl Bound {
     fn run<T: Num>(&self, ctx: &mut OpContext, s: &Tensor, v: &Tensor) -> Result<(), Status> {
         let (ss, vs) = (s.as_slice::<T>()?, v.as_slice::<T>()?);
         let (b, n, m) = (s.dims()[0], s.dims()[1], v.dims()[1]);
-        let mut out = Vec::with_capacity(b * m);
+        let mut out = ferroflow_core::alloc::with_capacity::<i64>(v.dims())?;
         for i in 0..b {
             let row = &ss[i * n..(i + 1) * n];
             out.extend(vs[i * m..(i + 1) * m].iter().map(|&x| bound(row, x, self.upper) as i64));
         }
         let t = match self.out {
-            DataType::Int32 => Tensor::new(v.shape().clone(), out.into_iter().map(|i| i as i32).collect::<Vec<_>>())?,
+            DataType::Int32 => {
+                Tensor::new(v.shape().clone(), collect_vec(v.dims(), out.into_iter().map(|i| i as i32))?)?
+            }
             _ => Tensor::new(v.shape().clone(), out)?,
         };
         ctx.set_output(0, t)
@@ -75,8 +78,10 @@ struct Bucketize {
 impl Bucketize {
     fn run<T: Num>(&self, ctx: &mut OpContext, x: &Tensor) -> Result<(), Status> {
         let b = &self.boundaries;
-        let out: Vec<i32> =
-            x.as_slice::<T>()?.iter().map(|&v| b.partition_point(|&e| !(v.to_f64() < e)) as i32).collect();
+        let out = collect_vec(
+            x.dims(),
+            x.as_slice::<T>()?.iter().map(|&v| b.partition_point(|&e| !(v.to_f64() < e)) as i32),
+        )?;
         ctx.set_output(0, Tensor::new(x.shape().clone(), out)?)
     }
 }

@@ -18,14 +18,14 @@ pub(crate) fn split_typed<T: TensorType>(x: &Tensor, axis: usize, sizes: &[usize
         .iter()
         .map(|&s| {
             let len = s * inner;
-            let mut v = Vec::with_capacity(outer * len);
+            let mut d = dims.to_vec();
+            d[axis] = s;
+            let mut v = ferroflow_core::alloc::with_capacity(&d)?;
             for o in 0..outer {
                 let b = o * row + start;
                 v.extend_from_slice(&src[b..b + len]);
             }
             start += len;
-            let mut d = dims.to_vec();
-            d[axis] = s;
             Tensor::new(d, v)
         })
         .collect()

@@ -8,7 +8,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
 use super::util::{kernel_dtype, PAR_MIN};
-use crate::array::util::{check_alloc, index_scalar, product};
+use crate::array::util::{check_alloc, collect_vec, index_scalar, product};
 use crate::dispatch::dispatch;
 use crate::math::elem::Num;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -59,8 +59,10 @@ impl TopK {
         let n = *x.dims().last().unwrap_or(&0);
         let rows = product(&x.dims()[..x.rank() - 1]);
         let xs = x.as_slice::<T>()?;
-        let mut vals = vec![T::default(); rows * k];
-        let mut idx = vec![0i64; rows * k];
+        let mut dims = x.dims().to_vec();
+        *dims.last_mut().expect("rank >= 1") = k;
+        let mut vals = ferroflow_core::alloc::zeroed::<T>(&dims)?;
+        let mut idx = ferroflow_core::alloc::zeroed::<i64>(&dims)?;
         if k > 0 {
             let per_chunk =
                 if rows * n >= PAR_MIN { rows.div_ceil(4 * rayon::current_num_threads().max(1)) } else { rows };
@@ -75,11 +77,9 @@ impl TopK {
                 },
             );
         }
-        let mut dims = x.dims().to_vec();
-        *dims.last_mut().expect("rank >= 1") = k;
         let indices = match self.index_type {
-            DataType::Int16 => Tensor::new(dims.clone(), idx.iter().map(|&i| i as i16).collect::<Vec<_>>())?,
-            DataType::Int32 => Tensor::new(dims.clone(), idx.iter().map(|&i| i as i32).collect::<Vec<_>>())?,
+            DataType::Int16 => Tensor::new(dims.clone(), collect_vec(&dims, idx.iter().map(|&i| i as i16))?)?,
+            DataType::Int32 => Tensor::new(dims.clone(), collect_vec(&dims, idx.iter().map(|&i| i as i32))?)?,
             _ => Tensor::new(dims.clone(), idx)?,
         };
         ctx.set_output(0, Tensor::new(dims, vals)?)?;
@@ -117,7 +117,7 @@ impl OpKernel for TopK {
         let k = k as usize;
         let mut od = x.dims().to_vec();
         od[x.rank() - 1] = k;
-        check_alloc(&od, DataType::Int64).map_err(|e| ctx.error(e.message))?;
+        check_alloc(&od, DataType::Int64).map_err(|e| ctx.error_with(e))?;
         dispatch!(self.ty, ctx, [f32, f64, i32, i64, u8, i8, i16, u16, u32, u64], |T| self.run::<T>(ctx, &x, k))
     }
 }

@@ -81,5 +81,5 @@ fn runs_cover_ranges() {
     assert_eq!(seen, vec![(2, 2, [2, 2], [1, 1]), (4, 4, [4, 0], [1, 1]), (8, 1, [8, 0], [1, 1])]);
     let mut s = vec![0u8; 100];
     map_inplace(&mut s, |v| v + 1);
-    assert_eq!(map_unary(&s, |v| v as i32 * 2)[99], 2);
+    assert_eq!(map_unary(&[100], &s, |v| v as i32 * 2).unwrap()[99], 2);
 }
