@@ -1,5 +1,6 @@
-//! nn kernel benchmarks on the shapes of the MNIST models (batch 50), two matrix products
-//! and the six products of an LSTM step. Compare with `scripts/bench/tf_nn_ops.py` (TensorFlow on the same shapes).
+//! nn kernel benchmarks on the shapes of the MNIST models (batch 50), two matrix products,
+//! the six products of an LSTM step, ResNet50's 3×3 convolutions and MobileNetV2's strided
+//! depthwise input gradients. Compare with `scripts/bench/tf_nn_ops.py` (TensorFlow on the same shapes).
 //!
 //! `cargo bench -p ferroflow-kernels --bench nn`
 
@@ -67,10 +68,11 @@ fn bench_matmul_lstm(c: &mut Criterion) {
 const CONVS: [(&str, [usize; 4], [usize; 4]); 2] =
     [("conv1", [50, 28, 28, 1], [5, 5, 1, 32]), ("conv2", [50, 14, 14, 32], [5, 5, 32, 64])];
 
-fn bench_conv(c: &mut Criterion) {
-    let mut g = c.benchmark_group("conv2d");
+/// Forward, input gradient and filter gradient of each convolution (SAME, stride 1).
+fn conv_group(c: &mut Criterion, group: &str, convs: &[(&str, [usize; 4], [usize; 4])]) {
+    let mut g = c.benchmark_group(group);
     g.sample_size(20);
-    for (name, xs, fs) in CONVS {
+    for &(name, xs, fs) in convs {
         let (x, f) = (data(&xs, 3), data(&fs, 4));
         let dy = data(&[xs[0], xs[1], xs[2], fs[3]], 5);
         let fwd = conv_node("Conv2D", DataType::Float, &[1, 1, 1, 1], "SAME");
@@ -84,6 +86,45 @@ fn bench_conv(c: &mut Criterion) {
         let bf = conv_node("Conv2DBackpropFilter", DataType::Float, &[1, 1, 1, 1], "SAME");
         g.bench_function(format!("{name}_backprop_filter"), |b| {
             b.iter(|| run_kernel(bf.clone(), vec![x.clone(), sizes(&fs), dy.clone()], 1).unwrap())
+        });
+    }
+    g.finish();
+}
+
+fn bench_conv(c: &mut Criterion) {
+    conv_group(c, "conv2d", &CONVS);
+}
+
+/// The 3×3 convolutions of ResNet50's four stages at 128×128, batch 8 (SAME, stride 1).
+const RESNET_CONVS: [(&str, [usize; 4], [usize; 4]); 4] = [
+    ("s2", [8, 32, 32, 64], [3, 3, 64, 64]),
+    ("s3", [8, 16, 16, 128], [3, 3, 128, 128]),
+    ("s4", [8, 8, 8, 256], [3, 3, 256, 256]),
+    ("s5", [8, 4, 4, 512], [3, 3, 512, 512]),
+];
+
+fn bench_conv_resnet(c: &mut Criterion) {
+    conv_group(c, "conv2d_resnet", &RESNET_CONVS);
+}
+
+/// MobileNetV2's stride-2 depthwise input gradients at 160×160, batch 16 (VALID after a
+/// ZeroPadding2D).
+fn bench_depthwise_strided(c: &mut Criterion) {
+    let mut g = c.benchmark_group("depthwise_mnv2");
+    g.sample_size(10);
+    for (name, xs) in [("81x81x96", [16, 81, 81, 96]), ("41x41x144", [16, 41, 41, 144])] {
+        let f = data(&[3, 3, xs[3], 1], 4);
+        let dy = data(&[xs[0], (xs[1] - 3) / 2 + 1, (xs[2] - 3) / 2 + 1, xs[3]], 5);
+        let nd = node(
+            "DepthwiseConv2dNativeBackpropInput",
+            &[
+                ("T", attr::ty(DataType::Float)),
+                ("strides", attr::list_int(&[1, 2, 2, 1])),
+                ("padding", attr::string("VALID")),
+            ],
+        );
+        g.bench_function(format!("{name}_backprop_input_s2"), |b| {
+            b.iter(|| run_kernel(nd.clone(), vec![sizes(&xs), f.clone(), dy.clone()], 1).unwrap())
         });
     }
     g.finish();
@@ -110,5 +151,13 @@ fn bench_pool(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_matmul, bench_matmul_lstm, bench_conv, bench_pool);
+criterion_group!(
+    benches,
+    bench_matmul,
+    bench_matmul_lstm,
+    bench_conv,
+    bench_conv_resnet,
+    bench_depthwise_strided,
+    bench_pool
+);
 criterion_main!(benches);

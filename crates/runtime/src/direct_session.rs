@@ -96,9 +96,10 @@ impl DirectSession {
         Ok(DirectSession::new(&Graph::import(gd)?))
     }
 
-    /// Turns operator fusion (MatMul/Conv2D + BiasAdd [+ Relu] as one kernel, TensorFlow's
-    /// remapper) on or off for the steps prepared from now on; on by default. Results are the
-    /// same either way.
+    /// Turns the graph rewrites on or off for the steps prepared from now on: operator fusion
+    /// (MatMul/Conv2D + BiasAdd [+ Relu] as one kernel, TensorFlow's remapper) and unread
+    /// stateless nodes run as NoOps (its dependency optimizer); on by default. Results are
+    /// the same either way.
     pub fn set_fusion(&self, on: bool) {
         self.fusion.store(on, Ordering::Relaxed);
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).clear();
@@ -125,6 +126,7 @@ impl DirectSession {
         let feed_types = rw.feeds.iter().map(|f| f.dtype).collect();
         let mut graph = rw.graph;
         if self.fusion.load(Ordering::Relaxed) {
+            crate::control_only::convert_control_only(&mut graph, targets);
             crate::remap::fuse_ops_in_place(&mut graph);
         }
         let exec = Arc::new(Executor::new(&graph)?);

@@ -4,6 +4,7 @@
 pub mod chrome_trace;
 mod contain;
 mod control_flow_info;
+mod control_only;
 mod data;
 mod direct_session;
 mod executor;
@@ -22,6 +23,7 @@ mod session;
 mod while_loop;
 
 pub use control_flow_info::{graph_frames, FrameSummary, GraphFrames};
+pub use control_only::{convert_control_only, dependency_optimization_enabled};
 pub use direct_session::{DirectSession, RunOptions, LOCAL_DEVICE};
 pub use executor::{Executor, StepDone};
 pub use lower_calls::lower_spanning_calls;

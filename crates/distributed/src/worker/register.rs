@@ -51,6 +51,12 @@ impl Worker {
                 )));
             }
         }
+        if ferroflow_runtime::dependency_optimization_enabled(req.graph_options.as_ref()) {
+            let n = ferroflow_runtime::convert_control_only(&mut gd, &[]);
+            if n > 0 {
+                tracing::debug!(task = %self.task, converted = n, "nodes read only through control edges run as NoOps");
+            }
+        }
         if ferroflow_runtime::remapping_enabled(req.graph_options.as_ref()) {
             let n = ferroflow_runtime::fuse_ops_in_place(&mut gd);
             if n > 0 {

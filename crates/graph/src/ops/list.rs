@@ -141,6 +141,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .output("output: out_type")
             .attr("out_type: {int32, int64} = DT_INT32")
             .shape_fn(vector)
+            .stateful()
             .build(),
     );
 }

@@ -3,8 +3,9 @@
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
 use super::strided::{strided_scatter, strides_of};
-use super::util::{check_alloc, index_vec, FnKernel};
+use super::util::{check_alloc, index_vec, FnKernel, PAR_THRESHOLD};
 use crate::{KernelRegistry, OpContext};
+use rayon::prelude::*;
 
 fn pad_typed<T: TensorType>(
     x: &Tensor,
@@ -12,6 +13,16 @@ fn pad_typed<T: TensorType>(
     out_dims: &[usize],
     c: Option<&Tensor>,
 ) -> Result<Tensor, Status> {
+    let value = match c {
+        Some(c) => c.as_slice::<T>()?[0].clone(),
+        None => T::default(),
+    };
+    let n: usize = out_dims.iter().product();
+    let pod = !std::mem::needs_drop::<T>();
+    let batch_only = out_dims.len() > 1 && out_dims[0] > 1 && out_dims[0] == x.dims()[0] && x.num_elements() > 0;
+    if pod && n >= PAR_THRESHOLD && batch_only {
+        return pad_batch_parallel(x, before, out_dims, value);
+    }
     let mut out = match c {
         Some(c) => ferroflow_core::alloc::filled(out_dims, c.as_slice::<T>()?[0].clone())?,
         None => ferroflow_core::alloc::zeroed::<T>(out_dims)?,
@@ -19,6 +30,35 @@ fn pad_typed<T: TensorType>(
     let st = strides_of(out_dims);
     let offset: isize = before.iter().zip(&st).map(|(&b, &s)| b as isize * s).sum();
     strided_scatter(&mut out, offset, x.dims(), &st, x.as_slice::<T>()?);
+    Tensor::new(out_dims.to_vec(), out)
+}
+
+/// A large pad that leaves the batch dimension alone (ZeroPadding2D): each image is filled
+/// and copied on its own, the images in parallel, into room written once per element of the
+/// border and twice inside (MobileNetV2's 16×80×80×96 → 16×81×81×96: 3.4 ms single-threaded,
+/// TensorFlow 2.6).
+fn pad_batch_parallel<T: TensorType>(
+    x: &Tensor,
+    before: &[usize],
+    out_dims: &[usize],
+    value: T,
+) -> Result<Tensor, Status> {
+    let n: usize = out_dims.iter().product();
+    let (image, src_image) = (n / out_dims[0], x.num_elements() / out_dims[0].max(1));
+    let st = strides_of(&out_dims[1..]);
+    let offset: isize = before[1..].iter().zip(&st).map(|(&b, &s)| b as isize * s).sum();
+    let src = x.as_slice::<T>()?;
+    let mut out = ferroflow_core::alloc::with_capacity::<T>(out_dims)?;
+    out.spare_capacity_mut()[..n].par_chunks_mut(image).zip(src.par_chunks(src_image.max(1))).for_each(|(room, xs)| {
+        for o in room.iter_mut() {
+            o.write(value.clone());
+        }
+        // SAFETY: every element of `room` was initialized just above.
+        let dst = unsafe { std::slice::from_raw_parts_mut(room.as_mut_ptr().cast::<T>(), room.len()) };
+        strided_scatter(dst, offset, &x.dims()[1..], &st, xs);
+    });
+    // SAFETY: the images cover the first `n` elements of the room, each initialized above.
+    unsafe { out.set_len(n) };
     Tensor::new(out_dims.to_vec(), out)
 }
 

@@ -67,14 +67,19 @@ impl<'a> Rows<'a> {
     }
 }
 
-fn write_row<T: Clone>(src: &[T], pos: isize, stride: isize, out: &mut [T]) {
+/// Writes one output row, `out[j] = src[pos + j·stride]`, into uninitialized room.
+fn write_row_uninit<T: Clone>(src: &[T], pos: isize, stride: isize, out: &mut [std::mem::MaybeUninit<T>]) {
     let p = pos as usize;
     match stride {
-        1 => out.clone_from_slice(&src[p..p + out.len()]),
-        0 => out.fill(src[p].clone()),
+        1 => {
+            let len = out.len();
+            for (o, v) in out.iter_mut().zip(&src[p..p + len]) {
+                o.write(v.clone());
+            }
+        }
         _ => {
             for (j, o) in out.iter_mut().enumerate() {
-                *o = src[(pos + j as isize * stride) as usize].clone();
+                o.write(src[(pos + j as isize * stride) as usize].clone());
             }
         }
     }
@@ -113,15 +118,20 @@ pub fn strided_gather<T: TensorType>(
     let (od, os) = (&d[..r - 1], &s[..r - 1]);
     let rows = n / inner;
     if pod && n >= PAR_THRESHOLD && rows >= 2 {
-        let mut out = alloc::filled(dims, src[offset as usize].clone())?;
+        // Written once, in parallel, into uninitialized room: no fill pass first (a large
+        // Slice spent as long filling as copying).
+        let mut out = alloc::with_capacity::<T>(dims)?;
         let chunk_rows = rows.div_ceil(4 * rayon::current_num_threads().max(1));
-        out.par_chunks_mut(chunk_rows * inner).enumerate().for_each(|(c, chunk)| {
+        out.spare_capacity_mut()[..n].par_chunks_mut(chunk_rows * inner).enumerate().for_each(|(c, chunk)| {
             let mut it = Rows::starting_at(od, os, offset, c * chunk_rows);
             for row in chunk.chunks_mut(inner) {
-                write_row(src, it.pos, is, row);
+                write_row_uninit(src, it.pos, is, row);
                 it.advance();
             }
         });
+        // SAFETY: the chunks cover the first `n` elements of the room, and every row of
+        // every chunk was written above.
+        unsafe { out.set_len(n) };
         return Ok(out);
     }
     let mut out = alloc::with_capacity(dims)?;

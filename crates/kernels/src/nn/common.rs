@@ -148,6 +148,19 @@ pub struct Window {
 }
 
 impl Window {
+    /// The window of a stride-1 convolution's input gradient computed as a forward
+    /// convolution: the output gradient is the input, the output has the input's size, the
+    /// padding before becomes `size - 1 - pad`; `None` at other strides.
+    pub fn turned(&self) -> Option<Window> {
+        (self.stride == 1 && self.pad < self.size).then(|| Window {
+            input: self.output,
+            size: self.size,
+            stride: 1,
+            output: self.input,
+            pad: self.size - 1 - self.pad,
+        })
+    }
+
     /// TensorFlow's `GetWindowedOutputSize` (dilation 1): VALID gives
     /// `(in - k + stride) / stride` (an error if negative), SAME gives `ceil(in / stride)` with
     /// `pad_before = max(0, (out - 1) * stride + k - in) / 2`.

@@ -172,7 +172,7 @@ fn depthwise_float<T: super::depthwise_simd::DwScalar>(
 impl ConvScalar for i32 {}
 
 /// A float convolution by the direct kernel (few input channels) or im2col + gemm.
-fn direct_or_gemm<T: DirectScalar + GemmScalar>(g: &ConvGeom, x: &[T], f: &[T], out: &mut [T]) {
+pub(crate) fn direct_or_gemm<T: DirectScalar + GemmScalar>(g: &ConvGeom, x: &[T], f: &[T], out: &mut [T]) {
     if direct_applies(g) {
         T::conv2d_direct(g, x, f, out)
     } else {

@@ -18,7 +18,7 @@ use crate::{OpContext, OpKernel};
 
 /// The kernel offsets `k` and output positions `o` with `o * stride + k - pad == i`.
 #[inline(always)]
-fn taps(i: usize, w: &super::common::Window) -> impl Iterator<Item = (usize, usize)> {
+pub(crate) fn taps(i: usize, w: &super::common::Window) -> impl Iterator<Item = (usize, usize)> {
     let p = i + w.pad;
     let first = p % w.stride;
     let (size, stride, output) = (w.size, w.stride, w.output);

@@ -9,7 +9,8 @@
 //! edge, and channels past the last whole vector, take a scalar path.
 //!
 //! The input gradient at stride 1 is the forward convolution of the output gradient with the
-//! filter turned 180° and the padding mirrored (`k - 1 - pad`); other strides stay portable.
+//! filter turned 180° and the padding mirrored (`k - 1 - pad`); other strides gather
+//! (`depthwise_strided.rs`).
 
 use rayon::prelude::*;
 
@@ -62,7 +63,7 @@ impl DwScalar for f32 {
             }
             return Self::forward_simd(&t, dy, &flipped, dx);
         }
-        false
+        super::depthwise_strided::backprop_input(g, f, dy, dx)
     }
 
     fn backprop_filter_simd(g: &DwGeom, x: &[f32], dy: &[f32], df: &mut [f32]) -> bool {
@@ -89,16 +90,7 @@ fn transposed(g: &DwGeom) -> Option<DwGeom> {
     if g.m != 1 {
         return None;
     }
-    let flip = |w: &Window| {
-        (w.stride == 1 && w.pad < w.size).then(|| Window {
-            input: w.output,
-            size: w.size,
-            stride: 1,
-            output: w.input,
-            pad: w.size - 1 - w.pad,
-        })
-    };
-    let t = DwGeom { n: g.n, c: g.c, m: 1, y: flip(&g.y)?, x: flip(&g.x)? };
+    let t = DwGeom { n: g.n, c: g.c, m: 1, y: g.y.turned()?, x: g.x.turned()? };
     applies(&t).then_some(t)
 }
 

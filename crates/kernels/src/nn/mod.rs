@@ -28,6 +28,7 @@ mod conv_padded;
 mod depthwise;
 mod depthwise_backprop;
 mod depthwise_simd;
+mod depthwise_strided;
 mod fused;
 pub mod gemm;
 #[doc(hidden)]

@@ -109,7 +109,7 @@ pub fn run_worker(
         device_filters: vec!["/job:ps".into(), worker_device.clone()],
         operation_timeout_in_ms: cfg.step_timeout.as_millis() as i64,
         graph_options: (!cfg.train.fusion).then(|| ferroflow_core::proto::GraphOptions {
-            rewrite_options: Some(ferroflow_core::proto::RewriterConfig { remapping: 2 }),
+            rewrite_options: Some(ferroflow_core::proto::RewriterConfig { remapping: 2, ..Default::default() }),
             ..Default::default()
         }),
         ..Default::default()

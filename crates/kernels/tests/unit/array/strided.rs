@@ -27,6 +27,11 @@ fn matches_naive_gathers() {
         (0, vec![2, 200, 150], vec![1, 300, 2]),
         (5, vec![], vec![]),
         (0, vec![0, 4], vec![4, 1]),
+        // Large enough for the parallel path (rows written into uninitialized room):
+        // contiguous rows (a Slice), broadcast rows, strided rows.
+        (7, vec![16, 80, 96], vec![9000, 100, 1]),
+        (3, vec![200, 300], vec![500, 0]),
+        (1, vec![100, 400], vec![1000, 2]),
     ];
     for (off, d, s) in cases {
         assert_eq!(strided_gather(&src, off, &d, &s).unwrap(), naive(&src, off, &d, &s), "{d:?} {s:?}");

@@ -169,11 +169,11 @@ fn run_as(op: &str, dtype: DataType, s: usize, pad: &str, explicit: &[i64], inpu
 /// float32 takes the vectorized kernels on AVX2/AVX-512 hosts (multiplier 1), float64 the
 /// portable ones: on values whose sums are exact in float32 the two must agree bit for bit,
 /// over channel counts that exercise every vector block width and the scalar tails, edge
-/// pixels, strides 1 and 2, 3- 5- and 2-column filters and a padding wider than the filter.
+/// pixels, strides 1, 2 and 3, 3- 5- and 2-column filters and a padding wider than the filter.
 #[test]
 fn float32_vector_paths_equal_the_portable_kernels() {
     // (input dims, filter rows, filter cols, multiplier, stride, padding, explicit paddings)
-    let cases: [([usize; 4], usize, usize, usize, usize, &str, Vec<i64>); 12] = [
+    let cases: [([usize; 4], usize, usize, usize, usize, &str, Vec<i64>); 15] = [
         ([2, 9, 13, 16], 3, 3, 1, 1, "SAME", vec![]),
         ([1, 8, 20, 40], 3, 3, 1, 1, "SAME", vec![]),
         ([2, 11, 11, 67], 3, 3, 1, 2, "SAME", vec![]),
@@ -186,6 +186,11 @@ fn float32_vector_paths_equal_the_portable_kernels() {
         ([1, 6, 9, 24], 3, 3, 1, 1, "EXPLICIT", vec![0, 0, 3, 1, 1, 3, 0, 0]),
         ([1, 6, 7, 12], 3, 3, 2, 1, "SAME", vec![]),
         ([3, 12, 12, 200], 3, 3, 1, 1, "SAME", vec![]),
+        // Strided input gradients (`depthwise_strided.rs`): MobileNetV2's padded stride-2
+        // layers, a stride of 3 with a 5×5 window, explicit padding at stride 2.
+        ([2, 9, 9, 96], 3, 3, 1, 2, "VALID", vec![]),
+        ([1, 11, 10, 20], 5, 5, 1, 3, "SAME", vec![]),
+        ([1, 8, 9, 40], 3, 3, 1, 2, "EXPLICIT", vec![0, 0, 1, 2, 2, 0, 0, 0]),
     ];
     for (xd, kh, kw, m, s, pad, explicit) in cases {
         let fd = [kh, kw, xd[3], m];
