@@ -41,6 +41,10 @@ pub trait Real:
     fn from_f64(v: f64) -> Self;
     /// Conversion from usize.
     fn from_usize(v: usize) -> Self;
+    /// Whether NaN.
+    fn is_nan(self) -> bool;
+    /// Whether +∞ or -∞.
+    fn is_infinite(self) -> bool;
 }
 
 macro_rules! real {
@@ -75,6 +79,14 @@ macro_rules! real {
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
                 v as $t
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+            #[inline(always)]
+            fn is_infinite(self) -> bool {
+                <$t>::is_infinite(self)
             }
             #[inline(always)]
             fn from_usize(v: usize) -> Self {

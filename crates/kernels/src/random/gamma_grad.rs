@@ -36,10 +36,6 @@ trait Igam: Real {
     fn lgamma(self) -> Self;
     /// The asymptotic series of `log(s) - 1/(2s) - ψ(s)` for `s >= 10` (0 where negligible).
     fn digamma_tail(s: Self) -> Self;
-    /// Whether NaN.
-    fn nan(self) -> bool;
-    /// Whether infinite.
-    fn inf(self) -> bool;
     /// NaN.
     const NAN: Self;
 }
@@ -75,12 +71,6 @@ impl Igam for f32 {
             0.0
         }
     }
-    fn nan(self) -> bool {
-        self.is_nan()
-    }
-    fn inf(self) -> bool {
-        self.is_infinite()
-    }
 }
 
 impl Igam for f64 {
@@ -112,12 +102,6 @@ impl Igam for f64 {
             0.0
         }
     }
-    fn nan(self) -> bool {
-        self.is_nan()
-    }
-    fn inf(self) -> bool {
-        self.is_infinite()
-    }
 }
 
 /// ψ(x) for `x > 0`: the recurrence up to 10, then the asymptotic series (Cephes' `psi`).
@@ -134,7 +118,7 @@ fn digamma<T: Igam>(x: T) -> T {
 /// `x^a e^-x / Γ(a)`, 0 where its logarithm is below the smallest or NaN.
 fn main_term<T: Igam>(a: T, x: T) -> T {
     let log_ax = a * x.ln() - x - a.lgamma();
-    if log_ax < -T::log_max() || log_ax.nan() {
+    if log_ax < -T::log_max() || Real::is_nan(log_ax) {
         T::ZERO
     } else {
         log_ax.exp()
@@ -143,7 +127,7 @@ fn main_term<T: Igam>(a: T, x: T) -> T {
 
 /// `-dx/da` from Q's continued fraction (`x > 1`, `x > a`).
 fn fraction<T: Igam>(a: T, x: T) -> T {
-    if x.inf() || main_term(a, x) == T::ZERO {
+    if Real::is_infinite(x) || main_term(a, x) == T::ZERO {
         return T::ZERO;
     }
     let two = T::from_f64(2.0);
@@ -216,7 +200,7 @@ fn sample_der_alpha<T: Igam>(a: T, x: T) -> T {
     if x == T::ZERO {
         return T::ZERO;
     }
-    if x < T::ZERO || a <= T::ZERO || a.nan() || x.nan() {
+    if x < T::ZERO || a <= T::ZERO || Real::is_nan(a) || Real::is_nan(x) {
         return T::NAN;
     }
     if x > T::ONE && x > a {
