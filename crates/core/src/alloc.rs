@@ -10,12 +10,57 @@
 //! and `vec![0; n]` keeps its zeroed-page fast path.
 
 use std::alloc::Layout;
+use std::cell::Cell;
 
 use crate::memory::{check_alloc_bytes, tensor_desc};
 use crate::{DataType, Status, TensorType};
 
 /// Buffers from this many bytes on are reserved fallibly.
 pub const FALLIBLE_BYTES: usize = 1 << 20;
+
+thread_local! {
+    /// The bytes this thread's allocation path is reserving right now (0: none).
+    static ADMITTING: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The bytes the allocation path is reserving on this thread at this moment (0 when it is
+/// not): an auditing allocator in a test tells buffers that came through this path (after
+/// the budget check) from those that did not.
+pub fn admitting() -> usize {
+    ADMITTING.try_with(Cell::get).unwrap_or(0)
+}
+
+/// What [`admitting`] answers while a reservation of unknown exact size is under way.
+pub const ADMITTED_ANY: usize = usize::MAX;
+
+/// Checks `bytes` (an estimate of a collection that is not a tensor's elements: a hash
+/// table's buckets) against the budget, then runs `reserve` (the collection's
+/// `try_reserve`), so neither can abort: RESOURCE_EXHAUSTED naming `what`.
+pub fn try_reserve_other<E>(
+    bytes: usize,
+    what: impl Fn() -> String,
+    reserve: impl FnOnce() -> Result<(), E>,
+) -> Result<(), Status> {
+    check_alloc_bytes(Some(bytes as u64), &what)?;
+    reserving(ADMITTED_ANY, reserve).map_err(|_| {
+        Status::resource_exhausted(format!("OOM when allocating {}: the allocator refused {bytes} bytes", what()))
+    })
+}
+
+/// Runs a dependency's routine (the matrix product's packing) whose own scratch is sized by
+/// the cache blocking, not by any input: [`admitting`] answers [`ADMITTED_ANY`] meanwhile, so an
+/// auditing allocator tells that scratch from a kernel's own unchecked buffers.
+pub fn dependency_scratch<R>(f: impl FnOnce() -> R) -> R {
+    reserving(ADMITTED_ANY, f)
+}
+
+/// Marks `bytes` as admitted on this thread while `f` reserves them.
+fn reserving<R>(bytes: usize, f: impl FnOnce() -> R) -> R {
+    let _ = ADMITTING.try_with(|c| c.set(bytes));
+    let r = f();
+    let _ = ADMITTING.try_with(|c| c.set(0));
+    r
+}
 
 /// Bytes of `n` elements of `T` after the budget check (`dims` and `dtype` name the tensor).
 fn admit<T>(dims: &[usize], dtype: DataType) -> Result<(usize, usize), Status> {
@@ -40,7 +85,7 @@ pub fn with_capacity<T: TensorType>(dims: &[usize]) -> Result<Vec<T>, Status> {
         return Ok(Vec::with_capacity(n));
     }
     let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| refused(dims, T::DTYPE, bytes))?;
+    reserving(bytes, || v.try_reserve_exact(n)).map_err(|_| refused(dims, T::DTYPE, bytes))?;
     Ok(v)
 }
 
@@ -51,7 +96,7 @@ pub fn filled<T: TensorType>(dims: &[usize], value: T) -> Result<Vec<T>, Status>
         return Ok(vec![value; n]);
     }
     let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| refused(dims, T::DTYPE, bytes))?;
+    reserving(bytes, || v.try_reserve_exact(n)).map_err(|_| refused(dims, T::DTYPE, bytes))?;
     v.resize(n, value);
     Ok(v)
 }
@@ -66,10 +111,10 @@ pub fn zeroed<T: TensorType>(dims: &[usize]) -> Result<Vec<T>, Status> {
     if zero_bits_are_default::<T>() {
         // SAFETY: `T` is one of the number types (or bool), whose all-zero bit pattern is a
         // valid value and their default.
-        return unsafe { zeroed_vec::<T>(n) }.ok_or_else(|| refused(dims, T::DTYPE, bytes));
+        return reserving(bytes, || unsafe { zeroed_vec::<T>(n) }).ok_or_else(|| refused(dims, T::DTYPE, bytes));
     }
     let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| refused(dims, T::DTYPE, bytes))?;
+    reserving(bytes, || v.try_reserve_exact(n)).map_err(|_| refused(dims, T::DTYPE, bytes))?;
     v.resize(n, T::default());
     Ok(v)
 }

@@ -141,6 +141,17 @@ impl Storage {
         crate::storage_match!(self, v => dtype_of(v))
     }
 
+    /// A copy of the elements from the fallible allocation path ([`crate::alloc`]): a copy
+    /// that does not fit the budget answers RESOURCE_EXHAUSTED naming `dims`. String
+    /// elements are cloned one by one.
+    pub fn try_clone(&self, dims: &[usize]) -> Result<Storage, Status> {
+        Ok(crate::storage_map!(self, v => {
+            let mut out = crate::alloc::with_capacity(dims)?;
+            out.extend_from_slice(v);
+            out
+        }))
+    }
+
     /// Zero-filled (default-valued) storage of any dtype: RESOURCE_EXHAUSTED, never an
     /// abort, when it does not fit ([`crate::alloc`]).
     pub fn zeros(dtype: DataType, n: usize) -> Result<Storage, Status> {

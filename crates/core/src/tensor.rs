@@ -96,18 +96,26 @@ impl Tensor {
             .ok_or_else(|| Status::invalid_argument(format!("expected a {} tensor, got {}", T::DTYPE, self.dtype())))
     }
 
-    /// Mutable elements; copies the buffer first if it is shared.
+    /// Mutable elements; copies the buffer first if it is shared (through the memory
+    /// budget: RESOURCE_EXHAUSTED, never an abort, when the copy does not fit).
     pub fn data_mut<T: TensorType>(&mut self) -> Result<&mut Vec<T>, Status> {
         let dt = self.dtype();
+        if Arc::get_mut(&mut self.data).is_none() {
+            self.data = Arc::new(self.data.try_clone(self.shape.dims())?);
+        }
         T::slice_mut(Arc::make_mut(&mut self.data))
             .ok_or_else(|| Status::invalid_argument(format!("expected a {} tensor, got {dt}", T::DTYPE)))
     }
 
-    /// Consumes the tensor and returns its elements, copying only if shared.
+    /// Consumes the tensor and returns its elements, copying only if shared (through the
+    /// memory budget, as [`Tensor::data_mut`]).
     pub fn into_vec<T: TensorType>(self) -> Result<Vec<T>, Status> {
         let dt = self.dtype();
-        let st = Arc::try_unwrap(self.data).unwrap_or_else(|a| (*a).clone());
-        let mut st = st;
+        let dims = self.shape.dims().to_vec();
+        let mut st = match Arc::try_unwrap(self.data) {
+            Ok(st) => st,
+            Err(shared) => shared.try_clone(&dims)?,
+        };
         T::slice_mut(&mut st)
             .map(std::mem::take)
             .ok_or_else(|| Status::invalid_argument(format!("expected a {} tensor, got {dt}", T::DTYPE)))

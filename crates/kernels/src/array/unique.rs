@@ -23,7 +23,12 @@ fn unique_by<T: TensorType, K: Hash + Eq>(
     x: &[T],
     key: impl Fn(&T) -> Option<K>,
 ) -> Result<(Vec<T>, Vec<i64>), Status> {
-    let mut seen: HashMap<K, i64> = HashMap::with_capacity(x.len());
+    let mut seen: HashMap<K, i64> = HashMap::new();
+    // Buckets for every element (a power of two over 8/7 of them) and a control byte each.
+    let buckets = (x.len().saturating_mul(8) / 7).checked_next_power_of_two().unwrap_or(usize::MAX);
+    let bytes = buckets.saturating_mul(std::mem::size_of::<(K, i64)>() + 1);
+    let what = || format!("a hash table of {} entries", x.len());
+    ferroflow_core::alloc::try_reserve_other(bytes, what, || seen.try_reserve(x.len()))?;
     let (mut y, mut idx) = (Vec::new(), ferroflow_core::alloc::with_capacity::<i64>(&[x.len()])?);
     for v in x {
         let next = y.len() as i64;

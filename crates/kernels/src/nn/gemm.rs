@@ -151,7 +151,7 @@ impl<T: Copy> Clone for Job<'_, T> {
 impl<T: Copy> Copy for Job<'_, T> {}
 
 /// The float types: gemm's kernels.
-trait Float: Copy + Send + Sync + 'static + std::ops::Add<Output = Self> {
+trait Float: ferroflow_core::TensorType + Copy + Send + Sync + 'static + std::ops::Add<Output = Self> {
     const ONE: Self;
 }
 impl Float for f32 {
@@ -185,7 +185,18 @@ unsafe fn dispatch<T: Float>(job: Job<'_, T>, parallel: bool) {
         if transposes_better(job.m, job.n, job.k, &job.b) {
             return through_transpose(job, parallel);
         }
-        let threads = rayon::current_num_threads();
+        direct(job, parallel)
+    }
+}
+
+/// The product as given, on the calling thread or split over the pool.
+///
+/// # Safety
+/// As [`dispatch`].
+unsafe fn direct<T: Float>(job: Job<'_, T>, parallel: bool) {
+    let threads = rayon::current_num_threads();
+    // SAFETY: the caller upholds this function's `# Safety` contract.
+    unsafe {
         if parallel && job.m * job.n * job.k >= PAR_GEMM_MIN && threads > 1 {
             split_gemm(job, threads);
         } else {
@@ -218,7 +229,11 @@ pub fn transposes_better<T>(m: usize, n: usize, k: usize, b: &Mat<T>) -> bool {
 /// As [`dispatch`].
 unsafe fn through_transpose<T: Float>(job: Job<'_, T>, parallel: bool) {
     let Job { m, n, k, a, b, c, ldc, accumulate } = job;
-    let mut t: Vec<T> = Vec::with_capacity(n * m);
+    let Ok(mut t) = ferroflow_core::alloc::with_capacity::<T>(&[n, m]) else {
+        // Over the budget (or refused): the direct product needs no scratch.
+        // SAFETY: as the caller's.
+        return unsafe { direct(job, parallel) };
+    };
     let (bt, at) = (Mat { data: b.data, rs: b.cs, cs: b.rs }, Mat { data: a.data, rs: a.cs, cs: a.rs });
     let transposed = Job { m: n, n: m, k, a: bt, b: at, c: Raw(t.as_mut_ptr()), ldc: m, accumulate: false };
     // SAFETY: `t` has room for the n×m product, which gemm writes in full before reading
@@ -260,7 +275,7 @@ unsafe impl<T: Sync> Sync for Raw<T> {}
 unsafe fn raw_gemm<T: Float>(job: Job<'_, T>) {
     let Job { m, n, k, a, b, c, ldc, accumulate } = job;
     // SAFETY: the caller upholds this function's `# Safety` contract.
-    unsafe {
+    ferroflow_core::alloc::dependency_scratch(|| unsafe {
         gemm::gemm(
             m,
             n,
@@ -282,7 +297,7 @@ unsafe fn raw_gemm<T: Float>(job: Job<'_, T>) {
             false,
             Parallelism::None,
         )
-    }
+    })
 }
 
 /// Cuts the product into `parts` blocks along its longer output dimension, one

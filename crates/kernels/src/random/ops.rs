@@ -38,14 +38,15 @@ struct RandomOp {
     gen: GuardedPhilox,
 }
 
-fn generate<D: Distribution>(dist: &D, gen: &GuardedPhilox, n: usize) -> Vec<D::T>
+/// `n` samples in a buffer from the fallible allocation path (the caller checked the budget).
+fn generate<D: Distribution>(dist: &D, gen: &GuardedPhilox, n: usize) -> Result<Vec<D::T>, Status>
 where
-    D::T: Default,
+    D::T: ferroflow_core::TensorType,
 {
+    let mut v = ferroflow_core::alloc::zeroed::<D::T>(&[n])?;
     let base = gen.reserve_outputs(n, SAMPLES_PER_OUTPUT);
-    let mut v = vec![D::T::default(); n];
     fill(dist, base, &mut v);
-    v
+    Ok(v)
 }
 
 impl OpKernel for RandomOp {
@@ -54,12 +55,12 @@ impl OpKernel for RandomOp {
         ferroflow_core::check_tensor_alloc(shape.dims(), self.dtype).map_err(|e| ctx.error_with(e))?;
         let n = shape.num_elements();
         let out = match (self.kind, self.dtype) {
-            (Kind::Uniform, DataType::Float) => Tensor::new(shape, generate(&UniformF32, &self.gen, n))?,
-            (Kind::Uniform, _) => Tensor::new(shape, generate(&UniformF64, &self.gen, n))?,
-            (Kind::Normal, DataType::Float) => Tensor::new(shape, generate(&NormalF32, &self.gen, n))?,
-            (Kind::Normal, _) => Tensor::new(shape, generate(&NormalF64, &self.gen, n))?,
-            (Kind::Truncated, DataType::Float) => Tensor::new(shape, generate(&TruncatedF32, &self.gen, n))?,
-            (Kind::Truncated, _) => Tensor::new(shape, generate(&TruncatedF64, &self.gen, n))?,
+            (Kind::Uniform, DataType::Float) => Tensor::new(shape, generate(&UniformF32, &self.gen, n)?)?,
+            (Kind::Uniform, _) => Tensor::new(shape, generate(&UniformF64, &self.gen, n)?)?,
+            (Kind::Normal, DataType::Float) => Tensor::new(shape, generate(&NormalF32, &self.gen, n)?)?,
+            (Kind::Normal, _) => Tensor::new(shape, generate(&NormalF64, &self.gen, n)?)?,
+            (Kind::Truncated, DataType::Float) => Tensor::new(shape, generate(&TruncatedF32, &self.gen, n)?)?,
+            (Kind::Truncated, _) => Tensor::new(shape, generate(&TruncatedF64, &self.gen, n)?)?,
         };
         ctx.set_output(0, out)
     }
@@ -105,7 +106,7 @@ impl OpKernel for RandomUniformInt {
                     return Err(ctx.error(format!("Need minval < maxval: {l} >= {h}")));
                 }
                 let d = UniformI32 { lo: l, range: (h as u32).wrapping_sub(l as u32) };
-                Tensor::new(shape, generate(&d, &self.gen, n))?
+                Tensor::new(shape, generate(&d, &self.gen, n)?)?
             }
             DataType::Int64 => {
                 let (l, h) = (lo.scalar_value::<i64>()?, hi.scalar_value::<i64>()?);
@@ -113,7 +114,7 @@ impl OpKernel for RandomUniformInt {
                     return Err(ctx.error(format!("Need minval < maxval: {l} >= {h}")));
                 }
                 let d = UniformI64 { lo: l, range: (h as u64).wrapping_sub(l as u64) };
-                Tensor::new(shape, generate(&d, &self.gen, n))?
+                Tensor::new(shape, generate(&d, &self.gen, n)?)?
             }
             d => return Err(ctx.error(format!("minval and maxval must be int32 or int64, got {d}"))),
         };
