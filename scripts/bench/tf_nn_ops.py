@@ -22,22 +22,26 @@ def t(*shape):
     return tf.constant(rng.uniform(-0.5, 0.5, size=shape).astype(np.float32))
 
 
+def fetch(out):
+    return out.numpy() if not isinstance(out, (list, tuple)) else [o.numpy() for o in out]
+
+
 def bench(name, fn, args, min_time=1.0, rounds=7):
     f = tf.function(fn)
     for _ in range(3):
-        f(*args).numpy()
+        fetch(f(*args))
     # Calibrate the number of calls per round to ~min_time / rounds.
     n, start = 0, time.perf_counter()
     while time.perf_counter() - start < min_time / rounds:
         f(*args)
         n += 1
-    f(*args).numpy()
+    fetch(f(*args))
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
         for _ in range(n):
             out = f(*args)
-        out.numpy() if not isinstance(out, (list, tuple)) else [o.numpy() for o in out]
+        fetch(out)
         times.append((time.perf_counter() - start) / n)
     times.sort()
     return times[0], times[len(times) // 2]
@@ -78,6 +82,24 @@ def main():
     cases.append(("pool/max_pool_grad_50x28x28x32",
                   lambda x, y, g: tf.raw_ops.MaxPoolGrad(orig_input=x, orig_output=y, grad=g, ksize=k, strides=k,
                                                          padding="SAME"), [x, y, gy]))
+    # MobileNetV2's stride-1 depthwise layers and training-mode batch norm (criterion group
+    # depthwise_mnv2).
+    for xs in [(16, 40, 40, 144), (16, 10, 10, 576), (16, 5, 5, 960)]:
+        cases.append(("depthwise_mnv2/%dx%dx%d_forward" % xs[1:],
+                      lambda x, f: tf.raw_ops.DepthwiseConv2dNative(input=x, filter=f, strides=s1, padding="SAME"),
+                      [t(*xs), t(3, 3, xs[3], 1)]))
+    for xs in [(16, 40, 40, 144), (16, 80, 80, 96)]:
+        x, dy, c = t(*xs), t(*xs), xs[3]
+        sc, of, empty = t(c), t(c), tf.constant([], tf.float32)
+        fwd = lambda x, sc, of, e: tf.raw_ops.FusedBatchNormV3(x=x, scale=sc, offset=of, mean=e, variance=e,
+                                                                 epsilon=0.001, is_training=True)[:3]
+        cases.append(("depthwise_mnv2/batch_norm_%dx%dx%d" % xs[1:], fwd, [x, sc, of, empty]))
+        o = tf.raw_ops.FusedBatchNormV3(x=x, scale=sc, offset=of, mean=empty, variance=empty, epsilon=0.001,
+                                        is_training=True)
+        grad = lambda dy, x, sc, m, v, r: tf.raw_ops.FusedBatchNormGradV3(
+            y_backprop=dy, x=x, scale=sc, reserve_space_1=m, reserve_space_2=v, reserve_space_3=r, epsilon=0.001,
+            is_training=True)[:3]
+        cases.append(("depthwise_mnv2/batch_norm_grad_%dx%dx%d" % xs[1:], grad, [dy, x, sc, o[3], o[4], o[5]]))
     print("TensorFlow %s, intra-op threads %d (0 = all cores)" % (tf.__version__,
                                                                   tf.config.threading.get_intra_op_parallelism_threads()))
     for name, fn, args in cases:

@@ -127,6 +127,51 @@ fn bench_depthwise_strided(c: &mut Criterion) {
             b.iter(|| run_kernel(nd.clone(), vec![sizes(&xs), f.clone(), dy.clone()], 1).unwrap())
         });
     }
+    // Stride-1 forward layers, from MobileNetV2's widest to its narrowest maps.
+    for xs in [[16, 40, 40, 144], [16, 10, 10, 576], [16, 5, 5, 960]] {
+        let (x, f) = (data(&xs, 6), data(&[3, 3, xs[3], 1], 7));
+        let nd = node(
+            "DepthwiseConv2dNative",
+            &[
+                ("T", attr::ty(DataType::Float)),
+                ("strides", attr::list_int(&[1, 1, 1, 1])),
+                ("padding", attr::string("SAME")),
+            ],
+        );
+        g.bench_function(format!("{}x{}x{}_forward", xs[1], xs[2], xs[3]), |b| {
+            b.iter(|| run_kernel(nd.clone(), vec![x.clone(), f.clone()], 1).unwrap())
+        });
+    }
+    // Training-mode batch norm and its gradient.
+    for xs in [[16, 40, 40, 144], [16, 80, 80, 96]] {
+        let (x, dy) = (data(&xs, 8), data(&xs, 9));
+        let c = xs[3];
+        let (scale, offset) = (data(&[c], 10), data(&[c], 11));
+        let empty = Tensor::vec(Vec::<f32>::new());
+        let bn = |op: &str| {
+            node(
+                op,
+                &[
+                    ("T", attr::ty(DataType::Float)),
+                    ("U", attr::ty(DataType::Float)),
+                    ("epsilon", attr::float(0.001)),
+                    ("is_training", attr::bool(true)),
+                    ("data_format", attr::string("NHWC")),
+                ],
+            )
+        };
+        let fwd = bn("FusedBatchNormV3");
+        let ins = vec![x.clone(), scale.clone(), offset.clone(), empty.clone(), empty.clone()];
+        let out = run_kernel(fwd.clone(), ins.clone(), 6).unwrap();
+        g.bench_function(format!("batch_norm_{}x{}x{}", xs[1], xs[2], c), |b| {
+            b.iter(|| run_kernel(fwd.clone(), ins.clone(), 6).unwrap())
+        });
+        let grad = bn("FusedBatchNormGradV3");
+        let gins = vec![dy.clone(), x.clone(), scale.clone(), out[3].clone(), out[4].clone(), out[5].clone()];
+        g.bench_function(format!("batch_norm_grad_{}x{}x{}", xs[1], xs[2], c), |b| {
+            b.iter(|| run_kernel(grad.clone(), gins.clone(), 5).unwrap())
+        });
+    }
     g.finish();
 }
 

@@ -159,22 +159,27 @@ impl Layout {
         out
     }
 
-    /// `out[i] = f(a[i], b[i], [p[0][ch], p[1][ch], …])` for every element, `ch` its channel.
+    /// A new buffer of `a.len()` elements, `out[i] = f(a[i], b[i], [p[0][ch], p[1][ch], …])`,
+    /// `ch` the element's channel: written once, never zero-filled first (from the
+    /// fallible allocation path; `dims` name the tensor in its error).
     pub fn map<const N: usize>(
         &self,
-        out: &mut [f32],
+        dims: &[usize],
         a: &[f32],
         b: &[f32],
         p: [&[f32]; N],
         f: impl Fn(f32, f32, [f32; N]) -> f32 + Sync,
-    ) {
+    ) -> Result<Vec<f32>, Status> {
+        let len = a.len();
+        let mut v = ferroflow_core::alloc::with_capacity::<f32>(dims)?;
+        let out = &mut v.spare_capacity_mut()[..len];
         match *self {
             Layout::Last { c, .. } => for_chunks(out, c, |off, chunk| {
                 let p: [&[f32]; N] = std::array::from_fn(|k| &p[k][..c]);
                 let (ac, bc) = (&a[off..off + chunk.len()], &b[off..off + chunk.len()]);
                 for ((o, ar), br) in chunk.chunks_exact_mut(c).zip(ac.chunks_exact(c)).zip(bc.chunks_exact(c)) {
                     for (j, ((o, &x), &y)) in o.iter_mut().zip(ar).zip(br).enumerate() {
-                        *o = f(x, y, std::array::from_fn(|k| p[k][j]));
+                        o.write(f(x, y, std::array::from_fn(|k| p[k][j])));
                     }
                 }
             }),
@@ -184,11 +189,16 @@ impl Layout {
                     let ch = (start / s.max(1)) % c.max(1);
                     let q: [f32; N] = std::array::from_fn(|k| p[k][ch]);
                     for ((o, &x), &y) in o.iter_mut().zip(&a[start..start + s]).zip(&b[start..start + s]) {
-                        *o = f(x, y, q);
+                        o.write(f(x, y, q));
                     }
                 }
             }),
         }
+        // SAFETY: both layouts cover every element of `out` exactly once (`Last`: whole
+        // rows of `c`, and `len` is a multiple of `c`; `First`: whole planes of `s`, and
+        // `len` is `n * c * s`), so the first `len` elements are initialized.
+        unsafe { v.set_len(len) };
+        Ok(v)
     }
 }
 
@@ -318,22 +328,18 @@ impl OpKernel for FusedBatchNorm {
         }
         let xs = load_f32(&x)?;
         let (xs, sc, of) = (&xs[..], scale.as_slice::<f32>()?, offset.as_slice::<f32>()?);
-        let mut y = ferroflow_core::alloc::zeroed::<f32>(x.dims())?;
         let eps = self.attrs.epsilon;
+        // An empty batch leaves `y` empty.
+        let mut y = Vec::new();
         let (batch_mean, batch_var, saved_mean, saved_var) = if self.attrs.training {
             let rest = l.rest();
             if rest == 0 || xs.is_empty() {
                 let nan = vec![f32::NAN; c];
                 (nan.clone(), nan.clone(), nan.clone(), nan)
             } else {
-                let inv_n = 1.0 / rest as f64;
-                let zeros = vec![0.0f32; c];
-                let [sum] = l.sums(xs, xs, &zeros, |x, _, _| [x]);
-                let m: Vec<f32> = sum.iter().map(|s| (s * inv_n) as f32).collect();
-                let [sq] = l.sums(xs, xs, &m, |x, _, m| [(x - m) * (x - m)]);
-                let v: Vec<f32> = sq.iter().map(|s| (s * inv_n) as f32).collect();
+                let (m, v) = super::batch_norm_moments::moments(&l, xs);
                 let a = inv_scale(sc, &v, eps);
-                l.map(&mut y, xs, xs, [&m[..], &a[..], of], |x, _, [m, a, o]| (x - m) * a + o);
+                y = l.map(x.dims(), xs, xs, [&m[..], &a[..], of], |x, _, [m, a, o]| (x - m) * a + o)?;
                 let adjust = if rest > 1 { rest as f32 / (rest - 1) as f32 } else { 1.0 };
                 let (mut new_m, mut new_v) = (m.clone(), v.iter().map(|v| v * adjust).collect::<Vec<_>>());
                 if self.factor != 1.0 {
@@ -346,7 +352,7 @@ impl OpKernel for FusedBatchNorm {
         } else {
             let (m, v) = (mean.as_slice::<f32>()?.to_vec(), var.as_slice::<f32>()?.to_vec());
             let a = inv_scale(sc, &v, eps);
-            l.map(&mut y, xs, xs, [&m[..], &a[..], of], |x, _, [m, a, o]| (x - m) * a + o);
+            y = l.map(x.dims(), xs, xs, [&m[..], &a[..], of], |x, _, [m, a, o]| (x - m) * a + o)?;
             (m.clone(), v.clone(), m, v)
         };
         ctx.set_output(0, store_f32(self.attrs.dtype, x.dims(), y)?)?;

@@ -47,19 +47,18 @@ impl OpKernel for FusedBatchNormGrad {
         let [sum_dy, sum_dy_xc] = l.sums(dys, xs, m, |g, x, m| [g, g * (x - m)]);
         let offset_backprop: Vec<f32> = sum_dy.iter().map(|&s| s as f32).collect();
         let scale_backprop: Vec<f32> = sum_dy_xc.iter().zip(&r).map(|(&s, &r)| s as f32 * r).collect();
-        let mut dx = ferroflow_core::alloc::zeroed::<f32>(&[xs.len()])?;
         let k1: Vec<f32> = sc.iter().zip(&r).map(|(&s, &r)| s * r).collect();
-        if self.attrs.training {
+        let dx = if self.attrs.training {
             // dx = k1 * (dy - mean(dy)) + k2 * (x - m)
             let inv_n = if l.rest() == 0 { 0.0 } else { 1.0 / l.rest() as f64 };
             let k2: Vec<f32> = (0..c).map(|j| -(k1[j] * r[j] * r[j]) * (sum_dy_xc[j] * inv_n) as f32).collect();
             let mean_dy: Vec<f32> = sum_dy.iter().map(|&s| (s * inv_n) as f32).collect();
-            l.map(&mut dx, dys, xs, [&k1[..], &mean_dy[..], &k2[..], m], |g, x, [a, md, b, m]| {
+            l.map(x.dims(), dys, xs, [&k1[..], &mean_dy[..], &k2[..], m], |g, x, [a, md, b, m]| {
                 a * (g - md) + b * (x - m)
-            });
+            })?
         } else {
-            l.map(&mut dx, dys, xs, [&k1[..]], |g, _, [a]| g * a);
-        }
+            l.map(x.dims(), dys, xs, [&k1[..]], |g, _, [a]| g * a)?
+        };
         ctx.set_output(0, store_f32(self.attrs.dtype, x.dims(), dx)?)?;
         ctx.set_output(1, Tensor::new(vec![c], scale_backprop)?)?;
         ctx.set_output(2, Tensor::new(vec![c], offset_backprop)?)?;

@@ -4,15 +4,13 @@
 //! The portable kernels keep one pixel's channels in memory and load, add and store them once
 //! per filter tap. Here a block of channels (`L` vectors) of `P` adjacent output pixels stays
 //! in registers for the whole window: each tap loads one filter vector per block and one
-//! input vector per pixel. The filter gradient keeps one block of every column tap of a filter
-//! row in registers while it walks an output row. Pixels whose window crosses the left or right
-//! edge, and channels past the last whole vector, take a scalar path.
+//! input vector per pixel (the forward kernel is in `depthwise_forward_simd.rs`). The filter
+//! gradient keeps one block of every column tap of a filter row in registers while it walks
+//! an output row; its edge pixels and channels past the last whole vector take a scalar path.
 //!
 //! The input gradient at stride 1 is the forward convolution of the output gradient with the
 //! filter turned 180° and the padding mirrored (`k - 1 - pad`); other strides gather
 //! (`depthwise_strided.rs`).
-
-use rayon::prelude::*;
 
 use super::common::Window;
 use super::depthwise::DwGeom;
@@ -43,7 +41,7 @@ impl DwScalar for f32 {
     fn forward_simd(g: &DwGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bool {
         #[cfg(target_arch = "x86_64")]
         if applies(g) && x.len() >= g.n * g.y.input * g.x.input * g.c && out.len() >= out_len(g) {
-            return forward(g, x, f, out);
+            return super::depthwise_forward_simd::forward(g, x, f, out);
         }
         false
     }
@@ -95,57 +93,10 @@ fn transposed(g: &DwGeom) -> Option<DwGeom> {
 }
 
 /// The output columns whose window lies inside the input row: `lo..hi`.
-fn interior(w: &Window) -> (usize, usize) {
+pub(super) fn interior(w: &Window) -> (usize, usize) {
     let lo = w.pad.div_ceil(w.stride).min(w.output);
     let hi = if w.input + w.pad >= w.size { ((w.input + w.pad - w.size) / w.stride + 1).min(w.output) } else { 0 };
     (lo, hi.max(lo))
-}
-
-/// One output pixel's channels `c0..c1` by scalar arithmetic (edges and channel tails).
-#[allow(clippy::too_many_arguments)]
-fn pixel_scalar(g: &DwGeom, x: &[f32], f: &[f32], b: usize, oy: usize, ox: usize, out: &mut [f32], c0: usize) {
-    let c = g.c;
-    let (y0, y1) = g.y.range(oy);
-    let (x0, x1) = g.x.range(ox);
-    let ky0 = y0 + g.y.pad - oy * g.y.stride;
-    let kx0 = x0 + g.x.pad - ox * g.x.stride;
-    for (ch, o) in (c0..).zip(out.iter_mut()) {
-        let mut acc = 0.0f32;
-        for (ky, iy) in (ky0..).zip(y0..y1) {
-            for (kx, ix) in (kx0..).zip(x0..x1) {
-                acc += x[((b * g.y.input + iy) * g.x.input + ix) * c + ch] * f[(ky * g.x.size + kx) * c + ch];
-            }
-        }
-        *o = acc;
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-fn forward(g: &DwGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bool {
-    let (oc, ow, oh) = (g.c, g.x.output, g.y.output);
-    let row_len = ow * oc;
-    let rows = g.n * oh;
-    let per = g.rows_per_task(rows, row_len * g.y.size * g.x.size);
-    let avx512 = crate::isa::current() == crate::isa::Isa::Avx512;
-    let task = |(ti, chunk): (usize, &mut [f32])| {
-        for (ri, orow) in chunk.chunks_exact_mut(row_len).enumerate() {
-            // SAFETY: `applies` checked the CPU has the path's instructions; the slices were
-            // checked against the geometry by the caller.
-            unsafe {
-                if avx512 {
-                    avx::forward_row512(g, x, f, ti * per + ri, orow)
-                } else {
-                    avx::forward_row(g, x, f, ti * per + ri, orow)
-                }
-            }
-        }
-    };
-    if per >= rows {
-        task((0, out));
-    } else {
-        out.par_chunks_mut(per * row_len).enumerate().for_each(task);
-    }
-    true
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -154,146 +105,7 @@ mod avx {
 
     use super::super::depthwise::DwGeom;
     use super::super::simd::{F32Vec, Y, Z};
-    use super::{interior, pixel_scalar};
-
-    /// Channels `c0..c0 + V::LANES·L` of the `P` output pixels `ox..ox + P` of output row
-    /// `(b, oy)`, every pixel's window inside the input row.
-    ///
-    /// # Safety
-    /// The CPU must support `V`'s instructions; the pixels are interior (`interior`), the
-    /// channel block lies inside `g.c`, and `x`, `f`, `orow` have the geometry's sizes.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn fwd_px<V: F32Vec, const L: usize, const P: usize>(
-        g: &DwGeom,
-        x: &[f32],
-        f: &[f32],
-        b: usize,
-        oy: usize,
-        ox: usize,
-        c0: usize,
-        orow: &mut [f32],
-    ) {
-        let (c, s, kw, w) = (g.c, g.x.stride, g.x.size, g.x.input);
-        let (y0, y1) = g.y.range(oy);
-        let ky0 = y0 + g.y.pad - oy * g.y.stride;
-        // SAFETY: the caller upholds the contract; every index below is inside its slice.
-        unsafe {
-            let mut acc = [[V::zero(); L]; P];
-            for (ky, iy) in (ky0..).zip(y0..y1) {
-                let xrow = x.as_ptr().add((b * g.y.input + iy) * w * c + c0);
-                let frow = f.as_ptr().add(ky * kw * c + c0);
-                for kx in 0..kw {
-                    let fv: [V; L] = std::array::from_fn(|l| V::load(frow.add(kx * c + l * V::LANES)));
-                    let xp = xrow.add((ox * s + kx - g.x.pad) * c);
-                    for (p, ap) in acc.iter_mut().enumerate() {
-                        for (l, a) in ap.iter_mut().enumerate() {
-                            *a = a.mul_add(V::load(xp.add(p * s * c + l * V::LANES)), fv[l]);
-                        }
-                    }
-                }
-            }
-            let op = orow.as_mut_ptr().add(ox * c + c0);
-            for (p, ap) in acc.iter().enumerate() {
-                for (l, a) in ap.iter().enumerate() {
-                    a.store(op.add(p * c + l * V::LANES));
-                }
-            }
-        }
-    }
-
-    /// The interior pixels `lo..hi` of one row for channels `c0..c0 + V::LANES·L`.
-    ///
-    /// # Safety
-    /// As [`fwd_px`].
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn fwd_block<V: F32Vec, const L: usize, const P: usize>(
-        g: &DwGeom,
-        x: &[f32],
-        f: &[f32],
-        (b, oy): (usize, usize),
-        (lo, hi): (usize, usize),
-        c0: usize,
-        orow: &mut [f32],
-    ) {
-        // SAFETY: as the caller's contract; groups of P end at or before hi.
-        unsafe {
-            let mut ox = lo;
-            while ox + P <= hi {
-                fwd_px::<V, L, P>(g, x, f, b, oy, ox, c0, orow);
-                ox += P;
-            }
-            while ox < hi {
-                fwd_px::<V, L, 1>(g, x, f, b, oy, ox, c0, orow);
-                ox += 1;
-            }
-        }
-    }
-
-    /// One forward output row: the vector blocks (`V` two and one vectors wide, then one
-    /// `W`), the edge pixels and the channels past the last block scalar.
-    ///
-    /// # Safety
-    /// The CPU must support `V`'s and `W`'s instructions; sizes as [`fwd_px`].
-    #[inline(always)]
-    unsafe fn forward_row_with<V: F32Vec, W: F32Vec, const P: usize>(
-        g: &DwGeom,
-        x: &[f32],
-        f: &[f32],
-        r: usize,
-        orow: &mut [f32],
-    ) {
-        let (b, oy) = (r / g.y.output, r % g.y.output);
-        let bo = (b, oy);
-        let span = interior(&g.x);
-        let c = g.c;
-        let mut c0 = 0;
-        // SAFETY: the caller upholds the contract; each block ends inside the channels.
-        unsafe {
-            while c0 + 2 * V::LANES <= c {
-                fwd_block::<V, 2, P>(g, x, f, bo, span, c0, orow);
-                c0 += 2 * V::LANES;
-            }
-            while c0 + V::LANES <= c {
-                fwd_block::<V, 1, 6>(g, x, f, bo, span, c0, orow);
-                c0 += V::LANES;
-            }
-            while c0 + W::LANES <= c {
-                fwd_block::<W, 1, 6>(g, x, f, bo, span, c0, orow);
-                c0 += W::LANES;
-            }
-        }
-        for ox in (0..span.0).chain(span.1..g.x.output) {
-            pixel_scalar(g, x, f, b, oy, ox, &mut orow[ox * c..(ox + 1) * c], 0);
-        }
-        if c0 < c {
-            for ox in span.0..span.1 {
-                pixel_scalar(g, x, f, b, oy, ox, &mut orow[ox * c + c0..(ox + 1) * c], c0);
-            }
-        }
-    }
-
-    /// One forward output row with AVX2 vectors.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA; sizes as [`fwd_px`].
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn forward_row(g: &DwGeom, x: &[f32], f: &[f32], r: usize, orow: &mut [f32]) {
-        // SAFETY: this function runs with AVX2 and FMA.
-        unsafe { forward_row_with::<Y, Y, 4>(g, x, f, r, orow) }
-    }
-
-    /// One forward output row with AVX-512 vectors (AVX2 for a last block of 8 channels).
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA; sizes as [`fwd_px`].
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-    pub(super) unsafe fn forward_row512(g: &DwGeom, x: &[f32], f: &[f32], r: usize, orow: &mut [f32]) {
-        // SAFETY: this function runs with AVX-512, AVX2 and FMA.
-        unsafe { forward_row_with::<Z, Y, 6>(g, x, f, r, orow) }
-    }
-
+    use super::interior;
     /// Adds one filter row's gradient over an output row's interior pixels for channels
     /// `c0..c0 + V::LANES·L` into `acc` (the filter-shaped buffer): `K` column taps.
     ///

@@ -9,6 +9,7 @@ mod avg_pool;
 mod batch_matmul;
 mod batch_norm;
 mod batch_norm_grad;
+mod batch_norm_moments;
 mod bias;
 #[doc(hidden)]
 pub mod common;
@@ -27,6 +28,8 @@ pub mod conv_groups;
 mod conv_padded;
 mod depthwise;
 mod depthwise_backprop;
+#[cfg(target_arch = "x86_64")]
+mod depthwise_forward_simd;
 mod depthwise_simd;
 mod depthwise_strided;
 mod fused;

@@ -91,3 +91,60 @@ fn forward_rejects_bad_shapes() {
     assert!(e.message.contains("When is_training=false, mean must have"), "{e}");
     assert!(run(x, v(&[0.]), true).is_err());
 }
+
+/// Two passes in f64 over `[rows, c]`: the reference mean and biased variance.
+fn exact_moments(x: &[f32], c: usize) -> (Vec<f64>, Vec<f64>) {
+    let rows = (x.len() / c) as f64;
+    let mut m = vec![0.0f64; c];
+    for r in x.chunks(c) {
+        m.iter_mut().zip(r).for_each(|(s, &v)| *s += f64::from(v));
+    }
+    m.iter_mut().for_each(|s| *s /= rows);
+    let mut v = vec![0.0f64; c];
+    for r in x.chunks(c) {
+        v.iter_mut().zip(r).zip(&m).for_each(|((s, &x), &m)| *s += (f64::from(x) - m).powi(2));
+    }
+    v.iter_mut().for_each(|s| *s /= rows);
+    (m, v)
+}
+
+/// The batch statistics are read from memory once (runs of rows merged in f64): they must
+/// keep the two-pass variance's accuracy where a one-pass sum of squares would cancel
+/// (a large offset against a small spread), over row counts that are not a multiple of a
+/// run, one row, and many runs split over threads; NCHW agrees.
+#[test]
+fn training_moments_keep_two_pass_accuracy() {
+    let mut rng = ferroflow_core::SplitMix64::new(7);
+    for (rows, c, offset) in [(1usize, 3usize, 0.0f32), (700, 5, 1000.0), (513, 64, -3.0), (9000, 17, 50.0)] {
+        let x: Vec<f32> = (0..rows * c)
+            .map(|_| offset + ((rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 0.01)
+            .collect();
+        let (em, ev) = exact_moments(&x, c);
+        let ones = || Tensor::vec(vec![1.0f32; c]);
+        let zeros = || Tensor::vec(vec![0.0f32; c]);
+        let nhwc = Tensor::new(vec![1, rows, 1, c], x.clone()).unwrap();
+        let out =
+            run_kernel(bn_node("FusedBatchNormV3", true, 1.0, "NHWC"), vec![nhwc, ones(), zeros(), v(&[]), v(&[])], 6)
+                .unwrap();
+        let xt: Vec<f32> = (0..c).flat_map(|j| (0..rows).map(move |r| r * c + j)).map(|i| x[i]).collect();
+        let nchw = Tensor::new(vec![1, c, rows, 1], xt).unwrap();
+        let first =
+            run_kernel(bn_node("FusedBatchNormV3", true, 1.0, "NCHW"), vec![nchw, ones(), zeros(), v(&[]), v(&[])], 6)
+                .unwrap();
+        for o in [&out, &first] {
+            let (m, var) = (o[3].as_slice::<f32>().unwrap(), o[4].as_slice::<f32>().unwrap());
+            for j in 0..c {
+                assert!((f64::from(m[j]) - em[j]).abs() <= 1e-6 * em[j].abs().max(1e-3), "mean {rows}x{c} ch {j}");
+                let tol = 1e-3 * ev[j] + 1e-12;
+                assert!((f64::from(var[j]) - ev[j]).abs() <= tol, "var {rows}x{c} ch {j}: {} vs {}", var[j], ev[j]);
+            }
+        }
+        // y = (x - mean) / sqrt(var + eps) with the statistics returned: one element per channel.
+        let (y, m, var) =
+            (out[0].as_slice::<f32>().unwrap(), out[3].as_slice::<f32>().unwrap(), out[4].as_slice::<f32>().unwrap());
+        for j in 0..c {
+            let want = (f64::from(x[j]) - f64::from(m[j])) / (f64::from(var[j]) + 0.001).sqrt();
+            assert!((f64::from(y[j]) - want).abs() <= 2e-3 * want.abs().max(1e-2), "y ch {j}: {} vs {want}", y[j]);
+        }
+    }
+}

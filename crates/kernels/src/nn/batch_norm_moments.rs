@@ -1,0 +1,104 @@
+//! The batch mean and biased variance per channel of a training-mode batch norm, reading
+//! `x` from memory once: channel-last input is cut into runs of rows small enough to stay
+//! in cache; each run's sum and then its squared deviations from its own mean are taken
+//! (the second pass reads the cache), and the runs are merged in f64 with Chan et al.'s
+//! pairwise update. That is the two-pass variance's accuracy at one pass's memory traffic.
+//! Channel-first input (one contiguous plane per channel) takes the two passes.
+
+use rayon::prelude::*;
+
+use super::batch_norm::Layout;
+
+/// Rows per run: 512 rows of up to 1024 channels stay within a 2 MiB L2.
+const RUN_ROWS: usize = 512;
+
+/// Runs per rayon task.
+const RUNS_PER_TASK: usize = 4;
+
+/// One run's count, mean and sum of squared deviations from that mean, per channel.
+struct Run {
+    n: f64,
+    mean: Vec<f64>,
+    m2: Vec<f64>,
+}
+
+fn run_moments(x: &[f32], c: usize) -> Run {
+    let rows = x.len() / c;
+    let mut sum = vec![0.0f32; c];
+    let mut m2 = vec![0.0f32; c];
+    let mut dev = vec![0.0f32; c];
+    let mean: Vec<f32> = crate::isa::vectorized(|| {
+        for r in x.chunks_exact(c) {
+            for (s, &v) in sum.iter_mut().zip(r) {
+                *s += v;
+            }
+        }
+        let inv = 1.0 / rows as f32;
+        let mean: Vec<f32> = sum.iter().map(|&s| s * inv).collect();
+        for r in x.chunks_exact(c) {
+            for (((q, d), &v), &m) in m2.iter_mut().zip(dev.iter_mut()).zip(r).zip(&mean) {
+                *d += v - m;
+                *q += (v - m) * (v - m);
+            }
+        }
+        mean
+    });
+    // `mean` is the run's mean rounded to f32; the deviations from it correct both the mean
+    // and the squares to the run's exact mean.
+    let n = rows as f64;
+    let exact = mean.iter().zip(&dev).map(|(&m, &d)| f64::from(m) + f64::from(d) / n).collect();
+    let m2 = m2.iter().zip(&dev).map(|(&q, &d)| (f64::from(q) - f64::from(d) * f64::from(d) / n).max(0.0)).collect();
+    Run { n, mean: exact, m2 }
+}
+
+/// Merges run `b` into `a` (Chan, Golub and LeVeque's pairwise update).
+fn merge(a: &mut Run, b: &Run) {
+    if b.n == 0.0 {
+        return;
+    }
+    let n = a.n + b.n;
+    let w = a.n * b.n / n;
+    for ((ma, qa), (&mb, &qb)) in a.mean.iter_mut().zip(a.m2.iter_mut()).zip(b.mean.iter().zip(&b.m2)) {
+        let d = mb - *ma;
+        *ma += d * b.n / n;
+        *qa += qb + d * d * w;
+    }
+    a.n = n;
+}
+
+/// Per channel, the mean and the biased variance of `x` (which has elements).
+pub(crate) fn moments(l: &Layout, x: &[f32]) -> (Vec<f32>, Vec<f32>) {
+    let inv_n = 1.0 / l.rest() as f64;
+    let (mean, m2) = match *l {
+        Layout::Last { c, .. } => {
+            let run = RUN_ROWS * c;
+            let task = |xs: &[f32]| {
+                let mut acc = Run { n: 0.0, mean: vec![0.0; c], m2: vec![0.0; c] };
+                for r in xs.chunks(run) {
+                    merge(&mut acc, &run_moments(r, c));
+                }
+                acc
+            };
+            let per = run * RUNS_PER_TASK;
+            let parts: Vec<Run> = if x.len() > per && rayon::current_num_threads() > 1 {
+                x.par_chunks(per).map(task).collect()
+            } else {
+                vec![task(x)]
+            };
+            let mut acc = Run { n: 0.0, mean: vec![0.0; c], m2: vec![0.0; c] };
+            for p in &parts {
+                merge(&mut acc, p);
+            }
+            (acc.mean, acc.m2)
+        }
+        Layout::First { c, .. } => {
+            let [sum] = l.sums(x, x, &vec![0.0f32; c], |x, _, _| [x]);
+            let m: Vec<f32> = sum.iter().map(|s| (s * inv_n) as f32).collect();
+            let [sq] = l.sums(x, x, &m, |x, _, m| [(x - m) * (x - m)]);
+            (m.iter().map(|&m| f64::from(m)).collect(), sq)
+        }
+    };
+    let m = mean.iter().map(|&m| m as f32).collect();
+    let v = m2.iter().map(|&q| (q * inv_n) as f32).collect();
+    (m, v)
+}
