@@ -88,6 +88,14 @@ def main():
         cases.append(("depthwise_mnv2/%dx%dx%d_forward" % xs[1:],
                       lambda x, f: tf.raw_ops.DepthwiseConv2dNative(input=x, filter=f, strides=s1, padding="SAME"),
                       [t(*xs), t(3, 3, xs[3], 1)]))
+        cases.append(("depthwise_mnv2/%dx%dx%d_backprop_filter" % xs[1:],
+                      lambda x, sz, dy: tf.raw_ops.DepthwiseConv2dNativeBackpropFilter(
+                          input=x, filter_sizes=sz, out_backprop=dy, strides=s1, padding="SAME"),
+                      [t(*xs), tf.constant([3, 3, xs[3], 1], tf.int32), t(*xs)]))
+    for xs, oc in [((16, 40, 40, 144), 24), ((16, 80, 80, 96), 24), ((16, 40, 40, 24), 144)]:
+        cases.append(("depthwise_mnv2/conv1x1_%dx%dx%d_to_%d" % (xs[1], xs[2], xs[3], oc),
+                      lambda x, f: tf.raw_ops.Conv2D(input=x, filter=f, strides=s1, padding="SAME"),
+                      [t(*xs), t(1, 1, xs[3], oc)]))
     for xs in [(16, 40, 40, 144), (16, 80, 80, 96)]:
         x, dy, c = t(*xs), t(*xs), xs[3]
         sc, of, empty = t(c), t(c), tf.constant([], tf.float32)

@@ -141,6 +141,20 @@ fn bench_depthwise_strided(c: &mut Criterion) {
         g.bench_function(format!("{}x{}x{}_forward", xs[1], xs[2], xs[3]), |b| {
             b.iter(|| run_kernel(nd.clone(), vec![x.clone(), f.clone()], 1).unwrap())
         });
+        let mut nf = nd.clone();
+        nf.op = "DepthwiseConv2dNativeBackpropFilter".into();
+        let fsz = Tensor::vec(vec![3i32, 3, xs[3] as i32, 1]);
+        g.bench_function(format!("{}x{}x{}_backprop_filter", xs[1], xs[2], xs[3]), |b| {
+            b.iter(|| run_kernel(nf.clone(), vec![x.clone(), fsz.clone(), x.clone()], 1).unwrap())
+        });
+    }
+    // Pointwise projections to few channels, and expansions from few.
+    for (xs, oc) in [([16, 40, 40, 144], 24), ([16, 80, 80, 96], 24), ([16, 40, 40, 24], 144)] {
+        let (x, f) = (data(&xs, 12), data(&[1, 1, xs[3], oc], 13));
+        let nd = conv_node("Conv2D", DataType::Float, &[1, 1, 1, 1], "SAME");
+        g.bench_function(format!("conv1x1_{}x{}x{}_to_{oc}", xs[1], xs[2], xs[3]), |b| {
+            b.iter(|| run_kernel(nd.clone(), vec![x.clone(), f.clone()], 1).unwrap())
+        });
     }
     // Training-mode batch norm and its gradient.
     for xs in [[16, 40, 40, 144], [16, 80, 80, 96]] {
