@@ -74,6 +74,17 @@ fn case(name: &str, op: &str, attrs: &[(&str, AttrValue)], inputs: Vec<Tensor>, 
     Case { name: name.into(), node: node(op, attrs), inputs, outs }
 }
 
+/// A float NHWC batch norm's attrs, in training or inference mode.
+fn bn_attrs(training: bool) -> [(&'static str, AttrValue); 5] {
+    [
+        ty("T", DataType::Float),
+        ty("U", DataType::Float),
+        ("epsilon", attr::float(0.001)),
+        ("is_training", attr::bool(training)),
+        ("data_format", attr::string("NHWC")),
+    ]
+}
+
 fn f(dims: &[usize], seed: u64) -> Tensor {
     seeded_f32(dims, seed)
 }
@@ -214,13 +225,7 @@ fn cases() -> Vec<Case> {
         inputs: vec![Tensor::vec(vec![4i32, 128, 128, 64]), pooled],
         outs: 1,
     });
-    let bn = [
-        ty("T", Float),
-        ty("U", Float),
-        ("epsilon", attr::float(0.001)),
-        ("is_training", attr::bool(true)),
-        ("data_format", attr::string("NHWC")),
-    ];
+    let bn = bn_attrs(true);
     let c = || f(&[64], 7);
     let empty = || Tensor::vec(Vec::<f32>::new());
     v.push(case("FusedBatchNormV3", "FusedBatchNormV3", &bn, vec![img(), c(), c(), empty(), empty()], 6));
@@ -312,13 +317,7 @@ fn more_cases() -> Vec<Case> {
         ("beta", attr::float(0.75)),
     ];
     v.push(case("LRN", "LRN", &lrn, vec![img()], 1));
-    let infer = [
-        ty("T", Float),
-        ty("U", Float),
-        ("epsilon", attr::float(0.001)),
-        ("is_training", attr::bool(false)),
-        ("data_format", attr::string("NHWC")),
-    ];
+    let infer = bn_attrs(false);
     let c = || f(&[64], 7);
     let var = || Tensor::vec(vec![0.5f32; 64]);
     v.push(case("FusedBatchNormV3 inference", "FusedBatchNormV3", &infer, vec![img(), c(), c(), c(), var()], 6));

@@ -78,7 +78,9 @@ pub trait GemmScalar: TensorType + Copy + Default + Send + Sync + sealed::Kernel
     fn product(m: usize, n: usize, k: usize, a: Mat<Self>, b: Mat<Self>, parallel: bool) -> Result<Vec<Self>, Status> {
         a.check(m, k, "lhs");
         b.check(k, n, "rhs");
-        let len = m.checked_mul(n).expect("gemm: output size overflows");
+        let len = m.checked_mul(n).ok_or_else(|| {
+            Status::resource_exhausted(format!("OOM when allocating a {m}x{n} product: its size overflows"))
+        })?;
         if len == 0 || k == 0 || !Self::WRITES_BEFORE_READING {
             let mut c = ferroflow_core::alloc::zeroed::<Self>(&[m, n])?;
             Self::gemm(m, n, k, a, b, &mut c, n, false, parallel);
