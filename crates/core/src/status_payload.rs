@@ -17,6 +17,9 @@ pub const WORKER_POSSIBLY_RESTARTED: &str =
 pub const GRPC_PAYLOADS_LOST: &str = "type.googleapis.com/tensorflow.distributed_runtime.GrpcPayloadsLost";
 /// ferroflow's: the name of the node whose kernel failed (UTF-8).
 pub const ERROR_NODE: &str = "type.googleapis.com/ferroflow.ErrorNode";
+/// ferroflow's: the task (`/job:J/replica:0/task:T`) on which the call or step part that
+/// failed ran, or which could not be reached (UTF-8).
+pub const ERROR_TASK: &str = "type.googleapis.com/ferroflow.ErrorTask";
 /// TensorFlow's: the error only reports that a step stopped because something else
 /// failed first (a cancelled partition, an aborted rendezvous): not the cause.
 pub const DERIVED_STATUS: &str = "type.googleapis.com/tensorflow.DerivedStatus";
@@ -114,6 +117,20 @@ impl Status {
     /// The node whose kernel failed, if the status names one.
     pub fn node(&self) -> Option<&str> {
         self.payload(ERROR_NODE).and_then(|b| std::str::from_utf8(b).ok())
+    }
+
+    /// The status naming `task` as where it failed (kept if one is named: the innermost
+    /// task is the one that failed).
+    pub fn with_task(self, task: &str) -> Status {
+        if self.task().is_some() {
+            return self;
+        }
+        self.with_payload(ERROR_TASK, task.as_bytes())
+    }
+
+    /// The task where the error happened, if the status names one.
+    pub fn task(&self) -> Option<&str> {
+        self.payload(ERROR_TASK).and_then(|b| std::str::from_utf8(b).ok())
     }
 
     /// The status marked as derived from another failure ([`DERIVED_STATUS`]).

@@ -329,6 +329,12 @@ impl Drop for GrpcSession {
 /// Tells the server at `target` to shut down (ferroflow's Control service); returns once
 /// it acknowledged.
 pub fn shutdown_server(target: &str, reason: &str) -> Result<(), Status> {
+    if let Some(shared) = crate::local_master::lookup(strip_scheme(target)).and_then(|lm| lm.server()) {
+        // A server of this process (an in-memory cluster's task has no port at all).
+        tracing::info!(task = %shared.task, reason, "shutdown requested in-process");
+        shared.request_shutdown();
+        return Ok(());
+    }
     let ep = endpoint(target, Duration::from_secs(5))?;
     let ch = enter(|| ep.connect_lazy())?;
     let what = format!("Shutdown on {target}");
@@ -342,6 +348,9 @@ pub fn shutdown_server(target: &str, reason: &str) -> Result<(), Status> {
 
 /// The control service's view of the server at `target`.
 pub fn server_info(target: &str) -> Result<crate::control::proto::ServerInfoResponse, Status> {
+    if let Some(shared) = crate::local_master::lookup(strip_scheme(target)).and_then(|lm| lm.server()) {
+        return Ok(shared.info());
+    }
     let ep = endpoint(target, Duration::from_secs(5))?;
     let ch = enter(|| ep.connect_lazy())?;
     let what = format!("ServerInfo on {target}");

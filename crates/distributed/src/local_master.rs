@@ -67,6 +67,11 @@ impl LocalMaster {
         Some(shared.master.clone())
     }
 
+    /// The server, unless it is gone or shutting down.
+    pub(crate) fn server(&self) -> Option<Arc<ServerShared>> {
+        self.shared.upgrade().filter(|s| !s.is_shutting_down())
+    }
+
     /// Whether [`LocalMaster::run_here`] may be called: not on a thread that belongs to a
     /// runtime (blocking it there could deadlock; such callers use [`LocalMaster::spawn`]).
     pub(crate) fn can_run_here() -> bool {

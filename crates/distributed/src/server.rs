@@ -12,25 +12,18 @@
 use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-use tonic::codec::CompressionEncoding;
 
-use ferroflow_core::proto::master_service_server::MasterServiceServer;
-use ferroflow_core::proto::worker_service_server::WorkerServiceServer;
 use ferroflow_core::Status;
 use tokio::sync::watch;
 
-use crate::access::{AllowList, DEFAULT_MAX_CONNECTIONS};
+use crate::access::AllowList;
 use crate::channels::ChannelCache;
-use crate::control::proto::control_server::ControlServer;
 use crate::control::proto::ServerInfoResponse;
-use crate::control::ControlService;
-use crate::dispatch::Dispatch;
 use crate::ids::random_nonzero;
 use crate::master::{Master, MasterOptions};
-use crate::rpc::{MasterGrpc, WorkerGrpc};
-use crate::rpc_util::{MAX_FRAME_SIZE, MAX_MESSAGE_SIZE, WINDOW_SIZE};
 use crate::worker::{Worker, WorkerOptions};
-use crate::ClusterSpec;
+use crate::worker_cache::{GrpcWorkerCache, WorkerCache};
+use crate::{ClusterSpec, FaultFilters, InMemoryNet};
 
 /// Most CPU devices a server's `device_count` may ask for.
 pub const MAX_CPU_DEVICES: i32 = 1024;
@@ -72,6 +65,12 @@ pub struct ServerOptions {
     pub worker: WorkerOptions,
     /// Master limits.
     pub master: MasterOptions,
+    /// Run on this in-memory net instead of a port: no socket is opened, peers are the
+    /// net's other tasks (see [`InMemoryNet`]).
+    pub in_memory: Option<Arc<InMemoryNet>>,
+    /// Fault filters on every call this task makes to its peers over gRPC (tests; an
+    /// in-memory task uses its net's).
+    pub fault_filters: Option<Arc<FaultFilters>>,
 }
 
 /// The hosts of every task of `cluster`.
@@ -128,7 +127,7 @@ impl ServerShared {
         }
     }
 
-    fn mark_stopped(&self) {
+    pub(crate) fn mark_stopped(&self) {
         let (m, cv) = &self.stopped;
         *m.lock().unwrap_or_else(|e| e.into_inner()) = true;
         cv.notify_all();
@@ -177,7 +176,7 @@ impl Server {
     /// Starts task `task` of job `job` of `cluster`: binds its port (see
     /// [`ServerOptions::bind_host`]; port 0 picks a free port, readable with
     /// [`Server::port`]) and serves until shut down. The port is open when this returns.
-    pub fn new(cluster: &ClusterSpec, job: &str, task: i32, opts: ServerOptions) -> Result<Server, Status> {
+    pub fn new(cluster: &ClusterSpec, job: &str, task: i32, mut opts: ServerOptions) -> Result<Server, Status> {
         let addr = cluster.task_address(job, task)?.to_string();
         let (host, port) = crate::cluster_spec::split_host_port(&addr)
             .ok_or_else(|| Status::invalid_argument(format!("task address '{addr}' is not host:port")))?;
@@ -189,50 +188,35 @@ impl Server {
             .enable_all()
             .build()
             .map_err(|e| Status::internal(format!("cannot start the async runtime: {e}")))?;
-        let listener = match opts.listener {
-            Some(l) => l,
+        let memory = opts.in_memory.take();
+        // The cluster as this task sees it: its own entry carries the bound port.
+        let (listener, own, local_addr) = match &memory {
+            Some(_) => (None, addr.clone(), SocketAddr::from(([0, 0, 0, 0], port))),
             None => {
-                let bind_host = opts.bind_host.clone().unwrap_or_else(|| {
-                    if !crate::access::is_loopback_host(&host) {
-                        "0.0.0.0".into()
-                    } else if host.contains(':') {
-                        "::1".into()
-                    } else {
-                        "127.0.0.1".into()
-                    }
-                });
-                let bind = format!("{}:{port}", bind_host.trim_start_matches('[').trim_end_matches(']'));
-                let bind = if bind_host.contains(':') && !bind_host.starts_with('[') {
-                    format!("[{bind_host}]:{port}")
-                } else {
-                    bind
-                };
-                // TensorFlow's code and words for a server that cannot bind (UNKNOWN).
-                TcpListener::bind(&bind).map_err(|e| {
-                    Status::unknown(format!(
-                        "Could not start gRPC server: task {task_name} cannot listen on {bind} (cluster address \
-                         {addr}): {e}"
-                    ))
-                })?
+                let l = crate::server_tcp::bind(&mut opts, &host, port, &task_name, &addr)?;
+                let local = l.local_addr()?;
+                (Some(l), format!("{host}:{}", local.port()), local)
             }
         };
-        let local_addr = listener.local_addr()?;
-        listener.set_nonblocking(true)?;
-        // The cluster as this task sees it: its own entry carries the bound port.
-        let own = format!("{host}:{}", local_addr.port());
         let cluster = Arc::new(with_address(cluster, job, task, &own)?);
         let target = format!("{}://{own}", if opts.tls.is_some() { "grpcs" } else { "grpc" });
         if let Some(t) = &opts.tls {
             // This process's clients (a training loop beside its task) reach the cluster as it does.
             crate::tls::set_client_tls_if_unset(&t.client);
         }
-        let channels = Arc::new(ChannelCache::with_tls(
-            opts.connect_timeout.unwrap_or(Duration::from_secs(5)),
-            opts.tls.as_ref().map(|t| t.client.clone()),
-        ));
+        let peers: Arc<dyn WorkerCache> = match &memory {
+            Some(net) => net.cache(&task_name),
+            None => {
+                let channels = Arc::new(ChannelCache::with_tls(
+                    opts.connect_timeout.unwrap_or(Duration::from_secs(5)),
+                    opts.tls.as_ref().map(|t| t.client.clone()),
+                ));
+                Arc::new(GrpcWorkerCache::new(&task_name, channels, opts.fault_filters.take()))
+            }
+        };
         let incarnation = random_nonzero();
         let handle = runtime.handle().clone();
-        let mut worker_opts = opts.worker;
+        let mut worker_opts = std::mem::take(&mut opts.worker);
         // The server's config sets its CPU devices, as TensorFlow's `device_count`.
         if let Some(&n) = opts.master.default_session_config.as_ref().and_then(|c| c.device_count.get("CPU")) {
             if !(1..=MAX_CPU_DEVICES).contains(&n) {
@@ -243,72 +227,45 @@ impl Server {
             worker_opts.cpu_devices = n as usize;
         }
         let worker =
-            Arc::new(Worker::new(&task_name, incarnation, cluster.clone(), channels.clone(), handle, worker_opts));
-        let master = Arc::new(Master::new(&task_name, cluster.clone(), worker.clone(), channels, opts.master));
+            Arc::new(Worker::new(&task_name, incarnation, cluster.clone(), peers.clone(), handle, worker_opts));
+        if let Some(net) = &memory {
+            // A client finds an in-process server by its address: two running ones may
+            // not share it (as two servers cannot bind one port).
+            if crate::local_master::lookup(&own).is_some_and(|lm| lm.server().is_some()) {
+                return Err(Status::unknown(format!(
+                    "Could not start gRPC server: task {task_name}'s address {own} is taken by a running server of \
+                     this process"
+                )));
+            }
+            net.attach(&own, &worker)?;
+        }
+        let master =
+            Arc::new(Master::new(&task_name, cluster.clone(), worker.clone(), peers, std::mem::take(&mut opts.master)));
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
         let shared = Arc::new(ServerShared {
             task: task_name.clone(),
             target: target.clone(),
             worker: worker.clone(),
             master: master.clone(),
-            allow: opts.allow_from.map(Arc::new),
+            allow: opts.allow_from.take().map(Arc::new),
             cluster_hosts: cluster_hosts(&cluster),
             mutual_tls: opts.tls.as_ref().is_some_and(|t| t.mutual),
             last_activity: Mutex::new(Instant::now()),
             shutdown_tx,
             stopped: (Mutex::new(false), Condvar::new()),
         });
-        let dispatch = Dispatch {
-            // Compressed requests (a TensorFlow master whose rpc_options ask for gzip or
-            // deflate) are accepted on every method; answers go out uncompressed.
-            master: MasterServiceServer::from_arc(Arc::new(MasterGrpc(master)))
-                .max_decoding_message_size(MAX_MESSAGE_SIZE)
-                .max_encoding_message_size(MAX_MESSAGE_SIZE)
-                .accept_compressed(CompressionEncoding::Gzip)
-                .accept_compressed(CompressionEncoding::Deflate),
-            worker: WorkerServiceServer::from_arc(Arc::new(WorkerGrpc(worker.clone())))
-                .max_decoding_message_size(MAX_MESSAGE_SIZE)
-                .max_encoding_message_size(MAX_MESSAGE_SIZE)
-                .accept_compressed(CompressionEncoding::Gzip)
-                .accept_compressed(CompressionEncoding::Deflate),
-            control: ControlServer::new(ControlService(shared.clone()))
-                .accept_compressed(CompressionEncoding::Gzip)
-                .accept_compressed(CompressionEncoding::Deflate),
-            shared: shared.clone(),
-        };
-        let incoming = {
-            let _g = runtime.enter();
-            let l = tokio::net::TcpListener::from_std(listener)?;
-            let max = opts.max_connections.unwrap_or(DEFAULT_MAX_CONNECTIONS);
-            let limits = crate::access::ConnLimits {
-                max_connections: max,
-                max_per_peer: opts.max_connections_per_peer.unwrap_or(max / crate::DEFAULT_PEER_SHARE),
-                handshake_timeout: opts.handshake_timeout.unwrap_or(crate::access::HANDSHAKE_TIMEOUT),
-                idle_timeout: Some(opts.connection_idle.unwrap_or(crate::DEFAULT_CONNECTION_IDLE))
-                    .filter(|d| !d.is_zero()),
-            };
-            crate::access::incoming(l, shared.allow.clone(), limits, opts.tls.clone(), task_name.clone())
-        };
-        let serve = tonic::transport::Server::builder()
-            .initial_stream_window_size(WINDOW_SIZE)
-            .initial_connection_window_size(WINDOW_SIZE)
-            .max_frame_size(MAX_FRAME_SIZE)
-            .http2_keepalive_interval(Some(Duration::from_secs(30)))
-            .serve_with_incoming_shutdown(dispatch, incoming, wait_true(shutdown_rx.clone()));
-        let s2 = shared.clone();
-        let mut rx2 = shutdown_rx.clone();
-        runtime.spawn(async move {
-            // Graceful stop, but bounded: connections that linger are dropped after 5 s.
-            let forced = async {
-                let _ = rx2.wait_for(|v| *v).await;
-                tokio::time::sleep(Duration::from_secs(5)).await;
-            };
-            tokio::select! {
-                r = serve => if let Err(e) = r { tracing::error!(task = %s2.task, error = %e, "server failed") },
-                _ = forced => tracing::warn!(task = %s2.task, "connections still open after 5 s; closing them"),
+        match (listener, memory) {
+            (Some(l), _) => crate::server_tcp::serve(&runtime, &shared, l, &opts, shutdown_rx.clone())?,
+            (None, Some(net)) => {
+                let (s2, mut rx2, own2) = (shared.clone(), shutdown_rx.clone(), own.clone());
+                runtime.spawn(async move {
+                    let _ = rx2.wait_for(|v| *v).await;
+                    net.detach(&own2);
+                    s2.mark_stopped();
+                });
             }
-            s2.mark_stopped();
-        });
+            (None, None) => return Err(Status::internal("a server with neither a listener nor an in-memory net")),
+        }
         // Housekeeping: expired step tables, idle timeout.
         let s3 = shared.clone();
         let idle_timeout = opts.idle_timeout;
@@ -408,10 +365,6 @@ impl Drop for Server {
             rt.shutdown_background();
         }
     }
-}
-
-async fn wait_true(mut rx: watch::Receiver<bool>) {
-    let _ = rx.wait_for(|v| *v).await;
 }
 
 /// `cluster` with task (job, task)'s address replaced.

@@ -20,6 +20,8 @@ pub struct Transport {
     pub connection_idle: Option<std::time::Duration>,
     /// See [`ServerOptions::tls`].
     pub tls: Option<ServerTls>,
+    /// See [`ServerOptions::in_memory`]: every task of the job in this process, no sockets.
+    pub in_memory: Option<std::sync::Arc<crate::InMemoryNet>>,
 }
 
 impl Transport {
@@ -32,6 +34,7 @@ impl Transport {
             max_connections_per_peer: self.max_connections_per_peer,
             connection_idle: self.connection_idle,
             tls: self.tls.clone(),
+            in_memory: self.in_memory.clone(),
             ..Default::default()
         }
     }

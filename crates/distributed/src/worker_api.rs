@@ -1,14 +1,16 @@
-//! What a master (or a task calling a function on a peer) asks of one task's worker,
-//! without a transport: TensorFlow's WorkerInterface. [`Worker`] answers it in-process;
-//! `rpc::RemoteWorker` over gRPC. RunGraph's request and reply carry [`Tensor`]s, so a
-//! partition run by this process's own worker never encodes or decodes one; the proto
-//! conversions live once, in `rpc/`.
+//! What a master, a step's rendezvous or a task calling a function on a peer asks of one
+//! task's worker, without a transport: TensorFlow's WorkerInterface. [`Worker`] answers it
+//! in-process; `rpc::RemoteWorker` over gRPC. Peers are found through a
+//! [`crate::WorkerCache`]. RunGraph and RecvTensor carry [`Tensor`]s, so a partition run
+//! by a worker of this process never encodes or decodes one; the proto conversions live
+//! once, in `rpc/`.
 
 use std::time::Instant;
 
 use ferroflow_core::proto::{
-    CleanupAllRequest, CleanupGraphRequest, CreateWorkerSessionRequest, DeleteWorkerSessionRequest, GetStatusResponse,
-    RegisterGraphRequest, RegisterGraphResponse, RunGraphRequest, StepStats,
+    CleanupAllRequest, CleanupGraphRequest, CreateWorkerSessionRequest, DeleteWorkerSessionRequest,
+    DeregisterGraphRequest, GetStatusResponse, RecvTensorRequest, RegisterGraphRequest, RegisterGraphResponse,
+    RunGraphRequest, StepStats,
 };
 use ferroflow_core::{Status, Tensor};
 
@@ -16,7 +18,7 @@ use crate::worker::Worker;
 
 /// A RunGraph request: the wire request's fields, with the fed tensors (`send`, by
 /// rendezvous key) as tensors; `req.send` is left empty.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RunGraphCall {
     /// Session, graph handle, step id, `recv_key`, partial-run flags, executor options.
     pub req: RunGraphRequest,
@@ -32,6 +34,54 @@ pub struct RunGraphReply {
     pub recv: Vec<(String, Tensor)>,
     /// The device's step statistics (with `exec_opts.record_timeline`).
     pub step_stats: Option<StepStats>,
+}
+
+/// At most this many tensors per batched RecvTensors call (a partition's receives from
+/// one peer in one step).
+pub const MAX_RECV_BATCH: usize = 4096;
+
+/// Where a batched RecvTensors call hands each tensor (and its is_dead flag) as it
+/// arrives, with the index of its request.
+pub type Deliver<'a> = &'a mut (dyn FnMut(usize, Result<(Tensor, bool), Status>) + Send);
+
+/// The RPCs a [`WorkerApi`] serves, as fault filters and metrics name them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WorkerRpc {
+    /// GetStatus.
+    GetStatus,
+    /// CreateWorkerSession.
+    CreateWorkerSession,
+    /// DeleteWorkerSession.
+    DeleteWorkerSession,
+    /// RegisterGraph.
+    RegisterGraph,
+    /// DeregisterGraph.
+    DeregisterGraph,
+    /// RunGraph.
+    RunGraph,
+    /// CleanupGraph.
+    CleanupGraph,
+    /// CleanupAll.
+    CleanupAll,
+    /// RecvTensor, single or batched.
+    RecvTensor,
+}
+
+impl WorkerRpc {
+    /// TensorFlow's method name.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkerRpc::GetStatus => "GetStatus",
+            WorkerRpc::CreateWorkerSession => "CreateWorkerSession",
+            WorkerRpc::DeleteWorkerSession => "DeleteWorkerSession",
+            WorkerRpc::RegisterGraph => "RegisterGraph",
+            WorkerRpc::DeregisterGraph => "DeregisterGraph",
+            WorkerRpc::RunGraph => "RunGraph",
+            WorkerRpc::CleanupGraph => "CleanupGraph",
+            WorkerRpc::CleanupAll => "CleanupAll",
+            WorkerRpc::RecvTensor => "RecvTensor",
+        }
+    }
 }
 
 /// One task's worker as a master sees it. Every call has a deadline; errors are statuses
@@ -66,6 +116,33 @@ pub trait WorkerApi: Send + Sync {
 
     /// CleanupAll: clears resource containers.
     async fn cleanup_all(&self, req: CleanupAllRequest, deadline: Instant) -> Result<(), Status>;
+
+    /// DeregisterGraph: forgets a registered partition.
+    async fn deregister_graph(&self, req: DeregisterGraphRequest, deadline: Instant) -> Result<(), Status>;
+
+    /// RecvTensor: the tensor a step's `_Send` on this task produced under the request's
+    /// key, and its is_dead flag; waits (bounded) until it is produced.
+    async fn recv_tensor(&self, req: RecvTensorRequest, deadline: Instant) -> Result<(Tensor, bool), Status>;
+
+    /// Whether [`WorkerApi::recv_tensors`] may be tried (until the peer said it does not
+    /// serve it: a TensorFlow task).
+    fn serves_batches(&self) -> bool {
+        false
+    }
+
+    /// ferroflow's batched RecvTensor: every request's tensor handed to `deliver` as soon
+    /// as it is ready, in completion order. The status once all were delivered or the
+    /// first failed (the undelivered ones are left to the caller). A peer without batches
+    /// answers UNIMPLEMENTED before delivering anything.
+    async fn recv_tensors(
+        &self,
+        reqs: &[RecvTensorRequest],
+        deadline: Instant,
+        deliver: Deliver<'_>,
+    ) -> Result<(), Status> {
+        let _ = (reqs, deadline, deliver);
+        Err(Status::unimplemented("this worker does not serve batched RecvTensors"))
+    }
 }
 
 /// This process's own worker, called directly.
@@ -103,6 +180,64 @@ impl WorkerApi for Worker {
 
     async fn cleanup_all(&self, req: CleanupAllRequest, _: Instant) -> Result<(), Status> {
         Worker::cleanup_all(self, &req);
+        Ok(())
+    }
+
+    async fn deregister_graph(&self, req: DeregisterGraphRequest, _: Instant) -> Result<(), Status> {
+        Worker::deregister_graph(self, &req)
+    }
+
+    async fn recv_tensor(&self, req: RecvTensorRequest, deadline: Instant) -> Result<(Tensor, bool), Status> {
+        self.recv_tensor_served.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Worker::recv_value(self, &req, Some(deadline)).await
+    }
+
+    fn serves_batches(&self) -> bool {
+        true
+    }
+
+    async fn recv_tensors(
+        &self,
+        reqs: &[RecvTensorRequest],
+        deadline: Instant,
+        deliver: Deliver<'_>,
+    ) -> Result<(), Status> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.batches_served[0].fetch_add(1, Relaxed);
+        self.batches_served[1].fetch_add(reqs.len() as u64, Relaxed);
+        // Each receive waits on its own: a tensor that is ready is never held back by one
+        // that is not (the same rule as the gRPC stream's).
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut wait_until = deadline;
+        for (i, r) in reqs.iter().enumerate() {
+            let tx = tx.clone();
+            wait_until = self.recv_waiting(r, Some(deadline), Box::new(move |v| drop(tx.send((i, v)))))?;
+        }
+        drop(tx);
+        let mut left: Vec<bool> = vec![true; reqs.len()];
+        for _ in 0..reqs.len() {
+            let next = tokio::time::timeout_at(tokio::time::Instant::from_std(wait_until), rx.recv()).await;
+            let (i, r) = match next {
+                Ok(Some(x)) => x,
+                Ok(None) => return Err(Status::internal("rendezvous dropped a pending receive")),
+                Err(_) => {
+                    let key = left.iter().position(|&l| l).map_or("", |i| reqs[i].rendezvous_key.as_str());
+                    return Err(Status::deadline_exceeded(format!(
+                        "RecvTensors on {}: tensor '{key}' was not produced in time",
+                        self.task
+                    )));
+                }
+            };
+            left[i] = false;
+            let failed = r.as_ref().err().cloned();
+            if r.is_ok() {
+                self.steps.release_if_drained(reqs[i].step_id);
+            }
+            deliver(i, r);
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        }
         Ok(())
     }
 }

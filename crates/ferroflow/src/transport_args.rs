@@ -65,6 +65,7 @@ impl TransportArgs {
                 ),
                 _ => None,
             },
+            in_memory: None,
         })
     }
 }

@@ -19,9 +19,9 @@ use ferroflow_core::proto::DeviceAttributes;
 use ferroflow_core::{Code, DeviceName, Status};
 
 use super::worker_handle::TaskWorker;
-use crate::channels::ChannelCache;
 use crate::rpc_util::remaining;
 use crate::worker::Worker;
+use crate::worker_cache::WorkerCache;
 use crate::ClusterSpec;
 
 /// The tasks of a session and their devices.
@@ -74,7 +74,7 @@ pub(crate) fn task_workers(
     filters: &[String],
     own_task: &str,
     own_worker: &Arc<Worker>,
-    channels: &ChannelCache,
+    peers: &dyn WorkerCache,
 ) -> Result<Vec<TaskWorker>, Status> {
     let mut out = Vec::new();
     for (job, idx, addr) in cluster.tasks() {
@@ -85,7 +85,8 @@ pub(crate) fn task_workers(
         out.push(if task == own_task {
             TaskWorker::local(task, addr.to_string(), own_worker.clone())
         } else {
-            TaskWorker::remote(task, addr.to_string(), channels.channel(addr)?)
+            let api = peers.peer(&task, addr)?;
+            TaskWorker::peer(task, addr.to_string(), api)
         });
     }
     if !out.iter().any(|w| w.task == own_task) {

@@ -12,10 +12,10 @@ use super::plan::{plan_for, Signature};
 use super::run_step::run_step;
 use super::session::{GraphState, MasterSession};
 use super::session_table::{SessionTable, DEFAULT_MAX_SESSIONS};
-use crate::channels::ChannelCache;
 use crate::ids::new_session_handle;
 use crate::master_api::{RunStepCall, RunStepReply};
 use crate::worker::Worker;
+use crate::worker_cache::WorkerCache;
 use crate::{ClusterSpec, GraphLimits};
 
 /// Limits of a master.
@@ -68,7 +68,7 @@ pub struct Master {
     task: String,
     cluster: Arc<ClusterSpec>,
     worker: Arc<Worker>,
-    channels: Arc<ChannelCache>,
+    peers: Arc<dyn WorkerCache>,
     opts: MasterOptions,
     sessions: SessionTable,
 }
@@ -94,17 +94,10 @@ impl Master {
         task: &str,
         cluster: Arc<ClusterSpec>,
         worker: Arc<Worker>,
-        channels: Arc<ChannelCache>,
+        peers: Arc<dyn WorkerCache>,
         opts: MasterOptions,
     ) -> Master {
-        Master {
-            task: task.to_string(),
-            cluster,
-            worker,
-            channels,
-            sessions: SessionTable::new(opts.max_sessions),
-            opts,
-        }
+        Master { task: task.to_string(), cluster, worker, peers, sessions: SessionTable::new(opts.max_sessions), opts }
     }
 
     /// Number of open sessions.
@@ -192,7 +185,7 @@ impl Master {
         let handle = new_session_handle();
         let graph = GraphState::new(req.graph_def.unwrap_or_default(), &self.opts.graph_limits, &handle)
             .map_err(|e| e.context("CreateSession: invalid graph"))?;
-        let workers = task_workers(&cluster, &config.device_filters, &own, &self.worker, &self.channels)?;
+        let workers = task_workers(&cluster, &config.device_filters, &own, &self.worker, self.peers.as_ref())?;
         let tasks = discover_lenient(workers, deadline, self.opts.create_session_wait.min(timeout * 3 / 4))
             .await
             .map_err(|e| e.context("CreateSession"))?;
@@ -364,7 +357,7 @@ impl Master {
     /// every task's.
     pub async fn list_devices(&self, req: ListDevicesRequest) -> Result<ListDevicesResponse, Status> {
         let devices = if req.session_handle.is_empty() {
-            let workers = task_workers(&self.cluster, &[], &self.task, &self.worker, &self.channels)?;
+            let workers = task_workers(&self.cluster, &[], &self.task, &self.worker, self.peers.as_ref())?;
             discover(workers, Instant::now() + self.opts.create_session_timeout).await?.devices
         } else {
             self.session(&req.session_handle)?.tasks().devices.clone()
@@ -381,7 +374,7 @@ impl Master {
         for s in &sessions {
             self.delete_worker_sessions(s).await;
         }
-        let workers = task_workers(&self.cluster, &req.device_filters, &self.task, &self.worker, &self.channels)?;
+        let workers = task_workers(&self.cluster, &req.device_filters, &self.task, &self.worker, self.peers.as_ref())?;
         let deadline = Instant::now() + self.opts.create_session_timeout;
         let mut set = tokio::task::JoinSet::new();
         for w in workers {

@@ -1,15 +1,13 @@
 //! How the master reaches one task's worker: a [`WorkerApi`], this server's own worker
-//! (called directly: no serialization, no loopback copy) or a peer over gRPC
-//! (`rpc::RemoteWorker`). Errors name the task and its address.
+//! (called directly: no serialization, no loopback copy) or a peer's from the worker
+//! cache. Errors name the task and its address.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use ferroflow_core::proto::*;
 use ferroflow_core::Status;
-use tonic::transport::Channel;
 
-use crate::rpc::RemoteWorker;
 use crate::worker::Worker;
 use crate::worker_api::{RunGraphCall, RunGraphReply, WorkerApi};
 
@@ -21,7 +19,7 @@ pub(crate) struct TaskWorker {
     /// `host:port`.
     pub(crate) addr: String,
     api: Arc<dyn WorkerApi>,
-    /// Whether `api` is another process (its errors already name the task).
+    /// Whether `api` is a peer task's (its errors already name the task).
     remote: bool,
 }
 
@@ -31,13 +29,12 @@ impl TaskWorker {
         TaskWorker { task, addr, api: worker, remote: false }
     }
 
-    /// The worker of task `task`, reached over `channel` at `addr`.
-    pub(crate) fn remote(task: String, addr: String, channel: Channel) -> TaskWorker {
-        let api = Arc::new(RemoteWorker::new(task.clone(), addr.clone(), channel));
+    /// The worker of peer task `task` at `addr`, as the worker cache gave it.
+    pub(crate) fn peer(task: String, addr: String, api: Arc<dyn WorkerApi>) -> TaskWorker {
         TaskWorker { task, addr, api, remote: true }
     }
 
-    /// Whether the task is another process (not this server's own worker).
+    /// Whether the task is a peer (not this server's own worker).
     pub(crate) fn is_remote(&self) -> bool {
         self.remote
     }
@@ -58,8 +55,10 @@ impl TaskWorker {
         format!("{what} on task {} ({})", self.task, self.addr)
     }
 
-    /// A local error with the task named (a remote one names it already).
+    /// The error with the task named: as a payload always, in the message for the local
+    /// worker (a peer's names it already).
     fn named<T>(&self, what: &str, r: Result<T, Status>) -> Result<T, Status> {
+        let r = r.map_err(|e| e.with_task(&self.task));
         if self.remote {
             r
         } else {

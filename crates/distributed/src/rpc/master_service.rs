@@ -1,5 +1,6 @@
-//! The master as a tonic `MasterService` (paths `/tensorflow.MasterService/*`). A `Server`
-//! routes RunStep to the raw path in `run_step`; both go through its one adapter.
+//! The master as a tonic `MasterService` (paths `/tensorflow.MasterService/*`) for the
+//! RPCs that carry no tensors. RunStep is served below tonic (`run_step`: `Dispatch`
+//! routes it there), so its handler here is never reached and says so.
 
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ type R<T> = Result<Response<T>, tonic::Status>;
 
 /// The gRPC face of a [`Master`].
 #[derive(Clone)]
-pub struct MasterGrpc(pub Arc<Master>);
+pub(crate) struct MasterGrpc(pub(crate) Arc<Master>);
 
 fn ok<T>(r: Result<T, Status>) -> R<T> {
     r.map(Response::new).map_err(to_grpc)
@@ -35,8 +36,8 @@ impl MasterService for MasterGrpc {
         ok(self.0.partial_run_setup(r.into_inner()).await)
     }
 
-    async fn run_step(&self, r: Request<RunStepRequest>) -> R<RunStepResponse> {
-        ok(super::run_step::answer(&self.0, r.into_inner()).await)
+    async fn run_step(&self, _: Request<RunStepRequest>) -> R<RunStepResponse> {
+        Err(super::served_raw("MasterService.RunStep"))
     }
 
     async fn close_session(&self, r: Request<CloseSessionRequest>) -> R<CloseSessionResponse> {

@@ -38,8 +38,8 @@ pub(crate) const PATH: &str = "/ferroflow.WorkerExt/RecvTensors";
 /// `transport_options.type_url` of a response item: the value is the request's index.
 pub(crate) const INDEX_TYPE: &str = "type.ferroflow.dev/RecvTensorsIndex";
 
-/// At most this many tensors per call (a partition's receives from one peer in one step).
-pub(crate) const MAX_KEYS: usize = 4096;
+/// At most this many tensors per call.
+pub(crate) use crate::worker_api::MAX_RECV_BATCH as MAX_KEYS;
 
 /// Requests are keys and flags: 16 MiB is far more than any real batch.
 const MAX_REQUEST: usize = 16 << 20;

@@ -4,11 +4,16 @@
 //! through the generated client.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use ferroflow_core::proto::*;
-use ferroflow_core::Status;
+use ferroflow_core::{Code, Status, Tensor};
 use tonic::transport::Channel;
+
+use super::recv_client::{recv_tensor, recv_tensors};
+use crate::channels::ChannelCache;
+use crate::worker_api::Deliver;
 
 use super::status_in_body::StatusInBody;
 use crate::raw_grpc;
@@ -23,6 +28,8 @@ pub(crate) struct RemoteWorker {
     task: String,
     addr: String,
     channel: Channel,
+    /// The cache the channel came from: it remembers peers without batched receives.
+    channels: Arc<ChannelCache>,
     /// Learned from the first reply that carries the [`RELEASES_STEPS`] header.
     releases_steps: AtomicBool,
 }
@@ -39,8 +46,10 @@ macro_rules! call {
 }
 
 impl RemoteWorker {
-    pub(crate) fn new(task: String, addr: String, channel: Channel) -> RemoteWorker {
-        RemoteWorker { task, addr, channel, releases_steps: AtomicBool::new(false) }
+    /// The worker of task `task` at `addr`, over a channel of `channels`.
+    pub(crate) fn new(task: String, addr: String, channels: Arc<ChannelCache>) -> Result<RemoteWorker, Status> {
+        let channel = channels.channel(&addr)?;
+        Ok(RemoteWorker { task, addr, channel, channels, releases_steps: AtomicBool::new(false) })
     }
 
     /// "`what` on task T (addr)".
@@ -101,5 +110,42 @@ impl WorkerApi for RemoteWorker {
 
     async fn cleanup_all(&self, req: CleanupAllRequest, deadline: Instant) -> Result<(), Status> {
         call!(self, cleanup_all, req, deadline, "CleanupAll").map(|_| ())
+    }
+
+    async fn deregister_graph(&self, req: DeregisterGraphRequest, deadline: Instant) -> Result<(), Status> {
+        call!(self, deregister_graph, req, deadline, "DeregisterGraph").map(|_| ())
+    }
+
+    async fn recv_tensor(&self, req: RecvTensorRequest, deadline: Instant) -> Result<(Tensor, bool), Status> {
+        let what = self.context("RecvTensor");
+        let peer = crate::metrics::peer(&self.addr);
+        recv_tensor(self.channel.clone(), &req, deadline, &what, &peer).await
+    }
+
+    fn serves_batches(&self) -> bool {
+        self.channels.batches_to(&self.addr)
+    }
+
+    async fn recv_tensors(
+        &self,
+        reqs: &[RecvTensorRequest],
+        deadline: Instant,
+        deliver: Deliver<'_>,
+    ) -> Result<(), Status> {
+        let what = self.context(&format!("RecvTensors of {} tensors", reqs.len()));
+        let peer = crate::metrics::peer(&self.addr);
+        let mut delivered = false;
+        let mut counted = |i: usize, r: Result<(Tensor, bool), Status>| {
+            delivered = true;
+            deliver(i, r)
+        };
+        let r = recv_tensors(self.channel.clone(), reqs, deadline, &what, &peer, &mut counted).await;
+        if let Err(e) = &r {
+            if e.code == Code::Unimplemented && !delivered {
+                tracing::debug!(peer = %self.addr, "peer does not serve batched RecvTensors; one call per tensor");
+                self.channels.no_batches_to(&self.addr);
+            }
+        }
+        r
     }
 }

@@ -1,5 +1,7 @@
-//! The worker as a tonic `WorkerService` (paths `/tensorflow.WorkerService/*`). A `Server`
-//! routes RunGraph and RecvTensor to their raw paths; both faces share their adapters.
+//! The worker as a tonic `WorkerService` (paths `/tensorflow.WorkerService/*`) for the
+//! RPCs that carry no tensors. RunGraph and RecvTensor are served below tonic
+//! (`run_graph`, `recv_tensor`: `Dispatch` routes them there), so their handlers here are
+//! never reached and say so.
 
 use std::sync::Arc;
 
@@ -8,14 +10,14 @@ use ferroflow_core::proto::*;
 use ferroflow_core::Status;
 use tonic::{Request, Response};
 
-use crate::rpc_util::{request_deadline, to_grpc, RELEASES_STEPS};
+use crate::rpc_util::{to_grpc, RELEASES_STEPS};
 use crate::worker::Worker;
 
 type R<T> = Result<Response<T>, tonic::Status>;
 
 /// The gRPC face of a [`Worker`].
 #[derive(Clone)]
-pub struct WorkerGrpc(pub Arc<Worker>);
+pub(crate) struct WorkerGrpc(pub(crate) Arc<Worker>);
 
 fn ok<T>(r: Result<T, Status>) -> R<T> {
     r.map(Response::new).map_err(to_grpc)
@@ -51,11 +53,8 @@ impl WorkerService for WorkerGrpc {
         ok(self.0.deregister_graph(r.get_ref()).map(|_| DeregisterGraphResponse {}))
     }
 
-    async fn run_graph(&self, r: Request<RunGraphRequest>) -> R<RunGraphResponse> {
-        let deadline = request_deadline(&r);
-        let mut r = ok(super::run_graph::answer(&self.0, r.into_inner(), deadline).await)?;
-        r.metadata_mut().insert(RELEASES_STEPS, tonic::metadata::MetadataValue::from_static("1"));
-        Ok(r)
+    async fn run_graph(&self, _: Request<RunGraphRequest>) -> R<RunGraphResponse> {
+        Err(super::served_raw("WorkerService.RunGraph"))
     }
 
     async fn cleanup_graph(&self, r: Request<CleanupGraphRequest>) -> R<CleanupGraphResponse> {
@@ -68,9 +67,8 @@ impl WorkerService for WorkerGrpc {
         Ok(Response::new(CleanupAllResponse {}))
     }
 
-    async fn recv_tensor(&self, r: Request<RecvTensorRequest>) -> R<RecvTensorResponse> {
-        let deadline = request_deadline(&r);
-        ok(super::recv_tensor::answer(&self.0, r.get_ref(), deadline).await)
+    async fn recv_tensor(&self, _: Request<RecvTensorRequest>) -> R<RecvTensorResponse> {
+        Err(super::served_raw("WorkerService.RecvTensor"))
     }
 
     async fn recv_buf(&self, _: Request<RecvBufRequest>) -> R<RecvBufResponse> {

@@ -3,7 +3,6 @@
 //! rendezvous that pulls tensors from peer tasks.
 
 mod partial_run;
-mod recv_batch;
 mod register;
 mod remote_call;
 mod remote_rendezvous;

@@ -13,10 +13,10 @@ use ferroflow_kernels::{FunctionCall, FunctionDone};
 
 use super::remote_rendezvous::RemoteRendezvous;
 use super::session::{RemoteFunction, WorkerSession};
-use crate::channels::ChannelCache;
 use crate::ids::new_step_id;
 use crate::master::worker_handle::TaskWorker;
 use crate::worker_api::RunGraphCall;
+use crate::worker_cache::WorkerCache;
 
 impl RemoteRendezvous {
     /// Runs `call` on its target task; `done` gets the results.
@@ -33,11 +33,11 @@ impl RemoteRendezvous {
             return done(Err(call.cancel.status().unwrap_or_else(|| Status::cancelled("step cancelled"))));
         };
         let session = self.session.clone();
-        let channels = self.channels.clone();
+        let peers = self.peers.clone();
         self.runtime.spawn(async move {
             let what = format!("RemoteCall of function '{}' on '{}'", call.function, call.target);
             let r = tokio::select! {
-                r = run(&session, &channels, &call, deadline) => r.map_err(|e| e.context(what)),
+                r = run(&session, peers.as_ref(), &call, deadline) => r.map_err(|e| e.context(what)),
                 s = rx => Err(s.unwrap_or_else(|_| Status::cancelled(format!("{what}: the step ended")))),
             };
             call.cancel.deregister(link);
@@ -93,13 +93,13 @@ fn function_graph(call: &FunctionCall, device: &str) -> Result<ferroflow_graph::
 
 async fn run(
     session: &Arc<WorkerSession>,
-    channels: &ChannelCache,
+    peers: &dyn WorkerCache,
     call: &FunctionCall,
     deadline: Instant,
 ) -> Result<Vec<Tensor>, Status> {
     let (device, task) = target_device(&call.target)?;
     let addr = session.address_of(&task)?;
-    let worker = TaskWorker::remote(task, addr.clone(), channels.channel(&addr)?);
+    let worker = TaskWorker::peer(task.clone(), addr.clone(), peers.peer(&task, &addr)?);
     let key = (device.clone(), call.function.clone());
     let RemoteFunction { handle, feed_keys, fetch_keys } = match session.remote_function(&key) {
         Some(f) => f,

@@ -14,18 +14,17 @@ use ferroflow_core::proto::RecvTensorRequest;
 use ferroflow_core::{Code, DeviceName, Status, Tensor};
 use ferroflow_kernels::{FunctionCall, FunctionDone, ParsedKey, RecvCallback, Rendezvous, StepTrace};
 
-use super::recv_batch::{recv_tensor, recv_tensors};
 use super::session::WorkerSession;
 use super::step_table::StepEntry;
-use crate::channels::ChannelCache;
 use crate::ids::new_request_id;
-use crate::rpc::recv_tensors::MAX_KEYS;
+use crate::worker_api::{WorkerApi, MAX_RECV_BATCH as MAX_KEYS};
+use crate::worker_cache::WorkerCache;
 
 /// A step's rendezvous on one worker.
 pub(crate) struct RemoteRendezvous {
     pub(crate) entry: Arc<StepEntry>,
     pub(crate) session: Arc<WorkerSession>,
-    pub(crate) channels: Arc<ChannelCache>,
+    pub(crate) peers: Arc<dyn WorkerCache>,
     pub(crate) runtime: tokio::runtime::Handle,
     /// Every RecvTensor call of the step ends by then.
     pub(crate) deadline: Instant,
@@ -79,7 +78,7 @@ pub(crate) struct Queued {
 #[derive(Clone)]
 struct Peer {
     entry: Arc<StepEntry>,
-    channels: Arc<ChannelCache>,
+    api: Arc<dyn WorkerApi>,
     deadline: Instant,
     addr: String,
     task: String,
@@ -112,26 +111,18 @@ impl Peer {
 
     /// One RecvTensor call for one receive.
     async fn fetch_one(&self, q: Queued) {
-        let channel = match self.channels.channel(&self.addr) {
-            Ok(c) => c,
-            Err(e) => return self.finish(q, Err(e)),
-        };
         let req = self.request(&q.key);
-        let r = self
-            .bounded(&q.what, recv_tensor(channel, &req, self.deadline, &q.what, &crate::metrics::peer(&self.addr)))
-            .await;
+        let r = self.bounded(&q.what, self.api.recv_tensor(req, self.deadline)).await;
+        let step = self.entry.step_id;
+        let r = r
+            .map_err(|e| e.with_task(&self.task).context(format!("receiving '{}' for step {step}", short_key(&q.key))));
         self.finish(q, r);
     }
 
     /// One batched call for several receives; falls back to one call each when the peer
     /// does not serve batches (a TensorFlow task).
     async fn fetch_batch(&self, batch: Vec<Queued>) {
-        let channel = match self.channels.channel(&self.addr) {
-            Ok(c) => c,
-            Err(e) => return batch.into_iter().for_each(|q| self.finish(q, Err(e.clone()))),
-        };
         let reqs: Vec<RecvTensorRequest> = batch.iter().map(|q| self.request(&q.key)).collect();
-        let bytes = crate::metrics::peer(&self.addr);
         let what = format!(
             "RecvTensors of {} tensors from {} ({}) for step {}",
             reqs.len(),
@@ -145,10 +136,14 @@ impl Peer {
             let mut deliver = |i: usize, r: Result<(Tensor, bool), Status>| {
                 if let Some(q) = pending.get_mut(i).and_then(Option::take) {
                     delivered += 1;
+                    let step = self.entry.step_id;
+                    let r = r.map_err(|e| {
+                        e.with_task(&self.task).context(format!("receiving '{}' for step {step}", short_key(&q.key)))
+                    });
                     self.finish(q, r);
                 }
             };
-            self.bounded(&what, recv_tensors(channel, &reqs, self.deadline, &what, &bytes, &mut deliver)).await
+            self.bounded(&what, self.api.recv_tensors(&reqs, self.deadline, &mut deliver)).await
         };
         let rest = pending.into_iter().flatten();
         match r {
@@ -157,14 +152,15 @@ impl Peer {
                 self.finish(q, Err(e))
             }),
             Err(e) if e.code == Code::Unimplemented && delivered == 0 => {
-                tracing::debug!(peer = %self.addr, "peer does not serve batched RecvTensors; one call per tensor");
-                self.channels.no_batches_to(&self.addr);
                 for q in rest {
                     let p = self.clone();
                     tokio::spawn(async move { p.fetch_one(q).await });
                 }
             }
-            Err(e) => rest.for_each(|q| self.finish(q, Err(e.clone()))),
+            Err(e) => {
+                let e = e.with_task(&self.task);
+                rest.for_each(|q| self.finish(q, Err(e.clone())))
+            }
         }
     }
 
@@ -195,16 +191,14 @@ impl RemoteRendezvous {
             "RecvTensor of '{}' from {sender_task} ({addr}) for step {}",
             parsed.tensor_name, self.entry.step_id
         );
+        let api = match self.peers.peer(&sender_task, &addr) {
+            Ok(a) => a,
+            Err(e) => return done(Err(e.context(what))),
+        };
         let wait_id = self.entry.waiting_for(what.clone());
         let q = Queued { key: key.to_string(), what, wait_id, done };
-        let peer = Peer {
-            entry: self.entry.clone(),
-            channels: self.channels.clone(),
-            deadline: self.deadline,
-            addr,
-            task: sender_task,
-        };
-        if !self.channels.batches_to(&peer.addr) {
+        let peer = Peer { entry: self.entry.clone(), api, deadline: self.deadline, addr, task: sender_task };
+        if !peer.api.serves_batches() {
             self.runtime.spawn(async move { peer.fetch_one(q).await });
             return;
         }
@@ -263,6 +257,11 @@ impl Rendezvous for RemoteRendezvous {
             self.queued.flushed.notify_one();
         }
     }
+}
+
+/// The tensor name of a rendezvous key (the key itself if it does not parse).
+fn short_key(key: &str) -> String {
+    ParsedKey::parse(key).map(|k| k.tensor_name).unwrap_or_else(|_| key.to_string())
 }
 
 /// Whether two task names denote the same task (a missing replica means replica 0).

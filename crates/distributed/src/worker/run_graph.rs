@@ -2,7 +2,7 @@
 //! task sent in a step to the peer that asks for it).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ferroflow_core::proto::{RecvTensorRequest, RecvTensorResponse, StepStats};
 use ferroflow_core::{Status, Tensor};
@@ -120,7 +120,7 @@ impl Worker {
         let rendezvous = Arc::new(RemoteRendezvous {
             entry: entry.clone(),
             session: session.clone(),
-            channels: self.channels.clone(),
+            peers: self.peers.clone(),
             runtime: self.runtime.clone(),
             deadline,
             queued: Default::default(),
@@ -146,6 +146,51 @@ impl Worker {
         req: &RecvTensorRequest,
         deadline: Option<Instant>,
     ) -> Result<RecvTensorResponse, Status> {
+        let (t, is_dead) = self.recv_value(req, deadline).await?;
+        Ok(RecvTensorResponse {
+            tensor: Some(t.to_proto()),
+            is_dead,
+            send_start_micros: micros_now(),
+            ..Default::default()
+        })
+    }
+
+    /// RecvTensor's tensor and is_dead flag, with no proto (a caller in this process).
+    pub(crate) async fn recv_value(
+        &self,
+        req: &RecvTensorRequest,
+        deadline: Option<Instant>,
+    ) -> Result<(Tensor, bool), Status> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let start = Instant::now();
+        let wait_until = self.recv_waiting(req, deadline, Box::new(move |r| drop(tx.send(r))))?;
+        match tokio::time::timeout_at(tokio::time::Instant::from_std(wait_until), rx).await {
+            Ok(Ok(Ok(v))) => {
+                self.steps.release_if_drained(req.step_id);
+                Ok(v)
+            }
+            Ok(Ok(Err(e))) => Err(e),
+            Ok(Err(_)) => Err(Status::internal("rendezvous dropped a pending receive")),
+            Err(_) => Err(Status::deadline_exceeded(format!(
+                "RecvTensor on {}: tensor '{}' of step {} was not produced within {} ms (key '{}')",
+                self.task,
+                ParsedKey::parse(&req.rendezvous_key).map(|k| k.tensor_name).unwrap_or_default(),
+                req.step_id,
+                start.elapsed().as_millis().max(1),
+                req.rendezvous_key
+            ))),
+        }
+    }
+
+    /// Hands `done` the tensor of (step_id, key) once this task's `_Send` produced it;
+    /// returns when the wait ends at the latest (the caller's deadline, capped by the
+    /// worker's limit). A key of another incarnation of this task is ABORTED at once.
+    pub(crate) fn recv_waiting(
+        &self,
+        req: &RecvTensorRequest,
+        deadline: Option<Instant>,
+        done: ferroflow_kernels::RecvCallback,
+    ) -> Result<Instant, Status> {
         let key = ParsedKey::parse(&req.rendezvous_key)?;
         if key.incarnation != self.incarnation {
             return Err(Status::aborted(format!(
@@ -158,30 +203,8 @@ impl Worker {
         let limit = Instant::now() + self.opts.max_recv_wait;
         let wait_until = deadline.map_or(limit, |d| d.min(limit));
         let entry = self.steps.get_or_create(req.step_id, remaining(wait_until) + self.opts.step_grace)?;
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        entry.local.recv_async(&req.rendezvous_key, Box::new(move |r| drop(tx.send(r))));
-        let start = Instant::now();
-        match tokio::time::timeout_at(tokio::time::Instant::from_std(wait_until), rx).await {
-            Ok(Ok(Ok((t, is_dead)))) => {
-                self.steps.release_if_drained(req.step_id);
-                Ok(RecvTensorResponse {
-                    tensor: Some(t.to_proto()),
-                    is_dead,
-                    send_start_micros: micros_now(),
-                    ..Default::default()
-                })
-            }
-            Ok(Ok(Err(e))) => Err(e),
-            Ok(Err(_)) => Err(Status::internal("rendezvous dropped a pending receive")),
-            Err(_) => Err(Status::deadline_exceeded(format!(
-                "RecvTensor on {}: tensor '{}' of step {} was not produced within {} ms (key '{}')",
-                self.task,
-                key.tensor_name,
-                req.step_id,
-                start.elapsed().as_millis().max(Duration::from_millis(1).as_millis()),
-                req.rendezvous_key
-            ))),
-        }
+        entry.local.recv_async(&req.rendezvous_key, done);
+        Ok(wait_until)
     }
 }
 

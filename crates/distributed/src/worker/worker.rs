@@ -14,7 +14,7 @@ use ferroflow_kernels::ResourceMgr;
 
 use super::session::WorkerSession;
 use super::step_table::StepTable;
-use crate::channels::ChannelCache;
+use crate::worker_cache::WorkerCache;
 use crate::ClusterSpec;
 
 /// Limits of a worker.
@@ -53,7 +53,8 @@ pub struct Worker {
     pub(crate) task: String,
     pub(crate) incarnation: u64,
     pub(crate) cluster: Arc<ClusterSpec>,
-    pub(crate) channels: Arc<ChannelCache>,
+    /// How this task reaches its peers' workers.
+    pub(crate) peers: Arc<dyn WorkerCache>,
     pub(crate) runtime: tokio::runtime::Handle,
     pub(crate) opts: WorkerOptions,
     pub(crate) shared_resources: Arc<ResourceMgr>,
@@ -74,7 +75,7 @@ impl Worker {
         task: &str,
         incarnation: u64,
         cluster: Arc<ClusterSpec>,
-        channels: Arc<ChannelCache>,
+        peers: Arc<dyn WorkerCache>,
         runtime: tokio::runtime::Handle,
         opts: WorkerOptions,
     ) -> Worker {
@@ -84,7 +85,7 @@ impl Worker {
             task: task.to_string(),
             incarnation,
             cluster,
-            channels,
+            peers,
             runtime,
             opts,
             shared_resources: shared,

@@ -61,6 +61,32 @@ impl Cluster {
         Cluster { spec, servers }
     }
 
+    /// Starts `jobs` on an in-memory net (no sockets; task `job:t` at `job{t}.netN.mem:1`,
+    /// N unique in the process) with per-task options; the net's filters stand between
+    /// the tasks.
+    pub fn in_memory(
+        jobs: &[(&str, usize)],
+        opts: impl Fn(&str, i32) -> ServerOptions,
+    ) -> (Cluster, std::sync::Arc<ferroflow_distributed::InMemoryNet>) {
+        static NETS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let id = NETS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let net = ferroflow_distributed::InMemoryNet::new(0x5eed);
+        let addrs: Vec<(String, Vec<String>)> = jobs
+            .iter()
+            .map(|(j, n)| (j.to_string(), (0..*n).map(|t| format!("{j}{t}.net{id}.mem:1")).collect()))
+            .collect();
+        let spec_ref: Vec<(&str, Vec<&str>)> =
+            addrs.iter().map(|(j, a)| (j.as_str(), a.iter().map(String::as_str).collect())).collect();
+        let spec = ClusterSpec::new(&spec_ref).unwrap();
+        let mut servers = BTreeMap::new();
+        for (job, n) in jobs {
+            for t in 0..*n as i32 {
+                servers.insert(format!("{job}:{t}"), net.server(&spec, job, t, opts(job, t)).unwrap());
+            }
+        }
+        (Cluster { spec, servers }, net)
+    }
+
     /// The server of `job:task`.
     pub fn server(&self, key: &str) -> &Server {
         &self.servers[key]

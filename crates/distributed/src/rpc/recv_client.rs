@@ -1,4 +1,4 @@
-//! The caller's side of RecvTensor: TensorFlow's call for one tensor, and ferroflow's
+//! The caller's side of RecvTensor over gRPC (`RemoteWorker`'s): TensorFlow's call for one tensor, and ferroflow's
 //! batched call (see `rpc::recv_tensors`) that fetches several tensors of a step from one
 //! peer, each delivered as soon as its message has arrived. Both read the tensors with
 //! `tensor_stream`, a large content straight into its tensor while it arrives.

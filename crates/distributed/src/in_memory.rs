@@ -1,0 +1,205 @@
+//! An in-memory cluster: every task a [`crate::Server`] of this process, wired through
+//! worker caches that call the peer's [`Worker`] directly, with no socket. Tasks are
+//! found by their cluster address (any `host:port` string: nothing resolves or binds it);
+//! a client reaches a task's master with a [`crate::GrpcSession`] on `grpc://<address>`,
+//! served in-process. One set of [`FaultFilters`] sits between all the tasks of a net, so
+//! a test can drop, lose, delay or duplicate any worker RPC, partition tasks and heal
+//! them, deterministically.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
+
+use ferroflow_core::proto::*;
+use ferroflow_core::{Status, Tensor};
+
+use crate::fault_filter::FaultFilters;
+use crate::worker::Worker;
+use crate::worker_api::{Deliver, RunGraphCall, RunGraphReply, WorkerApi};
+use crate::worker_cache::{filtered, WorkerCache};
+use crate::{ClusterSpec, Server, ServerOptions};
+
+/// The tasks of one in-memory cluster and the filters between them.
+pub struct InMemoryNet {
+    workers: Mutex<HashMap<String, Weak<Worker>>>,
+    filters: Arc<FaultFilters>,
+}
+
+impl std::fmt::Debug for InMemoryNet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.workers.lock().map(|g| g.len()).unwrap_or(0);
+        write!(f, "InMemoryNet {{ tasks: {n} }}")
+    }
+}
+
+impl InMemoryNet {
+    /// An empty net whose filters draw their probabilities from `seed`.
+    pub fn new(seed: u64) -> Arc<InMemoryNet> {
+        Arc::new(InMemoryNet { workers: Mutex::new(HashMap::new()), filters: FaultFilters::new(seed) })
+    }
+
+    /// The fault filters between the tasks.
+    pub fn filters(&self) -> &Arc<FaultFilters> {
+        &self.filters
+    }
+
+    /// Starts task (`job`, `task`) of `cluster` on this net (with `opts`; its transport
+    /// fields are ignored).
+    pub fn server(
+        self: &Arc<Self>,
+        cluster: &ClusterSpec,
+        job: &str,
+        task: i32,
+        opts: ServerOptions,
+    ) -> Result<Server, Status> {
+        Server::new(cluster, job, task, ServerOptions { in_memory: Some(self.clone()), ..opts })
+    }
+
+    /// Starts every task of `cluster`, in the cluster's order.
+    pub fn servers(self: &Arc<Self>, cluster: &ClusterSpec) -> Result<Vec<Server>, Status> {
+        cluster.tasks().into_iter().map(|(job, t, _)| self.server(cluster, job, t, ServerOptions::default())).collect()
+    }
+
+    /// Makes `worker` reachable at `addr`; an address already taken by a running task is
+    /// refused (as a port in use).
+    pub(crate) fn attach(&self, addr: &str, worker: &Arc<Worker>) -> Result<(), Status> {
+        let mut g = self.workers.lock().unwrap_or_else(|e| e.into_inner());
+        if g.get(addr).is_some_and(|w| w.strong_count() > 0) {
+            return Err(Status::unknown(format!(
+                "Could not start gRPC server: address {addr} of the in-memory cluster is taken by a running task"
+            )));
+        }
+        g.insert(addr.to_string(), Arc::downgrade(worker));
+        Ok(())
+    }
+
+    /// Forgets the task at `addr` (it stopped): calls to it are UNAVAILABLE.
+    pub(crate) fn detach(&self, addr: &str) {
+        self.workers.lock().unwrap_or_else(|e| e.into_inner()).remove(addr);
+    }
+
+    /// The worker cache of task `own_task`.
+    pub(crate) fn cache(self: &Arc<Self>, own_task: &str) -> Arc<dyn WorkerCache> {
+        Arc::new(MemoryCache { own_task: own_task.to_string(), net: self.clone() })
+    }
+}
+
+/// One task's view of the net.
+struct MemoryCache {
+    own_task: String,
+    net: Arc<InMemoryNet>,
+}
+
+impl WorkerCache for MemoryCache {
+    fn peer(&self, task: &str, addr: &str) -> Result<Arc<dyn WorkerApi>, Status> {
+        let addr = crate::strip_scheme(addr).to_string();
+        let api: Arc<dyn WorkerApi> =
+            Arc::new(InProcessPeer { task: task.to_string(), addr, net: Arc::downgrade(&self.net) });
+        Ok(filtered(&self.own_task, task, api, Some(&self.net.filters)))
+    }
+
+    fn filters(&self) -> Option<&Arc<FaultFilters>> {
+        Some(&self.net.filters)
+    }
+}
+
+/// A peer task's worker in this process; errors name the task as a remote one's do.
+struct InProcessPeer {
+    task: String,
+    addr: String,
+    net: Weak<InMemoryNet>,
+}
+
+impl InProcessPeer {
+    fn context(&self, what: &str) -> String {
+        format!("{what} on task {} ({})", self.task, self.addr)
+    }
+
+    /// The peer's worker while it runs; UNAVAILABLE (as a closed port) once it stopped.
+    fn worker(&self, what: &str) -> Result<Arc<dyn WorkerApi>, Status> {
+        let w = self
+            .net
+            .upgrade()
+            .and_then(|n| n.workers.lock().unwrap_or_else(|e| e.into_inner()).get(&self.addr).and_then(Weak::upgrade));
+        w.map(|w| w as Arc<dyn WorkerApi>).ok_or_else(|| {
+            Status::unavailable(format!(
+                "{}: no task is running at this address (in-memory cluster)",
+                self.context(what)
+            ))
+        })
+    }
+
+    fn named<T>(&self, what: &str, r: Result<T, Status>) -> Result<T, Status> {
+        r.map_err(|e| e.context(self.context(what)))
+    }
+}
+
+#[async_trait::async_trait]
+impl WorkerApi for InProcessPeer {
+    fn releases_steps(&self) -> bool {
+        true
+    }
+
+    async fn get_status(&self, deadline: Instant) -> Result<GetStatusResponse, Status> {
+        let w = self.worker("GetStatus")?;
+        self.named("GetStatus", w.get_status(deadline).await)
+    }
+
+    async fn create_worker_session(&self, req: CreateWorkerSessionRequest, deadline: Instant) -> Result<(), Status> {
+        let w = self.worker("CreateWorkerSession")?;
+        self.named("CreateWorkerSession", w.create_worker_session(req, deadline).await)
+    }
+
+    async fn delete_worker_session(&self, req: DeleteWorkerSessionRequest, deadline: Instant) -> Result<(), Status> {
+        let w = self.worker("DeleteWorkerSession")?;
+        self.named("DeleteWorkerSession", w.delete_worker_session(req, deadline).await)
+    }
+
+    async fn register_graph(
+        &self,
+        req: RegisterGraphRequest,
+        deadline: Instant,
+    ) -> Result<RegisterGraphResponse, Status> {
+        let w = self.worker("RegisterGraph")?;
+        self.named("RegisterGraph", w.register_graph(req, deadline).await)
+    }
+
+    async fn run_graph(&self, call: RunGraphCall, deadline: Instant) -> Result<RunGraphReply, Status> {
+        let w = self.worker("RunGraph")?;
+        self.named("RunGraph", w.run_graph(call, deadline).await)
+    }
+
+    async fn cleanup_graph(&self, req: CleanupGraphRequest, deadline: Instant) -> Result<(), Status> {
+        let w = self.worker("CleanupGraph")?;
+        self.named("CleanupGraph", w.cleanup_graph(req, deadline).await)
+    }
+
+    async fn cleanup_all(&self, req: CleanupAllRequest, deadline: Instant) -> Result<(), Status> {
+        let w = self.worker("CleanupAll")?;
+        self.named("CleanupAll", w.cleanup_all(req, deadline).await)
+    }
+
+    async fn deregister_graph(&self, req: DeregisterGraphRequest, deadline: Instant) -> Result<(), Status> {
+        let w = self.worker("DeregisterGraph")?;
+        self.named("DeregisterGraph", w.deregister_graph(req, deadline).await)
+    }
+
+    async fn recv_tensor(&self, req: RecvTensorRequest, deadline: Instant) -> Result<(Tensor, bool), Status> {
+        let w = self.worker("RecvTensor")?;
+        self.named("RecvTensor", w.recv_tensor(req, deadline).await)
+    }
+
+    fn serves_batches(&self) -> bool {
+        true
+    }
+
+    async fn recv_tensors(
+        &self,
+        reqs: &[RecvTensorRequest],
+        deadline: Instant,
+        deliver: Deliver<'_>,
+    ) -> Result<(), Status> {
+        let w = self.worker("RecvTensors")?;
+        self.named("RecvTensors", w.recv_tensors(reqs, deadline, deliver).await)
+    }
+}

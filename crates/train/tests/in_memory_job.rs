@@ -1,0 +1,145 @@
+//! The main job (between-graph MNIST training: 1 ps + 2 workers, the chief initializes,
+//! evaluates and stops the ps) on an in-memory cluster: every task a server of this
+//! process, peers reached through the worker cache with no socket. The test checks that
+//! the job trains as over gRPC and that this process opened no socket at all.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ferroflow_distributed::{ClusterSpec, Fault, InMemoryNet, Rule, Transport, WorkerRpc};
+use ferroflow_train::dist::{run_ps, run_worker, DistConfig};
+use ferroflow_train::local::TrainConfig;
+use ferroflow_train::models::ModelKind;
+use ferroflow_train::PsStrategy;
+
+/// Network sockets this process holds (Linux): its `socket:[inode]` descriptors whose
+/// inode is in the kernel's TCP or UDP tables. (The async runtime's own wake-up pair is a
+/// Unix socket pair, not a network socket.)
+fn open_sockets() -> usize {
+    let mut inet = std::collections::HashSet::new();
+    for table in ["tcp", "tcp6", "udp", "udp6"] {
+        let text = std::fs::read_to_string(format!("/proc/self/net/{table}")).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            if let Some(inode) = line.split_whitespace().nth(9) {
+                inet.insert(inode.to_string());
+            }
+        }
+    }
+    std::fs::read_dir("/proc/self/fd")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .filter_map(|l| {
+                    let l = l.to_string_lossy().into_owned();
+                    l.strip_prefix("socket:[").and_then(|r| r.strip_suffix(']')).map(str::to_string)
+                })
+                .filter(|inode| inet.contains(inode))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+fn config(cluster: &ClusterSpec, net: &std::sync::Arc<InMemoryNet>, job: &str, task: i32) -> DistConfig {
+    DistConfig {
+        cluster: cluster.clone(),
+        job_name: job.into(),
+        task_index: task,
+        train: TrainConfig {
+            model: ModelKind::Mlp,
+            optimizer: "sgd".parse().unwrap(),
+            learning_rate: 0.1,
+            lr_decay: None,
+            steps: 200,
+            batch: 50,
+            keep_prob: 1.0,
+            seed: 3,
+            data_dir: PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/mnist")),
+            fusion: true,
+            trace: None,
+        },
+        ps_strategy: PsStrategy::RoundRobin,
+        wait_timeout: Duration::from_secs(60),
+        step_timeout: Duration::from_secs(30),
+        logdir: None,
+        save_every: Duration::from_secs(600),
+        summary_steps: 100,
+        sync: false,
+        transport: Transport { in_memory: Some(net.clone()), ..Default::default() },
+    }
+}
+
+#[test]
+fn the_main_job_trains_on_an_in_memory_cluster_without_sockets() {
+    let sockets_before = open_sockets();
+    let _probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    assert_eq!(open_sockets(), sockets_before + 1, "the socket count sees a TCP socket");
+    drop(_probe);
+    let net = InMemoryNet::new(1);
+    // Addresses are names: nothing resolves or binds them.
+    let cluster =
+        ClusterSpec::new(&[("ps", vec!["ps0.mem:1"]), ("worker", vec!["worker0.mem:1", "worker1.mem:1"])]).unwrap();
+    let ps_cfg = config(&cluster, &net, "ps", 0);
+    let ps = std::thread::spawn(move || run_ps(&ps_cfg, |_| {}));
+    let workers: Vec<_> = (0..2)
+        .map(|t| {
+            let cfg = config(&cluster, &net, "worker", t);
+            std::thread::spawn(move || run_worker(&cfg, |_| {}))
+        })
+        .collect();
+    let reports: Vec<_> = workers.into_iter().map(|w| w.join().unwrap().unwrap()).collect();
+    ps.join().unwrap().unwrap();
+    for (i, r) in reports.iter().enumerate() {
+        eprintln!("worker {i}: {} local steps, global {}, loss {}", r.local_steps, r.global_step, r.final_loss);
+        assert!(r.local_steps > 0 && r.final_loss.is_finite(), "worker {i} trained: {r:?}");
+        assert!(r.global_step >= 200, "worker {i} stopped at global step {}", r.global_step);
+    }
+    let acc = reports[0].test_accuracy.expect("the chief evaluates");
+    assert!(acc > 0.85, "test accuracy {acc}");
+    assert_eq!(net.filters().fired(), 0);
+    assert_eq!(open_sockets(), sockets_before, "the in-memory cluster opened a network socket");
+}
+
+/// Synchronous training (SyncReplicasOptimizer over both workers) with one slow worker:
+/// every RunGraph its master sends to the ps arrives 15 ms late. The fast worker waits
+/// for it at each step (the updates stay in lockstep), and the job finishes.
+#[test]
+fn sync_training_waits_for_a_slow_worker() {
+    let net = InMemoryNet::new(2);
+    let cluster =
+        ClusterSpec::new(&[("ps", vec!["ps0.sync.mem:1"]), ("worker", vec!["w0.sync.mem:1", "w1.sync.mem:1"])])
+            .unwrap();
+    let slow = Rule::new(Fault::Delay(Duration::from_millis(15)))
+        .from(&["/job:worker/task:1"])
+        .unwrap()
+        .to(&["/job:ps/task:0"])
+        .unwrap()
+        .rpc(WorkerRpc::RunGraph);
+    net.filters().add(slow);
+    let with_sync = |job: &str, t: i32| {
+        let mut c = config(&cluster, &net, job, t);
+        c.sync = true;
+        c.train.steps = 60;
+        c
+    };
+    let ps_cfg = with_sync("ps", 0);
+    let ps = std::thread::spawn(move || run_ps(&ps_cfg, |_| {}));
+    let workers: Vec<_> = (0..2)
+        .map(|t| {
+            let cfg = with_sync("worker", t);
+            std::thread::spawn(move || run_worker(&cfg, |_| {}))
+        })
+        .collect();
+    let reports: Vec<_> = workers.into_iter().map(|w| w.join().unwrap().unwrap()).collect();
+    ps.join().unwrap().unwrap();
+    for (i, r) in reports.iter().enumerate() {
+        eprintln!("worker {i}: {} local steps, global {}, loss {}", r.local_steps, r.global_step, r.final_loss);
+        assert!(r.final_loss.is_finite(), "worker {i}: {r:?}");
+        assert!(r.global_step >= 60, "worker {i} stopped at global step {}", r.global_step);
+    }
+    // In lockstep each global step takes one step of each worker: the fast worker did not
+    // run ahead of the slow one.
+    let (a, b) = (reports[0].local_steps as i64, reports[1].local_steps as i64);
+    assert!((a - b).abs() <= 2, "local steps {a} and {b}");
+    assert!((60..=63).contains(&a), "{a} local steps for 60 global steps");
+    assert!(net.filters().fired() >= 60, "the slow worker's calls were delayed: {}", net.filters().fired());
+}
