@@ -4,7 +4,8 @@
 //! a client reaches a task's master with a [`crate::GrpcSession`] on `grpc://<address>`,
 //! served in-process. One set of [`FaultFilters`] sits between all the tasks of a net, so
 //! a test can drop, lose, delay or duplicate any worker RPC, partition tasks and heal
-//! them, deterministically.
+//! them, deterministically; its [`FailPoints`] make a task's master or worker fail or
+//! stall at a named place of the step path.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -13,6 +14,7 @@ use std::time::Instant;
 use ferroflow_core::proto::*;
 use ferroflow_core::{Status, Tensor};
 
+use crate::fail_points::FailPoints;
 use crate::fault_filter::FaultFilters;
 use crate::worker::Worker;
 use crate::worker_api::{Deliver, RunGraphCall, RunGraphReply, WorkerApi};
@@ -23,6 +25,7 @@ use crate::{ClusterSpec, Server, ServerOptions};
 pub struct InMemoryNet {
     workers: Mutex<HashMap<String, Weak<Worker>>>,
     filters: Arc<FaultFilters>,
+    fail_points: Arc<FailPoints>,
 }
 
 impl std::fmt::Debug for InMemoryNet {
@@ -35,12 +38,21 @@ impl std::fmt::Debug for InMemoryNet {
 impl InMemoryNet {
     /// An empty net whose filters draw their probabilities from `seed`.
     pub fn new(seed: u64) -> Arc<InMemoryNet> {
-        Arc::new(InMemoryNet { workers: Mutex::new(HashMap::new()), filters: FaultFilters::new(seed) })
+        Arc::new(InMemoryNet {
+            workers: Mutex::new(HashMap::new()),
+            filters: FaultFilters::new(seed),
+            fail_points: FailPoints::new(),
+        })
     }
 
     /// The fault filters between the tasks.
     pub fn filters(&self) -> &Arc<FaultFilters> {
         &self.filters
+    }
+
+    /// The fail points of every task of the net (each point may name its task).
+    pub fn fail_points(&self) -> &Arc<FailPoints> {
+        &self.fail_points
     }
 
     /// Starts task (`job`, `task`) of `cluster` on this net (with `opts`; its transport

@@ -16,6 +16,7 @@ mod conn_idle;
 mod control;
 mod control_loops;
 mod dispatch;
+pub mod fail_points;
 mod fault_filter;
 mod graph_limits;
 mod grpc_compression;
@@ -51,6 +52,7 @@ pub use channels::{endpoint, endpoint_with, master_client, strip_scheme, worker_
 pub use cluster_spec::{ClusterFlags, ClusterSpec};
 pub use conn_idle::DEFAULT_CONNECTION_IDLE;
 pub use control::proto as control_proto;
+pub use fail_points::{FailAction, FailPoints};
 pub use fault_filter::{Fault, FaultFilters, Rule};
 pub use graph_limits::{GraphLimits, DEFAULT_MAX_GRAPH_BYTES, DEFAULT_MAX_GRAPH_NODES};
 pub use grpc_session::{server_info, shutdown_server, GrpcSession, PartialRunHandle};

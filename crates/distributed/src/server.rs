@@ -71,6 +71,9 @@ pub struct ServerOptions {
     /// Fault filters on every call this task makes to its peers over gRPC (tests; an
     /// in-memory task uses its net's).
     pub fault_filters: Option<Arc<FaultFilters>>,
+    /// Fail points of this task's master and worker (tests; an in-memory task uses its
+    /// net's).
+    pub fail_points: Option<Arc<crate::FailPoints>>,
 }
 
 /// The hosts of every task of `cluster`.
@@ -226,8 +229,9 @@ impl Server {
             }
             worker_opts.cpu_devices = n as usize;
         }
-        let worker =
-            Arc::new(Worker::new(&task_name, incarnation, cluster.clone(), peers.clone(), handle, worker_opts));
+        let mut worker = Worker::new(&task_name, incarnation, cluster.clone(), peers.clone(), handle, worker_opts);
+        worker.fail = opts.fail_points.take().or_else(|| memory.as_ref().map(|n| n.fail_points().clone()));
+        let worker = Arc::new(worker);
         if let Some(net) = &memory {
             // A client finds an in-process server by its address: two running ones may
             // not share it (as two servers cannot bind one port).

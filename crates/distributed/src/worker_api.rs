@@ -203,6 +203,8 @@ impl WorkerApi for Worker {
         deliver: Deliver<'_>,
     ) -> Result<(), Status> {
         use std::sync::atomic::Ordering::Relaxed;
+        crate::fail_points::hit(self.fail.as_deref(), crate::fail_points::RECV_TENSOR, &self.task, Some(deadline))
+            .await?;
         self.batches_served[0].fetch_add(1, Relaxed);
         self.batches_served[1].fetch_add(reqs.len() as u64, Relaxed);
         // Each receive waits on its own: a tensor that is ready is never held back by one

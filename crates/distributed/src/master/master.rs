@@ -145,6 +145,8 @@ impl Master {
     /// CreateSession: discovers the session's tasks, creates a worker session on each and
     /// keeps the graph.
     pub async fn create_session(&self, req: CreateSessionRequest) -> Result<CreateSessionResponse, Status> {
+        let fail = self.worker.fail.as_deref();
+        crate::fail_points::hit(fail, crate::fail_points::CREATE_SESSION, &self.task, None).await?;
         // Refused before any task is asked for a worker session.
         self.sessions.check_room(&self.task)?;
         if let Some(g) = &req.graph_def {
@@ -290,6 +292,10 @@ impl Master {
         let deadline = Instant::now() + self.step_timeout(s, opts.timeout_in_ms);
         let plan = plan_for(s, sig, deadline).await.map_err(|e| e.context(what))?;
         super::plan::check_feed_types(&plan, &feeds, what)?;
+        let fail = self.worker.fail.as_deref();
+        crate::fail_points::hit(fail, crate::fail_points::RUN_STEP, &self.task, Some(deadline))
+            .await
+            .map_err(|e| e.context(what))?;
         let partition_graphs: Vec<GraphDef> = if opts.output_partition_graphs {
             plan.parts
                 .iter()

@@ -11,6 +11,7 @@ use ferroflow_kernels::{ParsedKey, Rendezvous, StepCtx, StepTrace};
 use super::remote_rendezvous::RemoteRendezvous;
 use super::step_table::StepEntry;
 use super::worker::Worker;
+use crate::fail_points::{hit, RECV_TENSOR, RUN_GRAPH_DONE, RUN_GRAPH_START};
 use crate::rpc_util::remaining;
 use crate::worker_api::{RunGraphCall, RunGraphReply};
 
@@ -34,6 +35,7 @@ impl Worker {
         if req.is_partial || req.is_last_partial_run {
             return self.run_partial_graph(req, send, deadline).await;
         }
+        hit(self.fail.as_deref(), RUN_GRAPH_START, &self.task, deadline).await?;
         let session = self.session(&req.session_handle, req.create_worker_session_called)?;
         let exec = session.graph(&req.graph_handle)?;
         let deadline = deadline.unwrap_or_else(|| Instant::now() + self.opts.default_step_timeout);
@@ -96,6 +98,7 @@ impl Worker {
         // The step succeeded here: its table goes once peers took what it sent, so a
         // ferroflow master need not send CleanupGraph (TensorFlow's still may: a no-op).
         self.steps.release_when_drained(&entry);
+        hit(self.fail.as_deref(), RUN_GRAPH_DONE, &self.task, Some(deadline)).await?;
         let step_stats = trace.map(|t| StepStats { dev_stats: vec![t.device_stats(&session.device)] });
         Ok(RunGraphReply { recv, step_stats })
     }
@@ -161,6 +164,7 @@ impl Worker {
         req: &RecvTensorRequest,
         deadline: Option<Instant>,
     ) -> Result<(Tensor, bool), Status> {
+        hit(self.fail.as_deref(), RECV_TENSOR, &self.task, deadline).await?;
         let (tx, rx) = tokio::sync::oneshot::channel();
         let start = Instant::now();
         let wait_until = self.recv_waiting(req, deadline, Box::new(move |r| drop(tx.send(r))))?;

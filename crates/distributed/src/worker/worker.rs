@@ -55,6 +55,8 @@ pub struct Worker {
     pub(crate) cluster: Arc<ClusterSpec>,
     /// How this task reaches its peers' workers.
     pub(crate) peers: Arc<dyn WorkerCache>,
+    /// Fail points of this task's master and worker (tests).
+    pub(crate) fail: Option<Arc<crate::FailPoints>>,
     pub(crate) runtime: tokio::runtime::Handle,
     pub(crate) opts: WorkerOptions,
     pub(crate) shared_resources: Arc<ResourceMgr>,
@@ -86,6 +88,7 @@ impl Worker {
             incarnation,
             cluster,
             peers,
+            fail: None,
             runtime,
             opts,
             shared_resources: shared,

@@ -213,3 +213,37 @@ fn two_running_servers_cannot_share_an_in_memory_address() {
     assert_eq!(e.code, Code::Unknown, "{e}");
     assert!(e.message.contains("is taken"), "{e}");
 }
+
+#[test]
+fn fail_points_in_the_step_paths() {
+    use ferroflow_distributed::fail_points::{CREATE_SESSION, RUN_GRAPH_DONE, RUN_STEP};
+    use ferroflow_distributed::FailAction;
+    let (c, net) = Cluster::in_memory(&[("ps", 1), ("worker", 1)], short_timeouts);
+    let fp = net.fail_points().clone();
+    // The ps applies, then fails before replying: the step fails with the ps's error and
+    // the update stays.
+    let boom = FailAction::Error(Code::Internal, "the ps fails after the apply".into());
+    let m = model(&c);
+    fp.set(RUN_GRAPH_DONE, Some(PS), boom, Some(1)).unwrap();
+    let e = m.sess.run(&[], &[], &[&m.apply]).unwrap_err();
+    assert_eq!(e.code, Code::Internal, "{e}");
+    assert!(e.message.contains("fail point worker/run_graph/done"), "{e}");
+    assert_eq!(e.task(), Some("/job:ps/replica:0/task:0"), "{e}");
+    steps_drain(&c);
+    assert_eq!(read(&m), 2.0);
+    // The master stalls before sending a step: the step's deadline still holds.
+    fp.set(RUN_STEP, Some(WORKER), FailAction::Delay(Duration::from_secs(30)), Some(1)).unwrap();
+    let start = Instant::now();
+    let e = m.sess.run_by_name(&[], &[], std::slice::from_ref(&m.apply.name), &within(Duration::from_millis(300)));
+    assert_eq!(e.unwrap_err().code, Code::DeadlineExceeded);
+    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+    // CreateSession refused once by the master: a new session fails, the next succeeds.
+    fp.set(CREATE_SESSION, None, FailAction::Error(Code::Unavailable, "not now".into()), Some(1)).unwrap();
+    let s = Scope::new_root();
+    let x = ops::constant(&s.with_device(PS), 5.0f32);
+    let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
+    assert_eq!(sess.run(&[], &[&x], &[]).unwrap_err().code, Code::Unavailable);
+    assert_eq!(sess.run(&[], &[&x], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 5.0);
+    fp.clear();
+    assert_eq!(read(&m), 2.0);
+}
