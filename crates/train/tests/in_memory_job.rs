@@ -143,3 +143,57 @@ fn sync_training_waits_for_a_slow_worker() {
     assert!((60..=63).contains(&a), "{a} local steps for 60 global steps");
     assert!(net.filters().fired() >= 60, "the slow worker's calls were delayed: {}", net.filters().fired());
 }
+
+/// A ps that stops answering in the middle of training (a hung host or a network
+/// partition: every request to it is lost, nothing is refused) must not hang the workers:
+/// their step deadline ends the step, the error names the ps, and both workers return.
+#[test]
+fn a_frozen_ps_fails_the_workers_steps_at_their_deadline_naming_it() {
+    let net = InMemoryNet::new(3);
+    let cluster =
+        ClusterSpec::new(&[("ps", vec!["ps0.frozen.mem:1"]), ("worker", vec!["w0.frozen.mem:1", "w1.frozen.mem:1"])])
+            .unwrap();
+    let short = |job: &str, t: i32| {
+        let mut c = config(&cluster, &net, job, t);
+        c.train.steps = 100_000;
+        c.step_timeout = Duration::from_secs(2);
+        c.wait_timeout = Duration::from_secs(3);
+        c
+    };
+    let ps_cfg = short("ps", 0);
+    let ps = std::thread::spawn(move || run_ps(&ps_cfg, |_| {}));
+    let frozen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let start = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let workers: Vec<_> = (0..2)
+        .map(|t| {
+            let cfg = short("worker", t);
+            let (filters, frozen, start) = (net.filters().clone(), frozen.clone(), start.clone());
+            std::thread::spawn(move || {
+                run_worker(&cfg, move |p| {
+                    // The chief freezes the ps once training is under way.
+                    if let ferroflow_train::dist::Progress::Step { global, .. } = p {
+                        if t == 0 && global >= 30 && !frozen.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                            filters.add(Rule::new(Fault::LoseRequest).to(&["/job:ps/task:0"]).unwrap());
+                            *start.lock().unwrap() = Some(std::time::Instant::now());
+                        }
+                    }
+                })
+            })
+        })
+        .collect();
+    for (i, w) in workers.into_iter().enumerate() {
+        let e = w.join().unwrap().expect_err("a worker kept training with a frozen ps");
+        eprintln!("worker {i}: {e}");
+        assert!(e.message.contains("/job:ps/replica:0/task:0"), "worker {i}: the error does not name the ps: {e}");
+        assert!(
+            matches!(e.code, ferroflow_core::Code::DeadlineExceeded | ferroflow_core::Code::Unavailable),
+            "worker {i}: {e}"
+        );
+    }
+    let froze_at = start.lock().unwrap().expect("the ps was frozen");
+    assert!(froze_at.elapsed() < Duration::from_secs(60), "the workers took {:?} to give up", froze_at.elapsed());
+    // The ps itself is fine: stop it as the chief would have.
+    net.filters().heal();
+    ferroflow_distributed::shutdown_server("grpc://ps0.frozen.mem:1", "test over").unwrap();
+    ps.join().unwrap().unwrap();
+}
