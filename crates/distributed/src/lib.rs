@@ -8,6 +8,7 @@
 //! - [`GrpcSession`]: a client session on a cluster, like `tf.compat.v1.Session("grpc://…")`.
 
 mod access;
+mod allow_list;
 mod channels;
 mod client_runtime;
 mod cluster_spec;

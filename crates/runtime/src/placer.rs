@@ -202,40 +202,6 @@ fn parse_known(devices: &[String]) -> Result<Vec<(String, DeviceName)>, Status> 
         .collect()
 }
 
-struct UnionFind {
-    parent: Vec<usize>,
-    /// Why the members of a group (indexed by root) are together; a few reasons kept.
-    reasons: Vec<Vec<String>>,
-}
-
-impl UnionFind {
-    fn new(n: usize) -> Self {
-        UnionFind { parent: (0..n).collect(), reasons: vec![Vec::new(); n] }
-    }
-
-    fn find(&mut self, mut i: usize) -> usize {
-        while self.parent[i] != i {
-            self.parent[i] = self.parent[self.parent[i]];
-            i = self.parent[i];
-        }
-        i
-    }
-
-    fn union(&mut self, a: usize, b: usize, why: impl FnOnce() -> String) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra == rb {
-            return;
-        }
-        let (keep, gone) = if ra < rb { (ra, rb) } else { (rb, ra) };
-        self.parent[gone] = keep;
-        let moved = std::mem::take(&mut self.reasons[gone]);
-        let r = &mut self.reasons[keep];
-        r.extend(moved);
-        r.push(why());
-        r.truncate(4);
-    }
-}
-
 /// Unions nodes that share a `_class: ["loc:@group"]` entry.
 fn colocate_classes(nodes: &[NodeDef], uf: &mut UnionFind) -> Result<(), Status> {
     let mut first: HashMap<String, usize> = HashMap::new();
@@ -497,6 +463,10 @@ fn no_device_error(
         list.join(", ")
     ))
 }
+
+mod union_find;
+
+use union_find::UnionFind;
 
 #[cfg(test)]
 mod tests;
