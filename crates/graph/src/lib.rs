@@ -23,6 +23,7 @@ mod scope;
 pub mod shape_fn;
 mod shape_fold;
 mod signature;
+mod step_signature;
 pub mod tensor_array;
 mod variable;
 pub use variable::*;
@@ -39,6 +40,7 @@ pub use partitioned::{fixed_size_partitions, PartitionedVariable};
 pub use registry::{op_registry, OpRegistry};
 pub use scope::{AsOpName, DeviceFn, OpBuilder, Operation, Output, Scope};
 pub use signature::{add_defaults, lookup_op, output_arg_ranges, resolve_node, signature_of, Signature};
+pub use step_signature::{check_feed_types, StepSignature};
 pub use tensor_array::{TensorArray, TensorArrayOptions};
 
 pub use ferroflow_core::{attr, DataType, Shape, Status, Tensor};

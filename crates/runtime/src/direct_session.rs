@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ferroflow_core::proto::{GraphDef, RunMetadata, StepStats};
-use ferroflow_core::{DataType, Status, Tensor};
+use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::Graph;
 use ferroflow_kernels::{CancelToken, Rendezvous, ResourceMgr, StepCtx, StepTrace};
 
 use crate::executor::Executor;
 use crate::rendezvous::LocalRendezvous;
-use ferroflow_graph::{canonical_tensor_name, rewrite_for_client, unique_names};
+use ferroflow_graph::{check_feed_types, rewrite_for_client, ClientTensor, StepSignature};
 
 /// The device every node of a local session runs on.
 pub const LOCAL_DEVICE: &str = "/job:localhost/replica:0/task:0/device:CPU:0";
@@ -35,10 +35,13 @@ pub struct RunOptions {
 struct Prepared {
     exec: Arc<Executor>,
     graph: Arc<GraphDef>,
-    feed_keys: Vec<String>,
-    feed_types: Vec<DataType>,
-    fetch_keys: Vec<String>,
+    /// The rewrite's feeds and fetches (canonical name, dtype, rendezvous key).
+    feeds: Vec<ClientTensor>,
+    fetches: Vec<ClientTensor>,
 }
+
+/// One signature's prepared step, made once by the first run that needs it.
+type PlanCell = Arc<Mutex<Option<Arc<Prepared>>>>;
 
 /// Runs steps of a graph in-process. Variables live in the session's resource manager and
 /// outlive steps; executors are cached per (feeds, fetches, targets).
@@ -55,7 +58,7 @@ struct Prepared {
 pub struct DirectSession {
     graph: Graph,
     resources: Arc<ResourceMgr>,
-    cache: Mutex<HashMap<String, Arc<Prepared>>>,
+    cache: Mutex<HashMap<String, PlanCell>>,
     incarnation: u64,
     next_step: AtomicI64,
     /// Fuse MatMul/Conv2D + BiasAdd (+ Relu) in the prepared graphs (on by default).
@@ -115,51 +118,46 @@ impl DirectSession {
         &self.resources
     }
 
-    fn prepare(&self, feeds: &[String], fetches: &[String], targets: &[String]) -> Result<Arc<Prepared>, Status> {
-        let key = format!("{:?}|{:?}|{:?}", feeds, fetches, targets);
-        if let Some(p) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+    /// The prepared step of `sig`. The session-wide lock is held only to find the
+    /// signature's cell: runs of cached signatures never wait behind one being prepared.
+    fn prepare(&self, sig: &StepSignature) -> Result<Arc<Prepared>, Status> {
+        let cell = self.cache.lock().unwrap_or_else(|e| e.into_inner()).entry(sig.key()).or_default().clone();
+        let mut slot = cell.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = slot.as_ref() {
             return Ok(p.clone());
         }
         let gd = self.graph.to_graph_def();
+        let (feeds, fetches, targets) = (&sig.feeds, &sig.fetches, &sig.targets);
         let rw = rewrite_for_client(&gd, feeds, fetches, targets, LOCAL_DEVICE, self.incarnation)?;
-        let (feed_keys, fetch_keys) = (rw.feed_keys(), rw.fetch_keys());
-        let feed_types = rw.feeds.iter().map(|f| f.dtype).collect();
         let mut graph = rw.graph;
         if self.fusion.load(Ordering::Relaxed) {
             crate::control_only::convert_control_only(&mut graph, targets);
             crate::remap::fuse_ops_in_place(&mut graph);
         }
         let exec = Arc::new(Executor::new(&graph)?);
-        let p = Arc::new(Prepared { exec, graph: Arc::new(graph), feed_keys, feed_types, fetch_keys });
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).insert(key, p.clone());
+        let p = Arc::new(Prepared { exec, graph: Arc::new(graph), feeds: rw.feeds, fetches: rw.fetches });
+        *slot = Some(p.clone());
         Ok(p)
     }
+}
+
+/// The planned tensor of canonical name `name`.
+fn planned<'a>(list: &'a [ClientTensor], name: &str) -> Result<&'a ClientTensor, Status> {
+    list.iter().find(|t| t.name == name).ok_or_else(|| Status::internal(format!("'{name}' is not in the step's plan")))
 }
 
 impl crate::StepRunner for DirectSession {
     fn run_by_name_meta(&self, step: crate::StepArgs<'_>) -> Result<(Vec<Tensor>, RunMetadata), Status> {
         let crate::StepArgs { feeds, fetches, targets, opts } = step;
         self.graph.status()?;
-        let feed_names: Vec<String> = feeds.iter().map(|(n, _)| canonical_tensor_name(n)).collect::<Result<_, _>>()?;
-        for (i, f) in feed_names.iter().enumerate() {
-            if feed_names[..i].contains(f) {
-                return Err(Status::invalid_argument(format!("tensor '{f}' is fed more than once")));
-            }
-        }
-        let fetch_names: Vec<String> = fetches.iter().map(|f| canonical_tensor_name(f)).collect::<Result<_, _>>()?;
-        let (uniq, fetch_pos) = unique_names(fetch_names);
-        let prepared = self.prepare(&feed_names, &uniq, targets)?;
+        let names: Vec<&str> = feeds.iter().map(|(n, _)| n.as_str()).collect();
+        let sig = StepSignature::new("Session.run", &names, fetches, targets)?;
+        let prepared = self.prepare(&sig)?;
+        let fed: Vec<(String, Tensor)> = sig.feeds.iter().cloned().zip(feeds.iter().map(|(_, t)| t.clone())).collect();
+        check_feed_types("Session.run", &prepared.feeds, &fed)?;
         let rendezvous = Arc::new(LocalRendezvous::new());
-        for (i, (_, t)) in feeds.iter().enumerate() {
-            if t.dtype() != prepared.feed_types[i] {
-                return Err(Status::invalid_argument(format!(
-                    "cannot feed a {} tensor to '{}', which is {}",
-                    t.dtype(),
-                    feed_names[i],
-                    prepared.feed_types[i]
-                )));
-            }
-            rendezvous.send(&prepared.feed_keys[i], t.clone(), false)?;
+        for (name, t) in fed {
+            rendezvous.send(&planned(&prepared.feeds, &name)?.key, t, false)?;
         }
         let trace = opts.trace.then(|| Arc::new(StepTrace::new()));
         let step = Arc::new(StepCtx {
@@ -174,23 +172,27 @@ impl crate::StepRunner for DirectSession {
             trace: trace.clone(),
         });
         prepared.exec.run(step, opts.timeout)?;
-        let mut got = Vec::with_capacity(uniq.len());
-        for (i, k) in prepared.fetch_keys.iter().enumerate() {
-            let (t, dead) =
-                rendezvous.try_take(k).ok_or_else(|| Status::internal(format!("fetch '{k}' was not produced")))?;
+        let mut got: HashMap<&str, Tensor> = HashMap::with_capacity(prepared.fetches.len());
+        for (i, f) in prepared.fetches.iter().enumerate() {
+            let (t, dead) = rendezvous
+                .try_take(&f.key)
+                .ok_or_else(|| Status::internal(format!("fetch '{}' was not produced", f.name)))?;
             if dead {
                 return Err(Status::invalid_argument(format!(
                     "Retval[{i}] does not have value: fetch '{}' is dead (on the untaken branch of a conditional)",
-                    uniq[i]
+                    f.name
                 )));
             }
-            got.push(t);
+            got.insert(f.name.as_str(), t);
         }
         let meta = RunMetadata {
             step_stats: trace.map(|t| StepStats { dev_stats: vec![t.device_stats(LOCAL_DEVICE)] }),
             partition_graphs: if opts.output_partition_graphs { vec![(*prepared.graph).clone()] } else { vec![] },
             ..Default::default()
         };
-        Ok((fetch_pos.into_iter().map(|p| got[p].clone()).collect(), meta))
+        let out = sig.fetches.iter().map(|f| {
+            got.get(f.as_str()).cloned().ok_or_else(|| Status::internal(format!("fetch '{f}' was not produced")))
+        });
+        Ok((out.collect::<Result<_, _>>()?, meta))
     }
 }

@@ -14,7 +14,8 @@ use ferroflow_core::{Status, Tensor};
 use ferroflow_graph::{canonical_tensor_name, parse_tensor_name};
 
 use super::master::Master;
-use super::plan::{plan_for, Signature};
+use super::plan::plan_for;
+use ferroflow_graph::StepSignature as Signature;
 
 /// A callable as made: its signature (canonical names) and the run options of every run.
 pub(crate) struct Callable {
@@ -22,46 +23,22 @@ pub(crate) struct Callable {
     pub(crate) options: RunOptions,
 }
 
-fn canon_all(names: &[String], what: &str) -> Result<Vec<String>, Status> {
-    names
-        .iter()
-        .map(|n| canonical_tensor_name(n).map_err(|e| e.context(format!("MakeCallable: {what} '{n}'"))))
-        .collect()
-}
-
 /// The signature of `CallableOptions`, checked as TensorFlow checks it: feeds given once,
 /// no tensor both fed and connected, each connected tensor connected once, nothing fed (or
 /// connected to) also fetched.
 pub(crate) fn signature(opts: &CallableOptions) -> Result<Signature, Status> {
-    let feeds = canon_all(&opts.feed, "feed")?;
-    let mut seen = HashSet::new();
-    if let Some(f) = feeds.iter().find(|f| !seen.insert(f.as_str())) {
-        return Err(Status::invalid_argument(format!("MakeCallable: tensor '{f}' is fed more than once")));
-    }
-    let mut connections: Vec<(String, String)> = Vec::with_capacity(opts.tensor_connection.len());
+    const WHAT: &str = "MakeCallable";
+    let mut sig = Signature::new(WHAT, &opts.feed, &opts.fetch, &opts.target)?;
     for c in &opts.tensor_connection {
-        let from = canon_all(std::slice::from_ref(&c.from_tensor), "tensor connection from")?.remove(0);
-        let to = canon_all(std::slice::from_ref(&c.to_tensor), "tensor connection to")?.remove(0);
-        if feeds.contains(&to) {
-            return Err(Status::invalid_argument(format!(
-                "MakeCallable: tensor '{to}' is both fed and the destination of a tensor connection"
-            )));
-        }
-        if connections.iter().any(|(_, t)| *t == to) {
-            return Err(Status::invalid_argument(format!(
-                "MakeCallable: tensor '{to}' is the destination of more than one tensor connection"
-            )));
-        }
-        connections.push((from, to));
+        sig.connect(WHAT, &c.from_tensor, &c.to_tensor)?;
     }
     // As in TensorFlow, a callable cannot fetch what it feeds (a connection's destination
     // counts as fed); RunStep can, because TensorFlow's client answers such a fetch itself.
-    let fetches = canon_all(&opts.fetch, "fetch")?;
-    if let Some(f) = fetches.iter().find(|f| feeds.contains(f) || connections.iter().any(|(_, t)| t == *f)) {
+    let fed = |f: &String| sig.feeds.contains(f) || sig.connections.iter().any(|(_, t)| t == f);
+    if let Some(f) = sig.fetches.iter().find(|f| fed(f)) {
         return Err(Status::invalid_argument(format!("{f} is both fed and fetched.")));
     }
-    let targets = opts.target.iter().map(|t| t.strip_prefix('^').unwrap_or(t).to_string()).collect();
-    Ok(Signature { feeds, fetches, targets, connections })
+    Ok(sig)
 }
 
 /// The graph with every use of each connection's destination reading its source instead

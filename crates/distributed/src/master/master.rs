@@ -8,7 +8,7 @@ use ferroflow_core::{Status, Tensor};
 
 use super::discovery::{discover, discover_lenient, task_workers};
 use super::late_tasks::WorkerSessionTemplate;
-use super::plan::{plan_for, Signature};
+use super::plan::plan_for;
 use super::run_step::run_step;
 use super::session::{GraphState, MasterSession};
 use super::session_table::{SessionTable, DEFAULT_MAX_SESSIONS};
@@ -17,6 +17,7 @@ use crate::master_api::{RunStepCall, RunStepReply};
 use crate::worker::Worker;
 use crate::worker_cache::WorkerCache;
 use crate::{ClusterSpec, GraphLimits};
+use ferroflow_graph::StepSignature as Signature;
 
 /// Limits of a master.
 #[derive(Clone, Debug)]
@@ -256,22 +257,9 @@ impl Master {
             return self.partial_run_step(s, req, fed).await;
         }
         let opts = req.options.unwrap_or_default();
-        let canon = |what: &str, n: &str| -> Result<String, Status> {
-            ferroflow_graph::canonical_tensor_name(n).map_err(|e| e.context(format!("RunStep: {what} '{n}'")))
-        };
-        let mut feed_names = Vec::with_capacity(fed.len());
-        let mut feeds: Vec<(String, Tensor)> = Vec::with_capacity(fed.len());
-        for (name, t) in fed {
-            let c = canon("feed", &name)?;
-            if feed_names.contains(&c) {
-                return Err(Status::invalid_argument(format!("RunStep: tensor '{name}' is fed more than once")));
-            }
-            feed_names.push(c.clone());
-            feeds.push((c, t));
-        }
-        let fetch_names: Vec<String> = req.fetch.iter().map(|f| canon("fetch", f)).collect::<Result<_, _>>()?;
-        let targets: Vec<String> = req.target.iter().map(|t| t.strip_prefix('^').unwrap_or(t).to_string()).collect();
-        let sig = Signature { feeds: feed_names, fetches: fetch_names, targets, connections: vec![] };
+        let (names, values): (Vec<String>, Vec<Tensor>) = fed.into_iter().unzip();
+        let sig = Signature::new("RunStep", &names, &req.fetch, &req.target)?;
+        let feeds: Vec<(String, Tensor)> = sig.feeds.iter().cloned().zip(values).collect();
         let (fetched, metadata) = self.execute(&s, &sig, feeds, &opts, "RunStep").await?;
         let tensors = req.fetch.into_iter().zip(fetched).collect();
         Ok(RunStepReply { tensors, metadata })

@@ -16,11 +16,12 @@ use ferroflow_core::proto::{
 use ferroflow_core::{Status, Tensor};
 
 use super::master::Master;
-use super::plan::{plan_for, Signature, StepPlan};
+use super::plan::{plan_for, StepPlan};
 use super::session::MasterSession;
 use crate::ids::{new_request_id, new_step_id};
 use crate::master_api::RunStepReply;
 use crate::worker_api::RunGraphCall;
+use ferroflow_graph::StepSignature as Signature;
 
 /// One partial run's state on the master.
 pub(crate) struct PartialRun {
@@ -96,11 +97,8 @@ impl Master {
     pub async fn partial_run_setup(&self, req: PartialRunSetupRequest) -> Result<PartialRunSetupResponse, Status> {
         let s = self.session(&req.session_handle)?;
         s.check_request_id(req.request_id, "PartialRunSetup")?;
-        let feeds: Vec<String> = req.feed.iter().map(|f| canonical("feed", f)).collect::<Result<_, _>>()?;
-        let fetches: Vec<String> = req.fetch.iter().map(|f| canonical("fetch", f)).collect::<Result<_, _>>()?;
-        let targets: Vec<String> = req.target.iter().map(|t| t.strip_prefix('^').unwrap_or(t).to_string()).collect();
+        let sig = Signature::new("PartialRunSetup", &req.feed, &req.fetch, &req.target)?;
         let deadline = Instant::now() + self.step_timeout(&s, 0);
-        let sig = Signature { feeds, fetches, targets, connections: vec![] };
         let plan = plan_for(&s, &sig, deadline).await.map_err(|e| e.context("PartialRunSetup"))?;
         let Signature { feeds, fetches, .. } = sig;
         let step_id = new_step_id();

@@ -13,7 +13,7 @@ use super::at_source::AtSource;
 use super::session::MasterSession;
 use super::worker_handle::TaskWorker;
 use crate::{partition_graph, PartitionOptions, SplitBy};
-use ferroflow_graph::{rewrite_for_client, ClientTensor};
+use ferroflow_graph::{rewrite_for_client, ClientTensor, StepSignature as Signature};
 
 /// One registered partition.
 pub(crate) struct PlanPart {
@@ -28,6 +28,10 @@ pub(crate) struct PlanPart {
     pub(crate) graph: bytes::Bytes,
 }
 
+/// A session's plans, one cell per signature key.
+pub(crate) type PlanCells =
+    std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::OnceCell<Arc<StepPlan>>>>>;
+
 /// A planned step signature.
 pub(crate) struct StepPlan {
     pub(crate) parts: Vec<PlanPart>,
@@ -35,36 +39,6 @@ pub(crate) struct StepPlan {
     /// Per feed, the task whose RunGraph takes it (its `send`).
     pub(crate) feed_tasks: Vec<String>,
     pub(crate) fetches: Vec<ClientTensor>,
-}
-
-/// A step signature: canonical tensor names fed and fetched, target node names, and the
-/// tensor connections of a callable ((from, to): `to` reads `from` in this step).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub(crate) struct Signature {
-    pub(crate) feeds: Vec<String>,
-    pub(crate) fetches: Vec<String>,
-    pub(crate) targets: Vec<String>,
-    pub(crate) connections: Vec<(String, String)>,
-}
-
-impl Signature {
-    /// The cache key (order-insensitive, like TensorFlow's).
-    pub(crate) fn key(&self) -> String {
-        let sorted = |v: &[String]| {
-            let mut v = v.to_vec();
-            v.sort();
-            v.dedup();
-            v.join(",")
-        };
-        let mut key = format!("{}|{}|{}", sorted(&self.feeds), sorted(&self.fetches), sorted(&self.targets));
-        let mut conns: Vec<String> = self.connections.iter().map(|(f, t)| format!("{f}>{t}")).collect();
-        if !conns.is_empty() {
-            conns.sort();
-            key.push('|');
-            key.push_str(&conns.join(","));
-        }
-        key
-    }
 }
 
 /// Builds and registers the plan of a signature (names already canonical).
@@ -129,21 +103,48 @@ pub(crate) async fn make_plan(session: &MasterSession, sig: &Signature, deadline
 }
 
 /// The plan of a signature, from the session's cache or made now.
+///
+/// Each signature has its own cell: concurrent first runs of one signature plan (and
+/// register their graphs) once, while steps of other signatures, cached or new, go on.
+/// Waiting for another caller's planning ends at this caller's deadline; a failed plan
+/// leaves its cell empty, so the next run plans again.
 pub(crate) async fn plan_for(
     session: &MasterSession,
     sig: &Signature,
     deadline: Instant,
 ) -> Result<Arc<StepPlan>, Status> {
     let key = sig.key();
-    // Holding the lock while planning makes concurrent first runs of one signature
-    // register their graphs once.
-    let mut plans = session.plans.lock().await;
-    if let Some(p) = plans.get(&key) {
+    let cell = session.plans.lock().unwrap_or_else(|e| e.into_inner()).entry(key.clone()).or_default().clone();
+    if let Some(p) = cell.get() {
         return Ok(p.clone());
     }
-    let p = Arc::new(make_plan(session, sig, deadline).await?);
-    plans.insert(key, p.clone());
-    Ok(p)
+    // Whether this call is the one planning: its own waits end at its deadline with their
+    // own errors; a call waiting for another's planning gives up at its deadline.
+    let mine = std::sync::atomic::AtomicBool::new(false);
+    let made = cell.get_or_try_init(|| {
+        mine.store(true, std::sync::atomic::Ordering::Relaxed);
+        async { make_plan(session, sig, deadline).await.map(Arc::new) }
+    });
+    tokio::pin!(made);
+    let r = tokio::select! {
+        r = &mut made => r.cloned(),
+        _ = tokio::time::sleep_until(deadline.into()) => {
+            if mine.load(std::sync::atomic::Ordering::Relaxed) {
+                made.await.cloned()
+            } else {
+                Err(Status::deadline_exceeded(format!(
+                    "another run of this step (feeds, fetches, targets) {key} was still planning it at the step's deadline"
+                )))
+            }
+        }
+    };
+    if r.is_err() {
+        let mut plans = session.plans.lock().unwrap_or_else(|e| e.into_inner());
+        if plans.get(&key).is_some_and(|c| c.get().is_none() && Arc::ptr_eq(c, &cell)) {
+            plans.remove(&key);
+        }
+    }
+    r
 }
 
 /// Every fed tensor must have the dtype of the tensor it replaces.
@@ -152,16 +153,5 @@ pub(crate) fn check_feed_types(
     feeds: &[(String, ferroflow_core::Tensor)],
     what: &str,
 ) -> Result<(), Status> {
-    for (name, t) in feeds {
-        if let Some(f) = plan.feeds.iter().find(|f| &f.name == name) {
-            if t.dtype() != f.dtype {
-                return Err(Status::invalid_argument(format!(
-                    "{what}: cannot feed a tensor of dtype {} to '{name}', which is {}",
-                    t.dtype().name(),
-                    f.dtype.name()
-                )));
-            }
-        }
-    }
-    Ok(())
+    ferroflow_graph::check_feed_types(what, &plan.feeds, feeds)
 }

@@ -10,7 +10,7 @@ use ferroflow_core::Status;
 use super::callable::Callable;
 use super::discovery::Discovered;
 use super::late_tasks::WorkerSessionTemplate;
-use super::plan::StepPlan;
+use super::plan::PlanCells;
 use crate::graph_limits::{meta_bytes, nodes_bytes, GraphLimits};
 
 /// Remembered request ids per session (older ones are forgotten).
@@ -63,7 +63,7 @@ pub(crate) struct MasterSession {
     /// How worker sessions are created (at CreateSession, and for tasks reached later).
     pub(crate) worker_sessions: WorkerSessionTemplate,
     pub(crate) graph: Mutex<GraphState>,
-    pub(crate) plans: tokio::sync::Mutex<HashMap<String, Arc<StepPlan>>>,
+    pub(crate) plans: PlanCells,
     request_ids: Mutex<(HashSet<i64>, VecDeque<i64>)>,
     /// Set by CloseSession: the session's running steps are cancelled, as TensorFlow's
     /// `Session::Close()` cancels a step blocked in another thread.
@@ -95,7 +95,7 @@ impl MasterSession {
             tasks: RwLock::new(tasks),
             worker_sessions,
             graph: Mutex::new(state),
-            plans: tokio::sync::Mutex::new(HashMap::new()),
+            plans: std::sync::Mutex::new(HashMap::new()),
             request_ids: Mutex::new((HashSet::new(), VecDeque::new())),
             closed: tokio::sync::watch::Sender::new(false),
             partial_runs: Mutex::new(HashMap::new()),

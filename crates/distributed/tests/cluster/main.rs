@@ -12,6 +12,7 @@ mod fault_filters;
 mod graph_limits;
 mod loops_across_tasks;
 mod partial_run;
+mod plan_cells;
 mod recv_batching;
 mod remote_call;
 mod step_trace;
