@@ -27,7 +27,8 @@ Usage: .venv/bin/python scripts/bench/dist_train_ratio.py [--workers 1,2,4,8] [-
            [--steps_per_worker 300] [--rounds 1] [--sync] [--main_job]   (FERROFLOW_BIN overrides the binary)
 
 With --sync both use SyncReplicasOptimizer(replicas_to_aggregate = total_num_replicas = N)
-with no initial tokens (lockstep); a global step is then one update averaging N gradients.
+with TensorFlow's defaults (one shared token queue, N initial tokens): an update averages N
+gradients, so the global rate is the sum of the workers' local rates over N.
 """
 
 import argparse
@@ -93,7 +94,7 @@ with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device=
     loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
     gs = tf.compat.v1.train.get_or_create_global_step()
     if sync:
-        # Lockstep, as ferroflow's --sync: every worker aggregated, no initial tokens.
+        # As ferroflow's --sync: every worker aggregated, TensorFlow's default tokens.
         opt = tf.compat.v1.train.SyncReplicasOptimizer(opt, replicas_to_aggregate=n_workers,
                                                        total_num_replicas=n_workers)
     train = opt.minimize(loss, global_step=gs)
@@ -111,6 +112,7 @@ with tf.compat.v1.Session(server.target) as sess:
     if sync:
         if task == 0:
             sess.run(opt.chief_init_op)
+            sess.run(opt.get_init_tokens_op())
             coord = tf.compat.v1.train.Coordinator()
             opt.get_chief_queue_runner().create_threads(sess, coord=coord, daemon=True, start=True)
         else:
@@ -153,8 +155,8 @@ def tensorflow(workers, steps, sync=False, model="mlp"):
             if p.returncode != 0:
                 sys.exit(f"TensorFlow worker failed ({p.returncode}):\n{out}")
             rates.append(json.loads(out.strip().splitlines()[-1])["steps_per_sec"])
-        # Sync: workers move in lockstep and each local step is one global step.
-        return (min(rates) if sync else sum(rates)), rates
+        # Sync: an update takes one gradient from each of N worker steps.
+        return (sum(rates) / workers if sync else sum(rates)), rates
     finally:
         ps.kill()
         ps.wait()
@@ -184,7 +186,7 @@ def _ferroflow(workers, steps, sync, model, logdir):
                                           out.stdout)]
     if len(rates) != workers:
         sys.exit(f"expected {workers} worker rates in ferroflow's output:\n{out.stdout[-3000:]}")
-    return (min(rates) if sync else sum(rates)), rates
+    return (sum(rates) / workers if sync else sum(rates)), rates
 
 
 def main():
@@ -192,7 +194,7 @@ def main():
     ap.add_argument("--workers", default="1,2,4,8")
     ap.add_argument("--steps_per_worker", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--sync", action="store_true", help="synchronous training (SyncReplicasOptimizer, lockstep)")
+    ap.add_argument("--sync", action="store_true", help="synchronous training (SyncReplicasOptimizer, TensorFlow's token semantics)")
     ap.add_argument("--model", choices=["mlp", "cnn"], default="mlp",
                     help="cnn: the main job (ferroflow demo's CNN, Adam 1e-3, dropout 0.5)")
     ap.add_argument("--main_job", action="store_true",

@@ -1,7 +1,7 @@
-//! Synchronous distributed training (`--sync`) with real processes: every global step
-//! averages one gradient per worker's token (almost always one from each worker), training ends
-//! without anyone waiting for a token that never comes, and a killed worker or ps is
-//! survived.
+//! Synchronous distributed training (`--sync`, TensorFlow's SyncReplicasOptimizer
+//! semantics: every worker aggregated, one shared token queue, initial tokens) with real
+//! processes: every global step averages two fresh gradients, training ends without anyone
+//! waiting for a token that never comes, and a killed worker or ps is survived.
 
 mod common;
 
@@ -47,17 +47,14 @@ fn summary(lines: &[String]) -> (i64, i64) {
 }
 
 #[test]
-fn sync_workers_move_in_lockstep_and_all_exit() {
+fn sync_workers_reach_the_last_step_and_all_exit() {
     let c = Cluster::new();
     let mut ps = c.start("ps", 0, "400", &[]);
     let mut w1 = c.start("worker", 1, "400", &[]);
     let mut chief = c.start("worker", 0, "400", &[]);
     let chief_out = chief.succeeds();
     let w1_out = w1.succeeds();
-    // Both end exactly at the last global step (nobody was left waiting). Each worker has
-    // its own token queue, so every one of the 400 updates took exactly one gradient from
-    // each worker: 400 local steps each, and a worker's local step never runs ahead of the
-    // global step it reports.
+    // Both end exactly at the last global step (nobody was left waiting).
     let (c_local, c_global) = summary(&chief_out);
     let (w_local, w_global) = summary(&w1_out);
     assert_eq!((c_global, w_global), (400, 400), "{chief_out:?} {w1_out:?}");
@@ -68,37 +65,36 @@ fn sync_workers_move_in_lockstep_and_all_exit() {
             l.split("; ").nth(1).and_then(|r| r.split(" after the first 20)").next()).unwrap().parse().unwrap();
         assert!(rate > 0.0, "{l}");
     }
-    assert_eq!((c_local, w_local), (400, 400), "{chief_out:?} {w1_out:?}");
-    for l in chief_out.iter().chain(&w1_out).filter(|l| l.contains("local step ")) {
-        let (local, global) = steps(l);
-        assert!(global <= local + 1 && local <= global + 1, "{l}");
-    }
+    // Each of the 400 updates averaged two fresh gradients and a worker step sends one: with
+    // TensorFlow's shared token queue a fast worker may send both, so only the sum is fixed.
+    assert!(c_local + w_local >= 800, "{c_local} + {w_local} local steps for 400 updates of two gradients");
+    assert!(c_local > 0 && w_local > 0, "{chief_out:?} {w1_out:?}");
     assert!(accuracy(&chief_out) > 85.0, "{chief_out:?}");
     ps.stops();
 }
 
 #[test]
-fn sync_a_killed_worker_stalls_the_update_until_it_rejoins() {
+fn sync_a_killed_worker_rejoins_and_the_job_finishes() {
     let c = Cluster::new();
-    let (mut ps, mut chief, mut w1) = c.start_all("1500");
-    let (_, before) = steps(&w1.wait_line("global step", LIMIT));
+    let (mut ps, mut chief, mut w1) = c.start_all("3000");
+    w1.wait_line("global step", LIMIT);
     w1.kill9();
-    // Without worker 1 no update can complete: the chief waits (its step is bounded by
-    // --step_timeout_secs) instead of training on alone.
+    // An update may now wait for worker 1 (as in TensorFlow, when the dead worker held one
+    // of the update's tokens); the chief's token wait is bounded by --step_timeout_secs,
+    // well beyond the restart.
     std::thread::sleep(Duration::from_secs(2));
-    let mut w1 = c.start("worker", 1, "1500", &[]);
-    let (_, rejoined) = steps(&w1.wait_line("global step", LIMIT));
-    assert!(rejoined > before, "restarted worker at global step {rejoined}, it was killed at {before}");
+    let mut w1 = c.start("worker", 1, "3000", &[]);
     let chief_out = chief.succeeds();
-    assert_eq!(summary(&chief_out).1, 1500, "{chief_out:?}");
+    assert_eq!(summary(&chief_out).1, 3000, "{chief_out:?}");
     assert!(accuracy(&chief_out) > 85.0, "{chief_out:?}");
+    // The restarted worker rejoins (or finds training over) and exits cleanly.
     let w1_out = w1.succeeds();
-    assert_eq!(summary(&w1_out).1, 1500, "{w1_out:?}");
+    assert_eq!(summary(&w1_out).1, 3000, "{w1_out:?}");
     ps.stops();
 }
 
 #[test]
-fn sync_a_killed_ps_is_restored_and_lockstep_resumes() {
+fn sync_a_killed_ps_is_restored_and_training_resumes() {
     let dir = std::env::temp_dir().join(format!("ferroflow-sync-ps-restore-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let logdir = dir.display().to_string();

@@ -14,6 +14,8 @@ pub mod runner;
 pub mod saver;
 pub mod steady;
 pub mod summary;
+pub mod sync_replicas;
+mod train_loop;
 
 pub use device_setter::{replica_device_setter, PsStrategy, ReplicaDeviceSetter};
 pub use learning_rate_decay::{exponential_decay, ExponentialDecay};

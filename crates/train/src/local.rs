@@ -1,21 +1,21 @@
 //! Single-process training on MNIST (`ferroflow train` without a cluster).
 
 use std::path::PathBuf;
-use std::time::Instant;
+use std::sync::Arc;
 
-use ferroflow_core::{Status, Tensor};
-use ferroflow_graph::{get_or_create_global_step, global_variables_initializer, Scope, Variable};
-use ferroflow_runtime::DirectSession;
+use ferroflow_core::Status;
+use ferroflow_graph::{get_or_create_global_step, Scope, Variable};
+use ferroflow_runtime::{DirectSession, LOCAL_DEVICE};
 
 use crate::data::{read_mnist, DataSet};
 use crate::learning_rate_decay::{exponential_decay, ExponentialDecay};
 use crate::models::{build, Model, ModelKind};
+use crate::monitored::{BoxSession, MonitoredOptions, MonitoredTrainingSession, SessionFactory};
 use crate::optimizer::{
     Adadelta, Adagrad, AdagradDa, Adam, Ftrl, GradientDescent, LearningRate, Momentum, Optimizer, ProximalAdagrad,
     ProximalGradientDescent, RmsProp,
 };
-use crate::runner::run_step_maybe_traced;
-use crate::steady::SteadyRate;
+use crate::train_loop::LoopSpec;
 use ferroflow_runtime::StepRunner;
 
 /// Which optimizer to train with.
@@ -144,7 +144,8 @@ pub fn evaluate(sess: &(impl StepRunner + ?Sized), model: &Model, data: &DataSet
     Ok(correct / data.len() as f64)
 }
 
-/// Trains in this process; `on_step(step, loss)` is called after every step.
+/// Trains in this process, on a [`MonitoredTrainingSession`] over a `DirectSession` (the
+/// loop distributed workers run); `on_step(step, loss)` is called after every step.
 pub fn train_local(cfg: &TrainConfig, mut on_step: impl FnMut(usize, f32)) -> Result<TrainReport, Status> {
     let mnist = read_mnist(&cfg.data_dir)?;
     let s = Scope::new_root();
@@ -152,34 +153,42 @@ pub fn train_local(cfg: &TrainConfig, mut on_step: impl FnMut(usize, f32)) -> Re
     let gs = get_or_create_global_step(&s);
     let opt = make_optimizer(&s, cfg, &gs)?;
     let train = opt.minimize(&s, &model.loss, None, Some(&gs))?;
-    let init = global_variables_initializer(&s);
+    // Every update counts one global step: read it after the update.
+    let gs_after = gs.read_value(&s.with_control_deps(&[&train]));
     s.status()?;
-    let sess = DirectSession::new(s.graph());
-    sess.set_fusion(cfg.fusion);
-    sess.run(&[], &[], &[&init])?;
+    let fusion = cfg.fusion;
+    let factory: SessionFactory = Arc::new(move |g| {
+        let sess = DirectSession::new(g);
+        sess.set_fusion(fusion);
+        Ok(Box::new(sess) as BoxSession)
+    });
+    let opts =
+        MonitoredOptions { session_factory: Some(factory), step_timeout: LOCAL_STEP_TIMEOUT, ..Default::default() };
+    let mut mts = MonitoredTrainingSession::new(&s, opts)?;
     let mut batches = mnist.train.batches(cfg.batch, cfg.seed);
-    let start = Instant::now();
-    let mut rate = SteadyRate::new();
-    let mut last = f32::NAN;
-    for step in 1..=cfg.steps {
-        let (x, y) = batches.next_batch()?;
-        let mut feeds = vec![(&model.x, x), (&model.y, y)];
-        if let Some(kp) = &model.keep_prob {
-            feeds.push((kp, Tensor::scalar(cfg.keep_prob)));
-        }
-        last = run_step_maybe_traced(&sess, cfg.trace.as_ref(), step, &feeds, &[&model.loss], &[&train])?[0]
-            .scalar_value::<f32>()?;
-        if !last.is_finite() {
-            return Err(Status::internal(format!("loss became {last} at step {step}; lower the learning rate")));
-        }
-        rate.step_done();
-        on_step(step, last);
-    }
-    let train_seconds = start.elapsed().as_secs_f64();
-    let steady_steps_per_sec = rate.per_sec();
-    let test_accuracy = evaluate(&sess, &model, &mnist.test)?;
-    Ok(TrainReport { steps: cfg.steps, final_loss: last, test_accuracy, train_seconds, steady_steps_per_sec })
+    let spec = LoopSpec {
+        model: &model,
+        train_op: &train,
+        global_step: &gs_after,
+        keep_prob: cfg.keep_prob,
+        trace: cfg.trace.as_ref(),
+        last_step: cfg.steps as i64,
+        device: LOCAL_DEVICE,
+    };
+    let end = crate::train_loop::train(&mut mts, &spec, &mut batches, 0, |e| e, |local, _, loss| on_step(local, loss))?;
+    let test_accuracy = evaluate(mts.raw_session()?, &model, &mnist.test)?;
+    mts.close()?;
+    Ok(TrainReport {
+        steps: end.local_steps,
+        final_loss: end.final_loss,
+        test_accuracy,
+        train_seconds: end.train_seconds,
+        steady_steps_per_sec: end.steady_steps_per_sec,
+    })
 }
+
+/// A local step's deadline (generous: a CNN step on a slow host takes well under a second).
+const LOCAL_STEP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
 
 #[cfg(test)]
 mod tests {

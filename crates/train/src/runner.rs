@@ -1,12 +1,9 @@
-//! Tracing one training step to a Chrome trace file, on any
-//! [`StepRunner`](ferroflow_runtime::StepRunner) (the in-process `DirectSession` or a
-//! cluster's `GrpcSession`), so one training loop serves both.
+//! Tracing one training step to a Chrome trace file: the training loop runs the step
+//! traced (FULL_TRACE) and writes its step stats here.
 
 use std::path::PathBuf;
 
-use ferroflow_core::{Status, Tensor};
-use ferroflow_graph::{Operation, Output};
-use ferroflow_runtime::StepRunner;
+use ferroflow_core::Status;
 
 /// Which training step to trace, and the Chrome trace file to write it to
 /// (`ferroflow train --trace_step N --trace_file F`).
@@ -15,24 +12,6 @@ pub struct TraceRequest {
     /// The step (1-based, counted by the process that trains) to trace.
     pub step: usize,
     pub path: PathBuf,
-}
-
-/// Runs a training step, traced and written to the trace file when it is the step `trace`
-/// names.
-pub fn run_step_maybe_traced(
-    sess: &(impl StepRunner + ?Sized),
-    trace: Option<&TraceRequest>,
-    step: usize,
-    feeds: &[(&Output, Tensor)],
-    fetches: &[&Output],
-    targets: &[&Operation],
-) -> Result<Vec<Tensor>, Status> {
-    let Some(req) = trace.filter(|r| r.step == step) else {
-        return sess.run(feeds, fetches, targets);
-    };
-    let (out, meta) = sess.run_traced(feeds, fetches, targets)?;
-    write_trace(req, step, meta)?;
-    Ok(out)
 }
 
 /// Writes the trace of training step `step` (its `RunMetadata`) to `req.path`.

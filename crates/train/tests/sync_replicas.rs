@@ -11,7 +11,8 @@ use ferroflow_core::{attr, Code, DataType, Tensor};
 use ferroflow_graph::{get_or_create_global_step, global_variables_initializer, ops, Output, Scope, Variable};
 use ferroflow_kernels::data_flow::ConditionalAccumulator;
 use ferroflow_runtime::{DirectSession, RunOptions};
-use ferroflow_train::optimizer::{ChiefQueueRunner, GradientDescent, SyncReplicas, SyncReplicasOptimizer};
+use ferroflow_train::optimizer::GradientDescent;
+use ferroflow_train::sync_replicas::{ChiefQueueRunner, SyncReplicas, SyncReplicasOptimizer};
 
 const LR: f64 = 0.1;
 const STEPS: usize = 6;

@@ -8,7 +8,6 @@
 mod chief;
 mod done;
 mod ready;
-mod sync;
 mod worker;
 
 use std::path::PathBuf;
@@ -47,8 +46,8 @@ pub struct DistConfig {
     pub save_every: Duration,
     /// The chief writes summaries every this many of its steps.
     pub summary_steps: usize,
-    /// Synchronous training (`SyncReplicasOptimizer` over all workers, in lockstep)
-    /// instead of asynchronous updates.
+    /// Synchronous training (`SyncReplicasOptimizer` aggregating every worker, with
+    /// TensorFlow's shared token queue and initial tokens) instead of asynchronous updates.
     pub sync: bool,
     /// How every task of the job listens and whom it lets in (bind, allow list, TLS).
     pub transport: Transport,

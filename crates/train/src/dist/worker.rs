@@ -8,26 +8,24 @@
 //! the chief stopping the ps tasks once every worker is done.
 
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use ferroflow_core::proto::ConfigProto;
-use ferroflow_core::{Status, Tensor};
+use ferroflow_core::Status;
 use ferroflow_distributed::{shutdown_server, GrpcSession, Server};
 use ferroflow_graph::{get_or_create_global_step, Operation, Scope, Variable};
 
 use super::chief::{build_nodes, record_accuracy};
 use super::done::DoneCounter;
-use super::sync::{self, SyncHook, SyncNodes};
 use super::{ps_targets, DistConfig, Progress, WorkerReport};
 use crate::data::{read_mnist_shard, Mnist};
 use crate::device_setter::ReplicaDeviceSetter;
 use crate::local::{evaluate, make_optimizer};
 use crate::models::build;
 use crate::monitored::{Listener, MonitoredOptions, MonitoredTrainingSession, SessionEvent, SessionRunHook};
-use crate::optimizer::ChiefQueueRunner;
-use crate::runner::write_trace;
+use crate::optimizer::{GradAndVar, Optimizer};
 use crate::saver::Saver;
-use crate::steady::SteadyRate;
+use crate::sync_replicas::{QueueRunnerOptions, SyncHandle, SyncReplicas, SyncReplicasOptimizer};
+use crate::train_loop::LoopSpec;
 
 /// The graph every worker builds (the same on each, as between-graph replication needs).
 struct TrainGraph {
@@ -39,7 +37,7 @@ struct TrainGraph {
     /// The chief's saver.
     saver: Arc<Saver>,
     /// `--sync`: the synchronous replicas' ops (`train_op` is then theirs).
-    sync: Option<SyncNodes>,
+    sync: Option<SyncReplicas>,
 }
 
 fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Status> {
@@ -51,9 +49,18 @@ fn build_graph(cfg: &DistConfig, worker_device: &str) -> Result<TrainGraph, Stat
     let global_step = get_or_create_global_step(&s);
     let opt = make_optimizer(&s, &cfg.train, &global_step)?;
     let (train_op, sync) = if cfg.sync {
+        // TensorFlow's synchronous replication: every worker's gradients are aggregated
+        // (`replicas_to_aggregate = total_num_replicas`), one shared token queue.
         let workers = cfg.cluster.num_tasks("worker")?;
-        let n = sync::build(&s, opt, &model.loss, &global_step, workers, cfg.task_index as usize, cfg.step_timeout)?;
-        (n.replicas.train_op.clone(), Some(n))
+        let sro = SyncReplicasOptimizer::new(opt, workers, workers).with_token_timeout(cfg.step_timeout);
+        let gv: Vec<GradAndVar> = sro
+            .inner()
+            .compute_gradients(&s, &model.loss, None)?
+            .into_iter()
+            .filter_map(|(g, v)| g.map(|g| (g, v)))
+            .collect();
+        let replicas = sro.apply_gradients(&s, &gv, &global_step)?;
+        (replicas.train_op.clone(), Some(replicas))
     } else {
         (opt.minimize(&s, &model.loss, None, Some(&global_step))?, None)
     };
@@ -116,12 +123,16 @@ pub fn run_worker(
     };
     let last_step = cfg.train.steps as i64;
     let mut hooks: Vec<Box<dyn SessionRunHook>> = Vec::new();
-    let mut runner: Arc<Mutex<Option<ChiefQueueRunner>>> = Arc::default();
-    if let Some(n) = &g.sync {
+    let mut sync: Option<SyncHandle> = None;
+    if let Some(replicas) = &g.sync {
         let (target, graph, config) = (server.target().to_string(), g.root.graph().clone(), config.clone());
-        let open = Box::new(move || GrpcSession::with_config(&target, &graph, config.clone()).map(Arc::new));
-        let hook = SyncHook::new(n, is_chief, &g.global_step.value(), last_step, cfg.wait_timeout, open);
-        runner = hook.runner.clone();
+        let open = Box::new(move || {
+            GrpcSession::with_config(&target, &graph, config.clone())
+                .map(|s| Arc::new(s) as Arc<dyn ferroflow_runtime::StepRunner + Send + Sync>)
+        });
+        let runner = QueueRunnerOptions { open, aggregation_timeout: cfg.wait_timeout, last_step: Some(last_step) };
+        let hook = replicas.make_session_run_hook(&g.root, is_chief, -1, runner)?;
+        sync = Some(hook.handle());
         hooks.push(Box::new(hook));
     }
     let ps = ps_targets(cfg)?;
@@ -152,46 +163,29 @@ pub fn run_worker(
     )?;
 
     let mut batches = shard.batches(cfg.train.batch, cfg.train.seed.wrapping_add(task as u64));
-    let start = Instant::now();
     let gs = g.global_step.value();
-    let mut local = 0usize;
-    let mut loss = f32::NAN;
-    let mut rate = SteadyRate::new();
-    let mut global = mts.raw_session()?.run(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
-    while global < last_step {
-        let (x, y) = batches.next_batch()?;
-        let mut feeds = vec![(&g.model.x, x), (&g.model.y, y)];
-        if let Some(kp) = &g.model.keep_prob {
-            feeds.push((kp, Tensor::scalar(cfg.train.keep_prob)));
-        }
-        // Sync: the token is the global step of the update this step waited for.
-        let fetches = [&g.model.loss, g.sync.as_ref().map_or(&gs, |n| &n.token)];
-        let targets = [&g.train_op];
-        let out = match cfg.train.trace.as_ref().filter(|r| r.step == local + 1) {
-            Some(req) => mts.run_traced(&feeds, &fetches, &targets).and_then(|(out, meta)| {
-                write_trace(req, local + 1, meta)?;
-                Ok(out)
-            }),
-            None => mts.run(&feeds, &fetches, &targets),
-        };
-        let out = out.map_err(|e| sync_error(e, &g, runner.lock().unwrap_or_else(|e| e.into_inner()).take()))?;
-        loss = out[0].scalar_value::<f32>()?;
-        global = out[1].scalar_value::<i64>()?;
-        local += 1;
-        rate.step_done();
-        if !loss.is_finite() {
-            return Err(Status::internal(format!(
-                "loss became {loss} at global step {global} on {worker_device}; lower the learning rate"
-            )));
-        }
-        say(&progress, Progress::Step { local, global, loss });
+    // Sync: the token is the global step of the update this step waited for.
+    let token = g.sync.as_ref().map(|r| r.train_op.output(0));
+    let spec = LoopSpec {
+        model: &g.model,
+        train_op: &g.train_op,
+        global_step: token.as_ref().unwrap_or(&gs),
+        keep_prob: cfg.train.keep_prob,
+        trace: cfg.train.trace.as_ref(),
+        last_step,
+        device: &worker_device,
+    };
+    let start = mts.raw_session()?.run(&[], &[&gs], &[])?[0].scalar_value::<i64>()?;
+    let explain = |e| match &sync {
+        Some(h) => h.explain(e),
+        None => e,
+    };
+    let end = crate::train_loop::train(&mut mts, &spec, &mut batches, start, explain, |local, global, loss| {
+        say(&progress, Progress::Step { local, global, loss })
+    })?;
+    if let Some(h) = &sync {
+        h.stop()?;
     }
-    if let Some(r) = runner.lock().unwrap_or_else(|e| e.into_inner()).take() {
-        r.stop().map_err(|e| e.context("the sync replicas aggregation loop failed"))?;
-    }
-    // The training loop's time: the final checkpoint below is not part of it.
-    let train_seconds = start.elapsed().as_secs_f64();
-    let steady_steps_per_sec = rate.per_sec();
     g.done.finished(mts.raw_session()?)?;
 
     let mut test_accuracy = None;
@@ -210,7 +204,7 @@ pub fn run_worker(
     mts.close()?;
     if is_chief {
         if let (Some(dir), Some(acc)) = (&cfg.logdir, test_accuracy) {
-            record_accuracy(dir, acc, global)?;
+            record_accuracy(dir, acc, end.global_step)?;
         }
         say(&progress, Progress::StoppingPs);
         for t in ps {
@@ -221,25 +215,11 @@ pub fn run_worker(
     }
     server.shutdown();
     Ok(WorkerReport {
-        local_steps: local,
-        global_step: global,
-        final_loss: loss,
+        local_steps: end.local_steps,
+        global_step: end.global_step,
+        final_loss: end.final_loss,
         test_accuracy,
-        train_seconds,
-        steady_steps_per_sec,
+        train_seconds: end.train_seconds,
+        steady_steps_per_sec: end.steady_steps_per_sec,
     })
-}
-
-/// A failed step in sync mode: the chief's aggregation loop's own error when it stopped
-/// (that is why tokens stopped coming), else the step's error with the likely cause.
-fn sync_error(e: Status, g: &TrainGraph, runner: Option<ChiefQueueRunner>) -> Status {
-    let Some(n) = &g.sync else { return e };
-    if let Some(r) = runner {
-        if r.is_finished() {
-            if let Err(re) = r.stop() {
-                return re.context(format!("a training step failed ({})", e.message));
-            }
-        }
-    }
-    n.replicas.explain(e)
 }

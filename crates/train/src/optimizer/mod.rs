@@ -14,8 +14,6 @@ mod momentum;
 mod proximal;
 mod rmsprop;
 mod slots;
-mod sync_replicas;
-mod sync_replicas_runner;
 
 pub use adadelta::Adadelta;
 pub use adagrad::Adagrad;
@@ -28,8 +26,6 @@ pub use momentum::Momentum;
 pub use proximal::{ProximalAdagrad, ProximalGradientDescent};
 pub use rmsprop::RmsProp;
 pub use slots::{hyper, slot};
-pub use sync_replicas::{SyncReplicas, SyncReplicasOptimizer, LOCAL_VARIABLES, SYNC_TOKEN_QUEUE};
-pub use sync_replicas_runner::{ChiefQueueRunner, CloseFn, RunStep};
 
 use ferroflow_core::{attr, DataType, Status};
 use ferroflow_graph::{
@@ -255,7 +251,7 @@ pub(crate) fn after<T: AsOpName>(s: &Scope, deps: &[T]) -> Scope {
 }
 
 /// A boxed optimizer (what `--optimizer` picks at run time) is an optimizer, so it can be
-/// wrapped, e.g. by [`SyncReplicasOptimizer`].
+/// wrapped, e.g. by [`crate::sync_replicas::SyncReplicasOptimizer`].
 impl Optimizer for Box<dyn Optimizer> {
     fn name(&self) -> &str {
         (**self).name()

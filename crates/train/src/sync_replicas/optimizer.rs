@@ -10,7 +10,8 @@
 //!   the global step's device) and sets its local step to the token: the global step the
 //!   next gradient is computed for;
 //! - the chief's `sync_op` (TensorFlow's chief queue runner, run in a loop by
-//!   [`super::ChiefQueueRunner`]) takes the average of `replicas_to_aggregate` gradients
+//!   [`super::ChiefQueueRunner`], started by
+//!   [`SyncReplicas::make_session_run_hook`]) takes the average of `replicas_to_aggregate` gradients
 //!   from every accumulator, applies them with the wrapped optimizer, increments the global
 //!   step and enqueues `max(total_num_replicas, replicas_to_aggregate)` tokens holding it.
 //!
@@ -26,7 +27,7 @@ use ferroflow_graph::{Operation, Output, Scope, Variable, VariableOptions};
 use ferroflow_kernels::data_flow::ConditionalAccumulator;
 use ferroflow_kernels::ResourceMgr;
 
-use super::{GradAndVar, Optimizer};
+use crate::optimizer::{GradAndVar, Optimizer};
 
 /// Collection of per-replica local variables (TensorFlow's `GraphKeys.LOCAL_VARIABLES`).
 pub const LOCAL_VARIABLES: &str = "local_variables";
@@ -47,7 +48,8 @@ fn in_token_wait(e: &Status) -> bool {
 /// replicas' gradients.
 ///
 /// ```no_run
-/// # use ferroflow_train::optimizer::{GradientDescent, SyncReplicasOptimizer};
+/// # use ferroflow_train::optimizer::GradientDescent;
+/// # use ferroflow_train::sync_replicas::SyncReplicasOptimizer;
 /// # fn f(s: &ferroflow_graph::Scope, gv: &[ferroflow_train::optimizer::GradAndVar],
 /// #      step: &ferroflow_graph::Variable) -> Result<(), ferroflow_core::Status> {
 /// let opt = SyncReplicasOptimizer::new(GradientDescent::new(0.1), 2, 2);
@@ -101,7 +103,7 @@ pub struct SyncReplicas {
     pub tokens_per_step: usize,
     /// The token wait's timeout.
     pub token_timeout: Duration,
-    global_step: Variable,
+    pub(super) global_step: Variable,
 }
 
 impl<O: Optimizer> SyncReplicasOptimizer<O> {

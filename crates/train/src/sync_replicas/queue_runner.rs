@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use ferroflow_core::{Code, Status};
 use ferroflow_kernels::CancelToken;
-use ferroflow_runtime::{DirectSession, RunOptions};
+use ferroflow_runtime::RunOptions;
 
 use super::SyncReplicas;
 
@@ -92,17 +92,19 @@ impl ChiefQueueRunner {
         Ok(ChiefQueueRunner { stop, current, updates, thread: Some(thread) })
     }
 
-    /// Starts the runner for a local session: runs `sync.sync_op`, and closes the token
-    /// queue when it stops.
-    pub fn start_local(
-        sess: Arc<DirectSession>,
+    /// Starts the runner on `sess` (a session of its own, beside the replicas' steps): runs
+    /// `sync.sync_op` in a loop, at most `max_updates` times, and closes the token queue
+    /// when it stops.
+    pub fn start_on(
+        sess: Arc<dyn StepRunner + Send + Sync>,
         sync: &SyncReplicas,
         aggregation_timeout: Duration,
+        max_updates: Option<u64>,
     ) -> Result<Self, Status> {
         let op = sync.sync_op.name.clone();
         let close_op = sync.close_token_queue_op.name.clone();
         let s2 = sess.clone();
-        ChiefQueueRunner::start(
+        ChiefQueueRunner::start_bounded(
             Box::new(move |tok, timeout| {
                 let opts = RunOptions { timeout: Some(timeout), cancel: Some(tok.clone()), ..Default::default() };
                 sess.run_by_name(&[], &[], std::slice::from_ref(&op), &opts).map(|_| ())
@@ -112,7 +114,17 @@ impl ChiefQueueRunner {
                 s2.run_by_name(&[], &[], &[close_op], &opts).map(|_| ())
             }),
             aggregation_timeout,
+            max_updates,
         )
+    }
+
+    /// [`ChiefQueueRunner::start_on`] a local session, unbounded.
+    pub fn start_local(
+        sess: Arc<ferroflow_runtime::DirectSession>,
+        sync: &SyncReplicas,
+        aggregation_timeout: Duration,
+    ) -> Result<Self, Status> {
+        ChiefQueueRunner::start_on(sess, sync, aggregation_timeout, None)
     }
 
     /// Number of updates applied so far.
