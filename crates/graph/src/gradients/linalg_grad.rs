@@ -1,7 +1,6 @@
 //! Gradient functions of the linear-algebra ops, as TensorFlow's `linalg_grad.py` builds
-//! them (matrix products, inverses and triangular solves of the outputs). Not yet here:
-//! `Svd`'s and `Qr`'s (TensorFlow's Python client builds its own from primitive ops, which
-//! run; a Rust graph asking for them gets "no gradient").
+//! them (matrix products, inverses and triangular solves of the outputs). `Qr`'s and
+//! `Svd`'s are in `decomposition_grad.rs`.
 
 use ferroflow_core::{DataType, NodeAttrs};
 

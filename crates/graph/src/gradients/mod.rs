@@ -11,6 +11,7 @@ mod array_grad_space;
 mod array_grad_sparse;
 mod builder;
 mod control_flow_grad;
+mod decomposition_grad;
 mod image_grad;
 mod linalg_grad;
 mod math_grad;

@@ -250,4 +250,6 @@ pub(super) fn register(r: &mut GradRegistry) {
     super::array_grad_space::register(r);
     // Determinants, inverses, solves, Cholesky. (linalg_grad.rs)
     super::linalg_grad::register(r);
+    // QR and SVD. (decomposition_grad.rs)
+    super::decomposition_grad::register(r);
 }

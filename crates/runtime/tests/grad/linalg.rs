@@ -1,6 +1,6 @@
 //! Numeric checks of the linear-algebra gradients: MatrixInverse, MatrixDeterminant,
-//! LogMatrixDeterminant, MatrixSolve, MatrixTriangularSolve, Cholesky and
-//! SelfAdjointEigV2.
+//! LogMatrixDeterminant, MatrixSolve, MatrixTriangularSolve, Cholesky, SelfAdjointEigV2,
+//! Qr and Svd.
 
 use crate::util::*;
 use ferroflow_core::Tensor;
@@ -109,4 +109,69 @@ fn self_adjoint_eig() {
     ok("SelfAdjointEigV2", e, TOL);
     let e = check(|s, x| ops::self_adjoint_eig(s, x[0].clone(), false).0, &[rand(&[3, 3], 12)], &[0], Mode::Static);
     ok("SelfAdjointEigV2 without vectors", e, TOL);
+}
+
+/// `v` with each column times its first component: independent of the column's sign.
+fn sign_free(s: &ferroflow_graph::Scope, v: ferroflow_graph::Output) -> ferroflow_graph::Output {
+    let first = ops::strided_slice(
+        s,
+        v.clone(),
+        ops::constant(s, Tensor::vec(vec![0i32, 0, 0])),
+        ops::constant(s, Tensor::vec(vec![0i32, 1, 0])),
+        ops::constant(s, Tensor::vec(vec![1i32, 1, 1])),
+        ops::SliceMasks { begin: 4, end: 4, ellipsis: 1, ..Default::default() },
+    );
+    ops::mul(s, v, first)
+}
+
+#[test]
+fn qr_square_tall_wide_and_batched() {
+    for dims in [&[3usize, 3][..], &[4, 3], &[3, 5], &[2, 4, 3]] {
+        let e = check_multi(
+            |s, x| {
+                let (q, r) = ops::qr(s, x[0].clone());
+                vec![q, r]
+            },
+            &[shifted(dims, 13, 0.5)],
+            &[0],
+            EPS,
+            Mode::Static,
+        );
+        ok(&format!("Qr {dims:?}"), e, TOL);
+    }
+}
+
+#[test]
+fn svd_values_and_vectors() {
+    for dims in [&[2usize, 3, 3][..], &[3, 4]] {
+        let e = check(|s, x| ops::svd(s, x[0].clone(), false, false).0, &[rand(dims, 14)], &[0], Mode::Static);
+        ok(&format!("Svd without vectors {dims:?}"), e, TOL);
+    }
+    // Square, tall and wide; full matrices where the sides differ by one. The vectors
+    // enter sign-free.
+    for (dims, full) in
+        [(&[2usize, 3, 3][..], false), (&[4, 3], false), (&[3, 4], false), (&[3, 4], true), (&[4, 3], true)]
+    {
+        let e = check_multi(
+            |s, x| {
+                let (sv, u, v) = ops::svd(s, x[0].clone(), true, full);
+                vec![sv, sign_free(s, u), sign_free(s, v)]
+            },
+            &[rand(dims, 15)],
+            &[0],
+            EPS,
+            Mode::Static,
+        );
+        ok(&format!("Svd {dims:?} full_matrices {full}"), e, TOL);
+    }
+}
+
+#[test]
+fn decompositions_of_unknown_matrix_shape_have_no_gradient_yet() {
+    let s = ferroflow_graph::Scope::new_root();
+    let x = ops::placeholder(&s, ferroflow_core::DataType::Double, None);
+    let (q, _) = ops::qr(&s, x.clone());
+    let e = ferroflow_graph::gradients(&s, &[q], &[x], None).unwrap_err();
+    assert_eq!(e.code, ferroflow_core::Code::Unimplemented, "{e}");
+    assert!(e.message.contains("unknown inner matrix shape"), "{e}");
 }
