@@ -2,6 +2,8 @@
 //! lines collected, bounded waits, killed on drop.
 #![allow(dead_code)]
 
+pub mod emu;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -21,10 +23,19 @@ pub struct Proc {
 impl Proc {
     pub fn start(name: &str, args: &[&str], env: &[(&str, String)]) -> Proc {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_ferroflow"));
-        cmd.args(args).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        cmd.env_remove("TF_CONFIG");
+        cmd.args(args);
         for (k, v) in env {
             cmd.env(k, v);
+        }
+        Proc::from_command(name, cmd)
+    }
+
+    /// Starts `cmd` (the binary, or a wrapper that execs it), its output collected.
+    pub fn from_command(name: &str, mut cmd: Command) -> Proc {
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        // The test's own TF_CONFIG never leaks in; one given for this process stays.
+        if !cmd.get_envs().any(|(k, _)| k == "TF_CONFIG") {
+            cmd.env_remove("TF_CONFIG");
         }
         let mut child = cmd.spawn().expect("spawn ferroflow");
         let out = child.stdout.take().expect("stdout");

@@ -85,18 +85,6 @@ fn self_adjoint_eig() {
     // Distinct eigenvalues (random symmetric matrices); the upper triangle is never read,
     // so its numeric gradient is 0 as the folded one's. The eigenvectors enter through
     // sign-independent products (each column times its first component).
-    let sign_free = |s: &ferroflow_graph::Scope, v: ferroflow_graph::Output| {
-        let first = ops::strided_slice(
-            s,
-            v.clone(),
-            ops::constant(s, Tensor::vec(vec![0i32, 0, 0])),
-            ops::constant(s, Tensor::vec(vec![0i32, 1, 0])),
-            ops::constant(s, Tensor::vec(vec![1i32, 1, 1])),
-            // v[..., 0:1, :]
-            ops::SliceMasks { begin: 4, end: 4, ellipsis: 1, ..Default::default() },
-        );
-        ops::mul(s, v, first)
-    };
     let e = check(
         |s, x| {
             let (e, v) = ops::self_adjoint_eig(s, x[0].clone(), true);

@@ -1,0 +1,147 @@
+"""Asynchronous between-graph training across emulated hosts, TensorFlow's servers and
+ferroflow's side by side: every task on its own host (scripts/emu/emu_hosts.py: a network
+namespace per host, each link limited to --rate_mbit in each direction by tbf), 1 ps and N
+workers. Each worker host runs its server and a TensorFlow 2.21 Python client (TF 1.x graph
+mode) that trains a communication-bound model: one 25 MB weight matrix on the ps, pulled
+and its gradient pushed every step. The link bound is the ps link's rate over the model's
+bytes (one model in each direction per global step); figures are global steps/s and their
+fraction of that bound. The two systems run alternately, --rounds times each; the best
+round of each is reported.
+
+Usage (root): .venv/bin/python scripts/bench/emu_scaling.py [--workers 1,2,4] [--rate_mbit 1000]
+           [--seconds 15] [--rounds 1]   (FERROFLOW_BIN overrides the binary)
+"""
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "emu"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compat"))
+import emu_hosts  # noqa: E402
+import ffcluster  # noqa: E402
+
+PORT = 2222
+DIM = 2500  # a DIM x DIM float32 matrix: 25 MB
+
+TF_SERVER = r'''
+import json, os, sys
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import tensorflow as tf
+tf.distribute.Server(tf.train.ClusterSpec(json.loads(sys.argv[1])), job_name=sys.argv[2],
+                     task_index=int(sys.argv[3])).join()
+'''
+
+CLIENT = r'''
+import json, os, sys, time
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
+import numpy as np
+import tensorflow as tf
+tf.compat.v1.disable_eager_execution()
+cluster, task, target, dim = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+start_at, seconds = float(sys.argv[5]), float(sys.argv[6])
+with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device=f"/job:worker/task:{task}", cluster=cluster)):
+    w = tf.compat.v1.get_variable("w", [dim, dim], initializer=tf.compat.v1.zeros_initializer())
+    x = tf.compat.v1.placeholder(tf.float32, [8, dim])
+    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
+    gs = tf.compat.v1.train.get_or_create_global_step()
+    train = tf.compat.v1.train.GradientDescentOptimizer(1e-4).minimize(loss, global_step=gs)
+    ready = tf.compat.v1.report_uninitialized_variables()
+feed = {x: np.random.RandomState(task).rand(8, dim).astype(np.float32)}
+with tf.compat.v1.Session(target) as sess:
+    if task == 0:
+        sess.run(tf.compat.v1.global_variables_initializer())
+    else:
+        t0 = time.time()
+        while len(sess.run(ready)) > 0:
+            if time.time() - t0 > 120:
+                sys.exit("timed out waiting for the chief to initialize")
+            time.sleep(0.1)
+    for _ in range(3):
+        sess.run(train, feed)
+    while time.time() < start_at:
+        sess.run(train, feed)
+    steps, end = 0, start_at + seconds
+    while time.time() < end:
+        sess.run(train, feed)
+        steps += 1
+    print(json.dumps({"task": task, "steps": steps, "seconds": seconds}), flush=True)
+'''
+
+
+def wait_port(addr, procs, timeout=120):
+    end = time.time() + timeout
+    while time.time() < end:
+        for p in procs:
+            if p.poll() is not None:
+                sys.exit(f"a server exited ({p.returncode}) before {addr} opened")
+        try:
+            socket.create_connection((addr, PORT), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    sys.exit(f"{addr}:{PORT} did not open within {timeout} s")
+
+
+def run(system, workers, rate_mbit, seconds):
+    hosts = ["ps0"] + [f"w{i}" for i in range(workers)]
+    with emu_hosts.EmuNet(hosts, rate_mbit) as net:
+        cluster = {"ps": [f"{net.addr('ps0')}:{PORT}"], "worker": [f"{net.addr(h)}:{PORT}" for h in hosts[1:]]}
+        servers = []
+        try:
+            for job, i, h in [("ps", 0, "ps0")] + [("worker", i, f"w{i}") for i in range(workers)]:
+                if system == "tensorflow":
+                    argv = [sys.executable, "-c", TF_SERVER, json.dumps(cluster), job, str(i)]
+                else:
+                    argv = [ffcluster.binary(), "server", "--ps_hosts", ",".join(cluster["ps"]),
+                            "--worker_hosts", ",".join(cluster["worker"]), "--job_name", job, "--task_index", str(i)]
+                servers.append(net.popen(h, argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            for h in hosts:
+                wait_port(net.addr(h), servers)
+            start_at = time.time() + 20
+            clients = [net.popen(f"w{i}", [sys.executable, "-c", CLIENT, json.dumps(cluster), str(i),
+                                           f"grpc://{net.addr(f'w{i}')}:{PORT}", str(DIM), str(start_at), str(seconds)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                       for i in range(workers)]
+            total = 0
+            for c in clients:
+                out, err = c.communicate(timeout=300)
+                if c.returncode != 0:
+                    sys.exit(f"a {system} client failed ({c.returncode}):\n{err[-3000:]}")
+                total += json.loads(out.strip().splitlines()[-1])["steps"]
+            return total / seconds
+        finally:
+            ffcluster.stop(servers)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workers", default="1,2,4")
+    ap.add_argument("--rate_mbit", type=int, default=1000)
+    ap.add_argument("--seconds", type=float, default=15)
+    ap.add_argument("--rounds", type=int, default=1)
+    a = ap.parse_args()
+    model_bytes = 4 * DIM * DIM
+    bound = a.rate_mbit * 1e6 / 8 / model_bytes
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    print(f"CPU: {cpu}; link {a.rate_mbit} Mbit/s each way per host; model {model_bytes / 1e6:.0f} MB; "
+          f"link bound {bound:.2f} global steps/s")
+    for n in [int(w) for w in a.workers.split(",")]:
+        ff, tf = [], []
+        for _ in range(a.rounds):
+            ff.append(run("ferroflow", n, a.rate_mbit, a.seconds))
+            tf.append(run("tensorflow", n, a.rate_mbit, a.seconds))
+        row = {"workers": n, "ferroflow": round(max(ff), 3), "tensorflow": round(max(tf), 3),
+               "ferroflow_of_bound": round(max(ff) / bound, 3), "tensorflow_of_bound": round(max(tf) / bound, 3),
+               "ratio": round(max(ff) / max(tf), 3)}
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
