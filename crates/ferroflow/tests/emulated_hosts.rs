@@ -94,3 +94,31 @@ fn a_cut_link_fails_steps_at_their_deadline_naming_the_task_and_they_run_again_w
     ps.kill9();
     worker.kill9();
 }
+
+#[test]
+fn async_training_rides_out_a_worker_cut_off_for_a_few_seconds() {
+    let net = EmuNet::new(&["ps", "w0", "w1"], 1000);
+    let at = |h: &str| format!("{}:{PORT}", net.host_addr(h));
+    let (ps_hosts, worker_hosts) = (at("ps"), format!("{},{}", at("w0"), at("w1")));
+    let start = |host: &str, job: &str, task: &str| {
+        let args = ["train", "--model", "mlp", "--steps", "3000", "--no_progress", "--data_dir", DATA];
+        let limits = ["--step_timeout_secs", "2", "--wait_secs", "60"];
+        let cluster =
+            ["--ps_hosts", &ps_hosts, "--worker_hosts", &worker_hosts, "--job_name", job, "--task_index", task];
+        net.start(host, &[&args[..], &limits[..], &cluster[..]].concat())
+    };
+    let mut ps = start("ps", "ps", "0");
+    let mut w1 = start("w1", "worker", "1");
+    let mut chief = start("w0", "worker", "0");
+    w1.wait_line("global step", common::LIMIT);
+    // Worker 1's link goes down for 4 s: its step in flight reaches its 2 s deadline, the
+    // worker opens a new session, which waits for the ps until the link is back.
+    net.set_link("w1", false);
+    std::thread::sleep(Duration::from_secs(4));
+    net.set_link("w1", true);
+    let chief_out = chief.succeeds();
+    let w1_out = w1.succeeds();
+    ps.stops();
+    assert!(accuracy(&chief_out) > 85.0, "{chief_out:?}");
+    assert!(w1_out.iter().any(|l| l.contains("recovering")), "worker 1 never had to recover: {w1_out:?}");
+}

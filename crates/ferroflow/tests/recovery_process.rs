@@ -111,7 +111,8 @@ fn a_killed_ps_is_restored_by_the_chief_from_the_latest_checkpoint() {
 fn a_frozen_ps_fails_the_workers_steps_at_their_deadline_naming_it() {
     // A ps that stops answering without closing its connections (SIGSTOP: a hung host or
     // a network partition) must not hang the workers: their step deadline ends the step
-    // with DeadlineExceeded, the error names the ps, and the workers exit.
+    // with DeadlineExceeded, they retry on new sessions for --wait_secs (the time a task
+    // has to come back), then exit with an error naming the ps.
     let c = Cluster::new();
     let ps = c.start("ps", 0);
     let extra = ["--step_timeout_secs", "3", "--wait_secs", "5"];

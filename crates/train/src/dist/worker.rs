@@ -155,6 +155,10 @@ pub fn run_worker(
             wait_timeout: cfg.wait_timeout,
             step_timeout: cfg.step_timeout,
             max_recoveries: MAX_RECOVERIES,
+            // Async: a step that hit its deadline waited for a peer it could not reach;
+            // retry it on a new session once the peer answers. Sync steps are not retried
+            // this way (a retried step would send its gradients twice).
+            recover_deadlines: !cfg.sync,
             config,
             session_factory: None,
             saver: Some(g.saver.clone()),

@@ -19,7 +19,7 @@ mod supervisor;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ferroflow_core::proto::{ConfigProto, RunMetadata};
 use ferroflow_core::{Code, Status, Tensor};
@@ -73,6 +73,13 @@ pub struct MonitoredOptions {
     pub step_timeout: Duration,
     /// How many times a step is retried after Aborted/Unavailable.
     pub max_recoveries: usize,
+    /// Also recover from a step that ran out of its deadline (DeadlineExceeded), as from a
+    /// task that became unavailable: in asynchronous training a step that hits its
+    /// deadline is waiting for a peer it cannot reach (a cut link, a hung host), and a new
+    /// session waits (bounded) until the peer answers again. Off by default (TensorFlow
+    /// recovers from Aborted and Unavailable only); `ferroflow train` sets it for
+    /// asynchronous training, where retrying a step is always allowed.
+    pub recover_deadlines: bool,
     /// Session configuration (device filters, operation timeout, …).
     pub config: ConfigProto,
     /// Opens sessions instead of [`open_session`] (wrappers, tests).
@@ -120,6 +127,7 @@ impl Default for MonitoredOptions {
             wait_timeout: Duration::from_secs(300),
             step_timeout: Duration::from_secs(120),
             max_recoveries: 20,
+            recover_deadlines: false,
             config: ConfigProto::default(),
             session_factory: None,
             saver: None,
@@ -142,8 +150,12 @@ pub struct MonitoredTrainingSession {
     global_step: Variable,
 }
 
-fn recoverable(e: &Status) -> bool {
-    matches!(e.code, Code::Aborted | Code::Unavailable)
+/// Whether a failed step (or session) is worth a new session: Aborted and Unavailable
+/// always, DeadlineExceeded with `recover_deadlines` until `wait_timeout` after the step
+/// began (the time a task has to come back), each within `max_recoveries`.
+fn recoverable(e: &Status, opts: &MonitoredOptions, recoveries: usize, since: Instant) -> bool {
+    let deadline_ok = opts.recover_deadlines && e.code == Code::DeadlineExceeded && since.elapsed() < opts.wait_timeout;
+    recoveries < opts.max_recoveries && (matches!(e.code, Code::Aborted | Code::Unavailable) || deadline_ok)
 }
 
 impl MonitoredTrainingSession {
@@ -282,16 +294,17 @@ impl MonitoredTrainingSession {
             return Err(Status::failed_precondition("Run called on a closed MonitoredTrainingSession"));
         }
         let mut recoveries = 0;
+        let since = Instant::now();
         loop {
             match self.run_once(step) {
-                Err(e) if recoverable(&e) && recoveries < self.opts.max_recoveries => {
+                Err(e) if recoverable(&e, &self.opts, recoveries, since) => {
                     recoveries += 1;
                     tracing::warn!(error = %e, attempt = recoveries, "step failed; opening a new session");
                     self.scaffold.say(SessionEvent::Recovering(format!("{} ({:?})", e.message, e.code)));
                     loop {
                         match self.create_session() {
                             Ok(()) => break,
-                            Err(e) if recoverable(&e) && recoveries < self.opts.max_recoveries => {
+                            Err(e) if recoverable(&e, &self.opts, recoveries, since) => {
                                 recoveries += 1;
                                 std::thread::sleep(Duration::from_millis(200 * recoveries.min(10) as u64));
                             }
