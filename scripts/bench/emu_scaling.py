@@ -5,8 +5,9 @@ workers. Each worker host runs its server and a TensorFlow 2.21 Python client (T
 mode) that trains a communication-bound model: one 25 MB weight matrix on the ps, pulled
 and its gradient pushed every step. The link bound is the ps link's rate over the model's
 bytes (one model in each direction per global step); figures are global steps/s and their
-fraction of that bound. The two systems run alternately, --rounds times each; the best
-round of each is reported.
+fraction of that bound, and of "raw": the same bytes in the same pattern over plain TCP
+sockets (each worker step pulls the model from the ps and pushes as many bytes back). The
+systems run alternately, --rounds times each; the best round of each is reported.
 
 Usage (root): .venv/bin/python scripts/bench/emu_scaling.py [--workers 1,2,4] [--rate_mbit 1000]
            [--seconds 15] [--rounds 1]   (FERROFLOW_BIN overrides the binary)
@@ -75,6 +76,89 @@ with tf.compat.v1.Session(target) as sess:
 '''
 
 
+RAW_PS = r'''
+import socket, sys, threading
+size = int(sys.argv[1])
+model = bytearray(size)
+def serve(c):
+    buf = bytearray(size)
+    view = memoryview(buf)
+    try:
+        while True:
+            c.sendall(model)  # the worker pulls the weights
+            got = 0
+            while got < size:  # and pushes its gradient
+                n = c.recv_into(view[got:])
+                if n == 0:
+                    return
+                got += n
+    except OSError:
+        pass
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[2])))
+s.listen()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+'''
+
+RAW_WORKER = r'''
+import json, socket, sys, time
+host, port, size, start_at, seconds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+c = socket.create_connection((host, port))
+buf = bytearray(size)
+view = memoryview(buf)
+def step():
+    got = 0
+    while got < size:
+        n = c.recv_into(view[got:])
+        if n == 0:
+            sys.exit("the ps closed the connection")
+        got += n
+    c.sendall(buf)
+for _ in range(3):
+    step()
+while time.time() < start_at:
+    step()
+steps, end = 0, start_at + seconds
+while time.time() < end:
+    step()
+    steps += 1
+print(json.dumps({"steps": steps}), flush=True)
+'''
+
+
+def run_raw(workers, rate_mbit, seconds):
+    """The same bytes in the same pattern over plain TCP sockets: each worker step pulls
+    the model from the ps and pushes as many bytes back."""
+    hosts = ["ps0"] + [f"w{i}" for i in range(workers)]
+    size = 4 * DIM * DIM
+    with emu_hosts.EmuNet(hosts, rate_mbit) as net:
+        ps = net.popen("ps0", [sys.executable, "-c", RAW_PS, str(size), str(PORT)])
+        try:
+            wait_port(net.addr("ps0"), [ps])
+            start_at = time.time() + 5
+            clients = [net.popen(f"w{i}", [sys.executable, "-c", RAW_WORKER, net.addr("ps0"), str(PORT), str(size),
+                                           str(start_at), str(seconds)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                       for i in range(workers)]
+            return steps_of(clients, "raw-socket") / seconds
+        finally:
+            ffcluster.stop([ps])
+
+
+def steps_of(clients, what):
+    """The steps the clients timed, summed (each prints a JSON line with "steps")."""
+    total = 0
+    for c in clients:
+        out, err = c.communicate(timeout=300)
+        if c.returncode != 0:
+            sys.exit(f"a {what} client failed ({c.returncode}):\n{err[-3000:]}")
+        total += json.loads(out.strip().splitlines()[-1])["steps"]
+    return total
+
+
 def wait_port(addr, procs, timeout=120):
     end = time.time() + timeout
     while time.time() < end:
@@ -109,13 +193,7 @@ def run(system, workers, rate_mbit, seconds):
                                            f"grpc://{net.addr(f'w{i}')}:{PORT}", str(DIM), str(start_at), str(seconds)],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                        for i in range(workers)]
-            total = 0
-            for c in clients:
-                out, err = c.communicate(timeout=300)
-                if c.returncode != 0:
-                    sys.exit(f"a {system} client failed ({c.returncode}):\n{err[-3000:]}")
-                total += json.loads(out.strip().splitlines()[-1])["steps"]
-            return total / seconds
+            return steps_of(clients, system) / seconds
         finally:
             ffcluster.stop(servers)
 
@@ -133,12 +211,14 @@ def main():
     print(f"CPU: {cpu}; link {a.rate_mbit} Mbit/s each way per host; model {model_bytes / 1e6:.0f} MB; "
           f"link bound {bound:.2f} global steps/s")
     for n in [int(w) for w in a.workers.split(",")]:
-        ff, tf = [], []
+        ff, tf, raw = [], [], []
         for _ in range(a.rounds):
             ff.append(run("ferroflow", n, a.rate_mbit, a.seconds))
             tf.append(run("tensorflow", n, a.rate_mbit, a.seconds))
-        row = {"workers": n, "ferroflow": round(max(ff), 3), "tensorflow": round(max(tf), 3),
+            raw.append(run_raw(n, a.rate_mbit, a.seconds))
+        row = {"workers": n, "ferroflow": round(max(ff), 3), "tensorflow": round(max(tf), 3), "raw": round(max(raw), 3),
                "ferroflow_of_bound": round(max(ff) / bound, 3), "tensorflow_of_bound": round(max(tf) / bound, 3),
+               "raw_of_bound": round(max(raw) / bound, 3), "ferroflow_of_raw": round(max(ff) / max(raw), 3),
                "ratio": round(max(ff) / max(tf), 3)}
         print(json.dumps(row), flush=True)
 

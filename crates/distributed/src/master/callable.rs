@@ -118,16 +118,8 @@ impl Master {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_node as node;
     use super::*;
-
-    fn node(name: &str, inputs: &[&str]) -> NodeDef {
-        NodeDef {
-            name: name.into(),
-            op: "Identity".into(),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        }
-    }
 
     #[test]
     fn a_connection_rewires_data_inputs_but_not_control_inputs() {

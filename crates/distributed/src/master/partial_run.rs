@@ -287,18 +287,8 @@ impl Master {
 
 #[cfg(test)]
 mod tests {
-    use ferroflow_core::proto::NodeDef;
-
+    use super::super::test_node as node;
     use super::*;
-
-    fn node(name: &str, inputs: &[&str]) -> NodeDef {
-        NodeDef {
-            name: name.into(),
-            op: "Identity".into(),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        }
-    }
 
     #[test]
     fn a_fetch_that_needs_a_pending_feed_is_refused() {

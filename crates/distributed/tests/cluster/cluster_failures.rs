@@ -161,8 +161,9 @@ fn a_connection_that_sends_no_request_is_closed() {
     assert_eq!(sess.run(&[], &[&c], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 5.0);
 }
 
-#[test]
-fn a_task_that_comes_up_after_create_session_is_reached_by_the_first_step_that_uses_it() {
+/// A worker + ps cluster whose ps is not up: the cluster, the ps's (free) address and the
+/// worker's bound listener.
+fn worker_with_a_down_ps() -> (ferroflow_distributed::ClusterSpec, String, std::net::TcpListener) {
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let ps_addr = dead.local_addr().unwrap().to_string();
     drop(dead);
@@ -171,6 +172,12 @@ fn a_task_that_comes_up_after_create_session_is_reached_by_the_first_step_that_u
     let cluster =
         ferroflow_distributed::ClusterSpec::new(&[("worker", vec![w_addr.as_str()]), ("ps", vec![ps_addr.as_str()])])
             .unwrap();
+    (cluster, ps_addr, wl)
+}
+
+#[test]
+fn a_task_that_comes_up_after_create_session_is_reached_by_the_first_step_that_uses_it() {
+    let (cluster, ps_addr, wl) = worker_with_a_down_ps();
     // A master that does not wait at CreateSession for tasks to come up.
     let mut opts = ServerOptions { listener: Some(wl), ..Default::default() };
     opts.master.create_session_wait = Duration::ZERO;
@@ -197,14 +204,7 @@ fn a_task_that_comes_up_after_create_session_is_reached_by_the_first_step_that_u
 fn create_session_waits_for_every_task_as_tensorflow_does() {
     // TensorFlow's start-up order: the session is created once every task of the cluster
     // answers, even one the graph does not use (here the ps, up 1.5 s later).
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let ps_addr = dead.local_addr().unwrap().to_string();
-    drop(dead);
-    let wl = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let w_addr = wl.local_addr().unwrap().to_string();
-    let cluster =
-        ferroflow_distributed::ClusterSpec::new(&[("worker", vec![w_addr.as_str()]), ("ps", vec![ps_addr.as_str()])])
-            .unwrap();
+    let (cluster, ps_addr, wl) = worker_with_a_down_ps();
     let worker =
         Server::new(&cluster, "worker", 0, ServerOptions { listener: Some(wl), ..Default::default() }).unwrap();
     let (c2, a2) = (cluster.clone(), ps_addr.clone());

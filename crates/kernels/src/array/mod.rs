@@ -32,6 +32,7 @@ mod where_op;
 
 pub(crate) use gather::do_gather as gather_rows;
 pub use gather::multi_index;
+pub(crate) use segment::unsorted_segment_args;
 pub use shape_ops::reshape_dims;
 pub use slice::slice_bounds;
 pub use strided_slice::{strided_slice_spec, Masks, SliceSpec};

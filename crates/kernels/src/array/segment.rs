@@ -42,7 +42,10 @@ fn segment_sum_typed<T: TensorType + SegAdd>(
     Ok(out)
 }
 
-fn unsorted_segment_sum(ctx: &mut OpContext) -> Result<(), Status> {
+/// The inputs of an `UnsortedSegment*` op checked as TensorFlow checks them: `data`, its
+/// `segment_ids` (negative ones are dropped by the reductions) and the output dims
+/// `[num_segments] + data.shape[ids.rank..]`, whose allocation is checked.
+pub(crate) fn unsorted_segment_args(ctx: &mut OpContext) -> Result<(Tensor, Vec<i64>, Vec<usize>), Status> {
     let data = ctx.input(0)?;
     let ids_t = ctx.input(1)?;
     let num_t = ctx.input(2)?;
@@ -69,13 +72,18 @@ fn unsorted_segment_sum(ctx: &mut OpContext) -> Result<(), Status> {
             ids[k]
         )));
     }
-    let mut out_dims = vec![num as usize];
+    let mut out_dims = vec![usize::try_from(num).map_err(|_| ctx.error(format!("too many segments: {num}")))?];
     out_dims.extend_from_slice(&data.dims()[r..]);
-    check_alloc(&out_dims, data.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+    check_alloc(&out_dims, data.dtype()).map_err(|e| ctx.error_with(e))?;
+    Ok((data, ids, out_dims))
+}
+
+fn unsorted_segment_sum(ctx: &mut OpContext) -> Result<(), Status> {
+    let (data, ids, out_dims) = unsorted_segment_args(ctx)?;
     let out = dispatch!(data.dtype(), ctx, [f32, f64, i32, i64, u8], |T| segment_sum_typed::<T>(
         &data,
         &ids,
-        num as usize,
+        out_dims[0],
         &out_dims
     ))?;
     ctx.set_output(0, out)

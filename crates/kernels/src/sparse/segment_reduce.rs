@@ -7,8 +7,7 @@ use ferroflow_core::{Shape, Status, Tensor};
 use rayon::prelude::*;
 
 use super::elem::SegElem;
-use crate::array::multi_index;
-use crate::array::util::{check_alloc, index_scalar, index_vec, product, PAR_THRESHOLD};
+use crate::array::util::{check_alloc, index_vec, product, PAR_THRESHOLD};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -186,35 +185,7 @@ fn unsorted_typed<T: SegElem>(data: &Tensor, ids: &[i64], out_dims: &[usize], ki
 }
 
 fn unsorted_segment_reduce(ctx: &mut OpContext, kind: Reduce) -> Result<(), Status> {
-    let data = ctx.input(0)?;
-    let ids_t = ctx.input(1)?;
-    let num_t = ctx.input(2)?;
-    if num_t.rank() != 0 {
-        return Err(ctx.error(format!("num_segments should be a scalar, not shape {}", num_t.shape())));
-    }
-    let r = ids_t.rank();
-    if data.rank() < r || data.dims()[..r] != *ids_t.dims() {
-        return Err(ctx.error(format!(
-            "data.shape = {} does not start with segment_ids.shape = {}",
-            data.shape(),
-            ids_t.shape()
-        )));
-    }
-    let num = index_scalar(&num_t).map_err(|e| ctx.error(e.message))?;
-    if num < 0 {
-        return Err(ctx.error(format!("Input num_segments == {num} must not be negative.")));
-    }
-    let ids = index_vec(&ids_t).map_err(|e| ctx.error(e.message))?;
-    if let Some(k) = ids.iter().position(|&v| v >= num) {
-        return Err(ctx.error(format!(
-            "segment_ids[{}] = {} is out of range [0, {num})",
-            multi_index(k, ids_t.dims()),
-            ids[k]
-        )));
-    }
-    let mut out_dims = vec![usize::try_from(num).map_err(|_| ctx.error(format!("too many segments: {num}")))?];
-    out_dims.extend_from_slice(&data.dims()[r..]);
-    check_alloc(&out_dims, data.dtype()).map_err(|e| ctx.error_with(e))?;
+    let (data, ids, out_dims) = crate::array::unsorted_segment_args(ctx)?;
     let out = dispatch!(data.dtype(), ctx, [f32, f64, i32, i64, u8, i8, i16, u16, u32, u64], |T| unsorted_typed::<T>(
         &data, &ids, &out_dims, kind
     ))?;
