@@ -16,20 +16,27 @@ const PORT: u16 = 2222;
 /// The MLP's weights and biases: 784·256 + 256 + 256·10 + 10 floats.
 const MLP_BYTES: u64 = 4 * (784 * 256 + 256 + 256 * 10 + 10);
 
-#[test]
-fn async_training_across_three_hosts_sends_its_tensors_over_the_shaped_links() {
-    let net = EmuNet::new(&["ps", "w0", "w1"], 1000);
+/// `ferroflow train` of the MLP for `steps` global steps on hosts ps, w0 and w1 of `net`,
+/// with `extra` flags: (ps, chief, worker 1), started ps, worker 1, chief.
+fn train_job(net: &EmuNet, steps: &str, extra: &[&str]) -> (common::Proc, common::Proc, common::Proc) {
     let at = |h: &str| format!("{}:{PORT}", net.host_addr(h));
     let (ps_hosts, worker_hosts) = (at("ps"), format!("{},{}", at("w0"), at("w1")));
     let start = |host: &str, job: &str, task: &str| {
-        let args = ["train", "--model", "mlp", "--steps", "300", "--no_progress", "--data_dir", DATA];
+        let args = ["train", "--model", "mlp", "--steps", steps, "--no_progress", "--data_dir", DATA];
         let cluster =
             ["--ps_hosts", &ps_hosts, "--worker_hosts", &worker_hosts, "--job_name", job, "--task_index", task];
-        net.start(host, &[&args[..], &cluster[..]].concat())
+        net.start(host, &[&args[..], extra, &cluster[..]].concat())
     };
-    let mut ps = start("ps", "ps", "0");
-    let mut w1 = start("w1", "worker", "1");
-    let mut chief = start("w0", "worker", "0");
+    let ps = start("ps", "ps", "0");
+    let w1 = start("w1", "worker", "1");
+    let chief = start("w0", "worker", "0");
+    (ps, chief, w1)
+}
+
+#[test]
+fn async_training_across_three_hosts_sends_its_tensors_over_the_shaped_links() {
+    let net = EmuNet::new(&["ps", "w0", "w1"], 1000);
+    let (mut ps, mut chief, mut w1) = train_job(&net, "300", &[]);
     let chief_out = chief.succeeds();
     w1.succeeds();
     ps.stops();
@@ -98,18 +105,7 @@ fn a_cut_link_fails_steps_at_their_deadline_naming_the_task_and_they_run_again_w
 #[test]
 fn async_training_rides_out_a_worker_cut_off_for_a_few_seconds() {
     let net = EmuNet::new(&["ps", "w0", "w1"], 1000);
-    let at = |h: &str| format!("{}:{PORT}", net.host_addr(h));
-    let (ps_hosts, worker_hosts) = (at("ps"), format!("{},{}", at("w0"), at("w1")));
-    let start = |host: &str, job: &str, task: &str| {
-        let args = ["train", "--model", "mlp", "--steps", "3000", "--no_progress", "--data_dir", DATA];
-        let limits = ["--step_timeout_secs", "2", "--wait_secs", "60"];
-        let cluster =
-            ["--ps_hosts", &ps_hosts, "--worker_hosts", &worker_hosts, "--job_name", job, "--task_index", task];
-        net.start(host, &[&args[..], &limits[..], &cluster[..]].concat())
-    };
-    let mut ps = start("ps", "ps", "0");
-    let mut w1 = start("w1", "worker", "1");
-    let mut chief = start("w0", "worker", "0");
+    let (mut ps, mut chief, mut w1) = train_job(&net, "3000", &["--step_timeout_secs", "2", "--wait_secs", "60"]);
     w1.wait_line("global step", common::LIMIT);
     // Worker 1's link goes down for 4 s: its step in flight reaches its 2 s deadline, the
     // worker opens a new session, which waits for the ps until the link is back.
