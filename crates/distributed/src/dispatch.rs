@@ -1,5 +1,5 @@
-//! One port, three services: routes a gRPC request by path prefix to the MasterService,
-//! the WorkerService or ferroflow's Control service (tonic's router needs axum; this is
+//! One port, four services: routes a gRPC request by path prefix to the MasterService,
+//! the WorkerService, the EagerService or ferroflow's Control service (tonic's router needs axum; this is
 //! all ferroflow needs). Every request also marks the server as active (idle timeout) and
 //! is counted and timed (`rpc_metrics`).
 
@@ -7,6 +7,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use ferroflow_core::proto::eager::eager_service_server::EagerServiceServer;
 use ferroflow_core::proto::master_service_server::MasterServiceServer;
 use ferroflow_core::proto::worker_service_server::WorkerServiceServer;
 use tonic::body::Body;
@@ -17,7 +18,7 @@ use crate::access::{Caller, ConnInfo};
 
 use crate::control::proto::control_server::ControlServer;
 use crate::control::ControlService;
-use crate::rpc::{recv_tensor, recv_tensors, run_graph, run_step, MasterGrpc, WorkerGrpc};
+use crate::rpc::{recv_tensor, recv_tensors, run_graph, run_step, EagerGrpc, MasterGrpc, WorkerGrpc};
 use crate::server::ServerShared;
 
 /// The server's request router.
@@ -26,6 +27,7 @@ pub(crate) struct Dispatch {
     pub(crate) master: MasterServiceServer<MasterGrpc>,
     pub(crate) worker: WorkerServiceServer<WorkerGrpc>,
     pub(crate) control: ControlServer<ControlService>,
+    pub(crate) eager: EagerServiceServer<EagerGrpc>,
     pub(crate) shared: Arc<ServerShared>,
 }
 
@@ -159,6 +161,8 @@ impl Dispatch {
             self.master.call(req)
         } else if path.starts_with(&prefix_of::<ControlServer<ControlService>>()) {
             self.control.call(req)
+        } else if path.starts_with(&prefix_of::<EagerServiceServer<EagerGrpc>>()) {
+            self.eager.call(req)
         } else {
             // The worker service answers UNIMPLEMENTED for paths it does not know.
             self.worker.call(req)

@@ -17,6 +17,7 @@ mod conn_idle;
 mod control;
 mod control_loops;
 mod dispatch;
+mod eager;
 pub mod fail_points;
 mod fault_filter;
 mod graph_limits;

@@ -94,6 +94,8 @@ pub(crate) struct ServerShared {
     pub(crate) target: String,
     pub(crate) worker: Arc<Worker>,
     pub(crate) master: Arc<Master>,
+    /// The remote eager service (TensorFlow 2 clients).
+    pub(crate) eager: Arc<crate::eager::EagerService>,
     /// `--allow_from`, also consulted by the control service.
     pub(crate) allow: Option<Arc<AllowList>>,
     /// Hosts of the cluster's tasks (peers that may use the control service).
@@ -251,6 +253,7 @@ impl Server {
             target: target.clone(),
             worker: worker.clone(),
             master: master.clone(),
+            eager: Arc::new(crate::eager::EagerService::new(worker.clone())),
             allow: opts.allow_from.take().map(Arc::new),
             cluster_hosts: cluster_hosts(&cluster),
             mutual_tls: opts.tls.as_ref().is_some_and(|t| t.mutual),
@@ -285,6 +288,7 @@ impl Server {
                 if n > 0 {
                     tracing::debug!(task = %s3.task, steps = n, "expired step tables removed");
                 }
+                s3.eager.sweep();
                 s3.master.expire_idle_sessions().await;
                 if let Some(t) = idle_timeout {
                     if s3.idle() >= t {

@@ -7,6 +7,7 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ferroflow_core::proto::eager::eager_service_server::EagerServiceServer;
 use ferroflow_core::proto::master_service_server::MasterServiceServer;
 use ferroflow_core::proto::worker_service_server::WorkerServiceServer;
 use ferroflow_core::Status;
@@ -17,7 +18,7 @@ use crate::access::DEFAULT_MAX_CONNECTIONS;
 use crate::control::proto::control_server::ControlServer;
 use crate::control::ControlService;
 use crate::dispatch::Dispatch;
-use crate::rpc::{MasterGrpc, WorkerGrpc};
+use crate::rpc::{EagerGrpc, MasterGrpc, WorkerGrpc};
 use crate::rpc_util::{MAX_FRAME_SIZE, MAX_MESSAGE_SIZE, WINDOW_SIZE};
 use crate::server::ServerShared;
 use crate::ServerOptions;
@@ -79,6 +80,11 @@ pub(crate) fn serve(
             .accept_compressed(CompressionEncoding::Gzip)
             .accept_compressed(CompressionEncoding::Deflate),
         worker: WorkerServiceServer::from_arc(Arc::new(WorkerGrpc(shared.worker.clone())))
+            .max_decoding_message_size(MAX_MESSAGE_SIZE)
+            .max_encoding_message_size(MAX_MESSAGE_SIZE)
+            .accept_compressed(CompressionEncoding::Gzip)
+            .accept_compressed(CompressionEncoding::Deflate),
+        eager: EagerServiceServer::from_arc(Arc::new(EagerGrpc(shared.eager.clone())))
             .max_decoding_message_size(MAX_MESSAGE_SIZE)
             .max_encoding_message_size(MAX_MESSAGE_SIZE)
             .accept_compressed(CompressionEncoding::Gzip)

@@ -6,6 +6,7 @@
 //! client sides.
 
 pub(crate) mod convert;
+mod eager_service;
 mod master_service;
 mod recv_client;
 pub(crate) mod recv_tensor;
@@ -17,6 +18,7 @@ pub(crate) mod run_step;
 pub(crate) mod status_in_body;
 mod worker_service;
 
+pub(crate) use eager_service::EagerGrpc;
 pub(crate) use master_service::MasterGrpc;
 pub(crate) use remote_master::RemoteMaster;
 pub(crate) use remote_worker::RemoteWorker;

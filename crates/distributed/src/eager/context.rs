@@ -1,0 +1,154 @@
+//! One remote eager context: what a TensorFlow 2 client (`experimental_connect_to_cluster`,
+//! `ClusterCoordinator`) keeps on this task under one context id — the worker session its
+//! ops run in (the cluster of the client's `ServerDef`, the task's shared resources, so
+//! variables made on a ps outlive the calls that made them), the tensors its operations
+//! produced (remote handles, by op id and output number), the functions it registered and
+//! its keep-alive clock.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ferroflow_core::proto::{FunctionDef, FunctionDefLibrary};
+use ferroflow_core::{Status, Tensor};
+
+/// A tensor of the context: the output `output_num` of operation `op_id`.
+pub(crate) type HandleId = (i64, i32);
+
+/// A context's tensor.
+#[derive(Clone)]
+pub(crate) struct Held {
+    pub(crate) tensor: Tensor,
+}
+
+/// One context.
+pub(crate) struct EagerContext {
+    pub(crate) id: u64,
+    /// The worker session its graphs are registered in and run by.
+    pub(crate) session_handle: String,
+    /// This task's name in the context's cluster, `/job:J/replica:0/task:T`.
+    pub(crate) task: String,
+    /// The context's view (bumped by UpdateContext).
+    pub(crate) view_id: Mutex<u64>,
+    keep_alive: Duration,
+    last_use: Mutex<Instant>,
+    handles: Mutex<HashMap<HandleId, Held>>,
+    /// Functions registered with `RegisterFunctionOp` (and their libraries).
+    library: Mutex<HashMap<String, FunctionDef>>,
+    /// Graph handles of the single-op and function graphs already registered, by signature.
+    pub(crate) graphs: Mutex<HashMap<Vec<u8>, super::execute::Prepared>>,
+    /// The first error of an operation, reported by WaitQueueDone (TensorFlow's contract:
+    /// a failed op poisons the context's queue until the client sees the error).
+    pub(crate) error: Mutex<Option<Status>>,
+}
+
+impl EagerContext {
+    pub(crate) fn new(id: u64, view_id: u64, session_handle: String, task: String, keep_alive: Duration) -> Self {
+        EagerContext {
+            id,
+            session_handle,
+            task,
+            view_id: Mutex::new(view_id),
+            keep_alive,
+            last_use: Mutex::new(Instant::now()),
+            handles: Mutex::new(HashMap::new()),
+            library: Mutex::new(HashMap::new()),
+            graphs: Mutex::new(HashMap::new()),
+            error: Mutex::new(None),
+        }
+    }
+
+    /// Marks the context as used now (every RPC naming it does).
+    pub(crate) fn touch(&self) {
+        *self.last_use.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+    }
+
+    /// Whether the client has not spoken for longer than its keep-alive (0: never expires).
+    pub(crate) fn expired(&self, now: Instant) -> bool {
+        !self.keep_alive.is_zero()
+            && now.duration_since(*self.last_use.lock().unwrap_or_else(|e| e.into_inner())) > self.keep_alive
+    }
+
+    pub(crate) fn view(&self) -> u64 {
+        *self.view_id.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stores an output of an operation.
+    pub(crate) fn put(&self, id: HandleId, held: Held) {
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(id, held);
+    }
+
+    /// A tensor the client refers to, or InvalidArgument naming it (TensorFlow's words).
+    pub(crate) fn get(&self, id: HandleId) -> Result<Held, Status> {
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).get(&id).cloned().ok_or_else(|| {
+            Status::invalid_argument(format!(
+                "Unable to find the relevant tensor remote_handle: Op ID: {}, Output num: {} (eager context \
+                 {:016x} on {})",
+                id.0, id.1, self.id, self.task
+            ))
+        })
+    }
+
+    /// Drops a tensor the client no longer refers to (`handle_to_decref`); unknown ids are
+    /// ignored, as a decref may race the op that made the tensor failing.
+    pub(crate) fn release(&self, id: HandleId) {
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+    }
+
+    pub(crate) fn num_handles(&self) -> usize {
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Registers a function and the library it needs.
+    pub(crate) fn register(&self, f: FunctionDef, library: Option<FunctionDefLibrary>) -> Result<(), Status> {
+        let name = f.signature.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+        if name.is_empty() {
+            return Err(Status::invalid_argument(format!(
+                "RegisterFunction on {}: the FunctionDef has no signature name",
+                self.task
+            )));
+        }
+        let mut lib = self.library.lock().unwrap_or_else(|e| e.into_inner());
+        for g in library.into_iter().flat_map(|l| l.function) {
+            let n = g.signature.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+            if !n.is_empty() {
+                lib.entry(n).or_insert(g);
+            }
+        }
+        lib.insert(name, f);
+        Ok(())
+    }
+
+    /// Forgets a function (`RemoveFunctionOp`).
+    pub(crate) fn remove_function(&self, name: &str) {
+        self.library.lock().unwrap_or_else(|e| e.into_inner()).remove(name);
+    }
+
+    /// Whether `name` is a function of the context.
+    pub(crate) fn has_function(&self, name: &str) -> bool {
+        self.library.lock().unwrap_or_else(|e| e.into_inner()).contains_key(name)
+    }
+
+    /// The context's functions as a library.
+    pub(crate) fn library(&self) -> FunctionDefLibrary {
+        let lib = self.library.lock().unwrap_or_else(|e| e.into_inner());
+        let mut function: Vec<FunctionDef> = lib.values().cloned().collect();
+        function.sort_by(|a, b| a.signature.as_ref().map(|s| &s.name).cmp(&b.signature.as_ref().map(|s| &s.name)));
+        FunctionDefLibrary { function, ..Default::default() }
+    }
+
+    /// The first failed operation's error, if any.
+    pub(crate) fn first_error(&self) -> Option<Status> {
+        self.error.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn record_error(&self, s: &Status) {
+        let mut g = self.error.lock().unwrap_or_else(|e| e.into_inner());
+        if g.is_none() {
+            *g = Some(s.clone());
+        }
+    }
+}
+
+/// A shareable context.
+pub(crate) type Ctx = Arc<EagerContext>;

@@ -1,0 +1,230 @@
+//! Enqueue (and StreamingEnqueue), WaitQueueDone and RunComponentFunction: the items a
+//! client queues into a context — operations, tensors it sends, functions it registers,
+//! handles it releases — run in order, each answered with its outputs' shapes.
+
+use std::time::Instant;
+
+use ferroflow_core::proto::eager::{
+    operation::input::Item as In, queue_item::Item, EnqueueRequest, EnqueueResponse, Operation, QueueResponse,
+    RunComponentFunctionRequest, RunComponentFunctionResponse, WaitQueueDoneRequest,
+};
+use ferroflow_core::{Status, Tensor};
+
+use super::context::{EagerContext, Held};
+use super::EagerService;
+
+impl EagerService {
+    /// Enqueue: runs the request's items in order; the first failure ends the request
+    /// (and is remembered for WaitQueueDone).
+    pub(crate) async fn enqueue(
+        &self,
+        req: EnqueueRequest,
+        caller: Option<Instant>,
+    ) -> Result<EnqueueResponse, Status> {
+        let ctx = self.context(req.context_id)?;
+        let mut out = EnqueueResponse { queue_response: Vec::with_capacity(req.queue.len()) };
+        for item in req.queue {
+            let r = self.enqueue_item(&ctx, item.item, caller).await;
+            match r {
+                Ok(q) => out.queue_response.push(q),
+                Err(e) => {
+                    ctx.record_error(&e);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    async fn enqueue_item(
+        &self,
+        ctx: &EagerContext,
+        item: Option<Item>,
+        caller: Option<Instant>,
+    ) -> Result<QueueResponse, Status> {
+        let mut q = QueueResponse::default();
+        match item {
+            None => {}
+            Some(Item::HandleToDecref(h)) => ctx.release((h.op_id, h.output_num)),
+            Some(Item::Operation(op)) => {
+                let function = super::execute::is_function_call(ctx, &op);
+                let (tensors, device) = self.execute(ctx, &op, caller, &[]).await?;
+                for t in &tensors {
+                    if op.id == NO_OP_ID {
+                        q.tensor.push(t.to_proto());
+                    } else {
+                        q.shape.push(t.shape().to_proto());
+                        // Only a function's outputs say where they are (TensorFlow's rule).
+                        if function {
+                            q.device.push(device.clone());
+                        }
+                    }
+                }
+            }
+            Some(Item::SendTensor(s)) => {
+                for (k, p) in s.tensors.iter().enumerate() {
+                    let t = Tensor::from_proto(p)
+                        .map_err(|e| e.context(format!("SendTensor of op {} output {k} to {}", s.op_id, ctx.task)))?;
+                    ctx.put((s.op_id, k as i32), Held { tensor: t });
+                }
+            }
+            Some(Item::RegisterFunction(r)) => {
+                let f = r.function_def.unwrap_or_default();
+                let name = f.signature.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+                ctx.register(f, r.library)?;
+                tracing::debug!(task = %ctx.task, function = %name, component = r.is_component_function, "eager function registered");
+            }
+            Some(Item::CleanupFunction(c)) => {
+                self.worker.steps.cleanup(c.step_id);
+            }
+            Some(Item::SyncRemoteExecutorForStream(_)) => {}
+            Some(Item::SendPackedHandle(p)) => {
+                return Err(Status::unimplemented(format!(
+                    "SendPackedHandle (op {}, {} handles on {}) is not supported by ferroflow yet: packed \
+                     handles of distributed variables",
+                    p.op_id,
+                    p.handles.len(),
+                    p.device_name
+                )))
+            }
+            Some(Item::RemoveFunction(r)) => ctx.remove_function(&r.function_name),
+        }
+        Ok(q)
+    }
+
+    fn device(&self, ctx: &EagerContext) -> String {
+        format!("{}/device:CPU:0", ctx.task)
+    }
+
+    /// Runs one operation of the context with its inputs; keeps output `k` as the
+    /// context's tensor `(op.id, output_num[k])` (`(op.id, k)` when `output_num` is empty),
+    /// unless `op.id` is -1; returns the outputs and their device.
+    async fn execute(
+        &self,
+        ctx: &EagerContext,
+        op: &Operation,
+        caller: Option<Instant>,
+        output_num: &[i32],
+    ) -> Result<(Vec<Tensor>, String), Status> {
+        let mut inputs = Vec::with_capacity(op.op_inputs.len());
+        for (i, input) in op.op_inputs.iter().enumerate() {
+            let t = match &input.item {
+                Some(In::RemoteHandle(h)) => match ctx.get((h.op_id, h.output_num)) {
+                    Ok(held) => held.tensor,
+                    Err(e) => return Err(elsewhere(ctx, op, i, h).unwrap_or(e)),
+                },
+                Some(In::Tensor(p)) => Tensor::from_proto(p)
+                    .map_err(|e| e.context(format!("input {i} of eager operation {} ({})", op.id, op.name)))?,
+                None => {
+                    return Err(Status::invalid_argument(format!(
+                        "input {i} of eager operation {} ({}) is empty",
+                        op.id, op.name
+                    )))
+                }
+            };
+            inputs.push(t);
+        }
+        let types: Vec<_> = inputs.iter().map(Tensor::dtype).collect();
+        let arc = self.context(ctx.id)?;
+        let prepared = self.prepare(&arc, op, &types)?;
+        // A component function runs at its call's step; a `_Send`/`_Recv` of an eager copy
+        // at the context's (TensorFlow's rule: the client's RecvTensor names the context id
+        // as the step); any other op at a step of its own.
+        let transfer = TRANSFER_OPS.contains(&op.name.as_str());
+        let step_id = match () {
+            _ if op.is_component_function => op.func_step_id,
+            _ if transfer => ctx.id as i64,
+            _ => crate::ids::new_step_id(),
+        };
+        let deadline = self.deadline(caller);
+        let run = self.run_prepared(ctx, &prepared, inputs, step_id, deadline).await;
+        let outputs = run.map_err(|e| {
+            if transfer {
+                // A failed copy must not poison the context's step for the next ones.
+                self.worker.steps.cleanup(step_id);
+            }
+            e.context(format!("eager operation {} ({}) on {}", op.id, op.name, ctx.task))
+        })?;
+        let device = self.device(ctx);
+        if op.id != NO_OP_ID {
+            for (k, t) in outputs.iter().enumerate() {
+                let num = output_num.get(k).copied().unwrap_or(k as i32);
+                ctx.put((op.id, num), Held { tensor: t.clone() });
+            }
+        }
+        debug_assert_eq!(outputs.len(), prepared.num_outputs());
+        Ok((outputs, device))
+    }
+
+    /// WaitQueueDone: operations run inside Enqueue, so they are all done; the first error
+    /// of the context's queue is returned, as TensorFlow's async executor does.
+    pub(crate) fn wait_queue_done(&self, req: &WaitQueueDoneRequest) -> Result<(), Status> {
+        let ctx = self.context(req.context_id)?;
+        if !req.op_id.is_empty() {
+            return Err(Status::unimplemented(
+                "EagerServiceImpl::WaitQueueDone is not implemented for particular op IDs.",
+            ));
+        }
+        match ctx.first_error() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// RunComponentFunction: runs one component of a multi-device function at the call's
+    /// step id (its `_Send`/`_Recv` nodes meet the other components' there). Its outputs
+    /// stay here as the context's tensors `(id, output_num[k])` and their shapes are
+    /// returned; with id -1 the values are returned instead.
+    pub(crate) async fn run_component_function(
+        &self,
+        req: RunComponentFunctionRequest,
+        caller: Option<Instant>,
+    ) -> Result<RunComponentFunctionResponse, Status> {
+        let ctx = self.context(req.context_id)?;
+        let op = req.operation.unwrap_or_default();
+        if !op.is_function || !op.is_component_function {
+            return Err(Status::internal(
+                "RunComponentFunction request can only be used to execute component functions.",
+            ));
+        }
+        let (outputs, _) = self.execute(&ctx, &op, caller, &req.output_num).await?;
+        let mut resp = RunComponentFunctionResponse::default();
+        for t in &outputs {
+            if op.id == NO_OP_ID {
+                resp.tensor.push(t.to_proto());
+            } else {
+                resp.shape.push(t.shape().to_proto());
+            }
+        }
+        Ok(resp)
+    }
+}
+
+/// The ops of eager copies between tasks, run at the context's step.
+const TRANSFER_OPS: [&str; 4] = ["_Send", "_Recv", "_HostSend", "_HostRecv"];
+
+/// The op id of an operation whose outputs are returned rather than kept.
+const NO_OP_ID: i64 = -1;
+
+/// The error for an input that lives on another task of the cluster: a function whose
+/// inputs span tasks (ParameterServerStrategy's variables on a ps read from a worker)
+/// needs this task to run the other components there, which ferroflow does not do yet.
+fn elsewhere(
+    ctx: &EagerContext,
+    op: &Operation,
+    i: usize,
+    h: &ferroflow_core::proto::eager::RemoteTensorHandle,
+) -> Option<Status> {
+    let dev = if h.device.is_empty() { &h.op_device } else { &h.device };
+    let task = ferroflow_core::DeviceName::parse(dev).ok()?;
+    let here = ferroflow_core::DeviceName::parse(&ctx.task).ok()?;
+    if task.job == here.job && task.task == here.task {
+        return None;
+    }
+    Some(Status::unimplemented(format!(
+        "eager operation {} ({}) on {}: input {i} (op {}, output {}) lives on {dev}; operations and functions \
+         whose inputs are on other tasks (a multi-device function spanning tasks, e.g. \
+         ParameterServerStrategy's variables on a ps) are not supported by ferroflow yet",
+        op.id, op.name, ctx.task, h.op_id, h.output_num
+    )))
+}
