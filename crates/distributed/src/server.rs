@@ -253,7 +253,7 @@ impl Server {
             target: target.clone(),
             worker: worker.clone(),
             master: master.clone(),
-            eager: Arc::new(crate::eager::EagerService::new(worker.clone())),
+            eager: Arc::new(crate::eager::EagerService::new(worker.clone(), master.clone())),
             allow: opts.allow_from.take().map(Arc::new),
             cluster_hosts: cluster_hosts(&cluster),
             mutual_tls: opts.tls.as_ref().is_some_and(|t| t.mutual),

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ferroflow_core::proto::{FunctionDef, FunctionDefLibrary};
+use ferroflow_core::proto::{FunctionDef, FunctionDefLibrary, ServerDef};
 use ferroflow_core::{Status, Tensor};
 
 /// A tensor of the context: the output `output_num` of operation `op_id`.
@@ -40,10 +40,26 @@ pub(crate) struct EagerContext {
     /// The first error of an operation, reported by WaitQueueDone (TensorFlow's contract:
     /// a failed op poisons the context's queue until the client sees the error).
     pub(crate) error: Mutex<Option<Status>>,
+    /// The cluster as the client described it, with this task's place in it.
+    pub(crate) server_def: ServerDef,
+    /// The incarnation of every device of the cluster (CreateContext's
+    /// `cluster_device_attributes`), by full device name.
+    pub(crate) incarnations: Mutex<HashMap<String, u64>>,
+    /// Values of tensors that live on other tasks, fetched once (resource handles).
+    pub(crate) remote_values: Mutex<HashMap<HandleId, Tensor>>,
+    /// Master sessions that run functions spanning tasks, by function and input devices.
+    pub(crate) spans: tokio::sync::Mutex<HashMap<Vec<u8>, super::span::Span>>,
 }
 
 impl EagerContext {
-    pub(crate) fn new(id: u64, view_id: u64, session_handle: String, task: String, keep_alive: Duration) -> Self {
+    pub(crate) fn new(
+        id: u64,
+        view_id: u64,
+        session_handle: String,
+        task: String,
+        keep_alive: Duration,
+        server_def: ServerDef,
+    ) -> Self {
         EagerContext {
             id,
             session_handle,
@@ -55,7 +71,34 @@ impl EagerContext {
             library: Mutex::new(HashMap::new()),
             graphs: Mutex::new(HashMap::new()),
             error: Mutex::new(None),
+            server_def,
+            incarnations: Mutex::new(HashMap::new()),
+            remote_values: Mutex::new(HashMap::new()),
+            spans: tokio::sync::Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Learns the cluster's devices (CreateContext, UpdateContext).
+    pub(crate) fn set_devices(&self, devices: &[ferroflow_core::proto::DeviceAttributes]) {
+        let mut g = self.incarnations.lock().unwrap_or_else(|e| e.into_inner());
+        for d in devices {
+            g.insert(d.name.clone(), d.incarnation);
+        }
+    }
+
+    /// The incarnation of a device of the cluster, or FailedPrecondition naming it.
+    pub(crate) fn incarnation(&self, device: &str) -> Result<u64, Status> {
+        let canonical = ferroflow_core::DeviceName::parse(device).map(|d| d.to_string()).unwrap_or_default();
+        let g = self.incarnations.lock().unwrap_or_else(|e| e.into_inner());
+        g.get(device).or_else(|| g.get(&canonical)).copied().ok_or_else(|| {
+            Status::failed_precondition(format!(
+                "eager context {:016x} on {}: device {device} is not among the cluster's devices the client \
+                 announced ({} devices)",
+                self.id,
+                self.task,
+                g.len()
+            ))
+        })
     }
 
     /// Marks the context as used now (every RPC naming it does).
@@ -90,9 +133,10 @@ impl EagerContext {
     }
 
     /// Drops a tensor the client no longer refers to (`handle_to_decref`); unknown ids are
-    /// ignored, as a decref may race the op that made the tensor failing.
-    pub(crate) fn release(&self, id: HandleId) {
-        self.handles.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+    /// ignored, as a decref may race the op that made the tensor failing. Returns the
+    /// dropped tensor.
+    pub(crate) fn release(&self, id: HandleId) -> Option<Tensor> {
+        self.handles.lock().unwrap_or_else(|e| e.into_inner()).remove(&id).map(|h| h.tensor)
     }
 
     pub(crate) fn num_handles(&self) -> usize {

@@ -14,6 +14,7 @@
 mod context;
 mod execute;
 mod queue;
+mod span;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -32,6 +33,10 @@ use context::{Ctx, EagerContext};
 /// The eager service of one task.
 pub(crate) struct EagerService {
     pub(crate) worker: Arc<Worker>,
+    /// Runs the functions whose inputs span tasks (`span.rs`).
+    pub(crate) master: Arc<crate::master::Master>,
+    /// Channels to the eager services of peer tasks.
+    pub(crate) channels: crate::channels::ChannelCache,
     contexts: Mutex<HashMap<u64, Ctx>>,
 }
 
@@ -40,8 +45,9 @@ fn session_handle(context_id: u64) -> String {
 }
 
 impl EagerService {
-    pub(crate) fn new(worker: Arc<Worker>) -> EagerService {
-        EagerService { worker, contexts: Mutex::new(HashMap::new()) }
+    pub(crate) fn new(worker: Arc<Worker>, master: Arc<crate::master::Master>) -> EagerService {
+        let channels = crate::channels::ChannelCache::new(Duration::from_secs(5));
+        EagerService { worker, master, channels, contexts: Mutex::new(HashMap::new()) }
     }
 
     /// The context a request names, or TensorFlow's error for an unknown one (the task
@@ -82,6 +88,7 @@ impl EagerService {
             self.drop_context(id);
         }
         let sd = req.server_def.clone().unwrap_or_default();
+        let sd_kept = sd.clone();
         let handle = session_handle(id);
         self.worker
             .create_worker_session(&CreateWorkerSessionRequest {
@@ -93,7 +100,9 @@ impl EagerService {
             .map_err(|e| e.context("EagerService.CreateContext"))?;
         let task = self.worker.session(&handle, true)?.task.clone();
         let keep_alive = Duration::from_secs(req.keep_alive_secs.max(0) as u64);
-        let ctx = Arc::new(EagerContext::new(id, req.context_view_id, handle, task.clone(), keep_alive));
+        let ctx = EagerContext::new(id, req.context_view_id, handle, task.clone(), keep_alive, sd_kept);
+        ctx.set_devices(&req.cluster_device_attributes);
+        let ctx = Arc::new(ctx);
         self.contexts.lock().unwrap_or_else(|e| e.into_inner()).insert(id, ctx);
         tracing::info!(task = %self.worker.task, context = %format!("{id:016x}"), as_task = %task, keep_alive_secs = req.keep_alive_secs, "eager context created");
         Ok(CreateContextResponse { device_attributes: self.device_attributes(&task) })
@@ -133,7 +142,9 @@ impl EagerService {
                 ..Default::default()
             })?;
             ctx.graphs.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            self.close_spans(&ctx);
         }
+        ctx.set_devices(&req.cluster_device_attributes);
         Ok(UpdateContextResponse { device_attributes: self.device_attributes(&ctx.task) })
     }
 

@@ -45,7 +45,11 @@ impl EagerService {
         let mut q = QueueResponse::default();
         match item {
             None => {}
-            Some(Item::HandleToDecref(h)) => ctx.release((h.op_id, h.output_num)),
+            Some(Item::HandleToDecref(h)) => {
+                if let Some(t) = ctx.release((h.op_id, h.output_num)) {
+                    self.free_anonymous(&t);
+                }
+            }
             Some(Item::Operation(op)) => {
                 let function = super::execute::is_function_call(ctx, &op);
                 let (tensors, device) = self.execute(ctx, &op, caller, &[]).await?;
@@ -92,7 +96,18 @@ impl EagerService {
         Ok(q)
     }
 
-    fn device(&self, ctx: &EagerContext) -> String {
+    /// Deletes the variable of a released handle when nothing else can name it (an eager
+    /// variable's anonymous name: TensorFlow frees it with its last handle).
+    fn free_anonymous(&self, t: &Tensor) {
+        let Ok(hs) = t.as_slice::<ferroflow_core::ResourceHandle>() else { return };
+        for h in hs {
+            if h.name.starts_with(ferroflow_kernels::state::ANONYMOUS_NAME) {
+                let _ = self.worker.shared_resources.delete::<ferroflow_kernels::Var>(&h.container, &h.name);
+            }
+        }
+    }
+
+    pub(crate) fn device(&self, ctx: &EagerContext) -> String {
         format!("{}/device:CPU:0", ctx.task)
     }
 
@@ -106,12 +121,30 @@ impl EagerService {
         caller: Option<Instant>,
         output_num: &[i32],
     ) -> Result<(Vec<Tensor>, String), Status> {
+        let deadline = self.deadline(caller);
         let mut inputs = Vec::with_capacity(op.op_inputs.len());
+        // Where each input's resource lives, when some live on other tasks.
+        let own = self.device(ctx);
+        let mut at = Vec::with_capacity(op.op_inputs.len());
         for (i, input) in op.op_inputs.iter().enumerate() {
             let t = match &input.item {
                 Some(In::RemoteHandle(h)) => match ctx.get((h.op_id, h.output_num)) {
                     Ok(held) => held.tensor,
-                    Err(e) => return Err(elsewhere(ctx, op, i, h).unwrap_or(e)),
+                    Err(e) => match elsewhere(ctx, h) {
+                        Some(dev) => {
+                            let t = self.fetch_remote(ctx, h, deadline).await.map_err(|e| {
+                                e.context(format!("input {i} of eager operation {} ({})", op.id, op.name))
+                            })?;
+                            if t.dtype() == ferroflow_core::DataType::Resource {
+                                at.push(dev);
+                            } else {
+                                at.push(own.clone());
+                            }
+                            inputs.push(t);
+                            continue;
+                        }
+                        None => return Err(e),
+                    },
                 },
                 Some(In::Tensor(p)) => Tensor::from_proto(p)
                     .map_err(|e| e.context(format!("input {i} of eager operation {} ({})", op.id, op.name)))?,
@@ -122,7 +155,28 @@ impl EagerService {
                     )))
                 }
             };
+            at.push(own.clone());
             inputs.push(t);
+        }
+        if at.iter().any(|d| *d != own) {
+            if !super::execute::is_function_call(ctx, op) {
+                return Err(Status::unimplemented(format!(
+                    "eager operation {} ({}) on {}: an op (not a function) given a resource of another task ({}) \
+                     is not supported by ferroflow",
+                    op.id,
+                    op.name,
+                    ctx.task,
+                    at.iter().find(|d| **d != own).cloned().unwrap_or_default()
+                )));
+            }
+            let outputs = self.run_spanning(ctx, op, inputs, at, deadline).await?;
+            if op.id != NO_OP_ID {
+                for (k, t) in outputs.iter().enumerate() {
+                    let num = output_num.get(k).copied().unwrap_or(k as i32);
+                    ctx.put((op.id, num), Held { tensor: t.clone() });
+                }
+            }
+            return Ok((outputs, own));
         }
         let types: Vec<_> = inputs.iter().map(Tensor::dtype).collect();
         let arc = self.context(ctx.id)?;
@@ -136,7 +190,6 @@ impl EagerService {
             _ if transfer => ctx.id as i64,
             _ => crate::ids::new_step_id(),
         };
-        let deadline = self.deadline(caller);
         let run = self.run_prepared(ctx, &prepared, inputs, step_id, deadline).await;
         let outputs = run.map_err(|e| {
             if transfer {
@@ -204,27 +257,15 @@ impl EagerService {
 const TRANSFER_OPS: [&str; 4] = ["_Send", "_Recv", "_HostSend", "_HostRecv"];
 
 /// The op id of an operation whose outputs are returned rather than kept.
-const NO_OP_ID: i64 = -1;
+pub(crate) const NO_OP_ID: i64 = -1;
 
-/// The error for an input that lives on another task of the cluster: a function whose
-/// inputs span tasks (ParameterServerStrategy's variables on a ps read from a worker)
-/// needs this task to run the other components there, which ferroflow does not do yet.
-fn elsewhere(
-    ctx: &EagerContext,
-    op: &Operation,
-    i: usize,
-    h: &ferroflow_core::proto::eager::RemoteTensorHandle,
-) -> Option<Status> {
+/// The device of a tensor the client says lives on another task of the cluster.
+fn elsewhere(ctx: &EagerContext, h: &ferroflow_core::proto::eager::RemoteTensorHandle) -> Option<String> {
     let dev = if h.device.is_empty() { &h.op_device } else { &h.device };
-    let task = ferroflow_core::DeviceName::parse(dev).ok()?;
+    let d = ferroflow_core::DeviceName::parse(dev).ok()?;
     let here = ferroflow_core::DeviceName::parse(&ctx.task).ok()?;
-    if task.job == here.job && task.task == here.task {
+    if d.job == here.job && d.task == here.task {
         return None;
     }
-    Some(Status::unimplemented(format!(
-        "eager operation {} ({}) on {}: input {i} (op {}, output {}) lives on {dev}; operations and functions \
-         whose inputs are on other tasks (a multi-device function spanning tasks, e.g. \
-         ParameterServerStrategy's variables on a ps) are not supported by ferroflow yet",
-        op.id, op.name, ctx.task, h.op_id, h.output_num
-    )))
+    Some(d.to_string())
 }

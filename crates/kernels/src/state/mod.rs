@@ -15,6 +15,7 @@ pub mod training;
 pub mod update;
 
 pub use handle::{make_var_handle, DEFAULT_CONTAINER, VAR_TYPE_NAME};
+pub use resource_vars::ANONYMOUS_NAME;
 
 use crate::KernelRegistry;
 

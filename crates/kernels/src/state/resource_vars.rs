@@ -20,9 +20,23 @@ struct VarHandleOp {
     shape: Option<Vec<i64>>,
 }
 
+/// The shared name TensorFlow's eager runtime gives a `VarHandleOp` whose variable belongs
+/// to no name (`ResourceHandle::ANONYMOUS_NAME`): each run makes a new variable.
+pub const ANONYMOUS_NAME: &str = "cd2c89b7-88b7-44c8-ad83-06c2a9158347";
+
+static ANONYMOUS_VARS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 impl OpKernel for VarHandleOp {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let h = make_var_handle(ctx, &self.container, &self.name, self.dtype, self.shape.as_deref());
+        let fresh;
+        let name = if self.name == ANONYMOUS_NAME {
+            let n = ANONYMOUS_VARS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            fresh = format!("{ANONYMOUS_NAME}_{n}");
+            fresh.as_str()
+        } else {
+            self.name.as_str()
+        };
+        let h = make_var_handle(ctx, &self.container, name, self.dtype, self.shape.as_deref());
         ctx.set_output(0, handle_tensor(h))
     }
 }
