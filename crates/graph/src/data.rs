@@ -249,6 +249,12 @@ impl Dataset {
         self.unary(s, op, self.shapes.clone(), |b| b.input(c))
     }
 
+    /// The number of elements as an int64 scalar (-1: infinite, -2: unknown;
+    /// `tf.data.Dataset.cardinality()`).
+    pub fn cardinality(&self, s: &Scope) -> Result<Output, Status> {
+        Ok(s.op("DatasetCardinality").input(self.handle.clone()).try_build()?.output(0))
+    }
+
     /// `count` passes (-1: for ever).
     pub fn repeat(&self, s: &Scope, count: i64) -> Result<Dataset, Status> {
         self.counted(s, "RepeatDataset", count)

@@ -12,6 +12,25 @@ type DatasetOp = (&'static str, &'static [&'static str], &'static [&'static str]
 
 const OPS: &[DatasetOp] = &[
     (
+        "GeneratorDataset",
+        &[
+            "init_func_other_args: Tinit_func_args",
+            "next_func_other_args: Tnext_func_args",
+            "finalize_func_other_args: Tfinalize_func_args",
+        ],
+        &[
+            "init_func: func",
+            "next_func: func",
+            "finalize_func: func",
+            "Tinit_func_args: list(type) >= 0",
+            "Tnext_func_args: list(type) >= 0",
+            "Tfinalize_func_args: list(type) >= 0",
+            "metadata: string = ''",
+        ],
+        true,
+        true,
+    ),
+    (
         "TensorDataset",
         &["components: Toutput_types"],
         &["Toutput_types: list(type) >= 1", "output_shapes: list(shape) >= 1", "metadata: string = ''"],
@@ -242,4 +261,17 @@ pub(crate) fn register(r: &mut OpRegistry) {
         }
         r.add(b.shape_fn(scalar).build());
     }
+    // The dataset's serialized `tf.data.Options`.
+    r.add(
+        op("GetOptions").input("input_dataset: variant").output("serialized_options: string").shape_fn(scalar).build(),
+    );
+    // The number of elements (-1 infinite, -2 unknown).
+    r.add(
+        op("DatasetCardinality")
+            .input("input_dataset: variant")
+            .output("cardinality: int64")
+            .attr("cardinality_options: string = ''")
+            .shape_fn(scalar)
+            .build(),
+    );
 }

@@ -107,4 +107,89 @@ pub(crate) fn register(r: &mut OpRegistry) {
     }
     r.add(op("MakeIterator").input("dataset: variant").input("iterator: resource").stateful().shape_fn(none).build());
     r.add(op("DeleteIterator").input("handle: resource").input("deleter: variant").stateful().shape_fn(none).build());
+    r.add(
+        op("IteratorGetNextAsOptional")
+            .input("iterator: resource")
+            .output("optional: variant")
+            .attr("output_types: list(type) >= 1")
+            .attr("output_shapes: list(shape) >= 1")
+            .stateful()
+            .shape_fn(scalar)
+            .build(),
+    );
+    register_multi_device(r);
+}
+
+/// The multi-device iterator (`tf.distribute`'s per-worker datasets): one pass over a
+/// dataset dealt round-robin to the shards of its devices.
+fn register_multi_device(r: &mut OpRegistry) {
+    let typed = |b: crate::op_def::OpDefBuilder| {
+        b.attr("devices: list(string) >= 1")
+            .attr("output_types: list(type) >= 1")
+            .attr("output_shapes: list(shape) >= 1")
+            .stateful()
+    };
+    r.add(typed(op("AnonymousMultiDeviceIteratorV3").output("handle: resource")).shape_fn(scalar).build());
+    r.add(
+        typed(op("AnonymousMultiDeviceIterator").output("handle: resource").output("deleter: variant"))
+            .shape_fn(two_scalars)
+            .build(),
+    );
+    r.add(
+        typed(op("MultiDeviceIterator").output("handle: resource"))
+            .attr("shared_name: string")
+            .attr("container: string")
+            .shape_fn(scalar)
+            .build(),
+    );
+    r.add(
+        op("MultiDeviceIteratorInit")
+            .input("dataset: variant")
+            .input("multi_device_iterator: resource")
+            .input("max_buffer_size: int64")
+            .output("incarnation_id: int64")
+            .stateful()
+            .shape_fn(scalar)
+            .build(),
+    );
+    r.add(
+        op("MultiDeviceIteratorGetNextFromShard")
+            .input("multi_device_iterator: resource")
+            .input("shard_num: int32")
+            .input("incarnation_id: int64")
+            .output("components: output_types")
+            .attr("output_types: list(type) >= 1")
+            .attr("output_shapes: list(shape) >= 1")
+            .stateful()
+            .shape_fn(get_next_shapes)
+            .build(),
+    );
+    r.add(
+        op("MultiDeviceIteratorToStringHandle")
+            .input("multi_device_iterator: resource")
+            .output("string_handle: string")
+            .stateful()
+            .shape_fn(scalar)
+            .build(),
+    );
+    r.add(
+        op("MultiDeviceIteratorFromStringHandle")
+            .input("string_handle: string")
+            .output("multi_device_iterator: resource")
+            .attr("output_types: list(type) >= 0 = []")
+            .attr("output_shapes: list(shape) >= 0 = []")
+            .stateful()
+            .shape_fn(scalar)
+            .build(),
+    );
+    r.add(
+        op("DeleteMultiDeviceIterator")
+            .input("multi_device_iterator: resource")
+            .input("iterators: N * resource")
+            .input("deleter: variant")
+            .attr("N: int >= 0")
+            .stateful()
+            .shape_fn(none)
+            .build(),
+    );
 }

@@ -21,7 +21,7 @@ fn optional(v: Option<Vec<Tensor>>) -> Tensor {
 }
 
 /// An optional holding `v` (or nothing).
-pub(crate) fn optional_variant(v: Option<Vec<Tensor>>) -> Variant {
+pub fn optional_variant(v: Option<Vec<Tensor>>) -> Variant {
     Variant::Opaque(Opaque { type_name: OPTIONAL_TYPE_NAME, value: Arc::new(OptionalValue(v)) })
 }
 

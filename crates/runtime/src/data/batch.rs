@@ -28,6 +28,19 @@ impl Dataset for Batch {
     fn make_iter(self: Arc<Self>, ctx: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
         Ok(Box::new(BatchIter { input: Some(self.input.iter(ctx)?), ds: self }))
     }
+
+    fn cardinality(&self) -> i64 {
+        let n = self.input.cardinality();
+        if n < 0 {
+            return n;
+        }
+        let size = self.size.max(1) as i64;
+        if self.drop_remainder {
+            n / size
+        } else {
+            (n + size - 1) / size
+        }
+    }
 }
 
 impl Batch {

@@ -25,7 +25,18 @@ pub(crate) type Shapes = Vec<Option<Vec<i64>>>;
 pub(crate) trait Dataset: Send + Sync + 'static {
     /// A new iterator at the start of the sequence.
     fn make_iter(self: Arc<Self>, ctx: &IterCtx) -> Result<Box<dyn DatasetIter>, Status>;
+
+    /// The number of elements: [`INFINITE`], [`UNKNOWN`] or a count (TensorFlow's
+    /// `DatasetCardinality`).
+    fn cardinality(&self) -> i64 {
+        UNKNOWN
+    }
 }
+
+/// The cardinality of a dataset that never ends.
+pub(crate) const INFINITE: i64 = -1;
+/// The cardinality of a dataset whose length is not known before it is read.
+pub(crate) const UNKNOWN: i64 = -2;
 
 /// One pass over a dataset.
 pub(crate) trait DatasetIter: Send {
@@ -40,9 +51,18 @@ pub(crate) struct DatasetRef {
     pub(crate) shapes: Shapes,
     /// The node that made it (for messages).
     pub(crate) node: String,
+    /// Its `tf.data.Options`, serialized: the options of its inputs merged, then its own
+    /// (`OptionsDataset`); concatenating serialized messages is protobuf's merge, later
+    /// fields winning, as TensorFlow merges options.
+    pub(crate) options: Vec<u8>,
 }
 
 impl DatasetRef {
+    /// The number of elements (see [`Dataset::cardinality`]).
+    pub(crate) fn cardinality(&self) -> i64 {
+        self.ds.cardinality()
+    }
+
     /// A new pass over the dataset.
     pub(crate) fn iter(&self, ctx: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
         self.ds.clone().make_iter(ctx)

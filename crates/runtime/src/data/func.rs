@@ -17,6 +17,8 @@ use crate::function::FunctionBody;
 pub(crate) struct FuncSpec {
     body: Arc<FunctionBody>,
     captured_types: Vec<DataType>,
+    /// How many of the captured inputs the function takes (the first ones).
+    used: usize,
 }
 
 impl FuncSpec {
@@ -28,20 +30,51 @@ impl FuncSpec {
         library: Option<&FunctionDefLibrary>,
         depth: usize,
     ) -> Result<FuncSpec, Status> {
+        FuncSpec::with_captured(n, attr, "Targuments", library, depth)
+    }
+
+    /// [`FuncSpec::new`] with the captured inputs' types in attr `types_attr`.
+    pub(crate) fn with_captured(
+        n: &NodeDef,
+        attr: &str,
+        types_attr: &str,
+        library: Option<&FunctionDefLibrary>,
+        depth: usize,
+    ) -> Result<FuncSpec, Status> {
+        FuncSpec::taking(n, attr, types_attr, library, depth, None)
+    }
+
+    /// [`FuncSpec::with_captured`] for a function called on `leading` tensors followed by
+    /// the captured inputs, of which it may take only the first ones (TensorFlow passes the
+    /// rest and the function ignores them: `MultiDeviceIterator`'s generators capture the
+    /// iterator only to keep it alive).
+    pub(crate) fn taking(
+        n: &NodeDef,
+        attr: &str,
+        types_attr: &str,
+        library: Option<&FunctionDefLibrary>,
+        depth: usize,
+        leading: Option<usize>,
+    ) -> Result<FuncSpec, Status> {
         let name = match n.attr_value(attr)?.value.as_ref() {
             Some(AV::Func(f)) => f.name.clone(),
             _ => return Err(n.node_error(format!("attr '{attr}' must name a function"))),
         };
-        let captured_types = if n.has_attr("Targuments") { n.attr_list_type("Targuments")? } else { vec![] };
+        let captured_types = if n.has_attr(types_attr) { n.attr_list_type(types_attr)? } else { vec![] };
         let body = FunctionBody::instantiate(&name, library, depth)?;
         let k = body.arg_types.len();
-        if k < captured_types.len() || body.arg_types[k - captured_types.len()..] != captured_types[..] {
+        let used = match leading {
+            Some(l) => captured_types.len().min(k.saturating_sub(l)),
+            None => captured_types.len(),
+        };
+        if k < used || body.arg_types[k - used..] != captured_types[..used] {
             return Err(n.node_error(format!(
                 "function '{name}' takes {:?}, which does not end with the captured arguments' types {:?}",
-                body.arg_types, captured_types
+                body.arg_types,
+                &captured_types[..used]
             )));
         }
-        Ok(FuncSpec { body: Arc::new(body), captured_types })
+        Ok(FuncSpec { body: Arc::new(body), captured_types, used })
     }
 
     /// The function bound to the captured inputs `ctx.input(first..)`.
@@ -53,6 +86,8 @@ impl FuncSpec {
                 self.body.name, self.captured_types
             )));
         }
+        let mut captured = captured;
+        captured.truncate(self.used);
         Ok(DataFunc { body: self.body.clone(), captured })
     }
 

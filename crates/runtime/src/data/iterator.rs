@@ -49,12 +49,12 @@ pub(crate) struct IteratorResource {
 }
 
 impl IteratorResource {
-    fn new(types: Vec<DataType>, shapes: Shapes) -> IteratorResource {
+    pub(super) fn new(types: Vec<DataType>, shapes: Shapes) -> IteratorResource {
         IteratorResource { types, shapes, active: Mutex::new(None) }
     }
 
     /// Starts a pass over `ds` (replacing any pass under way).
-    fn start(&self, ds: &DatasetRef, step: &StepCtx) -> Result<(), Status> {
+    pub(super) fn start(&self, ds: &DatasetRef, step: &StepCtx) -> Result<(), Status> {
         if !self.types.is_empty() && ds.types != self.types {
             return Err(Status::invalid_argument(format!(
                 "The iterator's output types {:?} do not match the types {:?} of dataset '{}'",
@@ -73,7 +73,7 @@ impl IteratorResource {
     }
 
     /// The next element; OUT_OF_RANGE at the end.
-    fn get_next(&self, step: &StepCtx, node: &str) -> Result<Vec<Tensor>, Status> {
+    pub(super) fn get_next(&self, step: &StepCtx, node: &str) -> Result<Vec<Tensor>, Status> {
         let mut g = self.active.lock().unwrap_or_else(|e| e.into_inner());
         let Some(a) = g.as_mut() else {
             return Err(Status::failed_precondition(
@@ -228,6 +228,32 @@ impl AsyncOpKernel for GetNext {
     }
 }
 
+/// `IteratorGetNextAsOptional`: the next element as an optional, empty at the end (what
+/// Keras's `steps_per_execution` loops read).
+struct GetNextAsOptional;
+
+impl AsyncOpKernel for GetNextAsOptional {
+    fn start(&self, ctx: OpContext, done: DoneCallback) {
+        let it = match iterator_input(&ctx, 0) {
+            Ok(it) => it,
+            Err(e) => return done(ctx, Err(e)),
+        };
+        pool::spawn_kernel(ctx, done, move |mut ctx, done| {
+            let step = ctx.step().clone();
+            let node = ctx.node().name.clone();
+            let r = match it.get_next(&step, &node) {
+                Ok(e) => Ok(Some(e)),
+                Err(e) if e.code == ferroflow_core::Code::OutOfRange => Ok(None),
+                Err(e) => Err(e),
+            };
+            let r = r.and_then(|v| {
+                ctx.set_output(0, Tensor::scalar(ferroflow_kernels::data_flow::optional::optional_variant(v)))
+            });
+            done(ctx, r)
+        });
+    }
+}
+
 /// `OneShotIterator`: the dataset comes from calling `dataset_factory` once.
 struct OneShot {
     create: Create,
@@ -339,6 +365,7 @@ pub(super) fn kernel(n: &NodeDef, lib: Option<&FunctionDefLibrary>, depth: usize
         }
         "MakeIterator" => Box::new(Make),
         "IteratorGetNext" | "IteratorGetNextSync" => Box::new(GetNext),
+        "IteratorGetNextAsOptional" => Box::new(GetNextAsOptional),
         "IteratorToStringHandle" => Box::new(ToString),
         "IteratorFromStringHandle" | "IteratorFromStringHandleV2" => {
             Box::new(FromString { types: n.attr_list_type("output_types").unwrap_or_default() })

@@ -11,7 +11,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::dataset::{
     check_element, dataset_input, dataset_of, declared, scalar_i64, Dataset, DatasetIter, DatasetRef, Element, IterCtx,
-    Shapes,
+    Shapes, UNKNOWN,
 };
 use super::func::{DataFunc, FuncSpec, PendingCall};
 use super::BuildFn;
@@ -48,6 +48,14 @@ impl Dataset for FnStage {
     fn make_iter(self: Arc<Self>, ctx: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
         let input = Some(self.input.iter(ctx)?);
         Ok(Box::new(FnStageIter { ds: self, input, pending: VecDeque::new(), inner: None }))
+    }
+
+    fn cardinality(&self) -> i64 {
+        if self.flat {
+            UNKNOWN
+        } else {
+            self.input.cardinality()
+        }
     }
 }
 

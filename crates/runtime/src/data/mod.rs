@@ -14,8 +14,10 @@
 mod batch;
 mod dataset;
 mod func;
+mod generator;
 mod iterator;
 mod map;
+mod multi_device;
 mod pool;
 mod prefetch;
 mod readers;
@@ -75,10 +77,22 @@ pub(crate) const DATA_OPS: &[&str] = &[
     "OneShotIterator",
     "IteratorGetNext",
     "IteratorGetNextSync",
+    "IteratorGetNextAsOptional",
     "IteratorToStringHandle",
     "IteratorFromStringHandle",
     "IteratorFromStringHandleV2",
     "DeleteIterator",
+    "DatasetCardinality",
+    "GetOptions",
+    "GeneratorDataset",
+    "AnonymousMultiDeviceIteratorV3",
+    "AnonymousMultiDeviceIterator",
+    "MultiDeviceIterator",
+    "MultiDeviceIteratorInit",
+    "MultiDeviceIteratorGetNextFromShard",
+    "MultiDeviceIteratorToStringHandle",
+    "MultiDeviceIteratorFromStringHandle",
+    "DeleteMultiDeviceIterator",
 ];
 
 /// The kernel of a dataset-producing node: builds the dataset and outputs its variant.
@@ -86,16 +100,51 @@ struct DatasetKernel {
     build: BuildFn,
     types: Vec<DataType>,
     shapes: Shapes,
+    /// `OptionsDataset`'s serialized options.
+    own_options: Vec<u8>,
 }
 
 impl OpKernel for DatasetKernel {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let ds = (self.build)(ctx)?;
         let node = ctx.node().name.clone();
-        ctx.set_output(
-            0,
-            dataset_tensor(DatasetRef { ds, types: self.types.clone(), shapes: self.shapes.clone(), node }),
-        )
+        let mut options = Vec::new();
+        for i in 0..ctx.num_inputs() {
+            if ctx.input(i)?.dtype() == DataType::Variant {
+                if let Ok(d) = dataset_input(ctx, i) {
+                    options.extend_from_slice(&d.options);
+                }
+            }
+        }
+        options.extend_from_slice(&self.own_options);
+        let d = DatasetRef { ds, types: self.types.clone(), shapes: self.shapes.clone(), node, options };
+        ctx.set_output(0, dataset_tensor(d))
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+/// `GetOptions`: a dataset's serialized `tf.data.Options`.
+struct GetOptions;
+
+impl OpKernel for GetOptions {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let options = dataset_input(ctx, 0)?.options.clone();
+        ctx.set_output(0, ferroflow_core::Tensor::scalar(options))
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
+
+/// `DatasetCardinality`: the number of elements (-1 infinite, -2 unknown).
+struct Cardinality;
+
+impl OpKernel for Cardinality {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let n = dataset_input(ctx, 0)?.cardinality();
+        ctx.set_output(0, ferroflow_core::Tensor::scalar(n))
     }
     fn is_expensive(&self) -> bool {
         false
@@ -123,11 +172,15 @@ pub(crate) fn data_kernel(
         "BatchDataset" | "BatchDatasetV2" | "PaddedBatchDataset" | "PaddedBatchDatasetV2" => batch::batch(n)?,
         "RepeatDataset" | "TakeDataset" | "SkipDataset" | "ZipDataset" | "ConcatenateDataset" => simple::simple(n)?,
         "ShuffleDataset" => shuffle::shuffle(n)?,
+        "GeneratorDataset" => generator::generator(n, lib, depth)?,
         "PrefetchDataset" => prefetch::prefetch(n)?,
         "TFRecordDataset" | "TextLineDataset" | "FixedLengthRecordDataset" | "FixedLengthRecordDatasetV2" => {
             readers::files(n)?
         }
         "ModelDataset" | "OptimizeDataset" | "OptimizeDatasetV2" | "OptionsDataset" => pass_through(n)?,
+        "DatasetCardinality" => return Ok(Box::new(Cardinality)),
+        "GetOptions" => return Ok(Box::new(GetOptions)),
+        o if o.contains("MultiDeviceIterator") => return multi_device::kernel(n),
         _ => return iterator::kernel(n, lib, depth),
     };
     let (types, shapes) = match n.op.as_str() {
@@ -137,5 +190,9 @@ pub(crate) fn data_kernel(
         }
         _ => declared(n)?,
     };
-    Ok(Box::new(DatasetKernel { build, types, shapes }))
+    let own_options = match (n.op.as_str(), n.attr.get("serialized_options").and_then(|v| v.value.as_ref())) {
+        ("OptionsDataset", Some(ferroflow_core::proto::attr_value::Value::S(b))) => b.to_vec(),
+        _ => Vec::new(),
+    };
+    Ok(Box::new(DatasetKernel { build, types, shapes, own_options }))
 }

@@ -45,6 +45,10 @@ impl Dataset for Prefetch {
         let chan = Arc::new(Channel { state: Mutex::new(Shared::default()), cv: Condvar::new() });
         Ok(Box::new(PrefetchIter { input: Some(self.input.iter(ctx)?), ds: self, chan }))
     }
+
+    fn cardinality(&self) -> i64 {
+        self.input.cardinality()
+    }
 }
 
 fn produce(mut input: Box<dyn DatasetIter>, chan: Arc<Channel>, size: usize, ctx: IterCtx) {

@@ -70,6 +70,10 @@ impl Dataset for Shuffle {
         let cap = self.buffer_size.min(1 << 16);
         Ok(Box::new(ShuffleIter { ds: self, input, buffer: VecDeque::with_capacity(cap), rng: Samples::new(s1, s2) }))
     }
+
+    fn cardinality(&self) -> i64 {
+        self.input.cardinality()
+    }
 }
 
 impl DatasetIter for ShuffleIter {

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::Status;
 
-use super::dataset::{dataset_input, scalar_i64, Dataset, DatasetIter, DatasetRef, Element, IterCtx};
+use super::dataset::{
+    dataset_input, scalar_i64, Dataset, DatasetIter, DatasetRef, Element, IterCtx, INFINITE, UNKNOWN,
+};
 use super::BuildFn;
 
 struct Repeat {
@@ -28,6 +30,17 @@ impl Dataset for Repeat {
     fn make_iter(self: Arc<Self>, ctx: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
         let input = if self.count == 0 { None } else { Some(self.input.iter(ctx)?) };
         Ok(Box::new(RepeatIter { ds: self, input, pass: 0, produced: false }))
+    }
+
+    fn cardinality(&self) -> i64 {
+        let n = self.input.cardinality();
+        match (n, self.count) {
+            (0, _) | (_, 0) => 0,
+            (INFINITE, _) => INFINITE,
+            (_, c) if c < 0 => INFINITE,
+            (UNKNOWN, _) => UNKNOWN,
+            (n, c) => n.saturating_mul(c),
+        }
     }
 }
 
@@ -62,6 +75,24 @@ struct TakeSkipIter {
 impl Dataset for TakeSkip {
     fn make_iter(self: Arc<Self>, ctx: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
         Ok(Box::new(TakeSkipIter { input: self.input.iter(ctx)?, ds: self, seen: 0 }))
+    }
+
+    fn cardinality(&self) -> i64 {
+        let n = self.input.cardinality();
+        match (n, self.skip, self.count) {
+            (UNKNOWN, ..) => UNKNOWN,
+            (INFINITE, false, c) if c >= 0 => c,
+            (INFINITE, ..) => INFINITE,
+            (n, false, c) => {
+                if c < 0 {
+                    n
+                } else {
+                    n.min(c)
+                }
+            }
+            (_, true, c) if c < 0 => 0,
+            (n, true, c) => (n - c).max(0),
+        }
     }
 }
 
@@ -100,6 +131,16 @@ impl Dataset for Zip {
         let inputs = self.inputs.iter().map(|d| d.iter(ctx)).collect::<Result<_, _>>()?;
         Ok(Box::new(ZipIter { inputs, done: false }))
     }
+
+    fn cardinality(&self) -> i64 {
+        let all: Vec<i64> = self.inputs.iter().map(|d| d.cardinality()).collect();
+        let finite = all.iter().copied().filter(|&n| n >= 0).min();
+        match finite {
+            Some(n) => n,
+            None if all.contains(&UNKNOWN) => UNKNOWN,
+            None => INFINITE,
+        }
+    }
 }
 
 impl DatasetIter for ZipIter {
@@ -135,6 +176,14 @@ struct ConcatIter {
 impl Dataset for Concat {
     fn make_iter(self: Arc<Self>, ctx: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
         Ok(Box::new(ConcatIter { cur: Some(self.first.iter(ctx)?), ds: self, on_second: false }))
+    }
+
+    fn cardinality(&self) -> i64 {
+        match (self.first.cardinality(), self.second.cardinality()) {
+            (INFINITE, _) | (_, INFINITE) => INFINITE,
+            (UNKNOWN, _) | (_, UNKNOWN) => UNKNOWN,
+            (a, b) => a.saturating_add(b),
+        }
     }
 }
 

@@ -25,6 +25,10 @@ impl Dataset for Tensors {
     fn make_iter(self: Arc<Self>, _: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
         Ok(Box::new(TensorsIter { ds: self, next: 0 }))
     }
+
+    fn cardinality(&self) -> i64 {
+        self.rows.map_or(1, |n| n as i64)
+    }
 }
 
 impl DatasetIter for TensorsIter {
@@ -84,6 +88,12 @@ struct RangeIter {
 impl Dataset for Range {
     fn make_iter(self: Arc<Self>, _: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
         Ok(Box::new(RangeIter { next: self.start, ds: self }))
+    }
+
+    fn cardinality(&self) -> i64 {
+        let (a, b, s) = (self.start as i128, self.stop as i128, self.step as i128);
+        let n = if s > 0 { (b - a + s - 1) / s } else { (a - b - s - 1) / -s };
+        n.clamp(0, i64::MAX as i128) as i64
     }
 }
 

@@ -185,3 +185,39 @@ fn files_string_handles_and_errors() {
     assert_eq!(e.code, Code::DataLoss, "{e}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn cardinality_as_tensorflow_counts_it() {
+    // Values from TensorFlow 2.21's `Dataset.cardinality()` of the same pipelines.
+    let s = Scope::new_root();
+    let g = s.graph();
+    let even = define_function(g, "even_c", &[DataType::Int64], |s, a| {
+        let two = constant(s, Tensor::scalar(2i64));
+        let zero = constant(s, Tensor::scalar(0i64));
+        Ok(vec![equal(s, floor_mod(s, a[0].clone(), two), zero)])
+    })
+    .unwrap();
+    let r = Dataset::range(&s, 0, 10, 3).unwrap();
+    let cases = [
+        (r.clone(), 4),
+        (r.batch(&s, 3, false).unwrap(), 2),
+        (r.batch(&s, 3, true).unwrap(), 1),
+        (r.repeat(&s, 3).unwrap(), 12),
+        (r.repeat(&s, -1).unwrap(), -1),
+        (r.repeat(&s, -1).unwrap().take(&s, 5).unwrap(), 5),
+        (r.skip(&s, 1).unwrap(), 3),
+        (r.skip(&s, 9).unwrap(), 0),
+        (r.take(&s, 9).unwrap(), 4),
+        (r.filter(&s, &even, &[]).unwrap(), -2),
+        (r.filter(&s, &even, &[]).unwrap().repeat(&s, -1).unwrap(), -1),
+        (r.shuffle(&s, 10, 1, 2, true).unwrap().prefetch(&s, 2).unwrap(), 4),
+        (Dataset::range(&s, 10, 0, -4).unwrap(), 3),
+    ];
+    let outs: Vec<Output> = cases.iter().map(|(d, _)| d.cardinality(&s).unwrap()).collect();
+    let sess = DirectSession::new(g);
+    let refs: Vec<&Output> = outs.iter().collect();
+    let got = sess.run(&[], &refs, &[]).unwrap();
+    for (i, ((_, want), t)) in cases.iter().zip(&got).enumerate() {
+        assert_eq!(t.as_slice::<i64>().unwrap(), &[*want], "case {i}");
+    }
+}

@@ -1,0 +1,128 @@
+"""TensorFlow 2 client programs that drive a cluster through the remote eager service
+(tensorflow.eager.EagerService); test_eager_service.py runs each against TensorFlow's servers
+and against ferroflow's and compares what they print. Usage:
+
+    python eager_clients.py SCENARIO '{"ps": [...], "worker": [...], "chief": [...]}'
+
+Each scenario prints one JSON line (prefixed RESULT) with its values."""
+import json
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+
+def remote_ops(spec):
+    """Eager ops, a variable and a tf.function on a remote task
+    (tf.config.experimental_connect_to_cluster)."""
+    tf.config.experimental_connect_to_cluster(tf.train.ClusterSpec({"worker": spec["worker"]}))
+    out = {}
+    with tf.device("/job:worker/task:0"):
+        x = tf.constant([1.0, 2.0])
+        y = x * 2.0 + 1.0
+        out["device"] = y.device
+        out["y"] = y.numpy().tolist()
+        v = tf.Variable([1.0, 2.0, 3.0])
+        u = tf.Variable(10.0)
+        v.assign_add([1.0, 1.0, 1.0])
+        out["v"] = v.numpy().tolist()
+        out["u"] = float(u.numpy())
+
+        @tf.function
+        def f(a):
+            return tf.reduce_sum(a * a) + tf.reduce_sum(v) * u
+
+        out["f"] = float(f(y).numpy())
+        m = tf.linalg.matmul(tf.reshape(tf.range(6, dtype=tf.float32), [2, 3]), tf.ones([3, 2]))
+        out["matmul"] = m.numpy().tolist()
+        s = tf.strings.join(["a", "b"], separator="-")
+        out["string"] = s.numpy().decode()
+        try:
+            tf.reshape(x, [3]).numpy()
+            out["error"] = None
+        except tf.errors.InvalidArgumentError:
+            out["error"] = "InvalidArgumentError"
+    return out
+
+
+def _strategy(spec):
+    resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
+        tf.train.ClusterSpec(spec), task_type="chief", task_id=0, rpc_layer="grpc")
+    return tf.distribute.experimental.ParameterServerStrategy(resolver)
+
+
+def pss_loop(spec):
+    """ParameterServerStrategy + ClusterCoordinator: a custom training loop (schedule/join)
+    whose variables live on the ps tasks."""
+    strategy = _strategy(spec)
+    coord = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+    rng = np.random.RandomState(0)
+    xs = rng.randn(32, 4).astype("float32")
+    ys = (xs @ rng.randn(4, 1) + 0.5).astype("float32")
+    with strategy.scope():
+        w = tf.Variable(tf.zeros([4, 1]), name="w")
+        b = tf.Variable(0.0, name="b")
+    x, yt = tf.constant(xs), tf.constant(ys)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean((tf.matmul(x, w) + b - yt) ** 2)
+        gw, gb = tape.gradient(loss, [w, b])
+        w.assign_sub(0.1 * gw)
+        b.assign_sub(0.1 * gb)
+        return loss
+
+    losses = []
+    for _ in range(6):
+        r = coord.schedule(step)
+        coord.join()
+        losses.append(float(r.fetch()))
+    return {"losses": losses, "b": float(b.numpy()), "w_device": w.device}
+
+
+def pss_fit(spec):
+    """Keras (tf_keras) model.fit on ParameterServerStrategy with steps_per_execution."""
+    import tf_keras
+    strategy = _strategy(spec)
+    rng = np.random.RandomState(0)
+    x = rng.randn(64, 10).astype("float32")
+    y = (x @ rng.randn(10, 1)).astype("float32")
+    with strategy.scope():
+        tf_keras.utils.set_random_seed(1)
+        model = tf_keras.Sequential([
+            tf_keras.layers.Dense(16, activation="relu", input_shape=(10,)),
+            tf_keras.layers.Dense(1),
+        ])
+        model.compile(optimizer=tf_keras.optimizers.SGD(0.05), loss="mse", steps_per_execution=2)
+
+    def dataset_fn(_):
+        return tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(8)
+
+    h = model.fit(tf_keras.utils.experimental.DatasetCreator(dataset_fn), epochs=3, steps_per_epoch=8, verbose=0)
+    return {"loss": h.history["loss"]}
+
+
+def pss_two_workers(spec):
+    """Two workers train asynchronously; the result is checked for progress, not equality."""
+    strategy = _strategy(spec)
+    coord = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+    with strategy.scope():
+        w = tf.Variable(5.0)
+
+    @tf.function
+    def step():
+        w.assign_add(1.0)
+        return w.read_value()
+
+    for _ in range(20):
+        coord.schedule(step)
+    coord.join()
+    return {"w": float(w.numpy())}
+
+
+if __name__ == "__main__":
+    result = globals()[sys.argv[1]](json.loads(sys.argv[2]))
+    print("RESULT " + json.dumps(result), flush=True)

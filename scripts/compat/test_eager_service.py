@@ -1,0 +1,128 @@
+"""TensorFlow 2's clients on ferroflow servers through the remote eager service (issue #44):
+each program of eager_clients.py runs against a cluster of TensorFlow 2.21 servers and then
+against the same cluster of `ferroflow server`s, and must print the same values (losses
+within 1e-4 relative; one worker, so training is deterministic). Also: the same with
+TensorFlow's streaming Enqueue turned off, two workers training asynchronously, and a worker
+killed and restarted mid-training, which ClusterCoordinator must retry."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ffcluster  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLIENTS = os.path.join(HERE, "eager_clients.py")
+
+
+def spec_for(jobs):
+    ports = iter(ffcluster.free_ports(sum(n for _, n in jobs)))
+    return {j: [f"127.0.0.1:{next(ports)}" for _ in range(n)] for j, n in jobs}
+
+
+def client(scenario, spec, env=None, timeout=240):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([sys.executable, CLIENTS, scenario, json.dumps(spec)], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=timeout, env=e)
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    raise AssertionError(f"{scenario} printed no result (exit {p.returncode}):\n{p.stdout[-4000:]}")
+
+
+def server_jobs(spec):
+    return [(j, i) for j in spec for i in range(len(spec[j])) if j != "chief"]
+
+
+def on_tensorflow(scenario, spec, env=None):
+    procs = [ffcluster.tf_server(spec, j, i) for j, i in server_jobs(spec)]
+    try:
+        for (j, i), p in zip(server_jobs(spec), procs):
+            ffcluster.wait_port(int(spec[j][i].rsplit(":", 1)[1]), p)
+        return client(scenario, spec, env)
+    finally:
+        ffcluster.stop(procs)
+
+
+def ff_servers(spec):
+    flag = ";".join(f"{j}={','.join(a)}" for j, a in spec.items())
+    return {(j, i): ffcluster.Server("--cluster", flag, "--job_name", j, "--task_index", str(i))
+            for j, i in server_jobs(spec)}
+
+
+def on_ferroflow(scenario, spec, env=None):
+    servers = ff_servers(spec)
+    try:
+        return client(scenario, spec, env)
+    finally:
+        for s in servers.values():
+            s.kill()
+
+
+def close(a, b, tol=1e-4):
+    if isinstance(a, list):
+        return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
+    if isinstance(a, float):
+        return abs(a - b) <= tol * max(1.0, abs(a))
+    return a == b
+
+
+def same(scenario, jobs, env=None):
+    want = on_tensorflow(scenario, spec_for(jobs), env)
+    got = on_ferroflow(scenario, spec_for(jobs), env)
+    for k in want:
+        if k.endswith("device"):
+            continue
+        assert close(want[k], got[k]), f"{scenario}: {k}: TensorFlow {want[k]} ferroflow {got[k]}"
+    print(f"{scenario}: equal to TensorFlow's servers: {got}")
+    return got
+
+
+def worker_restarted():
+    """A worker killed while ClusterCoordinator schedules steps, then restarted on its port:
+    the coordinator retries the lost closures there and the job finishes."""
+    spec = spec_for([("ps", 1), ("worker", 1), ("chief", 1)])
+    servers = ff_servers(spec)
+    flag = ";".join(f"{j}={','.join(a)}" for j, a in spec.items())
+    e = dict(os.environ)
+    p = subprocess.Popen([sys.executable, CLIENTS, "pss_two_workers", json.dumps(spec)], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, env=e)
+    try:
+        time.sleep(8)
+        servers[("worker", 0)].kill()
+        time.sleep(1)
+        servers[("worker", 0)] = ffcluster.Server("--cluster", flag, "--job_name", "worker", "--task_index", "0")
+        out, _ = p.communicate(timeout=180)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        for s in servers.values():
+            s.kill()
+    line = [ln for ln in out.splitlines() if ln.startswith("RESULT ")]
+    assert line, f"pss_two_workers with a restarted worker printed no result (exit {p.returncode}):\n{out[-4000:]}"
+    print("worker restarted mid-training: finished,", line[0])
+
+
+def main():
+    single = [("worker", 1)]
+    pss = [("ps", 1), ("worker", 1), ("chief", 1)]
+    got = same("remote_ops", single)
+    assert got["device"] == "/job:worker/replica:0/task:0/device:CPU:0", got
+    assert got["error"] == "InvalidArgumentError", got
+    same("remote_ops", single, env={"TF_ENABLE_EAGER_CLIENT_STREAMING_ENQUEUE": "False"})
+    got = same("pss_loop", pss)
+    assert got["w_device"] == "/job:ps/replica:0/task:0/device:CPU:0", got
+    assert got["losses"][-1] < got["losses"][0] / 2, got
+    same("pss_fit", pss)
+    two = on_ferroflow("pss_two_workers", spec_for([("ps", 2), ("worker", 2), ("chief", 1)]))
+    # 20 increments from 5, whichever worker ran them.
+    assert two["w"] == 25.0, two
+    print("two ps, two workers:", two)
+    print("test_eager_service: OK")
+
+
+if __name__ == "__main__":
+    main()
