@@ -123,6 +123,33 @@ def pss_two_workers(spec):
     return {"w": float(w.numpy())}
 
 
+def pss_long(spec):
+    """300 increments scheduled in rounds of 10, printing progress (the worker-failure test
+    kills and restarts a worker meanwhile). ClusterCoordinator retries a closure whose
+    worker failed, so an increment that reached the ps before its worker died may count
+    twice (at-least-once, as on TensorFlow's servers)."""
+    strategy = _strategy(spec)
+    coord = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+    with strategy.scope():
+        w = tf.Variable(0.0)
+
+    @tf.function
+    def step():
+        # Some work on the worker (tens of ms), so the test's kill lands mid-training.
+        x = tf.random.stateless_normal([400, 400], seed=[1, 2])
+        for _ in range(4):
+            x = tf.tanh(tf.matmul(x, x))
+        w.assign_add(1.0 + 0.0 * tf.reduce_sum(x))
+        return w.read_value()
+
+    for r in range(30):
+        for _ in range(10):
+            coord.schedule(step)
+        coord.join()
+        print(f"PROGRESS {10 * (r + 1)}", flush=True)
+    return {"w": float(w.numpy())}
+
+
 if __name__ == "__main__":
     result = globals()[sys.argv[1]](json.loads(sys.argv[2]))
     print("RESULT " + json.dumps(result), flush=True)

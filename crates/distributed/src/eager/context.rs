@@ -37,9 +37,6 @@ pub(crate) struct EagerContext {
     library: Mutex<HashMap<String, FunctionDef>>,
     /// Graph handles of the single-op and function graphs already registered, by signature.
     pub(crate) graphs: Mutex<HashMap<Vec<u8>, super::execute::Prepared>>,
-    /// The first error of an operation, reported by WaitQueueDone (TensorFlow's contract:
-    /// a failed op poisons the context's queue until the client sees the error).
-    pub(crate) error: Mutex<Option<Status>>,
     /// The cluster as the client described it, with this task's place in it.
     pub(crate) server_def: ServerDef,
     /// The incarnation of every device of the cluster (CreateContext's
@@ -70,7 +67,6 @@ impl EagerContext {
             handles: Mutex::new(HashMap::new()),
             library: Mutex::new(HashMap::new()),
             graphs: Mutex::new(HashMap::new()),
-            error: Mutex::new(None),
             server_def,
             incarnations: Mutex::new(HashMap::new()),
             remote_values: Mutex::new(HashMap::new()),
@@ -179,18 +175,6 @@ impl EagerContext {
         let mut function: Vec<FunctionDef> = lib.values().cloned().collect();
         function.sort_by(|a, b| a.signature.as_ref().map(|s| &s.name).cmp(&b.signature.as_ref().map(|s| &s.name)));
         FunctionDefLibrary { function, ..Default::default() }
-    }
-
-    /// The first failed operation's error, if any.
-    pub(crate) fn first_error(&self) -> Option<Status> {
-        self.error.lock().unwrap_or_else(|e| e.into_inner()).clone()
-    }
-
-    pub(crate) fn record_error(&self, s: &Status) {
-        let mut g = self.error.lock().unwrap_or_else(|e| e.into_inner());
-        if g.is_none() {
-            *g = Some(s.clone());
-        }
     }
 }
 

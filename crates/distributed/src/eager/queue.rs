@@ -14,8 +14,7 @@ use super::context::{EagerContext, Held};
 use super::EagerService;
 
 impl EagerService {
-    /// Enqueue: runs the request's items in order; the first failure ends the request
-    /// (and is remembered for WaitQueueDone).
+    /// Enqueue: runs the request's items in order; the first failure ends the request.
     pub(crate) async fn enqueue(
         &self,
         req: EnqueueRequest,
@@ -25,13 +24,7 @@ impl EagerService {
         let mut out = EnqueueResponse { queue_response: Vec::with_capacity(req.queue.len()) };
         for item in req.queue {
             let r = self.enqueue_item(&ctx, item.item, caller).await;
-            match r {
-                Ok(q) => out.queue_response.push(q),
-                Err(e) => {
-                    ctx.record_error(&e);
-                    return Err(e);
-                }
-            }
+            out.queue_response.push(r?);
         }
         Ok(out)
     }
@@ -209,19 +202,16 @@ impl EagerService {
         Ok((outputs, device))
     }
 
-    /// WaitQueueDone: operations run inside Enqueue, so they are all done; the first error
-    /// of the context's queue is returned, as TensorFlow's async executor does.
+    /// WaitQueueDone: operations run inside Enqueue (their errors answer it), so every
+    /// operation of the context is done.
     pub(crate) fn wait_queue_done(&self, req: &WaitQueueDoneRequest) -> Result<(), Status> {
-        let ctx = self.context(req.context_id)?;
+        self.context(req.context_id)?;
         if !req.op_id.is_empty() {
             return Err(Status::unimplemented(
                 "EagerServiceImpl::WaitQueueDone is not implemented for particular op IDs.",
             ));
         }
-        match ctx.first_error() {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     /// RunComponentFunction: runs one component of a multi-device function at the call's

@@ -35,7 +35,7 @@ pub(crate) struct Span {
 }
 
 fn s(v: &str) -> AttrValue {
-    AttrValue { value: Some(AV::S(v.as_bytes().to_vec().into())) }
+    ferroflow_core::attr::string(v)
 }
 
 fn remaining_ms(deadline: Instant) -> i64 {
@@ -203,10 +203,7 @@ impl EagerService {
             cluster_def: sd.cluster.clone(),
             device_filters: tasks.clone(),
             operation_timeout_in_ms: remaining_ms(deadline),
-            experimental: Some(Experimental {
-                share_session_state_in_clusterspec_propagation: true,
-                ..Default::default()
-            }),
+            experimental: Some(Experimental { share_session_state_in_clusterspec_propagation: true }),
             ..Default::default()
         };
         let created = self
