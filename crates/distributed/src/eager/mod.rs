@@ -103,6 +103,9 @@ impl EagerService {
         let ctx = EagerContext::new(id, req.context_view_id, handle, task.clone(), keep_alive, sd_kept);
         ctx.set_devices(&req.cluster_device_attributes);
         let ctx = Arc::new(ctx);
+        // Copies to and from the client run at the context's id as a step, for the
+        // context's life.
+        self.worker.steps.pin(id as i64);
         self.contexts.lock().unwrap_or_else(|e| e.into_inner()).insert(id, ctx);
         tracing::info!(task = %self.worker.task, context = %format!("{id:016x}"), as_task = %task, keep_alive_secs = req.keep_alive_secs, "eager context created");
         Ok(CreateContextResponse { device_attributes: self.device_attributes(&task) })
@@ -170,6 +173,8 @@ impl EagerService {
     fn drop_context(&self, id: u64) {
         let ctx = self.contexts.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
         if let Some(ctx) = ctx {
+            self.close_spans(&ctx);
+            self.worker.steps.unpin(id as i64, Status::cancelled(format!("eager context {id:016x} was closed")));
             self.worker
                 .delete_worker_session(&DeleteWorkerSessionRequest { session_handle: ctx.session_handle.clone() });
             tracing::info!(task = %self.worker.task, context = %format!("{id:016x}"), tensors = ctx.num_handles(), "eager context closed");

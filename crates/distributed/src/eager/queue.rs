@@ -184,13 +184,7 @@ impl EagerService {
             _ => crate::ids::new_step_id(),
         };
         let run = self.run_prepared(ctx, &prepared, inputs, step_id, deadline).await;
-        let outputs = run.map_err(|e| {
-            if transfer {
-                // A failed copy must not poison the context's step for the next ones.
-                self.worker.steps.cleanup(step_id);
-            }
-            e.context(format!("eager operation {} ({}) on {}", op.id, op.name, ctx.task))
-        })?;
+        let outputs = run.map_err(|e| e.context(format!("eager operation {} ({}) on {}", op.id, op.name, ctx.task)))?;
         let device = self.device(ctx);
         if op.id != NO_OP_ID {
             for (k, t) in outputs.iter().enumerate() {

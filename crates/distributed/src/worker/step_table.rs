@@ -42,14 +42,18 @@ pub(crate) struct StepEntry {
     /// Partial runs: per graph handle, the completion of the executor the first
     /// partial RunGraph started (`None` while it runs).
     partial: Mutex<HashMap<String, PartialDone>>,
+    /// A step that lives as long as something else (a remote eager context's copies run
+    /// at the context's id): no run, failure or drain ends it, only [`StepTable::unpin`].
+    persistent: bool,
 }
 
 /// The completion of a partial run's executor.
 pub(crate) type PartialDone = watch::Receiver<Option<Result<(), Status>>>;
 
 impl StepEntry {
-    fn new(step_id: i64, expires: Instant) -> StepEntry {
+    fn new(step_id: i64, expires: Instant, persistent: bool) -> StepEntry {
         StepEntry {
+            persistent,
             step_id,
             local: LocalRendezvous::new(),
             cancel: CancelToken::new(),
@@ -97,8 +101,15 @@ impl StepEntry {
     }
 
     /// Aborts the step: pending and future receives fail with `s`, executors are cancelled
-    /// and outstanding RecvTensor calls end. Only the first abort counts.
+    /// and outstanding RecvTensor calls end. Only the first abort counts; a persistent step
+    /// is not aborted (one failed copy must not fail the context's next ones).
     pub(crate) fn abort(&self, s: Status) {
+        if !self.persistent {
+            self.force_abort(s);
+        }
+    }
+
+    fn force_abort(&self, s: Status) {
         let first = self.aborted.send_if_modified(|v| {
             if v.is_none() {
                 *v = Some(s.clone());
@@ -187,6 +198,8 @@ impl Tombstones {
 pub(crate) struct StepTable {
     steps: Mutex<HashMap<i64, Arc<StepEntry>>>,
     cleaned: Mutex<Tombstones>,
+    /// Persistent step ids (see [`StepTable::pin`]).
+    pinned: Mutex<std::collections::HashSet<i64>>,
 }
 
 impl StepTable {
@@ -202,7 +215,8 @@ impl StepTable {
                 "step {step_id} was already cleaned up on this worker (its RunGraph or RecvTensor came late)"
             )));
         }
-        let e = g.entry(step_id).or_insert_with(|| Arc::new(StepEntry::new(step_id, until))).clone();
+        let persistent = self.pinned.lock().unwrap_or_else(|e| e.into_inner()).contains(&step_id);
+        let e = g.entry(step_id).or_insert_with(|| Arc::new(StepEntry::new(step_id, until, persistent))).clone();
         e.extend(until);
         Ok(e)
     }
@@ -210,6 +224,9 @@ impl StepTable {
     /// Removes and aborts a step (CleanupGraph) and remembers its id for a while. Returns
     /// whether it existed.
     pub(crate) fn cleanup(&self, step_id: i64) -> bool {
+        if self.pinned.lock().unwrap_or_else(|e| e.into_inner()).contains(&step_id) {
+            return false;
+        }
         let e = {
             let mut g = self.steps.lock().unwrap_or_else(|e| e.into_inner());
             self.cleaned.lock().unwrap_or_else(|e| e.into_inner()).add(step_id, Instant::now());
@@ -237,7 +254,9 @@ impl StepTable {
         let gone = {
             let mut g = self.steps.lock().unwrap_or_else(|e| e.into_inner());
             match g.get(&step_id) {
-                Some(e) if e.release_when_empty.load(Ordering::SeqCst) && e.local.is_empty() => g.remove(&step_id),
+                Some(e) if !e.persistent && e.release_when_empty.load(Ordering::SeqCst) && e.local.is_empty() => {
+                    g.remove(&step_id)
+                }
                 _ => None,
             }
         };
@@ -255,7 +274,7 @@ impl StepTable {
         let now = Instant::now();
         let gone: Vec<Arc<StepEntry>> = {
             let mut g = self.steps.lock().unwrap_or_else(|e| e.into_inner());
-            let ids: Vec<i64> = g.iter().filter(|(_, e)| e.expired(now)).map(|(k, _)| *k).collect();
+            let ids: Vec<i64> = g.iter().filter(|(_, e)| !e.persistent && e.expired(now)).map(|(k, _)| *k).collect();
             ids.into_iter().filter_map(|k| g.remove(&k)).collect()
         };
         self.cleaned.lock().unwrap_or_else(|e| e.into_inner()).expire(now);
@@ -273,7 +292,22 @@ impl StepTable {
         let all: Vec<Arc<StepEntry>> =
             self.steps.lock().unwrap_or_else(|e| e.into_inner()).drain().map(|(_, e)| e).collect();
         for e in all {
-            e.abort(s.clone());
+            e.force_abort(s.clone());
+        }
+    }
+
+    /// Makes `step_id` persistent: its table stays until [`StepTable::unpin`], whatever
+    /// runs in it, fails in it or drains it.
+    pub(crate) fn pin(&self, step_id: i64) {
+        self.pinned.lock().unwrap_or_else(|e| e.into_inner()).insert(step_id);
+    }
+
+    /// Ends a persistent step: its table goes, and what waits in it is cancelled.
+    pub(crate) fn unpin(&self, step_id: i64, why: Status) {
+        self.pinned.lock().unwrap_or_else(|e| e.into_inner()).remove(&step_id);
+        let e = self.steps.lock().unwrap_or_else(|e| e.into_inner()).remove(&step_id);
+        if let Some(e) = e {
+            e.force_abort(why);
         }
     }
 
@@ -356,11 +390,32 @@ mod tests {
 
     #[test]
     fn first_abort_wins() {
-        let e = StepEntry::new(3, Instant::now());
+        let e = StepEntry::new(3, Instant::now(), false);
         e.abort(Status::invalid_argument("real"));
         e.abort(Status::cancelled("later"));
         assert_eq!(e.aborted().unwrap().code, Code::InvalidArgument);
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         assert_eq!(rt.block_on(e.wait_aborted()).message, "real");
+    }
+
+    #[test]
+    fn a_pinned_step_outlives_drains_failures_cleanups_and_sweeps() {
+        let t = StepTable::default();
+        t.pin(7);
+        let e = t.get_or_create(7, Duration::from_millis(1)).unwrap();
+        e.local.send("k", Tensor::scalar(1.0f32), false).unwrap();
+        t.release_when_drained(&e);
+        assert!(e.local.try_take("k").is_some());
+        assert!(!t.release_if_drained(7));
+        e.abort(Status::internal("one failed copy"));
+        assert!(e.aborted().is_none());
+        assert!(!t.cleanup(7));
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(t.sweep(), 0);
+        // The same table serves the next copy.
+        assert!(Arc::ptr_eq(&e, &t.get_or_create(7, Duration::from_secs(1)).unwrap()));
+        t.unpin(7, Status::cancelled("context closed"));
+        assert_eq!(e.aborted().unwrap().code, Code::Cancelled);
+        assert_eq!(t.len(), 0);
     }
 }
