@@ -150,6 +150,15 @@ def pss_long(spec):
     return {"w": float(w.numpy())}
 
 
+def pss_ps_lost(spec):
+    """pss_long's training, whose ps the test kills after a few rounds: the coordinator
+    must end the job with an error (TensorFlow's PSUnavailableError), not hang."""
+    try:
+        return pss_long(spec)
+    except Exception as e:  # noqa: BLE001 - the error class is the result
+        return {"error": type(e).__name__, "message": str(e).splitlines()[0][:300]}
+
+
 if __name__ == "__main__":
     result = globals()[sys.argv[1]](json.loads(sys.argv[2]))
     print("RESULT " + json.dumps(result), flush=True)

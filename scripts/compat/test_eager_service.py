@@ -117,6 +117,46 @@ def worker_restarted():
     print(f"worker killed and restarted mid-training: the job finished, w = {w}")
 
 
+def ps_lost(system):
+    """The ps killed mid-training: the coordinator ends the job with TensorFlow's error,
+    within a bound, on TensorFlow's servers and on ferroflow's alike."""
+    spec = spec_for([("ps", 1), ("worker", 1), ("chief", 1)])
+    tasks = server_jobs(spec)
+    if system == "tf":
+        procs = dict(zip(tasks, [ffcluster.tf_server(spec, j, i) for j, i in tasks]))
+        for (j, i), p in procs.items():
+            ffcluster.wait_port(int(spec[j][i].rsplit(":", 1)[1]), p)
+        kill_ps = procs[("ps", 0)].kill
+        stop = lambda: ffcluster.stop(list(procs.values()))  # noqa: E731
+    else:
+        servers = ff_servers(spec)
+        kill_ps = servers[("ps", 0)].kill
+        stop = lambda: [s.kill() for s in servers.values()]  # noqa: E731
+    p = subprocess.Popen([sys.executable, CLIENTS, "pss_ps_lost", json.dumps(spec)], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    out = []
+    try:
+        for line in p.stdout:
+            out.append(line)
+            if line.startswith("PROGRESS 50"):
+                break
+        kill_ps()
+        start = time.monotonic()
+        rest, _ = p.communicate(timeout=240)
+        took = time.monotonic() - start
+        out.append(rest)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        stop()
+    text = "".join(out)
+    line = [ln for ln in text.splitlines() if ln.startswith("RESULT ")]
+    assert line, f"{system}: pss_ps_lost printed no result (exit {p.returncode}):\n{text[-4000:]}"
+    got = json.loads(line[0][len("RESULT "):])
+    print(f"{system}: ps killed mid-training: {got} after {took:.1f} s")
+    return got
+
+
 def main():
     single = [("worker", 1)]
     pss = [("ps", 1), ("worker", 1), ("chief", 1)]
@@ -133,6 +173,8 @@ def main():
     assert two["w"] == 25.0, two
     print("two ps, two workers:", two)
     worker_restarted()
+    want, got = ps_lost("tf"), ps_lost("ff")
+    assert "error" in want and got.get("error") == want["error"], (want, got)
     print("test_eager_service: OK")
 
 

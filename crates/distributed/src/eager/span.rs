@@ -151,11 +151,10 @@ impl EagerService {
         let ret_fetch = span.ret_fetch.clone();
         let handle = span.handle.clone();
         drop(spans);
-        let reply = self
-            .master
-            .run_step(RunStepCall { req, feeds })
-            .await
-            .map_err(|e| e.context(format!("function {} over tasks (master session {handle})", op.name)))?;
+        let reply = self.master.run_step(RunStepCall { req, feeds }).await.map_err(|e| {
+            let e = e.context(format!("function {} over tasks (master session {handle})", op.name));
+            as_peer_error(e, &ctx.task)
+        })?;
         let fetched: Vec<Tensor> = reply.tensors.into_iter().map(|(_, t)| t).collect();
         Ok(ret_fetch.iter().map(|&i| fetched[i].clone()).collect())
     }
@@ -254,4 +253,18 @@ fn var_handle_node(name: &str, device: &str, h: &ResourceHandle) -> NodeDef {
     let shape = if dims.is_empty() { None } else { Some(dims.as_slice()) };
     n.attr.insert("shape".into(), ferroflow_core::attr::shape(shape));
     n
+}
+
+/// A failure of another task, worded as TensorFlow's client words a failed RPC to it
+/// ("... GRPC error information from remote target /job:ps/..."): `ClusterCoordinator`
+/// tells a lost ps from a lost worker by that text.
+fn as_peer_error(mut e: Status, own: &str) -> Status {
+    use ferroflow_core::Code;
+    let Some(task) = e.task().map(str::to_string) else { return e };
+    if task == own || !matches!(e.code, Code::Unavailable | Code::Aborted) {
+        return e;
+    }
+    e.message =
+        format!("{}\nAdditional GRPC error information from remote target {task} while calling a step", e.message);
+    e
 }
