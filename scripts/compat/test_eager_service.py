@@ -3,7 +3,9 @@ each program of eager_clients.py runs against a cluster of TensorFlow 2.21 serve
 against the same cluster of `ferroflow server`s, and must print the same values (losses
 within 1e-4 relative; one worker, so training is deterministic). Also: the same with
 TensorFlow's streaming Enqueue turned off, two workers training asynchronously, and a worker
-killed and restarted mid-training, which ClusterCoordinator must retry."""
+killed and restarted mid-training, which ClusterCoordinator must retry, a ps killed
+mid-training, which must end the job with TensorFlow's error, and a mixed cluster
+(ferroflow's ps, TensorFlow's worker)."""
 import json
 import os
 import subprocess
@@ -62,6 +64,24 @@ def on_ferroflow(scenario, spec, env=None):
             s.kill()
 
 
+def on_mixed(scenario, spec):
+    """ferroflow's ps tasks, TensorFlow's workers: the TensorFlow worker partitions each step
+    function and runs the ps part on ferroflow with RunComponentFunction; the parts meet
+    through RecvTensor at the call's step id."""
+    flag = ";".join(f"{j}={','.join(a)}" for j, a in spec.items())
+    ps = [ffcluster.Server("--cluster", flag, "--job_name", "ps", "--task_index", str(i))
+          for i in range(len(spec["ps"]))]
+    workers = [ffcluster.tf_server(spec, "worker", i) for i in range(len(spec["worker"]))]
+    try:
+        for i, p in enumerate(workers):
+            ffcluster.wait_port(int(spec["worker"][i].rsplit(":", 1)[1]), p)
+        return client(scenario, spec)
+    finally:
+        ffcluster.stop(workers)
+        for s in ps:
+            s.kill()
+
+
 def close(a, b, tol=1e-4):
     if isinstance(a, list):
         return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
@@ -70,14 +90,18 @@ def close(a, b, tol=1e-4):
     return a == b
 
 
-def same(scenario, jobs, env=None):
+def same(scenario, jobs, env=None, mixed=False):
     want = on_tensorflow(scenario, spec_for(jobs), env)
     got = on_ferroflow(scenario, spec_for(jobs), env)
-    for k in want:
-        if k.endswith("device"):
-            continue
-        assert close(want[k], got[k]), f"{scenario}: {k}: TensorFlow {want[k]} ferroflow {got[k]}"
-    print(f"{scenario}: equal to TensorFlow's servers: {got}")
+    runs = [("ferroflow's servers", got)]
+    if mixed:
+        runs.append(("ferroflow's ps and TensorFlow's worker", on_mixed(scenario, spec_for(jobs))))
+    for what, res in runs:
+        for k in want:
+            if k.endswith("device"):
+                continue
+            assert close(want[k], res[k]), f"{scenario} on {what}: {k}: TensorFlow {want[k]} ferroflow {res[k]}"
+        print(f"{scenario} on {what}: equal to TensorFlow's servers: {res}")
     return got
 
 
@@ -164,10 +188,10 @@ def main():
     assert got["device"] == "/job:worker/replica:0/task:0/device:CPU:0", got
     assert got["error"] == "InvalidArgumentError", got
     same("remote_ops", single, env={"TF_ENABLE_EAGER_CLIENT_STREAMING_ENQUEUE": "False"})
-    got = same("pss_loop", pss)
+    got = same("pss_loop", pss, mixed=True)
     assert got["w_device"] == "/job:ps/replica:0/task:0/device:CPU:0", got
     assert got["losses"][-1] < got["losses"][0] / 2, got
-    same("pss_fit", pss)
+    same("pss_fit", pss, mixed=True)
     two = on_ferroflow("pss_two_workers", spec_for([("ps", 2), ("worker", 2), ("chief", 1)]))
     # 20 increments from 5, whichever worker ran them.
     assert two["w"] == 25.0, two
