@@ -37,8 +37,9 @@ pub(crate) struct EagerContext {
     library: Mutex<HashMap<String, FunctionDef>>,
     /// Graph handles of the single-op and function graphs already registered, by signature.
     pub(crate) graphs: Mutex<HashMap<Vec<u8>, super::execute::Prepared>>,
-    /// The cluster as the client described it, with this task's place in it.
-    pub(crate) server_def: ServerDef,
+    /// The cluster as the client described it, with this task's place in it (replaced by
+    /// UpdateContext).
+    pub(crate) server_def: Mutex<ServerDef>,
     /// The incarnation of every device of the cluster (CreateContext's
     /// `cluster_device_attributes`), by full device name.
     pub(crate) incarnations: Mutex<HashMap<String, u64>>,
@@ -67,7 +68,7 @@ impl EagerContext {
             handles: Mutex::new(HashMap::new()),
             library: Mutex::new(HashMap::new()),
             graphs: Mutex::new(HashMap::new()),
-            server_def,
+            server_def: Mutex::new(server_def),
             incarnations: Mutex::new(HashMap::new()),
             remote_values: Mutex::new(HashMap::new()),
             spans: tokio::sync::Mutex::new(HashMap::new()),

@@ -135,6 +135,7 @@ impl EagerService {
         }
         *view = req.context_view_id;
         if let Some(sd) = req.server_def {
+            *ctx.server_def.lock().unwrap_or_else(|e| e.into_inner()) = sd.clone();
             // The cluster may have grown or shrunk: the context's session takes the new one.
             let handle = ctx.session_handle.clone();
             self.worker.delete_worker_session(&DeleteWorkerSessionRequest { session_handle: handle.clone() });

@@ -195,7 +195,7 @@ impl EagerService {
             n.device = own.clone();
         }
         graph.library = Some(library);
-        let sd = &ctx.server_def;
+        let sd = ctx.server_def.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let cluster = crate::ClusterSpec::from_proto(sd.cluster.as_ref().unwrap_or(&Default::default()))?;
         let own_addr = cluster.task_address(&sd.job_name, sd.task_index)?.to_string();
         let config = ConfigProto {

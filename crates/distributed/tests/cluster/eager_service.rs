@@ -282,10 +282,17 @@ fn context_views_unknown_contexts_and_expiry() {
             cl.eager.keep_alive(KeepAliveRequest { context_id: id }).await.unwrap().into_inner().context_view_id,
             4
         );
+        // A full update (a new cluster view) keeps the context working.
+        let full = UpdateContextRequest { server_def: create(&c, id, 5, 60).server_def, ..update(5) };
+        cl.eager.update_context(full).await.unwrap();
+        let two = Tensor::scalar(2.0f32);
+        let sq = op(30, "Square", vec![inline(&two)], &[("T", attr::ty(DataType::Float))]);
+        cl.enqueue(id, vec![sq]).await.unwrap();
+        assert_eq!(cl.fetch(id, 30, DataType::Float, "w_upd").await.scalar_value::<f32>().unwrap(), 4.0);
         // A stale close is ignored; a current one closes.
         cl.eager.close_context(CloseContextRequest { context_id: id, context_view_id: 3 }).await.unwrap();
         cl.eager.keep_alive(KeepAliveRequest { context_id: id }).await.unwrap();
-        cl.eager.close_context(CloseContextRequest { context_id: id, context_view_id: 4 }).await.unwrap();
+        cl.eager.close_context(CloseContextRequest { context_id: id, context_view_id: 5 }).await.unwrap();
         let e = cl.eager.keep_alive(KeepAliveRequest { context_id: id }).await.unwrap_err();
         assert_eq!(e.code(), tonic::Code::Aborted);
         assert!(e.message().contains("Unable to find a context_id"), "{}", e.message());
