@@ -213,19 +213,22 @@ impl AsyncOpKernel for GetNext {
         pool::spawn_kernel(ctx, done, move |mut ctx, done| {
             let step = ctx.step().clone();
             let node = ctx.node().name.clone();
-            let r = it.get_next(&step, &node).and_then(|e| {
-                if e.len() != ctx.num_outputs() {
-                    return Err(Status::invalid_argument(format!(
-                        "node '{node}': the iterator yields {} components, the node has {} outputs",
-                        e.len(),
-                        ctx.num_outputs()
-                    )));
-                }
-                e.into_iter().enumerate().try_for_each(|(i, t)| ctx.set_output(i, t))
-            });
+            let r = it.get_next(&step, &node).and_then(|e| set_element(&mut ctx, &node, e));
             done(ctx, r)
         });
     }
+}
+
+/// Puts an iterator's element into the node's outputs, one component each.
+pub(super) fn set_element(ctx: &mut OpContext, node: &str, e: Vec<Tensor>) -> Result<(), Status> {
+    if e.len() != ctx.num_outputs() {
+        return Err(Status::invalid_argument(format!(
+            "node '{node}': the iterator yields {} components, the node has {} outputs",
+            e.len(),
+            ctx.num_outputs()
+        )));
+    }
+    e.into_iter().enumerate().try_for_each(|(i, t)| ctx.set_output(i, t))
 }
 
 /// `IteratorGetNextAsOptional`: the next element as an optional, empty at the end (what

@@ -18,7 +18,7 @@ use ferroflow_kernels::{AsyncOpKernel, DoneCallback, OpContext, OpKernel, StepCt
 use prost::Message;
 
 use super::dataset::{dataset_input, declared};
-use super::iterator::IteratorResource;
+use super::iterator::{set_element, IteratorResource};
 use super::pool;
 
 /// The type name of multi-device iterators in resource handles.
@@ -167,16 +167,7 @@ impl AsyncOpKernel for GetNextFromShard {
         pool::spawn_kernel(ctx, done, move |mut ctx, done| {
             let step = ctx.step().clone();
             let node = ctx.node().name.clone();
-            let r = it.next_of(shard, incarnation, &step, &node).and_then(|e| {
-                if e.len() != ctx.num_outputs() {
-                    return Err(Status::invalid_argument(format!(
-                        "node '{node}': the iterator yields {} components, the node has {} outputs",
-                        e.len(),
-                        ctx.num_outputs()
-                    )));
-                }
-                e.into_iter().enumerate().try_for_each(|(i, t)| ctx.set_output(i, t))
-            });
+            let r = it.next_of(shard, incarnation, &step, &node).and_then(|e| set_element(&mut ctx, &node, e));
             done(ctx, r)
         });
     }
