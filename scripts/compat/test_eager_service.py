@@ -4,8 +4,8 @@ against the same cluster of `ferroflow server`s, and must print the same values 
 within 1e-4 relative; one worker, so training is deterministic). Also: the same with
 TensorFlow's streaming Enqueue turned off, two workers training asynchronously, and a worker
 killed and restarted mid-training, which ClusterCoordinator must retry, a ps killed
-mid-training, which must end the job with TensorFlow's error, and a mixed cluster
-(ferroflow's ps, TensorFlow's worker)."""
+mid-training, which must end the job with TensorFlow's error, and mixed clusters
+both ways (ferroflow's ps with TensorFlow's worker, TensorFlow's ps with ferroflow's worker)."""
 import json
 import os
 import subprocess
@@ -82,6 +82,24 @@ def on_mixed(scenario, spec):
             s.kill()
 
 
+def on_reversed(scenario, spec):
+    """TensorFlow's ps tasks, ferroflow's workers: the ferroflow worker fetches each ps
+    variable's handle from TensorFlow's ps (an eager `_Send` and a RecvTensor) and runs the step
+    function as a TF 1.x step whose ps partition is registered on TensorFlow's WorkerService."""
+    flag = ";".join(f"{j}={','.join(a)}" for j, a in spec.items())
+    ps = [ffcluster.tf_server(spec, "ps", i) for i in range(len(spec["ps"]))]
+    workers = [ffcluster.Server("--cluster", flag, "--job_name", "worker", "--task_index", str(i))
+               for i in range(len(spec["worker"]))]
+    try:
+        for i, p in enumerate(ps):
+            ffcluster.wait_port(int(spec["ps"][i].rsplit(":", 1)[1]), p)
+        return client(scenario, spec)
+    finally:
+        ffcluster.stop(ps)
+        for s in workers:
+            s.kill()
+
+
 def close(a, b, tol=1e-4):
     if isinstance(a, list):
         return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
@@ -96,6 +114,7 @@ def same(scenario, jobs, env=None, mixed=False):
     runs = [("ferroflow's servers", got)]
     if mixed:
         runs.append(("ferroflow's ps and TensorFlow's worker", on_mixed(scenario, spec_for(jobs))))
+        runs.append(("TensorFlow's ps and ferroflow's worker", on_reversed(scenario, spec_for(jobs))))
     for what, res in runs:
         for k in want:
             if k.endswith("device"):
