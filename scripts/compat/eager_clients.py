@@ -47,6 +47,57 @@ def remote_ops(spec):
     return out
 
 
+def packed(spec):
+    """A packed handle (SendPackedHandle): the handles of two variables on two workers packed
+    into one tensor (what tf.distribute's packed variables are) and given to functions that
+    run on either worker. TensorFlow picks the element an op on it uses by the device of the
+    op's consumer (an op's own device request is overridden), and for an op without
+    consumers by the device the function runs on; `step` reads one element twice for two
+    consumers on two devices."""
+    from tensorflow.python.framework import ops
+    tf.config.experimental_connect_to_cluster(tf.train.ClusterSpec({"worker": spec["worker"]}))
+    w0, w1 = "/job:worker/task:0", "/job:worker/task:1"
+    with tf.device(w0):
+        v0 = tf.Variable([1.0, 2.0])
+    with tf.device(w1):
+        v1 = tf.Variable([10.0, 20.0])
+    p = ops.pack_eager_tensors([v0.handle, v1.handle])
+
+    @tf.function
+    def reads():
+        with tf.device(w0):
+            r0 = tf.raw_ops.ReadVariableOp(resource=p, dtype=tf.float32)
+        with tf.device(w1):
+            r1 = tf.raw_ops.ReadVariableOp(resource=p, dtype=tf.float32) * 100.0
+        return r0 + r1
+
+    @tf.function
+    def write(scale):
+        tf.raw_ops.AssignAddVariableOp(resource=p, value=tf.ones([2]) * scale)
+        return scale
+
+    @tf.function
+    def step(scale):
+        with tf.device(w0):
+            r0 = tf.raw_ops.ReadVariableOp(resource=p, dtype=tf.float32)
+        with tf.device(w1):
+            r1 = tf.raw_ops.ReadVariableOp(resource=p, dtype=tf.float32)
+            tf.raw_ops.AssignAddVariableOp(resource=p, value=r0 * scale)
+        return r0 + r1
+
+    out = {"packed_device": p.device, "reads": [], "sums": []}
+    for d in (w0, w1):
+        with tf.device(d):
+            out["reads"].append(reads().numpy().tolist())
+    with tf.device(w1):
+        write(tf.constant(2.0))
+    with tf.device(w0):
+        write(tf.constant(3.0))
+        out["sums"] = [step(tf.constant(2.0)).numpy().tolist() for _ in range(3)]
+    out["v0"], out["v1"] = v0.numpy().tolist(), v1.numpy().tolist()
+    return out
+
+
 def _strategy(spec):
     resolver = tf.distribute.cluster_resolver.SimpleClusterResolver(
         tf.train.ClusterSpec(spec), task_type="chief", task_id=0, rpc_layer="grpc")

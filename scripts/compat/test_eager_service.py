@@ -207,6 +207,8 @@ def main():
     assert got["device"] == "/job:worker/replica:0/task:0/device:CPU:0", got
     assert got["error"] == "InvalidArgumentError", got
     same("remote_ops", single, env={"TF_ENABLE_EAGER_CLIENT_STREAMING_ENQUEUE": "False"})
+    got = same("packed", [("worker", 2)])
+    assert got["reads"] == [[1001.0, 2002.0], [1010.0, 2020.0]], got
     got = same("pss_loop", pss, mixed=True)
     assert got["w_device"] == "/job:ps/replica:0/task:0/device:CPU:0", got
     assert got["losses"][-1] < got["losses"][0] / 2, got

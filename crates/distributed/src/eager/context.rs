@@ -33,6 +33,8 @@ pub(crate) struct EagerContext {
     keep_alive: Duration,
     last_use: Mutex<Instant>,
     handles: Mutex<HashMap<HandleId, Held>>,
+    /// Packed handles (SendPackedHandle), by op id (each is that op's output 0).
+    packed: Mutex<HashMap<i64, super::packed::Packed>>,
     /// Functions registered with `RegisterFunctionOp` (and their libraries).
     library: Mutex<HashMap<String, FunctionDef>>,
     /// Graph handles of the single-op and function graphs already registered, by signature.
@@ -66,6 +68,7 @@ impl EagerContext {
             keep_alive,
             last_use: Mutex::new(Instant::now()),
             handles: Mutex::new(HashMap::new()),
+            packed: Mutex::new(HashMap::new()),
             library: Mutex::new(HashMap::new()),
             graphs: Mutex::new(HashMap::new()),
             server_def: Mutex::new(server_def),
@@ -133,7 +136,23 @@ impl EagerContext {
     /// ignored, as a decref may race the op that made the tensor failing. Returns the
     /// dropped tensor.
     pub(crate) fn release(&self, id: HandleId) -> Option<Tensor> {
+        if id.1 == 0 {
+            self.packed.lock().unwrap_or_else(|e| e.into_inner()).remove(&id.0);
+        }
         self.handles.lock().unwrap_or_else(|e| e.into_inner()).remove(&id).map(|h| h.tensor)
+    }
+
+    /// Keeps a packed handle as output 0 of op `op_id`.
+    pub(crate) fn put_packed(&self, op_id: i64, p: super::packed::Packed) {
+        self.packed.lock().unwrap_or_else(|e| e.into_inner()).insert(op_id, p);
+    }
+
+    /// The packed handle `id` names, if it names one.
+    pub(crate) fn packed(&self, id: HandleId) -> Option<super::packed::Packed> {
+        if id.1 != 0 {
+            return None;
+        }
+        self.packed.lock().unwrap_or_else(|e| e.into_inner()).get(&id.0).cloned()
     }
 
     pub(crate) fn num_handles(&self) -> usize {

@@ -13,6 +13,7 @@
 
 mod context;
 mod execute;
+mod packed;
 mod queue;
 mod span;
 

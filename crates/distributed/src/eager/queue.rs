@@ -75,15 +75,7 @@ impl EagerService {
                 self.worker.steps.cleanup(c.step_id);
             }
             Some(Item::SyncRemoteExecutorForStream(_)) => {}
-            Some(Item::SendPackedHandle(p)) => {
-                return Err(Status::unimplemented(format!(
-                    "SendPackedHandle (op {}, {} handles on {}) is not supported by ferroflow yet: packed \
-                     handles of distributed variables",
-                    p.op_id,
-                    p.handles.len(),
-                    p.device_name
-                )))
-            }
+            Some(Item::SendPackedHandle(p)) => self.send_packed_handle(ctx, p, self.deadline(caller)).await?,
             Some(Item::RemoveFunction(r)) => ctx.remove_function(&r.function_name),
         }
         Ok(q)
@@ -119,7 +111,25 @@ impl EagerService {
         // Where each input's resource lives, when some live on other tasks.
         let own = self.device(ctx);
         let mut at = Vec::with_capacity(op.op_inputs.len());
+        // The packed handles among the inputs (functions only: see `packed`).
+        let mut packed: Vec<Option<super::packed::Packed>> = Vec::new();
         for (i, input) in op.op_inputs.iter().enumerate() {
+            if let Some(In::RemoteHandle(h)) = &input.item {
+                if let Some(p) = ctx.packed((h.op_id, h.output_num)) {
+                    if !super::execute::is_function_call(ctx, op) {
+                        return Err(Status::invalid_argument(format!(
+                            "input {i} of eager operation {} ({}) on {} is a packed handle (op {}): packed handles \
+                             are inputs of functions only",
+                            op.id, op.name, ctx.task, h.op_id
+                        )));
+                    }
+                    packed.resize(i, None);
+                    packed.push(Some(p));
+                    at.push(own.clone());
+                    inputs.push(Tensor::scalar(0i32));
+                    continue;
+                }
+            }
             let t = match &input.item {
                 Some(In::RemoteHandle(h)) => match ctx.get((h.op_id, h.output_num)) {
                     Ok(held) => held.tensor,
@@ -151,7 +161,8 @@ impl EagerService {
             at.push(own.clone());
             inputs.push(t);
         }
-        if at.iter().any(|d| *d != own) {
+        packed.resize(inputs.len(), None);
+        if at.iter().any(|d| *d != own) || packed.iter().any(Option::is_some) {
             if !super::execute::is_function_call(ctx, op) {
                 return Err(Status::unimplemented(format!(
                     "eager operation {} ({}) on {}: an op (not a function) given a resource of another task ({}) \
@@ -162,7 +173,7 @@ impl EagerService {
                     at.iter().find(|d| **d != own).cloned().unwrap_or_default()
                 )));
             }
-            let outputs = self.run_spanning(ctx, op, inputs, at, deadline).await?;
+            let outputs = self.run_spanning(ctx, op, inputs, at, packed, deadline).await?;
             if op.id != NO_OP_ID {
                 for (k, t) in outputs.iter().enumerate() {
                     let num = output_num.get(k).copied().unwrap_or(k as i32);

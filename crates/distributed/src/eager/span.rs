@@ -8,30 +8,40 @@
 //! variable it names) is fetched once from its task with an eager `_Send` and a RecvTensor,
 //! as TensorFlow's client copies a tensor between tasks.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
 use ferroflow_core::proto::config_proto::Experimental;
 use ferroflow_core::proto::eager::eager_service_client::EagerServiceClient;
 use ferroflow_core::proto::eager::{operation, EnqueueRequest, Operation, QueueItem, RemoteTensorHandle};
-use ferroflow_core::proto::NodeDef;
 use ferroflow_core::proto::{
     attr_value::Value as AV, AttrValue, CloseSessionRequest, ConfigProto, CreateSessionRequest, RecvTensorRequest,
     RunOptions, RunStepRequest,
 };
+use ferroflow_core::proto::{FunctionDefLibrary, NodeDef};
 use ferroflow_core::{DataType, DeviceName, ResourceHandle, Status, Tensor};
-use ferroflow_kernels::state::VAR_TYPE_NAME;
 
 use super::context::EagerContext;
+use super::packed::Packed;
 use super::EagerService;
 use crate::master_api::RunStepCall;
 
 /// A master session running one function over tasks.
 pub(crate) struct Span {
     handle: String,
-    feeds: Vec<String>,
+    feeds: Vec<(String, Feed)>,
     fetches: Vec<String>,
     ret_fetch: Vec<usize>,
     targets: Vec<String>,
+}
+
+/// Where a fed value comes from.
+#[derive(Clone, Copy)]
+enum Feed {
+    /// The call's input `i`.
+    Input(usize),
+    /// Element `k` of the packed handle given as input `i`.
+    Element(usize, usize),
 }
 
 fn s(v: &str) -> AttrValue {
@@ -108,13 +118,15 @@ impl EagerService {
     }
 
     /// Runs function `op.name` with `inputs`; `at[i]` is the device input `i`'s resource
-    /// lives on (this task's device for a value).
+    /// lives on (this task's device for a value); `packed[i]` is set when input `i` is a
+    /// packed handle.
     pub(crate) async fn run_spanning(
         &self,
         ctx: &EagerContext,
         op: &Operation,
         inputs: Vec<Tensor>,
         at: Vec<String>,
+        packed: Vec<Option<Packed>>,
         deadline: Instant,
     ) -> Result<Vec<Tensor>, Status> {
         let own = self.device(ctx);
@@ -123,19 +135,21 @@ impl EagerService {
         let pins: Vec<Option<ResourceHandle>> = inputs
             .iter()
             .zip(&at)
-            .map(|(t, dev)| {
-                let h = t.as_slice::<ResourceHandle>().ok()?.first()?;
-                (*dev != own && h.maybe_type_name == VAR_TYPE_NAME && !h.dtypes_and_shapes.is_empty())
-                    .then(|| h.clone())
-            })
+            .zip(&packed)
+            .map(|((t, dev), p)| if p.is_some() { None } else { super::packed::pinned(t, dev, &own) })
             .collect();
         let mut key = format!("{}\0{}", op.name, at.join("\0"));
         for h in pins.iter().flatten() {
             key.push_str(&format!("\0{}/{}@{}", h.container, h.name, h.device));
         }
+        for (i, p) in packed.iter().enumerate() {
+            if let Some(p) = p {
+                key.push_str(&format!("\0packed {i}: {}", super::packed::key(p)));
+            }
+        }
         let mut spans = ctx.spans.lock().await;
         if !spans.contains_key(key.as_bytes()) {
-            let span = self.plan_span(ctx, op, &at, &pins, deadline).await?;
+            let span = self.plan_span(ctx, op, &at, &pins, &packed, deadline).await?;
             spans.insert(key.as_bytes().to_vec(), span);
         }
         let span = &spans[key.as_bytes()];
@@ -146,8 +160,19 @@ impl EagerService {
             options: Some(RunOptions { timeout_in_ms: remaining_ms(deadline), ..Default::default() }),
             ..Default::default()
         };
-        let values = inputs.into_iter().zip(&pins).filter(|(_, p)| p.is_none()).map(|(t, _)| t);
-        let feeds = span.feeds.iter().cloned().zip(values).collect();
+        let feeds = span
+            .feeds
+            .iter()
+            .map(|(name, from)| {
+                let t = match *from {
+                    Feed::Input(i) => inputs[i].clone(),
+                    Feed::Element(i, k) => {
+                        packed[i].as_ref().map_or_else(|| Tensor::scalar(0i32), |p| p[k].value.clone())
+                    }
+                };
+                (name.clone(), t)
+            })
+            .collect();
         let ret_fetch = span.ret_fetch.clone();
         let handle = span.handle.clone();
         drop(spans);
@@ -165,6 +190,7 @@ impl EagerService {
         op: &Operation,
         at: &[String],
         pins: &[Option<ResourceHandle>],
+        packed: &[Option<Packed>],
         deadline: Instant,
     ) -> Result<Span, Status> {
         let library = ctx.library();
@@ -174,8 +200,23 @@ impl EagerService {
         let own = self.device(ctx);
         let mut tasks = vec![ctx.task.clone()];
         let mut feeds = Vec::with_capacity(fg.feeds.len());
-        for ((feed, dev), pin) in fg.feeds.iter().zip(at).zip(pins) {
+        let mut targets = fg.targets.clone();
+        for (i, ((feed, dev), pin)) in fg.feeds.iter().zip(at).zip(pins).enumerate() {
             let name = feed.split(':').next().unwrap_or_default();
+            if let Some(p) = &packed[i] {
+                let requested = requested_devices(&library, &op.name);
+                let x = super::packed::expand(&mut graph, name, p, &requested, &own, &fg.targets)
+                    .map_err(|e| e.context(format!("function {} input {i}", op.name)))?;
+                feeds.extend(x.feeds.into_iter().map(|(f, k)| (f, Feed::Element(i, k))));
+                targets.extend(x.targets);
+                for e in p.iter() {
+                    let task = DeviceName::parse(&e.device)?.task_name();
+                    if !tasks.contains(&task) {
+                        tasks.push(task);
+                    }
+                }
+                continue;
+            }
             if let Some(n) = graph.node.iter_mut().find(|n| n.name == name) {
                 n.device = dev.clone();
                 if let Some(h) = pin {
@@ -183,7 +224,7 @@ impl EagerService {
                 }
             }
             if pin.is_none() {
-                feeds.push(feed.clone());
+                feeds.push((feed.clone(), Feed::Input(i)));
             }
             let task = DeviceName::parse(dev)?.task_name();
             if !tasks.contains(&task) {
@@ -215,13 +256,7 @@ impl EagerService {
             .await
             .map_err(|e| e.context(format!("function {} over tasks {}", op.name, tasks.join(", "))))?;
         tracing::debug!(task = %ctx.task, function = %op.name, tasks = %tasks.join(","), session = %created.session_handle, "function over tasks planned");
-        Ok(Span {
-            handle: created.session_handle,
-            feeds,
-            fetches: fg.fetches,
-            ret_fetch: fg.ret_fetch,
-            targets: fg.targets,
-        })
+        Ok(Span { handle: created.session_handle, feeds, fetches: fg.fetches, ret_fetch: fg.ret_fetch, targets })
     }
 
     /// Closes the master sessions of a context's functions over tasks.
@@ -240,8 +275,14 @@ impl EagerService {
     }
 }
 
+/// The device each node of function `name`'s body asked for (`with tf.device`).
+fn requested_devices(library: &FunctionDefLibrary, name: &str) -> HashMap<String, String> {
+    let f = library.function.iter().find(|f| f.signature.as_ref().is_some_and(|s| s.name == name));
+    f.map(|f| f.node_def.iter().map(|n| (n.name.clone(), n.device.clone())).collect()).unwrap_or_default()
+}
+
 /// A `VarHandleOp` on `device` naming the variable of handle `h`.
-fn var_handle_node(name: &str, device: &str, h: &ResourceHandle) -> NodeDef {
+pub(crate) fn var_handle_node(name: &str, device: &str, h: &ResourceHandle) -> NodeDef {
     let (dtype, dims) = h.dtypes_and_shapes[0].clone();
     let dtype = DataType::from_proto(dtype).map(|(t, _)| t).unwrap_or(DataType::Float);
     let mut n =
