@@ -45,7 +45,9 @@ impl EagerService {
             }
             Some(Item::Operation(op)) => {
                 let function = super::execute::is_function_call(ctx, &op);
+                let t0 = Instant::now();
                 let (tensors, device) = self.execute(ctx, &op, caller, &[]).await?;
+                tracing::debug!(task = %ctx.task, op = %op.name, id = op.id, us = t0.elapsed().as_micros() as u64, "eager operation ran");
                 for t in &tensors {
                     if op.id == NO_OP_ID {
                         q.tensor.push(t.to_proto());

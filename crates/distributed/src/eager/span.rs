@@ -176,7 +176,10 @@ impl EagerService {
         let ret_fetch = span.ret_fetch.clone();
         let handle = span.handle.clone();
         drop(spans);
-        let reply = self.master.run_step(RunStepCall { req, feeds }).await.map_err(|e| {
+        let t0 = Instant::now();
+        let reply = self.master.run_step(RunStepCall { req, feeds }).await;
+        tracing::debug!(task = %ctx.task, function = %op.name, us = t0.elapsed().as_micros() as u64, "function over tasks ran");
+        let reply = reply.map_err(|e| {
             let e = e.context(format!("function {} over tasks (master session {handle})", op.name));
             as_peer_error(e, &ctx.task)
         })?;
