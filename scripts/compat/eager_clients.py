@@ -156,6 +156,33 @@ def pss_fit(spec):
     return {"loss": h.history["loss"]}
 
 
+def pss_fit_gru(spec):
+    """A user's text model on ParameterServerStrategy: Embedding, GRU (a while loop over
+    TensorLists inside the step function), LayerNormalization and Adam, model.fit with
+    steps_per_execution (a loop around that loop)."""
+    import tf_keras
+    strategy = _strategy(spec)
+    rng = np.random.RandomState(0)
+    x = rng.randint(0, 200, size=(256, 12)).astype("int32")
+    y = rng.randint(0, 4, size=(256,)).astype("int64")
+    with strategy.scope():
+        tf_keras.utils.set_random_seed(3)
+        model = tf_keras.Sequential([
+            tf_keras.layers.Embedding(200, 16, input_length=12),
+            tf_keras.layers.GRU(24),
+            tf_keras.layers.LayerNormalization(),
+            tf_keras.layers.Dense(4),
+        ])
+        model.compile(optimizer=tf_keras.optimizers.Adam(0.01),
+                      loss=tf_keras.losses.SparseCategoricalCrossentropy(from_logits=True), steps_per_execution=4)
+
+    def dataset_fn(_):
+        return tf.data.Dataset.from_tensor_slices((x, y)).repeat().batch(32)
+
+    h = model.fit(tf_keras.utils.experimental.DatasetCreator(dataset_fn), epochs=3, steps_per_epoch=8, verbose=0)
+    return {"loss": h.history["loss"]}
+
+
 def pss_two_workers(spec):
     """Two workers train asynchronously; the result is checked for progress, not equality."""
     strategy = _strategy(spec)

@@ -213,6 +213,7 @@ def main():
     assert got["w_device"] == "/job:ps/replica:0/task:0/device:CPU:0", got
     assert got["losses"][-1] < got["losses"][0] / 2, got
     same("pss_fit", pss, mixed=True)
+    same("pss_fit_gru", pss)
     two = on_ferroflow("pss_two_workers", spec_for([("ps", 2), ("worker", 2), ("chief", 1)]))
     # 20 increments from 5, whichever worker ran them.
     assert two["w"] == 25.0, two
