@@ -64,39 +64,25 @@ def on_ferroflow(scenario, spec, env=None):
             s.kill()
 
 
-def on_mixed(scenario, spec):
-    """ferroflow's ps tasks, TensorFlow's workers: the TensorFlow worker partitions each step
-    function and runs the ps part on ferroflow with RunComponentFunction; the parts meet
-    through RecvTensor at the call's step id."""
+def on_mixed(scenario, spec, tf_job="worker"):
+    """A mixed cluster: TensorFlow's servers for the tasks of `tf_job`, ferroflow's for the
+    others. TensorFlow's workers over ferroflow's ps partition each step function and run the
+    ps part on ferroflow with RunComponentFunction, the parts meeting through RecvTensor at the
+    call's step id. ferroflow's workers over TensorFlow's ps fetch each variable's handle from
+    the ps (an eager `_Send` and a RecvTensor) and run the function as a TF 1.x step whose ps
+    partition is registered on TensorFlow's WorkerService."""
     flag = ";".join(f"{j}={','.join(a)}" for j, a in spec.items())
-    ps = [ffcluster.Server("--cluster", flag, "--job_name", "ps", "--task_index", str(i))
-          for i in range(len(spec["ps"]))]
-    workers = [ffcluster.tf_server(spec, "worker", i) for i in range(len(spec["worker"]))]
+    tf_procs = [ffcluster.tf_server(spec, tf_job, i) for i in range(len(spec[tf_job]))]
+    ff_job = "ps" if tf_job == "worker" else "worker"
+    ff = [ffcluster.Server("--cluster", flag, "--job_name", ff_job, "--task_index", str(i))
+          for i in range(len(spec[ff_job]))]
     try:
-        for i, p in enumerate(workers):
-            ffcluster.wait_port(int(spec["worker"][i].rsplit(":", 1)[1]), p)
+        for i, p in enumerate(tf_procs):
+            ffcluster.wait_port(int(spec[tf_job][i].rsplit(":", 1)[1]), p)
         return client(scenario, spec)
     finally:
-        ffcluster.stop(workers)
-        for s in ps:
-            s.kill()
-
-
-def on_reversed(scenario, spec):
-    """TensorFlow's ps tasks, ferroflow's workers: the ferroflow worker fetches each ps
-    variable's handle from TensorFlow's ps (an eager `_Send` and a RecvTensor) and runs the step
-    function as a TF 1.x step whose ps partition is registered on TensorFlow's WorkerService."""
-    flag = ";".join(f"{j}={','.join(a)}" for j, a in spec.items())
-    ps = [ffcluster.tf_server(spec, "ps", i) for i in range(len(spec["ps"]))]
-    workers = [ffcluster.Server("--cluster", flag, "--job_name", "worker", "--task_index", str(i))
-               for i in range(len(spec["worker"]))]
-    try:
-        for i, p in enumerate(ps):
-            ffcluster.wait_port(int(spec["ps"][i].rsplit(":", 1)[1]), p)
-        return client(scenario, spec)
-    finally:
-        ffcluster.stop(ps)
-        for s in workers:
+        ffcluster.stop(tf_procs)
+        for s in ff:
             s.kill()
 
 
@@ -114,7 +100,7 @@ def same(scenario, jobs, env=None, mixed=False):
     runs = [("ferroflow's servers", got)]
     if mixed:
         runs.append(("ferroflow's ps and TensorFlow's worker", on_mixed(scenario, spec_for(jobs))))
-        runs.append(("TensorFlow's ps and ferroflow's worker", on_reversed(scenario, spec_for(jobs))))
+        runs.append(("TensorFlow's ps and ferroflow's worker", on_mixed(scenario, spec_for(jobs), "ps")))
     for what, res in runs:
         for k in want:
             if k.endswith("device"):

@@ -239,13 +239,12 @@ mod tests {
         Element { device: device.into(), value: Tensor::new(Vec::<usize>::new(), vec![h]).unwrap() }
     }
 
-    fn node(name: &str, op: &str, inputs: &[&str]) -> NodeDef {
-        NodeDef {
-            name: name.into(),
-            op: op.into(),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        }
+    fn graph(nodes: &[(&str, &str, &[&str])]) -> GraphDef {
+        let node = |(name, op, inputs): &(&str, &str, &[&str])| {
+            let input = inputs.iter().map(|s| s.to_string()).collect();
+            NodeDef { name: name.to_string(), op: op.to_string(), input, ..Default::default() }
+        };
+        GraphDef { node: nodes.iter().map(node).collect(), ..Default::default() }
     }
 
     fn find<'a>(g: &'a GraphDef, name: &str) -> &'a NodeDef {
@@ -255,19 +254,16 @@ mod tests {
     #[test]
     fn each_use_takes_the_element_of_its_consumers_device() {
         let p: Packed = Arc::new(vec![var(W0, "v0"), var(W1, "v1")]);
-        let mut g = GraphDef {
-            node: vec![
-                node("arg", "Placeholder", &[]),
-                node("r0", "ReadVariableOp", &["arg:0"]),
-                node("r1", "ReadVariableOp", &["arg:0"]),
-                node("mul", "Mul", &["r1:0", "c:0"]),
-                node("add", "AddV2", &["r0:0", "mul:0"]),
-                node("mul0", "Mul", &["r0:0", "c:0"]),
-                node("assign", "AssignAddVariableOp", &["arg:0", "mul0:0"]),
-                node("after", "NoOp", &["^r0", "^arg"]),
-            ],
-            ..Default::default()
-        };
+        let mut g = graph(&[
+            ("arg", "Placeholder", &[]),
+            ("r0", "ReadVariableOp", &["arg:0"]),
+            ("r1", "ReadVariableOp", &["arg:0"]),
+            ("mul", "Mul", &["r1:0", "c:0"]),
+            ("add", "AddV2", &["r0:0", "mul:0"]),
+            ("mul0", "Mul", &["r0:0", "c:0"]),
+            ("assign", "AssignAddVariableOp", &["arg:0", "mul0:0"]),
+            ("after", "NoOp", &["^r0", "^arg"]),
+        ]);
         let requested: HashMap<String, String> =
             [("mul", "/job:worker/task:1"), ("mul0", "/job:worker/task:1"), ("assign", "/job:worker/task:1")]
                 .into_iter()
@@ -297,10 +293,7 @@ mod tests {
     #[test]
     fn a_use_with_no_element_on_its_device_is_an_error() {
         let p: Packed = Arc::new(vec![var(W1, "v1")]);
-        let mut g = GraphDef {
-            node: vec![node("arg", "Placeholder", &[]), node("r", "ReadVariableOp", &["arg:0"])],
-            ..Default::default()
-        };
+        let mut g = graph(&[("arg", "Placeholder", &[]), ("r", "ReadVariableOp", &["arg:0"])]);
         let e = expand(&mut g, "arg", &p, &HashMap::new(), W0, &[]).err().unwrap();
         assert_eq!(e.code, ferroflow_core::Code::InvalidArgument);
         assert!(e.message.contains("node 'r'") && e.message.contains("task:1"), "{}", e.message);
