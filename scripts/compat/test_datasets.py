@@ -153,6 +153,25 @@ def scenarios(tf, target, files):
         split_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(
             ["a b c", "d e", "f"]).map(lambda t: tf.strings.split([t]).to_sparse())).get_next()
 
+        # interleave (sequential and parallel: TensorFlow's deterministic order), unbatch,
+        # and cache (a reshuffling pipeline cached: every pass repeats the first one).
+        inter_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.range(1, 6).interleave(
+            lambda x: tf.data.Dataset.from_tensors(x).repeat(x), cycle_length=2, block_length=2)).get_next()
+        pinter_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.range(1, 8).interleave(
+            lambda x: tf.data.Dataset.range(10 * x, 10 * x + x % 3 + 1).map(lambda y: y + k), cycle_length=3, block_length=1,
+            num_parallel_calls=2)).get_next()
+        files_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(
+            [files["plain.tfrecord"], files["plain.tfrecord"]]).interleave(
+            tf.data.TFRecordDataset, cycle_length=2, num_parallel_calls=2).map(tf.strings.length)).get_next()
+        unb_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(
+            ([[1, 2], [3, 4], [5, 6]], [[7.0], [8.0], [9.0]])).batch(2).unbatch()).get_next()
+        ua = tf.compat.v1.placeholder(tf.int32, [None], name="ua")
+        ub = tf.compat.v1.placeholder(tf.int32, [None], name="ub")
+        unb_bad = tf.compat.v1.data.make_initializable_iterator(tf.data.Dataset.from_tensors((ua, ub)).unbatch())
+        unb_bad_next = unb_bad.get_next()
+        cache_next = tf.compat.v1.data.make_one_shot_iterator(
+            tf.data.Dataset.range(6).shuffle(6, seed=3).cache().repeat(3)).get_next()
+
         shared = tf.compat.v1.data.Iterator.from_structure(tf.int64, tf.TensorShape([]), shared_name="shared_it")
         shared_init = shared.make_initializer(tf.data.Dataset.range(10, 16))
         shared_next = shared.get_next()
@@ -183,6 +202,17 @@ def scenarios(tf, target, files):
         out.append(outcome(tf, lambda: sess.run(never_next)))
         out.append(outcome(tf, lambda: sess.run(missing))[0])
         out.append([outcome(tf, lambda: tolist(sess.run(corrupt)))[0] for _ in range(2)])
+        out.append(drain(tf, sess, inter_next))
+        out.append(drain(tf, sess, pinter_next))
+        out.append(drain(tf, sess, files_next))
+        out.append(drain(tf, sess, unb_next))
+        sess.run(unb_bad.initializer, {ua: [1, 2, 3], ub: [4, 5]})
+        out.append(outcome(tf, lambda: sess.run(unb_bad_next))[0])
+        sess.run(unb_bad.initializer, {ua: [1, 2], ub: [4, 5]})
+        out.append(drain(tf, sess, unb_bad_next))
+        cached = drain(tf, sess, cache_next)
+        assert cached[0:6] == cached[6:12] == cached[12:18], cached
+        out.append(cached)
         sess.run(shared_init)
         first = [tolist(sess.run(shared_next)) for _ in range(2)]
     # A second session (another client) on the same server continues the shared iterator.

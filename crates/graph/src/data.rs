@@ -136,7 +136,7 @@ impl Dataset {
         f: &Function,
         captured: &[Output],
         out: (Vec<DataType>, Vec<Dims>),
-        extra: Option<Output>,
+        extra: Vec<Output>,
     ) -> Result<Dataset, Status> {
         let h = self.handle.clone();
         let tcap: Vec<DataType> = captured.iter().map(|c| c.dtype).collect();
@@ -146,24 +146,21 @@ impl Dataset {
                 .input_list(captured.to_vec())
                 .attr(fattr, f.attr())
                 .attr("Targuments", attr::list_type(&tcap));
-            match extra {
-                Some(e) => b.input(e),
-                None => b,
-            }
+            extra.into_iter().fold(b, |b, e| b.input(e))
         })
     }
 
     /// Each element through `f` (its arguments: the components, then `captured`).
     pub fn map(&self, s: &Scope, f: &Function, captured: &[Output]) -> Result<Dataset, Status> {
         let shapes = vec![None; f.ret_types.len()];
-        self.with_fn(s, ("MapDataset", "f"), f, captured, (f.ret_types.clone(), shapes), None)
+        self.with_fn(s, ("MapDataset", "f"), f, captured, (f.ret_types.clone(), shapes), vec![])
     }
 
     /// Like [`Dataset::map`] with up to `parallel` calls at once (results stay in order).
     pub fn parallel_map(&self, s: &Scope, f: &Function, captured: &[Output], parallel: i64) -> Result<Dataset, Status> {
         let shapes = vec![None; f.ret_types.len()];
         let p = i64c(s, parallel);
-        self.with_fn(s, ("ParallelMapDatasetV2", "f"), f, captured, (f.ret_types.clone(), shapes), Some(p))
+        self.with_fn(s, ("ParallelMapDatasetV2", "f"), f, captured, (f.ret_types.clone(), shapes), vec![p])
     }
 
     /// The elements for which `predicate` (returning a bool scalar) is true.
@@ -174,7 +171,7 @@ impl Dataset {
             predicate,
             captured,
             (self.types.clone(), self.shapes.clone()),
-            None,
+            vec![],
         )
     }
 
@@ -188,7 +185,34 @@ impl Dataset {
         types: Vec<DataType>,
         shapes: Vec<Dims>,
     ) -> Result<Dataset, Status> {
-        self.with_fn(s, ("FlatMapDataset", "f"), f, captured, (types, shapes), None)
+        self.with_fn(s, ("FlatMapDataset", "f"), f, captured, (types, shapes), vec![])
+    }
+
+    /// `Dataset.interleave`: the datasets `f` returns, up to `cycle_length` open at once,
+    /// `block_length` elements from each in turn; `types` and `shapes` describe their elements.
+    pub fn interleave(
+        &self,
+        s: &Scope,
+        f: &Function,
+        captured: &[Output],
+        (cycle_length, block_length): (i64, i64),
+        (types, shapes): (Vec<DataType>, Vec<Dims>),
+    ) -> Result<Dataset, Status> {
+        let extra = vec![i64c(s, cycle_length), i64c(s, block_length)];
+        self.with_fn(s, ("InterleaveDataset", "f"), f, captured, (types, shapes), extra)
+    }
+
+    /// The rows of each element (whose components share their first dimension).
+    pub fn unbatch(&self, s: &Scope) -> Result<Dataset, Status> {
+        let shapes =
+            self.shapes.iter().map(|sh| sh.as_ref().map(|d| d.get(1..).unwrap_or_default().to_vec())).collect();
+        self.unary(s, "UnbatchDataset", shapes, |b| b)
+    }
+
+    /// The elements of the first complete pass kept in memory for every later pass.
+    pub fn cache(&self, s: &Scope) -> Result<Dataset, Status> {
+        let filename = constant(s, Tensor::scalar(Vec::<u8>::new()));
+        self.unary(s, "CacheDataset", self.shapes.clone(), |b| b.input(filename))
     }
 
     /// Consecutive elements stacked in batches of `size` (the last smaller unless

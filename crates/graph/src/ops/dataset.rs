@@ -114,6 +114,63 @@ const OPS: &[DatasetOp] = &[
         true,
         false,
     ),
+    (
+        "InterleaveDataset",
+        &["input_dataset: variant", "other_arguments: Targuments", "cycle_length: int64", "block_length: int64"],
+        &["f: func", "Targuments: list(type) >= 0", "metadata: string = ''"],
+        true,
+        false,
+    ),
+    (
+        "ParallelInterleaveDatasetV2",
+        &[
+            "input_dataset: variant",
+            "other_arguments: Targuments",
+            "cycle_length: int64",
+            "block_length: int64",
+            "num_parallel_calls: int64",
+        ],
+        &["f: func", "Targuments: list(type) >= 0", "sloppy: bool = false", "metadata: string = ''"],
+        true,
+        false,
+    ),
+    (
+        "ParallelInterleaveDatasetV3",
+        &[
+            "input_dataset: variant",
+            "other_arguments: Targuments",
+            "cycle_length: int64",
+            "block_length: int64",
+            "num_parallel_calls: int64",
+        ],
+        &["f: func", "deterministic: string = 'default'", "Targuments: list(type) >= 0", "metadata: string = ''"],
+        true,
+        false,
+    ),
+    (
+        "ParallelInterleaveDatasetV4",
+        &[
+            "input_dataset: variant",
+            "other_arguments: Targuments",
+            "cycle_length: int64",
+            "block_length: int64",
+            "buffer_output_elements: int64",
+            "prefetch_input_elements: int64",
+            "num_parallel_calls: int64",
+        ],
+        &["f: func", "deterministic: string = 'default'", "Targuments: list(type) >= 0", "metadata: string = ''"],
+        true,
+        false,
+    ),
+    ("UnbatchDataset", &["input_dataset: variant"], &["metadata: string = ''"], true, false),
+    ("CacheDataset", &["input_dataset: variant", "filename: string"], &["metadata: string = ''"], true, false),
+    (
+        "CacheDatasetV2",
+        &["input_dataset: variant", "filename: string", "cache: resource"],
+        &["metadata: string = ''"],
+        true,
+        true,
+    ),
     ("BatchDataset", &["input_dataset: variant", "batch_size: int64"], &["metadata: string = ''"], true, false),
     (
         "BatchDatasetV2",
@@ -261,6 +318,8 @@ pub(crate) fn register(r: &mut OpRegistry) {
         }
         r.add(b.shape_fn(scalar).build());
     }
+    // A V2 cache's marker resource (the cache is the dataset's own).
+    r.add(op("DummyMemoryCache").output("handle: resource").stateful().shape_fn(scalar).build());
     // The dataset's serialized `tf.data.Options`.
     r.add(
         op("GetOptions").input("input_dataset: variant").output("serialized_options: string").shape_fn(scalar).build(),

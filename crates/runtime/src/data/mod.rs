@@ -12,9 +12,11 @@
 //! them together).
 
 mod batch;
+mod cache;
 mod dataset;
 mod func;
 mod generator;
+mod interleave;
 mod iterator;
 mod map;
 mod multi_device;
@@ -27,6 +29,7 @@ mod sources;
 mod tensor_util;
 #[cfg(test)]
 mod tests;
+mod unbatch;
 
 use std::sync::Arc;
 
@@ -49,6 +52,14 @@ pub(crate) const DATA_OPS: &[&str] = &[
     "ParallelMapDatasetV2",
     "FilterDataset",
     "FlatMapDataset",
+    "InterleaveDataset",
+    "ParallelInterleaveDatasetV2",
+    "ParallelInterleaveDatasetV3",
+    "ParallelInterleaveDatasetV4",
+    "UnbatchDataset",
+    "CacheDataset",
+    "CacheDatasetV2",
+    "DummyMemoryCache",
     "BatchDataset",
     "BatchDatasetV2",
     "PaddedBatchDataset",
@@ -172,6 +183,13 @@ pub(crate) fn data_kernel(
         "BatchDataset" | "BatchDatasetV2" | "PaddedBatchDataset" | "PaddedBatchDatasetV2" => batch::batch(n)?,
         "RepeatDataset" | "TakeDataset" | "SkipDataset" | "ZipDataset" | "ConcatenateDataset" => simple::simple(n)?,
         "ShuffleDataset" => shuffle::shuffle(n)?,
+        "InterleaveDataset"
+        | "ParallelInterleaveDatasetV2"
+        | "ParallelInterleaveDatasetV3"
+        | "ParallelInterleaveDatasetV4" => interleave::interleave(n, lib, depth)?,
+        "UnbatchDataset" => unbatch::unbatch(n)?,
+        "CacheDataset" | "CacheDatasetV2" => cache::cache(n)?,
+        "DummyMemoryCache" => return Ok(Box::new(cache::DummyMemoryCache)),
         "GeneratorDataset" => generator::generator(n, lib, depth)?,
         "PrefetchDataset" => prefetch::prefetch(n)?,
         "TFRecordDataset" | "TextLineDataset" | "FixedLengthRecordDataset" | "FixedLengthRecordDatasetV2" => {

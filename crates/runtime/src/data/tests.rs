@@ -221,3 +221,39 @@ fn cardinality_as_tensorflow_counts_it() {
         assert_eq!(t.as_slice::<i64>().unwrap(), &[*want], "case {i}");
     }
 }
+
+#[test]
+fn interleave_unbatch_cache() {
+    let s = Scope::new_root();
+    let g = s.graph();
+    // Each x becomes [x, x]; two open at once, one element from each in turn.
+    let twice = define_function(g, "twice", &[DataType::Int64], |s, a| {
+        Ok(vec![Dataset::from_tensors(s, &[a[0].clone()])?.repeat(s, 2)?.handle])
+    })
+    .unwrap();
+    let ds = Dataset::range(&s, 1, 6, 1).unwrap();
+    let ds = ds.interleave(&s, &twice, &[], (2, 1), (vec![DataType::Int64], vec![Some(vec![])])).unwrap();
+    let it = ds.make_initializable_iterator(&s, "").unwrap();
+    let next = it.get_next(&s).unwrap();
+    // Batches of three, split again; a reshuffling pass cached: every pass is the first.
+    let rows = Dataset::range(&s, 0, 7, 1).unwrap().batch(&s, 3, false).unwrap().unbatch(&s).unwrap();
+    let rows_it = rows.make_initializable_iterator(&s, "").unwrap();
+    let rows_next = rows_it.get_next(&s).unwrap();
+    let cached = Dataset::range(&s, 0, 6, 1).unwrap().shuffle(&s, 6, 3, 4, true).unwrap().cache(&s).unwrap();
+    let cached_it = cached.repeat(&s, 3).unwrap().make_initializable_iterator(&s, "").unwrap();
+    let cached_next = cached_it.get_next(&s).unwrap();
+    let sess = DirectSession::new(g);
+    start(&sess, &it);
+    // TensorFlow 2.21's order for the same pipeline.
+    assert_eq!(drain(&sess, &next[0]), vec![1, 2, 1, 2, 3, 4, 3, 4, 5, 5]);
+    start(&sess, &rows_it);
+    assert_eq!(drain(&sess, &rows_next[0]), (0..7).collect::<Vec<i64>>());
+    start(&sess, &cached_it);
+    let got = drain(&sess, &cached_next[0]);
+    assert_eq!(got.len(), 18);
+    assert_eq!(got[0..6], got[6..12]);
+    assert_eq!(got[0..6], got[12..18]);
+    let mut first = got[0..6].to_vec();
+    first.sort();
+    assert_eq!(first, (0..6).collect::<Vec<i64>>());
+}

@@ -1,0 +1,97 @@
+//! `CacheDataset`/`CacheDatasetV2` (`Dataset.cache()`): the first pass that reads the input
+//! to its end keeps the elements in memory, and every later pass (a `repeat`, a new
+//! iterator) reads them from there. A pass that stops early keeps nothing (TensorFlow
+//! discards a partial cache too, so a cached dataset is never silently cut short). V2's
+//! `DummyMemoryCache` resource is TensorFlow's marker for "a cache owned by the dataset",
+//! which is what each dataset here has. Caching to files (a non-empty `filename`) is not
+//! supported yet.
+
+use std::sync::{Arc, Mutex};
+
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{ResourceHandle, Status, Tensor};
+use ferroflow_kernels::{OpContext, OpKernel};
+
+use super::dataset::{dataset_input, Dataset, DatasetIter, DatasetRef, Element, IterCtx};
+use super::BuildFn;
+
+struct Cache {
+    input: Arc<DatasetRef>,
+    /// The elements of a completed pass.
+    done: Mutex<Option<Arc<Vec<Element>>>>,
+}
+
+enum CacheIter {
+    /// Reading a completed cache.
+    Read { elements: Arc<Vec<Element>>, next: usize },
+    /// Reading the input and keeping what it gives.
+    Write { ds: Arc<Cache>, input: Box<dyn DatasetIter>, kept: Vec<Element> },
+}
+
+impl Dataset for Cache {
+    fn make_iter(self: Arc<Self>, ctx: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
+        let done = self.done.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        Ok(Box::new(match done {
+            Some(elements) => CacheIter::Read { elements, next: 0 },
+            None => CacheIter::Write { input: self.input.iter(ctx)?, ds: self, kept: Vec::new() },
+        }))
+    }
+
+    fn cardinality(&self) -> i64 {
+        self.input.cardinality()
+    }
+}
+
+impl DatasetIter for CacheIter {
+    fn next(&mut self, ctx: &IterCtx) -> Result<Option<Element>, Status> {
+        match self {
+            CacheIter::Read { elements, next } => {
+                let e = elements.get(*next).cloned();
+                *next += 1;
+                Ok(e)
+            }
+            CacheIter::Write { ds, input, kept } => match input.next(ctx)? {
+                Some(e) => {
+                    kept.push(e.clone());
+                    Ok(Some(e))
+                }
+                None => {
+                    let elements = Arc::new(std::mem::take(kept));
+                    ds.done.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(elements);
+                    Ok(None)
+                }
+            },
+        }
+    }
+}
+
+/// `CacheDataset`, `CacheDatasetV2`.
+pub(super) fn cache(n: &NodeDef) -> Result<BuildFn, Status> {
+    let node = n.name.clone();
+    Ok(Box::new(move |ctx| {
+        let input = dataset_input(ctx, 0)?;
+        let filename = ctx.input(1)?;
+        let filename = filename.scalar_value::<Vec<u8>>().map_err(|e| ctx.error(e.message))?;
+        if !filename.is_empty() {
+            return Err(Status::unimplemented(format!(
+                "{node}: caching a dataset to files ('{}') is not supported by ferroflow yet; cache() without a \
+                 filename caches in memory",
+                String::from_utf8_lossy(&filename)
+            )));
+        }
+        Ok(Arc::new(Cache { input, done: Mutex::new(None) }) as Arc<dyn Dataset>)
+    }))
+}
+
+/// `DummyMemoryCache`: a handle that only marks a V2 cache as the dataset's own.
+pub(super) struct DummyMemoryCache;
+
+impl OpKernel for DummyMemoryCache {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let h = ResourceHandle::new(ctx.device(), "", "dummy_memory_cache", "MemoryCache");
+        ctx.set_output(0, Tensor::scalar(h))
+    }
+    fn is_expensive(&self) -> bool {
+        false
+    }
+}
