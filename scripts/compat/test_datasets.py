@@ -172,6 +172,19 @@ def scenarios(tf, target, files):
         cache_next = tf.compat.v1.data.make_one_shot_iterator(
             tf.data.Dataset.range(6).shuffle(6, seed=3).cache().repeat(3)).get_next()
 
+        # Files by pattern (MatchingFiles), read whole (ReadFile), written (WriteFile).
+        d = os.path.dirname(files["plain.tfrecord"])
+        listed_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.list_files(
+            os.path.join(d, "*.tfrecord"), shuffle=False).map(
+            lambda f: (tf.strings.regex_replace(f, ".*/", ""), tf.strings.length(tf.io.read_file(f))))).get_next()
+        shuffled_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.list_files(
+            os.path.join(d, "[pg]*"), seed=5).map(lambda f: tf.strings.regex_replace(f, ".*/", ""))).get_next()
+        out_path = tf.compat.v1.placeholder(tf.string, [], name="out_path")
+        written = tf.io.write_file(out_path, tf.strings.join(["w", tf.strings.as_string(tf.constant(7))]))
+        with tf.control_dependencies([written]):
+            read_back = tf.io.read_file(out_path)
+        missing_file = tf.io.read_file(files["plain.tfrecord"] + ".nope")
+
         shared = tf.compat.v1.data.Iterator.from_structure(tf.int64, tf.TensorShape([]), shared_name="shared_it")
         shared_init = shared.make_initializer(tf.data.Dataset.range(10, 16))
         shared_next = shared.get_next()
@@ -213,6 +226,10 @@ def scenarios(tf, target, files):
         cached = drain(tf, sess, cache_next)
         assert cached[0:6] == cached[6:12] == cached[12:18], cached
         out.append(cached)
+        out.append(drain(tf, sess, listed_next))
+        out.append(drain(tf, sess, shuffled_next))
+        out.append(tolist(sess.run(read_back, {out_path: os.path.join(d, "out", target.replace("/", "_").replace(":", "_"), "w.txt")})))
+        out.append(outcome(tf, lambda: sess.run(missing_file))[0])
         sess.run(shared_init)
         first = [tolist(sess.run(shared_next)) for _ in range(2)]
     # A second session (another client) on the same server continues the shared iterator.

@@ -6,7 +6,7 @@ use ferroflow_core::{attr, DataType, NodeAttrs, Status, Tensor};
 use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::scope::{AsOpName, Operation, Output, Scope};
-use crate::shape_fn::{unchanged, Dims, ShapeCtx};
+use crate::shape_fn::{scalar, unchanged, Dims, ShapeCtx};
 
 fn const_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     let t = c.node.attr_tensor("value")?;
@@ -52,6 +52,16 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .attr("T: list(type) >= 1")
             .attr("summarize: int = 3")
             .stateful()
+            .build(),
+    );
+    // Whole files as strings (tf.io.read_file / write_file / matching_files).
+    r.add(op("ReadFile").input("filename: string").output("contents: string").shape_fn(scalar).build());
+    r.add(op("WriteFile").input("filename: string").input("contents: string").stateful().build());
+    r.add(
+        op("MatchingFiles")
+            .input("pattern: string")
+            .output("filenames: string")
+            .shape_fn(|_| Ok(vec![Some(vec![-1])]))
             .build(),
     );
     for (send, recv) in [("_Send", "_Recv"), ("_HostSend", "_HostRecv")] {

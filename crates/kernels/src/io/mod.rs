@@ -13,6 +13,7 @@ pub mod bundle_reader;
 pub mod bundle_writer;
 mod control_flow;
 pub mod crc;
+mod file_ops;
 #[doc(hidden)]
 pub mod ordered_code;
 mod plumbing;
@@ -38,5 +39,5 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels (one `register` call per file).
 pub(crate) fn register(r: &mut KernelRegistry) {
-    ferroflow_core::register_modules! { r: plumbing, sendrecv, control_flow, bundle_ops, assert, tensor_codec }
+    ferroflow_core::register_modules! { r: plumbing, sendrecv, control_flow, bundle_ops, assert, tensor_codec, file_ops }
 }
