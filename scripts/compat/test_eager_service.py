@@ -4,8 +4,9 @@ against the same cluster of `ferroflow server`s, and must print the same values 
 within 1e-4 relative; one worker, so training is deterministic). Also: the same with
 TensorFlow's streaming Enqueue turned off, two workers training asynchronously, and a worker
 killed and restarted mid-training, which ClusterCoordinator must retry, a ps killed
-mid-training, which must end the job with TensorFlow's error, and mixed clusters
-both ways (ferroflow's ps with TensorFlow's worker, TensorFlow's ps with ferroflow's worker)."""
+mid-training, which must end the job with TensorFlow's error, mixed clusters both ways
+(ferroflow's ps with TensorFlow's worker, TensorFlow's ps with ferroflow's worker), and
+ferroflow's tasks started from Python with `ferroflow.Server`."""
 import json
 import os
 import subprocess
@@ -86,6 +87,32 @@ def on_mixed(scenario, spec, tf_job="worker"):
             s.kill()
 
 
+PY_TASK = """
+import json, sys
+import tensorflow as tf
+import ferroflow
+spec = tf.train.ClusterSpec(json.loads(sys.argv[1]))
+server = ferroflow.Server(spec, job_name=sys.argv[2], task_index=int(sys.argv[3]), protocol="grpc", start=True)
+print("ready", flush=True)
+server.join()
+"""
+
+
+def on_python_servers(scenario, spec):
+    """ferroflow's servers started as a TensorFlow 2 user starts `tf.distribute.Server`s, from
+    Python with the package's `ferroflow.Server` (a `tf.train.ClusterSpec`, `server.join()`)."""
+    cluster = {j: a for j, a in spec.items() if j != "chief"}
+    env = dict(os.environ, FERROFLOW_BIN=ffcluster.binary(), TF_CPP_MIN_LOG_LEVEL="2")
+    procs = [subprocess.Popen([sys.executable, "-c", PY_TASK, json.dumps(cluster), j, str(i)], env=env)
+             for j, i in server_jobs(spec)]
+    try:
+        for (j, i), p in zip(server_jobs(spec), procs):
+            ffcluster.wait_port(int(spec[j][i].rsplit(":", 1)[1]), p)
+        return client(scenario, spec)
+    finally:
+        ffcluster.stop(procs)
+
+
 def close(a, b, tol=1e-4):
     if isinstance(a, list):
         return len(a) == len(b) and all(close(x, y, tol) for x, y in zip(a, b))
@@ -101,6 +128,7 @@ def same(scenario, jobs, env=None, mixed=False):
     if mixed:
         runs.append(("ferroflow's ps and TensorFlow's worker", on_mixed(scenario, spec_for(jobs))))
         runs.append(("TensorFlow's ps and ferroflow's worker", on_mixed(scenario, spec_for(jobs), "ps")))
+        runs.append(("ferroflow.Server tasks started from Python", on_python_servers(scenario, spec_for(jobs))))
     for what, res in runs:
         for k in want:
             if k.endswith("device"):
