@@ -150,6 +150,20 @@ def scenarios(tf, target, files):
         spec = {"ids": tf.io.VarLenFeature(tf.int64), "w": tf.io.FixedLenFeature([], tf.float32)}
         sparse_ds = tf.data.Dataset.from_tensor_slices(examples).map(lambda e: tf.io.parse_single_example(e, spec))
         sparse_next = tf.compat.v1.data.make_one_shot_iterator(sparse_ds.batch(3)).get_next()
+        # ParseExample (V1, as TensorFlow 1.x wrote it into graphs) on the same examples.
+        v1_parsed = tf.raw_ops.ParseExample(
+            serialized=examples, names=[], sparse_keys=["ids"], dense_keys=["w", "missing"],
+            dense_defaults=[tf.constant([], tf.float32), tf.constant([-1.0, -2.0])],
+            sparse_types=[tf.int64], dense_shapes=[[], [2]])
+        # Variable-length dense features (FixedLenSequenceFeature): padded to the longest,
+        # batched and one example at a time in a map function; TensorFlow's error for a
+        # count that is not a multiple of the row.
+        seq_spec = {"ids": tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True, default_value=-1),
+                    "w": tf.io.FixedLenSequenceFeature([], tf.float32, allow_missing=True)}
+        seq_parsed = tf.io.parse_example(examples, seq_spec)
+        seq_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(examples).map(
+            lambda e: tf.io.parse_single_example(e, seq_spec))).get_next()
+        seq_bad = tf.io.parse_example(examples, {"ids": tf.io.FixedLenSequenceFeature([2], tf.int64, allow_missing=True)})
         split_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(
             ["a b c", "d e", "f"]).map(lambda t: tf.strings.split([t]).to_sparse())).get_next()
 
@@ -171,6 +185,19 @@ def scenarios(tf, target, files):
         unb_bad_next = unb_bad.get_next()
         cache_next = tf.compat.v1.data.make_one_shot_iterator(
             tf.data.Dataset.range(6).shuffle(6, seed=3).cache().repeat(3)).get_next()
+
+        # window: datasets as elements, batched by a flat_map (shift, stride, drop_remainder,
+        # two components; a window size fed at initialization, and TensorFlow's error for 0).
+        win_next = tf.compat.v1.data.make_one_shot_iterator(
+            tf.data.Dataset.range(7).window(3, shift=2).flat_map(lambda w: w.batch(3))).get_next()
+        win2_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.zip(
+            (tf.data.Dataset.range(12), tf.data.Dataset.range(12).map(lambda x: tf.cast(x, tf.float32) / 2))).window(
+            3, shift=4, stride=2, drop_remainder=True).flat_map(
+            lambda a, b: tf.data.Dataset.zip((a.batch(3), b.batch(3))))).get_next()
+        wsize = tf.compat.v1.placeholder(tf.int64, [], name="wsize")
+        win_fed = tf.compat.v1.data.make_initializable_iterator(
+            tf.data.Dataset.range(5).window(wsize, shift=1).flat_map(lambda w: w.batch(5)))
+        win_fed_next = win_fed.get_next()
 
         # Files by pattern (MatchingFiles), read whole (ReadFile), written (WriteFile).
         d = os.path.dirname(files["plain.tfrecord"])
@@ -204,6 +231,10 @@ def scenarios(tf, target, files):
         out.append(drain(tf, sess, fixed_next))
         out.append(drain(tf, sess, sparse_next))
         out.append(drain(tf, sess, split_next))
+        out.append(tolist(sess.run(v1_parsed)))
+        out.append(tolist(sess.run(seq_parsed)))
+        out.append(drain(tf, sess, seq_next))
+        out.append(outcome(tf, lambda: sess.run(seq_bad)))
         th, vh = sess.run([train_h, val_h])
         seq = []
         for epoch in range(2):
@@ -226,6 +257,11 @@ def scenarios(tf, target, files):
         cached = drain(tf, sess, cache_next)
         assert cached[0:6] == cached[6:12] == cached[12:18], cached
         out.append(cached)
+        out.append(drain(tf, sess, win_next))
+        out.append(drain(tf, sess, win2_next))
+        sess.run(win_fed.initializer, {wsize: 2})
+        out.append(drain(tf, sess, win_fed_next))
+        out.append(outcome(tf, lambda: sess.run(win_fed.initializer, {wsize: 0}))[0])
         out.append(drain(tf, sess, listed_next))
         out.append(drain(tf, sess, shuffled_next))
         out.append(tolist(sess.run(read_back, {out_path: os.path.join(d, "out", target.replace("/", "_").replace(":", "_"), "w.txt")})))

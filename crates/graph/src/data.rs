@@ -209,6 +209,26 @@ impl Dataset {
         self.unary(s, "UnbatchDataset", shapes, |b| b)
     }
 
+    /// `Dataset.window`: each element is a window of `size` elements (every `stride`-th,
+    /// windows starting `shift` apart), given as one dataset per component (a `DT_VARIANT`
+    /// scalar each, whose elements have that component's type and shape: wrap it in a
+    /// [`Dataset`] inside a `flat_map` function to batch it).
+    pub fn window(
+        &self,
+        s: &Scope,
+        size: i64,
+        shift: i64,
+        stride: i64,
+        drop_remainder: bool,
+    ) -> Result<Dataset, Status> {
+        let args = [i64c(s, size), i64c(s, shift), i64c(s, stride), constant(s, Tensor::scalar(drop_remainder))];
+        let n = self.types.len();
+        let h = self.handle.clone();
+        Dataset::node(s, "WindowDataset", vec![DataType::Variant; n], vec![Some(vec![]); n], |b| {
+            args.into_iter().fold(b.input(h), |b, a| b.input(a))
+        })
+    }
+
     /// The elements of the first complete pass kept in memory for every later pass.
     pub fn cache(&self, s: &Scope) -> Result<Dataset, Status> {
         let filename = constant(s, Tensor::scalar(Vec::<u8>::new()));

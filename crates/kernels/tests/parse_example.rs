@@ -1,4 +1,4 @@
-//! `ParseExampleV2` and `ParseSingleExample` on `tf.train.Example` protos serialized by
+//! `ParseExampleV2`, `ParseExample` (V1) and `ParseSingleExample` on `tf.train.Example` protos serialized by
 //! TensorFlow 2.21 (hex below), with the outputs TensorFlow gives for them.
 
 use ferroflow_core::proto::attr_value::{ListValue, Value};
@@ -72,6 +72,73 @@ fn parse_example_v2_dense_and_sparse() {
     assert_eq!(out[6].as_slice::<f32>().unwrap(), [0.5, 1.5, 2.0, -1.0]);
     assert_eq!(out[7].dims(), [2, 1]);
     assert_eq!(out[7].as_slice::<i64>().unwrap(), [31, -1]);
+}
+
+/// V1 (graphs written by TensorFlow 1.x): each key a scalar input; the same outputs as V2.
+#[test]
+fn parse_example_v1_dense_and_sparse() {
+    let n = node(
+        "ParseExample",
+        &[
+            ("Nsparse", attr::int(2)),
+            ("Ndense", attr::int(2)),
+            ("sparse_types", attr::list_type(&[DataType::String, DataType::Int64])),
+            ("Tdense", attr::list_type(&[DataType::Float, DataType::Int64])),
+            ("dense_shapes", list_shape(&[&[2], &[1]])),
+        ],
+    );
+    let key = |k: &str| Tensor::scalar(k.as_bytes().to_vec());
+    let inputs = vec![
+        strs(&[2], vec![hex(A), hex(B)]),
+        keys(&[]),
+        key("tags"),
+        key("ids"),
+        key("w"),
+        key("age"),
+        Tensor::new(vec![0], Vec::<f32>::new()).unwrap(),
+        Tensor::new(vec![1], vec![-1i64]).unwrap(),
+    ];
+    let out = run_kernel(n.clone(), inputs.clone(), 8).unwrap();
+    assert_eq!(out[0].as_slice::<i64>().unwrap(), [0, 0, 0, 1, 1, 0]);
+    assert_eq!(out[2], strs(&[3], vec![b"x".to_vec(), b"y".to_vec(), b"z".to_vec()]));
+    assert_eq!(out[3].as_slice::<i64>().unwrap(), [7, -3, 1 << 40]);
+    assert_eq!(out[5].as_slice::<i64>().unwrap(), [2, 3]);
+    assert_eq!(out[6].as_slice::<f32>().unwrap(), [0.5, 1.5, 2.0, -1.0]);
+    assert_eq!(out[7].as_slice::<i64>().unwrap(), [31, -1]);
+    // A key that is not a scalar.
+    let mut bad = inputs;
+    bad[2] = keys(&["tags"]);
+    let e = run_kernel(n, bad, 8).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument);
+    assert!(e.message.contains("sparse_keys"), "{e}");
+}
+
+/// Variable-length dense features (`FixedLenSequenceFeature`): padded to the longest example.
+#[test]
+fn parse_example_v2_sequence_features() {
+    let n = v2_node(&[&[-1], &[-1, 2]], &[DataType::Int64, DataType::Float], &[]);
+    let inputs = vec![
+        strs(&[2], vec![hex(A), hex(B)]),
+        keys(&[]),
+        keys(&[]),
+        keys(&["ids", "w"]),
+        keys(&[]),
+        Tensor::new(vec![], vec![-1i64]).unwrap(),
+        Tensor::new(vec![0], Vec::<f32>::new()).unwrap(),
+    ];
+    let out = run_kernel(n, inputs.clone(), 2).unwrap();
+    assert_eq!(out[0].dims(), [2, 3]);
+    assert_eq!(out[0].as_slice::<i64>().unwrap(), [-1, -1, -1, 7, -3, 1 << 40]);
+    assert_eq!(out[1].dims(), [2, 1, 2]);
+    assert_eq!(out[1].as_slice::<f32>().unwrap(), [0.5, 1.5, 2.0, -1.0]);
+    // Three ids are not rows of two.
+    let n = v2_node(&[&[-1, 2]], &[DataType::Int64], &[]);
+    let mut bad = inputs;
+    bad[3] = keys(&["ids"]);
+    bad.truncate(6);
+    let e = run_kernel(n, bad, 1).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument);
+    assert!(e.message.contains("Number of int64 values is not a multiple of stride length. Saw 3 values"), "{e}");
 }
 
 #[test]

@@ -163,6 +163,13 @@ const OPS: &[DatasetOp] = &[
         false,
     ),
     ("UnbatchDataset", &["input_dataset: variant"], &["metadata: string = ''"], true, false),
+    (
+        "WindowDataset",
+        &["input_dataset: variant", "size: int64", "shift: int64", "stride: int64", "drop_remainder: bool"],
+        &["metadata: string = ''"],
+        true,
+        false,
+    ),
     ("CacheDataset", &["input_dataset: variant", "filename: string"], &["metadata: string = ''"], true, false),
     (
         "CacheDatasetV2",

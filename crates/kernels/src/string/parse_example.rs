@@ -1,4 +1,4 @@
-//! `ParseExampleV2` and `ParseSingleExample`: `tf.train.Example` protos to dense tensors
+//! `ParseExampleV2`, `ParseExample` (V1) and `ParseSingleExample`: `tf.train.Example` protos to dense tensors
 //! (fixed shapes, with defaults when a feature is missing) and sparse tensors (indices,
 //! values, dense shape per key). Ragged outputs and variable-length dense features are not
 //! implemented (Unimplemented).
@@ -19,9 +19,15 @@ use crate::{KernelRegistry, OpContext, OpKernel};
 struct Config {
     sparse_types: Vec<DataType>,
     dense_types: Vec<DataType>,
+    /// Each dense feature's shape; for a variable-length one (`FixedLenSequenceFeature`,
+    /// first dimension -1), the shape of one of its rows.
     dense_shapes: Vec<Vec<usize>>,
+    /// Whether each dense feature has a variable first dimension.
+    dense_var: Vec<bool>,
     /// `ParseSingleExample`: the keys are attrs and the input a scalar.
     single: Option<(Vec<Vec<u8>>, Vec<Vec<u8>>)>,
+    /// `ParseExample` (V1): each key is a scalar input of its own.
+    v1: bool,
 }
 
 fn type_name(t: DataType) -> &'static str {
@@ -90,6 +96,20 @@ impl OpKernel for ParseExample {
         let serialized = ctx.input(0)?;
         let (sparse_keys, dense_keys, first_default) = match &cfg.single {
             Some((s, d)) => (s.clone(), d.clone(), 1),
+            None if cfg.v1 => {
+                let (ns, nd) = (cfg.sparse_types.len(), cfg.dense_types.len());
+                let mut keys = Vec::with_capacity(ns + nd);
+                for i in 0..ns + nd {
+                    let t = ctx.input(2 + i)?;
+                    let what = if i < ns { "sparse_keys" } else { "dense_keys" };
+                    match strings(ctx, what, &t)? {
+                        [k] if t.rank() == 0 => keys.push(k.clone()),
+                        _ => return Err(ctx.error(format!("Expected {what} to be scalars, got shape {}", t.shape()))),
+                    }
+                }
+                let dense = keys.split_off(ns);
+                (keys, dense, 2 + ns + nd)
+            }
             None => {
                 let keys = |i: usize, what: &str| -> Result<Vec<Vec<u8>>, Status> {
                     let t = ctx.input(i)?;
@@ -135,6 +155,11 @@ impl OpKernel for ParseExample {
             let default = ctx.input(first_default + d)?;
             if default.dtype() != t {
                 return Err(ctx.error(format!("dense_defaults[{d}] is {} but Tdense[{d}] is {t}", default.dtype())));
+            }
+            if cfg.dense_var[d] {
+                let key = key_str(key);
+                dense_out.push(variable_dense(ctx, &examples, (&key, t, shape), &default, scalar)?);
+                continue;
             }
             if default.num_elements() != 0 && default.num_elements() != per {
                 return Err(ctx.error(format!(
@@ -236,6 +261,70 @@ impl OpKernel for ParseExample {
     }
 }
 
+/// A variable-length dense feature (`FixedLenSequenceFeature`): each example's values are
+/// rows of `row` (a missing feature has none), padded with the default (a scalar; zero or
+/// the empty string when none) to the most rows of any example.
+fn variable_dense(
+    ctx: &OpContext,
+    examples: &[HashMap<Vec<u8>, Feature>],
+    (key, t, row): (&str, DataType, &[usize]),
+    default: &Tensor,
+    scalar: bool,
+) -> Result<Tensor, Status> {
+    if default.num_elements() > 1 {
+        return Err(ctx.error(format!(
+            "Key: {key}.  The default of a variable-length feature is its padding: one value, got {}",
+            default.num_elements()
+        )));
+    }
+    let per: usize = row.iter().product();
+    let mut rows = Vec::with_capacity(examples.len());
+    for (i, ex) in examples.iter().enumerate() {
+        let n = match ex.get(key.as_bytes()) {
+            Some(f) => {
+                type_matches(f, t).map_err(|got| {
+                    ctx.error(format!(
+                        "Name: <unknown>, Key: {key}, Index: {i}.  Data types don't match. Data type: {got} but \
+                         expected type: {}",
+                        type_name(t)
+                    ))
+                })?;
+                f.len()
+            }
+            None => 0,
+        };
+        if per == 0 && n > 0 || per > 0 && n % per != 0 {
+            return Err(ctx.error(format!(
+                "Name: <unknown>, Key: {key}, Index: {i}.  Number of {} values is not a multiple of stride length. \
+                 Saw {n} values but output shape is: [?,{}]",
+                type_name(t),
+                row.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+            )));
+        }
+        rows.push(n.checked_div(per).unwrap_or(0));
+    }
+    let most = rows.iter().copied().max().unwrap_or(0);
+    let mut dims = if scalar { vec![most] } else { vec![examples.len(), most] };
+    dims.extend_from_slice(row);
+    check_alloc(&dims, t).map_err(|e| ctx.error_with(e))?;
+    let mut out = empty_storage(t);
+    for (ex, &r) in examples.iter().zip(&rows) {
+        if let Some(f) = ex.get(key.as_bytes()) {
+            append(f, t, &mut out).map_err(|got| ctx.error(format!("feature type {got} changed")))?;
+        }
+        let pad = (most - r) * per;
+        match (&mut out, default.storage()) {
+            (Storage::F32(o), Storage::F32(v)) => o.extend(std::iter::repeat_n(v.first().copied().unwrap_or(0.0), pad)),
+            (Storage::I64(o), Storage::I64(v)) => o.extend(std::iter::repeat_n(v.first().copied().unwrap_or(0), pad)),
+            (Storage::Str(o), Storage::Str(v)) => {
+                o.extend(std::iter::repeat_n(v.first().cloned().unwrap_or_default(), pad))
+            }
+            _ => return Err(ctx.error(format!("Key: {key}.  the default has the wrong dtype"))),
+        }
+    }
+    Tensor::from_storage(Shape::new(dims), out)
+}
+
 fn config(n: &NodeDef, single: bool) -> Result<Config, Status> {
     let list = |k: &str| if n.has_attr(k) { n.attr_list_type(k) } else { Ok(vec![]) };
     let sparse_types = list("sparse_types")?;
@@ -259,15 +348,21 @@ fn config(n: &NodeDef, single: bool) -> Result<Config, Status> {
         return Err(n.node_error(format!("len(dense_shapes) {} != len(Tdense) {}", shapes.len(), dense_types.len())));
     }
     let mut dense_shapes = Vec::with_capacity(shapes.len());
+    let mut dense_var = Vec::with_capacity(shapes.len());
     for s in shapes {
-        let dims = s.ok_or_else(|| n.node_error("dense_shapes must have a known rank"))?;
+        let mut dims = s.ok_or_else(|| n.node_error("dense_shapes must have a known rank"))?;
+        // A variable first dimension (FixedLenSequenceFeature); every other one known.
+        let var = dims.first() == Some(&-1);
+        if var {
+            dims.remove(0);
+        }
         if dims.iter().any(|&d| d < 0) {
-            return Err(Status::unimplemented(format!(
-                "node '{}': variable-length dense features (dense shape {dims:?}) are not implemented",
-                n.name
+            return Err(n.node_error(format!(
+                "dense_shapes may have an unknown size only in their first dimension, got {dims:?}"
             )));
         }
         dense_shapes.push(dims.into_iter().map(|d| d as usize).collect());
+        dense_var.push(var);
     }
     let single = if single {
         let keys = |k: &str| -> Result<Vec<Vec<u8>>, Status> {
@@ -277,10 +372,11 @@ fn config(n: &NodeDef, single: bool) -> Result<Config, Status> {
     } else {
         None
     };
-    Ok(Config { sparse_types, dense_types, dense_shapes, single })
+    Ok(Config { sparse_types, dense_types, dense_shapes, dense_var, single, v1: n.op == "ParseExample" })
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("ParseExampleV2", |n| Ok(Box::new(ParseExample { cfg: config(n, false)? })));
+    r.add("ParseExample", |n| Ok(Box::new(ParseExample { cfg: config(n, false)? })));
     r.add("ParseSingleExample", |n| Ok(Box::new(ParseExample { cfg: config(n, true)? })));
 }

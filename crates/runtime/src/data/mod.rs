@@ -30,6 +30,7 @@ mod tensor_util;
 #[cfg(test)]
 mod tests;
 mod unbatch;
+mod window;
 
 use std::sync::Arc;
 
@@ -57,6 +58,7 @@ pub(crate) const DATA_OPS: &[&str] = &[
     "ParallelInterleaveDatasetV3",
     "ParallelInterleaveDatasetV4",
     "UnbatchDataset",
+    "WindowDataset",
     "CacheDataset",
     "CacheDatasetV2",
     "DummyMemoryCache",
@@ -188,6 +190,7 @@ pub(crate) fn data_kernel(
         | "ParallelInterleaveDatasetV3"
         | "ParallelInterleaveDatasetV4" => interleave::interleave(n, lib, depth)?,
         "UnbatchDataset" => unbatch::unbatch(n)?,
+        "WindowDataset" => window::window(n)?,
         "CacheDataset" | "CacheDatasetV2" => cache::cache(n)?,
         "DummyMemoryCache" => return Ok(Box::new(cache::DummyMemoryCache)),
         "GeneratorDataset" => generator::generator(n, lib, depth)?,

@@ -223,6 +223,40 @@ fn cardinality_as_tensorflow_counts_it() {
 }
 
 #[test]
+fn window_then_batch() {
+    let s = Scope::new_root();
+    let g = s.graph();
+    // Each window (a dataset of int64 scalars) batched whole.
+    let batched = define_function(g, "batch_window", &[DataType::Variant], |s, a| {
+        let w = Dataset { handle: a[0].clone(), types: vec![DataType::Int64], shapes: vec![Some(vec![])] };
+        Ok(vec![w.batch(s, 3, false)?.handle])
+    })
+    .unwrap();
+    let batch_type = (vec![DataType::Int64], vec![Some(vec![-1])]);
+    let ds = Dataset::range(&s, 0, 7, 1).unwrap().window(&s, 3, 2, 1, false).unwrap();
+    let ds = ds.flat_map(&s, &batched, &[], batch_type.0.clone(), batch_type.1.clone()).unwrap();
+    let it = ds.make_initializable_iterator(&s, "").unwrap();
+    let next = it.get_next(&s).unwrap();
+    let strided = Dataset::range(&s, 0, 12, 1).unwrap().window(&s, 3, 4, 2, true).unwrap();
+    let strided = strided.flat_map(&s, &batched, &[], batch_type.0, batch_type.1).unwrap();
+    let it2 = strided.make_initializable_iterator(&s, "").unwrap();
+    let next2 = it2.get_next(&s).unwrap();
+    let sess = DirectSession::new(g);
+    // TensorFlow 2.21's windows for the same pipelines.
+    start(&sess, &it);
+    assert_eq!(drain(&sess, &next[0]), vec![0, 1, 2, 2, 3, 4, 4, 5, 6, 6]);
+    start(&sess, &it2);
+    assert_eq!(drain(&sess, &next2[0]), vec![0, 2, 4, 4, 6, 8]);
+    // A window size of 0 is TensorFlow's INVALID_ARGUMENT.
+    let bad = Dataset::range(&s, 0, 3, 1).unwrap().window(&s, 0, 1, 1, false).unwrap();
+    let bad_it = bad.make_initializable_iterator(&s, "").unwrap();
+    let sess = DirectSession::new(g);
+    let e = sess.run(&[], &[], &[bad_it.initializer.as_ref().unwrap()]).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument);
+    assert!(e.message.contains("Window size must be greater than zero, but got 0."), "{e}");
+}
+
+#[test]
 fn interleave_unbatch_cache() {
     let s = Scope::new_root();
     let g = s.graph();

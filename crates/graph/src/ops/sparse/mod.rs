@@ -217,6 +217,7 @@ mod tests {
             "AsString",
             "DecodeCSV",
             "ParseExampleV2",
+            "ParseExample",
             "ParseSingleExample",
         ] {
             assert!(r.get(op).is_some(), "{op}");

@@ -1,4 +1,4 @@
-//! Parsing ops of input pipelines: `ParseExampleV2`, `ParseSingleExample` (tf.train.Example
+//! Parsing ops of input pipelines: `ParseExampleV2`, `ParseExample` (V1), `ParseSingleExample` (tf.train.Example
 //! protos), `DecodeCSV`, and `SerializeTensor`/`ParseTensor` (a tensor as a serialized
 //! `TensorProto`).
 
@@ -21,7 +21,7 @@ fn dense_shapes(c: &ShapeCtx) -> Vec<Dims> {
 
 /// Sparse outputs `[-1, r]`, `[-1]`, `[r]` and dense outputs `batch + dense_shape`.
 fn parse_shape(c: &ShapeCtx, batch: Option<Dims>) -> R {
-    let ns = c.node.attr_int("num_sparse").unwrap_or(0).max(0) as usize;
+    let ns = c.node.attr_int("num_sparse").or_else(|_| c.node.attr_int("Nsparse")).unwrap_or(0).max(0) as usize;
     let r = match &batch {
         Some(Some(b)) if b.is_empty() => 1,
         Some(Some(_)) => 2,
@@ -90,6 +90,25 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .attr("sparse_types: list(type) >= 0")
             .attr("ragged_value_types: list(type) >= 0")
             .attr("ragged_split_types: list(type) >= 0")
+            .attr("dense_shapes: list(shape) >= 0")
+            .shape_fn(parse_v2_shape)
+            .build(),
+    );
+    r.add(
+        op("ParseExample")
+            .input("serialized: string")
+            .input("names: string")
+            .input("sparse_keys: Nsparse * string")
+            .input("dense_keys: Ndense * string")
+            .input("dense_defaults: Tdense")
+            .output("sparse_indices: Nsparse * int64")
+            .output("sparse_values: sparse_types")
+            .output("sparse_shapes: Nsparse * int64")
+            .output("dense_values: Tdense")
+            .attr("Nsparse: int >= 0")
+            .attr("Ndense: int >= 0")
+            .attr("sparse_types: list(type) >= 0")
+            .attr("Tdense: list(type) >= 0")
             .attr("dense_shapes: list(shape) >= 0")
             .shape_fn(parse_v2_shape)
             .build(),
