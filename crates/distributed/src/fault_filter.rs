@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use ferroflow_core::proto::*;
 use ferroflow_core::{DeviceName, Status, Tensor};
 
-use crate::worker_api::{Deliver, RunGraphCall, RunGraphReply, WorkerApi, WorkerRpc};
+use crate::worker_api::{CollectiveReply, CollectiveRpc, Deliver, RunGraphCall, RunGraphReply, WorkerApi, WorkerRpc};
 
 /// What a rule does to a call it matches.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -361,6 +361,10 @@ impl WorkerApi for FilteredWorker {
                 Err(self.lost(WorkerRpc::RecvTensor, deadline, "reply").await)
             }
         }
+    }
+
+    async fn collective(&self, req: CollectiveRpc, deadline: Instant) -> Result<CollectiveReply, Status> {
+        filtered_call!(self, WorkerRpc::Collective, req, deadline, collective)
     }
 }
 

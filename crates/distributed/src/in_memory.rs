@@ -17,7 +17,7 @@ use ferroflow_core::{Status, Tensor};
 use crate::fail_points::FailPoints;
 use crate::fault_filter::FaultFilters;
 use crate::worker::Worker;
-use crate::worker_api::{Deliver, RunGraphCall, RunGraphReply, WorkerApi};
+use crate::worker_api::{CollectiveReply, CollectiveRpc, Deliver, RunGraphCall, RunGraphReply, WorkerApi};
 use crate::worker_cache::{filtered, WorkerCache};
 use crate::{ClusterSpec, Server, ServerOptions};
 
@@ -213,5 +213,11 @@ impl WorkerApi for InProcessPeer {
     ) -> Result<(), Status> {
         let w = self.worker("RecvTensors")?;
         self.named("RecvTensors", w.recv_tensors(reqs, deadline, deliver).await)
+    }
+
+    async fn collective(&self, req: CollectiveRpc, deadline: Instant) -> Result<CollectiveReply, Status> {
+        let what = req.name();
+        let w = self.worker(what)?;
+        self.named(what, w.collective(req, deadline).await)
     }
 }

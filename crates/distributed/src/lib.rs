@@ -12,6 +12,7 @@ mod allow_list;
 mod channels;
 mod client_runtime;
 mod cluster_spec;
+mod collective;
 mod conn_handshake;
 mod conn_idle;
 mod control;

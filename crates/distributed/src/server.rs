@@ -231,6 +231,12 @@ impl Server {
             }
             worker_opts.cpu_devices = n as usize;
         }
+        if let Some(x) = opts.master.default_session_config.as_ref().and_then(|c| c.experimental.as_ref()) {
+            if !x.collective_group_leader.is_empty() {
+                worker_opts.collective_group_leader = Some(x.collective_group_leader.clone());
+            }
+            worker_opts.recv_buf_max_chunk = x.recv_buf_max_chunk;
+        }
         let mut worker = Worker::new(&task_name, incarnation, cluster.clone(), peers.clone(), handle, worker_opts);
         worker.fail = opts.fail_points.take().or_else(|| memory.as_ref().map(|n| n.fail_points().clone()));
         let worker = Arc::new(worker);

@@ -12,6 +12,10 @@ use ferroflow_core::proto::{
     DeregisterGraphRequest, GetStatusResponse, RecvTensorRequest, RegisterGraphRequest, RegisterGraphResponse,
     RunGraphRequest, StepStats,
 };
+use ferroflow_core::proto::{
+    CompleteGroupRequest, CompleteGroupResponse, CompleteInstanceRequest, CompleteInstanceResponse,
+    GetStepSequenceRequest, GetStepSequenceResponse, RecvBufRequest,
+};
 use ferroflow_core::{Status, Tensor};
 
 use crate::worker::Worker;
@@ -44,6 +48,44 @@ pub const MAX_RECV_BATCH: usize = 4096;
 /// arrives, with the index of its request.
 pub type Deliver<'a> = &'a mut (dyn FnMut(usize, Result<(Tensor, bool), Status>) + Send);
 
+/// A collective's RPC to a peer task (the group leader, or the member that provided a chunk).
+#[derive(Clone, Debug)]
+pub enum CollectiveRpc {
+    /// CompleteGroup (to the leader): waits until the group is complete.
+    CompleteGroup(CompleteGroupRequest),
+    /// CompleteInstance (to the leader): a broadcast's source rank.
+    CompleteInstance(CompleteInstanceRequest),
+    /// RecvBuf (to the provider): a chunk's bytes, once provided.
+    RecvBuf(RecvBufRequest),
+    /// GetStepSequence (to the leader): the step ids of collective graphs.
+    GetStepSequence(GetStepSequenceRequest),
+}
+
+/// The reply to a [`CollectiveRpc`]; RecvBuf's carries the chunk's raw bytes.
+#[derive(Clone, Debug)]
+pub enum CollectiveReply {
+    /// CompleteGroup's.
+    CompleteGroup(CompleteGroupResponse),
+    /// CompleteInstance's.
+    CompleteInstance(CompleteInstanceResponse),
+    /// RecvBuf's bytes.
+    RecvBuf(Vec<u8>),
+    /// GetStepSequence's.
+    GetStepSequence(GetStepSequenceResponse),
+}
+
+impl CollectiveRpc {
+    /// TensorFlow's method name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CollectiveRpc::CompleteGroup(_) => "CompleteGroup",
+            CollectiveRpc::CompleteInstance(_) => "CompleteInstance",
+            CollectiveRpc::RecvBuf(_) => "RecvBuf",
+            CollectiveRpc::GetStepSequence(_) => "GetStepSequence",
+        }
+    }
+}
+
 /// The RPCs a [`WorkerApi`] serves, as fault filters and metrics name them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WorkerRpc {
@@ -65,6 +107,8 @@ pub enum WorkerRpc {
     CleanupAll,
     /// RecvTensor, single or batched.
     RecvTensor,
+    /// The collectives' RPCs: CompleteGroup, CompleteInstance, RecvBuf, GetStepSequence.
+    Collective,
 }
 
 impl WorkerRpc {
@@ -80,6 +124,7 @@ impl WorkerRpc {
             WorkerRpc::CleanupGraph => "CleanupGraph",
             WorkerRpc::CleanupAll => "CleanupAll",
             WorkerRpc::RecvTensor => "RecvTensor",
+            WorkerRpc::Collective => "Collective",
         }
     }
 }
@@ -143,6 +188,9 @@ pub trait WorkerApi: Send + Sync {
         let _ = (reqs, deadline, deliver);
         Err(Status::unimplemented("this worker does not serve batched RecvTensors"))
     }
+
+    /// A collective's RPC.
+    async fn collective(&self, req: CollectiveRpc, deadline: Instant) -> Result<CollectiveReply, Status>;
 }
 
 /// This process's own worker, called directly.
@@ -241,5 +289,9 @@ impl WorkerApi for Worker {
             }
         }
         Ok(())
+    }
+
+    async fn collective(&self, req: CollectiveRpc, deadline: Instant) -> Result<CollectiveReply, Status> {
+        self.collectives.serve(req, self.incarnation, deadline).await
     }
 }

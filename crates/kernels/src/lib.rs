@@ -6,6 +6,7 @@
 
 pub mod array;
 mod cancel;
+pub mod collective;
 mod context;
 pub mod data_flow;
 mod decode;
@@ -32,6 +33,7 @@ pub mod testutil;
 pub mod timer;
 
 pub use cancel::CancelToken;
+pub use collective::{CollectiveCall, CollectiveDone, CollectiveKind, MergeOp};
 pub use context::{OpContext, StepCtx, Value};
 pub use kernel::{AsyncOpKernel, DoneCallback, OpKernel};
 pub use registry::{create_kernel, has_kernel, registry, KernelFactory, KernelRegistry};

@@ -85,6 +85,7 @@ fn build() -> KernelRegistry {
     crate::ragged::register(&mut r);
     crate::decode::register(&mut r);
     crate::image::register(&mut r);
+    crate::collective::register(&mut r);
     r
 }
 

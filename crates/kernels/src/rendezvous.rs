@@ -52,6 +52,12 @@ pub trait Rendezvous: Send + Sync {
     fn call_function(&self, call: FunctionCall, done: FunctionDone) {
         unreachable_task_call(call, done)
     }
+    /// Runs this member's part of a collective (resolving its group with the cluster's
+    /// group leader, exchanging chunks with the other members); `done` gets its output. A
+    /// rendezvous that cannot reach other tasks fails with UNIMPLEMENTED.
+    fn collective(&self, call: crate::CollectiveCall, done: crate::CollectiveDone) {
+        crate::collective::unreachable_collective(call, done)
+    }
 }
 
 /// What a step that cannot reach other tasks answers a `RemoteCall` to one: UNIMPLEMENTED.

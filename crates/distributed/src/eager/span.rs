@@ -246,7 +246,10 @@ impl EagerService {
             cluster_def: sd.cluster.clone(),
             device_filters: tasks.clone(),
             operation_timeout_in_ms: remaining_ms(deadline),
-            experimental: Some(Experimental { share_session_state_in_clusterspec_propagation: true }),
+            experimental: Some(Experimental {
+                share_session_state_in_clusterspec_propagation: true,
+                ..Default::default()
+            }),
             ..Default::default()
         };
         let created = self

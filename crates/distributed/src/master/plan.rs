@@ -65,6 +65,7 @@ pub(crate) async fn make_plan(session: &MasterSession, sig: &Signature, deadline
     let at = AtSource { client_device: &session.client_device, incarnations: &incarnations, eligible: ferroflow };
     let feed_tasks = at.feeds(&mut cg.graph, &mut cg.feeds)?;
     let fetch_tasks = at.fetches(&mut cg.graph, &mut cg.fetches)?;
+    let collective_graph_key = crate::collective::collective_graph_key(&cg.graph.node);
     let parts = partition_graph(
         std::mem::take(&mut cg.graph),
         &PartitionOptions { incarnations: &incarnations, split_by: SplitBy::Task },
@@ -84,6 +85,7 @@ pub(crate) async fn make_plan(session: &MasterSession, sig: &Signature, deadline
             create_worker_session_called: true,
             graph_def: Some(gd),
             graph_options: session.config.graph_options,
+            collective_graph_key,
             ..Default::default()
         };
         let is_client = task == client_task;

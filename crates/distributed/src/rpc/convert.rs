@@ -84,6 +84,52 @@ impl RunStepReply {
     }
 }
 
+/// The `type_url` of a RecvBuf reply's bytes.
+const RECV_BUF_EXTRA: &str = "type.googleapis.com/tensorflow.RecvBufRespExtra";
+
+/// A RecvBuf reply carrying `bytes` in pieces of at most `piece` bytes (TensorFlow's
+/// `recv_buf_max_chunk`), as TensorFlow's workers send them.
+pub(crate) fn recv_buf_response(bytes: Vec<u8>, piece: usize) -> ferroflow_core::proto::RecvBufResponse {
+    use prost::Message;
+    let tensor_content =
+        if bytes.len() <= piece { vec![bytes] } else { bytes.chunks(piece.max(1)).map(<[u8]>::to_vec).collect() };
+    let extra = ferroflow_core::proto::RecvBufRespExtra { tensor_content };
+    ferroflow_core::proto::RecvBufResponse {
+        transport_options: Some(ferroflow_core::proto::Any {
+            type_url: RECV_BUF_EXTRA.into(),
+            value: extra.encode_to_vec(),
+        }),
+        send_start_micros: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as i64)
+            .unwrap_or(0),
+        ..Default::default()
+    }
+}
+
+/// The bytes of a RecvBuf reply, which must be `want` of them.
+pub(crate) fn recv_buf_bytes(resp: ferroflow_core::proto::RecvBufResponse, want: i64) -> Result<Vec<u8>, Status> {
+    use prost::Message;
+    let Some(any) = resp.transport_options else {
+        return Err(Status::internal("RecvBufResponse carries no tensor (no transport_options)"));
+    };
+    if any.type_url != RECV_BUF_EXTRA {
+        return Err(Status::internal(format!(
+            "RecvBufResponse carries a '{}', expected {RECV_BUF_EXTRA}",
+            any.type_url
+        )));
+    }
+    let extra = ferroflow_core::proto::RecvBufRespExtra::decode(any.value.as_slice())
+        .map_err(|e| Status::internal(format!("RecvBufResponse: bad RecvBufRespExtra: {e}")))?;
+    let n: usize = extra.tensor_content.iter().map(Vec::len).sum();
+    if n as i64 != want {
+        return Err(Status::internal(format!(
+            "Tensor Size Mismatch: RecvBufResponse returned {n} bytes, expected: {want}"
+        )));
+    }
+    Ok(extra.tensor_content.concat())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +158,17 @@ mod tests {
         let req = RunGraphRequest { send: vec![bad], ..Default::default() };
         let e = RunGraphCall::from_proto(req, "/job:w/replica:0/task:1").unwrap_err();
         assert!(e.message.contains("RunGraph on /job:w/replica:0/task:1: fed tensor 'x'"), "{e}");
+    }
+
+    #[test]
+    fn recv_buf_bytes_in_pieces() {
+        let bytes: Vec<u8> = (0..10_000u32).map(|i| i as u8).collect();
+        let resp = recv_buf_response(bytes.clone(), 4096);
+        assert_eq!(recv_buf_bytes(resp.clone(), 10_000).unwrap(), bytes);
+        let e = recv_buf_bytes(resp, 9_999).unwrap_err();
+        assert_eq!(e.message, "Tensor Size Mismatch: RecvBufResponse returned 10000 bytes, expected: 9999");
+        let one = recv_buf_response(vec![1, 2], usize::MAX);
+        assert_eq!(recv_buf_bytes(one, 2).unwrap(), [1, 2]);
+        assert!(recv_buf_bytes(Default::default(), 0).is_err());
     }
 }

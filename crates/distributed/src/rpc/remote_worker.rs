@@ -19,7 +19,7 @@ use super::status_in_body::StatusInBody;
 use crate::raw_grpc;
 use crate::rpc_util::{from_grpc, request_with_deadline, until, RELEASES_STEPS};
 use crate::tensor_wire::encode_run_graph_request;
-use crate::worker_api::{RunGraphCall, RunGraphReply, WorkerApi};
+use crate::worker_api::{CollectiveReply, CollectiveRpc, RunGraphCall, RunGraphReply, WorkerApi};
 
 use super::run_graph::PATH as RUN_GRAPH;
 
@@ -147,5 +147,24 @@ impl WorkerApi for RemoteWorker {
             }
         }
         r
+    }
+
+    async fn collective(&self, req: CollectiveRpc, deadline: Instant) -> Result<CollectiveReply, Status> {
+        Ok(match req {
+            CollectiveRpc::CompleteGroup(r) => {
+                CollectiveReply::CompleteGroup(call!(self, complete_group, r, deadline, "CompleteGroup")?.into_inner())
+            }
+            CollectiveRpc::CompleteInstance(r) => CollectiveReply::CompleteInstance(
+                call!(self, complete_instance, r, deadline, "CompleteInstance")?.into_inner(),
+            ),
+            CollectiveRpc::GetStepSequence(r) => CollectiveReply::GetStepSequence(
+                call!(self, get_step_sequence, r, deadline, "GetStepSequence")?.into_inner(),
+            ),
+            CollectiveRpc::RecvBuf(r) => {
+                let want = r.num_bytes;
+                let resp = call!(self, recv_buf, r, deadline, "RecvBuf")?.into_inner();
+                CollectiveReply::RecvBuf(super::convert::recv_buf_bytes(resp, want)?)
+            }
+        })
     }
 }

@@ -12,6 +12,7 @@ use tonic::{Request, Response};
 
 use crate::rpc_util::{to_grpc, RELEASES_STEPS};
 use crate::worker::Worker;
+use crate::worker_api::{CollectiveReply, CollectiveRpc};
 
 type R<T> = Result<Response<T>, tonic::Status>;
 
@@ -21,6 +22,19 @@ pub(crate) struct WorkerGrpc(pub(crate) Arc<Worker>);
 
 fn ok<T>(r: Result<T, Status>) -> R<T> {
     r.map(Response::new).map_err(to_grpc)
+}
+
+/// When a call ends: its `grpc-timeout`, capped by the worker's longest wait (a
+/// TensorFlow client sends CompleteGroup with none: it waits for the group).
+fn deadline_of<T>(r: &Request<T>, w: &Worker) -> std::time::Instant {
+    let most = w.opts.max_recv_wait;
+    let t = r
+        .metadata()
+        .get("grpc-timeout")
+        .and_then(|v| v.to_str().ok())
+        .and_then(crate::rpc_util::parse_grpc_timeout)
+        .map_or(most, |t| t.min(most));
+    std::time::Instant::now() + t
 }
 
 fn unimplemented<T>(method: &str, why: &str) -> R<T> {
@@ -71,8 +85,14 @@ impl WorkerService for WorkerGrpc {
         Err(super::served_raw("WorkerService.RecvTensor"))
     }
 
-    async fn recv_buf(&self, _: Request<RecvBufRequest>) -> R<RecvBufResponse> {
-        unimplemented("RecvBuf", "collective ops are not supported")
+    async fn recv_buf(&self, r: Request<RecvBufRequest>) -> R<RecvBufResponse> {
+        let deadline = deadline_of(&r, &self.0);
+        let piece = self.0.collectives.recv_piece();
+        match self.0.collectives.serve(CollectiveRpc::RecvBuf(r.into_inner()), self.0.incarnation, deadline).await {
+            Ok(CollectiveReply::RecvBuf(b)) => Ok(Response::new(super::convert::recv_buf_response(b, piece))),
+            Ok(_) => Err(tonic::Status::internal("RecvBuf: wrong reply kind")),
+            Err(e) => Err(to_grpc(e)),
+        }
     }
 
     async fn logging(&self, _: Request<LoggingRequest>) -> R<LoggingResponse> {
@@ -83,16 +103,34 @@ impl WorkerService for WorkerGrpc {
         unimplemented("Tracing", "use RunOptions tracing instead (TensorFlow answers the same)")
     }
 
-    async fn complete_group(&self, _: Request<CompleteGroupRequest>) -> R<CompleteGroupResponse> {
-        unimplemented("CompleteGroup", "collective ops are not supported")
+    async fn complete_group(&self, r: Request<CompleteGroupRequest>) -> R<CompleteGroupResponse> {
+        let deadline = deadline_of(&r, &self.0);
+        match self.0.collectives.serve(CollectiveRpc::CompleteGroup(r.into_inner()), self.0.incarnation, deadline).await
+        {
+            Ok(CollectiveReply::CompleteGroup(g)) => Ok(Response::new(g)),
+            Ok(_) => Err(tonic::Status::internal("CompleteGroup: wrong reply kind")),
+            Err(e) => Err(to_grpc(e)),
+        }
     }
 
-    async fn complete_instance(&self, _: Request<CompleteInstanceRequest>) -> R<CompleteInstanceResponse> {
-        unimplemented("CompleteInstance", "collective ops are not supported")
+    async fn complete_instance(&self, r: Request<CompleteInstanceRequest>) -> R<CompleteInstanceResponse> {
+        let deadline = deadline_of(&r, &self.0);
+        let req = CollectiveRpc::CompleteInstance(r.into_inner());
+        match self.0.collectives.serve(req, self.0.incarnation, deadline).await {
+            Ok(CollectiveReply::CompleteInstance(i)) => Ok(Response::new(i)),
+            Ok(_) => Err(tonic::Status::internal("CompleteInstance: wrong reply kind")),
+            Err(e) => Err(to_grpc(e)),
+        }
     }
 
-    async fn get_step_sequence(&self, _: Request<GetStepSequenceRequest>) -> R<GetStepSequenceResponse> {
-        unimplemented("GetStepSequence", "collective ops are not supported")
+    async fn get_step_sequence(&self, r: Request<GetStepSequenceRequest>) -> R<GetStepSequenceResponse> {
+        let deadline = deadline_of(&r, &self.0);
+        let req = CollectiveRpc::GetStepSequence(r.into_inner());
+        match self.0.collectives.serve(req, self.0.incarnation, deadline).await {
+            Ok(CollectiveReply::GetStepSequence(s)) => Ok(Response::new(s)),
+            Ok(_) => Err(tonic::Status::internal("GetStepSequence: wrong reply kind")),
+            Err(e) => Err(to_grpc(e)),
+        }
     }
 
     async fn mark_recv_finished(&self, _: Request<MarkRecvFinishedRequest>) -> R<MarkRecvFinishedResponse> {

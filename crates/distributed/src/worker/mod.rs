@@ -2,6 +2,7 @@
 //! RunGraph, RecvTensor, cleanup), its per-step rendezvous tables and the remote
 //! rendezvous that pulls tensors from peer tasks.
 
+mod collective_call;
 mod partial_run;
 mod register;
 mod remote_call;

@@ -32,6 +32,9 @@ pub(crate) struct RemoteRendezvous {
     pub(crate) queued: Arc<RecvQueue>,
     /// The step's trace: receives from peers are recorded as `RecvTensor` entries.
     pub(crate) trace: Option<Arc<StepTrace>>,
+    /// This task's collectives, and its devices' incarnation.
+    pub(crate) collectives: Arc<crate::collective::Collectives>,
+    pub(crate) incarnation: u64,
 }
 
 /// Remote receives queued per peer address until the executor flushes (or
@@ -250,6 +253,10 @@ impl Rendezvous for RemoteRendezvous {
 
     fn call_function(&self, call: FunctionCall, done: FunctionDone) {
         self.run_remote_function(call, done)
+    }
+
+    fn collective(&self, call: ferroflow_kernels::CollectiveCall, done: ferroflow_kernels::CollectiveDone) {
+        self.run_collective(call, done)
     }
 
     fn flush(&self) {

@@ -128,6 +128,8 @@ impl Worker {
             deadline,
             queued: Default::default(),
             trace: trace.clone(),
+            collectives: self.collectives.clone(),
+            incarnation: self.incarnation,
         });
         Arc::new(StepCtx {
             step_id: entry.step_id,

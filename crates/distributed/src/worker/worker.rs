@@ -33,6 +33,13 @@ pub struct WorkerOptions {
     /// Most nodes and serialized bytes of a registered graph (RegisterGraph;
     /// `ferroflow server --max_graph_nodes/--max_graph_bytes`).
     pub graph_limits: crate::GraphLimits,
+    /// The task that resolves collective groups (the server config's
+    /// `experimental.collective_group_leader`); `None`: the cluster's first chief or
+    /// worker task (TensorFlow's tasks each lead alone then, and wait forever).
+    pub collective_group_leader: Option<String>,
+    /// RecvBuf replies carry a chunk in pieces of at most this many bytes
+    /// (`experimental.recv_buf_max_chunk`: 0 is 4096, negative one piece).
+    pub recv_buf_max_chunk: i32,
 }
 
 impl Default for WorkerOptions {
@@ -43,6 +50,8 @@ impl Default for WorkerOptions {
             step_grace: Duration::from_secs(60),
             cpu_devices: 1,
             graph_limits: crate::GraphLimits::default(),
+            collective_group_leader: None,
+            recv_buf_max_chunk: 0,
         }
     }
 }
@@ -69,6 +78,8 @@ pub struct Worker {
     pub(crate) recv_tensor_served: std::sync::atomic::AtomicU64,
     sessions: Mutex<HashMap<String, Arc<WorkerSession>>>,
     legacy: Arc<WorkerSession>,
+    /// Collective groups, instances and chunks of this task.
+    pub(crate) collectives: Arc<crate::collective::Collectives>,
 }
 
 impl Worker {
@@ -83,7 +94,14 @@ impl Worker {
     ) -> Worker {
         let shared = Arc::new(ResourceMgr::new());
         let legacy = Arc::new(WorkerSession::new("", shared.clone(), task, cluster.clone()));
+        let collectives = Arc::new(crate::collective::Collectives::new(
+            task,
+            opts.collective_group_leader.as_deref(),
+            &default_leader(&cluster, task),
+            opts.recv_buf_max_chunk,
+        ));
         Worker {
+            collectives,
             task: task.to_string(),
             incarnation,
             cluster,
@@ -265,5 +283,19 @@ impl Worker {
     /// Aborts every step (shutdown).
     pub(crate) fn abort_all(&self, s: Status) {
         self.steps.abort_all(s);
+    }
+}
+
+/// The group leader when the server config names none: task 0 of job `chief`, else of
+/// `worker`, else the first task of the first job (every task of the cluster picks the same).
+fn default_leader(cluster: &ClusterSpec, own: &str) -> String {
+    for job in ["chief", "worker"] {
+        if let Some(&t) = cluster.task_indices(job).ok().and_then(|v| v.first().copied()).as_ref() {
+            return format!("/job:{job}/replica:0/task:{t}");
+        }
+    }
+    match cluster.tasks().first() {
+        Some((job, t, _)) => format!("/job:{job}/replica:0/task:{t}"),
+        None => own.to_string(),
     }
 }

@@ -3,6 +3,7 @@
 
 mod array;
 mod base;
+mod collective;
 mod control_flow;
 mod data_flow;
 mod dataset;
@@ -53,7 +54,7 @@ use crate::registry::OpRegistry;
 /// Registers every op family.
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
-        r: array, base, control_flow, data_flow, dataset, functional, image, io, iterator, linalg, linalg_spectral, list, lookup, math,
+        r: array, base, collective, control_flow, data_flow, dataset, functional, image, io, iterator, linalg, linalg_spectral, list, lookup, math,
         multinomial, nn, optional, ragged, random, random_dists, random_stateless, sparse, state, string, tensor_array, training
     }
 }
