@@ -6,7 +6,8 @@ CollectiveGatherV2, CollectiveBcastSendV2/RecvV2 and the V1 CollectiveReduce of
 all-reducing its gradients (no parameter server), with TensorFlow's losses; and TensorFlow's
 error for members that disagree on the group size. The same graphs run on TensorFlow's
 servers and on ferroflow's, and a mixed cluster (a TensorFlow leader with ferroflow
-members, and the reverse) gives the same values."""
+members, and the reverse) gives the same values; and between-graph: one client per worker,
+each running only its own member in its own session, the masters agreeing on step ids."""
 
 import os
 import tempfile
@@ -147,27 +148,49 @@ def leader_config(d):
     return path
 
 
-def mixed(tf, config_path, tf_leader):
-    """Three workers, task 0 (the leader) on one system and tasks 1 and 2 on the other."""
+def on_tasks(tf, config_path, tf_tasks, fn):
+    """`fn(targets)` on three workers, those in `tf_tasks` TensorFlow's servers, the others
+    ferroflow's; every server given the leader config."""
     ports = ffcluster.free_ports(N)
     spec = {"worker": [f"127.0.0.1:{p}" for p in ports]}
     flag = "worker=" + ",".join(spec["worker"])
     procs, servers = [], []
     try:
         for t in range(N):
-            if (t == 0) == tf_leader:
+            if t in tf_tasks:
                 procs.append(ffcluster.tf_server(spec, "worker", t, config_path))
                 ffcluster.wait_port(ports[t], procs[-1])
             else:
                 servers.append(ffcluster.Server("--cluster", flag, "--job_name", "worker", "--task_index", str(t),
                                                 "--default_session_config", config_path))
-        return scenarios(tf, "grpc://" + spec["worker"][0], N, with_error=False)
+        return fn(["grpc://" + a for a in spec["worker"]])
     finally:
         for s in servers:
             s.kill()
         for p in procs:
             p.kill()
             p.wait()
+
+
+def between_graph(tf, targets, steps=3):
+    """One client per worker, each with its own graph holding only its own member and its own
+    session on its own task (the masters agree on step ids through GetStepSequence)."""
+    results = [None] * N
+
+    def client(t):
+        g = tf.Graph()
+        with g.as_default(), tf.device(dev(t)):
+            step = tf.compat.v1.placeholder(tf.float32, [])
+            out = tf.raw_ops.CollectiveReduceV2(
+                input=tf.constant([1.0, 2.0, 3.0]) * (t + 1) * step, group_size=tf.constant(N),
+                group_key=tf.constant(3), instance_key=tf.constant(30), ordering_token=[], merge_op="Add",
+                final_op="Id", timeout_seconds=60.0)
+        with tf.compat.v1.Session(targets[t], graph=g) as sess:
+            results[t] = [sess.run(out, {step: float(k + 1)}).tolist() for k in range(steps)]
+
+    errors = ffcluster.run_threads([lambda t=t: client(t) for t in range(N)], 120, "a between-graph client")
+    assert not errors, errors
+    return results
 
 
 def run_mode(mode):
@@ -177,8 +200,15 @@ def run_mode(mode):
         want, got = ffcluster.on_both([("worker", N)], lambda t: scenarios(tf, t, N), config_path=cfg)
         ffcluster.report(mode, want, got, close)
         if mode == "v1":
-            for tf_leader in (True, False):
-                ffcluster.report(f"mixed (TensorFlow leader: {tf_leader})", want[:-1], mixed(tf, cfg, tf_leader), close)
+            every = lambda targets: scenarios(tf, targets[0], N, with_error=False)  # noqa: E731
+            for tf_tasks in ({0}, {1, 2}):
+                label = f"mixed (TensorFlow tasks {sorted(tf_tasks)})"
+                ffcluster.report(label, want[:-1], on_tasks(tf, cfg, tf_tasks, every), close)
+            bg = lambda targets: between_graph(tf, targets)  # noqa: E731
+            want_bg = on_tasks(tf, cfg, {0, 1, 2}, bg)
+            assert want_bg[0] == [[6.0 * k * v for v in (1.0, 2.0, 3.0)] for k in (1, 2, 3)], want_bg
+            ffcluster.report("between-graph", want_bg, on_tasks(tf, cfg, set(), bg), close)
+            ffcluster.report("between-graph mixed", want_bg, on_tasks(tf, cfg, {1}, bg), close)
 
 
 if __name__ == "__main__":

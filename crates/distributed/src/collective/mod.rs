@@ -82,6 +82,11 @@ impl Collectives {
         self.leader == task
     }
 
+    /// The group leader's task.
+    pub(crate) fn leader(&self) -> &str {
+        &self.leader
+    }
+
     /// Serves a peer's collective RPC (`incarnation`: this task's devices').
     pub(crate) async fn serve(
         &self,
@@ -191,6 +196,59 @@ impl Collectives {
                     "RecvBuf on {}: chunk '{key}' of step {} was not provided in time",
                     self.task, r.step_id
                 )))
+            }
+        }
+    }
+}
+
+/// The step ids of a graph with collective ops, as TensorFlow's masters take them so that
+/// several masters running the same graph (one client per worker) agree: from this
+/// server's sequence for the graph key, which the group leader starts (asked once with
+/// `GetStepSequence` by the other masters) and each master advances after a step.
+pub(crate) struct StepIds {
+    pub(crate) graph_key: i64,
+    pub(crate) collectives: std::sync::Arc<Collectives>,
+    /// The leader's worker, when the session reaches it.
+    pub(crate) leader: Option<std::sync::Arc<dyn crate::worker_api::WorkerApi>>,
+}
+
+impl StepIds {
+    /// The step id of the next step.
+    pub(crate) async fn next(&self, deadline: Instant) -> Result<i64, Status> {
+        let c = &self.collectives;
+        if let Some(&id) = c.step_seqs.lock().unwrap_or_else(|e| e.into_inner()).get(&self.graph_key) {
+            return Ok(id);
+        }
+        let id = match (&self.leader, c.is_leader(&c.task)) {
+            (Some(leader), false) => {
+                let req = ferroflow_core::proto::GetStepSequenceRequest { graph_key: vec![self.graph_key] };
+                match leader.collective(CollectiveRpc::GetStepSequence(req), deadline).await? {
+                    CollectiveReply::GetStepSequence(r) => r
+                        .step_sequence
+                        .iter()
+                        .find(|s| s.graph_key == self.graph_key)
+                        .map(|s| s.next_step_id)
+                        .ok_or_else(|| Status::internal("GetStepSequence: the leader returned no sequence"))?,
+                    _ => return Err(Status::internal("GetStepSequence: wrong reply kind")),
+                }
+            }
+            _ => random_step_id(),
+        };
+        Ok(*c.step_seqs.lock().unwrap_or_else(|e| e.into_inner()).entry(self.graph_key).or_insert(id))
+    }
+
+    /// After a step: the sequence moves on past a successful `step_id` that was the
+    /// expected one, is asked for again after an unexpected one, and stays after a failed
+    /// step (TensorFlow's `RetireStepId`).
+    pub(crate) fn retire(&self, step_id: i64, ok: bool) {
+        if !ok {
+            return;
+        }
+        let mut seqs = self.collectives.step_seqs.lock().unwrap_or_else(|e| e.into_inner());
+        match seqs.get_mut(&self.graph_key) {
+            Some(next) if *next == step_id => *next = (step_id + 1) & ((1i64 << 57) - 1),
+            _ => {
+                seqs.remove(&self.graph_key);
             }
         }
     }

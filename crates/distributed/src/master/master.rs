@@ -215,7 +215,7 @@ impl Master {
             );
         }
         let client_device = format!("{own}/device:CPU:0");
-        let session = MasterSession::new(
+        let mut session = MasterSession::new(
             handle.clone(),
             config,
             client_device,
@@ -224,6 +224,7 @@ impl Master {
             worker_sessions,
             graph,
         );
+        session.collectives = Some(self.worker.collectives.clone());
         let ntasks = session.tasks().workers.len();
         self.sessions.insert(handle.clone(), Arc::new(session));
         tracing::info!(task = %self.task, session = %handle, tasks = ntasks, "session created");

@@ -39,6 +39,8 @@ pub(crate) struct StepPlan {
     /// Per feed, the task whose RunGraph takes it (its `send`).
     pub(crate) feed_tasks: Vec<String>,
     pub(crate) fetches: Vec<ClientTensor>,
+    /// A graph with collective ops: its step ids follow the group leader's sequence.
+    pub(crate) collective: Option<crate::collective::StepIds>,
 }
 
 /// Builds and registers the plan of a signature (names already canonical).
@@ -101,7 +103,14 @@ pub(crate) async fn make_plan(session: &MasterSession, sig: &Signature, deadline
         out.push(j.map_err(|e| Status::internal(format!("RegisterGraph task failed: {e}")))??);
     }
     out.sort_by(|a, b| a.worker.task.cmp(&b.worker.task));
-    Ok(StepPlan { parts: out, feeds: cg.feeds, feed_tasks, fetches: cg.fetches })
+    let collective = match (&session.collectives, collective_graph_key) {
+        (Some(c), k) if k != 0 => {
+            let leader = tasks.worker(c.leader()).map(|w| w.api.clone());
+            Some(crate::collective::StepIds { graph_key: k, collectives: c.clone(), leader })
+        }
+        _ => None,
+    };
+    Ok(StepPlan { parts: out, feeds: cg.feeds, feed_tasks, fetches: cg.fetches, collective })
 }
 
 /// The plan of a signature, from the session's cache or made now.

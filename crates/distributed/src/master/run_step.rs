@@ -34,7 +34,10 @@ pub(crate) async fn run_step(
     deadline: Instant,
     mut stats: Option<&mut StepStats>,
 ) -> Result<HashMap<String, Tensor>, Status> {
-    let step_id = new_step_id();
+    let step_id = match &plan.collective {
+        Some(c) => c.next(deadline).await?,
+        None => new_step_id(),
+    };
     // Each used feed goes to the task whose partition takes it.
     let mut sends: HashMap<&str, Vec<(String, Tensor)>> = HashMap::new();
     for (name, t) in feeds {
@@ -125,6 +128,9 @@ pub(crate) async fn run_step(
     // a remote call is reset, which aborts the step on its worker).
     drop(set);
     cleanup(&plan, step_id, first_err.is_none());
+    if let Some(c) = &plan.collective {
+        c.retire(step_id, first_err.is_none());
+    }
     if let Some(e) = first_err {
         return Err(e);
     }

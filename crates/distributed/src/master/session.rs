@@ -74,6 +74,8 @@ pub(crate) struct MasterSession {
     pub(crate) metrics: crate::metrics::SessionMetrics,
     /// Callables by handle, and the next handle to give (handles are never reused).
     callables: Mutex<(HashMap<i64, Arc<Callable>>, i64)>,
+    /// The server's collectives: the step ids of graphs with collective ops come from them.
+    pub(crate) collectives: Option<Arc<crate::collective::Collectives>>,
 }
 
 impl MasterSession {
@@ -100,6 +102,7 @@ impl MasterSession {
             closed: tokio::sync::watch::Sender::new(false),
             partial_runs: Mutex::new(HashMap::new()),
             callables: Mutex::new((HashMap::new(), 0)),
+            collectives: None,
         }
     }
 

@@ -18,7 +18,7 @@ pub(crate) struct TaskWorker {
     pub(crate) task: String,
     /// `host:port`.
     pub(crate) addr: String,
-    api: Arc<dyn WorkerApi>,
+    pub(crate) api: Arc<dyn WorkerApi>,
     /// Whether `api` is a peer task's (its errors already name the task).
     remote: bool,
 }

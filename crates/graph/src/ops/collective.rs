@@ -117,3 +117,83 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .build(),
     );
 }
+
+/// A collective's group: its size, key and this instance's key.
+#[derive(Clone, Copy, Debug)]
+pub struct CollectiveKeys {
+    /// Members of the group.
+    pub group_size: i32,
+    /// The group.
+    pub group_key: i32,
+    /// The instance (one collective of the group).
+    pub instance_key: i32,
+}
+
+fn keyed(s: &crate::Scope, op: &str, k: CollectiveKeys) -> crate::scope::OpBuilder {
+    use ferroflow_core::Tensor;
+    let c = |v: i32| crate::ops::constant(s, Tensor::scalar(v));
+    s.op(op).input(c(k.group_size)).input(c(k.group_key)).input(c(k.instance_key))
+}
+
+/// `CollectiveReduceV2`: every member's `x` (of type `dtype`) merged by `merge` (`Add`,
+/// `Mul`, `Min`, `Max`), divided by the group size when `final_op` is `Div`.
+pub fn collective_reduce(
+    s: &crate::Scope,
+    x: crate::Output,
+    dtype: ferroflow_core::DataType,
+    k: CollectiveKeys,
+    (merge, final_op): (&str, &str),
+) -> Result<crate::Output, ferroflow_core::Status> {
+    use ferroflow_core::attr;
+    let b = s.op("CollectiveReduceV2").input(x);
+    let b = keyed_inputs(s, b, k);
+    Ok(b.attr("T", attr::ty(dtype))
+        .attr("merge_op", attr::string(merge))
+        .attr("final_op", attr::string(final_op))
+        .attr("Nordering_token", attr::int(0))
+        .try_build()?
+        .output(0))
+}
+
+/// `CollectiveGatherV2`: the members' `x` concatenated along dimension 0 in rank order.
+pub fn collective_gather(
+    s: &crate::Scope,
+    x: crate::Output,
+    dtype: ferroflow_core::DataType,
+    k: CollectiveKeys,
+) -> Result<crate::Output, ferroflow_core::Status> {
+    use ferroflow_core::attr;
+    let b = keyed_inputs(s, s.op("CollectiveGatherV2").input(x), k);
+    Ok(b.attr("T", attr::ty(dtype)).attr("Nordering_token", attr::int(0)).try_build()?.output(0))
+}
+
+/// `CollectiveBcastSendV2`: `x` to every member (the sender's output is `x`).
+pub fn collective_bcast_send(
+    s: &crate::Scope,
+    x: crate::Output,
+    dtype: ferroflow_core::DataType,
+    k: CollectiveKeys,
+) -> Result<crate::Output, ferroflow_core::Status> {
+    use ferroflow_core::attr;
+    let b = keyed_inputs(s, s.op("CollectiveBcastSendV2").input(x), k);
+    Ok(b.attr("T", attr::ty(dtype)).try_build()?.output(0))
+}
+
+/// `CollectiveBcastRecvV2`: the broadcast tensor of `dtype` and `shape`.
+pub fn collective_bcast_recv(
+    s: &crate::Scope,
+    dtype: ferroflow_core::DataType,
+    shape: &[i64],
+    k: CollectiveKeys,
+) -> Result<crate::Output, ferroflow_core::Status> {
+    use ferroflow_core::{attr, Tensor};
+    let shape = crate::ops::constant(s, Tensor::new(vec![shape.len()], shape.to_vec())?);
+    let b = keyed(s, "CollectiveBcastRecvV2", k).input(shape);
+    Ok(b.attr("T", attr::ty(dtype)).attr("Tshape", attr::ty(ferroflow_core::DataType::Int64)).try_build()?.output(0))
+}
+
+fn keyed_inputs(s: &crate::Scope, b: crate::scope::OpBuilder, k: CollectiveKeys) -> crate::scope::OpBuilder {
+    use ferroflow_core::Tensor;
+    let c = |v: i32| crate::ops::constant(s, Tensor::scalar(v));
+    b.input(c(k.group_size)).input(c(k.group_key)).input(c(k.instance_key))
+}

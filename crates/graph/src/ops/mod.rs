@@ -31,6 +31,9 @@ mod training;
 
 pub use array::*;
 pub use base::*;
+pub use collective::{
+    collective_bcast_recv, collective_bcast_send, collective_gather, collective_reduce, CollectiveKeys,
+};
 pub use data_flow::*;
 pub use functional::remote_call;
 pub use image::*;
