@@ -238,15 +238,14 @@ impl StepIds {
     }
 
     /// After a step: the sequence moves on past a successful `step_id` that was the
-    /// expected one, is asked for again after an unexpected one, and stays after a failed
-    /// step (TensorFlow's `RetireStepId`).
+    /// expected one (TensorFlow's `RetireStepId`), and is started again (the leader) or
+    /// asked for again (the others) after a failed or unexpected one. TensorFlow keeps a
+    /// failed step's id; ferroflow's workers refuse a step id they already ended, so a new
+    /// sequence starts.
     pub(crate) fn retire(&self, step_id: i64, ok: bool) {
-        if !ok {
-            return;
-        }
         let mut seqs = self.collectives.step_seqs.lock().unwrap_or_else(|e| e.into_inner());
         match seqs.get_mut(&self.graph_key) {
-            Some(next) if *next == step_id => *next = (step_id + 1) & ((1i64 << 57) - 1),
+            Some(next) if ok && *next == step_id => *next = (step_id + 1) & ((1i64 << 57) - 1),
             _ => {
                 seqs.remove(&self.graph_key);
             }

@@ -8,6 +8,7 @@ mod bad_input;
 mod callables;
 mod cluster_failures;
 mod cluster_steps;
+mod collectives;
 mod eager_service;
 mod fault_filters;
 mod graph_limits;

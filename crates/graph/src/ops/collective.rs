@@ -146,7 +146,7 @@ pub fn collective_reduce(
 ) -> Result<crate::Output, ferroflow_core::Status> {
     use ferroflow_core::attr;
     let b = s.op("CollectiveReduceV2").input(x);
-    let b = keyed_inputs(s, b, k);
+    let b = keyed_inputs(s, b, k).input_list(vec![]);
     Ok(b.attr("T", attr::ty(dtype))
         .attr("merge_op", attr::string(merge))
         .attr("final_op", attr::string(final_op))
@@ -163,7 +163,7 @@ pub fn collective_gather(
     k: CollectiveKeys,
 ) -> Result<crate::Output, ferroflow_core::Status> {
     use ferroflow_core::attr;
-    let b = keyed_inputs(s, s.op("CollectiveGatherV2").input(x), k);
+    let b = keyed_inputs(s, s.op("CollectiveGatherV2").input(x), k).input_list(vec![]);
     Ok(b.attr("T", attr::ty(dtype)).attr("Nordering_token", attr::int(0)).try_build()?.output(0))
 }
 
