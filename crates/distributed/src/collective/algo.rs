@@ -103,12 +103,12 @@ pub(crate) async fn all_reduce(
                     divide_bytes(dtype, &mut chunk, n as i32)?;
                 }
             } else {
-                sends.push(link.provide(format!("{exec}:0:{sc}:{rank}"), chunk.clone())?);
+                // Pass 1 brings the finished chunk back in its place: send this one whole.
+                let len = chunk.len();
+                sends.push(link.provide(format!("{exec}:0:{sc}:{rank}"), std::mem::take(&mut chunk))?);
+                chunk = link.take(prev(rank, n), format!("{exec}:1:{sc}:{}", prev(rank, n)), len).await?;
             }
             // Pass 1: the finished chunk goes round.
-            if rank != final_rank {
-                chunk = link.take(prev(rank, n), format!("{exec}:1:{sc}:{}", prev(rank, n)), chunk.len()).await?;
-            }
             if rank != prev(final_rank, n) {
                 sends.push(link.provide(format!("{exec}:1:{sc}:{rank}"), chunk.clone())?);
             }

@@ -51,14 +51,17 @@ pub(crate) fn canonical_task(name: &str) -> Result<String, Status> {
 impl Collectives {
     /// The collectives of `task`; `leader` from the server's config (TensorFlow's
     /// `collective_group_leader`), else `default_leader`; `max_chunk` is
-    /// `recv_buf_max_chunk` (0: 4096 bytes, negative: one piece).
+    /// `recv_buf_max_chunk` (0 or negative: one piece).
     pub(crate) fn new(task: &str, leader: Option<&str>, default_leader: &str, max_chunk: i32) -> Collectives {
         let leader = leader
             .filter(|l| !l.is_empty())
             .and_then(|l| canonical_task(l).ok())
             .unwrap_or_else(|| default_leader.to_string());
+        // TensorFlow's default piece is 4096 bytes; every client (TensorFlow's too) joins
+        // the pieces, so ferroflow's default sends a chunk whole, without thousands of
+        // small fields to encode and decode.
         let piece = match max_chunk {
-            0 => 4096,
+            0 => usize::MAX,
             n if n < 0 => usize::MAX,
             n => n as usize,
         };

@@ -38,7 +38,8 @@ pub struct WorkerOptions {
     /// worker task (TensorFlow's tasks each lead alone then, and wait forever).
     pub collective_group_leader: Option<String>,
     /// RecvBuf replies carry a chunk in pieces of at most this many bytes
-    /// (`experimental.recv_buf_max_chunk`: 0 is 4096, negative one piece).
+    /// (`experimental.recv_buf_max_chunk`; 0, ferroflow's default, and negative: one piece,
+    /// where TensorFlow's 0 is 4096 bytes).
     pub recv_buf_max_chunk: i32,
 }
 
