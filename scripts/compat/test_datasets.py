@@ -194,6 +194,14 @@ def scenarios(tf, target, files):
             (tf.data.Dataset.range(12), tf.data.Dataset.range(12).map(lambda x: tf.cast(x, tf.float32) / 2))).window(
             3, shift=4, stride=2, drop_remainder=True).flat_map(
             lambda a, b: tf.data.Dataset.zip((a.batch(3), b.batch(3))))).get_next()
+        # Dataset.reduce (ReduceDataset): a sum, and a windowed mean folded inside a map.
+        k2 = tf.constant(0.5)
+        reduced = tf.data.Dataset.range(10).reduce(np.int64(0), lambda s, x: s + x)
+        pair_reduced = tf.data.Dataset.range(1, 6).reduce(
+            (np.int64(1), np.float32(0)), lambda s, x: (s[0] * x, s[1] + tf.cast(x, tf.float32) * k2))
+        win_mean_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.range(8).map(
+            lambda x: tf.cast(x, tf.float32)).window(4, shift=2, drop_remainder=True).map(
+            lambda w: w.reduce(np.float32(0), lambda s, x: s + x) / 4.0)).get_next()
         wsize = tf.compat.v1.placeholder(tf.int64, [], name="wsize")
         win_fed = tf.compat.v1.data.make_initializable_iterator(
             tf.data.Dataset.range(5).window(wsize, shift=1).flat_map(lambda w: w.batch(5)))
@@ -258,6 +266,8 @@ def scenarios(tf, target, files):
         assert cached[0:6] == cached[6:12] == cached[12:18], cached
         out.append(cached)
         out.append(drain(tf, sess, win_next))
+        out.append(tolist(sess.run([reduced, pair_reduced])))
+        out.append(drain(tf, sess, win_mean_next))
         out.append(drain(tf, sess, win2_next))
         sess.run(win_fed.initializer, {wsize: 2})
         out.append(drain(tf, sess, win_fed_next))

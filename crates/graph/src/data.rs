@@ -150,6 +150,32 @@ impl Dataset {
         })
     }
 
+    /// `Dataset.reduce`: every element folded into `initial` by `f` (its arguments: the
+    /// state, the element's components, then `captured`; its results: the next state); the
+    /// final state's tensors.
+    pub fn reduce(
+        &self,
+        s: &Scope,
+        f: &Function,
+        initial: &[Output],
+        captured: &[Output],
+    ) -> Result<Vec<Output>, Status> {
+        let tstate: Vec<DataType> = initial.iter().map(|c| c.dtype).collect();
+        let tcap: Vec<DataType> = captured.iter().map(|c| c.dtype).collect();
+        let op = s
+            .op("ReduceDataset")
+            .input(self.handle.clone())
+            .input_list(initial.to_vec())
+            .input_list(captured.to_vec())
+            .attr("f", f.attr())
+            .attr("Tstate", attr::list_type(&tstate))
+            .attr("Targuments", attr::list_type(&tcap))
+            .attr("output_types", attr::list_type(&tstate))
+            .attr("output_shapes", shapes_attr(&vec![None; tstate.len()]))
+            .try_build()?;
+        Ok((0..tstate.len()).map(|i| op.output(i)).collect())
+    }
+
     /// Each element through `f` (its arguments: the components, then `captured`).
     pub fn map(&self, s: &Scope, f: &Function, captured: &[Output]) -> Result<Dataset, Status> {
         let shapes = vec![None; f.ret_types.len()];

@@ -2,6 +2,8 @@
 //! TensorFlow 2.21 registers them). Each outputs a `DT_VARIANT` scalar holding a dataset;
 //! `ferroflow_runtime` runs them.
 
+use ferroflow_core::NodeAttrs;
+
 use crate::op_def::op;
 use crate::registry::OpRegistry;
 use crate::shape_fn::scalar;
@@ -325,6 +327,24 @@ pub(crate) fn register(r: &mut OpRegistry) {
         }
         r.add(b.shape_fn(scalar).build());
     }
+    // `Dataset.reduce`: the final state, not a dataset (stateful in TensorFlow).
+    r.add(
+        op("ReduceDataset")
+            .input("input_dataset: variant")
+            .input("initial_state: Tstate")
+            .input("other_arguments: Targuments")
+            .output("components: output_types")
+            .attr("f: func")
+            .attr("Tstate: list(type) >= 1")
+            .attr("Targuments: list(type) >= 0")
+            .attr("output_types: list(type) >= 1")
+            .attr("output_shapes: list(shape) >= 1")
+            .attr("use_inter_op_parallelism: bool = true")
+            .attr("metadata: string = ''")
+            .stateful()
+            .shape_fn(|c| Ok(vec![None; c.node.attr_list_type("output_types").map_or(0, |t| t.len())]))
+            .build(),
+    );
     // A V2 cache's marker resource (the cache is the dataset's own).
     r.add(op("DummyMemoryCache").output("handle: resource").stateful().shape_fn(scalar).build());
     // The dataset's serialized `tf.data.Options`.

@@ -23,6 +23,7 @@ mod multi_device;
 mod pool;
 mod prefetch;
 mod readers;
+mod reduce;
 mod shuffle;
 mod simple;
 mod sources;
@@ -59,6 +60,7 @@ pub(crate) const DATA_OPS: &[&str] = &[
     "ParallelInterleaveDatasetV4",
     "UnbatchDataset",
     "WindowDataset",
+    "ReduceDataset",
     "CacheDataset",
     "CacheDatasetV2",
     "DummyMemoryCache",
@@ -193,6 +195,7 @@ pub(crate) fn data_kernel(
         "WindowDataset" => window::window(n)?,
         "CacheDataset" | "CacheDatasetV2" => cache::cache(n)?,
         "DummyMemoryCache" => return Ok(Box::new(cache::DummyMemoryCache)),
+        "ReduceDataset" => return reduce::kernel(n, lib, depth),
         "GeneratorDataset" => generator::generator(n, lib, depth)?,
         "PrefetchDataset" => prefetch::prefetch(n)?,
         "TFRecordDataset" | "TextLineDataset" | "FixedLengthRecordDataset" | "FixedLengthRecordDatasetV2" => {

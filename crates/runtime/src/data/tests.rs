@@ -257,6 +257,24 @@ fn window_then_batch() {
 }
 
 #[test]
+fn reduce_folds_every_element() {
+    let s = Scope::new_root();
+    let g = s.graph();
+    let k = placeholder(&s, DataType::Int64, Some(&[]));
+    // state + x * k, from 1: 1 + k * (0 + 1 + ... + 4).
+    let f = define_function(g, "fold", &[DataType::Int64, DataType::Int64, DataType::Int64], |s, a| {
+        Ok(vec![add(s, a[0].clone(), mul(s, a[1].clone(), a[2].clone()))])
+    })
+    .unwrap();
+    let ds = Dataset::range(&s, 0, 5, 1).unwrap();
+    let one = constant(&s, Tensor::scalar(1i64));
+    let out = ds.reduce(&s, &f, &[one], &[k.clone()]).unwrap();
+    let sess = DirectSession::new(g);
+    let got = sess.run(&[(&k, Tensor::scalar(3i64))], &[&out[0]], &[]).unwrap();
+    assert_eq!(got[0].scalar_value::<i64>().unwrap(), 31);
+}
+
+#[test]
 fn interleave_unbatch_cache() {
     let s = Scope::new_root();
     let g = s.graph();
