@@ -268,7 +268,7 @@ fn reduce_folds_every_element() {
     .unwrap();
     let ds = Dataset::range(&s, 0, 5, 1).unwrap();
     let one = constant(&s, Tensor::scalar(1i64));
-    let out = ds.reduce(&s, &f, &[one], &[k.clone()]).unwrap();
+    let out = ds.reduce(&s, &f, &[one], std::slice::from_ref(&k)).unwrap();
     let sess = DirectSession::new(g);
     let got = sess.run(&[(&k, Tensor::scalar(3i64))], &[&out[0]], &[]).unwrap();
     assert_eq!(got[0].scalar_value::<i64>().unwrap(), 31);
