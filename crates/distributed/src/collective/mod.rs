@@ -134,6 +134,12 @@ impl Collectives {
         let Some(dev) = r.device_attributes else {
             return Err(Status::internal("CompleteGroupRequest device_attributes is not set. Make sure you're running the same version of Tensorflow on all workers."));
         };
+        if r.group_size <= 0 || canonical_task(&dev.name).is_err() {
+            return Err(Status::invalid_argument(format!(
+                "CompleteGroup: group {} needs a positive group_size (got {}) and a full device name (got '{}')",
+                r.group_key, r.group_size, dev.name
+            )));
+        }
         if !self.is_leader(&self.task) {
             return Err(Status::internal(format!(
                 "CompleteGroup for group {} reached {}, which is not the group leader ({})",
@@ -186,6 +192,12 @@ impl Collectives {
                  the device (\"{}\") was probably restarted. Check your worker job for the reason why it was \
                  restarted.",
                 r.src_incarnation, r.src_device
+            )));
+        }
+        if r.buf_rendezvous_key.is_empty() || r.num_bytes < 0 {
+            return Err(Status::invalid_argument(format!(
+                "RecvBuf on {}: a request must name a chunk (buf_rendezvous_key '{}') and its size (num_bytes {})",
+                self.task, r.buf_rendezvous_key, r.num_bytes
             )));
         }
         let rx = self.bufs.take(r.step_id, &r.buf_rendezvous_key)?;

@@ -220,8 +220,23 @@ fn worker_rejects_bad_requests() {
         let e = w.recv_tensor(req).await.unwrap_err();
         assert!(matches!(code_of(&e), Code::DeadlineExceeded | Code::Cancelled), "{:?}: {}", e.code(), e.message());
         assert!(t.elapsed() < PROMPT);
-        // Unimplemented methods say so.
+        // RecvBuf: a request naming no chunk is refused; a chunk never provided ends at the
+        // caller's deadline.
         let e = w.recv_buf(RecvBufRequest::default()).await.unwrap_err();
+        assert_eq!(code_of(&e), Code::InvalidArgument);
+        let t = Instant::now();
+        let mut req = tonic::Request::new(RecvBufRequest {
+            step_id: 7,
+            buf_rendezvous_key: "1:1:0:0:0:0:0".into(),
+            num_bytes: 4,
+            ..Default::default()
+        });
+        req.set_timeout(Duration::from_millis(300));
+        let e = w.recv_buf(req).await.unwrap_err();
+        assert!(matches!(code_of(&e), Code::DeadlineExceeded | Code::Cancelled), "{:?}: {}", e.code(), e.message());
+        assert!(t.elapsed() < PROMPT);
+        // Unimplemented methods say so.
+        let e = w.tracing(TracingRequest::default()).await.unwrap_err();
         assert_eq!(code_of(&e), Code::Unimplemented);
         w.logging(LoggingRequest::default()).await.unwrap();
     });
