@@ -3,7 +3,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use ferroflow_core::proto::DeviceAttributes;
 use ferroflow_core::Status;
 use ferroflow_kernels::{CollectiveCall, CollectiveDone};
 
@@ -26,15 +25,7 @@ impl RemoteRendezvous {
         let Some(link) = link else {
             return done(Err(cancel.status().unwrap_or_else(|| Status::cancelled("step cancelled"))));
         };
-        let me = DeviceAttributes {
-            name: call.device.clone(),
-            device_type: "CPU".into(),
-            memory_limit: 256 << 20,
-            locality: Some(Default::default()),
-            incarnation: self.incarnation,
-            physical_device_desc: "device: ferroflow CPU".into(),
-            xla_global_id: -1,
-        };
+        let me = super::worker::cpu_device(call.device.clone(), self.incarnation);
         let session = self.session.clone();
         let peers: Arc<dyn WorkerCache> = self.peers.clone();
         let finder: PeerFinder = Arc::new(move |task: &str| {

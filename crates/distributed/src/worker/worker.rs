@@ -138,15 +138,7 @@ impl Worker {
     /// This task's device `CPU:i`. Every device of the task shares the task's incarnation
     /// (the rendezvous keys of its peers name it).
     fn cpu_device_attributes(&self, i: usize) -> DeviceAttributes {
-        DeviceAttributes {
-            name: format!("{}/device:CPU:{i}", self.task),
-            device_type: "CPU".into(),
-            memory_limit: 256 << 20,
-            locality: Some(Default::default()),
-            incarnation: self.incarnation,
-            physical_device_desc: "device: ferroflow CPU".into(),
-            xla_global_id: -1,
-        }
+        cpu_device(format!("{}/device:CPU:{i}", self.task), self.incarnation)
     }
 
     /// GetStatus: the device list.
@@ -298,5 +290,18 @@ fn default_leader(cluster: &ClusterSpec, own: &str) -> String {
     match cluster.tasks().first() {
         Some((job, t, _)) => format!("/job:{job}/replica:0/task:{t}"),
         None => own.to_string(),
+    }
+}
+
+/// The attributes of a ferroflow CPU device named `name` of a task of `incarnation`.
+pub(crate) fn cpu_device(name: String, incarnation: u64) -> DeviceAttributes {
+    DeviceAttributes {
+        name,
+        device_type: "CPU".into(),
+        memory_limit: 256 << 20,
+        locality: Some(Default::default()),
+        incarnation,
+        physical_device_desc: "device: ferroflow CPU".into(),
+        xla_global_id: -1,
     }
 }

@@ -129,12 +129,6 @@ pub struct CollectiveKeys {
     pub instance_key: i32,
 }
 
-fn keyed(s: &crate::Scope, op: &str, k: CollectiveKeys) -> crate::scope::OpBuilder {
-    use ferroflow_core::Tensor;
-    let c = |v: i32| crate::ops::constant(s, Tensor::scalar(v));
-    s.op(op).input(c(k.group_size)).input(c(k.group_key)).input(c(k.instance_key))
-}
-
 /// `CollectiveReduceV2`: every member's `x` (of type `dtype`) merged by `merge` (`Add`,
 /// `Mul`, `Min`, `Max`), divided by the group size when `final_op` is `Div`.
 pub fn collective_reduce(
@@ -188,7 +182,7 @@ pub fn collective_bcast_recv(
 ) -> Result<crate::Output, ferroflow_core::Status> {
     use ferroflow_core::{attr, Tensor};
     let shape = crate::ops::constant(s, Tensor::new(vec![shape.len()], shape.to_vec())?);
-    let b = keyed(s, "CollectiveBcastRecvV2", k).input(shape);
+    let b = keyed_inputs(s, s.op("CollectiveBcastRecvV2"), k).input(shape);
     Ok(b.attr("T", attr::ty(dtype)).attr("Tshape", attr::ty(ferroflow_core::DataType::Int64)).try_build()?.output(0))
 }
 
