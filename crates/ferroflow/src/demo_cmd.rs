@@ -63,6 +63,10 @@ pub struct DemoArgs {
     /// Synchronous training (see `ferroflow train --help`).
     #[arg(long)]
     pub sync: bool,
+    /// Synchronous training by all-reduce among the workers, with no ps tasks (see
+    /// `ferroflow train --help`).
+    #[arg(long)]
+    pub all_reduce: bool,
 }
 
 /// The child processes; all are killed when this is dropped (error paths included).
@@ -141,10 +145,12 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the ferroflow binary: {e}"))?;
     let data_dir = find_data_dir(&a.data_dir, &exe)?;
-    let ports = free_ports(a.ps + a.workers)?;
+    // All-reduce replicas keep the variables on the workers: no ps task has work.
+    let num_ps = if a.all_reduce { 0 } else { a.ps };
+    let ports = free_ports(num_ps + a.workers)?;
     let hosts = |p: &[u16]| p.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(",");
-    let ps_hosts = hosts(&ports[..a.ps]);
-    let worker_hosts = hosts(&ports[a.ps..]);
+    let ps_hosts = hosts(&ports[..num_ps]);
+    let worker_hosts = hosts(&ports[num_ps..]);
     println!("cluster: ps={ps_hosts} worker={worker_hosts}");
     let decay = (a.lr_decay_steps > 0.0).then(|| {
         [
@@ -158,7 +164,8 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
         let mut cmd = Command::new(&exe);
         cmd.arg("train")
             .args(["--job_name", job, "--task_index", &task.to_string()])
-            .args(["--ps_hosts", &ps_hosts, "--worker_hosts", &worker_hosts])
+            .args((num_ps > 0).then_some(["--ps_hosts", &ps_hosts]).into_iter().flatten())
+            .args(["--worker_hosts", &worker_hosts])
             .args(["--model", &a.model, "--steps", &a.steps.to_string(), "--batch", &a.batch.to_string()])
             .args(["--optimizer", &a.optimizer, "--learning_rate", &a.learning_rate.to_string()])
             .args(["--seed", &a.seed.to_string(), "--keep_prob", &a.keep_prob.to_string()])
@@ -168,6 +175,7 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
             .arg(&a.logdir)
             .arg("--machine_progress")
             .args(a.sync.then_some("--sync"))
+            .args(a.all_reduce.then_some("--all_reduce"))
             .args(decay.iter().flatten())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -175,7 +183,7 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
         cmd.spawn().map_err(|e| format!("cannot start /job:{job}/task:{task}: {e}"))
     };
     let mut cluster = Cluster { children: Vec::new() };
-    for t in 0..a.ps {
+    for t in 0..num_ps {
         cluster.children.push((format!("/job:ps/task:{t}"), spawn("ps", t)?));
     }
     for t in 0..a.workers {
@@ -282,12 +290,12 @@ pub fn run(a: DemoArgs) -> Result<(), String> {
     let secs = start.elapsed().as_secs_f64();
     println!(
         "{} ps + {} workers trained the {} for {} global steps in {secs:.1}s ({:.1} global steps/s); local steps: {:?}",
-        a.ps,
+        num_ps,
         a.workers,
         a.model,
         a.steps,
         a.steps as f64 / secs,
-        &local[a.ps..]
+        &local[num_ps..]
     );
     match accuracy {
         Some(acc) => println!("test accuracy: {:.2}%", acc * 100.0),

@@ -87,6 +87,13 @@ pub struct TrainArgs {
     /// replicas_to_aggregate = total_num_replicas = the number of workers).
     #[arg(long)]
     pub sync: bool,
+    /// Synchronous training by all-reduce instead of through the ps (implies --sync):
+    /// every worker holds a replica of the variables and the gradients are averaged among
+    /// the workers with TensorFlow's collective ops (a ring all-reduce, no ps traffic);
+    /// worker 0 broadcasts its variables (initialized or restored) to the others at start.
+    /// The cluster needs no ps job.
+    #[arg(long)]
+    pub all_reduce: bool,
     /// Run MatMul/Conv2D + BiasAdd (+ Relu) as separate kernels instead of one fused
     /// kernel (TensorFlow's `RewriterConfig.remapping = OFF`).
     #[arg(long)]
@@ -177,7 +184,8 @@ pub fn run(a: TrainArgs) -> Result<(), String> {
                 logdir: a.logdir.clone(),
                 save_every: secs(a.save_secs, "save_secs")?,
                 summary_steps: a.summary_steps,
-                sync: a.sync,
+                sync: a.sync && !a.all_reduce,
+                all_reduce: a.all_reduce,
                 transport: a.transport.transport(None)?,
             };
             train_task(&a, &cfg)
@@ -268,6 +276,9 @@ fn train_task(a: &TrainArgs, cfg: &DistConfig) -> Result<(), String> {
             r.global_step,
             r.final_loss
         );
+        if let Some(crc) = r.replica_checksum {
+            println!("{me}: every replica holds the same variables (CRC-32C {crc:#010x})");
+        }
         if let Some(acc) = r.test_accuracy {
             println!("test accuracy: {:.2}%", acc * 100.0);
         }

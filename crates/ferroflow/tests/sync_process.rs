@@ -121,3 +121,32 @@ fn sync_a_killed_ps_is_restored_and_training_resumes() {
     ps.stops();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--all_reduce` with real processes and no ps: two replicas average their gradients by a
+/// ring all-reduce between the processes, both run exactly one local step per global
+/// step, stop together and print the same checksum of their variables.
+#[test]
+fn all_reduce_replicas_without_a_ps_train_in_lockstep() {
+    let [w0, w1] = common::free_ports::<2>();
+    let workers = format!("127.0.0.1:{w0},127.0.0.1:{w1}");
+    let start = |task: &str| {
+        let args = ["train", "--all_reduce", "--model", "mlp", "--optimizer", "adagrad", "--learning_rate", "0.05"];
+        let rest = ["--steps", "300", "--no_progress", "--data_dir", common::DATA, "--worker_hosts", &workers];
+        Proc::start(
+            &format!("worker {task}"),
+            &[&args[..], &rest[..], &["--job_name", "worker", "--task_index", task]].concat(),
+            &[],
+        )
+    };
+    let mut w1 = start("1");
+    let mut chief = start("0");
+    let (chief_out, w1_out) = (chief.succeeds(), w1.succeeds());
+    assert_eq!(summary(&chief_out), (300, 300), "{chief_out:?}");
+    assert_eq!(summary(&w1_out), (300, 300), "{w1_out:?}");
+    let crc = |out: &[String]| {
+        let l = out.iter().find(|l| l.contains("same variables")).unwrap_or_else(|| panic!("no checksum in {out:?}"));
+        l.rsplit("CRC-32C ").next().unwrap().to_string()
+    };
+    assert_eq!(crc(&chief_out), crc(&w1_out));
+    assert!(accuracy(&chief_out) > 85.0, "{chief_out:?}");
+}

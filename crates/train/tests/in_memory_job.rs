@@ -64,6 +64,7 @@ fn config(cluster: &ClusterSpec, net: &std::sync::Arc<InMemoryNet>, job: &str, t
         save_every: Duration::from_secs(600),
         summary_steps: 100,
         sync: false,
+        all_reduce: false,
         transport: Transport { in_memory: Some(net.clone()), ..Default::default() },
     }
 }
@@ -201,4 +202,76 @@ fn a_frozen_ps_fails_the_workers_steps_at_their_deadline_naming_it() {
     net.filters().heal();
     ferroflow_distributed::shutdown_server("grpc://ps0.frozen.mem:1", "test over").unwrap();
     ps.join().unwrap().unwrap();
+}
+
+/// Synchronous training by all-reduce on three workers and no ps: every worker holds a
+/// replica, the gradients are averaged among the workers, so every worker runs exactly one
+/// local step per global step, stops at the same step, and ends with the same bytes in
+/// every variable (the trainer checks it and reports the checksum).
+#[test]
+fn all_reduce_training_keeps_every_replica_equal_without_a_ps() {
+    let net = InMemoryNet::new(4);
+    let cluster = ClusterSpec::new(&[("worker", vec!["w0.ar.mem:1", "w1.ar.mem:1", "w2.ar.mem:1"])]).unwrap();
+    let workers: Vec<_> = (0..3)
+        .map(|t| {
+            let mut c = config(&cluster, &net, "worker", t);
+            c.all_reduce = true;
+            c.train.steps = 120;
+            std::thread::spawn(move || run_worker(&c, |_| {}))
+        })
+        .collect();
+    let reports: Vec<WorkerReport> = workers.into_iter().map(|w| w.join().unwrap().unwrap()).collect();
+    for (i, r) in reports.iter().enumerate() {
+        eprintln!(
+            "worker {i}: {} local steps, global {}, loss {}, {:?}",
+            r.local_steps, r.global_step, r.final_loss, r.replica_checksum
+        );
+        assert_eq!((r.local_steps, r.global_step), (120, 120), "worker {i}: {r:?}");
+        assert!(r.final_loss.is_finite());
+        assert!(r.replica_checksum.is_some() && r.replica_checksum == reports[0].replica_checksum, "worker {i}: {r:?}");
+    }
+    let acc = reports[0].test_accuracy.expect("the chief evaluates");
+    assert!(acc > 0.85, "test accuracy {acc}");
+    assert_eq!(net.filters().fired(), 0);
+}
+
+/// A replica that stops answering mid-training fails the others' steps within the step
+/// deadline (the collective cannot complete), naming what timed out; nobody hangs.
+#[test]
+fn a_lost_replica_fails_the_all_reduce_steps_at_their_deadline() {
+    let net = InMemoryNet::new(5);
+    let cluster = ClusterSpec::new(&[("worker", vec!["w0.arlost.mem:1", "w1.arlost.mem:1"])]).unwrap();
+    let start = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let workers: Vec<_> = (0..2)
+        .map(|t| {
+            let mut c = config(&cluster, &net, "worker", t);
+            c.all_reduce = true;
+            c.train.steps = 100_000;
+            c.step_timeout = Duration::from_secs(2);
+            c.wait_timeout = Duration::from_secs(3);
+            let (filters, start) = (net.filters().clone(), start.clone());
+            std::thread::spawn(move || {
+                run_worker(&c, move |p| {
+                    if let ferroflow_train::dist::Progress::Step { global, .. } = p {
+                        let mut s = start.lock().unwrap();
+                        if t == 0 && global >= 20 && s.is_none() {
+                            filters.add(Rule::new(Fault::LoseRequest).to(&["/job:worker/task:1"]).unwrap());
+                            *s = Some(std::time::Instant::now());
+                        }
+                    }
+                })
+            })
+        })
+        .collect();
+    for (i, w) in workers.into_iter().enumerate() {
+        let e = w.join().unwrap().expect_err("a replica kept training without its peer");
+        eprintln!("worker {i}: {e}");
+        assert!(
+            matches!(e.code, ferroflow_core::Code::DeadlineExceeded | ferroflow_core::Code::Unavailable),
+            "worker {i}: {e}"
+        );
+    }
+    let lost_at = start.lock().unwrap().expect("the replica was cut off");
+    assert!(lost_at.elapsed() < Duration::from_secs(60), "the chief took {:?} to give up", lost_at.elapsed());
+    net.filters().heal();
 }

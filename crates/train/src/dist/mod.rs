@@ -49,6 +49,10 @@ pub struct DistConfig {
     /// Synchronous training (`SyncReplicasOptimizer` aggregating every worker, with
     /// TensorFlow's shared token queue and initial tokens) instead of asynchronous updates.
     pub sync: bool,
+    /// Synchronous training by all-reduce: a replica of the variables on every worker, the
+    /// gradients averaged among the workers with TensorFlow's collective ops (no ps
+    /// traffic); worker 0 broadcasts its variables to the others when a session opens.
+    pub all_reduce: bool,
     /// How every task of the job listens and whom it lets in (bind, allow list, TLS).
     pub transport: Transport,
 }
@@ -99,6 +103,9 @@ pub struct WorkerReport {
     /// Steps per second after the first [`crate::WARMUP_STEPS`] local steps (the first steps
     /// register the graphs on every task), when more steps than that ran.
     pub steady_steps_per_sec: Option<f64>,
+    /// All-reduce training: the CRC-32C of this replica's variables at the end, checked
+    /// equal on every replica.
+    pub replica_checksum: Option<u32>,
 }
 
 /// Runs this process's task: a ps serves until shut down (returns `None`), a worker trains.
