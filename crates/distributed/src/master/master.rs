@@ -101,6 +101,28 @@ impl Master {
         Master { task: task.to_string(), cluster, worker, peers, sessions: SessionTable::new(opts.max_sessions), opts }
     }
 
+    /// The collective group leader's worker when it is a task of `cluster` that the
+    /// session's device filters left out (`None` when it is in `tasks` or unknown).
+    fn filtered_out_leader(
+        &self,
+        cluster: &ClusterSpec,
+        tasks: &super::discovery::Discovered,
+    ) -> Option<Arc<dyn crate::worker_api::WorkerApi>> {
+        let leader = self.worker.collectives.leader();
+        if tasks.worker(leader).is_some() {
+            return None;
+        }
+        let name = ferroflow_core::DeviceName::parse(&format!("{leader}/device:CPU:0")).ok()?;
+        let addr = cluster.task_address(name.job.as_deref()?, name.task?).ok()?;
+        match self.peers.peer(leader, addr) {
+            Ok(api) => Some(api),
+            Err(e) => {
+                tracing::warn!(leader, error = %e, "the collective group leader is not reachable");
+                None
+            }
+        }
+    }
+
     /// Number of open sessions.
     pub fn num_sessions(&self) -> usize {
         self.sessions.len()
@@ -225,6 +247,8 @@ impl Master {
             graph,
         );
         session.collectives = Some(self.worker.collectives.clone());
+        let leader = self.filtered_out_leader(&cluster, &session.tasks());
+        session.collective_leader = leader;
         let ntasks = session.tasks().workers.len();
         self.sessions.insert(handle.clone(), Arc::new(session));
         tracing::info!(task = %self.task, session = %handle, tasks = ntasks, "session created");

@@ -105,7 +105,7 @@ pub(crate) async fn make_plan(session: &MasterSession, sig: &Signature, deadline
     out.sort_by(|a, b| a.worker.task.cmp(&b.worker.task));
     let collective = match (&session.collectives, collective_graph_key) {
         (Some(c), k) if k != 0 => {
-            let leader = tasks.worker(c.leader()).map(|w| w.api.clone());
+            let leader = tasks.worker(c.leader()).map(|w| w.api.clone()).or_else(|| session.collective_leader.clone());
             Some(crate::collective::StepIds { graph_key: k, collectives: c.clone(), leader })
         }
         _ => None,

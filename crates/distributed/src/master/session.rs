@@ -76,6 +76,9 @@ pub(crate) struct MasterSession {
     callables: Mutex<(HashMap<i64, Arc<Callable>>, i64)>,
     /// The server's collectives: the step ids of graphs with collective ops come from them.
     pub(crate) collectives: Option<Arc<crate::collective::Collectives>>,
+    /// The collective group leader's worker when the device filters leave it out of the
+    /// session's tasks (it still answers GetStepSequence, as TensorFlow's does).
+    pub(crate) collective_leader: Option<Arc<dyn crate::worker_api::WorkerApi>>,
 }
 
 impl MasterSession {
@@ -103,6 +106,7 @@ impl MasterSession {
             partial_runs: Mutex::new(HashMap::new()),
             callables: Mutex::new((HashMap::new(), 0)),
             collectives: None,
+            collective_leader: None,
         }
     }
 

@@ -109,3 +109,38 @@ fn a_missing_member_times_out_with_tensorflows_error() {
     assert_eq!(e.code, Code::DeadlineExceeded, "{e}");
     assert!(e.message.contains("Collective has timed out waiting for other workers."), "{e}");
 }
+
+/// Between-graph members whose sessions see only their own task (device filters, as a
+/// multi-worker program sets them): the non-leader's master still asks the group leader for
+/// the step sequence, so both masters run the collective under the same step id.
+#[test]
+fn between_graph_members_agree_on_step_ids_through_device_filters() {
+    let (c, _net) = Cluster::in_memory(&[("worker", 2)], |_, _| ServerOptions::default());
+    let threads: Vec<_> = (0..2usize)
+        .map(|t| {
+            let target = c.target(&format!("worker:{t}"));
+            std::thread::spawn(move || {
+                let s = Scope::new_root();
+                let d = s.with_device(&worker(t));
+                let x = ops::constant(&d, Tensor::new(vec![3], vec![1.0f32, 2.0, 3.0 * (t + 1) as f32]).unwrap());
+                let y = ops::collective_reduce(&d, x, DataType::Float, keys(2, 7), ("Add", "Id")).unwrap();
+                let config = ferroflow_core::proto::ConfigProto {
+                    device_filters: vec![format!("/job:worker/task:{t}")],
+                    ..Default::default()
+                };
+                let sess = GrpcSession::with_config(&target, s.graph(), config).unwrap();
+                let opts = RunOptions { timeout: Some(Duration::from_secs(20)), ..Default::default() };
+                (0..3)
+                    .map(|_| {
+                        let out = sess.run_by_name(&[], &[y.name()], &[], &opts)?;
+                        Ok(out[0].as_slice::<f32>()?.to_vec())
+                    })
+                    .collect::<Result<Vec<_>, ferroflow_core::Status>>()
+            })
+        })
+        .collect();
+    for (t, th) in threads.into_iter().enumerate() {
+        let got = th.join().unwrap().unwrap_or_else(|e| panic!("worker {t}: {e}"));
+        assert_eq!(got, vec![vec![2.0f32, 4.0, 9.0]; 3], "worker {t}");
+    }
+}
