@@ -61,7 +61,9 @@ n = len(cluster["worker"])
 me = f"/job:worker/task:{task}"
 feed_x = np.random.RandomState(task).rand(8, dim).astype(np.float32)
 LR = 0.5
-run_opts = v1.RunOptions(timeout_in_ms=30000)
+# Generous while everyone starts (TensorFlow's non-chief sessions poll for the chief's
+# initialization every 30 s), short once the window is over.
+warm_opts, window_opts, tail_opts = [v1.RunOptions(timeout_in_ms=ms) for ms in (300000, 60000, 5000)]
 
 def model():
     w = v1.get_variable("w", [dim, dim], initializer=v1.zeros_initializer())
@@ -106,8 +108,8 @@ else:
     raw = sess
 
 losses = []
-def step():
-    _, l = sess.run([train, loss], {x: feed_x}, options=run_opts)
+def step(opts):
+    _, l = sess.run([train, loss], {x: feed_x}, options=opts)
     if len(losses) < n_losses:
         losses.append(float(l))
 
@@ -115,33 +117,21 @@ def read_gs():
     return int(sess.run(gs))
 
 while time.time() < start_at:
-    step()
+    step(warm_opts)
 g0 = read_gs() if task == 0 else 0
 end = start_at + seconds
 while time.time() < end:
-    step()
+    step(window_opts)
 g1 = read_gs() if task == 0 else 0
 # Keep stepping a little so no peer waits for this one while it finishes its window.
 try:
     while time.time() < end + 3:
-        step()
+        step(tail_opts)
 except Exception:
     pass
 print(json.dumps({"task": task, "global_steps": g1 - g0, "losses": losses}), flush=True)
 os._exit(0)
 '''
-
-
-def leader_config(d):
-    """A serialized ConfigProto naming the collective group leader (TensorFlow's servers
-    need it; ferroflow's default to the same task)."""
-    tf = ffcluster.tf_in_mode("v1")
-    c = tf.compat.v1.ConfigProto()
-    c.experimental.collective_group_leader = LEADER
-    path = os.path.join(d, "leader.pb")
-    with open(path, "wb") as f:
-        f.write(c.SerializeToString())
-    return path
 
 
 def run(system, pattern, workers, rate_mbit, seconds, config_path):
@@ -165,7 +155,7 @@ def run(system, pattern, workers, rate_mbit, seconds, config_path):
                 servers.append(net.popen(h, argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             for h in hosts:
                 wait_port(net.addr(h), servers)
-            start_at = time.time() + 25 + 5 * workers
+            start_at = time.time() + 45 + 5 * workers
             clients = [net.popen(f"w{i}", [sys.executable, "-c", CLIENT, pattern, json.dumps(cluster), str(i),
                                            f"grpc://{net.addr(f'w{i}')}:{PORT}", str(DIM), str(start_at),
                                            str(seconds), str(LOSSES)],
@@ -205,13 +195,14 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"CPU: {cpu}; link {a.rate_mbit} Mbit/s each way per host; model {model_bytes / 1e6:.0f} MB")
     with tempfile.TemporaryDirectory() as d:
-        cfg = leader_config(d)
+        cfg = ffcluster.leader_config(d, LEADER)
         for n in [int(w) for w in a.workers.split(",")]:
             bound = {"sro": link / (n * model_bytes), "allreduce": link / (2 * (n - 1) / n * model_bytes)}
             row, losses = {"workers": n}, {}
             for name in systems:
                 system, pattern = SYSTEMS[name]
                 rate, losses[name] = run(system, pattern, n, a.rate_mbit, a.seconds, cfg)
+                print(f"  {name}: {rate:.3f} global steps/s", flush=True)
                 row[name] = round(rate, 3)
                 row[name + "_of_bound"] = round(rate / bound[pattern], 3)
             if "ff_allreduce" in row and "tf_sro" in row:

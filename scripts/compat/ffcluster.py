@@ -57,6 +57,18 @@ def tf_server(cluster, job, task, config_path=None, **popen_kw):
     return p
 
 
+def leader_config(d, leader="/job:worker/replica:0/task:0"):
+    """A serialized ConfigProto in directory `d` naming the collective group leader (for
+    `tf_server(config_path=...)` and ferroflow's `--default_session_config`); its path."""
+    tf = tf_in_mode("v1")
+    c = tf.compat.v1.ConfigProto()
+    c.experimental.collective_group_leader = leader
+    path = os.path.join(d, "leader.pb")
+    with open(path, "wb") as f:
+        f.write(c.SerializeToString())
+    return path
+
+
 def wait_port(port, proc, timeout=120.0):
     """Waits until 127.0.0.1:`port` accepts connections (TensorFlow prints no ready line);
     returns the seconds waited (polled every 2 ms, so start-up times can be measured)."""

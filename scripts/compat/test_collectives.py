@@ -138,16 +138,6 @@ def close(w, g):
     return w == g
 
 
-def leader_config(d):
-    tf = ffcluster.tf_in_mode("v1")
-    c = tf.compat.v1.ConfigProto()
-    c.experimental.collective_group_leader = LEADER
-    path = os.path.join(d, "leader.pb")
-    with open(path, "wb") as f:
-        f.write(c.SerializeToString())
-    return path
-
-
 def on_tasks(tf, config_path, tf_tasks, fn):
     """`fn(targets)` on three workers, those in `tf_tasks` TensorFlow's servers, the others
     ferroflow's; every server given the leader config."""
@@ -196,7 +186,7 @@ def between_graph(tf, targets, steps=3):
 def run_mode(mode):
     tf = ffcluster.tf_in_mode(mode)
     with tempfile.TemporaryDirectory() as d:
-        cfg = leader_config(d)
+        cfg = ffcluster.leader_config(d, LEADER)
         want, got = ffcluster.on_both([("worker", N)], lambda t: scenarios(tf, t, N), config_path=cfg)
         ffcluster.report(mode, want, got, close)
         if mode == "v1":

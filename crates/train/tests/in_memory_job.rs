@@ -275,3 +275,76 @@ fn a_lost_replica_fails_the_all_reduce_steps_at_their_deadline() {
     assert!(lost_at.elapsed() < Duration::from_secs(60), "the chief took {:?} to give up", lost_at.elapsed());
     net.filters().heal();
 }
+
+/// Elastic asynchronous training: worker 2 starts only once training is under way and
+/// worker 1 is cut off (every request it sends is lost) in the middle. The late worker
+/// joins the running model without restarting anyone, the lost one gives up within its
+/// bounds, and the chief reaches the last step, evaluates and stops the ps after waiting
+/// (bounded) for the worker that left.
+#[test]
+fn async_training_absorbs_a_worker_that_joins_late_and_one_that_leaves() {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    let net = InMemoryNet::new(6);
+    let cluster = ClusterSpec::new(&[
+        ("ps", vec!["ps0.elastic.mem:1"]),
+        ("worker", vec!["w0.elastic.mem:1", "w1.elastic.mem:1", "w2.elastic.mem:1"]),
+    ])
+    .unwrap();
+    let cfg = |job: &str, t: i32| {
+        let mut c = config(&cluster, &net, job, t);
+        c.train.steps = 400;
+        c.step_timeout = Duration::from_secs(2);
+        c.wait_timeout = Duration::from_secs(if t == 1 { 3 } else { 10 });
+        c
+    };
+    let ps_cfg = cfg("ps", 0);
+    let ps = std::thread::spawn(move || run_ps(&ps_cfg, |_| {}));
+    let chief_global = std::sync::Arc::new(AtomicI64::new(0));
+    let first_seen = std::sync::Arc::new(AtomicI64::new(-1));
+    let spawn = |t: i32| {
+        let c = cfg("worker", t);
+        let (g, first) = (chief_global.clone(), first_seen.clone());
+        std::thread::spawn(move || {
+            run_worker(&c, move |p| {
+                if let ferroflow_train::dist::Progress::Step { global, .. } = p {
+                    match t {
+                        0 => g.store(global, Ordering::SeqCst),
+                        2 => {
+                            let _ = first.compare_exchange(-1, global, Ordering::SeqCst, Ordering::SeqCst);
+                        }
+                        _ => {}
+                    }
+                }
+            })
+        })
+    };
+    let started = std::time::Instant::now();
+    let chief = spawn(0);
+    let w1 = spawn(1);
+    let wait_for = |step: i64| {
+        while chief_global.load(Ordering::SeqCst) < step {
+            assert!(started.elapsed() < Duration::from_secs(120), "training stalled before global step {step}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
+    wait_for(60);
+    let w2 = spawn(2);
+    wait_for(150);
+    net.filters().add(Rule::new(Fault::LoseRequest).from(&["/job:worker/task:1"]).unwrap());
+    let e = w1.join().unwrap().expect_err("the cut-off worker kept training");
+    eprintln!("worker 1 left: {e}");
+    assert!(
+        matches!(e.code, ferroflow_core::Code::DeadlineExceeded | ferroflow_core::Code::Unavailable),
+        "worker 1: {e}"
+    );
+    let late = w2.join().unwrap().unwrap();
+    let chief = chief.join().unwrap().unwrap();
+    ps.join().unwrap().unwrap();
+    let first = first_seen.load(Ordering::SeqCst);
+    eprintln!("late worker: first global step {first}, {late:?}; chief {chief:?}");
+    assert!(first > 60, "worker 2 started from global step {first}, not from the running model");
+    assert!(late.local_steps > 0 && late.global_step >= 400, "{late:?}");
+    assert!(chief.global_step >= 400, "{chief:?}");
+    assert!(chief.test_accuracy.expect("the chief evaluates") > 0.85, "{chief:?}");
+    assert!(started.elapsed() < Duration::from_secs(120), "the job took {:?}", started.elapsed());
+}

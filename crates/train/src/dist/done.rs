@@ -50,11 +50,37 @@ impl DoneCounter {
         timeout: Duration,
         on_wait: impl FnMut(&str),
     ) -> Result<(), Status> {
+        self.wait(sess, workers, timeout, false, on_wait)
+    }
+
+    /// [`DoneCounter::wait_all`] for a worker whose chief holds the counter and leaves
+    /// once everyone is done: the counter's task going away (Unavailable) ends the wait.
+    pub(crate) fn wait_all_or_gone(
+        &self,
+        sess: &dyn StepRunner,
+        workers: usize,
+        timeout: Duration,
+    ) -> Result<(), Status> {
+        self.wait(sess, workers, timeout, true, |_| {})
+    }
+
+    fn wait(
+        &self,
+        sess: &dyn StepRunner,
+        workers: usize,
+        timeout: Duration,
+        gone_is_done: bool,
+        on_wait: impl FnMut(&str),
+    ) -> Result<(), Status> {
         let done = self.var.value();
         wait_until(
             timeout,
             || {
-                let n = sess.run(&[], &[&done], &[])?[0].scalar_value::<i32>()? as usize;
+                let n = match sess.run(&[], &[&done], &[]) {
+                    Ok(t) => t[0].scalar_value::<i32>()? as usize,
+                    Err(e) if gone_is_done && e.code == ferroflow_core::Code::Unavailable => return Ok(None),
+                    Err(e) => return Err(e),
+                };
                 Ok((n < workers).then(|| format!("{} of {workers} workers to finish", workers - n)))
             },
             on_wait,

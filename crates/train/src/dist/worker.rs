@@ -252,8 +252,9 @@ pub fn run_worker(
     g.done.finished(mts.raw_session()?)?;
     if g.all_reduce.is_some() && !is_chief {
         // A replica's server answers its peers' last collective reads until every worker
-        // is done (the counter is on the chief's task: once it is gone, everyone is).
-        let all = g.done.wait_all(mts.raw_session()?, num_workers, cfg.wait_timeout, |_| {});
+        // is done (without ps the counter is on the chief's task: once it is gone, everyone
+        // is).
+        let all = g.done.wait_all_or_gone(mts.raw_session()?, num_workers, cfg.wait_timeout);
         if let Err(e) = all {
             tracing::debug!(error = %e, "waiting for the other replicas to finish");
         }
