@@ -125,28 +125,60 @@ fn sync_a_killed_ps_is_restored_and_training_resumes() {
 /// `--all_reduce` with real processes and no ps: two replicas average their gradients by a
 /// ring all-reduce between the processes, both run exactly one local step per global
 /// step, stop together and print the same checksum of their variables.
-#[test]
-fn all_reduce_replicas_without_a_ps_train_in_lockstep() {
+/// Two all-reduce workers on fresh ports: `start(task, steps, extra flags)`.
+fn all_reduce_job() -> impl Fn(&str, &str, &[&str]) -> Proc {
     let [w0, w1] = common::free_ports::<2>();
     let workers = format!("127.0.0.1:{w0},127.0.0.1:{w1}");
-    let start = |task: &str| {
+    move |task: &str, steps: &str, extra: &[&str]| {
         let args = ["train", "--all_reduce", "--model", "mlp", "--optimizer", "adagrad", "--learning_rate", "0.05"];
-        let rest = ["--steps", "300", "--no_progress", "--data_dir", common::DATA, "--worker_hosts", &workers];
-        Proc::start(
-            &format!("worker {task}"),
-            &[&args[..], &rest[..], &["--job_name", "worker", "--task_index", task]].concat(),
-            &[],
-        )
-    };
-    let mut w1 = start("1");
-    let mut chief = start("0");
+        let rest = ["--steps", steps, "--no_progress", "--data_dir", common::DATA, "--worker_hosts", &workers];
+        let me = ["--job_name", "worker", "--task_index", task];
+        Proc::start(&format!("worker {task}"), &[&args[..], &rest[..], extra, &me[..]].concat(), &[])
+    }
+}
+
+/// The CRC-32C a replica printed for its variables.
+fn replica_crc(out: &[String]) -> String {
+    let l = out.iter().find(|l| l.contains("same variables")).unwrap_or_else(|| panic!("no checksum in {out:?}"));
+    l.rsplit("CRC-32C ").next().unwrap().to_string()
+}
+
+#[test]
+fn all_reduce_replicas_without_a_ps_train_in_lockstep() {
+    let start = all_reduce_job();
+    let mut w1 = start("1", "300", &[]);
+    let mut chief = start("0", "300", &[]);
     let (chief_out, w1_out) = (chief.succeeds(), w1.succeeds());
     assert_eq!(summary(&chief_out), (300, 300), "{chief_out:?}");
     assert_eq!(summary(&w1_out), (300, 300), "{w1_out:?}");
-    let crc = |out: &[String]| {
-        let l = out.iter().find(|l| l.contains("same variables")).unwrap_or_else(|| panic!("no checksum in {out:?}"));
-        l.rsplit("CRC-32C ").next().unwrap().to_string()
-    };
-    assert_eq!(crc(&chief_out), crc(&w1_out));
+    assert_eq!(replica_crc(&chief_out), replica_crc(&w1_out));
     assert!(accuracy(&chief_out) > 85.0, "{chief_out:?}");
+}
+
+/// Every all-reduce worker killed mid-training and started again: worker 0 restores its
+/// latest checkpoint and broadcasts it, so worker 1 (which has no checkpoint of its own)
+/// resumes from the same global step, and both finish with the same variables.
+#[test]
+fn all_reduce_workers_restarted_resume_from_worker_0s_checkpoint() {
+    let dir = std::env::temp_dir().join(format!("ff-allreduce-restart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let logdir = dir.to_str().unwrap();
+    let start = all_reduce_job();
+    let flags = ["--logdir", logdir, "--save_secs", "0.2"];
+    let mut w1 = start("1", "1500", &flags);
+    let mut chief = start("0", "1500", &flags);
+    chief.wait_line("saved", LIMIT);
+    chief.wait_new_line("global step", LIMIT);
+    chief.kill9();
+    w1.kill9();
+    let mut w1 = start("1", "1500", &flags);
+    let mut chief = start("0", "1500", &flags);
+    let (chief_out, w1_out) = (chief.succeeds(), w1.succeeds());
+    assert!(chief_out.iter().any(|l| l.contains("restored")), "{chief_out:?}");
+    let (local, global) = summary(&w1_out);
+    assert_eq!(global, 1500, "{w1_out:?}");
+    assert!(local < 1500, "worker 1 started again from step 0: {w1_out:?}");
+    assert_eq!(summary(&chief_out), (local, 1500), "{chief_out:?}");
+    assert_eq!(replica_crc(&chief_out), replica_crc(&w1_out));
+    let _ = std::fs::remove_dir_all(&dir);
 }
