@@ -17,6 +17,8 @@ process), and must give the same elements, in the same order, and the same error
   corrupted record;
 - a model trained from a pipeline on the worker with its variables on the ps."""
 
+import glob
+import hashlib
 import os
 import sys
 import tempfile
@@ -56,9 +58,28 @@ def tolist(v):
     return a.tolist()
 
 
+def cache_triple(x):
+    import tensorflow as tf
+    return x, tf.strings.as_string(x * 7), tf.cast(x, tf.float32) * 0.5
+
+
+def read_caches(tf, d):
+    """Every cache file of `d` written by a run's own pipeline, read by TensorFlow in process
+    (ferroflow's files included)."""
+    out = []
+    for index in sorted(glob.glob(os.path.join(d, "cache-*.index"))):
+        g = tf.Graph()
+        with g.as_default():
+            nxt = tf.compat.v1.data.make_one_shot_iterator(
+                tf.data.Dataset.range(90, 91).map(cache_triple).cache(index[:-len(".index")])).get_next()
+        with tf.compat.v1.Session(graph=g) as sess:
+            out.append(drain(tf, sess, nxt))
+    return out
+
+
 def write_files(d, tf):
     """Input files, written with TensorFlow's own writers (the same files serve both runs)."""
-    paths = {}
+    paths = {"dir": d}
     for name, comp in (("plain.tfrecord", None), ("gz.tfrecord", "GZIP")):
         p = os.path.join(d, name)
         with tf.io.TFRecordWriter(p, options=comp) as w:
@@ -185,6 +206,19 @@ def scenarios(tf, target, files):
         unb_bad_next = unb_bad.get_next()
         cache_next = tf.compat.v1.data.make_one_shot_iterator(
             tf.data.Dataset.range(6).shuffle(6, seed=3).cache().repeat(3)).get_next()
+        # cache(filename): TensorFlow's cache files (a tensor bundle). This run's own files,
+        # written by the first pass and read by the second and by a pipeline with another
+        # input; and "shared" files the other system's run wrote first (TensorFlow runs
+        # first: ferroflow's run must read TensorFlow's files, its own input differs).
+        own = os.path.join(files["dir"], "cache-" + hashlib.md5(target.encode()).hexdigest()[:8])
+        xcache = os.path.join(files["dir"], "shared-cache")
+        fcache_next = tf.compat.v1.data.make_one_shot_iterator(
+            tf.data.Dataset.range(5).map(cache_triple).cache(own).repeat(2)).get_next()
+        fcache_again = tf.compat.v1.data.make_one_shot_iterator(
+            tf.data.Dataset.range(50, 53).map(cache_triple).cache(own)).get_next()
+        base = 100 if os.path.exists(xcache + ".index") else 0
+        xcache_next = tf.compat.v1.data.make_one_shot_iterator(
+            tf.data.Dataset.range(base, base + 4).map(cache_triple).cache(xcache)).get_next()
 
         # window: datasets as elements, batched by a flat_map (shift, stride, drop_remainder,
         # two components; a window size fed at initialization, and TensorFlow's error for 0).
@@ -265,6 +299,9 @@ def scenarios(tf, target, files):
         cached = drain(tf, sess, cache_next)
         assert cached[0:6] == cached[6:12] == cached[12:18], cached
         out.append(cached)
+        out.append(drain(tf, sess, fcache_next))
+        out.append(drain(tf, sess, fcache_again))
+        out.append(drain(tf, sess, xcache_next))
         out.append(drain(tf, sess, win_next))
         out.append(tolist(sess.run([reduced, pair_reduced])))
         out.append(drain(tf, sess, win_mean_next))
@@ -325,6 +362,9 @@ def run_mode(mode):
     with tempfile.TemporaryDirectory() as d:
         files = write_files(d, tf)
         want, got = ffcluster.on_both([("ps", 1), ("worker", 1)], lambda t: scenarios(tf, t, files))
+        # TensorFlow reads the cache files both runs wrote (the same elements).
+        caches = read_caches(tf, d)
+        assert len(caches) == 2 and caches[0] == caches[1] and len(caches[0]) == 6, caches
     ffcluster.report(mode, want, got, close)
 
 

@@ -257,7 +257,14 @@ impl Dataset {
 
     /// The elements of the first complete pass kept in memory for every later pass.
     pub fn cache(&self, s: &Scope) -> Result<Dataset, Status> {
-        let filename = constant(s, Tensor::scalar(Vec::<u8>::new()));
+        self.cache_file(s, "")
+    }
+
+    /// The elements of the first complete pass, kept in the tensor bundle `filename`
+    /// (TensorFlow's cache files; read by every later pass, also in another process) or, with
+    /// `""`, in memory.
+    pub fn cache_file(&self, s: &Scope, filename: &str) -> Result<Dataset, Status> {
+        let filename = constant(s, Tensor::scalar(filename.as_bytes().to_vec()));
         self.unary(s, "CacheDataset", self.shapes.clone(), |b| b.input(filename))
     }
 

@@ -3,8 +3,8 @@
 //! iterator) reads them from there. A pass that stops early keeps nothing (TensorFlow
 //! discards a partial cache too, so a cached dataset is never silently cut short). V2's
 //! `DummyMemoryCache` resource is TensorFlow's marker for "a cache owned by the dataset",
-//! which is what each dataset here has. Caching to files (a non-empty `filename`) is not
-//! supported yet.
+//! which is what each dataset here has. A non-empty `filename` caches to files
+//! ([`super::file_cache`]).
 
 use std::sync::{Arc, Mutex};
 
@@ -68,16 +68,17 @@ impl DatasetIter for CacheIter {
 /// `CacheDataset`, `CacheDatasetV2`.
 pub(super) fn cache(n: &NodeDef) -> Result<BuildFn, Status> {
     let node = n.name.clone();
+    let types_len = ferroflow_core::NodeAttrs::attr_list_type(n, "output_types")?.len();
     Ok(Box::new(move |ctx| {
         let input = dataset_input(ctx, 0)?;
         let filename = ctx.input(1)?;
         let filename = filename.scalar_value::<Vec<u8>>().map_err(|e| ctx.error(e.message))?;
         if !filename.is_empty() {
-            return Err(Status::unimplemented(format!(
-                "{node}: caching a dataset to files ('{}') is not supported by ferroflow yet; cache() without a \
-                 filename caches in memory",
-                String::from_utf8_lossy(&filename)
-            )));
+            let prefix = String::from_utf8(filename)
+                .map_err(|_| ctx.error("the cache filename is not valid UTF-8".to_string()))?;
+            let components = types_len;
+            let ds = super::file_cache::FileCache { input, prefix, components, node: node.clone() };
+            return Ok(Arc::new(ds) as Arc<dyn Dataset>);
         }
         Ok(Arc::new(Cache { input, done: Mutex::new(None) }) as Arc<dyn Dataset>)
     }))

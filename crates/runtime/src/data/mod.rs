@@ -14,6 +14,7 @@
 mod batch;
 mod cache;
 mod dataset;
+mod file_cache;
 mod func;
 mod generator;
 mod interleave;

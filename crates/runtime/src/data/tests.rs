@@ -309,3 +309,47 @@ fn interleave_unbatch_cache() {
     first.sort();
     assert_eq!(first, (0..6).collect::<Vec<i64>>());
 }
+
+#[test]
+fn cache_to_files_in_tensorflows_format() {
+    let dir = temp_dir("file_cache");
+    let prefix = |name: &str| dir.join("cache").join(name).to_string_lossy().into_owned();
+    let s = Scope::new_root();
+    let g = s.graph();
+    let pass = |ds: Dataset| {
+        let it = ds.make_initializable_iterator(&s, "").unwrap();
+        let next = it.get_next(&s).unwrap();
+        (it, next)
+    };
+    let (full, full_next) =
+        pass(Dataset::range(&s, 0, 5, 1).unwrap().cache_file(&s, &prefix("a")).unwrap().repeat(&s, 2).unwrap());
+    // Another input over the same files: the cache is read, its input never.
+    let (other, other_next) = pass(Dataset::range(&s, 100, 103, 1).unwrap().cache_file(&s, &prefix("a")).unwrap());
+    let (part, part_next) =
+        pass(Dataset::range(&s, 0, 4, 1).unwrap().cache_file(&s, &prefix("b")).unwrap().take(&s, 2).unwrap());
+    let (w1, w1_next) = pass(Dataset::range(&s, 0, 4, 1).unwrap().cache_file(&s, &prefix("c")).unwrap());
+    let (w2, w2_next) = pass(Dataset::range(&s, 0, 4, 1).unwrap().cache_file(&s, &prefix("c")).unwrap());
+    let sess = DirectSession::new(g);
+    start(&sess, &full);
+    assert_eq!(drain(&sess, &full_next[0]), vec![0, 1, 2, 3, 4, 0, 1, 2, 3, 4]);
+    let reader = ferroflow_kernels::io::bundle_reader::BundleReader::open(&prefix("a")).unwrap();
+    // TensorFlow's keys: the element index right-aligned in 7 places, the component index in 1.
+    assert_eq!(reader.names(), ["      0_0", "      1_0", "      2_0", "      3_0", "      4_0"]);
+    assert!(!std::path::Path::new(&format!("{}_0.lockfile", prefix("a"))).exists());
+    start(&sess, &other);
+    assert_eq!(drain(&sess, &other_next[0]), vec![0, 1, 2, 3, 4]);
+    // A pass cut short leaves neither a cache nor a lock behind.
+    start(&sess, &part);
+    assert_eq!(drain(&sess, &part_next[0]), vec![0, 1]);
+    start(&sess, &part); // the first pass's iterator is dropped
+    assert!(!std::path::Path::new(&format!("{}.index", prefix("b"))).exists());
+    assert!(!std::path::Path::new(&format!("{}_0.lockfile", prefix("b"))).exists());
+    // Two passes writing the same cache at once: the second is refused.
+    start(&sess, &w1);
+    start(&sess, &w2);
+    sess.run(&[], &[&w1_next[0]], &[]).unwrap();
+    let e = sess.run(&[], &[&w2_next[0]], &[]).unwrap_err();
+    assert_eq!(e.code, Code::AlreadyExists, "{e}");
+    assert!(e.message.contains("concurrent caching iterator"), "{e}");
+    assert_eq!(drain(&sess, &w1_next[0]), vec![1, 2, 3]);
+}
