@@ -185,6 +185,16 @@ def scenarios(tf, target, files):
         seq_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(examples).map(
             lambda e: tf.io.parse_single_example(e, seq_spec))).get_next()
         seq_bad = tf.io.parse_example(examples, {"ids": tf.io.FixedLenSequenceFeature([2], tf.int64, allow_missing=True)})
+        # Ragged features (tf.io.RaggedFeature, ParseExampleV2's ragged outputs): a row per
+        # example (a missing feature: an empty row), int32 and int64 row splits, a partition
+        # into rows of one, and one example at a time in a map function.
+        rag_parsed = tf.io.parse_example(examples, {
+            "ids": tf.io.RaggedFeature(tf.int64),
+            "w": tf.io.RaggedFeature(tf.float32, row_splits_dtype=tf.int32),
+            "ids_rows": tf.io.RaggedFeature(tf.int64, value_key="ids",
+                                             partitions=[tf.io.RaggedFeature.UniformRowLength(1)])})
+        rag_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(examples).map(
+            lambda e: tf.io.parse_single_example(e, {"ids": tf.io.RaggedFeature(tf.int64)})["ids"])).get_next()
         split_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(
             ["a b c", "d e", "f"]).map(lambda t: tf.strings.split([t]).to_sparse())).get_next()
 
@@ -277,6 +287,9 @@ def scenarios(tf, target, files):
         out.append(tolist(sess.run(seq_parsed)))
         out.append(drain(tf, sess, seq_next))
         out.append(outcome(tf, lambda: sess.run(seq_bad)))
+        rag = sess.run(rag_parsed)
+        out.append({k: rag[k].to_list() for k in sorted(rag)})
+        out.append(drain(tf, sess, rag_next))
         th, vh = sess.run([train_h, val_h])
         seq = []
         for epoch in range(2):

@@ -212,3 +212,50 @@ fn parse_single_example() {
     assert_eq!(out[2].as_slice::<i64>().unwrap(), [2]);
     assert_eq!(out[3].as_slice::<f32>().unwrap(), [0.5, 1.5]);
 }
+
+fn ragged_node(values: &[DataType], splits: &[DataType]) -> ferroflow_core::proto::NodeDef {
+    node(
+        "ParseExampleV2",
+        &[
+            ("Tdense", attr::list_type(&[])),
+            ("num_sparse", attr::int(0)),
+            ("sparse_types", attr::list_type(&[])),
+            ("ragged_value_types", attr::list_type(values)),
+            ("ragged_split_types", attr::list_type(splits)),
+            ("dense_shapes", list_shape(&[])),
+        ],
+    )
+}
+
+/// `tf.io.RaggedFeature`: each key's values of every example one after the other and the
+/// row splits (int32 or int64) where each example's begin (a missing feature: an empty
+/// row); a scalar input gives no row splits; TensorFlow's error for a type mismatch.
+#[test]
+fn parse_example_v2_ragged_features() {
+    let n = ragged_node(&[DataType::String, DataType::Int64], &[DataType::Int32, DataType::Int64]);
+    let inputs =
+        vec![strs(&[3], vec![hex(A), hex(B), hex(A)]), keys(&[]), keys(&[]), keys(&[]), keys(&["tags", "ids"])];
+    let out = run_kernel(n, inputs, 4).unwrap();
+    let s = |v: &[&str]| strs(&[v.len()], v.iter().map(|x| x.as_bytes().to_vec()).collect());
+    assert_eq!(out[0], s(&["x", "y", "z", "x", "y"]));
+    assert_eq!(out[1].as_slice::<i64>().unwrap(), [7, -3, 1 << 40]);
+    assert_eq!(out[2].as_slice::<i32>().unwrap(), [0, 2, 3, 5]);
+    assert_eq!(out[3].as_slice::<i64>().unwrap(), [0, 0, 3, 3]);
+
+    let n = ragged_node(&[DataType::Float], &[DataType::Int64]);
+    let inputs = vec![strs(&[], vec![hex(A)]), keys(&[]), keys(&[]), keys(&[]), keys(&["w"])];
+    let out = run_kernel(n, inputs, 2).unwrap();
+    assert_eq!(out[0].as_slice::<f32>().unwrap(), [0.5, 1.5]);
+    assert_eq!(out[1].dims(), [0]);
+
+    let n = ragged_node(&[DataType::Float], &[DataType::Int64]);
+    let inputs = vec![strs(&[1], vec![hex(A)]), keys(&[]), keys(&[]), keys(&[]), keys(&["age"])];
+    let e = run_kernel(n, inputs, 2).unwrap_err();
+    assert_eq!(e.code, Code::InvalidArgument);
+    assert!(
+        e.message.contains(
+            "Name: <unknown>, Key: age, Index: 0.  Data types don't match. Expected type: float, Actual type: int64"
+        ),
+        "{e}"
+    );
+}

@@ -1,7 +1,7 @@
 //! `ParseExampleV2`, `ParseExample` (V1) and `ParseSingleExample`: `tf.train.Example` protos to dense tensors
 //! (fixed shapes, with defaults when a feature is missing) and sparse tensors (indices,
-//! values, dense shape per key). Ragged outputs and variable-length dense features are not
-//! implemented (Unimplemented).
+//! values, dense shape per key), variable-length dense features (padded) and, in V2, ragged
+//! features (values and row splits per key).
 // Tuples of index vectors are clearer here than one-use type aliases.
 #![allow(clippy::type_complexity)]
 
@@ -28,6 +28,9 @@ struct Config {
     single: Option<(Vec<Vec<u8>>, Vec<Vec<u8>>)>,
     /// `ParseExample` (V1): each key is a scalar input of its own.
     v1: bool,
+    /// `ParseExampleV2`'s ragged features: value and row-split types.
+    ragged_types: Vec<DataType>,
+    ragged_split_types: Vec<DataType>,
 }
 
 fn type_name(t: DataType) -> &'static str {
@@ -94,6 +97,7 @@ impl OpKernel for ParseExample {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let cfg = &self.cfg;
         let serialized = ctx.input(0)?;
+        let mut ragged_keys = Vec::new();
         let (sparse_keys, dense_keys, first_default) = match &cfg.single {
             Some((s, d)) => (s.clone(), d.clone(), 1),
             None if cfg.v1 => {
@@ -115,13 +119,7 @@ impl OpKernel for ParseExample {
                     let t = ctx.input(i)?;
                     Ok(strings(ctx, what, &t)?.to_vec())
                 };
-                let ragged = ctx.input(4)?;
-                if ragged.num_elements() > 0 {
-                    return Err(Status::unimplemented(format!(
-                        "node '{}': ParseExampleV2 with ragged_keys is not implemented",
-                        ctx.node().name
-                    )));
-                }
+                ragged_keys = keys(4, "ragged_keys")?;
                 (keys(2, "sparse_keys")?, keys(3, "dense_keys")?, 5)
             }
         };
@@ -130,6 +128,13 @@ impl OpKernel for ParseExample {
                 "Expected len(sparse_keys) == num_sparse ({}) and len(dense_keys) == len(Tdense) ({})",
                 cfg.sparse_types.len(),
                 cfg.dense_types.len()
+            )));
+        }
+        if ragged_keys.len() != cfg.ragged_types.len() {
+            return Err(ctx.error(format!(
+                "Expected len(ragged_keys) == len(ragged_value_types) ({}), got {}",
+                cfg.ragged_types.len(),
+                ragged_keys.len()
             )));
         }
         let scalar = serialized.rank() == 0;
@@ -254,11 +259,63 @@ impl OpKernel for ParseExample {
             ctx.set_output(ns + k, v)?;
             ctx.set_output(2 * ns + k, s)?;
         }
+        let nd = dense_out.len();
         for (k, d) in dense_out.into_iter().enumerate() {
             ctx.set_output(3 * ns + k, d)?;
         }
+        let nr = ragged_keys.len();
+        for (k, key) in ragged_keys.iter().enumerate() {
+            let (values, splits) =
+                ragged(ctx, &examples, (&key_str(key), cfg.ragged_types[k]), cfg.ragged_split_types[k], scalar)?;
+            ctx.set_output(3 * ns + nd + k, values)?;
+            ctx.set_output(3 * ns + nd + nr + k, splits)?;
+        }
         Ok(())
     }
+}
+
+/// A ragged feature (`tf.io.RaggedFeature`): every example's values one after the other,
+/// and the row splits (of `split_type`) where each example's begin; a scalar input has
+/// no row splits (TensorFlow's empty vector).
+fn ragged(
+    ctx: &OpContext,
+    examples: &[HashMap<Vec<u8>, Feature>],
+    (key, t): (&str, DataType),
+    split_type: DataType,
+    scalar: bool,
+) -> Result<(Tensor, Tensor), Status> {
+    let mut values = empty_storage(t);
+    let mut splits = vec![0i64];
+    for (i, ex) in examples.iter().enumerate() {
+        if let Some(f) = ex.get(key.as_bytes()) {
+            append(f, t, &mut values).map_err(|got| {
+                ctx.error(format!(
+                    "Name: <unknown>, Key: {key}, Index: {i}.  Data types don't match. Expected type: {}, Actual \
+                     type: {got}",
+                    type_name(t)
+                ))
+            })?;
+        }
+        splits.push(storage_len(&values) as i64);
+    }
+    if scalar {
+        splits.clear();
+    }
+    let n = storage_len(&values);
+    let values = Tensor::from_storage(Shape::new(vec![n]), values)?;
+    let len = splits.len();
+    let splits = match split_type {
+        DataType::Int32 => {
+            let s = splits
+                .iter()
+                .map(|&v| i32::try_from(v))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| ctx.error(format!("Key: {key}.  {n} values do not fit int32 row splits")))?;
+            Tensor::new(Shape::new(vec![len]), s)?
+        }
+        _ => Tensor::new(Shape::new(vec![len]), splits)?,
+    };
+    Ok((values, splits))
 }
 
 /// A variable-length dense feature (`FixedLenSequenceFeature`): each example's values are
@@ -329,13 +386,19 @@ fn config(n: &NodeDef, single: bool) -> Result<Config, Status> {
     let list = |k: &str| if n.has_attr(k) { n.attr_list_type(k) } else { Ok(vec![]) };
     let sparse_types = list("sparse_types")?;
     let dense_types = list("Tdense")?;
-    if !list("ragged_value_types")?.is_empty() {
-        return Err(Status::unimplemented(format!(
-            "node '{}': ParseExampleV2 ragged outputs are not implemented",
-            n.name
+    let ragged_types = list("ragged_value_types")?;
+    let ragged_split_types = list("ragged_split_types")?;
+    if ragged_types.len() != ragged_split_types.len() {
+        return Err(n.node_error(format!(
+            "len(ragged_value_types) {} != len(ragged_split_types) {}",
+            ragged_types.len(),
+            ragged_split_types.len()
         )));
     }
-    for &t in sparse_types.iter().chain(&dense_types) {
+    if let Some(t) = ragged_split_types.iter().find(|t| !matches!(t, DataType::Int32 | DataType::Int64)) {
+        return Err(n.node_error(format!("ragged_split_types must be int32 or int64, got {t}")));
+    }
+    for &t in sparse_types.iter().chain(&dense_types).chain(&ragged_types) {
         if !matches!(t, DataType::Float | DataType::Int64 | DataType::String) {
             return Err(n.node_error(format!("feature types must be float, int64 or string, got {t}")));
         }
@@ -372,7 +435,16 @@ fn config(n: &NodeDef, single: bool) -> Result<Config, Status> {
     } else {
         None
     };
-    Ok(Config { sparse_types, dense_types, dense_shapes, dense_var, single, v1: n.op == "ParseExample" })
+    Ok(Config {
+        sparse_types,
+        dense_types,
+        dense_shapes,
+        dense_var,
+        single,
+        v1: n.op == "ParseExample",
+        ragged_types,
+        ragged_split_types,
+    })
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
