@@ -47,6 +47,18 @@ def drain(tf, sess, nxt, limit=200, feed=None):
     return out
 
 
+def drain_ragged(tf, sess, nxt, limit=50):
+    """Every ragged element until OUT_OF_RANGE (as nested lists)."""
+    out = []
+    for _ in range(limit):
+        try:
+            out.append(sess.run(nxt).to_list())
+        except tf.errors.OutOfRangeError:
+            out.append("OutOfRange")
+            return out
+    return out
+
+
 def tolist(v):
     if isinstance(v, (tuple, list)):
         return [tolist(x) for x in v]
@@ -195,6 +207,13 @@ def scenarios(tf, target, files):
                                              partitions=[tf.io.RaggedFeature.UniformRowLength(1)])})
         rag_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(examples).map(
             lambda e: tf.io.parse_single_example(e, {"ids": tf.io.RaggedFeature(tf.int64)})["ids"])).get_next()
+        # Ragged elements (boxed in variants between the dataset and its iterator): a
+        # batch parsed into a ragged tensor per element, and ragged elements batched.
+        rag_batches_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(examples).batch(
+            3).map(lambda s: tf.io.parse_example(s, {"ids": tf.io.RaggedFeature(tf.int64)})["ids"])).get_next()
+        rag_rows_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(examples).map(
+            lambda e: tf.io.parse_example([e], {"ids": tf.io.RaggedFeature(tf.int64)})["ids"][0:1]).batch(
+            2)).get_next()
         split_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(
             ["a b c", "d e", "f"]).map(lambda t: tf.strings.split([t]).to_sparse())).get_next()
 
@@ -290,6 +309,8 @@ def scenarios(tf, target, files):
         rag = sess.run(rag_parsed)
         out.append({k: rag[k].to_list() for k in sorted(rag)})
         out.append(drain(tf, sess, rag_next))
+        out.append(drain_ragged(tf, sess, rag_batches_next))
+        out.append(drain_ragged(tf, sess, rag_rows_next))
         th, vh = sess.run([train_h, val_h])
         seq = []
         for epoch in range(2):

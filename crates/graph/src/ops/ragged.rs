@@ -58,7 +58,42 @@ fn to_sparse_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![Some(vec![-1, rank]), Some(vec![-1]), Some(vec![rank])])
 }
 
+/// `RaggedTensorFromVariant`: `output_ragged_rank` row-splits vectors, then the values.
+fn from_variant_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    let k = c.node.attr_int("output_ragged_rank")?.max(0) as usize;
+    let mut out = vec![Some(vec![-1]); k];
+    out.push(None);
+    Ok(out)
+}
+
 pub(crate) fn register(r: &mut OpRegistry) {
+    r.add(
+        op("RaggedTensorToVariant")
+            .input("rt_nested_splits: RAGGED_RANK * Tsplits")
+            .input("rt_dense_values: Tvalues")
+            .output("encoded_ragged: variant")
+            .attr("RAGGED_RANK: int >= 0")
+            .attr("Tvalues: type")
+            .attr("Tsplits: {int32, int64} = DT_INT64")
+            .attr("batched_input: bool")
+            .shape_fn(|c| {
+                let batched = c.node.attr_bool("batched_input").unwrap_or(false);
+                Ok(vec![Some(if batched { vec![-1] } else { vec![] })])
+            })
+            .build(),
+    );
+    r.add(
+        op("RaggedTensorFromVariant")
+            .input("encoded_ragged: variant")
+            .output("output_nested_splits: output_ragged_rank * Tsplits")
+            .output("output_dense_values: Tvalues")
+            .attr("input_ragged_rank: int >= -1")
+            .attr("output_ragged_rank: int >= 0")
+            .attr("Tvalues: type")
+            .attr("Tsplits: {int32, int64} = DT_INT64")
+            .shape_fn(from_variant_shape)
+            .build(),
+    );
     r.add(
         op("RaggedTensorToSparse")
             .input("rt_nested_splits: RAGGED_RANK * Tsplits")

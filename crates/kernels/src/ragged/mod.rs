@@ -1,7 +1,9 @@
-//! Ragged-tensor kernels: `RaggedTensorToTensor`, `RaggedTensorToSparse`.
+//! Ragged-tensor kernels: `RaggedTensorToTensor`, `RaggedTensorToSparse`, `RaggedTensorToVariant` and
+//! `RaggedTensorFromVariant`.
 
 mod to_sparse;
 mod to_tensor;
+mod variant;
 
 use crate::KernelRegistry;
 
@@ -9,4 +11,5 @@ use crate::KernelRegistry;
 pub(crate) fn register(r: &mut KernelRegistry) {
     to_tensor::register(r);
     to_sparse::register(r);
+    variant::register(r);
 }

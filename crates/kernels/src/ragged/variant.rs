@@ -1,0 +1,241 @@
+//! `RaggedTensorToVariant` / `RaggedTensorFromVariant`: a ragged tensor boxed in a variant
+//! scalar and unboxed again, as `tf.data` carries ragged elements (a map function that
+//! returns a `RaggedTensor`, e.g. `parse_example` with a `RaggedFeature`). Unboxing a
+//! vector of boxed ragged tensors stacks them as the rows of one ragged tensor with one more
+//! ragged dimension (a batch of ragged elements). The boxed value lives in this process
+//! (it flows from a dataset to its iterator on one task, as datasets do); sending one to
+//! another task is refused.
+
+use std::sync::Arc;
+
+use ferroflow_core::Opaque;
+use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, Variant};
+
+use crate::array::util::index_vec;
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+/// TensorFlow's type name of a boxed ragged tensor.
+const TYPE_NAME: &str = "tensorflow::RaggedTensorVariant";
+
+/// One boxed ragged tensor: its row splits (outermost first) and flat values.
+struct Boxed {
+    splits: Vec<Vec<i64>>,
+    values: Tensor,
+}
+
+fn boxed(v: &Variant) -> Option<&Boxed> {
+    match v {
+        Variant::Opaque(o) if o.type_name == TYPE_NAME => o.value.downcast_ref::<Boxed>(),
+        _ => None,
+    }
+}
+
+struct ToVariant {
+    ragged_rank: usize,
+    batched: bool,
+}
+
+impl OpKernel for ToVariant {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        if self.batched {
+            return Err(Status::unimplemented(format!(
+                "node '{}': RaggedTensorToVariant with batched_input=True (unbatching ragged elements) is not \
+                 supported by ferroflow yet",
+                ctx.node().name
+            )));
+        }
+        let mut splits = Vec::with_capacity(self.ragged_rank);
+        for i in 0..self.ragged_rank {
+            let t = ctx.input(i)?;
+            let v = index_vec(&t).map_err(|e| ctx.error(e.message))?;
+            if t.rank() != 1 || v.first() != Some(&0) || v.windows(2).any(|p| p[1] < p[0]) {
+                return Err(ctx.error(format!(
+                    "rt_nested_splits[{i}] must be a vector starting at 0 that never decreases, got {:?}",
+                    &v[..v.len().min(8)]
+                )));
+            }
+            splits.push(v);
+        }
+        let values = ctx.input(self.ragged_rank)?;
+        let b = Boxed { splits, values };
+        let v = Variant::Opaque(Opaque { type_name: TYPE_NAME, value: Arc::new(b) });
+        ctx.set_output(0, Tensor::scalar(v))
+    }
+}
+
+struct FromVariant {
+    input_ragged_rank: i64,
+    output_ragged_rank: usize,
+    split_type: DataType,
+}
+
+impl FromVariant {
+    fn splits_tensor(&self, v: Vec<i64>) -> Result<Tensor, Status> {
+        let n = v.len();
+        match self.split_type {
+            DataType::Int32 => Tensor::new(Shape::new(vec![n]), v.into_iter().map(|x| x as i32).collect::<Vec<_>>()),
+            _ => Tensor::new(Shape::new(vec![n]), v),
+        }
+    }
+
+    /// Stacks boxed ragged tensors of one ragged rank as the rows of one ragged tensor.
+    fn stack(&self, ctx: &OpContext, parts: &[&Boxed], rank: usize) -> Result<(Vec<Vec<i64>>, Tensor), Status> {
+        let mut splits = vec![vec![0i64]; rank + 1];
+        let mut values = Vec::with_capacity(parts.len());
+        for p in parts {
+            if p.splits.len() != rank {
+                return Err(ctx.error(format!(
+                    "Expected all boxed ragged tensors to have ragged rank {rank}, got {}",
+                    p.splits.len()
+                )));
+            }
+            let nrows = match p.splits.first() {
+                Some(s) => s.len() - 1,
+                None => p.values.dims().first().copied().unwrap_or(0),
+            };
+            let last = *splits[0].last().unwrap_or(&0);
+            splits[0].push(last + nrows as i64);
+            for (level, s) in p.splits.iter().enumerate() {
+                let out = &mut splits[level + 1];
+                let base = *out.last().unwrap_or(&0);
+                out.extend(s[1..].iter().map(|&x| base + x));
+            }
+            values.push(p.values.clone());
+        }
+        let first = parts.first().map(|p| &p.values);
+        let (dtype, inner) = match first {
+            Some(v) => (v.dtype(), v.dims()[1..].to_vec()),
+            None => return Err(ctx.error("cannot stack zero boxed ragged tensors (their values' type is unknown)")),
+        };
+        if values.iter().any(|v| v.dtype() != dtype || v.dims()[1..] != inner[..]) {
+            return Err(ctx.error("boxed ragged tensors' values differ in dtype or inner shape"));
+        }
+        let n: usize = values.iter().map(|v| v.dims()[0]).sum();
+        let mut dims = vec![n];
+        dims.extend_from_slice(&inner);
+        let values = crate::data_flow::tensor_array::concat_rows(dtype, dims, &values)?;
+        Ok((splits, values))
+    }
+}
+
+impl OpKernel for FromVariant {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let encoded = ctx.input(0)?;
+        let items = encoded.as_slice::<Variant>()?;
+        let parts = items
+            .iter()
+            .map(|v| {
+                boxed(v).ok_or_else(|| {
+                    ctx.error(format!("Expected a boxed ragged tensor (RaggedTensorToVariant), got {v:?}"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let inferred = self.output_ragged_rank as i64 - encoded.rank() as i64;
+        if self.input_ragged_rank >= 0 && self.input_ragged_rank != inferred {
+            return Err(ctx.error(format!(
+                "Expected input_ragged_rank {} + the rank of encoded_ragged ({}) to equal output_ragged_rank {}",
+                self.input_ragged_rank,
+                encoded.rank(),
+                self.output_ragged_rank
+            )));
+        }
+        let (splits, values) = match encoded.rank() {
+            0 => {
+                let p = parts[0];
+                if p.splits.len() != self.output_ragged_rank {
+                    return Err(ctx.error(format!(
+                        "Expected a boxed ragged tensor of ragged rank {}, got {}",
+                        self.output_ragged_rank,
+                        p.splits.len()
+                    )));
+                }
+                (p.splits.clone(), p.values.clone())
+            }
+            1 => self.stack(ctx, &parts, self.output_ragged_rank - 1)?,
+            r => {
+                return Err(Status::unimplemented(format!(
+                    "node '{}': RaggedTensorFromVariant of a rank-{r} encoded_ragged is not supported by ferroflow yet",
+                    ctx.node().name
+                )))
+            }
+        };
+        let k = splits.len();
+        for (i, s) in splits.into_iter().enumerate() {
+            ctx.set_output(i, self.splits_tensor(s)?)?;
+        }
+        ctx.set_output(k, values)
+    }
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("RaggedTensorToVariant", |n| {
+        let k = n.attr_int("RAGGED_RANK")?;
+        Ok(Box::new(ToVariant { ragged_rank: k.max(0) as usize, batched: n.attr_bool("batched_input")? }))
+    });
+    r.add("RaggedTensorFromVariant", |n| {
+        let out = n.attr_int("output_ragged_rank")?;
+        if out < 0 {
+            return Err(Status::invalid_argument(format!("output_ragged_rank must be >= 0, got {out}")));
+        }
+        Ok(Box::new(FromVariant {
+            input_ragged_rank: n.attr_int("input_ragged_rank")?,
+            output_ragged_rank: out as usize,
+            split_type: n.attr_type("Tsplits")?,
+        }))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{node, run_kernel};
+    use ferroflow_core::{attr, Code};
+
+    fn to_variant(splits: Vec<i64>, values: Vec<i64>) -> Tensor {
+        let n = node(
+            "RaggedTensorToVariant",
+            &[
+                ("RAGGED_RANK", attr::int(1)),
+                ("Tvalues", attr::ty(DataType::Int64)),
+                ("Tsplits", attr::ty(DataType::Int64)),
+                ("batched_input", attr::bool(false)),
+            ],
+        );
+        let (ns, nv) = (splits.len(), values.len());
+        let inputs = vec![Tensor::new(vec![ns], splits).unwrap(), Tensor::new(vec![nv], values).unwrap()];
+        run_kernel(n, inputs, 1).unwrap().remove(0)
+    }
+
+    fn from_variant(encoded: Tensor, input: i64, output: i64) -> Result<Vec<Tensor>, Status> {
+        let n = node(
+            "RaggedTensorFromVariant",
+            &[
+                ("input_ragged_rank", attr::int(input)),
+                ("output_ragged_rank", attr::int(output)),
+                ("Tvalues", attr::ty(DataType::Int64)),
+                ("Tsplits", attr::ty(DataType::Int32)),
+            ],
+        );
+        run_kernel(n, vec![encoded], output as usize + 1)
+    }
+
+    #[test]
+    fn boxed_ragged_tensors_unbox_and_stack_as_rows() {
+        let a = to_variant(vec![0, 2, 2, 3], vec![3, 1, 7]);
+        assert_eq!(a.rank(), 0);
+        let out = from_variant(a.clone(), 1, 1).unwrap();
+        assert_eq!(out[0].as_slice::<i32>().unwrap(), [0, 2, 2, 3]);
+        assert_eq!(out[1].as_slice::<i64>().unwrap(), [3, 1, 7]);
+        // Two boxed [[x], [y, z]]-like values stacked: one more ragged level, rows renumbered.
+        let b = to_variant(vec![0, 1], vec![9]);
+        let both = [a.as_slice::<Variant>().unwrap()[0].clone(), b.as_slice::<Variant>().unwrap()[0].clone()];
+        let out = from_variant(Tensor::new(vec![2], both.to_vec()).unwrap(), -1, 2).unwrap();
+        assert_eq!(out[0].as_slice::<i32>().unwrap(), [0, 3, 4]);
+        assert_eq!(out[1].as_slice::<i32>().unwrap(), [0, 2, 2, 3, 4]);
+        assert_eq!(out[2].as_slice::<i64>().unwrap(), [3, 1, 7, 9]);
+        // A rank that does not add up, and a variant that holds no ragged tensor.
+        assert_eq!(from_variant(a, 2, 1).unwrap_err().code, Code::InvalidArgument);
+        let empty = Tensor::scalar(Variant::Empty);
+        assert_eq!(from_variant(empty, 1, 1).unwrap_err().code, Code::InvalidArgument);
+    }
+}
