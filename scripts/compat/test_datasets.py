@@ -75,6 +75,26 @@ def cache_triple(x):
     return x, tf.strings.as_string(x * 7), tf.cast(x, tf.float32) * 0.5
 
 
+def ragged_rows(tf, base):
+    """Ragged elements (ragged rank 1, one of them empty) sliced from a ragged constant."""
+    return tf.data.Dataset.from_tensor_slices(
+        tf.ragged.constant([[[1, 2], [3]], [], [[4], [], [5, 6]]], dtype=tf.int64) + base)
+
+
+def read_ragged_caches(tf, d):
+    """Every ragged cache file of `d` (ragged elements: variants in a tensor bundle), read by
+    TensorFlow in process (ferroflow's files included)."""
+    out = []
+    for index in sorted(glob.glob(os.path.join(d, "rcache-*.index"))):
+        g = tf.Graph()
+        with g.as_default():
+            nxt = tf.compat.v1.data.make_one_shot_iterator(
+                ragged_rows(tf, 90).cache(index[:-len(".index")])).get_next()
+        with tf.compat.v1.Session(graph=g) as sess:
+            out.append(drain_ragged(tf, sess, nxt))
+    return out
+
+
 def read_caches(tf, d):
     """Every cache file of `d` written by a run's own pipeline, read by TensorFlow in process
     (ferroflow's files included)."""
@@ -214,6 +234,16 @@ def scenarios(tf, target, files):
         rag_rows_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(examples).map(
             lambda e: tf.io.parse_example([e], {"ids": tf.io.RaggedFeature(tf.int64)})["ids"][0:1]).batch(
             2)).get_next()
+        # Ragged elements unbatched (RaggedTensorToVariant with batched_input=True): the
+        # batches above cut into rows again, and slices of a ragged constant.
+        rag_unbatch_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(
+            examples).map(lambda e: tf.io.parse_example([e], {"ids": tf.io.RaggedFeature(tf.int64)})["ids"][0:1]).batch(
+            2).unbatch()).get_next()
+        rag_slices_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(
+            tf.ragged.constant([[[1, 2], [3]], [], [[4], [], [5, 6]]])).map(lambda r: r * 10)).get_next()
+        rag_dense_rows_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(
+            examples).batch(3).map(lambda s: tf.io.parse_example(s, {"ids": tf.io.RaggedFeature(tf.int64)})["ids"]
+                                  ).unbatch()).get_next()
         split_next = tf.compat.v1.data.make_one_shot_iterator(tf.data.Dataset.from_tensor_slices(
             ["a b c", "d e", "f"]).map(lambda t: tf.strings.split([t]).to_sparse())).get_next()
 
@@ -241,6 +271,14 @@ def scenarios(tf, target, files):
         # first: ferroflow's run must read TensorFlow's files, its own input differs).
         own = os.path.join(files["dir"], "cache-" + hashlib.md5(target.encode()).hexdigest()[:8])
         xcache = os.path.join(files["dir"], "shared-cache")
+        # Ragged elements cached to files (variants in the bundle, in TensorFlow's encoding):
+        # this run's own file written and read back, and the shared file TensorFlow's run wrote.
+        rown = os.path.join(files["dir"], "rcache-" + hashlib.md5(target.encode()).hexdigest()[:8])
+        rcache_next = tf.compat.v1.data.make_one_shot_iterator(
+            ragged_rows(tf, 0).map(lambda r: r * 10).cache(rown).repeat(2)).get_next()
+        xrcache = os.path.join(files["dir"], "shared-rcache")
+        rbase = 100 if os.path.exists(xrcache + ".index") else 0
+        xrcache_next = tf.compat.v1.data.make_one_shot_iterator(ragged_rows(tf, rbase).cache(xrcache)).get_next()
         fcache_next = tf.compat.v1.data.make_one_shot_iterator(
             tf.data.Dataset.range(5).map(cache_triple).cache(own).repeat(2)).get_next()
         fcache_again = tf.compat.v1.data.make_one_shot_iterator(
@@ -295,13 +333,8 @@ def scenarios(tf, target, files):
         out.append(drain(tf, sess, init_next))
         sess.run(init_it.initializer, {ph: [[5, 6]], lens: [0]})
         out.append(drain(tf, sess, init_next))
-        out.append(drain(tf, sess, combo_next))
-        out.append(drain(tf, sess, dict_next))
-        out.append(drain(tf, sess, rec_next))
-        out.append(drain(tf, sess, lines_next))
-        out.append(drain(tf, sess, fixed_next))
-        out.append(drain(tf, sess, sparse_next))
-        out.append(drain(tf, sess, split_next))
+        out += [drain(tf, sess, it) for it in (combo_next, dict_next, rec_next, lines_next, fixed_next, sparse_next,
+                                                split_next)]
         out.append(tolist(sess.run(v1_parsed)))
         out.append(tolist(sess.run(seq_parsed)))
         out.append(drain(tf, sess, seq_next))
@@ -309,8 +342,8 @@ def scenarios(tf, target, files):
         rag = sess.run(rag_parsed)
         out.append({k: rag[k].to_list() for k in sorted(rag)})
         out.append(drain(tf, sess, rag_next))
-        out.append(drain_ragged(tf, sess, rag_batches_next))
-        out.append(drain_ragged(tf, sess, rag_rows_next))
+        out += [drain_ragged(tf, sess, it) for it in (rag_batches_next, rag_rows_next, rag_unbatch_next, rag_slices_next)]
+        out.append(drain(tf, sess, rag_dense_rows_next))
         th, vh = sess.run([train_h, val_h])
         seq = []
         for epoch in range(2):
@@ -336,6 +369,8 @@ def scenarios(tf, target, files):
         out.append(drain(tf, sess, fcache_next))
         out.append(drain(tf, sess, fcache_again))
         out.append(drain(tf, sess, xcache_next))
+        out.append(drain_ragged(tf, sess, rcache_next))
+        out.append(drain_ragged(tf, sess, xrcache_next))
         out.append(drain(tf, sess, win_next))
         out.append(tolist(sess.run([reduced, pair_reduced])))
         out.append(drain(tf, sess, win_mean_next))
@@ -399,6 +434,9 @@ def run_mode(mode):
         # TensorFlow reads the cache files both runs wrote (the same elements).
         caches = read_caches(tf, d)
         assert len(caches) == 2 and caches[0] == caches[1] and len(caches[0]) == 6, caches
+        rcaches = read_ragged_caches(tf, d)
+        assert len(rcaches) == 2 and rcaches[0] == rcaches[1] and len(rcaches[0]) == 4, rcaches
+        assert rcaches[0][0] == [[10, 20], [30]], rcaches
     ffcluster.report(mode, want, got, close)
 
 

@@ -9,6 +9,7 @@ mod hash;
 mod memory;
 mod node_attrs;
 mod quantized;
+mod ragged_variant;
 mod resource;
 mod rng;
 mod shape;
@@ -30,6 +31,7 @@ pub use memory::{
 };
 pub use node_attrs::{attr, shape_proto_dims, NodeAttrs};
 pub use quantized::{QInt16, QInt32, QInt8, QUInt16, QUInt8};
+pub use ragged_variant::{RaggedVariant, RAGGED_TYPE_NAME};
 pub use resource::ResourceHandle;
 pub use rng::SplitMix64;
 pub use shape::Shape;

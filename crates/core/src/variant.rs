@@ -9,6 +9,7 @@ use std::sync::Arc;
 use prost::Message;
 
 use crate::proto::{TensorProto, TensorShapeProto, VariantTensorDataProto};
+use crate::ragged_variant::{RaggedVariant, RAGGED_TYPE_NAME};
 use crate::{DataType, Status, Tensor};
 
 /// TensorFlow's type name of an encoded TensorList.
@@ -165,9 +166,29 @@ impl TensorList {
 }
 
 impl Variant {
-    /// TensorFlow's encoding of one element (`VariantTensorDataProto`).
+    /// TensorFlow's encoding of one element (`VariantTensorDataProto`). An in-process value
+    /// with no encoding of TensorFlow's gives only its type name (decoding it elsewhere
+    /// reports what could not cross).
     pub fn encode(&self) -> VariantTensorDataProto {
-        match self {
+        self.try_encode().unwrap_or_else(|_| VariantTensorDataProto {
+            type_name: self.type_name().to_string(),
+            ..Default::default()
+        })
+    }
+
+    /// TensorFlow's encoding of one element, or an error for a value that has none (a
+    /// dataset, an optional): what a file that must be read back needs.
+    pub fn try_encode(&self) -> Result<VariantTensorDataProto, Status> {
+        if let Some(r) = RaggedVariant::of(self) {
+            return r.encode();
+        }
+        if let Variant::Opaque(o) = self {
+            return Err(Status::unimplemented(format!(
+                "a '{}' variant has no encoding outside the process that made it",
+                o.type_name
+            )));
+        }
+        Ok(match self {
             Variant::Empty => VariantTensorDataProto::default(),
             Variant::TensorList(l) => l.encode(),
             Variant::Tensor(t) => VariantTensorDataProto {
@@ -175,8 +196,17 @@ impl Variant {
                 metadata: Vec::new(),
                 tensors: vec![t.to_proto()],
             },
-            // Only the type name: decoding it elsewhere reports what could not cross.
             Variant::Opaque(o) => VariantTensorDataProto { type_name: o.type_name.to_string(), ..Default::default() },
+        })
+    }
+
+    /// What the element holds, by TensorFlow's type name ("" for an empty variant).
+    pub fn type_name(&self) -> &str {
+        match self {
+            Variant::Empty => "",
+            Variant::TensorList(_) => TENSOR_LIST_TYPE_NAME,
+            Variant::Tensor(_) => TENSOR_TYPE_NAME,
+            Variant::Opaque(o) => o.type_name,
         }
     }
 
@@ -193,6 +223,9 @@ impl Variant {
                     ts.len()
                 ))),
             };
+        }
+        if p.type_name == RAGGED_TYPE_NAME {
+            return Ok(RaggedVariant::decode(p)?.into_variant());
         }
         if p.type_name != TENSOR_LIST_TYPE_NAME && p.metadata.is_empty() && p.tensors.is_empty() {
             return Err(Status::unimplemented(format!(

@@ -11,9 +11,10 @@ use super::crc::{crc32c, crc32c_extend, mask};
 use ferroflow_core::varint;
 
 /// Dtypes a checkpoint can hold in ferroflow: every fixed-size type (numbers of every width,
-/// complex, bool, quantized) and strings; not resource or variant tensors.
+/// complex, bool, quantized), strings and variants (those with an encoding of TensorFlow's:
+/// see [`super::bundle_variant`]); not resource tensors.
 pub fn supported(dtype: DataType) -> bool {
-    dtype.byte_size().is_some() || dtype == DataType::String
+    dtype.byte_size().is_some() || dtype == DataType::String || dtype == DataType::Variant
 }
 
 /// The bytes of `t` in the data file and their unmasked CRC32C.
@@ -26,6 +27,9 @@ pub fn encode(t: &Tensor, name: &str) -> Result<(Vec<u8>, u32), Status> {
     }
     if let Some(raw) = t.raw_bytes() {
         return Ok((raw.to_vec(), crc32c(raw)));
+    }
+    if let Storage::Variant(items) = t.storage() {
+        return super::bundle_variant::encode(items, name);
     }
     let Storage::Str(items) = t.storage() else {
         return Err(Status::internal(format!("tensor '{name}': no byte view for dtype {}", t.dtype())));
@@ -64,6 +68,9 @@ pub fn decode(
         return Err(Status::unimplemented(format!(
             "{file}: tensor '{name}' has dtype {dtype}, which ferroflow checkpoints do not support yet"
         )));
+    }
+    if dtype == DataType::Variant {
+        return super::bundle_variant::decode(bytes, shape, expected_crc, &loss);
     }
     let n = shape.checked_num_elements().map_err(|e| loss(e.message))?;
     if dtype != DataType::String {

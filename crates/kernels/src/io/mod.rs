@@ -10,6 +10,8 @@ pub mod bundle_ops;
 #[doc(hidden)]
 pub mod bundle_reader;
 #[doc(hidden)]
+pub mod bundle_variant;
+#[doc(hidden)]
 pub mod bundle_writer;
 mod control_flow;
 pub mod crc;

@@ -2,48 +2,30 @@
 //! scalar and unboxed again, as `tf.data` carries ragged elements (a map function that
 //! returns a `RaggedTensor`, e.g. `parse_example` with a `RaggedFeature`). Unboxing a
 //! vector of boxed ragged tensors stacks them as the rows of one ragged tensor with one more
-//! ragged dimension (a batch of ragged elements). The boxed value lives in this process
-//! (it flows from a dataset to its iterator on one task, as datasets do); sending one to
-//! another task is refused.
+//! ragged dimension (a batch of ragged elements); boxing with `batched_input=True` cuts a
+//! ragged tensor into its rows (how `unbatch` and `from_tensor_slices` carry them). The
+//! boxed value is [`RaggedVariant`], which crosses tasks and files in TensorFlow's encoding.
 
-use std::sync::Arc;
+use ferroflow_core::{DataType, NodeAttrs, RaggedVariant, Shape, Status, Tensor, Variant};
 
-use ferroflow_core::Opaque;
-use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, Variant};
-
-use crate::array::util::index_vec;
+use crate::array::util::{index_vec, split_rows};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
-/// TensorFlow's type name of a boxed ragged tensor.
-const TYPE_NAME: &str = "tensorflow::RaggedTensorVariant";
-
-/// One boxed ragged tensor: its row splits (outermost first) and flat values.
-struct Boxed {
-    splits: Vec<Vec<i64>>,
-    values: Tensor,
-}
+/// One boxed ragged tensor (ferroflow_core's, which also knows TensorFlow's encoding).
+type Boxed = RaggedVariant;
 
 fn boxed(v: &Variant) -> Option<&Boxed> {
-    match v {
-        Variant::Opaque(o) if o.type_name == TYPE_NAME => o.value.downcast_ref::<Boxed>(),
-        _ => None,
-    }
+    RaggedVariant::of(v)
 }
 
 struct ToVariant {
     ragged_rank: usize,
     batched: bool,
+    split_type: DataType,
 }
 
 impl OpKernel for ToVariant {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        if self.batched {
-            return Err(Status::unimplemented(format!(
-                "node '{}': RaggedTensorToVariant with batched_input=True (unbatching ragged elements) is not \
-                 supported by ferroflow yet",
-                ctx.node().name
-            )));
-        }
         let mut splits = Vec::with_capacity(self.ragged_rank);
         for i in 0..self.ragged_rank {
             let t = ctx.input(i)?;
@@ -57,10 +39,56 @@ impl OpKernel for ToVariant {
             splits.push(v);
         }
         let values = ctx.input(self.ragged_rank)?;
-        let b = Boxed { splits, values };
-        let v = Variant::Opaque(Opaque { type_name: TYPE_NAME, value: Arc::new(b) });
-        ctx.set_output(0, Tensor::scalar(v))
+        if !self.batched {
+            let b = Boxed { splits, split_type: self.split_type, values };
+            b.check_rows().map_err(|e| ctx.error(e))?;
+            return ctx.set_output(0, Tensor::scalar(b.into_variant()));
+        }
+        let rows = unbatch(splits, &values, self.split_type).map_err(|e| ctx.error(e))?;
+        let n = rows.len();
+        let rows = rows.into_iter().map(Boxed::into_variant).collect::<Vec<_>>();
+        ctx.set_output(0, Tensor::new(Shape::new(vec![n]), rows)?)
     }
+}
+
+/// A batched ragged tensor cut along its outermost dimension: one ragged tensor of one
+/// ragged rank less per row (`batched_input=True`, how `unbatch` carries ragged elements).
+/// A ragged rank of 0 cuts the dense values into their rows.
+fn unbatch(splits: Vec<Vec<i64>>, values: &Tensor, split_type: DataType) -> Result<Vec<Boxed>, String> {
+    let Some(&nvals) = values.dims().first() else {
+        return Err("Can't unbatch rank-0 tensor.".into());
+    };
+    let whole = Boxed { splits, split_type, values: values.clone() };
+    whole.check_rows()?;
+    let splits = whole.splits;
+    let Some((outer, inner)) = splits.split_first() else {
+        let ones = vec![1usize; nvals];
+        let rows = split_rows(values, &ones).map_err(|e| e.message)?;
+        let dims = values.dims()[1..].to_vec();
+        return rows
+            .into_iter()
+            .map(|r| {
+                r.reshape(dims.clone())
+                    .map(|values| Boxed { splits: vec![], split_type, values })
+                    .map_err(|e| e.message)
+            })
+            .collect();
+    };
+    let mut parts = Vec::with_capacity(outer.len().saturating_sub(1));
+    let mut lens = Vec::with_capacity(parts.capacity());
+    for w in outer.windows(2) {
+        let (mut lo, mut hi) = (w[0] as usize, w[1] as usize);
+        let mut own = Vec::with_capacity(inner.len());
+        for s in inner {
+            let base = s[lo];
+            own.push(s[lo..=hi].iter().map(|&x| x - base).collect::<Vec<i64>>());
+            (lo, hi) = (s[lo] as usize, s[hi] as usize);
+        }
+        parts.push(own);
+        lens.push(hi - lo);
+    }
+    let rows = split_rows(values, &lens).map_err(|e| e.message)?;
+    Ok(parts.into_iter().zip(rows).map(|(splits, values)| Boxed { splits, split_type, values }).collect())
 }
 
 struct FromVariant {
@@ -71,11 +99,7 @@ struct FromVariant {
 
 impl FromVariant {
     fn splits_tensor(&self, v: Vec<i64>) -> Result<Tensor, Status> {
-        let n = v.len();
-        match self.split_type {
-            DataType::Int32 => Tensor::new(Shape::new(vec![n]), v.into_iter().map(|x| x as i32).collect::<Vec<_>>()),
-            _ => Tensor::new(Shape::new(vec![n]), v),
-        }
+        RaggedVariant::splits_tensor(&v, self.split_type)
     }
 
     /// Stacks boxed ragged tensors of one ragged rank as the rows of one ragged tensor.
@@ -90,7 +114,7 @@ impl FromVariant {
                 )));
             }
             let nrows = match p.splits.first() {
-                Some(s) => s.len() - 1,
+                Some(s) => s.len().saturating_sub(1),
                 None => p.values.dims().first().copied().unwrap_or(0),
             };
             let last = *splits[0].last().unwrap_or(&0);
@@ -104,10 +128,11 @@ impl FromVariant {
         }
         let first = parts.first().map(|p| &p.values);
         let (dtype, inner) = match first {
-            Some(v) => (v.dtype(), v.dims()[1..].to_vec()),
+            Some(v) if v.rank() > 0 => (v.dtype(), v.dims()[1..].to_vec()),
+            Some(_) => return Err(ctx.error("cannot stack boxed ragged tensors whose values are scalars")),
             None => return Err(ctx.error("cannot stack zero boxed ragged tensors (their values' type is unknown)")),
         };
-        if values.iter().any(|v| v.dtype() != dtype || v.dims()[1..] != inner[..]) {
+        if values.iter().any(|v| v.dtype() != dtype || v.rank() == 0 || v.dims()[1..] != inner[..]) {
             return Err(ctx.error("boxed ragged tensors' values differ in dtype or inner shape"));
         }
         let n: usize = values.iter().map(|v| v.dims()[0]).sum();
@@ -131,7 +156,7 @@ impl OpKernel for FromVariant {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let inferred = self.output_ragged_rank as i64 - encoded.rank() as i64;
-        if self.input_ragged_rank >= 0 && self.input_ragged_rank != inferred {
+        if inferred < 0 || (self.input_ragged_rank >= 0 && self.input_ragged_rank != inferred) {
             return Err(ctx.error(format!(
                 "Expected input_ragged_rank {} + the rank of encoded_ragged ({}) to equal output_ragged_rank {}",
                 self.input_ragged_rank,
@@ -161,7 +186,7 @@ impl OpKernel for FromVariant {
         };
         let k = splits.len();
         for (i, s) in splits.into_iter().enumerate() {
-            ctx.set_output(i, self.splits_tensor(s)?)?;
+            ctx.set_output(i, self.splits_tensor(s).map_err(|e| ctx.error_with(e))?)?;
         }
         ctx.set_output(k, values)
     }
@@ -170,7 +195,11 @@ impl OpKernel for FromVariant {
 pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("RaggedTensorToVariant", |n| {
         let k = n.attr_int("RAGGED_RANK")?;
-        Ok(Box::new(ToVariant { ragged_rank: k.max(0) as usize, batched: n.attr_bool("batched_input")? }))
+        Ok(Box::new(ToVariant {
+            ragged_rank: k.max(0) as usize,
+            batched: n.attr_bool("batched_input")?,
+            split_type: n.attr_type("Tsplits")?,
+        }))
     });
     r.add("RaggedTensorFromVariant", |n| {
         let out = n.attr_int("output_ragged_rank")?;
@@ -237,5 +266,57 @@ mod tests {
         assert_eq!(from_variant(a, 2, 1).unwrap_err().code, Code::InvalidArgument);
         let empty = Tensor::scalar(Variant::Empty);
         assert_eq!(from_variant(empty, 1, 1).unwrap_err().code, Code::InvalidArgument);
+    }
+
+    #[test]
+    fn int32_row_splits_that_overflow_are_an_error_not_a_wrap() {
+        let k = FromVariant { input_ragged_rank: 1, output_ragged_rank: 1, split_type: DataType::Int32 };
+        let ok = k.splits_tensor(vec![0, 5, i32::MAX as i64]).unwrap();
+        assert_eq!(ok.as_slice::<i32>().unwrap(), [0, 5, i32::MAX]);
+        let e = k.splits_tensor(vec![0, i32::MAX as i64 + 1]).unwrap_err();
+        assert_eq!(e.code, Code::InvalidArgument);
+        assert!(e.message.contains("2147483648"), "{e}");
+    }
+
+    fn batched_to_variant(splits: Vec<Vec<i64>>, values: Tensor) -> Result<Tensor, Status> {
+        let n = node(
+            "RaggedTensorToVariant",
+            &[
+                ("RAGGED_RANK", attr::int(splits.len() as i64)),
+                ("Tvalues", attr::ty(values.dtype())),
+                ("Tsplits", attr::ty(DataType::Int64)),
+                ("batched_input", attr::bool(true)),
+            ],
+        );
+        let mut inputs: Vec<Tensor> = splits.into_iter().map(Tensor::vec).collect();
+        inputs.push(values);
+        Ok(run_kernel(n, inputs, 1)?.remove(0))
+    }
+
+    #[test]
+    fn batched_input_unbatches_rows_as_tensorflow_does() {
+        // [[[1, 2], [3]], [], [[4]]]: ragged rank 2, three rows of ragged rank 1 each.
+        let v = batched_to_variant(vec![vec![0, 2, 2, 3], vec![0, 2, 3, 4]], Tensor::vec(vec![1i64, 2, 3, 4])).unwrap();
+        assert_eq!(v.dims(), [3]);
+        let rows = v.as_slice::<Variant>().unwrap();
+        let want: [(&[i32], &[i64]); 3] = [(&[0, 2, 3], &[1, 2, 3]), (&[0], &[]), (&[0, 1], &[4])];
+        for (row, (splits, values)) in rows.iter().zip(want) {
+            let out = from_variant(Tensor::scalar(row.clone()), 1, 1).unwrap();
+            assert_eq!(out[0].as_slice::<i32>().unwrap(), splits);
+            assert_eq!(out[1].as_slice::<i64>().unwrap(), values);
+        }
+        // Stacking the rows again gives the batch back.
+        let out = from_variant(v, -1, 2).unwrap();
+        assert_eq!(out[0].as_slice::<i32>().unwrap(), [0, 2, 2, 3]);
+        assert_eq!(out[1].as_slice::<i32>().unwrap(), [0, 2, 3, 4]);
+        assert_eq!(out[2].as_slice::<i64>().unwrap(), [1, 2, 3, 4]);
+        // Ragged rank 0: the dense rows; TensorFlow's errors for a scalar and bad splits.
+        let v = batched_to_variant(vec![], Tensor::new(vec![3, 2], vec![1i64, 2, 3, 4, 5, 6]).unwrap()).unwrap();
+        let out = from_variant(Tensor::scalar(v.as_slice::<Variant>().unwrap()[1].clone()), 0, 0).unwrap();
+        assert_eq!((out[0].dims(), out[0].as_slice::<i64>().unwrap()), (&[2][..], &[3i64, 4][..]));
+        let e = batched_to_variant(vec![], Tensor::scalar(3i64)).unwrap_err();
+        assert!(e.code == Code::InvalidArgument && e.message.contains("Can't unbatch rank-0 tensor."), "{e}");
+        let e = batched_to_variant(vec![vec![0, 2, 9]], Tensor::vec(vec![1i64, 2, 3])).unwrap_err();
+        assert!(e.code == Code::InvalidArgument && e.message.contains("number of ragged values(3) but is 9"), "{e}");
     }
 }
