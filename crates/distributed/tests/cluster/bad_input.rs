@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::{rt, Cluster, PROMPT};
 use ferroflow_core::proto::*;
 use ferroflow_core::{attr, Code, DataType, Status, Tensor};
-use ferroflow_distributed::{endpoint, master_client, worker_client, ClusterSpec, GrpcSession, Server, ServerOptions};
+use ferroflow_distributed::{endpoint, master_client, worker_client, GrpcSession, Server};
 use ferroflow_graph::{ops, Scope};
 use tonic::transport::Channel;
 
@@ -22,8 +22,21 @@ fn code_of(e: &tonic::Status) -> Code {
     Code::from_i32(e.code() as i32)
 }
 
+/// Asserts that `client.method(request)`, sent with a 300 ms deadline that nothing meets,
+/// ends at that deadline, promptly.
+macro_rules! assert_times_out {
+    ($client:ident.$method:ident($req:expr)) => {{
+        let t = Instant::now();
+        let mut req = tonic::Request::new($req);
+        req.set_timeout(Duration::from_millis(300));
+        let e = $client.$method(req).await.unwrap_err();
+        assert!(matches!(code_of(&e), Code::DeadlineExceeded | Code::Cancelled), "{:?}: {}", e.code(), e.message());
+        assert!(t.elapsed() < PROMPT);
+    }};
+}
+
 /// A step on `target` that must still work.
-fn still_serves(target: &str) {
+pub(crate) fn still_serves(target: &str) {
     let s = Scope::new_root();
     let c = ops::mul(&s, ops::constant(&s, 6.0f32), ops::constant(&s, 7.0f32));
     let sess = GrpcSession::new(target, s.graph()).unwrap();
@@ -214,27 +227,15 @@ fn worker_rejects_bad_requests() {
         let e = w.recv_tensor(RecvTensorRequest { step_id: 1, rendezvous_key: key(inc ^ 1), ..Default::default() }).await.unwrap_err();
         assert_eq!(code_of(&e), Code::Aborted);
         assert!(e.message().contains("different device incarnation"), "{}", e.message());
-        let t = Instant::now();
-        let mut req = tonic::Request::new(RecvTensorRequest { step_id: 12345, rendezvous_key: key(inc), ..Default::default() });
-        req.set_timeout(Duration::from_millis(300));
-        let e = w.recv_tensor(req).await.unwrap_err();
-        assert!(matches!(code_of(&e), Code::DeadlineExceeded | Code::Cancelled), "{:?}: {}", e.code(), e.message());
-        assert!(t.elapsed() < PROMPT);
+        let req = RecvTensorRequest { step_id: 12345, rendezvous_key: key(inc), ..Default::default() };
+        assert_times_out!(w.recv_tensor(req));
         // RecvBuf: a request naming no chunk is refused; a chunk never provided ends at the
         // caller's deadline.
         let e = w.recv_buf(RecvBufRequest::default()).await.unwrap_err();
         assert_eq!(code_of(&e), Code::InvalidArgument);
-        let t = Instant::now();
-        let mut req = tonic::Request::new(RecvBufRequest {
-            step_id: 7,
-            buf_rendezvous_key: "1:1:0:0:0:0:0".into(),
-            num_bytes: 4,
-            ..Default::default()
-        });
-        req.set_timeout(Duration::from_millis(300));
-        let e = w.recv_buf(req).await.unwrap_err();
-        assert!(matches!(code_of(&e), Code::DeadlineExceeded | Code::Cancelled), "{:?}: {}", e.code(), e.message());
-        assert!(t.elapsed() < PROMPT);
+        let req =
+            RecvBufRequest { step_id: 7, buf_rendezvous_key: "1:1:0:0:0:0:0".into(), num_bytes: 4, ..Default::default() };
+        assert_times_out!(w.recv_buf(req));
         // Unimplemented methods say so.
         let e = w.tracing(TracingRequest::default()).await.unwrap_err();
         assert_eq!(code_of(&e), Code::Unimplemented);
@@ -356,86 +357,4 @@ fn malformed_protobuf_bytes() {
         }
     });
     still_serves(server.target());
-}
-
-#[test]
-fn a_task_that_is_down_fails_only_the_steps_that_use_it_naming_it() {
-    let port = common::dead_port();
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let wport = l.local_addr().unwrap().port();
-    let ps_addr = format!("127.0.0.1:{port}");
-    let spec =
-        ClusterSpec::new(&[("ps", vec![ps_addr.as_str()]), ("worker", vec![&format!("127.0.0.1:{wport}")])]).unwrap();
-    let worker = Server::new(&spec, "worker", 0, ServerOptions { listener: Some(l), ..Default::default() }).unwrap();
-    let s = Scope::new_root();
-    let c = ops::constant(&s, 1.0f32);
-    let on_ps = ops::constant(&s.with_device("/job:ps/task:0"), 2.0f32);
-    let config = ConfigProto { operation_timeout_in_ms: 1500, ..Default::default() };
-    let sess = GrpcSession::with_config(worker.target(), s.graph(), config).unwrap();
-    // CreateSession waits for the down ps (TensorFlow's start-up order), for three quarters
-    // of the operation timeout (TensorFlow: forever); then a step that does not use it runs.
-    let t = Instant::now();
-    assert_eq!(sess.run(&[], &[&c], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 1.0);
-    assert!(t.elapsed() >= Duration::from_millis(1000) && t.elapsed() < PROMPT, "{:?}", t.elapsed());
-    let t = Instant::now();
-    assert_eq!(sess.run(&[], &[&c], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 1.0);
-    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
-    // One that uses it waits for it within its deadline, then names it.
-    let t = Instant::now();
-    let e = sess.run(&[], &[&on_ps], &[]).unwrap_err();
-    eprintln!("down task after {:?}: {e}", t.elapsed());
-    assert!(t.elapsed() >= Duration::from_millis(1000) && t.elapsed() < PROMPT, "{:?}", t.elapsed());
-    assert!(matches!(e.code, Code::Unavailable | Code::DeadlineExceeded), "{e}");
-    assert!(e.message.contains("/job:ps/replica:0/task:0") && e.message.contains(&ps_addr), "{e}");
-    assert!(e.message.to_lowercase().contains("connection refused"), "{e}");
-    // The session still runs what does not need the ps.
-    assert_eq!(sess.run(&[], &[&c], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 1.0);
-    // With device filters the dead task is not contacted at all.
-    let config = ConfigProto { device_filters: vec!["/job:worker".into()], ..Default::default() };
-    let sess = GrpcSession::with_config(worker.target(), s.graph(), config).unwrap();
-    assert_eq!(sess.run(&[], &[&c], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 1.0);
-    // A step that needs the dead task fails naming it.
-    let s2 = Scope::new_root();
-    let on_ps = ops::constant(&s2.with_device("/job:ps/task:0"), 1.0f32);
-    let sess = GrpcSession::with_config(
-        worker.target(),
-        s2.graph(),
-        ConfigProto { device_filters: vec!["/job:worker".into()], ..Default::default() },
-    )
-    .unwrap();
-    let e = sess.run(&[], &[&on_ps], &[]).unwrap_err();
-    assert_eq!(e.code, Code::InvalidArgument, "{e}");
-    assert!(e.message.contains("/job:ps/task:0"), "{e}");
-    let sess = GrpcSession::with_config(
-        worker.target(),
-        s.graph(),
-        ConfigProto { device_filters: vec!["/job:worker".into()], ..Default::default() },
-    )
-    .unwrap();
-    assert_eq!(sess.run(&[], &[&c], &[]).unwrap()[0].scalar_value::<f32>().unwrap(), 1.0);
-}
-
-#[test]
-fn a_failing_partition_ends_the_step_promptly() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let ps = s.with_device("/job:ps/task:0");
-    // Reading a variable that was never initialized fails on the ps; the worker waits for it.
-    let v = ops::var_handle_op(&ps.sub("v"), DataType::Float, Some(&[]), "", "never_set");
-    let read = ops::read_variable_op(&ps, v, DataType::Float);
-    let wk = s.with_device("/job:worker/task:0");
-    let out = ops::mul(&wk, read, ops::constant(&wk, 2.0f32));
-    let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
-    let t = Instant::now();
-    let e = sess.run(&[], &[&out], &[]).unwrap_err();
-    assert!(t.elapsed() < PROMPT);
-    assert!(!matches!(e.code, Code::Cancelled | Code::DeadlineExceeded), "the real error: {e}");
-    assert!(e.message.contains("/job:ps/replica:0/task:0"), "names the task: {e}");
-    // Tables are cleaned up and the cluster keeps working.
-    still_serves(&c.target("worker:0"));
-    let deadline = Instant::now() + PROMPT;
-    while c.servers.values().any(|s| s.worker().num_steps() > 0) {
-        assert!(Instant::now() < deadline, "step tables were not cleaned up");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }

@@ -9,6 +9,7 @@ mod callables;
 mod cluster_failures;
 mod cluster_steps;
 mod collectives;
+mod down_tasks;
 mod eager_service;
 mod fault_filters;
 mod graph_limits;
