@@ -41,14 +41,6 @@ tf.compat.v1.disable_eager_execution()
 N = 16 * 1024 * 1024  # 64 MiB of float32
 
 
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
-
-
 def rust_client():
     """The Rust client benchmark (crates/distributed/examples/dist_client_bench.rs), if built."""
     p = os.environ.get("FERROFLOW_CLIENT_BENCH")
@@ -136,7 +128,7 @@ def bench(kind):
     ps, ps_start = start(kind, cluster, "ps", 0)
     worker, _ = start(kind, cluster, "worker", 0)
     time.sleep(1.0)
-    idle_rss = rss_mib(ps.pid)
+    idle_rss = ffcluster.proc_status_mib(ps.pid, "VmRSS")
     target = f"grpc://127.0.0.1:{w_port}"
     res = {"start_s": start_median(kind, ps_start), "idle_ps_rss_mib": idle_rss}
     try:
@@ -153,7 +145,7 @@ def bench(kind):
                 res["rust_get_status_us"] = r["get_status_us"]
             else:
                 print(f"[{kind}] Rust client failed: {out.stderr.strip()[-500:]}", file=sys.stderr)
-        res["ps_rss_after_mib"] = rss_mib(ps.pid)
+        res["ps_rss_after_mib"] = ffcluster.proc_status_mib(ps.pid, "VmRSS")
     finally:
         for p in (worker, ps):
             p.kill()

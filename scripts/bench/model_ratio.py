@@ -106,14 +106,6 @@ class Trainer:
         return n / (time.perf_counter() - t0), float(loss)
 
 
-def vm_hwm_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
-
-
 def tf_cluster():
     ports = ffcluster.free_ports(2)
     spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
@@ -173,8 +165,10 @@ def main():
                     losses[sysname] = loss
             med = {k: statistics.median(v) for k, v in rates.items()}
             row = dict(model=ff.label, ff=med["ferroflow"], tf=med["tensorflow"], ratio=med["ferroflow"] / med["tensorflow"],
-                       ff_loss=losses["ferroflow"], tf_loss=losses["tensorflow"], ff_mib=vm_hwm_mib(ff_worker.pid),
-                       tf_mib=vm_hwm_mib(tf_worker.pid), ff_rounds=rates["ferroflow"], tf_rounds=rates["tensorflow"])
+                       ff_loss=losses["ferroflow"], tf_loss=losses["tensorflow"],
+                       ff_mib=ffcluster.proc_status_mib(ff_worker.pid, "VmHWM"),
+                       tf_mib=ffcluster.proc_status_mib(tf_worker.pid, "VmHWM"),
+                       ff_rounds=rates["ferroflow"], tf_rounds=rates["tensorflow"])
             rows.append(row)
             print(json.dumps(row), flush=True)
             ff.sess.close()

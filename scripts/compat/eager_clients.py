@@ -104,11 +104,16 @@ def _strategy(spec):
     return tf.distribute.experimental.ParameterServerStrategy(resolver)
 
 
+def _coordinator(spec):
+    """The ParameterServerStrategy of `spec` and a ClusterCoordinator scheduling on it."""
+    strategy = _strategy(spec)
+    return strategy, tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+
+
 def pss_loop(spec):
     """ParameterServerStrategy + ClusterCoordinator: a custom training loop (schedule/join)
     whose variables live on the ps tasks."""
-    strategy = _strategy(spec)
-    coord = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+    strategy, coord = _coordinator(spec)
     rng = np.random.RandomState(0)
     xs = rng.randn(32, 4).astype("float32")
     ys = (xs @ rng.randn(4, 1) + 0.5).astype("float32")
@@ -185,8 +190,7 @@ def pss_fit_gru(spec):
 
 def pss_two_workers(spec):
     """Two workers train asynchronously; the result is checked for progress, not equality."""
-    strategy = _strategy(spec)
-    coord = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+    strategy, coord = _coordinator(spec)
     with strategy.scope():
         w = tf.Variable(5.0)
 
@@ -206,8 +210,7 @@ def pss_long(spec):
     kills and restarts a worker meanwhile). ClusterCoordinator retries a closure whose
     worker failed, so an increment that reached the ps before its worker died may count
     twice (at-least-once, as on TensorFlow's servers)."""
-    strategy = _strategy(spec)
-    coord = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
+    strategy, coord = _coordinator(spec)
     with strategy.scope():
         w = tf.Variable(0.0)
 

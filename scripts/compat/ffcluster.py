@@ -84,6 +84,15 @@ def wait_port(port, proc, timeout=120.0):
     raise RuntimeError(f"port {port} did not open within {timeout} s")
 
 
+def proc_status_mib(pid, field):
+    """A memory figure of process `pid` from /proc (`VmRSS`, `VmHWM` ...), in MiB; nan if absent."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
 def free_ports(n):
     socks = [socket.socket() for _ in range(n)]
     for s in socks:

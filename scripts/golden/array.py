@@ -11,24 +11,10 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 sys.path.append(_HERE)
-from common import attr_json, tensor, write  # noqa: E402
+from common import attr_json, dt, tensor, write  # noqa: E402
 
 rs = np.random.RandomState(42)
 cases = []
-
-
-def dt(a):
-    a = np.asarray(a)
-    return "string" if a.dtype.kind in "OSU" else str(a.dtype)
-
-
-def T(a):
-    a = np.asarray(a)
-    if a.dtype.kind in "OSU":
-        flat = [x.decode() if isinstance(x, bytes) else str(x) for x in a.reshape(-1)]
-        return {"dtype": "string", "shape": list(a.shape), "data": flat}
-    return tensor(a)
-
 
 
 # Python keyword names of tf.raw_ops that differ from the op definition's names.
@@ -56,8 +42,8 @@ def case(name, op, args, types=None, attrs=None, list_types=None, py_extra=None)
     for k, v in args:
         if isinstance(v, list) and op not in ("IdentityN",):
             ja.setdefault("N", {"i": len(v)})
-    cases.append({"name": name, "op": op, "attrs": ja, "inputs": [T(np.asarray(i)) for i in inputs],
-                  "outputs": [T(o.numpy()) for o in outs]})
+    cases.append({"name": name, "op": op, "attrs": ja, "inputs": [tensor(np.asarray(i)) for i in inputs],
+                  "outputs": [tensor(o.numpy()) for o in outs]})
 
 
 f32 = lambda *s: rs.randn(*s).astype(np.float32)  # noqa: E731

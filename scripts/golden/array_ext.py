@@ -6,14 +6,10 @@ says, with <family> = array_ext."""
 import numpy as np
 import tensorflow as tf
 
-from common import raw_op_case, write
+from common import case_list, write
 
 rs = np.random.RandomState(7)
-cases = []
-
-
-def case(*args, **kwargs):
-    cases.append(raw_op_case(*args, **kwargs))
+cases, case = case_list()
 
 
 f32 = lambda *s: rs.randn(*s).astype(np.float32)  # noqa: E731

@@ -52,6 +52,12 @@ def tensor(a):
     return {"dtype": name, "shape": list(a.shape), "data": data}
 
 
+def dt(a):
+    """The dtype name of a value as the case format writes it ("string" for text)."""
+    a = np.asarray(a)
+    return "string" if a.dtype.kind in "OSU" else str(a.dtype)
+
+
 def write(family, cases):
     os.makedirs(OUT, exist_ok=True)
     path = os.path.join(OUT, family + ".json")
@@ -133,3 +139,18 @@ def raw_op_case(name, op, args, types, attrs=None, py=None, rtol=None, atol=None
     c = {"name": name, "op": op, "attrs": ja, "inputs": [tensor(np.asarray(i)) for i in inputs],
          "outputs": [tensor(o.numpy()) for o in outs]}
     return with_tolerance(c, rtol, atol)
+
+
+def io_case(name, op, attrs, inputs, outputs, tol):
+    """A case from its attrs (as JSON), inputs, outputs (one, or a list) and tolerances."""
+    outs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
+    c = {"name": name, "op": op, "attrs": attrs, "inputs": [tensor(np.asarray(i)) for i in inputs],
+         "outputs": [tensor(np.asarray(o)) for o in outs]}
+    c.update(tol)
+    return c
+
+
+def case_list(make=raw_op_case):
+    """A generator's list of cases, and its `case(...)`: appends `make(...)` to the list."""
+    cases = []
+    return cases, lambda *args, **kwargs: cases.append(make(*args, **kwargs))

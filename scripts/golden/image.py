@@ -7,10 +7,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from common import tensor, write  # noqa: E402
+from common import case_list, io_case, write  # noqa: E402
 
 rng = np.random.RandomState(20251202)
-cases = []
+cases, case = case_list(io_case)
 raw = tf.raw_ops
 
 F32 = {"rtol": 1e-5, "atol": 1e-5}
@@ -45,13 +45,6 @@ def attrs_of(**kw):
             out[k] = v
     return out
 
-
-def case(name, op, attrs, inputs, outputs, tol):
-    outs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
-    c = {"name": name, "op": op, "attrs": attrs, "inputs": [tensor(np.asarray(i)) for i in inputs],
-         "outputs": [tensor(np.asarray(o)) for o in outs]}
-    c.update(tol)
-    cases.append(c)
 
 
 MODES = [(False, False), (True, False), (False, True)]

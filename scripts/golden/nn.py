@@ -7,10 +7,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from common import tensor, write  # noqa: E402
+from common import case_list, io_case, write  # noqa: E402
 
 rng = np.random.RandomState(20240521)
-cases = []
+cases, case = case_list(io_case)
 
 F32 = {"rtol": 1e-5, "atol": 1e-6}
 F64 = {"rtol": 1e-12, "atol": 1e-12}
@@ -27,13 +27,6 @@ def data(shape, dtype=np.float32, scale=1.0):
 def tname(dtype):
     return {np.float32: "float32", np.float64: "float64", np.int32: "int32", np.int64: "int64"}[dtype]
 
-
-def case(name, op, attrs, inputs, outputs, tol):
-    outs = outputs if isinstance(outputs, (list, tuple)) else [outputs]
-    c = {"name": name, "op": op, "attrs": attrs, "inputs": [tensor(np.asarray(i)) for i in inputs],
-         "outputs": [tensor(np.asarray(o)) for o in outs]}
-    c.update(tol)
-    cases.append(c)
 
 
 def tol_for(dtype, big=False):

@@ -8,10 +8,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
-from common import tensor, write  # noqa: E402
+from common import case_list, io_case, write  # noqa: E402
 
 rng = np.random.RandomState(20251202)
-cases = []
+cases, case = case_list(io_case)
 
 F32 = {"rtol": 1e-4, "atol": 1e-5}
 F64 = {"rtol": 1e-12, "atol": 1e-12}
@@ -21,12 +21,6 @@ def data(shape, dtype=np.float32, lo=-1.0, hi=1.0):
     """Inputs on a 1/64 grid so they print short and are exact in every dtype."""
     return (np.round(rng.uniform(lo, hi, size=shape) * 64) / 64).astype(dtype)
 
-
-def case(name, op, attrs, inputs, outputs, tol):
-    c = {"name": name, "op": op, "attrs": attrs, "inputs": [tensor(np.asarray(i)) for i in inputs],
-         "outputs": [tensor(np.asarray(o)) for o in outputs]}
-    c.update(tol)
-    cases.append(c)
 
 
 def bn_attrs(op, eps, factor, fmt, training):

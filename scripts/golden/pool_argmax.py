@@ -7,14 +7,10 @@ its gradient). Run as the header of common.py says, with <family> = pool_argmax.
 import numpy as np
 import tensorflow as tf
 
-from common import raw_op_case, write
+from common import case_list, write
 
 rs = np.random.RandomState(40)
-cases = []
-
-
-def case(*args, **kwargs):
-    cases.append(raw_op_case(*args, **kwargs))
+cases, case = case_list()
 
 
 GEOMS = [("k2s2_valid", [1, 2, 2, 1], [1, 2, 2, 1], "VALID"), ("k3s2_same", [1, 3, 3, 1], [1, 2, 2, 1], "SAME"),

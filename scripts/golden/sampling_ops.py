@@ -6,14 +6,10 @@ of common.py says, with <family> = sampling_ops."""
 import numpy as np
 import tensorflow as tf
 
-from common import raw_op_case, write
+from common import case_list, write
 
 rs = np.random.RandomState(39)
-cases = []
-
-
-def case(*args, **kwargs):
-    cases.append(raw_op_case(*args, **kwargs))
+cases, case = case_list()
 
 
 logits = rs.normal(0, 2, (4, 7))

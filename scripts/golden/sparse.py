@@ -8,24 +8,10 @@ import numpy as np
 import tensorflow as tf
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))
-from common import attr_json, tensor, write  # noqa: E402
+from common import attr_json, dt, tensor, write  # noqa: E402
 
 rs = np.random.RandomState(7)
 cases = []
-
-
-def T(a):
-    a = np.asarray(a)
-    if a.dtype.kind in "OSU":
-        flat = [x.decode() if isinstance(x, bytes) else str(x) for x in a.reshape(-1)]
-        return {"dtype": "string", "shape": list(a.shape), "data": flat}
-    return tensor(a)
-
-
-def dt(a):
-    a = np.asarray(a)
-    return "string" if a.dtype.kind in "OSU" else str(a.dtype)
-
 
 
 def case(name, op, args, types=None, attrs=None, rtol=None):
@@ -46,8 +32,8 @@ def case(name, op, args, types=None, attrs=None, rtol=None):
         if isinstance(v, list):
             ja["N"] = {"i": len(v)}
     flat = [x for _, v in args for x in (v if isinstance(v, list) else [v])]
-    c = {"name": name, "op": op, "attrs": ja, "inputs": [T(v) for v in flat],
-         "outputs": [T(o.numpy()) for o in outs]}
+    c = {"name": name, "op": op, "attrs": ja, "inputs": [tensor(v) for v in flat],
+         "outputs": [tensor(o.numpy()) for o in outs]}
     if rtol:
         c["rtol"] = rtol
     if all(o.dtype.is_integer for o in outs):
@@ -279,14 +265,14 @@ def cross_case(name, op, attrs, extra_args=(), vals=None):
     out = getattr(tf.raw_ops, op)(**kw, **{k: v for k, v in attrs.items() if not k.endswith("types")})
     ja = {k: attr_json(v) for k, v in attrs.items() if not k.endswith("types") and k not in ("out_type", "internal_type")}
     ja["N"] = {"i": 2}
-    ja["sparse_types"] = {"list_type": [T(v)["dtype"] for v in vals]}
+    ja["sparse_types"] = {"list_type": [tensor(v)["dtype"] for v in vals]}
     ja["dense_types"] = {"list_type": ["string"]}
     for k in ("out_type", "internal_type"):
         if k in attrs:
             ja[k] = {"type": attrs[k].name}
     flat = CR_IDX + vals + CR_SHP + CR_DENSE + [v for _, v in extra_args]
-    cases.append({"name": name, "op": op, "attrs": ja, "inputs": [T(v) for v in flat],
-                  "outputs": [T(o.numpy()) for o in out], "rtol": 0, "atol": 0})
+    cases.append({"name": name, "op": op, "attrs": ja, "inputs": [tensor(v) for v in flat],
+                  "outputs": [tensor(o.numpy()) for o in out], "rtol": 0, "atol": 0})
 
 
 cross_case("cross_v1_str", "SparseCross", {"hashed_output": False, "num_buckets": 0, "hash_key": 0,

@@ -6,14 +6,10 @@ and ApproxTopK (TensorFlow 2.21, eager raw ops). Run as the header of common.py 
 <family> = sparse_count."""
 import numpy as np
 
-from common import raw_op_case, write
+from common import case_list, write
 
 rs = np.random.RandomState(5)
-cases = []
-
-
-def case(*args, **kwargs):
-    cases.append(raw_op_case(*args, **kwargs))
+cases, case = case_list()
 
 
 dense1 = np.array([3, 1, 3, 0, 7, 2, 3], np.int64)

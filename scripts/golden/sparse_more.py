@@ -4,14 +4,10 @@ empty axes, dense sides of every broadcast rank. Run as the header of common.py 
 with <family> = sparse_more."""
 import numpy as np
 
-from common import raw_op_case, write
+from common import case_list, write
 
 rs = np.random.RandomState(42)
-cases = []
-
-
-def case(*args, **kwargs):
-    cases.append(raw_op_case(*args, **kwargs))
+cases, case = case_list()
 
 
 ind = np.array([[1, 2, 0], [0, 0, 1], [0, 2, 1], [2, 1, 1], [0, 0, 0]], np.int64)

@@ -6,13 +6,9 @@ two stacking dims. Run as the header of common.py says, with <family> = sparse_s
 import numpy as np
 import tensorflow as tf
 
-from common import raw_op_case, write
+from common import case_list, write
 
-cases = []
-
-
-def case(*args, **kwargs):
-    cases.append(raw_op_case(*args, **kwargs))
+cases, case = case_list()
 
 
 def ser(ind, vals, shape):

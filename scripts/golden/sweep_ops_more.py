@@ -6,14 +6,10 @@ ops). Run as the header of common.py says, with <family> = sweep_ops_more."""
 import numpy as np
 import tensorflow as tf
 
-from common import raw_op_case, write
+from common import case_list, write
 
 rs = np.random.RandomState(38)
-cases = []
-
-
-def case(*args, **kwargs):
-    cases.append(raw_op_case(*args, **kwargs))
+cases, case = case_list()
 
 
 X = np.concatenate([rs.uniform(-40, 40, 24), [0.0, -0.0, 1e-8, -1e-8, 0.5, 29.99, 30.0, 30.01, -30.5, 85.0, 200.0,

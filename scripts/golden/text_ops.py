@@ -8,14 +8,10 @@ elision per dimension; fingerprints of numeric and string rows. Run as the heade
 common.py says, with <family> = text_ops."""
 import numpy as np
 
-from common import raw_op_case, tensor, write
+from common import case_list, raw_op_case, tensor, write
 
-cases = []
+cases, case = case_list()
 rs_f = np.random.RandomState(43)
-
-
-def case(*args, **kwargs):
-    cases.append(raw_op_case(*args, **kwargs))
 
 
 def s(*v):

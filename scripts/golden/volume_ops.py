@@ -6,14 +6,10 @@ Conv3DBackpropFilterV2, MaxPool3D, AvgPool3D, MaxPool3DGrad (ties included: Tens
 import numpy as np
 import tensorflow as tf
 
-from common import raw_op_case, write
+from common import case_list, write
 
 rs = np.random.RandomState(13)
-cases = []
-
-
-def case(*args, **kwargs):
-    cases.append(raw_op_case(*args, **kwargs))
+cases, case = case_list()
 
 
 def f32(*s):

@@ -246,99 +246,44 @@ tensor_type!(crate::QInt32, QInt32, QI32);
 #[macro_export]
 macro_rules! with_dtype {
     ($dt:expr, $T:ident => $body:expr) => {
+        $crate::__with_dtype_arms!($dt, $T, $body;
+            Float => f32,
+            Double => f64,
+            Int32 => i32,
+            UInt8 => u8,
+            Int16 => i16,
+            Int8 => i8,
+            String => Vec<u8>,
+            Complex64 => $crate::C64,
+            Int64 => i64,
+            Bool => bool,
+            QInt8 => $crate::QInt8,
+            QUInt8 => $crate::QUInt8,
+            QInt32 => $crate::QInt32,
+            BFloat16 => $crate::half::bf16,
+            QInt16 => $crate::QInt16,
+            QUInt16 => $crate::QUInt16,
+            UInt16 => u16,
+            Complex128 => $crate::C128,
+            Half => $crate::half::f16,
+            Resource => $crate::ResourceHandle,
+            Variant => $crate::Variant,
+            UInt32 => u32,
+            UInt64 => u64,
+        )
+    };
+}
+
+/// The match behind [`with_dtype!`]: one arm per `(dtype => element type)` row.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __with_dtype_arms {
+    ($dt:expr, $T:ident, $body:expr; $($variant:ident => $ty:ty,)*) => {
         match $dt {
-            $crate::DataType::Float => {
-                type $T = f32;
+            $($crate::DataType::$variant => {
+                type $T = $ty;
                 $body
-            }
-            $crate::DataType::Double => {
-                type $T = f64;
-                $body
-            }
-            $crate::DataType::Int32 => {
-                type $T = i32;
-                $body
-            }
-            $crate::DataType::UInt8 => {
-                type $T = u8;
-                $body
-            }
-            $crate::DataType::Int16 => {
-                type $T = i16;
-                $body
-            }
-            $crate::DataType::Int8 => {
-                type $T = i8;
-                $body
-            }
-            $crate::DataType::String => {
-                type $T = Vec<u8>;
-                $body
-            }
-            $crate::DataType::Complex64 => {
-                type $T = $crate::C64;
-                $body
-            }
-            $crate::DataType::Int64 => {
-                type $T = i64;
-                $body
-            }
-            $crate::DataType::Bool => {
-                type $T = bool;
-                $body
-            }
-            $crate::DataType::QInt8 => {
-                type $T = $crate::QInt8;
-                $body
-            }
-            $crate::DataType::QUInt8 => {
-                type $T = $crate::QUInt8;
-                $body
-            }
-            $crate::DataType::QInt32 => {
-                type $T = $crate::QInt32;
-                $body
-            }
-            $crate::DataType::BFloat16 => {
-                type $T = $crate::half::bf16;
-                $body
-            }
-            $crate::DataType::QInt16 => {
-                type $T = $crate::QInt16;
-                $body
-            }
-            $crate::DataType::QUInt16 => {
-                type $T = $crate::QUInt16;
-                $body
-            }
-            $crate::DataType::UInt16 => {
-                type $T = u16;
-                $body
-            }
-            $crate::DataType::Complex128 => {
-                type $T = $crate::C128;
-                $body
-            }
-            $crate::DataType::Half => {
-                type $T = $crate::half::f16;
-                $body
-            }
-            $crate::DataType::Resource => {
-                type $T = $crate::ResourceHandle;
-                $body
-            }
-            $crate::DataType::Variant => {
-                type $T = $crate::Variant;
-                $body
-            }
-            $crate::DataType::UInt32 => {
-                type $T = u32;
-                $body
-            }
-            $crate::DataType::UInt64 => {
-                type $T = u64;
-                $body
-            }
+            })*
         }
     };
 }

@@ -64,6 +64,22 @@ pub fn shape_proto_dims(s: &TensorShapeProto) -> Option<Vec<i64>> {
     }
 }
 
+/// `NodeAttrs` accessors that take one kind of attr value: each row names the method, its
+/// result, the kind as the error says it, and the value's pattern and conversion.
+macro_rules! typed_attrs {
+    ($($method:ident -> $t:ty, $want:literal, $pat:pat => $val:expr;)*) => {
+        $(
+            fn $method(&self, name: &str) -> Result<$t, Status> {
+                let v = self.attr_value(name)?;
+                match &v.value {
+                    Some($pat) => $val,
+                    _ => Err(wrong(self, name, $want, v)),
+                }
+            }
+        )*
+    };
+}
+
 impl NodeAttrs for NodeDef {
     fn attr_value(&self, name: &str) -> Result<&AttrValue, Status> {
         self.attr.get(name).ok_or_else(|| {
@@ -82,61 +98,17 @@ impl NodeAttrs for NodeDef {
             _ => Err(wrong(self, name, "a type", v)),
         }
     }
-    fn attr_int(&self, name: &str) -> Result<i64, Status> {
-        let v = self.attr_value(name)?;
-        match &v.value {
-            Some(AV::I(i)) => Ok(*i),
-            _ => Err(wrong(self, name, "an int", v)),
-        }
-    }
-    fn attr_float(&self, name: &str) -> Result<f32, Status> {
-        let v = self.attr_value(name)?;
-        match &v.value {
-            Some(AV::F(f)) => Ok(*f),
-            _ => Err(wrong(self, name, "a float", v)),
-        }
-    }
-    fn attr_bool(&self, name: &str) -> Result<bool, Status> {
-        let v = self.attr_value(name)?;
-        match &v.value {
-            Some(AV::B(b)) => Ok(*b),
-            _ => Err(wrong(self, name, "a bool", v)),
-        }
-    }
-    fn attr_string(&self, name: &str) -> Result<String, Status> {
-        let v = self.attr_value(name)?;
-        match &v.value {
-            Some(AV::S(s)) => Ok(String::from_utf8_lossy(s).into_owned()),
-            _ => Err(wrong(self, name, "a string", v)),
-        }
-    }
-    fn attr_list_int(&self, name: &str) -> Result<Vec<i64>, Status> {
-        let v = self.attr_value(name)?;
-        match &v.value {
-            Some(AV::List(l)) => Ok(l.i.clone()),
-            _ => Err(wrong(self, name, "list(int)", v)),
-        }
-    }
-    fn attr_list_type(&self, name: &str) -> Result<Vec<DataType>, Status> {
-        let v = self.attr_value(name)?;
-        match &v.value {
-            Some(AV::List(l)) => l.r#type.iter().map(|&t| DataType::from_i32(t)).collect(),
-            _ => Err(wrong(self, name, "list(type)", v)),
-        }
-    }
-    fn attr_list_string(&self, name: &str) -> Result<Vec<String>, Status> {
-        let v = self.attr_value(name)?;
-        match &v.value {
-            Some(AV::List(l)) => Ok(l.s.iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect()),
-            _ => Err(wrong(self, name, "list(string)", v)),
-        }
-    }
-    fn attr_shape(&self, name: &str) -> Result<Option<Vec<i64>>, Status> {
-        let v = self.attr_value(name)?;
-        match &v.value {
-            Some(AV::Shape(s)) => Ok(shape_proto_dims(s)),
-            _ => Err(wrong(self, name, "a shape", v)),
-        }
+    typed_attrs! {
+        attr_int -> i64, "an int", AV::I(i) => Ok(*i);
+        attr_float -> f32, "a float", AV::F(f) => Ok(*f);
+        attr_bool -> bool, "a bool", AV::B(b) => Ok(*b);
+        attr_string -> String, "a string", AV::S(s) => Ok(String::from_utf8_lossy(s).into_owned());
+        attr_list_int -> Vec<i64>, "list(int)", AV::List(l) => Ok(l.i.clone());
+        attr_list_type -> Vec<DataType>, "list(type)",
+            AV::List(l) => l.r#type.iter().map(|&t| DataType::from_i32(t)).collect();
+        attr_list_string -> Vec<String>, "list(string)",
+            AV::List(l) => Ok(l.s.iter().map(|s| String::from_utf8_lossy(s).into_owned()).collect());
+        attr_shape -> Option<Vec<i64>>, "a shape", AV::Shape(s) => Ok(shape_proto_dims(s));
     }
     fn attr_tensor(&self, name: &str) -> Result<Tensor, Status> {
         let v = self.attr_value(name)?;

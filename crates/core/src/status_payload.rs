@@ -108,29 +108,36 @@ impl Status {
 
     /// The status naming `node` as the node whose kernel failed (kept if one is named).
     pub fn with_node(self, node: &str) -> Status {
-        if self.node().is_some() {
-            return self;
-        }
-        self.with_payload(ERROR_NODE, node.as_bytes())
+        self.with_first_text(ERROR_NODE, node)
     }
 
     /// The node whose kernel failed, if the status names one.
     pub fn node(&self) -> Option<&str> {
-        self.payload(ERROR_NODE).and_then(|b| std::str::from_utf8(b).ok())
+        self.payload_text(ERROR_NODE)
     }
 
     /// The status naming `task` as where it failed (kept if one is named: the innermost
     /// task is the one that failed).
     pub fn with_task(self, task: &str) -> Status {
-        if self.task().is_some() {
-            return self;
-        }
-        self.with_payload(ERROR_TASK, task.as_bytes())
+        self.with_first_text(ERROR_TASK, task)
     }
 
     /// The task where the error happened, if the status names one.
     pub fn task(&self) -> Option<&str> {
-        self.payload(ERROR_TASK).and_then(|b| std::str::from_utf8(b).ok())
+        self.payload_text(ERROR_TASK)
+    }
+
+    /// The status with text payload `key` set to `text`, unless it already has a text one.
+    fn with_first_text(self, key: &str, text: &str) -> Status {
+        if self.payload_text(key).is_some() {
+            return self;
+        }
+        self.with_payload(key, text.as_bytes())
+    }
+
+    /// Payload `key` as text, if set and UTF-8.
+    fn payload_text(&self, key: &str) -> Option<&str> {
+        self.payload(key).and_then(|b| std::str::from_utf8(b).ok())
     }
 
     /// The status marked as derived from another failure ([`DERIVED_STATUS`]).

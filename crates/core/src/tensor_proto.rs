@@ -83,14 +83,15 @@ pub fn decode_string_list(mut buf: &[u8], n: usize) -> Result<Vec<Vec<u8>>, Stat
 }
 
 impl Tensor {
+    /// A proto with this tensor's dtype and shape, and no values yet.
+    fn proto_header(&self) -> TensorProto {
+        TensorProto { dtype: self.dtype().as_i32(), tensor_shape: Some(self.shape().to_proto()), ..Default::default() }
+    }
+
     /// Encodes with `tensor_content` (TensorFlow's AsProtoTensorContent). Numeric buffers are
     /// shared with the returned proto, not copied.
     pub fn to_proto(&self) -> TensorProto {
-        let mut p = TensorProto {
-            dtype: self.dtype().as_i32(),
-            tensor_shape: Some(self.shape().to_proto()),
-            ..Default::default()
-        };
+        let mut p = self.proto_header();
         match self.storage() {
             Storage::Str(v) => p.tensor_content = Bytes::from(encode_string_list(v)),
             Storage::Resource(v) => {
@@ -109,11 +110,7 @@ impl Tensor {
 
     /// Encodes with the typed `*_val` fields (TensorFlow's AsProtoField).
     pub fn to_proto_field(&self) -> TensorProto {
-        let mut p = TensorProto {
-            dtype: self.dtype().as_i32(),
-            tensor_shape: Some(self.shape().to_proto()),
-            ..Default::default()
-        };
+        let mut p = self.proto_header();
         match self.storage() {
             Storage::F32(v) => p.float_val = v.clone(),
             Storage::F64(v) => p.double_val = v.clone(),

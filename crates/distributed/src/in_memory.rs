@@ -146,78 +146,43 @@ impl InProcessPeer {
     }
 }
 
-#[async_trait::async_trait]
-impl WorkerApi for InProcessPeer {
-    fn releases_steps(&self) -> bool {
-        true
-    }
+/// `WorkerApi` for [`InProcessPeer`]: each listed method calls the same method of the
+/// peer's worker while it runs, errors naming the RPC and the task.
+macro_rules! forward_to_peer {
+    ($($method:ident($($arg:ident: $ty:ty),*) -> $ret:ty, $rpc:literal;)*) => {
+        #[async_trait::async_trait]
+        impl WorkerApi for InProcessPeer {
+            fn releases_steps(&self) -> bool {
+                true
+            }
 
-    async fn get_status(&self, deadline: Instant) -> Result<GetStatusResponse, Status> {
-        let w = self.worker("GetStatus")?;
-        self.named("GetStatus", w.get_status(deadline).await)
-    }
+            fn serves_batches(&self) -> bool {
+                true
+            }
 
-    async fn create_worker_session(&self, req: CreateWorkerSessionRequest, deadline: Instant) -> Result<(), Status> {
-        let w = self.worker("CreateWorkerSession")?;
-        self.named("CreateWorkerSession", w.create_worker_session(req, deadline).await)
-    }
+            $(async fn $method(&self, $($arg: $ty),*) -> Result<$ret, Status> {
+                let w = self.worker($rpc)?;
+                self.named($rpc, w.$method($($arg),*).await)
+            })*
 
-    async fn delete_worker_session(&self, req: DeleteWorkerSessionRequest, deadline: Instant) -> Result<(), Status> {
-        let w = self.worker("DeleteWorkerSession")?;
-        self.named("DeleteWorkerSession", w.delete_worker_session(req, deadline).await)
-    }
+            async fn collective(&self, req: CollectiveRpc, deadline: Instant) -> Result<CollectiveReply, Status> {
+                let what = req.name();
+                let w = self.worker(what)?;
+                self.named(what, w.collective(req, deadline).await)
+            }
+        }
+    };
+}
 
-    async fn register_graph(
-        &self,
-        req: RegisterGraphRequest,
-        deadline: Instant,
-    ) -> Result<RegisterGraphResponse, Status> {
-        let w = self.worker("RegisterGraph")?;
-        self.named("RegisterGraph", w.register_graph(req, deadline).await)
-    }
-
-    async fn run_graph(&self, call: RunGraphCall, deadline: Instant) -> Result<RunGraphReply, Status> {
-        let w = self.worker("RunGraph")?;
-        self.named("RunGraph", w.run_graph(call, deadline).await)
-    }
-
-    async fn cleanup_graph(&self, req: CleanupGraphRequest, deadline: Instant) -> Result<(), Status> {
-        let w = self.worker("CleanupGraph")?;
-        self.named("CleanupGraph", w.cleanup_graph(req, deadline).await)
-    }
-
-    async fn cleanup_all(&self, req: CleanupAllRequest, deadline: Instant) -> Result<(), Status> {
-        let w = self.worker("CleanupAll")?;
-        self.named("CleanupAll", w.cleanup_all(req, deadline).await)
-    }
-
-    async fn deregister_graph(&self, req: DeregisterGraphRequest, deadline: Instant) -> Result<(), Status> {
-        let w = self.worker("DeregisterGraph")?;
-        self.named("DeregisterGraph", w.deregister_graph(req, deadline).await)
-    }
-
-    async fn recv_tensor(&self, req: RecvTensorRequest, deadline: Instant) -> Result<(Tensor, bool), Status> {
-        let w = self.worker("RecvTensor")?;
-        self.named("RecvTensor", w.recv_tensor(req, deadline).await)
-    }
-
-    fn serves_batches(&self) -> bool {
-        true
-    }
-
-    async fn recv_tensors(
-        &self,
-        reqs: &[RecvTensorRequest],
-        deadline: Instant,
-        deliver: Deliver<'_>,
-    ) -> Result<(), Status> {
-        let w = self.worker("RecvTensors")?;
-        self.named("RecvTensors", w.recv_tensors(reqs, deadline, deliver).await)
-    }
-
-    async fn collective(&self, req: CollectiveRpc, deadline: Instant) -> Result<CollectiveReply, Status> {
-        let what = req.name();
-        let w = self.worker(what)?;
-        self.named(what, w.collective(req, deadline).await)
-    }
+forward_to_peer! {
+    get_status(deadline: Instant) -> GetStatusResponse, "GetStatus";
+    create_worker_session(req: CreateWorkerSessionRequest, deadline: Instant) -> (), "CreateWorkerSession";
+    delete_worker_session(req: DeleteWorkerSessionRequest, deadline: Instant) -> (), "DeleteWorkerSession";
+    register_graph(req: RegisterGraphRequest, deadline: Instant) -> RegisterGraphResponse, "RegisterGraph";
+    run_graph(call: RunGraphCall, deadline: Instant) -> RunGraphReply, "RunGraph";
+    cleanup_graph(req: CleanupGraphRequest, deadline: Instant) -> (), "CleanupGraph";
+    cleanup_all(req: CleanupAllRequest, deadline: Instant) -> (), "CleanupAll";
+    deregister_graph(req: DeregisterGraphRequest, deadline: Instant) -> (), "DeregisterGraph";
+    recv_tensor(req: RecvTensorRequest, deadline: Instant) -> (Tensor, bool), "RecvTensor";
+    recv_tensors(reqs: &[RecvTensorRequest], deadline: Instant, deliver: Deliver<'_>) -> (), "RecvTensors";
 }

@@ -116,18 +116,20 @@ pub fn rewrite_for_client<S: AsRef<str>>(
             ))
         })
     };
-    let fresh = |name: &str| -> Result<(), Status> {
-        if index.contains_key(name) {
-            Err(Status::invalid_argument(format!(
-                "cannot rewrite the graph for this step: it already has a node named '{name}'"
-            )))
-        } else {
-            Ok(())
+    // The client's end of the fed or fetched tensor `n:i`: its `_recv_`/`_send_` node (a name
+    // the graph must not have yet), dtype and rendezvous key.
+    let endpoint = |what: &str, n: &str, i: usize| -> Result<ClientTensor, Status> {
+        let dtype = output_type(what, n, i)?;
+        let feed = what == "feed";
+        let node = format!("_{}_{n}_{i}", if feed { "recv" } else { "send" });
+        if index.contains_key(node.as_str()) {
+            return Err(Status::invalid_argument(format!(
+                "cannot rewrite the graph for this step: it already has a node named '{node}'"
+            )));
         }
-    };
-    let attrs = |tensor_name: &str| -> (String, String) {
-        let key = rendezvous_key(client_device, client_incarnation, client_device, tensor_name);
-        (tensor_name.to_string(), key)
+        let name = format!("{n}:{i}");
+        let key = rendezvous_key(client_device, client_incarnation, client_device, &name);
+        Ok(ClientTensor { name, node, dtype, key, used: !feed })
     };
 
     // Feeds: (n, i) → recv node name.
@@ -139,14 +141,11 @@ pub fn rewrite_for_client<S: AsRef<str>>(
         if fed.contains_key(&(n.clone(), i)) {
             continue;
         }
-        let dtype = output_type("feed", &n, i)?;
-        let name = format!("_recv_{n}_{i}");
-        fresh(&name)?;
-        let (tname, key) = attrs(&format!("{n}:{i}"));
-        let sr = client_end(&tname, client_device, client_incarnation);
-        recv_nodes.push(sr.recv(name.clone(), dtype, client_device));
-        feed_out.push(ClientTensor { name: tname, node: name.clone(), dtype, key, used: false });
-        fed.insert((n, i), name);
+        let t = endpoint("feed", &n, i)?;
+        let sr = client_end(&t.name, client_device, client_incarnation);
+        recv_nodes.push(sr.recv(t.node.clone(), t.dtype, client_device));
+        fed.insert((n, i), t.node.clone());
+        feed_out.push(t);
     }
     // Consumers of fed tensors read the _Recv instead; a fed Placeholder's control edges
     // move to its _Recv. Applied while pruning, and to the nodes kept (never to a copy of
@@ -173,14 +172,11 @@ pub fn rewrite_for_client<S: AsRef<str>>(
         if !fetched.insert((n.clone(), i)) {
             continue;
         }
-        let dtype = output_type("fetch", &n, i)?;
-        let name = format!("_send_{n}_{i}");
-        fresh(&name)?;
-        let (tname, key) = attrs(&format!("{n}:{i}"));
-        let sr = client_end(&tname, client_device, client_incarnation);
+        let t = endpoint("fetch", &n, i)?;
+        let sr = client_end(&t.name, client_device, client_incarnation);
         let input = fed.get(&(n.clone(), i)).cloned().unwrap_or_else(|| tensor_input(&n, i));
-        send_nodes.push(sr.send(name.clone(), input, dtype, client_device));
-        fetch_out.push(ClientTensor { name: tname, node: name, dtype, key, used: true });
+        send_nodes.push(sr.send(t.node.clone(), input, t.dtype, client_device));
+        fetch_out.push(t);
     }
     // Targets.
     let mut roots: Vec<String> = send_nodes.iter().map(|n| n.name.clone()).collect();

@@ -61,15 +61,9 @@ pub fn cond_v1(
     let t = pass(&bt, then_fn(&bt, &on_true))?;
     let bf = branch_scope("false", &pivot_f);
     let f = pass(&bf, else_fn(&bf, &on_false))?;
-    s.graph().status()?;
-    if t.len() != f.len() {
-        return Err(Status::invalid_argument(format!(
-            "cond '{}': the true branch returns {} tensors but the false branch {}",
-            c.prefix(),
-            t.len(),
-            f.len()
-        )));
-    }
+    check_count(s, t.len(), f.len(), || {
+        format!("cond '{}': the true branch returns {} tensors but the false branch {}", c.prefix(), t.len(), f.len())
+    })?;
     t.into_iter()
         .zip(f)
         .map(|(t, f)| {
@@ -157,20 +151,29 @@ pub fn while_loop_v1(
         inside.push(w.op("Identity").input(sw.output(1)).try_build()?.output(0));
     }
     let next = body(&w.with_control_deps(&[inside[0].node.as_str()]), &inside, &inv);
-    s.graph().status()?;
-    if next.len() != vars.len() {
-        return Err(Status::invalid_argument(format!(
+    check_count(s, next.len(), vars.len(), || {
+        format!(
             "while loop '{}': the body returns {} tensors for {} loop variables",
             w.prefix(),
             next.len(),
             vars.len()
-        )));
-    }
+        )
+    })?;
     for (m, n) in merges.iter().zip(next) {
         let ni = w.op("NextIteration").input(n).try_build()?;
         s.graph().update_input(&m.name, 1, &ni.output(0).input_string())?;
     }
     Ok(exits)
+}
+
+/// After user code built a branch or a loop body: the graph's first error if any, else the
+/// invalid-argument error `message` unless it returned `got` tensors where `want` were due.
+fn check_count(s: &Scope, got: usize, want: usize, message: impl FnOnce() -> String) -> Result<(), Status> {
+    s.graph().status()?;
+    if got != want {
+        return Err(Status::invalid_argument(message()));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -14,10 +14,11 @@ use ferroflow_core::proto::{GraphDef, NodeDef};
 use ferroflow_core::{attr, DataType, Tensor};
 
 use crate::graph_util::{parse_input, Input};
+use crate::ops::COMPARISON_AND_LOGIC_OPS;
 use crate::Graph;
 
 /// Ops whose output shape depends only on their inputs' shapes and constant values, and
-/// that have no side effects.
+/// that have no side effects (with [`COMPARISON_AND_LOGIC_OPS`]).
 const PURE: &[&str] = &[
     "Const",
     "Identity",
@@ -37,15 +38,6 @@ const PURE: &[&str] = &[
     "Minimum",
     "Pow",
     "SquaredDifference",
-    "Greater",
-    "GreaterEqual",
-    "Less",
-    "LessEqual",
-    "Equal",
-    "NotEqual",
-    "LogicalAnd",
-    "LogicalOr",
-    "LogicalNot",
     "Select",
     "SelectV2",
     "BroadcastTo",
@@ -163,7 +155,8 @@ fn is_pure(
             continue;
         }
         let n = &graph.node[j];
-        if !PURE.contains(&n.op.as_str()) || fed.contains(n.name.as_str()) {
+        let op = n.op.as_str();
+        if !(PURE.contains(&op) || COMPARISON_AND_LOGIC_OPS.contains(&op)) || fed.contains(n.name.as_str()) {
             memo.insert(j, false);
             continue;
         }

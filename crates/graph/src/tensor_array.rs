@@ -9,9 +9,10 @@
 //! let all = ta.stack(&s);
 //! ```
 
+use ferroflow_core::proto::AttrValue;
 use ferroflow_core::{attr, DataType, Tensor};
 
-use crate::ops;
+use crate::ops::{self, op_output};
 use crate::scope::{Operation, Output, Scope};
 
 /// Options of a new TensorArray (TensorFlow's attrs of `TensorArrayV3`).
@@ -102,27 +103,20 @@ impl TensorArray {
         self.put(s, "TensorArrayWriteV3", index, value)
     }
 
+    /// `op` (a read or a gather) at `index`: the op's output, with the element dtype and `attrs`.
+    fn get<const N: usize>(&self, s: &Scope, op: &str, index: Output, attrs: [(&str, AttrValue); N]) -> Output {
+        let attrs = attrs.into_iter().chain([("dtype", attr::ty(self.dtype))]);
+        op_output(s, op, [self.handle.clone(), index, self.flow.clone()], attrs)
+    }
+
     /// `TensorArrayReadV3`: element `index`.
     pub fn read(&self, s: &Scope, index: Output) -> Output {
-        s.op("TensorArrayReadV3")
-            .input(self.handle.clone())
-            .input(index)
-            .input(self.flow.clone())
-            .attr("dtype", attr::ty(self.dtype))
-            .build()
-            .output(0)
+        self.get(s, "TensorArrayReadV3", index, [])
     }
 
     /// `TensorArrayGatherV3`: the elements at `indices` (int32 vector), stacked.
     pub fn gather(&self, s: &Scope, indices: Output) -> Output {
-        s.op("TensorArrayGatherV3")
-            .input(self.handle.clone())
-            .input(indices)
-            .input(self.flow.clone())
-            .attr("dtype", attr::ty(self.dtype))
-            .attr("element_shape", shape_attr(&self.element_shape))
-            .build()
-            .output(0)
+        self.get(s, "TensorArrayGatherV3", indices, [("element_shape", shape_attr(&self.element_shape))])
     }
 
     /// Every element, stacked (a gather of `0..size`).

@@ -297,11 +297,24 @@ pub fn merge_bytes(dtype: DataType, op: MergeOp, dst: &mut [u8], src: &[u8]) -> 
     let f64_of = |b: &[u8]| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
     let i32_of = |b: &[u8]| i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     let i64_of = |b: &[u8]| i64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-    let h_of = |b: &[u8]| f16::from_le_bytes([b[0], b[1]]);
-    let bh_of = |b: &[u8]| bf16::from_le_bytes([b[0], b[1]]);
     // NaN-propagating min/max for floats, as Eigen's scalar_min/max in TensorFlow's kernels.
     let fmin = |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.min(b) };
     let fmax = |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) };
+    // A 16-bit float type: add and mul in f32, min and max in f64, each rounded back.
+    macro_rules! merge_half {
+        ($t:ident) => {
+            merge!(
+                $t,
+                2,
+                |b: &[u8]| $t::from_le_bytes([b[0], b[1]]),
+                $t::to_le_bytes,
+                |a: $t, b: $t| $t::from_f32(a.to_f32() + b.to_f32()),
+                |a: $t, b: $t| $t::from_f32(a.to_f32() * b.to_f32()),
+                |a: $t, b: $t| $t::from_f64(fmin(a.into(), b.into())),
+                |a: $t, b: $t| $t::from_f64(fmax(a.into(), b.into()))
+            )
+        };
+    }
     match dtype {
         DataType::Float => merge!(
             f32,
@@ -322,26 +335,8 @@ pub fn merge_bytes(dtype: DataType, op: MergeOp, dst: &mut [u8], src: &[u8]) -> 
         DataType::Int64 => {
             merge!(i64, 8, i64_of, i64::to_le_bytes, i64::wrapping_add, i64::wrapping_mul, std::cmp::min, std::cmp::max)
         }
-        DataType::Half => merge!(
-            f16,
-            2,
-            h_of,
-            f16::to_le_bytes,
-            |a: f16, b: f16| f16::from_f32(a.to_f32() + b.to_f32()),
-            |a: f16, b: f16| f16::from_f32(a.to_f32() * b.to_f32()),
-            |a: f16, b: f16| f16::from_f64(fmin(a.into(), b.into())),
-            |a: f16, b: f16| f16::from_f64(fmax(a.into(), b.into()))
-        ),
-        DataType::BFloat16 => merge!(
-            bf16,
-            2,
-            bh_of,
-            bf16::to_le_bytes,
-            |a: bf16, b: bf16| bf16::from_f32(a.to_f32() + b.to_f32()),
-            |a: bf16, b: bf16| bf16::from_f32(a.to_f32() * b.to_f32()),
-            |a: bf16, b: bf16| bf16::from_f64(fmin(a.into(), b.into())),
-            |a: bf16, b: bf16| bf16::from_f64(fmax(a.into(), b.into()))
-        ),
+        DataType::Half => merge_half!(f16),
+        DataType::BFloat16 => merge_half!(bf16),
         d => return Err(Status::invalid_argument(format!("collective reductions do not take {d}"))),
     }
     Ok(())

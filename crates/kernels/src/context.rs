@@ -9,12 +9,18 @@ use crate::{CancelToken, Rendezvous, ResourceMgr, Var};
 
 /// A value flowing along an edge: a tensor, or a reference to a ref-variable (`VariableV2`
 /// outputs feed `Assign`, `ApplyGradientDescent`, …).
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub enum Value {
     /// A tensor.
     Tensor(Tensor),
     /// A reference to a mutable variable.
     Ref(Arc<Var>),
+}
+
+impl From<Tensor> for Value {
+    fn from(t: Tensor) -> Value {
+        Value::Tensor(t)
+    }
 }
 
 impl Value {
@@ -136,6 +142,17 @@ impl OpContext {
             .ok_or_else(|| self.error(format!("has no input {i} ({} inputs)", self.inputs.len())))?
             .tensor()
             .map_err(|e| e.context(format!("node '{}'", self.node.name)))
+    }
+
+    /// Input `i`, which must have rank `rank`: else an InvalidArgument error of `what` followed
+    /// by the input's shape (`what` is the message up to the shape, e.g. `"sep must be a scalar,
+    /// got shape: "`).
+    pub fn input_of_rank(&self, i: usize, rank: usize, what: &str) -> Result<Tensor, Status> {
+        let t = self.input(i)?;
+        if t.rank() != rank {
+            return Err(self.error(format!("{what}{}", t.shape())));
+        }
+        Ok(t)
     }
 
     /// Takes input `i` out of the context, so its buffer can be reused when unshared.

@@ -47,46 +47,38 @@ pub trait Real:
     fn is_infinite(self) -> bool;
 }
 
+/// Trait methods that call the inherent method of the same name of `$t`: each
+/// `name(args) -> Ret;` becomes `fn name(self, args: Self) -> Ret`.
+macro_rules! forward_inherent {
+    ($t:ty: $($name:ident($($arg:ident),*) -> $ret:ty;)*) => {
+        $(
+            #[inline(always)]
+            fn $name(self, $($arg: Self),*) -> $ret {
+                <$t>::$name(self, $($arg),*)
+            }
+        )*
+    };
+}
+pub(crate) use forward_inherent;
+
 macro_rules! real {
     ($t:ty) => {
         impl Real for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
-            #[inline(always)]
-            fn exp(self) -> Self {
-                <$t>::exp(self)
-            }
-            #[inline(always)]
-            fn ln(self) -> Self {
-                <$t>::ln(self)
-            }
-            #[inline(always)]
-            fn sqrt(self) -> Self {
-                <$t>::sqrt(self)
-            }
-            #[inline(always)]
-            fn powf(self, e: Self) -> Self {
-                <$t>::powf(self, e)
-            }
-            #[inline(always)]
-            fn abs(self) -> Self {
-                <$t>::abs(self)
-            }
-            #[inline(always)]
-            fn mul_add(self, a: Self, b: Self) -> Self {
-                <$t>::mul_add(self, a, b)
+            forward_inherent! { $t:
+                exp() -> Self;
+                ln() -> Self;
+                sqrt() -> Self;
+                powf(e) -> Self;
+                abs() -> Self;
+                mul_add(a, b) -> Self;
+                is_nan() -> bool;
+                is_infinite() -> bool;
             }
             #[inline(always)]
             fn from_f64(v: f64) -> Self {
                 v as $t
-            }
-            #[inline(always)]
-            fn is_nan(self) -> bool {
-                <$t>::is_nan(self)
-            }
-            #[inline(always)]
-            fn is_infinite(self) -> bool {
-                <$t>::is_infinite(self)
             }
             #[inline(always)]
             fn from_usize(v: usize) -> Self {

@@ -74,6 +74,14 @@ pub fn node(op: &str, attrs: &[(&str, ferroflow_core::proto::AttrValue)]) -> Nod
     }
 }
 
+/// A node of the seeded random op `op`: the type attrs `types` (name, dtype) and the
+/// `seed`/`seed2` attrs.
+pub fn seeded_node(op: &str, types: &[(&str, DataType)], seed: i64, seed2: i64) -> NodeDef {
+    let mut attrs: Vec<_> = types.iter().map(|&(k, t)| (k, attr::ty(t))).collect();
+    attrs.extend([("seed", attr::int(seed)), ("seed2", attr::int(seed2))]);
+    node(op, &attrs)
+}
+
 /// A Conv2D-family node (`Conv2D`, `Conv2DBackpropInput`, `Conv2DBackpropFilter`) with
 /// every attr TensorFlow writes: NHWC, no dilation, the given strides and padding.
 pub fn conv_node(op: &str, dtype: DataType, strides: &[i64], padding: &str) -> NodeDef {
@@ -120,4 +128,12 @@ pub fn temp_dir(tag: &str) -> std::path::PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).expect("create test temp dir");
     d
+}
+
+/// A fresh [`temp_dir`] and the paths of `files` in it as strings (checkpoint prefixes, say);
+/// the caller removes the directory when done.
+pub fn temp_paths<const N: usize>(tag: &str, files: [&str; N]) -> (std::path::PathBuf, [String; N]) {
+    let dir = temp_dir(tag);
+    let paths = files.map(|f| dir.join(f).display().to_string());
+    (dir, paths)
 }

@@ -24,6 +24,12 @@ fn keys(v: &[&str]) -> Tensor {
     strs(&[v.len()], v.iter().map(|s| s.as_bytes().to_vec()).collect())
 }
 
+/// `ParseExampleV2` inputs for one serialized example and one dense feature `key` with
+/// `default` (no names, no sparse or ragged keys).
+fn one_dense(example: Vec<u8>, key: &str, default: Tensor) -> Vec<Tensor> {
+    vec![strs(&[1], vec![example]), keys(&[]), keys(&[]), keys(&[key]), keys(&[]), default]
+}
+
 fn list_shape(shapes: &[&[i64]]) -> AttrValue {
     let protos = shapes
         .iter()
@@ -145,50 +151,22 @@ fn parse_example_v2_sequence_features() {
 fn parse_example_v2_errors() {
     // A required dense feature missing.
     let n = v2_node(&[&[1]], &[DataType::Int64], &[]);
-    let inputs = vec![
-        strs(&[1], vec![hex(B)]),
-        keys(&[]),
-        keys(&[]),
-        keys(&["age"]),
-        keys(&[]),
-        Tensor::new(vec![0], Vec::<i64>::new()).unwrap(),
-    ];
+    let inputs = one_dense(hex(B), "age", Tensor::new(vec![0], Vec::<i64>::new()).unwrap());
     let e = run_kernel(n.clone(), inputs, 1).unwrap_err();
     assert_eq!(e.code, Code::InvalidArgument);
     assert!(e.message.contains("Feature: age (data type: int64) is required but could not be found."), "{e}");
     // The wrong type, the wrong count, a truncated proto.
-    let bad_type = vec![
-        strs(&[1], vec![hex(A)]),
-        keys(&[]),
-        keys(&[]),
-        keys(&["w"]),
-        keys(&[]),
-        Tensor::new(vec![1], vec![0i64]).unwrap(),
-    ];
+    let bad_type = one_dense(hex(A), "w", Tensor::new(vec![1], vec![0i64]).unwrap());
     let n1 = v2_node(&[&[1]], &[DataType::Int64], &[]);
     let e = run_kernel(n1.clone(), bad_type, 1).unwrap_err();
     assert!(e.message.contains("Data types don't match"), "{e}");
     let n2 = v2_node(&[&[3]], &[DataType::Float], &[]);
-    let bad_count = vec![
-        strs(&[1], vec![hex(A)]),
-        keys(&[]),
-        keys(&[]),
-        keys(&["w"]),
-        keys(&[]),
-        Tensor::new(vec![0], Vec::<f32>::new()).unwrap(),
-    ];
+    let bad_count = one_dense(hex(A), "w", Tensor::new(vec![0], Vec::<f32>::new()).unwrap());
     let e = run_kernel(n2, bad_count, 1).unwrap_err();
     assert!(e.message.contains("Number of float values != expected"), "{e}");
     let mut cut = hex(A);
     cut.truncate(20);
-    let truncated = vec![
-        strs(&[1], vec![cut]),
-        keys(&[]),
-        keys(&[]),
-        keys(&["age"]),
-        keys(&[]),
-        Tensor::new(vec![1], vec![0i64]).unwrap(),
-    ];
+    let truncated = one_dense(cut, "age", Tensor::new(vec![1], vec![0i64]).unwrap());
     assert_eq!(run_kernel(n1, truncated, 1).unwrap_err().code, Code::InvalidArgument);
 }
 

@@ -86,6 +86,19 @@ fn run_job(cluster: &ClusterSpec, cfg: impl Fn(&str, i32) -> DistConfig) -> Vec<
     reports
 }
 
+/// Joins worker `who`, which must have failed at its step deadline or found a peer gone
+/// (`kept`: what it would have done otherwise): its error.
+fn gave_up(
+    w: std::thread::JoinHandle<Result<WorkerReport, ferroflow_core::Status>>,
+    who: &str,
+    kept: &str,
+) -> ferroflow_core::Status {
+    let e = w.join().unwrap().expect_err(kept);
+    eprintln!("{who}: {e}");
+    assert!(matches!(e.code, ferroflow_core::Code::DeadlineExceeded | ferroflow_core::Code::Unavailable), "{who}: {e}");
+    e
+}
+
 #[test]
 fn the_main_job_trains_on_an_in_memory_cluster_without_sockets() {
     let sockets_before = open_sockets();
@@ -188,13 +201,8 @@ fn a_frozen_ps_fails_the_workers_steps_at_their_deadline_naming_it() {
         })
         .collect();
     for (i, w) in workers.into_iter().enumerate() {
-        let e = w.join().unwrap().expect_err("a worker kept training with a frozen ps");
-        eprintln!("worker {i}: {e}");
+        let e = gave_up(w, &format!("worker {i}"), "a worker kept training with a frozen ps");
         assert!(e.message.contains("/job:ps/replica:0/task:0"), "worker {i}: the error does not name the ps: {e}");
-        assert!(
-            matches!(e.code, ferroflow_core::Code::DeadlineExceeded | ferroflow_core::Code::Unavailable),
-            "worker {i}: {e}"
-        );
     }
     let froze_at = start.lock().unwrap().expect("the ps was frozen");
     assert!(froze_at.elapsed() < Duration::from_secs(60), "the workers took {:?} to give up", froze_at.elapsed());
@@ -264,12 +272,7 @@ fn a_lost_replica_fails_the_all_reduce_steps_at_their_deadline() {
         })
         .collect();
     for (i, w) in workers.into_iter().enumerate() {
-        let e = w.join().unwrap().expect_err("a replica kept training without its peer");
-        eprintln!("worker {i}: {e}");
-        assert!(
-            matches!(e.code, ferroflow_core::Code::DeadlineExceeded | ferroflow_core::Code::Unavailable),
-            "worker {i}: {e}"
-        );
+        gave_up(w, &format!("worker {i}"), "a replica kept training without its peer");
     }
     let lost_at = start.lock().unwrap().expect("the replica was cut off");
     assert!(lost_at.elapsed() < Duration::from_secs(60), "the chief took {:?} to give up", lost_at.elapsed());
@@ -331,12 +334,7 @@ fn async_training_absorbs_a_worker_that_joins_late_and_one_that_leaves() {
     let w2 = spawn(2);
     wait_for(150);
     net.filters().add(Rule::new(Fault::LoseRequest).from(&["/job:worker/task:1"]).unwrap());
-    let e = w1.join().unwrap().expect_err("the cut-off worker kept training");
-    eprintln!("worker 1 left: {e}");
-    assert!(
-        matches!(e.code, ferroflow_core::Code::DeadlineExceeded | ferroflow_core::Code::Unavailable),
-        "worker 1: {e}"
-    );
+    gave_up(w1, "worker 1", "the cut-off worker kept training");
     let late = w2.join().unwrap().unwrap();
     let chief = chief.join().unwrap().unwrap();
     ps.join().unwrap().unwrap();

@@ -77,7 +77,6 @@ pub(crate) async fn all_reduce(
     let total = data.len() / elem;
     let chunks = n * subdivs;
     let per = chunk_elts(elem, total, chunks, true);
-    let mut taken = Vec::new();
     let mut fields = Vec::with_capacity(chunks);
     for c in 0..n {
         for s in 0..subdivs {
@@ -115,14 +114,7 @@ pub(crate) async fn all_reduce(
             Ok::<_, Status>((sc, chunk, sends))
         }
     });
-    let mut out = vec![Vec::new(); chunks];
-    for r in futures_util::future::join_all(run).await {
-        let (sc, chunk, sends) = r?;
-        out[sc] = chunk;
-        taken.extend(sends);
-    }
-    wait_taken(taken).await?;
-    Ok(out.concat())
+    concat_chunks(chunks, run).await
 }
 
 /// The ring all-gather: every member's `input` (of equal size) concatenated in rank order.
@@ -133,7 +125,6 @@ pub(crate) async fn all_gather(
     input: Vec<u8>,
 ) -> Result<Vec<u8>, Status> {
     let len = input.len();
-    let mut taken = Vec::new();
     let run = (0..n).map(|c| {
         let own = (c == rank).then(|| input.clone());
         async move {
@@ -151,14 +142,7 @@ pub(crate) async fn all_gather(
             Ok::<_, Status>((c, chunk, sends))
         }
     });
-    let mut out = vec![Vec::new(); n];
-    for r in futures_util::future::join_all(run).await {
-        let (c, chunk, sends) = r?;
-        out[c] = chunk;
-        taken.extend(sends);
-    }
-    wait_taken(taken).await?;
-    Ok(out.concat())
+    concat_chunks(n, run).await
 }
 
 /// Who rank `r` receives a broadcast from `source` from, in a group of `n` (TensorFlow's
@@ -215,6 +199,26 @@ pub(crate) async fn broadcast(
     wait_taken(taken).await?;
     Ok(data)
 }
+
+/// Runs `count` chunks' futures together, each giving its index, its bytes and the sends
+/// it left for peers; the chunks in index order, concatenated, once every send was taken.
+async fn concat_chunks(
+    count: usize,
+    run: impl IntoIterator<Item = impl std::future::Future<Output = Result<Chunk, Status>>>,
+) -> Result<Vec<u8>, Status> {
+    let mut out = vec![Vec::new(); count];
+    let mut taken = Vec::new();
+    for r in futures_util::future::join_all(run).await {
+        let (i, chunk, sends) = r?;
+        out[i] = chunk;
+        taken.extend(sends);
+    }
+    wait_taken(taken).await?;
+    Ok(out.concat())
+}
+
+/// A chunk's index, bytes and the sends of it that peers are still to take.
+type Chunk = (usize, Vec<u8>, Vec<oneshot::Receiver<()>>);
 
 async fn wait_taken(taken: Vec<oneshot::Receiver<()>>) -> Result<(), Status> {
     for t in taken {

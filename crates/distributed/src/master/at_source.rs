@@ -155,6 +155,22 @@ mod tests {
         n
     }
 
+    /// The ps task's incarnation is 0x2a, the client's 7.
+    fn incarnations() -> HashMap<String, u64> {
+        HashMap::from([(PS.to_string(), 0x2au64), (CLIENT.to_string(), 7u64)])
+    }
+
+    const BOTH_TASKS: [&str; 2] = ["/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"];
+
+    /// Asserts that `g`'s node `name` was moved to the ps, where it sends to `recv_device`.
+    fn assert_on_ps(g: &GraphDef, name: &str, recv_device: &str) {
+        let n = g.node.iter().find(|n| n.name == name).unwrap();
+        assert_eq!(n.device, PS);
+        assert_eq!(n.attr["send_device"], attr::string(PS));
+        assert_eq!(n.attr["send_device_incarnation"], attr::int(0x2a));
+        assert_eq!(n.attr["recv_device"], attr::string(recv_device));
+    }
+
     fn graph() -> GraphDef {
         GraphDef {
             node: vec![node("a", "Const", PS, &[]), node("b", "Identity", CLIENT, &["a"])],
@@ -165,14 +181,9 @@ mod tests {
     #[test]
     fn a_fetch_made_on_another_eligible_task_is_sent_from_there() {
         let mut cg = rewrite_for_client(&graph(), &[] as &[&str], &["a", "b"], &[], CLIENT, 7).unwrap();
-        let inc = HashMap::from([(PS.to_string(), 0x2au64), (CLIENT.to_string(), 7u64)]);
-        let tasks = at(&inc, true).fetches(&mut cg.graph, &mut cg.fetches).unwrap();
-        assert_eq!(tasks, vec!["/job:ps/replica:0/task:0".to_string(), "/job:worker/replica:0/task:0".to_string()]);
-        let send_a = cg.graph.node.iter().find(|n| n.name == "_send_a_0").unwrap();
-        assert_eq!(send_a.device, PS);
-        assert_eq!(send_a.attr["send_device"], attr::string(PS));
-        assert_eq!(send_a.attr["send_device_incarnation"], attr::int(0x2a));
-        assert_eq!(send_a.attr["recv_device"], attr::string(CLIENT));
+        let tasks = at(&incarnations(), true).fetches(&mut cg.graph, &mut cg.fetches).unwrap();
+        assert_eq!(tasks, BOTH_TASKS);
+        assert_on_ps(&cg.graph, "_send_a_0", CLIENT);
         assert_eq!(cg.fetches[0].key, format!("{PS};000000000000002a;{CLIENT};a:0;0:0"));
         // b is made on the client task: unchanged.
         let send_b = cg.graph.node.iter().find(|n| n.name == "_send_b_0").unwrap();
@@ -190,14 +201,10 @@ mod tests {
         g.node.push(node("d", "Identity", PS, &["q"]));
         g.node.push(node("e", "Identity", CLIENT, &["q"]));
         let mut cg = rewrite_for_client(&g, &["p", "q"], &["c", "d", "e"], &[], CLIENT, 7).unwrap();
-        let inc = HashMap::from([(PS.to_string(), 0x2au64), (CLIENT.to_string(), 7u64)]);
+        let inc = incarnations();
         let tasks = at(&inc, true).feeds(&mut cg.graph, &mut cg.feeds).unwrap();
-        assert_eq!(tasks, vec!["/job:ps/replica:0/task:0".to_string(), "/job:worker/replica:0/task:0".to_string()]);
-        let recv_p = cg.graph.node.iter().find(|n| n.name == "_recv_p_0").unwrap();
-        assert_eq!(recv_p.device, PS);
-        assert_eq!(recv_p.attr["send_device"], attr::string(PS));
-        assert_eq!(recv_p.attr["recv_device"], attr::string(PS));
-        assert_eq!(recv_p.attr["send_device_incarnation"], attr::int(0x2a));
+        assert_eq!(tasks, BOTH_TASKS);
+        assert_on_ps(&cg.graph, "_recv_p_0", PS);
         assert_eq!(cg.feeds[0].key, format!("{PS};000000000000002a;{PS};p:0;0:0"));
         // q is used on two tasks: it stays on the client.
         let recv_q = cg.graph.node.iter().find(|n| n.name == "_recv_q_0").unwrap();

@@ -37,6 +37,22 @@ fn deadline_of<T>(r: &Request<T>, w: &Worker) -> std::time::Instant {
     std::time::Instant::now() + t
 }
 
+/// Serves the collective RPC `$kind` of request `$r` (deadline from its `grpc-timeout`):
+/// the reply must be of the same kind and is answered as is or mapped by `$reply`.
+macro_rules! serve_collective {
+    ($self:ident, $r:ident, $kind:ident) => {
+        serve_collective!($self, $r, $kind, |x| x)
+    };
+    ($self:ident, $r:ident, $kind:ident, $reply:expr) => {{
+        let deadline = deadline_of(&$r, &$self.0);
+        match $self.0.collectives.serve(CollectiveRpc::$kind($r.into_inner()), $self.0.incarnation, deadline).await {
+            Ok(CollectiveReply::$kind(x)) => Ok(Response::new(($reply)(x))),
+            Ok(_) => Err(tonic::Status::internal(concat!(stringify!($kind), ": wrong reply kind"))),
+            Err(e) => Err(to_grpc(e)),
+        }
+    }};
+}
+
 fn unimplemented<T>(method: &str, why: &str) -> R<T> {
     Err(tonic::Status::unimplemented(format!("WorkerService.{method} is not implemented by ferroflow: {why}")))
 }
@@ -86,13 +102,8 @@ impl WorkerService for WorkerGrpc {
     }
 
     async fn recv_buf(&self, r: Request<RecvBufRequest>) -> R<RecvBufResponse> {
-        let deadline = deadline_of(&r, &self.0);
         let piece = self.0.collectives.recv_piece();
-        match self.0.collectives.serve(CollectiveRpc::RecvBuf(r.into_inner()), self.0.incarnation, deadline).await {
-            Ok(CollectiveReply::RecvBuf(b)) => Ok(Response::new(super::convert::recv_buf_response(b, piece))),
-            Ok(_) => Err(tonic::Status::internal("RecvBuf: wrong reply kind")),
-            Err(e) => Err(to_grpc(e)),
-        }
+        serve_collective!(self, r, RecvBuf, |b| super::convert::recv_buf_response(b, piece))
     }
 
     async fn logging(&self, _: Request<LoggingRequest>) -> R<LoggingResponse> {
@@ -104,33 +115,15 @@ impl WorkerService for WorkerGrpc {
     }
 
     async fn complete_group(&self, r: Request<CompleteGroupRequest>) -> R<CompleteGroupResponse> {
-        let deadline = deadline_of(&r, &self.0);
-        match self.0.collectives.serve(CollectiveRpc::CompleteGroup(r.into_inner()), self.0.incarnation, deadline).await
-        {
-            Ok(CollectiveReply::CompleteGroup(g)) => Ok(Response::new(g)),
-            Ok(_) => Err(tonic::Status::internal("CompleteGroup: wrong reply kind")),
-            Err(e) => Err(to_grpc(e)),
-        }
+        serve_collective!(self, r, CompleteGroup)
     }
 
     async fn complete_instance(&self, r: Request<CompleteInstanceRequest>) -> R<CompleteInstanceResponse> {
-        let deadline = deadline_of(&r, &self.0);
-        let req = CollectiveRpc::CompleteInstance(r.into_inner());
-        match self.0.collectives.serve(req, self.0.incarnation, deadline).await {
-            Ok(CollectiveReply::CompleteInstance(i)) => Ok(Response::new(i)),
-            Ok(_) => Err(tonic::Status::internal("CompleteInstance: wrong reply kind")),
-            Err(e) => Err(to_grpc(e)),
-        }
+        serve_collective!(self, r, CompleteInstance)
     }
 
     async fn get_step_sequence(&self, r: Request<GetStepSequenceRequest>) -> R<GetStepSequenceResponse> {
-        let deadline = deadline_of(&r, &self.0);
-        let req = CollectiveRpc::GetStepSequence(r.into_inner());
-        match self.0.collectives.serve(req, self.0.incarnation, deadline).await {
-            Ok(CollectiveReply::GetStepSequence(s)) => Ok(Response::new(s)),
-            Ok(_) => Err(tonic::Status::internal("GetStepSequence: wrong reply kind")),
-            Err(e) => Err(to_grpc(e)),
-        }
+        serve_collective!(self, r, GetStepSequence)
     }
 
     async fn mark_recv_finished(&self, _: Request<MarkRecvFinishedRequest>) -> R<MarkRecvFinishedResponse> {

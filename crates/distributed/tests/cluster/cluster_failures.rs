@@ -223,14 +223,7 @@ fn create_session_waits_for_every_task_as_tensorflow_does() {
     assert!(ran >= up, "the first step ran {:?} before the ps came up", up - ran);
 
     // With device filters that leave the ps out, nothing waits for it.
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let gone = dead.local_addr().unwrap().to_string();
-    drop(dead);
-    let wl = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let w_addr = wl.local_addr().unwrap().to_string();
-    let cluster =
-        ferroflow_distributed::ClusterSpec::new(&[("worker", vec![w_addr.as_str()]), ("ps", vec![gone.as_str()])])
-            .unwrap();
+    let (cluster, _, wl) = worker_with_a_down_ps();
     let worker =
         Server::new(&cluster, "worker", 0, ServerOptions { listener: Some(wl), ..Default::default() }).unwrap();
     let config =
@@ -242,11 +235,7 @@ fn create_session_waits_for_every_task_as_tensorflow_does() {
 
     // A task that never comes up holds CreateSession for the wait only; then the session
     // runs what does not need it.
-    let wl = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let w_addr = wl.local_addr().unwrap().to_string();
-    let cluster =
-        ferroflow_distributed::ClusterSpec::new(&[("worker", vec![w_addr.as_str()]), ("ps", vec![gone.as_str()])])
-            .unwrap();
+    let (cluster, _, wl) = worker_with_a_down_ps();
     let mut opts = ServerOptions { listener: Some(wl), ..Default::default() };
     opts.master.create_session_wait = Duration::from_millis(800);
     let worker = Server::new(&cluster, "worker", 0, opts).unwrap();

@@ -69,6 +69,18 @@ fn create(c: &Cluster, id: u64, view: u64, keep_alive_secs: i64) -> CreateContex
     }
 }
 
+/// Runs `body` on a one-worker cluster with a client that created context `id` (view
+/// `view`, kept alive 60 s) on the worker's device.
+fn in_context(id: u64, view: u64, body: impl AsyncFnOnce(&Cluster, Client, u64)) {
+    let c = Cluster::start(&[("worker", 1)]);
+    rt().block_on(async {
+        let mut cl = connect(&c).await;
+        let created = cl.eager.create_context(create(&c, id, view, 60)).await.unwrap().into_inner();
+        assert_eq!(created.device_attributes[0].name, DEVICE);
+        body(&c, cl, id).await
+    })
+}
+
 impl Client {
     async fn enqueue(&mut self, ctx: u64, items: Vec<QueueItem>) -> Result<EnqueueResponse, tonic::Status> {
         self.eager.enqueue(EnqueueRequest { context_id: ctx, queue: items }).await.map(|r| r.into_inner())
@@ -102,12 +114,7 @@ impl Client {
 
 #[test]
 fn operations_on_sent_tensors_copies_and_anonymous_variables() {
-    let c = Cluster::start(&[("worker", 1)]);
-    rt().block_on(async {
-        let mut cl = connect(&c).await;
-        let id = 0x5eed_0001;
-        let created = cl.eager.create_context(create(&c, id, 0, 60)).await.unwrap().into_inner();
-        assert_eq!(created.device_attributes[0].name, DEVICE);
+    in_context(0x5eed_0001, 0, async |_, mut cl, id| {
         let x = Tensor::new(vec![2], vec![1.0f32, 2.0]).unwrap();
         let send = QueueItem {
             item: Some(Item::SendTensor(SendTensorOp {
@@ -207,11 +214,7 @@ fn times_three() -> FunctionDef {
 
 #[test]
 fn functions_run_whole_and_as_components() {
-    let c = Cluster::start(&[("worker", 1)]);
-    rt().block_on(async {
-        let mut cl = connect(&c).await;
-        let id = 0x5eed_0002;
-        cl.eager.create_context(create(&c, id, 0, 60)).await.unwrap();
+    in_context(0x5eed_0002, 0, async |_, mut cl, id| {
         let register = QueueItem {
             item: Some(Item::RegisterFunction(RegisterFunctionOp {
                 function_def: Some(times_three()),
@@ -264,15 +267,11 @@ fn functions_run_whole_and_as_components() {
 
 #[test]
 fn context_views_unknown_contexts_and_expiry() {
-    let c = Cluster::start(&[("worker", 1)]);
-    rt().block_on(async {
-        let mut cl = connect(&c).await;
-        let id = 0x5eed_0003;
-        cl.eager.create_context(create(&c, id, 3, 60)).await.unwrap();
+    in_context(0x5eed_0003, 3, async |c, mut cl, id| {
         let alive = cl.eager.keep_alive(KeepAliveRequest { context_id: id }).await.unwrap().into_inner();
         assert_eq!(alive.context_view_id, 3);
         // An older view of an existing context is refused; a newer one replaces it.
-        let e = cl.eager.create_context(create(&c, id, 2, 60)).await.unwrap_err();
+        let e = cl.eager.create_context(create(c, id, 2, 60)).await.unwrap_err();
         assert_eq!(e.code(), tonic::Code::InvalidArgument);
         // Views move by one.
         let update = |view| UpdateContextRequest { context_id: id, context_view_id: view, ..Default::default() };
@@ -283,7 +282,7 @@ fn context_views_unknown_contexts_and_expiry() {
             4
         );
         // A full update (a new cluster view) keeps the context working.
-        let full = UpdateContextRequest { server_def: create(&c, id, 5, 60).server_def, ..update(5) };
+        let full = UpdateContextRequest { server_def: create(c, id, 5, 60).server_def, ..update(5) };
         cl.eager.update_context(full).await.unwrap();
         let two = Tensor::scalar(2.0f32);
         let sq = op(30, "Square", vec![inline(&two)], &[("T", attr::ty(DataType::Float))]);
@@ -302,8 +301,8 @@ fn context_views_unknown_contexts_and_expiry() {
         cl.eager.close_context(CloseContextRequest { context_id: 77, context_view_id: 0 }).await.unwrap();
         // A context the client stops speaking to expires after its keep-alive (the sweep
         // runs every 500 ms); one kept alive does not.
-        cl.eager.create_context(create(&c, id + 1, 0, 1)).await.unwrap();
-        cl.eager.create_context(create(&c, id + 2, 0, 1)).await.unwrap();
+        cl.eager.create_context(create(c, id + 1, 0, 1)).await.unwrap();
+        cl.eager.create_context(create(c, id + 2, 0, 1)).await.unwrap();
         for _ in 0..6 {
             tokio::time::sleep(Duration::from_millis(500)).await;
             cl.eager.keep_alive(KeepAliveRequest { context_id: id + 2 }).await.unwrap();

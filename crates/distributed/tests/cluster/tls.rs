@@ -137,28 +137,27 @@ fn server_tls_without_client_certificates_accepts_any_client_that_trusts_it() {
 #[test]
 fn a_cluster_mixing_tls_and_plain_tasks_fails_naming_the_task() {
     let pki = pki();
+    // A ps + worker cluster where only `tls_job` serves TLS: a step across both fails
+    // promptly, its error.
+    let failed_step = |tls_job: &str, operation_timeout_in_ms| {
+        let cluster = Cluster::start_with(&[("ps", 1), ("worker", 1)], |job, _| ferroflow_distributed::ServerOptions {
+            tls: (job == tls_job).then(|| pki.server(false)),
+            ..Default::default()
+        });
+        let config = ConfigProto { operation_timeout_in_ms, ..Default::default() };
+        let start = Instant::now();
+        let e = two_task_step(&cluster.target("worker:0"), config).unwrap_err();
+        assert!(start.elapsed() < PROMPT, "took {:?}", start.elapsed());
+        e
+    };
     // The ps is plain, the worker serves (and dials) TLS.
-    let cluster = Cluster::start_with(&[("ps", 1), ("worker", 1)], |job, _| ferroflow_distributed::ServerOptions {
-        tls: (job == "worker").then(|| pki.server(false)),
-        ..Default::default()
-    });
-    let config = ConfigProto { operation_timeout_in_ms: 4000, ..Default::default() };
-    let start = Instant::now();
-    let e = two_task_step(&cluster.target("worker:0"), config).unwrap_err();
-    assert!(start.elapsed() < PROMPT, "took {:?}", start.elapsed());
+    let e = failed_step("worker", 4000);
     assert!(matches!(e.code, Code::Unavailable | Code::DeadlineExceeded), "{e}");
     assert!(e.message.contains("/job:ps/replica:0/task:0") && e.message.contains("TLS handshake failed"), "{e}");
 
     // The reverse: a plain worker calling a TLS ps hears at once that the ps serves TLS
     // only (before: its connections were closed and it retried until its deadline).
-    let cluster = Cluster::start_with(&[("ps", 1), ("worker", 1)], |job, _| ferroflow_distributed::ServerOptions {
-        tls: (job == "ps").then(|| pki.server(false)),
-        ..Default::default()
-    });
-    let config = ConfigProto { operation_timeout_in_ms: 20_000, ..Default::default() };
-    let start = Instant::now();
-    let e = two_task_step(&cluster.target("worker:0"), config).unwrap_err();
-    assert!(start.elapsed() < PROMPT, "took {:?}", start.elapsed());
+    let e = failed_step("ps", 20_000);
     assert_eq!(e.code, Code::FailedPrecondition, "{e}");
     assert!(e.message.contains("/job:ps/replica:0/task:0") && e.message.contains("serves TLS only"), "{e}");
     assert!(e.message.contains("grpcs://"), "{e}");

@@ -15,7 +15,7 @@ use crate::ops;
 use crate::scope::{Output, Scope};
 
 /// What a gradient function returns.
-pub(super) type Grads = Result<Vec<Option<Output>>, Status>;
+pub(super) use super::registry::Grads;
 
 /// The optimizer apply ops (reference and resource forms).
 pub(super) const APPLY_OPS: [&str; 12] = [

@@ -27,6 +27,23 @@ fn unimplemented(op: &GradOp, what: &str) -> Status {
     Status::unimplemented(format!("gradient of Einsum node '{}': {what}", op.node.name))
 }
 
+/// The dims of shape `xs` along subscripts `sa`: the `x_ell` dims of the ellipsis as they
+/// are, and for each label `c` of dim `d`, `dim(c, d)` (`None`: left out).
+fn label_dims(sa: &[char], xs: &[i64], x_ell: usize, dim: impl Fn(char, i64) -> Option<i64>) -> Vec<i64> {
+    let mut v = Vec::new();
+    let mut k = 0;
+    for &c in sa {
+        if c == '.' {
+            v.extend_from_slice(&xs[k..k + x_ell]);
+            k += x_ell;
+        } else {
+            v.extend(dim(c, xs[k]));
+            k += 1;
+        }
+    }
+    v
+}
+
 /// The gradient of operand `a` (subscripts `sa`, tensor `x`) from the einsum of `inputs`
 /// with subscripts `in_subs` back to `sa`'s kept labels; then ellipsis sums and
 /// broadcasts of the labels only `a` had.
@@ -78,22 +95,7 @@ fn operand_grad(
                 }
             }
             if !axes.is_empty() {
-                let kept_shape: Vec<i64> = {
-                    let mut v = Vec::new();
-                    let mut k = 0;
-                    for &c in sa {
-                        if c == '.' {
-                            v.extend_from_slice(&xs[k..k + x_ell]);
-                            k += x_ell;
-                        } else {
-                            if needed(&c) {
-                                v.push(xs[k]);
-                            }
-                            k += 1;
-                        }
-                    }
-                    v
-                };
+                let kept_shape = label_dims(sa, xs, x_ell, |c, d| needed(&c).then_some(d));
                 let summed = ops::sum(s, g, ints(s, &axes), true);
                 g = ops::reshape(s, summed, ops::constant(s, kept_shape));
             }
@@ -105,17 +107,7 @@ fn operand_grad(
             return Err(unimplemented(op, "operand-only labels of an operand of unknown shape"));
         };
         let x_ell = xs.len() - letters.len();
-        let mut with_ones = Vec::new();
-        let mut k = 0;
-        for &c in sa {
-            if c == '.' {
-                with_ones.extend_from_slice(&xs[k..k + x_ell]);
-                k += x_ell;
-            } else {
-                with_ones.push(if needed(&c) { xs[k] } else { 1 });
-                k += 1;
-            }
-        }
+        let with_ones = label_dims(sa, &xs, x_ell, |c, d| Some(if needed(&c) { d } else { 1 }));
         g = ops::reshape(s, g, ops::constant(s, with_ones));
         g = ops::broadcast_to(s, g, shape_of(s, x, DataType::Int32));
     }

@@ -10,11 +10,12 @@
 
 use ferroflow_core::Status;
 
+use super::registry::Grads;
 use crate::gradients::registry::GradOp;
 use crate::graph::parse_tensor_name;
 use crate::scope::{Output, Scope};
 
-pub(super) fn switch_grad(s: &Scope, _op: &GradOp, grads: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn switch_grad(s: &Scope, _op: &GradOp, grads: &[Output]) -> Grads {
     let m = s.op("Merge").input_list(vec![grads[0].clone(), grads[1].clone()]).try_build()?;
     Ok(vec![Some(m.output(0)), None])
 }
@@ -39,7 +40,7 @@ fn branch_of(s: &Scope, o: &Output) -> Option<(Output, usize)> {
     })
 }
 
-pub(super) fn merge_grad(s: &Scope, op: &GradOp, grads: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn merge_grad(s: &Scope, op: &GradOp, grads: &[Output]) -> Grads {
     let sides: Vec<Option<(Output, usize)>> = op.inputs.iter().map(|o| branch_of(s, o)).collect();
     let (pred, _) = sides.iter().flatten().next().cloned().ok_or_else(|| {
         Status::unimplemented(format!(
@@ -58,7 +59,7 @@ pub(super) fn merge_grad(s: &Scope, op: &GradOp, grads: &[Output]) -> Result<Vec
     Ok(sides.into_iter().map(|x| x.map(|(_, side)| sw.output(side))).collect())
 }
 
-pub(super) fn loop_grad(_s: &Scope, op: &GradOp, _grads: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn loop_grad(_s: &Scope, op: &GradOp, _grads: &[Output]) -> Grads {
     Err(Status::unimplemented(format!(
         "no gradient from Rust for the while loop node '{}' (op {}): gradients of while_loop_v1 loops are not \
          built by ferroflow's Rust API yet (TensorFlow's client builds them and they run on ferroflow)",

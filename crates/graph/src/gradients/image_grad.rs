@@ -2,10 +2,11 @@
 //! `ScaleAndTranslate`, `CropAndResize` and `AdjustContrastv2`. Every gradient op carries the forward op's `align_corners` /
 //! `half_pixel_centers` (or `method`).
 
-use ferroflow_core::{attr, DataType, NodeAttrs, Status};
+use ferroflow_core::{attr, DataType, NodeAttrs};
 
 use super::array_grad::shape_of;
 use super::nn_grad::{copy_attrs, grad, input, slice_1d};
+use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
@@ -13,14 +14,14 @@ use crate::scope::{Output, Scope};
 const RESIZE_ATTRS: [&str; 2] = ["align_corners", "half_pixel_centers"];
 
 /// ResizeBilinear(images, size): `ResizeBilinearGrad(dy, images)`; none for `size`.
-pub(super) fn resize_bilinear_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn resize_bilinear_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let b = s.op("ResizeBilinearGrad").input(grad(op, g, 0)?).input(input(op, 0)?);
     Ok(vec![Some(copy_attrs(b, &op.node, &RESIZE_ATTRS).build().output(0)), None])
 }
 
 /// ResizeBicubic(images, size): `ResizeBicubicGrad(dy, images)` for float and double
 /// images (TensorFlow gives other types no gradient).
-pub(super) fn resize_bicubic_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn resize_bicubic_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     if !matches!(x.dtype, DataType::Float | DataType::Double) {
         return Ok(vec![None, None]);
@@ -30,11 +31,7 @@ pub(super) fn resize_bicubic_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Resul
 }
 
 /// ResizeNearestNeighbor(images, size): `ResizeNearestNeighborGrad(dy, shape(images)[1:3])`.
-pub(super) fn resize_nearest_neighbor_grad(
-    s: &Scope,
-    op: &GradOp,
-    g: &[Output],
-) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn resize_nearest_neighbor_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     let hw = image_hw(s, &x);
     let b = s.op("ResizeNearestNeighborGrad").input(grad(op, g, 0)?).input(hw);
@@ -54,7 +51,7 @@ fn image_hw(s: &Scope, x: &Output) -> Output {
 /// CropAndResize(image, boxes, box_ind, crop_size): `CropAndResizeGradImage` for half,
 /// float and double images, and `CropAndResizeGradBoxes` (bilinear, even for nearest
 /// crops, as TensorFlow approximates); none for the indices and the crop size.
-pub(super) fn crop_and_resize_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn crop_and_resize_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, boxes, ind, dy) = (input(op, 0)?, input(op, 1)?, input(op, 2)?, grad(op, g, 0)?);
     let method = op.node.attr_string("method").unwrap_or_else(|_| "bilinear".into());
     let dx = if matches!(x.dtype, DataType::Half | DataType::Float | DataType::Double) {
@@ -85,7 +82,7 @@ pub(super) fn crop_and_resize_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Resu
 
 /// ScaleAndTranslate(images, size, scale, translation):
 /// `ScaleAndTranslateGrad(dy, images, scale, translation)`; none for the others.
-pub(super) fn scale_and_translate_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn scale_and_translate_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let b = s
         .op("ScaleAndTranslateGrad")
         .input(grad(op, g, 0)?)
@@ -98,7 +95,7 @@ pub(super) fn scale_and_translate_grad(s: &Scope, op: &GradOp, g: &[Output]) -> 
 /// AdjustContrastv2(images, factor) = `(x - mean) * factor + mean` (means over height and
 /// width): `dy * factor + (1 - factor) * mean(dy)` for the images and
 /// `sum(dy * (x - mean(x)))` (in float) for the factor.
-pub(super) fn adjust_contrast_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn adjust_contrast_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, factor, dy) = (input(op, 0)?, input(op, 1)?, grad(op, g, 0)?);
     let to = |t: Output, d: DataType| if t.dtype == d { t } else { ops::cast(s, t, d) };
     let spatial = || ops::constant(s, vec![-3i32, -2]);

@@ -4,11 +4,10 @@
 use ferroflow_core::Status;
 
 use super::math_grad::{reduce_gradient_args, scalar};
+use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
-
-type Grads = Result<Vec<Option<Output>>, Status>;
 
 /// The two operands of a binary op.
 fn operands(op: &GradOp) -> Result<(Output, Output), Status> {

@@ -10,11 +10,10 @@ use ferroflow_core::{NodeAttrs, Status};
 use super::math_grad::{reduce_gradient_args, scalar};
 use super::nn_grad_activation as act;
 use super::registry::GradRegistry;
+use super::registry::Grads;
 use crate::gradients::{GradFn, GradOp};
 use crate::ops;
 use crate::scope::{Output, Scope};
-
-type Grads = Result<Vec<Option<Output>>, Status>;
 
 fn input(op: &GradOp, i: usize) -> Result<Output, Status> {
     op.inputs.get(i).cloned().ok_or_else(|| Status::internal(format!("{} has no input {i}", op.node.op)))

@@ -4,11 +4,10 @@
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::math_grad::{const_ints, divide, full_shape, int32_vec, scalar, shape_of};
+use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
-
-type Grads = Result<Vec<Option<Output>>, Status>;
 
 /// The reduced tensor, the axes, and `keep_dims`.
 fn parts(op: &GradOp) -> Result<(Output, Output, bool), Status> {

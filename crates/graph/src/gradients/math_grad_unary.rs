@@ -4,11 +4,10 @@
 use ferroflow_core::Status;
 
 use super::math_grad::scalar;
+use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
-
-type Grads = Result<Vec<Option<Output>>, Status>;
 
 fn one(o: Output) -> Grads {
     Ok(vec![Some(o)])

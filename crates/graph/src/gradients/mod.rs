@@ -36,4 +36,4 @@ mod tensor_array_grad;
 
 pub use array_grad_sparse::{indexed_slices, INDEXED_SLICES_ATTR};
 pub use builder::{gradients, gradients_with_options, GradOptions};
-pub use registry::{grad_registry, GradFn, GradOp, GradRegistry};
+pub use registry::{grad_registry, GradFn, GradOp, GradRegistry, Grads};

@@ -5,6 +5,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
+use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops::{self, SliceMasks};
 use crate::scope::{OpBuilder, Output, Scope};
@@ -62,14 +63,14 @@ pub(super) fn slice_1d(s: &Scope, x: Output, begin: Option<i32>, end: Option<i32
 
 /// BiasAdd: the value gradient passes through; the bias gradient sums over all but the
 /// channel dim (`BiasAddGrad` with the same data_format).
-pub(super) fn bias_add_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn bias_add_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let dy = grad(op, g, 0)?;
     let db = copy_attrs(s.op("BiasAddGrad").input(dy.clone()), &op.node, &["data_format"]).build().output(0);
     Ok(vec![Some(dy), Some(db)])
 }
 
 /// BiasAddGrad: tiles the [C] gradient back over the shape of `out_backprop`.
-pub(super) fn bias_add_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn bias_add_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let dy = grad(op, g, 0)?;
     let nchw = op.node.has_attr("data_format") && op.node.attr_string("data_format")? == "NCHW";
     let shape = ops::shape(s, input(op, 0)?, DataType::Int32);
@@ -92,37 +93,43 @@ pub(super) fn bias_add_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result
     Ok(vec![Some(ops::tile(s, ops::reshape(s, dy, expanded), mults))])
 }
 
-/// Relu: `ReluGrad(dy, relu(x))` (from the output, as TensorFlow does).
-pub(super) fn relu_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
-    Ok(vec![Some(ops::relu_grad(s, grad(op, g, 0)?, output(op, 0)?))])
+/// Gradient functions of activations: `[grad_op(dy, v)]`, where `v` is the forward op's
+/// `input` 0 or its `output` 0, as its gradient op takes.
+macro_rules! activation_grads {
+    ($($(#[$doc:meta])* $f:ident => $grad_op:ident($arg:ident);)*) => {$(
+        $(#[$doc])*
+        pub(super) fn $f(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+            Ok(vec![Some(ops::$grad_op(s, grad(op, g, 0)?, $arg(op, 0)?))])
+        }
+    )*};
 }
+pub(super) use activation_grads;
 
-/// Relu6: `Relu6Grad(dy, relu6(x))`.
-pub(super) fn relu6_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
-    Ok(vec![Some(ops::relu6_grad(s, grad(op, g, 0)?, output(op, 0)?))])
-}
-
-/// Elu: `EluGrad(dy, elu(x))`.
-pub(super) fn elu_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
-    Ok(vec![Some(ops::elu_grad(s, grad(op, g, 0)?, output(op, 0)?))])
+activation_grads! {
+    /// Relu: `ReluGrad(dy, relu(x))` (from the output, as TensorFlow does).
+    relu_grad => relu_grad(output);
+    /// Relu6: `Relu6Grad(dy, relu6(x))`.
+    relu6_grad => relu6_grad(output);
+    /// Elu: `EluGrad(dy, elu(x))`.
+    elu_grad => elu_grad(output);
 }
 
 /// ReluGrad(gradients, features) is linear in `gradients` with the same mask; its
 /// derivative in `features` is zero almost everywhere (TensorFlow returns zeros).
-pub(super) fn relu_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn relu_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 1)?;
     Ok(vec![Some(ops::relu_grad(s, grad(op, g, 0)?, x.clone())), Some(ops::zeros_like(s, x))])
 }
 
 /// Relu6Grad: like ReluGrad with the (0, 6) mask.
-pub(super) fn relu6_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn relu6_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 1)?;
     Ok(vec![Some(ops::relu6_grad(s, grad(op, g, 0)?, x.clone())), Some(ops::zeros_like(s, x))])
 }
 
 /// EluGrad(gradients, outputs) = outputs < 0 ? gradients * (outputs + 1) : gradients:
 /// d/dgradients is EluGrad(ddx, outputs), d/doutputs is `ddx * gradients` where outputs < 0.
-pub(super) fn elu_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn elu_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let ddx = grad(op, g, 0)?;
     let elu_x = input(op, 1)?;
     let zero = ops::zeros(s, &[], elu_x.dtype);
@@ -132,7 +139,7 @@ pub(super) fn elu_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<
 }
 
 /// Softmax: `(dy - sum(dy * y, -1, keepdims)) * y`.
-pub(super) fn softmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn softmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let dy = grad(op, g, 0)?;
     let y = output(op, 0)?;
     let sum = ops::sum(s, ops::mul(s, dy.clone(), y.clone()), ops::constant(s, -1i32), true);
@@ -140,7 +147,7 @@ pub(super) fn softmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<O
 }
 
 /// LogSoftmax: `dy - sum(dy, -1, keepdims) * exp(y)`.
-pub(super) fn log_softmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn log_softmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let dy = grad(op, g, 0)?;
     let softmax = ops::exp(s, output(op, 0)?);
     let sum = ops::sum(s, dy.clone(), ops::constant(s, -1i32), true);
@@ -177,7 +184,7 @@ fn xent_logits_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Output, Stat
 /// SoftmaxCrossEntropyWithLogits: logits as in [`xent_logits_grad`]; labels get
 /// `dloss[:, None] * -log_softmax(logits)` (TensorFlow ignores the backprop output's
 /// gradient for the labels).
-pub(super) fn xent_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn xent_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let dlogits = xent_logits_grad(s, op, g)?;
     let neg_log_softmax = ops::neg(s, ops::log_softmax(s, input(op, 0)?));
     let dlabels = broadcast_mul(s, grad(op, g, 0)?, neg_log_softmax);
@@ -187,7 +194,7 @@ pub(super) fn xent_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Opti
 /// SparseSoftmaxCrossEntropyWithLogits: logits as in [`xent_logits_grad`]; none for the
 /// integer labels. (TensorFlow 1.x wrapped the backprop in PreventGradient; current
 /// TensorFlow differentiates it to second order, as here.)
-pub(super) fn sparse_xent_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn sparse_xent_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     Ok(vec![Some(xent_logits_grad(s, op, g)?), None])
 }
 

@@ -1,30 +1,23 @@
 //! Gradients of `Softplus`, `Softsign`, `Selu`, `LeakyRelu` and of the gradient ops
 //! `SoftplusGrad`, `SeluGrad`, `LeakyReluGrad` (second derivatives; TensorFlow's `nn_grad.py`).
 
-use ferroflow_core::{NodeAttrs, Status};
+use ferroflow_core::NodeAttrs;
 
 use super::math_grad::scalar;
-use super::nn_grad::{grad, input, output};
+use super::nn_grad::{activation_grads, grad, input, output};
+use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
-
-type Grads = Result<Vec<Option<Output>>, Status>;
 
 fn alpha(op: &GradOp) -> f32 {
     op.node.attr_float("alpha").unwrap_or(0.2)
 }
 
-pub(super) fn softplus_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    Ok(vec![Some(ops::softplus_grad(s, grad(op, g, 0)?, input(op, 0)?))])
-}
-
-pub(super) fn softsign_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    Ok(vec![Some(ops::softsign_grad(s, grad(op, g, 0)?, input(op, 0)?))])
-}
-
-pub(super) fn selu_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    Ok(vec![Some(ops::selu_grad(s, grad(op, g, 0)?, output(op, 0)?))])
+activation_grads! {
+    softplus_grad => softplus_grad(input);
+    softsign_grad => softsign_grad(input);
+    selu_grad => selu_grad(output);
 }
 
 pub(super) fn leaky_relu_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {

@@ -5,6 +5,7 @@
 use ferroflow_core::{DataType, Status};
 
 use super::nn_grad::{copy_attrs, grad, input, output};
+use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
@@ -29,7 +30,7 @@ fn conv(s: &Scope, op: &GradOp, x: Output, f: Output) -> Output {
 
 /// Conv2D(input, filter): `Conv2DBackpropInput(shape(input), filter, dy)` and
 /// `Conv2DBackpropFilter(input, shape(filter), dy)`, both shapes from one `ShapeN`.
-pub(super) fn conv2d_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn conv2d_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, f, dy) = (input(op, 0)?, input(op, 1)?, grad(op, g, 0)?);
     let shapes = ops::shape_n(s, vec![x.clone(), f.clone()], DataType::Int32);
     let [sx, sf] = <[Output; 2]>::try_from(shapes)
@@ -42,7 +43,7 @@ pub(super) fn conv2d_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Op
 /// Conv2DBackpropInput(input_sizes, filter, out_backprop) is linear in each of filter and
 /// out_backprop: `Conv2DBackpropFilter(ddx, shape(filter), out_backprop)` and
 /// `Conv2D(ddx, filter)`; none for the sizes.
-pub(super) fn conv2d_backprop_input_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn conv2d_backprop_input_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (f, dy, ddx) = (input(op, 1)?, input(op, 2)?, grad(op, g, 0)?);
     let sf = ops::shape(s, f.clone(), DataType::Int32);
     let df = conv_op(s, "Conv2DBackpropFilter", op, [ddx.clone(), sf, dy]);
@@ -52,7 +53,7 @@ pub(super) fn conv2d_backprop_input_grad(s: &Scope, op: &GradOp, g: &[Output]) -
 
 /// Conv2DBackpropFilter(input, filter_sizes, out_backprop):
 /// `Conv2DBackpropInput(shape(input), ddf, out_backprop)` and `Conv2D(input, ddf)`.
-pub(super) fn conv2d_backprop_filter_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn conv2d_backprop_filter_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, dy, ddf) = (input(op, 0)?, input(op, 2)?, grad(op, g, 0)?);
     let sx = ops::shape(s, x.clone(), DataType::Int32);
     let dx = conv_op(s, "Conv2DBackpropInput", op, [sx, ddf.clone(), dy]);
@@ -61,7 +62,7 @@ pub(super) fn conv2d_backprop_filter_grad(s: &Scope, op: &GradOp, g: &[Output]) 
 }
 
 /// MaxPool: `MaxPoolGrad(input, output, dy)` routes each gradient to its window's maximum.
-pub(super) fn max_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn max_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let b = s.op("MaxPoolGrad").input(input(op, 0)?).input(output(op, 0)?).input(grad(op, g, 0)?);
     let names = ["ksize", "strides", "padding", "explicit_paddings", "data_format"];
     Ok(vec![Some(copy_attrs(b, &op.node, &names).build().output(0))])
@@ -70,14 +71,14 @@ pub(super) fn max_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<
 /// MaxPoolGrad(x, y, dy) is linear in `dy`; its adjoint picks the incoming gradient at each
 /// window's maximum: `MaxPoolGradGrad(x, y, g)`. `x` and `y` only select positions, so
 /// they get no gradient (TensorFlow returns zeros).
-pub(super) fn max_pool_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn max_pool_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let b = s.op("MaxPoolGradGrad").input(input(op, 0)?).input(input(op, 1)?).input(grad(op, g, 0)?);
     let names = ["ksize", "strides", "padding", "data_format"];
     Ok(vec![None, None, Some(copy_attrs(b, &op.node, &names).build().output(0))])
 }
 
 /// MaxPoolGradGrad(x, y, g) is linear in `g`, with adjoint `MaxPoolGrad(x, y, dy)`.
-pub(super) fn max_pool_grad_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn max_pool_grad_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let b = s.op("MaxPoolGrad").input(input(op, 0)?).input(input(op, 1)?).input(grad(op, g, 0)?);
     let names = ["ksize", "strides", "padding", "data_format"];
     Ok(vec![None, None, Some(copy_attrs(b, &op.node, &names).build().output(0))])
@@ -86,14 +87,14 @@ pub(super) fn max_pool_grad_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> R
 const AVG_POOL_ATTRS: [&str; 4] = ["ksize", "strides", "padding", "data_format"];
 
 /// AvgPool: `AvgPoolGrad(shape(input), dy)`.
-pub(super) fn avg_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn avg_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let shape = ops::shape(s, input(op, 0)?, DataType::Int32);
     let b = s.op("AvgPoolGrad").input(shape).input(grad(op, g, 0)?);
     Ok(vec![Some(copy_attrs(b, &op.node, &AVG_POOL_ATTRS).build().output(0))])
 }
 
 /// AvgPoolGrad is linear in `grad` with adjoint AvgPool; none for the shape input.
-pub(super) fn avg_pool_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn avg_pool_grad_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let b = s.op("AvgPool").input(grad(op, g, 0)?);
     Ok(vec![None, Some(copy_attrs(b, &op.node, &AVG_POOL_ATTRS).build().output(0))])
 }
@@ -107,7 +108,7 @@ fn argmax_pool(s: &Scope, op_type: &str, op: &GradOp, x: Output, g: Output, argm
 
 /// MaxPoolWithArgmax: `MaxPoolGradWithArgmax(input, dy, argmax)` routes each gradient to the
 /// position its argmax names; the argmax output carries none.
-pub(super) fn max_pool_with_argmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn max_pool_with_argmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let dx = argmax_pool(s, "MaxPoolGradWithArgmax", op, input(op, 0)?, grad(op, g, 0)?, output(op, 1)?);
     Ok(vec![Some(dx)])
 }
@@ -115,11 +116,7 @@ pub(super) fn max_pool_with_argmax_grad(s: &Scope, op: &GradOp, g: &[Output]) ->
 /// MaxPoolGradWithArgmax(x, dy, argmax) is linear in `dy`, with adjoint
 /// `MaxPoolGradGradWithArgmax(x, g, argmax)`; `x` gets zeros (TensorFlow's) and `argmax`
 /// none.
-pub(super) fn max_pool_grad_with_argmax_grad(
-    s: &Scope,
-    op: &GradOp,
-    g: &[Output],
-) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn max_pool_grad_with_argmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     let ddy = argmax_pool(s, "MaxPoolGradGradWithArgmax", op, x.clone(), grad(op, g, 0)?, input(op, 2)?);
     Ok(vec![Some(ops::zeros_like(s, x)), Some(ddy), None])
@@ -127,11 +124,7 @@ pub(super) fn max_pool_grad_with_argmax_grad(
 
 /// MaxPoolGradGradWithArgmax(x, g, argmax) is linear in `g`, with adjoint
 /// `MaxPoolGradWithArgmax(x, dy, argmax)`.
-pub(super) fn max_pool_grad_grad_with_argmax_grad(
-    s: &Scope,
-    op: &GradOp,
-    g: &[Output],
-) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn max_pool_grad_grad_with_argmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
     let dg = argmax_pool(s, "MaxPoolGradWithArgmax", op, x.clone(), grad(op, g, 0)?, input(op, 2)?);
     Ok(vec![Some(ops::zeros_like(s, x)), Some(dg), None])
@@ -143,10 +136,7 @@ mod tests {
 
     use super::*;
     use crate::gradients::gradients;
-
-    fn ph(s: &Scope, dims: &[i64]) -> Output {
-        ops::placeholder(s, DataType::Float, Some(dims))
-    }
+    use crate::ops::test_util::ph;
 
     fn def(s: &Scope, o: &Output) -> ferroflow_core::proto::NodeDef {
         s.graph().node(&o.node).unwrap().def

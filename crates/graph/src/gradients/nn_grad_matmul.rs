@@ -1,10 +1,11 @@
 //! Gradients of `MatMul` and `BatchMatMulV2` (TensorFlow's `math_grad.py` formulas).
 
-use ferroflow_core::{attr, DataType, NodeAttrs, Status};
+use ferroflow_core::{attr, DataType, NodeAttrs};
 
 use super::nn_grad::{grad, input, slice_1d};
+use super::registry::Grads;
 use crate::gradients::GradOp;
-use crate::ops;
+use crate::ops::{self, op_output};
 use crate::scope::{Output, Scope};
 
 /// Which operand of the forward product a gradient product is for (sets TensorFlow's
@@ -15,28 +16,37 @@ enum For {
     B,
 }
 
+/// The product `op_type` of `a` and `b` with its transpose (or adjoint) attrs `names[0..2]`
+/// set to `adj` and its gradient-hint attrs `names[2..4]` to `f`.
+fn product(s: &Scope, op_type: &str, names: [&str; 4], [a, b]: [Output; 2], adj: [bool; 2], f: For) -> Output {
+    let values = [adj[0], adj[1], matches!(f, For::A), matches!(f, For::B)];
+    op_output(s, op_type, [a, b], names.into_iter().zip(values.map(attr::bool)))
+}
+
 fn mm(s: &Scope, a: Output, b: Output, ta: bool, tb: bool, f: For) -> Output {
-    s.op("MatMul")
-        .input(a)
-        .input(b)
-        .attr("transpose_a", attr::bool(ta))
-        .attr("transpose_b", attr::bool(tb))
-        .attr("grad_a", attr::bool(matches!(f, For::A)))
-        .attr("grad_b", attr::bool(matches!(f, For::B)))
-        .build()
-        .output(0)
+    product(s, "MatMul", ["transpose_a", "transpose_b", "grad_a", "grad_b"], [a, b], [ta, tb], f)
+}
+
+/// `(dA, dB)` for `C = op(A) · op(B)` with the transposes `(ta, tb)` and the gradient `dc`
+/// of `C`, the products made by `prod`: the four cases of TensorFlow's `_MatMulGrad`.
+fn product_grads(
+    [a, b, dc]: [Output; 3],
+    (ta, tb): (bool, bool),
+    prod: impl Fn(Output, Output, bool, bool, For) -> Output,
+) -> (Output, Output) {
+    match (ta, tb) {
+        (false, false) => (prod(dc.clone(), b, false, true, For::A), prod(a, dc, true, false, For::B)),
+        (false, true) => (prod(dc.clone(), b, false, false, For::A), prod(dc, a, true, false, For::B)),
+        (true, false) => (prod(b, dc.clone(), false, true, For::A), prod(a, dc, false, false, For::B)),
+        (true, true) => (prod(b, dc.clone(), true, true, For::A), prod(dc, a, true, true, For::B)),
+    }
 }
 
 /// MatMul: for `C = op(A) · op(B)` the four transpose cases of TensorFlow's `_MatMulGrad`.
-pub(super) fn matmul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn matmul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (ta, tb) = (op.node.attr_bool("transpose_a")?, op.node.attr_bool("transpose_b")?);
     let (a, b, dc) = (input(op, 0)?, input(op, 1)?, grad(op, g, 0)?);
-    let (da, db) = match (ta, tb) {
-        (false, false) => (mm(s, dc.clone(), b, false, true, For::A), mm(s, a, dc, true, false, For::B)),
-        (false, true) => (mm(s, dc.clone(), b, false, false, For::A), mm(s, dc, a, true, false, For::B)),
-        (true, false) => (mm(s, b, dc.clone(), false, true, For::A), mm(s, a, dc, false, false, For::B)),
-        (true, true) => (mm(s, b, dc.clone(), true, true, For::A), mm(s, dc, a, true, true, For::B)),
-    };
+    let (da, db) = product_grads([a, b, dc], (ta, tb), |x, y, p, q, f| mm(s, x, y, p, q, f));
     Ok(vec![Some(da), Some(db)])
 }
 
@@ -47,30 +57,16 @@ fn matmul(s: &Scope, a: Output, b: Output, adj_a: bool, adj_b: bool, f: For) -> 
     if rank2(&a) && rank2(&b) {
         return mm(s, a, b, adj_a, adj_b, f);
     }
-    s.op("BatchMatMulV2")
-        .input(a)
-        .input(b)
-        .attr("adj_x", attr::bool(adj_a))
-        .attr("adj_y", attr::bool(adj_b))
-        .attr("grad_x", attr::bool(matches!(f, For::A)))
-        .attr("grad_y", attr::bool(matches!(f, For::B)))
-        .build()
-        .output(0)
+    product(s, "BatchMatMulV2", ["adj_x", "adj_y", "grad_x", "grad_y"], [a, b], [adj_a, adj_b], f)
 }
 
 /// BatchMatMulV2: the MatMul formulas on the (broadcast) batch, then each gradient summed
 /// over the batch dims its operand was broadcast along and reshaped to the operand's shape
 /// (skipped when the static shapes show no batch broadcasting).
-pub(super) fn batch_matmul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn batch_matmul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (adj_x, adj_y) = (op.node.attr_bool("adj_x")?, op.node.attr_bool("adj_y")?);
     let (x, y, dz) = (input(op, 0)?, input(op, 1)?, grad(op, g, 0)?);
-    let (xc, yc) = (x.clone(), y.clone());
-    let (dx, dy) = match (adj_x, adj_y) {
-        (false, false) => (matmul(s, dz.clone(), yc, false, true, For::A), matmul(s, xc, dz, true, false, For::B)),
-        (false, true) => (matmul(s, dz.clone(), yc, false, false, For::A), matmul(s, dz, xc, true, false, For::B)),
-        (true, false) => (matmul(s, yc, dz.clone(), false, true, For::A), matmul(s, xc, dz, false, false, For::B)),
-        (true, true) => (matmul(s, yc, dz.clone(), true, true, For::A), matmul(s, dz, xc, true, true, For::B)),
-    };
+    let (dx, dy) = product_grads([x.clone(), y.clone(), dz], (adj_x, adj_y), |a, b, p, q, f| matmul(s, a, b, p, q, f));
     let (sx, sy) = (s.graph().shape_of(&x), s.graph().shape_of(&y));
     let may_have_batch = sx.as_ref().is_none_or(|d| d.len() > 2) || sy.as_ref().is_none_or(|d| d.len() > 2);
     let batch_known_equal = match (&sx, &sy) {

@@ -4,6 +4,7 @@
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::nn_grad::{copy_attrs, grad, input, output};
+use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
@@ -13,7 +14,7 @@ use crate::scope::{Output, Scope};
 /// Training passes the forward op's reserve spaces; inference passes the population mean
 /// and variance (input 3 and 4) as TensorFlow does. (TensorFlow transposes NCHW inference
 /// gradients to NHWC because its CPU kernel only takes NHWC there; ferroflow's takes both.)
-pub(super) fn fused_batch_norm_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn fused_batch_norm_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let grad_op = match op.node.op.as_str() {
         "FusedBatchNorm" => "FusedBatchNormGrad",
         "FusedBatchNormV2" => "FusedBatchNormGradV2",
@@ -42,7 +43,7 @@ fn dw_forward(s: &Scope, op: &GradOp, x: Output, f: Output) -> Result<Output, St
 
 /// DepthwiseConv2dNative(input, filter): `DepthwiseConv2dNativeBackpropInput(shape(input),
 /// filter, dy)` and `DepthwiseConv2dNativeBackpropFilter(input, shape(filter), dy)`.
-pub(super) fn depthwise_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn depthwise_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, f, dy) = (input(op, 0)?, input(op, 1)?, grad(op, g, 0)?);
     let (sx, sf) = (ops::shape(s, x.clone(), DataType::Int32), ops::shape(s, f.clone(), DataType::Int32));
     let dx = dw_op(s, "DepthwiseConv2dNativeBackpropInput", op, [sx, f, dy.clone()])?;
@@ -52,11 +53,7 @@ pub(super) fn depthwise_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec
 
 /// DepthwiseConv2dNativeBackpropInput(sizes, filter, dy) is linear in filter and in dy:
 /// `BackpropFilter(ddx, shape(filter), dy)` and `DepthwiseConv2dNative(ddx, filter)`.
-pub(super) fn depthwise_backprop_input_grad(
-    s: &Scope,
-    op: &GradOp,
-    g: &[Output],
-) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn depthwise_backprop_input_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (f, dy, ddx) = (input(op, 1)?, input(op, 2)?, grad(op, g, 0)?);
     let sf = ops::shape(s, f.clone(), DataType::Int32);
     let df = dw_op(s, "DepthwiseConv2dNativeBackpropFilter", op, [ddx.clone(), sf, dy])?;
@@ -65,11 +62,7 @@ pub(super) fn depthwise_backprop_input_grad(
 
 /// DepthwiseConv2dNativeBackpropFilter(x, sizes, dy):
 /// `BackpropInput(shape(x), ddf, dy)` and `DepthwiseConv2dNative(x, ddf)`.
-pub(super) fn depthwise_backprop_filter_grad(
-    s: &Scope,
-    op: &GradOp,
-    g: &[Output],
-) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn depthwise_backprop_filter_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let (x, dy, ddf) = (input(op, 0)?, input(op, 2)?, grad(op, g, 0)?);
     let sx = ops::shape(s, x.clone(), DataType::Int32);
     let dx = dw_op(s, "DepthwiseConv2dNativeBackpropInput", op, [sx, ddf.clone(), dy])?;
@@ -82,10 +75,7 @@ mod tests {
 
     use super::*;
     use crate::gradients::gradients;
-
-    fn ph(s: &Scope, dims: &[i64]) -> Output {
-        ops::placeholder(s, DataType::Float, Some(dims))
-    }
+    use crate::ops::test_util::ph;
 
     #[test]
     fn batch_norm_grad_uses_reserve_spaces_or_population_stats() {

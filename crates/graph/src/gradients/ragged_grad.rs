@@ -9,19 +9,16 @@
 //! its sum over the dense dims minus the values' gradient summed over the values, reduced
 //! to the default's shape where it was broadcast. No gradient for the shape or partitions.
 
-use ferroflow_core::{DataType, NodeAttrs, Status};
+use ferroflow_core::{DataType, NodeAttrs};
 
 use super::math_grad::{int32_vec, reduce_gradient_args};
 use super::nn_grad::{grad, input};
+use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
 
-pub(super) fn ragged_tensor_to_tensor_grad(
-    s: &Scope,
-    op: &GradOp,
-    g: &[Output],
-) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn ragged_tensor_to_tensor_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let types = op.node.attr_list_string("row_partition_types")?;
     let ragged_rank = types.iter().filter(|t| t.as_str() != "FIRST_DIM_SIZE").count() as i64;
     let (values, default, dy) = (input(op, 1)?, input(op, 2)?, grad(op, g, 0)?);
@@ -47,11 +44,7 @@ pub(super) fn ragged_tensor_to_tensor_grad(
     Ok(std::iter::once(None).chain([Some(dvalues), ddefault]).chain(op.inputs[3..].iter().map(|_| None)).collect())
 }
 
-pub(super) fn ragged_tensor_to_sparse_grad(
-    s: &Scope,
-    op: &GradOp,
-    g: &[Output],
-) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn ragged_tensor_to_sparse_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let k = op.inputs.len() - 1;
     let values = input(op, k)?;
     let dv = ops::reshape(s, grad(op, g, 1)?, ops::shape(s, values, DataType::Int32));

@@ -3,15 +3,14 @@
 //! summed over the sample dimensions. The other samplers (Poisson, binomial) are not
 //! differentiable; their registrations are in `table.rs`.
 
-use ferroflow_core::{DataType, Status};
+use ferroflow_core::DataType;
 
 use super::array_grad::{grad0, input};
 use super::math_grad::shape_of;
+use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
-
-type Grads = Result<Vec<Option<Output>>, Status>;
 
 /// `sum(grad * RandomGammaGrad(alpha', sample), axes [0, n))` where `alpha'` is `alpha`
 /// reshaped with `n` leading 1s (`n`: an int32 scalar, the number of sample dimensions).

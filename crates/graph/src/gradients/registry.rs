@@ -19,9 +19,12 @@ pub struct GradOp {
     pub outputs: Vec<Output>,
 }
 
+/// What a gradient function returns: one gradient per input of the op (`None`: none flows).
+pub type Grads = Result<Vec<Option<Output>>, Status>;
+
 /// Given the forward op and the gradient of each of its outputs (zeros where an output
 /// has no gradient), returns the gradient of each data input (`None` = no gradient).
-pub type GradFn = fn(&Scope, &GradOp, &[Output]) -> Result<Vec<Option<Output>>, Status>;
+pub type GradFn = fn(&Scope, &GradOp, &[Output]) -> Grads;
 
 /// Op type → gradient function; `None` marks an op as not differentiable.
 #[derive(Default)]

@@ -6,10 +6,9 @@
 
 use ferroflow_core::Status;
 
+use super::registry::Grads;
 use crate::gradients::GradOp;
-use crate::scope::{Output, Scope};
-
-type Grads = Result<Vec<Option<Output>>, Status>;
+use crate::scope::{Operation, Output, Scope};
 
 fn arg(op: &GradOp, i: usize) -> Result<Output, Status> {
     op.inputs.get(i).cloned().ok_or_else(|| Status::internal(format!("{} has no input {i}", op.node.name)))
@@ -19,30 +18,22 @@ fn values_grad(op: &GradOp, g: &[Output]) -> Result<Output, Status> {
     g.get(1).cloned().ok_or_else(|| Status::internal(format!("{}: no gradient for the values", op.node.name)))
 }
 
+/// The gradient op `grad_op` of a sparse op on (values' gradient, input 0's indices, input
+/// 3's indices, output 0's indices): the two ops' inputs agree on that layout.
+fn values_grad_op(s: &Scope, op: &GradOp, g: &[Output], grad_op: &str) -> Result<Operation, Status> {
+    let out_indices =
+        op.outputs.first().cloned().ok_or_else(|| Status::internal(format!("{} has no outputs", op.node.name)))?;
+    Ok(s.op(grad_op).inputs([values_grad(op, g)?, arg(op, 0)?, arg(op, 3)?, out_indices]).build())
+}
+
 /// `SparseAdd`: `(None, a_values', None, None, b_values', None, None)`.
 pub(super) fn sparse_add_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    let sum_indices =
-        op.outputs.first().cloned().ok_or_else(|| Status::internal(format!("{} has no outputs", op.node.name)))?;
-    let o = s
-        .op("SparseAddGrad")
-        .input(values_grad(op, g)?)
-        .input(arg(op, 0)?)
-        .input(arg(op, 3)?)
-        .input(sum_indices)
-        .build();
+    let o = values_grad_op(s, op, g, "SparseAddGrad")?;
     Ok(vec![None, Some(o.output(0)), None, None, Some(o.output(1)), None, None])
 }
 
 /// `SparseSlice`: `(None, values', None, None, None)`.
 pub(super) fn sparse_slice_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    let out_indices =
-        op.outputs.first().cloned().ok_or_else(|| Status::internal(format!("{} has no outputs", op.node.name)))?;
-    let o = s
-        .op("SparseSliceGrad")
-        .input(values_grad(op, g)?)
-        .input(arg(op, 0)?)
-        .input(arg(op, 3)?)
-        .input(out_indices)
-        .build();
+    let o = values_grad_op(s, op, g, "SparseSliceGrad")?;
     Ok(vec![None, Some(o.output(0)), None, None, None])
 }

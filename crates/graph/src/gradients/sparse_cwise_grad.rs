@@ -4,14 +4,15 @@
 //! dense side `grad * values` (`-grad * values / dense^2`) summed into its own shape. No
 //! gradient for the indices or the shape; `SparseDenseCwiseAdd` has none in TensorFlow.
 
-use ferroflow_core::{DataType, Status};
+use ferroflow_core::DataType;
 
 use super::nn_grad::{grad, input};
+use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops;
 use crate::scope::{Output, Scope};
 
-fn mul_or_div_grad(s: &Scope, op: &GradOp, g: &[Output], mul: bool) -> Result<Vec<Option<Output>>, Status> {
+fn mul_or_div_grad(s: &Scope, op: &GradOp, g: &[Output], mul: bool) -> Grads {
     let (indices, values, x_shape, y, dy) =
         (input(op, 0)?, input(op, 1)?, input(op, 2)?, input(op, 3)?, grad(op, g, 0)?);
     let i64s = |v: &[i64]| ops::constant(s, ferroflow_core::Tensor::vec(v.to_vec()));
@@ -38,10 +39,10 @@ fn mul_or_div_grad(s: &Scope, op: &GradOp, g: &[Output], mul: bool) -> Result<Ve
     Ok(vec![None, Some(dx), None, Some(dense)])
 }
 
-pub(super) fn sparse_dense_cwise_mul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn sparse_dense_cwise_mul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     mul_or_div_grad(s, op, g, true)
 }
 
-pub(super) fn sparse_dense_cwise_div_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Result<Vec<Option<Output>>, Status> {
+pub(super) fn sparse_dense_cwise_div_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     mul_or_div_grad(s, op, g, false)
 }

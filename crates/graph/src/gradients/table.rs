@@ -10,6 +10,7 @@ use super::{
     tensor_array_grad as tensor_array,
 };
 use crate::ops;
+use crate::tensor_array::TensorArray;
 
 /// Registers every family's gradient functions.
 pub(super) fn register(r: &mut GradRegistry) {
@@ -88,24 +89,8 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("DynamicStitch", sparse::stitch_grad);
     r.add("ParallelDynamicStitch", sparse::stitch_grad);
     // Comparisons, logic and rounding: not differentiable. (math_grad.rs)
-    r.no_gradient(&[
-        "Greater",
-        "GreaterEqual",
-        "Less",
-        "LessEqual",
-        "Equal",
-        "NotEqual",
-        "LogicalAnd",
-        "LogicalOr",
-        "LogicalNot",
-        "ArgMax",
-        "ArgMin",
-        "BroadcastGradientArgs",
-        "Floor",
-        "Ceil",
-        "Round",
-        "FloorDiv",
-    ]);
+    r.no_gradient(&ops::COMPARISON_AND_LOGIC_OPS);
+    r.no_gradient(&["ArgMax", "ArgMin", "BroadcastGradientArgs", "Floor", "Ceil", "Round", "FloorDiv"]);
     // Binary and n-ary arithmetic. (math_grad_binary.rs)
     r.add("Add", binary::add_grad);
     r.add("AddV2", binary::add_grad);
@@ -228,10 +213,10 @@ pub(super) fn register(r: &mut GradRegistry) {
         "StackPopV2",
         "StackCloseV2",
     ]);
-    r.add("TensorArrayReadV3", tensor_array::read_grad);
-    r.add("TensorArrayWriteV3", tensor_array::write_grad);
-    r.add("TensorArrayGatherV3", tensor_array::gather_grad);
-    r.add("TensorArrayScatterV3", tensor_array::scatter_grad);
+    r.add("TensorArrayReadV3", |s, op, g| tensor_array::read_grad(s, op, g, TensorArray::write));
+    r.add("TensorArrayWriteV3", |s, op, g| tensor_array::write_grad(s, op, g, TensorArray::read));
+    r.add("TensorArrayGatherV3", |s, op, g| tensor_array::read_grad(s, op, g, TensorArray::scatter));
+    r.add("TensorArrayScatterV3", |s, op, g| tensor_array::write_grad(s, op, g, TensorArray::gather));
     r.add("TensorArrayConcatV3", tensor_array::concat_grad);
     r.add("TensorArraySplitV3", tensor_array::split_grad);
     // TF 1.x control flow. (control_flow_grad.rs)

@@ -33,35 +33,28 @@ fn forward(op: &GradOp, dtype_attr: &str) -> Result<TensorArray, Status> {
     Ok(TensorArray::from_parts(handle, flow, dtype))
 }
 
+/// A write or a scatter of a value at an index or indices ([`TensorArray::write`], [`TensorArray::scatter`]).
+type Put = fn(&TensorArray, &Scope, Output, Output) -> TensorArray;
+/// A read or a gather at an index or indices ([`TensorArray::read`], [`TensorArray::gather`]).
+type Get = fn(&TensorArray, &Scope, Output) -> Output;
+
 fn input(op: &GradOp, i: usize) -> Result<Output, Status> {
     op.inputs.get(i).cloned().ok_or_else(|| Status::internal(format!("{} has no input {i}", op.node.op)))
 }
 
-pub(super) fn read_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+/// `TensorArrayReadV3` and `TensorArrayGatherV3`: `dy` put (by `write` or `scatter`) at the
+/// same index or indices of the gradient array.
+pub(super) fn read_grad(s: &Scope, op: &GradOp, g: &[Output], put: Put) -> Grads {
     let ta = forward(op, "dtype")?;
-    let ga = ta.grad(s, &source(s), ta.flow.clone());
-    let w = ga.write(s, input(op, 1)?, g[0].clone());
+    let w = put(&ta.grad(s, &source(s), ta.flow.clone()), s, input(op, 1)?, g[0].clone());
     Ok(vec![None, None, Some(w.flow)])
 }
 
-pub(super) fn write_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+/// `TensorArrayWriteV3` and `TensorArrayScatterV3`: the gradient array got (by `read` or
+/// `gather`) at the same index or indices.
+pub(super) fn write_grad(s: &Scope, op: &GradOp, g: &[Output], get: Get) -> Grads {
     let ta = forward(op, "T")?;
-    let ga = ta.grad(s, &source(s), g[0].clone());
-    let v = ga.read(s, input(op, 1)?);
-    Ok(vec![None, None, Some(v), Some(g[0].clone())])
-}
-
-pub(super) fn gather_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    let ta = forward(op, "dtype")?;
-    let ga = ta.grad(s, &source(s), ta.flow.clone());
-    let w = ga.scatter(s, input(op, 1)?, g[0].clone());
-    Ok(vec![None, None, Some(w.flow)])
-}
-
-pub(super) fn scatter_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    let ta = forward(op, "T")?;
-    let ga = ta.grad(s, &source(s), g[0].clone());
-    let v = ga.gather(s, input(op, 1)?);
+    let v = get(&ta.grad(s, &source(s), g[0].clone()), s, input(op, 1)?);
     Ok(vec![None, None, Some(v), Some(g[0].clone())])
 }
 

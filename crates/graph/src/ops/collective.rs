@@ -3,11 +3,14 @@
 //! TensorFlow 2.21's definitions. All are stateful: each member of a group must run its
 //! node, so none may be pruned, merged or folded.
 
+use ferroflow_core::{attr, DataType, NodeAttrs, Status, Tensor};
+
 use crate::op_def::op;
 use crate::registry::OpRegistry;
+use crate::scope::{OpBuilder, Output, Scope};
 use crate::shape_fn::{unchanged, Dims, ShapeCtx};
 
-type R = Result<Vec<Dims>, ferroflow_core::Status>;
+type R = Result<Vec<Dims>, Status>;
 
 const REDUCE_T: &str = "T: {bfloat16, float, float16, float64, int32, int64}";
 const GATHER_T: &str = "T: {float, float16, float64, int32, int64}";
@@ -29,7 +32,6 @@ fn unknown(_: &ShapeCtx) -> R {
 
 /// A V1 receiver's shape: its `shape` attr.
 fn shape_attr(c: &ShapeCtx) -> R {
-    use ferroflow_core::NodeAttrs;
     Ok(vec![c.node.attr_shape("shape").ok().flatten()])
 }
 
@@ -132,13 +134,12 @@ pub struct CollectiveKeys {
 /// `CollectiveReduceV2`: every member's `x` (of type `dtype`) merged by `merge` (`Add`,
 /// `Mul`, `Min`, `Max`), divided by the group size when `final_op` is `Div`.
 pub fn collective_reduce(
-    s: &crate::Scope,
-    x: crate::Output,
-    dtype: ferroflow_core::DataType,
+    s: &Scope,
+    x: Output,
+    dtype: DataType,
     k: CollectiveKeys,
     (merge, final_op): (&str, &str),
-) -> Result<crate::Output, ferroflow_core::Status> {
-    use ferroflow_core::attr;
+) -> Result<Output, Status> {
     let b = s.op("CollectiveReduceV2").input(x);
     let b = keyed_inputs(s, b, k).input_list(vec![]);
     Ok(b.attr("T", attr::ty(dtype))
@@ -150,44 +151,25 @@ pub fn collective_reduce(
 }
 
 /// `CollectiveGatherV2`: the members' `x` concatenated along dimension 0 in rank order.
-pub fn collective_gather(
-    s: &crate::Scope,
-    x: crate::Output,
-    dtype: ferroflow_core::DataType,
-    k: CollectiveKeys,
-) -> Result<crate::Output, ferroflow_core::Status> {
-    use ferroflow_core::attr;
+pub fn collective_gather(s: &Scope, x: Output, dtype: DataType, k: CollectiveKeys) -> Result<Output, Status> {
     let b = keyed_inputs(s, s.op("CollectiveGatherV2").input(x), k).input_list(vec![]);
     Ok(b.attr("T", attr::ty(dtype)).attr("Nordering_token", attr::int(0)).try_build()?.output(0))
 }
 
 /// `CollectiveBcastSendV2`: `x` to every member (the sender's output is `x`).
-pub fn collective_bcast_send(
-    s: &crate::Scope,
-    x: crate::Output,
-    dtype: ferroflow_core::DataType,
-    k: CollectiveKeys,
-) -> Result<crate::Output, ferroflow_core::Status> {
-    use ferroflow_core::attr;
+pub fn collective_bcast_send(s: &Scope, x: Output, dtype: DataType, k: CollectiveKeys) -> Result<Output, Status> {
     let b = keyed_inputs(s, s.op("CollectiveBcastSendV2").input(x), k);
     Ok(b.attr("T", attr::ty(dtype)).try_build()?.output(0))
 }
 
 /// `CollectiveBcastRecvV2`: the broadcast tensor of `dtype` and `shape`.
-pub fn collective_bcast_recv(
-    s: &crate::Scope,
-    dtype: ferroflow_core::DataType,
-    shape: &[i64],
-    k: CollectiveKeys,
-) -> Result<crate::Output, ferroflow_core::Status> {
-    use ferroflow_core::{attr, Tensor};
+pub fn collective_bcast_recv(s: &Scope, dtype: DataType, shape: &[i64], k: CollectiveKeys) -> Result<Output, Status> {
     let shape = crate::ops::constant(s, Tensor::new(vec![shape.len()], shape.to_vec())?);
     let b = keyed_inputs(s, s.op("CollectiveBcastRecvV2"), k).input(shape);
-    Ok(b.attr("T", attr::ty(dtype)).attr("Tshape", attr::ty(ferroflow_core::DataType::Int64)).try_build()?.output(0))
+    Ok(b.attr("T", attr::ty(dtype)).attr("Tshape", attr::ty(DataType::Int64)).try_build()?.output(0))
 }
 
-fn keyed_inputs(s: &crate::Scope, b: crate::scope::OpBuilder, k: CollectiveKeys) -> crate::scope::OpBuilder {
-    use ferroflow_core::Tensor;
+fn keyed_inputs(s: &Scope, b: OpBuilder, k: CollectiveKeys) -> OpBuilder {
     let c = |v: i32| crate::ops::constant(s, Tensor::scalar(v));
     b.input(c(k.group_size)).input(c(k.group_key)).input(c(k.instance_key))
 }

@@ -6,7 +6,7 @@
 
 use ferroflow_core::Status;
 
-use crate::op_def::op;
+use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::shape_fn::{unchanged, Dims, ShapeCtx};
 
@@ -21,61 +21,39 @@ fn merge_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![if same { first } else { None }, Some(vec![])])
 }
 
+/// Registers the op `name` and its `Ref{name}` variant (the same op on reference tensors):
+/// each has the type attr `T` first, then what `def` adds given its data type `arg` (`T` or
+/// `Ref(T)`).
+fn with_ref(r: &mut OpRegistry, name: &str, def: impl Fn(OpDefBuilder, &str) -> OpDefBuilder) {
+    for (prefix, arg) in [("", "T"), ("Ref", "Ref(T)")] {
+        r.add(def(op(&format!("{prefix}{name}")).attr("T: type"), arg).build());
+    }
+}
+
 pub(crate) fn register(r: &mut OpRegistry) {
-    r.add(
-        op("Switch")
-            .input("data: T")
+    with_ref(r, "Switch", |b, arg| {
+        b.input(&format!("data: {arg}"))
             .input("pred: bool")
-            .output("output_false: T")
-            .output("output_true: T")
-            .attr("T: type")
+            .output(&format!("output_false: {arg}"))
+            .output(&format!("output_true: {arg}"))
             .shape_fn(switch_shapes)
-            .build(),
-    );
-    r.add(
-        op("RefSwitch")
-            .input("data: Ref(T)")
-            .input("pred: bool")
-            .output("output_false: Ref(T)")
-            .output("output_true: Ref(T)")
-            .attr("T: type")
-            .shape_fn(switch_shapes)
-            .build(),
-    );
-    for (name, arg) in [("Merge", "T"), ("RefMerge", "Ref(T)")] {
-        r.add(
-            op(name)
-                .input(&format!("inputs: N * {arg}"))
-                .output(&format!("output: {arg}"))
-                .output("value_index: int32")
-                .attr("T: type")
-                .attr("N: int >= 1")
-                .shape_fn(merge_shapes)
-                .build(),
-        );
-    }
-    for (name, arg) in [("Enter", "T"), ("RefEnter", "Ref(T)")] {
-        r.add(
-            op(name)
-                .input(&format!("data: {arg}"))
-                .output(&format!("output: {arg}"))
-                .attr("T: type")
-                .attr("frame_name: string")
-                .attr("is_constant: bool = false")
-                .attr("parallel_iterations: int = 10")
-                .shape_fn(unchanged)
-                .build(),
-        );
-    }
-    for (name, arg) in [("Exit", "T"), ("RefExit", "Ref(T)"), ("NextIteration", "T"), ("RefNextIteration", "Ref(T)")] {
-        r.add(
-            op(name)
-                .input(&format!("data: {arg}"))
-                .output(&format!("output: {arg}"))
-                .attr("T: type")
-                .shape_fn(unchanged)
-                .build(),
-        );
+    });
+    with_ref(r, "Merge", |b, arg| {
+        b.input(&format!("inputs: N * {arg}"))
+            .output(&format!("output: {arg}"))
+            .output("value_index: int32")
+            .attr("N: int >= 1")
+            .shape_fn(merge_shapes)
+    });
+    // The frame ops pass `data` on as `output`.
+    let pass = |b: OpDefBuilder, arg: &str| {
+        b.input(&format!("data: {arg}")).output(&format!("output: {arg}")).shape_fn(unchanged)
+    };
+    with_ref(r, "Enter", |b, arg| {
+        pass(b, arg).attr("frame_name: string").attr("is_constant: bool = false").attr("parallel_iterations: int = 10")
+    });
+    for name in ["Exit", "NextIteration"] {
+        with_ref(r, name, pass);
     }
     r.add(op("LoopCond").input("input: bool").output("output: bool").shape_fn(unchanged).build());
     r.add(op("ControlTrigger").build());

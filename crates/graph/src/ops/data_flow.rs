@@ -11,6 +11,7 @@ use ferroflow_core::{attr, DataType, NodeAttrs, Status};
 
 use super::state::NUMBER_TYPES;
 use crate::op_def::{op, OpDefBuilder};
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Operation, Output, Scope};
 use crate::shape_fn::{scalar, Dims, ShapeCtx};
@@ -183,13 +184,13 @@ pub fn conditional_accumulator(
         AccumulatorKind::Resource => "ResourceConditionalAccumulator",
         AccumulatorKind::Sparse => "SparseConditionalAccumulator",
     };
-    s.op(op)
-        .attr("dtype", attr::ty(dtype))
-        .attr("shape", attr::shape(shape))
-        .attr("shared_name", attr::string(shared_name))
-        .attr("reduction_type", attr::string(reduction_type))
-        .build()
-        .output(0)
+    let attrs = [
+        ("dtype", attr::ty(dtype)),
+        ("shape", attr::shape(shape)),
+        ("shared_name", attr::string(shared_name)),
+        ("reduction_type", attr::string(reduction_type)),
+    ];
+    op_output(s, op, [], attrs)
 }
 
 /// The op `base` for a ref handle `h`, or its resource form (`resource(base)`).
@@ -278,13 +279,13 @@ pub fn fifo_queue(
     shared_name: &str,
     resource: bool,
 ) -> Output {
-    s.op(if resource { "FIFOQueueV2" } else { "FIFOQueue" })
-        .attr("component_types", attr::list_type(component_types))
-        .attr("shapes", shape_list(shapes))
-        .attr("capacity", attr::int(capacity))
-        .attr("shared_name", attr::string(shared_name))
-        .build()
-        .output(0)
+    let attrs = [
+        ("component_types", attr::list_type(component_types)),
+        ("shapes", shape_list(shapes)),
+        ("capacity", attr::int(capacity)),
+        ("shared_name", attr::string(shared_name)),
+    ];
+    op_output(s, if resource { "FIFOQueueV2" } else { "FIFOQueue" }, [], attrs)
 }
 
 /// A queue op: `<base>V2` for a resource handle.

@@ -4,7 +4,7 @@
 use ferroflow_core::proto::attr_value::Value as AV;
 use ferroflow_core::{shape_proto_dims, NodeAttrs, Status};
 
-use crate::op_def::op;
+use crate::op_def::{op, OpDef, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::shape_fn::{scalar, Dims, ShapeCtx};
 
@@ -24,6 +24,17 @@ fn get_next_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
         _ => vec![],
     };
     Ok(if given.len() == n { given } else { vec![None; n] })
+}
+
+/// A get-next op from its inputs: one output per element component, typed and shaped by
+/// the `output_types` and `output_shapes` attrs.
+fn get_next(b: OpDefBuilder) -> OpDef {
+    b.output("components: output_types")
+        .attr("output_types: list(type) >= 1")
+        .attr("output_shapes: list(shape) >= 1")
+        .stateful()
+        .shape_fn(get_next_shapes)
+        .build()
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
@@ -74,16 +85,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .build(),
     );
     for name in ["IteratorGetNext", "IteratorGetNextSync"] {
-        r.add(
-            op(name)
-                .input("iterator: resource")
-                .output("components: output_types")
-                .attr("output_types: list(type) >= 1")
-                .attr("output_shapes: list(shape) >= 1")
-                .stateful()
-                .shape_fn(get_next_shapes)
-                .build(),
-        );
+        r.add(get_next(op(name).input("iterator: resource")));
     }
     r.add(
         op("IteratorToStringHandle")
@@ -123,7 +125,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
 /// The multi-device iterator (`tf.distribute`'s per-worker datasets): one pass over a
 /// dataset dealt round-robin to the shards of its devices.
 fn register_multi_device(r: &mut OpRegistry) {
-    let typed = |b: crate::op_def::OpDefBuilder| {
+    let typed = |b: OpDefBuilder| {
         b.attr("devices: list(string) >= 1")
             .attr("output_types: list(type) >= 1")
             .attr("output_shapes: list(shape) >= 1")
@@ -152,18 +154,12 @@ fn register_multi_device(r: &mut OpRegistry) {
             .shape_fn(scalar)
             .build(),
     );
-    r.add(
+    r.add(get_next(
         op("MultiDeviceIteratorGetNextFromShard")
             .input("multi_device_iterator: resource")
             .input("shard_num: int32")
-            .input("incarnation_id: int64")
-            .output("components: output_types")
-            .attr("output_types: list(type) >= 1")
-            .attr("output_shapes: list(shape) >= 1")
-            .stateful()
-            .shape_fn(get_next_shapes)
-            .build(),
-    );
+            .input("incarnation_id: int64"),
+    ));
     r.add(
         op("MultiDeviceIteratorToStringHandle")
             .input("multi_device_iterator: resource")

@@ -4,6 +4,7 @@
 use ferroflow_core::{attr, Status};
 
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -97,10 +98,9 @@ pub fn matrix_determinant(s: &Scope, x: Output) -> Output {
     s.op("MatrixDeterminant").input(x).build().output(0)
 }
 
-/// `LogMatrixDeterminant`: (sign, log |det|) of each innermost square matrix.
-pub fn log_matrix_determinant(s: &Scope, x: Output) -> (Output, Output) {
-    let o = s.op("LogMatrixDeterminant").input(x).build();
-    (o.output(0), o.output(1))
+two_output_builders! {
+    /// `LogMatrixDeterminant`: (sign, log |det|) of each innermost square matrix.
+    log_matrix_determinant => "LogMatrixDeterminant"(x);
 }
 
 /// `MatrixInverse` (of the adjoint when `adjoint`).
@@ -120,11 +120,6 @@ pub fn matrix_solve(s: &Scope, a: Output, b: Output, adjoint: bool) -> Output {
 
 /// `MatrixTriangularSolve` with a lower (or upper) triangular `a`.
 pub fn matrix_triangular_solve(s: &Scope, a: Output, b: Output, lower: bool, adjoint: bool) -> Output {
-    s.op("MatrixTriangularSolve")
-        .input(a)
-        .input(b)
-        .attr("lower", attr::bool(lower))
-        .attr("adjoint", attr::bool(adjoint))
-        .build()
-        .output(0)
+    let attrs = [("lower", attr::bool(lower)), ("adjoint", attr::bool(adjoint))];
+    op_output(s, "MatrixTriangularSolve", [a, b], attrs)
 }

@@ -1,8 +1,21 @@
 //! Op definitions (TensorFlow names, inputs, attrs, defaults, shape functions) and one
 //! builder function per op, by family.
 
+/// Builders of ops with single-tensor inputs and two outputs: `pub fn f(s, args…) ->
+/// (Output, Output)` for each documented `f => "Op"(args…);`, the node's outputs 0 and 1.
+macro_rules! two_output_builders {
+    ($($(#[$doc:meta])* $f:ident => $op:literal($($arg:ident),*);)*) => {$(
+        $(#[$doc])*
+        pub fn $f(s: &Scope, $($arg: Output),*) -> (Output, Output) {
+            let o = s.op($op)$(.input($arg))*.build();
+            (o.output(0), o.output(1))
+        }
+    )*};
+}
+
 mod array;
 mod base;
+mod build;
 mod collective;
 mod control_flow;
 mod data_flow;
@@ -27,10 +40,13 @@ mod sparse;
 mod state;
 mod string;
 mod tensor_array;
+#[cfg(test)]
+pub(crate) mod test_util;
 mod training;
 
 pub use array::*;
 pub use base::*;
+pub(crate) use build::op_output;
 pub use collective::{
     collective_bcast_recv, collective_bcast_send, collective_gather, collective_reduce, CollectiveKeys,
 };
@@ -40,6 +56,7 @@ pub use image::*;
 pub use io::*;
 pub use linalg::*;
 pub use linalg_spectral::*;
+pub(crate) use math::COMPARISON_AND_LOGIC_OPS;
 pub use math::*;
 pub use multinomial::*;
 pub use nn::*;

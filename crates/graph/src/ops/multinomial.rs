@@ -5,6 +5,7 @@
 use ferroflow_core::{attr, DataType, Status};
 
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -75,14 +76,8 @@ pub fn multinomial(
     seed: i64,
     seed2: i64,
 ) -> Output {
-    s.op("Multinomial")
-        .input(logits)
-        .input(num_samples)
-        .attr("output_dtype", attr::ty(output_dtype))
-        .attr("seed", attr::int(seed))
-        .attr("seed2", attr::int(seed2))
-        .build()
-        .output(0)
+    let attrs = [("output_dtype", attr::ty(output_dtype)), ("seed", attr::int(seed)), ("seed2", attr::int(seed2))];
+    op_output(s, "Multinomial", [logits, num_samples], attrs)
 }
 
 /// `StatelessMultinomial`: like [`multinomial`], a function of `seed` (two ints) only.
@@ -93,11 +88,5 @@ pub fn stateless_multinomial(
     seed: Output,
     output_dtype: DataType,
 ) -> Output {
-    s.op("StatelessMultinomial")
-        .input(logits)
-        .input(num_samples)
-        .input(seed)
-        .attr("output_dtype", attr::ty(output_dtype))
-        .build()
-        .output(0)
+    op_output(s, "StatelessMultinomial", [logits, num_samples, seed], [("output_dtype", attr::ty(output_dtype))])
 }

@@ -10,6 +10,7 @@ use ferroflow_core::{attr, DataType, Status};
 
 use super::random::random_shape;
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{OpBuilder, Output, Scope};
 use crate::shape_fn::{broadcast, Dims, ShapeCtx};
@@ -212,11 +213,7 @@ pub fn stateless_random_binomial(
     probs: Output,
     dtype: DataType,
 ) -> Output {
-    s.op("StatelessRandomBinomial")
-        .inputs([shape, seed, counts, probs])
-        .attr("dtype", attr::ty(dtype))
-        .build()
-        .output(0)
+    op_output(s, "StatelessRandomBinomial", [shape, seed, counts, probs], [("dtype", attr::ty(dtype))])
 }
 
 #[cfg(test)]

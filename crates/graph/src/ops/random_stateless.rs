@@ -127,11 +127,10 @@ pub fn stateless_truncated_normal(s: &Scope, shape: Output, seed: Output, dtype:
     s.op("StatelessTruncatedNormal").input(shape).input(seed).attr("dtype", attr::ty(dtype)).build().output(0)
 }
 
-/// `StatelessRandomGetKeyCounter`: the Philox key (uint64 [1]) and counter (uint64 [2]) of a
-/// seed, for the `...V2` samplers.
-pub fn stateless_random_get_key_counter(s: &Scope, seed: Output) -> (Output, Output) {
-    let o = s.op("StatelessRandomGetKeyCounter").input(seed).build();
-    (o.output(0), o.output(1))
+two_output_builders! {
+    /// `StatelessRandomGetKeyCounter`: the Philox key (uint64 [1]) and counter (uint64 [2]) of a
+    /// seed, for the `...V2` samplers.
+    stateless_random_get_key_counter => "StatelessRandomGetKeyCounter"(seed);
 }
 
 /// `StatelessRandomUniformV2` from a key, a counter and an algorithm id (1, Philox).

@@ -7,6 +7,7 @@ use ferroflow_core::proto::{attr_value, AttrValue};
 use ferroflow_core::{attr, shape_proto_dims, DataType, NodeAttrs, Status};
 
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Operation, Output, Scope};
 use crate::shape_fn::{scalar, Dims, ShapeCtx};
@@ -198,13 +199,13 @@ pub fn var_handle_op(s: &Scope, dtype: DataType, shape: Option<&[i64]>, containe
 
 /// A variable-creating node (`VarHandleOp`, `VariableV2`) with its four attrs.
 fn variable_node(s: &Scope, op: &str, dtype: DataType, shape: Option<&[i64]>, names: (&str, &str)) -> Output {
-    s.op(op)
-        .attr("dtype", attr::ty(dtype))
-        .attr("shape", attr::shape(shape))
-        .attr("container", attr::string(names.0))
-        .attr("shared_name", attr::string(names.1))
-        .build()
-        .output(0)
+    let attrs = [
+        ("dtype", attr::ty(dtype)),
+        ("shape", attr::shape(shape)),
+        ("container", attr::string(names.0)),
+        ("shared_name", attr::string(names.1)),
+    ];
+    op_output(s, op, [], attrs)
 }
 
 /// `ReadVariableOp`: the variable's current value. When `resource` comes from a
@@ -249,13 +250,8 @@ pub fn variable_v2(s: &Scope, dtype: DataType, shape: Option<&[i64]>, container:
 
 /// `Assign`: `ref = value`; outputs the reference.
 pub fn assign(s: &Scope, ref_: Output, value: Output, validate_shape: bool, use_locking: bool) -> Output {
-    s.op("Assign")
-        .input(ref_)
-        .input(value)
-        .attr("validate_shape", attr::bool(validate_shape))
-        .attr("use_locking", attr::bool(use_locking))
-        .build()
-        .output(0)
+    let attrs = [("validate_shape", attr::bool(validate_shape)), ("use_locking", attr::bool(use_locking))];
+    op_output(s, "Assign", [ref_, value], attrs)
 }
 
 /// `AssignAdd`: `ref += value`; outputs the reference.

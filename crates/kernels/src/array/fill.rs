@@ -2,9 +2,9 @@
 
 use ferroflow_core::alloc::filled;
 use ferroflow_core::half::{bf16, f16};
-use ferroflow_core::{DataType, Shape, Status, Storage, Tensor, Variant, C128, C64};
+use ferroflow_core::{DataType, Status, Storage, Tensor, Variant, C128, C64};
 
-use super::util::{check_alloc, index_vec, FnKernel};
+use super::util::{index_vec, output_shape, FnKernel};
 use crate::data_flow::optional::{optional_components, optional_variant};
 use crate::{KernelRegistry, OpContext};
 
@@ -18,11 +18,7 @@ fn fill(ctx: &mut OpContext) -> Result<(), Status> {
         return Err(ctx.error(format!("value must be a scalar, got shape {}", value.shape())));
     }
     let dims = index_vec(&dims).map_err(|e| ctx.error(e.message))?;
-    if let Some(d) = dims.iter().find(|&&d| d < 0) {
-        return Err(ctx.error(format!("Dimension {d} must be >= 0")));
-    }
-    let shape = Shape::from_i64(&dims).map_err(|e| ctx.error(e.message))?;
-    check_alloc(shape.dims(), value.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+    let shape = output_shape(ctx, &dims, value.dtype())?;
     let out = ferroflow_core::with_dtype!(value.dtype(), T => {
         let v = first::<T>(value.as_slice::<T>()?);
         let data = filled(shape.dims(), v)?;

@@ -5,7 +5,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status, Tensor};
 
 use super::strided::{strided_gather, strided_scatter, strides_of};
-use super::util::{check_alloc, index_vec};
+use super::util::{check_alloc, index_vec, shape_input};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// The five masks of a strided slice.
@@ -225,12 +225,7 @@ struct StridedSliceGrad {
 
 impl OpKernel for StridedSliceGrad {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let shape_t = ctx.input(0)?;
-        if shape_t.rank() != 1 {
-            return Err(ctx.error(format!("shape must be a vector, got shape {}", shape_t.shape())));
-        }
-        let shape = index_vec(&shape_t).map_err(|e| ctx.error(e.message))?;
-        let shape = ferroflow_core::Shape::from_i64(&shape).map_err(|e| ctx.error(e.message))?;
+        let shape = shape_input(ctx, 0, |s| format!("shape must be a vector, got shape {}", s.shape()))?;
         let dy = ctx.input(4)?;
         check_alloc(shape.dims(), dy.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
         let spec = read_spec(ctx, 1, shape.dims(), self.masks)?;

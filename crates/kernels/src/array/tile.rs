@@ -3,16 +3,12 @@
 use ferroflow_core::{Shape, Status, Tensor};
 
 use super::strided::{strided_gather, strides_of};
-use super::util::{check_alloc, index_vec, FnKernel};
+use super::util::{check_alloc, output_shape, vector_input, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn tile(ctx: &mut OpContext) -> Result<(), Status> {
     let x = ctx.input(0)?;
-    let m = ctx.input(1)?;
-    if m.rank() != 1 {
-        return Err(ctx.error(format!("Expected multiples argument to be a vector, got shape {}", m.shape())));
-    }
-    let m = index_vec(&m).map_err(|e| ctx.error(e.message))?;
+    let m = vector_input(ctx, 1, |m| format!("Expected multiples argument to be a vector, got shape {}", m.shape()))?;
     if m.len() != x.rank() {
         return Err(ctx.error(format!(
             "Expected multiples argument to be a vector of length {} but got length {}",
@@ -73,16 +69,8 @@ pub fn broadcast_tensor(x: &Tensor, dims: &[usize]) -> Result<Tensor, Status> {
 
 fn broadcast_to(ctx: &mut OpContext) -> Result<(), Status> {
     let x = ctx.input(0)?;
-    let s = ctx.input(1)?;
-    if s.rank() != 1 {
-        return Err(ctx.error(format!("shape must be a vector, got shape {}", s.shape())));
-    }
-    let s = index_vec(&s).map_err(|e| ctx.error(e.message))?;
-    if let Some(d) = s.iter().find(|&&d| d < 0) {
-        return Err(ctx.error(format!("Dimension {d} must be >= 0")));
-    }
-    let shape = Shape::from_i64(&s).map_err(|e| ctx.error(e.message))?;
-    check_alloc(shape.dims(), x.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+    let s = vector_input(ctx, 1, |s| format!("shape must be a vector, got shape {}", s.shape()))?;
+    let shape = output_shape(ctx, &s, x.dtype())?;
     let out = broadcast_tensor(&x, shape.dims()).map_err(|e| ctx.error_with(e))?;
     ctx.set_output(0, out)
 }

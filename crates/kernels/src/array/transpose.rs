@@ -3,7 +3,7 @@
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::strided::{strided_gather, strides_of};
-use super::util::{collect_vec, index_vec, FnKernel};
+use super::util::{collect_vec, index_vec, vector_input, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// Validates a permutation of `rank` dims with TensorFlow's messages.
@@ -41,11 +41,7 @@ pub fn transpose_tensor(x: &Tensor, perm: &[usize]) -> Result<Tensor, Status> {
 
 fn transpose(ctx: &mut OpContext) -> Result<(), Status> {
     let x = ctx.input(0)?;
-    let perm = ctx.input(1)?;
-    if perm.rank() != 1 {
-        return Err(ctx.error(format!("perm must be a vector, not {}", perm.shape())));
-    }
-    let perm = index_vec(&perm).map_err(|e| ctx.error(e.message))?;
+    let perm = vector_input(ctx, 1, |perm| format!("perm must be a vector, not {}", perm.shape()))?;
     let perm = check_perm(&perm, x.rank()).map_err(|m| ctx.error(m))?;
     ctx.set_output(0, transpose_tensor(&x, &perm)?)
 }

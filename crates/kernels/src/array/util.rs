@@ -1,7 +1,7 @@
 //! Helpers shared by the array kernels: dtype dispatch, index vectors, axis checks.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
+use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, TensorType};
 
 use crate::{OpContext, OpKernel};
 
@@ -58,6 +58,41 @@ pub fn index_type_attr(node: &NodeDef, name: &str) -> Result<DataType, Status> {
         return Err(node.node_error(format!("attr '{name}' must be int32 or int64, got {t}")));
     }
     Ok(t)
+}
+
+/// The int32/int64 values of input `i`, which must be a vector: `not_vector(t)` words the
+/// error for a tensor `t` of another rank.
+pub(crate) fn vector_input(
+    ctx: &OpContext,
+    i: usize,
+    not_vector: impl FnOnce(&Tensor) -> String,
+) -> Result<Vec<i64>, Status> {
+    let t = ctx.input(i)?;
+    if t.rank() != 1 {
+        return Err(ctx.error(not_vector(&t)));
+    }
+    index_vec(&t).map_err(|e| ctx.error(e.message))
+}
+
+/// The shape given by input `i`, an int32/int64 vector (see [`vector_input`]).
+pub(crate) fn shape_input(
+    ctx: &OpContext,
+    i: usize,
+    not_vector: impl FnOnce(&Tensor) -> String,
+) -> Result<Shape, Status> {
+    let dims = vector_input(ctx, i, not_vector)?;
+    Shape::from_i64(&dims).map_err(|e| ctx.error(e.message))
+}
+
+/// The output shape `dims` (each must be >= 0) of a new tensor of `dtype`, checked
+/// against the task's memory limit.
+pub(crate) fn output_shape(ctx: &OpContext, dims: &[i64], dtype: DataType) -> Result<Shape, Status> {
+    if let Some(d) = dims.iter().find(|&&d| d < 0) {
+        return Err(ctx.error(format!("Dimension {d} must be >= 0")));
+    }
+    let shape = Shape::from_i64(dims).map_err(|e| ctx.error(e.message))?;
+    check_alloc(shape.dims(), dtype).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+    Ok(shape)
 }
 
 /// Product of dims, `1` for none.

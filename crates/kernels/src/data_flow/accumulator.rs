@@ -15,7 +15,7 @@ use std::time::Duration;
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::sparse_accumulator::{SparseGradient, SparseSum};
-use super::waiters::{check_armed, park, run_all, Abortable, Completion, Pending};
+use super::waiters::{enter_parked, park, run_all, Abortable, Completion, Pending};
 use crate::{DoneCallback, OpContext};
 
 /// Stale gradients dropped by every accumulator of this process (a metric).
@@ -375,16 +375,12 @@ impl ConditionalAccumulator {
             AccumulatorKind::Sparse => "SparseAccumulatorTakeGradient from sparse accumulator",
         };
         let what = format!("{what} '{}' (waiting for {num_required} gradients)", self.name);
-        let cancel = ctx.step().cancel.clone();
         let p = park(self, id, num_required, ctx, done, timeout, &what);
-        let deadline = p.deadline();
-        let ready = {
+        enter_parked(self, p, &what, |p| {
             let mut g = self.lock();
             g.takers.push_back(p);
             self.flush(&mut g)
-        };
-        run_all(ready);
-        check_armed(self, id, &cancel, deadline, &what);
+        });
     }
 }
 

@@ -25,6 +25,15 @@ pub(super) fn table(ctx: &OpContext) -> Result<Arc<LookupTable>, Status> {
     named_resource(ctx, "lookup table")
 }
 
+/// The table of input 0 with the keys (input 1) and values (input 2: a default when
+/// `has_output`) of a find, insert or initialization, which must match its signature.
+fn table_keys_values(ctx: &OpContext, has_output: bool) -> Result<(Arc<LookupTable>, Tensor, Tensor), Status> {
+    let t = table(ctx)?;
+    let (keys, values) = (ctx.input(1)?, ctx.input(2)?);
+    t.check_signature(keys.dtype(), values.dtype(), has_output).map_err(|e| node_err(ctx, e))?;
+    Ok((t, keys, values))
+}
+
 /// The key/value dtypes TensorFlow's CPU kernels register for each kind of table.
 fn registered(kind: &str, k: DataType, v: DataType) -> bool {
     use DataType::*;
@@ -162,9 +171,7 @@ struct Find;
 
 impl OpKernel for Find {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let t = table(ctx)?;
-        let (keys, default) = (ctx.input(1)?, ctx.input(2)?);
-        t.check_signature(keys.dtype(), default.dtype(), true).map_err(|e| node_err(ctx, e))?;
+        let (t, keys, default) = table_keys_values(ctx, true)?;
         let out = t.find(&keys, &default).map_err(|e| node_err(ctx, e))?;
         ctx.set_output(0, out)
     }
@@ -176,9 +183,7 @@ struct Insert {
 
 impl OpKernel for Insert {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let t = table(ctx)?;
-        let (keys, values) = (ctx.input(1)?, ctx.input(2)?);
-        t.check_signature(keys.dtype(), values.dtype(), false).map_err(|e| node_err(ctx, e))?;
+        let (t, keys, values) = table_keys_values(ctx, false)?;
         let r = if self.import { t.import(&keys, &values) } else { t.insert(&keys, &values) };
         r.map_err(|e| node_err(ctx, e))
     }
@@ -229,9 +234,7 @@ struct Init;
 
 impl OpKernel for Init {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let t = table(ctx)?;
-        let (keys, values) = (ctx.input(1)?, ctx.input(2)?);
-        t.check_signature(keys.dtype(), values.dtype(), false).map_err(|e| node_err(ctx, e))?;
+        let (t, keys, values) = table_keys_values(ctx, false)?;
         t.initialize(&keys, &values).map_err(|e| node_err(ctx, e))
     }
 }

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use ferroflow_core::{DataType, Status, Tensor};
 
-use super::waiters::{check_armed, park, run_all, Abortable, Completion, Pending};
+use super::waiters::{enter_parked, park, run_all, Abortable, Completion, Pending};
 use crate::{DoneCallback, OpContext};
 
 /// One queue element: a tensor per component.
@@ -232,10 +232,8 @@ impl FifoQueue {
         }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let what = format!("Enqueue to FIFOQueue '{}' (capacity {})", self.name, self.capacity);
-        let cancel = ctx.step().cancel.clone();
         let p = park(self, id, tuples.into(), ctx, done, timeout, &what);
-        let deadline = p.deadline();
-        let ready = {
+        enter_parked(self, p, &what, |p| {
             let mut g = self.lock();
             if g.closed {
                 vec![p.finish(Err(self.closed_error()))]
@@ -243,9 +241,7 @@ impl FifoQueue {
                 g.enqueues.push_back(p);
                 self.flush(&mut g)
             }
-        };
-        run_all(ready);
-        check_armed(self, id, &cancel, deadline, &what);
+        });
     }
 
     /// Dequeues one tuple (`many` = false, outputs the components) or `n` tuples stacked
@@ -260,16 +256,12 @@ impl FifoQueue {
     ) {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let what = format!("Dequeue of {n} element(s) from FIFOQueue '{}'", self.name);
-        let cancel = ctx.step().cancel.clone();
         let p = park(self, id, Deq { n, many, got: Vec::new() }, ctx, done, timeout, &what);
-        let deadline = p.deadline();
-        let ready = {
+        enter_parked(self, p, &what, |p| {
             let mut g = self.lock();
             g.dequeues.push_back(p);
             self.flush(&mut g)
-        };
-        run_all(ready);
-        check_armed(self, id, &cancel, deadline, &what);
+        });
     }
 
     /// Closes the queue; with `cancel_pending_enqueues`, waiting enqueues fail.

@@ -7,7 +7,7 @@ use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
 
 use super::handles::node_err;
 use super::tensor_array::{concat_rows, partial_text, stack_tensors};
-use super::tensor_array_ops::{array, check_dtype, pass_flow};
+use super::tensor_array_ops::{pass_flow, typed_array};
 use crate::array::util::{check_alloc, index_vec, split_rows};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -25,8 +25,7 @@ struct Gather {
 
 impl OpKernel for Gather {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let ta = array(ctx)?;
-        check_dtype(ctx, &ta, self.dtype, false)?;
+        let ta = typed_array(ctx, self.dtype, false)?;
         let it = ctx.input(1)?;
         if it.rank() != 1 {
             return Err(ctx.error(format!("Expected indices to be a vector, but received shape: {}", it.shape())));
@@ -68,8 +67,7 @@ struct Scatter {
 
 impl OpKernel for Scatter {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let ta = array(ctx)?;
-        check_dtype(ctx, &ta, self.dtype, true)?;
+        let ta = typed_array(ctx, self.dtype, true)?;
         let it = ctx.input(1)?;
         if it.rank() != 1 {
             return Err(ctx.error(format!("Expected indices to be a vector, but received shape: {}", it.shape())));
@@ -111,8 +109,7 @@ struct Concat {
 
 impl OpKernel for Concat {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let ta = array(ctx)?;
-        check_dtype(ctx, &ta, self.dtype, false)?;
+        let ta = typed_array(ctx, self.dtype, false)?;
         let vals = ta.read_all().map_err(|e| node_err(ctx, e))?;
         if vals.is_empty() {
             let Some(rest) = full(&self.except0) else {
@@ -169,8 +166,7 @@ struct Split {
 
 impl OpKernel for Split {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let ta = array(ctx)?;
-        check_dtype(ctx, &ta, self.dtype, true)?;
+        let ta = typed_array(ctx, self.dtype, true)?;
         let value = ctx.input(1)?;
         let lt = ctx.input(2)?;
         if value.rank() == 0 {

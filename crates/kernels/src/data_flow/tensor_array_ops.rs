@@ -50,10 +50,12 @@ pub(super) fn pass_flow(ctx: &mut OpContext, i: usize, o: usize) -> Result<(), S
     ctx.set_output(o, f)
 }
 
-/// InvalidArgument unless the array holds `want` (what the op's dtype attr says).
-pub(super) fn check_dtype(ctx: &OpContext, ta: &TensorArray, want: DataType, writing: bool) -> Result<(), Status> {
+/// The array of handle input 0, which must hold `want` (what the op's dtype attr says; else
+/// InvalidArgument, worded for a write when `writing`).
+pub(super) fn typed_array(ctx: &OpContext, want: DataType, writing: bool) -> Result<Arc<TensorArray>, Status> {
+    let ta = array(ctx)?;
     if ta.dtype == want {
-        return Ok(());
+        return Ok(ta);
     }
     let what = if writing { "is trying to write dtype" } else { "requested dtype" };
     Err(ctx.error(format!("TensorArray dtype is {} but Op {what} {}.", tf_type_name(ta.dtype), tf_type_name(want))))
@@ -148,8 +150,7 @@ struct Write {
 
 impl OpKernel for Write {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let ta = array(ctx)?;
-        check_dtype(ctx, &ta, self.dtype, true)?;
+        let ta = typed_array(ctx, self.dtype, true)?;
         let index = index_scalar(&ctx.input(1)?).map_err(|e| node_err(ctx, e))?;
         let value = ctx.input(2)?;
         ta.write(index, value).map_err(|e| node_err(ctx, e))?;
@@ -163,8 +164,7 @@ struct Read {
 
 impl OpKernel for Read {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let ta = array(ctx)?;
-        check_dtype(ctx, &ta, self.dtype, false)?;
+        let ta = typed_array(ctx, self.dtype, false)?;
         let index = index_scalar(&ctx.input(1)?).map_err(|e| node_err(ctx, e))?;
         let v = ta.read(index).map_err(|e| node_err(ctx, e))?;
         ctx.set_output(0, v)

@@ -117,6 +117,19 @@ pub(crate) fn park<R: Abortable, K>(
     Pending { id, kind, ctx, done, guard }
 }
 
+/// Parks the armed attempt `p` in `res`: `enter` puts it there (under the resource's lock) and
+/// returns the completions that became ready, which then run; then [`check_armed`].
+pub(crate) fn enter_parked<R: Abortable, K>(
+    res: &Arc<R>,
+    p: Pending<K>,
+    what: &str,
+    enter: impl FnOnce(Pending<K>) -> Vec<Completion>,
+) {
+    let (id, deadline, cancel) = (p.id, p.deadline(), p.ctx.step().cancel.clone());
+    run_all(enter(p));
+    check_armed(res, id, &cancel, deadline, what);
+}
+
 /// Closes the race between arming and parking: if the step was cancelled or the deadline
 /// passed meanwhile, aborts the attempt now.
 pub(crate) fn check_armed<R: Abortable>(

@@ -7,6 +7,15 @@ use ferroflow_core::{check_tensor_alloc, DataType, Status, Storage, Tensor};
 use crate::array::util::collect_vec;
 use crate::OpContext;
 
+/// The image to encode (input 0), which must be 3-D, and its `[height, width, channels]`.
+pub(crate) fn image_to_encode(ctx: &OpContext) -> Result<(Tensor, [usize; 3]), Status> {
+    let img = ctx.input(0)?;
+    let &[h, w, c] = img.dims() else {
+        return Err(ctx.error(format!("image must be 3-dimensional, got shape {}", img.shape())));
+    };
+    Ok((img, [h, w, c]))
+}
+
 /// The bytes of the scalar string input 0.
 pub(crate) fn contents(ctx: &OpContext) -> Result<Vec<u8>, Status> {
     let t = ctx.input(0)?;

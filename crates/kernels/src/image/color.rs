@@ -5,7 +5,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
-use super::common::{dtype_attr, float_tensor, for_rows};
+use super::common::{check_type, dtype_attr, float_tensor, for_rows};
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
 
@@ -97,9 +97,7 @@ fn convert_pixels<T: Real>(x: &[T], dir: Convert) -> Vec<T> {
 impl OpKernel for ColorConvert {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let x = ctx.input(0)?;
-        if x.dtype() != self.dtype {
-            return Err(ctx.error(format!("images is {} but attr T is {}", x.dtype(), self.dtype)));
-        }
+        check_type(ctx, &x, "images", "T", self.dtype)?;
         rgb_input(ctx, &x, 1)?;
         let dims = x.dims().to_vec();
         let t = match self.dtype {
@@ -125,9 +123,7 @@ fn scalar_f32(ctx: &OpContext, i: usize, what: &str) -> Result<f32, Status> {
 
 /// The images of an adjust op as f32 (half images are converted).
 fn images_f32(ctx: &OpContext, t: &Tensor, dtype: DataType) -> Result<Vec<f32>, Status> {
-    if t.dtype() != dtype {
-        return Err(ctx.error(format!("images is {} but attr T is {}", t.dtype(), dtype)));
-    }
+    check_type(ctx, t, "images", "T", dtype)?;
     match dtype {
         DataType::Float => Ok(t.as_slice::<f32>()?.to_vec()),
         _ => Ok(t.to_f64_vec()?.into_iter().map(|v| v as f32).collect()),

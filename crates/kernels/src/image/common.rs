@@ -142,6 +142,39 @@ pub(crate) fn zeros<T: TensorType>(dims: &[usize], dtype: DataType) -> Result<Ve
     ferroflow_core::alloc::zeroed::<T>(dims)
 }
 
+/// Checks that the tensor `t` (the input named `what`) has the kernel's type: `dtype`, the
+/// value of attr `attr`.
+pub(crate) fn check_type(ctx: &OpContext, t: &Tensor, what: &str, attr: &str, dtype: DataType) -> Result<(), Status> {
+    if t.dtype() != dtype {
+        return Err(ctx.error(format!("{what} is {} but attr {attr} is {dtype}", t.dtype())));
+    }
+    Ok(())
+}
+
+/// Runs a resize to float32 of the images `img` (dims `d`, checked by [`resize_input`]) to
+/// the size input (input 1): allocates the zeroed `[n, oh, ow, c]` output, calls
+/// `fill(x, (oh, ow), (hs, ws), out)` with the images as f32 and the two resize scales,
+/// and sets output 0. With no output pixels `fill` does not run, so no interpolation
+/// tables (whose size input may still be huge) are built.
+pub(crate) fn resize_to_float(
+    ctx: &mut OpContext,
+    img: &Tensor,
+    d: [usize; 4],
+    align_corners: bool,
+    fill: impl FnOnce(&[f32], (usize, usize), (f32, f32), &mut [f32]) -> Result<(), Status>,
+) -> Result<(), Status> {
+    let [n, ih, iw, c] = d;
+    let (oh, ow) = size_input(ctx, 1, "size")?;
+    let dims = vec![n, oh, ow, c];
+    let mut out = zeros::<f32>(&dims, DataType::Float)?;
+    if !out.is_empty() {
+        let x = as_f32(ctx, img)?;
+        let scales = (resize_scale(ih, oh, align_corners), resize_scale(iw, ow, align_corners));
+        fill(&x, (oh, ow), scales, &mut out)?;
+    }
+    ctx.set_output(0, Tensor::new(dims, out)?)
+}
+
 /// Runs `f(row_index, row)` over `out`'s rows of `unit` elements, in parallel when large.
 pub(crate) fn for_rows<T: Send>(out: &mut [T], unit: usize, f: impl Fn(usize, &mut [T]) + Sync) {
     use rayon::prelude::*;

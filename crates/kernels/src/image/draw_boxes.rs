@@ -5,7 +5,7 @@ use ferroflow_core::half::f16;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status};
 
-use super::common::{dtype_attr, float_tensor, image_dims};
+use super::common::{check_type, dtype_attr, float_tensor, image_dims};
 use crate::{OpContext, OpKernel};
 
 /// TensorFlow's default colours (RGBA).
@@ -29,9 +29,7 @@ struct DrawBoxes {
 impl OpKernel for DrawBoxes {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let x = ctx.input(0)?;
-        if x.dtype() != self.dtype {
-            return Err(ctx.error(format!("images is {} but attr T is {}", x.dtype(), self.dtype)));
-        }
+        check_type(ctx, &x, "images", "T", self.dtype)?;
         let [n, h, w, depth] = image_dims(ctx, &x, "images")?;
         if !matches!(depth, 1 | 3 | 4) {
             return Err(ctx.error(format!("Channel depth should be either 1 (GRY), 3 (RGB), or 4 (RGBA), got {depth}")));

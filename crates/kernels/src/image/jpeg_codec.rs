@@ -9,7 +9,7 @@ use zune_jpeg::zune_core::colorspace::ColorSpace;
 use zune_jpeg::zune_core::options::DecoderOptions;
 use zune_jpeg::JpegDecoder;
 
-use super::codec::{contents, set_string, Pixels};
+use super::codec::{contents, image_to_encode, set_string, Pixels};
 use crate::array::util::collect_vec;
 use crate::{OpContext, OpKernel};
 
@@ -115,11 +115,7 @@ struct EncodeJpeg {
 
 impl OpKernel for EncodeJpeg {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let img = ctx.input(0)?;
-        if img.rank() != 3 {
-            return Err(ctx.error(format!("image must be 3-dimensional, got shape {}", img.shape())));
-        }
-        let [h, w, c] = [img.dims()[0], img.dims()[1], img.dims()[2]];
+        let (img, [h, w, c]) = image_to_encode(ctx)?;
         if h > MAX_SIDE || w > MAX_SIDE {
             return Err(ctx.error(format!("image too large to encode as JPEG: {}", img.shape())));
         }

@@ -6,7 +6,7 @@ use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType, C128, C64};
 
-use super::common::{for_rows, image_dims, zeros};
+use super::common::{check_type, for_rows, image_dims, zeros};
 use crate::dispatch::dispatch;
 use crate::{OpContext, OpKernel};
 
@@ -78,9 +78,7 @@ impl Patches {
 impl OpKernel for Patches {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let img = ctx.input(0)?;
-        if img.dtype() != self.dtype {
-            return Err(ctx.error(format!("images is {} but attr T is {}", img.dtype(), self.dtype)));
-        }
+        check_type(ctx, &img, "images", "T", self.dtype)?;
         let dt = self.dtype;
         let t =
             dispatch!(dt, ctx, [f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, bool, C64, C128], |T| self

@@ -8,7 +8,7 @@ use std::io::Cursor;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{check_tensor_alloc, DataType, NodeAttrs, Status, TensorType};
 
-use super::codec::{contents, set_string, Pixels};
+use super::codec::{contents, image_to_encode, set_string, Pixels};
 use crate::array::util::collect_vec;
 use crate::{OpContext, OpKernel};
 
@@ -136,11 +136,7 @@ struct EncodePng {
 
 impl OpKernel for EncodePng {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let img = ctx.input(0)?;
-        if img.rank() != 3 {
-            return Err(ctx.error(format!("image must be 3-dimensional, got shape {}", img.shape())));
-        }
-        let [h, w, c] = [img.dims()[0], img.dims()[1], img.dims()[2]];
+        let (img, [h, w, c]) = image_to_encode(ctx)?;
         if !(1..=4).contains(&c) {
             return Err(ctx.error(format!("image must have 1, 2, 3, or 4 channels, got {c}")));
         }

@@ -6,8 +6,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::common::{
-    as_f32, dtype_attr, float_tensor, for_rows, image_dims, is_real, resize_input, resize_scale, size_input, source,
-    zeros, ResizeAttrs,
+    check_type, dtype_attr, float_tensor, for_rows, image_dims, is_real, resize_input, resize_scale, resize_to_float,
+    size_input, source, zeros, ResizeAttrs,
 };
 use crate::array::util::scratch_vec;
 use crate::dispatch::dispatch;
@@ -46,35 +46,29 @@ struct ResizeBilinear {
 impl OpKernel for ResizeBilinear {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let img = ctx.input(0)?;
-        let [n, ih, iw, c] = resize_input(ctx, &img)?;
-        let (oh, ow) = size_input(ctx, 1, "size")?;
-        let dims = [n, oh, ow, c];
-        let mut out = zeros::<f32>(&dims, DataType::Float)?;
-        if out.is_empty() {
-            // No pixels, so no interpolation tables (whose size input may still be huge).
-            return ctx.set_output(0, Tensor::new(dims.to_vec(), out)?);
-        }
-        let x = as_f32(ctx, &img)?;
-        let (hs, ws) = (resize_scale(ih, oh, self.attrs.align_corners), resize_scale(iw, ow, self.attrs.align_corners));
-        let hp = self.attrs.half_pixel_centers;
-        let (ys, xs) = (lerps(oh, ih, hs, hp)?, lerps(ow, iw, ws, hp)?);
-        for_rows(&mut out, ow * c, |r, row| {
-            let (b, y) = (r / oh, r % oh);
-            let Lerp { lower, upper, lerp: yl } = ys[y];
-            let img_b = &x[b * ih * iw * c..(b + 1) * ih * iw * c];
-            let top = &img_b[lower * iw * c..(lower + 1) * iw * c];
-            let bot = &img_b[upper * iw * c..(upper + 1) * iw * c];
-            for (o, l) in row.chunks_exact_mut(c).zip(&xs) {
-                let (tl, tr) = (&top[l.lower * c..l.lower * c + c], &top[l.upper * c..l.upper * c + c]);
-                let (bl, br) = (&bot[l.lower * c..l.lower * c + c], &bot[l.upper * c..l.upper * c + c]);
-                for k in 0..c {
-                    let t = tl[k] + (tr[k] - tl[k]) * l.lerp;
-                    let bo = bl[k] + (br[k] - bl[k]) * l.lerp;
-                    o[k] = t + (bo - t) * yl;
+        let d = resize_input(ctx, &img)?;
+        let [_, ih, iw, c] = d;
+        resize_to_float(ctx, &img, d, self.attrs.align_corners, |x, (oh, ow), (hs, ws), out| {
+            let hp = self.attrs.half_pixel_centers;
+            let (ys, xs) = (lerps(oh, ih, hs, hp)?, lerps(ow, iw, ws, hp)?);
+            for_rows(out, ow * c, |r, row| {
+                let (b, y) = (r / oh, r % oh);
+                let Lerp { lower, upper, lerp: yl } = ys[y];
+                let img_b = &x[b * ih * iw * c..(b + 1) * ih * iw * c];
+                let top = &img_b[lower * iw * c..(lower + 1) * iw * c];
+                let bot = &img_b[upper * iw * c..(upper + 1) * iw * c];
+                for (o, l) in row.chunks_exact_mut(c).zip(&xs) {
+                    let (tl, tr) = (&top[l.lower * c..l.lower * c + c], &top[l.upper * c..l.upper * c + c]);
+                    let (bl, br) = (&bot[l.lower * c..l.lower * c + c], &bot[l.upper * c..l.upper * c + c]);
+                    for k in 0..c {
+                        let t = tl[k] + (tr[k] - tl[k]) * l.lerp;
+                        let bo = bl[k] + (br[k] - bl[k]) * l.lerp;
+                        o[k] = t + (bo - t) * yl;
+                    }
                 }
-            }
-        });
-        ctx.set_output(0, Tensor::new(dims.to_vec(), out)?)
+            });
+            Ok(())
+        })
     }
 }
 
@@ -174,9 +168,7 @@ impl OpKernel for ResizeBilinearGrad {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let (grads, orig) = (ctx.input(0)?, ctx.input(1)?);
         let (g, o) = grad_dims(ctx, &grads, &orig)?;
-        if orig.dtype() != self.dtype {
-            return Err(ctx.error(format!("original_image is {} but attr T is {}", orig.dtype(), self.dtype)));
-        }
+        check_type(ctx, &orig, "original_image", "T", self.dtype)?;
         let gv = grads.as_slice::<f32>()?;
         let t = match self.dtype {
             DataType::Double => Tensor::new(o.to_vec(), self.run::<f64>(gv, g, o)?)?,
@@ -231,9 +223,7 @@ fn gather_nearest<T: ferroflow_core::TensorType + Copy + Default + Send + Sync>(
 impl OpKernel for ResizeNearest {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let img = ctx.input(0)?;
-        if img.dtype() != self.dtype {
-            return Err(ctx.error(format!("images is {} but attr T is {}", img.dtype(), self.dtype)));
-        }
+        check_type(ctx, &img, "images", "T", self.dtype)?;
         let [n, ih, iw, c] = resize_input(ctx, &img)?;
         let (oh, ow) = size_input(ctx, 1, "size")?;
         ferroflow_core::check_tensor_alloc(&[n, oh, ow, c], self.dtype)?;
@@ -302,9 +292,7 @@ impl ResizeNearestGrad {
 impl OpKernel for ResizeNearestGrad {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let g = ctx.input(0)?;
-        if g.dtype() != self.dtype {
-            return Err(ctx.error(format!("grads is {} but attr T is {}", g.dtype(), self.dtype)));
-        }
+        check_type(ctx, &g, "grads", "T", self.dtype)?;
         let gd = image_dims(ctx, &g, "input")?;
         let s = ctx.input(1)?;
         if s.rank() != 1 || s.num_elements() != 2 {

@@ -2,9 +2,9 @@
 //! footprint covers (legacy coordinates; `align_corners` only changes the scale).
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, Status, Tensor};
+use ferroflow_core::Status;
 
-use super::common::{as_f32, dtype_attr, for_rows, is_real, resize_input, resize_scale, size_input, zeros};
+use super::common::{dtype_attr, for_rows, is_real, resize_input, resize_to_float};
 use crate::array::util::scratch_vec;
 use crate::{OpContext, OpKernel};
 
@@ -53,45 +53,39 @@ struct ResizeArea {
 impl OpKernel for ResizeArea {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let img = ctx.input(0)?;
-        let [n, ih, iw, c] = resize_input(ctx, &img)?;
-        let (oh, ow) = size_input(ctx, 1, "size")?;
-        let dims = [n, oh, ow, c];
-        let mut out = zeros::<f32>(&dims, DataType::Float)?;
-        if out.is_empty() {
-            // No pixels, so no interpolation tables (whose size input may still be huge).
-            return ctx.set_output(0, Tensor::new(dims.to_vec(), out)?);
-        }
-        let x = as_f32(ctx, &img)?;
-        let (hs, ws) = (resize_scale(ih, oh, self.align_corners), resize_scale(iw, ow, self.align_corners));
-        let norm = (1.0f64 / f64::from(hs * ws)) as f32;
-        let (ys, xs) = (spans(oh, hs)?, spans(ow, ws)?);
-        let bound = |v: i64, limit: usize| v.clamp(0, limit as i64 - 1) as usize;
-        let row_len = iw * c;
-        for_rows(&mut out, ow * c, |r, row| {
-            let (b, y) = (r / oh, r % oh);
-            let sy = ys[y];
-            let (a, bb) = (y as f32 * hs, (y + 1) as f32 * hs);
-            row.iter_mut().for_each(|v| *v = 0.0);
-            for i in sy.start..sy.end {
-                let wy = coverage(i, a, bb, hs);
-                let src = &x[(b * ih + bound(i, ih)) * row_len..][..row_len];
-                for (o, sx) in row.chunks_exact_mut(c).zip(&xs) {
-                    let first = &src[bound(sx.start, iw) * c..][..c];
-                    for k in 0..c {
-                        let mut sum = first[k] * sx.first;
-                        if sx.start + 1 != sx.end {
-                            for xi in sx.start + 1..sx.end - 1 {
-                                sum += src[bound(xi, iw) * c + k];
+        let d = resize_input(ctx, &img)?;
+        let [_, ih, iw, c] = d;
+        resize_to_float(ctx, &img, d, self.align_corners, |x, (oh, ow), (hs, ws), out| {
+            let norm = (1.0f64 / f64::from(hs * ws)) as f32;
+            let (ys, xs) = (spans(oh, hs)?, spans(ow, ws)?);
+            let bound = |v: i64, limit: usize| v.clamp(0, limit as i64 - 1) as usize;
+            let row_len = iw * c;
+            for_rows(out, ow * c, |r, row| {
+                let (b, y) = (r / oh, r % oh);
+                let sy = ys[y];
+                let (a, bb) = (y as f32 * hs, (y + 1) as f32 * hs);
+                row.iter_mut().for_each(|v| *v = 0.0);
+                for i in sy.start..sy.end {
+                    let wy = coverage(i, a, bb, hs);
+                    let src = &x[(b * ih + bound(i, ih)) * row_len..][..row_len];
+                    for (o, sx) in row.chunks_exact_mut(c).zip(&xs) {
+                        let first = &src[bound(sx.start, iw) * c..][..c];
+                        for k in 0..c {
+                            let mut sum = first[k] * sx.first;
+                            if sx.start + 1 != sx.end {
+                                for xi in sx.start + 1..sx.end - 1 {
+                                    sum += src[bound(xi, iw) * c + k];
+                                }
+                                sum += src[bound(sx.end - 1, iw) * c + k] * sx.last;
                             }
-                            sum += src[bound(sx.end - 1, iw) * c + k] * sx.last;
+                            o[k] += sum * wy;
                         }
-                        o[k] += sum * wy;
                     }
                 }
-            }
-            row.iter_mut().for_each(|v| *v *= norm);
-        });
-        ctx.set_output(0, Tensor::new(dims.to_vec(), out)?)
+                row.iter_mut().for_each(|v| *v *= norm);
+            });
+            Ok(())
+        })
     }
 }
 

@@ -7,7 +7,9 @@ use std::sync::OnceLock;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
-use super::common::{as_f32, dtype_attr, for_rows, image_dims, is_real, resize_input, resize_scale, size_input, zeros};
+use super::common::{
+    check_type, dtype_attr, for_rows, image_dims, is_real, resize_input, resize_scale, resize_to_float, zeros,
+};
 use super::common::{source, ResizeAttrs};
 use super::resize::{per_image, Acc};
 use crate::array::util::scratch_vec;
@@ -88,37 +90,31 @@ struct ResizeBicubic {
 impl OpKernel for ResizeBicubic {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let img = ctx.input(0)?;
-        let [n, ih, iw, c] = resize_input(ctx, &img)?;
+        let d = resize_input(ctx, &img)?;
+        let [_, ih, iw, c] = d;
         if ih >= 1 << 24 || iw >= 1 << 24 {
             return Err(ctx.error("ResizeBicubic expects an input image with height and width less than 2^24"));
         }
-        let (oh, ow) = size_input(ctx, 1, "size")?;
-        let dims = [n, oh, ow, c];
-        let mut out = zeros::<f32>(&dims, DataType::Float)?;
-        if out.is_empty() {
-            // No pixels, so no interpolation tables (whose size input may still be huge).
-            return ctx.set_output(0, Tensor::new(dims.to_vec(), out)?);
-        }
-        let x = as_f32(ctx, &img)?;
-        let keys = self.attrs.half_pixel_centers;
-        let (hs, ws) = (resize_scale(ih, oh, self.attrs.align_corners), resize_scale(iw, ow, self.attrs.align_corners));
-        let (ys, xs) = (all_taps(oh, ih, hs, keys)?, all_taps(ow, iw, ws, keys)?);
-        let row_len = iw * c;
-        for_rows(&mut out, ow * c, |r, row| {
-            let (b, y) = (r / oh, r % oh);
-            let ty = &ys[y];
-            let rows = ty.index.map(|i| &x[(b * ih + i) * row_len..][..row_len]);
-            for (o, tx) in row.chunks_exact_mut(c).zip(&xs) {
-                for (k, ok) in o.iter_mut().enumerate() {
-                    let col = tx.index.map(|xi| {
-                        let p = xi * c + k;
-                        dot4([rows[0][p], rows[1][p], rows[2][p], rows[3][p]], &ty.weight)
-                    });
-                    *ok = dot4(col, &tx.weight);
+        resize_to_float(ctx, &img, d, self.attrs.align_corners, |x, (oh, ow), (hs, ws), out| {
+            let keys = self.attrs.half_pixel_centers;
+            let (ys, xs) = (all_taps(oh, ih, hs, keys)?, all_taps(ow, iw, ws, keys)?);
+            let row_len = iw * c;
+            for_rows(out, ow * c, |r, row| {
+                let (b, y) = (r / oh, r % oh);
+                let ty = &ys[y];
+                let rows = ty.index.map(|i| &x[(b * ih + i) * row_len..][..row_len]);
+                for (o, tx) in row.chunks_exact_mut(c).zip(&xs) {
+                    for (k, ok) in o.iter_mut().enumerate() {
+                        let col = tx.index.map(|xi| {
+                            let p = xi * c + k;
+                            dot4([rows[0][p], rows[1][p], rows[2][p], rows[3][p]], &ty.weight)
+                        });
+                        *ok = dot4(col, &tx.weight);
+                    }
                 }
-            }
-        });
-        ctx.set_output(0, Tensor::new(dims.to_vec(), out)?)
+            });
+            Ok(())
+        })
     }
 }
 
@@ -175,9 +171,7 @@ impl OpKernel for ResizeBicubicGrad {
         if od[1] == 0 || od[2] == 0 || od[1] > i32::MAX as usize || od[2] > i32::MAX as usize {
             return Err(ctx.error(format!("original dimensions must be positive int32s, got shape {}", orig.shape())));
         }
-        if orig.dtype() != self.dtype {
-            return Err(ctx.error(format!("original_image is {} but attr T is {}", orig.dtype(), self.dtype)));
-        }
+        check_type(ctx, &orig, "original_image", "T", self.dtype)?;
         if od[0] != gd[0] || od[3] != gd[3] {
             return Err(ctx.error(format!(
                 "input_grad {} and original_image {} must have the same batch size and channels",

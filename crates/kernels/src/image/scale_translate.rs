@@ -109,6 +109,22 @@ struct Spans {
     weights: Vec<f32>,
 }
 
+impl Spans {
+    /// Sets `dst` to output `i`'s weighted sum of the `dst.len()`-long runs of `src`
+    /// (`limit` runs in all; taps past the last one are dropped).
+    #[inline]
+    fn blend(&self, i: usize, limit: usize, src: &[f32], dst: &mut [f32]) {
+        let unit = dst.len();
+        dst.iter_mut().for_each(|v| *v = 0.0);
+        let start = self.starts[i];
+        let real = (start + self.size).min(limit).saturating_sub(start);
+        for (j, &w) in self.weights[i * self.size..][..real].iter().enumerate() {
+            let run = &src[(start + j) * unit..][..unit];
+            dst.iter_mut().zip(run).for_each(|(d, &s)| *d += w * s);
+        }
+    }
+}
+
 /// `n` span starts, 0 (a size input sizes them: from the fallible path).
 fn span_starts(n: usize) -> Result<Vec<usize>, Status> {
     let mut v = scratch_vec(n, "span starts")?;
@@ -197,25 +213,13 @@ fn gather(
     for b in 0..n {
         let img = &x[b * ih * row_len..][..ih * row_len];
         for (y, mrow) in mid.chunks_exact_mut(row_len).enumerate() {
-            mrow.iter_mut().for_each(|v| *v = 0.0);
-            let start = rows.starts[y];
-            let real = (start + rows.size).min(ih).saturating_sub(start);
-            for (j, &w) in rows.weights[y * rows.size..][..real].iter().enumerate() {
-                let src = &img[(start + j) * row_len..][..row_len];
-                mrow.iter_mut().zip(src).for_each(|(m, &s)| *m += w * s);
-            }
+            rows.blend(y, ih, img, mrow);
         }
         let o = &mut out[b * oh * ow * c..][..oh * ow * c];
         for (y, orow) in o.chunks_exact_mut(ow * c).enumerate() {
             let mrow = &mid[y * row_len..][..row_len];
             for (xo, px) in orow.chunks_exact_mut(c).enumerate() {
-                px.iter_mut().for_each(|v| *v = 0.0);
-                let start = cols.starts[xo];
-                let real = (start + cols.size).min(iw).saturating_sub(start);
-                for (j, &w) in cols.weights[xo * cols.size..][..real].iter().enumerate() {
-                    let src = &mrow[(start + j) * c..][..c];
-                    px.iter_mut().zip(src).for_each(|(p, &s)| *p += w * s);
-                }
+                cols.blend(xo, iw, mrow, px);
             }
         }
     }

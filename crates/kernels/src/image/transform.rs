@@ -7,7 +7,7 @@ use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use super::common::{dtype_attr, for_rows, image_dims, zeros};
+use super::common::{check_type, dtype_attr, for_rows, image_dims, zeros};
 use crate::dispatch::dispatch;
 use crate::{OpContext, OpKernel};
 
@@ -193,9 +193,7 @@ impl Transform {
 impl OpKernel for Transform {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let img = ctx.input(0)?;
-        if img.dtype() != self.dtype {
-            return Err(ctx.error(format!("images is {} but attr dtype is {}", img.dtype(), self.dtype)));
-        }
+        check_type(ctx, &img, "images", "dtype", self.dtype)?;
         let [n, ..] = image_dims(ctx, &img, "Input images")?;
         let tr = ctx.input(1)?;
         let d = tr.dims();

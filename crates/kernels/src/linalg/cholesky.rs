@@ -7,7 +7,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 use rayon::prelude::*;
 
-use super::{square_batch, PAR_WORK};
+use super::{matrix_input, square_batch, PAR_WORK};
 use crate::array::ext::util::kernel_dtype;
 use crate::dispatch::dispatch;
 use crate::math::elem::Float;
@@ -67,10 +67,7 @@ impl Cholesky {
 
 impl OpKernel for Cholesky {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let x = ctx.input(0)?;
-        if x.dtype() != self.ty {
-            return Err(ctx.error(format!("input is {} but T is {}", x.dtype(), self.ty)));
-        }
+        let x = matrix_input(ctx, self.ty)?;
         dispatch!(self.ty, ctx, [f32, f64], |T| self.run::<T>(ctx, &x))
     }
 }

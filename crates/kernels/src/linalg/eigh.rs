@@ -6,10 +6,10 @@
 //! leaves the signs to its iteration: compare eigenvectors up to sign).
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status};
+use ferroflow_core::{DataType, Status};
 use rayon::prelude::*;
 
-use super::{f64_tensor, square_batch, PAR_WORK};
+use super::{f64_op_type, f64_tensor, jacobi_rotation, matrix_input, square_batch, PAR_WORK};
 use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -34,17 +34,10 @@ fn jacobi(a: &mut [f64], n: usize, mut v: Option<&mut [f64]>) {
         let mut rotated = false;
         for p in 0..n {
             for q in p + 1..n {
-                let apq = a[p * n + q];
-                let (app, aqq) = (a[p * n + p], a[q * n + q]);
-                if apq == 0.0 || apq.abs() <= f64::EPSILON * (app.abs() * aqq.abs()).sqrt() {
+                let Some((c, s)) = jacobi_rotation(a[p * n + p], a[q * n + q], a[p * n + q]) else {
                     continue;
-                }
+                };
                 rotated = true;
-                let theta = (aqq - app) / (2.0 * apq);
-                let sign = if theta >= 0.0 { 1.0 } else { -1.0 };
-                let t = sign / (theta.abs() + 1f64.hypot(theta));
-                let c = 1.0 / 1f64.hypot(t);
-                let s = t * c;
                 rotate_cols(a, n, p, q, c, s);
                 for k in 0..n {
                     let (apk, aqk) = (a[p * n + k], a[q * n + k]);
@@ -114,10 +107,7 @@ struct SelfAdjointEig {
 
 impl OpKernel for SelfAdjointEig {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let x = ctx.input(0)?;
-        if x.dtype() != self.ty {
-            return Err(ctx.error(format!("input is {} but T is {}", x.dtype(), self.ty)));
-        }
+        let x = matrix_input(ctx, self.ty)?;
         let (count, n) = square_batch(ctx, &x, "input")?;
         let vals = x.to_f64_vec()?;
         let one = |b: usize| eigh(&vals[b * n * n..(b + 1) * n * n], n, self.compute_v);
@@ -143,13 +133,7 @@ impl OpKernel for SelfAdjointEig {
 }
 
 fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    let ty = n.attr_type("T")?;
-    if !matches!(ty, DataType::Float | DataType::Double) {
-        return Err(Status::unimplemented(format!(
-            "node '{}': SelfAdjointEigV2 of {ty} is not yet supported by ferroflow (float32 and float64 are)",
-            n.name
-        )));
-    }
+    let ty = f64_op_type(n, "SelfAdjointEigV2")?;
     Ok(Box::new(SelfAdjointEig { ty, compute_v: super::bool_attr(n, "compute_v", true)? }))
 }
 

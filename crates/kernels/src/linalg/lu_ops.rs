@@ -6,7 +6,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
 use super::lu::{transposed, Lu};
-use super::{square_batch, PAR_WORK};
+use super::{matrix_input, square_batch, PAR_WORK};
 use crate::array::ext::util::kernel_dtype;
 use crate::dispatch::dispatch;
 use crate::math::elem::Float;
@@ -83,39 +83,11 @@ impl LuOp {
                 ctx.set_output(0, Tensor::new(batch.clone(), sign)?)?;
                 ctx.set_output(1, Tensor::new(batch, log)?)
             }
-            Kind::Inverse => {
-                let singular = std::sync::atomic::AtomicBool::new(false);
-                let out = per_matrix(xs, count, n, n * n, |_, m, o| {
-                    let f = lu(m);
-                    if f.min_abs_pivot() == T::ZERO {
-                        singular.store(true, std::sync::atomic::Ordering::Relaxed);
-                        return;
-                    }
-                    for i in 0..n {
-                        o[i * n + i] = T::ONE;
-                    }
-                    f.solve(o, n);
-                })?;
-                if singular.into_inner() {
-                    return Err(ctx.error("Input is not invertible."));
-                }
-                ctx.set_output(0, Tensor::new(x.shape().clone(), out)?)
-            }
-            Kind::Solve => {
-                let rhs = ctx.input(1)?;
-                let r = rhs.rank();
-                if r != x.rank() || rhs.dims()[..r - 2] != x.dims()[..x.rank() - 2] || rhs.dims()[r - 2] != n {
-                    return Err(ctx.error(format!(
-                        "Input matrix and right-hand side must have the same batch dimensions and number of rows, got {} and {}",
-                        x.shape(),
-                        rhs.shape()
-                    )));
-                }
-                if rhs.dtype() != x.dtype() {
-                    return Err(ctx.error(format!("rhs is {} but matrix is {}", rhs.dtype(), x.dtype())));
-                }
-                let k = rhs.dims()[r - 1];
-                let bs = rhs.as_slice::<T>()?;
+            Kind::Inverse | Kind::Solve => {
+                // A⁻¹ solves A·X = I.
+                let rhs = if self.kind == Kind::Solve { Some(solve_rhs(ctx, x, n)?) } else { None };
+                let k = rhs.as_ref().map_or(n, |r| r.dims()[r.rank() - 1]);
+                let bs = rhs.as_ref().map(|r| r.as_slice::<T>()).transpose()?;
                 let singular = std::sync::atomic::AtomicBool::new(false);
                 let out = per_matrix(xs, count, n, n * k, |b, m, o| {
                     let f = lu(m);
@@ -123,24 +95,44 @@ impl LuOp {
                         singular.store(true, std::sync::atomic::Ordering::Relaxed);
                         return;
                     }
-                    o.copy_from_slice(&bs[b * n * k..(b + 1) * n * k]);
+                    match bs {
+                        Some(bs) => o.copy_from_slice(&bs[b * n * k..(b + 1) * n * k]),
+                        None => (0..n).for_each(|i| o[i * n + i] = T::ONE),
+                    }
                     f.solve(o, k);
                 })?;
                 if singular.into_inner() {
-                    return Err(ctx.error("Input matrix is not invertible."));
+                    let what = if rhs.is_some() { "Input matrix" } else { "Input" };
+                    return Err(ctx.error(format!("{what} is not invertible.")));
                 }
-                ctx.set_output(0, Tensor::new(rhs.shape().clone(), out)?)
+                let shape = rhs.as_ref().unwrap_or(x).shape().clone();
+                ctx.set_output(0, Tensor::new(shape, out)?)
             }
         }
     }
 }
 
+/// MatrixSolve's right-hand side (input 1) for the matrices `x` of `n` rows: the same
+/// batch dimensions and type.
+fn solve_rhs(ctx: &OpContext, x: &Tensor, n: usize) -> Result<Tensor, Status> {
+    let rhs = ctx.input(1)?;
+    let r = rhs.rank();
+    if r != x.rank() || rhs.dims()[..r - 2] != x.dims()[..x.rank() - 2] || rhs.dims()[r - 2] != n {
+        return Err(ctx.error(format!(
+            "Input matrix and right-hand side must have the same batch dimensions and number of rows, got {} and {}",
+            x.shape(),
+            rhs.shape()
+        )));
+    }
+    if rhs.dtype() != x.dtype() {
+        return Err(ctx.error(format!("rhs is {} but matrix is {}", rhs.dtype(), x.dtype())));
+    }
+    Ok(rhs)
+}
+
 impl OpKernel for LuOp {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let x = ctx.input(0)?;
-        if x.dtype() != self.ty {
-            return Err(ctx.error(format!("input is {} but T is {}", x.dtype(), self.ty)));
-        }
+        let x = matrix_input(ctx, self.ty)?;
         dispatch!(self.ty, ctx, [f32, f64], |T| self.run::<T>(ctx, &x))
     }
 }

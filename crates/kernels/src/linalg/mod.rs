@@ -35,6 +35,28 @@ pub(crate) fn square_batch(ctx: &OpContext, x: &Tensor, what: &str) -> Result<(u
     Ok((x.dims()[..r - 2].iter().product(), n))
 }
 
+/// Input 0, which must be of the kernel's type `ty` (attr `T`).
+pub(crate) fn matrix_input(ctx: &OpContext, ty: DataType) -> Result<Tensor, Status> {
+    let x = ctx.input(0)?;
+    if x.dtype() != ty {
+        return Err(ctx.error(format!("input is {} but T is {ty}", x.dtype())));
+    }
+    Ok(x)
+}
+
+/// The Jacobi rotation `(cos, sin)` that zeroes the off-diagonal `apq` of the symmetric
+/// 2×2 matrix `[[app, apq], [apq, aqq]]`; `None` when `apq` is already negligible.
+pub(crate) fn jacobi_rotation(app: f64, aqq: f64, apq: f64) -> Option<(f64, f64)> {
+    if apq == 0.0 || apq.abs() <= f64::EPSILON * (app.abs() * aqq.abs()).sqrt() {
+        return None;
+    }
+    let theta = (aqq - app) / (2.0 * apq);
+    let sign = if theta >= 0.0 { 1.0 } else { -1.0 };
+    let t = sign / (theta.abs() + 1f64.hypot(theta));
+    let c = 1.0 / 1f64.hypot(t);
+    Some((c, t * c))
+}
+
 /// Elements of the work above which batches of matrices are processed in parallel.
 pub(crate) const PAR_WORK: usize = 1 << 16;
 
@@ -45,6 +67,19 @@ pub(crate) fn bool_attr(n: &NodeDef, name: &str, default: bool) -> Result<bool, 
     } else {
         Ok(default)
     }
+}
+
+/// Attr `T` of the `op` kernels that compute in float64: float32 or float64 (others are
+/// not supported).
+pub(crate) fn f64_op_type(n: &NodeDef, op: &str) -> Result<DataType, Status> {
+    let ty = n.attr_type("T")?;
+    if !matches!(ty, DataType::Float | DataType::Double) {
+        return Err(Status::unimplemented(format!(
+            "node '{}': {op} of {ty} is not yet supported by ferroflow (float32 and float64 are)",
+            n.name
+        )));
+    }
+    Ok(ty)
 }
 
 /// A result computed in float64 as a tensor of `dt` (float32 or float64).

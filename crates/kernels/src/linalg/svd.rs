@@ -7,10 +7,10 @@
 //! the signs to its iteration: compare singular vectors up to sign).
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status};
+use ferroflow_core::{DataType, Status};
 use rayon::prelude::*;
 
-use super::{bool_attr, f64_tensor, PAR_WORK};
+use super::{bool_attr, f64_op_type, f64_tensor, jacobi_rotation, matrix_input, PAR_WORK};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Sweeps after which Jacobi stops even if a pair was still above the threshold.
@@ -39,16 +39,10 @@ fn jacobi(g: &mut [f64], r: usize, k: usize, mut v: Option<&mut [f64]>) {
         for p in 0..k {
             for q in p + 1..k {
                 let (gp, gq) = (&g[p * r..(p + 1) * r], &g[q * r..(q + 1) * r]);
-                let (alpha, beta, gamma) = (dot(gp, gp), dot(gq, gq), dot(gp, gq));
-                if gamma == 0.0 || gamma.abs() <= f64::EPSILON * (alpha * beta).sqrt() {
+                let Some((c, s)) = jacobi_rotation(dot(gp, gp), dot(gq, gq), dot(gp, gq)) else {
                     continue;
-                }
+                };
                 rotated = true;
-                let zeta = (beta - alpha) / (2.0 * gamma);
-                let sign = if zeta >= 0.0 { 1.0 } else { -1.0 };
-                let t = sign / (zeta.abs() + 1f64.hypot(zeta));
-                let c = 1.0 / 1f64.hypot(t);
-                let s = t * c;
                 rotate(g, r, p, q, c, s);
                 if let Some(v) = v.as_deref_mut() {
                     rotate(v, k, p, q, c, s);
@@ -162,10 +156,7 @@ struct Svd {
 
 impl OpKernel for Svd {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let x = ctx.input(0)?;
-        if x.dtype() != self.ty {
-            return Err(ctx.error(format!("input is {} but T is {}", x.dtype(), self.ty)));
-        }
+        let x = matrix_input(ctx, self.ty)?;
         let rank = x.rank();
         if rank < 2 {
             return Err(ctx.error(format!("input must have rank >= 2, got {rank}")));
@@ -210,13 +201,7 @@ impl OpKernel for Svd {
 }
 
 fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    let ty = n.attr_type("T")?;
-    if !matches!(ty, DataType::Float | DataType::Double) {
-        return Err(Status::unimplemented(format!(
-            "node '{}': Svd of {ty} is not yet supported by ferroflow (float32 and float64 are)",
-            n.name
-        )));
-    }
+    let ty = f64_op_type(n, "Svd")?;
     Ok(Box::new(Svd { ty, compute_uv: bool_attr(n, "compute_uv", true)?, full: bool_attr(n, "full_matrices", false)? }))
 }
 

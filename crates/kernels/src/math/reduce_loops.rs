@@ -23,54 +23,33 @@ pub trait Reducer<T: Num>: Copy + Send + Sync + 'static {
     fn combine(a: T, b: T) -> T;
 }
 
-/// Sum.
-#[derive(Clone, Copy)]
-pub struct SumR;
-/// Product.
-#[derive(Clone, Copy)]
-pub struct ProdR;
-/// Maximum (NaN propagates).
-#[derive(Clone, Copy)]
-pub struct MaxR;
-/// Minimum (NaN propagates).
-#[derive(Clone, Copy)]
-pub struct MinR;
+/// Defines each reducer `$r` (documented by `$doc`) with identity `T::$init` and
+/// combining function `Num::$op`.
+macro_rules! reducers {
+    ($($doc:literal $r:ident: $init:ident, $op:ident;)*) => {
+        $(
+            #[doc = $doc]
+            #[derive(Clone, Copy)]
+            pub struct $r;
 
-impl<T: Num> Reducer<T> for SumR {
-    fn init() -> T {
-        T::ZERO
-    }
-    #[inline(always)]
-    fn combine(a: T, b: T) -> T {
-        a.add(b)
-    }
+            impl<T: Num> Reducer<T> for $r {
+                fn init() -> T {
+                    T::$init
+                }
+                #[inline(always)]
+                fn combine(a: T, b: T) -> T {
+                    a.$op(b)
+                }
+            }
+        )*
+    };
 }
-impl<T: Num> Reducer<T> for ProdR {
-    fn init() -> T {
-        T::ONE
-    }
-    #[inline(always)]
-    fn combine(a: T, b: T) -> T {
-        a.mul(b)
-    }
-}
-impl<T: Num> Reducer<T> for MaxR {
-    fn init() -> T {
-        T::MAX_INIT
-    }
-    #[inline(always)]
-    fn combine(a: T, b: T) -> T {
-        a.tf_max(b)
-    }
-}
-impl<T: Num> Reducer<T> for MinR {
-    fn init() -> T {
-        T::MIN_INIT
-    }
-    #[inline(always)]
-    fn combine(a: T, b: T) -> T {
-        a.tf_min(b)
-    }
+
+reducers! {
+    "Sum." SumR: ZERO, add;
+    "Product." ProdR: ONE, mul;
+    "Maximum (NaN propagates)." MaxR: MAX_INIT, tf_max;
+    "Minimum (NaN propagates)." MinR: MIN_INIT, tf_min;
 }
 
 /// Reduces a short slice with independent lane accumulators.

@@ -70,8 +70,10 @@ pub(crate) trait Sf: Float + TensorType {
     }
 }
 
+/// Implements [`Sf`] for `$t`: the standard-library functions, then `libm`'s (or
+/// ferroflow's) function for each remaining method.
 macro_rules! sf {
-    ($t:ty, $suffix:ident) => {
+    ($t:ty { $($name:ident: $fun:path),* }, next_after: $next:path) => {
         impl Sf for $t {
             #[inline(always)]
             fn from64(v: f64) -> Self {
@@ -81,65 +83,24 @@ macro_rules! sf {
             fn to64(self) -> f64 {
                 self as f64
             }
-            #[inline(always)]
-            fn sin(self) -> Self {
-                <$t>::sin(self)
+            crate::real::forward_inherent! { $t:
+                sin() -> Self;
+                cos() -> Self;
+                tan() -> Self;
+                asin() -> Self;
+                acos() -> Self;
+                atan() -> Self;
+                sinh() -> Self;
+                cosh() -> Self;
+                atan2(x) -> Self;
             }
-            #[inline(always)]
-            fn cos(self) -> Self {
-                <$t>::cos(self)
-            }
-            #[inline(always)]
-            fn tan(self) -> Self {
-                <$t>::tan(self)
-            }
-            #[inline(always)]
-            fn asin(self) -> Self {
-                <$t>::asin(self)
-            }
-            #[inline(always)]
-            fn acos(self) -> Self {
-                <$t>::acos(self)
-            }
-            #[inline(always)]
-            fn atan(self) -> Self {
-                <$t>::atan(self)
-            }
-            #[inline(always)]
-            fn sinh(self) -> Self {
-                <$t>::sinh(self)
-            }
-            #[inline(always)]
-            fn cosh(self) -> Self {
-                <$t>::cosh(self)
-            }
-            fn asinh(self) -> Self {
-                paste_libm!($suffix, asinh)(self)
-            }
-            fn acosh(self) -> Self {
-                paste_libm!($suffix, acosh)(self)
-            }
-            fn atanh(self) -> Self {
-                paste_libm!($suffix, atanh)(self)
-            }
-            fn expm1(self) -> Self {
-                paste_libm!($suffix, expm1)(self)
-            }
-            fn erf(self) -> Self {
-                paste_libm!($suffix, erf)(self)
-            }
-            fn erfc(self) -> Self {
-                paste_libm!($suffix, erfc)(self)
-            }
-            fn erfinv(self) -> Self {
-                paste_libm!($suffix, erfinv)(self)
-            }
-            #[inline(always)]
-            fn atan2(self, x: Self) -> Self {
-                <$t>::atan2(self, x)
-            }
+            $(
+                fn $name(self) -> Self {
+                    $fun(self)
+                }
+            )*
             fn next_after(self, to: Self) -> Self {
-                paste_libm!($suffix, nextafter)(self, to)
+                $next(self, to)
             }
             #[inline(always)]
             fn is_inf(self) -> bool {
@@ -159,59 +120,14 @@ fn erf_f64(x: f64) -> f64 {
     }
 }
 
-/// `libm`'s function `f` for f64 (`d`) or its `f`-suffixed f32 version (`s`).
-macro_rules! paste_libm {
-    (d, asinh) => {
-        libm::asinh
-    };
-    (d, acosh) => {
-        libm::acosh
-    };
-    (d, atanh) => {
-        libm::atanh
-    };
-    (d, expm1) => {
-        libm::expm1
-    };
-    (d, erf) => {
-        erf_f64
-    };
-    (d, erfinv) => {
-        erfinv_f64
-    };
-    (s, erfinv) => {
-        erfinv_f32
-    };
-    (d, erfc) => {
-        libm::erfc
-    };
-    (d, nextafter) => {
-        libm::nextafter
-    };
-    (s, asinh) => {
-        libm::asinhf
-    };
-    (s, acosh) => {
-        libm::acoshf
-    };
-    (s, atanh) => {
-        libm::atanhf
-    };
-    (s, expm1) => {
-        libm::expm1f
-    };
-    (s, erf) => {
-        libm::erff
-    };
-    (s, erfc) => {
-        libm::erfcf
-    };
-    (s, nextafter) => {
-        libm::nextafterf
-    };
-}
-sf!(f32, s);
-sf!(f64, d);
+sf!(f32 {
+    asinh: libm::asinhf, acosh: libm::acoshf, atanh: libm::atanhf, expm1: libm::expm1f,
+    erf: libm::erff, erfc: libm::erfcf, erfinv: erfinv_f32
+}, next_after: libm::nextafterf);
+sf!(f64 {
+    asinh: libm::asinh, acosh: libm::acosh, atanh: libm::atanh, expm1: libm::expm1,
+    erf: erf_f64, erfc: libm::erfc, erfinv: erfinv_f64
+}, next_after: libm::nextafter);
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Fun {
@@ -284,83 +200,22 @@ macro_rules! narrow {
 /// Runs `$body` with `$f` bound to the function item of `$op` for the float type `$T`.
 macro_rules! with_fun {
     ($op:expr, $T:ty, |$f:ident| $body:expr) => {
+        with_fun!(@arms $op, |$f| $body, [
+            Expm1 => <$T as Sf>::expm1, Sin => <$T as Sf>::sin, Cos => <$T as Sf>::cos,
+            Tan => <$T as Sf>::tan, Asin => <$T as Sf>::asin, Acos => <$T as Sf>::acos,
+            Atan => <$T as Sf>::atan, Sinh => <$T as Sf>::sinh, Cosh => <$T as Sf>::cosh,
+            Asinh => <$T as Sf>::asinh, Acosh => <$T as Sf>::acosh, Atanh => <$T as Sf>::atanh,
+            Erf => <$T as Sf>::erf, Erfc => <$T as Sf>::erfc, Erfinv => erfinv::<$T>,
+            Ndtri => ndtri::<$T>, Lgamma => lgamma::<$T>, Digamma => digamma::<$T>,
+            Rint => <$T as Float>::round_even
+        ])
+    };
+    (@arms $op:expr, |$f:ident| $body:expr, [$($v:ident => $fun:expr),*]) => {
         match $op {
-            Fun::Expm1 => {
-                let $f = <$T as Sf>::expm1;
+            $(Fun::$v => {
+                let $f = $fun;
                 $body
-            }
-            Fun::Sin => {
-                let $f = <$T as Sf>::sin;
-                $body
-            }
-            Fun::Cos => {
-                let $f = <$T as Sf>::cos;
-                $body
-            }
-            Fun::Tan => {
-                let $f = <$T as Sf>::tan;
-                $body
-            }
-            Fun::Asin => {
-                let $f = <$T as Sf>::asin;
-                $body
-            }
-            Fun::Acos => {
-                let $f = <$T as Sf>::acos;
-                $body
-            }
-            Fun::Atan => {
-                let $f = <$T as Sf>::atan;
-                $body
-            }
-            Fun::Sinh => {
-                let $f = <$T as Sf>::sinh;
-                $body
-            }
-            Fun::Cosh => {
-                let $f = <$T as Sf>::cosh;
-                $body
-            }
-            Fun::Asinh => {
-                let $f = <$T as Sf>::asinh;
-                $body
-            }
-            Fun::Acosh => {
-                let $f = <$T as Sf>::acosh;
-                $body
-            }
-            Fun::Atanh => {
-                let $f = <$T as Sf>::atanh;
-                $body
-            }
-            Fun::Erf => {
-                let $f = <$T as Sf>::erf;
-                $body
-            }
-            Fun::Erfc => {
-                let $f = <$T as Sf>::erfc;
-                $body
-            }
-            Fun::Erfinv => {
-                let $f = erfinv::<$T>;
-                $body
-            }
-            Fun::Ndtri => {
-                let $f = ndtri::<$T>;
-                $body
-            }
-            Fun::Lgamma => {
-                let $f = lgamma::<$T>;
-                $body
-            }
-            Fun::Digamma => {
-                let $f = digamma::<$T>;
-                $body
-            }
-            Fun::Rint => {
-                let $f = <$T as Float>::round_even;
-                $body
-            }
+            })*
             Fun::IsNan | Fun::IsInf | Fun::IsFinite | Fun::Invert => unreachable!("not a float function"),
         }
     };

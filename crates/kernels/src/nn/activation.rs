@@ -8,7 +8,7 @@ use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, TensorType};
 
-use super::common::for_chunks;
+use super::common::{for_chunks, zip_in_place};
 use crate::array::util::unshared_mut;
 use crate::math::elem::Float;
 use crate::{OpContext, OpKernel};
@@ -129,12 +129,7 @@ where
     }
     let f = other.as_slice::<S>().map_err(|e| ctx.error(e.message))?;
     x.as_slice::<S>().map_err(|e| ctx.error(e.message))?;
-    for_chunks(unshared_mut::<S>(&mut x)?, 1, |off, c| {
-        let n = c.len();
-        for (v, &w) in c.iter_mut().zip(&f[off..off + n]) {
-            *v = down(backward(kind, up(*v), up(w), &k));
-        }
-    });
+    zip_in_place(&mut x, f, |v, w| down(backward(kind, up(v), up(w), &k)))?;
     ctx.set_output(0, x)
 }
 

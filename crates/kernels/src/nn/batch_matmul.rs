@@ -5,7 +5,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{check_dtype, dims_str, unsupported_type};
+use super::common::{check_dtype, dims_str};
+use super::common::{type_attr, REALS};
 use super::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
 use crate::{OpContext, OpKernel};
 
@@ -16,10 +17,7 @@ struct BatchMatMul {
 }
 
 pub(crate) fn batch_matmul_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double | DataType::Int32 | DataType::Int64) {
-        return Err(unsupported_type(node, dtype));
-    }
+    let dtype = type_attr(node, REALS)?;
     Ok(Box::new(BatchMatMul { adj_x: node.attr_bool("adj_x")?, adj_y: node.attr_bool("adj_y")?, dtype }))
 }
 

@@ -18,7 +18,8 @@ use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::{DataType, NodeAttrs, Status, Storage, Tensor};
 use rayon::prelude::*;
 
-use super::common::{dims_str, for_chunks, unsupported_type};
+use super::common::type_attr;
+use super::common::{dims_str, for_chunks};
 use crate::{OpContext, OpKernel};
 
 /// Rows (channel-last) per rayon task of the reductions.
@@ -215,10 +216,7 @@ pub(crate) struct BnAttrs {
 impl BnAttrs {
     /// Parses `T` (float, half, bfloat16), `U` (float), `epsilon`, `is_training`, `data_format`.
     pub fn parse(node: &NodeDef) -> Result<BnAttrs, Status> {
-        let dtype = node.attr_type("T")?;
-        if !matches!(dtype, DataType::Float | DataType::Half | DataType::BFloat16) {
-            return Err(unsupported_type(node, dtype));
-        }
+        let dtype = type_attr(node, &[DataType::Float, DataType::Half, DataType::BFloat16])?;
         if node.has_attr("U") {
             let u = node.attr_type("U")?;
             if u != DataType::Float {

@@ -6,7 +6,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{check_inputs, for_chunks, unsupported_type, PAR_MIN};
+use super::common::{check_inputs, for_chunks, PAR_MIN};
+use super::common::{type_attr, REALS};
 use crate::math::elem::Num;
 use crate::{OpContext, OpKernel};
 
@@ -27,21 +28,13 @@ fn nchw_attr(node: &NodeDef) -> Result<bool, Status> {
     }
 }
 
-fn check_type(node: &NodeDef) -> Result<DataType, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double | DataType::Int32 | DataType::Int64) {
-        return Err(unsupported_type(node, dtype));
-    }
-    Ok(dtype)
-}
-
 struct BiasAdd {
     nchw: bool,
     dtype: DataType,
 }
 
 pub(crate) fn bias_add_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(BiasAdd { nchw: nchw_attr(node)?, dtype: check_type(node)? }))
+    Ok(Box::new(BiasAdd { nchw: nchw_attr(node)?, dtype: type_attr(node, REALS)? }))
 }
 
 impl BiasAdd {
@@ -97,7 +90,7 @@ struct BiasAddGrad {
 }
 
 pub(crate) fn bias_add_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(BiasAddGrad { nchw: nchw_attr(node)?, dtype: check_type(node)? }))
+    Ok(Box::new(BiasAddGrad { nchw: nchw_attr(node)?, dtype: type_attr(node, REALS)? }))
 }
 
 /// Sums a row-major [outer, c, inner] block over outer and inner into `acc` (len c).

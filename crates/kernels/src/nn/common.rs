@@ -2,7 +2,9 @@
 //! TensorFlow's windowed-output-size arithmetic.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status};
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
+
+use crate::array::util::unshared_mut;
 
 /// Element count above which elementwise kernels split their work over the rayon pool.
 pub(crate) const PAR_MIN: usize = 32 * 1024;
@@ -18,6 +20,26 @@ pub(crate) fn unimplemented(node: &NodeDef, msg: impl std::fmt::Display) -> Stat
 /// The error for a dtype a kernel does not handle.
 pub(crate) fn unsupported_type(node: &NodeDef, dt: DataType) -> Status {
     unimplemented(node, format!("no CPU kernel for T={dt}"))
+}
+
+/// float and double: the types of the float kernels.
+pub(crate) const FLOATS: &[DataType] = &[DataType::Float, DataType::Double];
+
+/// float, double, int32 and int64.
+pub(crate) const REALS: &[DataType] = &[DataType::Float, DataType::Double, DataType::Int32, DataType::Int64];
+
+/// Attr `T` of `node`, which must be one of `allowed`.
+pub(crate) fn type_attr(node: &NodeDef, allowed: &[DataType]) -> Result<DataType, Status> {
+    let dtype = node.attr_type("T")?;
+    if !allowed.contains(&dtype) {
+        return Err(unsupported_type(node, dtype));
+    }
+    Ok(dtype)
+}
+
+/// Attr `T` of a float kernel (float or double).
+pub(crate) fn float_type(node: &NodeDef) -> Result<DataType, Status> {
+    type_attr(node, FLOATS)
 }
 
 /// Checks that a tensor has the dtype the kernel was built for.
@@ -42,6 +64,24 @@ macro_rules! float_kernel {
     };
 }
 pub(crate) use float_kernel;
+
+/// Declares the kernel struct `$kernel` (its `attrs` of type `$attrs` and its `dtype`) and
+/// its factory `$factory`, which parses them with `$attrs::parse(node)` and [`float_type`].
+macro_rules! attrs_kernel {
+    ($kernel:ident, $attrs:ident, $factory:ident) => {
+        struct $kernel {
+            attrs: $attrs,
+            dtype: ferroflow_core::DataType,
+        }
+
+        pub(crate) fn $factory(
+            node: &ferroflow_core::proto::NodeDef,
+        ) -> Result<Box<dyn $crate::OpKernel>, ferroflow_core::Status> {
+            Ok(Box::new($kernel { attrs: $attrs::parse(node)?, dtype: $crate::nn::common::float_type(node)? }))
+        }
+    };
+}
+pub(crate) use attrs_kernel;
 
 /// Checks that each input `(index, name)` has the dtype the kernel was built for.
 pub(crate) fn check_inputs(ctx: &crate::OpContext, want: DataType, inputs: &[(usize, &str)]) -> Result<(), Status> {
@@ -203,6 +243,22 @@ impl Window {
 pub(crate) fn dims_str(d: &[usize]) -> String {
     let v: Vec<String> = d.iter().map(|x| x.to_string()).collect();
     format!("[{}]", v.join(","))
+}
+
+/// Sets each element `v` of the tensor `x` (copied first when shared) to `f(v, w)`, with
+/// `w` the element of `other` at the same index, in chunks as [`for_chunks`].
+pub(crate) fn zip_in_place<A, B>(x: &mut Tensor, other: &[B], f: impl Fn(A, B) -> A + Sync) -> Result<(), Status>
+where
+    A: TensorType + Copy + Send,
+    B: Copy + Sync,
+{
+    for_chunks(unshared_mut::<A>(x)?, 1, |off, c| {
+        let n = c.len();
+        for (v, &w) in c.iter_mut().zip(&other[off..off + n]) {
+            *v = f(*v, w);
+        }
+    });
+    Ok(())
 }
 
 /// Runs `f` on chunks of `data` (in parallel when `data` is large). `f` gets the chunk's

@@ -7,9 +7,9 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
+use super::common::type_attr;
 use super::common::{
-    check_dtype, dims_str, padding_attr, require_nhwc, require_unit_dilations, spatial_attr, unsupported_type, Padding,
-    Window,
+    check_dtype, dims_str, padding_attr, require_nhwc, require_unit_dilations, spatial_attr, Padding, Window,
 };
 use super::conv_direct::{direct_applies, DirectScalar};
 use super::conv_groups;
@@ -132,10 +132,7 @@ struct Conv2D {
 }
 
 pub(crate) fn conv2d_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double | DataType::Int32) {
-        return Err(unsupported_type(node, dtype));
-    }
+    let dtype = type_attr(node, &[DataType::Float, DataType::Double, DataType::Int32])?;
     Ok(Box::new(Conv2D { attrs: ConvAttrs::parse(node)?, dtype }))
 }
 

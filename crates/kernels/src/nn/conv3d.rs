@@ -8,7 +8,8 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use super::common::{dims_str, unsupported_type, Window};
+use super::common::float_type;
+use super::common::{dims_str, Window};
 use super::conv::ConvScalar;
 use super::conv_backprop::{conv2d_backprop_filter, conv2d_backprop_input};
 use super::conv_direct::DirectScalar;
@@ -111,14 +112,6 @@ pub(crate) fn conv3d_backprop_filter<T: ConvScalar + DirectScalar>(
         }
     }
     Ok(df)
-}
-
-fn float_type(node: &NodeDef) -> Result<DataType, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double) {
-        return Err(unsupported_type(node, dtype));
-    }
-    Ok(dtype)
 }
 
 /// Checks that `dy` has the shape the forward convolution gives.

@@ -2,12 +2,11 @@
 //! image per rayon task) and `Conv2DBackpropFilter` (`Σ patchesᵀ · dy`, one partial sum per
 //! thread over blocks of rows that stay in cache).
 
-use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use ferroflow_core::{DataType, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::float_kernel;
-use super::common::{dims_str, unsupported_type};
+use super::common::dims_str;
+use super::common::{attrs_kernel, float_kernel};
 use super::conv::{ConvAttrs, BLOCK_BYTES};
 use super::conv_direct::DirectScalar;
 use super::conv_groups;
@@ -18,7 +17,7 @@ use super::depthwise_simd::DwScalar;
 const INPUT_BLOCK_BYTES: usize = 1024 * 1024;
 use super::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
 use super::im2col::{col2im_add, im2col, ConvGeom};
-use crate::{OpContext, OpKernel};
+use crate::OpContext;
 
 /// Reads a shape given as a 1-D int32 tensor (`input_sizes`, `filter_sizes`).
 fn sizes(ctx: &OpContext, t: &Tensor, label: &str, what: &str) -> Result<Vec<usize>, Status> {
@@ -70,14 +69,6 @@ fn check_out_backprop(
         }
     }
     Ok(())
-}
-
-fn float_type(node: &NodeDef) -> Result<DataType, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double) {
-        return Err(unsupported_type(node, dtype));
-    }
-    Ok(dtype)
 }
 
 /// `dx` (zeroed, `n·h·w·c`) = col2im(dy[rows × oc] · filter[K × oc]ᵀ): at stride 1 the
@@ -234,14 +225,7 @@ fn transposed(g: &ConvGeom) -> Option<ConvGeom> {
     Some(ConvGeom { n: g.n, c: g.oc, oc: g.c, y: g.y.turned()?, x: g.x.turned()? })
 }
 
-struct BackpropInput {
-    attrs: ConvAttrs,
-    dtype: DataType,
-}
-
-pub(crate) fn backprop_input_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(BackpropInput { attrs: ConvAttrs::parse(node)?, dtype: float_type(node)? }))
-}
+attrs_kernel!(BackpropInput, ConvAttrs, backprop_input_factory);
 
 const INPUT_LABEL: &str = "Conv2DBackpropInput: ";
 const FILTER_LABEL: &str = "Conv2DBackpropFilter: ";
@@ -280,14 +264,7 @@ impl BackpropInput {
 
 float_kernel!(BackpropInput, [(1, "filter"), (2, "out_backprop")]);
 
-struct BackpropFilter {
-    attrs: ConvAttrs,
-    dtype: DataType,
-}
-
-pub(crate) fn backprop_filter_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(BackpropFilter { attrs: ConvAttrs::parse(node)?, dtype: float_type(node)? }))
-}
+attrs_kernel!(BackpropFilter, ConvAttrs, backprop_filter_factory);
 
 impl BackpropFilter {
     fn run<T: GemmScalar + DirectScalar + DwScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {

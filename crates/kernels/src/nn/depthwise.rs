@@ -6,13 +6,13 @@
 //! [`DwAttrs`] and [`DwGeom`] are shared with the two backprop kernels.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use ferroflow_core::{NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{dims_str, float_kernel, unimplemented, unsupported_type, Window};
+use super::common::{attrs_kernel, dims_str, float_kernel, unimplemented, Window};
 use super::depthwise_simd::DwScalar;
 use crate::real::Real;
-use crate::{OpContext, OpKernel};
+use crate::OpContext;
 
 /// Multiply-adds per rayon task (below this a layer runs on one thread).
 const TASK_WORK: usize = 64 * 1024;
@@ -251,23 +251,7 @@ pub(crate) fn depthwise_forward_portable<T: Real>(g: &DwGeom, input: &[T], filte
     }
 }
 
-/// The dtype of a depthwise node (float or double).
-pub(crate) fn dw_dtype(node: &NodeDef) -> Result<DataType, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double) {
-        return Err(unsupported_type(node, dtype));
-    }
-    Ok(dtype)
-}
-
-struct DepthwiseConv2dNative {
-    attrs: DwAttrs,
-    dtype: DataType,
-}
-
-pub(crate) fn depthwise_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(DepthwiseConv2dNative { attrs: DwAttrs::parse(node)?, dtype: dw_dtype(node)? }))
-}
+attrs_kernel!(DepthwiseConv2dNative, DwAttrs, depthwise_factory);
 
 impl DepthwiseConv2dNative {
     fn run<T: DwScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {

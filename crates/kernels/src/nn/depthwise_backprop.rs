@@ -5,16 +5,15 @@
 //! `input pixel × output gradient` per filter tap in one private filter-sized buffer per
 //! task of output rows, then sums the buffers.
 
-use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{dims_str, float_kernel};
-use super::depthwise::{dw_dtype, mul_acc, DwAttrs, DwGeom};
+use super::common::{attrs_kernel, dims_str, float_kernel};
+use super::depthwise::{mul_acc, DwAttrs, DwGeom};
 use super::depthwise_simd::DwScalar;
 use super::pool::shape_input;
 use crate::real::Real;
-use crate::{OpContext, OpKernel};
+use crate::OpContext;
 
 /// The kernel offsets `k` and output positions `o` with `o * stride + k - pad == i`.
 #[inline(always)]
@@ -190,14 +189,7 @@ fn sizes(ctx: &OpContext, i: usize, what: &str, label: &str, dtype: DataType) ->
     Ok(dims)
 }
 
-struct BackpropInput {
-    attrs: DwAttrs,
-    dtype: DataType,
-}
-
-pub(crate) fn backprop_input_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(BackpropInput { attrs: DwAttrs::parse(node)?, dtype: dw_dtype(node)? }))
-}
+attrs_kernel!(BackpropInput, DwAttrs, backprop_input_factory);
 
 const INPUT_LABEL: &str = "DepthwiseConv2DBackpropInput: ";
 const FILTER_LABEL: &str = "DepthwiseConv2DBackpropFilter: ";
@@ -216,14 +208,7 @@ impl BackpropInput {
 
 float_kernel!(BackpropInput, [(1, "filter"), (2, "out_backprop")]);
 
-struct BackpropFilter {
-    attrs: DwAttrs,
-    dtype: DataType,
-}
-
-pub(crate) fn backprop_filter_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(BackpropFilter { attrs: DwAttrs::parse(node)?, dtype: dw_dtype(node)? }))
-}
+attrs_kernel!(BackpropFilter, DwAttrs, backprop_filter_factory);
 
 impl BackpropFilter {
     fn run<T: DwScalar>(&self, ctx: &mut OpContext) -> Result<(), Status> {

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
+use super::common::float_type;
 use super::common::{check_dtype, for_chunks, unsupported_type};
 use crate::array::util::unshared_mut;
 use crate::{OpContext, OpKernel, Value};
@@ -54,10 +55,7 @@ fn epilogue(node: &NodeDef) -> Result<Epilogue, Status> {
 }
 
 fn fused_factory(node: &NodeDef, product_op: &str) -> Result<Box<dyn OpKernel>, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double) {
-        return Err(unsupported_type(node, dtype));
-    }
+    let dtype = float_type(node)?;
     let epilogue = epilogue(node)?;
     let mut inner = node.clone();
     inner.op = product_op.to_string();

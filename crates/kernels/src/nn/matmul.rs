@@ -4,7 +4,8 @@ use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use super::common::{check_dtype, unsupported_type};
+use super::common::check_dtype;
+use super::common::{type_attr, REALS};
 use super::gemm::{GemmScalar, Mat};
 use crate::{OpContext, OpKernel};
 
@@ -15,10 +16,7 @@ struct MatMul {
 }
 
 pub(crate) fn matmul_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double | DataType::Int32 | DataType::Int64) {
-        return Err(unsupported_type(node, dtype));
-    }
+    let dtype = type_attr(node, REALS)?;
     Ok(Box::new(MatMul { ta: node.attr_bool("transpose_a")?, tb: node.attr_bool("transpose_b")?, dtype }))
 }
 

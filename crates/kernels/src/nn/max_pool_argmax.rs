@@ -15,7 +15,8 @@ use ferroflow_core::alloc::with_capacity;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use super::common::{dims_str, unsupported_type};
+use super::common::dims_str;
+use super::common::{type_attr, REALS};
 use super::pool::{check_grad, par_units, PoolAttrs, PoolGeom};
 use crate::array::util::{collect_vec, scratch_vec};
 use crate::dispatch::dispatch;
@@ -189,10 +190,7 @@ impl OpKernel for ArgmaxPool {
 }
 
 fn make(node: &NodeDef, which: Which) -> Result<Box<dyn OpKernel>, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double | DataType::Int32 | DataType::Int64) {
-        return Err(unsupported_type(node, dtype));
-    }
+    let dtype = type_attr(node, REALS)?;
     let index = node.attr_type("Targmax")?;
     if index != DataType::Int32 && index != DataType::Int64 {
         return Err(node.node_error(format!("Targmax must be int32 or int64, got {index}")));

@@ -8,6 +8,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
+use super::common::float_type;
 use super::common::{dims_str, unsupported_type, Window};
 use super::pool::par_units;
 use super::volume::{out_dims, shape5, Attrs3};
@@ -72,10 +73,7 @@ struct Pool3 {
 }
 
 fn factory(node: &NodeDef, kind: Kind) -> Result<Box<dyn OpKernel>, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double) {
-        return Err(unsupported_type(node, dtype));
-    }
+    let dtype = float_type(node)?;
     if kind == Kind::MaxGrad && node.has_attr("TInput") && node.attr_type("TInput")? != dtype {
         return Err(unsupported_type(node, node.attr_type("TInput")?));
     }

@@ -6,7 +6,7 @@ use std::ops::Mul;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
-use super::common::{check_dtype, for_chunks, unsupported_type};
+use super::common::{check_dtype, for_chunks, unsupported_type, zip_in_place};
 use crate::array::util::unshared_mut;
 use crate::math::elem::Num;
 use crate::real::Real;
@@ -101,6 +101,26 @@ struct Activation {
     dtype: DataType,
 }
 
+/// Runs `$run::<T>(ctx, f)` with `f` the Relu, Relu6 or Elu function (of the list) of the
+/// kernel's kind, for its dtype (Relu and Relu6: float, double, int32, int64; Elu: floats).
+macro_rules! by_kind {
+    ($k:expr, $ctx:expr, $run:ident, [$relu:ident, $relu6:ident, $elu:ident]) => {
+        match ($k.kind, $k.dtype) {
+            (Kind::Relu, DataType::Float) => $run::<f32>($ctx, $relu),
+            (Kind::Relu, DataType::Double) => $run::<f64>($ctx, $relu),
+            (Kind::Relu, DataType::Int32) => $run::<i32>($ctx, $relu),
+            (Kind::Relu, DataType::Int64) => $run::<i64>($ctx, $relu),
+            (Kind::Relu6, DataType::Float) => $run::<f32>($ctx, $relu6),
+            (Kind::Relu6, DataType::Double) => $run::<f64>($ctx, $relu6),
+            (Kind::Relu6, DataType::Int32) => $run::<i32>($ctx, $relu6),
+            (Kind::Relu6, DataType::Int64) => $run::<i64>($ctx, $relu6),
+            (Kind::Elu, DataType::Float) => $run::<f32>($ctx, $elu),
+            (Kind::Elu, DataType::Double) => $run::<f64>($ctx, $elu),
+            (_, d) => Err(unsupported_type($ctx.node(), d)),
+        }
+    };
+}
+
 // `f` is generic (not a `fn` pointer) so it is inlined into the loop and vectorized.
 fn unary<T: Elem>(ctx: &mut OpContext, f: impl Fn(T) -> T + Sync) -> Result<(), Status> {
     let mut x = ctx.take_input(0)?;
@@ -111,19 +131,7 @@ fn unary<T: Elem>(ctx: &mut OpContext, f: impl Fn(T) -> T + Sync) -> Result<(), 
 impl OpKernel for Activation {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         check_dtype(ctx.node(), "features", ctx.input(0)?.dtype(), self.dtype)?;
-        match (self.kind, self.dtype) {
-            (Kind::Relu, DataType::Float) => unary::<f32>(ctx, relu),
-            (Kind::Relu, DataType::Double) => unary::<f64>(ctx, relu),
-            (Kind::Relu, DataType::Int32) => unary::<i32>(ctx, relu),
-            (Kind::Relu, DataType::Int64) => unary::<i64>(ctx, relu),
-            (Kind::Relu6, DataType::Float) => unary::<f32>(ctx, relu6),
-            (Kind::Relu6, DataType::Double) => unary::<f64>(ctx, relu6),
-            (Kind::Relu6, DataType::Int32) => unary::<i32>(ctx, relu6),
-            (Kind::Relu6, DataType::Int64) => unary::<i64>(ctx, relu6),
-            (Kind::Elu, DataType::Float) => unary::<f32>(ctx, elu),
-            (Kind::Elu, DataType::Double) => unary::<f64>(ctx, elu),
-            (_, d) => Err(unsupported_type(ctx.node(), d)),
-        }
+        by_kind!(self, ctx, unary, [relu, relu6, elu])
     }
 }
 
@@ -142,13 +150,7 @@ fn binary<T: Elem>(ctx: &mut OpContext, f: impl Fn(T, T) -> T + Sync) -> Result<
             other.shape()
         )));
     }
-    let o = other.as_slice::<T>()?;
-    for_chunks(unshared_mut::<T>(&mut g)?, 1, |off, c| {
-        let n = c.len();
-        for (v, &w) in c.iter_mut().zip(&o[off..off + n]) {
-            *v = f(*v, w);
-        }
-    });
+    zip_in_place(&mut g, other.as_slice::<T>()?, f)?;
     ctx.set_output(0, g)
 }
 
@@ -157,19 +159,7 @@ impl OpKernel for ActivationGrad {
         for i in 0..2 {
             check_dtype(ctx.node(), &format!("input {i}"), ctx.input(i)?.dtype(), self.dtype)?;
         }
-        match (self.kind, self.dtype) {
-            (Kind::Relu, DataType::Float) => binary::<f32>(ctx, relu_grad),
-            (Kind::Relu, DataType::Double) => binary::<f64>(ctx, relu_grad),
-            (Kind::Relu, DataType::Int32) => binary::<i32>(ctx, relu_grad),
-            (Kind::Relu, DataType::Int64) => binary::<i64>(ctx, relu_grad),
-            (Kind::Relu6, DataType::Float) => binary::<f32>(ctx, relu6_grad),
-            (Kind::Relu6, DataType::Double) => binary::<f64>(ctx, relu6_grad),
-            (Kind::Relu6, DataType::Int32) => binary::<i32>(ctx, relu6_grad),
-            (Kind::Relu6, DataType::Int64) => binary::<i64>(ctx, relu6_grad),
-            (Kind::Elu, DataType::Float) => binary::<f32>(ctx, elu_grad),
-            (Kind::Elu, DataType::Double) => binary::<f64>(ctx, elu_grad),
-            (_, d) => Err(unsupported_type(ctx.node(), d)),
-        }
+        by_kind!(self, ctx, binary, [relu_grad, relu6_grad, elu_grad])
     }
 }
 

@@ -61,114 +61,94 @@ pub trait F32Vec: Copy {
     unsafe fn mul(self, o: Self) -> Self;
 }
 
+/// Implements [`F32Vec`] for the one-register wrapper `$v` with `$lanes` lanes, each
+/// method one intrinsic (named in the order of the trait's methods).
+macro_rules! f32vec {
+    ($v:ident, $lanes:literal, $zero:ident, $splat:ident, $load:ident, $store:ident, $fma:ident, $add:ident, $sub:ident, $mul:ident) => {
+        impl F32Vec for $v {
+            const LANES: usize = $lanes;
+
+            #[inline(always)]
+            unsafe fn zero() -> Self {
+                // SAFETY: the caller guarantees the CPU has the instructions.
+                unsafe { $v($zero()) }
+            }
+
+            #[inline(always)]
+            unsafe fn splat(v: f32) -> Self {
+                // SAFETY: the caller guarantees the CPU has the instructions.
+                unsafe { $v($splat(v)) }
+            }
+
+            #[inline(always)]
+            unsafe fn load(p: *const f32) -> Self {
+                // SAFETY: the caller guarantees `p..p + LANES` is readable.
+                $v(unsafe { $load(p) })
+            }
+
+            #[inline(always)]
+            unsafe fn store(self, p: *mut f32) {
+                // SAFETY: the caller guarantees `p..p + LANES` is writable.
+                unsafe { $store(p, self.0) }
+            }
+
+            #[inline(always)]
+            unsafe fn mul_add(self, a: Self, b: Self) -> Self {
+                // SAFETY: the caller guarantees the CPU has the instructions.
+                unsafe { $v($fma(a.0, b.0, self.0)) }
+            }
+
+            #[inline(always)]
+            unsafe fn add(self, o: Self) -> Self {
+                // SAFETY: the caller guarantees the CPU has the instructions.
+                unsafe { $v($add(self.0, o.0)) }
+            }
+
+            #[inline(always)]
+            unsafe fn sub(self, o: Self) -> Self {
+                // SAFETY: the caller guarantees the CPU has the instructions.
+                unsafe { $v($sub(self.0, o.0)) }
+            }
+
+            #[inline(always)]
+            unsafe fn mul(self, o: Self) -> Self {
+                // SAFETY: the caller guarantees the CPU has the instructions.
+                unsafe { $v($mul(self.0, o.0)) }
+            }
+        }
+    };
+}
+
 /// Eight f32 lanes (AVX2 with FMA).
 #[derive(Clone, Copy)]
 pub struct Y(__m256);
 
-impl F32Vec for Y {
-    const LANES: usize = 8;
-
-    #[inline(always)]
-    unsafe fn zero() -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Y(_mm256_setzero_ps()) }
-    }
-
-    #[inline(always)]
-    unsafe fn splat(v: f32) -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Y(_mm256_set1_ps(v)) }
-    }
-
-    #[inline(always)]
-    unsafe fn load(p: *const f32) -> Self {
-        // SAFETY: the caller guarantees `p..p + 8` is readable.
-        Y(unsafe { _mm256_loadu_ps(p) })
-    }
-
-    #[inline(always)]
-    unsafe fn store(self, p: *mut f32) {
-        // SAFETY: the caller guarantees `p..p + 8` is writable.
-        unsafe { _mm256_storeu_ps(p, self.0) }
-    }
-
-    #[inline(always)]
-    unsafe fn mul_add(self, a: Self, b: Self) -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Y(_mm256_fmadd_ps(a.0, b.0, self.0)) }
-    }
-
-    #[inline(always)]
-    unsafe fn add(self, o: Self) -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Y(_mm256_add_ps(self.0, o.0)) }
-    }
-
-    #[inline(always)]
-    unsafe fn sub(self, o: Self) -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Y(_mm256_sub_ps(self.0, o.0)) }
-    }
-
-    #[inline(always)]
-    unsafe fn mul(self, o: Self) -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Y(_mm256_mul_ps(self.0, o.0)) }
-    }
-}
+f32vec!(
+    Y,
+    8,
+    _mm256_setzero_ps,
+    _mm256_set1_ps,
+    _mm256_loadu_ps,
+    _mm256_storeu_ps,
+    _mm256_fmadd_ps,
+    _mm256_add_ps,
+    _mm256_sub_ps,
+    _mm256_mul_ps
+);
 
 /// Sixteen f32 lanes (AVX-512 F).
 #[derive(Clone, Copy)]
 pub(crate) struct Z(__m512);
 
-impl F32Vec for Z {
-    const LANES: usize = 16;
-
-    #[inline(always)]
-    unsafe fn zero() -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Z(_mm512_setzero_ps()) }
-    }
-
-    #[inline(always)]
-    unsafe fn splat(v: f32) -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Z(_mm512_set1_ps(v)) }
-    }
-
-    #[inline(always)]
-    unsafe fn load(p: *const f32) -> Self {
-        // SAFETY: the caller guarantees `p..p + 16` is readable.
-        Z(unsafe { _mm512_loadu_ps(p) })
-    }
-
-    #[inline(always)]
-    unsafe fn store(self, p: *mut f32) {
-        // SAFETY: the caller guarantees `p..p + 16` is writable.
-        unsafe { _mm512_storeu_ps(p, self.0) }
-    }
-
-    #[inline(always)]
-    unsafe fn mul_add(self, a: Self, b: Self) -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Z(_mm512_fmadd_ps(a.0, b.0, self.0)) }
-    }
-
-    #[inline(always)]
-    unsafe fn add(self, o: Self) -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Z(_mm512_add_ps(self.0, o.0)) }
-    }
-
-    #[inline(always)]
-    unsafe fn sub(self, o: Self) -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Z(_mm512_sub_ps(self.0, o.0)) }
-    }
-
-    #[inline(always)]
-    unsafe fn mul(self, o: Self) -> Self {
-        // SAFETY: the caller guarantees the CPU has the instructions.
-        unsafe { Z(_mm512_mul_ps(self.0, o.0)) }
-    }
-}
+f32vec!(
+    Z,
+    16,
+    _mm512_setzero_ps,
+    _mm512_set1_ps,
+    _mm512_loadu_ps,
+    _mm512_storeu_ps,
+    _mm512_fmadd_ps,
+    _mm512_add_ps,
+    _mm512_sub_ps,
+    _mm512_mul_ps
+);

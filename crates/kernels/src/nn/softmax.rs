@@ -1,10 +1,11 @@
 //! `Softmax` and `LogSoftmax` over the last axis, shifted by the row maximum for stability.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status};
+use ferroflow_core::{DataType, Status};
 
 use super::common::float_kernel;
-use super::common::{for_chunks, unsupported_type};
+use super::common::float_type;
+use super::common::for_chunks;
 use crate::array::util::unshared_mut;
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
@@ -52,10 +53,7 @@ struct Softmax {
 }
 
 fn factory(node: &NodeDef, log: bool) -> Result<Box<dyn OpKernel>, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double) {
-        return Err(unsupported_type(node, dtype));
-    }
+    let dtype = float_type(node)?;
     Ok(Box::new(Softmax { log, dtype }))
 }
 

@@ -7,19 +7,12 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
 use super::common::float_kernel;
-use super::common::{check_dtype, unsupported_type, PAR_MIN};
+use super::common::float_type;
+use super::common::{check_dtype, PAR_MIN};
 use super::softmax::row_max;
 use crate::array::util::copy_vec;
 use crate::real::Real;
 use crate::{OpContext, OpKernel};
-
-fn float_type(node: &NodeDef) -> Result<DataType, Status> {
-    let dtype = node.attr_type("T")?;
-    if !matches!(dtype, DataType::Float | DataType::Double) {
-        return Err(unsupported_type(node, dtype));
-    }
-    Ok(dtype)
-}
 
 /// In place on a row of logits: the row becomes `exp(x - max)`; returns (shift = max,
 /// sum of the exponentials).

@@ -26,119 +26,98 @@ pub trait Distribution: Sync {
     }
 }
 
+/// Implements [`Distribution`] for the fixed-rate `$name` of `$t`, `$group` values per
+/// generator call; `convert(self, s, out)` is `$body`.
+macro_rules! fixed_rate {
+    ($name:ty, $t:ty, $group:expr, |$self_:ident, $s:ident, $out:ident| $body:block) => {
+        impl Distribution for $name {
+            type T = $t;
+            const GROUP: usize = $group;
+            const VARIABLE: bool = false;
+            #[inline]
+            fn convert(&$self_, $s: [u32; 4], $out: &mut [$t]) $body
+        }
+    };
+}
+pub(crate) use fixed_rate;
+
+/// Implements [`Distribution`] for `$name`: standard normal `$t`s with `|x| < 2`, by
+/// rejection, `$group` values per group, each Box-Muller pair being `$pair` (drawn from the
+/// single-sample stream `$single`).
+macro_rules! truncated_normal {
+    ($name:ident, $t:ty, $group:expr, |$single:ident| $pair:expr) => {
+        impl Distribution for $name {
+            type T = $t;
+            const GROUP: usize = $group;
+            const VARIABLE: bool = true;
+            fn convert(&self, _: [u32; 4], _: &mut [Self::T]) {
+                // Variable-rate: `group` draws as many samples as it needs.
+            }
+            fn group(&self, gen: &mut Philox, out: &mut [$t]) {
+                let mut $single = SingleSample::new(gen);
+                let mut res = [0 as $t; $group];
+                let mut n = 0;
+                while n < $group {
+                    let (a, b) = $pair;
+                    for v in [a, b] {
+                        if v.abs() < 2.0 && n < $group {
+                            res[n] = v;
+                            n += 1;
+                        }
+                    }
+                }
+                let k = out.len();
+                out.copy_from_slice(&res[..k]);
+            }
+        }
+    };
+}
+
 /// Uniform `[0, 1)` floats.
 pub struct UniformF32;
-impl Distribution for UniformF32 {
-    type T = f32;
-    const GROUP: usize = 4;
-    const VARIABLE: bool = false;
-    #[inline]
-    fn convert(&self, s: [u32; 4], out: &mut [f32]) {
-        for (o, &x) in out.iter_mut().zip(&s) {
-            *o = u32_to_f32(x);
-        }
+fixed_rate!(UniformF32, f32, 4, |self, s, out| {
+    for (o, &x) in out.iter_mut().zip(&s) {
+        *o = u32_to_f32(x);
     }
-}
+});
 
 /// Uniform `[0, 1)` doubles.
 pub struct UniformF64;
-impl Distribution for UniformF64 {
-    type T = f64;
-    const GROUP: usize = 2;
-    const VARIABLE: bool = false;
-    #[inline]
-    fn convert(&self, s: [u32; 4], out: &mut [f64]) {
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = u64_to_f64(s[2 * i], s[2 * i + 1]);
-        }
+fixed_rate!(UniformF64, f64, 2, |self, s, out| {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u64_to_f64(s[2 * i], s[2 * i + 1]);
     }
-}
+});
 
 /// Standard normal floats (Box-Muller).
 pub struct NormalF32;
-impl Distribution for NormalF32 {
-    type T = f32;
-    const GROUP: usize = 4;
-    const VARIABLE: bool = false;
-    #[inline]
-    fn convert(&self, s: [u32; 4], out: &mut [f32]) {
-        let (a, b) = box_muller_f32(s[0], s[1]);
-        let (c, d) = box_muller_f32(s[2], s[3]);
-        for (o, v) in out.iter_mut().zip([a, b, c, d]) {
-            *o = v;
-        }
+fixed_rate!(NormalF32, f32, 4, |self, s, out| {
+    let (a, b) = box_muller_f32(s[0], s[1]);
+    let (c, d) = box_muller_f32(s[2], s[3]);
+    for (o, v) in out.iter_mut().zip([a, b, c, d]) {
+        *o = v;
     }
-}
+});
 
 /// Standard normal doubles (Box-Muller).
 pub struct NormalF64;
-impl Distribution for NormalF64 {
-    type T = f64;
-    const GROUP: usize = 2;
-    const VARIABLE: bool = false;
-    #[inline]
-    fn convert(&self, s: [u32; 4], out: &mut [f64]) {
-        let (a, b) = box_muller_f64(s[0], s[1], s[2], s[3]);
-        for (o, v) in out.iter_mut().zip([a, b]) {
-            *o = v;
-        }
+fixed_rate!(NormalF64, f64, 2, |self, s, out| {
+    let (a, b) = box_muller_f64(s[0], s[1], s[2], s[3]);
+    for (o, v) in out.iter_mut().zip([a, b]) {
+        *o = v;
     }
-}
+});
 
 /// Standard normal floats with `|x| < 2`, by rejection.
 pub struct TruncatedF32;
-impl Distribution for TruncatedF32 {
-    type T = f32;
-    const GROUP: usize = 4;
-    const VARIABLE: bool = true;
-    fn convert(&self, _: [u32; 4], _: &mut [Self::T]) {
-        // Variable-rate: `group` draws as many samples as it needs.
-    }
-    fn group(&self, gen: &mut Philox, out: &mut [f32]) {
-        let mut single = SingleSample::new(gen);
-        let mut res = [0f32; 4];
-        let mut n = 0;
-        while n < 4 {
-            let (a, b) = box_muller_f32(single.next_u32(), single.next_u32());
-            for v in [a, b] {
-                if v.abs() < 2.0 && n < 4 {
-                    res[n] = v;
-                    n += 1;
-                }
-            }
-        }
-        let k = out.len();
-        out.copy_from_slice(&res[..k]);
-    }
-}
+truncated_normal!(TruncatedF32, f32, 4, |single| box_muller_f32(single.next_u32(), single.next_u32()));
 
 /// Standard normal doubles with `|x| < 2`, by rejection.
 pub struct TruncatedF64;
-impl Distribution for TruncatedF64 {
-    type T = f64;
-    const GROUP: usize = 2;
-    const VARIABLE: bool = true;
-    fn convert(&self, _: [u32; 4], _: &mut [Self::T]) {
-        // Variable-rate: `group` draws as many samples as it needs.
-    }
-    fn group(&self, gen: &mut Philox, out: &mut [f64]) {
-        let mut single = SingleSample::new(gen);
-        let mut res = [0f64; 2];
-        let mut n = 0;
-        while n < 2 {
-            let (x0, x1, x2, x3) = (single.next_u32(), single.next_u32(), single.next_u32(), single.next_u32());
-            let (a, b) = box_muller_f64(x0, x1, x2, x3);
-            for v in [a, b] {
-                if v.abs() < 2.0 && n < 2 {
-                    res[n] = v;
-                    n += 1;
-                }
-            }
-        }
-        let k = out.len();
-        out.copy_from_slice(&res[..k]);
-    }
-}
+truncated_normal!(TruncatedF64, f64, 2, |single| {
+    let (x0, x1, x2, x3) = (single.next_u32(), single.next_u32(), single.next_u32(), single.next_u32());
+    box_muller_f64(x0, x1, x2, x3)
+});
 
 /// Uniform integers in `[lo, lo + range)` (TensorFlow's biased `sample % range`).
 pub struct UniformI32 {
@@ -147,17 +126,11 @@ pub struct UniformI32 {
     /// `hi - lo`, positive.
     pub range: u32,
 }
-impl Distribution for UniformI32 {
-    type T = i32;
-    const GROUP: usize = 4;
-    const VARIABLE: bool = false;
-    #[inline]
-    fn convert(&self, s: [u32; 4], out: &mut [i32]) {
-        for (o, &x) in out.iter_mut().zip(&s) {
-            *o = self.lo.wrapping_add((x % self.range) as i32);
-        }
+fixed_rate!(UniformI32, i32, 4, |self, s, out| {
+    for (o, &x) in out.iter_mut().zip(&s) {
+        *o = self.lo.wrapping_add((x % self.range) as i32);
     }
-}
+});
 
 /// Uniform 64-bit integers in `[lo, lo + range)`.
 pub struct UniformI64 {
@@ -166,18 +139,12 @@ pub struct UniformI64 {
     /// `hi - lo`, positive.
     pub range: u64,
 }
-impl Distribution for UniformI64 {
-    type T = i64;
-    const GROUP: usize = 2;
-    const VARIABLE: bool = false;
-    #[inline]
-    fn convert(&self, s: [u32; 4], out: &mut [i64]) {
-        for (i, o) in out.iter_mut().enumerate() {
-            let bits = s[2 * i] as u64 | ((s[2 * i + 1] as u64) << 32);
-            *o = self.lo.wrapping_add((bits % self.range) as i64);
-        }
+fixed_rate!(UniformI64, i64, 2, |self, s, out| {
+    for (i, o) in out.iter_mut().enumerate() {
+        let bits = s[2 * i] as u64 | ((s[2 * i + 1] as u64) << 32);
+        *o = self.lo.wrapping_add((bits % self.range) as i64);
     }
-}
+});
 
 /// Generator calls a variable-rate group may use before the next group's region starts.
 const SKIP_PER_VARIABLE_GROUP_ELEMENT: u64 = super::guarded::SAMPLES_PER_OUTPUT / 4;

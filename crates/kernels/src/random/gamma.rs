@@ -9,15 +9,12 @@
 //! `alpha == 1`. Each output element has 256 Philox calls of its own (see `rejection`).
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, Shape, Status, Tensor};
+use ferroflow_core::{DataType, Status};
 
 use super::guarded::GuardedPhilox;
-use super::ops::shape_from_tensor;
 use super::philox::Philox;
-use super::rejection::{
-    check_type, draw_sample_major, ends_with, stream_at, to_tensor, Buffered, MAX_TRIES, RESERVED_PER_OUTPUT,
-};
-use super::stateless::{key_counter_from_seed, philox_of, seed_of};
+use super::rejection::{check_type, draw_sample_major, stream_at, Buffered, MAX_TRIES, RESERVED_PER_OUTPUT};
+use super::sampler::{sample_stateful, sample_stateless, Sampled};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// The alpha (and output) types of the gamma samplers.
@@ -61,13 +58,9 @@ pub(crate) fn draw_gamma(alphas: &[f64], per_alpha: usize, base: Philox) -> Vec<
     })
 }
 
-/// The alpha input: of the kernel's type.
-fn alpha_input(ctx: &OpContext, i: usize, dtype: DataType) -> Result<Tensor, Status> {
-    let alpha = ctx.input(i)?;
-    if alpha.dtype() != dtype {
-        return Err(ctx.error(format!("alpha must be {}, got {}", dtype.tf_name(), alpha.dtype().tf_name())));
-    }
-    Ok(alpha)
+/// What the gamma samplers draw: `shape` samples per alpha, of `dtype`.
+fn gamma_of(dtype: DataType) -> Sampled<'static> {
+    Sampled { what: "alpha", shape_what: "alpha", param: dtype, out: dtype }
 }
 
 /// `RandomGamma`: stateful, seeded by the `seed`/`seed2` attrs.
@@ -78,18 +71,7 @@ struct RandomGamma {
 
 impl OpKernel for RandomGamma {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let samples = shape_from_tensor(ctx, &ctx.input(0)?)?;
-        let alpha = alpha_input(ctx, 1, self.dtype)?;
-        let dims: Vec<usize> = samples.dims().iter().chain(alpha.dims()).copied().collect();
-        ferroflow_core::check_tensor_alloc(&dims, self.dtype).map_err(|e| ctx.error_with(e))?;
-        let shape = Shape::new(dims);
-        if shape.num_elements() == 0 {
-            return ctx.set_output(0, Tensor::zeros(self.dtype, shape)?);
-        }
-        let per_alpha = samples.num_elements();
-        let base = self.gen.reserve_outputs(shape.num_elements(), RESERVED_PER_OUTPUT);
-        let v = draw_gamma(&alpha.to_f64_vec()?, per_alpha, base);
-        ctx.set_output(0, to_tensor(self.dtype, shape, v)?)
+        sample_stateful(ctx, &self.gen, &gamma_of(self.dtype), draw_gamma)
     }
 }
 
@@ -102,27 +84,7 @@ struct StatelessGamma {
 
 impl OpKernel for StatelessGamma {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let shape = shape_from_tensor(ctx, &ctx.input(0)?)?;
-        let (base, alpha_at) = if self.v3 {
-            (philox_of(ctx, &ctx.input(1)?, &ctx.input(2)?, &ctx.input(3)?)?, 4)
-        } else {
-            (key_counter_from_seed(seed_of(ctx, &ctx.input(1)?)?), 2)
-        };
-        ferroflow_core::check_tensor_alloc(shape.dims(), self.dtype).map_err(|e| ctx.error_with(e))?;
-        if shape.num_elements() == 0 {
-            return ctx.set_output(0, Tensor::zeros(self.dtype, shape)?);
-        }
-        let alpha = alpha_input(ctx, alpha_at, self.dtype)?;
-        if !ends_with(shape.dims(), alpha.dims()) {
-            return Err(ctx.error(format!(
-                "Shape passed in must end with broadcasted shape: shape {} does not end with alpha's shape {}",
-                shape,
-                alpha.shape()
-            )));
-        }
-        let per_alpha = shape.num_elements() / alpha.num_elements();
-        let v = draw_gamma(&alpha.to_f64_vec()?, per_alpha, base);
-        ctx.set_output(0, to_tensor(self.dtype, shape, v)?)
+        sample_stateless(ctx, self.v3, &gamma_of(self.dtype), draw_gamma)
     }
 }
 

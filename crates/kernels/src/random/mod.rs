@@ -14,6 +14,7 @@ mod ops;
 pub mod philox;
 mod poisson;
 mod rejection;
+mod sampler;
 mod shuffle;
 mod stateless;
 

@@ -3,7 +3,7 @@
 //! of a kernel continues its stream (successive runs give new numbers, as in TensorFlow).
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, TensorType};
 
 use super::distributions::{
     fill, Distribution, NormalF32, NormalF64, TruncatedF32, TruncatedF64, UniformF32, UniformF64, UniformI32,
@@ -11,6 +11,19 @@ use super::distributions::{
 };
 use super::guarded::{GuardedPhilox, SAMPLES_PER_OUTPUT};
 use crate::{KernelRegistry, OpContext, OpKernel};
+
+/// The scalar bounds `lo` (`minval`) and `hi` (`maxval`) of a uniform integer op as `T`;
+/// InvalidArgument unless `minval < maxval` (checked only when `check`).
+pub(super) fn int_bounds<T>(ctx: &OpContext, lo: &Tensor, hi: &Tensor, check: bool) -> Result<(T, T), Status>
+where
+    T: TensorType + PartialOrd + std::fmt::Display,
+{
+    let (l, h) = (lo.scalar_value::<T>()?, hi.scalar_value::<T>()?);
+    if check && l >= h {
+        return Err(ctx.error(format!("Need minval < maxval: {l} >= {h}")));
+    }
+    Ok((l, h))
+}
 
 /// Parses a shape input (a vector of int32 or int64), TensorFlow's `MakeShape`.
 pub fn shape_from_tensor(ctx: &OpContext, t: &Tensor) -> Result<Shape, Status> {
@@ -101,18 +114,12 @@ impl OpKernel for RandomUniformInt {
         }
         let out = match lo.dtype() {
             DataType::Int32 => {
-                let (l, h) = (lo.scalar_value::<i32>()?, hi.scalar_value::<i32>()?);
-                if l >= h {
-                    return Err(ctx.error(format!("Need minval < maxval: {l} >= {h}")));
-                }
+                let (l, h) = int_bounds::<i32>(ctx, &lo, &hi, true)?;
                 let d = UniformI32 { lo: l, range: (h as u32).wrapping_sub(l as u32) };
                 Tensor::new(shape, generate(&d, &self.gen, n)?)?
             }
             DataType::Int64 => {
-                let (l, h) = (lo.scalar_value::<i64>()?, hi.scalar_value::<i64>()?);
-                if l >= h {
-                    return Err(ctx.error(format!("Need minval < maxval: {l} >= {h}")));
-                }
+                let (l, h) = int_bounds::<i64>(ctx, &lo, &hi, true)?;
                 let d = UniformI64 { lo: l, range: (h as u64).wrapping_sub(l as u64) };
                 Tensor::new(shape, generate(&d, &self.gen, n)?)?
             }

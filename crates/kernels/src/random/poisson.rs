@@ -11,16 +11,14 @@
 //! has 256 Philox calls of its own.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, Shape, Status, Tensor};
+use ferroflow_core::{DataType, Status};
 
 use super::guarded::GuardedPhilox;
-use super::ops::shape_from_tensor;
 use super::philox::Philox;
 use super::rejection::{
-    check_type, draw_sample_major, ends_with, highest, infinity, stream_at, to_tensor, Buffered, MAX_TRIES,
-    RESERVED_PER_OUTPUT,
+    check_type, draw_sample_major, highest, infinity, stream_at, Buffered, MAX_TRIES, RESERVED_PER_OUTPUT,
 };
-use super::stateless::{key_counter_from_seed, seed_of};
+use super::sampler::{sample_stateful, sample_stateless, Sampled};
 use crate::math::special::lgamma;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -103,13 +101,9 @@ pub(crate) fn draw_poisson(rates: &[f64], per_rate: usize, out: DataType, base: 
     })
 }
 
-/// The rate input: of the kernel's rate type.
-fn rate_input(ctx: &OpContext, i: usize, dtype: DataType) -> Result<Tensor, Status> {
-    let rate = ctx.input(i)?;
-    if rate.dtype() != dtype {
-        return Err(ctx.error(format!("rate must be {}, got {}", dtype.tf_name(), rate.dtype().tf_name())));
-    }
-    Ok(rate)
+/// What the Poisson samplers draw: `rate` rates, `out` outputs.
+fn poisson_of(rate: DataType, out: DataType) -> Sampled<'static> {
+    Sampled { what: "rate", shape_what: "lam", param: rate, out }
 }
 
 /// `RandomPoissonV2` and `RandomPoisson`: stateful, seeded by the `seed`/`seed2` attrs.
@@ -121,18 +115,8 @@ struct RandomPoisson {
 
 impl OpKernel for RandomPoisson {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let samples = shape_from_tensor(ctx, &ctx.input(0)?)?;
-        let rate = rate_input(ctx, 1, self.rate)?;
-        let dims: Vec<usize> = samples.dims().iter().chain(rate.dims()).copied().collect();
-        ferroflow_core::check_tensor_alloc(&dims, self.out).map_err(|e| ctx.error_with(e))?;
-        let shape = Shape::new(dims);
-        if shape.num_elements() == 0 {
-            return ctx.set_output(0, Tensor::zeros(self.out, shape)?);
-        }
-        let per_rate = samples.num_elements();
-        let base = self.gen.reserve_outputs(shape.num_elements(), RESERVED_PER_OUTPUT);
-        let v = draw_poisson(&rate.to_f64_vec()?, per_rate, self.out, base);
-        ctx.set_output(0, to_tensor(self.out, shape, v)?)
+        let out = self.out;
+        sample_stateful(ctx, &self.gen, &poisson_of(self.rate, out), |r, per, base| draw_poisson(r, per, out, base))
     }
 }
 
@@ -144,23 +128,8 @@ struct StatelessPoisson {
 
 impl OpKernel for StatelessPoisson {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let shape = shape_from_tensor(ctx, &ctx.input(0)?)?;
-        let base = key_counter_from_seed(seed_of(ctx, &ctx.input(1)?)?);
-        ferroflow_core::check_tensor_alloc(shape.dims(), self.out).map_err(|e| ctx.error_with(e))?;
-        if shape.num_elements() == 0 {
-            return ctx.set_output(0, Tensor::zeros(self.out, shape)?);
-        }
-        let lam = rate_input(ctx, 2, self.rate)?;
-        if !ends_with(shape.dims(), lam.dims()) {
-            return Err(ctx.error(format!(
-                "Shape passed in must end with broadcasted shape: shape {} does not end with lam's shape {}",
-                shape,
-                lam.shape()
-            )));
-        }
-        let per_rate = shape.num_elements() / lam.num_elements();
-        let v = draw_poisson(&lam.to_f64_vec()?, per_rate, self.out, base);
-        ctx.set_output(0, to_tensor(self.out, shape, v)?)
+        let out = self.out;
+        sample_stateless(ctx, false, &poisson_of(self.rate, out), |r, per, base| draw_poisson(r, per, out, base))
     }
 }
 

@@ -12,10 +12,10 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
 
 use super::distributions::{
-    fill, Distribution, NormalF32, NormalF64, TruncatedF32, TruncatedF64, UniformF32, UniformF64, UniformI32,
-    UniformI64,
+    fill, fixed_rate, Distribution, NormalF32, NormalF64, TruncatedF32, TruncatedF64, UniformF32, UniformF64,
+    UniformI32, UniformI64,
 };
-use super::ops::shape_from_tensor;
+use super::ops::{int_bounds, shape_from_tensor};
 use super::philox::Philox;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -47,6 +47,16 @@ pub(crate) fn seed_of(ctx: &OpContext, t: &Tensor) -> Result<[u64; 2], Status> {
             [s[0] as u64, s[1] as u64]
         }
         d => return Err(ctx.error(format!("seed must be int32 or int64, got {d}"))),
+    })
+}
+
+/// The generator of a stateless op from its inputs after `shape`: a V2 op's key, counter and
+/// algorithm (`v2`) or a V1 op's seed; with the index of the input that follows them.
+pub(crate) fn stateless_gen(ctx: &OpContext, v2: bool) -> Result<(Philox, usize), Status> {
+    Ok(if v2 {
+        (philox_of(ctx, &ctx.input(1)?, &ctx.input(2)?, &ctx.input(3)?)?, 4)
+    } else {
+        (key_counter_from_seed(seed_of(ctx, &ctx.input(1)?)?), 2)
     })
 }
 
@@ -134,56 +144,32 @@ where
 
 /// Full-range integers: every bit of the samples (TensorFlow's `UniformFullIntDistribution`).
 struct FullI32;
-impl Distribution for FullI32 {
-    type T = i32;
-    const GROUP: usize = 4;
-    const VARIABLE: bool = false;
-    fn convert(&self, s: [u32; 4], out: &mut [i32]) {
-        for (o, x) in out.iter_mut().zip(s) {
-            *o = x as i32;
-        }
+fixed_rate!(FullI32, i32, 4, |self, s, out| {
+    for (o, x) in out.iter_mut().zip(s) {
+        *o = x as i32;
     }
-}
+});
 struct FullI64;
-impl Distribution for FullI64 {
-    type T = i64;
-    const GROUP: usize = 2;
-    const VARIABLE: bool = false;
-    fn convert(&self, s: [u32; 4], out: &mut [i64]) {
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = (s[2 * i] as u64 | (s[2 * i + 1] as u64) << 32) as i64;
-        }
+fixed_rate!(FullI64, i64, 2, |self, s, out| {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = (s[2 * i] as u64 | (s[2 * i + 1] as u64) << 32) as i64;
     }
-}
+});
 struct FullU32;
-impl Distribution for FullU32 {
-    type T = u32;
-    const GROUP: usize = 4;
-    const VARIABLE: bool = false;
-    fn convert(&self, s: [u32; 4], out: &mut [u32]) {
-        out.copy_from_slice(&s[..out.len()]);
-    }
-}
+fixed_rate!(FullU32, u32, 4, |self, s, out| {
+    out.copy_from_slice(&s[..out.len()]);
+});
 struct FullU64;
-impl Distribution for FullU64 {
-    type T = u64;
-    const GROUP: usize = 2;
-    const VARIABLE: bool = false;
-    fn convert(&self, s: [u32; 4], out: &mut [u64]) {
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = s[2 * i] as u64 | (s[2 * i + 1] as u64) << 32;
-        }
+fixed_rate!(FullU64, u64, 2, |self, s, out| {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = s[2 * i] as u64 | (s[2 * i + 1] as u64) << 32;
     }
-}
+});
 
 impl OpKernel for Stateless {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let shape = shape_from_tensor(ctx, &ctx.input(0)?)?;
-        let (gen, next) = if self.v2 {
-            (philox_of(ctx, &ctx.input(1)?, &ctx.input(2)?, &ctx.input(3)?)?, 4)
-        } else {
-            (key_counter_from_seed(seed_of(ctx, &ctx.input(1)?)?), 2)
-        };
+        let (gen, next) = stateless_gen(ctx, self.v2)?;
         ferroflow_core::check_tensor_alloc(shape.dims(), self.dtype).map_err(|e| ctx.error_with(e))?;
         let out = match (self.dist, self.dtype) {
             (Dist::Uniform, DataType::Float) => draw(&UniformF32, gen, shape)?,
@@ -210,17 +196,11 @@ impl OpKernel for Stateless {
                 let n = shape.num_elements();
                 match dt {
                     DataType::Int32 => {
-                        let (l, h) = (lo.scalar_value::<i32>()?, hi.scalar_value::<i32>()?);
-                        if l >= h && n > 0 {
-                            return Err(ctx.error(format!("Need minval < maxval: {l} >= {h}")));
-                        }
+                        let (l, h) = int_bounds::<i32>(ctx, &lo, &hi, n > 0)?;
                         draw(&UniformI32 { lo: l, range: (h as u32).wrapping_sub(l as u32).max(1) }, gen, shape)?
                     }
                     _ => {
-                        let (l, h) = (lo.scalar_value::<i64>()?, hi.scalar_value::<i64>()?);
-                        if l >= h && n > 0 {
-                            return Err(ctx.error(format!("Need minval < maxval: {l} >= {h}")));
-                        }
+                        let (l, h) = int_bounds::<i64>(ctx, &lo, &hi, n > 0)?;
                         draw(&UniformI64 { lo: l, range: (h as u64).wrapping_sub(l as u64).max(1) }, gen, shape)?
                     }
                 }

@@ -7,7 +7,7 @@
 use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor, TensorType};
 
 use super::elem::SegElem;
-use super::util::{check_values, indices_matrix, shape_vector, Indices};
+use super::util::{check_values, indices_matrix, shape_vector, sparse_input, Indices};
 use crate::array::util::{check_alloc, collect_vec};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -96,12 +96,9 @@ struct SparseSlice;
 
 impl OpKernel for SparseSlice {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let m = indices_matrix(ctx, "indices", &ctx.input(0)?)?;
-        let vals = ctx.input(1)?;
-        let shape = shape_vector(ctx, "shape", &ctx.input(2)?)?;
+        let (m, vals, shape) = sparse_input(ctx, 0, ["indices", "values", "shape"])?;
         let start = shape_vector(ctx, "start", &ctx.input(3)?)?;
         let size = shape_vector(ctx, "size", &ctx.input(4)?)?;
-        check_values(ctx, "values", &vals, m.n)?;
         let r = shape.len();
         if m.rank != r || start.len() != r || size.len() != r {
             return Err(ctx.error(format!(
@@ -180,15 +177,9 @@ struct SparseAdd;
 
 impl OpKernel for SparseAdd {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let ai = indices_matrix(ctx, "a_indices", &ctx.input(0)?)?;
-        let av = ctx.input(1)?;
-        let ashape = shape_vector(ctx, "a_shape", &ctx.input(2)?)?;
-        let bi = indices_matrix(ctx, "b_indices", &ctx.input(3)?)?;
-        let bv = ctx.input(4)?;
-        let bshape = shape_vector(ctx, "b_shape", &ctx.input(5)?)?;
+        let (ai, av, ashape) = sparse_input(ctx, 0, ["a_indices", "a_values", "a_shape"])?;
+        let (bi, bv, bshape) = sparse_input(ctx, 3, ["b_indices", "b_values", "b_shape"])?;
         let th = ctx.input(6)?;
-        check_values(ctx, "a_values", &av, ai.n)?;
-        check_values(ctx, "b_values", &bv, bi.n)?;
         if ashape != bshape {
             return Err(ctx.error(format!("Operands' shapes do not match: got {ashape:?} and {bshape:?}")));
         }

@@ -140,16 +140,10 @@ impl Count {
     }
 
     fn sparse(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let (it, vt, st, w) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?, ctx.input(3)?);
-        if it.rank() != 2 {
-            return Err(ctx.error(format!("Input indices must be a 2-dimensional tensor. Got: {}", it.shape())));
-        }
-        if vt.rank() != 1 {
-            return Err(ctx.error(format!("Input values must be a vector. Got: {}", vt.shape())));
-        }
-        if st.rank() != 1 {
-            return Err(ctx.error(format!("Input shape must be a vector. Got: {}", st.shape())));
-        }
+        let it = ctx.input_of_rank(0, 2, "Input indices must be a 2-dimensional tensor. Got: ")?;
+        let vt = ctx.input_of_rank(1, 1, "Input values must be a vector. Got: ")?;
+        let st = ctx.input_of_rank(2, 1, "Input shape must be a vector. Got: ")?;
+        let w = ctx.input(3)?;
         let (n, rank) = (it.dims()[0], it.dims()[1]);
         if vt.dims()[0] != n {
             return Err(ctx.error(format!(

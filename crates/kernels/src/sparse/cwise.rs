@@ -4,9 +4,10 @@
 //! the new values (the indices are the sparse input's). Division refuses a dense side with
 //! a zero anywhere, as TensorFlow does.
 
-use ferroflow_core::{Status, Tensor, TensorType};
+use ferroflow_core::{Status, Tensor};
 
-use super::util::{check_values, indices_matrix, shape_vector};
+use super::elem::SegElem;
+use super::util::sparse_input;
 use crate::array::util::dims_str;
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -18,63 +19,35 @@ enum Op {
     Div,
 }
 
-/// Element types of the three ops.
-trait Elem: TensorType + Copy + PartialEq {
-    const ZERO: Self;
-    fn apply(self, op: Op, d: Self) -> Self;
+/// `x op d` (an integer division by zero is refused before any division).
+#[inline(always)]
+fn apply<T: SegElem>(x: T, op: Op, d: T) -> T {
+    match op {
+        Op::Add => x.add(d),
+        Op::Mul => x.mul(d),
+        Op::Div => x.div(d),
+    }
 }
-
-macro_rules! float_elem {
-    ($($t:ty),*) => {$(
-        impl Elem for $t {
-            const ZERO: Self = 0.0;
-            fn apply(self, op: Op, d: Self) -> Self {
-                match op { Op::Add => self + d, Op::Mul => self * d, Op::Div => self / d }
-            }
-        }
-    )*};
-}
-float_elem!(f32, f64);
-
-macro_rules! int_elem {
-    ($($t:ty),*) => {$(
-        impl Elem for $t {
-            const ZERO: Self = 0;
-            fn apply(self, op: Op, d: Self) -> Self {
-                match op {
-                    Op::Add => self.wrapping_add(d),
-                    Op::Mul => self.wrapping_mul(d),
-                    // A zero divisor is refused before any division.
-                    Op::Div => self.checked_div(d).unwrap_or(0),
-                }
-            }
-        }
-    )*};
-}
-int_elem!(i32, i64, u8, i8, i16, u16, u32, u64);
 
 struct SparseDenseCwise {
     op: Op,
 }
 
-fn run<T: Elem>(op: Op, vals: &Tensor, dense: &Tensor, offsets: &[usize]) -> Result<Tensor, Status> {
+fn run<T: SegElem>(op: Op, vals: &Tensor, dense: &Tensor, offsets: &[usize]) -> Result<Tensor, Status> {
     let v = vals.as_slice::<T>()?;
     let d = dense.as_slice::<T>()?;
-    let out: Vec<T> = v.iter().zip(offsets).map(|(&x, &o)| x.apply(op, d[o])).collect();
+    let out: Vec<T> = v.iter().zip(offsets).map(|(&x, &o)| apply(x, op, d[o])).collect();
     Tensor::new(vals.shape().clone(), out)
 }
 
-fn has_zero<T: Elem>(t: &Tensor) -> Result<bool, Status> {
+fn has_zero<T: SegElem>(t: &Tensor) -> Result<bool, Status> {
     Ok(t.as_slice::<T>()?.contains(&T::ZERO))
 }
 
 impl OpKernel for SparseDenseCwise {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let m = indices_matrix(ctx, "sp_indices", &ctx.input(0)?)?;
-        let vals = ctx.input(1)?;
-        let shape = shape_vector(ctx, "sp_shape", &ctx.input(2)?)?;
+        let (m, vals, shape) = sparse_input(ctx, 0, ["sp_indices", "sp_values", "sp_shape"])?;
         let dense = ctx.input(3)?;
-        check_values(ctx, "sp_values", &vals, m.n)?;
         if m.rank != shape.len() {
             return Err(ctx.error(format!("sp_indices has {} columns but sp_shape has {} dims", m.rank, shape.len())));
         }

@@ -17,6 +17,8 @@ pub trait SegElem: TensorType + Copy + PartialOrd + Send + Sync + 'static {
     fn add(self, o: Self) -> Self;
     /// `self * o` (wrapping for integers).
     fn mul(self, o: Self) -> Self;
+    /// `self / o` (integers: 0 where the quotient is undefined or overflows).
+    fn div(self, o: Self) -> Self;
     /// `self / n` (integer division for integers).
     fn div_count(self, n: usize) -> Self;
     /// `self / sqrt(n)` (floats; integers truncate the root).
@@ -55,6 +57,8 @@ macro_rules! float_elem {
             #[inline(always)]
             fn mul(self, o: Self) -> Self { self * o }
             #[inline(always)]
+            fn div(self, o: Self) -> Self { self / o }
+            #[inline(always)]
             fn div_count(self, n: usize) -> Self { self / n as $t }
             #[inline(always)]
             fn from_f64(v: f64) -> Self { v as $t }
@@ -76,6 +80,8 @@ macro_rules! int_elem {
             fn add(self, o: Self) -> Self { self.wrapping_add(o) }
             #[inline(always)]
             fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
+            #[inline(always)]
+            fn div(self, o: Self) -> Self { self.checked_div(o).unwrap_or(0) }
             #[inline(always)]
             fn div_count(self, n: usize) -> Self {
                 match <$t>::try_from(n) { Ok(d) if d != 0 => self.wrapping_div(d), _ => 0 }

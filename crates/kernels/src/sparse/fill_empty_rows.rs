@@ -9,7 +9,7 @@
 use ferroflow_core::{DataType, Shape, Status, Tensor, TensorType};
 
 use super::elem::SegElem;
-use super::util::{check_values, indices_matrix, shape_vector};
+use super::util::sparse_input;
 use crate::array::util::{check_alloc, collect_vec, index_vec};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -26,14 +26,8 @@ struct SparseFillEmptyRows;
 
 impl OpKernel for SparseFillEmptyRows {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let idx = indices_matrix(ctx, "indices", &ctx.input(0)?)?;
-        let values = ctx.input(1)?;
-        let shape = shape_vector(ctx, "dense_shape", &ctx.input(2)?)?;
-        let default = ctx.input(3)?;
-        if default.rank() != 0 {
-            return Err(ctx.error(format!("default_value must be a scalar, got shape {}", default.shape())));
-        }
-        check_values(ctx, "values", &values, idx.n)?;
+        let (idx, values, shape) = sparse_input(ctx, 0, ["indices", "values", "dense_shape"])?;
+        let default = ctx.input_of_rank(3, 0, "default_value must be a scalar, got shape ")?;
         if values.dtype() != default.dtype() {
             return Err(ctx.error("values and default_value must have one dtype"));
         }
@@ -118,13 +112,8 @@ struct SparseFillEmptyRowsGrad;
 
 impl OpKernel for SparseFillEmptyRowsGrad {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let (m, grad) = (ctx.input(0)?, ctx.input(1)?);
-        if m.rank() != 1 {
-            return Err(ctx.error(format!("reverse_index_map must be a vector, saw: {}", m.shape())));
-        }
-        if grad.rank() != 1 {
-            return Err(ctx.error(format!("grad_values must be a vector, saw: {}", grad.shape())));
-        }
+        let m = ctx.input_of_rank(0, 1, "reverse_index_map must be a vector, saw: ")?;
+        let grad = ctx.input_of_rank(1, 1, "grad_values must be a vector, saw: ")?;
         let n = grad.dims()[0];
         let map = index_vec(&m).map_err(|e| ctx.error(e.message))?;
         let mut slots = Vec::with_capacity(map.len());

@@ -51,6 +51,16 @@ fn step(side: &Indices, i: &mut usize, sum: &Indices, k: usize, pairs: &mut Vec<
     }
 }
 
+/// Matches the rest of `side` (from row `*i`) with the rows of `sum` from `*k` on, once the
+/// other operand is used up.
+fn drain(side: &Indices, i: &mut usize, sum: &Indices, k: &mut usize, pairs: &mut Vec<(usize, usize)>) {
+    while *i < side.n && *k < sum.n {
+        if step(side, i, sum, *k, pairs) {
+            *k += 1;
+        }
+    }
+}
+
 impl OpKernel for SparseAddGrad {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let grad = ctx.input(0)?;
@@ -80,27 +90,13 @@ impl OpKernel for SparseAddGrad {
                 k += 1;
             }
         }
-        while i < a.n && k < sum.n {
-            if step(&a, &mut i, &sum, k, &mut pa) {
-                k += 1;
-            }
-        }
-        while j < b.n && k < sum.n {
-            if step(&b, &mut j, &sum, k, &mut pb) {
-                k += 1;
-            }
-        }
-        let ga = dispatch!(
+        drain(&a, &mut i, &sum, &mut k, &mut pa);
+        drain(&b, &mut j, &sum, &mut k, &mut pb);
+        let (ga, gb) = dispatch!(
             grad.dtype(),
             ctx,
             [f32, f64, i32, i64, i16, i8, u8, u16, u32, u64, half::f16, half::bf16],
-            |T| scatter::<T>(&grad, a.n, &pa)
-        )?;
-        let gb = dispatch!(
-            grad.dtype(),
-            ctx,
-            [f32, f64, i32, i64, i16, i8, u8, u16, u32, u64, half::f16, half::bf16],
-            |T| scatter::<T>(&grad, b.n, &pb)
+            |T| Ok((scatter::<T>(&grad, a.n, &pa)?, scatter::<T>(&grad, b.n, &pb)?))
         )?;
         ctx.set_output(0, ga)?;
         ctx.set_output(1, gb)

@@ -5,7 +5,7 @@
 use ferroflow_core::{NodeAttrs, Shape, Status, Tensor};
 
 use super::elem::SegElem;
-use super::util::{check_values, dense_dims, indices_matrix, shape_vector};
+use super::util::{dense_dims, sparse_input};
 use crate::array::util::{check_alloc, index_vec};
 use crate::dispatch::dispatch;
 use crate::real::Real;
@@ -35,11 +35,8 @@ fn reduce_typed<T: SegElem>(offsets: &[usize], vals: &Tensor, dims: &[usize], ma
 
 impl OpKernel for SparseReduceSum {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let m = indices_matrix(ctx, "input_indices", &ctx.input(0)?)?;
-        let vals = ctx.input(1)?;
-        let shape = shape_vector(ctx, "input_shape", &ctx.input(2)?)?;
+        let (m, vals, shape) = sparse_input(ctx, 0, ["input_indices", "input_values", "input_shape"])?;
         let axes = index_vec(&ctx.input(3)?).map_err(|e| ctx.error(e.message))?;
-        check_values(ctx, "input_values", &vals, m.n)?;
         let r = shape.len();
         if m.rank != r {
             return Err(ctx.error(format!("input_indices has {} columns but input_shape has {r} dims", m.rank)));
@@ -99,10 +96,7 @@ struct SparseSoftmax;
 
 impl OpKernel for SparseSoftmax {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let m = indices_matrix(ctx, "sp_indices", &ctx.input(0)?)?;
-        let vals = ctx.input(1)?;
-        let shape = shape_vector(ctx, "sp_shape", &ctx.input(2)?)?;
-        check_values(ctx, "sp_values", &vals, m.n)?;
+        let (m, vals, shape) = sparse_input(ctx, 0, ["sp_indices", "sp_values", "sp_shape"])?;
         if shape.len() < 2 || m.rank != shape.len() {
             return Err(ctx.error(format!("Input should have rank >= 2, but received shape: {shape:?}")));
         }

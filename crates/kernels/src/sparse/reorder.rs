@@ -3,7 +3,7 @@
 
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
-use super::util::{check_values, indices_matrix, shape_vector};
+use super::util::sparse_input;
 use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -16,10 +16,7 @@ struct SparseReorder;
 
 impl OpKernel for SparseReorder {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let idx = indices_matrix(ctx, "Input indices", &ctx.input(0)?)?;
-        let values = ctx.input(1)?;
-        let shape = shape_vector(ctx, "Input shape", &ctx.input(2)?)?;
-        check_values(ctx, "Input values", &values, idx.n)?;
+        let (idx, values, shape) = sparse_input(ctx, 0, ["Input indices", "Input values", "Input shape"])?;
         if shape.len() != idx.rank {
             return Err(ctx.error(format!(
                 "Input indices should have {} columns (the length of the shape), got {}",

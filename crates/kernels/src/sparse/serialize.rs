@@ -79,16 +79,9 @@ impl Packer {
 /// Checks the three inputs of a sparse tensor; returns (indices, values, shape) tensors and
 /// the shape as numbers.
 fn sparse_inputs(ctx: &OpContext) -> Result<(Tensor, Tensor, Tensor, Vec<i64>), Status> {
-    let (it, vt, st) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
-    if it.rank() != 2 {
-        return Err(ctx.error(format!("Input indices should be a matrix but received shape {}", it.shape())));
-    }
-    if vt.rank() != 1 {
-        return Err(ctx.error(format!("Input values should be a vector but received shape {}", vt.shape())));
-    }
-    if st.rank() != 1 {
-        return Err(ctx.error(format!("Input shape should be a vector but received shape {}", st.shape())));
-    }
+    let it = ctx.input_of_rank(0, 2, "Input indices should be a matrix but received shape ")?;
+    let vt = ctx.input_of_rank(1, 1, "Input values should be a vector but received shape ")?;
+    let st = ctx.input_of_rank(2, 1, "Input shape should be a vector but received shape ")?;
     let shape = shape_vector(ctx, "Input shape", &st)?;
     Ok((it, vt, st, shape))
 }

@@ -4,7 +4,7 @@
 use ferroflow_core::{NodeAttrs, Shape, Status, Tensor};
 
 use super::elem::SegElem;
-use super::util::{check_values, indices_matrix, shape_vector};
+use super::util::sparse_input;
 use crate::array::util::{check_alloc, copy_vec};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -48,11 +48,8 @@ fn matmul_typed<T: SegElem>(
 
 impl OpKernel for MatMul {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let idx = indices_matrix(ctx, "a_indices", &ctx.input(0)?)?;
-        let a = ctx.input(1)?;
-        let shape = shape_vector(ctx, "a_shape", &ctx.input(2)?)?;
+        let (idx, a, shape) = sparse_input(ctx, 0, ["a_indices", "a_values", "a_shape"])?;
         let b = ctx.input(3)?;
-        check_values(ctx, "a_values", &a, idx.n)?;
         if shape.len() != 2 || idx.rank != 2 {
             return Err(ctx.error(format!(
                 "Tensor 'a_shape' is not a vector of 2 elements, or a_indices has {} columns",
@@ -110,11 +107,8 @@ struct DenseAdd;
 
 impl OpKernel for DenseAdd {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let idx = indices_matrix(ctx, "a_indices", &ctx.input(0)?)?;
-        let a = ctx.input(1)?;
-        let shape = shape_vector(ctx, "a_shape", &ctx.input(2)?)?;
+        let (idx, a, shape) = sparse_input(ctx, 0, ["a_indices", "a_values", "a_shape"])?;
         let b = ctx.input(3)?;
-        check_values(ctx, "a_values", &a, idx.n)?;
         let bdims: Vec<i64> = b.dims().iter().map(|&d| d as i64).collect();
         if shape != bdims {
             return Err(ctx.error(format!("Dimension mismatch: a_shape = {shape:?} but b.shape = {}", b.shape())));

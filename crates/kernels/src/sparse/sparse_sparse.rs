@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 
 use ferroflow_core::{half, Shape, Status, Tensor};
 
-use super::util::{check_values, indices_matrix, shape_vector, Indices};
+use super::util::{sparse_input, Indices};
 use crate::dispatch::dispatch;
 use crate::math::elem::Num;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -76,14 +76,8 @@ impl SparseSparse {
 
 impl OpKernel for SparseSparse {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let a = indices_matrix(ctx, "Input a_indices", &ctx.input(0)?)?;
-        let av = ctx.input(1)?;
-        let a_shape = shape_vector(ctx, "Input a_shape", &ctx.input(2)?)?;
-        let b = indices_matrix(ctx, "Input b_indices", &ctx.input(3)?)?;
-        let bv = ctx.input(4)?;
-        let b_shape = shape_vector(ctx, "Input b_shape", &ctx.input(5)?)?;
-        check_values(ctx, "Input a_values", &av, a.n)?;
-        check_values(ctx, "Input b_values", &bv, b.n)?;
+        let (a, av, a_shape) = sparse_input(ctx, 0, ["Input a_indices", "Input a_values", "Input a_shape"])?;
+        let (b, bv, b_shape) = sparse_input(ctx, 3, ["Input b_indices", "Input b_values", "Input b_shape"])?;
         if a_shape != b_shape {
             return Err(ctx.error(format!(
                 "Operands' shapes do not match: got {a_shape:?} and {b_shape:?} for {}",

@@ -47,6 +47,20 @@ pub(crate) fn check_values(ctx: &OpContext, what: &str, values: &Tensor, n: usiz
     Ok(())
 }
 
+/// The sparse tensor in inputs `first..first + 3` (indices, values, dense shape; named by
+/// `names` in that order), checked: an indices matrix, a shape vector, one value per index row.
+pub(crate) fn sparse_input(
+    ctx: &OpContext,
+    first: usize,
+    names: [&str; 3],
+) -> Result<(Indices, Tensor, Vec<i64>), Status> {
+    let m = indices_matrix(ctx, names[0], &ctx.input(first)?)?;
+    let values = ctx.input(first + 1)?;
+    let shape = shape_vector(ctx, names[2], &ctx.input(first + 2)?)?;
+    check_values(ctx, names[1], &values, m.n)?;
+    Ok((m, values, shape))
+}
+
 /// The dims of a dense shape as usize: each non-negative.
 pub(crate) fn dense_dims(ctx: &OpContext, what: &str, shape: &[i64]) -> Result<Vec<usize>, Status> {
     shape

@@ -106,6 +106,23 @@ pub fn existing_var(ctx: &OpContext, h: &ResourceHandle) -> Result<Arc<Var>, Sta
     })
 }
 
+/// The resource variable of handle input 0 and its value; the variable must hold `dtype`
+/// (else InvalidArgument, `mismatch(var)`). A missing or uninitialized one is
+/// FailedPrecondition.
+pub fn read_typed_var(
+    ctx: &OpContext,
+    dtype: DataType,
+    mismatch: impl FnOnce(&Var) -> String,
+) -> Result<(Arc<Var>, Tensor), Status> {
+    let h = handle_input(ctx, 0)?;
+    let var = existing_var(ctx, &h)?;
+    if var.dtype != dtype {
+        return Err(ctx.error(mismatch(&var)));
+    }
+    let value = var.read().map_err(|_| uninitialized_read(ctx, &h))?;
+    Ok((var, value))
+}
+
 /// FailedPrecondition for reading an uninitialized resource variable.
 pub fn uninitialized_read(ctx: &OpContext, h: &ResourceHandle) -> Status {
     Status::failed_precondition(format!(

@@ -9,7 +9,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::handle::{tf_type_name, uninitialized_use};
-use super::update::{add_in_place, UpdateKind};
+use super::update::{add_in_place, assign_value, UpdateKind};
 use crate::resource::LegacyVar;
 use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
 
@@ -65,21 +65,9 @@ impl OpKernel for Assign {
                 tf_type_name(var.dtype)
             )));
         }
-        {
-            let mut g = var.value.write().unwrap_or_else(|e| e.into_inner());
-            if self.validate_shape {
-                if let Some(old) = g.as_ref() {
-                    if old.shape() != value.shape() {
-                        return Err(ctx.error(format!(
-                            "Assign requires shapes of both tensors to match. lhs shape= {} rhs shape= {}",
-                            old.shape(),
-                            value.shape()
-                        )));
-                    }
-                }
-            }
-            *g = Some(value);
-        }
+        assign_value(ctx, &var, value, self.validate_shape, |old, new| {
+            format!("Assign requires shapes of both tensors to match. lhs shape= {old} rhs shape= {new}")
+        })?;
         ctx.set_output_value(0, Value::Ref(var))
     }
 }

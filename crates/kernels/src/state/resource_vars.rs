@@ -7,10 +7,8 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use super::handle::{
-    existing_var, handle_input, handle_tensor, make_var_handle, tf_type_name, uninitialized_read, uninitialized_use,
-};
-use super::update::{add_in_place, UpdateKind};
+use super::handle::{handle_input, handle_tensor, make_var_handle, read_typed_var, tf_type_name, uninitialized_use};
+use super::update::{add_in_place, assign_value, UpdateKind};
 use crate::{KernelRegistry, OpContext, OpKernel, Var};
 
 struct VarHandleOp {
@@ -57,17 +55,10 @@ struct ReadVariableOp {
 
 impl OpKernel for ReadVariableOp {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let h = handle_input(ctx, 0)?;
-        let var = existing_var(ctx, &h)?;
-        if var.dtype != self.dtype {
-            return Err(ctx.error(format!(
-                "Trying to read variable with wrong dtype. Expected {} got {}",
-                tf_type_name(self.dtype),
-                tf_type_name(var.dtype)
-            )));
-        }
-        let t = var.value.read().unwrap_or_else(|e| e.into_inner()).clone();
-        let t = t.ok_or_else(|| uninitialized_read(ctx, &h))?;
+        let want = tf_type_name(self.dtype);
+        let (_, t) = read_typed_var(ctx, self.dtype, |var| {
+            format!("Trying to read variable with wrong dtype. Expected {want} got {}", tf_type_name(var.dtype))
+        })?;
         ctx.set_output(0, t)
     }
 }
@@ -97,20 +88,9 @@ impl OpKernel for AssignVariableOp {
                 tf_type_name(self.dtype)
             )));
         }
-        let mut g = var.value.write().unwrap_or_else(|e| e.into_inner());
-        if self.validate_shape {
-            if let Some(old) = g.as_ref() {
-                if old.shape() != value.shape() {
-                    return Err(ctx.error(format!(
-                        "Trying to assign to variable with tensor with wrong shape. Expected {} got {}",
-                        old.shape(),
-                        value.shape()
-                    )));
-                }
-            }
-        }
-        *g = Some(value);
-        Ok(())
+        assign_value(ctx, &var, value, self.validate_shape, |old, new| {
+            format!("Trying to assign to variable with tensor with wrong shape. Expected {old} got {new}")
+        })
     }
 }
 

@@ -7,7 +7,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use super::handle::{existing_var, handle_input, tf_type_name, uninitialized_read, uninitialized_use, var_inputs};
+use super::handle::{existing_var, handle_input, read_typed_var, tf_type_name, uninitialized_use, var_inputs};
 use crate::array::{dims_str, index_vec, multi_index};
 use crate::{KernelRegistry, OpContext, OpKernel, Value};
 
@@ -18,18 +18,10 @@ struct ResourceGather {
 
 impl OpKernel for ResourceGather {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let h = handle_input(ctx, 0)?;
-        let var = existing_var(ctx, &h)?;
-        if var.dtype != self.dtype {
-            return Err(ctx.error(format!(
-                "Trying to gather from variable {} of {} as {}",
-                var.name,
-                tf_type_name(var.dtype),
-                tf_type_name(self.dtype)
-            )));
-        }
-        let params =
-            var.value.read().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| uninitialized_read(ctx, &h))?;
+        let want = tf_type_name(self.dtype);
+        let (var, params) = read_typed_var(ctx, self.dtype, |var| {
+            format!("Trying to gather from variable {} of {} as {want}", var.name, tf_type_name(var.dtype))
+        })?;
         let indices = ctx.input(1)?;
         let bd = self.batch_dims;
         if bd < 0 || bd as usize > indices.rank() || (bd as usize) >= params.rank().max(1) {

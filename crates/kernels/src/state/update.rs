@@ -1,8 +1,27 @@
-//! In-place `+=` / `-=` of a whole tensor (AssignAdd, AssignSub and their resource forms).
+//! Whole-value updates of variables: assignment (Assign and AssignVariableOp) and in-place
+//! `+=` / `-=` (AssignAdd, AssignSub and their resource forms).
 
-use ferroflow_core::{DataType, Status, Tensor, TensorType};
+use ferroflow_core::{DataType, Shape, Status, Tensor, TensorType};
 
 use super::par;
+use crate::{OpContext, Var};
+
+/// Stores `value` in `var`; when `validate_shape`, an initialized `var` must already have
+/// `value`'s shape (else InvalidArgument, `mismatch(old shape, new shape)`).
+pub fn assign_value(
+    ctx: &OpContext,
+    var: &Var,
+    value: Tensor,
+    validate_shape: bool,
+    mismatch: impl FnOnce(&Shape, &Shape) -> String,
+) -> Result<(), Status> {
+    let mut g = var.value.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(old) = g.as_ref().filter(|old| validate_shape && old.shape() != value.shape()) {
+        return Err(ctx.error(mismatch(old.shape(), value.shape())));
+    }
+    *g = Some(value);
+    Ok(())
+}
 
 /// Which update to apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

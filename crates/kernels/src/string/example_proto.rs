@@ -84,6 +84,16 @@ impl<'a> Reader<'a> {
             _ => Err(BAD.into()),
         }
     }
+    /// The payload of the next length-delimited field 1 (the others skipped); `None` at the end.
+    fn next_field_1(&mut self) -> Result<Option<&'a [u8]>, String> {
+        while !self.done() {
+            match self.tag()? {
+                (1, 2) => return self.bytes().map(Some),
+                (_, w) => self.skip(w)?,
+            }
+        }
+        Ok(None)
+    }
 }
 
 fn parse_feature(b: &[u8]) -> Result<Feature, String> {
@@ -154,20 +164,11 @@ fn parse_feature(b: &[u8]) -> Result<Feature, String> {
 pub(crate) fn parse_example(b: &[u8]) -> Result<HashMap<Vec<u8>, Feature>, String> {
     let mut out = HashMap::new();
     let mut r = Reader::new(b);
-    while !r.done() {
-        let (field, wire) = r.tag()?;
-        if field != 1 || wire != 2 {
-            r.skip(wire)?;
-            continue;
-        }
-        let mut features = Reader::new(r.bytes()?);
-        while !features.done() {
-            let (k, w) = features.tag()?;
-            if k != 1 || w != 2 {
-                features.skip(w)?;
-                continue;
-            }
-            let mut entry = Reader::new(features.bytes()?);
+    // Example.features (field 1), then Features.feature (map entries, field 1).
+    while let Some(features) = r.next_field_1()? {
+        let mut features = Reader::new(features);
+        while let Some(entry) = features.next_field_1()? {
+            let mut entry = Reader::new(entry);
             let (mut key, mut value) = (Vec::new(), Feature::Empty);
             while !entry.done() {
                 match entry.tag()? {

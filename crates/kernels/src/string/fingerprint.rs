@@ -12,10 +12,8 @@ struct Fingerprint;
 
 impl OpKernel for Fingerprint {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let (data, method_t) = (ctx.input(0)?, ctx.input(1)?);
-        if method_t.rank() != 0 {
-            return Err(ctx.error(format!("`method` should be a scalar string: {}", method_t.shape())));
-        }
+        let data = ctx.input(0)?;
+        let method_t = ctx.input_of_rank(1, 0, "`method` should be a scalar string: ")?;
         let method = strings(ctx, "method", &method_t)?[0].clone();
         if method != b"farmhash64" {
             return Err(ctx.error(format!("Unsupported fingerprint method: {}", String::from_utf8_lossy(&method))));

@@ -192,10 +192,7 @@ struct RegexFullMatch;
 
 impl OpKernel for RegexFullMatch {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let p = ctx.input(1)?;
-        if p.rank() != 0 {
-            return Err(ctx.error(format!("Pattern must be scalar, but received {}", p.shape())));
-        }
+        let p = ctx.input_of_rank(1, 0, "Pattern must be scalar, but received ")?;
         let pattern = String::from_utf8_lossy(&strings(ctx, "pattern", &p)?[0]).into_owned();
         let re = full_match(&pattern).map_err(|e| ctx.error(e))?;
         match_all(ctx, &re)

@@ -103,13 +103,8 @@ struct RegexReplace {
 
 impl OpKernel for RegexReplace {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let (p, r) = (ctx.input(1)?, ctx.input(2)?);
-        if p.rank() != 0 {
-            return Err(ctx.error(format!("Pattern must be scalar, but received {}", p.shape())));
-        }
-        if r.rank() != 0 {
-            return Err(ctx.error(format!("Rewrite must be scalar, but received {}", r.shape())));
-        }
+        let p = ctx.input_of_rank(1, 0, "Pattern must be scalar, but received ")?;
+        let r = ctx.input_of_rank(2, 0, "Rewrite must be scalar, but received ")?;
         let pattern = String::from_utf8_lossy(&strings(ctx, "pattern", &p)?[0]).into_owned();
         let re = compile(&pattern).map_err(|e| ctx.error(e))?;
         let rewrite = rewrite_of(&strings(ctx, "rewrite", &r)?[0]).map_err(|e| ctx.error(e))?;

@@ -67,13 +67,8 @@ struct StringSplit {
 
 impl OpKernel for StringSplit {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let (input, sep_t) = (ctx.input(0)?, ctx.input(1)?);
-        if input.rank() != 1 {
-            return Err(ctx.error(format!("input must be a vector, got shape: {}", input.shape())));
-        }
-        if sep_t.rank() != 0 {
-            return Err(ctx.error(format!("sep must be a scalar, got shape: {}", sep_t.shape())));
-        }
+        let input = ctx.input_of_rank(0, 1, "input must be a vector, got shape: ")?;
+        let sep_t = ctx.input_of_rank(1, 0, "sep must be a scalar, got shape: ")?;
         let sep = &strings(ctx, "sep", &sep_t)?[0];
         let mut indices = Vec::new();
         let mut values = Vec::new();

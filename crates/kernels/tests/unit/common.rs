@@ -32,7 +32,14 @@ pub const DIRECT_CASES: [(usize, usize, usize, usize, usize, Padding); 4] = [
 
 /// Direct (loop) convolution used as the reference in tests.
 pub fn conv_reference(g: &ConvGeom, x: &[f64], f: &[f64]) -> Vec<f64> {
-    let mut out = vec![0.0; g.rows() * g.oc];
+    grouped_conv_reference(g, 1, x, f)
+}
+
+/// The grouped convolution by its definition (loops over groups, no gathering); `g` is
+/// one group's geometry.
+pub fn grouped_conv_reference(g: &ConvGeom, groups: usize, x: &[f64], f: &[f64]) -> Vec<f64> {
+    let (c, oc) = (g.c * groups, g.oc * groups);
+    let mut out = vec![0.0; g.rows() * oc];
     for b in 0..g.n {
         for oy in 0..g.y.output {
             for ox in 0..g.x.output {
@@ -43,11 +50,12 @@ pub fn conv_reference(g: &ConvGeom, x: &[f64], f: &[f64]) -> Vec<f64> {
                         if iy < 0 || ix < 0 || iy >= g.y.input as isize || ix >= g.x.input as isize {
                             continue;
                         }
-                        for ci in 0..g.c {
-                            let xv = x[((b * g.y.input + iy as usize) * g.x.input + ix as usize) * g.c + ci];
-                            for o in 0..g.oc {
-                                out[((b * g.y.output + oy) * g.x.output + ox) * g.oc + o] +=
-                                    xv * f[((ky * g.x.size + kx) * g.c + ci) * g.oc + o];
+                        let px = (b * g.y.input + iy as usize) * g.x.input + ix as usize;
+                        for o in 0..oc {
+                            let grp = o / g.oc;
+                            for ci in 0..g.c {
+                                out[((b * g.y.output + oy) * g.x.output + ox) * oc + o] +=
+                                    x[px * c + grp * g.c + ci] * f[((ky * g.x.size + kx) * g.c + ci) * oc + o];
                             }
                         }
                     }

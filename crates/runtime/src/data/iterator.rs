@@ -100,11 +100,22 @@ fn handle_for(step: &StepCtx, container: &str, name: &str) -> ResourceHandle {
 
 /// The iterator named by the resource handle at input `i`.
 fn iterator_input(ctx: &OpContext, i: usize) -> Result<Arc<IteratorResource>, Status> {
+    resource_input(ctx, i, "iterator", " (was it created in this session's cluster?)")
+}
+
+/// The `R` resource named by the resource handle at input `i`; NOT_FOUND naming the node,
+/// the resource (`what`) and the device, then `hint`, when there is none.
+pub(super) fn resource_input<R: std::any::Any + Send + Sync>(
+    ctx: &OpContext,
+    i: usize,
+    what: &str,
+    hint: &str,
+) -> Result<Arc<R>, Status> {
     let h = ferroflow_kernels::state::handle::handle_input(ctx, i)?;
     let c = if h.container.is_empty() { DEFAULT_CONTAINER } else { h.container.as_str() };
-    ctx.resources().lookup::<IteratorResource>(c, &h.name).map_err(|_| {
+    ctx.resources().lookup::<R>(c, &h.name).map_err(|_| {
         Status::not_found(format!(
-            "node '{}': iterator '{}' does not exist on {} (was it created in this session's cluster?)",
+            "node '{}': {what} '{}' does not exist on {}{hint}",
             ctx.node().name,
             h.name,
             ctx.step().device
@@ -206,17 +217,26 @@ struct GetNext;
 
 impl AsyncOpKernel for GetNext {
     fn start(&self, ctx: OpContext, done: DoneCallback) {
-        let it = match iterator_input(&ctx, 0) {
-            Ok(it) => it,
-            Err(e) => return done(ctx, Err(e)),
-        };
-        pool::spawn_kernel(ctx, done, move |mut ctx, done| {
-            let step = ctx.step().clone();
-            let node = ctx.node().name.clone();
-            let r = it.get_next(&step, &node).and_then(|e| set_element(&mut ctx, &node, e));
-            done(ctx, r)
-        });
+        get_next_then(ctx, done, |ctx, node, e| e.and_then(|e| set_element(ctx, node, e)));
     }
+}
+
+/// Sets node `name`'s outputs from an iterator's next element (or its error).
+type SetElement = fn(&mut OpContext, &str, Result<Vec<Tensor>, Status>) -> Result<(), Status>;
+
+/// Takes the next element of input 0's iterator on a data thread and hands it (or the
+/// error) to `output`, which sets the node's outputs.
+fn get_next_then(ctx: OpContext, done: DoneCallback, output: SetElement) {
+    let it = match iterator_input(&ctx, 0) {
+        Ok(it) => it,
+        Err(e) => return done(ctx, Err(e)),
+    };
+    pool::spawn_kernel(ctx, done, move |mut ctx, done| {
+        let step = ctx.step().clone();
+        let node = ctx.node().name.clone();
+        let r = output(&mut ctx, &node, it.get_next(&step, &node));
+        done(ctx, r)
+    });
 }
 
 /// Puts an iterator's element into the node's outputs, one component each.
@@ -237,22 +257,13 @@ struct GetNextAsOptional;
 
 impl AsyncOpKernel for GetNextAsOptional {
     fn start(&self, ctx: OpContext, done: DoneCallback) {
-        let it = match iterator_input(&ctx, 0) {
-            Ok(it) => it,
-            Err(e) => return done(ctx, Err(e)),
-        };
-        pool::spawn_kernel(ctx, done, move |mut ctx, done| {
-            let step = ctx.step().clone();
-            let node = ctx.node().name.clone();
-            let r = match it.get_next(&step, &node) {
-                Ok(e) => Ok(Some(e)),
-                Err(e) if e.code == ferroflow_core::Code::OutOfRange => Ok(None),
-                Err(e) => Err(e),
+        get_next_then(ctx, done, |ctx, _, e| {
+            let v = match e {
+                Ok(e) => Some(e),
+                Err(e) if e.code == ferroflow_core::Code::OutOfRange => None,
+                Err(e) => return Err(e),
             };
-            let r = r.and_then(|v| {
-                ctx.set_output(0, Tensor::scalar(ferroflow_kernels::data_flow::optional::optional_variant(v)))
-            });
-            done(ctx, r)
+            ctx.set_output(0, Tensor::scalar(ferroflow_kernels::data_flow::optional::optional_variant(v)))
         });
     }
 }
@@ -349,14 +360,21 @@ impl OpKernel for FromString {
     }
 }
 
-/// `DeleteIterator`: drops the resource.
-struct Delete;
+/// `DeleteIterator`, `DeleteMultiDeviceIterator`: drops the `R` resource of the handle at
+/// input 0.
+pub(super) struct Delete<R>(std::marker::PhantomData<fn() -> R>);
 
-impl OpKernel for Delete {
+impl<R> Delete<R> {
+    pub(super) fn new() -> Self {
+        Delete(std::marker::PhantomData)
+    }
+}
+
+impl<R: std::any::Any + Send + Sync> OpKernel for Delete<R> {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let h = ferroflow_kernels::state::handle::handle_input(ctx, 0)?;
         let c = if h.container.is_empty() { DEFAULT_CONTAINER } else { h.container.as_str() };
-        ctx.resources().delete::<IteratorResource>(c, &h.name)
+        ctx.resources().delete::<R>(c, &h.name)
     }
 }
 
@@ -373,7 +391,7 @@ pub(super) fn kernel(n: &NodeDef, lib: Option<&FunctionDefLibrary>, depth: usize
         "IteratorFromStringHandle" | "IteratorFromStringHandleV2" => {
             Box::new(FromString { types: n.attr_list_type("output_types").unwrap_or_default() })
         }
-        "DeleteIterator" => Box::new(Delete),
+        "DeleteIterator" => Box::new(Delete::<IteratorResource>::new()),
         "OneShotIterator" => {
             use ferroflow_core::proto::attr_value::Value as AV;
             let fname = match n.attr_value("dataset_factory")?.value.as_ref() {

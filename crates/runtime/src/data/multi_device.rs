@@ -18,7 +18,7 @@ use ferroflow_kernels::{AsyncOpKernel, DoneCallback, OpContext, OpKernel, StepCt
 use prost::Message;
 
 use super::dataset::{dataset_input, declared};
-use super::iterator::{set_element, IteratorResource};
+use super::iterator::{resource_input, set_element, Delete, IteratorResource};
 use super::pool;
 
 /// The type name of multi-device iterators in resource handles.
@@ -90,16 +90,9 @@ impl MultiDeviceIterator {
     }
 }
 
-fn lookup(ctx: &OpContext, h: &ResourceHandle) -> Result<Arc<MultiDeviceIterator>, Status> {
-    let c = if h.container.is_empty() { DEFAULT_CONTAINER } else { h.container.as_str() };
-    ctx.resources().lookup::<MultiDeviceIterator>(c, &h.name).map_err(|_| {
-        Status::not_found(format!(
-            "node '{}': multi-device iterator '{}' does not exist on {}",
-            ctx.node().name,
-            h.name,
-            ctx.step().device
-        ))
-    })
+/// The multi-device iterator named by the resource handle at input `i`.
+fn lookup(ctx: &OpContext, i: usize) -> Result<Arc<MultiDeviceIterator>, Status> {
+    resource_input(ctx, i, "multi-device iterator", "")
 }
 
 /// Creates (or finds, by shared name) the resource and outputs its handle.
@@ -142,7 +135,7 @@ struct Init;
 impl OpKernel for Init {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let ds = dataset_input(ctx, 0)?;
-        let it = lookup(ctx, &handle_input(ctx, 1)?)?;
+        let it = lookup(ctx, 1)?;
         let node = ctx.node().name.clone();
         let id = it.init(&ds, ctx.step()).map_err(|e| e.context(format!("node '{node}'")))?;
         ctx.set_output(0, Tensor::scalar(id))
@@ -155,7 +148,7 @@ struct GetNextFromShard;
 impl AsyncOpKernel for GetNextFromShard {
     fn start(&self, ctx: OpContext, done: DoneCallback) {
         let args = (|| {
-            let it = lookup(&ctx, &handle_input(&ctx, 0)?)?;
+            let it = lookup(&ctx, 0)?;
             let shard = ctx.input(1)?.scalar_value::<i32>()?;
             let incarnation = ctx.input(2)?.scalar_value::<i64>()?;
             Ok::<_, Status>((it, shard, incarnation))
@@ -200,17 +193,6 @@ impl OpKernel for FromString {
     }
 }
 
-/// `DeleteMultiDeviceIterator`: drops the resource.
-struct Delete;
-
-impl OpKernel for Delete {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let h = handle_input(ctx, 0)?;
-        let c = if h.container.is_empty() { DEFAULT_CONTAINER } else { h.container.as_str() };
-        ctx.resources().delete::<MultiDeviceIterator>(c, &h.name)
-    }
-}
-
 /// The kernel of a multi-device iterator op.
 pub(super) fn kernel(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     Ok(match n.op.as_str() {
@@ -226,7 +208,7 @@ pub(super) fn kernel(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
         "MultiDeviceIteratorGetNextFromShard" => Box::new(GetNextFromShard),
         "MultiDeviceIteratorToStringHandle" => Box::new(ToString),
         "MultiDeviceIteratorFromStringHandle" => Box::new(FromString),
-        "DeleteMultiDeviceIterator" => Box::new(Delete),
+        "DeleteMultiDeviceIterator" => Box::new(Delete::<MultiDeviceIterator>::new()),
         o => return Err(n.node_error(format!("{o} is not a multi-device iterator op"))),
     })
 }

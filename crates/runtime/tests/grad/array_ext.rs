@@ -209,32 +209,21 @@ fn matrix_diag_ops() {
 
 #[test]
 fn space_batch_depth_moves() {
-    assert_grad(
-        "SpaceToBatchND [2,4,6,3] block [2,3] paddings",
-        |s, x| {
-            ops::space_to_batch_nd(
-                s,
-                x[0].clone(),
-                i32s(s, &[2, 3]),
-                ops::constant(s, Tensor::new(vec![2, 2], vec![1i32, 1, 0, 3]).unwrap()),
-            )
-        },
-        &[rand(&[2, 4, 6, 3], 41)],
-        &[0],
-    );
-    assert_grad(
-        "BatchToSpaceND [12,2,3,2] block [2,3] crops",
-        |s, x| {
-            ops::batch_to_space_nd(
-                s,
-                x[0].clone(),
-                i32s(s, &[2, 3]),
-                ops::constant(s, Tensor::new(vec![2, 2], vec![1i32, 2, 0, 3]).unwrap()),
-            )
-        },
-        &[rand(&[12, 2, 3, 2], 42)],
-        &[0],
-    );
+    // The N-D moves, block [2,3], with their [2,2] paddings / crops.
+    type NdMove = fn(&ferroflow_graph::Scope, Output, Output, Output) -> Output;
+    let nd: [(_, NdMove, [usize; 4], [i32; 4], _); 2] = [
+        ("SpaceToBatchND [2,4,6,3] block [2,3] paddings", ops::space_to_batch_nd, [2, 4, 6, 3], [1, 1, 0, 3], 41),
+        ("BatchToSpaceND [12,2,3,2] block [2,3] crops", ops::batch_to_space_nd, [12, 2, 3, 2], [1, 2, 0, 3], 42),
+    ];
+    for (name, op, shape, edges, seed) in nd {
+        let edges = Tensor::new(vec![2, 2], edges.to_vec()).unwrap();
+        assert_grad(
+            name,
+            |s, x| op(s, x[0].clone(), i32s(s, &[2, 3]), ops::constant(s, edges.clone())),
+            &[rand(&shape, seed)],
+            &[0],
+        );
+    }
     assert_grad(
         "SpaceToDepth [2,4,6,3] block 2",
         |s, x| ops::space_to_depth(s, x[0].clone(), 2),

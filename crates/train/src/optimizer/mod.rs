@@ -67,6 +67,19 @@ pub(crate) use dense_and_sparse_optimizer;
 /// A gradient and the variable it updates.
 pub type GradAndVar = (Output, Variable);
 
+/// INVALID_ARGUMENT (its message after `prefix`) unless gradient `g` has variable `v`'s dtype.
+pub(crate) fn check_grad_dtype(prefix: &str, g: &Output, v: &Variable) -> Result<(), Status> {
+    if g.dtype != v.dtype() {
+        return Err(Status::invalid_argument(format!(
+            "{prefix}gradient {g} is {} but variable {} is {}",
+            g.dtype,
+            v.name(),
+            v.dtype()
+        )));
+    }
+    Ok(())
+}
+
 /// The gradient of some rows of a variable (TensorFlow's IndexedSlices): `values[i]` is
 /// the gradient of row `indices[i]`; indices may repeat (see [`deduplicate`]).
 #[derive(Clone, Copy, Debug)]
@@ -153,14 +166,7 @@ pub trait Optimizer {
         self.prepare(&us, &vars)?;
         let mut updates = Vec::new();
         for (g, v) in grads_and_vars {
-            if g.dtype != v.dtype() {
-                return Err(Status::invalid_argument(format!(
-                    "gradient {g} is {} but variable {} is {}",
-                    g.dtype,
-                    v.name(),
-                    v.dtype()
-                )));
-            }
+            check_grad_dtype("", g, v)?;
             let vs = us.sub(&format!("update_{}", v.name().replace('/', "_"))).colocate_with(&v.handle());
             let sparse = match indexed_slices(s.graph(), g) {
                 Some((values, indices)) => {

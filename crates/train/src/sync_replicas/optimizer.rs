@@ -27,7 +27,7 @@ use ferroflow_graph::{Operation, Output, Scope, Variable, VariableOptions};
 use ferroflow_kernels::data_flow::ConditionalAccumulator;
 use ferroflow_kernels::ResourceMgr;
 
-use crate::optimizer::{GradAndVar, Optimizer};
+use crate::optimizer::{check_grad_dtype, GradAndVar, Optimizer};
 
 /// Collection of per-replica local variables (TensorFlow's `GraphKeys.LOCAL_VARIABLES`).
 pub const LOCAL_VARIABLES: &str = "local_variables";
@@ -202,14 +202,7 @@ impl<O: Optimizer> SyncReplicasOptimizer<O> {
         let mut accumulators = Vec::new();
         let mut chief_init = vec![local_step_init_op.clone()];
         for (g, v) in grads_and_vars {
-            if g.dtype != v.dtype() {
-                return Err(Status::invalid_argument(format!(
-                    "SyncReplicasOptimizer: gradient {g} is {} but variable {} is {}",
-                    g.dtype,
-                    v.name(),
-                    v.dtype()
-                )));
-            }
+            check_grad_dtype("SyncReplicasOptimizer: ", g, v)?;
             let vs = ss.colocate_with(&v.handle());
             let shared = format!("{}:0/grad_accum", v.name());
             let shape = v.shape();

@@ -3,6 +3,7 @@
 use ferroflow_core::{attr, DataType, Tensor};
 
 use crate::ops::base::constant;
+use crate::ops::op_output;
 use crate::scope::{Output, Scope};
 
 /// `Reshape`: `x` with the dims in `shape` (one may be -1).
@@ -196,13 +197,7 @@ pub fn gather_v2(s: &Scope, params: Output, indices: Output, axis: Output) -> Ou
 
 /// `GatherV2` with `batch_dims`.
 pub fn gather_v2_batch(s: &Scope, params: Output, indices: Output, axis: Output, batch_dims: i64) -> Output {
-    s.op("GatherV2")
-        .input(params)
-        .input(indices)
-        .input(axis)
-        .attr("batch_dims", attr::int(batch_dims))
-        .build()
-        .output(0)
+    op_output(s, "GatherV2", [params, indices, axis], [("batch_dims", attr::int(batch_dims))])
 }
 
 /// `UnsortedSegmentSum`.

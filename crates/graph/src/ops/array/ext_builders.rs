@@ -2,6 +2,7 @@
 
 use ferroflow_core::{attr, DataType};
 
+use crate::ops::op_output;
 use crate::scope::{Output, Scope};
 
 /// `Split`: `value` cut into `num_split` equal parts along `split_dim` (an int32 scalar).
@@ -20,29 +21,22 @@ pub fn split_v(s: &Scope, value: Output, size_splits: Output, split_dim: Output,
         .outputs()
 }
 
-fn scan(s: &Scope, op: &str, x: Output, axis: Output, exclusive: bool, reverse: bool) -> Output {
-    s.op(op)
-        .input(x)
-        .input(axis)
-        .attr("exclusive", attr::bool(exclusive))
-        .attr("reverse", attr::bool(reverse))
-        .build()
-        .output(0)
+/// The scan builders: `f(s, x, axis, exclusive, reverse)`, the op's scan of `x` along the
+/// scalar `axis`.
+macro_rules! scan_builders {
+    ($($f:ident => $op:literal),* $(,)?) => {$(
+        #[doc = concat!("`", $op, "` of `x` along the scalar `axis`.")]
+        pub fn $f(s: &Scope, x: Output, axis: Output, exclusive: bool, reverse: bool) -> Output {
+            let attrs = [("exclusive", attr::bool(exclusive)), ("reverse", attr::bool(reverse))];
+            op_output(s, $op, [x, axis], attrs)
+        }
+    )*};
 }
 
-/// `Cumsum` of `x` along the scalar `axis`.
-pub fn cumsum(s: &Scope, x: Output, axis: Output, exclusive: bool, reverse: bool) -> Output {
-    scan(s, "Cumsum", x, axis, exclusive, reverse)
-}
-
-/// `Cumprod` of `x` along the scalar `axis`.
-pub fn cumprod(s: &Scope, x: Output, axis: Output, exclusive: bool, reverse: bool) -> Output {
-    scan(s, "Cumprod", x, axis, exclusive, reverse)
-}
-
-/// `CumulativeLogsumexp` of `x` along the scalar `axis`.
-pub fn cumulative_logsumexp(s: &Scope, x: Output, axis: Output, exclusive: bool, reverse: bool) -> Output {
-    scan(s, "CumulativeLogsumexp", x, axis, exclusive, reverse)
+scan_builders! {
+    cumsum => "Cumsum",
+    cumprod => "Cumprod",
+    cumulative_logsumexp => "CumulativeLogsumexp",
 }
 
 /// `ReverseV2`: `x` with the dimensions in `axis` reversed.
@@ -103,12 +97,12 @@ pub fn bucketize(s: &Scope, x: Output, boundaries: &[f32]) -> Output {
 
 /// `LowerBound` (`upper` false) or `UpperBound` of each row of `values` in `sorted_inputs`.
 pub fn search_sorted(s: &Scope, sorted_inputs: Output, values: Output, upper: bool, out_type: DataType) -> Output {
-    s.op(if upper { "UpperBound" } else { "LowerBound" })
-        .input(sorted_inputs)
-        .input(values)
-        .attr("out_type", attr::ty(out_type))
-        .build()
-        .output(0)
+    op_output(
+        s,
+        if upper { "UpperBound" } else { "LowerBound" },
+        [sorted_inputs, values],
+        [("out_type", attr::ty(out_type))],
+    )
 }
 
 /// `MirrorPad` with `mode` "REFLECT" or "SYMMETRIC".
@@ -161,15 +155,7 @@ pub fn matrix_diag_v3(
     padding: Output,
     align: &str,
 ) -> Output {
-    s.op("MatrixDiagV3")
-        .input(diagonal)
-        .input(k)
-        .input(num_rows)
-        .input(num_cols)
-        .input(padding)
-        .attr("align", attr::string(align))
-        .build()
-        .output(0)
+    op_output(s, "MatrixDiagV3", [diagonal, k, num_rows, num_cols, padding], [("align", attr::string(align))])
 }
 
 /// `MatrixDiagPartV3`: the diagonals `k` of each innermost matrix, padded with `padding`.

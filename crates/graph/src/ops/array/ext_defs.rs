@@ -3,6 +3,7 @@
 
 use super::ext_shapes::*;
 use crate::op_def::op;
+use crate::ops::sparse::resource_scatter;
 use crate::registry::OpRegistry;
 use crate::shape_fn::unchanged;
 
@@ -336,16 +337,6 @@ pub(crate) fn register(r: &mut OpRegistry) {
     }
     for kind in ["Mul", "Div", "Min", "Max"] {
         let t = if matches!(kind, "Min" | "Max") { REAL_T } else { SCAN_T };
-        r.add(
-            op(&format!("ResourceScatter{kind}"))
-                .input("resource: resource")
-                .input("indices: Tindices")
-                .input("updates: dtype")
-                .attr(&t.replacen("T:", "dtype:", 1))
-                .attr("Tindices: {int32, int64}")
-                .stateful()
-                .shape_fn(|_| Ok(vec![]))
-                .build(),
-        );
+        r.add(resource_scatter(kind, t));
     }
 }

@@ -12,6 +12,7 @@ mod space;
 
 pub use builders::*;
 pub use ext_builders::*;
+pub(super) use shapes::{const_ints, segment_sum_shape, want_rank};
 pub use space::*;
 
 use crate::registry::OpRegistry;

@@ -6,6 +6,7 @@ use ferroflow_core::{attr, NodeAttrs, Status};
 
 use super::shapes::const_ints;
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{unchanged, Dims, ShapeCtx};
@@ -188,11 +189,6 @@ pub fn depth_to_space(s: &Scope, x: Output, block_size: i64) -> Output {
 /// `ReverseSequence`: the first `seq_lengths[b]` slices along `seq_dim` of every batch
 /// entry `b` (along `batch_dim`) reversed.
 pub fn reverse_sequence(s: &Scope, x: Output, seq_lengths: Output, seq_dim: i64, batch_dim: i64) -> Output {
-    s.op("ReverseSequence")
-        .input(x)
-        .input(seq_lengths)
-        .attr("seq_dim", attr::int(seq_dim))
-        .attr("batch_dim", attr::int(batch_dim))
-        .build()
-        .output(0)
+    let attrs = [("seq_dim", attr::int(seq_dim)), ("batch_dim", attr::int(batch_dim))];
+    op_output(s, "ReverseSequence", [x, seq_lengths], attrs)
 }

@@ -2,12 +2,9 @@
 
 use ferroflow_core::{Code, DataType};
 
+use crate::ops::test_util::ph;
 use crate::ops::*;
 use crate::Scope;
-
-fn ph(s: &Scope, dims: &[i64]) -> crate::Output {
-    placeholder(s, DataType::Float, Some(dims))
-}
 
 #[test]
 fn reshape_and_shape_ops() {

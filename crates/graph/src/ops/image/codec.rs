@@ -4,6 +4,7 @@
 use ferroflow_core::{attr, DataType, NodeAttrs, Status};
 
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -91,12 +92,8 @@ pub(super) fn register(r: &mut OpRegistry) {
 
 /// `DecodePng` to `channels` (0: as stored) of `dtype` (uint8 or uint16).
 pub fn decode_png(s: &Scope, contents: Output, channels: i64, dtype: DataType) -> Output {
-    s.op("DecodePng")
-        .input(contents)
-        .attr("channels", attr::int(channels))
-        .attr("dtype", attr::ty(dtype))
-        .build()
-        .output(0)
+    let attrs = [("channels", attr::int(channels)), ("dtype", attr::ty(dtype))];
+    op_output(s, "DecodePng", [contents], attrs)
 }
 
 /// `EncodePng` of a [height, width, channels] uint8 or uint16 image.
@@ -116,10 +113,6 @@ pub fn encode_jpeg(s: &Scope, image: Output, quality: i64) -> Output {
 
 /// `DecodeImage` (PNG, JPEG or GIF) to `channels` of `dtype`.
 pub fn decode_image(s: &Scope, contents: Output, channels: i64, dtype: DataType) -> Output {
-    s.op("DecodeImage")
-        .input(contents)
-        .attr("channels", attr::int(channels))
-        .attr("dtype", attr::ty(dtype))
-        .build()
-        .output(0)
+    let attrs = [("channels", attr::int(channels)), ("dtype", attr::ty(dtype))];
+    op_output(s, "DecodeImage", [contents], attrs)
 }

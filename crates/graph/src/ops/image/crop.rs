@@ -4,6 +4,7 @@ use ferroflow_core::{attr, Status};
 
 use super::{const_vec, with_rank};
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -81,15 +82,8 @@ pub fn crop_and_resize(
     method: &str,
     extrapolation_value: f32,
 ) -> Output {
-    s.op("CropAndResize")
-        .input(image)
-        .input(boxes)
-        .input(box_ind)
-        .input(crop_size)
-        .attr("method", attr::string(method))
-        .attr("extrapolation_value", attr::float(extrapolation_value))
-        .build()
-        .output(0)
+    let attrs = [("method", attr::string(method)), ("extrapolation_value", attr::float(extrapolation_value))];
+    op_output(s, "CropAndResize", [image, boxes, box_ind, crop_size], attrs)
 }
 
 /// `CropAndResizeGradImage`: the gradient with respect to an image of `image_size`
@@ -103,15 +97,8 @@ pub fn crop_and_resize_grad_image(
     dtype: ferroflow_core::DataType,
     method: &str,
 ) -> Output {
-    s.op("CropAndResizeGradImage")
-        .input(grads)
-        .input(boxes)
-        .input(box_ind)
-        .input(image_size)
-        .attr("T", attr::ty(dtype))
-        .attr("method", attr::string(method))
-        .build()
-        .output(0)
+    let attrs = [("T", attr::ty(dtype)), ("method", attr::string(method))];
+    op_output(s, "CropAndResizeGradImage", [grads, boxes, box_ind, image_size], attrs)
 }
 
 /// `CropAndResizeGradBoxes`: the gradient with respect to the boxes.

@@ -6,6 +6,7 @@ use ferroflow_core::{attr, Status};
 
 use super::{const_vec, with_rank};
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -99,54 +100,35 @@ pub(super) fn register(r: &mut OpRegistry) {
     );
 }
 
-/// The resize builders: inputs `images` and `size` (int32 [2]), attrs `align_corners` and
-/// `half_pixel_centers`.
+/// The resize builders and the gradient builders: two inputs (`images` and `size` (int32 [2]),
+/// or the float `grads` and the `original_image`), attrs `align_corners` and `half_pixel_centers`.
 macro_rules! resize_builders {
-    ($($f:ident => $op:literal),* $(,)?) => {$(
-        #[doc = concat!("`", $op, "` of NHWC `images` to `size` = [height, width].")]
-        pub fn $f(s: &Scope, images: Output, size: Output, align_corners: bool, half_pixel_centers: bool) -> Output {
-            s.op($op)
-                .input(images)
-                .input(size)
-                .attr("align_corners", attr::bool(align_corners))
-                .attr("half_pixel_centers", attr::bool(half_pixel_centers))
-                .build()
-                .output(0)
+    ($a:ident, $b:ident, $doc:literal: $($f:ident => $op:literal),* $(,)?) => {$(
+        #[doc = concat!("`", $op, "`", $doc)]
+        pub fn $f(s: &Scope, $a: Output, $b: Output, align_corners: bool, half_pixel_centers: bool) -> Output {
+            let attrs = [("align_corners", attr::bool(align_corners)), ("half_pixel_centers", attr::bool(half_pixel_centers))];
+            op_output(s, $op, [$a, $b], attrs)
         }
     )*};
 }
 
 resize_builders! {
+    images, size, " of NHWC `images` to `size` = [height, width].":
     resize_bilinear => "ResizeBilinear",
     resize_nearest_neighbor => "ResizeNearestNeighbor",
     resize_bicubic => "ResizeBicubic",
     resize_nearest_neighbor_grad => "ResizeNearestNeighborGrad",
 }
 
+resize_builders! {
+    grads, original_image, ": the gradient of the resize with respect to `original_image`.":
+    resize_bilinear_grad => "ResizeBilinearGrad",
+    resize_bicubic_grad => "ResizeBicubicGrad",
+}
+
 /// `ResizeArea` of NHWC `images` to `size` = [height, width].
 pub fn resize_area(s: &Scope, images: Output, size: Output, align_corners: bool) -> Output {
     s.op("ResizeArea").input(images).input(size).attr("align_corners", attr::bool(align_corners)).build().output(0)
-}
-
-/// The gradient builders taking the float `grads` and the `original_image`.
-macro_rules! resize_grad_builders {
-    ($($f:ident => $op:literal),* $(,)?) => {$(
-        #[doc = concat!("`", $op, "`: the gradient of the resize with respect to `original_image`.")]
-        pub fn $f(s: &Scope, grads: Output, original_image: Output, align_corners: bool, half_pixel_centers: bool) -> Output {
-            s.op($op)
-                .input(grads)
-                .input(original_image)
-                .attr("align_corners", attr::bool(align_corners))
-                .attr("half_pixel_centers", attr::bool(half_pixel_centers))
-                .build()
-                .output(0)
-        }
-    )*};
-}
-
-resize_grad_builders! {
-    resize_bilinear_grad => "ResizeBilinearGrad",
-    resize_bicubic_grad => "ResizeBicubicGrad",
 }
 
 /// `ScaleAndTranslate`: resamples `images` to `size` with `kernel_type` (lanczos3,
@@ -160,13 +142,6 @@ pub fn scale_and_translate(
     kernel_type: &str,
     antialias: bool,
 ) -> Output {
-    s.op("ScaleAndTranslate")
-        .input(images)
-        .input(size)
-        .input(scale)
-        .input(translation)
-        .attr("kernel_type", attr::string(kernel_type))
-        .attr("antialias", attr::bool(antialias))
-        .build()
-        .output(0)
+    let attrs = [("kernel_type", attr::string(kernel_type)), ("antialias", attr::bool(antialias))];
+    op_output(s, "ScaleAndTranslate", [images, size, scale, translation], attrs)
 }

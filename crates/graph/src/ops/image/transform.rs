@@ -4,6 +4,7 @@ use ferroflow_core::{attr, Status};
 
 use super::{const_vec, with_rank};
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -46,15 +47,8 @@ pub fn image_projective_transform_v3(
     interpolation: &str,
     fill_mode: &str,
 ) -> Output {
-    s.op("ImageProjectiveTransformV3")
-        .input(images)
-        .input(transforms)
-        .input(output_shape)
-        .input(fill_value)
-        .attr("interpolation", attr::string(interpolation))
-        .attr("fill_mode", attr::string(fill_mode))
-        .build()
-        .output(0)
+    let attrs = [("interpolation", attr::string(interpolation)), ("fill_mode", attr::string(fill_mode))];
+    op_output(s, "ImageProjectiveTransformV3", [images, transforms, output_shape, fill_value], attrs)
 }
 
 /// [batch, out_rows, out_cols, ksize_rows * ksize_cols * depth] of ExtractImagePatches.
@@ -111,12 +105,11 @@ pub fn extract_image_patches(
     rates: &[i64],
     padding: &str,
 ) -> Output {
-    s.op("ExtractImagePatches")
-        .input(images)
-        .attr("ksizes", attr::list_int(ksizes))
-        .attr("strides", attr::list_int(strides))
-        .attr("rates", attr::list_int(rates))
-        .attr("padding", attr::string(padding))
-        .build()
-        .output(0)
+    let attrs = [
+        ("ksizes", attr::list_int(ksizes)),
+        ("strides", attr::list_int(strides)),
+        ("rates", attr::list_int(rates)),
+        ("padding", attr::string(padding)),
+    ];
+    op_output(s, "ExtractImagePatches", [images], attrs)
 }

@@ -42,6 +42,11 @@ fn equal_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     }
 }
 
+/// The elementwise comparison and logic ops (boolean results): not differentiable, and
+/// free of side effects.
+pub(crate) const COMPARISON_AND_LOGIC_OPS: [&str; 9] =
+    ["Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr", "LogicalNot"];
+
 pub(crate) fn register(r: &mut OpRegistry) {
     r.add(binop("Add", ADD_V1, "T"));
     for name in ["AddV2", "Sub", "Mul", "Div", "RealDiv"] {
@@ -104,51 +109,4 @@ two_input_builders! { x, y, " (NumPy broadcasting).":
 /// `LogicalNot`: `!x`.
 pub fn logical_not(s: &Scope, x: Output) -> Output {
     s.op("LogicalNot").input(x).build().output(0)
-}
-
-#[cfg(test)]
-mod tests {
-    use ferroflow_core::{attr, DataType};
-
-    use super::*;
-    use crate::ops::{constant, placeholder};
-
-    #[test]
-    fn broadcast_shapes() {
-        let s = Scope::new_root();
-        let a = placeholder(&s, DataType::Float, Some(&[-1, 1, 3]));
-        let b = placeholder(&s, DataType::Float, Some(&[4, 1]));
-        let c = add(&s, a.clone(), b);
-        assert_eq!(s.graph().shape_of(&c), Some(vec![-1, 4, 3]));
-        let g = greater(&s, c.clone(), constant(&s, 0.0f32));
-        assert_eq!((g.dtype, s.graph().shape_of(&g)), (DataType::Bool, Some(vec![-1, 4, 3])));
-        let u = placeholder(&s, DataType::Float, None);
-        assert_eq!(s.graph().shape_of(&mul(&s, u, a)), None);
-        assert!(s.status().is_ok());
-    }
-
-    #[test]
-    fn incompatible_shapes_fail_at_build() {
-        let s = Scope::new_root();
-        let a = placeholder(&s, DataType::Float, Some(&[2, 3]));
-        let b = placeholder(&s, DataType::Float, Some(&[4]));
-        let _ = sub(&s, a.clone(), b.clone());
-        let e = s.status().unwrap_err();
-        assert!(e.message.contains("Sub"), "{e}");
-        // Equal without the shape error: unknown static shape.
-        let s = Scope::new_root();
-        let a = placeholder(&s, DataType::Int32, Some(&[2]));
-        let b = placeholder(&s, DataType::Int32, Some(&[3]));
-        let e = s.op("Equal").input(a).input(b).attr("incompatible_shape_error", attr::bool(false)).build();
-        assert!(s.status().is_ok());
-        assert_eq!(s.graph().shape_of(&e.output(0)), None);
-    }
-
-    #[test]
-    fn type_restrictions() {
-        let s = Scope::new_root();
-        let a = placeholder(&s, DataType::Bool, Some(&[2]));
-        let _ = add(&s, a.clone(), a);
-        assert!(s.status().unwrap_err().message.contains("not an allowed type"));
-    }
 }

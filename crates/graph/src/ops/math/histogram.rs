@@ -4,6 +4,7 @@
 use ferroflow_core::{attr, DataType, Status};
 
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -49,11 +50,5 @@ pub(crate) fn register(r: &mut OpRegistry) {
 /// `HistogramFixedWidth`: counts (`dtype` int32 or int64) of `values` in `nbins` equal
 /// bins over `value_range = [lo, hi]`; values outside count in the end bins.
 pub fn histogram_fixed_width(s: &Scope, values: Output, value_range: Output, nbins: Output, dtype: DataType) -> Output {
-    s.op("HistogramFixedWidth")
-        .input(values)
-        .input(value_range)
-        .input(nbins)
-        .attr("dtype", attr::ty(dtype))
-        .build()
-        .output(0)
+    op_output(s, "HistogramFixedWidth", [values, value_range, nbins], [("dtype", attr::ty(dtype))])
 }

@@ -40,9 +40,8 @@ pub(crate) fn register(r: &mut OpRegistry) {
     );
 }
 
-/// `Qr`: `(q, r)` of each innermost matrix of `x` (`full_matrices` false: `q` is
-/// `[.., m, min(m, n)]`).
-pub fn qr(s: &Scope, x: Output) -> (Output, Output) {
-    let o = s.op("Qr").input(x).build();
-    (o.output(0), o.output(1))
+two_output_builders! {
+    /// `Qr`: `(q, r)` of each innermost matrix of `x` (`full_matrices` false: `q` is
+    /// `[.., m, min(m, n)]`).
+    qr => "Qr"(x);
 }

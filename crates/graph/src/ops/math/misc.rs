@@ -151,47 +151,8 @@ pub fn cast(s: &Scope, x: Output, dtype: DataType) -> Output {
     s.op("Cast").input(x).attr("DstT", attr::ty(dtype)).attr("Truncate", attr::bool(false)).build().output(0)
 }
 
-/// `BroadcastGradientArgs`: the axes to sum each operand's gradient over, for operand shapes
-/// `a` and `b` (int32 or int64 vectors).
-pub fn broadcast_gradient_args(s: &Scope, a: Output, b: Output) -> (Output, Output) {
-    let op = s.op("BroadcastGradientArgs").input(a).input(b).build();
-    (op.output(0), op.output(1))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ops::{constant, placeholder};
-
-    #[test]
-    fn shapes() {
-        let s = Scope::new_root();
-        let a = placeholder(&s, DataType::Float, Some(&[-1, 3]));
-        let b = placeholder(&s, DataType::Float, Some(&[2, -1]));
-        let n = add_n(&s, vec![a.clone(), b.clone(), a.clone()]);
-        assert_eq!(s.graph().shape_of(&n), Some(vec![2, 3]));
-        let c = placeholder(&s, DataType::Bool, Some(&[-1]));
-        let sel = select(&s, c, a.clone(), b.clone());
-        assert_eq!(s.graph().shape_of(&sel), Some(vec![2, 3]));
-        let c2 = placeholder(&s, DataType::Bool, Some(&[4, 1, 1]));
-        let v2 = select_v2(&s, c2, a.clone(), constant(&s, 0.0f32));
-        assert_eq!(s.graph().shape_of(&v2), Some(vec![4, -1, 3]));
-        let i = cast(&s, a, DataType::Int64);
-        assert_eq!((i.dtype, s.graph().shape_of(&i)), (DataType::Int64, Some(vec![-1, 3])));
-        let (r0, r1) = broadcast_gradient_args(&s, constant(&s, vec![2i32, 1, 3]), constant(&s, vec![3i32]));
-        assert_eq!((s.graph().shape_of(&r0), s.graph().shape_of(&r1)), (Some(vec![1]), Some(vec![2])));
-        let (r0, _) =
-            broadcast_gradient_args(&s, placeholder(&s, DataType::Int64, Some(&[-1])), constant(&s, vec![3i64]));
-        assert_eq!((r0.dtype, s.graph().shape_of(&r0)), (DataType::Int64, Some(vec![-1])));
-        assert!(s.status().is_ok());
-    }
-
-    #[test]
-    fn add_n_shape_mismatch() {
-        let s = Scope::new_root();
-        let a = placeholder(&s, DataType::Float, Some(&[2, 3]));
-        let b = placeholder(&s, DataType::Float, Some(&[3, 3]));
-        let _ = add_n(&s, vec![a, b]);
-        assert!(s.status().unwrap_err().message.contains("AddN"));
-    }
+two_output_builders! {
+    /// `BroadcastGradientArgs`: the axes to sum each operand's gradient over, for operand shapes
+    /// `a` and `b` (int32 or int64 vectors).
+    broadcast_gradient_args => "BroadcastGradientArgs"(a, b);
 }

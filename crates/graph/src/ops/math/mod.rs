@@ -14,16 +14,31 @@ macro_rules! two_input_builders {
     )*};
 }
 
+/// Builders of elementwise ops with one input `x` and one output: `pub fn f(s, x) -> Output`
+/// for each `f => "Op": "formula"`, documented by the formula.
+macro_rules! unary_builders {
+    ($($f:ident => $op:literal: $doc:literal),* $(,)?) => {$(
+        #[doc = concat!("`", $op, "`: ", $doc, ", elementwise.")]
+        pub fn $f(s: &Scope, x: Output) -> Output {
+            s.op($op).input(x).build().output(0)
+        }
+    )*};
+}
+
 mod binary;
 mod binary_ext;
 mod histogram;
 mod linalg_qr;
 mod misc;
 mod reduce;
+pub(crate) use binary::COMPARISON_AND_LOGIC_OPS;
 pub(crate) use reduce::reduction_shape;
 mod shapes;
 mod unary;
 mod unary_ext;
+
+#[cfg(test)]
+mod tests;
 
 pub use binary::*;
 pub use binary_ext::*;

@@ -135,29 +135,3 @@ pub fn arg_max(s: &Scope, x: Output, dim: Output, output_type: DataType) -> Outp
 pub fn arg_min(s: &Scope, x: Output, dim: Output, output_type: DataType) -> Output {
     s.op("ArgMin").input(x).input(dim).attr("output_type", attr::ty(output_type)).build().output(0)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ops::{constant, placeholder};
-
-    #[test]
-    fn reduction_shapes() {
-        let s = Scope::new_root();
-        let x = placeholder(&s, DataType::Float, Some(&[2, -1, 4]));
-        let g = s.graph();
-        assert_eq!(g.shape_of(&sum(&s, x.clone(), constant(&s, vec![0i32, -1]), false)), Some(vec![-1]));
-        assert_eq!(g.shape_of(&mean(&s, x.clone(), constant(&s, 1i64), true)), Some(vec![2, 1, 4]));
-        assert_eq!(g.shape_of(&max(&s, x.clone(), constant(&s, Vec::<i32>::new()), false)), Some(vec![2, -1, 4]));
-        let axes = placeholder(&s, DataType::Int32, Some(&[-1]));
-        assert_eq!(g.shape_of(&min(&s, x.clone(), axes.clone(), true)), Some(vec![-1, -1, -1]));
-        assert_eq!(g.shape_of(&prod(&s, x.clone(), axes, false)), None);
-        let a = arg_max(&s, x.clone(), constant(&s, -2i32), DataType::Int32);
-        assert_eq!((a.dtype, g.shape_of(&a)), (DataType::Int32, Some(vec![2, 4])));
-        let a = arg_min(&s, x.clone(), placeholder(&s, DataType::Int64, Some(&[])), DataType::Int64);
-        assert_eq!(g.shape_of(&a), Some(vec![-1, -1]));
-        assert!(s.status().is_ok());
-        let _ = sum(&s, x, constant(&s, 3i32), false);
-        assert!(s.status().unwrap_err().message.contains("Invalid reduction dimension"));
-    }
-}

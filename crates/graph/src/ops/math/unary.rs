@@ -49,15 +49,6 @@ pub(crate) fn register(r: &mut OpRegistry) {
     }
 }
 
-macro_rules! unary_builders {
-    ($($f:ident => $op:literal: $doc:literal),* $(,)?) => {$(
-        #[doc = concat!("`", $op, "`: ", $doc, ", elementwise.")]
-        pub fn $f(s: &Scope, x: Output) -> Output {
-            s.op($op).input(x).build().output(0)
-        }
-    )*};
-}
-
 unary_builders! {
     neg => "Neg": "-x",
     square => "Square": "x * x",
@@ -82,27 +73,4 @@ two_input_builders! { y, dy, " from the function's output `y` and incoming gradi
     sqrt_grad => "SqrtGrad": "dy * 0.5 / y",
     rsqrt_grad => "RsqrtGrad": "dy * -0.5 * y³",
     reciprocal_grad => "ReciprocalGrad": "-dy * y²",
-}
-
-#[cfg(test)]
-mod tests {
-    use ferroflow_core::DataType;
-
-    use super::*;
-    use crate::ops::placeholder;
-
-    #[test]
-    fn shapes_and_types() {
-        let s = Scope::new_root();
-        let x = placeholder(&s, DataType::Float, Some(&[2, -1]));
-        let y = tanh(&s, x.clone());
-        assert_eq!(s.graph().shape_of(&y), Some(vec![2, -1]));
-        let dy = placeholder(&s, DataType::Float, Some(&[-1, 5]));
-        let g = tanh_grad(&s, y, dy);
-        assert_eq!(s.graph().shape_of(&g), Some(vec![2, 5]));
-        assert!(s.status().is_ok());
-        let i = placeholder(&s, DataType::Int32, Some(&[3]));
-        let _ = sqrt(&s, i);
-        assert!(s.status().is_err());
-    }
 }

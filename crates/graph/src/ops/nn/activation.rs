@@ -175,34 +175,11 @@ pub fn bias_add_grad(s: &Scope, out_backprop: Output) -> Output {
     s.op("BiasAddGrad").input(out_backprop).build().output(0)
 }
 
-/// `Relu`: `max(features, 0)`.
-pub fn relu(s: &Scope, features: Output) -> Output {
-    s.op("Relu").input(features).build().output(0)
-}
-
-/// `ReluGrad`: `gradients * (features > 0)`.
-pub fn relu_grad(s: &Scope, gradients: Output, features: Output) -> Output {
-    s.op("ReluGrad").input(gradients).input(features).build().output(0)
-}
-
-/// `Relu6`: `min(max(features, 0), 6)`.
-pub fn relu6(s: &Scope, features: Output) -> Output {
-    s.op("Relu6").input(features).build().output(0)
-}
-
-/// `Relu6Grad`: `gradients * (0 < features < 6)`.
-pub fn relu6_grad(s: &Scope, gradients: Output, features: Output) -> Output {
-    s.op("Relu6Grad").input(gradients).input(features).build().output(0)
-}
-
-/// `Elu`: `features < 0 ? exp(features) - 1 : features`.
-pub fn elu(s: &Scope, features: Output) -> Output {
-    s.op("Elu").input(features).build().output(0)
-}
-
-/// `EluGrad` from the Elu `outputs`: `outputs < 0 ? gradients * (outputs + 1) : gradients`.
-pub fn elu_grad(s: &Scope, gradients: Output, outputs: Output) -> Output {
-    s.op("EluGrad").input(gradients).input(outputs).build().output(0)
+activation_builders! {
+    relu, relu_grad => "Relu"(features): "`max(features, 0)`", ": `gradients * (features > 0)`";
+    relu6, relu6_grad => "Relu6"(features): "`min(max(features, 0), 6)`", ": `gradients * (0 < features < 6)`";
+    elu, elu_grad => "Elu"(outputs): "`features < 0 ? exp(features) - 1 : features`",
+        " from the Elu `outputs`: `outputs < 0 ? gradients * (outputs + 1) : gradients`";
 }
 
 /// `Softmax` over the last dim.
@@ -215,16 +192,11 @@ pub fn log_softmax(s: &Scope, logits: Output) -> Output {
     s.op("LogSoftmax").input(logits).build().output(0)
 }
 
-/// `SoftmaxCrossEntropyWithLogits`: returns `(loss [batch], backprop [batch, classes])` for
-/// 2-D logits and label distributions (broadcast to 2-D).
-pub fn softmax_cross_entropy_with_logits(s: &Scope, logits: Output, labels: Output) -> (Output, Output) {
-    let op = s.op("SoftmaxCrossEntropyWithLogits").input(logits).input(labels).build();
-    (op.output(0), op.output(1))
-}
-
-/// `SparseSoftmaxCrossEntropyWithLogits`: returns `(loss [batch], backprop [batch, classes])`
-/// for 2-D logits and int32/int64 class indices.
-pub fn sparse_softmax_cross_entropy_with_logits(s: &Scope, logits: Output, labels: Output) -> (Output, Output) {
-    let op = s.op("SparseSoftmaxCrossEntropyWithLogits").input(logits).input(labels).build();
-    (op.output(0), op.output(1))
+two_output_builders! {
+    /// `SoftmaxCrossEntropyWithLogits`: returns `(loss [batch], backprop [batch, classes])` for
+    /// 2-D logits and label distributions (broadcast to 2-D).
+    softmax_cross_entropy_with_logits => "SoftmaxCrossEntropyWithLogits"(logits, labels);
+    /// `SparseSoftmaxCrossEntropyWithLogits`: returns `(loss [batch], backprop [batch, classes])`
+    /// for 2-D logits and int32/int64 class indices.
+    sparse_softmax_cross_entropy_with_logits => "SparseSoftmaxCrossEntropyWithLogits"(logits, labels);
 }

@@ -47,34 +47,12 @@ pub(super) fn register(r: &mut OpRegistry) {
     );
 }
 
-/// `Softplus`: `ln(1 + eˣ)` (x itself above, eˣ below TensorFlow's thresholds).
-pub fn softplus(s: &Scope, features: Output) -> Output {
-    s.op("Softplus").input(features).build().output(0)
-}
-
-/// `SoftplusGrad`: `gradients / (1 + e^-features)`.
-pub fn softplus_grad(s: &Scope, gradients: Output, features: Output) -> Output {
-    s.op("SoftplusGrad").input(gradients).input(features).build().output(0)
-}
-
-/// `Softsign`: `x / (1 + |x|)`.
-pub fn softsign(s: &Scope, features: Output) -> Output {
-    s.op("Softsign").input(features).build().output(0)
-}
-
-/// `SoftsignGrad`: `gradients / (1 + |features|)²`.
-pub fn softsign_grad(s: &Scope, gradients: Output, features: Output) -> Output {
-    s.op("SoftsignGrad").input(gradients).input(features).build().output(0)
-}
-
-/// `Selu`: `scale * x` for `x >= 0`, `scale * alpha * (eˣ - 1)` below.
-pub fn selu(s: &Scope, features: Output) -> Output {
-    s.op("Selu").input(features).build().output(0)
-}
-
-/// `SeluGrad` from the Selu `outputs`: `gradients * (outputs < 0 ? outputs + scale * alpha : scale)`.
-pub fn selu_grad(s: &Scope, gradients: Output, outputs: Output) -> Output {
-    s.op("SeluGrad").input(gradients).input(outputs).build().output(0)
+activation_builders! {
+    softplus, softplus_grad => "Softplus"(features): "`ln(1 + eˣ)` (x itself above, eˣ below TensorFlow's thresholds)",
+        ": `gradients / (1 + e^-features)`";
+    softsign, softsign_grad => "Softsign"(features): "`x / (1 + |x|)`", ": `gradients / (1 + |features|)²`";
+    selu, selu_grad => "Selu"(outputs): "`scale * x` for `x >= 0`, `scale * alpha * (eˣ - 1)` below",
+        " from the Selu `outputs`: `gradients * (outputs < 0 ? outputs + scale * alpha : scale)`";
 }
 
 /// `LeakyRelu`: `x > 0 ? x : alpha * x`.

@@ -1,8 +1,9 @@
 //! `Conv2D`, `Conv2DBackpropInput`, `Conv2DBackpropFilter` (NHWC input, HWIO filter).
 
-use ferroflow_core::{attr, Status};
+use ferroflow_core::Status;
 
 use super::window::{const_shape, is_nhwc, out_size, padding, spatial, with_rank};
+use super::window_builders::{conv_backprop_builders, conv_op};
 use crate::op_def::op;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
@@ -117,15 +118,6 @@ pub(super) fn register(r: &mut OpRegistry) {
     );
 }
 
-fn conv_op<const N: usize>(s: &Scope, op_type: &str, inputs: [Output; N], strides: &[i64], padding: &str) -> Output {
-    s.op(op_type)
-        .inputs(inputs)
-        .attr("strides", attr::list_int(strides))
-        .attr("padding", attr::string(padding))
-        .build()
-        .output(0)
-}
-
 /// `Conv2D`: NHWC `input` [batch, rows, cols, in_depth] convolved with an HWIO `filter`
 /// [rows, cols, in_depth, out_depth]; `strides` has 4 entries (batch and depth 1), `padding`
 /// is "SAME" or "VALID".
@@ -142,28 +134,11 @@ pub fn conv2d(s: &Scope, input: Output, filter: Output, strides: &[i64], padding
     conv_op(s, "Conv2D", [input, filter], strides, padding)
 }
 
-/// `Conv2DBackpropInput`: the gradient of `Conv2D` with respect to its input, whose shape
-/// `input_sizes` (int32 [4]) gives.
-pub fn conv2d_backprop_input(
-    s: &Scope,
-    input_sizes: Output,
-    filter: Output,
-    out_backprop: Output,
-    strides: &[i64],
-    padding: &str,
-) -> Output {
-    conv_op(s, "Conv2DBackpropInput", [input_sizes, filter, out_backprop], strides, padding)
-}
-
-/// `Conv2DBackpropFilter`: the gradient of `Conv2D` with respect to its filter, whose shape
-/// `filter_sizes` (int32 [4]) gives.
-pub fn conv2d_backprop_filter(
-    s: &Scope,
-    input: Output,
-    filter_sizes: Output,
-    out_backprop: Output,
-    strides: &[i64],
-    padding: &str,
-) -> Output {
-    conv_op(s, "Conv2DBackpropFilter", [input, filter_sizes, out_backprop], strides, padding)
+conv_backprop_builders! {
+    /// `Conv2DBackpropInput`: the gradient of `Conv2D` with respect to its input, whose shape
+    /// `input_sizes` (int32 [4]) gives.
+    conv2d_backprop_input => "Conv2DBackpropInput"(input_sizes, filter);
+    /// `Conv2DBackpropFilter`: the gradient of `Conv2D` with respect to its filter, whose shape
+    /// `filter_sizes` (int32 [4]) gives.
+    conv2d_backprop_filter => "Conv2DBackpropFilter"(input, filter_sizes);
 }

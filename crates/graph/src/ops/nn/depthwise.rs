@@ -2,9 +2,10 @@
 //! `DepthwiseConv2dNativeBackpropFilter` (NHWC input, filter [rows, cols, in_depth,
 //! channel_multiplier], output depth in_depth * channel_multiplier).
 
-use ferroflow_core::{attr, NodeAttrs, Status};
+use ferroflow_core::{NodeAttrs, Status};
 
 use super::window::{const_shape, is_nhwc, out_size, padding, spatial, with_rank};
+use super::window_builders::{conv_backprop_builders, conv_op};
 use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
@@ -90,21 +91,6 @@ pub(super) fn register(r: &mut OpRegistry) {
     );
 }
 
-fn depthwise_op<const N: usize>(
-    s: &Scope,
-    op_type: &str,
-    inputs: [Output; N],
-    strides: &[i64],
-    padding: &str,
-) -> Output {
-    s.op(op_type)
-        .inputs(inputs)
-        .attr("strides", attr::list_int(strides))
-        .attr("padding", attr::string(padding))
-        .build()
-        .output(0)
-}
-
 /// `DepthwiseConv2dNative`: each input channel of the NHWC `input` convolved with its own
 /// `channel_multiplier` filters (`filter` [rows, cols, in_depth, channel_multiplier]);
 /// output channel `c * channel_multiplier + m`.
@@ -118,31 +104,14 @@ fn depthwise_op<const N: usize>(
 /// assert_eq!(s.graph().shape_of(&y), Some(vec![-1, 16, 16, 16]));
 /// ```
 pub fn depthwise_conv2d_native(s: &Scope, input: Output, filter: Output, strides: &[i64], padding: &str) -> Output {
-    depthwise_op(s, "DepthwiseConv2dNative", [input, filter], strides, padding)
+    conv_op(s, "DepthwiseConv2dNative", [input, filter], strides, padding)
 }
 
-/// `DepthwiseConv2dNativeBackpropInput`: the gradient of [`depthwise_conv2d_native`] with
-/// respect to its input, whose shape `input_sizes` (int32 [4]) gives.
-pub fn depthwise_conv2d_native_backprop_input(
-    s: &Scope,
-    input_sizes: Output,
-    filter: Output,
-    out_backprop: Output,
-    strides: &[i64],
-    padding: &str,
-) -> Output {
-    depthwise_op(s, "DepthwiseConv2dNativeBackpropInput", [input_sizes, filter, out_backprop], strides, padding)
-}
-
-/// `DepthwiseConv2dNativeBackpropFilter`: the gradient of [`depthwise_conv2d_native`] with
-/// respect to its filter, whose shape `filter_sizes` (int32 [4]) gives.
-pub fn depthwise_conv2d_native_backprop_filter(
-    s: &Scope,
-    input: Output,
-    filter_sizes: Output,
-    out_backprop: Output,
-    strides: &[i64],
-    padding: &str,
-) -> Output {
-    depthwise_op(s, "DepthwiseConv2dNativeBackpropFilter", [input, filter_sizes, out_backprop], strides, padding)
+conv_backprop_builders! {
+    /// `DepthwiseConv2dNativeBackpropInput`: the gradient of [`depthwise_conv2d_native`] with
+    /// respect to its input, whose shape `input_sizes` (int32 [4]) gives.
+    depthwise_conv2d_native_backprop_input => "DepthwiseConv2dNativeBackpropInput"(input_sizes, filter);
+    /// `DepthwiseConv2dNativeBackpropFilter`: the gradient of [`depthwise_conv2d_native`] with
+    /// respect to its filter, whose shape `filter_sizes` (int32 [4]) gives.
+    depthwise_conv2d_native_backprop_filter => "DepthwiseConv2dNativeBackpropFilter"(input, filter_sizes);
 }

@@ -6,6 +6,7 @@ use ferroflow_core::{attr, Status};
 
 use super::REAL_TYPES;
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{unchanged, Dims, ShapeCtx};
@@ -64,16 +65,13 @@ pub(crate) fn register(r: &mut OpRegistry) {
 }
 
 fn lrn_op(s: &Scope, op: &str, inputs: Vec<Output>, depth_radius: i64, bias: f32, alpha: f32, beta: f32) -> Output {
-    let mut b = s.op(op);
-    for x in inputs {
-        b = b.input(x);
-    }
-    b.attr("depth_radius", attr::int(depth_radius))
-        .attr("bias", attr::float(bias))
-        .attr("alpha", attr::float(alpha))
-        .attr("beta", attr::float(beta))
-        .build()
-        .output(0)
+    let attrs = [
+        ("depth_radius", attr::int(depth_radius)),
+        ("bias", attr::float(bias)),
+        ("alpha", attr::float(alpha)),
+        ("beta", attr::float(beta)),
+    ];
+    op_output(s, op, inputs, attrs)
 }
 
 /// `LRN` of 4-D `x` over its depth window of `depth_radius` either side.

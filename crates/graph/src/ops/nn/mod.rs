@@ -1,6 +1,23 @@
 //! nn ops: matrix products, bias, activations, softmax and cross-entropy, convolution and
 //! pooling (TensorFlow's definitions, shape functions and one builder per op).
 
+/// An activation's builder `f(s, features)` and its gradient op's `f_grad(s, gradients, $arg)`
+/// (`$arg`: the forward input `features` or the forward result `outputs`), documented by their
+/// formulas.
+macro_rules! activation_builders {
+    ($($f:ident, $grad:ident => $op:literal($arg:ident): $doc:literal, $grad_doc:literal;)*) => {$(
+        #[doc = concat!("`", $op, "`: ", $doc, ".")]
+        pub fn $f(s: &Scope, features: Output) -> Output {
+            s.op($op).input(features).build().output(0)
+        }
+
+        #[doc = concat!("`", $op, "Grad`", $grad_doc, ".")]
+        pub fn $grad(s: &Scope, gradients: Output, $arg: Output) -> Output {
+            s.op(concat!($op, "Grad")).input(gradients).input($arg).build().output(0)
+        }
+    )*};
+}
+
 mod activation;
 mod activation_ext;
 mod batch_norm;
@@ -12,6 +29,7 @@ mod pool;
 mod pool_argmax;
 mod volume;
 mod window;
+mod window_builders;
 
 pub use activation::*;
 pub use activation_ext::*;

@@ -1,9 +1,10 @@
 //! `MaxPool`, `MaxPoolGrad`, `MaxPoolGradGrad`, `AvgPool`, `AvgPoolGrad` (NHWC), and the
 //! internal `_MaxPoolWithIndex` / `_MaxPoolGradWithIndex`.
 
-use ferroflow_core::{attr, Status};
+use ferroflow_core::Status;
 
 use super::window::{const_shape, is_nhwc, out_size, padding, spatial, with_rank};
+use super::window_builders::window_attrs;
 use super::{FLOAT_TYPES, REAL_TYPES};
 use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
@@ -116,12 +117,6 @@ pub(super) fn register(r: &mut OpRegistry) {
             .shape_fn(avg_pool_grad_shape)
             .build(),
     );
-}
-
-fn window_attrs(b: crate::scope::OpBuilder, ksize: &[i64], strides: &[i64], padding: &str) -> crate::scope::OpBuilder {
-    b.attr("ksize", attr::list_int(ksize))
-        .attr("strides", attr::list_int(strides))
-        .attr("padding", attr::string(padding))
 }
 
 /// `MaxPool` (NHWC): `ksize` and `strides` have 4 entries (batch and depth 1).

@@ -1,11 +1,8 @@
 use ferroflow_core::{Code, DataType, Tensor};
 
+use crate::ops::test_util::ph;
 use crate::ops::*;
 use crate::Scope;
-
-fn ph(s: &Scope, dims: &[i64]) -> crate::Output {
-    placeholder(s, DataType::Float, Some(dims))
-}
 
 #[test]
 fn matmul_shapes_and_errors() {

@@ -2,9 +2,10 @@
 //! `Conv3DBackpropFilterV2`, `MaxPool3D`, `AvgPool3D`, `MaxPool3DGrad`, `AvgPool3DGrad`,
 //! `MaxPool3DGradGrad`. Definitions, shape functions and builders.
 
-use ferroflow_core::{attr, NodeAttrs, Status};
+use ferroflow_core::{NodeAttrs, Status};
 
 use super::window::{const_shape, out_size, padding, with_rank};
+use super::window_builders::{conv_op, window_attrs};
 use super::{FLOAT_TYPES, REAL_TYPES};
 use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
@@ -69,7 +70,7 @@ fn shape_from_input(c: &ShapeCtx, i: usize) -> R {
 
 const FORMATS: &str = "data_format: {'NDHWC', 'NCDHW'} = 'NDHWC'";
 
-fn conv_op(name: &str) -> OpDefBuilder {
+fn conv_def(name: &str) -> OpDefBuilder {
     op(name)
         .attr(&format!("T: {FLOAT_TYPES}"))
         .attr("strides: list(int) >= 5")
@@ -87,9 +88,9 @@ fn pool_op(name: &str) -> OpDefBuilder {
 }
 
 pub(super) fn register(r: &mut OpRegistry) {
-    r.add(conv_op("Conv3D").input("input: T").input("filter: T").output("output: T").shape_fn(conv3d_shape).build());
+    r.add(conv_def("Conv3D").input("input: T").input("filter: T").output("output: T").shape_fn(conv3d_shape).build());
     r.add(
-        conv_op("Conv3DBackpropInputV2")
+        conv_def("Conv3DBackpropInputV2")
             .input("input_sizes: Tshape")
             .input("filter: T")
             .input("out_backprop: T")
@@ -99,7 +100,7 @@ pub(super) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(
-        conv_op("Conv3DBackpropFilterV2")
+        conv_def("Conv3DBackpropFilterV2")
             .input("input: T")
             .input("filter_sizes: int32")
             .input("out_backprop: T")
@@ -161,19 +162,7 @@ pub(super) fn register(r: &mut OpRegistry) {
 /// `filter` [planes, rows, cols, in_depth, out_depth]; `strides` has 5 entries (batch and
 /// depth 1), `padding` is "SAME" or "VALID".
 pub fn conv3d(s: &Scope, input: Output, filter: Output, strides: &[i64], padding: &str) -> Output {
-    s.op("Conv3D")
-        .input(input)
-        .input(filter)
-        .attr("strides", attr::list_int(strides))
-        .attr("padding", attr::string(padding))
-        .build()
-        .output(0)
-}
-
-fn window_attrs(b: crate::scope::OpBuilder, ksize: &[i64], strides: &[i64], padding: &str) -> crate::scope::OpBuilder {
-    b.attr("ksize", attr::list_int(ksize))
-        .attr("strides", attr::list_int(strides))
-        .attr("padding", attr::string(padding))
+    conv_op(s, "Conv3D", [input, filter], strides, padding)
 }
 
 /// `MaxPool3D` (NDHWC): the maximum of each window; `ksize` and `strides` have 5 entries.

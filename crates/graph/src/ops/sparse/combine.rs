@@ -7,8 +7,9 @@
 
 use ferroflow_core::{attr, NodeAttrs, Status};
 
-use super::segment::{const_ints, want_rank};
-use crate::op_def::op;
+use crate::op_def::{op, OpDefBuilder};
+use crate::ops::array::{const_ints, want_rank};
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -58,6 +59,14 @@ fn softmax_shape(c: &ShapeCtx) -> R {
     Ok(vec![c.input(1)])
 }
 
+/// `b` with the inputs of two sparse tensors: `a_indices`, `a_values`, `a_shape`, then the
+/// same of `b`, values of type `T`.
+fn two_sparse_inputs(b: OpDefBuilder) -> OpDefBuilder {
+    ["a_indices: int64", "a_values: T", "a_shape: int64", "b_indices: int64", "b_values: T", "b_shape: int64"]
+        .into_iter()
+        .fold(b, OpDefBuilder::input)
+}
+
 pub(crate) fn register(r: &mut OpRegistry) {
     r.add(
         op("SparseConcat")
@@ -88,13 +97,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(
-        op("SparseAdd")
-            .input("a_indices: int64")
-            .input("a_values: T")
-            .input("a_shape: int64")
-            .input("b_indices: int64")
-            .input("b_values: T")
-            .input("b_shape: int64")
+        two_sparse_inputs(op("SparseAdd"))
             .input("thresh: Treal")
             .output("sum_indices: int64")
             .output("sum_values: T")
@@ -132,13 +135,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
     );
     for name in ["SparseSparseMaximum", "SparseSparseMinimum"] {
         r.add(
-            op(name)
-                .input("a_indices: int64")
-                .input("a_values: T")
-                .input("a_shape: int64")
-                .input("b_indices: int64")
-                .input("b_values: T")
-                .input("b_shape: int64")
+            two_sparse_inputs(op(name))
                 .output("output_indices: int64")
                 .output("output_values: T")
                 .attr(REAL)
@@ -198,32 +195,25 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(cross_shape)
             .build(),
     );
-    r.add(
-        cross("SparseCrossV2")
-            .input("sep: string")
-            .output("output_indices: int64")
-            .output("output_values: string")
-            .output("output_shape: int64")
-            .attr("N: int >= 0")
-            .attr("sparse_types: list(type) >= 0")
-            .attr("dense_types: list(type) >= 0")
-            .shape_fn(cross_shape)
-            .build(),
-    );
-    r.add(
-        cross("SparseCrossHashed")
-            .input("num_buckets: int64")
-            .input("strong_hash: bool")
-            .input("salt: int64")
-            .output("output_indices: int64")
-            .output("output_values: int64")
-            .output("output_shape: int64")
-            .attr("N: int >= 0")
-            .attr("sparse_types: list(type) >= 0")
-            .attr("dense_types: list(type) >= 0")
-            .shape_fn(cross_shape)
-            .build(),
-    );
+    // The V2 and hashed crosses take their configuration as extra inputs.
+    for (name, extra, values) in [
+        ("SparseCrossV2", &["sep: string"][..], "string"),
+        ("SparseCrossHashed", &["num_buckets: int64", "strong_hash: bool", "salt: int64"], "int64"),
+    ] {
+        r.add(
+            extra
+                .iter()
+                .fold(cross(name), |b, input| b.input(input))
+                .output("output_indices: int64")
+                .output(&format!("output_values: {values}"))
+                .output("output_shape: int64")
+                .attr("N: int >= 0")
+                .attr("sparse_types: list(type) >= 0")
+                .attr("dense_types: list(type) >= 0")
+                .shape_fn(cross_shape)
+                .build(),
+        );
+    }
     r.add(
         op("SparseSoftmax")
             .input("sp_indices: int64")
@@ -263,14 +253,7 @@ pub fn sparse_reduce_sum(
     axes: Output,
     keep: bool,
 ) -> Output {
-    s.op("SparseReduceSum")
-        .input(indices)
-        .input(values)
-        .input(shape)
-        .input(axes)
-        .attr("keep_dims", attr::bool(keep))
-        .build()
-        .output(0)
+    op_output(s, "SparseReduceSum", [indices, values, shape, axes], [("keep_dims", attr::bool(keep))])
 }
 
 /// `SparseSoftmax` over the last dimension.

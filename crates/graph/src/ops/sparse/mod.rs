@@ -19,7 +19,7 @@ pub use sparse_tensor::*;
 use ferroflow_core::{NodeAttrs, Status};
 
 use super::state::NUMBER_TYPES;
-use crate::op_def::op;
+use crate::op_def::{op, OpDef};
 use crate::registry::OpRegistry;
 use crate::shape_fn::{Dims, ShapeCtx};
 
@@ -56,16 +56,26 @@ fn no_outputs(_: &ShapeCtx) -> R {
     Ok(vec![])
 }
 
+/// `ResourceScatter{kind}`: `updates` applied at `indices` of a resource variable whose
+/// `dtype` has the constraint of the type attr spec `t` ("T: {…}").
+pub(crate) fn resource_scatter(kind: &str, t: &str) -> OpDef {
+    op(&format!("ResourceScatter{kind}"))
+        .input("resource: resource")
+        .input("indices: Tindices")
+        .input("updates: dtype")
+        .attr(&t.replacen("T:", "dtype:", 1))
+        .attr("Tindices: {int32, int64}")
+        .stateful()
+        .shape_fn(no_outputs)
+        .build()
+}
+
 fn first_input(c: &ShapeCtx) -> R {
     Ok(vec![c.input(0)])
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    combine::register(r);
-    segment::register(r);
-    sparse_tensor::register(r);
-    serialize::register(r);
-    count::register(r);
+    ferroflow_core::register_modules! { r: combine, segment, sparse_tensor, serialize, count }
     r.add(
         op("DynamicPartition")
             .input("data: T")
@@ -136,17 +146,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .shape_fn(first_input)
                 .build(),
         );
-        r.add(
-            op(&format!("ResourceScatter{kind}"))
-                .input("resource: resource")
-                .input("indices: Tindices")
-                .input("updates: dtype")
-                .attr(&t.replacen("T:", "dtype:", 1))
-                .attr("Tindices: {int32, int64}")
-                .stateful()
-                .shape_fn(no_outputs)
-                .build(),
-        );
+        r.add(resource_scatter(kind, &t));
     }
 }
 

@@ -3,9 +3,10 @@
 //! `SparseSegment{Sum,Mean,SqrtN}[WithNumSegments]` and the gradient ops TensorFlow's Python
 //! emits for them (`SparseSegment{Sum,Mean,SqrtN}Grad[V2]`), with their builder functions.
 
-use ferroflow_core::{DataType, Status, Tensor};
+use ferroflow_core::Status;
 
 use crate::op_def::op;
+use crate::ops::array::{const_ints, segment_sum_shape, want_rank};
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -20,24 +21,6 @@ const REAL: &str = "T: {float, double, int32, uint8, int16, int8, int64, bfloat1
 /// The float types of the mean and sqrt-n reductions and of the gradient ops.
 const FLOATS: &str = "T: {bfloat16, half, float, double}";
 
-/// The constant int values of input `i`, if known.
-pub(super) fn const_ints(c: &ShapeCtx, i: usize) -> Option<Vec<i64>> {
-    let t: &Tensor = c.const_input(i)?;
-    match t.dtype() {
-        DataType::Int32 => t.as_slice::<i32>().ok().map(|v| v.iter().map(|&x| x as i64).collect()),
-        DataType::Int64 => t.as_slice::<i64>().ok().map(|v| v.to_vec()),
-        _ => None,
-    }
-}
-
-/// An error unless input `i` (when its shape is known) has rank `r`.
-pub(super) fn want_rank(c: &ShapeCtx, i: usize, r: usize) -> Result<(), Status> {
-    match c.input(i) {
-        Some(d) if d.len() != r => Err(c.error(format!("Shape must be rank {r} but is rank {}", d.len()))),
-        _ => Ok(()),
-    }
-}
-
 /// `[-1] + data.shape[1:]` (sorted segment ops: the row count is the last id + 1).
 fn segment_shape(c: &ShapeCtx) -> R {
     want_rank(c, 1, 1)?;
@@ -46,19 +29,6 @@ fn segment_shape(c: &ShapeCtx) -> R {
         o.extend_from_slice(d.get(1..).unwrap_or(&[]));
         o
     })])
-}
-
-/// `[num_segments] + data.shape[rank(segment_ids):]`.
-fn unsorted_segment_shape(c: &ShapeCtx) -> R {
-    want_rank(c, 2, 0)?;
-    let (Some(d), Some(ids)) = (c.input(0), c.input(1)) else { return Ok(vec![None]) };
-    if d.len() < ids.len() {
-        return Err(c.error(format!("data rank {} is less than segment_ids rank {}", d.len(), ids.len())));
-    }
-    let num = const_ints(c, 2).and_then(|v| v.first().copied()).unwrap_or(-1);
-    let mut out = vec![num];
-    out.extend_from_slice(&d[ids.len()..]);
-    Ok(vec![Some(out)])
 }
 
 /// `[rows] + data.shape[1:]`, rows the constant of input `num_at` (if any, else unknown).
@@ -128,7 +98,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .attr(types)
                 .attr("Tindices: {int32, int64}")
                 .attr("Tnumsegments: {int32, int64} = DT_INT32")
-                .shape_fn(unsorted_segment_shape)
+                .shape_fn(segment_sum_shape)
                 .build(),
         );
     }

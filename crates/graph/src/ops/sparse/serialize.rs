@@ -4,8 +4,8 @@
 
 use ferroflow_core::Status;
 
-use super::segment::want_rank;
 use crate::op_def::op;
+use crate::ops::array::want_rank;
 use crate::registry::OpRegistry;
 use crate::shape_fn::{Dims, ShapeCtx};
 

@@ -5,11 +5,12 @@
 
 use ferroflow_core::{attr, NodeAttrs, Status};
 
-use super::segment::{const_ints, want_rank};
 use crate::op_def::op;
+use crate::ops::array::{const_ints, want_rank};
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
-use crate::shape_fn::{Dims, ShapeCtx};
+use crate::shape_fn::{Dims, ShapeCtx, ShapeFn};
 
 type R = Result<Vec<Dims>, Status>;
 
@@ -199,32 +200,25 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(bincount_shape)
             .build(),
     );
-    r.add(
-        op("DenseBincount")
-            .input("input: Tidx")
-            .input("size: Tidx")
-            .input("weights: T")
-            .output("output: T")
-            .attr("Tidx: {int32, int64}")
-            .attr("T: {int32, int64, float, double}")
-            .attr("binary_output: bool = false")
-            .shape_fn(dense_bincount_shape)
-            .build(),
-    );
-    r.add(
-        op("SparseBincount")
-            .input("indices: int64")
-            .input("values: Tidx")
-            .input("dense_shape: int64")
-            .input("size: Tidx")
-            .input("weights: T")
-            .output("output: T")
-            .attr("Tidx: {int32, int64}")
-            .attr("T: {int32, int64, float, double}")
-            .attr("binary_output: bool = false")
-            .shape_fn(sparse_bincount_shape)
-            .build(),
-    );
+    // The bincounts of a dense and of a sparse input: inputs before `size` and `weights`.
+    for (name, inputs, shape) in [
+        ("DenseBincount", &["input: Tidx"][..], dense_bincount_shape as ShapeFn),
+        ("SparseBincount", &["indices: int64", "values: Tidx", "dense_shape: int64"], sparse_bincount_shape),
+    ] {
+        r.add(
+            inputs
+                .iter()
+                .fold(op(name), |b, input| b.input(input))
+                .input("size: Tidx")
+                .input("weights: T")
+                .output("output: T")
+                .attr("Tidx: {int32, int64}")
+                .attr("T: {int32, int64, float, double}")
+                .attr("binary_output: bool = false")
+                .shape_fn(shape)
+                .build(),
+        );
+    }
 }
 
 /// `SparseToDense`: `default_value` everywhere but at `indices`, which take `values`.
@@ -236,20 +230,21 @@ pub fn sparse_to_dense(
     default_value: Output,
     validate_indices: bool,
 ) -> Output {
-    s.op("SparseToDense")
-        .input(indices)
-        .input(output_shape)
-        .input(values)
-        .input(default_value)
-        .attr("validate_indices", attr::bool(validate_indices))
-        .build()
-        .output(0)
+    op_output(
+        s,
+        "SparseToDense",
+        [indices, output_shape, values, default_value],
+        [("validate_indices", attr::bool(validate_indices))],
+    )
 }
 
-/// `SparseReshape`: the new indices and the new shape.
-pub fn sparse_reshape(s: &Scope, indices: Output, shape: Output, new_shape: Output) -> (Output, Output) {
-    let o = s.op("SparseReshape").input(indices).input(shape).input(new_shape).build();
-    (o.output(0), o.output(1))
+two_output_builders! {
+    /// `SparseReshape`: the new indices and the new shape.
+    sparse_reshape => "SparseReshape"(indices, shape, new_shape);
+    /// `SparseFillEmptyRowsGrad`: (d_values, d_default_value).
+    sparse_fill_empty_rows_grad => "SparseFillEmptyRowsGrad"(reverse_index_map, grad_values);
+    /// `SparseReorder`: the entries in row-major order.
+    sparse_reorder => "SparseReorder"(indices, values, shape);
 }
 
 /// `SparseFillEmptyRows`: (indices, values, empty_row_indicator, reverse_index_map).
@@ -264,18 +259,6 @@ pub fn sparse_fill_empty_rows(
     (o.output(0), o.output(1), o.output(2), o.output(3))
 }
 
-/// `SparseFillEmptyRowsGrad`: (d_values, d_default_value).
-pub fn sparse_fill_empty_rows_grad(s: &Scope, reverse_index_map: Output, grad_values: Output) -> (Output, Output) {
-    let o = s.op("SparseFillEmptyRowsGrad").input(reverse_index_map).input(grad_values).build();
-    (o.output(0), o.output(1))
-}
-
-/// `SparseReorder`: the entries in row-major order.
-pub fn sparse_reorder(s: &Scope, indices: Output, values: Output, shape: Output) -> (Output, Output) {
-    let o = s.op("SparseReorder").input(indices).input(values).input(shape).build();
-    (o.output(0), o.output(1))
-}
-
 /// `SparseTensorDenseMatMul`: `op(A) @ op(B)` for a sparse `A`.
 pub fn sparse_tensor_dense_mat_mul(
     s: &Scope,
@@ -286,15 +269,8 @@ pub fn sparse_tensor_dense_mat_mul(
     adjoint_a: bool,
     adjoint_b: bool,
 ) -> Output {
-    s.op("SparseTensorDenseMatMul")
-        .input(a_indices)
-        .input(a_values)
-        .input(a_shape)
-        .input(b)
-        .attr("adjoint_a", attr::bool(adjoint_a))
-        .attr("adjoint_b", attr::bool(adjoint_b))
-        .build()
-        .output(0)
+    let attrs = [("adjoint_a", attr::bool(adjoint_a)), ("adjoint_b", attr::bool(adjoint_b))];
+    op_output(s, "SparseTensorDenseMatMul", [a_indices, a_values, a_shape, b], attrs)
 }
 
 /// `SparseTensorDenseAdd`: `A + b`, dense.

@@ -34,9 +34,7 @@ fn join_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    parse::register(r);
-    text::register(r);
-    text_ext::register(r);
+    ferroflow_core::register_modules! { r: parse, text, text_ext }
     r.add(
         op("StringJoin")
             .input("inputs: N * string")

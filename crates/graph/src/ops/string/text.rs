@@ -6,6 +6,7 @@
 use ferroflow_core::{attr, DataType, Status};
 
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{unchanged, Dims, ShapeCtx};
@@ -147,11 +148,10 @@ pub fn string_split_v2(s: &Scope, input: Output, sep: Output, maxsplit: i64) -> 
 
 /// `StaticRegexReplace` (RE2 pattern, `\1`-style rewrite).
 pub fn static_regex_replace(s: &Scope, input: Output, pattern: &str, rewrite: &str, global: bool) -> Output {
-    s.op("StaticRegexReplace")
-        .input(input)
-        .attr("pattern", attr::string(pattern))
-        .attr("rewrite", attr::string(rewrite))
-        .attr("replace_global", attr::bool(global))
-        .build()
-        .output(0)
+    let attrs = [
+        ("pattern", attr::string(pattern)),
+        ("rewrite", attr::string(rewrite)),
+        ("replace_global", attr::bool(global)),
+    ];
+    op_output(s, "StaticRegexReplace", [input], attrs)
 }

@@ -4,7 +4,9 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::util::kernel_dtype;
-use crate::array::util::{check_alloc, collect_vec, dims_str, index_scalar, index_tensor, index_vec, FnKernel};
+use crate::array::util::{
+    check_alloc, collect_vec, dims_str, index_scalar, index_tensor, index_vec, shape_input, FnKernel,
+};
 use crate::dispatch::dispatch;
 use crate::math::elem::{Float, Num};
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -138,12 +140,7 @@ struct Empty {
 
 impl OpKernel for Empty {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let shape = ctx.input(0)?;
-        if shape.rank() != 1 {
-            return Err(ctx.error(format!("shape must be a vector of int32, got shape {}", shape.shape())));
-        }
-        let dims = index_vec(&shape).map_err(|e| ctx.error(e.message))?;
-        let shape = ferroflow_core::Shape::from_i64(&dims).map_err(|e| ctx.error(e.message))?;
+        let shape = shape_input(ctx, 0, |s| format!("shape must be a vector of int32, got shape {}", s.shape()))?;
         check_alloc(shape.dims(), self.dtype).map_err(|e| ctx.error_with(e))?;
         ctx.set_output(0, Tensor::zeros(self.dtype, shape)?)
     }

@@ -4,16 +4,12 @@ use ferroflow_core::{Status, Tensor, TensorType};
 
 use super::util::norm_axis;
 use crate::array::strided::{strided_gather, strides_of};
-use crate::array::util::{index_vec, product, FnKernel};
+use crate::array::util::{index_vec, product, vector_input, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn reverse_v2(ctx: &mut OpContext) -> Result<(), Status> {
     let x = ctx.input(0)?;
-    let axis_t = ctx.input(1)?;
-    if axis_t.rank() != 1 {
-        return Err(ctx.error(format!("'dims' must be 1-dimension, not {}", axis_t.rank())));
-    }
-    let axes = index_vec(&axis_t).map_err(|e| ctx.error(e.message))?;
+    let axes = vector_input(ctx, 1, |t| format!("'dims' must be 1-dimension, not {}", t.rank()))?;
     let r = x.rank();
     let mut rev = vec![false; r];
     for (i, &a) in axes.iter().enumerate() {

@@ -3,13 +3,14 @@
 //! whole contiguous `inner` row, so the loop vectorizes; outer blocks run in parallel.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
 use super::util::{kernel_dtype, norm_axis, PAR_MIN};
 use crate::array::util::{index_scalar, product};
 use crate::dispatch::dispatch;
 use crate::math::elem::{Float, Num};
+use crate::math::reduce_loops::{ProdR, Reducer, SumR};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -19,46 +20,16 @@ enum Kind {
     LogSumExp,
 }
 
-/// The combining step of a scan and its identity.
-trait Combine<T>: Copy + Sync {
-    fn identity(self) -> T;
-    fn apply(self, acc: T, x: T) -> T;
-}
-
-#[derive(Clone, Copy)]
-struct SumC;
-#[derive(Clone, Copy)]
-struct ProdC;
-#[derive(Clone, Copy)]
-struct LseC;
-
-impl<T: Num> Combine<T> for SumC {
-    fn identity(self) -> T {
-        T::ZERO
-    }
-    #[inline(always)]
-    fn apply(self, a: T, x: T) -> T {
-        a.add(x)
-    }
-}
-
-impl<T: Num> Combine<T> for ProdC {
-    fn identity(self) -> T {
-        T::ONE
-    }
-    #[inline(always)]
-    fn apply(self, a: T, x: T) -> T {
-        a.mul(x)
-    }
-}
-
 /// log(exp(a) + exp(x)) without overflow: max + log1p(exp(min - max)).
-impl<T: Float> Combine<T> for LseC {
-    fn identity(self) -> T {
+#[derive(Clone, Copy)]
+struct LseR;
+
+impl<T: Float> Reducer<T> for LseR {
+    fn init() -> T {
         T::MAX_INIT
     }
     #[inline(always)]
-    fn apply(self, a: T, x: T) -> T {
+    fn combine(a: T, x: T) -> T {
         let (hi, lo) = if a > x { (a, x) } else { (x, a) };
         if lo == T::MAX_INIT {
             return hi;
@@ -68,19 +39,19 @@ impl<T: Float> Combine<T> for LseC {
 }
 
 /// Scans one `[len, inner]` block from `x` into `out`.
-fn scan_block<T: Copy, C: Combine<T>>(c: C, x: &[T], out: &mut [T], len: usize, inner: usize, excl: bool, rev: bool) {
-    let mut acc = vec![c.identity(); inner];
+fn scan_block<T: Num, R: Reducer<T>>(x: &[T], out: &mut [T], len: usize, inner: usize, excl: bool, rev: bool) {
+    let mut acc = vec![R::init(); inner];
     for step in 0..len {
         let j = if rev { len - 1 - step } else { step };
         let (xr, orow) = (&x[j * inner..(j + 1) * inner], &mut out[j * inner..(j + 1) * inner]);
         if excl {
             for ((o, a), &v) in orow.iter_mut().zip(acc.iter_mut()).zip(xr) {
                 *o = *a;
-                *a = c.apply(*a, v);
+                *a = R::combine(*a, v);
             }
         } else {
             for ((o, a), &v) in orow.iter_mut().zip(acc.iter_mut()).zip(xr) {
-                *a = c.apply(*a, v);
+                *a = R::combine(*a, v);
                 *o = *a;
             }
         }
@@ -88,8 +59,7 @@ fn scan_block<T: Copy, C: Combine<T>>(c: C, x: &[T], out: &mut [T], len: usize, 
 }
 
 /// Scans `x` (of shape `shape`, taken as `dims` = `[outer, len, inner]`).
-fn scan<T: TensorType + Copy + Default + Send + Sync, C: Combine<T>>(
-    c: C,
+fn scan<T: Num, R: Reducer<T>>(
     x: &[T],
     shape: &[usize],
     dims: [usize; 3],
@@ -102,7 +72,7 @@ fn scan<T: TensorType + Copy + Default + Send + Sync, C: Combine<T>>(
     if block == 0 {
         return Ok(out);
     }
-    let f = |(o, ob): (usize, &mut [T])| scan_block(c, &x[o * block..(o + 1) * block], ob, len, inner, excl, rev);
+    let f = |(o, ob): (usize, &mut [T])| scan_block::<T, R>(&x[o * block..(o + 1) * block], ob, len, inner, excl, rev);
     if x.len() >= PAR_MIN && outer > 1 {
         out.par_chunks_mut(block).enumerate().for_each(f);
     } else {
@@ -122,14 +92,14 @@ impl Scan {
     fn run<T: Num>(&self, ctx: &mut OpContext, x: &Tensor, dims: [usize; 3]) -> Result<(), Status> {
         let xs = x.as_slice::<T>()?;
         let out = match self.kind {
-            Kind::Sum => scan(SumC, xs, x.dims(), dims, self.exclusive, self.reverse)?,
-            _ => scan(ProdC, xs, x.dims(), dims, self.exclusive, self.reverse)?,
+            Kind::Sum => scan::<T, SumR>(xs, x.dims(), dims, self.exclusive, self.reverse)?,
+            _ => scan::<T, ProdR>(xs, x.dims(), dims, self.exclusive, self.reverse)?,
         };
         ctx.set_output(0, Tensor::new(x.shape().clone(), out)?)
     }
 
     fn run_lse<T: Float>(&self, ctx: &mut OpContext, x: &Tensor, dims: [usize; 3]) -> Result<(), Status> {
-        let out = scan(LseC, x.as_slice::<T>()?, x.dims(), dims, self.exclusive, self.reverse)?;
+        let out = scan::<T, LseR>(x.as_slice::<T>()?, x.dims(), dims, self.exclusive, self.reverse)?;
         ctx.set_output(0, Tensor::new(x.shape().clone(), out)?)
     }
 }

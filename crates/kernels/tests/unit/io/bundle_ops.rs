@@ -3,7 +3,7 @@ use ferroflow_core::{attr, Code, DataType, Tensor};
 use ferroflow_kernels::io::bundle_ops::merge_checkpoints;
 use ferroflow_kernels::io::bundle_reader::BundleReader;
 use ferroflow_kernels::io::bundle_writer::{data_path, index_path, write_bundle, BundleWriter};
-use ferroflow_kernels::testutil::{node, run_kernel, temp_dir};
+use ferroflow_kernels::testutil::{node, run_kernel, temp_paths};
 
 fn strs(v: &[&str]) -> Tensor {
     Tensor::vec(v.iter().map(|s| s.as_bytes().to_vec()).collect::<Vec<_>>())
@@ -22,8 +22,7 @@ fn sample() -> Vec<(String, Tensor)> {
 
 #[test]
 fn write_then_read_back() {
-    let dir = temp_dir("bundle");
-    let prefix = dir.join("model.ckpt-1").display().to_string();
+    let (dir, [prefix]) = temp_paths("bundle", ["model.ckpt-1"]);
     write_bundle(&prefix, &sample()).unwrap();
     let r = BundleReader::open(&prefix).unwrap();
     let mut names: Vec<String> = sample().into_iter().map(|(n, _)| n).collect();
@@ -45,8 +44,7 @@ fn write_then_read_back() {
 
 #[test]
 fn save_and_restore_kernels() {
-    let dir = temp_dir("savev2");
-    let prefix = dir.join("ckpt").display().to_string();
+    let (dir, [prefix]) = temp_paths("savev2", ["ckpt"]);
     let save = node("SaveV2", &[("dtypes", attr::list_type(&[DataType::Float, DataType::Int64]))]);
     let w = Tensor::vec(vec![1.0f32, 2.0]);
     run_kernel(
@@ -79,8 +77,7 @@ fn save_and_restore_kernels() {
 
 #[test]
 fn corrupt_files_are_errors_naming_the_file() {
-    let dir = temp_dir("corrupt");
-    let prefix = dir.join("m").display().to_string();
+    let (dir, [prefix]) = temp_paths("corrupt", ["m"]);
     write_bundle(&prefix, &sample()).unwrap();
     let data = data_path(&prefix, 0, 1);
     let index = index_path(&prefix);
@@ -115,8 +112,7 @@ fn corrupt_files_are_errors_naming_the_file() {
 
 #[test]
 fn interrupted_write_leaves_previous_checkpoint() {
-    let dir = temp_dir("interrupt");
-    let prefix = dir.join("model").display().to_string();
+    let (dir, [prefix]) = temp_paths("interrupt", ["model"]);
     write_bundle(&prefix, &[("w".into(), Tensor::vec(vec![1.0f32]))]).unwrap();
     {
         let mut w = BundleWriter::new(&prefix).unwrap();
@@ -131,12 +127,9 @@ fn interrupted_write_leaves_previous_checkpoint() {
 
 #[test]
 fn merge_moves_tensors_and_deletes_sources() {
-    let dir = temp_dir("merge");
-    let a = dir.join("tmp/part-0").display().to_string();
-    let b = dir.join("tmp/part-1").display().to_string();
+    let (dir, [a, b, dest]) = temp_paths("merge", ["tmp/part-0", "tmp/part-1", "merged"]);
     write_bundle(&a, &[("x".into(), Tensor::scalar(1i32))]).unwrap();
     write_bundle(&b, &[("y".into(), strs(&["hi"]))]).unwrap();
-    let dest = dir.join("merged").display().to_string();
     let n = node("MergeV2Checkpoints", &[("delete_old_dirs", attr::bool(true))]);
     run_kernel(n, vec![strs(&[&a, &b]), strs(&[&dest])], 0).unwrap();
     let r = BundleReader::open(&dest).unwrap();
@@ -153,8 +146,7 @@ fn merge_moves_tensors_and_deletes_sources() {
 fn save_and_restore_every_width_and_complex() {
     use ferroflow_core::half::{bf16, f16};
     use ferroflow_core::C128;
-    let dir = temp_dir("savev2-dtypes");
-    let prefix = dir.join("ckpt").display().to_string();
+    let (dir, [prefix]) = temp_paths("savev2-dtypes", ["ckpt"]);
     let ts = vec![
         Tensor::new(vec![2, 2], vec![f16::from_f32(0.5), f16::MAX, f16::NEG_INFINITY, f16::from_f32(-3.25)]).unwrap(),
         Tensor::vec(vec![bf16::from_f32(1.5e30), bf16::from_f32(-0.125)]),

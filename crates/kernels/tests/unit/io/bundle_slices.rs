@@ -6,7 +6,7 @@ use ferroflow_kernels::io::bundle_ops::merge_checkpoints;
 use ferroflow_kernels::io::bundle_reader::BundleReader;
 use ferroflow_kernels::io::bundle_writer::BundleWriter;
 use ferroflow_kernels::io::tensor_slice::TensorSlice;
-use ferroflow_kernels::testutil::{node, run_kernel, temp_dir};
+use ferroflow_kernels::testutil::{node, run_kernel, temp_paths};
 
 fn strs(v: &[&str]) -> Tensor {
     Tensor::vec(v.iter().map(|s| s.as_bytes().to_vec()).collect::<Vec<_>>())
@@ -43,8 +43,7 @@ fn restore(
 
 #[test]
 fn sliced_save_restores_whole_and_in_any_slice() {
-    let dir = temp_dir("slices");
-    let prefix = dir.join("ckpt").display().to_string();
+    let (dir, [prefix]) = temp_paths("slices", ["ckpt"]);
     // Two partitions of w (rows 0-1 and 2-3) and a whole tensor, as a tf.compat.v1 Saver
     // saves a fixed_size_partitioner(2) variable.
     save(
@@ -82,8 +81,7 @@ fn sliced_save_restores_whole_and_in_any_slice() {
 
 #[test]
 fn missing_and_conflicting_slices_are_errors() {
-    let dir = temp_dir("slices-bad");
-    let prefix = dir.join("ckpt").display().to_string();
+    let (dir, [prefix]) = temp_paths("slices-bad", ["ckpt"]);
     save(&prefix, &["w"], &["4 3 0,2:-"], vec![rows(0, 2)]).unwrap();
     let r = BundleReader::open(&prefix).unwrap();
     let e = r.read("w").unwrap_err();
@@ -117,10 +115,7 @@ fn missing_and_conflicting_slices_are_errors() {
 #[test]
 fn merge_combines_the_slices_of_each_shard() {
     // A sharded save: each ps task writes its partitions, then MergeV2Checkpoints.
-    let dir = temp_dir("slices-merge");
-    let p0 = dir.join("tmp/part-0").display().to_string();
-    let p1 = dir.join("tmp/part-1").display().to_string();
-    let dest = dir.join("model").display().to_string();
+    let (dir, [p0, p1, dest]) = temp_paths("slices-merge", ["tmp/part-0", "tmp/part-1", "model"]);
     save(&p0, &["w", "a"], &["4 3 0,2:-", ""], vec![rows(0, 2), Tensor::scalar(1i64)]).unwrap();
     save(&p1, &["w", "b"], &["4 3 2,2:-", ""], vec![rows(2, 4), Tensor::scalar(2i64)]).unwrap();
     merge_checkpoints(&[p0.clone(), p1.clone()], &dest, true, false).unwrap();
@@ -139,8 +134,7 @@ fn merge_combines_the_slices_of_each_shard() {
 #[test]
 fn huge_sliced_shapes_are_errors_not_aborts() {
     // An index (from a damaged or hostile file) claiming slices of enormous tensors.
-    let dir = temp_dir("slices-huge");
-    let prefix = dir.join("ckpt").display().to_string();
+    let (dir, [prefix]) = temp_paths("slices-huge", ["ckpt"]);
     let (big, huge) = ((1usize << 20).to_string(), (1usize << 40).to_string());
     let one = || Tensor::new(vec![1, 1], vec![1.0f32]).unwrap();
     save(

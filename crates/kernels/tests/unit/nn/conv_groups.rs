@@ -2,10 +2,9 @@ use ferroflow_core::{DataType, Tensor};
 
 use ferroflow_kernels::nn::conv::ConvAttrs;
 use ferroflow_kernels::nn::conv_groups::{gather_channels, scatter_channels};
-use ferroflow_kernels::nn::im2col::ConvGeom;
 use ferroflow_kernels::testutil::{conv_node, run_kernel};
 
-use crate::common::data;
+use crate::common::{data, grouped_conv_reference};
 
 #[test]
 fn gather_then_scatter_round_trips() {
@@ -17,36 +16,6 @@ fn gather_then_scatter_round_trips() {
     for (i, v) in dst.iter().enumerate() {
         assert_eq!(*v, if (2..5).contains(&(i % 6)) { i as i32 } else { -1 });
     }
-}
-
-/// The grouped convolution by its definition (loops over groups, no gathering).
-fn reference(g: &ConvGeom, groups: usize, x: &[f64], f: &[f64]) -> Vec<f64> {
-    let (c, oc) = (g.c * groups, g.oc * groups);
-    let mut out = vec![0.0; g.rows() * oc];
-    for b in 0..g.n {
-        for oy in 0..g.y.output {
-            for ox in 0..g.x.output {
-                for ky in 0..g.y.size {
-                    for kx in 0..g.x.size {
-                        let iy = (oy * g.y.stride + ky) as isize - g.y.pad as isize;
-                        let ix = (ox * g.x.stride + kx) as isize - g.x.pad as isize;
-                        if iy < 0 || ix < 0 || iy >= g.y.input as isize || ix >= g.x.input as isize {
-                            continue;
-                        }
-                        let px = (b * g.y.input + iy as usize) * g.x.input + ix as usize;
-                        for o in 0..oc {
-                            let grp = o / g.oc;
-                            for ci in 0..g.c {
-                                out[((b * g.y.output + oy) * g.x.output + ox) * oc + o] +=
-                                    x[px * c + grp * g.c + ci] * f[((ky * g.x.size + kx) * g.c + ci) * oc + o];
-                            }
-                        }
-                    }
-                }
-            }
-        }
-    }
-    out
 }
 
 /// (n, h, w, c, kh, kw, filter depth, oc, stride, padding): gathered groups, one channel
@@ -72,7 +41,7 @@ fn grouped_forward_and_gradients_match_the_definition() {
         let nd = conv_node("Conv2D", DataType::Double, &[1, s, s, 1], p);
         let (g, groups) = ConvAttrs::parse(&nd).unwrap().geom(&nd, "", &[n, h, w, c], &[kh, kw, fc, oc]).unwrap();
         assert_eq!(groups, c / fc);
-        let want = reference(&g, groups, &x, &f);
+        let want = grouped_conv_reference(&g, groups, &x, &f);
         let xt = Tensor::new(vec![n, h, w, c], x.clone()).unwrap();
         let ft = Tensor::new(vec![kh, kw, fc, oc], f.clone()).unwrap();
         let got = run_kernel(nd, vec![xt.clone(), ft.clone()], 1).unwrap().remove(0);

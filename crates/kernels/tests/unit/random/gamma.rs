@@ -7,13 +7,10 @@
 use ferroflow_core::{attr, Code, DataType, Status, Tensor};
 use ferroflow_kernels::math::special::igamma;
 use ferroflow_kernels::random::{gamma_sample_der_alpha, gamma_sample_der_alpha_f32};
-use ferroflow_kernels::testutil::{node, run_kernel};
+use ferroflow_kernels::testutil::{node, run_kernel, seeded_node};
 
 fn gamma_node(t: DataType, seed: i64, seed2: i64) -> ferroflow_core::proto::NodeDef {
-    node(
-        "RandomGamma",
-        &[("T", attr::ty(t)), ("S", attr::ty(DataType::Int32)), ("seed", attr::int(seed)), ("seed2", attr::int(seed2))],
-    )
+    seeded_node("RandomGamma", &[("T", t), ("S", DataType::Int32)], seed, seed2)
 }
 
 fn stateless_v2(shape: &[i32], seed: [i64; 2], alpha: Tensor) -> Result<Tensor, Status> {

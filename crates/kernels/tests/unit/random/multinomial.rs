@@ -2,7 +2,7 @@
 //! rows drawn in parallel equal rows drawn alone, frequencies, and errors.
 
 use ferroflow_core::{attr, Code, DataType, Tensor};
-use ferroflow_kernels::testutil::{node, run_kernel};
+use ferroflow_kernels::testutil::{node, run_kernel, seeded_node};
 
 fn stateless(logits: Tensor, samples: i32, seed: [i64; 2]) -> Result<Tensor, ferroflow_core::Status> {
     let n = node(
@@ -47,15 +47,7 @@ fn frequencies_follow_the_softmax() {
 
 #[test]
 fn stateful_runs_continue_the_stream() {
-    let n = node(
-        "Multinomial",
-        &[
-            ("T", attr::ty(DataType::Float)),
-            ("output_dtype", attr::ty(DataType::Int32)),
-            ("seed", attr::int(3)),
-            ("seed2", attr::int(4)),
-        ],
-    );
+    let n = seeded_node("Multinomial", &[("T", DataType::Float), ("output_dtype", DataType::Int32)], 3, 4);
     let [a, b] = crate::common::run_twice(&n, &[logits(2), Tensor::scalar(16i32)]);
     assert_ne!(a.as_slice::<i32>().unwrap(), b.as_slice::<i32>().unwrap(), "a second run draws new numbers");
 }

@@ -1,18 +1,10 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{attr, Code, DataType, Tensor};
 
-use ferroflow_kernels::testutil::{node, run_kernel};
+use ferroflow_kernels::testutil::{run_kernel, seeded_node};
 
 fn rnd(op: &str, dtype: DataType, seed: i64, seed2: i64) -> NodeDef {
-    node(
-        op,
-        &[
-            ("dtype", attr::ty(dtype)),
-            ("T", attr::ty(DataType::Int32)),
-            ("seed", attr::int(seed)),
-            ("seed2", attr::int(seed2)),
-        ],
-    )
+    seeded_node(op, &[("dtype", dtype), ("T", DataType::Int32)], seed, seed2)
 }
 
 fn run_twice(n: NodeDef, shape: Tensor) -> (Tensor, Tensor) {
@@ -68,15 +60,7 @@ fn unseeded_runs_differ_and_stats_hold() {
 
 #[test]
 fn uniform_int_range_and_errors() {
-    let n = node(
-        "RandomUniformInt",
-        &[
-            ("Tout", attr::ty(DataType::Int64)),
-            ("T", attr::ty(DataType::Int32)),
-            ("seed", attr::int(3)),
-            ("seed2", attr::int(4)),
-        ],
-    );
+    let n = seeded_node("RandomUniformInt", &[("Tout", DataType::Int64), ("T", DataType::Int32)], 3, 4);
     let out = run_kernel(n.clone(), vec![Tensor::vec(vec![1000i32]), Tensor::scalar(-3i64), Tensor::scalar(5i64)], 1)
         .unwrap();
     let v = out[0].as_slice::<i64>().unwrap();

@@ -5,19 +5,10 @@
 //! `scripts/golden/random_dists.py --print` (TensorFlow 2.21).
 
 use ferroflow_core::{attr, Code, DataType, Status, Tensor};
-use ferroflow_kernels::testutil::{node, run_kernel};
+use ferroflow_kernels::testutil::{node, run_kernel, seeded_node};
 
 fn v2_node(r: DataType, out: DataType, seed: i64, seed2: i64) -> ferroflow_core::proto::NodeDef {
-    node(
-        "RandomPoissonV2",
-        &[
-            ("R", attr::ty(r)),
-            ("dtype", attr::ty(out)),
-            ("S", attr::ty(DataType::Int32)),
-            ("seed", attr::int(seed)),
-            ("seed2", attr::int(seed2)),
-        ],
-    )
+    seeded_node("RandomPoissonV2", &[("R", r), ("dtype", out), ("S", DataType::Int32)], seed, seed2)
 }
 
 fn stateless(shape: &[i32], seed: [i64; 2], lam: Tensor, out: DataType) -> Result<Tensor, Status> {
@@ -91,15 +82,7 @@ fn large_draws_have_poisson_moments() {
 
 #[test]
 fn deprecated_v1_is_v2_with_one_type() {
-    let v1 = node(
-        "RandomPoisson",
-        &[
-            ("dtype", attr::ty(DataType::Double)),
-            ("S", attr::ty(DataType::Int32)),
-            ("seed", attr::int(3)),
-            ("seed2", attr::int(4)),
-        ],
-    );
+    let v1 = seeded_node("RandomPoisson", &[("dtype", DataType::Double), ("S", DataType::Int32)], 3, 4);
     let inputs = vec![Tensor::vec(vec![3i32]), Tensor::vec(vec![0.0f64, 2.0, 10.0, 250.0])];
     let out = run_kernel(v1, inputs.clone(), 1).unwrap();
     let want = run_kernel(v2_node(DataType::Double, DataType::Double, 3, 4), inputs, 1).unwrap();
@@ -134,15 +117,7 @@ fn errors_name_what_is_wrong() {
     )
     .unwrap_err();
     assert!(wrong.message.contains("rate must be float, got double"), "{wrong}");
-    let v1_int = node(
-        "RandomPoisson",
-        &[
-            ("dtype", attr::ty(DataType::Int32)),
-            ("S", attr::ty(DataType::Int32)),
-            ("seed", attr::int(1)),
-            ("seed2", attr::int(1)),
-        ],
-    );
+    let v1_int = seeded_node("RandomPoisson", &[("dtype", DataType::Int32), ("S", DataType::Int32)], 1, 1);
     let e = ferroflow_kernels::create_kernel(&v1_int).err().unwrap();
     assert!(e.code == Code::InvalidArgument && e.message.contains("half, float, double"), "{e}");
     let bool_out = ferroflow_kernels::create_kernel(&v2_node(DataType::Float, DataType::Bool, 1, 1)).err().unwrap();

@@ -1,9 +1,9 @@
-use ferroflow_core::{attr, DataType, Tensor};
+use ferroflow_core::{DataType, Tensor};
 
-use ferroflow_kernels::testutil::{node, run_kernel};
+use ferroflow_kernels::testutil::{run_kernel, seeded_node};
 
 fn shuffle_node(seed: i64) -> ferroflow_core::proto::NodeDef {
-    node("RandomShuffle", &[("T", attr::ty(DataType::Int32)), ("seed", attr::int(seed)), ("seed2", attr::int(0))])
+    seeded_node("RandomShuffle", &[("T", DataType::Int32)], seed, 0)
 }
 
 #[test]

@@ -6,20 +6,12 @@
 
 use std::sync::Arc;
 
-use ferroflow_core::{attr, Code, DataType, Status, Tensor};
+use ferroflow_core::{attr, Code, DataType, Tensor};
 
 use ferroflow_kernels::testutil::{node, run_kernel_values};
 use ferroflow_kernels::{ResourceMgr, Value, Var};
 
-fn run(
-    rm: &Arc<ResourceMgr>,
-    op: &str,
-    attrs: &[(&str, ferroflow_core::proto::AttrValue)],
-    inputs: Vec<Value>,
-    outs: usize,
-) -> Result<Vec<Value>, Status> {
-    run_kernel_values(node(op, attrs), inputs, outs, rm.clone())
-}
+use super::run;
 
 /// A resource variable named `name` holding `t`; returns its handle.
 fn resource(rm: &Arc<ResourceMgr>, name: &str, t: Tensor) -> Value {

@@ -8,6 +8,8 @@ use ferroflow_core::{attr, Code, DataType, ResourceHandle, Status, Tensor};
 use ferroflow_kernels::testutil::{node, run_kernel_values};
 use ferroflow_kernels::{ResourceMgr, Value, Var};
 
+use super::run;
+
 fn named(mut n: NodeDef, name: &str) -> NodeDef {
     n.name = name.into();
     n
@@ -29,19 +31,8 @@ fn var_handle(rm: &Arc<ResourceMgr>, name: &str, shared: &str, dtype: DataType) 
     out[0].tensor().unwrap()
 }
 
-fn run(
-    rm: &Arc<ResourceMgr>,
-    op: &str,
-    attrs: &[(&str, ferroflow_core::proto::AttrValue)],
-    inputs: Vec<Tensor>,
-    outs: usize,
-) -> Result<Vec<Tensor>, Status> {
-    let out = run_kernel_values(node(op, attrs), inputs.into_iter().map(Value::Tensor).collect(), outs, rm.clone())?;
-    out.iter().map(|v| v.tensor()).collect()
-}
-
 fn read(rm: &Arc<ResourceMgr>, h: &Tensor, dtype: DataType) -> Result<Tensor, Status> {
-    run(rm, "ReadVariableOp", &[("dtype", attr::ty(dtype))], vec![h.clone()], 1).map(|mut v| v.remove(0))
+    run(rm, "ReadVariableOp", &[("dtype", attr::ty(dtype))], vec![h.clone()], 1).and_then(|v| v[0].tensor())
 }
 
 fn assign(rm: &Arc<ResourceMgr>, h: &Tensor, v: Tensor, validate: bool) -> Result<(), Status> {
@@ -58,7 +49,8 @@ fn resource_variable_lifecycle() {
     assert_eq!(hv.device, "/job:localhost/replica:0/task:0/device:CPU:0");
     assert_eq!(hv.maybe_type_name, "N10tensorflow3VarE");
     assert_eq!(hv.dtypes_and_shapes, vec![(DataType::Float.as_i32(), vec![2])]);
-    let is_init = |rm: &Arc<ResourceMgr>| run(rm, "VarIsInitializedOp", &[], vec![h.clone()], 1).unwrap()[0].clone();
+    let is_init =
+        |rm: &Arc<ResourceMgr>| run(rm, "VarIsInitializedOp", &[], vec![h.clone()], 1).unwrap()[0].tensor().unwrap();
     assert_eq!(is_init(&rm), Tensor::scalar(false));
 
     let e = read(&rm, &h, DataType::Float).unwrap_err();
@@ -160,7 +152,7 @@ fn run_ref(
     var: &Arc<Var>,
     value: Tensor,
 ) -> Result<Arc<Var>, Status> {
-    let out = run_kernel_values(node(op, attrs), vec![Value::Ref(var.clone()), Value::Tensor(value)], 1, rm.clone())?;
+    let out = run(rm, op, attrs, vec![Value::Ref(var.clone()), Value::Tensor(value)], 1)?;
     match &out[0] {
         Value::Ref(v) => Ok(v.clone()),
         Value::Tensor(_) => panic!("{op} must output a ref"),
