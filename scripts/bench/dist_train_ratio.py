@@ -47,7 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compat"))
 import ffcluster  # noqa: E402
 
-WORKER = r'''
+WORKER = ffcluster.TF_INIT_OR_WAIT + r'''
 import gzip, json, os, sys, time
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
 import numpy as np
@@ -101,14 +101,7 @@ with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device=
     init = tf.compat.v1.global_variables_initializer()
     ready = tf.compat.v1.report_uninitialized_variables(tf.compat.v1.global_variables())
 with tf.compat.v1.Session(server.target) as sess:
-    if task == 0:
-        sess.run(init)
-    else:
-        t0 = time.time()
-        while len(sess.run(ready)) > 0:
-            if time.time() - t0 > 120:
-                sys.exit("timed out waiting for the chief to initialize the variables")
-            time.sleep(0.05)
+    init_or_wait(sess, task, init, ready, 0.05, "timed out waiting for the chief to initialize the variables")
     if sync:
         if task == 0:
             sess.run(opt.chief_init_op)

@@ -31,15 +31,7 @@ import ffcluster  # noqa: E402
 PORT = 2222
 DIM = 2500  # a DIM x DIM float32 matrix: 25 MB
 
-TF_SERVER = r'''
-import json, os, sys
-os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
-import tensorflow as tf
-tf.distribute.Server(tf.train.ClusterSpec(json.loads(sys.argv[1])), job_name=sys.argv[2],
-                     task_index=int(sys.argv[3])).join()
-'''
-
-CLIENT = r'''
+CLIENT = ffcluster.TF_INIT_OR_WAIT + r'''
 import json, os, sys, time
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
 import numpy as np
@@ -56,14 +48,8 @@ with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device=
     ready = tf.compat.v1.report_uninitialized_variables()
 feed = {x: np.random.RandomState(task).rand(8, dim).astype(np.float32)}
 with tf.compat.v1.Session(target) as sess:
-    if task == 0:
-        sess.run(tf.compat.v1.global_variables_initializer())
-    else:
-        t0 = time.time()
-        while len(sess.run(ready)) > 0:
-            if time.time() - t0 > 120:
-                sys.exit("timed out waiting for the chief to initialize")
-            time.sleep(0.1)
+    init = tf.compat.v1.global_variables_initializer()
+    init_or_wait(sess, task, init, ready, 0.1, "timed out waiting for the chief to initialize")
     for _ in range(3):
         sess.run(train, feed)
     while time.time() < start_at:
@@ -181,7 +167,7 @@ def run(system, workers, rate_mbit, seconds):
         try:
             for job, i, h in [("ps", 0, "ps0")] + [("worker", i, f"w{i}") for i in range(workers)]:
                 if system == "tensorflow":
-                    argv = [sys.executable, "-c", TF_SERVER, json.dumps(cluster), job, str(i)]
+                    argv = [sys.executable, "-c", ffcluster.TF_SERVER, json.dumps(cluster), job, str(i)]
                 else:
                     argv = [ffcluster.binary(), "server", "--ps_hosts", ",".join(cluster["ps"]),
                             "--worker_hosts", ",".join(cluster["worker"]), "--job_name", job, "--task_index", str(i)]

@@ -45,6 +45,22 @@ TF_SERVER = (
     "s.join()\n"
 )
 
+# TensorFlow's between-graph start, as its distributed guide does it: the chief (task 0)
+# runs `init`; every other worker polls `ready` (report_uninitialized_variables) until it
+# is empty, and gives up after 120 s. Source to put in front of a `python -c` worker script
+# (which imports `sys` and `time`).
+TF_INIT_OR_WAIT = r'''
+def init_or_wait(sess, task, init, ready, poll, timeout_message):
+    if task == 0:
+        sess.run(init)
+        return
+    t0 = time.time()
+    while len(sess.run(ready)) > 0:
+        if time.time() - t0 > 120:
+            sys.exit(timeout_message)
+        time.sleep(poll)
+'''
+
 
 def tf_server(cluster, job, task, config_path=None, **popen_kw):
     """Starts a TensorFlow server process for `job`/`task` of `cluster` (a dict of job ->

@@ -16,7 +16,7 @@ LAST = {
     "test_sweep": 170, "test_cnn_losses": 62, "test_eager_service": 96, "test_sparse_accumulator": 46, "test_loops_across_tasks": 45,
     "test_python_package": 42, "test_callables": 40, "test_dtypes": 37, "test_sync_replicas_mts": 37, "test_datasets": 31,
     "test_step_stats": 31, "test_device_count": 29, "test_partitioned": 26, "test_remote_call": 26,
-    "test_between_graph": 23, "test_tensorboard": 22, "test_vae_svd": 20, "test_collectives": 50,
+    "test_between_graph": 23, "test_tensorboard": 22, "test_vae_svd": 20, "test_collectives": 50, "test_signal": 25,
 }
 
 

@@ -2,6 +2,7 @@
 //! error codes) and [`DeviceName`] parsing and matching.
 
 pub mod alloc;
+mod char_boundary;
 mod device;
 mod dtype;
 mod file_root;
@@ -20,7 +21,9 @@ mod tensor;
 mod tensor_proto;
 mod variant;
 pub mod varint;
+mod watched_alloc;
 
+pub use char_boundary::floor_char_boundary;
 pub use device::{rendezvous_key, DeviceName};
 pub use dtype::{DataType, TensorType};
 pub use file_root::{check_file_path, file_root, set_file_root};
@@ -40,6 +43,7 @@ pub use storage::Storage;
 pub use tensor::Tensor;
 pub use tensor_proto::{decode_string_list, encode_string_list};
 pub use variant::{Opaque, TensorList, Variant, TENSOR_LIST_TYPE_NAME, TENSOR_TYPE_NAME};
+pub use watched_alloc::WatchedAlloc;
 
 /// TensorFlow's `complex64`: two f32 (real, imaginary).
 pub type C64 = num_complex::Complex<f32>;

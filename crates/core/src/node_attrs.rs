@@ -53,6 +53,12 @@ fn wrong(node: &NodeDef, name: &str, want: &str, got: &AttrValue) -> Status {
         "node '{}' (op {}): attr '{name}' should be {want}, got {got}",
         node.name, node.op
     ))
+    .with_node(&node.name)
+}
+
+/// Attr `name` of `node` holds a value that does not decode (`e` says why).
+fn unreadable(node: &NodeDef, name: &str, e: Status) -> Status {
+    e.context(format!("node '{}' attr '{name}'", node.name)).with_node(&node.name)
 }
 
 /// Converts a shape proto to dims (`None` for unknown rank).
@@ -84,6 +90,7 @@ impl NodeAttrs for NodeDef {
     fn attr_value(&self, name: &str) -> Result<&AttrValue, Status> {
         self.attr.get(name).ok_or_else(|| {
             Status::invalid_argument(format!("node '{}' (op {}) is missing attr '{name}'", self.name, self.op))
+                .with_node(&self.name)
         })
     }
     fn has_attr(&self, name: &str) -> bool {
@@ -92,9 +99,7 @@ impl NodeAttrs for NodeDef {
     fn attr_type(&self, name: &str) -> Result<DataType, Status> {
         let v = self.attr_value(name)?;
         match &v.value {
-            Some(AV::Type(t)) => {
-                DataType::from_i32(*t).map_err(|e| e.context(format!("node '{}' attr '{name}'", self.name)))
-            }
+            Some(AV::Type(t)) => DataType::from_i32(*t).map_err(|e| unreadable(self, name, e)),
             _ => Err(wrong(self, name, "a type", v)),
         }
     }
@@ -113,14 +118,12 @@ impl NodeAttrs for NodeDef {
     fn attr_tensor(&self, name: &str) -> Result<Tensor, Status> {
         let v = self.attr_value(name)?;
         match &v.value {
-            Some(AV::Tensor(t)) => {
-                Tensor::from_proto(t).map_err(|e| e.context(format!("node '{}' attr '{name}'", self.name)))
-            }
+            Some(AV::Tensor(t)) => Tensor::from_proto(t).map_err(|e| unreadable(self, name, e)),
             _ => Err(wrong(self, name, "a tensor", v)),
         }
     }
     fn node_error(&self, msg: impl std::fmt::Display) -> Status {
-        Status::invalid_argument(format!("node '{}' (op {}): {msg}", self.name, self.op))
+        Status::invalid_argument(format!("node '{}' (op {}): {msg}", self.name, self.op)).with_node(&self.name)
     }
 }
 
@@ -192,5 +195,32 @@ pub mod attr {
     /// Empty attr map helper.
     pub fn map() -> HashMap<String, AttrValue> {
         HashMap::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Attr errors name the node in their text and as the status's node, so a kernel
+    /// registry that names the failing node does not name it twice.
+    #[test]
+    fn attr_errors_name_the_node_in_text_and_payload() {
+        let mut n = NodeDef { name: "n".into(), op: "Op".into(), ..Default::default() };
+        n.attr.insert("i".into(), attr::int(1));
+        n.attr.insert("t".into(), AttrValue { value: Some(AV::Type(9999)) });
+        let errors = [
+            n.attr_int("missing").unwrap_err(),
+            n.attr_bool("i").unwrap_err(),
+            n.attr_type("t").unwrap_err(),
+            n.node_error("bad"),
+        ];
+        assert_eq!(errors[0].message, "node 'n' (op Op) is missing attr 'missing'");
+        assert_eq!(errors[1].message, "node 'n' (op Op): attr 'i' should be a bool, got an int");
+        assert!(errors[2].message.starts_with("node 'n' attr 't': "), "{}", errors[2].message);
+        assert_eq!(errors[3].message, "node 'n' (op Op): bad");
+        for e in &errors {
+            assert_eq!(e.node(), Some("n"), "{e}");
+        }
     }
 }

@@ -20,6 +20,9 @@ pub const ERROR_NODE: &str = "type.googleapis.com/ferroflow.ErrorNode";
 /// ferroflow's: the task (`/job:J/replica:0/task:T`) on which the call or step part that
 /// failed ran, or which could not be reached (UTF-8).
 pub const ERROR_TASK: &str = "type.googleapis.com/ferroflow.ErrorTask";
+/// ferroflow's: the innermost function (by name) whose body the error is reported from
+/// (UTF-8); set as the error leaves each function call, so it names the last one left.
+pub const ERROR_FUNCTION: &str = "type.googleapis.com/ferroflow.ErrorFunction";
 /// TensorFlow's: the error only reports that a step stopped because something else
 /// failed first (a cancelled partition, an aborted rendezvous): not the cause.
 pub const DERIVED_STATUS: &str = "type.googleapis.com/tensorflow.DerivedStatus";
@@ -127,6 +130,30 @@ impl Status {
         self.payload_text(ERROR_TASK)
     }
 
+    /// The status with `context` ("in function 'f'") in front, marked as reported from
+    /// function `name`, unless it is marked so already (an error that left a call of `name`
+    /// inside a call of `name` is named once).
+    pub fn in_function(self, name: &str, context: impl fmt::Display) -> Status {
+        if self.payload_text(ERROR_FUNCTION) == Some(name) {
+            return self;
+        }
+        self.context(context).with_payload(ERROR_FUNCTION, name.as_bytes())
+    }
+
+    /// Whether the status names node `node` as the one whose kernel failed.
+    pub fn names_node(&self, node: &str) -> bool {
+        self.node() == Some(node)
+    }
+
+    /// The status with `node` and its op `op` named in front (`node 'n' (op T): …`) and
+    /// as its node payload, unless it names `node` already.
+    pub fn in_node(self, node: &str, op: &str) -> Status {
+        if self.names_node(node) {
+            return self;
+        }
+        self.context(format_args!("node '{node}' (op {op})")).with_node(node)
+    }
+
     /// The status with text payload `key` set to `text`, unless it already has a text one.
     fn with_first_text(self, key: &str, text: &str) -> Status {
         if self.payload_text(key).is_some() {
@@ -196,5 +223,28 @@ mod tests {
         // map<string, bytes> payloads = 1: an entry message (key = 1, value = 2) per key.
         let s = Status::internal("x").with_payload("k", b"v".to_vec());
         assert_eq!(s.payloads.encode(), vec![0x0a, 6, 0x0a, 1, b'k', 0x12, 1, b'v']);
+    }
+
+    #[test]
+    fn node_and_function_context_is_added_once_by_the_payload_not_the_text() {
+        // A kernel's error gets its node named once, however often it is passed on.
+        let e = Status::invalid_argument("bad shape").in_node("n", "MatMul").in_node("n", "MatMul");
+        assert_eq!((e.message.as_str(), e.node()), ("node 'n' (op MatMul): bad shape", Some("n")));
+        // The text naming the node is not what counts: only the payload does.
+        let e = Status::internal("input of 'n' missing").in_node("n", "Add");
+        assert_eq!(e.message, "node 'n' (op Add): input of 'n' missing");
+        // An outer node (a call) is named too, the failing node stays the inner one.
+        let e = e.in_node("call", "f");
+        assert_eq!(
+            (e.message.as_str(), e.node()),
+            ("node 'call' (op f): node 'n' (op Add): input of 'n' missing", Some("n"))
+        );
+        // A function is named as the error leaves it; a call of f inside f is named once,
+        // a different function around it again.
+        let e = Status::aborted("x").in_function("f", "in function 'f'").in_function("f", "in function 'f'");
+        assert_eq!(e.message, "in function 'f': x");
+        let e = e.in_function("g", "in function 'g'");
+        assert_eq!(e.message, "in function 'g': in function 'f': x");
+        assert_eq!(e.payload(ERROR_FUNCTION), Some(&b"g"[..]));
     }
 }

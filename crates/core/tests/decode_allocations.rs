@@ -2,40 +2,23 @@
 //! are the regression tests of the fuzzer's findings (`crates/distributed/tests/fuzz_*`):
 //! the test binary's allocator notes the largest single allocation of the decoding thread.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use bytes::Bytes;
 use ferroflow_core::proto::tensor_shape_proto::Dim;
 use ferroflow_core::proto::{TensorProto, TensorShapeProto};
-use ferroflow_core::{decode_string_list, DataType, Tensor};
-
-struct Largest;
+use ferroflow_core::{decode_string_list, DataType, Tensor, WatchedAlloc};
 
 thread_local! {
     static LARGEST: Cell<usize> = const { Cell::new(0) };
 }
 
-// SAFETY: every call is forwarded to the system allocator unchanged.
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        let _ = LARGEST.try_with(|c| c.set(c.get().max(l.size())));
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        let _ = LARGEST.try_with(|c| c.set(c.get().max(new)));
-        // SAFETY: forwarded with the caller's pointer, layout and size.
-        unsafe { System.realloc(p, l, new) }
-    }
+fn note(n: usize) {
+    let _ = LARGEST.try_with(|c| c.set(c.get().max(n)));
 }
 
 #[global_allocator]
-static ALLOC: Largest = Largest;
+static ALLOC: WatchedAlloc = WatchedAlloc::allocations(note);
 
 /// The largest allocation `f` makes on this thread.
 fn largest_allocation(f: impl FnOnce()) -> usize {

@@ -363,6 +363,16 @@ async fn speaks_plain_grpc(io: &TcpStream, timeout: Duration) -> bool {
     matches!(tokio::time::timeout(timeout, io.peek(&mut first)).await, Ok(Ok(3))) && &first == b"PRI"
 }
 
+/// Whether a TLS handshake failed on the client's certificate (none sent, or one this side
+/// does not accept), as rustls reports it inside the I/O error.
+fn certificate_refused(e: &std::io::Error) -> bool {
+    use tokio_rustls::rustls::Error as Tls;
+    matches!(
+        e.get_ref().and_then(|i| i.downcast_ref::<Tls>()),
+        Some(Tls::NoCertificatesPresented | Tls::InvalidCertificate(_))
+    )
+}
+
 /// The server side of a TLS handshake on `io`, or why it failed.
 async fn tls_accept(
     tls: &ServerTls,
@@ -371,10 +381,27 @@ async fn tls_accept(
 ) -> Result<tokio_rustls::server::TlsStream<TcpStream>, String> {
     match tokio::time::timeout(timeout, tls.acceptor.accept(io)).await {
         Ok(Ok(s)) => Ok(s),
-        Ok(Err(e)) if tls.mutual && e.to_string().contains("certificate") => {
+        Ok(Err(e)) if tls.mutual && certificate_refused(&e) => {
             Err(format!("{e} (this task asks every client for a certificate signed by --tls_client_ca)"))
         }
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err(format!("no TLS handshake within {timeout:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::certificate_refused;
+    use std::io::{Error, ErrorKind};
+    use tokio_rustls::rustls::{CertificateError, Error as Tls};
+
+    #[test]
+    fn a_refused_client_certificate_is_told_from_other_handshake_failures() {
+        let tls = |e: Tls| Error::new(ErrorKind::InvalidData, e);
+        assert!(certificate_refused(&tls(Tls::NoCertificatesPresented)));
+        assert!(certificate_refused(&tls(Tls::InvalidCertificate(CertificateError::UnknownIssuer))));
+        assert!(!certificate_refused(&tls(Tls::DecryptError)));
+        assert!(!certificate_refused(&Error::new(ErrorKind::InvalidData, "certificate")));
+        assert!(!certificate_refused(&Error::from(ErrorKind::ConnectionReset)));
     }
 }

@@ -30,10 +30,9 @@ use rng::Rng;
 mod fbytes;
 #[path = "../tests/fuzz/largest.rs"]
 mod largest;
-use largest::Largest;
 
 #[global_allocator]
-static ALLOC: Largest = Largest;
+static ALLOC: ferroflow_core::WatchedAlloc = largest::ALLOCATOR;
 
 fn seed() -> u64 {
     let v = std::env::var("FERROFLOW_FUZZ_SEED").unwrap_or_default();

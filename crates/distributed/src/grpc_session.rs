@@ -19,7 +19,7 @@ use crate::ids::new_request_id;
 use crate::local_master::LocalMaster;
 use crate::master_api::{MasterApi, RunStepCall};
 use crate::rpc::RemoteMaster;
-use crate::rpc_util::{from_grpc, request_with_deadline};
+use crate::rpc_util::{from_grpc_call, request_with_deadline};
 
 mod partial_run;
 pub use partial_run::PartialRunHandle;
@@ -341,7 +341,10 @@ pub fn shutdown_server(target: &str, reason: &str) -> Result<(), Status> {
     let req = crate::control::proto::ShutdownRequest { reason: reason.to_string() };
     let deadline = Instant::now() + Duration::from_secs(10);
     block_on(async move {
-        ControlClient::new(ch).shutdown(request_with_deadline(req, deadline)).await.map_err(|e| from_grpc(&e, &what))
+        ControlClient::new(ch)
+            .shutdown(request_with_deadline(req, deadline))
+            .await
+            .map_err(|e| from_grpc_call(&e, &what, deadline))
     })?;
     Ok(())
 }
@@ -359,7 +362,7 @@ pub fn server_info(target: &str) -> Result<crate::control::proto::ServerInfoResp
         ControlClient::new(ch)
             .server_info(request_with_deadline(crate::control::proto::ServerInfoRequest {}, deadline))
             .await
-            .map_err(|e| from_grpc(&e, &what))
+            .map_err(|e| from_grpc_call(&e, &what, deadline))
     })?;
     Ok(r.into_inner())
 }

@@ -33,22 +33,29 @@ pub fn to_grpc(s: Status) -> tonic::Status {
     tonic::Status::with_details(code, s.message, bytes::Bytes::from(s.payloads.encode()))
 }
 
-/// A gRPC status as a ferroflow status, with `context` (e.g. the task and its address)
-/// prefixed to the message.
+/// A gRPC status a peer sent as a ferroflow status, with `context` (e.g. the task and its
+/// address) prefixed to the message.
 pub fn from_grpc(s: &tonic::Status, context: &str) -> Status {
+    convert(s, context, false)
+}
+
+/// The error of a call this side made through tonic with `deadline`
+/// ([`request_with_deadline`]) as a ferroflow status, with `context` prefixed: CANCELLED
+/// once the deadline passed is tonic's own timer, which gRPC calls DEADLINE_EXCEEDED.
+pub fn from_grpc_call(s: &tonic::Status, context: &str, deadline: Instant) -> Status {
+    convert(s, context, Instant::now() >= deadline)
+}
+
+fn convert(s: &tonic::Status, context: &str, past_deadline: bool) -> Status {
     let mut code = Code::from_i32(s.code() as i32);
     // A connection that broke or never opened is UNAVAILABLE, as gRPC itself reports it
-    // (tonic says UNKNOWN with a transport error as the source).
-    let transport = std::error::Error::source(s).is_some_and(|e| e.downcast_ref::<tonic::transport::Error>().is_some())
-        || s.message().starts_with("transport error");
-    // A connection the peer closed under a call (hyper: "operation was canceled") too.
-    if (code == Code::Unknown || code == Code::Cancelled && !s.message().starts_with("Timeout expired")) && transport {
-        code = Code::Unavailable;
-    }
-    // The client's own deadline (tonic reports CANCELLED "Timeout expired") is what gRPC
-    // calls DEADLINE_EXCEEDED.
-    if code == Code::Cancelled && s.message().starts_with("Timeout expired") {
+    // (tonic says UNKNOWN, or CANCELLED for a connection the peer closed under a call, with
+    // a transport error as the source).
+    let transport = std::error::Error::source(s).is_some_and(|e| e.downcast_ref::<tonic::transport::Error>().is_some());
+    if code == Code::Cancelled && past_deadline {
         code = Code::DeadlineExceeded;
+    } else if matches!(code, Code::Unknown | Code::Cancelled) && transport {
+        code = Code::Unavailable;
     }
     let mut msg = if s.message().is_empty() { "(no message)".to_string() } else { s.message().to_string() };
     // Transport errors keep their cause (e.g. "Connection refused") in the source chain.
@@ -181,8 +188,13 @@ mod tests {
         assert_eq!(s.code, Code::Aborted);
         assert_eq!(s.message, "task /job:ps/replica:0/task:0 (h:1): gone");
         // tonic's client-side timeout is a deadline, not a cancellation.
-        let s = from_grpc(&tonic::Status::cancelled("Timeout expired"), "RunGraph on task t");
+        let timer = tonic::Status::cancelled("Timeout expired");
+        let s = from_grpc_call(&timer, "RunGraph on task t", Instant::now());
         assert_eq!(s.code, Code::DeadlineExceeded, "{s}");
-        assert_eq!(from_grpc(&tonic::Status::cancelled("by peer"), "").code, Code::Cancelled);
+        assert_eq!(s.message, "RunGraph on task t: Timeout expired");
+        // Before the deadline, or sent by the peer, a cancellation stays one.
+        let later = Instant::now() + Duration::from_secs(60);
+        assert_eq!(from_grpc_call(&tonic::Status::cancelled("by peer"), "", later).code, Code::Cancelled);
+        assert_eq!(from_grpc(&timer, "").code, Code::Cancelled);
     }
 }

@@ -5,44 +5,26 @@
 //! registered on its worker and ~9 KB through its master (RSS;
 //! scripts/bench/graph_memory.py, BENCHMARKS.md).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
 
 use ferroflow_core::proto::*;
-use ferroflow_core::{attr, DataType, Tensor};
+use ferroflow_core::{attr, DataType, Tensor, WatchedAlloc};
 use ferroflow_distributed::{RunStepCall, Server};
-
-struct Counting;
 
 static LIVE: AtomicIsize = AtomicIsize::new(0);
 static PEAK: AtomicIsize = AtomicIsize::new(0);
 
-fn grow(by: isize) {
-    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
+fn grow(by: usize) {
+    let now = LIVE.fetch_add(by as isize, Ordering::Relaxed) + by as isize;
     PEAK.fetch_max(now, Ordering::Relaxed);
 }
 
-// SAFETY: every call is forwarded to the system allocator unchanged.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        grow(l.size() as isize);
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        grow(new as isize - l.size() as isize);
-        // SAFETY: forwarded with the caller's pointer, layout and size.
-        unsafe { System.realloc(p, l, new) }
-    }
+fn shrink(by: usize) {
+    LIVE.fetch_sub(by as isize, Ordering::Relaxed);
 }
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: WatchedAlloc = WatchedAlloc { allocated: grow, freed: shrink };
 
 fn live() -> isize {
     LIVE.load(Ordering::Relaxed)

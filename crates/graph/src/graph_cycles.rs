@@ -88,33 +88,29 @@ pub fn check_acyclic(graph: &GraphDef) -> Result<(), Status> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph_util::node_def;
     use ferroflow_core::proto::NodeDef;
     use ferroflow_core::Code;
-
-    fn node(name: &str, op: &str, inputs: &[&str]) -> NodeDef {
-        NodeDef {
-            name: name.into(),
-            op: op.into(),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        }
-    }
 
     #[test]
     fn cycles_are_named_and_loops_are_not_cycles() {
         let ok = GraphDef {
-            node: vec![node("a", "Const", &[]), node("b", "Neg", &["a"]), node("c", "AddV2", &["a", "b:0", "^b"])],
+            node: vec![
+                node_def("a", "Const", &[]),
+                node_def("b", "Neg", &["a"]),
+                node_def("c", "AddV2", &["a", "b:0", "^b"]),
+            ],
             ..Default::default()
         };
         check_acyclic(&ok).unwrap();
         // A while loop's back edge through NextIteration is no cycle.
         let looped = GraphDef {
             node: vec![
-                node("enter", "Enter", &["x"]),
-                node("x", "Const", &[]),
-                node("merge", "Merge", &["enter", "next"]),
-                node("body", "Identity", &["merge"]),
-                node("next", "NextIteration", &["body"]),
+                node_def("enter", "Enter", &["x"]),
+                node_def("x", "Const", &[]),
+                node_def("merge", "Merge", &["enter", "next"]),
+                node_def("body", "Identity", &["merge"]),
+                node_def("next", "NextIteration", &["body"]),
             ],
             ..Default::default()
         };
@@ -122,10 +118,10 @@ mod tests {
         // A two-node cycle through a control edge, with a node downstream of it.
         let bad = GraphDef {
             node: vec![
-                node("x", "Const", &[]),
-                node("p", "AddV2", &["x", "^q"]),
-                node("q", "Neg", &["p"]),
-                node("r", "Neg", &["q"]),
+                node_def("x", "Const", &[]),
+                node_def("p", "AddV2", &["x", "^q"]),
+                node_def("q", "Neg", &["p"]),
+                node_def("r", "Neg", &["q"]),
             ],
             ..Default::default()
         };
@@ -135,11 +131,12 @@ mod tests {
         assert!(e.message.contains("'p' (op AddV2") && e.message.contains("'q' (op Neg"), "{e}");
         assert!(!e.message.contains("'r'") && e.message.contains("3 nodes cannot run"), "{e}");
         // A self loop, and a long cycle named by its first nodes and a count.
-        let e = check_acyclic(&GraphDef { node: vec![node("s", "Neg", &["s"])], ..Default::default() }).unwrap_err();
+        let e =
+            check_acyclic(&GraphDef { node: vec![node_def("s", "Neg", &["s"])], ..Default::default() }).unwrap_err();
         assert!(e.message.contains("1 nodes in a cycle: 's'"), "{e}");
         let n = 40;
         let ring: Vec<NodeDef> =
-            (0..n).map(|i| node(&format!("n{i}"), "Neg", &[format!("n{}", (i + n - 1) % n).as_str()])).collect();
+            (0..n).map(|i| node_def(&format!("n{i}"), "Neg", &[format!("n{}", (i + n - 1) % n).as_str()])).collect();
         let e = check_acyclic(&GraphDef { node: ring, ..Default::default() }).unwrap_err();
         assert!(e.message.contains("40 nodes in a cycle") && e.message.contains("and 35 more"), "{e}");
         assert!(e.message.len() < 600, "the text stays short: {e}");

@@ -54,6 +54,22 @@ pub fn tensor_input(node: &str, slot: usize) -> String {
     }
 }
 
+/// A node `name` running `op` on `inputs` (no device, no attrs yet).
+pub fn node_def(name: &str, op: &str, inputs: &[&str]) -> NodeDef {
+    NodeDef {
+        name: name.into(),
+        op: op.into(),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    }
+}
+
+/// Node `n` running `op` on `inputs`, with `attrs`: what signature tests resolve.
+#[cfg(test)]
+pub(crate) fn test_node(op: &str, inputs: &[&str], attrs: &[(&str, ferroflow_core::proto::AttrValue)]) -> NodeDef {
+    NodeDef { attr: attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(), ..node_def("n", op, inputs) }
+}
+
 /// A GraphDef with `node` and the versions and function library of `like`.
 #[allow(deprecated)] // `version` is TF's deprecated field, copied as is.
 pub fn graph_like(like: &GraphDef, node: Vec<NodeDef>) -> GraphDef {

@@ -281,7 +281,7 @@ impl OpDef {
 
     /// An error about a node of this op.
     pub fn err(&self, node: &str, msg: impl std::fmt::Display) -> Status {
-        Status::invalid_argument(format!("node '{node}' (op {}): {msg}", self.name))
+        Status::invalid_argument(format!("node '{node}' (op {}): {msg}", self.name)).with_node(node)
     }
 }
 

@@ -34,6 +34,7 @@ impl ShapeCtx<'_> {
     /// An InvalidArgument naming the node.
     pub fn error(&self, msg: impl std::fmt::Display) -> Status {
         Status::invalid_argument(format!("node '{}' (op {}): {msg}", self.node.name, self.node.op))
+            .with_node(&self.node.name)
     }
 }
 

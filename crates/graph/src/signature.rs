@@ -159,14 +159,8 @@ pub fn resolve_node(node: &mut NodeDef) -> Result<Signature, Status> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph_util::test_node as node;
     use ferroflow_core::attr;
-
-    fn node(op: &str, inputs: &[&str], attrs: &[(&str, AttrValue)]) -> NodeDef {
-        let mut n = NodeDef { name: "n".into(), op: op.into(), ..Default::default() };
-        n.input = inputs.iter().map(|s| s.to_string()).collect();
-        n.attr = attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect();
-        n
-    }
 
     #[test]
     fn attrs_below_their_minimum_are_refused() {

@@ -141,7 +141,7 @@ impl OpContext {
             .get(i)
             .ok_or_else(|| self.error(format!("has no input {i} ({} inputs)", self.inputs.len())))?
             .tensor()
-            .map_err(|e| e.context(format!("node '{}'", self.node.name)))
+            .map_err(|e| e.context(format!("node '{}'", self.node.name)).with_node(&self.node.name))
     }
 
     /// Input `i`, which must have rank `rank`: else an InvalidArgument error of `what` followed
@@ -159,12 +159,14 @@ impl OpContext {
     pub fn take_input(&mut self, i: usize) -> Result<Tensor, Status> {
         let n = self.inputs.len();
         let name = self.node.name.clone();
-        let v =
-            self.inputs.get_mut(i).ok_or_else(|| Status::internal(format!("node '{name}' has no input {i} ({n})")))?;
+        let v = self
+            .inputs
+            .get_mut(i)
+            .ok_or_else(|| Status::internal(format!("node '{name}' has no input {i} ({n})")).with_node(&name))?;
         match std::mem::replace(v, Value::Tensor(Tensor::scalar(0u8))) {
             Value::Tensor(t) => Ok(t),
             Value::Ref(var) => {
-                let t = var.read().map_err(|e| e.context(format!("node '{name}'")));
+                let t = var.read().map_err(|e| e.context(format!("node '{name}'")).with_node(&name));
                 *v = Value::Ref(var);
                 t
             }
@@ -197,7 +199,8 @@ impl OpContext {
                 *slot = Some(v);
                 Ok(())
             }
-            None => Err(Status::internal(format!("node '{}' has no output {i} ({n} outputs)", self.node.name))),
+            None => Err(Status::internal(format!("node '{}' has no output {i} ({n} outputs)", self.node.name))
+                .with_node(&self.node.name)),
         }
     }
 
@@ -211,7 +214,8 @@ impl OpContext {
     pub fn set_output_dead(&mut self, i: usize) -> Result<(), Status> {
         let n = self.outputs.len();
         if i >= n {
-            return Err(Status::internal(format!("node '{}' has no output {i} ({n} outputs)", self.node.name)));
+            return Err(Status::internal(format!("node '{}' has no output {i} ({n} outputs)", self.node.name))
+                .with_node(&self.node.name));
         }
         if self.dead.is_empty() {
             self.dead = vec![false; n];
@@ -231,7 +235,7 @@ impl OpContext {
             .map(|(i, o)| match o {
                 Some(v) => Ok(Some(v)),
                 None if dead.get(i).copied().unwrap_or(false) => Ok(None),
-                None => Err(Status::internal(format!("node '{name}' did not set output {i}"))),
+                None => Err(Status::internal(format!("node '{name}' did not set output {i}")).with_node(&name)),
             })
             .collect()
     }
@@ -242,7 +246,9 @@ impl OpContext {
         std::mem::take(&mut self.outputs)
             .into_iter()
             .enumerate()
-            .map(|(i, o)| o.ok_or_else(|| Status::internal(format!("node '{name}' did not set output {i}"))))
+            .map(|(i, o)| {
+                o.ok_or_else(|| Status::internal(format!("node '{name}' did not set output {i}")).with_node(&name))
+            })
             .collect()
     }
 
@@ -262,8 +268,9 @@ impl OpContext {
             .with_node(&self.node.name)
     }
 
-    /// `e` (its code and payloads kept) with this node and op named.
+    /// `e` (its code and payloads kept) with this node and op named (unless it names this
+    /// node already).
     pub fn error_with(&self, e: Status) -> Status {
-        e.context(format!("node '{}' (op {})", self.node.name, self.node.op)).with_node(&self.node.name)
+        e.in_node(&self.node.name, &self.node.op)
     }
 }

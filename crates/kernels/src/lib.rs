@@ -7,6 +7,7 @@
 pub mod array;
 mod cancel;
 pub mod collective;
+mod complex;
 mod context;
 pub mod data_flow;
 mod decode;
@@ -24,6 +25,7 @@ pub mod real;
 mod registry;
 mod rendezvous;
 mod resource;
+mod signal;
 pub mod sparse;
 pub mod state;
 pub mod step_trace;

@@ -86,6 +86,8 @@ fn build() -> KernelRegistry {
     crate::decode::register(&mut r);
     crate::image::register(&mut r);
     crate::collective::register(&mut r);
+    crate::complex::register(&mut r);
+    crate::signal::register(&mut r);
     r
 }
 
@@ -107,14 +109,9 @@ pub fn create_kernel(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
             "No CPU kernel registered for op '{}' (node '{}'); ferroflow does not implement this op yet",
             node.op, node.name
         ))
+        .with_node(&node.name)
     })?;
-    let k = f(node).map_err(|e| {
-        if e.message.contains(&node.name) {
-            e
-        } else {
-            e.context(format!("node '{}' (op {})", node.name, node.op))
-        }
-    })?;
+    let k = f(node).map_err(|e| e.in_node(&node.name, &node.op))?;
     Ok(if registry().is_cheap(&node.op) { Box::new(Cheap(k)) } else { k })
 }
 

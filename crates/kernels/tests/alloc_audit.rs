@@ -8,18 +8,16 @@
 //! This binary runs its one test alone: the notes are process-wide (kernels allocate on the
 //! thread pool's threads).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use ferroflow_core::proto::AttrValue;
+use ferroflow_core::WatchedAlloc;
 use ferroflow_core::{attr, DataType, Tensor};
 use ferroflow_kernels::testutil::{conv_node, node, pool_node, run_kernel, seeded_f32};
 
 /// Allocations from this size on are audited (the matrix product's packing buffers, sized
 /// by the cache blocking, and budget-checked hash tables are marked `ADMITTED_ANY`).
 const LARGE: usize = 1 << 20;
-
-struct Audit;
 
 static BYPASSED: AtomicUsize = AtomicUsize::new(0);
 static LARGEST_BYPASS: AtomicUsize = AtomicUsize::new(0);
@@ -32,31 +30,8 @@ fn note(size: usize) {
     }
 }
 
-// SAFETY: every call is forwarded to the system allocator unchanged.
-unsafe impl GlobalAlloc for Audit {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        note(new);
-        // SAFETY: forwarded with the caller's pointer, layout and size.
-        unsafe { System.realloc(p, l, new) }
-    }
-}
-
 #[global_allocator]
-static ALLOC: Audit = Audit;
+static ALLOC: WatchedAlloc = WatchedAlloc::allocations(note);
 
 fn ty(k: &'static str, d: DataType) -> (&'static str, AttrValue) {
     (k, attr::ty(d))

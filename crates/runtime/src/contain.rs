@@ -21,6 +21,7 @@ pub(crate) fn panic_status(node: &NodeDef, payload: Box<dyn Any + Send>) -> Stat
         "node '{}' (op {}, device '{}'): the kernel panicked: {what}",
         node.name, node.op, node.device
     ))
+    .with_node(&node.name)
 }
 
 /// `kernel.compute(ctx)`, a panic becoming an INTERNAL status.

@@ -122,15 +122,7 @@ pub fn dependency_optimization_enabled(opts: Option<&ferroflow_core::proto::Grap
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn nd(name: &str, op: &str, inputs: &[&str]) -> NodeDef {
-        NodeDef {
-            name: name.into(),
-            op: op.into(),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        }
-    }
+    use ferroflow_graph::graph_util::node_def as nd;
 
     fn graph(nodes: Vec<NodeDef>) -> GraphDef {
         GraphDef { node: nodes, ..Default::default() }

@@ -360,12 +360,7 @@ impl StepState {
         let outputs = match outcome {
             Ok(o) => o,
             Err(e) => {
-                let e = if e.message.contains(&format!("'{}'", node.def.name)) {
-                    e
-                } else {
-                    e.context(format!("node '{}' (op {})", node.def.name, node.def.op))
-                };
-                self.set_error(e.with_node(&node.def.name));
+                self.set_error(e.in_node(&node.def.name, &node.def.op));
                 return vec![];
             }
         };

@@ -50,12 +50,11 @@ impl Executor {
         let mut nodes = Vec::with_capacity(defs.len());
         for mut def in defs {
             let sig = resolve_node(&mut def)?;
+            let in_node = |e: Status| e.context(format!("node '{}' (op {})", def.name, def.op)).with_node(&def.name);
             let kernel = if CALL_OPS.contains(&def.op.as_str()) {
-                call_kernel(&def, library, depth)
-                    .map_err(|e| e.context(format!("node '{}' (op {})", def.name, def.op)))?
+                call_kernel(&def, library, depth).map_err(in_node)?
             } else if crate::data::DATA_OPS.contains(&def.op.as_str()) {
-                crate::data::data_kernel(&def, library, depth)
-                    .map_err(|e| e.context(format!("node '{}' (op {})", def.name, def.op)))?
+                crate::data::data_kernel(&def, library, depth).map_err(in_node)?
             } else {
                 create_kernel(&def)?
             };

@@ -92,12 +92,7 @@ fn cost_estimates_average_out_one_slow_run() {
 }
 
 fn raw(name: &str, op: &str, inputs: &[&str]) -> ferroflow_core::proto::NodeDef {
-    let mut n = ferroflow_core::proto::NodeDef {
-        name: name.into(),
-        op: op.into(),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        ..Default::default()
-    };
+    let mut n = ferroflow_graph::graph_util::node_def(name, op, inputs);
     if op == "Const" {
         n.attr.insert("value".into(), ferroflow_core::attr::tensor(&Tensor::scalar(1.0f32)));
         n.attr.insert("dtype".into(), ferroflow_core::attr::ty(ferroflow_core::DataType::Float));

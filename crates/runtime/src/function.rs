@@ -59,21 +59,17 @@ impl FunctionBody {
     ) -> Result<FunctionBody, Status> {
         if depth >= MAX_DEPTH {
             return Err(Status::invalid_argument(format!(
-                "function '{name}': calls nest more than {MAX_DEPTH} deep (does a function call itself?)"
-            )));
+                "calls nest more than {MAX_DEPTH} deep (does a function call itself?)"
+            ))
+            .in_function(name, format_args!("function '{name}'")));
         }
         let FunctionGraph { graph: gd, feeds, fetches, ret_fetch, targets, arg_types, ret_types } =
             function_graph(name, library)?;
         let rw = ferroflow_graph::rewrite_for_client(&gd, &feeds, &fetches, &targets, BODY_DEVICE, 1)
             .map_err(|e| e.context(format!("function '{name}'")))?;
         let (feed_keys, fetch_keys) = (rw.feed_keys(), rw.fetch_keys());
-        let exec = Executor::build(rw.graph.node, library, depth + 1).map_err(|e| {
-            if e.message.contains(name) {
-                e
-            } else {
-                e.context(format!("function '{name}'"))
-            }
-        })?;
+        let exec = Executor::build(rw.graph.node, library, depth + 1)
+            .map_err(|e| e.in_function(name, format_args!("function '{name}'")))?;
         Ok(FunctionBody {
             name: name.to_string(),
             exec: Arc::new(exec),
@@ -152,13 +148,7 @@ impl FunctionBody {
                         .collect::<Result<Vec<_>, _>>()?;
                     Ok(ret_fetch.iter().map(|&p| got[p].clone()).collect())
                 });
-                done(out.map_err(|e| {
-                    if e.message.contains(&name) {
-                        e
-                    } else {
-                        e.context(format!("in function '{name}'"))
-                    }
-                }))
+                done(out.map_err(|e| e.in_function(&name, format_args!("in function '{name}'"))))
             }),
         );
     }

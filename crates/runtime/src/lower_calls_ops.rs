@@ -18,6 +18,21 @@ fn merge2(name: String, dev: &str, inputs: [String; 2], t: DataType) -> NodeDef 
     m
 }
 
+/// `first`, then a control input on each of `controls`.
+fn with_controls(first: String, controls: &[String]) -> Vec<String> {
+    let mut inputs = vec![first];
+    inputs.extend(controls.iter().map(|c| format!("^{c}")));
+    inputs
+}
+
+/// INVALID_ARGUMENT unless `who` (an inlined function) returns `want` tensors.
+fn expect_returns(who: &str, got: usize, want: usize) -> Result<(), Status> {
+    if got == want {
+        return Ok(());
+    }
+    Err(Status::invalid_argument(format!("{who} returns {got} tensors, not {want}")))
+}
+
 /// `While`: one `Enter → Merge → Switch(LoopCond) → Identity → body → NextIteration → Merge`
 /// chain per loop variable, `Exit` on the Switch's false side, the condition on the Merges.
 pub(crate) fn lower_while(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Vec<NodeDef>, Status> {
@@ -48,13 +63,9 @@ pub(crate) fn lower_while(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Ve
     }
     let merges: Vec<String> = (0..xs.len()).map(|i| format!("{p}/Merge_{i}")).collect();
     let cond = inline(lib, &func_attr(call, "cond")?, &format!("{p}/cond"), &merges, &caller, &merges[0])?;
-    if cond.rets.len() != 1 {
-        return Err(Status::invalid_argument(format!("the condition returns {} tensors, not 1", cond.rets.len())));
-    }
+    expect_returns("the condition", cond.rets.len(), 1)?;
     out.extend(cond.nodes);
-    let mut lc_inputs = vec![cond.rets[0].clone()];
-    lc_inputs.extend(cond.control.iter().map(|c| format!("^{c}")));
-    out.push(node(format!("{p}/LoopCond"), "LoopCond", dev, lc_inputs));
+    out.push(node(format!("{p}/LoopCond"), "LoopCond", dev, with_controls(cond.rets[0].clone(), &cond.control)));
     let mut idents = Vec::with_capacity(xs.len());
     for (i, &t) in types.iter().enumerate() {
         out.push(typed(
@@ -76,8 +87,7 @@ pub(crate) fn lower_while(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Ve
     }
     out.extend(body.nodes);
     for (i, (r, &t)) in body.rets.iter().zip(&types).enumerate() {
-        let mut inputs = vec![r.clone()];
-        inputs.extend(body.control.iter().map(|c| format!("^{c}")));
+        let inputs = with_controls(r.clone(), &body.control);
         out.push(typed(node(format!("{p}/NextIteration_{i}"), "NextIteration", dev, inputs), "T", t));
     }
     let exits: Vec<String> = (0..xs.len()).map(|i| format!("{p}/Exit_{i}")).collect();
@@ -123,16 +133,9 @@ pub(crate) fn lower_if(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Vec<N
     {
         let pivot = format!("{p}/{pivot}");
         let b = inline(lib, &func_attr(call, branch)?, &format!("{p}/{side}"), args, &caller, &pivot)?;
-        if b.rets.len() != tout.len() {
-            return Err(Status::invalid_argument(format!(
-                "{branch} returns {} tensors, not {}",
-                b.rets.len(),
-                tout.len()
-            )));
-        }
+        expect_returns(branch, b.rets.len(), tout.len())?;
         out.extend(b.nodes);
-        let mut done = vec![format!("^{pivot}")];
-        done.extend(b.control.iter().map(|c| format!("^{c}")));
+        let done = with_controls(format!("^{pivot}"), &b.control);
         let mut results = Vec::new();
         for (o, (r, &t)) in b.rets.iter().zip(&tout).enumerate() {
             let mut inputs = vec![r.clone()];
@@ -184,13 +187,7 @@ pub(crate) fn lower_call(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Vec
         }
     }
     let b = inline(lib, &func_attr(call, "f")?, &format!("{p}/body"), &fed, &caller, &format!("{p}/start"))?;
-    if b.rets.len() != tout.len() {
-        return Err(Status::invalid_argument(format!(
-            "the function returns {} tensors, not {}",
-            b.rets.len(),
-            tout.len()
-        )));
-    }
+    expect_returns("the function", b.rets.len(), tout.len())?;
     out.extend(b.nodes);
     let mut control = b.control.clone();
     if tout.is_empty() {

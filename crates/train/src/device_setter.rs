@@ -182,64 +182,80 @@ mod tests {
         s.graph().node(name).unwrap().def.device.clone()
     }
 
+    /// A root scope, and a scope of it whose ops `setter` places.
+    fn placed_by(setter: ReplicaDeviceSetter) -> (Scope, Scope) {
+        let root = Scope::new_root();
+        let s = root.with_device_fn(setter.build().unwrap());
+        (root, s)
+    }
+
+    /// Asserts the device of each named node of `root`'s graph.
+    fn assert_devices(root: &Scope, want: &[(&str, &str)]) {
+        for &(name, dev) in want {
+            assert_eq!(device(root, name), dev, "node {name}");
+        }
+    }
+
     #[test]
     fn round_robin_puts_variables_on_ps_and_the_rest_on_the_worker() {
-        let root = Scope::new_root();
-        let f = ReplicaDeviceSetter::new(2, "/job:worker/task:1").build().unwrap();
-        let s = root.with_device_fn(f);
+        let (root, s) = placed_by(ReplicaDeviceSetter::new(2, "/job:worker/task:1"));
         let a = Variable::new(&s, "a", zeros(&s, &[2]));
         let b = Variable::new(&s, "b", zeros(&s, &[2]));
         let c = Variable::new(&s, "c", zeros(&s, &[2]));
         let sum = ops::add(&s, a.value(), b.value());
         let _ = c;
-        assert_eq!(device(&root, "a"), "/job:ps/task:0");
-        assert_eq!(device(&root, "b"), "/job:ps/task:1");
-        assert_eq!(device(&root, "c"), "/job:ps/task:0");
-        assert_eq!(device(&root, &sum.node), "/job:worker/task:1");
+        assert_devices(
+            &root,
+            &[
+                ("a", "/job:ps/task:0"),
+                ("b", "/job:ps/task:1"),
+                ("c", "/job:ps/task:0"),
+                (&sum.node, "/job:worker/task:1"),
+            ],
+        );
     }
 
     #[test]
     fn parts_of_a_partitioned_variable_go_to_different_ps_tasks() {
-        let root = Scope::new_root();
-        let s = root.with_device_fn(ReplicaDeviceSetter::new(2, "/job:worker/task:0").build().unwrap());
+        let (root, s) = placed_by(ReplicaDeviceSetter::new(2, "/job:worker/task:0"));
         let opts = ferroflow_graph::VariableOptions::default();
         let emb =
             ferroflow_graph::PartitionedVariable::new(&s, "emb", &[10, 4], 0, 2, &opts, |s, d, _| zeros(s, d)).unwrap();
         let whole = emb.value(&s);
-        assert_eq!(device(&root, "emb/part_0"), "/job:ps/task:0");
-        assert_eq!(device(&root, "emb/part_1"), "/job:ps/task:1");
-        assert_eq!(device(&root, &whole.node), "/job:worker/task:0");
+        assert_devices(
+            &root,
+            &[("emb/part_0", "/job:ps/task:0"), ("emb/part_1", "/job:ps/task:1"), (&whole.node, "/job:worker/task:0")],
+        );
     }
 
     #[test]
     fn greedy_balances_bytes() {
-        let root = Scope::new_root();
-        let f = ReplicaDeviceSetter::new(2, "/job:worker").with_strategy(PsStrategy::GreedyBySize).build().unwrap();
-        let s = root.with_device_fn(f);
+        let (root, s) = placed_by(ReplicaDeviceSetter::new(2, "/job:worker").with_strategy(PsStrategy::GreedyBySize));
         Variable::new(&s, "big", zeros(&s, &[100, 100]));
         Variable::new(&s, "small1", zeros(&s, &[10]));
         Variable::new(&s, "small2", zeros(&s, &[10]));
         Variable::new(&s, "mid", zeros(&s, &[50]));
-        assert_eq!(device(&root, "big"), "/job:ps/task:0");
-        assert_eq!(device(&root, "small1"), "/job:ps/task:1");
-        assert_eq!(device(&root, "small2"), "/job:ps/task:1");
-        assert_eq!(device(&root, "mid"), "/job:ps/task:1");
+        assert_devices(
+            &root,
+            &[
+                ("big", "/job:ps/task:0"),
+                ("small1", "/job:ps/task:1"),
+                ("small2", "/job:ps/task:1"),
+                ("mid", "/job:ps/task:1"),
+            ],
+        );
     }
 
     #[test]
     fn explicit_devices_are_merged_and_zero_ps_tasks_keeps_everything_on_the_worker() {
-        let root = Scope::new_root();
-        let f = ReplicaDeviceSetter::new(3, "/job:worker/task:0").build().unwrap();
-        let s = root.with_device_fn(f);
+        let (root, s) = placed_by(ReplicaDeviceSetter::new(3, "/job:worker/task:0"));
         let pinned = s.with_device("/job:ps/task:2");
         Variable::new(&pinned, "pinned", zeros(&s, &[1]));
         let cpu = s.with_device("/device:CPU:0");
         let x = ops::identity(&cpu, zeros(&s, &[1]));
-        assert_eq!(device(&root, "pinned"), "/job:ps/task:2");
-        assert_eq!(device(&root, &x.node), "/job:worker/task:0/device:CPU:0");
+        assert_devices(&root, &[("pinned", "/job:ps/task:2"), (&x.node, "/job:worker/task:0/device:CPU:0")]);
 
-        let root2 = Scope::new_root();
-        let s2 = root2.with_device_fn(ReplicaDeviceSetter::new(0, "/job:worker/task:3").build().unwrap());
+        let (root2, s2) = placed_by(ReplicaDeviceSetter::new(0, "/job:worker/task:3"));
         let v = Variable::new(&s2, "v", zeros(&s2, &[1]));
         assert_eq!(device(&root2, v.name()), "/job:worker/task:3");
         assert_eq!(v.dtype(), DataType::Float);

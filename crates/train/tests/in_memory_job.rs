@@ -39,6 +39,19 @@ fn open_sockets() -> usize {
         .unwrap_or(0)
 }
 
+/// An in-memory cluster of `ps` ps tasks and `workers` workers, at `ps<i>.<tag>.mem:1` and
+/// `w<i>.<tag>.mem:1`: addresses are names (nothing resolves or binds them), one tag per test.
+fn mem_cluster(tag: &str, ps: usize, workers: usize) -> ClusterSpec {
+    let addrs = |prefix: &str, n: usize| (0..n).map(|i| format!("{prefix}{i}.{tag}.mem:1")).collect::<Vec<_>>();
+    let (ps, workers) = (addrs("ps", ps), addrs("w", workers));
+    let jobs: Vec<(&str, Vec<&str>)> = [("ps", &ps), ("worker", &workers)]
+        .into_iter()
+        .filter(|(_, addrs)| !addrs.is_empty())
+        .map(|(job, addrs)| (job, addrs.iter().map(String::as_str).collect()))
+        .collect();
+    ClusterSpec::new(&jobs).unwrap()
+}
+
 fn config(cluster: &ClusterSpec, net: &std::sync::Arc<InMemoryNet>, job: &str, task: i32) -> DistConfig {
     DistConfig {
         cluster: cluster.clone(),
@@ -67,6 +80,23 @@ fn config(cluster: &ClusterSpec, net: &std::sync::Arc<InMemoryNet>, job: &str, t
         all_reduce: false,
         transport: Transport { in_memory: Some(net.clone()), ..Default::default() },
     }
+}
+
+/// [`config`] for a test that loses a task: `steps` steps, each bounded by 2 s, and waits
+/// for peers bounded by `wait_secs`, so nobody hangs on the lost task.
+fn bounded_config(
+    cluster: &ClusterSpec,
+    net: &std::sync::Arc<InMemoryNet>,
+    job: &str,
+    task: i32,
+    steps: usize,
+    wait_secs: u64,
+) -> DistConfig {
+    let mut c = config(cluster, net, job, task);
+    c.train.steps = steps;
+    c.step_timeout = Duration::from_secs(2);
+    c.wait_timeout = Duration::from_secs(wait_secs);
+    c
 }
 
 /// Runs the ps and every worker of `cluster` on threads, each with `cfg(job, task)`;
@@ -106,9 +136,7 @@ fn the_main_job_trains_on_an_in_memory_cluster_without_sockets() {
     assert_eq!(open_sockets(), sockets_before + 1, "the socket count sees a TCP socket");
     drop(_probe);
     let net = InMemoryNet::new(1);
-    // Addresses are names: nothing resolves or binds them.
-    let cluster =
-        ClusterSpec::new(&[("ps", vec!["ps0.mem:1"]), ("worker", vec!["worker0.mem:1", "worker1.mem:1"])]).unwrap();
+    let cluster = mem_cluster("main", 1, 2);
     let reports = run_job(&cluster, |job, t| config(&cluster, &net, job, t));
     for (i, r) in reports.iter().enumerate() {
         eprintln!("worker {i}: {} local steps, global {}, loss {}", r.local_steps, r.global_step, r.final_loss);
@@ -128,9 +156,7 @@ fn the_main_job_trains_on_an_in_memory_cluster_without_sockets() {
 #[test]
 fn sync_training_waits_for_a_slow_worker() {
     let net = InMemoryNet::new(2);
-    let cluster =
-        ClusterSpec::new(&[("ps", vec!["ps0.sync.mem:1"]), ("worker", vec!["w0.sync.mem:1", "w1.sync.mem:1"])])
-            .unwrap();
+    let cluster = mem_cluster("sync", 1, 2);
     let slow = Rule::new(Fault::Delay(Duration::from_millis(15)))
         .from(&["/job:worker/task:1"])
         .unwrap()
@@ -169,16 +195,8 @@ fn sync_training_waits_for_a_slow_worker() {
 #[test]
 fn a_frozen_ps_fails_the_workers_steps_at_their_deadline_naming_it() {
     let net = InMemoryNet::new(3);
-    let cluster =
-        ClusterSpec::new(&[("ps", vec!["ps0.frozen.mem:1"]), ("worker", vec!["w0.frozen.mem:1", "w1.frozen.mem:1"])])
-            .unwrap();
-    let short = |job: &str, t: i32| {
-        let mut c = config(&cluster, &net, job, t);
-        c.train.steps = 100_000;
-        c.step_timeout = Duration::from_secs(2);
-        c.wait_timeout = Duration::from_secs(3);
-        c
-    };
+    let cluster = mem_cluster("frozen", 1, 2);
+    let short = |job: &str, t: i32| bounded_config(&cluster, &net, job, t, 100_000, 3);
     let ps_cfg = short("ps", 0);
     let ps = std::thread::spawn(move || run_ps(&ps_cfg, |_| {}));
     let frozen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -219,7 +237,7 @@ fn a_frozen_ps_fails_the_workers_steps_at_their_deadline_naming_it() {
 #[test]
 fn all_reduce_training_keeps_every_replica_equal_without_a_ps() {
     let net = InMemoryNet::new(4);
-    let cluster = ClusterSpec::new(&[("worker", vec!["w0.ar.mem:1", "w1.ar.mem:1", "w2.ar.mem:1"])]).unwrap();
+    let cluster = mem_cluster("ar", 0, 3);
     let workers: Vec<_> = (0..3)
         .map(|t| {
             let mut c = config(&cluster, &net, "worker", t);
@@ -248,15 +266,12 @@ fn all_reduce_training_keeps_every_replica_equal_without_a_ps() {
 #[test]
 fn a_lost_replica_fails_the_all_reduce_steps_at_their_deadline() {
     let net = InMemoryNet::new(5);
-    let cluster = ClusterSpec::new(&[("worker", vec!["w0.arlost.mem:1", "w1.arlost.mem:1"])]).unwrap();
+    let cluster = mem_cluster("arlost", 0, 2);
     let start = std::sync::Arc::new(std::sync::Mutex::new(None));
     let workers: Vec<_> = (0..2)
         .map(|t| {
-            let mut c = config(&cluster, &net, "worker", t);
+            let mut c = bounded_config(&cluster, &net, "worker", t, 100_000, 3);
             c.all_reduce = true;
-            c.train.steps = 100_000;
-            c.step_timeout = Duration::from_secs(2);
-            c.wait_timeout = Duration::from_secs(3);
             let (filters, start) = (net.filters().clone(), start.clone());
             std::thread::spawn(move || {
                 run_worker(&c, move |p| {
@@ -288,18 +303,8 @@ fn a_lost_replica_fails_the_all_reduce_steps_at_their_deadline() {
 fn async_training_absorbs_a_worker_that_joins_late_and_one_that_leaves() {
     use std::sync::atomic::{AtomicI64, Ordering};
     let net = InMemoryNet::new(6);
-    let cluster = ClusterSpec::new(&[
-        ("ps", vec!["ps0.elastic.mem:1"]),
-        ("worker", vec!["w0.elastic.mem:1", "w1.elastic.mem:1", "w2.elastic.mem:1"]),
-    ])
-    .unwrap();
-    let cfg = |job: &str, t: i32| {
-        let mut c = config(&cluster, &net, job, t);
-        c.train.steps = 400;
-        c.step_timeout = Duration::from_secs(2);
-        c.wait_timeout = Duration::from_secs(if t == 1 { 3 } else { 10 });
-        c
-    };
+    let cluster = mem_cluster("elastic", 1, 3);
+    let cfg = |job: &str, t: i32| bounded_config(&cluster, &net, job, t, 400, if t == 1 { 3 } else { 10 });
     let ps_cfg = cfg("ps", 0);
     let ps = std::thread::spawn(move || run_ps(&ps_cfg, |_| {}));
     let chief_global = std::sync::Arc::new(AtomicI64::new(0));

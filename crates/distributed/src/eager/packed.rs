@@ -240,10 +240,7 @@ mod tests {
     }
 
     fn graph(nodes: &[(&str, &str, &[&str])]) -> GraphDef {
-        let node = |(name, op, inputs): &(&str, &str, &[&str])| {
-            let input = inputs.iter().map(|s| s.to_string()).collect();
-            NodeDef { name: name.to_string(), op: op.to_string(), input, ..Default::default() }
-        };
+        let node = |(name, op, inputs): &(&str, &str, &[&str])| crate::test_graphs::node(name, op, "", inputs);
         GraphDef { node: nodes.iter().map(node).collect(), ..Default::default() }
     }
 

@@ -104,7 +104,7 @@ impl EagerService {
         client.enqueue(req).await.map_err(|e| {
             let what =
                 format!("eager context {:016x}: sending op {} output {} from {from}", ctx.id, h.op_id, h.output_num);
-            crate::rpc_util::from_grpc(&e, &what)
+            crate::rpc_util::from_grpc_call(&e, &what, deadline)
         })?;
         let key = format!("{from};{incarnation:016x};{to};{tensor_name};0:0");
         let task = DeviceName::parse(&from)?.task_name();

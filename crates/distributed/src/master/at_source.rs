@@ -142,13 +142,7 @@ mod tests {
     }
 
     fn node(name: &str, op: &str, device: &str, inputs: &[&str]) -> NodeDef {
-        let mut n = NodeDef {
-            name: name.into(),
-            op: op.into(),
-            device: device.into(),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        };
+        let mut n = crate::test_graphs::node(name, op, device, inputs);
         n.attr.insert("dtype".into(), attr::ty(ferroflow_core::DataType::Float));
         n.attr.insert("T".into(), attr::ty(ferroflow_core::DataType::Float));
         n.attr.insert("value".into(), attr::tensor(&ferroflow_core::Tensor::scalar(1.0f32)));
@@ -162,13 +156,26 @@ mod tests {
 
     const BOTH_TASKS: [&str; 2] = ["/job:ps/replica:0/task:0", "/job:worker/replica:0/task:0"];
 
-    /// Asserts that `g`'s node `name` was moved to the ps, where it sends to `recv_device`.
-    fn assert_on_ps(g: &GraphDef, name: &str, recv_device: &str) {
-        let n = g.node.iter().find(|n| n.name == name).unwrap();
+    fn find<'a>(g: &'a GraphDef, name: &str) -> &'a NodeDef {
+        g.node.iter().find(|n| n.name == name).unwrap()
+    }
+
+    /// Asserts that `g`'s node `name` was moved to the ps, where it sends to `recv_device`,
+    /// and that `key`, its tensor's (`tensor`) rendezvous key, says so.
+    fn assert_on_ps(g: &GraphDef, name: &str, recv_device: &str, key: &str, tensor: &str) {
+        let n = find(g, name);
         assert_eq!(n.device, PS);
         assert_eq!(n.attr["send_device"], attr::string(PS));
         assert_eq!(n.attr["send_device_incarnation"], attr::int(0x2a));
         assert_eq!(n.attr["recv_device"], attr::string(recv_device));
+        assert_eq!(key, format!("{PS};000000000000002a;{recv_device};{tensor};0:0"));
+    }
+
+    /// Asserts that `g`'s node `name` stayed on the client, as did `key`, its tensor's
+    /// (`tensor`) rendezvous key.
+    fn assert_on_client(g: &GraphDef, name: &str, key: &str, tensor: &str) {
+        assert_eq!(find(g, name).device, CLIENT);
+        assert_eq!(key, format!("{CLIENT};0000000000000007;{CLIENT};{tensor};0:0"));
     }
 
     fn graph() -> GraphDef {
@@ -183,12 +190,9 @@ mod tests {
         let mut cg = rewrite_for_client(&graph(), &[] as &[&str], &["a", "b"], &[], CLIENT, 7).unwrap();
         let tasks = at(&incarnations(), true).fetches(&mut cg.graph, &mut cg.fetches).unwrap();
         assert_eq!(tasks, BOTH_TASKS);
-        assert_on_ps(&cg.graph, "_send_a_0", CLIENT);
-        assert_eq!(cg.fetches[0].key, format!("{PS};000000000000002a;{CLIENT};a:0;0:0"));
+        assert_on_ps(&cg.graph, "_send_a_0", CLIENT, &cg.fetches[0].key, "a:0");
         // b is made on the client task: unchanged.
-        let send_b = cg.graph.node.iter().find(|n| n.name == "_send_b_0").unwrap();
-        assert_eq!(send_b.device, CLIENT);
-        assert_eq!(cg.fetches[1].key, format!("{CLIENT};0000000000000007;{CLIENT};b:0;0:0"));
+        assert_on_client(&cg.graph, "_send_b_0", &cg.fetches[1].key, "b:0");
     }
 
     #[test]
@@ -204,12 +208,9 @@ mod tests {
         let inc = incarnations();
         let tasks = at(&inc, true).feeds(&mut cg.graph, &mut cg.feeds).unwrap();
         assert_eq!(tasks, BOTH_TASKS);
-        assert_on_ps(&cg.graph, "_recv_p_0", PS);
-        assert_eq!(cg.feeds[0].key, format!("{PS};000000000000002a;{PS};p:0;0:0"));
+        assert_on_ps(&cg.graph, "_recv_p_0", PS, &cg.feeds[0].key, "p:0");
         // q is used on two tasks: it stays on the client.
-        let recv_q = cg.graph.node.iter().find(|n| n.name == "_recv_q_0").unwrap();
-        assert_eq!(recv_q.device, CLIENT);
-        assert_eq!(cg.feeds[1].key, format!("{CLIENT};0000000000000007;{CLIENT};q:0;0:0"));
+        assert_on_client(&cg.graph, "_recv_q_0", &cg.feeds[1].key, "q:0");
         // Not eligible: nothing moves.
         let mut cg2 = rewrite_for_client(&g, &["p", "q"], &["c", "d", "e"], &[], CLIENT, 7).unwrap();
         let before = cg2.clone();

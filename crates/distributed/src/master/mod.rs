@@ -20,10 +20,5 @@ pub use session_table::DEFAULT_MAX_SESSIONS;
 /// An `Identity` node reading `inputs`, for the master's unit tests.
 #[cfg(test)]
 pub(crate) fn test_node(name: &str, inputs: &[&str]) -> ferroflow_core::proto::NodeDef {
-    ferroflow_core::proto::NodeDef {
-        name: name.into(),
-        op: "Identity".into(),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        ..Default::default()
-    }
+    crate::test_graphs::node(name, "Identity", "", inputs)
 }

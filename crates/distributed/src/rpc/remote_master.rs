@@ -13,7 +13,7 @@ use super::run_step::PATH as RUN_STEP;
 use crate::channels::{master_client, strip_scheme};
 use crate::master_api::{MasterApi, RunStepCall, RunStepReply};
 use crate::raw_grpc;
-use crate::rpc_util::{from_grpc, request_with_deadline};
+use crate::rpc_util::{from_grpc_call, request_with_deadline};
 
 /// The master at a target.
 pub(crate) struct RemoteMaster {
@@ -25,10 +25,11 @@ pub(crate) struct RemoteMaster {
 macro_rules! call {
     ($self:ident, $method:ident, $req:expr, $deadline:expr, $what:expr) => {{
         let mut c = master_client($self.channel.clone());
-        c.$method(request_with_deadline($req, $deadline))
+        let deadline = $deadline;
+        c.$method(request_with_deadline($req, deadline))
             .await
             .map(|r| r.into_inner())
-            .map_err(|e| from_grpc(&e, &$self.what($what)))
+            .map_err(|e| from_grpc_call(&e, &$self.what($what), deadline))
     }};
 }
 

@@ -17,7 +17,7 @@ use crate::worker_api::Deliver;
 
 use super::status_in_body::StatusInBody;
 use crate::raw_grpc;
-use crate::rpc_util::{from_grpc, request_with_deadline, until, RELEASES_STEPS};
+use crate::rpc_util::{from_grpc_call, request_with_deadline, until, RELEASES_STEPS};
 use crate::tensor_wire::encode_run_graph_request;
 use crate::worker_api::{CollectiveReply, CollectiveRpc, RunGraphCall, RunGraphReply, WorkerApi};
 
@@ -39,9 +39,11 @@ macro_rules! call {
     ($self:ident, $method:ident, $req:expr, $deadline:expr, $what:expr) => {{
         let mut c = crate::channels::worker_client($self.channel.clone());
         let ctx = $self.context($what);
-        let fut =
-            async move { c.$method(request_with_deadline($req, $deadline)).await.map_err(|e| from_grpc(&e, &ctx)) };
-        until($deadline, || $self.context($what), fut).await
+        let deadline = $deadline;
+        let fut = async move {
+            c.$method(request_with_deadline($req, deadline)).await.map_err(|e| from_grpc_call(&e, &ctx, deadline))
+        };
+        until(deadline, || $self.context($what), fut).await
     }};
 }
 

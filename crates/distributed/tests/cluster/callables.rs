@@ -6,11 +6,11 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{rt, Cluster};
+use common::rt;
 use ferroflow_core::proto::*;
 use ferroflow_core::{Code, DataType, Tensor};
 use ferroflow_distributed::{endpoint, master_client};
-use ferroflow_graph::{ops, Scope};
+use ferroflow_graph::ops;
 
 fn code_of(e: &tonic::Status) -> Code {
     Code::from_i32(e.code() as i32)
@@ -22,10 +22,7 @@ fn floats(p: &TensorProto) -> Vec<f32> {
 
 #[test]
 fn callables_run_a_fixed_signature_by_handle() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let w = s.with_device("/job:worker/task:0");
-    let ps = s.with_device("/job:ps/task:0");
+    let (c, s, ps, w) = common::ps_and_worker();
     let a = ops::placeholder_named(&w, "a", DataType::Float, Some(&[]));
     let b = ops::placeholder_named(&w, "b", DataType::Float, Some(&[2]));
     let r1 = ops::add(&w, a.clone(), b.clone());

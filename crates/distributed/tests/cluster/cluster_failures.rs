@@ -8,7 +8,6 @@ use crate::common;
 use ferroflow_runtime::StepRunner;
 use std::time::{Duration, Instant};
 
-use common::Cluster;
 use ferroflow_core::DataType;
 use ferroflow_distributed::{GrpcSession, Server, ServerOptions};
 use ferroflow_graph::{ops, Scope};
@@ -23,13 +22,11 @@ fn cancelling_a_client_step_aborts_it_on_the_task_that_blocks() {
 }
 
 fn cancel_blocked_step(grpc_only: bool) {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let ps = s.with_device("/job:ps/task:0");
+    let (c, s, ps, wk) = common::ps_and_worker();
     // A dequeue from an empty queue on the ps blocks until cancelled (no op timeout).
     let q = ops::fifo_queue(&ps, &[DataType::Float], &[vec![]], -1, "cancel_me", true);
     let x = ops::queue_dequeue(&ps, q, &[DataType::Float], -1).remove(0);
-    let y = ops::identity(&s.with_device("/job:worker/task:0"), x);
+    let y = ops::identity(&wk, x);
     let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
     assert!(sess.is_in_process());
     let sess = std::sync::Arc::new(if grpc_only { sess.over_grpc_only() } else { sess });

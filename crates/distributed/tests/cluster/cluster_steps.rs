@@ -149,14 +149,12 @@ fn ps_variables_are_shared_between_worker_sessions() {
 
 #[test]
 fn a_fetch_made_on_the_ps_comes_back_in_its_rungraph_reply() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let ps = s.with_device("/job:ps/task:0");
+    let (c, s, ps, wk) = common::ps_and_worker();
     let v = ops::var_handle_op(&ps.sub("v"), DataType::Float, Some(&[]), "", "v");
     let read = ops::read_variable_op(&ps, v.clone(), DataType::Float);
     let bump = ops::assign_add_variable_op(&ps, v.clone(), ops::constant(&ps, 1.0f32));
     let init = ops::assign_variable_op(&ps, v, ops::constant(&ps, 5.0f32));
-    let doubled = ops::mul(&s.with_device("/job:worker/task:0"), read.clone(), ops::constant(&s, 2.0f32));
+    let doubled = ops::mul(&wk, read.clone(), ops::constant(&s, 2.0f32));
     let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
     sess.run(&[], &[], &[&init]).unwrap();
     let recvs = || {
@@ -180,14 +178,12 @@ fn a_fetch_made_on_the_ps_comes_back_in_its_rungraph_reply() {
 
 #[test]
 fn a_feed_used_only_on_the_ps_goes_straight_to_it() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let ps = s.with_device("/job:ps/task:0");
+    let (c, s, ps, wk) = common::ps_and_worker();
     let v = ops::var_handle_op(&ps.sub("v"), DataType::Float, Some(&[2]), "", "v");
     let x = ops::placeholder(&ps, DataType::Float, Some(&[2]));
     let set = ops::assign_variable_op(&ps, v.clone(), x.clone());
     let read = ops::read_variable_op(&ps, v, DataType::Float);
-    let on_worker = ops::mul(&s.with_device("/job:worker/task:0"), x.clone(), ops::constant(&s, 10.0f32));
+    let on_worker = ops::mul(&wk, x.clone(), ops::constant(&s, 10.0f32));
     let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
     let pulls = || {
         c.server("worker:0").worker().num_recv_tensor_calls()
@@ -210,10 +206,9 @@ fn a_feed_used_only_on_the_ps_goes_straight_to_it() {
 
 #[test]
 fn large_tensors_cross_tasks_both_ways() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let x = ops::placeholder(&s.with_device("/job:worker/task:0"), DataType::Float, None);
-    let y = ops::identity(&s.with_device("/job:ps/task:0"), x.clone());
+    let (c, s, ps, wk) = common::ps_and_worker();
+    let x = ops::placeholder(&wk, DataType::Float, None);
+    let y = ops::identity(&ps, x.clone());
     let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
     // 16 Mi floats = 64 MiB: over tonic's 4 MiB default, both to and from the ps.
     let n = 16 << 20;

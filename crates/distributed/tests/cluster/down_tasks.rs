@@ -5,7 +5,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use common::{Cluster, PROMPT};
+use common::PROMPT;
 use ferroflow_core::proto::ConfigProto;
 use ferroflow_core::{Code, DataType};
 use ferroflow_distributed::{ClusterSpec, GrpcSession, Server, ServerOptions};
@@ -73,13 +73,10 @@ fn a_task_that_is_down_fails_only_the_steps_that_use_it_naming_it() {
 
 #[test]
 fn a_failing_partition_ends_the_step_promptly() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let ps = s.with_device("/job:ps/task:0");
+    let (c, s, ps, wk) = common::ps_and_worker();
     // Reading a variable that was never initialized fails on the ps; the worker waits for it.
     let v = ops::var_handle_op(&ps.sub("v"), DataType::Float, Some(&[]), "", "never_set");
     let read = ops::read_variable_op(&ps, v, DataType::Float);
-    let wk = s.with_device("/job:worker/task:0");
     let out = ops::mul(&wk, read, ops::constant(&wk, 2.0f32));
     let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
     let t = Instant::now();

@@ -18,9 +18,7 @@ fn f32_of(t: &Tensor) -> f32 {
 
 #[test]
 fn a_loop_body_on_two_tasks_gives_the_single_task_result() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let wk = s.with_device("/job:worker/task:0");
+    let (c, s, _, wk) = common::ps_and_worker();
     let n = ops::placeholder(&wk, DataType::Int32, Some(&[]));
     let zero = ops::constant(&wk, 0i32);
     let start = ops::constant(&wk, 0.0f32);
@@ -81,9 +79,7 @@ fn a_loop_body_on_two_tasks_gives_the_single_task_result() {
 
 #[test]
 fn an_error_in_the_remote_part_of_a_loop_ends_the_step_and_the_session_goes_on() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let wk = s.with_device("/job:worker/task:0");
+    let (c, s, _, wk) = common::ps_and_worker();
     let n = ops::placeholder(&wk, DataType::Int32, Some(&[]));
     // log(2 - i) on the ps is -inf at i = 2: CheckNumerics fails in the third iteration.
     let out = while_loop_v1(
@@ -120,9 +116,7 @@ fn an_error_in_the_remote_part_of_a_loop_ends_the_step_and_the_session_goes_on()
 fn functional_calls_whose_bodies_span_tasks_are_lowered_and_run_across_tasks() {
     use ferroflow_core::attr;
     use ferroflow_graph::define_function;
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let ps = s.with_device(PS);
+    let (c, s, ps, wk) = common::ps_and_worker();
     let h = ops::var_handle_op(&ps.sub("v"), DataType::Float, Some(&[]), "", "lowered_v");
     let init = ops::assign_variable_op(&ps, h.clone(), ops::constant(&ps, 0.0f32));
     // cond(i, acc, v) = i < 4; body: acc += read(v) + i (the add on the ps), v += 1.
@@ -142,7 +136,6 @@ fn functional_calls_whose_bodies_span_tasks_are_lowered_and_run_across_tasks() {
         Ok(vec![ops::add(fs, a[0].clone(), ops::constant(fs, 1i32)), acc, a[2].clone()])
     })
     .unwrap();
-    let wk = s.with_device("/job:worker/task:0");
     let w = wk
         .op("While")
         .input_list(vec![ops::constant(&wk, 0i32), ops::constant(&wk, 0.0f32), h.clone()])

@@ -3,21 +3,18 @@
 
 use crate::common;
 
-use common::Cluster;
 use ferroflow_core::{Code, DataType, Tensor};
 use ferroflow_distributed::GrpcSession;
-use ferroflow_graph::{ops, Scope};
+use ferroflow_graph::ops;
 
 #[test]
 fn partial_runs_feed_and_fetch_one_step_over_several_calls() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let w = s.with_device("/job:worker/task:0");
+    let (c, s, ps, w) = common::ps_and_worker();
     let a = ops::placeholder_named(&w, "a", DataType::Float, Some(&[]));
     let b = ops::placeholder_named(&w, "b", DataType::Float, Some(&[]));
     let cc = ops::placeholder_named(&w, "c", DataType::Float, Some(&[]));
     let r1 = ops::add(&w, a.clone(), b.clone());
-    let r2 = ops::mul(&s.with_device("/job:ps/task:0"), r1.clone(), cc.clone());
+    let r2 = ops::mul(&ps, r1.clone(), cc.clone());
     let sess = GrpcSession::new(&c.target("worker:0"), s.graph()).unwrap();
     let f = |v: f32| Tensor::scalar(v);
     let val = |t: &[Tensor]| t[0].scalar_value::<f32>().unwrap();

@@ -5,18 +5,14 @@
 
 use crate::common;
 
-use common::Cluster;
 use ferroflow_core::{Code, DataType};
 use ferroflow_distributed::GrpcSession;
-use ferroflow_graph::{ops, Scope};
+use ferroflow_graph::ops;
 use ferroflow_runtime::StepRunner;
 
 #[test]
 fn the_node_that_failed_on_another_task_reaches_the_client() {
-    let c = Cluster::start(&[("ps", 1), ("worker", 1)]);
-    let s = Scope::new_root();
-    let ps = s.with_device("/job:ps/task:0");
-    let wk = s.with_device("/job:worker/task:0");
+    let (c, s, ps, wk) = common::ps_and_worker();
     // A dequeue of an empty queue on the ps that gives up after 100 ms.
     let q = ops::fifo_queue(&ps, &[DataType::Float], &[vec![]], 1, "", true);
     let got = ops::queue_dequeue(&ps.sub("token_wait"), q, &[DataType::Float], 100);

@@ -1,13 +1,14 @@
 //! An allocator for the fuzz tests that notes the largest single allocation of each
 //! thread: a small input must not make a decoder reserve what it declares. A test binary
-//! installs it with `#[global_allocator] static ALLOC: Largest = Largest;`.
+//! installs it with `#[global_allocator] static ALLOC: WatchedAlloc = largest::ALLOCATOR;`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use ferroflow_core::WatchedAlloc;
+
 /// The system allocator, noting each thread's largest allocation.
-pub struct Largest;
+pub const ALLOCATOR: WatchedAlloc = WatchedAlloc::allocations(note);
 
 thread_local! {
     static LARGEST: Cell<usize> = const { Cell::new(0) };
@@ -42,27 +43,4 @@ pub fn reset() {
 /// This thread's largest allocation since [`reset`].
 pub fn largest() -> usize {
     LARGEST.with(Cell::get)
-}
-
-// SAFETY: every call is forwarded to the system allocator unchanged.
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        note(l.size());
-        // SAFETY: forwarded with the caller's layout.
-        unsafe { System.alloc_zeroed(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        note(new);
-        // SAFETY: forwarded with the caller's pointer, layout and size.
-        unsafe { System.realloc(p, l, new) }
-    }
 }

@@ -150,11 +150,7 @@ impl Run {
     pub fn finding(&mut self, i: usize, what: impl std::fmt::Display) {
         let mut what = what.to_string();
         if what.len() > 1500 {
-            let mut cut = 1500;
-            while !what.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            what.truncate(cut);
+            what.truncate(ferroflow_core::floor_char_boundary(&what, 1500));
             what.push_str(" [...]");
         }
         let f = format!("{} input #{i} (FERROFLOW_FUZZ_SEED={:#x}): {what}", self.name, self.seed);

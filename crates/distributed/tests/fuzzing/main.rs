@@ -16,4 +16,4 @@ mod master;
 mod worker;
 
 #[global_allocator]
-static ALLOC: fuzz::largest::Largest = fuzz::largest::Largest;
+static ALLOC: ferroflow_core::WatchedAlloc = fuzz::largest::ALLOCATOR;

@@ -61,20 +61,10 @@ pub(crate) fn register(r: &mut OpRegistry) {
 
 #[cfg(test)]
 mod tests {
-    use ferroflow_core::proto::NodeDef;
     use ferroflow_core::{attr, DataType};
 
+    use crate::graph_util::test_node as node;
     use crate::resolve_node;
-
-    fn node(op: &str, inputs: &[&str], attrs: &[(&str, ferroflow_core::proto::AttrValue)]) -> NodeDef {
-        NodeDef {
-            name: "n".into(),
-            op: op.into(),
-            input: inputs.iter().map(|s| s.to_string()).collect(),
-            attr: attrs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
-            ..Default::default()
-        }
-    }
 
     #[test]
     fn signatures_are_tensorflows() {

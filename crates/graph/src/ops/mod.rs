@@ -17,6 +17,7 @@ mod array;
 mod base;
 mod build;
 mod collective;
+mod complex;
 mod control_flow;
 mod data_flow;
 mod dataset;
@@ -36,6 +37,7 @@ mod ragged;
 mod random;
 mod random_dists;
 mod random_stateless;
+mod signal;
 mod sparse;
 mod state;
 mod string;
@@ -50,6 +52,7 @@ pub(crate) use build::op_output;
 pub use collective::{
     collective_bcast_recv, collective_bcast_send, collective_gather, collective_reduce, CollectiveKeys,
 };
+pub use complex::*;
 pub use data_flow::*;
 pub use functional::remote_call;
 pub use image::*;
@@ -64,6 +67,7 @@ pub use ragged::ragged_tensor_to_tensor;
 pub use random::*;
 pub use random_dists::*;
 pub use random_stateless::*;
+pub use signal::*;
 pub use sparse::*;
 pub use state::*;
 pub use string::*;
@@ -74,7 +78,7 @@ use crate::registry::OpRegistry;
 /// Registers every op family.
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
-        r: array, base, collective, control_flow, data_flow, dataset, functional, image, io, iterator, linalg, linalg_spectral, list, lookup, math,
-        multinomial, nn, optional, ragged, random, random_dists, random_stateless, sparse, state, string, tensor_array, training
+        r: array, base, collective, complex, control_flow, data_flow, dataset, functional, image, io, iterator, linalg, linalg_spectral, list, lookup, math,
+        multinomial, nn, optional, ragged, random, random_dists, random_stateless, signal, sparse, state, string, tensor_array, training
     }
 }

@@ -3,7 +3,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use super::util::{check_alloc, product};
+use super::util::{check_node_alloc, product};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct OneHot {
@@ -72,7 +72,7 @@ impl OpKernel for OneHot {
         let suffix = product(&indices.dims()[axis..]);
         let mut dims = indices.dims().to_vec();
         dims.insert(axis, depth);
-        check_alloc(&dims, on.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+        check_node_alloc(ctx, &dims, on.dtype())?;
         let out = ferroflow_core::with_dtype!(on.dtype(), T => {
             Tensor::new(dims.clone(), one_hot_typed::<T>(&dims, &idx, depth, prefix, suffix, &on, &off)?)
         })?;

@@ -3,7 +3,7 @@
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
 use super::strided::{strided_scatter, strides_of};
-use super::util::{check_alloc, index_vec, FnKernel, PAR_THRESHOLD};
+use super::util::{check_node_alloc, index_vec, FnKernel, PAR_THRESHOLD};
 use crate::{KernelRegistry, OpContext};
 use rayon::prelude::*;
 
@@ -97,7 +97,7 @@ fn pad(ctx: &mut OpContext) -> Result<(), Status> {
         out_dims.push(n.ok_or_else(|| ctx.error(format!("Paddings {b} {a} overflow dimension {i}")))?);
     }
     let shape = Shape::from_i64(&out_dims).map_err(|e| ctx.error(e.message))?;
-    check_alloc(shape.dims(), x.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+    check_node_alloc(ctx, shape.dims(), x.dtype())?;
     if shape == *x.shape() {
         return ctx.set_output(0, x);
     }

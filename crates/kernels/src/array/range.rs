@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use ferroflow_core::{DataType, Status, Tensor};
 
-use super::util::{check_alloc, FnKernel};
+use super::util::{check_node_alloc, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 trait RangeNum: ferroflow_core::TensorType + Copy + PartialOrd + std::fmt::Display {
@@ -65,7 +65,7 @@ fn range_typed<T: RangeNum>(ctx: &OpContext, s: &Tensor, l: &Tensor, d: &Tensor)
         return Err(ctx.error(format!("Requires start >= limit when delta < 0: {start}/{limit}")));
     }
     let n = T::count(start, limit, delta).map_err(|m| ctx.error(m))?;
-    check_alloc(&[n], T::DTYPE).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+    check_node_alloc(ctx, &[n], T::DTYPE)?;
     let mut out = ferroflow_core::alloc::with_capacity::<T>(&[n])?;
     out.extend((0..n).map(|i| T::at(start, delta, i)));
     Ok(Tensor::vec(out))

@@ -3,7 +3,7 @@
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
 use super::gather::multi_index;
-use super::util::{check_alloc, index_scalar, index_vec, product, FnKernel};
+use super::util::{check_alloc, check_node_alloc, index_scalar, index_vec, product, FnKernel};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext};
 
@@ -161,7 +161,7 @@ fn dynamic_stitch(ctx: &mut OpContext) -> Result<(), Status> {
     }
     let mut out_dims = vec![first];
     out_dims.extend_from_slice(tail);
-    check_alloc(&out_dims, d0.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+    check_node_alloc(ctx, &out_dims, d0.dtype())?;
     let out = ferroflow_core::with_dtype!(d0.dtype(), T => stitch_typed::<T>(&data, &idx, &out_dims))?;
     ctx.set_output(0, out)
 }

@@ -156,6 +156,15 @@ fn batch_to_space(ctx: &OpContext, x: &Tensor, block_t: &Tensor, crops_t: &Tenso
     ferroflow_core::with_dtype!(x.dtype(), T => batch_to_space_typed::<T>(x, &block, &crops))
 }
 
+/// Attr `block_size` of the 4-D ops (at least 2).
+fn block_size_attr(n: &NodeDef) -> Result<i64, Status> {
+    let block = n.attr_int("block_size")?;
+    if block < 2 {
+        return Err(n.node_error(format!("Value for attr 'block_size' of {block} must be at least minimum 2")));
+    }
+    Ok(block)
+}
+
 /// SpaceToDepth and DepthToSpace of NHWC images, by `block_size`.
 struct DepthSpace {
     to_depth: bool,
@@ -163,10 +172,7 @@ struct DepthSpace {
 }
 
 fn depth_space_make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    let block = n.attr_int("block_size")?;
-    if block < 2 {
-        return Err(n.node_error(format!("Value for attr 'block_size' of {block} must be at least minimum 2")));
-    }
+    let block = block_size_attr(n)?;
     let format = if n.has_attr("data_format") { n.attr_string("data_format")? } else { "NHWC".into() };
     if format != "NHWC" {
         return Err(n.node_error(format!("Only NHWC data_format supported on CPU. Got {format}")));
@@ -219,10 +225,7 @@ struct Legacy {
 }
 
 fn legacy_make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    let block = n.attr_int("block_size")?;
-    if block < 2 {
-        return Err(n.node_error(format!("Value for attr 'block_size' of {block} must be at least minimum 2")));
-    }
+    let block = block_size_attr(n)?;
     Ok(Box::new(Legacy { to_batch: n.op == "SpaceToBatch", block }))
 }
 

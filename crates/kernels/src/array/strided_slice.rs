@@ -5,7 +5,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status, Tensor};
 
 use super::strided::{strided_gather, strided_scatter, strides_of};
-use super::util::{check_alloc, index_vec, shape_input};
+use super::util::{check_node_alloc, index_vec, shape_input};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// The five masks of a strided slice.
@@ -227,7 +227,7 @@ impl OpKernel for StridedSliceGrad {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let shape = shape_input(ctx, 0, |s| format!("shape must be a vector, got shape {}", s.shape()))?;
         let dy = ctx.input(4)?;
-        check_alloc(shape.dims(), dy.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+        check_node_alloc(ctx, shape.dims(), dy.dtype())?;
         let spec = read_spec(ctx, 1, shape.dims(), self.masks)?;
         if dy.dims() != spec.final_dims.as_slice() {
             return Err(ctx.error(format!(

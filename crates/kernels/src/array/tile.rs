@@ -3,7 +3,7 @@
 use ferroflow_core::{Shape, Status, Tensor};
 
 use super::strided::{strided_gather, strides_of};
-use super::util::{check_alloc, output_shape, vector_input, FnKernel};
+use super::util::{check_node_alloc, output_shape, vector_input, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn tile(ctx: &mut OpContext) -> Result<(), Status> {
@@ -22,7 +22,7 @@ fn tile(ctx: &mut OpContext) -> Result<(), Status> {
     let out_dims: Option<Vec<i64>> = x.dims().iter().zip(&m).map(|(&d, &k)| (d as i64).checked_mul(k)).collect();
     let out_dims = out_dims.ok_or_else(|| ctx.error(format!("tiling {} by {m:?} overflows", x.shape())))?;
     let out_shape = Shape::from_i64(&out_dims).map_err(|e| ctx.error(e.message))?;
-    check_alloc(out_shape.dims(), x.dtype()).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+    check_node_alloc(ctx, out_shape.dims(), x.dtype())?;
     if m.iter().all(|&k| k == 1) {
         return ctx.set_output(0, x);
     }

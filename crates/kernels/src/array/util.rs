@@ -53,11 +53,25 @@ pub fn index_tensor(dtype: DataType, shape: Vec<usize>, v: Vec<i64>) -> Result<T
 
 /// Reads a type attr and checks it is int32 or int64.
 pub fn index_type_attr(node: &NodeDef, name: &str) -> Result<DataType, Status> {
-    let t = node.attr_type(name)?;
-    if !matches!(t, DataType::Int32 | DataType::Int64) {
-        return Err(node.node_error(format!("attr '{name}' must be int32 or int64, got {t}")));
+    type_attr_in(node, name, &[DataType::Int32, DataType::Int64], |t| {
+        node.node_error(format!("attr '{name}' must be int32 or int64, got {t}"))
+    })
+}
+
+/// Type attr `attr` of `n` when it is one of `allowed`; else the error `refuse` makes of
+/// the type it holds.
+pub(crate) fn type_attr_in(
+    n: &NodeDef,
+    attr: &str,
+    allowed: &[DataType],
+    refuse: impl FnOnce(DataType) -> Status,
+) -> Result<DataType, Status> {
+    let t = n.attr_type(attr)?;
+    if allowed.contains(&t) {
+        Ok(t)
+    } else {
+        Err(refuse(t))
     }
-    Ok(t)
 }
 
 /// The int32/int64 values of input `i`, which must be a vector: `not_vector(t)` words the
@@ -91,7 +105,7 @@ pub(crate) fn output_shape(ctx: &OpContext, dims: &[i64], dtype: DataType) -> Re
         return Err(ctx.error(format!("Dimension {d} must be >= 0")));
     }
     let shape = Shape::from_i64(dims).map_err(|e| ctx.error(e.message))?;
-    check_alloc(shape.dims(), dtype).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+    check_node_alloc(ctx, shape.dims(), dtype)?;
     Ok(shape)
 }
 
@@ -131,6 +145,17 @@ impl OpKernel for FnKernel {
 /// values, so it answers instead of letting the allocation abort the process.
 pub fn check_alloc(dims: &[usize], dtype: DataType) -> Result<(), Status> {
     ferroflow_core::check_tensor_alloc(dims, dtype)
+}
+
+/// [`check_alloc`] for an output of the node of `ctx`, its error naming the node (`node 'n': …`).
+pub(crate) fn check_node_alloc(ctx: &OpContext, dims: &[usize], dtype: DataType) -> Result<(), Status> {
+    check_alloc(dims, dtype).map_err(|e| node_context(&ctx.node().name, e))
+}
+
+/// `e` with `node 'name'` in front of its message (`node 'n': …`) and `name` as its node
+/// payload, so that the executor does not name the node again.
+pub(crate) fn node_context(name: &str, e: Status) -> Status {
+    e.context(format_args!("node '{name}'")).with_node(name)
 }
 
 /// A copy of `t`'s elements from the fallible allocation path (RESOURCE_EXHAUSTED, naming

@@ -13,6 +13,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use super::accumulator::{AccumulatorKind, ConditionalAccumulator};
 use super::handles::{container_and_name, named_resource, set_handle_output};
 use super::sparse_accumulator::SparseGradient;
+use crate::array::util::node_context;
 use crate::{AsyncOpKernel, DoneCallback, KernelRegistry, OpContext, OpKernel};
 
 /// TensorFlow-like type name recorded in accumulator resource handles.
@@ -63,11 +64,13 @@ fn create(n: &NodeDef, as_ref: bool, kind: AccumulatorKind) -> Result<Box<dyn Op
     let dtype = n.attr_type("dtype")?;
     if kind == AccumulatorKind::Sparse && !matches!(dtype, DataType::Half | DataType::Float | DataType::Double) {
         // TensorFlow's answer too (InvalidArgument): its kernel is registered for these only.
-        return Err(Status::invalid_argument(format!(
-            "node '{}': no OpKernel was registered to support Op 'SparseConditionalAccumulator' with dtype {dtype} \
-             (registered: float16, float32, float64)",
-            n.name
-        )));
+        return Err(node_context(
+            &n.name,
+            Status::invalid_argument(format!(
+                "no OpKernel was registered to support Op 'SparseConditionalAccumulator' with dtype {dtype} \
+                 (registered: float16, float32, float64)"
+            )),
+        ));
     }
     Ok(Box::new(Create {
         container,
@@ -107,7 +110,7 @@ impl OpKernel for ApplyGradient {
         check_dtype(ctx, &acc, self.dtype)?;
         let local_step = int64_scalar(ctx, 1, "local_step")?;
         let grad = ctx.input(2)?;
-        acc.apply_gradient(local_step, grad).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+        acc.apply_gradient(local_step, grad).map_err(|e| node_context(&ctx.node().name, e))?;
         Ok(())
     }
 }
@@ -147,7 +150,7 @@ impl OpKernel for SparseApplyGradient {
             values: ctx.input(3)?,
             shape: if self.has_known_shape { Some(int64(4, "gradient_shape")?) } else { None },
         };
-        acc.apply_sparse_gradient(local_step, grad).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+        acc.apply_sparse_gradient(local_step, grad).map_err(|e| node_context(&ctx.node().name, e))?;
         Ok(())
     }
 }

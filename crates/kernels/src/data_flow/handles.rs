@@ -68,14 +68,11 @@ pub(crate) fn named_resource<R: std::any::Any + Send + Sync>(ctx: &OpContext, ki
             ctx.node().op,
             e.message
         ))
+        .with_node(&ctx.node().name)
     })
 }
 
 /// `e` with the node's name and op in front, unless it names the node already.
 pub(crate) fn node_err(ctx: &OpContext, e: Status) -> Status {
-    if e.message.contains(&format!("'{}'", ctx.node().name)) {
-        e
-    } else {
-        e.context(format!("node '{}' (op {})", ctx.node().name, ctx.node().op))
-    }
+    e.in_node(&ctx.node().name, &ctx.node().op)
 }

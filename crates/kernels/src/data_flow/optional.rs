@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use ferroflow_core::{Opaque, Status, Tensor, Variant};
 
+use crate::array::util::node_context;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// TensorFlow's type name of an optional.
@@ -77,10 +78,10 @@ struct GetValue;
 impl OpKernel for GetValue {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let Some(v) = components(ctx)? else {
-            return Err(Status::invalid_argument(format!(
-                "node '{}': The given optional does not have a value.",
-                ctx.node().name
-            )));
+            return Err(node_context(
+                &ctx.node().name,
+                Status::invalid_argument("The given optional does not have a value."),
+            ));
         };
         let want = ctx.num_outputs();
         if v.len() != want {

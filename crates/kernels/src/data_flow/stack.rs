@@ -25,14 +25,10 @@ pub struct Stack {
 
 fn stack(ctx: &OpContext) -> Result<Arc<Stack>, Status> {
     let h = handle_input(ctx, 0)?;
-    ctx.step().step_container.lookup::<Stack>(CONTAINER, &h.name).map_err(|_| {
-        Status::not_found(format!(
-            "node '{}' (op {}): stack {} does not exist in this step",
-            ctx.node().name,
-            ctx.node().op,
-            h.name
-        ))
-    })
+    ctx.step()
+        .step_container
+        .lookup::<Stack>(CONTAINER, &h.name)
+        .map_err(|_| ctx.error_with(Status::not_found(format!("stack {} does not exist in this step", h.name))))
 }
 
 struct Create {

@@ -29,13 +29,11 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 pub(super) fn array(ctx: &OpContext) -> Result<Arc<TensorArray>, Status> {
     let h = handle_input(ctx, 0)?;
     ctx.step().step_container.lookup::<TensorArray>(TENSOR_ARRAY_CONTAINER, &h.name).map_err(|_| {
-        Status::not_found(format!(
-            "node '{}' (op {}): Container {TENSOR_ARRAY_CONTAINER} does not exist. (Could not find resource: \
+        ctx.error_with(Status::not_found(format!(
+            "Container {TENSOR_ARRAY_CONTAINER} does not exist. (Could not find resource: \
              {TENSOR_ARRAY_CONTAINER}/{}); a TensorArray lives for one step, on the task that created it",
-            ctx.node().name,
-            ctx.node().op,
             h.name
-        ))
+        )))
     })
 }
 

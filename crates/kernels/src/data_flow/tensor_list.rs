@@ -88,12 +88,10 @@ const MAX_LIST_BYTES: usize = 1 << 31;
 fn check_len(ctx: &OpContext, n: usize) -> Result<(), Status> {
     match n.checked_mul(std::mem::size_of::<Option<Tensor>>()) {
         Some(b) if b <= MAX_LIST_BYTES => Ok(()),
-        _ => Err(Status::resource_exhausted(format!(
-            "node '{}' (op {}): a list of {n} elements is larger than ferroflow's limit of {} GiB of element slots",
-            ctx.node().name,
-            ctx.node().op,
+        _ => Err(ctx.error_with(Status::resource_exhausted(format!(
+            "a list of {n} elements is larger than ferroflow's limit of {} GiB of element slots",
             MAX_LIST_BYTES >> 30
-        ))),
+        )))),
     }
 }
 

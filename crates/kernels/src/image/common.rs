@@ -42,6 +42,7 @@ pub(crate) fn is_real(dt: DataType) -> bool {
 /// Unimplemented: no kernel for this dtype.
 pub(crate) fn unsupported_type(node: &NodeDef, dt: DataType) -> Status {
     Status::unimplemented(format!("node '{}' (op {}): no CPU kernel for type {dt}", node.name, node.op))
+        .with_node(&node.name)
 }
 
 /// Reads attr `T` and checks the kernel handles it.

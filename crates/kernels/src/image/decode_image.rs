@@ -42,7 +42,8 @@ impl OpKernel for DecodeImage {
             return Err(Status::unimplemented(format!(
                 "node '{}' (op DecodeImage): BMP images are not supported by ferroflow yet",
                 ctx.node().name
-            )));
+            ))
+            .with_node(&ctx.node().name));
         } else {
             return Err(ctx.error("Unknown image file format. One of JPEG, PNG, GIF, BMP required."));
         };

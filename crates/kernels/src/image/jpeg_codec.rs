@@ -72,7 +72,8 @@ pub(crate) fn decode_jpeg_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, S
             return Err(Status::unimplemented(format!(
                 "node '{}' (op {}): ratio {r} (downscaled JPEG decoding) is not supported by ferroflow yet",
                 node.name, node.op
-            )))
+            ))
+            .with_node(&node.name))
         }
         r => return Err(node.node_error(format!("ratio must be 1, 2, 4, or 8, got {r}"))),
     }

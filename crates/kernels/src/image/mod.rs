@@ -35,9 +35,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("AdjustHue", color::adjust_hue_factory);
     r.add("AdjustSaturation", color::adjust_saturation_factory);
     r.add("AdjustContrastv2", color::adjust_contrast_factory);
-    r.add("NonMaxSuppressionV3", nms::v3_factory);
-    r.add("NonMaxSuppressionV4", nms::v4_factory);
-    r.add("NonMaxSuppressionV5", nms::v5_factory);
+    nms::register(r);
     r.add("ImageProjectiveTransformV2", transform::v2_factory);
     r.add("ImageProjectiveTransformV3", transform::v3_factory);
     r.add("ExtractImagePatches", patches::factory);

@@ -199,14 +199,9 @@ fn factory(node: &NodeDef, version: Version) -> Result<Box<dyn OpKernel>, Status
     Ok(Box::new(Nms { version, pad }))
 }
 
-pub(crate) fn v3_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, Version::V3)
-}
-
-pub(crate) fn v4_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, Version::V4)
-}
-
-pub(crate) fn v5_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, Version::V5)
+/// Registers the kernels.
+pub(crate) fn register(r: &mut crate::KernelRegistry) {
+    r.add("NonMaxSuppressionV3", |n| factory(n, Version::V3));
+    r.add("NonMaxSuppressionV4", |n| factory(n, Version::V4));
+    r.add("NonMaxSuppressionV5", |n| factory(n, Version::V5));
 }

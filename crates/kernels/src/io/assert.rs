@@ -63,7 +63,7 @@ impl OpKernel for Assert {
             msg.truncate(cut);
             msg.push_str("...");
         }
-        Err(Status::invalid_argument(msg).context(format!("node '{}' (op Assert)", ctx.node().name)))
+        Err(ctx.error(msg))
     }
 }
 

@@ -7,6 +7,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use super::bundle_reader::BundleReader;
 use super::bundle_writer::{data_path, index_path, BundleWriter};
 use super::tensor_slice::{parse_shape_and_slice, TensorSlice};
+use crate::array::util::node_context;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 fn strings(ctx: &OpContext, i: usize, what: &str) -> Result<Vec<String>, Status> {
@@ -60,17 +61,17 @@ impl OpKernel for SaveV2 {
         let n = ctx.num_inputs().saturating_sub(3);
         let names = names_and_slices(ctx, n)?;
         let node = ctx.node().name.clone();
-        ferroflow_core::check_file_path(&prefix, &format!("node '{node}': checkpoint prefix"))?;
-        let mut w = BundleWriter::new(&prefix).map_err(|e| e.context(format!("node '{node}'")))?;
+        check_prefix(&node, &prefix)?;
+        let mut w = BundleWriter::new(&prefix).map_err(|e| node_context(&node, e))?;
         for (i, (name, slice)) in names.iter().enumerate() {
             let t = ctx.input(3 + i)?;
             match slice {
                 None => w.add(name, &t),
                 Some((full, slice)) => w.add_slice(name, full, slice, &t),
             }
-            .map_err(|e| e.context(format!("node '{node}'")))?;
+            .map_err(|e| node_context(&node, e))?;
         }
-        w.finish().map_err(|e| e.context(format!("node '{node}'")))
+        w.finish().map_err(|e| node_context(&node, e))
     }
 }
 
@@ -83,29 +84,35 @@ impl OpKernel for RestoreV2 {
         let prefix = scalar_string(ctx, 0, "prefix")?;
         let names = names_and_slices(ctx, self.dtypes.len())?;
         let node = ctx.node().name.clone();
-        ferroflow_core::check_file_path(&prefix, &format!("node '{node}': checkpoint prefix"))?;
-        let reader = BundleReader::open(&prefix).map_err(|e| e.context(format!("node '{node}'")))?;
+        check_prefix(&node, &prefix)?;
+        let reader = BundleReader::open(&prefix).map_err(|e| node_context(&node, e))?;
         for (i, ((name, slice), &want)) in names.iter().zip(&self.dtypes).enumerate() {
             let t = match slice {
                 None => reader.read(name),
                 Some((full, slice)) => {
-                    let stored = reader.entry(name).map_err(|e| e.context(format!("node '{node}'")))?;
+                    let stored = reader.entry(name).map_err(|e| node_context(&node, e))?;
                     if stored.shape.dims() != full.as_slice() {
-                        return Err(Status::invalid_argument(format!(
-                            "node '{node}': tensor_name = {name}; shape in shape_and_slice spec {full:?} does not \
-                             match the shape stored in checkpoint {prefix}: {}",
-                            stored.shape
-                        )));
+                        return Err(node_context(
+                            &node,
+                            Status::invalid_argument(format!(
+                                "tensor_name = {name}; shape in shape_and_slice spec {full:?} does not match the \
+                                 shape stored in checkpoint {prefix}: {}",
+                                stored.shape
+                            )),
+                        ));
                     }
                     reader.read_slice(name, slice)
                 }
             }
-            .map_err(|e| e.context(format!("node '{node}'")))?;
+            .map_err(|e| node_context(&node, e))?;
             if t.dtype() != want {
-                return Err(Status::invalid_argument(format!(
-                    "node '{node}': tensor '{name}' in checkpoint {prefix} is {}, but the graph expects {want}",
-                    t.dtype()
-                )));
+                return Err(node_context(
+                    &node,
+                    Status::invalid_argument(format!(
+                        "tensor '{name}' in checkpoint {prefix} is {}, but the graph expects {want}",
+                        t.dtype()
+                    )),
+                ));
             }
             ctx.set_output(i, t)?;
         }
@@ -181,11 +188,17 @@ impl OpKernel for MergeV2Checkpoints {
         let dest = scalar_string(ctx, 1, "destination_prefix")?;
         let node = ctx.node().name.clone();
         for p in sources.iter().chain(std::iter::once(&dest)) {
-            ferroflow_core::check_file_path(p, &format!("node '{node}': checkpoint prefix"))?;
+            check_prefix(&node, p)?;
         }
         merge_checkpoints(&sources, &dest, self.delete_old_dirs, self.allow_missing_files)
-            .map_err(|e| e.context(format!("node '{node}'")))
+            .map_err(|e| node_context(&node, e))
     }
+}
+
+/// PermissionDenied unless checkpoint prefix `p` of node `node` is inside the task's
+/// `--file_root`.
+fn check_prefix(node: &str, p: &str) -> Result<(), Status> {
+    ferroflow_core::check_file_path(p, &format!("node '{node}': checkpoint prefix")).map_err(|e| e.with_node(node))
 }
 
 fn bool_attr(n: &NodeDef, name: &str, default: bool) -> Result<bool, Status> {

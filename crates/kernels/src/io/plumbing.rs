@@ -35,8 +35,9 @@ struct Placeholder {
 }
 
 impl OpKernel for Placeholder {
-    fn compute(&self, _ctx: &mut OpContext) -> Result<(), Status> {
-        Err(Status::invalid_argument(self.message.clone()))
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        // The message names the placeholder already (TensorFlow's text).
+        Err(Status::invalid_argument(self.message.clone()).with_node(&ctx.node().name))
     }
 }
 

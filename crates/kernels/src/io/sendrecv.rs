@@ -3,6 +3,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{rendezvous_key, DataType, NodeAttrs, Status};
 
+use crate::array::util::node_context;
 use crate::{key_in_frame, AsyncOpKernel, DoneCallback, KernelRegistry, OpContext, OpKernel};
 
 fn key_of(node: &NodeDef) -> Result<String, Status> {
@@ -43,12 +44,13 @@ impl AsyncOpKernel for Recv {
                         return ctx.set_output_dead(0);
                     }
                     if t.dtype() != dtype {
-                        return Err(Status::invalid_argument(format!(
-                            "node '{}': received a {} tensor for '{}' but {dtype} was expected",
-                            ctx.node().name,
-                            t.dtype(),
-                            key
-                        )));
+                        return Err(node_context(
+                            &ctx.node().name,
+                            Status::invalid_argument(format!(
+                                "received a {} tensor for '{key}' but {dtype} was expected",
+                                t.dtype()
+                            )),
+                        ));
                     }
                     ctx.set_output(0, t)
                 });

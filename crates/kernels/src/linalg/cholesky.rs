@@ -5,12 +5,12 @@
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
-use rayon::prelude::*;
 
 use super::{matrix_input, square_batch, PAR_WORK};
 use crate::array::ext::util::kernel_dtype;
 use crate::dispatch::dispatch;
 use crate::math::elem::Float;
+use crate::nn::common::each_chunk;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Factors one matrix into `l`; false if it is not positive definite.
@@ -47,16 +47,11 @@ impl Cholesky {
         let mut out = ferroflow_core::alloc::zeroed::<T>(x.dims())?;
         let ok = std::sync::atomic::AtomicBool::new(true);
         if n > 0 {
-            let one = |(b, l): (usize, &mut [T])| {
+            each_chunk(&mut out, n * n, count > 1 && count * n * n * n >= PAR_WORK, |b, l| {
                 if !factor(&xs[b * n * n..(b + 1) * n * n], l, n) {
                     ok.store(false, std::sync::atomic::Ordering::Relaxed);
                 }
-            };
-            if count > 1 && count * n * n * n >= PAR_WORK {
-                out.par_chunks_mut(n * n).enumerate().for_each(one);
-            } else {
-                out.chunks_mut(n * n).enumerate().for_each(one);
-            }
+            });
         }
         if !ok.into_inner() {
             return Err(ctx.error("Cholesky decomposition was not successful. The input might not be valid."));

@@ -3,13 +3,13 @@
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
-use rayon::prelude::*;
 
 use super::lu::{transposed, Lu};
 use super::{matrix_input, square_batch, PAR_WORK};
 use crate::array::ext::util::kernel_dtype;
 use crate::dispatch::dispatch;
 use crate::math::elem::Float;
+use crate::nn::common::each_chunk;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -38,12 +38,9 @@ fn per_matrix<T: Float>(
     if out_per == 0 {
         return Ok(out);
     }
-    let one = |(b, o): (usize, &mut [T])| f(b, &x[b * n * n..(b + 1) * n * n], o);
-    if count > 1 && count * n * n * n >= PAR_WORK {
-        out.par_chunks_mut(out_per).enumerate().for_each(one);
-    } else {
-        out.chunks_mut(out_per).enumerate().for_each(one);
-    }
+    each_chunk(&mut out, out_per, count > 1 && count * n * n * n >= PAR_WORK, |b, o| {
+        f(b, &x[b * n * n..(b + 1) * n * n], o)
+    });
     Ok(out)
 }
 

@@ -77,7 +77,8 @@ pub(crate) fn f64_op_type(n: &NodeDef, op: &str) -> Result<DataType, Status> {
         return Err(Status::unimplemented(format!(
             "node '{}': {op} of {ty} is not yet supported by ferroflow (float32 and float64 are)",
             n.name
-        )));
+        ))
+        .with_node(&n.name));
     }
     Ok(ty)
 }

@@ -5,13 +5,13 @@
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
-use rayon::prelude::*;
 
 use super::PAR_WORK;
 use crate::array::ext::util::kernel_dtype;
 use crate::array::util::{check_alloc, scratch_vec};
 use crate::dispatch::dispatch;
 use crate::math::elem::Float;
+use crate::nn::common::each_chunk;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct TriSolve {
@@ -100,16 +100,12 @@ impl TriSolve {
         let mut out = ferroflow_core::alloc::zeroed::<T>(&dims)?;
         if n * k > 0 {
             let (lower, adjoint) = (self.lower, self.adjoint);
-            let one = |(o, x): (usize, &mut [T])| {
+            let parallel = idx.len() > 1 && idx.len() * n * n * k >= PAR_WORK;
+            each_chunk(&mut out, n * k, parallel, |o, x| {
                 let (ia, ib) = idx[o];
                 x.copy_from_slice(&bv[ib * n * k..(ib + 1) * n * k]);
                 solve(&av[ia * n * n..(ia + 1) * n * n], x, n, k, lower, adjoint);
-            };
-            if idx.len() > 1 && idx.len() * n * n * k >= PAR_WORK {
-                out.par_chunks_mut(n * k).enumerate().for_each(one);
-            } else {
-                out.chunks_mut(n * k).enumerate().for_each(one);
-            }
+            });
         }
         ctx.set_output(0, Tensor::new(dims, out)?)
     }

@@ -1,12 +1,12 @@
 //! AddN: the elementwise sum of N tensors of one shape, in input order.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType, C128, C64};
 use rayon::prelude::*;
 
 use super::bcast::{chunk_len, is_unshared, PAR_THRESHOLD};
 use super::common::{kernel_type, typed};
-use super::dtypes::NUMERIC;
+use super::dtypes::NUMERIC_AND_COMPLEX;
 use super::elem::Num;
 use crate::array::util::copy_vec;
 use crate::dispatch::dispatch;
@@ -16,7 +16,10 @@ struct AddN {
     ty: DataType,
 }
 
-fn add_n<T: Num>(ctx: &mut OpContext) -> Result<(), Status> {
+fn add_n<T: TensorType + Copy + Send + Sync>(
+    ctx: &mut OpContext,
+    add: impl Fn(T, T) -> T + Sync,
+) -> Result<(), Status> {
     let n = ctx.num_inputs();
     if n == 0 {
         return Err(ctx.error("AddN needs at least one input"));
@@ -46,7 +49,7 @@ fn add_n<T: Num>(ctx: &mut OpContext) -> Result<(), Status> {
         let sum_chunk = |start: usize, o: &mut [T]| {
             let n = o.len();
             for x in &others {
-                o.iter_mut().zip(&x[start..start + n]).for_each(|(v, &y)| *v = v.add(y));
+                o.iter_mut().zip(&x[start..start + n]).for_each(|(v, &y)| *v = add(*v, y));
             }
         };
         if out.len() <= PAR_THRESHOLD {
@@ -62,7 +65,10 @@ fn add_n<T: Num>(ctx: &mut OpContext) -> Result<(), Status> {
 
 impl OpKernel for AddN {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        dispatch!(self.ty, ctx, [f32, f64, i32, i64, u8], |T| add_n::<T>(ctx))
+        if self.ty.is_complex() {
+            return dispatch!(self.ty, ctx, [C64, C128], |T| add_n::<T>(ctx, |a: T, b: T| a + b));
+        }
+        dispatch!(self.ty, ctx, [f32, f64, i32, i64, u8], |T| add_n::<T>(ctx, T::add))
     }
 }
 
@@ -74,7 +80,7 @@ fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     if n.attr_type("T")? == ferroflow_core::DataType::Variant {
         return Ok(Box::new(crate::data_flow::tensor_list::AddNLists));
     }
-    Ok(Box::new(AddN { ty: kernel_type(n, "T", NUMERIC)? }))
+    Ok(Box::new(AddN { ty: kernel_type(n, "T", NUMERIC_AND_COMPLEX)? }))
 }
 
 /// Registers AddN.

@@ -8,7 +8,7 @@ use ferroflow_core::{Status, Tensor, TensorType, C128, C64};
 
 use super::bcast::{bcast_apply, bcast_apply_inplace_a, bcast_apply_inplace_b, is_unshared, Plan};
 use super::common::{is_real_float, kernel_type, typed, ElemKernel};
-use super::dtypes::{ADD_V1, FLOATS, FLOAT_COMPLEX, NUMBER, NUMERIC, REAL, SIGNED};
+use super::dtypes::{ADD_V1, FLOATS_AND_COMPLEX, FLOAT_COMPLEX, NUMBER, NUMERIC, REAL, SIGNED};
 use super::elem::{Float, Int, Num};
 use crate::dispatch::dispatch;
 use crate::registry::by_variant;
@@ -142,21 +142,22 @@ impl ElemKernel<Arith> {
             Arith::Add | Arith::Sub | Arith::Mul | Arith::Div => NUMBER,
             Arith::Maximum | Arith::Minimum => REAL,
             Arith::RealDiv => FLOAT_COMPLEX,
-            // Not extended to the narrow and complex types yet.
-            Arith::DivNoNan => FLOATS,
+            // Not extended to the narrow types yet.
+            Arith::DivNoNan => FLOATS_AND_COMPLEX,
             Arith::Pow | Arith::SquaredDifference => SIGNED,
             Arith::FloorDiv | Arith::FloorMod => NUMERIC,
         };
         Ok(Box::new(ElemKernel { op, ty: kernel_type(n, "T", allowed)? }))
     }
 
-    /// complex64/complex128 (Add, Sub, Mul, Div, RealDiv).
+    /// complex64/complex128 (Add, Sub, Mul, Div, RealDiv, DivNoNan).
     fn compute_complex(&self, ctx: &mut OpContext) -> Result<(), Status> {
         dispatch!(self.ty, ctx, [C64, C128], |T| match self.op {
             Arith::Add => binary_same::<T>(ctx, no_check, |a: T, b: T| a + b),
             Arith::Sub => binary_same::<T>(ctx, no_check, |a: T, b: T| a - b),
             Arith::Mul => binary_same::<T>(ctx, no_check, |a: T, b: T| a * b),
             Arith::RealDiv | Arith::Div => binary_same::<T>(ctx, no_check, |a: T, b: T| a / b),
+            Arith::DivNoNan => binary_same::<T>(ctx, no_check, |a: T, b: T| if b == T::default() { b } else { a / b }),
             op => Err(ctx.error(format!("{op:?} is not defined for {}", self.ty))),
         })
     }

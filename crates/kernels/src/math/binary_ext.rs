@@ -11,6 +11,7 @@ use super::common::{kernel_type, typed, ElemKernel};
 use super::elem::Num;
 use super::special;
 use super::unary_ext::Sf;
+use crate::array::util::node_context;
 use crate::dispatch::dispatch;
 use crate::registry::by_variant;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -171,11 +172,13 @@ fn int_check<T: Num>(ctx: &OpContext, op: Op) -> Result<(), Status> {
         return Err(if op == Op::Mod {
             ctx.error("Integer division by zero")
         } else {
-            Status::internal(format!(
-                "node '{}': Unexpected error in binary operator (only integer div and mod should have errors): \
-                 integer division by zero",
-                ctx.node().name
-            ))
+            node_context(
+                &ctx.node().name,
+                Status::internal(
+                    "Unexpected error in binary operator (only integer div and mod should have errors): integer \
+                     division by zero",
+                ),
+            )
         });
     }
     Ok(())

@@ -2,8 +2,9 @@
 //! dispatch.
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
+use ferroflow_core::{DataType, Status, Tensor, TensorType};
 
+use crate::array::util::{node_context, type_attr_in};
 use crate::OpContext;
 
 /// The kernel of one op `op` of an element-wise family (`Arith`, `Fun`, `Grad`) for the
@@ -26,15 +27,14 @@ pub(crate) fn typed<'a, T: TensorType>(ctx: &OpContext, t: &'a Tensor) -> Result
 /// A type attr that must be one of `allowed` (the types this CPU kernel implements);
 /// otherwise NotFound, as TensorFlow answers for a missing kernel.
 pub(crate) fn kernel_type(n: &NodeDef, attr: &str, allowed: &[DataType]) -> Result<DataType, Status> {
-    let t = n.attr_type(attr)?;
-    if allowed.contains(&t) {
-        Ok(t)
-    } else {
-        Err(Status::not_found(format!(
-            "node '{}': no CPU kernel for op {} with {attr}={t} (supported: {})",
-            n.name,
-            n.op,
-            allowed.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
-        )))
-    }
+    type_attr_in(n, attr, allowed, |t| {
+        node_context(
+            &n.name,
+            Status::not_found(format!(
+                "no CPU kernel for op {} with {attr}={t} (supported: {})",
+                n.op,
+                allowed.iter().map(|d| d.name()).collect::<Vec<_>>().join(", ")
+            )),
+        )
+    })
 }

@@ -5,11 +5,20 @@ use ferroflow_core::DataType::{self, *};
 /// float32, float64, int32, int64, uint8.
 pub(crate) const NUMERIC: &[DataType] = &[Float, Double, Int32, Int64, UInt8];
 
+/// AddN: [`NUMERIC`] and complex64, complex128.
+pub(crate) const NUMERIC_AND_COMPLEX: &[DataType] = &[Float, Double, Int32, Int64, UInt8, Complex64, Complex128];
+
 /// float32, float64, int32, int64.
 pub(crate) const SIGNED: &[DataType] = &[Float, Double, Int32, Int64];
 
 /// float32, float64.
 pub(crate) const FLOATS: &[DataType] = &[Float, Double];
+
+/// float32, float64, complex64, complex128.
+pub(crate) const FLOATS_AND_COMPLEX: &[DataType] = &[Float, Double, Complex64, Complex128];
+
+/// Sign, Reciprocal: float32, float64, int32, int64 and complex.
+pub(crate) const SIGNED_AND_COMPLEX: &[DataType] = &[Float, Double, Int32, Int64, Complex64, Complex128];
 
 /// TensorFlow's real number types on CPU: floats of every width, integers of every width.
 pub(crate) const REAL: &[DataType] =

@@ -154,7 +154,8 @@ fn make(n: &NodeDef, kind: Kind, grad: bool) -> Result<Box<dyn OpKernel>, Status
         return Err(Status::not_found(format!(
             "node '{}': no CPU kernel for op {} with T={ty} (supported: float, double, half, bfloat16)",
             n.name, n.op
-        )));
+        ))
+        .with_node(&n.name));
     }
     let alpha = if kind == Kind::LeakyRelu && n.has_attr("alpha") { n.attr_float("alpha")? } else { 0.2 };
     Ok(Box::new(Act { kind, ty, alpha, grad }))

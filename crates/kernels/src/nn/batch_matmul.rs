@@ -2,11 +2,10 @@
 
 use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
-use rayon::prelude::*;
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, C128, C64};
 
-use super::common::{check_dtype, dims_str};
-use super::common::{type_attr, REALS};
+use super::common::type_attr;
+use super::common::{check_dtype, dims_str, each_chunk};
 use super::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
 use crate::{OpContext, OpKernel};
 
@@ -16,8 +15,12 @@ struct BatchMatMul {
     dtype: DataType,
 }
 
+/// The types `BatchMatMulV2` runs on: the reals and complex64/complex128.
+const BATCH_MATMUL_TYPES: &[DataType] =
+    &[DataType::Float, DataType::Double, DataType::Int32, DataType::Int64, DataType::Complex64, DataType::Complex128];
+
 pub(crate) fn batch_matmul_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    let dtype = type_attr(node, REALS)?;
+    let dtype = type_attr(node, BATCH_MATMUL_TYPES)?;
     Ok(Box::new(BatchMatMul { adj_x: node.attr_bool("adj_x")?, adj_y: node.attr_bool("adj_y")?, dtype }))
 }
 
@@ -118,17 +121,13 @@ impl BatchMatMul {
                 true,
             );
         } else if m * n > 0 {
-            let one = |(b, c): (usize, &mut [T])| {
+            let parallel = idx.len() > 1 && m * n * k * idx.len() >= PAR_GEMM_MIN && rayon::current_num_threads() > 1;
+            each_chunk(&mut out, m * n, parallel, |b, c| {
                 let (xi, yi) = idx[b];
                 let xv = Mat::row_major(&xs[xi * xm..(xi + 1) * xm], xcols, self.adj_x);
                 let yv = Mat::row_major(&ys[yi * ym..(yi + 1) * ym], ycols, self.adj_y);
                 T::gemm(m, n, k, xv, yv, c, n, false, idx.len() == 1);
-            };
-            if idx.len() > 1 && m * n * k * idx.len() >= PAR_GEMM_MIN && rayon::current_num_threads() > 1 {
-                out.par_chunks_mut(m * n).enumerate().for_each(one);
-            } else {
-                out.chunks_mut(m * n).enumerate().for_each(one);
-            }
+            });
         }
         ctx.set_output(0, Tensor::new(out_dims, out)?)
     }
@@ -147,6 +146,21 @@ impl OpKernel for BatchMatMul {
                 )));
             }
             check_dtype(ctx.node(), &format!("input {i}"), t.dtype(), self.dtype)?;
+        }
+        if self.dtype.is_complex() {
+            // An adjoint of a complex matrix is its conjugate transpose: the transpose is a
+            // view, the conjugate is taken here.
+            let conj = |t: Tensor, adj: bool| -> Result<Tensor, Status> {
+                if !adj {
+                    return Ok(t);
+                }
+                dispatch!(t.dtype(), ctx, [C64, C128], |T| {
+                    let v: Vec<T> = t.as_slice::<T>()?.iter().map(|c| c.conj()).collect();
+                    Tensor::new(t.shape().clone(), v)
+                })
+            };
+            let (x, y) = (conj(x, self.adj_x)?, conj(y, self.adj_y)?);
+            return dispatch!(self.dtype, ctx, [C64, C128], |T| self.run::<T>(ctx, &x, &y));
         }
         dispatch!(self.dtype, ctx, [f32, f64, i32, i64], |T| self.run::<T>(ctx, &x, &y))
     }

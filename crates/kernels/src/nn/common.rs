@@ -14,7 +14,7 @@ pub(crate) const PAR_CHUNK: usize = 16 * 1024;
 
 /// An Unimplemented status naming the node.
 pub(crate) fn unimplemented(node: &NodeDef, msg: impl std::fmt::Display) -> Status {
-    Status::unimplemented(format!("node '{}' (op {}): {msg}", node.name, node.op))
+    Status::unimplemented(format!("node '{}' (op {}): {msg}", node.name, node.op)).with_node(&node.name)
 }
 
 /// The error for a dtype a kernel does not handle.
@@ -89,6 +89,20 @@ pub(crate) fn check_inputs(ctx: &crate::OpContext, want: DataType, inputs: &[(us
         check_dtype(ctx.node(), what, ctx.input(i)?.dtype(), want)?;
     }
     Ok(())
+}
+
+/// The values of shape input `t` (`input_sizes`, `orig_input_shape`, …): int32 or int64, else
+/// the error "`what` must be `types`, got T".
+pub(crate) fn shape_values(ctx: &crate::OpContext, t: &Tensor, what: &str, types: &str) -> Result<Vec<i64>, Status> {
+    crate::array::util::index_vec(t).map_err(|_| ctx.error(format!("{what} must be {types}, got {}", t.dtype())))
+}
+
+/// The values `v` of shape input `what` as the dims of a gradient, checked to be allocatable
+/// (the gradient is allocated with this shape, in float32 at least).
+pub(crate) fn gradient_dims(ctx: &crate::OpContext, v: &[i64], what: &str) -> Result<Vec<usize>, Status> {
+    let dims = ferroflow_core::Shape::from_i64(v).map_err(|e| ctx.error(format!("{what}: {}", e.message)))?.0;
+    ferroflow_core::check_tensor_alloc(&dims, DataType::Float).map_err(|e| ctx.error_with(e))?;
+    Ok(dims)
 }
 
 /// TensorFlow's padding schemes (EXPLICIT is rejected when parsed).
@@ -259,6 +273,17 @@ where
         }
     });
     Ok(())
+}
+
+/// Runs `f(index, chunk)` over the consecutive `unit`-element chunks of `out`, on the rayon
+/// pool when `parallel` (the caller weighs the work: a batch of matrix products or solves).
+pub(crate) fn each_chunk<T: Send>(out: &mut [T], unit: usize, parallel: bool, f: impl Fn(usize, &mut [T]) + Sync) {
+    use rayon::prelude::*;
+    if parallel {
+        out.par_chunks_mut(unit).enumerate().for_each(|(i, c)| f(i, c));
+    } else {
+        out.chunks_mut(unit).enumerate().for_each(|(i, c)| f(i, c));
+    }
 }
 
 /// Runs `f` on chunks of `data` (in parallel when `data` is large). `f` gets the chunk's

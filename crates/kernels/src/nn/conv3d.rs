@@ -145,16 +145,11 @@ fn factory(node: &NodeDef, kind: Kind) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(Conv3 { attrs: Attrs3::parse(node, false)?, dtype: float_type(node)?, kind }))
 }
 
-pub(crate) fn conv3d_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, Kind::Forward)
-}
-
-pub(crate) fn backprop_input_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, Kind::Input)
-}
-
-pub(crate) fn backprop_filter_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, Kind::Filter)
+/// Registers the kernels.
+pub(crate) fn register(r: &mut crate::KernelRegistry) {
+    r.add("Conv3D", |n| factory(n, Kind::Forward));
+    r.add("Conv3DBackpropInputV2", |n| factory(n, Kind::Input));
+    r.add("Conv3DBackpropFilterV2", |n| factory(n, Kind::Filter));
 }
 
 impl Conv3 {

@@ -2,11 +2,11 @@
 //! image per rayon task) and `Conv2DBackpropFilter` (`Σ patchesᵀ · dy`, one partial sum per
 //! thread over blocks of rows that stay in cache).
 
-use ferroflow_core::{DataType, Status, Tensor};
+use ferroflow_core::{Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::dims_str;
 use super::common::{attrs_kernel, float_kernel};
+use super::common::{dims_str, gradient_dims, shape_values};
 use super::conv::{ConvAttrs, BLOCK_BYTES};
 use super::conv_direct::DirectScalar;
 use super::conv_groups;
@@ -21,18 +21,12 @@ use crate::OpContext;
 
 /// Reads a shape given as a 1-D int32 tensor (`input_sizes`, `filter_sizes`).
 fn sizes(ctx: &OpContext, t: &Tensor, label: &str, what: &str) -> Result<Vec<usize>, Status> {
+    let what = format!("{label}{what}");
     if t.rank() != 1 {
-        return Err(ctx.error(format!("{label}{what} input must be 1-dimensional, not {}", t.rank())));
+        return Err(ctx.error(format!("{what} input must be 1-dimensional, not {}", t.rank())));
     }
-    let v: Vec<i64> = match t.dtype() {
-        DataType::Int32 => t.as_slice::<i32>()?.iter().map(|&x| x as i64).collect(),
-        DataType::Int64 => t.as_slice::<i64>()?.to_vec(),
-        d => return Err(ctx.error(format!("{label}{what} must be int32, got {d}"))),
-    };
-    let dims = ferroflow_core::Shape::from_i64(&v).map_err(|e| ctx.error(format!("{label}{what}: {}", e.message)))?;
-    // The gradient is allocated with this shape (in float32 at least).
-    ferroflow_core::check_tensor_alloc(&dims.0, DataType::Float).map_err(|e| ctx.error_with(e))?;
-    Ok(dims.0)
+    let v = shape_values(ctx, t, &what, "int32")?;
+    gradient_dims(ctx, &v, &what)
 }
 
 /// Checks that `dy` has the shape the forward convolution would produce.

@@ -185,6 +185,32 @@ impl DwGeom {
         }
         (TASK_WORK / work_per_row.max(1)).clamp(1, rows.div_ceil(rayon::current_num_threads()).max(1))
     }
+
+    /// Runs `row(r, out_row)` over the `rows` rows of `row_len` elements of `out`: in tasks of
+    /// [`rows_per_task`](Self::rows_per_task) rows (of `work_per_row` each) on the rayon pool,
+    /// or on this thread when one task holds them all. Each task's loop is compiled for the
+    /// process's instruction-set path ([`crate::isa::vectorized`]).
+    pub(crate) fn for_each_row<T: Send>(
+        &self,
+        out: &mut [T],
+        (rows, row_len): (usize, usize),
+        work_per_row: usize,
+        row: impl Fn(usize, &mut [T]) + Sync,
+    ) {
+        let per = self.rows_per_task(rows, work_per_row);
+        let task = |(ti, chunk): (usize, &mut [T])| {
+            crate::isa::vectorized(|| {
+                for (ri, orow) in chunk.chunks_exact_mut(row_len).enumerate() {
+                    row(ti * per + ri, orow);
+                }
+            })
+        };
+        if per >= rows {
+            task((0, out));
+        } else {
+            out.par_chunks_mut(per * row_len).enumerate().for_each(task);
+        }
+    }
 }
 
 /// `acc[j] += x[j / m] * f[j]` over one input pixel's channels (`acc`, `f`: c * m).
@@ -219,36 +245,24 @@ pub(crate) fn depthwise_forward_portable<T: Real>(g: &DwGeom, input: &[T], filte
         return;
     }
     let (w, c) = (g.x.input, g.c);
-    let rows = g.n * oh;
-    let per = g.rows_per_task(rows, row_len * g.y.size * g.x.size);
-    let task = |(ti, chunk): (usize, &mut [T])| {
-        crate::isa::vectorized(|| {
-            for (ri, orow) in chunk.chunks_exact_mut(row_len).enumerate() {
-                let r = ti * per + ri;
-                let (b, oy) = (r / oh, r % oh);
-                let (y0, y1) = g.y.range(oy);
-                let ky0 = (y0 as isize - (oy * g.y.stride) as isize + g.y.pad as isize) as usize;
-                for (ox, acc) in orow.chunks_exact_mut(oc).enumerate() {
-                    acc.fill(T::ZERO);
-                    let (x0, x1) = g.x.range(ox);
-                    let kx0 = (x0 as isize - (ox * g.x.stride) as isize + g.x.pad as isize) as usize;
-                    for (ky, iy) in (ky0..).zip(y0..y1) {
-                        let base = (b * g.y.input + iy) * w;
-                        for (kx, ix) in (kx0..).zip(x0..x1) {
-                            let xp = &input[(base + ix) * c..(base + ix + 1) * c];
-                            let fp = &filter[(ky * g.x.size + kx) * oc..(ky * g.x.size + kx + 1) * oc];
-                            mul_acc(acc, xp, fp, g.m);
-                        }
-                    }
+    g.for_each_row(out, (g.n * oh, row_len), row_len * g.y.size * g.x.size, |r, orow| {
+        let (b, oy) = (r / oh, r % oh);
+        let (y0, y1) = g.y.range(oy);
+        let ky0 = (y0 as isize - (oy * g.y.stride) as isize + g.y.pad as isize) as usize;
+        for (ox, acc) in orow.chunks_exact_mut(oc).enumerate() {
+            acc.fill(T::ZERO);
+            let (x0, x1) = g.x.range(ox);
+            let kx0 = (x0 as isize - (ox * g.x.stride) as isize + g.x.pad as isize) as usize;
+            for (ky, iy) in (ky0..).zip(y0..y1) {
+                let base = (b * g.y.input + iy) * w;
+                for (kx, ix) in (kx0..).zip(x0..x1) {
+                    let xp = &input[(base + ix) * c..(base + ix + 1) * c];
+                    let fp = &filter[(ky * g.x.size + kx) * oc..(ky * g.x.size + kx + 1) * oc];
+                    mul_acc(acc, xp, fp, g.m);
                 }
             }
-        })
-    };
-    if per >= rows {
-        task((0, out));
-    } else {
-        out.par_chunks_mut(per * row_len).enumerate().for_each(task);
-    }
+        }
+    });
 }
 
 attrs_kernel!(DepthwiseConv2dNative, DwAttrs, depthwise_factory);

@@ -60,33 +60,22 @@ pub(crate) fn depthwise_backprop_input_portable<T: Real>(g: &DwGeom, filter: &[T
     if row_len == 0 || dx.is_empty() {
         return;
     }
-    let rows = g.n * g.y.input;
-    let per = g.rows_per_task(rows, row_len * g.m * g.y.size.div_ceil(g.y.stride) * g.x.size.div_ceil(g.x.stride));
+    let work = row_len * g.m * g.y.size.div_ceil(g.y.stride) * g.x.size.div_ceil(g.x.stride);
     let (oh, ow) = (g.y.output, g.x.output);
-    let task = |(ti, chunk): (usize, &mut [T])| {
-        crate::isa::vectorized(|| {
-            for (ri, drow) in chunk.chunks_exact_mut(row_len).enumerate() {
-                let r = ti * per + ri;
-                let (b, iy) = (r / g.y.input, r % g.y.input);
-                for (ix, acc) in drow.chunks_exact_mut(c).enumerate() {
-                    acc.fill(T::ZERO);
-                    for (ky, oy) in taps(iy, &g.y) {
-                        let base = (b * oh + oy) * ow;
-                        for (kx, ox) in taps(ix, &g.x) {
-                            let gp = &dy[(base + ox) * oc..(base + ox + 1) * oc];
-                            let fp = &filter[(ky * g.x.size + kx) * oc..(ky * g.x.size + kx + 1) * oc];
-                            dot_acc(acc, gp, fp, g.m);
-                        }
-                    }
+    g.for_each_row(dx, (g.n * g.y.input, row_len), work, |r, drow| {
+        let (b, iy) = (r / g.y.input, r % g.y.input);
+        for (ix, acc) in drow.chunks_exact_mut(c).enumerate() {
+            acc.fill(T::ZERO);
+            for (ky, oy) in taps(iy, &g.y) {
+                let base = (b * oh + oy) * ow;
+                for (kx, ox) in taps(ix, &g.x) {
+                    let gp = &dy[(base + ox) * oc..(base + ox + 1) * oc];
+                    let fp = &filter[(ky * g.x.size + kx) * oc..(ky * g.x.size + kx + 1) * oc];
+                    dot_acc(acc, gp, fp, g.m);
                 }
             }
-        })
-    };
-    if per >= rows {
-        task((0, dx));
-    } else {
-        dx.par_chunks_mut(per * row_len).enumerate().for_each(task);
-    }
+        }
+    });
 }
 
 /// The filter gradient into `df` ([rows, cols, c, multiplier]).

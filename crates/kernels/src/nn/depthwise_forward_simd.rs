@@ -4,8 +4,6 @@
 //! input row, take the same vector blocks over their clipped taps; channels past the last
 //! whole vector take a scalar path.
 
-use rayon::prelude::*;
-
 use super::depthwise::DwGeom;
 
 /// One output pixel's channels `c0..c1` by scalar arithmetic (edges and channel tails).
@@ -30,27 +28,18 @@ fn pixel_scalar(g: &DwGeom, x: &[f32], f: &[f32], b: usize, oy: usize, ox: usize
 pub(super) fn forward(g: &DwGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bool {
     let (oc, ow, oh) = (g.c, g.x.output, g.y.output);
     let row_len = ow * oc;
-    let rows = g.n * oh;
-    let per = g.rows_per_task(rows, row_len * g.y.size * g.x.size);
     let avx512 = crate::isa::current() == crate::isa::Isa::Avx512;
-    let task = |(ti, chunk): (usize, &mut [f32])| {
-        for (ri, orow) in chunk.chunks_exact_mut(row_len).enumerate() {
-            // SAFETY: `applies` checked the CPU has the path's instructions; the slices were
-            // checked against the geometry by the caller.
-            unsafe {
-                if avx512 {
-                    avx::forward_row512(g, x, f, ti * per + ri, orow)
-                } else {
-                    avx::forward_row(g, x, f, ti * per + ri, orow)
-                }
+    g.for_each_row(out, (g.n * oh, row_len), row_len * g.y.size * g.x.size, |r, orow| {
+        // SAFETY: `applies` checked the CPU has the path's instructions; the slices were
+        // checked against the geometry by the caller.
+        unsafe {
+            if avx512 {
+                avx::forward_row512(g, x, f, r, orow)
+            } else {
+                avx::forward_row(g, x, f, r, orow)
             }
         }
-    };
-    if per >= rows {
-        task((0, out));
-    } else {
-        out.par_chunks_mut(per * row_len).enumerate().for_each(task);
-    }
+    });
     true
 }
 

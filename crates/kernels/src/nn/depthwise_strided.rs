@@ -7,8 +7,6 @@
 //! one. MobileNetV2's stride-2 layers took the portable kernel before (the 81×81×96 layer at
 //! batch 16: 52 ms in a traced training step against TensorFlow's 5.5).
 
-use rayon::prelude::*;
-
 use super::depthwise::DwGeom;
 
 /// The input gradient of `g` into `dx` ([n, rows, cols, c]) when this path applies (returns
@@ -26,29 +24,19 @@ pub(crate) fn backprop_input(g: &DwGeom, f: &[f32], dy: &[f32], dx: &mut [f32]) 
                 return true;
             }
             let row_len = w * c;
-            let rows = g.n * g.y.input;
             let work = row_len * g.y.size.div_ceil(g.y.stride) * g.x.size.div_ceil(g.x.stride);
-            let per = g.rows_per_task(rows, work);
             let avx512 = isa == crate::isa::Isa::Avx512;
-            let task = |(ti, chunk): (usize, &mut [f32])| {
-                for (ri, drow) in chunk.chunks_exact_mut(row_len).enumerate() {
-                    // SAFETY: the CPU has the path's instructions (checked above); the slices
-                    // hold the geometry's sizes (checked above).
-                    unsafe {
-                        if avx512 {
-                            avx::row512(g, f, dy, ti * per + ri, drow)
-                        } else {
-                            avx::row(g, f, dy, ti * per + ri, drow)
-                        }
+            g.for_each_row(&mut dx[..dx_len], (g.n * g.y.input, row_len), work, |r, drow| {
+                // SAFETY: the CPU has the path's instructions (checked above); the slices
+                // hold the geometry's sizes (checked above).
+                unsafe {
+                    if avx512 {
+                        avx::row512(g, f, dy, r, drow)
+                    } else {
+                        avx::row(g, f, dy, r, drow)
                     }
                 }
-            };
-            let dx = &mut dx[..dx_len];
-            if per >= rows {
-                task((0, dx));
-            } else {
-                dx.par_chunks_mut(per * row_len).enumerate().for_each(task);
-            }
+            });
             return true;
         }
     }

@@ -42,14 +42,16 @@ fn epilogue(node: &NodeDef) -> Result<Epilogue, Status> {
             return Err(Status::unimplemented(format!(
                 "node '{}' ({}): fused_ops {other:?} are not supported; ferroflow fuses [BiasAdd] and [BiasAdd, Relu]",
                 node.name, node.op
-            )))
+            ))
+            .with_node(&node.name))
         }
     };
     if num_args != 1 {
         return Err(Status::invalid_argument(format!(
             "node '{}' ({}): fused_ops {ops:?} take 1 argument (the bias), got num_args={num_args}",
             node.name, node.op
-        )));
+        ))
+        .with_node(&node.name));
     }
     Ok(e)
 }
@@ -75,7 +77,8 @@ pub(crate) fn fused_conv2d_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, 
         return Err(Status::unimplemented(format!(
             "node '{}' (_FusedConv2D): only NHWC input and HWIO filters are supported on CPU",
             node.name
-        )));
+        ))
+        .with_node(&node.name));
     }
     fused_factory(node, "Conv2D")
 }

@@ -152,7 +152,7 @@ impl<T: Copy> Clone for Job<'_, T> {
 }
 impl<T: Copy> Copy for Job<'_, T> {}
 
-/// The float types: gemm's kernels.
+/// The float and complex types: gemm's kernels.
 trait Float: ferroflow_core::TensorType + Copy + Send + Sync + 'static + std::ops::Add<Output = Self> {
     const ONE: Self;
 }
@@ -161,6 +161,12 @@ impl Float for f32 {
 }
 impl Float for f64 {
     const ONE: f64 = 1.0;
+}
+impl Float for ferroflow_core::C64 {
+    const ONE: Self = ferroflow_core::C64::new(1.0, 0.0);
+}
+impl Float for ferroflow_core::C128 {
+    const ONE: Self = ferroflow_core::C128::new(1.0, 0.0);
 }
 
 macro_rules! float_gemm {
@@ -335,7 +341,9 @@ unsafe fn split_gemm<T: Float>(job: Job<'_, T>, parts: usize) {
     });
 }
 
-float_gemm!(f32, f64);
+// gemm's own complex kernels serve complex64 and complex128 (no conjugation: callers
+// conjugate an operand themselves where an adjoint asks for it).
+float_gemm!(f32, f64, ferroflow_core::C64, ferroflow_core::C128);
 
 macro_rules! int_gemm {
     ($($t:ty),*) => {$(

@@ -29,7 +29,8 @@ impl MatMul {
             return Err(ctx.error(format!("Matrix size-incompatible: In[0]: {}, In[1]: {}", a.shape(), b.shape())));
         }
         // Empty inputs may claim a huge product ([n, 0] x [0, n]).
-        crate::array::check_alloc(&[m, n], self.dtype).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+        crate::array::check_alloc(&[m, n], self.dtype)
+            .map_err(|e| e.context(format!("node '{}'", ctx.node().name)).with_node(&ctx.node().name))?;
         let am = Mat::row_major(a.as_slice::<T>()?, ad[1], self.ta);
         let bm = Mat::row_major(b.as_slice::<T>()?, bd[1], self.tb);
         let out = T::product(m, n, k, am, bm, true)?;

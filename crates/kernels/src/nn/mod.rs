@@ -83,8 +83,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     activation::register(r);
     in_top_k::register(r);
     lrn::register(r);
-    r.add("Softmax", softmax::softmax_factory);
-    r.add("LogSoftmax", softmax::log_softmax_factory);
+    softmax::register(r);
     r.add("SoftmaxCrossEntropyWithLogits", xent::xent_factory);
     r.add("SparseSoftmaxCrossEntropyWithLogits", xent::sparse_xent_factory);
     r.add("Conv2D", conv::conv2d_factory);
@@ -92,14 +91,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("_FusedConv2D", fused::fused_conv2d_factory);
     r.add("Conv2DBackpropInput", conv_backprop::backprop_input_factory);
     r.add("Conv2DBackpropFilter", conv_backprop::backprop_filter_factory);
-    r.add("Conv3D", conv3d::conv3d_factory);
-    r.add("Conv3DBackpropInputV2", conv3d::backprop_input_factory);
-    r.add("Conv3DBackpropFilterV2", conv3d::backprop_filter_factory);
-    r.add("MaxPool3D", pool3d::max_pool3d_factory);
-    r.add("AvgPool3D", pool3d::avg_pool3d_factory);
-    r.add("MaxPool3DGrad", pool3d::max_pool3d_grad_factory);
-    r.add("AvgPool3DGrad", pool3d::avg_pool3d_grad_factory);
-    r.add("MaxPool3DGradGrad", pool3d::max_pool3d_grad_grad_factory);
+    conv3d::register(r);
+    pool3d::register(r);
     r.add("MaxPool", |n| pool::pool_factory::<max_pool::MaxPool>(n, true));
     r.add("MaxPoolGrad", |n| pool::pool_factory::<max_pool::MaxPoolGrad>(n, false));
     r.add("_MaxPoolWithIndex", max_pool_index::max_pool_with_index_factory);

@@ -5,7 +5,10 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
-use super::common::{dims_str, padding_attr, require_nhwc, spatial_attr, unsupported_type, Padding, Window, PAR_MIN};
+use super::common::{
+    dims_str, gradient_dims, padding_attr, require_nhwc, shape_values, spatial_attr, unsupported_type, Padding, Window,
+    PAR_MIN,
+};
 use crate::OpContext;
 
 /// Parsed `ksize`, `strides`, `padding`.
@@ -128,18 +131,11 @@ pub(crate) fn par_units<T: Send>(out: &mut [T], unit: usize, work: usize, f: imp
 
 /// Reads a 4-element int32 shape input (`orig_input_shape`).
 pub(crate) fn shape_input(ctx: &OpContext, t: &Tensor, what: &str) -> Result<Vec<usize>, Status> {
-    let v: Vec<i64> = match t.dtype() {
-        DataType::Int32 => t.as_slice::<i32>()?.iter().map(|&x| x as i64).collect(),
-        DataType::Int64 => t.as_slice::<i64>()?.to_vec(),
-        d => return Err(ctx.error(format!("{what} must be int32, got {d}"))),
-    };
+    let v = shape_values(ctx, t, what, "int32")?;
     if t.rank() != 1 || v.len() != 4 {
         return Err(ctx.error(format!("{what} must be 1-dimensional and 4 elements, got shape {}", t.shape())));
     }
-    let dims = ferroflow_core::Shape::from_i64(&v).map_err(|e| ctx.error(format!("{what}: {}", e.message)))?.0;
-    // The gradient is allocated with this shape (in float32 at least).
-    ferroflow_core::check_tensor_alloc(&dims, DataType::Float).map_err(|e| ctx.error_with(e))?;
-    Ok(dims)
+    gradient_dims(ctx, &v, what)
 }
 
 /// Checks that a gradient has the pooled output's shape.

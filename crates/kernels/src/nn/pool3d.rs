@@ -80,60 +80,61 @@ fn factory(node: &NodeDef, kind: Kind) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(Pool3 { attrs: Attrs3::parse(node, true)?, dtype, kind }))
 }
 
-pub(crate) fn max_pool3d_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, Kind::Max)
+/// Registers the kernels.
+pub(crate) fn register(r: &mut crate::KernelRegistry) {
+    r.add("MaxPool3D", |n| factory(n, Kind::Max));
+    r.add("AvgPool3D", |n| factory(n, Kind::Avg));
+    r.add("MaxPool3DGrad", |n| factory(n, Kind::MaxGrad));
+    r.add("AvgPool3DGrad", |n| factory(n, Kind::AvgGrad));
+    r.add("MaxPool3DGradGrad", |n| factory(n, Kind::MaxGradGrad));
 }
-pub(crate) fn avg_pool3d_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, Kind::Avg)
-}
-pub(crate) fn max_pool3d_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, Kind::MaxGrad)
-}
-pub(crate) fn avg_pool3d_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, Kind::AvgGrad)
-}
-pub(crate) fn max_pool3d_grad_grad_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, Kind::MaxGradGrad)
+
+/// The forward pools: `pool(acc, cells, xi)` for each output cell, with `acc` the cell's
+/// channels in `out` and `cells` the offsets (in units of `c`) its window covers in `xi`, the
+/// image of `x`.
+fn pool_forward<T: Real>(
+    g: &Geom,
+    x: &[T],
+    out: &mut [T],
+    pool: impl Fn(&mut [T], &mut dyn Iterator<Item = usize>, &[T]) + Sync + Send,
+) {
+    let c = g.c;
+    par_units(out, g.out_image(), out.len() * g.w.iter().map(|w| w.size).product::<usize>(), |b, oi| {
+        let xi = &x[b * g.in_image()..(b + 1) * g.in_image()];
+        g.windows(|o, cells| pool(&mut oi[o * c..(o + 1) * c], cells, xi));
+    });
 }
 
 fn max_pool<T: Real>(g: &Geom, x: &[T], out: &mut [T]) {
     let c = g.c;
-    par_units(out, g.out_image(), out.len() * g.w.iter().map(|w| w.size).product::<usize>(), |b, oi| {
-        let xi = &x[b * g.in_image()..(b + 1) * g.in_image()];
-        g.windows(|o, cells| {
-            let acc = &mut oi[o * c..(o + 1) * c];
-            let mut first = true;
-            for cell in cells {
-                let v = &xi[cell * c..(cell + 1) * c];
-                if first {
-                    acc.copy_from_slice(v);
-                    first = false;
-                } else {
-                    for (a, &v) in acc.iter_mut().zip(v) {
-                        if v > *a {
-                            *a = v;
-                        }
+    pool_forward(g, x, out, |acc, cells, xi| {
+        let mut first = true;
+        for cell in cells {
+            let v = &xi[cell * c..(cell + 1) * c];
+            if first {
+                acc.copy_from_slice(v);
+                first = false;
+            } else {
+                for (a, &v) in acc.iter_mut().zip(v) {
+                    if v > *a {
+                        *a = v;
                     }
                 }
             }
-        });
+        }
     });
 }
 
 fn avg_pool<T: Real>(g: &Geom, x: &[T], out: &mut [T]) {
     let c = g.c;
-    par_units(out, g.out_image(), out.len() * g.w.iter().map(|w| w.size).product::<usize>(), |b, oi| {
-        let xi = &x[b * g.in_image()..(b + 1) * g.in_image()];
-        g.windows(|o, cells| {
-            let acc = &mut oi[o * c..(o + 1) * c];
-            let mut count = 0usize;
-            for cell in cells {
-                count += 1;
-                acc.iter_mut().zip(&xi[cell * c..(cell + 1) * c]).for_each(|(a, &v)| *a += v);
-            }
-            let k = T::from_usize(count.max(1));
-            acc.iter_mut().for_each(|a| *a = *a / k);
-        });
+    pool_forward(g, x, out, |acc, cells, xi| {
+        let mut count = 0usize;
+        for cell in cells {
+            count += 1;
+            acc.iter_mut().zip(&xi[cell * c..(cell + 1) * c]).for_each(|(a, &v)| *a += v);
+        }
+        let k = T::from_usize(count.max(1));
+        acc.iter_mut().for_each(|a| *a = *a / k);
     });
 }
 

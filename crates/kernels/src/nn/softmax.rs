@@ -57,12 +57,10 @@ fn factory(node: &NodeDef, log: bool) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(Softmax { log, dtype }))
 }
 
-pub(crate) fn softmax_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, false)
-}
-
-pub(crate) fn log_softmax_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    factory(node, true)
+/// Registers the kernels.
+pub(crate) fn register(r: &mut crate::KernelRegistry) {
+    r.add("Softmax", |n| factory(n, false));
+    r.add("LogSoftmax", |n| factory(n, true));
 }
 
 impl Softmax {

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use super::common::{dims_str, padding_attr, unimplemented, Padding, Window};
+use super::common::{dims_str, gradient_dims, padding_attr, shape_values, unimplemented, Padding, Window};
 use crate::OpContext;
 
 /// Checks that `data_format` (if present) is NDHWC, the only layout of TensorFlow's CPU
@@ -99,17 +99,12 @@ pub(crate) fn out_dims(
 /// Reads a 5-element shape input (`input_sizes`, `filter_sizes`, `orig_input_shape`),
 /// checked to be allocatable.
 pub(crate) fn shape5(ctx: &OpContext, t: &Tensor, label: &str, what: &str) -> Result<Vec<usize>, Status> {
-    let v: Vec<i64> = match t.dtype() {
-        DataType::Int32 => t.as_slice::<i32>()?.iter().map(|&x| x as i64).collect(),
-        DataType::Int64 => t.as_slice::<i64>()?.to_vec(),
-        d => return Err(ctx.error(format!("{label}{what} must be int32 or int64, got {d}"))),
-    };
+    let what = format!("{label}{what}");
+    let v = shape_values(ctx, t, &what, "int32 or int64")?;
     if t.rank() != 1 || v.len() != 5 {
-        return Err(ctx.error(format!("{label}{what} must be a vector of 5 elements, got shape {}", t.shape())));
+        return Err(ctx.error(format!("{what} must be a vector of 5 elements, got shape {}", t.shape())));
     }
-    let dims = ferroflow_core::Shape::from_i64(&v).map_err(|e| ctx.error(format!("{label}{what}: {}", e.message)))?.0;
-    ferroflow_core::check_tensor_alloc(&dims, DataType::Float).map_err(|e| ctx.error_with(e))?;
-    Ok(dims)
+    gradient_dims(ctx, &v, &what)
 }
 
 /// `[n, depth, s]` → `[depth, n, s]` (borrowed when `n` is 1).

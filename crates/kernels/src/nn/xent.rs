@@ -63,25 +63,14 @@ impl Xent {
         if l == y {
             return if l.len() == 2 { Ok(l.to_vec()) } else { Err(not_matrix()) };
         }
-        let n = l.len().max(y.len());
-        let mut out = vec![0; n];
-        for i in 0..n {
-            let a = if i + l.len() >= n { l[i + l.len() - n] } else { 1 };
-            let b = if i + y.len() >= n { y[i + y.len() - n] } else { 1 };
-            out[i] = match (a, b) {
-                (a, b) if a == b => a,
-                (1, b) => b,
-                (a, 1) => a,
-                _ => {
-                    return Err(ctx.error(format!(
-                        "logits and labels must be broadcastable: logits_size={} labels_size={}",
-                        super::common::dims_str(l),
-                        super::common::dims_str(y)
-                    )))
-                }
-            };
-        }
-        if n != 2 {
+        let Some(out) = crate::math::bcast::broadcast_shape(l, y) else {
+            return Err(ctx.error(format!(
+                "logits and labels must be broadcastable: logits_size={} labels_size={}",
+                super::common::dims_str(l),
+                super::common::dims_str(y)
+            )));
+        };
+        if out.len() != 2 {
             return Err(not_matrix());
         }
         Ok(out)

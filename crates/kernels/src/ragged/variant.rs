@@ -8,7 +8,7 @@
 
 use ferroflow_core::{DataType, NodeAttrs, RaggedVariant, Shape, Status, Tensor, Variant};
 
-use crate::array::util::{index_vec, split_rows};
+use crate::array::util::{index_vec, node_context, split_rows};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// One boxed ragged tensor (ferroflow_core's, which also knows TensorFlow's encoding).
@@ -178,10 +178,12 @@ impl OpKernel for FromVariant {
             }
             1 => self.stack(ctx, &parts, self.output_ragged_rank - 1)?,
             r => {
-                return Err(Status::unimplemented(format!(
-                    "node '{}': RaggedTensorFromVariant of a rank-{r} encoded_ragged is not supported by ferroflow yet",
-                    ctx.node().name
-                )))
+                return Err(node_context(
+                    &ctx.node().name,
+                    Status::unimplemented(format!(
+                        "RaggedTensorFromVariant of a rank-{r} encoded_ragged is not supported by ferroflow yet"
+                    )),
+                ))
             }
         };
         let k = splits.len();

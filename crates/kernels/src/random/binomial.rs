@@ -222,12 +222,11 @@ fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     if matches!(t, DataType::Int32 | DataType::Int64) {
         // The op allows integer parameters, but TensorFlow registers no kernel for them.
         return Err(Status::not_found(format!(
-            "node '{}' (op {}): no CPU kernel for T={} (counts and probs must be {})",
-            n.name,
-            n.op,
+            "no CPU kernel for T={} (counts and probs must be {})",
             t.tf_name(),
             type_list(&PARAM_TYPES)
-        )));
+        ))
+        .in_node(&n.name, &n.op));
     }
     Ok(Box::new(StatelessBinomial { t: check_type(n, "T", &PARAM_TYPES)?, out: check_type(n, "dtype", &OUT_TYPES)? }))
 }

@@ -133,10 +133,7 @@ impl OpKernel for MultinomialOp {
 fn make(node: &NodeDef, stateful: bool) -> Result<Box<dyn OpKernel>, Status> {
     let out = node.attr_type("output_dtype")?;
     if out != DataType::Int32 && out != DataType::Int64 {
-        return Err(Status::invalid_argument(format!(
-            "node '{}' (op {}): output_dtype must be int32 or int64, got {out}",
-            node.name, node.op
-        )));
+        return Err(node.node_error(format!("output_dtype must be int32 or int64, got {out}")));
     }
     let gen = if stateful { Some(GuardedPhilox::from_node(node)?) } else { None };
     Ok(Box::new(MultinomialOp { gen, out }))

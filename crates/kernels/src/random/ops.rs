@@ -82,10 +82,8 @@ impl OpKernel for RandomOp {
 fn make(node: &NodeDef, kind: Kind) -> Result<Box<dyn OpKernel>, Status> {
     let dtype = node.attr_type("dtype")?;
     if !dtype.is_float() {
-        return Err(Status::unimplemented(format!(
-            "node '{}' (op {}): dtype {dtype} is not supported (float32 and float64 are)",
-            node.name, node.op
-        )));
+        return Err(Status::unimplemented(format!("dtype {dtype} is not supported (float32 and float64 are)"))
+            .in_node(&node.name, &node.op));
     }
     Ok(Box::new(RandomOp { kind, dtype, gen: GuardedPhilox::from_node(node)? }))
 }

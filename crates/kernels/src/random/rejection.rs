@@ -170,16 +170,7 @@ pub(crate) fn check_type(
     allowed: &[DataType],
 ) -> Result<DataType, Status> {
     use ferroflow_core::NodeAttrs;
-    let t = node.attr_type(attr)?;
-    if allowed.contains(&t) {
-        Ok(t)
-    } else {
-        Err(Status::invalid_argument(format!(
-            "node '{}' (op {}): attr '{attr}' is {}, which is not one of {}",
-            node.name,
-            node.op,
-            t.tf_name(),
-            type_list(allowed)
-        )))
-    }
+    crate::array::util::type_attr_in(node, attr, allowed, |t| {
+        node.node_error(format!("attr '{attr}' is {}, which is not one of {}", t.tf_name(), type_list(allowed)))
+    })
 }

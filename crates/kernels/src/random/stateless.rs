@@ -218,10 +218,8 @@ fn make(n: &NodeDef, dist: Dist, v2: bool) -> Result<Box<dyn OpKernel>, Status> 
         Dist::FullInt => matches!(dtype, DataType::Int32 | DataType::Int64 | DataType::UInt32 | DataType::UInt64),
     };
     if !ok {
-        return Err(Status::unimplemented(format!(
-            "node '{}' (op {}): dtype {dtype} is not supported on CPU by ferroflow",
-            n.name, n.op
-        )));
+        return Err(Status::unimplemented(format!("dtype {dtype} is not supported on CPU by ferroflow"))
+            .in_node(&n.name, &n.op));
     }
     Ok(Box::new(Stateless { dist, dtype, v2 }))
 }

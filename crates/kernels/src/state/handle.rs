@@ -93,16 +93,13 @@ fn container_name(h: &ResourceHandle) -> &str {
 /// with TensorFlow's message (in TF1 graphs that means "not initialized").
 pub fn existing_var(ctx: &OpContext, h: &ResourceHandle) -> Result<Arc<Var>, Status> {
     lookup_var(ctx, h).map_err(|e| {
-        Status::failed_precondition(format!(
-            "node '{}' (op {}): Could not find variable {}. This could mean that the variable has been deleted. \
-             In TF1, it can also mean the variable is uninitialized. Debug info: container={}, status error \
-             message={}",
-            ctx.node().name,
-            ctx.node().op,
+        ctx.error_with(Status::failed_precondition(format!(
+            "Could not find variable {}. This could mean that the variable has been deleted. In TF1, it can also \
+             mean the variable is uninitialized. Debug info: container={}, status error message={}",
             h.name,
             container_name(h),
             e.message
-        ))
+        )))
     })
 }
 
@@ -125,24 +122,17 @@ pub fn read_typed_var(
 
 /// FailedPrecondition for reading an uninitialized resource variable.
 pub fn uninitialized_read(ctx: &OpContext, h: &ResourceHandle) -> Status {
-    Status::failed_precondition(format!(
-        "node '{}' (op {}): Error while reading resource variable {} from Container: {}. This could mean that \
-         the variable was uninitialized.",
-        ctx.node().name,
-        ctx.node().op,
+    ctx.error_with(Status::failed_precondition(format!(
+        "Error while reading resource variable {} from Container: {}. This could mean that the variable was \
+         uninitialized.",
         h.name,
         container_name(h)
-    ))
+    )))
 }
 
 /// FailedPrecondition for using an uninitialized variable (TensorFlow's ref-variable text).
 pub fn uninitialized_use(ctx: &OpContext, var: &Var) -> Status {
-    Status::failed_precondition(format!(
-        "node '{}' (op {}): Attempting to use uninitialized value {}",
-        ctx.node().name,
-        ctx.node().op,
-        var.name
-    ))
+    ctx.error_with(Status::failed_precondition(format!("Attempting to use uninitialized value {}", var.name)))
 }
 
 /// The first `n` inputs of a kernel that updates variables: resource handles (resolved to

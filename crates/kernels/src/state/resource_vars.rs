@@ -9,6 +9,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::handle::{handle_input, handle_tensor, make_var_handle, read_typed_var, tf_type_name, uninitialized_use};
 use super::update::{add_in_place, assign_value, UpdateKind};
+use crate::array::util::node_context;
 use crate::{KernelRegistry, OpContext, OpKernel, Var};
 
 struct VarHandleOp {
@@ -103,7 +104,7 @@ impl OpKernel for AssignUpdateVariableOp {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let h = handle_input(ctx, 0)?;
         let value = ctx.input(1)?;
-        let var = super::handle::lookup_var(ctx, &h).map_err(|e| e.context(format!("node '{}'", ctx.node().name)))?;
+        let var = super::handle::lookup_var(ctx, &h).map_err(|e| node_context(&ctx.node().name, e))?;
         if var.dtype != self.dtype || value.dtype() != self.dtype {
             return Err(ctx.error("DType of variable handle and value does not match."));
         }
@@ -161,7 +162,7 @@ impl OpKernel for DestroyResourceOp {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let h = handle_input(ctx, 0)?;
         match ctx.resources().delete::<Var>(&h.container, &h.name) {
-            Err(e) if !self.ignore_lookup_error => Err(e.context(format!("node '{}'", ctx.node().name))),
+            Err(e) if !self.ignore_lookup_error => Err(node_context(&ctx.node().name, e)),
             _ => Ok(()),
         }
     }

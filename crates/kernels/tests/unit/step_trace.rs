@@ -1,19 +1,10 @@
 use std::time::Instant;
 
-use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Shape, Tensor};
+use ferroflow_graph::graph_util::node_def as node;
 
 use ferroflow_kernels::step_trace::timeline_label;
 use ferroflow_kernels::{StepTrace, Value};
-
-fn node(name: &str, op: &str, inputs: &[&str]) -> NodeDef {
-    NodeDef {
-        name: name.into(),
-        op: op.into(),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        ..Default::default()
-    }
-}
 
 #[test]
 fn label_lists_data_inputs_only() {

@@ -13,28 +13,29 @@ use ferroflow_core::{ResourceHandle, Status, Tensor};
 use ferroflow_kernels::{OpContext, OpKernel};
 
 use super::dataset::{dataset_input, Dataset, DatasetIter, DatasetRef, Element, IterCtx};
+use super::sources::Elements;
 use super::BuildFn;
 
 struct Cache {
     input: Arc<DatasetRef>,
     /// The elements of a completed pass.
-    done: Mutex<Option<Arc<Vec<Element>>>>,
+    done: Mutex<Option<Arc<Elements>>>,
 }
 
-enum CacheIter {
-    /// Reading a completed cache.
-    Read { elements: Arc<Vec<Element>>, next: usize },
-    /// Reading the input and keeping what it gives.
-    Write { ds: Arc<Cache>, input: Box<dyn DatasetIter>, kept: Vec<Element> },
+/// A pass reading the input and keeping what it gives.
+struct CacheWrite {
+    ds: Arc<Cache>,
+    input: Box<dyn DatasetIter>,
+    kept: Vec<Element>,
 }
 
 impl Dataset for Cache {
     fn make_iter(self: Arc<Self>, ctx: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
         let done = self.done.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        Ok(Box::new(match done {
-            Some(elements) => CacheIter::Read { elements, next: 0 },
-            None => CacheIter::Write { input: self.input.iter(ctx)?, ds: self, kept: Vec::new() },
-        }))
+        match done {
+            Some(elements) => elements.make_iter(ctx),
+            None => Ok(Box::new(CacheWrite { input: self.input.iter(ctx)?, ds: self, kept: Vec::new() })),
+        }
     }
 
     fn cardinality(&self) -> i64 {
@@ -42,25 +43,18 @@ impl Dataset for Cache {
     }
 }
 
-impl DatasetIter for CacheIter {
+impl DatasetIter for CacheWrite {
     fn next(&mut self, ctx: &IterCtx) -> Result<Option<Element>, Status> {
-        match self {
-            CacheIter::Read { elements, next } => {
-                let e = elements.get(*next).cloned();
-                *next += 1;
-                Ok(e)
+        match self.input.next(ctx)? {
+            Some(e) => {
+                self.kept.push(e.clone());
+                Ok(Some(e))
             }
-            CacheIter::Write { ds, input, kept } => match input.next(ctx)? {
-                Some(e) => {
-                    kept.push(e.clone());
-                    Ok(Some(e))
-                }
-                None => {
-                    let elements = Arc::new(std::mem::take(kept));
-                    ds.done.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(elements);
-                    Ok(None)
-                }
-            },
+            None => {
+                let elements = Arc::new(Elements(std::mem::take(&mut self.kept)));
+                self.ds.done.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(elements);
+                Ok(None)
+            }
         }
     }
 }

@@ -130,6 +130,12 @@ pub(crate) fn shape_text(s: &Option<Vec<i64>>) -> String {
     }
 }
 
+/// `e` with node `node` named in front (`node 'n': …`) and as its node payload: how a
+/// data kernel's error names its node.
+pub(crate) fn in_node(e: Status, node: &str) -> Status {
+    e.context(format_args!("node '{node}'")).with_node(node)
+}
+
 /// Checks that an element has the declared component types and shapes.
 pub(crate) fn check_element(e: &Element, types: &[DataType], shapes: &Shapes, who: &str) -> Result<(), Status> {
     if e.len() != types.len() {

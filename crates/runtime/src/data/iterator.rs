@@ -15,7 +15,9 @@ use ferroflow_kernels::state::handle::DEFAULT_CONTAINER;
 use ferroflow_kernels::{AsyncOpKernel, DoneCallback, OpContext, OpKernel, StepCtx};
 use prost::Message;
 
-use super::dataset::{check_element, dataset_input, dataset_of, declared, DatasetIter, DatasetRef, IterCtx, Shapes};
+use super::dataset::{
+    check_element, dataset_input, dataset_of, declared, in_node, DatasetIter, DatasetRef, IterCtx, Shapes,
+};
 use super::func::start_call;
 use super::pool;
 use crate::function::FunctionBody;
@@ -87,7 +89,7 @@ impl IteratorResource {
             Some(e) => {
                 let (types, shapes) =
                     if self.types.is_empty() { (&a.types, &a.shapes) } else { (&self.types, &self.shapes) };
-                check_element(&e, types, shapes, &format!("node '{node}'"))?;
+                check_element(&e, types, shapes, &format!("node '{node}'")).map_err(|e| e.with_node(node))?;
                 Ok(e)
             }
         }
@@ -114,12 +116,8 @@ pub(super) fn resource_input<R: std::any::Any + Send + Sync>(
     let h = ferroflow_kernels::state::handle::handle_input(ctx, i)?;
     let c = if h.container.is_empty() { DEFAULT_CONTAINER } else { h.container.as_str() };
     ctx.resources().lookup::<R>(c, &h.name).map_err(|_| {
-        Status::not_found(format!(
-            "node '{}': {what} '{}' does not exist on {}{hint}",
-            ctx.node().name,
-            h.name,
-            ctx.step().device
-        ))
+        let e = Status::not_found(format!("{what} '{}' does not exist on {}{hint}", h.name, ctx.step().device));
+        in_node(e, &ctx.node().name)
     })
 }
 
@@ -207,8 +205,7 @@ impl OpKernel for Make {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let ds = dataset_input(ctx, 0)?;
         let it = iterator_input(ctx, 1)?;
-        let node = ctx.node().name.clone();
-        it.start(&ds, ctx.step()).map_err(|e| e.context(format!("node '{node}'")))
+        it.start(&ds, ctx.step()).map_err(|e| in_node(e, &ctx.node().name))
     }
 }
 
@@ -242,11 +239,8 @@ fn get_next_then(ctx: OpContext, done: DoneCallback, output: SetElement) {
 /// Puts an iterator's element into the node's outputs, one component each.
 pub(super) fn set_element(ctx: &mut OpContext, node: &str, e: Vec<Tensor>) -> Result<(), Status> {
     if e.len() != ctx.num_outputs() {
-        return Err(Status::invalid_argument(format!(
-            "node '{node}': the iterator yields {} components, the node has {} outputs",
-            e.len(),
-            ctx.num_outputs()
-        )));
+        let msg = format!("the iterator yields {} components, the node has {} outputs", e.len(), ctx.num_outputs());
+        return Err(in_node(Status::invalid_argument(msg), node));
     }
     e.into_iter().enumerate().try_for_each(|(i, t)| ctx.set_output(i, t))
 }
@@ -332,11 +326,8 @@ impl OpKernel for FromString {
         }
         let bytes = t.scalar_value::<Vec<u8>>()?;
         let p = ResourceHandleProto::decode(bytes.as_slice()).map_err(|e| {
-            Status::invalid_argument(format!(
-                "node '{}': could not parse an iterator string handle ({} bytes): {e}",
-                ctx.node().name,
-                bytes.len()
-            ))
+            let msg = format!("could not parse an iterator string handle ({} bytes): {e}", bytes.len());
+            in_node(Status::invalid_argument(msg), &ctx.node().name)
         })?;
         let h = ResourceHandle::from_proto(&p);
         ctx.set_output(0, Tensor::scalar(h))?;
@@ -344,12 +335,11 @@ impl OpKernel for FromString {
             let c = if p.container.is_empty() { DEFAULT_CONTAINER } else { p.container.as_str() };
             if let Ok(it) = ctx.resources().lookup::<IteratorResource>(c, &p.name) {
                 if !it.types.is_empty() && it.types != self.types {
-                    return Err(Status::invalid_argument(format!(
-                        "node '{}': the iterator's output types {:?} do not match the expected types {:?}",
-                        ctx.node().name,
-                        it.types,
-                        self.types
-                    )));
+                    let msg = format!(
+                        "the iterator's output types {:?} do not match the expected types {:?}",
+                        it.types, self.types
+                    );
+                    return Err(in_node(Status::invalid_argument(msg), &ctx.node().name));
                 }
             }
         }

@@ -17,7 +17,7 @@ use ferroflow_kernels::state::handle::{handle_input, DEFAULT_CONTAINER};
 use ferroflow_kernels::{AsyncOpKernel, DoneCallback, OpContext, OpKernel, StepCtx};
 use prost::Message;
 
-use super::dataset::{dataset_input, declared};
+use super::dataset::{dataset_input, declared, in_node};
 use super::iterator::{resource_input, set_element, Delete, IteratorResource};
 use super::pool;
 
@@ -58,17 +58,17 @@ impl MultiDeviceIterator {
     fn next_of(&self, shard: i32, incarnation: i64, step: &StepCtx, node: &str) -> Result<Vec<Tensor>, Status> {
         let mut g = self.shards.lock().unwrap_or_else(|e| e.into_inner());
         if incarnation != g.incarnation {
-            return Err(Status::invalid_argument(format!(
-                "node '{node}': multi-device iterator incarnation id mismatch: {incarnation} asked, {} under way \
-                 (was it re-initialized?)",
+            let msg = format!(
+                "multi-device iterator incarnation id mismatch: {incarnation} asked, {} under way (was it \
+                 re-initialized?)",
                 g.incarnation
-            )));
+            );
+            return Err(in_node(Status::invalid_argument(msg), node));
         }
         let n = self.devices.len();
         let Some(s) = usize::try_from(shard).ok().filter(|&s| s < n) else {
-            return Err(Status::invalid_argument(format!(
-                "node '{node}': shard {shard} of a multi-device iterator over {n} devices"
-            )));
+            let msg = format!("shard {shard} of a multi-device iterator over {n} devices");
+            return Err(in_node(Status::invalid_argument(msg), node));
         };
         loop {
             if let Some(e) = g.buffers[s].pop_front() {
@@ -136,8 +136,7 @@ impl OpKernel for Init {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let ds = dataset_input(ctx, 0)?;
         let it = lookup(ctx, 1)?;
-        let node = ctx.node().name.clone();
-        let id = it.init(&ds, ctx.step()).map_err(|e| e.context(format!("node '{node}'")))?;
+        let id = it.init(&ds, ctx.step()).map_err(|e| in_node(e, &ctx.node().name))?;
         ctx.set_output(0, Tensor::scalar(id))
     }
 }
@@ -183,11 +182,8 @@ impl OpKernel for FromString {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let bytes = ctx.input(0)?.scalar_value::<Vec<u8>>()?;
         let p = ResourceHandleProto::decode(bytes.as_slice()).map_err(|e| {
-            Status::invalid_argument(format!(
-                "node '{}': could not parse a multi-device iterator string handle ({} bytes): {e}",
-                ctx.node().name,
-                bytes.len()
-            ))
+            let msg = format!("could not parse a multi-device iterator string handle ({} bytes): {e}", bytes.len());
+            in_node(Status::invalid_argument(msg), &ctx.node().name)
         })?;
         ctx.set_output(0, Tensor::scalar(ResourceHandle::from_proto(&p)))
     }

@@ -92,7 +92,7 @@ pub(crate) fn spawn_kernel(
     });
     if let Err(e) = r {
         if let Some((ctx, done)) = slot.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            let e = Status::new(e.code, format!("node '{}': {}", ctx.node().name, e.message));
+            let e = super::dataset::in_node(e, &ctx.node().name);
             done(ctx, Err(e));
         }
     }

@@ -9,7 +9,7 @@ use ferroflow_core::proto::{FunctionDefLibrary, NodeDef};
 use ferroflow_core::{NodeAttrs, Status};
 use ferroflow_kernels::{AsyncOpKernel, DoneCallback, OpContext, OpKernel};
 
-use super::dataset::{check_element, dataset_input, declared, IterCtx, Shapes};
+use super::dataset::{check_element, dataset_input, declared, in_node, IterCtx, Shapes};
 use super::func::FuncSpec;
 use super::iterator::set_element;
 use super::pool;
@@ -38,7 +38,7 @@ impl AsyncOpKernel for Reduce {
                     ictx.check()?;
                     let mut args = std::mem::take(&mut state);
                     args.extend(e);
-                    state = func.call(&ictx, args).map_err(|e| e.context(format!("node '{node}': reduce_func")))?;
+                    state = func.call(&ictx, args).map_err(|e| in_node(e.context("reduce_func"), &node))?;
                     check_element(&state, &types, &shapes, &node)?;
                 }
                 Ok(state)

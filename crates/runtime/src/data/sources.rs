@@ -10,38 +10,71 @@ use super::dataset::{scalar_i64, Dataset, DatasetIter, Element, IterCtx};
 use super::tensor_util::row;
 use super::BuildFn;
 
+/// A dataset whose elements are at hand, each read by its index: every such dataset is a
+/// [`Dataset`] whose passes count through the indices.
+pub(super) trait InMemory: Send + Sync + 'static {
+    /// The number of elements.
+    fn num_elements(&self) -> usize;
+
+    /// Element `i` (below [`InMemory::num_elements`]).
+    fn element(&self, i: usize) -> Result<Element, Status>;
+}
+
+impl<D: InMemory> Dataset for D {
+    fn make_iter(self: Arc<Self>, _: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
+        Ok(Box::new(InMemoryIter { ds: self, next: 0 }))
+    }
+
+    fn cardinality(&self) -> i64 {
+        self.num_elements() as i64
+    }
+}
+
+struct InMemoryIter<D> {
+    ds: Arc<D>,
+    next: usize,
+}
+
+impl<D: InMemory> DatasetIter for InMemoryIter<D> {
+    fn next(&mut self, _: &IterCtx) -> Result<Option<Element>, Status> {
+        if self.next >= self.ds.num_elements() {
+            return Ok(None);
+        }
+        let e = self.ds.element(self.next)?;
+        self.next += 1;
+        Ok(Some(e))
+    }
+}
+
+/// Elements held in memory (a window's component, a completed cache).
+pub(super) struct Elements(pub(super) Vec<Element>);
+
+impl InMemory for Elements {
+    fn num_elements(&self) -> usize {
+        self.0.len()
+    }
+
+    fn element(&self, i: usize) -> Result<Element, Status> {
+        Ok(self.0[i].clone())
+    }
+}
+
 struct Tensors {
     components: Element,
     /// `None`: the whole components are the one element; else the number of rows.
     rows: Option<usize>,
 }
 
-struct TensorsIter {
-    ds: Arc<Tensors>,
-    next: usize,
-}
-
-impl Dataset for Tensors {
-    fn make_iter(self: Arc<Self>, _: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
-        Ok(Box::new(TensorsIter { ds: self, next: 0 }))
+impl InMemory for Tensors {
+    fn num_elements(&self) -> usize {
+        self.rows.unwrap_or(1)
     }
 
-    fn cardinality(&self) -> i64 {
-        self.rows.map_or(1, |n| n as i64)
-    }
-}
-
-impl DatasetIter for TensorsIter {
-    fn next(&mut self, _: &IterCtx) -> Result<Option<Element>, Status> {
-        let i = self.next;
-        let e = match self.ds.rows {
-            None if i == 0 => Some(self.ds.components.clone()),
-            None => None,
-            Some(n) if i < n => Some(self.ds.components.iter().map(|t| row(t, i)).collect::<Result<_, _>>()?),
-            Some(_) => None,
-        };
-        self.next += usize::from(e.is_some());
-        Ok(e)
+    fn element(&self, i: usize) -> Result<Element, Status> {
+        match self.rows {
+            None => Ok(self.components.clone()),
+            Some(_) => self.components.iter().map(|t| row(t, i)).collect(),
+        }
     }
 }
 

@@ -14,6 +14,7 @@ use ferroflow_core::Status;
 
 use super::dataset::{dataset_input, dataset_tensor, scalar_bool, scalar_i64, Dataset, DatasetIter, DatasetRef};
 use super::dataset::{Element, IterCtx, INFINITE, UNKNOWN};
+use super::sources::Elements;
 use super::BuildFn;
 
 struct Window {
@@ -103,32 +104,6 @@ impl DatasetIter for WindowIter {
             })
             .collect();
         Ok(Some(out))
-    }
-}
-
-/// A window's component: its elements, held in memory.
-struct Elements(Vec<Element>);
-
-struct ElementsIter {
-    ds: Arc<Elements>,
-    next: usize,
-}
-
-impl Dataset for Elements {
-    fn make_iter(self: Arc<Self>, _: &IterCtx) -> Result<Box<dyn DatasetIter>, Status> {
-        Ok(Box::new(ElementsIter { ds: self, next: 0 }))
-    }
-
-    fn cardinality(&self) -> i64 {
-        self.0.len() as i64
-    }
-}
-
-impl DatasetIter for ElementsIter {
-    fn next(&mut self, _: &IterCtx) -> Result<Option<Element>, Status> {
-        let e = self.ds.0.get(self.next).cloned();
-        self.next += 1;
-        Ok(e)
     }
 }
 

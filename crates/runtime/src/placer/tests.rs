@@ -12,8 +12,7 @@ fn devices() -> Vec<String> {
 }
 
 fn node(name: &str, op: &str, device: &str, inputs: &[&str]) -> NodeDef {
-    let mut n = NodeDef { name: name.into(), op: op.into(), device: device.into(), ..Default::default() };
-    n.input = inputs.iter().map(|s| s.to_string()).collect();
+    let mut n = NodeDef { device: device.into(), ..ferroflow_graph::graph_util::node_def(name, op, inputs) };
     match op {
         "Const" => {
             n.attr.insert("dtype".into(), attr::ty(DataType::Float));

@@ -257,7 +257,9 @@ pub(crate) fn after<T: AsOpName>(s: &Scope, deps: &[T]) -> Scope {
 }
 
 /// A boxed optimizer (what `--optimizer` picks at run time) is an optimizer, so it can be
-/// wrapped, e.g. by [`crate::sync_replicas::SyncReplicasOptimizer`].
+/// wrapped, e.g. by [`crate::sync_replicas::SyncReplicasOptimizer`]. The required methods
+/// and the per-optimizer hooks are forwarded; `compute_gradients`, `apply_gradients` and
+/// `minimize` are the provided ones, built on those (no optimizer overrides them).
 impl Optimizer for Box<dyn Optimizer> {
     fn name(&self) -> &str {
         (**self).name()
@@ -273,22 +275,5 @@ impl Optimizer for Box<dyn Optimizer> {
     }
     fn finish(&self, s: &Scope, updates: &[Operation]) -> Result<Vec<Operation>, Status> {
         (**self).finish(s, updates)
-    }
-    fn compute_gradients(
-        &self,
-        s: &Scope,
-        loss: &Output,
-        vars: Option<&[Variable]>,
-    ) -> Result<Vec<(Option<Output>, Variable)>, Status> {
-        (**self).compute_gradients(s, loss, vars)
-    }
-    fn apply_gradients(
-        &self,
-        s: &Scope,
-        grads_and_vars: &[GradAndVar],
-        global_step: Option<&Variable>,
-        name: &str,
-    ) -> Result<Operation, Status> {
-        (**self).apply_gradients(s, grads_and_vars, global_step, name)
     }
 }

@@ -60,7 +60,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
     }
     r.add(binop("Pow", "{float, double, int32, int64}", "T"));
     r.add(binop("SquaredDifference", "{float, double, int32, int64}", "T"));
-    r.add(binop("DivNoNan", "{float, double}", "T"));
+    r.add(binop("DivNoNan", "{float, double, complex64, complex128}", "T"));
     for name in ["Greater", "GreaterEqual", "Less", "LessEqual"] {
         r.add(binop(name, REAL, "bool"));
     }

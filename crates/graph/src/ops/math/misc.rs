@@ -75,7 +75,7 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .input("inputs: N * T")
             .output("sum: T")
             .attr("N: int >= 1")
-            .attr("T: {float, double, uint8, int32, int64, variant}")
+            .attr("T: {float, double, uint8, int32, int64, complex64, complex128, variant}")
             .shape_fn(add_n_shape)
             .build(),
     );

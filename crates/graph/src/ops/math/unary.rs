@@ -22,8 +22,9 @@ pub(crate) fn register(r: &mut OpRegistry) {
     let unary = |r: &mut OpRegistry, name: &str, types: &str| {
         r.add(op(name).input("x: T").output("y: T").attr(&format!("T: {types}")).shape_fn(unchanged).build());
     };
-    for name in ["Sign", "Round", "Reciprocal", "Inv"] {
-        unary(r, name, "{float, double, int32, int64}");
+    unary(r, "Round", "{float, double, int32, int64}");
+    for name in ["Sign", "Reciprocal", "Inv"] {
+        unary(r, name, "{float, double, int32, int64, complex64, complex128}");
     }
     // TensorFlow's OpDef types.
     unary(r, "Neg", "{bfloat16, half, float, double, int8, int16, int32, int64, complex64, complex128}");
@@ -33,7 +34,10 @@ pub(crate) fn register(r: &mut OpRegistry) {
         "Square",
         "{bfloat16, half, float, double, int8, int16, int32, int64, uint8, uint16, uint32, uint64, complex64, complex128}",
     );
-    for name in ["Sqrt", "Rsqrt", "Exp", "Log", "Log1p", "Tanh", "Sigmoid", "Floor", "Ceil"] {
+    for name in ["Sqrt", "Rsqrt", "Exp", "Log", "Log1p", "Tanh", "Sigmoid"] {
+        unary(r, name, "{float, double, complex64, complex128}");
+    }
+    for name in ["Floor", "Ceil"] {
         unary(r, name, "{float, double}");
     }
     for name in ["TanhGrad", "SigmoidGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad", "InvGrad"] {

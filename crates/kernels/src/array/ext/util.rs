@@ -1,19 +1,19 @@
 //! Helpers of the extended array kernels (splits, scans, top-k, einsum …).
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status};
+use ferroflow_core::{DataType, Status};
+
+use crate::array::util::type_attr_in;
 
 /// A type attr that must be one of `allowed` (the types this CPU kernel implements);
 /// otherwise NotFound, as TensorFlow answers for a missing kernel.
 pub(crate) fn kernel_dtype(n: &NodeDef, attr: &str, allowed: &[DataType]) -> Result<DataType, Status> {
-    let t = n.attr_type(attr)?;
-    if allowed.contains(&t) {
-        return Ok(t);
-    }
-    Err(Status::not_found(format!(
-        "No registered '{}' OpKernel for 'CPU' devices compatible with node {{{{node {}}}}}: {attr}={t}",
-        n.op, n.name
-    )))
+    type_attr_in(n, attr, allowed, |t| {
+        Status::not_found(format!(
+            "No registered '{}' OpKernel for 'CPU' devices compatible with node {{{{node {}}}}}: {attr}={t}",
+            n.op, n.name
+        ))
+    })
 }
 
 /// `axis` in `[-rank, rank)` as a dimension index, else `None`.

@@ -130,10 +130,8 @@ impl<O: UpdateRule> OpKernel for ApplyKernel<O> {
 fn make<O: UpdateRule>(node: &NodeDef, resource: bool, sparse: bool) -> Result<Box<dyn OpKernel>, Status> {
     let dtype = node.attr_type("T")?;
     if !dtype.is_float() {
-        return Err(Status::unimplemented(format!(
-            "node '{}' (op {}): T = {dtype} is not supported (float32 and float64 are)",
-            node.name, node.op
-        )));
+        return Err(Status::unimplemented(format!("T = {dtype} is not supported (float32 and float64 are)"))
+            .in_node(&node.name, &node.op));
     }
     Ok(Box::new(ApplyKernel { opt: O::from_node(node)?, resource, sparse, dtype }))
 }
