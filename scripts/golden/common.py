@@ -154,3 +154,16 @@ def case_list(make=raw_op_case):
     """A generator's list of cases, and its `case(...)`: appends `make(...)` to the list."""
     cases = []
     return cases, lambda *args, **kwargs: cases.append(make(*args, **kwargs))
+
+
+def print_error_classes(bad):
+    """Runs each (what, thunk) of `bad` and prints the error class and first line TensorFlow
+    gives (the kernel tests assert the same codes)."""
+    import tensorflow as tf
+
+    for what, f in bad:
+        try:
+            f()
+            print(what, "-> no error")
+        except tf.errors.OpError as e:
+            print(what, "->", type(e).__name__, ":", e.message.splitlines()[0][:160])

@@ -6,7 +6,7 @@ ReverseSequence, UniqueWithCounts, ListDiff, InTopKV2/InTopK, LRN/LRNGrad and Cr
 import numpy as np
 import tensorflow as tf
 
-from common import case_list, write
+from common import case_list, dt, write
 
 rs = np.random.RandomState(11)
 cases, case = case_list()
@@ -15,27 +15,27 @@ cases, case = case_list()
 f32 = lambda *s: rs.randn(*s).astype(np.float32)  # noqa: E731
 i32 = lambda *v: np.array(v, np.int32)  # noqa: E731
 i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
-BLOCK = {"Tblock_shape": "int32"}
+
+
+def space_batch(name, op, x, block, pads, pad_name, idx=i32):
+    """A SpaceToBatchND (`pad_name` "paddings") or BatchToSpaceND ("crops") case: `pads`
+    flat, one (before, after) pair per block dimension, of the index type made by `idx`."""
+    index = str(idx().dtype)
+    case(name, op, [("input", x), ("block_shape", idx(*block)), (pad_name, idx(*pads).reshape(len(block), 2))],
+         {"T": dt(x), "Tblock_shape": index, "T" + pad_name: index})
+
 
 # SpaceToBatchND / BatchToSpaceND: 1 and 2 spatial dims, paddings, a trailing remainder.
 x = f32(2, 4, 6, 3)
-case("s2b_2d", "SpaceToBatchND", [("input", x), ("block_shape", i32(2, 3)), ("paddings", i32(0, 0, 0, 0).reshape(2, 2))],
-     {"T": "float32", **BLOCK, "Tpaddings": "int32"})
-case("s2b_2d_pad", "SpaceToBatchND", [("input", x), ("block_shape", i32(2, 2)), ("paddings", i32(1, 1, 0, 2).reshape(2, 2))],
-     {"T": "float32", **BLOCK, "Tpaddings": "int32"})
-case("s2b_1d_i64", "SpaceToBatchND",
-     [("input", np.arange(30, dtype=np.int64).reshape(1, 5, 3, 2)), ("block_shape", i64(3)), ("paddings", i64(1, 0).reshape(1, 2))],
-     {"T": "int64", "Tblock_shape": "int64", "Tpaddings": "int64"})
-case("s2b_none", "SpaceToBatchND", [("input", f32(2, 3)), ("block_shape", np.zeros(0, np.int32)),
-                                   ("paddings", np.zeros((0, 2), np.int32))], {"T": "float32", **BLOCK, "Tpaddings": "int32"})
+space_batch("s2b_2d", "SpaceToBatchND", x, (2, 3), (0, 0, 0, 0), "paddings")
+space_batch("s2b_2d_pad", "SpaceToBatchND", x, (2, 2), (1, 1, 0, 2), "paddings")
+space_batch("s2b_1d_i64", "SpaceToBatchND", np.arange(30, dtype=np.int64).reshape(1, 5, 3, 2), (3,), (1, 0), "paddings",
+            idx=i64)
+space_batch("s2b_none", "SpaceToBatchND", f32(2, 3), (), (), "paddings")
 y = f32(12, 2, 3, 3)
-case("b2s_2d", "BatchToSpaceND", [("input", y), ("block_shape", i32(2, 3)), ("crops", i32(0, 0, 0, 0).reshape(2, 2))],
-     {"T": "float32", **BLOCK, "Tcrops": "int32"})
-case("b2s_2d_crop", "BatchToSpaceND", [("input", y), ("block_shape", i32(2, 3)), ("crops", i32(1, 2, 0, 3).reshape(2, 2))],
-     {"T": "float32", **BLOCK, "Tcrops": "int32"})
-case("b2s_1d_i8", "BatchToSpaceND",
-     [("input", rs.randint(-9, 9, (4, 3, 2)).astype(np.int8)), ("block_shape", i32(2)), ("crops", i32(0, 1).reshape(1, 2))],
-     {"T": "int8", **BLOCK, "Tcrops": "int32"})
+space_batch("b2s_2d", "BatchToSpaceND", y, (2, 3), (0, 0, 0, 0), "crops")
+space_batch("b2s_2d_crop", "BatchToSpaceND", y, (2, 3), (1, 2, 0, 3), "crops")
+space_batch("b2s_1d_i8", "BatchToSpaceND", rs.randint(-9, 9, (4, 3, 2)).astype(np.int8), (2,), (0, 1), "crops")
 case("s2b_legacy", "SpaceToBatch", [("input", x), ("paddings", i32(0, 0, 1, 1).reshape(2, 2))],
      {"T": "float32", "Tpaddings": "int32"}, {"block_size": 2})
 case("b2s_legacy", "BatchToSpace", [("input", f32(8, 2, 3, 2)), ("crops", i32(0, 1, 1, 0).reshape(2, 2))],

@@ -1,73 +1,47 @@
 //! TensorFlow data types.
 
+use crate::wire_enum::wire_enum;
 use crate::{Status, Storage};
 
-/// A TensorFlow element type. Values equal TensorFlow's `DataType` enum; reference types
-/// (`DT_FLOAT_REF` …) are the base type with [`DataType::is_ref`] handled by callers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(i32)]
-pub enum DataType {
-    Float = 1,
-    Double = 2,
-    Int32 = 3,
-    UInt8 = 4,
-    Int16 = 5,
-    Int8 = 6,
-    String = 7,
-    Complex64 = 8,
-    Int64 = 9,
-    Bool = 10,
-    QInt8 = 11,
-    QUInt8 = 12,
-    QInt32 = 13,
-    BFloat16 = 14,
-    QInt16 = 15,
-    QUInt16 = 16,
-    UInt16 = 17,
-    Complex128 = 18,
-    Half = 19,
-    Resource = 20,
-    Variant = 21,
-    UInt32 = 22,
-    UInt64 = 23,
+wire_enum! {
+    /// A TensorFlow element type. Values equal TensorFlow's `DataType` enum; reference types
+    /// (`DT_FLOAT_REF` …) are the base type with [`DataType::is_ref`] handled by callers.
+    pub enum DataType {
+        Float = 1 => "float32",
+        Double = 2 => "float64",
+        Int32 = 3 => "int32",
+        UInt8 = 4 => "uint8",
+        Int16 = 5 => "int16",
+        Int8 = 6 => "int8",
+        String = 7 => "string",
+        Complex64 = 8 => "complex64",
+        Int64 = 9 => "int64",
+        Bool = 10 => "bool",
+        QInt8 = 11 => "qint8",
+        QUInt8 = 12 => "quint8",
+        QInt32 = 13 => "qint32",
+        BFloat16 = 14 => "bfloat16",
+        QInt16 = 15 => "qint16",
+        QUInt16 = 16 => "quint16",
+        UInt16 = 17 => "uint16",
+        Complex128 = 18 => "complex128",
+        Half = 19 => "float16",
+        Resource = 20 => "resource",
+        Variant = 21 => "variant",
+        UInt32 = 22 => "uint32",
+        UInt64 = 23 => "uint64",
+    }
+    /// TensorFlow's Python-side name (`float32`, `int64`, …).
+    fn name;
 }
 
 impl DataType {
-    /// All types ferroflow knows by name.
-    pub const ALL: [DataType; 23] = [
-        DataType::Float,
-        DataType::Double,
-        DataType::Int32,
-        DataType::UInt8,
-        DataType::Int16,
-        DataType::Int8,
-        DataType::String,
-        DataType::Complex64,
-        DataType::Int64,
-        DataType::Bool,
-        DataType::QInt8,
-        DataType::QUInt8,
-        DataType::QInt32,
-        DataType::BFloat16,
-        DataType::QInt16,
-        DataType::QUInt16,
-        DataType::UInt16,
-        DataType::Complex128,
-        DataType::Half,
-        DataType::Resource,
-        DataType::Variant,
-        DataType::UInt32,
-        DataType::UInt64,
-    ];
-
     /// Parses a wire value; `_REF` values (base + 100) map to their base type.
     /// Returns the type and whether it was a reference type.
     pub fn from_proto(v: i32) -> Result<(DataType, bool), Status> {
         let (base, is_ref) = if v > 100 { (v - 100, true) } else { (v, false) };
-        DataType::ALL
-            .iter()
-            .find(|d| **d as i32 == base)
-            .map(|d| (*d, is_ref))
+        DataType::from_wire(base)
+            .map(|d| (d, is_ref))
             .ok_or_else(|| Status::invalid_argument(format!("unknown or unsupported DataType enum value {v}")))
     }
 
@@ -96,36 +70,6 @@ impl DataType {
             DataType::Double => "double",
             DataType::Half => "half",
             d => d.name(),
-        }
-    }
-
-    /// TensorFlow's Python-side name (`float32`, `int64`, …).
-    pub fn name(self) -> &'static str {
-        use DataType::*;
-        match self {
-            Float => "float32",
-            Double => "float64",
-            Int32 => "int32",
-            UInt8 => "uint8",
-            Int16 => "int16",
-            Int8 => "int8",
-            String => "string",
-            Complex64 => "complex64",
-            Int64 => "int64",
-            Bool => "bool",
-            QInt8 => "qint8",
-            QUInt8 => "quint8",
-            QInt32 => "qint32",
-            BFloat16 => "bfloat16",
-            QInt16 => "qint16",
-            QUInt16 => "quint16",
-            UInt16 => "uint16",
-            Complex128 => "complex128",
-            Half => "float16",
-            Resource => "resource",
-            Variant => "variant",
-            UInt32 => "uint32",
-            UInt64 => "uint64",
         }
     }
 

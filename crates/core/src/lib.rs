@@ -22,6 +22,7 @@ mod tensor_proto;
 mod variant;
 pub mod varint;
 mod watched_alloc;
+mod wire_enum;
 
 pub use char_boundary::floor_char_boundary;
 pub use device::{rendezvous_key, DeviceName};

@@ -3,77 +3,37 @@
 use std::fmt;
 
 use crate::status_payload::Payloads;
+use crate::wire_enum::wire_enum;
 
-/// TensorFlow's canonical error codes (`tensorflow.error.Code`), equal to gRPC's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(i32)]
-pub enum Code {
-    Ok = 0,
-    Cancelled = 1,
-    Unknown = 2,
-    InvalidArgument = 3,
-    DeadlineExceeded = 4,
-    NotFound = 5,
-    AlreadyExists = 6,
-    PermissionDenied = 7,
-    ResourceExhausted = 8,
-    FailedPrecondition = 9,
-    Aborted = 10,
-    OutOfRange = 11,
-    Unimplemented = 12,
-    Internal = 13,
-    Unavailable = 14,
-    DataLoss = 15,
-    Unauthenticated = 16,
+wire_enum! {
+    /// TensorFlow's canonical error codes (`tensorflow.error.Code`), equal to gRPC's.
+    pub enum Code {
+        Ok = 0 => "OK",
+        Cancelled = 1 => "CANCELLED",
+        Unknown = 2 => "UNKNOWN",
+        InvalidArgument = 3 => "INVALID_ARGUMENT",
+        DeadlineExceeded = 4 => "DEADLINE_EXCEEDED",
+        NotFound = 5 => "NOT_FOUND",
+        AlreadyExists = 6 => "ALREADY_EXISTS",
+        PermissionDenied = 7 => "PERMISSION_DENIED",
+        ResourceExhausted = 8 => "RESOURCE_EXHAUSTED",
+        FailedPrecondition = 9 => "FAILED_PRECONDITION",
+        Aborted = 10 => "ABORTED",
+        OutOfRange = 11 => "OUT_OF_RANGE",
+        Unimplemented = 12 => "UNIMPLEMENTED",
+        Internal = 13 => "INTERNAL",
+        Unavailable = 14 => "UNAVAILABLE",
+        DataLoss = 15 => "DATA_LOSS",
+        Unauthenticated = 16 => "UNAUTHENTICATED",
+    }
+    /// TensorFlow's spelling of the code, e.g. `INVALID_ARGUMENT`.
+    fn name;
 }
 
 impl Code {
     /// Maps a wire value to a code; unknown values become [`Code::Unknown`].
     pub fn from_i32(v: i32) -> Code {
-        use Code::*;
-        match v {
-            0 => Ok,
-            1 => Cancelled,
-            3 => InvalidArgument,
-            4 => DeadlineExceeded,
-            5 => NotFound,
-            6 => AlreadyExists,
-            7 => PermissionDenied,
-            8 => ResourceExhausted,
-            9 => FailedPrecondition,
-            10 => Aborted,
-            11 => OutOfRange,
-            12 => Unimplemented,
-            13 => Internal,
-            14 => Unavailable,
-            15 => DataLoss,
-            16 => Unauthenticated,
-            _ => Unknown,
-        }
-    }
-
-    /// TensorFlow's spelling of the code, e.g. `INVALID_ARGUMENT`.
-    pub fn name(self) -> &'static str {
-        use Code::*;
-        match self {
-            Ok => "OK",
-            Cancelled => "CANCELLED",
-            Unknown => "UNKNOWN",
-            InvalidArgument => "INVALID_ARGUMENT",
-            DeadlineExceeded => "DEADLINE_EXCEEDED",
-            NotFound => "NOT_FOUND",
-            AlreadyExists => "ALREADY_EXISTS",
-            PermissionDenied => "PERMISSION_DENIED",
-            ResourceExhausted => "RESOURCE_EXHAUSTED",
-            FailedPrecondition => "FAILED_PRECONDITION",
-            Aborted => "ABORTED",
-            OutOfRange => "OUT_OF_RANGE",
-            Unimplemented => "UNIMPLEMENTED",
-            Internal => "INTERNAL",
-            Unavailable => "UNAVAILABLE",
-            DataLoss => "DATA_LOSS",
-            Unauthenticated => "UNAUTHENTICATED",
-        }
+        Code::from_wire(v).unwrap_or(Code::Unknown)
     }
 }
 

@@ -118,6 +118,15 @@ impl OpDefBuilder {
         self.def.attrs.push(parse_attr(&self.def.name, spec));
         self
     }
+    /// Applies `f` when `cond` holds: the variant of an op that has one more argument or
+    /// attr than its sibling, or is stateful where the sibling is not.
+    pub fn when(self, cond: bool, f: impl FnOnce(Self) -> Self) -> Self {
+        if cond {
+            f(self)
+        } else {
+            self
+        }
+    }
     /// Marks the op stateful.
     pub fn stateful(mut self) -> Self {
         self.def.stateful = true;

@@ -5,24 +5,16 @@
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType, C128, C64};
-use rayon::prelude::*;
 
-use crate::math::bcast::{bcast_apply, Plan, PAR_THRESHOLD};
+use crate::math::bcast::{bcast_apply, map_unary, Plan};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
-/// `f` of every element of `x`, in parallel for large tensors.
-fn map<A: TensorType + Copy + Sync, O: TensorType + Send>(
+/// `f` of every element of `x`, by [`map_unary`] (in parallel for large tensors).
+fn map<A: TensorType + Copy + Sync, O: TensorType + Copy + Default + Send>(
     x: &Tensor,
-    f: impl Fn(A) -> O + Sync + Send,
+    f: impl Fn(A) -> O + Sync,
 ) -> Result<Tensor, Status> {
-    ferroflow_core::check_tensor_alloc(x.dims(), O::DTYPE)?;
-    let src = x.as_slice::<A>()?;
-    let out: Vec<O> = if src.len() > PAR_THRESHOLD {
-        src.par_iter().map(|&v| f(v)).collect()
-    } else {
-        src.iter().map(|&v| f(v)).collect()
-    };
-    Tensor::new(x.shape().clone(), out)
+    Tensor::new(x.shape().clone(), map_unary(x.dims(), x.as_slice::<A>()?, f)?)
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]

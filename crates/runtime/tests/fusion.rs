@@ -3,24 +3,18 @@
 //! chains whose intermediates are used elsewhere (fetched, consumed twice, control edges)
 //! left alone.
 
+mod fusion_common;
+
 use ferroflow_core::proto::GraphDef;
 use ferroflow_core::{DataType, Tensor};
-use ferroflow_graph::{gradients, ops, Output, Scope};
+use ferroflow_graph::{ops, Output, Scope};
 use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{fuse_ops, DirectSession};
-
-fn seeded(dims: &[usize], seed: u64) -> Tensor {
-    ferroflow_kernels::testutil::seeded_f32(dims, seed)
-}
+use fusion_common::{fused_equals_plain, loss_and_gradients, seeded};
 
 /// A small CNN: conv 3x3 (4 channels) + bias + relu, then dense + bias + relu, then dense +
-/// bias (no relu), a loss, and the gradients of every parameter.
-struct Net {
-    x: Output,
-    fetches: Vec<Output>,
-}
-
-fn net(s: &Scope) -> Net {
+/// bias (no relu), a loss, and the gradients of every parameter: the input and the fetches.
+fn net(s: &Scope) -> (Output, Vec<Output>) {
     let x = ops::placeholder_named(s, "x", DataType::Float, Some(&[-1, 6, 6, 2]));
     let f = ops::constant(s, seeded(&[3, 3, 2, 4], 1));
     let cb = ops::constant(s, seeded(&[4], 2));
@@ -32,33 +26,12 @@ fn net(s: &Scope) -> Net {
     let w2 = ops::constant(s, seeded(&[8, 3], 5));
     let b2 = ops::constant(s, seeded(&[3], 6));
     let logits = ops::bias_add(s, ops::mat_mul(s, h, w2.clone(), false, false), b2.clone());
-    let loss = ops::sum(s, ops::square(s, logits), ops::constant(s, Tensor::vec(vec![0i32, 1])), false);
-    let params = [f, cb, w1, b1, w2, b2];
-    let grads = gradients(s, std::slice::from_ref(&loss), &params, None).unwrap();
-    let mut fetches = vec![loss.clone()];
-    fetches.extend(grads.into_iter().map(|g| g.expect("every parameter has a gradient")));
-    Net { x, fetches }
-}
-
-fn run(fusion: bool) -> Vec<Tensor> {
-    let s = Scope::new_root();
-    let n = net(&s);
-    let sess = DirectSession::new(s.graph());
-    sess.set_fusion(fusion);
-    let fetches: Vec<&Output> = n.fetches.iter().collect();
-    sess.run(&[(&n.x, seeded(&[3, 6, 6, 2], 7))], &fetches, &[]).unwrap()
+    (x, loss_and_gradients(s, logits, &[f, cb, w1, b1, w2, b2]))
 }
 
 #[test]
 fn fused_results_and_gradients_equal_the_unfused_ones_bit_for_bit() {
-    let fused = run(true);
-    let plain = run(false);
-    assert_eq!(fused.len(), 7);
-    for (i, (a, b)) in fused.iter().zip(&plain).enumerate() {
-        assert_eq!(a.dims(), b.dims(), "fetch {i}");
-        let (a, b) = (a.as_slice::<f32>().unwrap(), b.as_slice::<f32>().unwrap());
-        assert!(a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()), "fetch {i}: {a:?} vs {b:?}");
-    }
+    let fused = fused_equals_plain(net, &seeded(&[3, 6, 6, 2], 7), 7);
     assert!(fused[0].scalar_value::<f32>().unwrap() > 0.0);
 }
 
@@ -69,7 +42,7 @@ fn ops_of(gd: &GraphDef) -> Vec<String> {
 #[test]
 fn the_training_graph_fuses_every_forward_chain() {
     let s = Scope::new_root();
-    let n = net(&s);
+    let _ = net(&s);
     let gd = s.graph().to_graph_def();
     let (fused, count) = fuse_ops(&gd);
     assert_eq!(count, 3, "conv+bias+relu, matmul+bias+relu, matmul+bias");
@@ -87,7 +60,6 @@ fn the_training_graph_fuses_every_forward_chain() {
         let f = fused.node.iter().find(|m| m.name == r).expect("the fused node keeps the Relu's name");
         assert!(f.op.starts_with("_Fused"), "{} is {}", f.name, f.op);
     }
-    drop(n);
 }
 
 /// `relu(x · w + b)` on a fed `[-1, 2]` input: the scope, `x`, and the MatMul, BiasAdd and

@@ -21,18 +21,6 @@ pub(crate) struct RemoteMaster {
     channel: Channel,
 }
 
-/// A call through the generated client with the deadline, errors naming the target.
-macro_rules! call {
-    ($self:ident, $method:ident, $req:expr, $deadline:expr, $what:expr) => {{
-        let mut c = master_client($self.channel.clone());
-        let deadline = $deadline;
-        c.$method(request_with_deadline($req, deadline))
-            .await
-            .map(|r| r.into_inner())
-            .map_err(|e| from_grpc_call(&e, &$self.what($what), deadline))
-    }};
-}
-
 impl RemoteMaster {
     /// The master at `target` (`grpc://host:port`), over `channel`.
     pub(crate) fn new(target: String, channel: Channel) -> RemoteMaster {
@@ -45,30 +33,35 @@ impl RemoteMaster {
     }
 }
 
-#[async_trait::async_trait]
-impl MasterApi for RemoteMaster {
-    async fn create_session(
-        &self,
-        req: CreateSessionRequest,
-        deadline: Instant,
-    ) -> Result<CreateSessionResponse, Status> {
-        call!(self, create_session, req, deadline, "CreateSession")
-    }
+/// [`MasterApi`] for [`RemoteMaster`]: each method under `forward` is the generated client's
+/// method of the same name, called with the deadline, errors naming the call (`$what`) and
+/// the target; the items after it are the methods written out.
+macro_rules! master_api {
+    (forward { $($method:ident($req:ty) -> $resp:ty, $what:literal;)* } $($item:tt)*) => {
+        #[async_trait::async_trait]
+        impl MasterApi for RemoteMaster {
+            $(
+                async fn $method(&self, req: $req, deadline: Instant) -> Result<$resp, Status> {
+                    master_client(self.channel.clone())
+                        .$method(request_with_deadline(req, deadline))
+                        .await
+                        .map(|r| r.into_inner())
+                        .map_err(|e| from_grpc_call(&e, &self.what($what), deadline))
+                }
+            )*
+            $($item)*
+        }
+    };
+}
 
-    async fn extend_session(
-        &self,
-        req: ExtendSessionRequest,
-        deadline: Instant,
-    ) -> Result<ExtendSessionResponse, Status> {
-        call!(self, extend_session, req, deadline, "ExtendSession")
-    }
-
-    async fn partial_run_setup(
-        &self,
-        req: PartialRunSetupRequest,
-        deadline: Instant,
-    ) -> Result<PartialRunSetupResponse, Status> {
-        call!(self, partial_run_setup, req, deadline, "PartialRunSetup")
+master_api! {
+    forward {
+        create_session(CreateSessionRequest) -> CreateSessionResponse, "CreateSession";
+        extend_session(ExtendSessionRequest) -> ExtendSessionResponse, "ExtendSession";
+        partial_run_setup(PartialRunSetupRequest) -> PartialRunSetupResponse, "PartialRunSetup";
+        close_session(CloseSessionRequest) -> CloseSessionResponse, "CloseSession";
+        list_devices(ListDevicesRequest) -> ListDevicesResponse, "ListDevices";
+        reset(ResetRequest) -> ResetResponse, "Reset";
     }
 
     async fn run_step(&self, call: RunStepCall, deadline: Instant) -> Result<RunStepReply, Status> {
@@ -78,17 +71,5 @@ impl MasterApi for RemoteMaster {
         let c = raw_grpc::Call { channel: self.channel.clone(), path: RUN_STEP, deadline, what: &what, peer: &bytes };
         let (resp, _): (RunStepResponse, _) = raw_grpc::unary(c, vec![raw_grpc::framed(&req)]).await?;
         RunStepReply::from_proto(resp, &what)
-    }
-
-    async fn close_session(&self, req: CloseSessionRequest, deadline: Instant) -> Result<CloseSessionResponse, Status> {
-        call!(self, close_session, req, deadline, "CloseSession")
-    }
-
-    async fn list_devices(&self, req: ListDevicesRequest, deadline: Instant) -> Result<ListDevicesResponse, Status> {
-        call!(self, list_devices, req, deadline, "ListDevices")
-    }
-
-    async fn reset(&self, req: ResetRequest, deadline: Instant) -> Result<ResetResponse, Status> {
-        call!(self, reset, req, deadline, "Reset")
     }
 }

@@ -155,7 +155,7 @@ pub(super) fn log_softmax_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// `vec[:, None] * mat` (TensorFlow's `_BroadcastMul`).
-fn broadcast_mul(s: &Scope, vec: Output, mat: Output) -> Output {
+pub(super) fn broadcast_mul(s: &Scope, vec: Output, mat: Output) -> Output {
     ops::mul(s, ops::expand_dims(s, vec, ops::constant(s, -1i32)), mat)
 }
 

@@ -237,4 +237,8 @@ pub(super) fn register(r: &mut GradRegistry) {
     super::linalg_grad::register(r);
     // QR and SVD. (decomposition_grad.rs)
     super::decomposition_grad::register(r);
+    // CTC loss (its fused gradient) and the CTC decoders. (ctc_grad.rs)
+    super::ctc_grad::register(r);
+    // Fake quantization (straight-through). (quant_grad.rs)
+    super::quant_grad::register(r);
 }

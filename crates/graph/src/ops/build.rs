@@ -6,7 +6,7 @@ use crate::scope::{Output, Scope};
 
 /// Output 0 of a new `op_type` node on `inputs` (one single-tensor argument each, in order)
 /// with `attrs` set: what a one-output builder function does with its arguments.
-pub(crate) fn op_output<'a>(
+pub fn op_output<'a>(
     s: &Scope,
     op_type: &str,
     inputs: impl IntoIterator<Item = Output>,

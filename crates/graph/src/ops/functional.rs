@@ -7,7 +7,7 @@ use ferroflow_core::proto::attr_value::Value as AV;
 use ferroflow_core::{shape_proto_dims, NodeAttrs, Status};
 
 use crate::function_def::Function;
-use crate::op_def::op;
+use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -47,22 +47,26 @@ fn while_shapes(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     shapes_from_attr(c, "T")
 }
 
+/// Registers the stateful op `stateful` and its stateless twin `stateless`, both as `def`
+/// defines them.
+fn add_pair(r: &mut OpRegistry, stateful: &str, stateless: &str, def: impl Fn(OpDefBuilder) -> OpDefBuilder) {
+    r.add(def(op(stateful)).stateful().build());
+    r.add(def(op(stateless)).build());
+}
+
 pub(crate) fn register(r: &mut OpRegistry) {
-    for (name, stateful) in [("While", true), ("StatelessWhile", false)] {
-        let b = op(name)
-            .input("input: T")
+    add_pair(r, "While", "StatelessWhile", |b| {
+        b.input("input: T")
             .output("output: T")
             .attr("T: list(type) >= 0")
             .attr("cond: func")
             .attr("body: func")
             .attr("output_shapes: list(shape) = []")
             .attr("parallel_iterations: int = 10")
-            .shape_fn(while_shapes);
-        r.add(if stateful { b.stateful() } else { b }.build());
-    }
-    for (name, stateful) in [("If", true), ("StatelessIf", false)] {
-        let b = op(name)
-            .input("cond: Tcond")
+            .shape_fn(while_shapes)
+    });
+    add_pair(r, "If", "StatelessIf", |b| {
+        b.input("cond: Tcond")
             .input("input: Tin")
             .output("output: Tout")
             .attr("Tcond: type")
@@ -71,12 +75,10 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .attr("then_branch: func")
             .attr("else_branch: func")
             .attr("output_shapes: list(shape) = []")
-            .shape_fn(call_shapes);
-        r.add(if stateful { b.stateful() } else { b }.build());
-    }
-    for (name, stateful) in [("StatefulPartitionedCall", true), ("PartitionedCall", false)] {
-        let b = op(name)
-            .input("args: Tin")
+            .shape_fn(call_shapes)
+    });
+    add_pair(r, "StatefulPartitionedCall", "PartitionedCall", |b| {
+        b.input("args: Tin")
             .output("output: Tout")
             .attr("Tin: list(type) >= 0")
             .attr("Tout: list(type) >= 0")
@@ -84,9 +86,8 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .attr("config: string = ''")
             .attr("config_proto: string = ''")
             .attr("executor_type: string = ''")
-            .shape_fn(call_shapes);
-        r.add(if stateful { b.stateful() } else { b }.build());
-    }
+            .shape_fn(call_shapes)
+    });
     r.add(
         op("RemoteCall")
             .input("target: string")

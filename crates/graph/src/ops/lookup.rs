@@ -38,20 +38,13 @@ pub(crate) fn register(r: &mut OpRegistry) {
         r.add(creator(&format!("HashTable{suffix}"), ref_form).build());
         r.add(creator(&format!("MutableHashTable{suffix}"), ref_form).build());
         r.add(creator(&format!("MutableHashTableOfTensors{suffix}"), ref_form).attr("value_shape: shape = []").build());
-        let dense =
-            op(&format!("MutableDenseHashTable{suffix}")).input("empty_key: key_dtype").input("deleted_key: key_dtype");
-        let dense = dense.handle_output("table_handle", ref_form);
         r.add(
-            dense
-                .attr("container: string = ''")
-                .attr("shared_name: string = ''")
-                .attr("use_node_name_sharing: bool = false")
-                .attr("key_dtype: type")
-                .attr("value_dtype: type")
+            creator(&format!("MutableDenseHashTable{suffix}"), ref_form)
+                .input("empty_key: key_dtype")
+                .input("deleted_key: key_dtype")
                 .attr("value_shape: shape = []")
                 .attr("initial_num_buckets: int = 131072")
                 .attr("max_load_factor: float = 0.8")
-                .stateful()
                 .build(),
         );
         r.add(

@@ -13,14 +13,27 @@ macro_rules! two_output_builders {
     )*};
 }
 
+/// Builders of ops with single-tensor inputs and one output: `pub fn f(s, args…) -> Output`
+/// for each documented `f => "Op"(args…);`, the node's output 0.
+macro_rules! one_output_builders {
+    ($($(#[$doc:meta])* $f:ident => $op:literal($($arg:ident),*);)*) => {$(
+        $(#[$doc])*
+        pub fn $f(s: &Scope, $($arg: Output),*) -> Output {
+            s.op($op)$(.input($arg))*.build().output(0)
+        }
+    )*};
+}
+
 mod array;
 mod base;
 mod build;
 mod collective;
 mod complex;
 mod control_flow;
+mod ctc;
 mod data_flow;
 mod dataset;
+mod fake_quant;
 mod functional;
 mod image;
 mod io;
@@ -48,12 +61,14 @@ mod training;
 
 pub use array::*;
 pub use base::*;
-pub(crate) use build::op_output;
+pub use build::op_output;
 pub use collective::{
     collective_bcast_recv, collective_bcast_send, collective_gather, collective_reduce, CollectiveKeys,
 };
 pub use complex::*;
+pub use ctc::*;
 pub use data_flow::*;
+pub use fake_quant::*;
 pub use functional::remote_call;
 pub use image::*;
 pub use io::*;
@@ -78,7 +93,7 @@ use crate::registry::OpRegistry;
 /// Registers every op family.
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
-        r: array, base, collective, complex, control_flow, data_flow, dataset, functional, image, io, iterator, linalg, linalg_spectral, list, lookup, math,
+        r: array, base, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_spectral, list, lookup, math,
         multinomial, nn, optional, ragged, random, random_dists, random_stateless, signal, sparse, state, string, tensor_array, training
     }
 }

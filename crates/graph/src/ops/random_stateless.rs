@@ -7,6 +7,7 @@ use ferroflow_core::{attr, DataType, Status};
 
 use super::random::random_shape;
 use crate::op_def::op;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -34,10 +35,8 @@ fn alg_shape(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 
 pub(crate) fn register(r: &mut OpRegistry) {
     for name in ["StatelessRandomGetKeyCounter", "StatelessRandomGetKeyCounterAlg"] {
-        let mut b = op(name).input("seed: Tseed").output("key: uint64").output("counter: uint64");
-        if name.ends_with("Alg") {
-            b = b.output("alg: int32");
-        }
+        let b = op(name).input("seed: Tseed").output("key: uint64").output("counter: uint64");
+        let b = b.when(name.ends_with("Alg"), |b| b.output("alg: int32"));
         r.add(b.attr("Tseed: {int32, int64} = DT_INT64").shape_fn(key_counter_shape).build());
     }
     r.add(op("StatelessRandomGetAlg").output("alg: int32").stateful().shape_fn(alg_shape).build());
@@ -110,21 +109,26 @@ pub(crate) fn register(r: &mut OpRegistry) {
     );
 }
 
+/// A V1 sampler `op_type` of `shape` and `seed`, of type `dtype`.
+fn seeded(s: &Scope, op_type: &str, shape: Output, seed: Output, dtype: DataType) -> Output {
+    op_output(s, op_type, [shape, seed], [("dtype", attr::ty(dtype))])
+}
+
 /// `StatelessRandomUniform`: uniform values in `[0, 1)` of `shape`, a function of `seed` (a
 /// vector of two ints) only.
 pub fn stateless_random_uniform(s: &Scope, shape: Output, seed: Output, dtype: DataType) -> Output {
-    s.op("StatelessRandomUniform").input(shape).input(seed).attr("dtype", attr::ty(dtype)).build().output(0)
+    seeded(s, "StatelessRandomUniform", shape, seed, dtype)
 }
 
 /// `StatelessRandomNormal`: standard normal values of `shape`, a function of `seed` only.
 pub fn stateless_random_normal(s: &Scope, shape: Output, seed: Output, dtype: DataType) -> Output {
-    s.op("StatelessRandomNormal").input(shape).input(seed).attr("dtype", attr::ty(dtype)).build().output(0)
+    seeded(s, "StatelessRandomNormal", shape, seed, dtype)
 }
 
 /// `StatelessTruncatedNormal`: normal values within two standard deviations, a function of
 /// `seed` only.
 pub fn stateless_truncated_normal(s: &Scope, shape: Output, seed: Output, dtype: DataType) -> Output {
-    s.op("StatelessTruncatedNormal").input(shape).input(seed).attr("dtype", attr::ty(dtype)).build().output(0)
+    seeded(s, "StatelessTruncatedNormal", shape, seed, dtype)
 }
 
 two_output_builders! {

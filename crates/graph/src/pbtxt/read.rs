@@ -106,110 +106,155 @@ fn dtype(f: &Field) -> Result<i32, Status> {
     }
 }
 
-fn shape(fields: &[Field]) -> Result<TensorShapeProto, Status> {
-    let mut s = TensorShapeProto::default();
+/// The message of type `T` that `fields` spell: each field, in order, goes to `set` with
+/// the message so far (starting from the default one); `set` decides what an unknown
+/// field does.
+fn message<T: Default>(
+    fields: &[Field],
+    mut set: impl FnMut(&mut T, &Field) -> Result<(), Status>,
+) -> Result<T, Status> {
+    let mut m = T::default();
     for f in fields {
-        match f.name.as_str() {
-            "dim" => {
-                let mut d = Dim::default();
-                for g in msg(f)? {
-                    match g.name.as_str() {
-                        "size" => d.size = ranged(g)?,
-                        "name" => d.name = string(g)?,
-                        _ => {}
-                    }
+        set(&mut m, f)?;
+    }
+    Ok(m)
+}
+
+/// Parsers of the messages whose known fields each set a part of the message:
+/// `fn name -> T { |m, f| "field" => statement, … }` reads `fields` in order into a default
+/// `T` (`m` the message so far, `f` the field), skipping the fields it does not name.
+macro_rules! message_parsers {
+    ($($(#[$doc:meta])* $vis:vis fn $name:ident -> $T:ty {
+        |$m:ident, $f:ident| $($(#[$arm:meta])* $field:literal => $set:expr,)*
+    })*) => {$(
+        $(#[$doc])*
+        $vis fn $name(fields: &[Field]) -> Result<$T, Status> {
+            message(fields, |$m: &mut $T, $f| {
+                match $f.name.as_str() {
+                    $($(#[$arm])* $field => $set,)*
+                    _ => {}
                 }
-                s.dim.push(d);
-            }
-            "unknown_rank" => s.unknown_rank = boolean(f)?,
-            _ => {}
+                Ok(())
+            })
         }
-    }
-    Ok(s)
+    )*};
 }
 
-fn resource(fields: &[Field]) -> Result<ResourceHandleProto, Status> {
-    let mut r = ResourceHandleProto::default();
-    for f in fields {
-        match f.name.as_str() {
-            "device" => r.device = string(f)?,
-            "container" => r.container = string(f)?,
-            "name" => r.name = string(f)?,
-            "hash_code" => r.hash_code = ranged(f)?,
-            "maybe_type_name" => r.maybe_type_name = string(f)?,
-            "dtypes_and_shapes" => {
-                let mut ds = DtypeAndShape::default();
-                for g in msg(f)? {
-                    match g.name.as_str() {
-                        "dtype" => ds.dtype = dtype(g)?,
-                        "shape" => ds.shape = Some(shape(msg(g)?)?),
-                        _ => {}
-                    }
-                }
-                r.dtypes_and_shapes.push(ds);
-            }
-            _ => {}
-        }
+message_parsers! {
+    fn shape -> TensorShapeProto { |s, f|
+        "dim" => s.dim.push(dim(msg(f)?)?),
+        "unknown_rank" => s.unknown_rank = boolean(f)?,
     }
-    Ok(r)
+
+    fn dim -> Dim { |d, g|
+        "size" => d.size = ranged(g)?,
+        "name" => d.name = string(g)?,
+    }
+
+    fn resource -> ResourceHandleProto { |r, f|
+        "device" => r.device = string(f)?,
+        "container" => r.container = string(f)?,
+        "name" => r.name = string(f)?,
+        "hash_code" => r.hash_code = ranged(f)?,
+        "maybe_type_name" => r.maybe_type_name = string(f)?,
+        "dtypes_and_shapes" => r.dtypes_and_shapes.push(dtype_and_shape(msg(f)?)?),
+    }
+
+    fn dtype_and_shape -> DtypeAndShape { |ds, g|
+        "dtype" => ds.dtype = dtype(g)?,
+        "shape" => ds.shape = Some(shape(msg(g)?)?),
+    }
+
+    fn tensor -> TensorProto { |t, f|
+        "dtype" => t.dtype = dtype(f)?,
+        "tensor_shape" => t.tensor_shape = Some(shape(msg(f)?)?),
+        "version_number" => t.version_number = ranged(f)?,
+        "tensor_content" => t.tensor_content = Bytes::from(bytes(f)?),
+        "float_val" => t.float_val.push(float(f)? as f32),
+        "double_val" => t.double_val.push(float(f)?),
+        "int_val" => t.int_val.push(ranged(f)?),
+        "string_val" => t.string_val.push(bytes(f)?),
+        "scomplex_val" => t.scomplex_val.push(float(f)? as f32),
+        "int64_val" => t.int64_val.push(ranged(f)?),
+        "bool_val" => t.bool_val.push(boolean(f)?),
+        "dcomplex_val" => t.dcomplex_val.push(float(f)?),
+        "half_val" => t.half_val.push(ranged(f)?),
+        "resource_handle_val" => t.resource_handle_val.push(resource(msg(f)?)?),
+        "uint32_val" => t.uint32_val.push(ranged(f)?),
+        "uint64_val" => t.uint64_val.push(ranged(f)?),
+        "float8_val" => t.float8_val = bytes(f)?,
+    }
+
+    fn list -> ListValue { |l, f|
+        "s" => l.s.push(bytes(f)?),
+        "i" => l.i.push(ranged(f)?),
+        "f" => l.f.push(float(f)? as f32),
+        "b" => l.b.push(boolean(f)?),
+        "type" => l.r#type.push(dtype(f)?),
+        "shape" => l.shape.push(shape(msg(f)?)?),
+        "tensor" => l.tensor.push(tensor(msg(f)?)?),
+        "func" => l.func.push(func(msg(f)?)?),
+    }
+
+    fn func -> NameAttrList { |n, f|
+        "name" => n.name = string(f)?,
+        "attr" => attr_map(f, &mut n.attr)?,
+    }
+
+    /// Parses a NodeDef's fields.
+    pub fn node -> NodeDef { |n, f|
+        "name" => n.name = string(f)?,
+        "op" => n.op = string(f)?,
+        "input" => n.input.push(string(f)?),
+        "device" => n.device = string(f)?,
+        "attr" => attr_map(f, &mut n.attr)?,
+    }
+
+    fn library -> FunctionDefLibrary { |lib, f|
+        "function" => lib.function.push(function(msg(f)?)?),
+        "gradient" => lib.gradient.push(gradient(msg(f)?)?),
+    }
+
+    fn function -> FunctionDef { |fd, g|
+        "signature" => fd.signature = Some(signature_name(msg(g)?)?),
+        "node_def" => fd.node_def.push(node(msg(g)?)?),
+        "ret" => {
+            let (k, v) = map_entry(g, string)?;
+            fd.ret.insert(k, v.unwrap_or_default());
+        },
+    }
+
+    fn gradient -> GradientDef { |gd, g|
+        "function_name" => gd.function_name = string(g)?,
+        "gradient_func" => gd.gradient_func = string(g)?,
+    }
+
+    fn versions -> VersionDef { |v, h|
+        "producer" => v.producer = ranged(h)?,
+        "min_consumer" => v.min_consumer = ranged(h)?,
+        "bad_consumers" => v.bad_consumers.push(ranged(h)?),
+    }
+
+    /// Parses a GraphDef's fields.
+    pub fn graph_def -> GraphDef { |g, f|
+        "node" => g.node.push(node(msg(f)?)?),
+        "library" => g.library = Some(library(msg(f)?)?),
+        #[allow(deprecated)]
+        "version" => g.version = ranged(f)?,
+        "versions" => g.versions = Some(versions(msg(f)?)?),
+    }
 }
 
-fn tensor(fields: &[Field]) -> Result<TensorProto, Status> {
-    let mut t = TensorProto::default();
-    for f in fields {
-        match f.name.as_str() {
-            "dtype" => t.dtype = dtype(f)?,
-            "tensor_shape" => t.tensor_shape = Some(shape(msg(f)?)?),
-            "version_number" => t.version_number = ranged(f)?,
-            "tensor_content" => t.tensor_content = Bytes::from(bytes(f)?),
-            "float_val" => t.float_val.push(float(f)? as f32),
-            "double_val" => t.double_val.push(float(f)?),
-            "int_val" => t.int_val.push(ranged(f)?),
-            "string_val" => t.string_val.push(bytes(f)?),
-            "scomplex_val" => t.scomplex_val.push(float(f)? as f32),
-            "int64_val" => t.int64_val.push(ranged(f)?),
-            "bool_val" => t.bool_val.push(boolean(f)?),
-            "dcomplex_val" => t.dcomplex_val.push(float(f)?),
-            "half_val" => t.half_val.push(ranged(f)?),
-            "resource_handle_val" => t.resource_handle_val.push(resource(msg(f)?)?),
-            "uint32_val" => t.uint32_val.push(ranged(f)?),
-            "uint64_val" => t.uint64_val.push(ranged(f)?),
-            "float8_val" => t.float8_val = bytes(f)?,
-            _ => {}
-        }
-    }
-    Ok(t)
-}
-
-fn list(fields: &[Field]) -> Result<ListValue, Status> {
-    let mut l = ListValue::default();
-    for f in fields {
-        match f.name.as_str() {
-            "s" => l.s.push(bytes(f)?),
-            "i" => l.i.push(ranged(f)?),
-            "f" => l.f.push(float(f)? as f32),
-            "b" => l.b.push(boolean(f)?),
-            "type" => l.r#type.push(dtype(f)?),
-            "shape" => l.shape.push(shape(msg(f)?)?),
-            "tensor" => l.tensor.push(tensor(msg(f)?)?),
-            "func" => l.func.push(func(msg(f)?)?),
-            _ => {}
-        }
-    }
-    Ok(l)
-}
-
+/// The key and value of a map entry (`value` parses the value field).
 fn map_entry<V>(f: &Field, value: impl Fn(&Field) -> Result<V, Status>) -> Result<(String, Option<V>), Status> {
-    let mut key = String::new();
-    let mut val = None;
-    for g in msg(f)? {
+    message(msg(f)?, |(key, val): &mut (String, Option<V>), g| {
         match g.name.as_str() {
-            "key" => key = string(g)?,
-            "value" => val = Some(value(g)?),
+            "key" => *key = string(g)?,
+            "value" => *val = Some(value(g)?),
             _ => {}
         }
-    }
-    Ok((key, val))
+        Ok(())
+    })
 }
 
 fn attr_map(f: &Field, m: &mut HashMap<String, AttrValue>) -> Result<(), Status> {
@@ -218,21 +263,8 @@ fn attr_map(f: &Field, m: &mut HashMap<String, AttrValue>) -> Result<(), Status>
     Ok(())
 }
 
-fn func(fields: &[Field]) -> Result<NameAttrList, Status> {
-    let mut n = NameAttrList::default();
-    for f in fields {
-        match f.name.as_str() {
-            "name" => n.name = string(f)?,
-            "attr" => attr_map(f, &mut n.attr)?,
-            _ => {}
-        }
-    }
-    Ok(n)
-}
-
 fn attr_value(fields: &[Field]) -> Result<AttrValue, Status> {
-    let mut v = AttrValue::default();
-    for f in fields {
+    message(fields, |v: &mut AttrValue, f| {
         v.value = Some(match f.name.as_str() {
             "list" => AV::List(Box::new(list(msg(f)?)?)),
             "s" => AV::S(bytes(f)?),
@@ -244,104 +276,26 @@ fn attr_value(fields: &[Field]) -> Result<AttrValue, Status> {
             "tensor" => AV::Tensor(Box::new(tensor(msg(f)?)?)),
             "func" => AV::Func(Box::new(func(msg(f)?)?)),
             "placeholder" => AV::Placeholder(string(f)?),
-            _ => continue,
+            _ => return Ok(()),
         });
-    }
-    Ok(v)
+        Ok(())
+    })
 }
 
-/// Parses a NodeDef's fields.
-pub fn node(fields: &[Field]) -> Result<NodeDef, Status> {
-    let mut n = NodeDef::default();
-    for f in fields {
-        match f.name.as_str() {
-            "name" => n.name = string(f)?,
-            "op" => n.op = string(f)?,
-            "input" => n.input.push(string(f)?),
-            "device" => n.device = string(f)?,
-            "attr" => attr_map(f, &mut n.attr)?,
-            _ => {}
+/// A FunctionDef's signature: only its name is read.
+fn signature_name(fields: &[Field]) -> Result<OpDef, Status> {
+    message(fields, |sig: &mut OpDef, h| {
+        if h.name == "name" {
+            sig.name = string(h)?;
         }
-    }
-    Ok(n)
-}
-
-fn library(fields: &[Field]) -> Result<FunctionDefLibrary, Status> {
-    let mut lib = FunctionDefLibrary::default();
-    for f in fields {
-        match f.name.as_str() {
-            "function" => {
-                let mut fd = FunctionDef::default();
-                for g in msg(f)? {
-                    match g.name.as_str() {
-                        "signature" => {
-                            let mut sig = OpDef::default();
-                            for h in msg(g)? {
-                                if h.name == "name" {
-                                    sig.name = string(h)?;
-                                }
-                            }
-                            fd.signature = Some(sig);
-                        }
-                        "node_def" => fd.node_def.push(node(msg(g)?)?),
-                        "ret" => {
-                            let (k, v) = map_entry(g, string)?;
-                            fd.ret.insert(k, v.unwrap_or_default());
-                        }
-                        _ => {}
-                    }
-                }
-                lib.function.push(fd);
-            }
-            "gradient" => {
-                let mut gd = GradientDef::default();
-                for g in msg(f)? {
-                    match g.name.as_str() {
-                        "function_name" => gd.function_name = string(g)?,
-                        "gradient_func" => gd.gradient_func = string(g)?,
-                        _ => {}
-                    }
-                }
-                lib.gradient.push(gd);
-            }
-            _ => {}
-        }
-    }
-    Ok(lib)
-}
-
-/// Parses a GraphDef's fields.
-pub fn graph_def(fields: &[Field]) -> Result<GraphDef, Status> {
-    let mut g = GraphDef::default();
-    for f in fields {
-        match f.name.as_str() {
-            "node" => g.node.push(node(msg(f)?)?),
-            "library" => g.library = Some(library(msg(f)?)?),
-            #[allow(deprecated)]
-            "version" => g.version = ranged(f)?,
-            "versions" => {
-                let mut v = VersionDef::default();
-                for h in msg(f)? {
-                    match h.name.as_str() {
-                        "producer" => v.producer = ranged(h)?,
-                        "min_consumer" => v.min_consumer = ranged(h)?,
-                        "bad_consumers" => v.bad_consumers.push(ranged(h)?),
-                        _ => {}
-                    }
-                }
-                g.versions = Some(v);
-            }
-            _ => {}
-        }
-    }
-    Ok(g)
+        Ok(())
+    })
 }
 
 /// A `tensorflow.CheckpointState` (the `checkpoint` file of a checkpoint directory). Unlike
 /// the graph messages, an unknown field is an error: the file has nothing else in it.
 pub fn checkpoint_state(fields: &[Field]) -> Result<CheckpointState, Status> {
-    let mut s = CheckpointState::default();
-    for f in fields {
+    message(fields, |s: &mut CheckpointState, f| {
         match f.name.as_str() {
             "model_checkpoint_path" => s.model_checkpoint_path = string(f)?,
             "all_model_checkpoint_paths" => s.all_model_checkpoint_paths.push(string(f)?),
@@ -349,6 +303,6 @@ pub fn checkpoint_state(fields: &[Field]) -> Result<CheckpointState, Status> {
             "last_preserved_timestamp" => s.last_preserved_timestamp = float(f)?,
             _ => return Err(err(f, "unknown field in CheckpointState")),
         }
-    }
-    Ok(s)
+        Ok(())
+    })
 }

@@ -2,7 +2,7 @@
 
 use ferroflow_core::{Status, Tensor, TensorType};
 
-use super::util::{index_scalar, index_tensor, index_vec, product, FnKernel};
+use super::util::{checked_index_scalar, index_tensor, index_vec, product, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 /// Concatenates same-rank tensors of one dtype along a valid `axis`; `shapes` were checked.
@@ -19,15 +19,17 @@ pub fn concat_typed<T: TensorType>(inputs: &[Tensor], axis: usize, out_dims: &[u
     Ok(out)
 }
 
+/// The concatenation dimension `t`, an integer scalar.
+fn concat_dim(ctx: &OpContext, t: &Tensor) -> Result<i64, Status> {
+    checked_index_scalar(ctx, t, |t| {
+        format!("Concat dim tensor should be a scalar integer, but got shape {}", t.shape())
+    })
+}
+
 fn concat_v2(ctx: &mut OpContext) -> Result<(), Status> {
     let n = ctx.num_inputs() - 1;
     let axis_t = ctx.input(n)?;
-    if axis_t.rank() != 0 {
-        return Err(
-            ctx.error(format!("Concat dim tensor should be a scalar integer, but got shape {}", axis_t.shape()))
-        );
-    }
-    let axis = index_scalar(&axis_t).map_err(|e| ctx.error(e.message))?;
+    let axis = concat_dim(ctx, &axis_t)?;
     let inputs: Vec<Tensor> = (0..n).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
     let first = &inputs[0];
     let r = first.rank() as i64;
@@ -73,12 +75,7 @@ fn np_vec(v: &[i64]) -> String {
 
 fn concat_offset(ctx: &mut OpContext) -> Result<(), Status> {
     let cdim_t = ctx.input(0)?;
-    if cdim_t.rank() != 0 {
-        return Err(
-            ctx.error(format!("Concat dim tensor should be a scalar integer, but got shape {}", cdim_t.shape()))
-        );
-    }
-    let cdim = index_scalar(&cdim_t).map_err(|e| ctx.error(e.message))?;
+    let cdim = concat_dim(ctx, &cdim_t)?;
     let n = ctx.num_inputs() - 1;
     let shapes: Vec<Tensor> = (1..=n).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
     if shapes[0].rank() != 1 {

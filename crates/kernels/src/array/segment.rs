@@ -42,6 +42,11 @@ fn segment_sum_typed<T: TensorType + SegAdd>(
     Ok(out)
 }
 
+/// Whether `data`'s shape starts with `ids`' shape.
+fn shape_starts_with(data: &Tensor, ids: &Tensor) -> bool {
+    data.rank() >= ids.rank() && data.dims()[..ids.rank()] == *ids.dims()
+}
+
 /// The inputs of an `UnsortedSegment*` op checked as TensorFlow checks them: `data`, its
 /// `segment_ids` (negative ones are dropped by the reductions) and the output dims
 /// `[num_segments] + data.shape[ids.rank..]`, whose allocation is checked.
@@ -53,7 +58,7 @@ pub(crate) fn unsorted_segment_args(ctx: &mut OpContext) -> Result<(Tensor, Vec<
         return Err(ctx.error(format!("num_segments should be a scalar, not shape {}", num_t.shape())));
     }
     let r = ids_t.rank();
-    if data.rank() < r || data.dims()[..r] != *ids_t.dims() {
+    if !shape_starts_with(&data, &ids_t) {
         return Err(ctx.error(format!(
             "data.shape = {} does not start with segment_ids.shape = {}",
             data.shape(),
@@ -108,7 +113,7 @@ fn dynamic_stitch(ctx: &mut OpContext) -> Result<(), Status> {
     let indices: Vec<Tensor> = (0..n).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
     let data: Vec<Tensor> = (n..2 * n).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
     let (r0, d0) = (indices[0].rank(), &data[0]);
-    if d0.rank() < r0 || d0.dims()[..r0] != *indices[0].dims() {
+    if !shape_starts_with(d0, &indices[0]) {
         return Err(ctx.error(format!(
             "data[0].shape = {} does not start with indices[0].shape = {}",
             d0.shape(),
@@ -121,7 +126,7 @@ fn dynamic_stitch(ctx: &mut OpContext) -> Result<(), Status> {
     for i in 0..n {
         let (ix, d) = (&indices[i], &data[i]);
         let r = ix.rank();
-        if d.rank() < r || d.dims()[..r] != *ix.dims() {
+        if !shape_starts_with(d, ix) {
             return Err(ctx.error(format!(
                 "data[{i}].shape = {} does not start with indices[{i}].shape = {}",
                 d.shape(),

@@ -34,6 +34,19 @@ pub fn index_scalar(t: &Tensor) -> Result<i64, Status> {
     Ok(v[0])
 }
 
+/// The integer scalar `t` (an input of the op), or the node's error `not_scalar(t)` when it
+/// is not of rank 0.
+pub(crate) fn checked_index_scalar(
+    ctx: &OpContext,
+    t: &Tensor,
+    not_scalar: impl FnOnce(&Tensor) -> String,
+) -> Result<i64, Status> {
+    if t.rank() != 0 {
+        return Err(ctx.error(not_scalar(t)));
+    }
+    index_scalar(t).map_err(|e| ctx.error(e.message))
+}
+
 /// An int32 or int64 tensor of the given dtype from i64 values (range-checked for int32).
 pub fn index_tensor(dtype: DataType, shape: Vec<usize>, v: Vec<i64>) -> Result<Tensor, Status> {
     match dtype {
@@ -112,6 +125,18 @@ pub(crate) fn output_shape(ctx: &OpContext, dims: &[i64], dtype: DataType) -> Re
 /// Product of dims, `1` for none.
 pub fn product(d: &[usize]) -> usize {
     d.iter().product()
+}
+
+/// Advances the row-major multi-index `idx` over `dims` by one (to all zeros after the last).
+#[inline]
+pub(crate) fn next_index(idx: &mut [usize], dims: &[usize]) {
+    for k in (0..idx.len()).rev() {
+        idx[k] += 1;
+        if idx[k] < dims[k] {
+            return;
+        }
+        idx[k] = 0;
+    }
 }
 
 /// A kernel with no state, built by a plain compute function.

@@ -108,48 +108,35 @@ fn divide(sum: &mut Tensor, n: i32) -> Result<(), Status> {
 }
 
 impl ConditionalAccumulator {
-    /// A new dense accumulator; `reduction` is `MEAN` or `SUM`.
+    /// A new accumulator of `kind`; `reduction` is `MEAN` or `SUM`. A sparse one sums
+    /// indexed slices of a tensor of `shape`, and its `MEAN` divides each index's sum by the
+    /// number of gradients that had that index, as TensorFlow does. Dense accumulators take
+    /// float, double, int32 and int64; TensorFlow registers the sparse one for float16,
+    /// float32 and float64.
     pub fn new(
         name: impl Into<String>,
-        dtype: DataType,
-        shape: Option<Vec<i64>>,
-        reduction: &str,
-    ) -> Result<Self, Status> {
-        let name = name.into();
-        if !matches!(dtype, DataType::Float | DataType::Double | DataType::Int32 | DataType::Int64) {
-            return Err(Status::unimplemented(format!(
-                "accumulator '{name}': dtype {dtype} is not supported yet (float, double, int32, int64 are)"
-            )));
-        }
-        Self::with_kind(name, AccumulatorKind::Dense, dtype, shape, reduction)
-    }
-
-    /// A new sparse accumulator (indexed slices of a tensor of `shape`); `reduction` is
-    /// `MEAN` (each index's sum divided by the number of gradients that had that index, as
-    /// TensorFlow does) or `SUM`. TensorFlow registers it for float16, float32 and float64.
-    pub fn new_sparse(
-        name: impl Into<String>,
-        dtype: DataType,
-        shape: Option<Vec<i64>>,
-        reduction: &str,
-    ) -> Result<ConditionalAccumulator, Status> {
-        let name = name.into();
-        if !SparseSum::supports(dtype) {
-            return Err(Status::invalid_argument(format!(
-                "sparse accumulator '{name}': no kernel for dtype {dtype} (TensorFlow registers \
-                 SparseConditionalAccumulator for float16, float32 and float64)"
-            )));
-        }
-        Self::with_kind(name, AccumulatorKind::Sparse, dtype, shape, reduction)
-    }
-
-    fn with_kind(
-        name: String,
         kind: AccumulatorKind,
         dtype: DataType,
         shape: Option<Vec<i64>>,
         reduction: &str,
     ) -> Result<ConditionalAccumulator, Status> {
+        let name = name.into();
+        match kind {
+            AccumulatorKind::Dense
+                if !matches!(dtype, DataType::Float | DataType::Double | DataType::Int32 | DataType::Int64) =>
+            {
+                return Err(Status::unimplemented(format!(
+                    "accumulator '{name}': dtype {dtype} is not supported yet (float, double, int32, int64 are)"
+                )));
+            }
+            AccumulatorKind::Sparse if !SparseSum::supports(dtype) => {
+                return Err(Status::invalid_argument(format!(
+                    "sparse accumulator '{name}': no kernel for dtype {dtype} (TensorFlow registers \
+                     SparseConditionalAccumulator for float16, float32 and float64)"
+                )));
+            }
+            _ => {}
+        }
         let mean = match reduction {
             "MEAN" => true,
             "SUM" => false,

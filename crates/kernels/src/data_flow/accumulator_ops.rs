@@ -8,11 +8,12 @@
 use std::sync::Arc;
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
 use super::accumulator::{AccumulatorKind, ConditionalAccumulator};
-use super::handles::{container_and_name, named_resource, set_handle_output};
+use super::handles::{container_and_name, exists_differently, named_resource, set_handle_output};
 use super::sparse_accumulator::SparseGradient;
+use super::waiters::start_waiting;
 use crate::array::util::node_context;
 use crate::{AsyncOpKernel, DoneCallback, KernelRegistry, OpContext, OpKernel};
 
@@ -31,13 +32,8 @@ struct Create {
 
 impl OpKernel for Create {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let acc = ctx.resources().lookup_or_create(&self.container, &self.name, || match self.kind {
-            AccumulatorKind::Dense => {
-                ConditionalAccumulator::new(&self.name, self.dtype, self.shape.clone(), &self.reduction)
-            }
-            AccumulatorKind::Sparse => {
-                ConditionalAccumulator::new_sparse(&self.name, self.dtype, self.shape.clone(), &self.reduction)
-            }
+        let acc = ctx.resources().lookup_or_create(&self.container, &self.name, || {
+            ConditionalAccumulator::new(&self.name, self.kind, self.dtype, self.shape.clone(), &self.reduction)
         })?;
         if acc.kind() != self.kind {
             return Err(ctx.error(format!(
@@ -47,15 +43,9 @@ impl OpKernel for Create {
             )));
         }
         if acc.dtype() != self.dtype {
-            return Err(ctx.error(format!(
-                "accumulator '{}' already exists with dtype {} but this node declares {}",
-                self.name,
-                acc.dtype(),
-                self.dtype
-            )));
+            return Err(exists_differently(ctx, "accumulator", &self.name, "dtype", acc.dtype(), self.dtype));
         }
-        let (c, n) = (self.container.clone(), self.name.clone());
-        set_handle_output(ctx, &c, &n, ACCUMULATOR_TYPE_NAME, self.as_ref)
+        set_handle_output(ctx, &self.container, &self.name, ACCUMULATOR_TYPE_NAME, self.as_ref)
     }
 }
 
@@ -108,23 +98,24 @@ impl OpKernel for ApplyGradient {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let acc = accumulator(ctx)?;
         check_dtype(ctx, &acc, self.dtype)?;
-        let local_step = int64_scalar(ctx, 1, "local_step")?;
+        let local_step = scalar_input::<i64>(ctx, 1, "local_step")?;
         let grad = ctx.input(2)?;
         acc.apply_gradient(local_step, grad).map_err(|e| node_context(&ctx.node().name, e))?;
         Ok(())
     }
 }
 
-/// The int64 scalar input `i` (`what` names it in errors, with TensorFlow's wording).
-fn int64_scalar(ctx: &OpContext, i: usize, what: &str) -> Result<i64, Status> {
+/// The int32 or int64 scalar input `i` (`what` names it in errors, with TensorFlow's
+/// wording).
+fn scalar_input<T: TensorType>(ctx: &OpContext, i: usize, what: &str) -> Result<T, Status> {
     let t = ctx.input(i)?;
-    if t.dtype() != DataType::Int64 {
-        return Err(ctx.error(format!("{what} must be an int64 scalar, got a {} tensor", t.dtype())));
+    if t.dtype() != T::DTYPE {
+        return Err(ctx.error(format!("{what} must be an {} scalar, got a {} tensor", T::DTYPE, t.dtype())));
     }
     if t.rank() != 0 {
         return Err(ctx.error(format!("Argument {what} must be scalar, but had bad shape {}", t.shape())));
     }
-    t.scalar_value::<i64>()
+    t.scalar_value::<T>()
 }
 
 struct SparseApplyGradient {
@@ -137,7 +128,7 @@ impl OpKernel for SparseApplyGradient {
         let acc = accumulator(ctx)?;
         acc.expect_kind(AccumulatorKind::Sparse, "SparseAccumulatorApplyGradient").map_err(|e| ctx.error(e.message))?;
         check_dtype(ctx, &acc, self.dtype)?;
-        let local_step = int64_scalar(ctx, 1, "local_step")?;
+        let local_step = scalar_input::<i64>(ctx, 1, "local_step")?;
         let int64 = |i: usize, what: &str| {
             let t = ctx.input(i)?;
             if t.dtype() != DataType::Int64 {
@@ -162,24 +153,14 @@ struct TakeGradient {
 
 impl AsyncOpKernel for TakeGradient {
     fn start(&self, ctx: OpContext, done: DoneCallback) {
-        let prep = (|| {
-            let acc = accumulator(&ctx)?;
+        let prep = |ctx: &OpContext| -> Result<_, Status> {
+            let acc = accumulator(ctx)?;
             acc.expect_kind(self.kind, &ctx.node().op).map_err(|e| ctx.error(e.message))?;
-            check_dtype(&ctx, &acc, self.dtype)?;
-            let n = ctx.input(1)?;
-            if n.dtype() != DataType::Int32 {
-                return Err(ctx.error(format!("num_required must be an int32 scalar, got a {} tensor", n.dtype())));
-            }
-            if n.rank() != 0 {
-                return Err(ctx.error(format!("Argument num_required must be scalar, but had bad shape {}", n.shape())));
-            }
-            Ok((acc, n.scalar_value::<i32>()?))
-        })();
-        match prep {
-            // TensorFlow's op has no timeout: the step's deadline and cancellation bound it.
-            Ok((acc, n)) => acc.take_gradient(n, ctx, done, None),
-            Err(e) => done(ctx, Err(e)),
-        }
+            check_dtype(ctx, &acc, self.dtype)?;
+            Ok((acc, scalar_input::<i32>(ctx, 1, "num_required")?))
+        };
+        // TensorFlow's op has no timeout: the step's deadline and cancellation bound it.
+        start_waiting(ctx, done, prep, |(acc, n), ctx, done| acc.take_gradient(n, ctx, done, None));
     }
 }
 
@@ -197,7 +178,7 @@ struct SetGlobalStep;
 impl OpKernel for SetGlobalStep {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let acc = accumulator(ctx)?;
-        acc.set_global_step(int64_scalar(ctx, 1, "new_global_step")?);
+        acc.set_global_step(scalar_input::<i64>(ctx, 1, "new_global_step")?);
         Ok(())
     }
 }

@@ -37,6 +37,19 @@ pub(crate) fn set_handle_output(
     }
 }
 
+/// TensorFlow's error when a creating node finds its resource already made with other
+/// attributes: "{kind} '{name}' already exists with {what} {have} but this node declares {want}".
+pub(crate) fn exists_differently(
+    ctx: &OpContext,
+    kind: &str,
+    name: &str,
+    what: &str,
+    have: impl std::fmt::Display,
+    want: impl std::fmt::Display,
+) -> Status {
+    ctx.error(format!("{kind} '{name}' already exists with {what} {have} but this node declares {want}"))
+}
+
 /// The (container, name) named by input `i`, in either handle form.
 pub(crate) fn handle_names(ctx: &OpContext, i: usize) -> Result<(String, String), Status> {
     let t = ctx.input(i)?;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use super::handles::{container_and_name, named_resource, node_err, set_handle_output};
+use super::handles::{container_and_name, exists_differently, named_resource, node_err, set_handle_output};
 use super::lookup_table::{keys_of, LookupTable, TableKind};
 use crate::array::util::tf_type_name;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -118,17 +118,11 @@ impl OpKernel for Create {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let t = ctx.resources().lookup_or_create(&self.container, &self.name, || self.make(ctx))?;
         if t.key_dtype != self.key_dtype || t.value_dtype != self.value_dtype {
-            return Err(ctx.error(format!(
-                "table '{}' already exists with key/value dtypes {}/{} but this node declares {}/{}",
-                self.name,
-                tf_type_name(t.key_dtype),
-                tf_type_name(t.value_dtype),
-                tf_type_name(self.key_dtype),
-                tf_type_name(self.value_dtype)
-            )));
+            let dtypes = |k, v| format!("{}/{}", tf_type_name(k), tf_type_name(v));
+            let (have, want) = (dtypes(t.key_dtype, t.value_dtype), dtypes(self.key_dtype, self.value_dtype));
+            return Err(exists_differently(ctx, "table", &self.name, "key/value dtypes", have, want));
         }
-        let (c, n) = (self.container.clone(), self.name.clone());
-        set_handle_output(ctx, &c, &n, TYPE_NAME, self.as_ref)
+        set_handle_output(ctx, &self.container, &self.name, TYPE_NAME, self.as_ref)
     }
 }
 

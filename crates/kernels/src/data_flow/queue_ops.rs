@@ -8,9 +8,9 @@ use std::sync::Arc;
 use ferroflow_core::proto::{attr_value, NodeDef};
 use ferroflow_core::{shape_proto_dims, DataType, NodeAttrs, Status, Tensor};
 
-use super::handles::{container_and_name, named_resource, node_err, set_handle_output};
+use super::handles::{container_and_name, exists_differently, named_resource, node_err, set_handle_output};
 use super::queue::FifoQueue;
-use super::waiters::timeout_from_ms;
+use super::waiters::{start_waiting, timeout_from_ms};
 use crate::{AsyncOpKernel, DoneCallback, KernelRegistry, OpContext, OpKernel};
 
 /// TensorFlow's type name of queues in resource handles.
@@ -45,15 +45,10 @@ impl OpKernel for Create {
             FifoQueue::new(&self.name, self.types.clone(), self.shapes.clone(), self.capacity)
         })?;
         if q.component_types() != self.types.as_slice() {
-            return Err(ctx.error(format!(
-                "FIFOQueue '{}' already exists with component types {:?} but this node declares {:?}",
-                self.name,
-                q.component_types(),
-                self.types
-            )));
+            let (have, want) = (format!("{:?}", q.component_types()), format!("{:?}", self.types));
+            return Err(exists_differently(ctx, "FIFOQueue", &self.name, "component types", have, want));
         }
-        let (c, n) = (self.container.clone(), self.name.clone());
-        set_handle_output(ctx, &c, &n, QUEUE_TYPE_NAME, self.as_ref)
+        set_handle_output(ctx, &self.container, &self.name, QUEUE_TYPE_NAME, self.as_ref)
     }
 }
 
@@ -74,6 +69,11 @@ fn queue(ctx: &OpContext) -> Result<Arc<FifoQueue>, Status> {
     named_resource(ctx, "queue")
 }
 
+/// `prep` with its errors naming the node (a queue's own errors do not).
+fn with_node<T>(prep: impl FnOnce(&OpContext) -> Result<T, Status>) -> impl FnOnce(&OpContext) -> Result<T, Status> {
+    move |ctx| prep(ctx).map_err(|e| node_err(ctx, e))
+}
+
 struct Enqueue {
     many: bool,
     timeout_ms: i64,
@@ -81,8 +81,8 @@ struct Enqueue {
 
 impl AsyncOpKernel for Enqueue {
     fn start(&self, ctx: OpContext, done: DoneCallback) {
-        let prep = (|| {
-            let q = queue(&ctx)?;
+        let prep = |ctx: &OpContext| -> Result<_, Status> {
+            let q = queue(ctx)?;
             let comps: Vec<Tensor> = (1..ctx.num_inputs()).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
             let tuples = if self.many {
                 q.split_many(&comps)?
@@ -91,14 +91,10 @@ impl AsyncOpKernel for Enqueue {
                 vec![comps]
             };
             Ok((q, tuples))
-        })();
-        match prep {
-            Ok((q, tuples)) => q.enqueue(tuples, ctx, done, timeout_from_ms(self.timeout_ms)),
-            Err(e) => {
-                let e = node_err(&ctx, e);
-                done(ctx, Err(e))
-            }
-        }
+        };
+        start_waiting(ctx, done, with_node(prep), |(q, tuples), ctx, done| {
+            q.enqueue(tuples, ctx, done, timeout_from_ms(self.timeout_ms))
+        });
     }
 }
 
@@ -110,8 +106,8 @@ struct Dequeue {
 
 impl AsyncOpKernel for Dequeue {
     fn start(&self, ctx: OpContext, done: DoneCallback) {
-        let prep = (|| {
-            let q = queue(&ctx)?;
+        let prep = |ctx: &OpContext| -> Result<_, Status> {
+            let q = queue(ctx)?;
             if q.component_types() != self.types.as_slice() {
                 return Err(ctx.error(format!(
                     "FIFOQueue '{}' holds components {:?} but this node expects {:?}",
@@ -134,14 +130,10 @@ impl AsyncOpKernel for Dequeue {
                 1
             };
             Ok((q, n))
-        })();
-        match prep {
-            Ok((q, n)) => q.dequeue(n, self.many, ctx, done, timeout_from_ms(self.timeout_ms)),
-            Err(e) => {
-                let e = node_err(&ctx, e);
-                done(ctx, Err(e))
-            }
-        }
+        };
+        start_waiting(ctx, done, with_node(prep), |(q, n), ctx, done| {
+            q.dequeue(n, self.many, ctx, done, timeout_from_ms(self.timeout_ms))
+        });
     }
 }
 

@@ -18,6 +18,48 @@ fn full(p: &Option<Vec<i64>>) -> Option<Vec<usize>> {
     }
 }
 
+/// The element dims `known` that an op reading a zero-size array outputs; else TensorFlow's
+/// Unimplemented: `what` (the attr `partial`) is not fully defined for `reading` it.
+fn zero_size_elements(
+    ctx: &OpContext,
+    known: Option<Vec<usize>>,
+    what: &str,
+    partial: &Option<Vec<i64>>,
+    reading: &str,
+) -> Result<Vec<usize>, Status> {
+    known.ok_or_else(|| {
+        node_err(
+            ctx,
+            Status::unimplemented(format!(
+                "TensorArray has size zero, but {what} {} is not fully defined. Currently only static shapes are \
+                 supported when {reading} zero-size TensorArrays.",
+                partial_text(partial)
+            )),
+        )
+    })
+}
+
+/// The int vector input `i`; else InvalidArgument `"{expected}: {shape}"` (TensorFlow's
+/// words for the op's indices or lengths).
+fn int_vector(ctx: &OpContext, i: usize, expected: &str) -> Result<Vec<i64>, Status> {
+    let t = ctx.input(i)?;
+    if t.rank() != 1 {
+        return Err(ctx.error(format!("{expected}: {}", t.shape())));
+    }
+    index_vec(&t).map_err(|e| node_err(ctx, e))
+}
+
+const INDICES_NOT_VECTOR: &str = "Expected indices to be a vector, but received shape";
+
+/// The value input `i` of a scatter or split: at least a vector (its rows are the elements).
+fn rows_value(ctx: &OpContext, i: usize) -> Result<Tensor, Status> {
+    let value = ctx.input(i)?;
+    if value.rank() == 0 {
+        return Err(ctx.error(format!("Expected value to be at least a vector, but received shape: {}", value.shape())));
+    }
+    Ok(value)
+}
+
 struct Gather {
     dtype: DataType,
     element_shape: Option<Vec<i64>>,
@@ -26,23 +68,10 @@ struct Gather {
 impl OpKernel for Gather {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let ta = typed_array(ctx, self.dtype, false)?;
-        let it = ctx.input(1)?;
-        if it.rank() != 1 {
-            return Err(ctx.error(format!("Expected indices to be a vector, but received shape: {}", it.shape())));
-        }
-        let indices = index_vec(&it).map_err(|e| node_err(ctx, e))?;
+        let indices = int_vector(ctx, 1, INDICES_NOT_VECTOR)?;
         if indices.is_empty() {
             let known = full(&self.element_shape).or_else(|| full(&ta.element_shape().ok().flatten()));
-            let Some(elem) = known else {
-                return Err(node_err(
-                    ctx,
-                    Status::unimplemented(format!(
-                        "TensorArray has size zero, but element shape {} is not fully defined. Currently only static \
-                         shapes are supported when packing zero-size TensorArrays.",
-                        partial_text(&self.element_shape)
-                    )),
-                ));
-            };
+            let elem = zero_size_elements(ctx, known, "element shape", &self.element_shape, "packing")?;
             let out = stack_tensors(self.dtype, &Shape::new(elem), &[])?;
             return ctx.set_output(0, out);
         }
@@ -68,17 +97,8 @@ struct Scatter {
 impl OpKernel for Scatter {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let ta = typed_array(ctx, self.dtype, true)?;
-        let it = ctx.input(1)?;
-        if it.rank() != 1 {
-            return Err(ctx.error(format!("Expected indices to be a vector, but received shape: {}", it.shape())));
-        }
-        let indices = index_vec(&it).map_err(|e| node_err(ctx, e))?;
-        let value = ctx.input(2)?;
-        if value.rank() == 0 {
-            return Err(
-                ctx.error(format!("Expected value to be at least a vector, but received shape: {}", value.shape()))
-            );
-        }
+        let indices = int_vector(ctx, 1, INDICES_NOT_VECTOR)?;
+        let value = rows_value(ctx, 2)?;
         if value.dims()[0] != indices.len() {
             return Err(ctx.error(format!(
                 "Expected len(indices) == values.shape[0], but saw: {} vs. {}",
@@ -112,16 +132,8 @@ impl OpKernel for Concat {
         let ta = typed_array(ctx, self.dtype, false)?;
         let vals = ta.read_all().map_err(|e| node_err(ctx, e))?;
         if vals.is_empty() {
-            let Some(rest) = full(&self.except0) else {
-                return Err(node_err(
-                    ctx,
-                    Status::unimplemented(format!(
-                        "TensorArray has size zero, but element_shape_except0 {} is not fully defined. Currently only \
-                         static shapes are supported when concatenating zero-size TensorArrays.",
-                        partial_text(&self.except0)
-                    )),
-                ));
-            };
+            let rest =
+                zero_size_elements(ctx, full(&self.except0), "element_shape_except0", &self.except0, "concatenating")?;
             let mut dims = vec![0];
             dims.extend(rest);
             ctx.set_output(0, Tensor::zeros(self.dtype, Shape::new(dims))?)?;
@@ -167,17 +179,8 @@ struct Split {
 impl OpKernel for Split {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let ta = typed_array(ctx, self.dtype, true)?;
-        let value = ctx.input(1)?;
-        let lt = ctx.input(2)?;
-        if value.rank() == 0 {
-            return Err(
-                ctx.error(format!("Expected value to be at least a vector, but received shape: {}", value.shape()))
-            );
-        }
-        if lt.rank() != 1 {
-            return Err(ctx.error(format!("Expected lengths to be a vector, received shape: {}", lt.shape())));
-        }
-        let lens = index_vec(&lt).map_err(|e| node_err(ctx, e))?;
+        let value = rows_value(ctx, 1)?;
+        let lens = int_vector(ctx, 2, "Expected lengths to be a vector, received shape")?;
         let sum = lens.iter().try_fold(0i64, |a, &l| if l < 0 { None } else { a.checked_add(l) });
         if sum != Some(value.dims()[0] as i64) {
             return Err(ctx.error(format!(

@@ -59,6 +59,13 @@ pub(super) fn typed_array(ctx: &OpContext, want: DataType, writing: bool) -> Res
     Err(ctx.error(format!("TensorArray dtype is {} but Op {what} {}.", tf_type_name(ta.dtype), tf_type_name(want))))
 }
 
+/// [`typed_array`] and the element index of input 1, for a single-element read or write.
+fn array_and_index(ctx: &OpContext, want: DataType, writing: bool) -> Result<(Arc<TensorArray>, i64), Status> {
+    let ta = typed_array(ctx, want, writing)?;
+    let index = index_scalar(&ctx.input(1)?).map_err(|e| node_err(ctx, e))?;
+    Ok((ta, index))
+}
+
 struct Create {
     dtype: DataType,
     element_shape: Option<Vec<i64>>,
@@ -148,8 +155,7 @@ struct Write {
 
 impl OpKernel for Write {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let ta = typed_array(ctx, self.dtype, true)?;
-        let index = index_scalar(&ctx.input(1)?).map_err(|e| node_err(ctx, e))?;
+        let (ta, index) = array_and_index(ctx, self.dtype, true)?;
         let value = ctx.input(2)?;
         ta.write(index, value).map_err(|e| node_err(ctx, e))?;
         pass_flow(ctx, 3, 0)
@@ -162,8 +168,7 @@ struct Read {
 
 impl OpKernel for Read {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let ta = typed_array(ctx, self.dtype, false)?;
-        let index = index_scalar(&ctx.input(1)?).map_err(|e| node_err(ctx, e))?;
+        let (ta, index) = array_and_index(ctx, self.dtype, false)?;
         let v = ta.read(index).map_err(|e| node_err(ctx, e))?;
         ctx.set_output(0, v)
     }

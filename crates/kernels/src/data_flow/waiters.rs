@@ -12,6 +12,21 @@ use ferroflow_core::Status;
 
 use crate::{timer, CancelToken, DoneCallback, OpContext};
 
+/// Starts a waiting kernel: `prep` checks its inputs and finds its resource, then `wait`
+/// takes what `prep` returned with `ctx` and `done` (to park the attempt); an error of
+/// `prep` completes the kernel at once.
+pub(crate) fn start_waiting<T>(
+    ctx: OpContext,
+    done: DoneCallback,
+    prep: impl FnOnce(&OpContext) -> Result<T, Status>,
+    wait: impl FnOnce(T, OpContext, DoneCallback),
+) {
+    match prep(&ctx) {
+        Ok(v) => wait(v, ctx, done),
+        Err(e) => done(ctx, Err(e)),
+    }
+}
+
 /// Work to run once the resource's lock is released (completes a kernel).
 pub(crate) type Completion = Box<dyn FnOnce() + Send>;
 

@@ -133,6 +133,13 @@ pub(crate) fn resize_input(ctx: &OpContext, t: &Tensor) -> Result<[usize; 4], St
     Ok(d)
 }
 
+/// Input 0, the images of a resize, with their dims checked by [`resize_input`].
+pub(crate) fn resize_images(ctx: &OpContext) -> Result<(Tensor, [usize; 4]), Status> {
+    let img = ctx.input(0)?;
+    let d = resize_input(ctx, &img)?;
+    Ok((img, d))
+}
+
 /// A zero-filled output vector for `dims`, from the fallible allocation path; when the
 /// output is `dtype` (converted from `T` at the end), that tensor is checked against the
 /// memory budget too.

@@ -6,8 +6,8 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::common::{
-    check_type, dtype_attr, float_tensor, for_rows, image_dims, is_real, resize_input, resize_scale, resize_to_float,
-    size_input, source, zeros, ResizeAttrs,
+    check_type, dtype_attr, float_tensor, for_rows, image_dims, is_real, resize_images, resize_input, resize_scale,
+    resize_to_float, size_input, source, zeros, ResizeAttrs,
 };
 use crate::array::util::scratch_vec;
 use crate::dispatch::dispatch;
@@ -45,8 +45,7 @@ struct ResizeBilinear {
 
 impl OpKernel for ResizeBilinear {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let img = ctx.input(0)?;
-        let d = resize_input(ctx, &img)?;
+        let (img, d) = resize_images(ctx)?;
         let [_, ih, iw, c] = d;
         resize_to_float(ctx, &img, d, self.attrs.align_corners, |x, (oh, ow), (hs, ws), out| {
             let hp = self.attrs.half_pixel_centers;

@@ -4,7 +4,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::Status;
 
-use super::common::{dtype_attr, for_rows, is_real, resize_input, resize_to_float};
+use super::common::{dtype_attr, for_rows, is_real, resize_images, resize_to_float};
 use crate::array::util::scratch_vec;
 use crate::{OpContext, OpKernel};
 
@@ -52,8 +52,7 @@ struct ResizeArea {
 
 impl OpKernel for ResizeArea {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let img = ctx.input(0)?;
-        let d = resize_input(ctx, &img)?;
+        let (img, d) = resize_images(ctx)?;
         let [_, ih, iw, c] = d;
         resize_to_float(ctx, &img, d, self.align_corners, |x, (oh, ow), (hs, ws), out| {
             let norm = (1.0f64 / f64::from(hs * ws)) as f32;

@@ -8,7 +8,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::common::{
-    check_type, dtype_attr, for_rows, image_dims, is_real, resize_input, resize_scale, resize_to_float, zeros,
+    check_type, dtype_attr, for_rows, image_dims, is_real, resize_images, resize_scale, resize_to_float, zeros,
 };
 use super::common::{source, ResizeAttrs};
 use super::resize::{per_image, Acc};
@@ -89,8 +89,7 @@ struct ResizeBicubic {
 
 impl OpKernel for ResizeBicubic {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let img = ctx.input(0)?;
-        let d = resize_input(ctx, &img)?;
+        let (img, d) = resize_images(ctx)?;
         let [_, ih, iw, c] = d;
         if ih >= 1 << 24 || iw >= 1 << 24 {
             return Err(ctx.error("ResizeBicubic expects an input image with height and width less than 2^24"));

@@ -5,7 +5,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use super::common::{as_f32, dtype_attr, image_dims, is_real, resize_input, size_input, zeros};
+use super::common::{as_f32, dtype_attr, image_dims, is_real, resize_images, size_input, zeros};
 use crate::array::util::scratch_vec;
 use crate::{OpContext, OpKernel};
 
@@ -254,8 +254,7 @@ struct ScaleAndTranslate {
 
 impl OpKernel for ScaleAndTranslate {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let img = ctx.input(0)?;
-        let [n, ih, iw, c] = resize_input(ctx, &img)?;
+        let (img, [n, ih, iw, c]) = resize_images(ctx)?;
         let (oh, ow) = size_input(ctx, 1, "size")?;
         let ((sr, sc), (tr, tc)) = scales(ctx)?;
         let dims = [n, oh, ow, c];

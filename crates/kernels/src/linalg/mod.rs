@@ -3,6 +3,7 @@
 //! eigendecomposition and the SVD. Every kernel works on
 //! the innermost two dimensions; batches run in parallel when large.
 
+pub(crate) mod batch_bcast;
 mod cholesky;
 mod eigh;
 mod lu;

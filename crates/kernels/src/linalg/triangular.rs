@@ -6,6 +6,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
+use super::batch_bcast::{broadcast_batches, push_batch_pairs};
 use super::PAR_WORK;
 use crate::array::ext::util::kernel_dtype;
 use crate::array::util::{check_alloc, scratch_vec};
@@ -50,36 +51,10 @@ fn solve<T: Float>(a: &[T], x: &mut [T], n: usize, k: usize, lower: bool, adjoin
 /// (The index list is sized by the broadcast batch, which empty matrices may make huge: it
 /// comes from the fallible path.)
 fn bcast(a: &[usize], b: &[usize]) -> Result<Option<(Vec<usize>, Vec<(usize, usize)>)>, Status> {
-    let r = a.len().max(b.len());
-    let pad = |d: &[usize]| -> Vec<usize> { std::iter::repeat_n(1, r - d.len()).chain(d.iter().copied()).collect() };
-    let (pa, pb) = (pad(a), pad(b));
-    let mut out = Vec::with_capacity(r);
-    for i in 0..r {
-        out.push(match (pa[i], pb[i]) {
-            (x, y) if x == y => x,
-            (1, y) => y,
-            (x, 1) => x,
-            _ => return Ok(None),
-        });
-    }
+    let Some((out, sa, sb)) = broadcast_batches(a, b) else { return Ok(None) };
     let total = out.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
     let mut idx = scratch_vec(total, "batch index pairs")?;
-    for flat in 0..total {
-        let (mut rem, mut ia, mut ib, mut sa, mut sb) = (flat, 0, 0, 1, 1);
-        for d in (0..r).rev() {
-            let p = rem % out[d];
-            rem /= out[d];
-            if pa[d] != 1 {
-                ia += p * sa;
-            }
-            if pb[d] != 1 {
-                ib += p * sb;
-            }
-            sa *= pa[d];
-            sb *= pb[d];
-        }
-        idx.push((ia, ib));
-    }
+    push_batch_pairs(&out, &sa, &sb, &mut idx);
     Ok(Some((out, idx)))
 }
 

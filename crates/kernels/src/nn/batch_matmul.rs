@@ -7,6 +7,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, C128, C64};
 use super::common::type_attr;
 use super::common::{check_dtype, dims_str, each_chunk};
 use super::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
+use crate::linalg::batch_bcast::{broadcast_batches, push_batch_pairs};
 use crate::{OpContext, OpKernel};
 
 struct BatchMatMul {
@@ -24,40 +25,9 @@ pub(crate) fn batch_matmul_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, 
     Ok(Box::new(BatchMatMul { adj_x: node.attr_bool("adj_x")?, adj_y: node.attr_bool("adj_y")?, dtype }))
 }
 
-/// Output batch dims and each operand's batch strides (zero where broadcast).
-type Batches = (Vec<usize>, Vec<usize>, Vec<usize>);
-
-/// Broadcasts two batch shapes.
-fn broadcast_batches(xb: &[usize], yb: &[usize]) -> Option<Batches> {
-    let n = xb.len().max(yb.len());
-    let pad = |d: &[usize]| -> Vec<usize> { std::iter::repeat_n(1, n - d.len()).chain(d.iter().copied()).collect() };
-    let (xp, yp) = (pad(xb), pad(yb));
-    let mut out = Vec::with_capacity(n);
-    for i in 0..n {
-        out.push(match (xp[i], yp[i]) {
-            (a, b) if a == b => a,
-            (1, b) => b,
-            (a, 1) => a,
-            _ => return None,
-        });
-    }
-    // Row-major strides of each operand's batch, zero where broadcast.
-    let strides = |p: &[usize]| -> Vec<usize> {
-        let mut s = vec![0; n];
-        let mut acc = 1;
-        for i in (0..n).rev() {
-            s[i] = if p[i] == 1 { 0 } else { acc };
-            acc *= p[i];
-        }
-        s
-    };
-    Some((out, strides(&xp), strides(&yp)))
-}
-
 /// Per output batch, the flat batch index into each operand (the output was admitted, so
 /// the count fits; the index list is admitted too, as it can outgrow a 1x1 output).
 fn batch_pairs(out: &[usize], xs: &[usize], ys: &[usize]) -> Result<Vec<(usize, usize)>, Status> {
-    let n = out.len();
     let total: usize = out.iter().product();
     let bytes = total.checked_mul(std::mem::size_of::<(usize, usize)>());
     ferroflow_core::check_alloc_bytes(bytes.map(|b| b as u64), || format!("the {total} batch pairs of a BatchMatMul"))?;
@@ -65,19 +35,7 @@ fn batch_pairs(out: &[usize], xs: &[usize], ys: &[usize]) -> Result<Vec<(usize, 
     idx.try_reserve_exact(total).map_err(|_| {
         Status::resource_exhausted(format!("OOM when allocating the {total} batch pairs of a BatchMatMul"))
     })?;
-    let mut pos = vec![0usize; n];
-    for _ in 0..total {
-        let xi = pos.iter().zip(xs).map(|(p, s)| p * s).sum();
-        let yi = pos.iter().zip(ys).map(|(p, s)| p * s).sum();
-        idx.push((xi, yi));
-        for d in (0..n).rev() {
-            pos[d] += 1;
-            if pos[d] < out[d] {
-                break;
-            }
-            pos[d] = 0;
-        }
-    }
+    push_batch_pairs(out, xs, ys, &mut idx);
     Ok(idx)
 }
 

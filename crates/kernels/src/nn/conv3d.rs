@@ -34,6 +34,35 @@ impl Geom3 {
     fn filter_plane(&self) -> usize {
         self.plane.k() * self.plane.oc
     }
+    /// (batch, one image's input plane, one image's output plane, a filter plane) sizes.
+    fn sizes(&self) -> (usize, usize, usize, usize) {
+        (self.plane.n, self.plane.image_len(), self.plane.rows_per_image() * self.plane.oc, self.filter_plane())
+    }
+    /// The filter planes `kd` that output plane `od` reads, each with its input plane.
+    fn taps(&self, od: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+        (0..self.d.size).filter_map(move |kd| tap(&self.d, od, kd).map(|id| (kd, id)))
+    }
+}
+
+/// Calls `f(dy plane, kd, id)` for every output plane of the depth-major gradient `dyt`
+/// and each filter plane `kd` it reads, with that tap's input plane `id`.
+fn each_grad_tap<T>(
+    g: &Geom3,
+    dyt: &[T],
+    mut f: impl FnMut(&[T], usize, usize) -> Result<(), Status>,
+) -> Result<(), Status> {
+    for od in 0..g.d.output {
+        let dyp = &dyt[od * g.out_plane()..(od + 1) * g.out_plane()];
+        for (kd, id) in g.taps(od) {
+            f(dyp, kd, id)?;
+        }
+    }
+    Ok(())
+}
+
+/// `dst += part`, element by element.
+fn add_into<T: Copy + std::ops::AddAssign>(dst: &mut [T], part: &[T]) {
+    dst.iter_mut().zip(part).for_each(|(d, &p)| *d += p);
 }
 
 /// Checks input and filter dims and computes the geometry.
@@ -52,16 +81,15 @@ fn geom(a: &Attrs3, node: &NodeDef, label: &str, input: &[usize], filter: &[usiz
 
 /// The forward convolution (`[n, od, oh, ow, oc]`).
 pub(crate) fn conv3d_forward<T: ConvScalar + DirectScalar>(g: &Geom3, x: &[T], f: &[T]) -> Result<Vec<T>, Status> {
-    let (n, isz, osz, fsz) = (g.plane.n, g.plane.image_len(), g.plane.rows_per_image() * g.plane.oc, g.filter_plane());
+    let (n, isz, osz, fsz) = g.sizes();
     let xt = depth_major(x, n, g.d.input, isz)?;
     let mut ot = ferroflow_core::alloc::zeroed::<T>(&[g.d.output, g.out_plane()])?;
     let mut part = ferroflow_core::alloc::zeroed::<T>(&[g.out_plane()])?;
     for (od, oplane) in ot.chunks_exact_mut(g.out_plane().max(1)).enumerate() {
-        for kd in 0..g.d.size {
-            let Some(id) = tap(&g.d, od, kd) else { continue };
+        for (kd, id) in g.taps(od) {
             part.fill(T::ZERO);
             T::conv(&g.plane, &xt[id * g.in_plane()..(id + 1) * g.in_plane()], &f[kd * fsz..(kd + 1) * fsz], &mut part);
-            oplane.iter_mut().zip(&part).for_each(|(o, &p)| *o += p);
+            add_into(oplane, &part);
         }
     }
     batch_major(ot, n, g.d.output, osz)
@@ -73,23 +101,19 @@ pub(crate) fn conv3d_backprop_input<T: ConvScalar + DirectScalar>(
     f: &[T],
     dy: &[T],
 ) -> Result<Vec<T>, Status> {
-    let (n, isz, osz, fsz) = (g.plane.n, g.plane.image_len(), g.plane.rows_per_image() * g.plane.oc, g.filter_plane());
+    let (n, isz, osz, fsz) = g.sizes();
     let dyt = depth_major(dy, n, g.d.output, osz)?;
     let mut dxt = ferroflow_core::alloc::zeroed::<T>(&[g.d.input, g.in_plane()])?;
     let mut part = ferroflow_core::alloc::zeroed::<T>(&[g.in_plane()])?;
-    for od in 0..g.d.output {
-        let dyp = &dyt[od * g.out_plane()..(od + 1) * g.out_plane()];
-        for kd in 0..g.d.size {
-            let Some(id) = tap(&g.d, od, kd) else { continue };
-            let fp = &f[kd * fsz..(kd + 1) * fsz];
-            part.fill(T::ZERO);
-            if !T::backprop_input_winograd(&g.plane, fp, dyp, &mut part) {
-                conv2d_backprop_input(&g.plane, fp, dyp, &mut part);
-            }
-            let dst = &mut dxt[id * g.in_plane()..(id + 1) * g.in_plane()];
-            dst.iter_mut().zip(&part).for_each(|(d, &p)| *d += p);
+    each_grad_tap(g, &dyt, |dyp, kd, id| {
+        let fp = &f[kd * fsz..(kd + 1) * fsz];
+        part.fill(T::ZERO);
+        if !T::backprop_input_winograd(&g.plane, fp, dyp, &mut part) {
+            conv2d_backprop_input(&g.plane, fp, dyp, &mut part);
         }
-    }
+        add_into(&mut dxt[id * g.in_plane()..(id + 1) * g.in_plane()], &part);
+        Ok(())
+    })?;
     batch_major(dxt, n, g.d.input, isz)
 }
 
@@ -99,18 +123,15 @@ pub(crate) fn conv3d_backprop_filter<T: ConvScalar + DirectScalar>(
     x: &[T],
     dy: &[T],
 ) -> Result<Vec<T>, Status> {
-    let (n, isz, osz, fsz) = (g.plane.n, g.plane.image_len(), g.plane.rows_per_image() * g.plane.oc, g.filter_plane());
+    let (n, isz, osz, fsz) = g.sizes();
     let xt = depth_major(x, n, g.d.input, isz)?;
     let dyt = depth_major(dy, n, g.d.output, osz)?;
     let mut df = ferroflow_core::alloc::zeroed::<T>(&[g.d.size, fsz])?;
-    for od in 0..g.d.output {
-        let dyp = &dyt[od * g.out_plane()..(od + 1) * g.out_plane()];
-        for kd in 0..g.d.size {
-            let Some(id) = tap(&g.d, od, kd) else { continue };
-            let part = conv2d_backprop_filter(&g.plane, &xt[id * g.in_plane()..(id + 1) * g.in_plane()], dyp)?;
-            df[kd * fsz..(kd + 1) * fsz].iter_mut().zip(&part).for_each(|(d, &p)| *d += p);
-        }
-    }
+    each_grad_tap(g, &dyt, |dyp, kd, id| {
+        let part = conv2d_backprop_filter(&g.plane, &xt[id * g.in_plane()..(id + 1) * g.in_plane()], dyp)?;
+        add_into(&mut df[kd * fsz..(kd + 1) * fsz], &part);
+        Ok(())
+    })?;
     Ok(df)
 }
 

@@ -161,7 +161,7 @@ fn direct_generic<T: Real>(g: &ConvGeom, x: &[T], w: &[T], out: &mut [T]) {
 #[cfg(target_arch = "x86_64")]
 mod avx {
     use super::super::conv_padded::Padded;
-    use super::super::simd::{F32Vec, Y, Z};
+    use super::super::simd::{isa_entry_points, F32Vec, Y, Z};
     use super::ConvGeom;
 
     /// A padded input row ([`Padded::row`]) and the filter taps' offsets in it.
@@ -252,35 +252,44 @@ mod avx {
         }
     }
 
-    /// One output row with AVX2 vectors.
+    /// Output row `r` with `V` vectors: blocks of 32 channels as `L32` vectors by `P32`
+    /// pixels, of 16 as `L16` by `P16`, and of 8 with one AVX2 vector by 8 pixels.
     ///
     /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn row(w: &Rows, r: usize, orow: &mut [f32]) {
-        // SAFETY: this function runs with AVX2 and FMA, and the blocks are inlined into it.
+    /// The CPU must support `V`'s instructions and AVX2 with FMA.
+    #[inline(always)]
+    unsafe fn row_with<V: F32Vec, const L32: usize, const P32: usize, const L16: usize, const P16: usize>(
+        w: &Rows,
+        r: usize,
+        orow: &mut [f32],
+    ) {
+        // SAFETY: the caller's contract, and the blocks are inlined into its entry point.
         each_block(w, r, orow, |width, xr, wb, out| unsafe {
             match width {
-                32 => block::<Y, 4, 2>(w.g, xr, wb, out),
-                16 => block::<Y, 2, 4>(w.g, xr, wb, out),
+                32 => block::<V, L32, P32>(w.g, xr, wb, out),
+                16 => block::<V, L16, P16>(w.g, xr, wb, out),
                 _ => block::<Y, 1, 8>(w.g, xr, wb, out),
             }
         })
     }
 
-    /// One output row with AVX-512 vectors (AVX2 for a block of 8 channels).
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-    pub(super) unsafe fn row512(w: &Rows, r: usize, orow: &mut [f32]) {
-        // SAFETY: this function runs with AVX-512, AVX2 and FMA, and the blocks are inlined into it.
-        each_block(w, r, orow, |width, xr, wb, out| unsafe {
-            match width {
-                32 => block::<Z, 2, 6>(w.g, xr, wb, out),
-                16 => block::<Z, 1, 8>(w.g, xr, wb, out),
-                _ => block::<Y, 1, 8>(w.g, xr, wb, out),
-            }
-        })
+    isa_entry_points! {
+        [](w: &Rows, r: usize, orow: &mut [f32]);
+        /// One output row with AVX2 vectors.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 and FMA.
+        pub(super) fn row {
+            // SAFETY: this function runs with AVX2 and FMA.
+            unsafe { row_with::<Y, 4, 2, 2, 4>(w, r, orow) }
+        }
+        /// One output row with AVX-512 vectors (AVX2 for a block of 8 channels).
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
+        pub(super) fn row512 {
+            // SAFETY: this function runs with AVX-512, AVX2 and FMA.
+            unsafe { row_with::<Z, 2, 6, 1, 8>(w, r, orow) }
+        }
     }
 }

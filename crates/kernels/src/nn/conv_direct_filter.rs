@@ -59,7 +59,7 @@ mod avx {
     use std::ops::Range;
 
     use super::super::conv_padded::Padded;
-    use super::super::simd::{F32Vec, Y, Z};
+    use super::super::simd::{isa_entry_points, F32Vec, Y, Z};
     use super::{ConvGeom, TAPS};
 
     /// Adds the filter gradient of output rows `rows` (row = (image, oy)) for output channels
@@ -118,18 +118,23 @@ mod avx {
         }
     }
 
-    /// The AVX2 form: blocks of 16 output channels, then 8.
+    /// Blocks of two `V` vectors of output channels, then (when `V` is wider than AVX2) one,
+    /// then the last 8 with one AVX2 vector.
     ///
     /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn rows(g: &ConvGeom, p: &Padded, dy: &[f32], rows: Range<usize>, dw: &mut [f32]) {
+    /// The CPU must support `V`'s instructions and AVX2 with FMA.
+    #[inline(always)]
+    unsafe fn rows_with<V: F32Vec>(g: &ConvGeom, p: &Padded, dy: &[f32], rows: Range<usize>, dw: &mut [f32]) {
         let mut ob = 0;
-        // SAFETY: this function runs with AVX2 and FMA.
+        // SAFETY: the caller's contract.
         unsafe {
-            while ob + 16 <= g.oc {
-                channels::<Y, 2>(g, p, dy, rows.clone(), ob, dw);
-                ob += 16;
+            while ob + 2 * V::LANES <= g.oc {
+                channels::<V, 2>(g, p, dy, rows.clone(), ob, dw);
+                ob += 2 * V::LANES;
+            }
+            if V::LANES > Y::LANES && ob + V::LANES <= g.oc {
+                channels::<V, 1>(g, p, dy, rows.clone(), ob, dw);
+                ob += V::LANES;
             }
             if ob < g.oc {
                 channels::<Y, 1>(g, p, dy, rows, ob, dw);
@@ -137,26 +142,23 @@ mod avx {
         }
     }
 
-    /// The AVX-512 form: blocks of 32 output channels, then 16, then 8 (AVX2).
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-    pub(super) unsafe fn rows512(g: &ConvGeom, p: &Padded, dy: &[f32], rows: Range<usize>, dw: &mut [f32]) {
-        let mut ob = 0;
-        // SAFETY: this function runs with AVX-512, AVX2 and FMA.
-        unsafe {
-            while ob + 32 <= g.oc {
-                channels::<Z, 2>(g, p, dy, rows.clone(), ob, dw);
-                ob += 32;
-            }
-            if ob + 16 <= g.oc {
-                channels::<Z, 1>(g, p, dy, rows.clone(), ob, dw);
-                ob += 16;
-            }
-            if ob < g.oc {
-                channels::<Y, 1>(g, p, dy, rows, ob, dw);
-            }
+    isa_entry_points! {
+        [](g: &ConvGeom, p: &Padded, dy: &[f32], rows: Range<usize>, dw: &mut [f32]);
+        /// The AVX2 form: blocks of 16 output channels, then 8.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 and FMA.
+        pub(super) fn rows {
+            // SAFETY: this function runs with AVX2 and FMA.
+            unsafe { rows_with::<Y>(g, p, dy, rows, dw) }
+        }
+        /// The AVX-512 form: blocks of 32 output channels, then 16, then 8 (AVX2).
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
+        pub(super) fn rows512 {
+            // SAFETY: this function runs with AVX-512, AVX2 and FMA.
+            unsafe { rows_with::<Z>(g, p, dy, rows, dw) }
         }
     }
 }

@@ -46,7 +46,7 @@ pub(super) fn forward(g: &DwGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bool
 mod avx {
     use super::super::depthwise::DwGeom;
     use super::super::depthwise_simd::interior;
-    use super::super::simd::{F32Vec, Y, Z};
+    use super::super::simd::{isa_entry_points, F32Vec, Y, Z};
     use super::pixel_scalar;
 
     /// Channels `c0..c0 + V::LANES·L` of the `P` output pixels `ox..ox + P` of output row
@@ -245,23 +245,23 @@ mod avx {
         }
     }
 
-    /// One forward output row with AVX2 vectors.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA; sizes as [`fwd_px`].
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn forward_row(g: &DwGeom, x: &[f32], f: &[f32], r: usize, orow: &mut [f32]) {
-        // SAFETY: this function runs with AVX2 and FMA.
-        unsafe { forward_row_with::<Y, Y, 4>(g, x, f, r, orow) }
-    }
-
-    /// One forward output row with AVX-512 vectors (AVX2 for a last block of 8 channels).
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA; sizes as [`fwd_px`].
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-    pub(super) unsafe fn forward_row512(g: &DwGeom, x: &[f32], f: &[f32], r: usize, orow: &mut [f32]) {
-        // SAFETY: this function runs with AVX-512, AVX2 and FMA.
-        unsafe { forward_row_with::<Z, Y, 6>(g, x, f, r, orow) }
+    isa_entry_points! {
+        [](g: &DwGeom, x: &[f32], f: &[f32], r: usize, orow: &mut [f32]);
+        /// One forward output row with AVX2 vectors.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 and FMA; sizes as [`fwd_px`].
+        pub(super) fn forward_row {
+            // SAFETY: this function runs with AVX2 and FMA.
+            unsafe { forward_row_with::<Y, Y, 4>(g, x, f, r, orow) }
+        }
+        /// One forward output row with AVX-512 vectors (AVX2 for a last block of 8 channels).
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA; sizes as [`fwd_px`].
+        pub(super) fn forward_row512 {
+            // SAFETY: this function runs with AVX-512, AVX2 and FMA.
+            unsafe { forward_row_with::<Z, Y, 6>(g, x, f, r, orow) }
+        }
     }
 }

@@ -104,7 +104,7 @@ mod avx {
     use rayon::prelude::*;
 
     use super::super::depthwise::DwGeom;
-    use super::super::simd::{F32Vec, Y, Z};
+    use super::super::simd::{isa_entry_points, F32Vec, Y, Z};
     use super::interior;
     /// Adds one filter row's gradient over an output row's interior pixels for channels
     /// `c0..c0 + V::LANES·L` into `acc` (the filter-shaped buffer): `K` column taps.
@@ -227,32 +227,20 @@ mod avx {
         acc
     }
 
-    /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn filter_avx2<const K: usize>(
-        g: &DwGeom,
-        x: &[f32],
-        dy: &[f32],
-        rows: std::ops::Range<usize>,
-        len: usize,
-    ) -> Vec<f32> {
-        // SAFETY: this function runs with AVX2 and FMA.
-        unsafe { filter_rows::<Y, Y, K>(g, x, dy, rows, len) }
-    }
-
-    /// # Safety
-    /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-    unsafe fn filter_avx512<const K: usize>(
-        g: &DwGeom,
-        x: &[f32],
-        dy: &[f32],
-        rows: std::ops::Range<usize>,
-        len: usize,
-    ) -> Vec<f32> {
-        // SAFETY: this function runs with AVX-512, AVX2 and FMA.
-        unsafe { filter_rows::<Z, Y, K>(g, x, dy, rows, len) }
+    isa_entry_points! {
+        [const K: usize](g: &DwGeom, x: &[f32], dy: &[f32], rows: std::ops::Range<usize>, len: usize) -> Vec<f32>;
+        /// # Safety
+        /// The CPU must support AVX2 and FMA.
+        fn filter_avx2 {
+            // SAFETY: this function runs with AVX2 and FMA.
+            unsafe { filter_rows::<Y, Y, K>(g, x, dy, rows, len) }
+        }
+        /// # Safety
+        /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA.
+        fn filter_avx512 {
+            // SAFETY: this function runs with AVX-512, AVX2 and FMA.
+            unsafe { filter_rows::<Z, Y, K>(g, x, dy, rows, len) }
+        }
     }
 
     /// The filter gradient for 3- and 5-column filters (false for other widths).

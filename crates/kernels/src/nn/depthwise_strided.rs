@@ -48,7 +48,7 @@ pub(crate) fn backprop_input(g: &DwGeom, f: &[f32], dy: &[f32], dx: &mut [f32]) 
 mod avx {
     use super::super::depthwise::DwGeom;
     use super::super::depthwise_backprop::taps;
-    use super::super::simd::{F32Vec, Y, Z};
+    use super::super::simd::{isa_entry_points, F32Vec, Y, Z};
 
     /// The taps of one input pixel: `(k, o)` pairs of its rows and of its columns.
     struct Taps<'a> {
@@ -130,23 +130,23 @@ mod avx {
         }
     }
 
-    /// [`row_with`] with AVX2 vectors.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA; as [`row_with`].
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn row(g: &DwGeom, f: &[f32], dy: &[f32], r: usize, drow: &mut [f32]) {
-        // SAFETY: this function runs with AVX2 and FMA.
-        unsafe { row_with::<Y>(g, f, dy, r, drow) }
-    }
-
-    /// [`row_with`] with AVX-512 vectors.
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512F, AVX2 and FMA; as [`row_with`].
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-    pub(super) unsafe fn row512(g: &DwGeom, f: &[f32], dy: &[f32], r: usize, drow: &mut [f32]) {
-        // SAFETY: this function runs with AVX-512, AVX2 and FMA.
-        unsafe { row_with::<Z>(g, f, dy, r, drow) }
+    isa_entry_points! {
+        [](g: &DwGeom, f: &[f32], dy: &[f32], r: usize, drow: &mut [f32]);
+        /// [`row_with`] with AVX2 vectors.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 and FMA; as [`row_with`].
+        pub(super) fn row {
+            // SAFETY: this function runs with AVX2 and FMA.
+            unsafe { row_with::<Y>(g, f, dy, r, drow) }
+        }
+        /// [`row_with`] with AVX-512 vectors.
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512F, AVX2 and FMA; as [`row_with`].
+        pub(super) fn row512 {
+            // SAFETY: this function runs with AVX-512, AVX2 and FMA.
+            unsafe { row_with::<Z>(g, f, dy, r, drow) }
+        }
     }
 }

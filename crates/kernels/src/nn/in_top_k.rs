@@ -6,7 +6,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status, Tensor};
 
-use crate::array::util::{index_scalar, index_vec};
+use crate::array::util::{checked_index_scalar, index_vec};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct InTopK {
@@ -43,10 +43,7 @@ impl OpKernel for InTopK {
             Some(k) => k,
             None => {
                 let k_t = ctx.input(2)?;
-                if k_t.rank() != 0 {
-                    return Err(ctx.error(format!("k must be 0 D, got shape {}", k_t.shape())));
-                }
-                index_scalar(&k_t).map_err(|e| ctx.error(e.message))?
+                checked_index_scalar(ctx, &k_t, |t| format!("k must be 0 D, got shape {}", t.shape()))?
             }
         };
         if pred.rank() != 2 {

@@ -70,6 +70,7 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
+    ferroflow_core::register_modules! { r: activation, in_top_k, lrn, softmax, conv3d, pool3d, max_pool_argmax }
     r.add("MatMul", matmul::matmul_factory);
     r.add("BatchMatMulV2", batch_matmul::batch_matmul_factory);
     r.add("BiasAdd", bias::bias_add_factory);
@@ -80,10 +81,6 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("Relu6Grad", relu::relu6_grad_factory);
     r.add("Elu", relu::elu_factory);
     r.add("EluGrad", relu::elu_grad_factory);
-    activation::register(r);
-    in_top_k::register(r);
-    lrn::register(r);
-    softmax::register(r);
     r.add("SoftmaxCrossEntropyWithLogits", xent::xent_factory);
     r.add("SparseSoftmaxCrossEntropyWithLogits", xent::sparse_xent_factory);
     r.add("Conv2D", conv::conv2d_factory);
@@ -91,13 +88,10 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("_FusedConv2D", fused::fused_conv2d_factory);
     r.add("Conv2DBackpropInput", conv_backprop::backprop_input_factory);
     r.add("Conv2DBackpropFilter", conv_backprop::backprop_filter_factory);
-    conv3d::register(r);
-    pool3d::register(r);
     r.add("MaxPool", |n| pool::pool_factory::<max_pool::MaxPool>(n, true));
     r.add("MaxPoolGrad", |n| pool::pool_factory::<max_pool::MaxPoolGrad>(n, false));
     r.add("_MaxPoolWithIndex", max_pool_index::max_pool_with_index_factory);
     r.add("_MaxPoolGradWithIndex", max_pool_index::max_pool_grad_with_index_factory);
-    max_pool_argmax::register(r);
     r.add("MaxPoolGradGrad", |n| pool::pool_factory::<max_pool_grad_grad::MaxPoolGradGrad>(n, false));
     r.add("AvgPool", |n| pool::pool_factory::<avg_pool::AvgPool>(n, false));
     r.add("AvgPoolGrad", |n| pool::pool_factory::<avg_pool::AvgPoolGrad>(n, false));

@@ -152,3 +152,33 @@ f32vec!(
     _mm512_sub_ps,
     _mm512_mul_ps
 );
+
+/// Defines a kernel's two entry points with the same parameters: the first compiled with
+/// AVX2 and FMA, the second with AVX-512 F/BW/VL, AVX2 and FMA. Each body runs the kernel,
+/// generic over the vector and `#[inline(always)]`, with that instruction set's vectors.
+///
+/// ```ignore
+/// isa_entry_points! {
+///     [const K: usize](g: &Geom, out: &mut [f32]);
+///     /// docs
+///     pub(super) fn run_avx2 { unsafe { kernel::<Y, K>(g, out) } }
+///     /// docs
+///     pub(super) fn run_avx512 { unsafe { kernel::<Z, K>(g, out) } }
+/// }
+/// ```
+macro_rules! isa_entry_points {
+    (
+        [$($gen:tt)*]($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)?;
+        $(#[$m2:meta])* $v2:vis fn $avx2:ident $body2:block
+        $(#[$m5:meta])* $v5:vis fn $avx512:ident $body5:block
+    ) => {
+        $(#[$m2])*
+        #[target_feature(enable = "avx2,fma")]
+        $v2 unsafe fn $avx2<$($gen)*>($($arg: $ty),*) $(-> $ret)? $body2
+
+        $(#[$m5])*
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
+        $v5 unsafe fn $avx512<$($gen)*>($($arg: $ty),*) $(-> $ret)? $body5
+    };
+}
+pub(crate) use isa_entry_points;

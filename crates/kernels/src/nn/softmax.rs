@@ -17,34 +17,30 @@ pub(crate) fn row_max<T: Real>(row: &[T]) -> T {
     row.iter().fold(first, |m, &v| if v > m { v } else { m })
 }
 
-/// In place: `row = exp(row - max) / Σ exp(row - max)`.
-pub(crate) fn softmax_row<T: Real>(row: &mut [T]) {
+/// In place: `row = exp(row - max) / Σ exp(row - max)`, or with `LOG`
+/// `row = (row - max) - ln Σ exp(row - max)`.
+pub(crate) fn softmax_row<T: Real, const LOG: bool>(row: &mut [T]) {
     if row.is_empty() {
         return;
     }
     let m = row_max(row);
     let mut sum = T::ZERO;
     for v in row.iter_mut() {
-        *v = (*v - m).exp();
-        sum += *v;
+        if LOG {
+            *v -= m;
+            sum += v.exp();
+        } else {
+            *v = (*v - m).exp();
+            sum += *v;
+        }
     }
-    let inv = T::ONE / sum;
-    row.iter_mut().for_each(|v| *v = *v * inv);
-}
-
-/// In place: `row = (row - max) - ln Σ exp(row - max)`.
-pub(crate) fn log_softmax_row<T: Real>(row: &mut [T]) {
-    if row.is_empty() {
-        return;
+    if LOG {
+        let l = sum.ln();
+        row.iter_mut().for_each(|v| *v -= l);
+    } else {
+        let inv = T::ONE / sum;
+        row.iter_mut().for_each(|v| *v = *v * inv);
     }
-    let m = row_max(row);
-    let mut sum = T::ZERO;
-    for v in row.iter_mut() {
-        *v -= m;
-        sum += v.exp();
-    }
-    let l = sum.ln();
-    row.iter_mut().for_each(|v| *v -= l);
 }
 
 struct Softmax {
@@ -70,7 +66,7 @@ impl Softmax {
             return Err(ctx.error(format!("logits must have >= 1 dimension, got {}", x.shape())));
         }
         let n = x.dims()[x.rank() - 1];
-        let f: fn(&mut [T]) = if self.log { log_softmax_row } else { softmax_row };
+        let f: fn(&mut [T]) = if self.log { softmax_row::<T, true> } else { softmax_row::<T, false> };
         if n > 0 {
             for_chunks(unshared_mut::<T>(&mut x)?, n, |_, c| c.chunks_exact_mut(n).for_each(f));
         }

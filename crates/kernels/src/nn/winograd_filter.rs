@@ -137,7 +137,7 @@ fn output_transform<const N: usize>(at: &[[f64; N]; 5], m: &[f32], c: usize, k: 
 
 #[cfg(target_arch = "x86_64")]
 mod simd {
-    use super::super::simd::{F32Vec, Y, Z};
+    use super::super::simd::{isa_entry_points, F32Vec, Y, Z};
     use super::super::winograd::plane;
     use super::super::winograd_simd::input_tile;
     use super::super::winograd_tile::Tile;
@@ -221,31 +221,23 @@ mod simd {
         }
     }
 
-    /// [`transform`] with AVX-512 vectors.
-    ///
-    /// # Safety
-    /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA; sizes as [`transform`].
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-    pub(super) unsafe fn transform512<T: Tile<M, N>, const M: usize, const N: usize>(
-        b: &Tiles,
-        v: &mut [f32],
-        w: &mut [f32],
-    ) {
-        // SAFETY: the caller upholds this function's `# Safety` contract.
-        unsafe { transform::<Z, T, M, N>(b, v, w) }
-    }
-
-    /// [`transform`] with AVX2 vectors.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA; sizes as [`transform`].
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn transform256<T: Tile<M, N>, const M: usize, const N: usize>(
-        b: &Tiles,
-        v: &mut [f32],
-        w: &mut [f32],
-    ) {
-        // SAFETY: the caller upholds this function's `# Safety` contract.
-        unsafe { transform::<Y, T, M, N>(b, v, w) }
+    isa_entry_points! {
+        [T: Tile<M, N>, const M: usize, const N: usize](b: &Tiles, v: &mut [f32], w: &mut [f32]);
+        /// [`transform`] with AVX2 vectors.
+        ///
+        /// # Safety
+        /// The CPU must support AVX2 and FMA; sizes as [`transform`].
+        pub(super) fn transform256 {
+            // SAFETY: the caller upholds this function's `# Safety` contract.
+            unsafe { transform::<Y, T, M, N>(b, v, w) }
+        }
+        /// [`transform`] with AVX-512 vectors.
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA; sizes as [`transform`].
+        pub(super) fn transform512 {
+            // SAFETY: the caller upholds this function's `# Safety` contract.
+            unsafe { transform::<Z, T, M, N>(b, v, w) }
+        }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::ops::Range;
 
-use super::simd::{F32Vec, Y, Z};
+use super::simd::{isa_entry_points, F32Vec, Y, Z};
 use super::winograd::{plane, Shape};
 use super::winograd_tile::Tile;
 
@@ -249,34 +249,28 @@ unsafe fn image<V: F32Vec, T: Tile<M, N>, const M: usize, const N: usize, const 
     }
 }
 
-/// [`image`] with AVX-512 vectors.
-///
-/// # Safety
-/// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA; sizes as [`image`].
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,fma")]
-pub unsafe fn image512<T: Tile<M, N>, const M: usize, const N: usize>(
-    s: &Shape,
-    x: &[f32],
-    u: &[f32],
-    out: (&mut [f32], Range<usize>),
-    sc: &mut Scratch,
-) {
-    // SAFETY: the caller upholds this function's `# Safety` contract.
-    unsafe { image::<Z, T, M, N, 4>(s, x, u, out, sc) }
-}
-
-/// [`image`] with AVX2 vectors (two per row: 12 accumulators fit AVX2's 16 registers).
-///
-/// # Safety
-/// The CPU must support AVX2 and FMA; sizes as [`image`].
-#[target_feature(enable = "avx2,fma")]
-pub unsafe fn image256<T: Tile<M, N>, const M: usize, const N: usize>(
-    s: &Shape,
-    x: &[f32],
-    u: &[f32],
-    out: (&mut [f32], Range<usize>),
-    sc: &mut Scratch,
-) {
-    // SAFETY: the caller upholds this function's `# Safety` contract.
-    unsafe { image::<Y, T, M, N, 2>(s, x, u, out, sc) }
+isa_entry_points! {
+    [T: Tile<M, N>, const M: usize, const N: usize](
+        s: &Shape,
+        x: &[f32],
+        u: &[f32],
+        out: (&mut [f32], Range<usize>),
+        sc: &mut Scratch,
+    );
+    /// [`image`] with AVX2 vectors (two per row: 12 accumulators fit AVX2's 16 registers).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA; sizes as [`image`].
+    pub fn image256 {
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe { image::<Y, T, M, N, 2>(s, x, u, out, sc) }
+    }
+    /// [`image`] with AVX-512 vectors.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512 F/BW/VL, AVX2 and FMA; sizes as [`image`].
+    pub fn image512 {
+        // SAFETY: the caller upholds this function's `# Safety` contract.
+        unsafe { image::<Z, T, M, N, 4>(s, x, u, out, sc) }
+    }
 }

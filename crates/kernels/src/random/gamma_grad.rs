@@ -30,14 +30,31 @@ trait Igam: Real {
     const BIGINV: Self;
     /// Iteration cap of the derivative modes.
     const ITERS: usize;
-    /// ln of the largest finite value.
-    fn log_max() -> Self;
-    /// ln |Γ(x)|.
-    fn lgamma(self) -> Self;
-    /// The asymptotic series of `log(s) - 1/(2s) - ψ(s)` for `s >= 10` (0 where negligible).
-    fn digamma_tail(s: Self) -> Self;
+    /// The largest finite value.
+    const MAX: Self;
     /// NaN.
     const NAN: Self;
+    /// Coefficients (highest power first) of [`Igam::digamma_tail`]'s polynomial in `1/s²`.
+    const TAIL: &'static [f64];
+    /// `s` from which that series is negligible.
+    const TAIL_END: f64;
+    /// ln |Γ(x)|.
+    fn lgamma(self) -> Self;
+
+    /// ln of the largest finite value.
+    fn log_max() -> Self {
+        Self::MAX.ln()
+    }
+
+    /// The asymptotic series of `log(s) - 1/(2s) - ψ(s)` for `s >= 10` (0 where negligible).
+    fn digamma_tail(s: Self) -> Self {
+        if s < Self::from_f64(Self::TAIL_END) {
+            let z = Self::ONE / (s * s);
+            z * horner(z, Self::TAIL)
+        } else {
+            Self::ZERO
+        }
+    }
 }
 
 /// `((c[0] z + c[1]) z + ...) z + c[n]`.
@@ -50,26 +67,13 @@ impl Igam for f32 {
     const BIG: f32 = 1.0 / (f32::EPSILON / 2.0);
     const BIGINV: f32 = f32::EPSILON / 2.0;
     const ITERS: usize = 200;
+    const MAX: f32 = f32::MAX;
     const NAN: f32 = f32::NAN;
-    fn log_max() -> f32 {
-        f32::MAX.ln()
-    }
+    const TAIL: &'static [f64] =
+        &[-4.16666666666666666667E-3, 3.96825396825396825397E-3, -8.33333333333333333333E-3, 8.33333333333333333333E-2];
+    const TAIL_END: f64 = 1.0e8;
     fn lgamma(self) -> f32 {
         libm::lgammaf_r(self).0
-    }
-    fn digamma_tail(s: f32) -> f32 {
-        const A: [f64; 4] = [
-            -4.16666666666666666667E-3,
-            3.96825396825396825397E-3,
-            -8.33333333333333333333E-3,
-            8.33333333333333333333E-2,
-        ];
-        if s < 1.0e8 {
-            let z = 1.0 / (s * s);
-            z * horner(z, &A)
-        } else {
-            0.0
-        }
     }
 }
 
@@ -78,29 +82,20 @@ impl Igam for f64 {
     const BIG: f64 = 1.0 / f64::EPSILON;
     const BIGINV: f64 = f64::EPSILON;
     const ITERS: usize = 500;
+    const MAX: f64 = f64::MAX;
     const NAN: f64 = f64::NAN;
-    fn log_max() -> f64 {
-        f64::MAX.ln()
-    }
+    const TAIL: &'static [f64] = &[
+        8.33333333333333333333E-2,
+        -2.10927960927960927961E-2,
+        7.57575757575757575758E-3,
+        -4.16666666666666666667E-3,
+        3.96825396825396825397E-3,
+        -8.33333333333333333333E-3,
+        8.33333333333333333333E-2,
+    ];
+    const TAIL_END: f64 = 1.0e17;
     fn lgamma(self) -> f64 {
         libm::lgamma_r(self).0
-    }
-    fn digamma_tail(s: f64) -> f64 {
-        const A: [f64; 7] = [
-            8.33333333333333333333E-2,
-            -2.10927960927960927961E-2,
-            7.57575757575757575758E-3,
-            -4.16666666666666666667E-3,
-            3.96825396825396825397E-3,
-            -8.33333333333333333333E-3,
-            8.33333333333333333333E-2,
-        ];
-        if s < 1.0e17 {
-            let z = 1.0 / (s * s);
-            z * horner(z, &A)
-        } else {
-            0.0
-        }
     }
 }
 

@@ -6,7 +6,7 @@ use ferroflow_core::{NodeAttrs, Shape, Status, Tensor};
 
 use super::elem::SegElem;
 use super::util::{indices_matrix, shape_vector};
-use crate::array::util::{check_alloc, index_scalar, index_vec};
+use crate::array::util::{check_alloc, checked_index_scalar, index_vec};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -41,10 +41,7 @@ fn count_typed<T: SegElem>(
 /// Reads `size` (a non-negative scalar) and checks the values are non-negative and the
 /// weights empty or one per value.
 fn common(ctx: &OpContext, vals: &[i64], size_t: &Tensor, weights: &Tensor) -> Result<usize, Status> {
-    if size_t.rank() != 0 {
-        return Err(ctx.error(format!("Shape must be rank 0 but is rank {}", size_t.rank())));
-    }
-    let size = index_scalar(size_t).map_err(|e| ctx.error(e.message))?;
+    let size = checked_index_scalar(ctx, size_t, |t| format!("Shape must be rank 0 but is rank {}", t.rank()))?;
     if size < 0 {
         return Err(ctx.error(format!("size ({size}) must be non-negative")));
     }

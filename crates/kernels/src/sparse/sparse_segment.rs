@@ -8,7 +8,7 @@ use ferroflow_core::{DataType, Shape, Status, Tensor};
 
 use super::elem::SegElem;
 use super::segment_reduce::{fill_runs, runs, Reduce};
-use crate::array::util::{check_alloc, index_scalar, index_tensor, index_vec, product};
+use crate::array::util::{check_alloc, checked_index_scalar, index_tensor, index_vec, product};
 use crate::dispatch::dispatch;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -67,11 +67,9 @@ impl OpKernel for SparseSegmentReduce {
         }
         let last = seg.last().copied();
         let rows = if self.with_num {
-            let n = ctx.input(3)?;
-            if n.rank() != 0 {
-                return Err(ctx.error(format!("num_segments should be a scalar, not shape {}", n.shape())));
-            }
-            let n = index_scalar(&n).map_err(|e| ctx.error(e.message))?;
+            let n = checked_index_scalar(ctx, &ctx.input(3)?, |t| {
+                format!("num_segments should be a scalar, not shape {}", t.shape())
+            })?;
             if last.is_some_and(|l| l >= n) {
                 return Err(ctx.error("segment ids must be < num_segments"));
             }
@@ -157,11 +155,9 @@ impl OpKernel for SparseSegmentGrad {
         let grad = ctx.input(0)?;
         let idx_t = ctx.input(1)?;
         let (indices, seg) = ids_pair(ctx, &idx_t, &ctx.input(2)?)?;
-        let dim0_t = ctx.input(3)?;
-        if dim0_t.rank() != 0 {
-            return Err(ctx.error(format!("output_dim0 should be a scalar, not shape {}", dim0_t.shape())));
-        }
-        let dim0 = index_scalar(&dim0_t).map_err(|e| ctx.error(e.message))?;
+        let dim0 = checked_index_scalar(ctx, &ctx.input(3)?, |t| {
+            format!("output_dim0 should be a scalar, not shape {}", t.shape())
+        })?;
         if dim0 < 0 {
             return Err(ctx.error(format!("output_dim0 must be >= 0, got {dim0}")));
         }

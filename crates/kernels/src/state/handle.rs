@@ -120,6 +120,30 @@ pub fn read_typed_var(
     Ok((var, value))
 }
 
+/// The resource variable of handle input 0 and its value, to gather from as `dtype`
+/// ([`read_typed_var`] with the gather ops' error text).
+pub fn read_gather_var(ctx: &OpContext, dtype: DataType) -> Result<(Arc<Var>, Tensor), Status> {
+    let want = tf_type_name(dtype);
+    read_typed_var(ctx, dtype, |var| {
+        format!("Trying to gather from variable {} of {} as {want}", var.name, tf_type_name(var.dtype))
+    })
+}
+
+/// Checks that a scatter's variable and its updates (of type `updates`) both hold the op's
+/// `dtype`; InvalidArgument naming the three otherwise.
+pub fn check_scatter_dtypes(ctx: &OpContext, var: &Var, updates: DataType, dtype: DataType) -> Result<(), Status> {
+    if var.dtype != dtype || updates != dtype {
+        return Err(ctx.error(format!(
+            "variable {} is {} and updates are {}, the op expects {}",
+            var.name,
+            tf_type_name(var.dtype),
+            tf_type_name(updates),
+            tf_type_name(dtype)
+        )));
+    }
+    Ok(())
+}
+
 /// FailedPrecondition for reading an uninitialized resource variable.
 pub fn uninitialized_read(ctx: &OpContext, h: &ResourceHandle) -> Status {
     ctx.error_with(Status::failed_precondition(format!(

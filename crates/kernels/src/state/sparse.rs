@@ -7,7 +7,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use super::handle::{existing_var, handle_input, read_typed_var, tf_type_name, uninitialized_use, var_inputs};
+use super::handle::{check_scatter_dtypes, existing_var, handle_input, read_gather_var, uninitialized_use, var_inputs};
 use crate::array::{dims_str, index_vec, multi_index};
 use crate::{KernelRegistry, OpContext, OpKernel, Value};
 
@@ -18,10 +18,7 @@ struct ResourceGather {
 
 impl OpKernel for ResourceGather {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let want = tf_type_name(self.dtype);
-        let (var, params) = read_typed_var(ctx, self.dtype, |var| {
-            format!("Trying to gather from variable {} of {} as {want}", var.name, tf_type_name(var.dtype))
-        })?;
+        let (var, params) = read_gather_var(ctx, self.dtype)?;
         let indices = ctx.input(1)?;
         let bd = self.batch_dims;
         if bd < 0 || bd as usize > indices.rank() || (bd as usize) >= params.rank().max(1) {
@@ -103,15 +100,7 @@ impl OpKernel for ScatterKernel {
         let var = var_inputs(ctx, 1, self.resource)?.remove(0);
         let indices = ctx.input(1)?;
         let updates = ctx.input(2)?;
-        if updates.dtype() != self.dtype || var.dtype != self.dtype {
-            return Err(ctx.error(format!(
-                "variable {} is {} and updates are {}, the op expects {}",
-                var.name,
-                tf_type_name(var.dtype),
-                tf_type_name(updates.dtype()),
-                tf_type_name(self.dtype)
-            )));
-        }
+        check_scatter_dtypes(ctx, &var, updates.dtype(), self.dtype)?;
         let idx = index_vec(&indices).map_err(|e| ctx.error(e.message))?;
         let mut g = var.value.write().unwrap_or_else(|e| e.into_inner());
         let Some(t) = g.as_mut() else { return Err(uninitialized_use(ctx, &var)) };

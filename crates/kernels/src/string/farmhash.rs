@@ -60,29 +60,29 @@ fn len_0_to_16(s: &[u8]) -> u64 {
     K2
 }
 
-fn len_17_to_32(s: &[u8]) -> u64 {
+/// The mix of the first and last 16 bytes that the 17–32 byte hash returns and the 33–64
+/// byte hash starts from (the first word scaled by `first_mul`): `(mul, a, y, z)`, with `z`
+/// the 17–32 byte hash's result when `first_mul` is `K1`.
+#[inline(always)]
+fn mix_ends(s: &[u8], first_mul: u64) -> (u64, u64, u64, u64) {
     let len = s.len();
     let mul = K2.wrapping_add(len as u64 * 2);
-    let a = fetch64(s, 0).wrapping_mul(K1);
-    let b = fetch64(s, 8);
-    let c = fetch64(s, len - 8).wrapping_mul(mul);
-    let d = fetch64(s, len - 16).wrapping_mul(K2);
-    hash_len16(
-        a.wrapping_add(b).rotate_right(43).wrapping_add(c.rotate_right(30)).wrapping_add(d),
-        a.wrapping_add(b.wrapping_add(K2).rotate_right(18)).wrapping_add(c),
-        mul,
-    )
-}
-
-fn len_33_to_64(s: &[u8]) -> u64 {
-    let len = s.len();
-    let mul = K2.wrapping_add(len as u64 * 2);
-    let a = fetch64(s, 0).wrapping_mul(K2);
+    let a = fetch64(s, 0).wrapping_mul(first_mul);
     let b = fetch64(s, 8);
     let c = fetch64(s, len - 8).wrapping_mul(mul);
     let d = fetch64(s, len - 16).wrapping_mul(K2);
     let y = a.wrapping_add(b).rotate_right(43).wrapping_add(c.rotate_right(30)).wrapping_add(d);
     let z = hash_len16(y, a.wrapping_add(b.wrapping_add(K2).rotate_right(18)).wrapping_add(c), mul);
+    (mul, a, y, z)
+}
+
+fn len_17_to_32(s: &[u8]) -> u64 {
+    mix_ends(s, K1).3
+}
+
+fn len_33_to_64(s: &[u8]) -> u64 {
+    let len = s.len();
+    let (mul, a, y, z) = mix_ends(s, K2);
     let e = fetch64(s, 16).wrapping_mul(mul);
     let f = fetch64(s, 24);
     let g = y.wrapping_add(fetch64(s, len - 32)).wrapping_mul(mul);

@@ -32,23 +32,30 @@ fn with_class(mut n: NodeDef, groups: &[&str]) -> NodeDef {
     n
 }
 
+fn graph(node: Vec<NodeDef>) -> GraphDef {
+    GraphDef { node, ..Default::default() }
+}
+
+/// Places `g` over [`devices`] (default device W0, default options), the input types from
+/// `types`.
+fn place_typed(g: &mut GraphDef, types: InputTypes<'_>) {
+    place_impl(g, &devices(), W0, &PlacerOptions::default(), types).unwrap();
+}
+
 fn placed(g: &GraphDef) -> Vec<(&str, &str)> {
     g.node.iter().map(|n| (n.name.as_str(), n.device.as_str())).collect()
 }
 
 #[test]
 fn explicit_partial_and_default() {
-    let mut g = GraphDef {
-        node: vec![
-            node("a", "Const", "/job:ps/task:1", &[]),
-            node("b", "Const", "/job:ps", &[]),
-            node("c", "Const", "", &[]),
-            node("d", "Const", "/cpu:0", &[]),
-            node("e", "Const", "/job:worker/replica:0/task:1/device:CPU:0", &[]),
-            node("f", "Identity", "/job:worker", &["a"]),
-        ],
-        ..Default::default()
-    };
+    let mut g = graph(vec![
+        node("a", "Const", "/job:ps/task:1", &[]),
+        node("b", "Const", "/job:ps", &[]),
+        node("c", "Const", "", &[]),
+        node("d", "Const", "/cpu:0", &[]),
+        node("e", "Const", "/job:worker/replica:0/task:1/device:CPU:0", &[]),
+        node("f", "Identity", "/job:worker", &["a"]),
+    ]);
     place(&mut g, &devices(), W1).unwrap();
     assert_eq!(
         placed(&g),
@@ -69,29 +76,23 @@ fn explicit_partial_and_default() {
 
 #[test]
 fn class_colocation() {
-    let mut g = GraphDef {
-        node: vec![
-            node("v", "Const", "/job:ps/task:1", &[]),
-            with_class(node("init", "Identity", "", &["v"]), &["v"]),
-            with_class(node("slot", "Const", "/job:ps", &[]), &["v"]),
-            with_class(node("orphan1", "Const", "", &[]), &["missing"]),
-            with_class(node("orphan2", "Const", "/job:ps/task:0", &[]), &["missing"]),
-        ],
-        ..Default::default()
-    };
+    let mut g = graph(vec![
+        node("v", "Const", "/job:ps/task:1", &[]),
+        with_class(node("init", "Identity", "", &["v"]), &["v"]),
+        with_class(node("slot", "Const", "/job:ps", &[]), &["v"]),
+        with_class(node("orphan1", "Const", "", &[]), &["missing"]),
+        with_class(node("orphan2", "Const", "/job:ps/task:0", &[]), &["missing"]),
+    ]);
     place(&mut g, &devices(), W0).unwrap();
     assert_eq!(placed(&g), vec![("v", PS1), ("init", PS1), ("slot", PS1), ("orphan1", PS0), ("orphan2", PS0)]);
 }
 
 #[test]
 fn conflicting_group_names_both_nodes() {
-    let mut g = GraphDef {
-        node: vec![
-            node("v", "Const", "/job:ps/task:0", &[]),
-            with_class(node("w", "Const", "/job:worker/task:0", &[]), &["v"]),
-        ],
-        ..Default::default()
-    };
+    let mut g = graph(vec![
+        node("v", "Const", "/job:ps/task:0", &[]),
+        with_class(node("w", "Const", "/job:worker/task:0", &[]), &["v"]),
+    ]);
     let e = place(&mut g, &devices(), W0).unwrap_err();
     assert_eq!(e.code, Code::InvalidArgument);
     assert!(e.message.contains("Cannot colocate nodes 'v' and 'w'"), "{e}");
@@ -101,13 +102,12 @@ fn conflicting_group_names_both_nodes() {
 
 #[test]
 fn soft_placement_joins_conflicting_group() {
-    let build = || GraphDef {
-        node: vec![
+    let build = || {
+        graph(vec![
             node("v", "Const", "/job:ps/task:0", &[]),
             with_class(node("w", "Const", "/job:worker/task:0", &[]), &["v"]),
             node("x", "Const", "/job:worker/task:1", &[]),
-        ],
-        ..Default::default()
+        ])
     };
     let mut g = build();
     place_with_options(&mut g, &devices(), W0, &PlacerOptions { allow_soft_placement: true }).unwrap();
@@ -117,33 +117,31 @@ fn soft_placement_joins_conflicting_group() {
 
 #[test]
 fn unknown_device_explains() {
-    let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/task:3", &[])], ..Default::default() };
+    let mut g = graph(vec![node("w", "Const", "/job:ps/task:3", &[])]);
     let e = place(&mut g, &devices(), W0).unwrap_err();
     assert_eq!(e.code, Code::InvalidArgument);
     for part in ["operation 'w' (op Const)", "'/job:ps/task:3'", PS0, W1, "task 3 does not exist", "[0, 1]"] {
         assert!(e.message.contains(part), "missing {part:?} in {e}");
     }
-    let mut g = GraphDef { node: vec![node("w", "Const", "/job:chief", &[])], ..Default::default() };
+    let mut g = graph(vec![node("w", "Const", "/job:chief", &[])]);
     let e = place(&mut g, &devices(), W0).unwrap_err();
     assert!(e.message.contains("job 'chief' is not in the cluster (known jobs: [ps, worker])"), "{e}");
     let local = vec!["/job:localhost/replica:0/task:0/device:CPU:0".to_string()];
-    let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/task:0", &[])], ..Default::default() };
+    let mut g = graph(vec![node("w", "Const", "/job:ps/task:0", &[])]);
     let e = place(&mut g, &local, &local[0]).unwrap_err();
     assert!(e.message.contains("job 'localhost'") && e.message.contains("grpc://"), "{e}");
-    let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/task:0/device:GPU:0", &[])], ..Default::default() };
+    let mut g = graph(vec![node("w", "Const", "/job:ps/task:0/device:GPU:0", &[])]);
     let e = place(&mut g, &devices(), W0).unwrap_err();
     assert!(e.message.contains("CPU only") && e.message.contains("[CPU:0]"), "{e}");
-    let mut g = GraphDef { node: vec![node("w", "Const", "/job:ps/tusk:0", &[])], ..Default::default() };
+    let mut g = graph(vec![node("w", "Const", "/job:ps/tusk:0", &[])]);
     let e = place(&mut g, &devices(), W0).unwrap_err();
     assert!(e.message.contains("node 'w'") && e.message.contains("tusk"), "{e}");
 }
 
 #[test]
 fn soft_placement_relaxes() {
-    let mut g = GraphDef {
-        node: vec![node("a", "Const", "/job:ps/task:1/device:GPU:0", &[]), node("b", "Const", "/job:chief", &[])],
-        ..Default::default()
-    };
+    let mut g =
+        graph(vec![node("a", "Const", "/job:ps/task:1/device:GPU:0", &[]), node("b", "Const", "/job:chief", &[])]);
     place_with_options(&mut g, &devices(), W0, &PlacerOptions { allow_soft_placement: true }).unwrap();
     assert_eq!(placed(&g), vec![("a", PS1), ("b", W0)]);
 }
@@ -162,7 +160,7 @@ fn bad_device_lists() {
 fn fake_types(n: &NodeDef) -> Option<Vec<(DataType, bool)>> {
     Some(match n.op.as_str() {
         "Assign" | "AssignAdd" => vec![(DataType::Float, true), (DataType::Float, false)],
-        "ReadVariableOp" => vec![(DataType::Resource, false)],
+        "ReadVariableOp" | "VarIsInitializedOp" | "VariableShape" => vec![(DataType::Resource, false)],
         "ResourceApplyGradientDescent" => {
             vec![(DataType::Resource, false), (DataType::Float, false), (DataType::Float, false)]
         }
@@ -172,20 +170,16 @@ fn fake_types(n: &NodeDef) -> Option<Vec<(DataType, bool)>> {
 
 #[test]
 fn ref_and_resource_inputs_follow_their_variable() {
-    let mut g = GraphDef {
-        node: vec![
-            node("v", "VariableV2", "/job:ps/task:1", &[]),
-            node("init", "Const", "", &[]),
-            node("assign", "Assign", "", &["v", "init"]),
-            node("h", "VarHandleOp", "/job:ps/task:0", &[]),
-            node("hid", "Identity", "", &["h"]),
-            node("read", "ReadVariableOp", "", &["hid"]),
-            node("apply", "ResourceApplyGradientDescent", "/job:ps", &["h", "init", "init"]),
-        ],
-        ..Default::default()
-    };
-    let opts = PlacerOptions::default();
-    place_impl(&mut g, &devices(), W0, &opts, &fake_types).unwrap();
+    let mut g = graph(vec![
+        node("v", "VariableV2", "/job:ps/task:1", &[]),
+        node("init", "Const", "", &[]),
+        node("assign", "Assign", "", &["v", "init"]),
+        node("h", "VarHandleOp", "/job:ps/task:0", &[]),
+        node("hid", "Identity", "", &["h"]),
+        node("read", "ReadVariableOp", "", &["hid"]),
+        node("apply", "ResourceApplyGradientDescent", "/job:ps", &["h", "init", "init"]),
+    ]);
+    place_typed(&mut g, &fake_types);
     assert_eq!(
         placed(&g),
         vec![
@@ -204,7 +198,7 @@ fn ref_and_resource_inputs_follow_their_variable() {
     moved.node[2].device = "/job:worker/task:0".into();
     moved.node[0].device = "/job:ps/task:1".into();
     moved.node[5].device = "/job:ps/task:1".into();
-    place_impl(&mut moved, &devices(), W0, &opts, &fake_types).unwrap();
+    place_typed(&mut moved, &fake_types);
     let p = placed(&moved);
     assert_eq!((p[2], p[5]), (("assign", PS1), ("read", PS0)));
 }
@@ -214,16 +208,13 @@ fn a_resource_entering_a_loop_takes_its_enter_and_reader_to_the_variable() {
     // TensorFlow 1.x's `tf.while_loop` reading a resource variable: VarHandleOp (ps) ->
     // Enter -> ReadVariableOp, both built under the worker's device scope. TensorFlow puts
     // the Enter and the read with the variable; the loop's own Enter stays on the worker.
-    let mut g = GraphDef {
-        node: vec![
-            node("h", "VarHandleOp", "/job:ps/task:0", &[]),
-            node("x", "Const", "/job:worker/task:0", &[]),
-            node("enter_h", "Enter", "/job:worker/task:0", &["h"]),
-            node("enter_x", "Enter", "/job:worker/task:0", &["x"]),
-            node("read", "ReadVariableOp", "/job:worker/task:0", &["enter_h"]),
-        ],
-        ..Default::default()
-    };
+    let mut g = graph(vec![
+        node("h", "VarHandleOp", "/job:ps/task:0", &[]),
+        node("x", "Const", "/job:worker/task:0", &[]),
+        node("enter_h", "Enter", "/job:worker/task:0", &["h"]),
+        node("enter_x", "Enter", "/job:worker/task:0", &["x"]),
+        node("read", "ReadVariableOp", "/job:worker/task:0", &["enter_h"]),
+    ]);
     let types = |n: &NodeDef| -> Option<Vec<(DataType, bool)>> {
         match n.op.as_str() {
             "Enter" if n.name == "enter_h" => Some(vec![(DataType::Resource, false)]),
@@ -231,7 +222,7 @@ fn a_resource_entering_a_loop_takes_its_enter_and_reader_to_the_variable() {
             _ => fake_types(n),
         }
     };
-    place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap();
+    place_typed(&mut g, &types);
     assert_eq!(placed(&g), vec![("h", PS0), ("x", W0), ("enter_h", PS0), ("enter_x", W0), ("read", PS0)]);
 }
 
@@ -277,22 +268,15 @@ fn function_calls_go_with_the_resources_they_take() {
     // runs on the ps, its consumer on the default device.
     let mut is_init = node("is_init", "VarIsInitializedOp", "", &["h"]);
     is_init.attr.insert("dtype".into(), attr::ty(DataType::Int64));
-    let mut g = GraphDef {
-        node: vec![
-            node("h", "VarHandleOp", "/job:ps/task:1", &[]),
-            node("zeros", "Const", "", &[]),
-            is_init,
-            call_node("cond", "If", &["is_init", "h", "zeros"], &[DataType::Resource, DataType::Int64]),
-            call_node("call", "StatefulPartitionedCall", &["zeros"], &[DataType::Int64]),
-            node("out", "Identity", "", &["cond"]),
-        ],
-        ..Default::default()
-    };
-    let types = |n: &NodeDef| match n.op.as_str() {
-        "VarIsInitializedOp" => Some(vec![(DataType::Resource, false)]),
-        _ => registry_input_types(n),
-    };
-    place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap();
+    let mut g = graph(vec![
+        node("h", "VarHandleOp", "/job:ps/task:1", &[]),
+        node("zeros", "Const", "", &[]),
+        is_init,
+        call_node("cond", "If", &["is_init", "h", "zeros"], &[DataType::Resource, DataType::Int64]),
+        call_node("call", "StatefulPartitionedCall", &["zeros"], &[DataType::Int64]),
+        node("out", "Identity", "", &["cond"]),
+    ]);
+    place_typed(&mut g, &fake_types);
     assert_eq!(placed(&g), vec![("h", PS1), ("zeros", W0), ("is_init", PS1), ("cond", PS1), ("call", W0), ("out", W0)]);
 }
 
@@ -301,28 +285,21 @@ fn a_call_or_op_pinned_elsewhere_runs_with_its_resources() {
     // `with tf.device(worker): tf.while_loop(... reads a ps variable ...)`: the call's own
     // request conflicts with the variable's device, so the call goes to the ps (its body
     // runs there whole); so does a plain op pinned elsewhere that takes the resource.
-    let types = |n: &NodeDef| match n.op.as_str() {
-        "VarIsInitializedOp" => Some(vec![(DataType::Resource, false)]),
-        _ => registry_input_types(n),
-    };
-    let mut g = GraphDef {
-        node: vec![
-            node("h", "VarHandleOp", "/job:ps/task:1", &[]),
-            node("zeros", "Const", "", &[]),
-            call_node("call", "StatefulPartitionedCall", &["h", "zeros"], &[DataType::Resource, DataType::Int64]),
-            node("out", "Identity", "", &["call"]),
-        ],
-        ..Default::default()
-    };
+    let mut g = graph(vec![
+        node("h", "VarHandleOp", "/job:ps/task:1", &[]),
+        node("zeros", "Const", "", &[]),
+        call_node("call", "StatefulPartitionedCall", &["h", "zeros"], &[DataType::Resource, DataType::Int64]),
+        node("out", "Identity", "", &["call"]),
+    ]);
     g.node[2].device = "/job:worker/task:0".into();
-    place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap();
+    place_typed(&mut g, &fake_types);
     assert_eq!(placed(&g), vec![("h", PS1), ("zeros", W0), ("call", PS1), ("out", W0)]);
 
     // `report_uninitialized_variables` under a worker's scope: the check runs on the ps.
     let mut is_init = node("is_init", "VarIsInitializedOp", "/job:worker/task:0", &["h"]);
     is_init.attr.insert("dtype".into(), attr::ty(DataType::Int64));
-    let mut g = GraphDef { node: vec![node("h", "VarHandleOp", "/job:ps/task:1", &[]), is_init], ..Default::default() };
-    place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap();
+    let mut g = graph(vec![node("h", "VarHandleOp", "/job:ps/task:1", &[]), is_init]);
+    place_typed(&mut g, &fake_types);
     assert_eq!(placed(&g), vec![("h", PS1), ("is_init", PS1)]);
 }
 
@@ -332,29 +309,22 @@ fn a_node_using_a_resource_passed_through_a_call_goes_with_the_resource() {
     // the handle the loop passes through: as in TensorFlow, it runs where the variable is
     // (its worker request is dropped), and so does a direct use pinned elsewhere.
     let types = |n: &NodeDef| match n.op.as_str() {
-        "VariableShape" => Some(vec![(DataType::Resource, false)]),
         "StatefulPartitionedCall" => Some(vec![(DataType::Resource, false)]),
-        _ => registry_input_types(n),
+        _ => fake_types(n),
     };
-    let mut g = GraphDef {
-        node: vec![
-            node("h", "VarHandleOp", "/job:ps/task:1", &[]),
-            call_node("call", "StatefulPartitionedCall", &["h"], &[DataType::Resource]),
-            node("pass", "Identity", "", &["call"]),
-            node("shape", "VariableShape", "/job:worker/task:0", &["pass"]),
-        ],
-        ..Default::default()
-    };
+    let mut g = graph(vec![
+        node("h", "VarHandleOp", "/job:ps/task:1", &[]),
+        call_node("call", "StatefulPartitionedCall", &["h"], &[DataType::Resource]),
+        node("pass", "Identity", "", &["call"]),
+        node("shape", "VariableShape", "/job:worker/task:0", &["pass"]),
+    ]);
     g.node[1].device = "/job:worker/task:0".into();
-    place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap();
+    place_typed(&mut g, &types);
     assert_eq!(placed(&g), vec![("h", PS1), ("call", PS1), ("pass", W0), ("shape", PS1)]);
-    let mut g = GraphDef {
-        node: vec![
-            node("h", "VarHandleOp", "/job:ps/task:1", &[]),
-            node("shape", "VariableShape", "/job:worker/task:0", &["h"]),
-        ],
-        ..Default::default()
-    };
-    place_impl(&mut g, &devices(), W0, &PlacerOptions::default(), &types).unwrap();
+    let mut g = graph(vec![
+        node("h", "VarHandleOp", "/job:ps/task:1", &[]),
+        node("shape", "VariableShape", "/job:worker/task:0", &["h"]),
+    ]);
+    place_typed(&mut g, &types);
     assert_eq!(placed(&g), vec![("h", PS1), ("shape", PS1)]);
 }

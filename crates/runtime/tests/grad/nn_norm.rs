@@ -10,13 +10,9 @@ use ferroflow_graph::{ops, Output, Scope};
 
 /// A FusedBatchNorm node of version `op` on the five placeholders (y only).
 fn bn(s: &Scope, v: &[Output], op: &str, training: bool, format: &str) -> Output {
-    s.op(op)
-        .inputs(v.iter().cloned())
-        .attr("epsilon", attr::float(0.01))
-        .attr("is_training", attr::bool(training))
-        .attr("data_format", attr::string(format))
-        .build()
-        .output(0)
+    let attrs =
+        [("epsilon", attr::float(0.01)), ("is_training", attr::bool(training)), ("data_format", attr::string(format))];
+    ops::op_output(s, op, v.iter().cloned(), attrs)
 }
 
 #[test]
@@ -59,13 +55,12 @@ fn dw_out(xs: [usize; 4], fs: [usize; 4], st: usize, pad: &str, e: &[i64]) -> [u
 
 fn dw(s: &Scope, op: &str, ins: Vec<Output>, st: usize, pad: &str, e: &[i64]) -> Output {
     let st = st as i64;
-    s.op(op)
-        .inputs(ins)
-        .attr("strides", attr::list_int(&[1, st, st, 1]))
-        .attr("padding", attr::string(pad))
-        .attr("explicit_paddings", attr::list_int(e))
-        .build()
-        .output(0)
+    let attrs = [
+        ("strides", attr::list_int(&[1, st, st, 1])),
+        ("padding", attr::string(pad)),
+        ("explicit_paddings", attr::list_int(e)),
+    ];
+    ops::op_output(s, op, ins, attrs)
 }
 
 #[test]

@@ -25,16 +25,13 @@ fn cases() -> Vec<(i64, i64, &'static str, bool)> {
 /// The gradient op `op` of inputs (x, g, argmax) with the window attrs of a case.
 fn argmax_grad_op(s: &Scope, op: &str, xv: Output, g: Output, argmax: Output, c: (i64, i64, &str, bool)) -> Output {
     let (k, st, pad, batch) = c;
-    s.op(op)
-        .input(xv)
-        .input(g)
-        .input(argmax)
-        .attr("ksize", attr::list_int(&[1, k, k, 1]))
-        .attr("strides", attr::list_int(&[1, st, st, 1]))
-        .attr("padding", attr::string(pad))
-        .attr("include_batch_in_index", attr::bool(batch))
-        .build()
-        .output(0)
+    let attrs = [
+        ("ksize", attr::list_int(&[1, k, k, 1])),
+        ("strides", attr::list_int(&[1, st, st, 1])),
+        ("padding", attr::string(pad)),
+        ("include_batch_in_index", attr::bool(batch)),
+    ];
+    ops::op_output(s, op, [xv, g, argmax], attrs)
 }
 
 #[test]

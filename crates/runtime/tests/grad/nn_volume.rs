@@ -4,6 +4,7 @@
 //! Max-pool inputs are distinct values, so no perturbation breaks a tie.
 
 use crate::util::*;
+use ferroflow_core::attr;
 use ferroflow_graph::{ops, Output, Scope};
 
 /// (input, filter, strides, padding).
@@ -27,14 +28,8 @@ fn strides(s: [usize; 3]) -> [i64; 5] {
 }
 
 fn with_attrs(s: &Scope, op: &str, ins: Vec<Output>, st: [i64; 5], pad: &str) -> Output {
-    let mut b = s.op(op);
-    for i in ins {
-        b = b.input(i);
-    }
-    b.attr("strides", ferroflow_core::attr::list_int(&st))
-        .attr("padding", ferroflow_core::attr::string(pad))
-        .build()
-        .output(0)
+    let attrs = [("strides", attr::list_int(&st)), ("padding", attr::string(pad))];
+    ops::op_output(s, op, ins, attrs)
 }
 
 #[test]
@@ -86,15 +81,9 @@ fn pool_out(k: [i64; 3], st: [i64; 3], pad: &str) -> [usize; 5] {
 }
 
 fn pool_op(s: &Scope, op: &str, ins: Vec<Output>, k: [i64; 3], st: [i64; 3], pad: &str) -> Output {
-    let mut b = s.op(op);
-    for i in ins {
-        b = b.input(i);
-    }
-    b.attr("ksize", ferroflow_core::attr::list_int(&k5(k)))
-        .attr("strides", ferroflow_core::attr::list_int(&k5(st)))
-        .attr("padding", ferroflow_core::attr::string(pad))
-        .build()
-        .output(0)
+    let attrs =
+        [("ksize", attr::list_int(&k5(k))), ("strides", attr::list_int(&k5(st))), ("padding", attr::string(pad))];
+    ops::op_output(s, op, ins, attrs)
 }
 
 #[test]

@@ -6,9 +6,43 @@ use crate::ops::base::constant;
 use crate::ops::op_output;
 use crate::scope::{Output, Scope};
 
-/// `Reshape`: `x` with the dims in `shape` (one may be -1).
-pub fn reshape(s: &Scope, x: Output, shape: Output) -> Output {
-    s.op("Reshape").input(x).input(shape).build().output(0)
+one_output_builders! {
+    /// `Reshape`: `x` with the dims in `shape` (one may be -1).
+    reshape => "Reshape"(x, shape);
+    /// `Rank` of `x` (int32 scalar).
+    rank => "Rank"(x);
+    /// `Fill`: a tensor of shape `dims` filled with the scalar `value`.
+    fill => "Fill"(dims, value);
+    /// `ZerosLike`.
+    zeros_like => "ZerosLike"(x);
+    /// `OnesLike`.
+    ones_like => "OnesLike"(x);
+    /// `ExpandDims`: inserts a unit dim at `dim`.
+    expand_dims => "ExpandDims"(x, dim);
+    /// `Transpose` by `perm`.
+    transpose => "Transpose"(x, perm);
+    /// `InvertPermutation`.
+    invert_permutation => "InvertPermutation"(x);
+    /// `Slice`: `size` elements from `begin` per dim (-1 = to the end).
+    slice => "Slice"(x, begin, size);
+    /// `Gather` (v1, axis 0).
+    gather => "Gather"(params, indices);
+    /// `UnsortedSegmentSum`.
+    unsorted_segment_sum => "UnsortedSegmentSum"(data, segment_ids, num_segments);
+    /// `Tile`.
+    tile => "Tile"(x, multiples);
+    /// `BroadcastTo`.
+    broadcast_to => "BroadcastTo"(x, shape);
+    /// `Range`: `start, start + delta, …` up to `limit` (exclusive).
+    range => "Range"(start, limit, delta);
+    /// `Pad` with zeros; `paddings` is `[rank, 2]`.
+    pad => "Pad"(x, paddings);
+    /// `PadV2`: pad with `constant_values`.
+    pad_v2 => "PadV2"(x, paddings, constant_values);
+    /// `Snapshot`.
+    snapshot => "Snapshot"(x);
+    /// `Where` (one input): coordinates of the true / non-zero elements.
+    where_ => "Where"(x);
 }
 
 /// `Shape` of `x` as an `out_type` (int32 or int64) vector.
@@ -21,29 +55,9 @@ pub fn size(s: &Scope, x: Output, out_type: DataType) -> Output {
     s.op("Size").input(x).attr("out_type", attr::ty(out_type)).build().output(0)
 }
 
-/// `Rank` of `x` (int32 scalar).
-pub fn rank(s: &Scope, x: Output) -> Output {
-    s.op("Rank").input(x).build().output(0)
-}
-
 /// `ShapeN`: the shapes of several tensors.
 pub fn shape_n(s: &Scope, xs: Vec<Output>, out_type: DataType) -> Vec<Output> {
     s.op("ShapeN").input_list(xs).attr("out_type", attr::ty(out_type)).build().outputs()
-}
-
-/// `Fill`: a tensor of shape `dims` filled with the scalar `value`.
-pub fn fill(s: &Scope, dims: Output, value: Output) -> Output {
-    s.op("Fill").input(dims).input(value).build().output(0)
-}
-
-/// `ZerosLike`.
-pub fn zeros_like(s: &Scope, x: Output) -> Output {
-    s.op("ZerosLike").input(x).build().output(0)
-}
-
-/// `OnesLike`.
-pub fn ones_like(s: &Scope, x: Output) -> Output {
-    s.op("OnesLike").input(x).build().output(0)
 }
 
 fn scalar_of(dtype: DataType, one: bool) -> Tensor {
@@ -82,24 +96,9 @@ pub fn ones(s: &Scope, shape: &[i64], dtype: DataType) -> Output {
     filled(s, shape, dtype, true)
 }
 
-/// `ExpandDims`: inserts a unit dim at `dim`.
-pub fn expand_dims(s: &Scope, x: Output, dim: Output) -> Output {
-    s.op("ExpandDims").input(x).input(dim).build().output(0)
-}
-
 /// `Squeeze`: removes the unit dims `dims` (all unit dims if empty).
 pub fn squeeze(s: &Scope, x: Output, dims: &[i64]) -> Output {
     s.op("Squeeze").input(x).attr("squeeze_dims", attr::list_int(dims)).build().output(0)
-}
-
-/// `Transpose` by `perm`.
-pub fn transpose(s: &Scope, x: Output, perm: Output) -> Output {
-    s.op("Transpose").input(x).input(perm).build().output(0)
-}
-
-/// `InvertPermutation`.
-pub fn invert_permutation(s: &Scope, x: Output) -> Output {
-    s.op("InvertPermutation").input(x).build().output(0)
 }
 
 /// `ConcatV2` of `values` along `axis`; one value is returned as it is (an `Identity`, as
@@ -124,11 +123,6 @@ pub fn stack(s: &Scope, values: Vec<Output>, axis: i64) -> Output {
 /// `Unpack` (`tf.unstack`): `num` tensors along `axis`.
 pub fn unstack(s: &Scope, x: Output, num: i64, axis: i64) -> Vec<Output> {
     s.op("Unpack").input(x).attr("num", attr::int(num)).attr("axis", attr::int(axis)).build().outputs()
-}
-
-/// `Slice`: `size` elements from `begin` per dim (-1 = to the end).
-pub fn slice(s: &Scope, x: Output, begin: Output, size: Output) -> Output {
-    s.op("Slice").input(x).input(begin).input(size).build().output(0)
 }
 
 /// The masks of a strided slice (bit `i` refers to position `i` of begin/end/strides).
@@ -185,11 +179,6 @@ pub fn strided_slice_grad(
         .output(0)
 }
 
-/// `Gather` (v1, axis 0).
-pub fn gather(s: &Scope, params: Output, indices: Output) -> Output {
-    s.op("Gather").input(params).input(indices).build().output(0)
-}
-
 /// `GatherV2` along `axis`.
 pub fn gather_v2(s: &Scope, params: Output, indices: Output, axis: Output) -> Output {
     gather_v2_batch(s, params, indices, axis, 0)
@@ -200,54 +189,14 @@ pub fn gather_v2_batch(s: &Scope, params: Output, indices: Output, axis: Output,
     op_output(s, "GatherV2", [params, indices, axis], [("batch_dims", attr::int(batch_dims))])
 }
 
-/// `UnsortedSegmentSum`.
-pub fn unsorted_segment_sum(s: &Scope, data: Output, segment_ids: Output, num_segments: Output) -> Output {
-    s.op("UnsortedSegmentSum").input(data).input(segment_ids).input(num_segments).build().output(0)
-}
-
 /// `DynamicStitch`.
 pub fn dynamic_stitch(s: &Scope, indices: Vec<Output>, data: Vec<Output>) -> Output {
     s.op("DynamicStitch").input_list(indices).input_list(data).build().output(0)
 }
 
-/// `Tile`.
-pub fn tile(s: &Scope, x: Output, multiples: Output) -> Output {
-    s.op("Tile").input(x).input(multiples).build().output(0)
-}
-
-/// `BroadcastTo`.
-pub fn broadcast_to(s: &Scope, x: Output, shape: Output) -> Output {
-    s.op("BroadcastTo").input(x).input(shape).build().output(0)
-}
-
 /// `OneHot` (`depth` is an int32 scalar; `axis` -1 = last).
 pub fn one_hot(s: &Scope, indices: Output, depth: Output, on: Output, off: Output, axis: i64) -> Output {
     s.op("OneHot").input(indices).input(depth).input(on).input(off).attr("axis", attr::int(axis)).build().output(0)
-}
-
-/// `Range`: `start, start + delta, …` up to `limit` (exclusive).
-pub fn range(s: &Scope, start: Output, limit: Output, delta: Output) -> Output {
-    s.op("Range").input(start).input(limit).input(delta).build().output(0)
-}
-
-/// `Pad` with zeros; `paddings` is `[rank, 2]`.
-pub fn pad(s: &Scope, x: Output, paddings: Output) -> Output {
-    s.op("Pad").input(x).input(paddings).build().output(0)
-}
-
-/// `PadV2`: pad with `constant_values`.
-pub fn pad_v2(s: &Scope, x: Output, paddings: Output, constant_values: Output) -> Output {
-    s.op("PadV2").input(x).input(paddings).input(constant_values).build().output(0)
-}
-
-/// `Snapshot`.
-pub fn snapshot(s: &Scope, x: Output) -> Output {
-    s.op("Snapshot").input(x).build().output(0)
-}
-
-/// `Where` (one input): coordinates of the true / non-zero elements.
-pub fn where_(s: &Scope, x: Output) -> Output {
-    s.op("Where").input(x).build().output(0)
 }
 
 /// `PreventGradient`: identity whose gradient is an error with `message`.

@@ -39,14 +39,27 @@ scan_builders! {
     cumulative_logsumexp => "CumulativeLogsumexp",
 }
 
-/// `ReverseV2`: `x` with the dimensions in `axis` reversed.
-pub fn reverse_v2(s: &Scope, x: Output, axis: Output) -> Output {
-    s.op("ReverseV2").input(x).input(axis).build().output(0)
-}
-
-/// `Roll`: `x` shifted cyclically by `shift` along `axis`.
-pub fn roll(s: &Scope, x: Output, shift: Output, axis: Output) -> Output {
-    s.op("Roll").input(x).input(shift).input(axis).build().output(0)
+one_output_builders! {
+    /// `ReverseV2`: `x` with the dimensions in `axis` reversed.
+    reverse_v2 => "ReverseV2"(x, axis);
+    /// `Roll`: `x` shifted cyclically by `shift` along `axis`.
+    roll => "Roll"(x, shift, axis);
+    /// `MatrixBandPart`: the band of `num_lower` sub- and `num_upper` superdiagonals (-1 = all).
+    matrix_band_part => "MatrixBandPart"(x, num_lower, num_upper);
+    /// `ClipByValue`: `x` clamped to `[lo, hi]` (broadcast).
+    clip_by_value => "ClipByValue"(x, lo, hi);
+    /// `BroadcastArgs`: the broadcast shape of two shape vectors.
+    broadcast_args => "BroadcastArgs"(s0, s1);
+    /// `LinSpace`: `num` evenly spaced values from `start` to `stop`.
+    lin_space => "LinSpace"(start, stop, num);
+    /// `Diag`: a tensor of rank 2k with `x` (rank k) on its diagonal.
+    diag => "Diag"(x);
+    /// `DiagPart`: the diagonal of a rank-2k tensor.
+    diag_part => "DiagPart"(x);
+    /// `GatherNd`: slices of `params` at the index tuples of `indices`' last dimension.
+    gather_nd => "GatherNd"(params, indices);
+    /// `ScatterNd`: zeros of `shape` with `updates` summed in at `indices`.
+    scatter_nd => "ScatterNd"(indices, updates, shape);
 }
 
 /// `TopKV2`: the `k` largest values of the last dimension and their indices.
@@ -55,39 +68,9 @@ pub fn top_k_v2(s: &Scope, x: Output, k: Output, sorted: bool) -> (Output, Outpu
     (o.output(0), o.output(1))
 }
 
-/// `MatrixBandPart`: the band of `num_lower` sub- and `num_upper` superdiagonals (-1 = all).
-pub fn matrix_band_part(s: &Scope, x: Output, num_lower: Output, num_upper: Output) -> Output {
-    s.op("MatrixBandPart").input(x).input(num_lower).input(num_upper).build().output(0)
-}
-
-/// `ClipByValue`: `x` clamped to `[lo, hi]` (broadcast).
-pub fn clip_by_value(s: &Scope, x: Output, lo: Output, hi: Output) -> Output {
-    s.op("ClipByValue").input(x).input(lo).input(hi).build().output(0)
-}
-
-/// `BroadcastArgs`: the broadcast shape of two shape vectors.
-pub fn broadcast_args(s: &Scope, s0: Output, s1: Output) -> Output {
-    s.op("BroadcastArgs").input(s0).input(s1).build().output(0)
-}
-
-/// `LinSpace`: `num` evenly spaced values from `start` to `stop`.
-pub fn lin_space(s: &Scope, start: Output, stop: Output, num: Output) -> Output {
-    s.op("LinSpace").input(start).input(stop).input(num).build().output(0)
-}
-
 /// `EnsureShape`: `x`, checked at run time against `shape` (-1 = any size).
 pub fn ensure_shape(s: &Scope, x: Output, shape: Option<&[i64]>) -> Output {
     s.op("EnsureShape").input(x).attr("shape", attr::shape(shape)).build().output(0)
-}
-
-/// `Diag`: a tensor of rank 2k with `x` (rank k) on its diagonal.
-pub fn diag(s: &Scope, x: Output) -> Output {
-    s.op("Diag").input(x).build().output(0)
-}
-
-/// `DiagPart`: the diagonal of a rank-2k tensor.
-pub fn diag_part(s: &Scope, x: Output) -> Output {
-    s.op("DiagPart").input(x).build().output(0)
 }
 
 /// `Bucketize`: the index of the bucket of each element given sorted `boundaries`.
@@ -113,16 +96,6 @@ pub fn mirror_pad(s: &Scope, x: Output, paddings: Output, mode: &str) -> Output 
 /// `MirrorPadGrad`: folds the padded gradient `g` back onto the unpadded input.
 pub fn mirror_pad_grad(s: &Scope, g: Output, paddings: Output, mode: &str) -> Output {
     s.op("MirrorPadGrad").input(g).input(paddings).attr("mode", attr::string(mode)).build().output(0)
-}
-
-/// `GatherNd`: slices of `params` at the index tuples of `indices`' last dimension.
-pub fn gather_nd(s: &Scope, params: Output, indices: Output) -> Output {
-    s.op("GatherNd").input(params).input(indices).build().output(0)
-}
-
-/// `ScatterNd`: zeros of `shape` with `updates` summed in at `indices`.
-pub fn scatter_nd(s: &Scope, indices: Output, updates: Output, shape: Output) -> Output {
-    s.op("ScatterNd").input(indices).input(updates).input(shape).build().output(0)
 }
 
 /// `TensorScatterUpdate`/`Add`/`Sub` (`op` is the full op name).

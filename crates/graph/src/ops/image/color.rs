@@ -56,24 +56,15 @@ fn rgb_or_any(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     }
 }
 
-/// `RGBToHSV` of `[..., 3]` images.
-pub fn rgb_to_hsv(s: &Scope, images: Output) -> Output {
-    s.op("RGBToHSV").input(images).build().output(0)
-}
-
-/// `HSVToRGB` of `[..., 3]` images.
-pub fn hsv_to_rgb(s: &Scope, images: Output) -> Output {
-    s.op("HSVToRGB").input(images).build().output(0)
-}
-
-/// `AdjustHue`: rotates the hue by `delta` (float scalar, in turns).
-pub fn adjust_hue(s: &Scope, images: Output, delta: Output) -> Output {
-    s.op("AdjustHue").input(images).input(delta).build().output(0)
-}
-
-/// `AdjustSaturation`: scales the saturation by `scale` (clamped to [0, 1]).
-pub fn adjust_saturation(s: &Scope, images: Output, scale: Output) -> Output {
-    s.op("AdjustSaturation").input(images).input(scale).build().output(0)
+one_output_builders! {
+    /// `RGBToHSV` of `[..., 3]` images.
+    rgb_to_hsv => "RGBToHSV"(images);
+    /// `HSVToRGB` of `[..., 3]` images.
+    hsv_to_rgb => "HSVToRGB"(images);
+    /// `AdjustHue`: rotates the hue by `delta` (float scalar, in turns).
+    adjust_hue => "AdjustHue"(images, delta);
+    /// `AdjustSaturation`: scales the saturation by `scale` (clamped to [0, 1]).
+    adjust_saturation => "AdjustSaturation"(images, scale);
 }
 
 /// `AdjustContrastv2`: `(x - mean) * contrast_factor + mean` per image and channel.

@@ -2,7 +2,7 @@
 
 use ferroflow_core::{attr, Status};
 
-use super::{const_vec, with_rank};
+use super::{const_vec, resized_to, with_rank};
 use crate::op_def::op;
 use crate::ops::op_output;
 use crate::registry::OpRegistry;
@@ -16,8 +16,7 @@ fn crops_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     let x = with_rank(c, &c.input(0), 4, "image")?;
     let b = with_rank(c, &c.input(1), 2, "boxes")?;
     with_rank(c, &c.input(2), 1, "box_ind")?;
-    let s = const_vec(c, 3, 2)?;
-    Ok(vec![Some(vec![b[0], s[0], s[1], x[3]])])
+    resized_to(c, b[0], &x, 3)
 }
 
 fn grad_image_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {

@@ -32,6 +32,13 @@ fn with_rank(c: &ShapeCtx, d: &Dims, r: usize, what: &str) -> Result<Vec<i64>, S
     }
 }
 
+/// `[batch, size[0], size[1], channels of image]`: `image` (4-D dims) resized to the two
+/// values of constant input `size` (-1 while unknown).
+fn resized_to(c: &ShapeCtx, batch: i64, image: &[i64], size: usize) -> Result<Vec<Dims>, Status> {
+    let s = const_vec(c, size, 2)?;
+    Ok(vec![Some(vec![batch, s[0], s[1], image[3]])])
+}
+
 /// The values of constant input `i` (a 1-D int tensor of `n` entries), or all -1.
 fn const_vec(c: &ShapeCtx, i: usize, n: usize) -> Result<Vec<i64>, Status> {
     match c.const_input(i) {

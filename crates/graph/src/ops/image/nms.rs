@@ -2,9 +2,9 @@
 
 use ferroflow_core::{attr, Status};
 
-use crate::op_def::op;
+use crate::op_def::{op, OpDefBuilder};
 use crate::registry::OpRegistry;
-use crate::scope::{Output, Scope};
+use crate::scope::{OpBuilder, Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
 
 /// Selected indices: [max_output_size] when padded to a known size, else [-1].
@@ -44,7 +44,7 @@ pub(super) fn register(r: &mut OpRegistry) {
             .build(),
     );
     for name in ["NonMaxSuppressionV3", "NonMaxSuppressionV4"] {
-        let mut b = op(name)
+        let b = op(name)
             .input("boxes: T")
             .input("scores: T")
             .input("max_output_size: int32")
@@ -53,10 +53,8 @@ pub(super) fn register(r: &mut OpRegistry) {
             .output("selected_indices: int32")
             .attr("T: {half, float} = DT_FLOAT")
             .attr("T_threshold: {half, float} = DT_FLOAT");
-        if name == "NonMaxSuppressionV4" {
-            b = b.output("valid_outputs: int32").attr("pad_to_max_output_size: bool = false");
-        }
-        r.add(b.shape_fn(nms_shape).build());
+        let v4 = |b: OpDefBuilder| b.output("valid_outputs: int32").attr("pad_to_max_output_size: bool = false");
+        r.add(b.when(name == "NonMaxSuppressionV4", v4).shape_fn(nms_shape).build());
     }
     r.add(
         op("NonMaxSuppressionV5")
@@ -76,43 +74,47 @@ pub(super) fn register(r: &mut OpRegistry) {
     );
 }
 
+/// The inputs every `NonMaxSuppressionV*` op starts with.
+#[derive(Clone, Debug)]
+pub struct NmsInputs {
+    /// [num_boxes, 4] corners.
+    pub boxes: Output,
+    /// [num_boxes] scores.
+    pub scores: Output,
+    /// int32 scalar: the most boxes selected.
+    pub max_output_size: Output,
+    /// Scalar: the overlap above which the lower-scored box is dropped.
+    pub iou_threshold: Output,
+    /// Scalar: boxes scored below it are never selected.
+    pub score_threshold: Output,
+}
+
+impl NmsInputs {
+    /// An `op_type` node on these inputs (the op's further inputs and attrs follow).
+    fn op(self, s: &Scope, op_type: &str) -> OpBuilder {
+        s.op(op_type)
+            .input(self.boxes)
+            .input(self.scores)
+            .input(self.max_output_size)
+            .input(self.iou_threshold)
+            .input(self.score_threshold)
+    }
+}
+
 /// `NonMaxSuppressionV3`: indices of the boxes kept, by decreasing score.
-pub fn non_max_suppression_v3(
-    s: &Scope,
-    boxes: Output,
-    scores: Output,
-    max_output_size: Output,
-    iou_threshold: Output,
-    score_threshold: Output,
-) -> Output {
-    s.op("NonMaxSuppressionV3")
-        .input(boxes)
-        .input(scores)
-        .input(max_output_size)
-        .input(iou_threshold)
-        .input(score_threshold)
-        .build()
-        .output(0)
+pub fn non_max_suppression_v3(s: &Scope, inputs: NmsInputs) -> Output {
+    inputs.op(s, "NonMaxSuppressionV3").build().output(0)
 }
 
 /// `NonMaxSuppressionV5`: (selected_indices, selected_scores, valid_outputs).
-#[allow(clippy::too_many_arguments)]
 pub fn non_max_suppression_v5(
     s: &Scope,
-    boxes: Output,
-    scores: Output,
-    max_output_size: Output,
-    iou_threshold: Output,
-    score_threshold: Output,
+    inputs: NmsInputs,
     soft_nms_sigma: Output,
     pad_to_max_output_size: bool,
 ) -> Vec<Output> {
-    s.op("NonMaxSuppressionV5")
-        .input(boxes)
-        .input(scores)
-        .input(max_output_size)
-        .input(iou_threshold)
-        .input(score_threshold)
+    inputs
+        .op(s, "NonMaxSuppressionV5")
         .input(soft_nms_sigma)
         .attr("pad_to_max_output_size", attr::bool(pad_to_max_output_size))
         .build()

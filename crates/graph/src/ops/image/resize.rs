@@ -4,7 +4,7 @@
 
 use ferroflow_core::{attr, Status};
 
-use super::{const_vec, with_rank};
+use super::{resized_to, with_rank};
 use crate::op_def::op;
 use crate::ops::op_output;
 use crate::registry::OpRegistry;
@@ -18,8 +18,7 @@ const RESIZE_TYPES: &str = "{int8, uint8, int16, uint16, int32, int64, half, flo
 fn resized(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     let x = with_rank(c, &c.input(0), 4, "input")?;
     with_rank(c, &c.input(1), 1, "size")?;
-    let s = const_vec(c, 1, 2)?;
-    Ok(vec![Some(vec![x[0], s[0], s[1], x[3]])])
+    resized_to(c, x[0], &x, 1)
 }
 
 /// Gradient shaped like `original_image` (input 1).
@@ -35,16 +34,13 @@ pub(super) fn register(r: &mut OpRegistry) {
         ("ResizeBicubic", "float", true),
         ("ResizeArea", "float", false),
     ] {
-        let mut b = op(name)
+        let b = op(name)
             .input("images: T")
             .input("size: int32")
             .output(&format!("resized_images: {out}"))
             .attr(&format!("T: {RESIZE_TYPES}"))
             .attr("align_corners: bool = false");
-        if hp {
-            b = b.attr("half_pixel_centers: bool = false");
-        }
-        r.add(b.shape_fn(resized).build());
+        r.add(b.when(hp, |b| b.attr("half_pixel_centers: bool = false")).shape_fn(resized).build());
     }
     for (name, types) in
         [("ResizeBilinearGrad", "{float, bfloat16, half, double}"), ("ResizeBicubicGrad", "{float, double}")]

@@ -2,7 +2,7 @@
 
 use ferroflow_core::{attr, Status};
 
-use super::{const_vec, with_rank};
+use super::{resized_to, with_rank};
 use crate::op_def::op;
 use crate::ops::op_output;
 use crate::registry::OpRegistry;
@@ -13,19 +13,16 @@ use crate::shape_fn::{Dims, ShapeCtx};
 fn transformed(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     let x = with_rank(c, &c.input(0), 4, "images")?;
     with_rank(c, &c.input(1), 2, "transforms")?;
-    let s = const_vec(c, 2, 2)?;
-    Ok(vec![Some(vec![x[0], s[0], s[1], x[3]])])
+    resized_to(c, x[0], &x, 2)
 }
 
 pub(super) fn register(r: &mut OpRegistry) {
     register_patches(r);
     for name in ["ImageProjectiveTransformV2", "ImageProjectiveTransformV3"] {
-        let mut b = op(name).input("images: dtype").input("transforms: float").input("output_shape: int32");
-        if name.ends_with("V3") {
-            b = b.input("fill_value: float");
-        }
+        let b = op(name).input("images: dtype").input("transforms: float").input("output_shape: int32");
         r.add(
-            b.output("transformed_images: dtype")
+            b.when(name.ends_with("V3"), |b| b.input("fill_value: float"))
+                .output("transformed_images: dtype")
                 .attr("dtype: {uint8, int32, int64, half, bfloat16, float, double}")
                 .attr("interpolation: string")
                 .attr("fill_mode: string = 'CONSTANT'")

@@ -3,7 +3,7 @@
 use ferroflow_core::Status;
 
 use super::shapes::merge;
-use crate::op_def::op;
+use crate::op_def::{op, OpDef};
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{unchanged, Dims, ShapeCtx};
@@ -18,10 +18,13 @@ fn grad_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     }
 }
 
+/// An elementwise op: `x` → `y` (of type `out`) of the same shape, `T` among `types`.
+pub(super) fn unary_def(name: &str, types: &str, out: &str) -> OpDef {
+    op(name).input("x: T").output(&format!("y: {out}")).attr(&format!("T: {types}")).shape_fn(unchanged).build()
+}
+
 pub(crate) fn register(r: &mut OpRegistry) {
-    let unary = |r: &mut OpRegistry, name: &str, types: &str| {
-        r.add(op(name).input("x: T").output("y: T").attr(&format!("T: {types}")).shape_fn(unchanged).build());
-    };
+    let unary = |r: &mut OpRegistry, name: &str, types: &str| r.add(unary_def(name, types, "T"));
     unary(r, "Round", "{float, double, int32, int64}");
     for name in ["Sign", "Reciprocal", "Inv"] {
         unary(r, name, "{float, double, int32, int64, complex64, complex128}");

@@ -5,10 +5,11 @@
 
 use ferroflow_core::Status;
 
+use super::unary::unary_def;
 use crate::op_def::op;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
-use crate::shape_fn::{unchanged, Dims, ShapeCtx};
+use crate::shape_fn::{Dims, ShapeCtx};
 
 const FLOATS: &str = "{bfloat16, half, float, double}";
 const FLOATS_COMPLEX: &str = "{bfloat16, half, float, double, complex64, complex128}";
@@ -19,16 +20,7 @@ fn scalar_shape(_: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    let unary = |r: &mut OpRegistry, name: &str, types: &str, out: &str| {
-        r.add(
-            op(name)
-                .input("x: T")
-                .output(&format!("y: {out}"))
-                .attr(&format!("T: {types}"))
-                .shape_fn(unchanged)
-                .build(),
-        );
-    };
+    let unary = |r: &mut OpRegistry, name: &str, types: &str, out: &str| r.add(unary_def(name, types, out));
     for name in ["Expm1", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"] {
         unary(r, name, FLOATS_COMPLEX, "T");
     }

@@ -3,7 +3,7 @@
 
 use ferroflow_core::{attr, NodeAttrs, Status};
 
-use super::{FLOAT_TYPES, NUMBER_TYPES, REAL_TYPES};
+use super::{activation_def, activation_grad_def, FLOAT_TYPES, NUMBER_TYPES, REAL_TYPES};
 use crate::op_def::op;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
@@ -102,30 +102,13 @@ pub(super) fn register(r: &mut OpRegistry) {
             .shape_fn(bias_add_grad_shape)
             .build(),
     );
-    for (name, types) in [("Relu", REAL_TYPES), ("Relu6", REAL_TYPES), ("Elu", FLOAT_TYPES)] {
-        r.add(
-            op(name)
-                .input("features: T")
-                .output("activations: T")
-                .attr(&format!("T: {types}"))
-                .shape_fn(unchanged)
-                .build(),
-        );
-    }
-    for (name, second, types) in [
-        ("ReluGrad", "features", REAL_TYPES),
-        ("Relu6Grad", "features", REAL_TYPES),
-        ("EluGrad", "outputs", FLOAT_TYPES),
-    ] {
-        r.add(
-            op(name)
-                .input("gradients: T")
-                .input(&format!("{second}: T"))
-                .output("backprops: T")
-                .attr(&format!("T: {types}"))
-                .shape_fn(unchanged)
-                .build(),
-        );
+    // The rectifiers and their gradient ops (which take the forward input, or Elu's result).
+    for (name, second, types) in
+        [("Relu", "features", REAL_TYPES), ("Relu6", "features", REAL_TYPES), ("Elu", "outputs", FLOAT_TYPES)]
+    {
+        let t = format!("T: {types}");
+        r.add(activation_def(name, &t));
+        r.add(activation_grad_def(&format!("{name}Grad"), second, &t));
     }
     for (name, out) in [("Softmax", "softmax"), ("LogSoftmax", "logsoftmax")] {
         r.add(
@@ -160,9 +143,15 @@ pub(super) fn register(r: &mut OpRegistry) {
     );
 }
 
-/// `BiasAdd` (NHWC): adds the 1-D `bias` along the last dim of `value`.
-pub fn bias_add(s: &Scope, value: Output, bias: Output) -> Output {
-    s.op("BiasAdd").input(value).input(bias).build().output(0)
+one_output_builders! {
+    /// `BiasAdd` (NHWC): adds the 1-D `bias` along the last dim of `value`.
+    bias_add => "BiasAdd"(value, bias);
+    /// `BiasAddGrad` (NHWC): sums `out_backprop` over every dim but the last.
+    bias_add_grad => "BiasAddGrad"(out_backprop);
+    /// `Softmax` over the last dim.
+    softmax => "Softmax"(logits);
+    /// `LogSoftmax` over the last dim.
+    log_softmax => "LogSoftmax"(logits);
 }
 
 /// `BiasAdd` with an explicit `data_format` ("NHWC" or "NCHW").
@@ -170,26 +159,11 @@ pub fn bias_add_with_format(s: &Scope, value: Output, bias: Output, data_format:
     s.op("BiasAdd").input(value).input(bias).attr("data_format", attr::string(data_format)).build().output(0)
 }
 
-/// `BiasAddGrad` (NHWC): sums `out_backprop` over every dim but the last.
-pub fn bias_add_grad(s: &Scope, out_backprop: Output) -> Output {
-    s.op("BiasAddGrad").input(out_backprop).build().output(0)
-}
-
 activation_builders! {
     relu, relu_grad => "Relu"(features): "`max(features, 0)`", ": `gradients * (features > 0)`";
     relu6, relu6_grad => "Relu6"(features): "`min(max(features, 0), 6)`", ": `gradients * (0 < features < 6)`";
     elu, elu_grad => "Elu"(outputs): "`features < 0 ? exp(features) - 1 : features`",
         " from the Elu `outputs`: `outputs < 0 ? gradients * (outputs + 1) : gradients`";
-}
-
-/// `Softmax` over the last dim.
-pub fn softmax(s: &Scope, logits: Output) -> Output {
-    s.op("Softmax").input(logits).build().output(0)
-}
-
-/// `LogSoftmax` over the last dim.
-pub fn log_softmax(s: &Scope, logits: Output) -> Output {
-    s.op("LogSoftmax").input(logits).build().output(0)
 }
 
 two_output_builders! {

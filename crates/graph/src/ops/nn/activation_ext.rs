@@ -3,7 +3,7 @@
 
 use ferroflow_core::attr;
 
-use super::FLOAT_TYPES;
+use super::{activation_def, activation_grad_def, FLOAT_TYPES};
 use crate::op_def::op;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
@@ -12,18 +12,10 @@ use crate::shape_fn::unchanged;
 pub(super) fn register(r: &mut OpRegistry) {
     let t = format!("T: {FLOAT_TYPES}");
     for name in ["Softplus", "Softsign", "Selu"] {
-        r.add(op(name).input("features: T").output("activations: T").attr(&t).shape_fn(unchanged).build());
+        r.add(activation_def(name, &t));
     }
     for (name, second) in [("SoftplusGrad", "features"), ("SoftsignGrad", "features"), ("SeluGrad", "outputs")] {
-        r.add(
-            op(name)
-                .input("gradients: T")
-                .input(&format!("{second}: T"))
-                .output("backprops: T")
-                .attr(&t)
-                .shape_fn(unchanged)
-                .build(),
-        );
+        r.add(activation_grad_def(name, second, &t));
     }
     let t_default = format!("{t} = DT_FLOAT");
     r.add(

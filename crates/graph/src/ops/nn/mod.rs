@@ -42,7 +42,9 @@ pub use pool::*;
 pub use pool_argmax::*;
 pub use volume::*;
 
+use crate::op_def::{op, OpDef};
 use crate::registry::OpRegistry;
+use crate::shape_fn::unchanged;
 
 /// TensorFlow's `numbertype` (without the quantized types).
 const NUMBER_TYPES: &str =
@@ -51,6 +53,23 @@ const NUMBER_TYPES: &str =
 const REAL_TYPES: &str = "{float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}";
 /// Floating-point types of the softmax and pooling ops.
 const FLOAT_TYPES: &str = "{half, bfloat16, float, double}";
+
+/// An activation op: `features` → `activations` of the same shape, `T` as attr spec `t`.
+fn activation_def(name: &str, t: &str) -> OpDef {
+    op(name).input("features: T").output("activations: T").attr(t).shape_fn(unchanged).build()
+}
+
+/// An activation's gradient op: (`gradients`, `{second}`: the forward input or result) →
+/// `backprops` of the same shape, `T` as attr spec `t`.
+fn activation_grad_def(name: &str, second: &str, t: &str) -> OpDef {
+    op(name)
+        .input("gradients: T")
+        .input(&format!("{second}: T"))
+        .output("backprops: T")
+        .attr(t)
+        .shape_fn(unchanged)
+        .build()
+}
 
 pub(crate) fn register(r: &mut OpRegistry) {
     ferroflow_core::register_modules! { r: matmul, activation, activation_ext, conv, pool, pool_argmax, batch_norm, depthwise, lrn, volume }

@@ -25,11 +25,8 @@ fn split_shape(c: &ShapeCtx) -> R {
 pub(crate) fn register(r: &mut OpRegistry) {
     for name in ["StringToHashBucketFast", "StringToHashBucket", "StringToHashBucketStrong"] {
         let input = if name == "StringToHashBucket" { "string_tensor: string" } else { "input: string" };
-        let mut b = op(name).input(input).output("output: int64").attr("num_buckets: int >= 1");
-        if name == "StringToHashBucketStrong" {
-            b = b.attr("key: list(int)");
-        }
-        r.add(b.shape_fn(unchanged).build());
+        let b = op(name).input(input).output("output: int64").attr("num_buckets: int >= 1");
+        r.add(b.when(name == "StringToHashBucketStrong", |b| b.attr("key: list(int)")).shape_fn(unchanged).build());
     }
     for name in ["StringLower", "StringUpper"] {
         r.add(

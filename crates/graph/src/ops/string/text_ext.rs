@@ -87,12 +87,10 @@ pub(super) fn register(r: &mut OpRegistry) {
             .build(),
     );
     for name in ["UnicodeDecode", "UnicodeDecodeWithOffsets"] {
-        let mut b = op(name).input("input: string").output("row_splits: Tsplits").output("char_values: int32");
-        if name.ends_with("Offsets") {
-            b = b.output("char_to_byte_starts: int64");
-        }
+        let b = op(name).input("input: string").output("row_splits: Tsplits").output("char_values: int32");
         r.add(
-            b.attr("input_encoding: string")
+            b.when(name.ends_with("Offsets"), |b| b.output("char_to_byte_starts: int64"))
+                .attr("input_encoding: string")
                 .attr(ERRORS)
                 .attr("replacement_char: int = 65533")
                 .attr("replace_control_characters: bool = false")

@@ -2,7 +2,7 @@
 
 use ferroflow_core::{Status, Tensor, TensorType};
 
-use crate::array::util::{check_alloc, dims_str, index_scalar, product, FnKernel};
+use crate::array::util::{check_alloc, checked_index_scalar, dims_str, product, FnKernel};
 use crate::{KernelRegistry, OpContext};
 
 fn band_typed<T: TensorType>(x: &Tensor, lower: i64, upper: i64) -> Result<Tensor, Status> {
@@ -35,10 +35,7 @@ fn matrix_band_part(ctx: &mut OpContext) -> Result<(), Status> {
     let mut b = [0i64; 2];
     for (k, (what, rows)) in [("num_lower", m), ("num_upper", n)].into_iter().enumerate() {
         let t = ctx.input(1 + k)?;
-        if t.rank() != 0 {
-            return Err(ctx.error(format!("{what} must be scalar, got shape {}", t.shape())));
-        }
-        let v = index_scalar(&t).map_err(|e| ctx.error(e.message))?;
+        let v = checked_index_scalar(ctx, &t, |t| format!("{what} must be scalar, got shape {}", t.shape()))?;
         if v > rows {
             let dim = if k == 0 { "rows (M)" } else { "columns (N)" };
             return Err(ctx.error(format!("{what} must be negative or less or equal to number of {dim} got: {v}")));

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use super::einsum_parse::{check_equation, parse, Spec};
 use super::util::kernel_dtype;
 use crate::array::strided::{strided_gather, strides_of};
-use crate::array::util::{check_alloc, collect_vec};
+use crate::array::util::{check_alloc, collect_vec, next_index};
 use crate::dispatch::dispatch;
 use crate::math::elem::Num;
 use crate::nn::gemm::{GemmScalar, Mat, PAR_GEMM_MIN};
@@ -225,13 +225,7 @@ fn inflate<T: Num>(compact: &[T], spec: &Spec, uniq: &[usize], out_dims: &[usize
     for &v in compact {
         let off: isize = idx.iter().zip(&ustr).map(|(&i, &s)| i as isize * s).sum();
         out[off as usize] = v;
-        for k in (0..idx.len()).rev() {
-            idx[k] += 1;
-            if idx[k] < udims[k] {
-                break;
-            }
-            idx[k] = 0;
-        }
+        next_index(&mut idx, &udims);
     }
     Ok(out)
 }

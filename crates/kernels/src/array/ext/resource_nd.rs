@@ -10,7 +10,7 @@ use super::gather_nd::{check_updates, resolve, scatter_into, Mode};
 use crate::array::util::{dims_str, index_vec};
 use crate::dispatch::dispatch;
 use crate::math::elem::Num;
-use crate::state::handle::{existing_var, handle_input, tf_type_name, uninitialized_read, uninitialized_use};
+use crate::state::handle::{check_scatter_dtypes, existing_var, handle_input, read_gather_var, uninitialized_use};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 struct GatherNd {
@@ -19,18 +19,7 @@ struct GatherNd {
 
 impl OpKernel for GatherNd {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let h = handle_input(ctx, 0)?;
-        let var = existing_var(ctx, &h)?;
-        if var.dtype != self.dtype {
-            return Err(ctx.error(format!(
-                "Trying to gather from variable {} of {} as {}",
-                var.name,
-                tf_type_name(var.dtype),
-                tf_type_name(self.dtype)
-            )));
-        }
-        let params =
-            var.value.read().unwrap_or_else(|e| e.into_inner()).clone().ok_or_else(|| uninitialized_read(ctx, &h))?;
+        let (_, params) = read_gather_var(ctx, self.dtype)?;
         let indices = ctx.input(1)?;
         let s = resolve(ctx, &indices, params.dims(), "param")?;
         let depth = indices.dims()[indices.rank() - 1];
@@ -85,15 +74,7 @@ impl OpKernel for Scatter {
         let var = existing_var(ctx, &h)?;
         let indices = ctx.input(1)?;
         let updates = ctx.input(2)?;
-        if var.dtype != self.dtype_attr || updates.dtype() != self.dtype_attr {
-            return Err(ctx.error(format!(
-                "variable {} is {} and updates are {}, the op expects {}",
-                var.name,
-                tf_type_name(var.dtype),
-                tf_type_name(updates.dtype()),
-                tf_type_name(self.dtype_attr)
-            )));
-        }
+        check_scatter_dtypes(ctx, &var, updates.dtype(), self.dtype_attr)?;
         let mut g = var.value.write().unwrap_or_else(|e| e.into_inner());
         let Some(t) = g.as_mut() else { return Err(uninitialized_use(ctx, &var)) };
         if let Some(mode) = self.nd {

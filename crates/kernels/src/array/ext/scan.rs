@@ -7,7 +7,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use rayon::prelude::*;
 
 use super::util::{kernel_dtype, norm_axis, PAR_MIN};
-use crate::array::util::{index_scalar, product};
+use crate::array::util::{checked_index_scalar, product};
 use crate::dispatch::dispatch;
 use crate::math::elem::{Float, Num};
 use crate::math::reduce_loops::{ProdR, Reducer, SumR};
@@ -108,10 +108,7 @@ impl OpKernel for Scan {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let x = ctx.input(0)?;
         let axis_t = ctx.input(1)?;
-        if axis_t.rank() != 0 {
-            return Err(ctx.error(format!("ScanOp: axis must be a scalar, not {}", axis_t.shape())));
-        }
-        let a = index_scalar(&axis_t).map_err(|e| ctx.error(e.message))?;
+        let a = checked_index_scalar(ctx, &axis_t, |t| format!("ScanOp: axis must be a scalar, not {}", t.shape()))?;
         let r = x.rank();
         let axis = norm_axis(a, r).ok_or_else(|| {
             ctx.error(format!("ScanOp: Expected scan axis in the range [{}, {r}), but got {a}", -(r as i64)))

@@ -3,7 +3,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use crate::array::util::{index_scalar, product};
+use crate::array::util::{checked_index_scalar, product};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Cuts `x` along `axis` into parts of `sizes` (which sum to the axis' length).
@@ -32,10 +32,7 @@ pub(crate) fn split_typed<T: TensorType>(x: &Tensor, axis: usize, sizes: &[usize
 }
 
 fn split_axis(ctx: &OpContext, dim: &Tensor, rank: usize) -> Result<usize, Status> {
-    if dim.rank() != 0 {
-        return Err(ctx.error(format!("split_dim must be a scalar but has rank {}", dim.rank())));
-    }
-    let d = index_scalar(dim).map_err(|e| ctx.error(e.message))?;
+    let d = checked_index_scalar(ctx, dim, |t| format!("split_dim must be a scalar but has rank {}", t.rank()))?;
     let r = rank as i64;
     if d < -r || d >= r {
         return Err(ctx.error(format!("-input rank(-{r}) <= split_dim < input rank ({r}), but got {d}")));

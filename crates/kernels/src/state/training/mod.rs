@@ -23,37 +23,38 @@ mod sparse_apply;
 
 use crate::KernelRegistry;
 
+/// Registers each optimizer of `dense` as `Apply{name}` and `ResourceApply{name}`, and each
+/// of `sparse_too` also as `SparseApply{name}` and `ResourceSparseApply{name}`.
+macro_rules! register_optimizers {
+    ($r:ident, dense: [$($d:ty => $dn:literal),* $(,)?], sparse_too: [$($s:ty => $sn:literal),* $(,)?] $(,)?) => {
+        $(apply::register::<$d>($r, concat!("Apply", $dn), concat!("ResourceApply", $dn));)*
+        $(
+            apply::register::<$s>($r, concat!("Apply", $sn), concat!("ResourceApply", $sn));
+            apply::register_sparse::<$s>($r, concat!("SparseApply", $sn), concat!("ResourceSparseApply", $sn));
+        )*
+    };
+}
+
 pub(crate) fn register(r: &mut KernelRegistry) {
-    use apply::register as dense;
-    use apply::register_sparse as sparse;
-    dense::<gradient_descent::GradientDescent>(r, "ApplyGradientDescent", "ResourceApplyGradientDescent");
-    dense::<momentum::Momentum>(r, "ApplyMomentum", "ResourceApplyMomentum");
-    sparse::<momentum::Momentum>(r, "SparseApplyMomentum", "ResourceSparseApplyMomentum");
-    dense::<adagrad::Adagrad>(r, "ApplyAdagrad", "ResourceApplyAdagrad");
-    sparse::<adagrad::Adagrad>(r, "SparseApplyAdagrad", "ResourceSparseApplyAdagrad");
-    dense::<adagrad::AdagradV2>(r, "ApplyAdagradV2", "ResourceApplyAdagradV2");
-    sparse::<adagrad::AdagradV2>(r, "SparseApplyAdagradV2", "ResourceSparseApplyAdagradV2");
-    dense::<adam::Adam>(r, "ApplyAdam", "ResourceApplyAdam");
-    dense::<adamax::AdaMax>(r, "ApplyAdaMax", "ResourceApplyAdaMax");
-    dense::<rms_prop::RmsProp>(r, "ApplyRMSProp", "ResourceApplyRMSProp");
-    sparse::<rms_prop::RmsProp>(r, "SparseApplyRMSProp", "ResourceSparseApplyRMSProp");
-    dense::<centered_rms_prop::CenteredRmsProp>(r, "ApplyCenteredRMSProp", "ResourceApplyCenteredRMSProp");
-    sparse::<centered_rms_prop::CenteredRmsProp>(r, "SparseApplyCenteredRMSProp", "ResourceSparseApplyCenteredRMSProp");
-    dense::<adadelta::Adadelta>(r, "ApplyAdadelta", "ResourceApplyAdadelta");
-    sparse::<adadelta::Adadelta>(r, "SparseApplyAdadelta", "ResourceSparseApplyAdadelta");
-    dense::<ftrl::Ftrl>(r, "ApplyFtrl", "ResourceApplyFtrl");
-    sparse::<ftrl::Ftrl>(r, "SparseApplyFtrl", "ResourceSparseApplyFtrl");
-    dense::<ftrl::FtrlV2>(r, "ApplyFtrlV2", "ResourceApplyFtrlV2");
-    sparse::<ftrl::FtrlV2>(r, "SparseApplyFtrlV2", "ResourceSparseApplyFtrlV2");
-    use proximal::{ProximalAdagrad, ProximalGradientDescent};
-    dense::<ProximalGradientDescent>(r, "ApplyProximalGradientDescent", "ResourceApplyProximalGradientDescent");
-    sparse::<ProximalGradientDescent>(
+    register_optimizers!(
         r,
-        "SparseApplyProximalGradientDescent",
-        "ResourceSparseApplyProximalGradientDescent",
+        dense: [
+            gradient_descent::GradientDescent => "GradientDescent",
+            adam::Adam => "Adam",
+            adamax::AdaMax => "AdaMax",
+        ],
+        sparse_too: [
+            momentum::Momentum => "Momentum",
+            adagrad::Adagrad<false> => "Adagrad",
+            adagrad::Adagrad<true> => "AdagradV2",
+            rms_prop::RmsProp => "RMSProp",
+            centered_rms_prop::CenteredRmsProp => "CenteredRMSProp",
+            adadelta::Adadelta => "Adadelta",
+            ftrl::Ftrl => "Ftrl",
+            ftrl::FtrlV2 => "FtrlV2",
+            proximal::ProximalGradientDescent => "ProximalGradientDescent",
+            proximal::ProximalAdagrad => "ProximalAdagrad",
+            adagrad_da::AdagradDa => "AdagradDA",
+        ],
     );
-    dense::<ProximalAdagrad>(r, "ApplyProximalAdagrad", "ResourceApplyProximalAdagrad");
-    sparse::<ProximalAdagrad>(r, "SparseApplyProximalAdagrad", "ResourceSparseApplyProximalAdagrad");
-    dense::<adagrad_da::AdagradDa>(r, "ApplyAdagradDA", "ResourceApplyAdagradDA");
-    sparse::<adagrad_da::AdagradDa>(r, "SparseApplyAdagradDA", "ResourceSparseApplyAdagradDA");
 }
