@@ -294,6 +294,19 @@ def later():
           lambda tf, x: tf.quantization.fake_quant_with_min_max_vars_per_channel(
               x, tf.constant([-0.5, -1.0, 0.0, -0.2, -0.9]), tf.constant([0.5, 0.3, 0.0, 0.9, 0.4]), narrow_range=True),
           v(3, 5)),
+        F("random.log_uniform_candidate_sampler",
+          lambda tf: list(tf.random.log_uniform_candidate_sampler(
+              tf.constant([[1, 3], [0, 39], [7, 7]], tf.int64), 2, 6, True, 40, seed=5)), grads=False),
+        F("nn.sampled_softmax_loss",
+          lambda tf, w, h: tf.nn.sampled_softmax_loss(w, tf.zeros([40]), tf.constant([[1], [5], [7]], tf.int64), h, 6, 40,
+                                                      seed=3),
+          v(40, 4), v(3, 4)),
+        F("nn.nce_loss",
+          lambda tf, w, h: tf.nn.nce_loss(
+              w, tf.zeros([40]), tf.constant([[1], [5], [7]], tf.int64), h, 6, 40,
+              sampled_values=tf.random.log_uniform_candidate_sampler(
+                  tf.constant([[1], [5], [7]], tf.int64), 1, 6, True, 40, seed=4), remove_accidental_hits=True),
+          v(40, 4), v(3, 4)),
     ]
 
 

@@ -32,6 +32,8 @@ pub(super) fn register(r: &mut GradRegistry) {
         "RandomUniformInt",
         "RandomShuffle",
         "Multinomial",
+        "LogUniformCandidateSampler",
+        "ComputeAccidentalHits",
         "StatelessMultinomial",
         "StatelessRandomGetKeyCounter",
         "StatelessRandomGetKeyCounterAlg",

@@ -27,6 +27,7 @@ macro_rules! one_output_builders {
 mod array;
 mod base;
 mod build;
+mod candidate_sampling;
 mod collective;
 mod complex;
 mod control_flow;
@@ -62,6 +63,7 @@ mod training;
 pub use array::*;
 pub use base::*;
 pub use build::op_output;
+pub use candidate_sampling::*;
 pub use collective::{
     collective_bcast_recv, collective_bcast_send, collective_gather, collective_reduce, CollectiveKeys,
 };
@@ -93,7 +95,7 @@ use crate::registry::OpRegistry;
 /// Registers every op family.
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
-        r: array, base, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_spectral, list, lookup, math,
+        r: array, base, candidate_sampling, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_spectral, list, lookup, math,
         multinomial, nn, optional, ragged, random, random_dists, random_stateless, signal, sparse, state, string, tensor_array, training
     }
 }

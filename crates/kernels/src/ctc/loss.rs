@@ -107,7 +107,9 @@ fn entry<T: LogReal>(y: &[T], classes: usize, lp: &[usize], merge: bool) -> (T, 
     let steps = y.len() / classes;
     let u_len = lp.len();
     let blank = classes - 1;
-    let ly = |t: usize, u: usize| y[t * classes + lp[u]].ln();
+    // ln y of each l′ position at each step, computed once.
+    let log_y: Vec<T> = (0..steps).flat_map(|t| lp.iter().map(move |&k| y[t * classes + k].ln())).collect();
+    let ly = |t: usize, u: usize| log_y[t * u_len + u];
     let skip = |u: usize, v: usize| lp[u] != blank && !(merge && lp[u] == lp[v]);
     let stay = |u: usize| merge || lp[u] == blank;
     // Forward: alpha[t][u] includes y at t.

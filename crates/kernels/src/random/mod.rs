@@ -5,6 +5,7 @@
 //! Poisson and binomial samplers), with `RandomGammaGrad` for the gamma samplers' gradient.
 
 mod binomial;
+mod candidates;
 pub mod distributions;
 mod gamma;
 mod gamma_grad;
@@ -29,6 +30,7 @@ use crate::KernelRegistry;
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     binomial::register(r);
+    candidates::register(r);
     gamma::register(r);
     gamma_grad::register(r);
     multinomial::register(r);
