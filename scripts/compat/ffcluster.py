@@ -10,6 +10,7 @@ import atexit
 import contextlib
 import os
 import queue
+import random
 import re
 import socket
 import subprocess
@@ -93,10 +94,16 @@ def wait_port(port, proc, timeout=120.0):
         if proc.poll() is not None:
             raise RuntimeError(f"server on port {port} exited with {proc.returncode}")
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return time.perf_counter() - t0
+            c = socket.create_connection(("127.0.0.1", port), timeout=0.2)
+            # A connect to a port nobody listens on can pick that very port as its source and
+            # connect to itself (TCP simultaneous open); that is not the server.
+            own = c.getsockname() == c.getpeername()
+            c.close()
+            if not own:
+                return time.perf_counter() - t0
         except OSError:
-            time.sleep(0.002)
+            pass
+        time.sleep(0.002)
     raise RuntimeError(f"port {port} did not open within {timeout} s")
 
 
@@ -109,14 +116,40 @@ def proc_status_mib(pid, field):
     return float("nan")
 
 
+def _ephemeral_range():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+        return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+_port_rng = random.Random(os.getpid())
+
+
 def free_ports(n):
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
+    """`n` distinct ports free on 127.0.0.1 and 0.0.0.0, taken below the kernel's ephemeral
+    range: a port from that range can be handed to any outgoing connection (the port polls of
+    `wait_port` among them) between the moment it is chosen and the moment a server that
+    starts slowly (TensorFlow's, seconds to import) binds it."""
+    lo, _ = _ephemeral_range()
+    first = 10000 if lo > 12000 else 1024
+    ports = []
+    for _ in range(2000):
+        if len(ports) == n:
+            return ports
+        port = _port_rng.randrange(first, lo)
+        if port in ports:
+            continue
+        try:
+            for host in ("0.0.0.0", "127.0.0.1"):
+                with socket.socket() as s:
+                    s.bind((host, port))
+        except OSError:
+            continue
+        ports.append(port)
+    raise RuntimeError(f"found only {len(ports)} of {n} free ports in {first}..{lo}")
 
 
 class Server:
