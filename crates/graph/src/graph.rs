@@ -312,7 +312,12 @@ impl Graph {
                     )));
                 };
                 let mut n = rest.remove(pos);
-                let stand_in = n.input.iter().find(|i| ready_input(i)).cloned().expect("found above");
+                let Some(stand_in) = n.input.iter().find(|i| ready_input(i)).cloned() else {
+                    return Err(Status::internal(format!(
+                        "node '{}': no ready input to stand in for a back edge",
+                        n.name
+                    )));
+                };
                 let mut missing = Vec::new();
                 let mut k = 0;
                 for inp in n.input.iter_mut() {

@@ -160,24 +160,72 @@ fn parse_feature(b: &[u8]) -> Result<Feature, String> {
     Ok(f)
 }
 
+/// Adds the map entries of a `Features` message to `out` (a key given twice: the last wins).
+fn parse_features(features: &[u8], out: &mut HashMap<Vec<u8>, Feature>) -> Result<(), String> {
+    let mut features = Reader::new(features);
+    while let Some(entry) = features.next_field_1()? {
+        let (key, value) = map_entry(entry)?;
+        out.insert(key, value.map(parse_feature).transpose()?.unwrap_or(Feature::Empty));
+    }
+    Ok(())
+}
+
+/// The key (field 1) and the value's payload (field 2) of a map entry.
+fn map_entry(entry: &[u8]) -> Result<(Vec<u8>, Option<&[u8]>), String> {
+    let mut entry = Reader::new(entry);
+    let (mut key, mut value) = (Vec::new(), None);
+    while !entry.done() {
+        match entry.tag()? {
+            (1, 2) => key = entry.bytes()?.to_vec(),
+            (2, 2) => value = Some(entry.bytes()?),
+            (_, w) => entry.skip(w)?,
+        }
+    }
+    Ok((key, value))
+}
+
 /// The features of a serialized `Example` (a key given twice: the last wins).
 pub(crate) fn parse_example(b: &[u8]) -> Result<HashMap<Vec<u8>, Feature>, String> {
     let mut out = HashMap::new();
     let mut r = Reader::new(b);
     // Example.features (field 1), then Features.feature (map entries, field 1).
     while let Some(features) = r.next_field_1()? {
-        let mut features = Reader::new(features);
-        while let Some(entry) = features.next_field_1()? {
-            let mut entry = Reader::new(entry);
-            let (mut key, mut value) = (Vec::new(), Feature::Empty);
-            while !entry.done() {
-                match entry.tag()? {
-                    (1, 2) => key = entry.bytes()?.to_vec(),
-                    (2, 2) => value = parse_feature(entry.bytes()?)?,
-                    (_, w) => entry.skip(w)?,
+        parse_features(features, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// A serialized `SequenceExample`: its context features and its feature lists (each a
+/// list of features, one per time step).
+pub(crate) struct SequenceExample {
+    pub(crate) context: HashMap<Vec<u8>, Feature>,
+    pub(crate) lists: HashMap<Vec<u8>, Vec<Feature>>,
+}
+
+/// Parses a `SequenceExample`: `context` (field 1, a `Features`) and `feature_lists` (field
+/// 2, a `FeatureLists`: map entries of field 1 whose values are `FeatureList`s, each a
+/// repeated `Feature` of field 1).
+pub(crate) fn parse_sequence_example(b: &[u8]) -> Result<SequenceExample, String> {
+    let mut out = SequenceExample { context: HashMap::new(), lists: HashMap::new() };
+    let mut r = Reader::new(b);
+    while !r.done() {
+        match r.tag()? {
+            (1, 2) => parse_features(r.bytes()?, &mut out.context)?,
+            (2, 2) => {
+                let mut lists = Reader::new(r.bytes()?);
+                while let Some(entry) = lists.next_field_1()? {
+                    let (key, value) = map_entry(entry)?;
+                    let mut steps = Vec::new();
+                    if let Some(list) = value {
+                        let mut list = Reader::new(list);
+                        while let Some(f) = list.next_field_1()? {
+                            steps.push(parse_feature(f)?);
+                        }
+                    }
+                    out.lists.insert(key, steps);
                 }
             }
-            out.insert(key, value);
+            (_, w) => r.skip(w)?,
         }
     }
     Ok(out)

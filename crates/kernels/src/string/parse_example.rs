@@ -33,7 +33,7 @@ struct Config {
     ragged_split_types: Vec<DataType>,
 }
 
-fn type_name(t: DataType) -> &'static str {
+pub(super) fn type_name(t: DataType) -> &'static str {
     match t {
         DataType::Float => "float",
         DataType::Int64 => "int64",
@@ -42,7 +42,7 @@ fn type_name(t: DataType) -> &'static str {
 }
 
 /// Whether `f` holds values of dtype `t` (an empty feature fits any), or its type name.
-fn type_matches(f: &Feature, t: DataType) -> Result<(), &'static str> {
+pub(super) fn type_matches(f: &Feature, t: DataType) -> Result<(), &'static str> {
     match (f, t) {
         (Feature::Empty, _)
         | (Feature::Float(_), DataType::Float)
@@ -53,7 +53,7 @@ fn type_matches(f: &Feature, t: DataType) -> Result<(), &'static str> {
 }
 
 /// Appends `f`'s values to `out` (of dtype `t`), or the mismatch error text.
-fn append(f: &Feature, t: DataType, out: &mut Storage) -> Result<(), &'static str> {
+pub(super) fn append(f: &Feature, t: DataType, out: &mut Storage) -> Result<(), &'static str> {
     match (f, out) {
         (Feature::Empty, _) => Ok(()),
         (Feature::Float(v), Storage::F32(o)) if t == DataType::Float => {
@@ -72,7 +72,7 @@ fn append(f: &Feature, t: DataType, out: &mut Storage) -> Result<(), &'static st
     }
 }
 
-fn empty_storage(t: DataType) -> Storage {
+pub(super) fn empty_storage(t: DataType) -> Storage {
     match t {
         DataType::Float => Storage::F32(Vec::new()),
         DataType::Int64 => Storage::I64(Vec::new()),
@@ -80,7 +80,7 @@ fn empty_storage(t: DataType) -> Storage {
     }
 }
 
-fn storage_len(s: &Storage) -> usize {
+pub(super) fn storage_len(s: &Storage) -> usize {
     match s {
         Storage::F32(v) => v.len(),
         Storage::I64(v) => v.len(),

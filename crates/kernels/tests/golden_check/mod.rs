@@ -3,7 +3,7 @@
 //! generator is not needed to run the tests).
 //!
 //! Case format: `{"name", "op", "attrs": {name: {"type"|"i"|"f"|"b"|"s"|"list_i"|"list_f"|"list_s"|
-//! "list_type"|"shape": …}}, "inputs": [{"dtype","shape","data"}], "outputs": [...],
+//! "list_type"|"shape"|"list_shape": …}}, "inputs": [{"dtype","shape","data"}], "outputs": [...],
 //! "rtol", "atol"}`. Float data may use the strings "nan", "inf", "-inf"; bools are 0/1; string
 //! tensors with bytes that are not UTF-8 have "hex" (one hex string per element) for "data".
 
@@ -103,6 +103,25 @@ fn attr_value(j: &J) -> AttrValue {
             attr::list_type(&v.as_array().unwrap().iter().map(|x| dtype(x.as_str().unwrap())).collect::<Vec<_>>())
         }
         "shape" => attr::shape(Some(&v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>())),
+        "list_shape" => {
+            use ferroflow_core::proto::attr_value::{ListValue, Value};
+            let shape = v
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| {
+                    match attr::shape(Some(
+                        &d.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>(),
+                    ))
+                    .value
+                    {
+                        Some(Value::Shape(s)) => s,
+                        _ => unreachable!("attr::shape gives a shape"),
+                    }
+                })
+                .collect();
+            AttrValue { value: Some(Value::List(Box::new(ListValue { shape, ..Default::default() }))) }
+        }
         other => panic!("golden: unknown attr kind {other}"),
     }
 }

@@ -4,6 +4,7 @@
 //! (`ParseExampleV2`, `ParseSingleExample`, `DecodeCSV`) in `parse.rs`.
 
 mod parse;
+mod parse_sequence;
 mod text;
 mod text_ext;
 
@@ -34,7 +35,7 @@ fn join_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: parse, text, text_ext }
+    ferroflow_core::register_modules! { r: parse, parse_sequence, text, text_ext }
     r.add(
         op("StringJoin")
             .input("inputs: N * string")

@@ -95,7 +95,9 @@ impl OpKernel for Scatter {
                 Ok(())
             });
         }
-        let op = self.row.expect("row scatter");
+        let Some(op) = self.row else {
+            return Err(ctx.error_with(Status::internal("a scatter kernel with neither an nd nor a row mode")));
+        };
         if t.rank() < 1 {
             return Err(ctx.error(format!("variable {} must be at least 1-D to scatter into, got a scalar", var.name)));
         }

@@ -60,7 +60,9 @@ impl TopK {
         let rows = product(&x.dims()[..x.rank() - 1]);
         let xs = x.as_slice::<T>()?;
         let mut dims = x.dims().to_vec();
-        *dims.last_mut().expect("rank >= 1") = k;
+        if let Some(last) = dims.last_mut() {
+            *last = k;
+        }
         let mut vals = ferroflow_core::alloc::zeroed::<T>(&dims)?;
         let mut idx = ferroflow_core::alloc::zeroed::<i64>(&dims)?;
         if k > 0 {

@@ -1,0 +1,556 @@
+//! `ParseSequenceExampleV2`: `tf.train.SequenceExample` protos (what
+//! `tf.io.parse_sequence_example` and `parse_single_sequence_example` build) to tensors. The
+//! context features parse as `ParseExampleV2`'s (dense with defaults, sparse, ragged); each
+//! feature list is a sequence of features, one per time step, parsed to a dense tensor
+//! padded to the longest sequence (with its lengths), a sparse tensor indexed by (example,
+//! step, value), or a ragged tensor of two levels.
+
+use ferroflow_core::proto::attr_value::Value as AV;
+use ferroflow_core::proto::NodeDef;
+use ferroflow_core::{shape_proto_dims, DataType, NodeAttrs, Shape, Status, Storage, Tensor};
+
+use super::example_proto::{parse_sequence_example, Feature, SequenceExample};
+use super::parse_example::{append, empty_storage, storage_len, type_matches, type_name};
+use super::strings;
+use crate::array::util::check_alloc;
+use crate::{KernelRegistry, OpContext, OpKernel};
+
+struct Config {
+    ctx_sparse: Vec<DataType>,
+    ctx_dense: Vec<DataType>,
+    ctx_dense_shapes: Vec<Vec<usize>>,
+    /// Value and row-split types of each ragged context feature.
+    ctx_ragged: Vec<(DataType, DataType)>,
+    fl_sparse: Vec<DataType>,
+    fl_dense: Vec<DataType>,
+    /// The shape of one time step of each dense feature list.
+    fl_dense_shapes: Vec<Vec<usize>>,
+    fl_ragged: Vec<(DataType, DataType)>,
+}
+
+/// The parsed batch: each example's protos and the name errors give it.
+struct Batch {
+    examples: Vec<SequenceExample>,
+    names: Vec<String>,
+    scalar: bool,
+}
+
+impl Batch {
+    fn name(&self, i: usize) -> &str {
+        self.names.get(i).map_or("<unknown>", String::as_str)
+    }
+    fn size(&self) -> usize {
+        self.examples.len()
+    }
+    /// `dims` with the batch dimension in front (none for a scalar input).
+    fn batched(&self, dims: &[usize]) -> Vec<usize> {
+        let mut d = if self.scalar { vec![] } else { vec![self.size()] };
+        d.extend_from_slice(dims);
+        d
+    }
+}
+
+fn dims_text(d: &[usize]) -> String {
+    d.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+}
+
+fn key_text(k: &[u8]) -> String {
+    String::from_utf8_lossy(k).into_owned()
+}
+
+/// Row splits as a tensor of `t` (int32 or int64).
+fn splits_tensor(ctx: &OpContext, key: &str, splits: Vec<i64>, t: DataType) -> Result<Tensor, Status> {
+    let n = splits.len();
+    if t == DataType::Int32 {
+        let s = splits
+            .into_iter()
+            .map(i32::try_from)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| ctx.error(format!("Key: {key}.  the row splits do not fit int32")))?;
+        return Tensor::new(Shape::new(vec![n]), s);
+    }
+    Tensor::new(Shape::new(vec![n]), splits)
+}
+
+/// A sparse tensor from each example's list of features (one feature per example for a
+/// context feature, a missing one as none): indices (example, step, value) without the
+/// example for a scalar input, and without the step for a context feature.
+fn sparse(
+    batch: &Batch,
+    rows: &[Vec<&Feature>],
+    t: DataType,
+    steps: bool,
+    type_error: &dyn Fn(usize, usize) -> Status,
+) -> Result<[Tensor; 3], Status> {
+    let mut vals = empty_storage(t);
+    let mut idx = Vec::new();
+    let (mut most_steps, mut widest) = (0usize, 0usize);
+    for (i, features) in rows.iter().enumerate() {
+        most_steps = most_steps.max(features.len());
+        for (r, f) in features.iter().enumerate() {
+            let before = storage_len(&vals);
+            append(f, t, &mut vals).map_err(|_| type_error(i, r))?;
+            let n = storage_len(&vals) - before;
+            widest = widest.max(n);
+            for j in 0..n {
+                if !batch.scalar {
+                    idx.push(i as i64);
+                }
+                if steps {
+                    idx.push(r as i64);
+                }
+                idx.push(j as i64);
+            }
+        }
+    }
+    let mut shape = if batch.scalar { vec![] } else { vec![batch.size() as i64] };
+    if steps {
+        shape.push(most_steps as i64);
+    }
+    shape.push(widest as i64);
+    let nnz = storage_len(&vals);
+    Ok([
+        Tensor::new(Shape::new(vec![nnz, shape.len()]), idx)?,
+        Tensor::from_storage(Shape::new(vec![nnz]), vals)?,
+        Tensor::new(Shape::new(vec![shape.len()]), shape)?,
+    ])
+}
+
+/// A dense context feature: `per` values in every example (the default where missing).
+fn context_dense(
+    ctx: &OpContext,
+    batch: &Batch,
+    key: &str,
+    (t, shape): (DataType, &[usize]),
+    default: &Tensor,
+) -> Result<Tensor, Status> {
+    let per: usize = shape.iter().product();
+    let mut most = 0usize;
+    let mut found = Vec::with_capacity(batch.size());
+    for (i, ex) in batch.examples.iter().enumerate() {
+        let f = ex.context.get(key.as_bytes()).filter(|f| !matches!(f, Feature::Empty));
+        if let Some(f) = f {
+            type_matches(f, t).map_err(|_| {
+                ctx.error(format!(
+                    "Name: {}, Context feature: {key}.  Data types don't match. Expected type: {}",
+                    batch.name(i),
+                    type_name(t)
+                ))
+            })?;
+            most = most.max(f.len());
+        }
+        found.push(f);
+    }
+    let required = default.num_elements() == 0;
+    if most > per || (most != per && (required || most != 0)) {
+        return Err(ctx.error(format!(
+            "Inconsistent max number of elements for feature {key}: expected {per}, but found {most}"
+        )));
+    }
+    let dims = batch.batched(shape);
+    check_alloc(&dims, t).map_err(|e| ctx.error_with(e))?;
+    let mut out = empty_storage(t);
+    for (i, f) in found.into_iter().enumerate() {
+        match f {
+            Some(f) if f.len() == per => {
+                append(f, t, &mut out).map_err(|got| ctx.error(format!("feature type {got} changed")))?
+            }
+            Some(_) => return Err(ctx.error(format!("Unexpected number of elements in example {}", batch.name(i)))),
+            None if required => {
+                return Err(ctx.error(format!(
+                    "Feature: {key} (data type: {}) is required but could not be found.",
+                    type_name(t)
+                )))
+            }
+            None => match (&mut out, default.storage()) {
+                (Storage::F32(o), Storage::F32(v)) => o.extend_from_slice(v),
+                (Storage::I64(o), Storage::I64(v)) => o.extend_from_slice(v),
+                (Storage::Str(o), Storage::Str(v)) => o.extend(v.iter().cloned()),
+                _ => return Err(ctx.error(format!("Key: {key}.  the default has the wrong dtype"))),
+            },
+        }
+    }
+    Tensor::from_storage(Shape::new(dims), out)
+}
+
+/// A dense feature list: every step holds `shape` values; the examples' sequences padded
+/// (zeros, empty strings) to the longest; and each example's length.
+fn list_dense(
+    ctx: &OpContext,
+    batch: &Batch,
+    key: &str,
+    (t, shape): (DataType, &[usize]),
+    assumed_empty: bool,
+) -> Result<(Tensor, Tensor), Status> {
+    let per: usize = shape.iter().product();
+    let mut lists = Vec::with_capacity(batch.size());
+    for (i, ex) in batch.examples.iter().enumerate() {
+        let Some(steps) = ex.lists.get(key.as_bytes()) else {
+            if !assumed_empty {
+                return Err(ctx.error(format!(
+                    "Name: {}, Feature list '{key}' is required but could not be found.  Did you mean to include it \
+                     in feature_list_dense_missing_assumed_empty or feature_list_dense_defaults?",
+                    batch.name(i)
+                )));
+            }
+            lists.push(&[][..]);
+            continue;
+        };
+        let mut total = 0usize;
+        for (r, f) in steps.iter().enumerate() {
+            type_matches(f, t).map_err(|_| {
+                ctx.error(format!(
+                    "Name: {}, Feature list: {key}, Index: {r}.  Data types don't match. Expected type: {}",
+                    batch.name(i),
+                    type_name(t)
+                ))
+            })?;
+            total += f.len();
+        }
+        if !total.is_multiple_of(per) {
+            return Err(ctx.error(format!(
+                "Feature list '{key}' has an unexpected number of values.  Total values size: {total} is not \
+                 consistent with output shape: [?{}{}]",
+                if shape.is_empty() { "" } else { "," },
+                dims_text(shape)
+            )));
+        }
+        if let Some((r, f)) = steps.iter().enumerate().find(|(_, f)| f.len() != per) {
+            return Err(ctx.error(format!(
+                "Name: {}, Key: {key}, Index: {r}.  Number of values != expected.  values size: {} but output \
+                 shape: [{}]",
+                batch.name(i),
+                f.len(),
+                dims_text(shape)
+            )));
+        }
+        lists.push(&steps[..]);
+    }
+    let longest = lists.iter().map(|l| l.len()).max().unwrap_or(0);
+    let mut row = vec![longest];
+    row.extend_from_slice(shape);
+    let dims = batch.batched(&row);
+    check_alloc(&dims, t).map_err(|e| ctx.error_with(e))?;
+    let mut out = empty_storage(t);
+    for steps in &lists {
+        for f in steps.iter() {
+            append(f, t, &mut out).map_err(|got| ctx.error(format!("feature type {got} changed")))?;
+        }
+        let pad = (longest - steps.len()) * per;
+        match &mut out {
+            Storage::F32(o) => o.extend(std::iter::repeat_n(0.0, pad)),
+            Storage::I64(o) => o.extend(std::iter::repeat_n(0, pad)),
+            Storage::Str(o) => o.extend(std::iter::repeat_n(Vec::new(), pad)),
+            _ => {}
+        }
+    }
+    let lengths: Vec<i64> = lists.iter().map(|l| l.len() as i64).collect();
+    let lengths = Tensor::new(Shape::new(batch.batched(&[])), lengths)?;
+    Ok((Tensor::from_storage(Shape::new(dims), out)?, lengths))
+}
+
+/// A ragged feature: values, the outer splits (where each example's steps begin; for a
+/// context feature, where each example's values begin) and, for a feature list, the inner
+/// splits (where each step's values begin).
+fn ragged(
+    ctx: &OpContext,
+    batch: &Batch,
+    rows: &[Vec<&Feature>],
+    (key, t, split_t): (&str, DataType, DataType),
+    steps: bool,
+    type_error: &dyn Fn(usize, usize) -> Status,
+) -> Result<Vec<Tensor>, Status> {
+    let mut values = empty_storage(t);
+    let (mut outer, mut inner) = (vec![0i64], vec![0i64]);
+    for (i, features) in rows.iter().enumerate() {
+        for (r, f) in features.iter().enumerate() {
+            append(f, t, &mut values).map_err(|_| type_error(i, r))?;
+            inner.push(storage_len(&values) as i64);
+        }
+        outer.push(if steps { inner.len() as i64 - 1 } else { storage_len(&values) as i64 });
+    }
+    let n = storage_len(&values);
+    let mut outer = if batch.scalar {
+        // For a scalar input TensorFlow's outer splits are a scalar (context) or one value
+        // (feature lists) that it leaves unset, and Python reads only the values and inner
+        // splits; ferroflow gives the same shapes holding the end split.
+        splits_tensor(ctx, key, vec![outer.last().copied().unwrap_or(0)], split_t)?
+    } else {
+        splits_tensor(ctx, key, outer, split_t)?
+    };
+    if batch.scalar && !steps {
+        outer = outer.reshape(Shape::scalar())?;
+    }
+    let mut out = vec![Tensor::from_storage(Shape::new(vec![n]), values)?, outer];
+    if steps {
+        out.push(splits_tensor(ctx, key, inner, split_t)?);
+    }
+    Ok(out)
+}
+
+struct ParseSequenceExample {
+    cfg: Config,
+}
+
+fn key_list(ctx: &OpContext, i: usize, what: &str, want: usize) -> Result<Vec<Vec<u8>>, Status> {
+    let t = ctx.input(i)?;
+    let keys = strings(ctx, what, &t)?.to_vec();
+    if keys.len() != want {
+        return Err(ctx.error(format!("Expected len({what}) to be {want} (from the attrs), got {}", keys.len())));
+    }
+    Ok(keys)
+}
+
+/// TensorFlow's check that no key is parsed two ways (a dense key that is also ragged is
+/// reported as sparse, as TensorFlow words it).
+fn check_disjoint(ctx: &OpContext, what: &str, [dense, sparse, ragged]: [&[Vec<u8>]; 3]) -> Result<(), Status> {
+    let clash = |a: &[Vec<u8>], b: &[Vec<u8>]| a.iter().find(|k| b.contains(k)).map(|k| key_text(k));
+    let found = clash(dense, sparse)
+        .or_else(|| clash(dense, ragged))
+        .map(|k| (k, "dense and sparse"))
+        .or_else(|| clash(sparse, ragged).map(|k| (k, "sparse and ragged")));
+    match found {
+        Some((k, how)) => Err(ctx.error(format!("{what} {k} cannot be both {how}"))),
+        None => Ok(()),
+    }
+}
+
+impl OpKernel for ParseSequenceExample {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let cfg = &self.cfg;
+        let serialized = ctx.input(0)?;
+        if serialized.rank() > 1 {
+            return Err(ctx.error(format!(
+                "Expected serialized to be a scalar or vector, got shape: [{}]",
+                dims_text(serialized.dims())
+            )));
+        }
+        let names = ctx.input(1)?;
+        let names: Vec<String> = strings(ctx, "debug_name", &names)?.iter().map(|n| key_text(n)).collect();
+        let ctx_sparse_keys = key_list(ctx, 2, "context_sparse_keys", cfg.ctx_sparse.len())?;
+        let ctx_dense_keys = key_list(ctx, 3, "context_dense_keys", cfg.ctx_dense.len())?;
+        let ctx_ragged_keys = key_list(ctx, 4, "context_ragged_keys", cfg.ctx_ragged.len())?;
+        let fl_sparse_keys = key_list(ctx, 5, "feature_list_sparse_keys", cfg.fl_sparse.len())?;
+        let fl_dense_keys = key_list(ctx, 6, "feature_list_dense_keys", cfg.fl_dense.len())?;
+        let fl_ragged_keys = key_list(ctx, 7, "feature_list_ragged_keys", cfg.fl_ragged.len())?;
+        let assumed = ctx.input(8)?;
+        let assumed = assumed.as_slice::<bool>().map_err(|e| ctx.error_with(e))?.to_vec();
+        if assumed.len() != cfg.fl_dense.len() {
+            return Err(ctx.error(format!(
+                "Expected feature_list_dense_missing_assumed_empty to have {} values, got {}",
+                cfg.fl_dense.len(),
+                assumed.len()
+            )));
+        }
+        check_disjoint(ctx, "Context feature", [&ctx_dense_keys, &ctx_sparse_keys, &ctx_ragged_keys])?;
+        check_disjoint(ctx, "Sequence feature", [&fl_dense_keys, &fl_sparse_keys, &fl_ragged_keys])?;
+        let mut defaults = Vec::with_capacity(cfg.ctx_dense.len());
+        for (d, shape) in cfg.ctx_dense_shapes.iter().enumerate() {
+            let def = ctx.input(9 + d)?;
+            if def.dtype() != cfg.ctx_dense[d] {
+                return Err(ctx.error(format!(
+                    "context_dense_defaults[{d}] is {} but Tcontext_dense[{d}] is {}",
+                    def.dtype(),
+                    cfg.ctx_dense[d]
+                )));
+            }
+            if def.num_elements() != 0 && def.dims() != &shape[..] {
+                return Err(ctx.error(format!(
+                    "default_value[{d}].shape() == [{}] != context_dense_shapes[{d}] == [{}]",
+                    dims_text(def.dims()),
+                    dims_text(shape)
+                )));
+            }
+            defaults.push(def);
+        }
+        let records = strings(ctx, "serialized", &serialized)?;
+        if !names.is_empty() && names.len() != records.len() {
+            return Err(ctx.error("example_names must be empty or have the correct number of elements"));
+        }
+        let mut examples = Vec::with_capacity(records.len());
+        for (i, r) in records.iter().enumerate() {
+            let name = names.get(i).map_or("<unknown>", String::as_str);
+            examples.push(
+                parse_sequence_example(r)
+                    .map_err(|_| ctx.error(format!("Invalid protocol message input, example id: {name}")))?,
+            );
+        }
+        let batch = Batch { examples, names, scalar: serialized.rank() == 0 };
+        let outputs = self.outputs(ctx, &batch, [&ctx_sparse_keys, &ctx_dense_keys, &ctx_ragged_keys], &defaults)?;
+        let lists = self.list_outputs(ctx, &batch, [&fl_sparse_keys, &fl_dense_keys, &fl_ragged_keys], &assumed)?;
+        for (k, t) in outputs.into_iter().chain(lists).enumerate() {
+            ctx.set_output(k, t)?;
+        }
+        Ok(())
+    }
+}
+
+impl ParseSequenceExample {
+    /// The context outputs in TensorFlow's order: sparse indices, values, shapes; dense
+    /// values; ragged values, row splits.
+    fn outputs(
+        &self,
+        ctx: &OpContext,
+        batch: &Batch,
+        [sparse_keys, dense_keys, ragged_keys]: [&[Vec<u8>]; 3],
+        defaults: &[Tensor],
+    ) -> Result<Vec<Tensor>, Status> {
+        let cfg = &self.cfg;
+        let context_rows = |key: &[u8]| -> Vec<Vec<&Feature>> {
+            batch.examples.iter().map(|ex| ex.context.get(key).into_iter().collect()).collect()
+        };
+        let type_error = |key: String, t: DataType| {
+            move |i: usize, _: usize| {
+                ctx.error(format!(
+                    "Name: {}, Context feature: {key}.  Data types don't match. Expected type: {}",
+                    batch.name(i),
+                    type_name(t)
+                ))
+            }
+        };
+        let mut parts: [Vec<Tensor>; 3] = Default::default();
+        for (key, &t) in sparse_keys.iter().zip(&cfg.ctx_sparse) {
+            let k = key_text(key);
+            let tensors = sparse(batch, &context_rows(key), t, false, &type_error(k.clone(), t))?;
+            for (part, tensor) in parts.iter_mut().zip(tensors) {
+                part.push(tensor);
+            }
+        }
+        let mut out: Vec<Tensor> = parts.into_iter().flatten().collect();
+        for (d, key) in dense_keys.iter().enumerate() {
+            let spec = (cfg.ctx_dense[d], &cfg.ctx_dense_shapes[d][..]);
+            out.push(context_dense(ctx, batch, &key_text(key), spec, &defaults[d])?);
+        }
+        let (mut values, mut splits) = (Vec::new(), Vec::new());
+        for (key, &(t, st)) in ragged_keys.iter().zip(&cfg.ctx_ragged) {
+            let k = key_text(key);
+            let mut r =
+                ragged(ctx, batch, &context_rows(key), (&k, t, st), false, &type_error(k.clone(), t))?.into_iter();
+            values.extend(r.next());
+            splits.extend(r.next());
+        }
+        out.extend(values);
+        out.extend(splits);
+        Ok(out)
+    }
+
+    /// The feature-list outputs in TensorFlow's order: sparse indices, values, shapes;
+    /// dense values, lengths; ragged values, outer splits, inner splits.
+    fn list_outputs(
+        &self,
+        ctx: &OpContext,
+        batch: &Batch,
+        [sparse_keys, dense_keys, ragged_keys]: [&[Vec<u8>]; 3],
+        assumed: &[bool],
+    ) -> Result<Vec<Tensor>, Status> {
+        let cfg = &self.cfg;
+        let list_rows = |key: &[u8]| -> Vec<Vec<&Feature>> {
+            batch.examples.iter().map(|ex| ex.lists.get(key).map(|l| l.iter().collect()).unwrap_or_default()).collect()
+        };
+        let type_error = |key: String, t: DataType| {
+            move |i: usize, r: usize| {
+                ctx.error(format!(
+                    "Name: {}, Feature list: {key}, Index: {r}.  Data types don't match. Expected type: {}",
+                    batch.name(i),
+                    type_name(t)
+                ))
+            }
+        };
+        let mut sparse_parts: [Vec<Tensor>; 3] = Default::default();
+        for (key, &t) in sparse_keys.iter().zip(&cfg.fl_sparse) {
+            let k = key_text(key);
+            let tensors = sparse(batch, &list_rows(key), t, true, &type_error(k.clone(), t))?;
+            for (part, tensor) in sparse_parts.iter_mut().zip(tensors) {
+                part.push(tensor);
+            }
+        }
+        let (mut dense, mut lengths) = (Vec::new(), Vec::new());
+        for (d, key) in dense_keys.iter().enumerate() {
+            let spec = (cfg.fl_dense[d], &cfg.fl_dense_shapes[d][..]);
+            let (v, l) = list_dense(ctx, batch, &key_text(key), spec, assumed[d])?;
+            dense.push(v);
+            lengths.push(l);
+        }
+        let mut ragged_parts: [Vec<Tensor>; 3] = Default::default();
+        for (key, &(t, st)) in ragged_keys.iter().zip(&cfg.fl_ragged) {
+            let k = key_text(key);
+            let tensors = ragged(ctx, batch, &list_rows(key), (&k, t, st), true, &type_error(k.clone(), t))?;
+            for (part, tensor) in ragged_parts.iter_mut().zip(tensors) {
+                part.push(tensor);
+            }
+        }
+        let mut out: Vec<Tensor> = sparse_parts.into_iter().flatten().collect();
+        out.extend(dense);
+        out.extend(lengths);
+        out.extend(ragged_parts.into_iter().flatten());
+        Ok(out)
+    }
+}
+
+fn config(n: &NodeDef) -> Result<Config, Status> {
+    let list = |k: &str| if n.has_attr(k) { n.attr_list_type(k) } else { Ok(vec![]) };
+    let count = |k: &str| if n.has_attr(k) { n.attr_int(k) } else { Ok(0) };
+    let features = |k: &str| -> Result<Vec<DataType>, Status> {
+        let v = list(k)?;
+        if let Some(t) = v.iter().find(|t| !matches!(t, DataType::Float | DataType::Int64 | DataType::String)) {
+            return Err(n.node_error(format!("{k} must be float, int64 or string, got {t}")));
+        }
+        Ok(v)
+    };
+    let ragged = |values: &str, splits: &str| -> Result<Vec<(DataType, DataType)>, Status> {
+        let (v, s) = (features(values)?, list(splits)?);
+        if v.len() != s.len() {
+            return Err(n.node_error(format!("len({values}) {} != len({splits}) {}", v.len(), s.len())));
+        }
+        if let Some(t) = s.iter().find(|t| !matches!(t, DataType::Int32 | DataType::Int64)) {
+            return Err(n.node_error(format!("{splits} must be int32 or int64, got {t}")));
+        }
+        Ok(v.into_iter().zip(s).collect())
+    };
+    let shapes = |k: &str, want: usize| -> Result<Vec<Vec<usize>>, Status> {
+        let protos = match n.attr_value(k).ok().and_then(|v| v.value.as_ref()) {
+            Some(AV::List(l)) => l.shape.iter().map(shape_proto_dims).collect::<Vec<_>>(),
+            _ => vec![],
+        };
+        if protos.len() != want {
+            return Err(n.node_error(format!("len({k}) {} != the number of its features {want}", protos.len())));
+        }
+        protos
+            .into_iter()
+            .map(|d| match d {
+                Some(d) if d.iter().all(|&x| x >= 0) => Ok(d.into_iter().map(|x| x as usize).collect()),
+                d => Err(n.node_error(format!("{k} must be fully defined, got {d:?}"))),
+            })
+            .collect()
+    };
+    let ctx_sparse = features("context_sparse_types")?;
+    let fl_sparse = features("feature_list_sparse_types")?;
+    let fl_dense = features("feature_list_dense_types")?;
+    for (k, have) in [("Ncontext_sparse", ctx_sparse.len()), ("Nfeature_list_sparse", fl_sparse.len())] {
+        if count(k)? != have as i64 {
+            return Err(n.node_error(format!("{k} {} != the number of its types {have}", count(k)?)));
+        }
+    }
+    if count("Nfeature_list_dense")? != fl_dense.len() as i64 {
+        return Err(n.node_error(format!(
+            "Nfeature_list_dense {} != len(feature_list_dense_types) {}",
+            count("Nfeature_list_dense")?,
+            fl_dense.len()
+        )));
+    }
+    let ctx_dense = features("Tcontext_dense")?;
+    Ok(Config {
+        ctx_dense_shapes: shapes("context_dense_shapes", ctx_dense.len())?,
+        ctx_dense,
+        ctx_sparse,
+        ctx_ragged: ragged("context_ragged_value_types", "context_ragged_split_types")?,
+        fl_dense_shapes: shapes("feature_list_dense_shapes", fl_dense.len())?,
+        fl_dense,
+        fl_sparse,
+        fl_ragged: ragged("feature_list_ragged_value_types", "feature_list_ragged_split_types")?,
+    })
+}
+
+pub(crate) fn register(r: &mut KernelRegistry) {
+    r.add("ParseSequenceExampleV2", |n| Ok(Box::new(ParseSequenceExample { cfg: config(n)? })));
+}
