@@ -2,9 +2,10 @@
 at a time (default 2: most of a script's time is TensorFlow's import and waiting on servers),
 longest first by the times of the last run. Each script's output is printed whole when it
 ends, with its wall time; the exit status is 1 if any script failed, and the failures are
-listed at the end. Every script picks its own free ports and temporary directories, so they
-can share the machine."""
+listed at the end. Every script picks its own free ports (from its own slot of the port range)
+and temporary directories, so they can share the machine."""
 import os
+import queue
 import subprocess
 import sys
 import time
@@ -21,15 +22,19 @@ LAST = {
 }
 
 
-def run(path):
+def run(path, slots):
     start = time.monotonic()
+    slot = slots.get()
+    env = dict(os.environ, FERROFLOW_PORT_SLOT=str(slot), FERROFLOW_PORT_SLOTS=str(slots.maxsize))
     try:
         p = subprocess.run([sys.executable, path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           errors="replace", timeout=1800)
+                           errors="replace", timeout=1800, env=env)
         code, out = p.returncode, p.stdout
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         code, out = "timeout", out + "\n(killed after 1800 s)"
+    finally:
+        slots.put(slot)
     return path, code, out, time.monotonic() - start
 
 
@@ -38,8 +43,12 @@ def main():
     scripts.sort(key=lambda f: -LAST.get(f[:-3], 1000))
     jobs = int(os.environ.get("FERROFLOW_COMPAT_JOBS", "2"))
     failed, times = [], []
+    # Each script running gets its own slot of the port range (see ffcluster._port_slice).
+    slots = queue.Queue(maxsize=jobs)
+    for i in range(jobs):
+        slots.put(i)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for path, code, out, secs in pool.map(run, [os.path.join(HERE, f) for f in scripts]):
+        for path, code, out, secs in pool.map(lambda p: run(p, slots), [os.path.join(HERE, f) for f in scripts]):
             name = os.path.basename(path)[:-3]
             print(f"== {name} ({secs:.0f} s, exit {code})\n{out}", flush=True)
             times.append(f"{name}={secs:.0f}s")
