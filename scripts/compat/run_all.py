@@ -2,10 +2,9 @@
 at a time (default 2: most of a script's time is TensorFlow's import and waiting on servers),
 longest first by the times of the last run. Each script's output is printed whole when it
 ends, with its wall time; the exit status is 1 if any script failed, and the failures are
-listed at the end. Every script picks its own free ports (from its own slot of the port range)
-and temporary directories, so they can share the machine."""
+listed at the end. Every script picks its own free ports and temporary directories, so they
+can share the machine."""
 import os
-import queue
 import subprocess
 import sys
 import time
@@ -18,23 +17,19 @@ LAST = {
     "test_python_package": 42, "test_callables": 40, "test_dtypes": 37, "test_sync_replicas_mts": 37, "test_datasets": 31,
     "test_step_stats": 31, "test_device_count": 29, "test_partitioned": 26, "test_remote_call": 26,
     "test_between_graph": 23, "test_tensorboard": 22, "test_vae_svd": 20, "test_collectives": 50, "test_signal": 25,
-    "test_ctc": 20, "test_fake_quant": 12, "test_sampled_losses": 15,
+    "test_ctc": 20, "test_fake_quant": 12, "test_sampled_losses": 15, "test_sequence_example": 15,
 }
 
 
-def run(path, slots):
+def run(path):
     start = time.monotonic()
-    slot = slots.get()
-    env = dict(os.environ, FERROFLOW_PORT_SLOT=str(slot), FERROFLOW_PORT_SLOTS=str(slots.maxsize))
     try:
         p = subprocess.run([sys.executable, path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           errors="replace", timeout=1800, env=env)
+                           errors="replace", timeout=1800)
         code, out = p.returncode, p.stdout
     except subprocess.TimeoutExpired as e:
         out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
         code, out = "timeout", out + "\n(killed after 1800 s)"
-    finally:
-        slots.put(slot)
     return path, code, out, time.monotonic() - start
 
 
@@ -43,12 +38,8 @@ def main():
     scripts.sort(key=lambda f: -LAST.get(f[:-3], 1000))
     jobs = int(os.environ.get("FERROFLOW_COMPAT_JOBS", "2"))
     failed, times = [], []
-    # Each script running gets its own slot of the port range (see ffcluster._port_slice).
-    slots = queue.Queue(maxsize=jobs)
-    for i in range(jobs):
-        slots.put(i)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for path, code, out, secs in pool.map(lambda p: run(p, slots), [os.path.join(HERE, f) for f in scripts]):
+        for path, code, out, secs in pool.map(run, [os.path.join(HERE, f) for f in scripts]):
             name = os.path.basename(path)[:-3]
             print(f"== {name} ({secs:.0f} s, exit {code})\n{out}", flush=True)
             times.append(f"{name}={secs:.0f}s")
