@@ -126,39 +126,21 @@ def _ephemeral_range():
 
 
 _port_rng = random.Random(os.getpid())
-# Ports this process handed out already: two clusters of one process never share one.
-_handed_out = set()
-
-
-def _port_slice():
-    """The part of the ports below the ephemeral range this process draws from: run_all.py
-    gives each script running at the same time its own slot (FERROFLOW_PORT_SLOT of
-    FERROFLOW_PORT_SLOTS), so that two scripts never choose the same port. A port chosen is
-    checked free but is bound only later (TensorFlow's server takes seconds to import); had
-    two scripts chosen it in that window, one server failed to bind and the other script's
-    clients reached the wrong cluster (a foreign master's CreateWorkerSession then drops
-    the sessions of the cluster's own master, as TensorFlow's workers do)."""
-    lo, _ = _ephemeral_range()
-    first = 10000 if lo > 12000 else 1024
-    slots = max(1, int(os.environ.get("FERROFLOW_PORT_SLOTS", "1")))
-    slot = int(os.environ.get("FERROFLOW_PORT_SLOT", "0")) % slots
-    span = (lo - first) // slots
-    return first + slot * span, first + (slot + 1) * span
 
 
 def free_ports(n):
     """`n` distinct ports free on 127.0.0.1 and 0.0.0.0, taken below the kernel's ephemeral
-    range (from this script's slot of it, see `_port_slice`): a port from that range can be
-    handed to any outgoing connection (the port polls of `wait_port` among them) between the
-    moment it is chosen and the moment a server that starts slowly binds it."""
-    first, end = _port_slice()
+    range: a port from that range can be handed to any outgoing connection (the port polls of
+    `wait_port` among them) between the moment it is chosen and the moment a server that
+    starts slowly (TensorFlow's, seconds to import) binds it."""
+    lo, _ = _ephemeral_range()
+    first = 10000 if lo > 12000 else 1024
     ports = []
-    for _ in range(4000):
+    for _ in range(2000):
         if len(ports) == n:
-            _handed_out.update(ports)
             return ports
-        port = _port_rng.randrange(first, end)
-        if port in ports or port in _handed_out:
+        port = _port_rng.randrange(first, lo)
+        if port in ports:
             continue
         try:
             for host in ("0.0.0.0", "127.0.0.1"):
@@ -167,7 +149,7 @@ def free_ports(n):
         except OSError:
             continue
         ports.append(port)
-    raise RuntimeError(f"found only {len(ports)} of {n} free ports in {first}..{end}")
+    raise RuntimeError(f"found only {len(ports)} of {n} free ports in {first}..{lo}")
 
 
 class Server:

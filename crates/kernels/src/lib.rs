@@ -5,6 +5,7 @@
 //! already filled by the graph layer) and computed once per step.
 
 pub mod array;
+mod audio;
 mod cancel;
 pub mod collective;
 mod complex;

@@ -90,6 +90,7 @@ fn build() -> KernelRegistry {
     crate::signal::register(&mut r);
     crate::ctc::register(&mut r);
     crate::fake_quant::register(&mut r);
+    crate::audio::register(&mut r);
     r
 }
 

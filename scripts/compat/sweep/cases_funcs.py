@@ -266,55 +266,12 @@ def linalg():
     ]
 
 
-def later():
-    """Cases added after the table's first run: their values come from a generator of their
-    own, so the values R draws for the earlier cases stay as they were."""
-    g = np.random.RandomState(2026)
-
-    def v(*shape, lo=-1.0, hi=1.0):
-        return g.uniform(lo, hi, size=shape).astype(np.float32)
-
-    Q = "quantization.fake_quant_with_min_max_"
-    return [
-        F("nn.ctc_loss_sparse",
-          lambda tf, x: tf.compat.v1.nn.ctc_loss(
-              tf.SparseTensor([[0, 0], [0, 1], [1, 0]], tf.constant([1, 0, 1], tf.int32), [2, 2]), x,
-              tf.constant([5, 3])), v(5, 2, 3)),
-        F("nn.ctc_greedy_decoder",
-          lambda tf, x: [tf.sparse.to_dense(d) for d in tf.nn.ctc_greedy_decoder(x, tf.constant([6, 4]))[0]]
-          + [tf.nn.ctc_greedy_decoder(x, tf.constant([6, 4]))[1]], v(6, 2, 4), grads=False),
-        F("nn.ctc_beam_search_decoder",
-          lambda tf, x: (lambda d: [tf.sparse.to_dense(p) for p in d[0]] + [d[1]])(
-              tf.nn.ctc_beam_search_decoder(x, tf.constant([6, 4]), beam_width=5, top_paths=2)),
-          v(6, 2, 4), grads=False),
-        F(Q + "args", lambda tf, x: tf.quantization.fake_quant_with_min_max_args(x, -0.7, 0.9, num_bits=6), v(3, 5)),
-        F(Q + "vars", lambda tf, x: tf.quantization.fake_quant_with_min_max_vars(x, tf.constant(-0.6), tf.constant(0.8)),
-          v(3, 5)),
-        F(Q + "vars_per_channel",
-          lambda tf, x: tf.quantization.fake_quant_with_min_max_vars_per_channel(
-              x, tf.constant([-0.5, -1.0, 0.0, -0.2, -0.9]), tf.constant([0.5, 0.3, 0.0, 0.9, 0.4]), narrow_range=True),
-          v(3, 5)),
-        F("random.log_uniform_candidate_sampler",
-          lambda tf: list(tf.random.log_uniform_candidate_sampler(
-              tf.constant([[1, 3], [0, 39], [7, 7]], tf.int64), 2, 6, True, 40, seed=5)), grads=False),
-        F("nn.sampled_softmax_loss",
-          lambda tf, w, h: tf.nn.sampled_softmax_loss(w, tf.zeros([40]), tf.constant([[1], [5], [7]], tf.int64), h, 6, 40,
-                                                      seed=3),
-          v(40, 4), v(3, 4)),
-        F("nn.nce_loss",
-          lambda tf, w, h: tf.nn.nce_loss(
-              w, tf.zeros([40]), tf.constant([[1], [5], [7]], tf.int64), h, 6, 40,
-              sampled_values=tf.random.log_uniform_candidate_sampler(
-                  tf.constant([[1], [5], [7]], tf.int64), 1, 6, True, 40, seed=4), remove_accidental_hits=True),
-          v(40, 4), v(3, 4)),
-    ]
-
-
 def cases():
     # Imported here: those modules import this one's helpers. The order fixes the values R
     # draws, so it stays as it was.
     import cases_data
+    import cases_later
     import cases_train
     return (nn() + math() + linalg() + cases_data.array() + cases_data.image() + cases_data.strings()
             + cases_data.sparse() + cases_data.random_ops() + cases_train.rnn() + cases_train.optimizers()
-            + cases_train.losses_metrics() + cases_train.feature_columns() + later())
+            + cases_train.losses_metrics() + cases_train.feature_columns() + cases_later.later())

@@ -33,6 +33,11 @@ pub(super) fn register(r: &mut GradRegistry) {
         "RandomShuffle",
         "Multinomial",
         "LogUniformCandidateSampler",
+        "UniformCandidateSampler",
+        "LearnedUnigramCandidateSampler",
+        "ThreadUnsafeUnigramCandidateSampler",
+        "FixedUnigramCandidateSampler",
+        "AllCandidateSampler",
         "ComputeAccidentalHits",
         "StatelessMultinomial",
         "StatelessRandomGetKeyCounter",
@@ -194,6 +199,12 @@ pub(super) fn register(r: &mut GradRegistry) {
         "NonMaxSuppressionV3",
         "NonMaxSuppressionV4",
         "NonMaxSuppressionV5",
+        "CombinedNonMaxSuppression",
+        "SampleDistortedBoundingBox",
+        "SampleDistortedBoundingBoxV2",
+        "StatelessSampleDistortedBoundingBox",
+        "ExtractGlimpse",
+        "ExtractGlimpseV2",
         "HSVToRGB",
     ]);
     // Batch normalization and depthwise convolution. (nn_grad_norm.rs)
@@ -239,8 +250,17 @@ pub(super) fn register(r: &mut GradRegistry) {
     super::linalg_grad::register(r);
     // QR and SVD. (decomposition_grad.rs)
     super::decomposition_grad::register(r);
+    // Tridiagonal and banded solves, tridiagonal products, sqrtm. (linalg_more_grad.rs)
+    super::linalg_more_grad::register(r);
     // CTC loss (its fused gradient) and the CTC decoders. (ctc_grad.rs)
     super::ctc_grad::register(r);
     // Fake quantization (straight-through). (quant_grad.rs)
     super::quant_grad::register(r);
+    // Quantize-and-dequantize (straight-through; V4 clipped to the range). (qdq_grad.rs)
+    super::qdq_grad::register(r);
+    // tf.math.special: Bessel J, Y, K, Dawson, Ei, Fresnel, Spence. (special_grad.rs)
+    super::special_grad::register(r);
+    // Grayscale morphology: Dilation2D. (dilation_grad.rs)
+    super::dilation_grad::register(r);
+    r.no_gradient(&["DecodeWav", "EncodeWav", "AudioSpectrogram", "Mfcc"]);
 }

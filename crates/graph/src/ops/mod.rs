@@ -25,6 +25,7 @@ macro_rules! one_output_builders {
 }
 
 mod array;
+mod audio;
 mod base;
 mod build;
 mod candidate_sampling;
@@ -40,6 +41,7 @@ mod image;
 mod io;
 mod iterator;
 mod linalg;
+mod linalg_more;
 mod linalg_spectral;
 mod list;
 mod lookup;
@@ -47,6 +49,7 @@ mod math;
 mod multinomial;
 mod nn;
 mod optional;
+mod quantize_dequantize;
 mod ragged;
 mod random;
 mod random_dists;
@@ -61,6 +64,7 @@ pub(crate) mod test_util;
 mod training;
 
 pub use array::*;
+pub use audio::*;
 pub use base::*;
 pub use build::op_output;
 pub use candidate_sampling::*;
@@ -75,11 +79,13 @@ pub use functional::remote_call;
 pub use image::*;
 pub use io::*;
 pub use linalg::*;
+pub use linalg_more::*;
 pub use linalg_spectral::*;
 pub(crate) use math::COMPARISON_AND_LOGIC_OPS;
 pub use math::*;
 pub use multinomial::*;
 pub use nn::*;
+pub use quantize_dequantize::*;
 pub use ragged::ragged_tensor_to_tensor;
 pub use random::*;
 pub use random_dists::*;
@@ -95,7 +101,7 @@ use crate::registry::OpRegistry;
 /// Registers every op family.
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
-        r: array, base, candidate_sampling, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_spectral, list, lookup, math,
-        multinomial, nn, optional, ragged, random, random_dists, random_stateless, signal, sparse, state, string, tensor_array, training
+        r: array, audio, base, candidate_sampling, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_more, linalg_spectral, list, lookup, math,
+        multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateless, signal, sparse, state, string, tensor_array, training
     }
 }

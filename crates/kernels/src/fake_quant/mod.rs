@@ -7,11 +7,13 @@
 //! with `narrow_range`) of a range nudged so that 0 is exactly representable.
 
 mod kernels;
+mod quantize_dequantize;
 
 use crate::KernelRegistry;
 
 pub(crate) fn register(r: &mut KernelRegistry) {
     kernels::register(r);
+    quantize_dequantize::register(r);
 }
 
 /// A range nudged so that zero falls on a quantization level, and its step.

@@ -4,11 +4,14 @@
 
 mod codec;
 mod color;
+mod combined_nms;
 mod common;
 mod crop_and_resize;
 mod decode_image;
+mod dilation;
 mod draw_boxes;
 mod gif_codec;
+mod glimpse;
 mod jpeg_codec;
 mod nms;
 mod patches;
@@ -16,7 +19,9 @@ mod png_codec;
 mod resize;
 mod resize_area;
 mod resize_bicubic;
+mod sample_bbox;
 mod scale_translate;
+mod stl_order;
 mod transform;
 
 use crate::KernelRegistry;
@@ -36,6 +41,10 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("AdjustSaturation", color::adjust_saturation_factory);
     r.add("AdjustContrastv2", color::adjust_contrast_factory);
     nms::register(r);
+    combined_nms::register(r);
+    sample_bbox::register(r);
+    dilation::register(r);
+    glimpse::register(r);
     r.add("ImageProjectiveTransformV2", transform::v2_factory);
     r.add("ImageProjectiveTransformV3", transform::v3_factory);
     r.add("ExtractImagePatches", patches::factory);

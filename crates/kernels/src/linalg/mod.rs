@@ -3,13 +3,17 @@
 //! eigendecomposition and the SVD. Every kernel works on
 //! the innermost two dimensions; batches run in parallel when large.
 
+mod banded;
 pub(crate) mod batch_bcast;
 mod cholesky;
 mod eigh;
 mod lu;
+mod lu_factor;
 mod lu_ops;
+mod sqrtm;
 mod svd;
 mod triangular;
+mod tridiagonal;
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
@@ -19,7 +23,7 @@ use crate::{KernelRegistry, OpContext};
 /// Registers the linear-algebra kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: cholesky, eigh, lu_ops, svd, triangular
+        r: banded, cholesky, eigh, lu_factor, lu_ops, sqrtm, svd, triangular, tridiagonal
     }
 }
 

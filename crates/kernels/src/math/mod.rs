@@ -38,6 +38,7 @@ pub mod reduce_loops;
 mod select;
 #[doc(hidden)]
 pub mod special;
+pub mod special_fns;
 mod unary;
 mod unary_ext;
 pub mod vmath;
@@ -48,7 +49,7 @@ use crate::KernelRegistry;
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
         r: addn, argminmax, bcast_args, bessel, betainc, binary, binary_ext, cast, check_numerics, compare, cross, euclidean_norm, grad, histogram_fixed_width,
-        l2_loss, qr, reduce, reduce_bool, select, unary, unary_ext
+        l2_loss, qr, reduce, reduce_bool, select, special_fns, unary, unary_ext
     }
 }
 

@@ -1,7 +1,10 @@
 //! Candidate sampling for sampled losses (`tf.nn.sampled_softmax_loss`, `tf.nn.nce_loss`):
-//! `LogUniformCandidateSampler` (Zipfian classes, TensorFlow's numbers: the same Philox
-//! stream reservation, draws and rejection of repeats) and `ComputeAccidentalHits` (the
-//! sampled classes that are a row's true classes, to be masked out of its logits).
+//! the kernel every `*CandidateSampler` op shares (TensorFlow's `BaseCandidateSamplerOp`:
+//! checks, the Philox stream reservation, the draws with the `unique` rejection of repeats,
+//! the expected counts, then the sampler's update from the true classes), the log-uniform
+//! (Zipfian) sampler of `LogUniformCandidateSampler`, and `ComputeAccidentalHits` (the
+//! sampled classes that are a row's true classes, to be masked out of its logits). The
+//! other samplers are in `candidate_samplers`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -9,53 +12,173 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::guarded::GuardedPhilox;
-use super::philox::{u64_to_f64, SingleSample};
+use super::philox::{u32_to_f32, u64_to_f64, Philox, SingleSample};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
-struct LogUniform {
-    num_true: usize,
-    num_sampled: usize,
-    unique: bool,
-    range: i64,
-    log_range: f64,
-    gen: GuardedPhilox,
-}
+/// TensorFlow's `SimplePhilox`: 32-bit samples one at a time, and the numbers made of them.
+pub(super) struct SimplePhilox<'a>(SingleSample<'a>);
 
-fn make_log_uniform(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    let range = n.attr_int("range_max")?;
-    if range <= 0 {
-        return Err(n.node_error("range_max must be positive"));
-    }
-    let (num_true, num_sampled) = (n.attr_int("num_true")?, n.attr_int("num_sampled")?);
-    if num_true < 1 || num_sampled < 1 {
-        return Err(n.node_error(format!("num_true ({num_true}) and num_sampled ({num_sampled}) must be at least 1")));
-    }
-    Ok(Box::new(LogUniform {
-        num_true: num_true as usize,
-        num_sampled: num_sampled as usize,
-        unique: n.attr_bool("unique")?,
-        range,
-        log_range: (range as f64).ln_1p(),
-        gen: GuardedPhilox::from_node(n)?,
-    }))
-}
-
-impl LogUniform {
-    fn probability(&self, v: i64) -> f32 {
-        (((v as f64 + 2.0) / (v as f64 + 1.0)).ln() / self.log_range) as f32
+impl<'a> SimplePhilox<'a> {
+    pub(super) fn new(gen: &'a mut Philox) -> SimplePhilox<'a> {
+        SimplePhilox(SingleSample::new(gen))
     }
 
-    /// The expected count of a class of probability `p` among the draws.
-    fn expected(&self, p: f32, tries: usize) -> f32 {
-        if tries == self.num_sampled {
-            p * self.num_sampled as f32
+    pub(super) fn rand32(&mut self) -> u32 {
+        self.0.next_u32()
+    }
+
+    /// 64 bits, the first sample low.
+    pub(super) fn rand64(&mut self) -> u64 {
+        let lo = self.rand32();
+        u64::from(lo) | (u64::from(self.rand32()) << 32)
+    }
+
+    /// A float in [0, 1) from one sample.
+    pub(super) fn rand_float(&mut self) -> f32 {
+        u32_to_f32(self.rand32())
+    }
+
+    /// A double in [0, 1) from two samples.
+    pub(super) fn rand_double(&mut self) -> f64 {
+        let x0 = self.rand32();
+        u64_to_f64(x0, self.rand32())
+    }
+
+    /// An exactly uniform integer in [0, n) (`ExactUniformInt`: masked for powers of two,
+    /// else samples below `2^32 mod n` rejected).
+    pub(super) fn uniform(&mut self, n: u32) -> u32 {
+        if n == 0 {
+            let _ = self.rand32();
+            0
+        } else if n & (n - 1) == 0 {
+            self.rand32() & (n - 1)
         } else {
-            -((tries as f32) * (-p).ln_1p()).exp_m1()
+            let rem = (u32::MAX % n) + 1;
+            loop {
+                let r = self.rand32();
+                if r >= rem {
+                    return r % n;
+                }
+            }
+        }
+    }
+
+    /// [`SimplePhilox::uniform`] on 64 bits.
+    pub(super) fn uniform64(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            let _ = self.rand64();
+            0
+        } else if n & (n - 1) == 0 {
+            self.rand64() & (n - 1)
+        } else {
+            let rem = (u64::MAX % n) + 1;
+            loop {
+                let r = self.rand64();
+                if r >= rem {
+                    return r % n;
+                }
+            }
         }
     }
 }
 
-impl OpKernel for LogUniform {
+/// The draws of one run and the expected counts of the sampled and the true classes.
+pub(super) struct Drawn {
+    pub sampled: Vec<i64>,
+    pub sampled_expected: Vec<f32>,
+    pub true_expected: Vec<f32>,
+}
+
+/// A distribution over `[0, range)` (TensorFlow's `RangeSampler`).
+pub(super) trait RangeSampler: Send + Sync {
+    /// The number of classes.
+    fn range(&self) -> i64;
+    /// `n` draws (distinct when `unique`) and the expected counts of them and of `truth`.
+    fn draw(&self, rnd: &mut SimplePhilox, unique: bool, n: usize, truth: &[i64]) -> Result<Drawn, String>;
+    /// Learns from a run's true classes (the learned unigram samplers).
+    fn update(&self, _truth: &[i64]) {}
+}
+
+/// The expected count of a class of probability `p` among `batch` draws that took `tries`
+/// tries (TensorFlow's `ExpectedCountHelper`: `1 - (1 - p)^tries` when repeats were
+/// rejected).
+fn expected_count(p: f32, batch: usize, tries: usize) -> f32 {
+    if tries == batch {
+        p * batch as f32
+    } else {
+        -((tries as f32) * (-p).ln_1p()).exp_m1()
+    }
+}
+
+/// TensorFlow's `SampleBatchGetExpectedCount`: `n` calls of `sample` (with `unique`, as many
+/// as it takes to get `n` distinct classes; TensorFlow gives up at 2^31 - 1 tries) and the
+/// expected counts from `probability`.
+pub(super) fn draw_with(
+    rnd: &mut SimplePhilox,
+    unique: bool,
+    n: usize,
+    truth: &[i64],
+    mut sample: impl FnMut(&mut SimplePhilox) -> i64,
+    probability: impl Fn(i64) -> f32,
+) -> Result<Drawn, String> {
+    let mut sampled = Vec::with_capacity(n);
+    let tries = if unique {
+        let mut used = HashSet::with_capacity(n);
+        let mut tries = 0usize;
+        while sampled.len() < n {
+            tries += 1;
+            if tries >= i32::MAX as usize {
+                return Err(format!("gave up drawing {n} distinct classes after {tries} tries"));
+            }
+            let v = sample(rnd);
+            if used.insert(v) {
+                sampled.push(v);
+            }
+        }
+        tries
+    } else {
+        sampled.extend((0..n).map(|_| sample(rnd)));
+        n
+    };
+    let sampled_expected = sampled.iter().map(|&v| expected_count(probability(v), n, tries)).collect();
+    let true_expected = truth.iter().map(|&v| expected_count(probability(v), n, tries)).collect();
+    Ok(Drawn { sampled, sampled_expected, true_expected })
+}
+
+/// The kernel of every candidate sampler op (TensorFlow's `BaseCandidateSamplerOp`).
+pub(super) struct CandidateSampler {
+    num_true: usize,
+    num_sampled: usize,
+    unique: bool,
+    sampler: Box<dyn RangeSampler>,
+    gen: GuardedPhilox,
+}
+
+/// The kernel of node `n` drawing from `sampler`.
+pub(super) fn sampler_kernel(n: &NodeDef, sampler: Box<dyn RangeSampler>) -> Result<Box<dyn OpKernel>, Status> {
+    let (num_true, num_sampled) = (n.attr_int("num_true")?, n.attr_int("num_sampled")?);
+    if num_true < 1 || num_sampled < 1 {
+        return Err(n.node_error(format!("num_true ({num_true}) and num_sampled ({num_sampled}) must be at least 1")));
+    }
+    Ok(Box::new(CandidateSampler {
+        num_true: num_true as usize,
+        num_sampled: num_sampled as usize,
+        unique: n.attr_bool("unique")?,
+        sampler,
+        gen: GuardedPhilox::from_node(n)?,
+    }))
+}
+
+/// `range_max`, which must be positive.
+pub(super) fn range_max(n: &NodeDef) -> Result<i64, Status> {
+    let range = n.attr_int("range_max")?;
+    if range <= 0 {
+        return Err(n.node_error("range_max must be positive"));
+    }
+    Ok(range)
+}
+
+impl OpKernel for CandidateSampler {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let t = ctx.input(0)?;
         if t.rank() != 2 {
@@ -71,43 +194,46 @@ impl OpKernel for LogUniform {
         if t.dtype() != DataType::Int64 {
             return Err(ctx.error(format!("true_classes must be int64, got {}", t.dtype())));
         }
-        if self.unique && self.num_sampled as i64 > self.range {
+        let range = self.sampler.range();
+        if self.unique && self.num_sampled as i64 > range {
             return Err(ctx.error("Sampler's range is too small."));
         }
         let truth = t.as_slice::<i64>()?;
-        if let Some(&c) = truth.iter().find(|&&c| c < 0 || c >= self.range) {
-            return Err(ctx.error(format!("`true_candidate` out of range [0, {}), received {c}", self.range)));
+        if let Some(&c) = truth.iter().find(|&&c| c < 0 || c >= range) {
+            return Err(ctx.error(format!("`true_candidate` out of range [0, {range}), received {c}")));
         }
         // TensorFlow reserves 2048 32-bit samples per sampled class.
         let mut local = self.gen.reserve128((2048 * self.num_sampled as u64).div_ceil(4));
-        let mut rnd = SingleSample::new(&mut local);
-        let mut draw = || {
-            let (x0, x1) = (rnd.next_u32(), rnd.next_u32());
-            let v = (u64_to_f64(x0, x1) * self.log_range).exp() as i64 - 1;
-            v % self.range
-        };
-        let mut sampled = Vec::with_capacity(self.num_sampled);
-        let tries = if self.unique {
-            let mut used = HashSet::with_capacity(self.num_sampled);
-            let mut tries = 0usize;
-            while sampled.len() < self.num_sampled {
-                tries += 1;
-                let v = draw();
-                if used.insert(v) {
-                    sampled.push(v);
-                }
-            }
-            tries
-        } else {
-            sampled.extend((0..self.num_sampled).map(|_| draw()));
-            self.num_sampled
-        };
-        let sampled_expected: Vec<f32> = sampled.iter().map(|&v| self.expected(self.probability(v), tries)).collect();
-        let true_expected: Vec<f32> = truth.iter().map(|&v| self.expected(self.probability(v), tries)).collect();
-        ctx.set_output(0, Tensor::new(vec![self.num_sampled], sampled)?)?;
-        ctx.set_output(1, Tensor::new(t.dims().to_vec(), true_expected)?)?;
-        ctx.set_output(2, Tensor::new(vec![self.num_sampled], sampled_expected)?)
+        let mut rnd = SimplePhilox::new(&mut local);
+        let d = self.sampler.draw(&mut rnd, self.unique, self.num_sampled, truth).map_err(|e| ctx.error(e))?;
+        self.sampler.update(truth);
+        ctx.set_output(0, Tensor::new(vec![self.num_sampled], d.sampled)?)?;
+        ctx.set_output(1, Tensor::new(t.dims().to_vec(), d.true_expected)?)?;
+        ctx.set_output(2, Tensor::new(vec![self.num_sampled], d.sampled_expected)?)
     }
+}
+
+/// Class `c` with probability log((c + 2) / (c + 1)) / log(range + 1).
+struct LogUniform {
+    range: i64,
+    log_range: f64,
+}
+
+impl RangeSampler for LogUniform {
+    fn range(&self) -> i64 {
+        self.range
+    }
+
+    fn draw(&self, rnd: &mut SimplePhilox, unique: bool, n: usize, truth: &[i64]) -> Result<Drawn, String> {
+        let sample = |rnd: &mut SimplePhilox| ((rnd.rand_double() * self.log_range).exp() as i64 - 1) % self.range;
+        let probability = |v: i64| (((v as f64 + 2.0) / (v as f64 + 1.0)).ln() / self.log_range) as f32;
+        draw_with(rnd, unique, n, truth, sample, probability)
+    }
+}
+
+fn make_log_uniform(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let range = range_max(n)?;
+    sampler_kernel(n, Box::new(LogUniform { range, log_range: (range as f64).ln_1p() }))
 }
 
 struct AccidentalHits {
@@ -155,6 +281,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
 mod tests {
     use ferroflow_core::{attr, Code, Tensor};
 
+    use super::{expected_count, Philox, SimplePhilox};
     use crate::testutil::{node, run_kernel};
 
     fn sampler(num_sampled: i64, unique: bool, range: i64) -> ferroflow_core::proto::NodeDef {
@@ -195,5 +322,32 @@ mod tests {
         assert!(e.message.contains("Sampler's range is too small."), "{e}");
         let e = run_kernel(sampler(3, false, 10), vec![Tensor::new(vec![2], vec![1i64, 2]).unwrap()], 3).unwrap_err();
         assert!(e.message.contains("true_classes must be a matrix"), "{e}");
+    }
+
+    #[test]
+    fn exact_uniform_integers_reject_the_biased_low_samples() {
+        // A power of two masks the sample; 3 rejects samples below 2^32 mod 3 + 1 = 2.
+        let mut g = Philox::new(1, 2);
+        let raw: Vec<u32> = {
+            let mut r = SimplePhilox::new(&mut g);
+            (0..8).map(|_| r.rand32()).collect()
+        };
+        let mut g = Philox::new(1, 2);
+        let mut r = SimplePhilox::new(&mut g);
+        assert_eq!(r.uniform(8), raw[0] & 7);
+        let want = raw[1..].iter().find(|&&x| x >= 2).map(|&x| x % 3).unwrap();
+        assert_eq!(r.uniform(3), want);
+        // 64 bits: the first sample is the low half.
+        let mut g = Philox::new(1, 2);
+        let mut r = SimplePhilox::new(&mut g);
+        assert_eq!(r.rand64(), u64::from(raw[0]) | (u64::from(raw[1]) << 32));
+    }
+
+    #[test]
+    fn expected_counts_follow_tensorflow() {
+        assert_eq!(expected_count(0.25, 4, 4), 1.0);
+        // With rejections: 1 - (1 - p)^tries.
+        let c = expected_count(0.5, 2, 3);
+        assert!((c - 0.875).abs() < 1e-6, "{c}");
     }
 }

@@ -5,6 +5,7 @@
 //! Poisson and binomial samplers), with `RandomGammaGrad` for the gamma samplers' gradient.
 
 mod binomial;
+mod candidate_samplers;
 mod candidates;
 pub mod distributions;
 mod gamma;
@@ -30,6 +31,7 @@ use crate::KernelRegistry;
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     binomial::register(r);
+    candidate_samplers::register(r);
     candidates::register(r);
     gamma::register(r);
     gamma_grad::register(r);

@@ -4,6 +4,8 @@
 mod codec;
 mod color;
 mod crop;
+mod detection;
+mod morphology;
 mod nms;
 mod resize;
 mod transform;
@@ -11,6 +13,8 @@ mod transform;
 pub use codec::*;
 pub use color::*;
 pub use crop::*;
+pub use detection::*;
+pub use morphology::*;
 pub use nms::*;
 pub use resize::*;
 pub use transform::*;
@@ -20,7 +24,7 @@ use crate::shape_fn::{Dims, ShapeCtx};
 use ferroflow_core::Status;
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: resize, crop, color, nms, transform, codec }
+    ferroflow_core::register_modules! { r: resize, crop, color, nms, transform, codec, detection, morphology }
 }
 
 /// Checks a known shape has rank `r`; returns the dims or all-unknown.

@@ -1,0 +1,146 @@
+"""Sweep cases added after the table's first run (tf.nn, tf.image, tf.math.special, tf.audio,
+tf.quantization, tf.linalg, tf.random, tf.io): their values come from a generator of their
+own, so the values the first cases draw stay as they were. New cases go at the end of the
+list: the order fixes the values drawn."""
+
+import numpy as np
+
+from cases_funcs import F
+
+
+def later():
+    """Cases added after the table's first run: their values come from a generator of their
+    own, so the values R draws for the earlier cases stay as they were."""
+    g = np.random.RandomState(2026)
+
+    def v(*shape, lo=-1.0, hi=1.0):
+        return g.uniform(lo, hi, size=shape).astype(np.float32)
+
+    Q = "quantization.fake_quant_with_min_max_"
+    return [
+        F("nn.ctc_loss_sparse",
+          lambda tf, x: tf.compat.v1.nn.ctc_loss(
+              tf.SparseTensor([[0, 0], [0, 1], [1, 0]], tf.constant([1, 0, 1], tf.int32), [2, 2]), x,
+              tf.constant([5, 3])), v(5, 2, 3)),
+        F("nn.ctc_greedy_decoder",
+          lambda tf, x: [tf.sparse.to_dense(d) for d in tf.nn.ctc_greedy_decoder(x, tf.constant([6, 4]))[0]]
+          + [tf.nn.ctc_greedy_decoder(x, tf.constant([6, 4]))[1]], v(6, 2, 4), grads=False),
+        F("nn.ctc_beam_search_decoder",
+          lambda tf, x: (lambda d: [tf.sparse.to_dense(p) for p in d[0]] + [d[1]])(
+              tf.nn.ctc_beam_search_decoder(x, tf.constant([6, 4]), beam_width=5, top_paths=2)),
+          v(6, 2, 4), grads=False),
+        F(Q + "args", lambda tf, x: tf.quantization.fake_quant_with_min_max_args(x, -0.7, 0.9, num_bits=6), v(3, 5)),
+        F(Q + "vars", lambda tf, x: tf.quantization.fake_quant_with_min_max_vars(x, tf.constant(-0.6), tf.constant(0.8)),
+          v(3, 5)),
+        F(Q + "vars_per_channel",
+          lambda tf, x: tf.quantization.fake_quant_with_min_max_vars_per_channel(
+              x, tf.constant([-0.5, -1.0, 0.0, -0.2, -0.9]), tf.constant([0.5, 0.3, 0.0, 0.9, 0.4]), narrow_range=True),
+          v(3, 5)),
+        F("random.log_uniform_candidate_sampler",
+          lambda tf: list(tf.random.log_uniform_candidate_sampler(
+              tf.constant([[1, 3], [0, 39], [7, 7]], tf.int64), 2, 6, True, 40, seed=5)), grads=False),
+        F("nn.sampled_softmax_loss",
+          lambda tf, w, h: tf.nn.sampled_softmax_loss(w, tf.zeros([40]), tf.constant([[1], [5], [7]], tf.int64), h, 6, 40,
+                                                      seed=3),
+          v(40, 4), v(3, 4)),
+        F("nn.nce_loss",
+          lambda tf, w, h: tf.nn.nce_loss(
+              w, tf.zeros([40]), tf.constant([[1], [5], [7]], tf.int64), h, 6, 40,
+              sampled_values=tf.random.log_uniform_candidate_sampler(
+                  tf.constant([[1], [5], [7]], tf.int64), 1, 6, True, 40, seed=4), remove_accidental_hits=True),
+          v(40, 4), v(3, 4)),
+        F("io.parse_sequence_example", _parse_sequence, np.array([_sequence(1), _sequence(2)], object)),
+        F("io.parse_single_sequence_example", lambda tf, x: _parse_sequence(tf, x, single=True),
+          np.array(_sequence(3), object)),
+        F("image.sample_distorted_bounding_box",
+          lambda tf, b: list(tf.image.sample_distorted_bounding_box(
+              tf.constant([240, 320, 3]), b, seed=7, min_object_covered=0.3, area_range=(0.1, 1.0))),
+          np.array([[[0.1, 0.2, 0.6, 0.9], [0.3, 0.1, 0.8, 0.5]]], np.float32), grads=False),
+        F("image.stateless_sample_distorted_bounding_box",
+          lambda tf, b: list(tf.image.stateless_sample_distorted_bounding_box(
+              tf.constant([480, 640, 3]), b, seed=[3, 4], min_object_covered=0.1)),
+          np.array([[[0.1, 0.2, 0.6, 0.9]]], np.float32), grads=False),
+        F("image.combined_non_max_suppression",
+          lambda tf, b, s: list(tf.image.combined_non_max_suppression(b, s, 3, 5, 0.5, 0.1)),
+          v(2, 6, 1, 4, lo=0.0, hi=1.0), v(2, 6, 3, lo=0.0, hi=1.0), grads=False),
+        F("nn.dilation2d", lambda tf, x, f: tf.nn.dilation2d(x, f, [1, 2, 1, 1], "SAME", "NHWC", [1, 1, 2, 1]),
+          v(2, 6, 7, 2), v(2, 3, 2)),
+        F("nn.erosion2d", lambda tf, x, f: tf.nn.erosion2d(x, f, [1, 1, 1, 1], "VALID", "NHWC", [1, 1, 1, 1]),
+          v(1, 5, 5, 2), v(3, 2, 2)),
+        F("image.extract_glimpse",
+          lambda tf, x: tf.image.extract_glimpse(x, [3, 4], [[0.2, -0.3], [-0.9, 0.9]], noise="zero"),
+          v(2, 6, 7, 2), grads=False),
+        F("math.special.bessel_j0_y1", lambda tf, x: [tf.math.special.bessel_j0(x), tf.math.special.bessel_y1(x)],
+          v(3, 4, lo=0.2, hi=9.0)),
+        F("math.special.bessel_k0e_k1", lambda tf, x: [tf.math.special.bessel_k0e(x), tf.math.special.bessel_k1(x)],
+          v(3, 4, lo=0.2, hi=6.0)),
+        F("math.special.dawsn_expint", lambda tf, x: [tf.math.special.dawsn(x), tf.math.special.expint(x)],
+          v(3, 4, lo=0.2, hi=4.0)),
+        F("math.special.fresnel_spence",
+          lambda tf, x: [tf.math.special.fresnel_cos(x), tf.math.special.fresnel_sin(x), tf.math.special.spence(x)],
+          v(3, 4, lo=0.1, hi=3.0)),
+        F("audio.encode_decode_wav",
+          lambda tf, x: list(tf.audio.decode_wav(tf.audio.encode_wav(x, 16000), desired_channels=2)), v(40, 2),
+          grads=False),
+        F("audio.spectrogram_mfcc",
+          lambda tf, x: (lambda sp: [sp, tf.raw_ops.Mfcc(spectrogram=sp, sample_rate=16000, dct_coefficient_count=8)])(
+              tf.raw_ops.AudioSpectrogram(input=x, window_size=32, stride=16, magnitude_squared=True)),
+          v(200, 1), grads=False),
+        F("quantization.quantize_and_dequantize_v2",
+          lambda tf, x: tf.quantization.quantize_and_dequantize_v2(x, -0.8, 0.7, range_given=True, num_bits=6),
+          v(3, 5)),
+        F("quantization.quantize_and_dequantize",
+          lambda tf, x: tf.quantization.quantize_and_dequantize(x, 0.0, 0.0, num_bits=5, range_given=False,
+                                                                 narrow_range=True), v(4, 3), grads=False),
+        F("linalg.lu", lambda tf, x: list(tf.linalg.lu(x)), v(2, 4, 4), grads=False),
+        F("linalg.tridiagonal_solve",
+          lambda tf, d, r: tf.linalg.tridiagonal_solve(
+              d * tf.constant([[0.3], [1.0], [0.3]]) + tf.constant([[0.0], [3.0], [0.0]]), r), v(3, 5), v(5, 2)),
+        F("linalg.tridiagonal_matmul",
+          lambda tf, d, r: tf.linalg.tridiagonal_matmul(d, r, diagonals_format="compact"),
+          v(3, 5), v(5, 2)),
+        F("linalg.banded_triangular_solve",
+          lambda tf, b, r: tf.linalg.banded_triangular_solve(b, r, lower=True), v(2, 5, lo=1.0, hi=2.0), v(5, 3)),
+        F("linalg.sqrtm", lambda tf, x: tf.linalg.sqrtm(tf.matmul(x, x, transpose_b=True) + 2.0 * tf.eye(4)),
+          v(4, 4)),
+        F("random.uniform_candidate_sampler",
+          lambda tf, x: list(tf.random.uniform_candidate_sampler(x, 1, 6, True, 20, seed=3)),
+          np.array([[1], [3]], np.int64), grads=False),
+        F("random.fixed_unigram_candidate_sampler",
+          lambda tf, x: list(tf.random.fixed_unigram_candidate_sampler(
+              x, 1, 4, False, 10, unigrams=[5.0, 1.0, 2.0, 8.0, 3.0, 1.0, 1.0, 4.0, 2.0, 6.0], seed=5)),
+          np.array([[2], [7]], np.int64), grads=False),
+        F("random.learned_unigram_candidate_sampler",
+          lambda tf, x: list(tf.random.learned_unigram_candidate_sampler(x, 1, 5, True, 12, seed=8)),
+          np.array([[4], [9]], np.int64), grads=False),
+        F("random.all_candidate_sampler",
+          lambda tf, x: list(tf.random.all_candidate_sampler(x, 1, 6, True, seed=1)),
+          np.array([[0], [5]], np.int64), grads=False),
+    ]
+
+
+def _sequence(i):
+    """A serialized tf.train.SequenceExample: a context and feature lists of i + 1 steps."""
+    import tensorflow as tf
+    s = tf.train.SequenceExample()
+    s.context.feature["len"].int64_list.value.append(i + 1)
+    s.context.feature["tags"].bytes_list.value.extend([b"t%d" % k for k in range(i)])
+    for k in range(i + 1):
+        s.feature_lists.feature_list["tok"].feature.add().int64_list.value.extend([k, i * k])
+        s.feature_lists.feature_list["w"].feature.add().float_list.value.extend([0.5 * j for j in range(k)])
+        s.feature_lists.feature_list["rr"].feature.add().float_list.value.extend([float(k)] * ((i + k) % 3))
+    return s.SerializeToString()
+
+
+def _parse_sequence(tf, x, single=False):
+    ctx = {"len": tf.io.FixedLenFeature([], tf.int64, default_value=0), "tags": tf.io.VarLenFeature(tf.string),
+           "absent": tf.io.FixedLenFeature([2], tf.float32, default_value=[1.0, 2.0])}
+    seq = {"tok": tf.io.FixedLenSequenceFeature([2], tf.int64), "w": tf.io.VarLenFeature(tf.float32),
+           "none": tf.io.FixedLenSequenceFeature([], tf.float32, allow_missing=True)}
+    if single:
+        c, f = tf.io.parse_single_sequence_example(x, ctx, seq)
+        return [c["len"], c["tags"], c["absent"], f["tok"], f["w"], f["none"]]
+    seq["rr"] = tf.io.RaggedFeature(tf.float32, row_splits_dtype=tf.int32)
+    c, f, lengths = tf.io.parse_sequence_example(x, ctx, seq)
+    return [c["len"], c["tags"], c["absent"], f["tok"], f["w"], f["none"], lengths["tok"], f["rr"].flat_values,
+            f["rr"].row_splits]
