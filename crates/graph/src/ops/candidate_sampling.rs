@@ -76,6 +76,26 @@ pub(crate) fn register(r: &mut OpRegistry) {
     );
 }
 
+/// A sampler node of type `op` with the attrs every sampler has.
+fn sampler_node(
+    s: &Scope,
+    op: &str,
+    true_classes: Output,
+    num_true: i64,
+    num_sampled: i64,
+    unique: bool,
+) -> crate::scope::OpBuilder {
+    s.op(op)
+        .input(true_classes)
+        .attr("num_true", attr::int(num_true))
+        .attr("num_sampled", attr::int(num_sampled))
+        .attr("unique", attr::bool(unique))
+}
+
+fn three(o: crate::scope::Operation) -> [Output; 3] {
+    [o.output(0), o.output(1), o.output(2)]
+}
+
 /// `LogUniformCandidateSampler`: `num_sampled` classes of `[0, range_max)` drawn with
 /// probability log((c + 2) / (c + 1)) / log(range_max + 1), and the expected counts of the
 /// true and the sampled classes.
@@ -88,17 +108,7 @@ pub fn log_uniform_candidate_sampler(
     range_max: i64,
     seed: (i64, i64),
 ) -> [Output; 3] {
-    let o = s
-        .op("LogUniformCandidateSampler")
-        .input(true_classes)
-        .attr("num_true", attr::int(num_true))
-        .attr("num_sampled", attr::int(num_sampled))
-        .attr("unique", attr::bool(unique))
-        .attr("range_max", attr::int(range_max))
-        .attr("seed", attr::int(seed.0))
-        .attr("seed2", attr::int(seed.1))
-        .build();
-    [o.output(0), o.output(1), o.output(2)]
+    candidate_sampler(s, "LogUniformCandidateSampler", true_classes, num_true, num_sampled, unique, range_max, seed)
 }
 
 /// `UniformCandidateSampler`, `LearnedUnigramCandidateSampler` or
@@ -115,17 +125,13 @@ pub fn candidate_sampler(
     range_max: i64,
     seed: (i64, i64),
 ) -> [Output; 3] {
-    let o = s
-        .op(op)
-        .input(true_classes)
-        .attr("num_true", attr::int(num_true))
-        .attr("num_sampled", attr::int(num_sampled))
-        .attr("unique", attr::bool(unique))
-        .attr("range_max", attr::int(range_max))
-        .attr("seed", attr::int(seed.0))
-        .attr("seed2", attr::int(seed.1))
-        .build();
-    [o.output(0), o.output(1), o.output(2)]
+    three(
+        sampler_node(s, op, true_classes, num_true, num_sampled, unique)
+            .attr("range_max", attr::int(range_max))
+            .attr("seed", attr::int(seed.0))
+            .attr("seed2", attr::int(seed.1))
+            .build(),
+    )
 }
 
 /// Where `FixedUnigramCandidateSampler` takes its weights from and how it shapes them.
@@ -157,23 +163,19 @@ pub fn fixed_unigram_candidate_sampler(
     w: &FixedUnigrams,
     seed: (i64, i64),
 ) -> [Output; 3] {
-    let o = s
-        .op("FixedUnigramCandidateSampler")
-        .input(true_classes)
-        .attr("num_true", attr::int(num_true))
-        .attr("num_sampled", attr::int(num_sampled))
-        .attr("unique", attr::bool(unique))
-        .attr("range_max", attr::int(range_max))
-        .attr("vocab_file", attr::string(&w.vocab_file))
-        .attr("distortion", attr::float(w.distortion))
-        .attr("num_reserved_ids", attr::int(w.num_reserved_ids))
-        .attr("num_shards", attr::int(w.num_shards.max(1)))
-        .attr("shard", attr::int(w.shard))
-        .attr("unigrams", attr::list_float(&w.unigrams))
-        .attr("seed", attr::int(seed.0))
-        .attr("seed2", attr::int(seed.1))
-        .build();
-    [o.output(0), o.output(1), o.output(2)]
+    three(
+        sampler_node(s, "FixedUnigramCandidateSampler", true_classes, num_true, num_sampled, unique)
+            .attr("range_max", attr::int(range_max))
+            .attr("vocab_file", attr::string(&w.vocab_file))
+            .attr("distortion", attr::float(w.distortion))
+            .attr("num_reserved_ids", attr::int(w.num_reserved_ids))
+            .attr("num_shards", attr::int(w.num_shards.max(1)))
+            .attr("shard", attr::int(w.shard))
+            .attr("unigrams", attr::list_float(&w.unigrams))
+            .attr("seed", attr::int(seed.0))
+            .attr("seed2", attr::int(seed.1))
+            .build(),
+    )
 }
 
 /// `AllCandidateSampler`: the classes `0..num_sampled`, each with expected count 1.
@@ -184,14 +186,7 @@ pub fn all_candidate_sampler(
     num_sampled: i64,
     unique: bool,
 ) -> [Output; 3] {
-    let o = s
-        .op("AllCandidateSampler")
-        .input(true_classes)
-        .attr("num_true", attr::int(num_true))
-        .attr("num_sampled", attr::int(num_sampled))
-        .attr("unique", attr::bool(unique))
-        .build();
-    [o.output(0), o.output(1), o.output(2)]
+    three(sampler_node(s, "AllCandidateSampler", true_classes, num_true, num_sampled, unique).build())
 }
 
 /// `ComputeAccidentalHits`: (row, sampled position, −FLT_MAX) for each sampled class that is

@@ -9,3 +9,15 @@ use crate::scope::{Output, Scope};
 pub(crate) fn ph(s: &Scope, dims: &[i64]) -> Output {
     placeholder(s, DataType::Float, Some(dims))
 }
+
+/// Builds each case in a fresh scope and checks that building failed with
+/// INVALID_ARGUMENT and a message containing the case's text.
+pub(crate) fn assert_invalid_builds<F: Fn(&Scope)>(cases: impl IntoIterator<Item = (&'static str, F)>) {
+    for (want, build) in cases {
+        let s = Scope::new_root();
+        build(&s);
+        let e = s.status().unwrap_err();
+        assert_eq!(e.code, ferroflow_core::Code::InvalidArgument, "{e}");
+        assert!(e.message.contains(want), "{e} (want {want})");
+    }
+}

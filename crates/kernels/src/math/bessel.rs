@@ -83,12 +83,14 @@ pub fn i1(x: f64) -> f64 {
 
 const FLOATS: &[DataType] = &[DataType::Float, DataType::Double, DataType::Half, DataType::BFloat16];
 
-struct Bessel {
+/// An elementwise real function computed in float64 for every float type (the Bessel and
+/// the other special functions).
+struct RealFn {
     f: fn(f64) -> f64,
     ty: DataType,
 }
 
-impl OpKernel for Bessel {
+impl OpKernel for RealFn {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let f = self.f;
         match self.ty {
@@ -100,14 +102,15 @@ impl OpKernel for Bessel {
     }
 }
 
-fn make(n: &NodeDef, f: fn(f64) -> f64) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(Bessel { f, ty: kernel_type(n, "T", FLOATS)? }))
+/// The kernel of `n` computing `f` on its input of type `T` (a float type).
+pub(crate) fn real_fn_kernel(n: &NodeDef, f: fn(f64) -> f64) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(RealFn { f, ty: kernel_type(n, "T", FLOATS)? }))
 }
 
 /// Registers the kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    r.add("BesselI0", |n| make(n, i0));
-    r.add("BesselI0e", |n| make(n, i0e));
-    r.add("BesselI1", |n| make(n, i1));
-    r.add("BesselI1e", |n| make(n, i1e));
+    r.add("BesselI0", |n| real_fn_kernel(n, i0));
+    r.add("BesselI0e", |n| real_fn_kernel(n, i0e));
+    r.add("BesselI1", |n| real_fn_kernel(n, i1));
+    r.add("BesselI1e", |n| real_fn_kernel(n, i1e));
 }

@@ -8,14 +8,11 @@
 
 use std::f64::consts::{FRAC_PI_2, PI};
 
-use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status};
+use ferroflow_core::{NodeAttrs, Status};
 
-use super::bessel::{i0, i1};
-use super::common::kernel_type;
-use super::unary::unary_same;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use super::bessel::{i0, i1, real_fn_kernel};
+use crate::{KernelRegistry, OpKernel};
 
 /// Euler–Mascheroni constant γ.
 const EULER: f64 = 0.577_215_664_901_532_9;
@@ -355,25 +352,6 @@ pub fn spence(x: f64) -> f64 {
     -PI2_6 - 0.5 * l * l - dilog_core(1.0 / z)
 }
 
-const FLOATS: &[DataType] = &[DataType::Float, DataType::Double, DataType::Half, DataType::BFloat16];
-
-struct Special {
-    f: Fn1,
-    ty: DataType,
-}
-
-impl OpKernel for Special {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let f = self.f;
-        match self.ty {
-            DataType::Half => unary_same::<f16>(ctx, |x: f16| f16::from_f64(f(x.to_f64()))),
-            DataType::BFloat16 => unary_same::<bf16>(ctx, |x: bf16| bf16::from_f64(f(x.to_f64()))),
-            DataType::Float => unary_same::<f32>(ctx, |x: f32| f(x as f64) as f32),
-            _ => unary_same::<f64>(ctx, f),
-        }
-    }
-}
-
 /// A function of one real argument.
 type Fn1 = fn(f64) -> f64;
 
@@ -400,7 +378,7 @@ fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
         .find(|(name, _)| *name == n.op)
         .map(|(_, f)| *f)
         .ok_or_else(|| n.node_error(format!("{} is not a special function", n.op)))?;
-    Ok(Box::new(Special { f, ty: kernel_type(n, "T", FLOATS)? }))
+    real_fn_kernel(n, f)
 }
 
 /// Registers the kernels.
