@@ -1,6 +1,8 @@
 //! Functions of a graph's library, run by the function-calling ops: `If` and `StatelessIf`
 //! (what `tf.cond` builds under TensorFlow 2 behaviour, also from `tf.compat.v1` code, e.g.
-//! the global-step read of `MonitoredTrainingSession`'s hooks), `While` and
+//! the global-step read of `MonitoredTrainingSession`'s hooks), `Case` and `StatelessCase`
+//! (`tf.switch_case`: the branch `branch_index` names, the last one when it is out of
+//! range, as TensorFlow's kernel picks), `While` and
 //! `StatelessWhile` (`tf.while_loop`: the `cond` function on the loop variables, then the
 //! `body` function, until `cond` is false; one iteration at a time), `PartitionedCall` and
 //! `StatefulPartitionedCall` (a call of a `tf.function`).
@@ -27,8 +29,17 @@ use crate::function_graph::{function_graph, FunctionGraph};
 use crate::rendezvous::LocalRendezvous;
 
 /// Ops whose kernels call functions of the library.
-pub(crate) const CALL_OPS: &[&str] =
-    &["If", "StatelessIf", "PartitionedCall", "StatefulPartitionedCall", "While", "StatelessWhile", "RemoteCall"];
+pub(crate) const CALL_OPS: &[&str] = &[
+    "If",
+    "StatelessIf",
+    "Case",
+    "StatelessCase",
+    "PartitionedCall",
+    "StatefulPartitionedCall",
+    "While",
+    "StatelessWhile",
+    "RemoteCall",
+];
 
 /// How deep calls may nest (instantiation is eager, so a recursive function must stop).
 const MAX_DEPTH: usize = 32;
@@ -172,17 +183,53 @@ pub(crate) fn truth(t: &Tensor) -> Result<bool, Status> {
     })
 }
 
+/// Which body a call runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Pick {
+    /// The only one (a call of `f`).
+    Only,
+    /// `then` or `else` by the truth of input 0.
+    If,
+    /// The one input 0 (an int32 scalar) names; the last when out of range.
+    Case,
+}
+
+/// The body `pick` chooses among `n` for the selector `sel` (input 0 of `If`/`Case`).
+fn pick_body(pick: Pick, n: usize, sel: Option<&Tensor>) -> Result<usize, Status> {
+    let sel = || sel.ok_or_else(|| Status::internal("a call that picks a body has no selector input"));
+    match pick {
+        Pick::Only => Ok(0),
+        Pick::If => Ok(if truth(sel()?)? { 0 } else { 1 }),
+        Pick::Case => {
+            let t = sel()?;
+            let i = match t.storage() {
+                Storage::I32(v) if t.rank() == 0 => v[0],
+                _ => {
+                    return Err(Status::invalid_argument(format!(
+                        "branch_index must be an int32 scalar, got a {} tensor of shape {:?}",
+                        t.dtype(),
+                        t.dims()
+                    )))
+                }
+            };
+            Ok(usize::try_from(i).ok().filter(|&i| i < n).unwrap_or(n - 1))
+        }
+    }
+}
+
 /// The kernel of a function-calling node.
 struct CallKernel {
-    /// `If`: [then, else]; a call: [f].
+    /// `If`: [then, else]; `Case`: the branches; a call: [f].
     bodies: Vec<Arc<FunctionBody>>,
-    is_if: bool,
+    pick: Pick,
 }
 
 impl AsyncOpKernel for CallKernel {
     fn start(&self, mut ctx: OpContext, done: DoneCallback) {
         let picked = (|| -> Result<(usize, Vec<Tensor>), Status> {
-            let (body, first) = if self.is_if { (if truth(&ctx.input(0)?)? { 0 } else { 1 }, 1) } else { (0, 0) };
+            let sel = if self.pick == Pick::Only { None } else { Some(ctx.input(0)?) };
+            let body = pick_body(self.pick, self.bodies.len(), sel.as_ref())?;
+            let first = usize::from(sel.is_some());
             let args = (first..ctx.num_inputs()).map(|i| ctx.input(i)).collect::<Result<Vec<_>, _>>()?;
             Ok((body, args))
         })();
@@ -238,15 +285,24 @@ pub(crate) fn call_kernel(
         let b = checked_body(&func("f")?, library, depth, &def.attr_list_type("Tin")?, &tout)?;
         return Ok(Box::new(crate::remote_call::RemoteCallKernel::new(b, library, tout)));
     }
-    let is_if = def.op.ends_with("If");
-    let names = if is_if { vec![func("then_branch")?, func("else_branch")?] } else { vec![func("f")?] };
+    let (pick, names) = if def.op.ends_with("If") {
+        (Pick::If, vec![func("then_branch")?, func("else_branch")?])
+    } else if def.op.ends_with("Case") {
+        let branches = match def.attr_value("branches")?.value.as_ref() {
+            Some(AV::List(l)) if !l.func.is_empty() => l.func.iter().map(|f| f.name.clone()).collect(),
+            _ => return Err(Status::invalid_argument("attr 'branches' must list at least one function")),
+        };
+        (Pick::Case, branches)
+    } else {
+        (Pick::Only, vec![func("f")?])
+    };
     let tin = def.attr_list_type("Tin")?;
     let tout = def.attr_list_type("Tout")?;
     let mut bodies = Vec::with_capacity(names.len());
     for n in names {
         bodies.push(Arc::new(checked_body(&n, library, depth, &tin, &tout)?));
     }
-    Ok(Box::new(CallKernel { bodies, is_if }))
+    Ok(Box::new(CallKernel { bodies, pick }))
 }
 
 /// Instantiates function `name`, which must take `tin` and return `tout`.
@@ -265,4 +321,23 @@ fn checked_body(
         )));
     }
     Ok(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_picks_the_named_branch_and_the_last_when_out_of_range() {
+        let idx = |i: i32| Tensor::scalar(i);
+        assert_eq!(pick_body(Pick::Case, 3, Some(&idx(0))).unwrap(), 0);
+        assert_eq!(pick_body(Pick::Case, 3, Some(&idx(2))).unwrap(), 2);
+        assert_eq!(pick_body(Pick::Case, 3, Some(&idx(3))).unwrap(), 2, "past the end: the default branch");
+        assert_eq!(pick_body(Pick::Case, 3, Some(&idx(-1))).unwrap(), 2, "negative: the default branch");
+        let e = pick_body(Pick::Case, 3, Some(&Tensor::scalar(1i64))).unwrap_err();
+        assert_eq!(e.code, ferroflow_core::Code::InvalidArgument);
+        assert!(e.message.contains("int32 scalar"), "{e}");
+        assert_eq!(pick_body(Pick::If, 2, Some(&Tensor::scalar(false))).unwrap(), 1);
+        assert_eq!(pick_body(Pick::Only, 1, None).unwrap(), 0);
+    }
 }

@@ -116,6 +116,11 @@ def later():
         F("random.all_candidate_sampler",
           lambda tf, x: list(tf.random.all_candidate_sampler(x, 1, 6, True, seed=1)),
           np.array([[0], [5]], np.int64), grads=False),
+        F("switch_case", lambda tf, i, x: tf.switch_case(i, [lambda: 2.0 * x, lambda: tf.sin(x) * x, lambda: x * x]),
+          np.array(1, np.int32), v(3, 4)),
+        F("switch_case.default", lambda tf, i, x: tf.switch_case(i, [lambda: tf.exp(x), lambda: tf.tanh(x)],
+                                                                  default=lambda: x - 1.0),
+          np.array(7, np.int32), v(3, 4)),
     ]
 
 

@@ -1,5 +1,5 @@
 //! Function-calling ops: `If`/`StatelessIf` (TensorFlow 2's `tf.cond`, also in graphs built
-//! with `tf.compat.v1`), `While`/`StatelessWhile` (`tf.while_loop`) and `PartitionedCall`/`StatefulPartitionedCall` (a call of a
+//! with `tf.compat.v1`), `Case`/`StatelessCase` (`tf.switch_case`), `While`/`StatelessWhile` (`tf.while_loop`) and `PartitionedCall`/`StatefulPartitionedCall` (a call of a
 //! `tf.function`), and `RemoteCall` (a function run on the task a string tensor names). Their bodies are functions of the graph's `library`; the runtime runs them
 //! (see `ferroflow_runtime`'s function module).
 
@@ -74,6 +74,16 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .attr("Tout: list(type) >= 0")
             .attr("then_branch: func")
             .attr("else_branch: func")
+            .attr("output_shapes: list(shape) = []")
+            .shape_fn(call_shapes)
+    });
+    add_pair(r, "Case", "StatelessCase", |b| {
+        b.input("branch_index: int32")
+            .input("input: Tin")
+            .output("output: Tout")
+            .attr("Tin: list(type) >= 0")
+            .attr("Tout: list(type) >= 0")
+            .attr("branches: list(func) >= 1")
             .attr("output_shapes: list(shape) = []")
             .shape_fn(call_shapes)
     });
