@@ -121,7 +121,53 @@ def later():
         F("switch_case.default", lambda tf, i, x: tf.switch_case(i, [lambda: tf.exp(x), lambda: tf.tanh(x)],
                                                                   default=lambda: x - 1.0),
           np.array(7, np.int32), v(3, 4)),
+        F("tensor_scatter_nd_max_min",
+          lambda tf, x, u: [tf.tensor_scatter_nd_max(x, [[1], [3], [1]], u), tf.tensor_scatter_nd_min(x, [[0], [2]], u[:2])],
+          v(4, 3), v(3, 3)),
+        F("compat.v1.scatter_nd_ref",
+          lambda tf, u: _ref_scatters(tf, u, [tf.compat.v1.scatter_nd_update, tf.compat.v1.scatter_nd_add,
+                                              tf.compat.v1.scatter_nd_sub, _raw_ref("ScatterNdMax"),
+                                              _raw_ref("ScatterNdMin")], [[2], [0], [2]], False),
+          v(3, 3), grads=False),
+        F("compat.v1.scatter_rows_ref",
+          lambda tf, u: _ref_scatters(tf, u, [tf.compat.v1.scatter_mul, tf.compat.v1.scatter_div,
+                                              tf.compat.v1.scatter_max, tf.compat.v1.scatter_min], [3, 1, 3], False),
+          v(3, 3, lo=0.5, hi=2.0), grads=False),
+        F("compat.v1.scatter_nd_resource",
+          lambda tf, u: _ref_scatters(tf, u, [_raw_resource("ResourceScatterNdMax"), _raw_resource("ResourceScatterNdMin")],
+                                      [[1], [1], [3]], True), v(3, 3), grads=False),
     ]
+
+
+def _raw_ref(op):
+    """tf.raw_ops.`op` applied to a reference variable (no tf.compat.v1 wrapper exists)."""
+    import tensorflow as tf
+    return lambda var, i, u: getattr(tf.raw_ops, op)(ref=var._ref(), indices=i, updates=u)
+
+
+def _raw_resource(op):
+    import tensorflow as tf
+    return lambda var, i, u: getattr(tf.raw_ops, op)(ref=var.handle, indices=i, updates=u)
+
+
+def _ref_scatters(tf, u, fns, idx, resource):
+    """Each scatter of `fns` applied with `u` at `idx` to a variable of its own (reference
+    variables unless `resource`), reset to its initial value first, read after it."""
+    out = []
+    for k, f in enumerate(fns):
+        init = np.arange(12, dtype=np.float32).reshape(4, 3) / 7.0 - 0.5 + k
+        var = tf.compat.v1.Variable(init, use_resource=resource, name="v%d" % k)
+        # Reset first: the sweep runs a case more than once.
+        with tf.control_dependencies([tf.compat.v1.assign(var, init)]):
+            op = f(var, tf.constant(idx), u)
+        if resource:
+            with tf.control_dependencies([op]):
+                out.append(var.read_value())
+        else:
+            # The op's own output reference: a read of `var` would go through its snapshot,
+            # which does not wait for the scatter.
+            out.append(tf.identity(op))
+    return out
 
 
 def _sequence(i):

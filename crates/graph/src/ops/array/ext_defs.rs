@@ -214,7 +214,8 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(scatter_nd_shape)
             .build(),
     );
-    for name in ["TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub"] {
+    for name in ["TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMax", "TensorScatterMin"]
+    {
         let idx = if name == "TensorScatterUpdate" {
             "Tindices: {int16, int32, int64, uint16}"
         } else {
@@ -320,7 +321,20 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(|_| Ok(vec![None]))
             .build(),
     );
-    for kind in ["Update", "Add", "Sub"] {
+    for kind in ["Update", "Add", "Sub", "Max", "Min"] {
+        r.add(
+            op(&format!("ScatterNd{kind}"))
+                .input("ref: Ref(T)")
+                .input("indices: Tindices")
+                .input("updates: T")
+                .output("output_ref: Ref(T)")
+                .attr("T: type")
+                .attr("Tindices: {int32, int64}")
+                .attr("use_locking: bool = true")
+                .attr("bad_indices_policy: string = ''")
+                .shape_fn(|c| Ok(vec![c.input(0)]))
+                .build(),
+        );
         r.add(
             op(&format!("ResourceScatterNd{kind}"))
                 .input("ref: resource")

@@ -132,8 +132,15 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(op("DisableCopyOnRead").input("resource: resource").stateful().shape_fn(no_outputs).build());
-    for kind in ["Add", "Sub", "Update"] {
-        let t = if kind == "Update" { "T: type".to_string() } else { format!("T: {NUMBER_TYPES}") };
+    for kind in ["Add", "Sub", "Update", "Mul", "Div", "Min", "Max"] {
+        let t = match kind {
+            "Update" => "T: type".to_string(),
+            "Min" | "Max" => {
+                "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}"
+                    .to_string()
+            }
+            _ => format!("T: {NUMBER_TYPES}"),
+        };
         r.add(
             op(&format!("Scatter{kind}"))
                 .input("ref: Ref(T)")
@@ -146,7 +153,10 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .shape_fn(first_input)
                 .build(),
         );
-        r.add(resource_scatter(kind, &t));
+        // The resource forms of Mul/Div/Min/Max are defined with the ND scatters.
+        if matches!(kind, "Add" | "Sub" | "Update") {
+            r.add(resource_scatter(kind, &t));
+        }
     }
 }
 

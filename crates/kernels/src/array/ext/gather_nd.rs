@@ -1,4 +1,4 @@
-//! GatherNd, ScatterNd and TensorScatterUpdate/Add/Sub: slices addressed by index tuples
+//! GatherNd, ScatterNd and TensorScatterUpdate/Add/Sub/Max/Min: slices addressed by index tuples
 //! (the last dimension of `indices`) into a tensor's leading dimensions.
 
 use ferroflow_core::{Shape, Status, Tensor, TensorType};
@@ -84,6 +84,8 @@ pub(super) enum Mode {
     Update,
     Add,
     Sub,
+    Max,
+    Min,
 }
 
 /// Checks `updates.shape == indices.shape[:-1] + dims[depth:]`.
@@ -108,6 +110,8 @@ pub(super) fn scatter_into<T: Num>(dst: &mut [T], s: &Slices, upd: &[T], mode: M
             Mode::Update => d.copy_from_slice(u),
             Mode::Add => d.iter_mut().zip(u).for_each(|(a, &b)| *a = a.add(b)),
             Mode::Sub => d.iter_mut().zip(u).for_each(|(a, &b)| *a = a.sub(b)),
+            Mode::Max => d.iter_mut().zip(u).for_each(|(a, &b)| *a = a.tf_max(b)),
+            Mode::Min => d.iter_mut().zip(u).for_each(|(a, &b)| *a = a.tf_min(b)),
         }
     }
 }
@@ -178,4 +182,6 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("TensorScatterUpdate", |_| Ok(FnKernel::expensive(|c| tensor_scatter(c, Mode::Update))));
     r.add("TensorScatterAdd", |_| Ok(FnKernel::expensive(|c| tensor_scatter(c, Mode::Add))));
     r.add("TensorScatterSub", |_| Ok(FnKernel::expensive(|c| tensor_scatter(c, Mode::Sub))));
+    r.add("TensorScatterMax", |_| Ok(FnKernel::expensive(|c| tensor_scatter(c, Mode::Max))));
+    r.add("TensorScatterMin", |_| Ok(FnKernel::expensive(|c| tensor_scatter(c, Mode::Min))));
 }

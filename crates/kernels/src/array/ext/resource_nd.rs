@@ -1,7 +1,9 @@
-//! Resource-variable forms: ResourceGatherNd, ResourceScatterNd{Update,Add,Sub} (index
-//! tuples, as GatherNd/TensorScatter*) and ResourceScatter{Mul,Div,Min,Max} (rows, as the
-//! Add/Sub/Update forms of `state/sparse.rs`). Updates happen in place under the
-//! variable's write lock.
+//! Variable forms: ResourceGatherNd, ResourceScatterNd{Update,Add,Sub,Max,Min} and the
+//! reference-variable ScatterNd{Update,Add,Sub,Max,Min} (index tuples, as
+//! GatherNd/TensorScatter*; `tf.compat.v1.scatter_nd_update` ...), ResourceScatter{Mul,Div,
+//! Min,Max} and the reference-variable Scatter{Mul,Div,Min,Max} (rows, as the Add/Sub/Update
+//! forms of `state/sparse.rs`). Updates happen in place under the variable's write lock; the
+//! reference forms output the updated reference.
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
@@ -10,8 +12,8 @@ use super::gather_nd::{check_updates, resolve, scatter_into, Mode};
 use crate::array::util::{dims_str, index_vec};
 use crate::dispatch::dispatch;
 use crate::math::elem::Num;
-use crate::state::handle::{check_scatter_dtypes, existing_var, handle_input, read_gather_var, uninitialized_use};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::state::handle::{check_scatter_dtypes, read_gather_var, uninitialized_use, var_inputs};
+use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
 
 struct GatherNd {
     dtype: DataType,
@@ -61,22 +63,33 @@ fn combine_rows<T: Num>(dst: &mut [T], idx: &[i64], row: usize, upd: &[T], scala
     }
 }
 
-/// ND (`nd` = Some(mode)) or row (`row` = Some(op)) scatter into a resource variable.
+/// ND (`nd` = Some(mode)) or row (`row` = Some(op)) scatter into a resource variable
+/// (`resource`) or a reference input.
 struct Scatter {
     nd: Option<Mode>,
     row: Option<Row>,
     dtype_attr: DataType,
+    resource: bool,
 }
 
 impl OpKernel for Scatter {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let h = handle_input(ctx, 0)?;
-        let var = existing_var(ctx, &h)?;
+        let var = var_inputs(ctx, 1, self.resource)?.remove(0);
+        self.update(ctx, &var)?;
+        if !self.resource {
+            ctx.set_output_value(0, Value::Ref(var))?;
+        }
+        Ok(())
+    }
+}
+
+impl Scatter {
+    fn update(&self, ctx: &mut OpContext, var: &Var) -> Result<(), Status> {
         let indices = ctx.input(1)?;
         let updates = ctx.input(2)?;
-        check_scatter_dtypes(ctx, &var, updates.dtype(), self.dtype_attr)?;
+        check_scatter_dtypes(ctx, var, updates.dtype(), self.dtype_attr)?;
         let mut g = var.value.write().unwrap_or_else(|e| e.into_inner());
-        let Some(t) = g.as_mut() else { return Err(uninitialized_use(ctx, &var)) };
+        let Some(t) = g.as_mut() else { return Err(uninitialized_use(ctx, var)) };
         if let Some(mode) = self.nd {
             let s = resolve(ctx, &indices, t.dims(), "tensor")?;
             check_updates(ctx, &indices, &updates, t.dims())?;
@@ -104,10 +117,12 @@ impl OpKernel for Scatter {
         let idx = index_vec(&indices).map_err(|e| ctx.error(e.message))?;
         let mut want = indices.dims().to_vec();
         want.extend_from_slice(&t.dims()[1..]);
-        let scalar = updates.rank() == 0;
+        // Only the resource forms take a scalar update for every row (TensorFlow's rule).
+        let scalar = self.resource && updates.rank() == 0;
         if updates.dims() != want.as_slice() && !scalar {
             return Err(ctx.error(format!(
-                "Must have updates.shape = indices.shape + params.shape[1:] or updates.shape = [], got updates.shape {}, indices.shape {}, params.shape {}",
+                "Must have updates.shape = indices.shape + params.shape[1:]{}, got updates.shape {}, indices.shape {}, params.shape {}",
+                if self.resource { " or updates.shape = []" } else { "" },
                 dims_str(updates.dims()),
                 dims_str(indices.dims()),
                 dims_str(t.dims())
@@ -125,21 +140,33 @@ impl OpKernel for Scatter {
     }
 }
 
-fn nd(n: &NodeDef, mode: Mode) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(Scatter { nd: Some(mode), row: None, dtype_attr: n.attr_type("T")? }))
+fn nd(n: &NodeDef, mode: Mode, resource: bool) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(Scatter { nd: Some(mode), row: None, dtype_attr: n.attr_type("T")?, resource }))
 }
 
-fn row(n: &NodeDef, op: Row) -> Result<Box<dyn OpKernel>, Status> {
-    Ok(Box::new(Scatter { nd: None, row: Some(op), dtype_attr: n.attr_type("dtype")? }))
+fn row(n: &NodeDef, op: Row, resource: bool) -> Result<Box<dyn OpKernel>, Status> {
+    let dtype_attr = n.attr_type(if resource { "dtype" } else { "T" })?;
+    Ok(Box::new(Scatter { nd: None, row: Some(op), dtype_attr, resource }))
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("ResourceGatherNd", |n| Ok(Box::new(GatherNd { dtype: n.attr_type("dtype")? })));
-    r.add("ResourceScatterNdUpdate", |n| nd(n, Mode::Update));
-    r.add("ResourceScatterNdAdd", |n| nd(n, Mode::Add));
-    r.add("ResourceScatterNdSub", |n| nd(n, Mode::Sub));
-    r.add("ResourceScatterMul", |n| row(n, Row::Mul));
-    r.add("ResourceScatterDiv", |n| row(n, Row::Div));
-    r.add("ResourceScatterMin", |n| row(n, Row::Min));
-    r.add("ResourceScatterMax", |n| row(n, Row::Max));
+    r.add("ResourceScatterNdUpdate", |n| nd(n, Mode::Update, true));
+    r.add("ResourceScatterNdAdd", |n| nd(n, Mode::Add, true));
+    r.add("ResourceScatterNdSub", |n| nd(n, Mode::Sub, true));
+    r.add("ResourceScatterNdMax", |n| nd(n, Mode::Max, true));
+    r.add("ResourceScatterNdMin", |n| nd(n, Mode::Min, true));
+    r.add("ScatterNdUpdate", |n| nd(n, Mode::Update, false));
+    r.add("ScatterNdAdd", |n| nd(n, Mode::Add, false));
+    r.add("ScatterNdSub", |n| nd(n, Mode::Sub, false));
+    r.add("ScatterNdMax", |n| nd(n, Mode::Max, false));
+    r.add("ScatterNdMin", |n| nd(n, Mode::Min, false));
+    r.add("ResourceScatterMul", |n| row(n, Row::Mul, true));
+    r.add("ResourceScatterDiv", |n| row(n, Row::Div, true));
+    r.add("ResourceScatterMin", |n| row(n, Row::Min, true));
+    r.add("ResourceScatterMax", |n| row(n, Row::Max, true));
+    r.add("ScatterMul", |n| row(n, Row::Mul, false));
+    r.add("ScatterDiv", |n| row(n, Row::Div, false));
+    r.add("ScatterMin", |n| row(n, Row::Min, false));
+    r.add("ScatterMax", |n| row(n, Row::Max, false));
 }
