@@ -13,6 +13,7 @@ mod context;
 mod ctc;
 pub mod data_flow;
 mod decode;
+mod decode_compressed;
 mod dispatch;
 mod fake_quant;
 pub mod image;

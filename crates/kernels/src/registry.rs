@@ -84,6 +84,7 @@ fn build() -> KernelRegistry {
     crate::sparse::register(&mut r);
     crate::ragged::register(&mut r);
     crate::decode::register(&mut r);
+    crate::decode_compressed::register(&mut r);
     crate::image::register(&mut r);
     crate::collective::register(&mut r);
     crate::complex::register(&mut r);

@@ -79,3 +79,22 @@ impl Pixels {
         self.into_tensor_shaped(dtype, d)
     }
 }
+
+/// 8-bit samples as `dtype` the way TensorFlow's JPEG, GIF and BMP decoders convert them:
+/// uint16 by ×256 (`(65535 + 1) / (255 + 1)`), float32 by × `float(1 / 255)`.
+pub(crate) fn eight_bit_tensor(v: Vec<u8>, dims: Vec<usize>, dtype: DataType) -> Result<Tensor, Status> {
+    check_tensor_alloc(&dims, dtype)?;
+    match dtype {
+        DataType::UInt8 => Tensor::new(dims, v),
+        DataType::UInt16 => {
+            let out = collect_vec(&dims, v.into_iter().map(|x| u16::from(x) * 256))?;
+            Tensor::new(dims, out)
+        }
+        DataType::Float => {
+            let scale = (1.0f64 / 255.0) as f32;
+            let out = collect_vec(&dims, v.into_iter().map(|x| f32::from(x) * scale))?;
+            Tensor::new(dims, out)
+        }
+        d => Err(Status::invalid_argument(format!("images cannot be decoded to {d}"))),
+    }
+}

@@ -1,11 +1,13 @@
-//! `DecodeImage`: sniffs the format (PNG, JPEG, GIF) and decodes it; GIFs are
+//! `DecodeImage`: sniffs the format (PNG, JPEG, GIF, BMP) and decodes it; GIFs are
 //! `[frames, height, width, 3]` with `expand_animations`, else like the other formats
-//! `[height, width, channels]`. `dtype` uint8, uint16 or float32 (in [0, 1]).
+//! `[height, width, channels]`. `dtype` uint8, uint16 or float32 (in [0, 1]); 8-bit JPEG,
+//! GIF and BMP samples convert as TensorFlow's decoder does (×256, × `float(1 / 255)`).
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
-use super::codec::{contents, Pixels};
+use super::bmp::{decode_bmp, UNKNOWN_FORMAT};
+use super::codec::{contents, eight_bit_tensor, Pixels};
 use super::jpeg_codec::decode_jpeg;
 use super::png_codec::{channels_attr, decode_png};
 use crate::{OpContext, OpKernel};
@@ -19,6 +21,9 @@ struct DecodeImage {
 impl OpKernel for DecodeImage {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let bytes = contents(ctx)?;
+        if bytes.is_empty() {
+            return Err(ctx.error("Input is empty."));
+        }
         let err = |m: String| ctx.error(m);
         let t = if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
             decode_png(&bytes, self.channels, &err)?.into_tensor(self.dtype)?
@@ -26,26 +31,26 @@ impl OpKernel for DecodeImage {
             if self.channels == 4 {
                 return Err(ctx.error("JPEG does not support 4 channels"));
             }
-            decode_jpeg(&bytes, self.channels, &err)?.into_tensor(self.dtype)?
+            match decode_jpeg(&bytes, self.channels, &err)? {
+                Pixels::U8(v, d) => eight_bit_tensor(v, d.to_vec(), self.dtype)?,
+                p => p.into_tensor(self.dtype)?,
+            }
         } else if bytes.starts_with(b"GIF8") {
             if self.channels != 0 && self.channels != 3 {
                 return Err(ctx.error(format!("channels must be 0 or 3 for GIF, got {}", self.channels)));
             }
             let (mut frames, [n, h, w]) = super::gif_codec::decode_gif(&bytes, &err)?;
             if self.expand_animations {
-                Pixels::U8(frames, [h, w, 3]).into_tensor_shaped(self.dtype, vec![n, h, w, 3])?
+                eight_bit_tensor(frames, vec![n, h, w, 3], self.dtype)?
             } else {
                 frames.truncate(h * w * 3);
-                Pixels::U8(frames, [h, w, 3]).into_tensor(self.dtype)?
+                eight_bit_tensor(frames, vec![h, w, 3], self.dtype)?
             }
         } else if bytes.starts_with(b"BM") {
-            return Err(Status::unimplemented(format!(
-                "node '{}' (op DecodeImage): BMP images are not supported by ferroflow yet",
-                ctx.node().name
-            ))
-            .with_node(&ctx.node().name));
+            let (v, dims) = decode_bmp(&bytes, self.channels, &err)?;
+            eight_bit_tensor(v, dims.to_vec(), self.dtype)?
         } else {
-            return Err(ctx.error("Unknown image file format. One of JPEG, PNG, GIF, BMP required."));
+            return Err(ctx.error(UNKNOWN_FORMAT));
         };
         ctx.set_output(0, t)
     }

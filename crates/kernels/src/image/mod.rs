@@ -1,7 +1,8 @@
 //! Image kernels (NHWC): resizing (bilinear, nearest, bicubic, area), crop-and-resize, and their
 //! gradients, colour adjustments, non-max suppression, projective transforms, patches,
-//! and the PNG / JPEG / GIF codecs.
+//! and the PNG / JPEG / GIF / BMP codecs.
 
+mod bmp;
 mod codec;
 mod color;
 mod combined_nms;
@@ -55,6 +56,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("ExtractJpegShape", jpeg_codec::extract_jpeg_shape_factory);
     r.add("DecodeGif", gif_codec::decode_gif_factory);
     r.add("DecodeImage", decode_image::decode_image_factory);
+    r.add("DecodeBmp", bmp::decode_bmp_factory);
     r.add("DrawBoundingBoxesV2", draw_boxes::factory);
     r.add("ScaleAndTranslate", scale_translate::factory);
     r.add("ScaleAndTranslateGrad", scale_translate::grad_factory);

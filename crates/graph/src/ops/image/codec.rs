@@ -1,5 +1,5 @@
 //! Image codecs: `DecodePng`, `EncodePng`, `DecodeJpeg`, `EncodeJpeg`, `ExtractJpegShape`,
-//! `DecodeGif`, `DecodeImage`.
+//! `DecodeGif`, `DecodeBmp`, `DecodeImage`.
 
 use ferroflow_core::{attr, DataType, NodeAttrs, Status};
 
@@ -79,6 +79,14 @@ pub(super) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(
+        op("DecodeBmp")
+            .input("contents: string")
+            .output("image: uint8")
+            .attr("channels: int = 0")
+            .shape_fn(decoded)
+            .build(),
+    );
+    r.add(
         op("DecodeImage")
             .input("contents: string")
             .output("image: dtype")
@@ -111,7 +119,12 @@ pub fn encode_jpeg(s: &Scope, image: Output, quality: i64) -> Output {
     s.op("EncodeJpeg").input(image).attr("quality", attr::int(quality)).build().output(0)
 }
 
-/// `DecodeImage` (PNG, JPEG or GIF) to `channels` of `dtype`.
+/// `DecodeBmp` to `channels` (0: as stored, 3 or 4).
+pub fn decode_bmp(s: &Scope, contents: Output, channels: i64) -> Output {
+    s.op("DecodeBmp").input(contents).attr("channels", attr::int(channels)).build().output(0)
+}
+
+/// `DecodeImage` (PNG, JPEG, GIF or BMP) to `channels` of `dtype`.
 pub fn decode_image(s: &Scope, contents: Output, channels: i64, dtype: DataType) -> Output {
     let attrs = [("channels", attr::int(channels)), ("dtype", attr::ty(dtype))];
     op_output(s, "DecodeImage", [contents], attrs)

@@ -1,6 +1,6 @@
 //! String ops that TensorFlow's `Saver` graphs use: `StringJoin`, `StaticRegexFullMatch`,
 //! `RegexFullMatch`, `ShardedFilename`, `ShardedFilespec`; and two of input pipelines:
-//! `StringLength`, `DecodeRaw`. The preprocessing string ops are in `text.rs`, the parsers
+//! `StringLength`, `DecodeRaw`, `DecodeCompressed`. The preprocessing string ops are in `text.rs`, the parsers
 //! (`ParseExampleV2`, `ParseSingleExample`, `DecodeCSV`) in `parse.rs`.
 
 mod parse;
@@ -95,6 +95,27 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(decode_raw_shape)
             .build(),
     );
+    r.add(
+        op("DecodeCompressed")
+            .input("bytes: string")
+            .output("output: string")
+            .attr("compression_type: string = ''")
+            .shape_fn(unchanged)
+            .build(),
+    );
+}
+
+/// `DecodeCompressed` of each string of `bytes` ("", "ZLIB" or "GZIP").
+pub fn decode_compressed(
+    s: &crate::scope::Scope,
+    bytes: crate::scope::Output,
+    compression_type: &str,
+) -> crate::scope::Output {
+    s.op("DecodeCompressed")
+        .input(bytes)
+        .attr("compression_type", ferroflow_core::attr::string(compression_type))
+        .build()
+        .output(0)
 }
 
 /// `DecodeRaw`: the input's shape and one more dimension (the values per string).
