@@ -1,7 +1,7 @@
 //! Segment reductions and sparse-tensor kernels: `Segment*`, `UnsortedSegment{Max,Min,Prod}`,
 //! `SparseSegment*` and their gradient ops; `SparseToDense`, `SparseReshape`,
 //! `SparseFillEmptyRows[Grad]`, `SparseReorder`, `SparseTensorDense{MatMul,Add}`, the
-//! bincounts; `SparseConcat`, `SparseSlice`, `SparseAdd`, `SparseReduceSum`, `SparseReduceMax`, `SparseSoftmax`,
+//! bincounts; `SparseConcat`, `SparseSlice`, `SparseAdd`, `SparseReduceSum`, `SparseReduceMax`, their `...Sparse` forms, `SparseSoftmax`,
 //! `SparseDenseCwise{Add,Mul,Div}`; `SerializeSparse`, `SerializeManySparse`, `DeserializeSparse`,
 //! `DeserializeManySparse`; `SparseAddGrad`, `SparseSliceGrad`; `SparseSparseMaximum`/`Minimum`;
 //! the sparse-output counts (`DenseCountSparseOutput`, `SparseCountSparseOutput`,
@@ -17,6 +17,7 @@ mod elem;
 mod fill_empty_rows;
 mod grad_ops;
 mod reduce;
+mod reduce_groups;
 mod reorder;
 mod reshape;
 mod segment_reduce;

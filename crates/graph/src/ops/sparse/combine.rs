@@ -1,5 +1,5 @@
 //! `SparseConcat`, `SparseSlice`, `SparseAdd` (and the gradient ops `SparseSliceGrad`,
-//! `SparseAddGrad`), `SparseSparseMaximum`/`Minimum`, `SparseReduceSum`, `SparseReduceMax`,
+//! `SparseAddGrad`), `SparseSparseMaximum`/`Minimum`, `SparseReduceSum`, `SparseReduceMax` (and their `...Sparse` forms),
 //! `SparseDenseCwise{Add,Mul,Div}`, `SparseSoftmax`, and the
 //! feature-column crosses `SparseCross`, `SparseCrossV2`, `SparseCrossHashed` (their
 //! `sparse_types`/`dense_types` are `list(type)` here: the op-def parser has no allowed set
@@ -159,6 +159,22 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .build(),
         );
     }
+    for (name, types) in [("SparseReduceSumSparse", NUMBER), ("SparseReduceMaxSparse", REAL)] {
+        r.add(
+            op(name)
+                .input("input_indices: int64")
+                .input("input_values: T")
+                .input("input_shape: int64")
+                .input("reduction_axes: int32")
+                .output("output_indices: int64")
+                .output("output_values: T")
+                .output("output_shape: int64")
+                .attr("keep_dims: bool = false")
+                .attr(types)
+                .shape_fn(|_| Ok(vec![Some(vec![-1, -1]), Some(vec![-1]), Some(vec![-1])]))
+                .build(),
+        );
+    }
     for name in ["SparseDenseCwiseAdd", "SparseDenseCwiseMul", "SparseDenseCwiseDiv"] {
         r.add(
             op(name)
@@ -254,6 +270,21 @@ pub fn sparse_reduce_sum(
     keep: bool,
 ) -> Output {
     op_output(s, "SparseReduceSum", [indices, values, shape, axes], [("keep_dims", attr::bool(keep))])
+}
+
+/// `SparseReduceSumSparse` (or `SparseReduceMaxSparse` when `max`) over `axes` (an int32
+/// vector): the (indices, values, dense shape) of the result.
+pub fn sparse_reduce_sparse(
+    s: &Scope,
+    input: (Output, Output, Output),
+    axes: Output,
+    keep: bool,
+    max: bool,
+) -> (Output, Output, Output) {
+    let name = if max { "SparseReduceMaxSparse" } else { "SparseReduceSumSparse" };
+    let o =
+        s.op(name).input(input.0).input(input.1).input(input.2).input(axes).attr("keep_dims", attr::bool(keep)).build();
+    (o.output(0), o.output(1), o.output(2))
 }
 
 /// `SparseSoftmax` over the last dimension.
