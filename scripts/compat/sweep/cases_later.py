@@ -3,6 +3,10 @@ tf.quantization, tf.linalg, tf.random, tf.io): their values come from a generato
 own, so the values the first cases draw stay as they were. New cases go at the end of the
 list: the order fixes the values drawn."""
 
+import gzip
+import struct
+import zlib
+
 import numpy as np
 
 from cases_funcs import F
@@ -136,6 +140,25 @@ def later():
         F("compat.v1.scatter_nd_resource",
           lambda tf, u: _ref_scatters(tf, u, [_raw_resource("ResourceScatterNdMax"), _raw_resource("ResourceScatterNdMin")],
                                       [[1], [1], [3]], True), v(3, 3), grads=False),
+        F("io.decode_bmp", lambda tf, x: tf.io.decode_bmp(x, channels=4), _bmp(g, 5, -3, 24), grads=False),
+        F("io.decode_image_bmp",
+          lambda tf, x: tf.io.decode_image(x, channels=3, dtype=tf.float32, expand_animations=False),
+          _bmp(g, 3, 4, 32), grads=False),
+        F("io.decode_compressed",
+          lambda tf, z, gz: [tf.io.decode_compressed(z, "ZLIB"), tf.io.decode_compressed(gz, "GZIP")],
+          _strings([zlib.compress(b"ferroflow " * k) for k in range(4)]),
+          _strings([gzip.compress(b"tf" * k, mtime=0) for k in range(3)]), grads=False),
+        F("sparse.reduce_sum_sparse",
+          lambda tf, x: tf.sparse.reduce_sum(tf.sparse.from_dense(tf.nn.relu(x)), axis=[0, 2], output_is_sparse=True),
+          v(3, 4, 2), grads=False),
+        F("sparse.reduce_max_sparse",
+          lambda tf, x: tf.sparse.reduce_max(tf.sparse.from_dense(tf.nn.relu(x)), axis=-1, keepdims=True,
+                                             output_is_sparse=True),
+          v(4, 5), grads=False),
+        F("random.stateless_shuffle",
+          lambda tf, x: [tf.random.experimental.stateless_shuffle(x, seed=[4, 7]),
+                         tf.random.experimental.stateless_shuffle(x[:, 0], seed=tf.constant([9, 1], tf.int64))],
+          v(6, 3), grads=False),
     ]
 
 
@@ -168,6 +191,22 @@ def _ref_scatters(tf, u, fns, idx, resource):
             # which does not wait for the scatter.
             out.append(tf.identity(op))
     return out
+
+
+def _strings(vals):
+    """A vector of byte strings as the object array the sweep feeds to a string placeholder."""
+    a = np.empty(len(vals), dtype=object)
+    a[:] = vals
+    return a
+
+
+def _bmp(g, width, height, bpp):
+    """A scalar string: a BMP file of random pixels (negative height: rows top-down)."""
+    row = (bpp // 8 * width + 3) // 4 * 4
+    pixels = g.randint(0, 256, (abs(height), row)).astype(np.uint8).tobytes()
+    info = struct.pack("<IiiHHIIiiII", 40, width, height, 1, bpp, 0, len(pixels), 0, 0, 0, 0)
+    f = b"BM" + struct.pack("<IHHI", 54 + len(pixels), 0, 0, 54) + info + pixels
+    return np.array(f, dtype=object)
 
 
 def _sequence(i):

@@ -1,6 +1,6 @@
 //! Stateless random ops (TensorFlow's definitions): the seed-to-key ops
 //! (`StatelessRandomGetKeyCounter`, `...Alg`, `StatelessRandomGetAlg`), the V2 samplers that
-//! take a Philox key, counter and algorithm, and the V1 samplers that take a seed. The same
+//! take a Philox key, counter and algorithm, `StatelessShuffle`, and the V1 samplers that take a seed. The same
 //! inputs give the same numbers on every run; tf_keras's initializers emit them.
 
 use ferroflow_core::{attr, DataType, Status};
@@ -107,6 +107,23 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(random_shape)
             .build(),
     );
+    r.add(
+        op("StatelessShuffle")
+            .input("value: T")
+            .input("key: uint64")
+            .input("counter: uint64")
+            .input("alg: int32")
+            .output("output: T")
+            .attr("T: type")
+            .shape_fn(crate::shape_fn::unchanged)
+            .build(),
+    );
+}
+
+/// `StatelessShuffle`: `value` permuted along its first dimension, a function of the Philox
+/// `key` and `counter` (from `StatelessRandomGetKeyCounter`) and `alg` (1 or 3) only.
+pub fn stateless_shuffle(s: &Scope, value: Output, key: Output, counter: Output, alg: Output) -> Output {
+    s.op("StatelessShuffle").input(value).input(key).input(counter).input(alg).build().output(0)
 }
 
 /// A V1 sampler `op_type` of `shape` and `seed`, of type `dtype`.
