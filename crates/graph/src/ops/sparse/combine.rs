@@ -145,27 +145,22 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 .build(),
         );
     }
+    // The sparse reductions take a SparseTensor and the axes, with a dense or sparse result.
+    let reduce = |name: &str| {
+        op(name)
+            .input("input_indices: int64")
+            .input("input_values: T")
+            .input("input_shape: int64")
+            .input("reduction_axes: int32")
+    };
     for (name, types) in [("SparseReduceSum", NUMBER), ("SparseReduceMax", REAL)] {
         r.add(
-            op(name)
-                .input("input_indices: int64")
-                .input("input_values: T")
-                .input("input_shape: int64")
-                .input("reduction_axes: int32")
-                .output("output: T")
-                .attr("keep_dims: bool = false")
-                .attr(types)
-                .shape_fn(reduce_shape)
-                .build(),
+            reduce(name).output("output: T").attr("keep_dims: bool = false").attr(types).shape_fn(reduce_shape).build(),
         );
     }
     for (name, types) in [("SparseReduceSumSparse", NUMBER), ("SparseReduceMaxSparse", REAL)] {
         r.add(
-            op(name)
-                .input("input_indices: int64")
-                .input("input_values: T")
-                .input("input_shape: int64")
-                .input("reduction_axes: int32")
+            reduce(name)
                 .output("output_indices: int64")
                 .output("output_values: T")
                 .output("output_shape: int64")
