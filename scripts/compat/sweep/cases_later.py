@@ -159,7 +159,48 @@ def later():
           lambda tf, x: [tf.random.experimental.stateless_shuffle(x, seed=[4, 7]),
                          tf.random.experimental.stateless_shuffle(x[:, 0], seed=tf.constant([9, 1], tf.int64))],
           v(6, 3), grads=False),
+        F("variable_slice_assign_ref", lambda tf, u: _slice_assigns(tf, u, False), v(2, 3), grads=False),
+        F("variable_slice_assign_resource", lambda tf, u: _slice_assigns(tf, u, True), v(2, 3), grads=False),
+        F("raw_ops.TensorStridedSliceUpdate",
+          lambda tf, x, u: [tf.raw_ops.TensorStridedSliceUpdate(input=x, begin=[1, 0], end=[3, 4], strides=[1, 2],
+                                                                value=u),
+                            tf.raw_ops.TensorStridedSliceUpdate(input=x, begin=[0, 1], end=[0, 2], strides=[1, 1],
+                                                                value=u[0, :1], shrink_axis_mask=1)],
+          v(4, 4), v(2, 2)),
+        F("transpose_conjugate",
+          lambda tf, x, y: (lambda z: [tf.math.real(z), tf.math.imag(z)])(
+              tf.transpose(tf.complex(x, y), perm=[1, 0, 2], conjugate=True)), v(2, 3, 2), v(2, 3, 2)),
+        F("unravel_index", lambda tf: [tf.unravel_index([5, 7, 11, 0], [3, 4]),
+                                       tf.unravel_index(tf.constant(17, tf.int64), tf.constant([2, 3, 4], tf.int64))],
+          grads=False),
+        F("image.non_max_suppression_overlaps",
+          lambda tf, o, sc: tf.image.non_max_suppression_overlaps(o, sc, 3, overlap_threshold=0.4, score_threshold=0.1),
+          v(5, 5, lo=0.0), v(5, lo=0.0), grads=False),
+        F("raw_ops.NonMaxSuppression_v1_v2",
+          lambda tf, b, sc: [tf.raw_ops.NonMaxSuppression(boxes=b, scores=sc, max_output_size=4, iou_threshold=0.3),
+                             tf.raw_ops.NonMaxSuppressionV2(boxes=b, scores=sc, max_output_size=3,
+                                                            iou_threshold=tf.constant(0.2))],
+          v(6, 4), v(6), grads=False),
+        F("strings.unsorted_segment_join",
+          lambda tf, x: [tf.strings.unsorted_segment_join(x, [[0, 2, 0], [2, 0, 1]], 4, separator="+"),
+                         tf.strings.unsorted_segment_join(x, tf.constant([1, 0], tf.int64), 2)],
+          np.array([[b"a", b"", b"c"], [b"", b"e", b"f"]], object), grads=False),
+        F("compat.v1.Print", lambda tf, x: tf.compat.v1.Print(x, [x, tf.shape(x)], "sweep: ", summarize=2) * 2.0, v(3, 2)),
+        F("guarantee_const", lambda tf, x: tf.guarantee_const(x) + 1.0, v(2, 2), grads=False),
     ]
+
+
+def _slice_assigns(tf, u, resource):
+    """`var[1:3].assign(u)` and `var[::2, 1].assign(...)` on a variable of its own (reset to its
+    initial value first); the value after both."""
+    init = np.arange(12, dtype=np.float32).reshape(4, 3) / 5.0
+    var = tf.compat.v1.Variable(init, use_resource=resource, name="slice_%s" % ("res" if resource else "ref"))
+    with tf.control_dependencies([tf.compat.v1.assign(var, init)]):
+        a = var[1:3].assign(u)
+    with tf.control_dependencies([a]):
+        b = var[::2, 1].assign(u[0, :2] * 3.0)
+    with tf.control_dependencies([b]):
+        return tf.identity(var.read_value() if resource else b)
 
 
 def _raw_ref(op):

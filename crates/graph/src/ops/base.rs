@@ -41,6 +41,8 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(op("Identity").input("input: T").output("output: T").attr("T: type").shape_fn(unchanged).build());
+    let guarantee = op("GuaranteeConst").input("input: T").output("output: T").attr("T: type");
+    r.add(guarantee.stateful().shape_fn(unchanged).build());
     r.add(
         op("IdentityN").input("input: T").output("output: T").attr("T: list(type)").shape_fn(identity_n_shape).build(),
     );

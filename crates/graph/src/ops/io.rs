@@ -73,6 +73,32 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(scalar)
             .build(),
     );
+    let mut image = op("ImageSummary")
+        .input("tag: string")
+        .input("tensor: T")
+        .output("summary: string")
+        .attr("max_images: int >= 1 = 3")
+        .attr("T: {uint8, float, half, double} = DT_FLOAT")
+        .attr("bad_color: tensor")
+        .shape_fn(scalar)
+        .build();
+    // Opaque red, TensorFlow's default.
+    let red = ferroflow_core::Tensor::new(vec![4], vec![255u8, 0, 0, 255]).expect("a 4-vector");
+    if let Some(a) = image.attrs.iter_mut().find(|a| a.name == "bad_color") {
+        a.default = Some(attr::tensor(&red));
+    }
+    r.add(image);
+    let audio = op("AudioSummaryV2").input("tag: string").input("tensor: float").input("sample_rate: float");
+    r.add(audio.output("summary: string").attr("max_outputs: int >= 1 = 3").shape_fn(scalar).build());
+    let audio = op("AudioSummary").input("tag: string").input("tensor: float").output("summary: string");
+    r.add(audio.attr("sample_rate: float").attr("max_outputs: int >= 1 = 3").shape_fn(scalar).build());
+    let print = op("Print").input("input: T").input("data: U").output("output: T").attr("T: type");
+    let print = print.attr("U: list(type) >= 0").attr("message: string = ''").attr("first_n: int = -1");
+    r.add(print.attr("summarize: int = 3").stateful().shape_fn(crate::shape_fn::unchanged).build());
+    r.add(op("Timestamp").output("ts: float64").stateful().shape_fn(scalar).build());
+    let tensor = op("TensorSummaryV2").input("tag: string").input("tensor: T");
+    let tensor = tensor.input("serialized_summary_metadata: string").output("summary: string").attr("T: type");
+    r.add(tensor.shape_fn(scalar).build());
     r.add(
         op("MergeSummary")
             .input("inputs: N * string")

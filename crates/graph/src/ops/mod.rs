@@ -38,6 +38,7 @@ mod dataset;
 mod fake_quant;
 mod functional;
 mod image;
+mod input_pipeline;
 mod io;
 mod iterator;
 mod linalg;
@@ -102,6 +103,6 @@ use crate::registry::OpRegistry;
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
         r: array, audio, base, candidate_sampling, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_more, linalg_spectral, list, lookup, math,
-        multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateless, signal, sparse, state, string, tensor_array, training
+        input_pipeline, multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateless, signal, sparse, state, string, tensor_array, training
     }
 }

@@ -21,11 +21,13 @@ pub mod shape_ops;
 mod slice;
 mod space;
 pub mod strided;
+mod strided_assign;
 #[doc(hidden)]
 pub mod strided_slice;
 mod tile;
 mod transpose;
 mod unique;
+mod unravel_index;
 #[doc(hidden)]
 pub mod util;
 mod where_op;
@@ -46,7 +48,7 @@ use crate::KernelRegistry;
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
         r: concat, fill, gather, list_diff, one_hot, pack, pad, partition, range, reverse_sequence, segment, shape_ops,
-        slice, space, strided_slice, tile, transpose, unique, where_op
+        slice, space, strided_assign, strided_slice, tile, transpose, unique, unravel_index, where_op
     }
     ext::register(r);
 }

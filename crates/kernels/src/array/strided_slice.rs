@@ -24,7 +24,7 @@ pub struct Masks {
 }
 
 impl Masks {
-    fn from_node(n: &NodeDef) -> Result<Masks, Status> {
+    pub(crate) fn from_node(n: &NodeDef) -> Result<Masks, Status> {
         Ok(Masks {
             begin: n.attr_int("begin_mask")?,
             end: n.attr_int("end_mask")?,
@@ -174,7 +174,7 @@ pub fn strided_slice_spec(
 
 impl SliceSpec {
     /// Offset and element strides of the view into a row-major tensor of `dims`.
-    fn view(&self, dims: &[usize]) -> (isize, Vec<isize>) {
+    pub(crate) fn view(&self, dims: &[usize]) -> (isize, Vec<isize>) {
         let st = strides_of(dims);
         let offset = self.begin.iter().zip(&st).map(|(&b, &s)| b as isize * s).sum();
         (offset, self.strides.iter().zip(&st).map(|(&k, &s)| k as isize * s).collect())
@@ -185,7 +185,7 @@ impl SliceSpec {
     }
 }
 
-fn read_spec(ctx: &OpContext, first: usize, dims: &[usize], m: Masks) -> Result<SliceSpec, Status> {
+pub(crate) fn read_spec(ctx: &OpContext, first: usize, dims: &[usize], m: Masks) -> Result<SliceSpec, Status> {
     let (b, e, s) = (ctx.input(first)?, ctx.input(first + 1)?, ctx.input(first + 2)?);
     if b.rank() != 1 || e.shape() != b.shape() || s.shape() != b.shape() {
         return Err(ctx.error(format!(

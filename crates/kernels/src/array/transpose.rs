@@ -46,6 +46,27 @@ fn transpose(ctx: &mut OpContext) -> Result<(), Status> {
     ctx.set_output(0, transpose_tensor(&x, &perm)?)
 }
 
+/// `ConjugateTranspose`: the transpose with complex elements conjugated (a plain transpose
+/// for real types, as in TensorFlow).
+fn conjugate_transpose(ctx: &mut OpContext) -> Result<(), Status> {
+    let x = ctx.input(0)?;
+    let perm = vector_input(ctx, 1, |perm| format!("perm must be a vector, not {}", perm.shape()))?;
+    let perm = check_perm(&perm, x.rank()).map_err(|m| ctx.error(m))?;
+    let t = transpose_tensor(&x, &perm)?;
+    let t = match t.dtype() {
+        DataType::Complex64 => Tensor::new(
+            t.dims().to_vec(),
+            t.as_slice::<ferroflow_core::C64>()?.iter().map(|c| c.conj()).collect::<Vec<_>>(),
+        )?,
+        DataType::Complex128 => Tensor::new(
+            t.dims().to_vec(),
+            t.as_slice::<ferroflow_core::C128>()?.iter().map(|c| c.conj()).collect::<Vec<_>>(),
+        )?,
+        _ => t,
+    };
+    ctx.set_output(0, t)
+}
+
 fn invert_permutation(ctx: &mut OpContext) -> Result<(), Status> {
     let x = ctx.input(0)?;
     if x.rank() != 1 {
@@ -72,5 +93,6 @@ fn invert_permutation(ctx: &mut OpContext) -> Result<(), Status> {
 
 pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("Transpose", |_| Ok(FnKernel::expensive(transpose)));
+    r.add("ConjugateTranspose", |_| Ok(FnKernel::expensive(conjugate_transpose)));
     r.add("InvertPermutation", |_| Ok(FnKernel::cheap(invert_permutation)));
 }

@@ -5,7 +5,7 @@
 
 mod mfcc;
 mod spectrogram;
-mod wav;
+pub(crate) mod wav;
 
 #[cfg(test)]
 mod tests;

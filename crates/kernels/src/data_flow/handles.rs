@@ -19,6 +19,18 @@ pub(crate) fn container_and_name(n: &NodeDef) -> Result<(String, String), Status
     Ok((c, if s.is_empty() { n.name.clone() } else { s }))
 }
 
+/// The name of a resource whose creating node has no `shared_name` (`private` is the node's
+/// name): private to the client session, as TensorFlow's kernels keep one per session and
+/// node, so two sessions (or two graphs in them) never share a queue or reader by accident.
+pub(crate) fn session_private_name(ctx: &OpContext, private: &str) -> String {
+    let session = &ctx.step().session;
+    if session.is_empty() {
+        private.to_string()
+    } else {
+        format!("_{session}_{private}")
+    }
+}
+
 /// Sets output 0 to a handle naming `container/name`: a resource scalar, or a string-ref.
 pub(crate) fn set_handle_output(
     ctx: &mut OpContext,

@@ -10,7 +10,7 @@
 
 mod accumulator;
 mod accumulator_ops;
-mod handles;
+pub(crate) mod handles;
 mod lookup_ops;
 pub mod lookup_table;
 mod lookup_text_init;
@@ -19,6 +19,8 @@ pub mod optional;
 #[doc(hidden)]
 pub mod queue;
 mod queue_ops;
+mod queue_pad;
+pub mod queue_store;
 mod sparse_accumulator;
 mod stack;
 pub mod tensor_array;

@@ -75,6 +75,13 @@ impl<K> Pending<K> {
         let (ctx, done) = (self.ctx, self.done);
         Box::new(move || done(ctx, r))
     }
+
+    /// Disarms the attempt and hands back its context and callback (for attempts that go on
+    /// to other work once satisfied, like a reader that got a file name).
+    pub fn into_parts(mut self) -> (OpContext, DoneCallback) {
+        self.guard.disarm();
+        (self.ctx, self.done)
+    }
 }
 
 /// A resource holding parked attempts.

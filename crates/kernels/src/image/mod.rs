@@ -16,13 +16,13 @@ mod glimpse;
 mod jpeg_codec;
 mod nms;
 mod patches;
-mod png_codec;
+pub(crate) mod png_codec;
 mod resize;
 mod resize_area;
 mod resize_bicubic;
 mod sample_bbox;
 mod scale_translate;
-mod stl_order;
+pub(crate) mod stl_order;
 mod transform;
 
 use crate::KernelRegistry;

@@ -1,6 +1,8 @@
-//! `NonMaxSuppressionV3`, `V4` and `V5`: greedy selection of boxes by score, dropping those
-//! whose IoU with a selected box exceeds `iou_threshold`; V5 adds Soft-NMS (scores decay by
-//! `exp(-iou² / (2σ))`) and returns the selected scores.
+//! `NonMaxSuppression` (V1, the threshold an attr), `V2`, `V3`, `V4` and `V5`: greedy
+//! selection of boxes by score, dropping those whose IoU with a selected box exceeds
+//! `iou_threshold` (V1 and V2 keep every score); V5 adds Soft-NMS (scores decay by
+//! `exp(-iou² / (2σ))`) and returns the selected scores. `NonMaxSuppressionWithOverlaps`
+//! takes the pairwise overlaps instead of boxes.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -54,7 +56,7 @@ fn iou(b: &[f32], i: usize, j: usize) -> f32 {
 
 /// The selected indices and their (possibly soft-suppressed) scores.
 fn suppress(
-    boxes: &[f32],
+    similarity: impl Fn(usize, usize) -> f32,
     scores: &[f32],
     max_out: usize,
     iou_t: f32,
@@ -77,7 +79,7 @@ fn suppress(
         let original = c.score;
         let mut hard = false;
         for j in (c.begin..sel.len()).rev() {
-            let sim = iou(boxes, c.index, sel[j] as usize);
+            let sim = similarity(c.index, sel[j] as usize);
             c.score *= weight(sim);
             if !soft && sim > iou_t {
                 hard = true;
@@ -103,6 +105,9 @@ fn suppress(
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Version {
+    V1,
+    V2,
+    Overlaps,
     V3,
     V4,
     V5,
@@ -111,6 +116,8 @@ enum Version {
 struct Nms {
     version: Version,
     pad: bool,
+    /// `NonMaxSuppression`'s `iou_threshold` attr.
+    iou_attr: f32,
 }
 
 fn scalar(ctx: &OpContext, i: usize, what: &str) -> Result<Tensor, Status> {
@@ -129,7 +136,11 @@ impl OpKernel for Nms {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let boxes = ctx.input(0)?;
         let scores = ctx.input(1)?;
-        if boxes.rank() != 2 || boxes.dims()[1] != 4 {
+        let overlaps = self.version == Version::Overlaps;
+        if overlaps && (boxes.rank() != 2 || boxes.dims()[0] != boxes.dims()[1]) {
+            return Err(ctx.error(format!("overlaps must be 2-D and square, got shape {}", boxes.shape())));
+        }
+        if !overlaps && (boxes.rank() != 2 || boxes.dims()[1] != 4) {
             return Err(ctx.error(format!("boxes must be 2-D with 4 columns, got shape {}", boxes.shape())));
         }
         let n = boxes.dims()[0];
@@ -149,11 +160,18 @@ impl OpKernel for Nms {
         if max_out < 0 {
             return Err(ctx.error(format!("max_output_size must be non-negative, got {max_out}")));
         }
-        let iou_t = scalar_f32(ctx, 3, "iou_threshold")?;
-        if !(0.0..=1.0).contains(&iou_t) {
+        let iou_t = match self.version {
+            Version::V1 => self.iou_attr,
+            Version::Overlaps => scalar_f32(ctx, 3, "overlap_threshold")?,
+            _ => scalar_f32(ctx, 3, "iou_threshold")?,
+        };
+        if !overlaps && !(0.0..=1.0).contains(&iou_t) {
             return Err(ctx.error(format!("iou_threshold must be in [0, 1], got {iou_t}")));
         }
-        let score_t = scalar_f32(ctx, 4, "score_threshold")?;
+        let score_t = match self.version {
+            Version::V1 | Version::V2 => f32::MIN,
+            _ => scalar_f32(ctx, 4, "score_threshold")?,
+        };
         let sigma = if self.version == Version::V5 {
             let s = scalar_f32(ctx, 5, "soft_nms_sigma")?;
             if s.is_nan() || s < 0.0 {
@@ -165,7 +183,12 @@ impl OpKernel for Nms {
         };
         let b = boxes.as_slice::<f32>()?;
         let s = scores.as_slice::<f32>()?;
-        let (mut sel, mut sel_scores) = suppress(b, s, max_out as usize, iou_t, score_t, sigma);
+        let n = s.len();
+        let (mut sel, mut sel_scores) = if overlaps {
+            suppress(|i, j| b[i * n + j], s, max_out as usize, iou_t, score_t, sigma)
+        } else {
+            suppress(|i, j| iou(b, i, j), s, max_out as usize, iou_t, score_t, sigma)
+        };
         let valid = sel.len() as i32;
         if self.pad {
             // Padded to `max_output_size` (a value input): from the fallible path.
@@ -180,7 +203,7 @@ impl OpKernel for Nms {
         }
         ctx.set_output(0, Tensor::vec(sel))?;
         match self.version {
-            Version::V3 => Ok(()),
+            Version::V1 | Version::V2 | Version::Overlaps | Version::V3 => Ok(()),
             Version::V4 => ctx.set_output(1, Tensor::scalar(valid)),
             Version::V5 => {
                 ctx.set_output(1, Tensor::vec(sel_scores))?;
@@ -191,16 +214,22 @@ impl OpKernel for Nms {
 }
 
 fn factory(node: &NodeDef, version: Version) -> Result<Box<dyn OpKernel>, Status> {
-    dtype_attr(node, "T", |d| d == DataType::Float)?;
-    if version != Version::V5 {
+    if matches!(version, Version::V2 | Version::V3 | Version::V4 | Version::V5) {
+        dtype_attr(node, "T", |d| d == DataType::Float)?;
+    }
+    if matches!(version, Version::V2 | Version::V3 | Version::V4) {
         dtype_attr(node, "T_threshold", |d| d == DataType::Float)?;
     }
-    let pad = version != Version::V3 && node.attr_bool("pad_to_max_output_size")?;
-    Ok(Box::new(Nms { version, pad }))
+    let pad = matches!(version, Version::V4 | Version::V5) && node.attr_bool("pad_to_max_output_size")?;
+    let iou_attr = if version == Version::V1 { node.attr_float("iou_threshold")? } else { 0.0 };
+    Ok(Box::new(Nms { version, pad, iou_attr }))
 }
 
 /// Registers the kernels.
 pub(crate) fn register(r: &mut crate::KernelRegistry) {
+    r.add("NonMaxSuppression", |n| factory(n, Version::V1));
+    r.add("NonMaxSuppressionV2", |n| factory(n, Version::V2));
+    r.add("NonMaxSuppressionWithOverlaps", |n| factory(n, Version::Overlaps));
     r.add("NonMaxSuppressionV3", |n| factory(n, Version::V3));
     r.add("NonMaxSuppressionV4", |n| factory(n, Version::V4));
     r.add("NonMaxSuppressionV5", |n| factory(n, Version::V5));

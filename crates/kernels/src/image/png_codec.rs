@@ -134,6 +134,41 @@ struct EncodePng {
     compression: i64,
 }
 
+/// Encodes interleaved samples (`channels` of 1-4, big-endian when 16-bit) as a PNG;
+/// `compression` is zlib's level (-1 = default).
+pub(crate) fn png_bytes(
+    data: &[u8],
+    w: usize,
+    h: usize,
+    channels: usize,
+    depth: png::BitDepth,
+    compression: i64,
+) -> Result<Vec<u8>, String> {
+    let color = match channels {
+        1 => png::ColorType::Grayscale,
+        2 => png::ColorType::GrayscaleAlpha,
+        3 => png::ColorType::Rgb,
+        _ => png::ColorType::Rgba,
+    };
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, w as u32, h as u32);
+        enc.set_color(color);
+        enc.set_depth(depth);
+        enc.set_compression(match compression {
+            0 => png::Compression::NoCompression,
+            1..=2 => png::Compression::Fast,
+            -1 | 3..=6 => png::Compression::Balanced,
+            _ => png::Compression::High,
+        });
+        let map = |e: png::EncodingError| format!("PNG encoding failed: {e}");
+        let mut wr = enc.write_header().map_err(map)?;
+        wr.write_image_data(data).map_err(map)?;
+        wr.finish().map_err(map)?;
+    }
+    Ok(out)
+}
+
 impl OpKernel for EncodePng {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let (img, [h, w, c]) = image_to_encode(ctx)?;
@@ -151,28 +186,7 @@ impl OpKernel for EncodePng {
             }
             d => return Err(ctx.error(format!("image must be uint8 or uint16, got {d}"))),
         };
-        let color = match c {
-            1 => png::ColorType::Grayscale,
-            2 => png::ColorType::GrayscaleAlpha,
-            3 => png::ColorType::Rgb,
-            _ => png::ColorType::Rgba,
-        };
-        let mut out = Vec::new();
-        {
-            let mut enc = png::Encoder::new(&mut out, w as u32, h as u32);
-            enc.set_color(color);
-            enc.set_depth(depth);
-            enc.set_compression(match self.compression {
-                0 => png::Compression::NoCompression,
-                1..=2 => png::Compression::Fast,
-                -1 | 3..=6 => png::Compression::Balanced,
-                _ => png::Compression::High,
-            });
-            let map = |e: png::EncodingError| ctx.error(format!("PNG encoding failed: {e}"));
-            let mut wr = enc.write_header().map_err(map)?;
-            wr.write_image_data(&data).map_err(map)?;
-            wr.finish().map_err(map)?;
-        }
+        let out = png_bytes(&data, w, h, c, depth, self.compression).map_err(|e| ctx.error(e))?;
         set_string(ctx, out)
     }
 }

@@ -15,10 +15,12 @@ pub mod bundle_variant;
 pub mod bundle_writer;
 mod control_flow;
 pub mod crc;
+mod debug_ops;
 mod file_ops;
 #[doc(hidden)]
 pub mod ordered_code;
 mod plumbing;
+mod readers;
 mod sendrecv;
 #[doc(hidden)]
 pub mod sstable;
@@ -41,5 +43,5 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels (one `register` call per file).
 pub(crate) fn register(r: &mut KernelRegistry) {
-    ferroflow_core::register_modules! { r: plumbing, sendrecv, control_flow, bundle_ops, assert, tensor_codec, file_ops }
+    ferroflow_core::register_modules! { r: plumbing, sendrecv, control_flow, bundle_ops, assert, tensor_codec, file_ops, readers, debug_ops }
 }

@@ -103,7 +103,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add_cheap("Const", const_factory);
     r.add_cheap("Placeholder", placeholder_factory);
     r.add_cheap("PlaceholderV2", placeholder_factory);
-    for op in ["Identity", "IdentityN", "StopGradient", "PreventGradient", "PlaceholderWithDefault"] {
+    for op in ["Identity", "IdentityN", "StopGradient", "PreventGradient", "PlaceholderWithDefault", "GuaranteeConst"] {
         r.add_cheap(op, |_| Ok(Box::new(Forward { alias_refs: true })));
     }
     r.add_cheap("Snapshot", |_| Ok(Box::new(Forward { alias_refs: false })));

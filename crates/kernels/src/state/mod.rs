@@ -2,6 +2,7 @@
 //! variables (`VariableV2`, `Assign`, …), row-wise gathers and scatters, and the optimizer
 //! apply ops that update them.
 
+mod count_up_to;
 pub mod handle;
 #[doc(hidden)]
 pub mod lock;
@@ -21,5 +22,5 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    ferroflow_core::register_modules! { r: resource_vars, ref_vars, sparse, training }
+    ferroflow_core::register_modules! { r: resource_vars, ref_vars, count_up_to, sparse, training }
 }

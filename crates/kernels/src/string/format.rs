@@ -47,7 +47,7 @@ fn format_g(v: f64, digits: usize) -> String {
 }
 
 /// TensorFlow's `FloatToBuffer`: 6 significant digits if they read back as `v`, else 9.
-fn format_f32(v: f32) -> String {
+pub(crate) fn format_f32(v: f32) -> String {
     let short = format_g(v as f64, 6);
     if short.parse::<f32>().ok() == Some(v) {
         short
@@ -57,7 +57,7 @@ fn format_f32(v: f32) -> String {
 }
 
 /// TensorFlow's `DoubleToBuffer`: 15 significant digits if they read back as `v`, else 17.
-fn format_f64(v: f64) -> String {
+pub(crate) fn format_f64(v: f64) -> String {
     let short = format_g(v, 15);
     if short.parse::<f64>().ok() == Some(v) {
         short

@@ -23,13 +23,14 @@ mod example_proto;
 #[doc(hidden)]
 pub mod farmhash;
 mod fingerprint;
-mod format;
+pub(crate) mod format;
 mod hash_bucket;
 mod ngrams;
 mod parse_example;
 mod parse_sequence;
 mod reduce_join;
 mod regex_replace;
+mod segment_join;
 mod split;
 mod substr;
 mod unicode;
@@ -242,5 +243,5 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("RegexFullMatch", |_| Ok(Box::new(RegexFullMatch)));
     r.add("ShardedFilename", |_| Ok(Box::new(ShardedFilename)));
     r.add("ShardedFilespec", |_| Ok(Box::new(ShardedFilespec)));
-    ferroflow_core::register_modules! { r: case, convert, csv, fingerprint, format, hash_bucket, ngrams, parse_example, parse_sequence, reduce_join, regex_replace, split, substr, unicode }
+    ferroflow_core::register_modules! { r: case, convert, csv, fingerprint, format, hash_bucket, ngrams, parse_example, parse_sequence, reduce_join, regex_replace, segment_join, split, substr, unicode }
 }

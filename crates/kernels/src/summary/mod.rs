@@ -3,8 +3,10 @@
 
 #[doc(hidden)]
 pub mod histogram;
+mod media;
 mod merge;
 mod scalar;
+mod tensor;
 
 pub use histogram::{default_bucket_limits, Histogram};
 
@@ -14,7 +16,7 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    ferroflow_core::register_modules! { r: scalar, histogram, merge }
+    ferroflow_core::register_modules! { r: scalar, histogram, merge, media, tensor }
 }
 
 /// The tag string of a summary input.

@@ -93,6 +93,16 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(
+        op("ConjugateTranspose")
+            .input("x: T")
+            .input("perm: Tperm")
+            .output("y: T")
+            .attr("T: type")
+            .attr("Tperm: {int32, int64} = DT_INT32")
+            .shape_fn(transpose_shape)
+            .build(),
+    );
+    r.add(
         op("InvertPermutation")
             .input("x: T")
             .output("y: T")
@@ -182,6 +192,14 @@ pub(crate) fn register(r: &mut OpRegistry) {
     }
     r.add(ss.shape_fn(strided_slice_shape).build());
     r.add(ssg.shape_fn(strided_slice_grad_shape).build());
+    // Writing through a slice: a reference variable, a resource variable, a tensor.
+    let assign = |name: &str, target: &str| {
+        let b = op(name).input(target).input("begin: Index").input("end: Index").input("strides: Index");
+        masks.iter().fold(b.input("value: T").attr("T: type").attr("Index: {int32, int64}"), |b, m| b.attr(m))
+    };
+    r.add(assign("StridedSliceAssign", "ref: Ref(T)").output("output_ref: Ref(T)").shape_fn(unchanged).build());
+    r.add(assign("ResourceStridedSliceAssign", "ref: resource").stateful().shape_fn(|_| Ok(vec![])).build());
+    r.add(assign("TensorStridedSliceUpdate", "input: T").output("output: T").shape_fn(unchanged).build());
     r.add(
         op("Gather")
             .input("params: Tparams")

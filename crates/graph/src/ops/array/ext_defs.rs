@@ -12,7 +12,19 @@ const SCAN_T: &str = "T: {float, double, int32, uint8, int16, int8, complex64, i
      bfloat16, qint16, quint16, uint16, complex128, half, uint32, uint64}";
 const REAL_T: &str = "T: {float, double, int32, uint8, int16, int8, int64, bfloat16, uint16, half, uint32, uint64}";
 
+/// `UnravelIndex`: [len(dims)] for a scalar index, [len(dims), n] for n indices.
+fn unravel_shape(c: &crate::shape_fn::ShapeCtx) -> Result<Vec<crate::shape_fn::Dims>, ferroflow_core::Status> {
+    let r = c.input(1).and_then(|d| d.first().copied()).unwrap_or(-1);
+    Ok(vec![match c.input(0) {
+        Some(i) if i.is_empty() => Some(vec![r]),
+        Some(i) => Some(vec![r, i[0]]),
+        None => None,
+    }])
+}
+
 pub(crate) fn register(r: &mut OpRegistry) {
+    let unravel = op("UnravelIndex").input("indices: Tidx").input("dims: Tidx").output("output: Tidx");
+    r.add(unravel.attr("Tidx: {int32, int64} = DT_INT32").shape_fn(unravel_shape).build());
     r.add(
         op("Split")
             .input("split_dim: int32")

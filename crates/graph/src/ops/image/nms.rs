@@ -1,4 +1,5 @@
-//! `NonMaxSuppressionV3`, `NonMaxSuppressionV4`, `NonMaxSuppressionV5`, `DrawBoundingBoxesV2`.
+//! `NonMaxSuppression` (V1), `V2`, `V3`, `V4`, `V5`, `NonMaxSuppressionWithOverlaps`,
+//! `DrawBoundingBoxesV2`.
 
 use ferroflow_core::{attr, Status};
 
@@ -9,7 +10,7 @@ use crate::shape_fn::{Dims, ShapeCtx};
 
 /// Selected indices: [max_output_size] when padded to a known size, else [-1].
 fn selected(c: &ShapeCtx) -> Dims {
-    let pad = c.node.op != "NonMaxSuppressionV3"
+    let pad = matches!(c.node.op.as_str(), "NonMaxSuppressionV4" | "NonMaxSuppressionV5")
         && ferroflow_core::NodeAttrs::attr_bool(c.node, "pad_to_max_output_size").unwrap_or(false);
     let n = match c.const_input(2) {
         Some(t) if pad => t.to_f64_vec().ok().and_then(|v| v.first().copied()).map_or(-1, |v| v as i64),
@@ -19,6 +20,9 @@ fn selected(c: &ShapeCtx) -> Dims {
 }
 
 fn nms_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    if c.node.op == "NonMaxSuppressionWithOverlaps" {
+        return Ok(vec![selected(c)]);
+    }
     if let Some(b) = c.input(0) {
         if b.len() != 2 || (b[1] >= 0 && b[1] != 4) {
             return Err(c.error(format!("boxes must be 2-D with 4 columns, got shape {b:?}")));
@@ -26,7 +30,7 @@ fn nms_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     }
     let sel = selected(c);
     Ok(match c.node.op.as_str() {
-        "NonMaxSuppressionV3" => vec![sel],
+        "NonMaxSuppression" | "NonMaxSuppressionV2" | "NonMaxSuppressionV3" => vec![sel],
         "NonMaxSuppressionV4" => vec![sel, Some(vec![])],
         _ => vec![sel.clone(), sel, Some(vec![])],
     })
@@ -43,6 +47,16 @@ pub(super) fn register(r: &mut OpRegistry) {
             .shape_fn(crate::shape_fn::unchanged)
             .build(),
     );
+    let v1 = op("NonMaxSuppression").input("boxes: float").input("scores: float").input("max_output_size: int32");
+    let v1 = v1.output("selected_indices: int32").attr("iou_threshold: float = 0.5");
+    r.add(v1.shape_fn(nms_shape).build());
+    let v2 = op("NonMaxSuppressionV2").input("boxes: T").input("scores: T").input("max_output_size: int32");
+    let v2 = v2.input("iou_threshold: T_threshold").output("selected_indices: int32");
+    let v2 = v2.attr("T: {half, float} = DT_FLOAT").attr("T_threshold: {half, float} = DT_FLOAT");
+    r.add(v2.shape_fn(nms_shape).build());
+    let ov = op("NonMaxSuppressionWithOverlaps").input("overlaps: float").input("scores: float");
+    let ov = ov.input("max_output_size: int32").input("overlap_threshold: float").input("score_threshold: float");
+    r.add(ov.output("selected_indices: int32").shape_fn(nms_shape).build());
     for name in ["NonMaxSuppressionV3", "NonMaxSuppressionV4"] {
         let b = op(name)
             .input("boxes: T")

@@ -60,6 +60,10 @@ pub(super) fn register(r: &mut OpRegistry) {
             .shape_fn(|_| Ok(vec![]))
             .build(),
     );
+    let join = op("UnsortedSegmentJoin").input("inputs: string").input("segment_ids: Tindices");
+    let join = join.input("num_segments: Tnumsegments").output("output: string").attr("separator: string = ''");
+    let join = join.attr("Tindices: {int32, int64}").attr("Tnumsegments: {int32, int64} = DT_INT32");
+    r.add(join.shape_fn(|_| Ok(vec![None])).build());
     r.add(
         op("ReduceJoin")
             .input("inputs: string")
