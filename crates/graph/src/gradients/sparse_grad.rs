@@ -228,6 +228,11 @@ pub(super) fn register(r: &mut super::GradRegistry) {
     r.add("SparseReorder", sparse_reorder_grad);
     r.add("SparseTensorDenseMatMul", sparse_dense_matmul_grad);
     r.no_gradient(&[
+        "SetSize",
+        "DenseToDenseSetOperation",
+        "DenseToSparseSetOperation",
+        "SparseToSparseSetOperation",
+        "EditDistance",
         "SerializeSparse",
         "SerializeTensor",
         "ParseTensor",

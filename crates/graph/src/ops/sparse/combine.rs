@@ -1,4 +1,4 @@
-//! `SparseConcat`, `SparseSlice`, `SparseAdd` (and the gradient ops `SparseSliceGrad`,
+//! `SparseConcat`, `SparseSlice`, `SparseSplit`, `SparseAdd` (and the gradient ops `SparseSliceGrad`,
 //! `SparseAddGrad`), `SparseSparseMaximum`/`Minimum`, `SparseReduceSum`, `SparseReduceMax` (and their `...Sparse` forms),
 //! `SparseDenseCwise{Add,Mul,Div}`, `SparseSoftmax`, and the
 //! feature-column crosses `SparseCross`, `SparseCrossV2`, `SparseCrossHashed` (their
@@ -34,6 +34,13 @@ fn concat_shape(c: &ShapeCtx) -> R {
 
 fn slice_shape(c: &ShapeCtx) -> R {
     sparse_result(c, 2)
+}
+
+/// `num_split` sparse results of the input's rank.
+fn split_shape(c: &ShapeCtx) -> R {
+    let n = c.node.attr_int("num_split")?.max(1) as usize;
+    let r = c.input(3).and_then(|d| d.first().copied()).unwrap_or(-1);
+    Ok([vec![Some(vec![-1, r]); n], vec![Some(vec![-1]); n], vec![Some(vec![r]); n]].concat())
 }
 
 fn add_shape(c: &ShapeCtx) -> R {
@@ -94,6 +101,20 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .output("output_shape: int64")
             .attr("T: type")
             .shape_fn(slice_shape)
+            .build(),
+    );
+    r.add(
+        op("SparseSplit")
+            .input("split_dim: int64")
+            .input("indices: int64")
+            .input("values: T")
+            .input("shape: int64")
+            .output("output_indices: num_split * int64")
+            .output("output_values: num_split * T")
+            .output("output_shape: num_split * int64")
+            .attr("num_split: int >= 1")
+            .attr("T: type")
+            .shape_fn(split_shape)
             .build(),
     );
     r.add(

@@ -8,8 +8,10 @@
 
 mod combine;
 mod count;
+mod edit_distance;
 mod segment;
 mod serialize;
+mod sets;
 mod sparse_tensor;
 
 pub use combine::*;
@@ -75,7 +77,7 @@ fn first_input(c: &ShapeCtx) -> R {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: combine, segment, sparse_tensor, serialize, count }
+    ferroflow_core::register_modules! { r: combine, segment, sparse_tensor, serialize, count, sets, edit_distance }
     r.add(
         op("DynamicPartition")
             .input("data: T")
