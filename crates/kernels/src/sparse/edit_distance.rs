@@ -67,13 +67,13 @@ impl EditDistance {
             }
         }
         let mismatch = |what: &str, a: &Tensor, b: &Tensor| {
-            ctx.error(format!("Expected {what}, their shapes are: {} and {}", dims_str(a), dims_str(b)))
+            ctx.error(format!("Expected {what} their shapes are: {} and {}", dims_str(a), dims_str(b)))
         };
         if hv.dims()[0] != hi.dims()[0] {
-            return Err(mismatch("hypothesis_values.NumElements == #rows(hypothesis_indices)", hv, hi));
+            return Err(mismatch("hypothesis_values.NumElements == #rows(hypothesis_indices),", hv, hi));
         }
         if hs.dims()[0] != hi.dims()[1] {
-            return Err(mismatch("hypothesis_shape.NumElements == #cols(hypothesis_indices)", hs, hi));
+            return Err(mismatch("hypothesis_shape.NumElements == #cols(hypothesis_indices),", hs, hi));
         }
         if ts.dims()[0] < 2 {
             return Err(ctx.error(format!(
@@ -82,10 +82,10 @@ impl EditDistance {
             )));
         }
         if tv.dims()[0] != ti.dims()[0] {
-            return Err(mismatch("truth_values.NumElements == #rows(truth_indices)", tv, ti));
+            return Err(mismatch("truth_values.NumElements == #rows(truth_indices),", tv, ti));
         }
         if ts.dims()[0] != ti.dims()[1] {
-            return Err(mismatch("truth_shape.NumElements == #cols(truth_indices)", ts, ti));
+            return Err(mismatch("truth_shape.NumElements == #cols(truth_indices),", ts, ti));
         }
         if ts.dims()[0] != hs.dims()[0] {
             return Err(mismatch("truth and hypothesis to have matching ranks, but", ts, hs));

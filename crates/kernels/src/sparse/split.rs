@@ -99,13 +99,12 @@ impl OpKernel for SparseSplit {
             members[p].push(e);
             rows[p].extend(row.iter().enumerate().map(|(j, &x)| if j == axis { at } else { x }));
         }
-        for p in 0..self.num_split {
+        for (p, (member, piece_rows)) in members.iter().zip(rows.iter_mut()).enumerate() {
             let len = size + i64::from((p as i64) < extra);
             let mut piece_shape = shape.clone();
             piece_shape[axis] = len;
-            let count = members[p].len();
-            let vals = ferroflow_core::with_dtype!(values.dtype(), T => pick::<T>(&values, &members[p]))?;
-            ctx.set_output(p, Tensor::new(Shape::new(vec![count, rank]), std::mem::take(&mut rows[p]))?)?;
+            let vals = ferroflow_core::with_dtype!(values.dtype(), T => pick::<T>(&values, member))?;
+            ctx.set_output(p, Tensor::new(Shape::new(vec![member.len(), rank]), std::mem::take(piece_rows))?)?;
             ctx.set_output(self.num_split + p, vals)?;
             ctx.set_output(2 * self.num_split + p, Tensor::new(Shape::new(vec![rank]), piece_shape)?)?;
         }
