@@ -10,7 +10,7 @@ type Sp = (Tensor, Tensor, Tensor);
 
 fn sp(rows: usize, ix: &[i64], vals: &[i32], shape: &[i64]) -> Sp {
     (
-        Tensor::new(vec![rows, if rows == 0 { shape.len() } else { ix.len() / rows }], ix.to_vec()).unwrap(),
+        Tensor::new(vec![rows, ix.len().checked_div(rows).unwrap_or(shape.len())], ix.to_vec()).unwrap(),
         Tensor::new(vec![vals.len()], vals.to_vec()).unwrap(),
         Tensor::new(vec![shape.len()], shape.to_vec()).unwrap(),
     )

@@ -149,7 +149,7 @@ mod tests {
         let n = node("SparseSplit", &[("num_split", attr::int(k)), ("T", attr::ty(DataType::Float))]);
         let inputs = vec![
             axis,
-            Tensor::new(vec![rows, if rows == 0 { shape.len() } else { ix.len() / rows }], ix.to_vec()).unwrap(),
+            Tensor::new(vec![rows, ix.len().checked_div(rows).unwrap_or(shape.len())], ix.to_vec()).unwrap(),
             Tensor::new(vec![n_vals], vec![1.0f32; n_vals]).unwrap(),
             Tensor::new(vec![shape.len()], shape.to_vec()).unwrap(),
         ];
