@@ -4,6 +4,7 @@
 //! Every kernel works on any dtype a ferroflow tensor holds (numeric ops on the numeric
 //! ones). Pure data movement goes through [`strided::strided_gather`].
 
+mod bitcast;
 mod concat;
 pub(crate) mod ext;
 mod fill;
@@ -47,8 +48,8 @@ use crate::KernelRegistry;
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: concat, fill, gather, list_diff, one_hot, pack, pad, partition, range, reverse_sequence, segment, shape_ops,
-        slice, space, strided_assign, strided_slice, tile, transpose, unique, unravel_index, where_op
+        r: bitcast, concat, fill, gather, list_diff, one_hot, pack, pad, partition, range, reverse_sequence, segment,
+        shape_ops, slice, space, strided_assign, strided_slice, tile, transpose, unique, unravel_index, where_op
     }
     ext::register(r);
 }
