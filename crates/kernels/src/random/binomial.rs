@@ -1,4 +1,5 @@
-//! `StatelessRandomBinomial` (`tf.random.stateless_binomial`): binomial(counts, probs)
+//! `StatelessRandomBinomial` (`tf.random.stateless_binomial`) and `StatefulRandomBinomial`
+//! (`tf.random.Generator.binomial`): binomial(counts, probs)
 //! samples of `shape`, which must end with the broadcast shape of `counts` and `probs`; the
 //! leading dimensions are the samples of each (count, prob) pair.
 //!
@@ -19,6 +20,7 @@ use super::philox::Philox;
 use super::rejection::{
     check_type, draw_sample_major, ends_with, stream_at, to_tensor, type_list, Buffered, MAX_TRIES, RESERVED_PER_OUTPUT,
 };
+use super::rng_state::{read_and_skip, Algs};
 use super::stateless::{key_counter_from_seed, seed_of};
 use crate::math::bcast::broadcast_shape;
 use crate::{KernelRegistry, OpContext, OpKernel};
@@ -171,49 +173,92 @@ struct StatelessBinomial {
     out: DataType,
 }
 
+/// How a binomial op's generator is found once the output is planned: from a seed, or from
+/// a state variable it advances (given the batches and the samples per batch).
+type GenOf<'a> = &'a dyn Fn(&OpContext, usize, usize) -> Result<Philox, Status>;
+
+/// Checks `counts` and `probs` (inputs `first` and `first + 1`) against the `shape` input
+/// and draws the samples of the generator `gen_of` gives (TensorFlow's order of checks;
+/// a stateful op's state moves even for an empty output).
+fn binomial_op(
+    ctx: &mut OpContext,
+    t: DataType,
+    out: DataType,
+    shape_at: usize,
+    first: usize,
+    gen_of: GenOf<'_>,
+) -> Result<(), Status> {
+    let (counts, probs) = (ctx.input(first)?, ctx.input(first + 1)?);
+    for (x, what) in [(&counts, "counts"), (&probs, "probs")] {
+        if x.dtype() != t {
+            return Err(ctx.error(format!("{what} must be {}, got {}", t.tf_name(), x.dtype().tf_name())));
+        }
+    }
+    let bcast = broadcast_shape(counts.dims(), probs.dims()).ok_or_else(|| {
+        ctx.error(format!(
+            "counts and probs must have compatible batch dimensions: {} vs. {}",
+            counts.shape(),
+            probs.shape()
+        ))
+    })?;
+    let shape_t = ctx.input(shape_at)?;
+    if shape_t.rank() != 1 {
+        return Err(ctx.error(format!("Input shape should be a vector, got shape: {}", shape_t.shape())));
+    }
+    let shape = shape_from_tensor(ctx, &shape_t)?;
+    if !ends_with(shape.dims(), &bcast) {
+        return Err(ctx.error(format!(
+            "Shape passed in must end with broadcasted shape: shape {} does not end with [{}]",
+            shape,
+            bcast.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")
+        )));
+    }
+    ferroflow_core::check_tensor_alloc(shape.dims(), out).map_err(|e| ctx.error_with(e))?;
+    let batches: usize = bcast.iter().product();
+    let per_batch = if batches == 0 { 0 } else { shape.num_elements() / batches };
+    let base = gen_of(ctx, batches, per_batch)?;
+    if shape.num_elements() == 0 {
+        return ctx.set_output(0, Tensor::zeros(out, shape)?);
+    }
+    let (cv, pv) = (counts.to_f64_vec()?, probs.to_f64_vec()?);
+    let (ci, pi) = (broadcast_index(counts.dims(), &bcast), broadcast_index(probs.dims(), &bcast));
+    let v = draw_sample_major(batches, per_batch, |i| {
+        let b = i / per_batch;
+        binomial_sample(cv[ci[b]], pv[pi[b]], t, base, i)
+    });
+    ctx.set_output(0, to_tensor(out, shape, v)?)
+}
+
 impl OpKernel for StatelessBinomial {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let seed = seed_of(ctx, &ctx.input(1)?)?;
-        let (counts, probs) = (ctx.input(2)?, ctx.input(3)?);
-        for (x, what) in [(&counts, "counts"), (&probs, "probs")] {
-            if x.dtype() != self.t {
-                return Err(ctx.error(format!("{what} must be {}, got {}", self.t.tf_name(), x.dtype().tf_name())));
-            }
-        }
-        let bcast = broadcast_shape(counts.dims(), probs.dims()).ok_or_else(|| {
-            ctx.error(format!(
-                "counts and probs must have compatible batch dimensions: {} vs. {}",
-                counts.shape(),
-                probs.shape()
-            ))
-        })?;
-        let shape_t = ctx.input(0)?;
-        if shape_t.rank() != 1 {
-            return Err(ctx.error(format!("Input shape should be a vector, got shape: {}", shape_t.shape())));
-        }
-        let shape = shape_from_tensor(ctx, &shape_t)?;
-        if !ends_with(shape.dims(), &bcast) {
+        binomial_op(ctx, self.t, self.out, 0, 2, &|_, _, _| Ok(key_counter_from_seed(seed)))
+    }
+}
+
+/// `StatefulRandomBinomial` (`tf.random.Generator.binomial`): the samples of the Philox
+/// state of input 0, whose counter moves `256 * (batches * 200 * (per_batch + 3) / 4)`
+/// calls ahead (TensorFlow's reservation).
+struct StatefulBinomial {
+    t: DataType,
+    out: DataType,
+}
+
+impl OpKernel for StatefulBinomial {
+    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+        let alg_t = ctx.input(1)?;
+        if alg_t.rank() != 0 || alg_t.dtype() != DataType::Int64 {
             return Err(ctx.error(format!(
-                "Shape passed in must end with broadcasted shape: shape {} does not end with [{}]",
-                shape,
-                bcast.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(",")
+                "algorithm must be an int64 scalar, not {} {}",
+                alg_t.dtype(),
+                alg_t.shape()
             )));
         }
-        ferroflow_core::check_tensor_alloc(shape.dims(), self.out).map_err(|e| ctx.error_with(e))?;
-        if shape.num_elements() == 0 {
-            return ctx.set_output(0, Tensor::zeros(self.out, shape)?);
-        }
-        let batches: usize = bcast.iter().product();
-        let per_batch = shape.num_elements() / batches;
-        let (cv, pv) = (counts.to_f64_vec()?, probs.to_f64_vec()?);
-        let (ci, pi) = (broadcast_index(counts.dims(), &bcast), broadcast_index(probs.dims(), &bcast));
-        let base = key_counter_from_seed(seed);
-        let t = self.t;
-        let v = draw_sample_major(batches, per_batch, |i| {
-            let b = i / per_batch;
-            binomial_sample(cv[ci[b]], pv[pi[b]], t, base, i)
-        });
-        ctx.set_output(0, to_tensor(self.out, shape, v)?)
+        let alg = alg_t.scalar_value::<i64>()?;
+        binomial_op(ctx, self.t, self.out, 2, 3, &|ctx, batches, per_batch| {
+            let reserve = (batches as u64).wrapping_mul(200).wrapping_mul(per_batch as u64 + 3) / 4;
+            Ok(read_and_skip(ctx, alg, Algs { auto_select: false, threefry_unimplemented: false }, reserve)?.0)
+        })
     }
 }
 
@@ -228,9 +273,15 @@ fn make(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
         ))
         .in_node(&n.name, &n.op));
     }
-    Ok(Box::new(StatelessBinomial { t: check_type(n, "T", &PARAM_TYPES)?, out: check_type(n, "dtype", &OUT_TYPES)? }))
+    let (t, out) = (check_type(n, "T", &PARAM_TYPES)?, check_type(n, "dtype", &OUT_TYPES)?);
+    Ok(if n.op == "StatefulRandomBinomial" {
+        Box::new(StatefulBinomial { t, out })
+    } else {
+        Box::new(StatelessBinomial { t, out })
+    })
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("StatelessRandomBinomial", make);
+    r.add("StatefulRandomBinomial", make);
 }

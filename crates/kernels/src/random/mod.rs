@@ -16,8 +16,10 @@ mod ops;
 pub mod philox;
 mod poisson;
 mod rejection;
+mod rng_state;
 mod sampler;
 mod shuffle;
+mod stateful;
 mod stateless;
 
 pub use gamma_grad::{gamma_sample_der_alpha, gamma_sample_der_alpha_f32};
@@ -38,6 +40,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     multinomial::register(r);
     ops::register(r);
     poisson::register(r);
+    rng_state::register(r);
     shuffle::register(r);
+    stateful::register(r);
     stateless::register(r);
 }

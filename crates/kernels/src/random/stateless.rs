@@ -117,8 +117,9 @@ impl OpKernel for GetKeyCounter {
     }
 }
 
+/// A stateless (or stateful) sampler's distribution.
 #[derive(Clone, Copy)]
-enum Dist {
+pub(crate) enum Dist {
     Uniform,
     Normal,
     Truncated,
@@ -170,54 +171,78 @@ impl OpKernel for Stateless {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let shape = shape_from_tensor(ctx, &ctx.input(0)?)?;
         let (gen, next) = stateless_gen(ctx, self.v2)?;
-        ferroflow_core::check_tensor_alloc(shape.dims(), self.dtype).map_err(|e| ctx.error_with(e))?;
-        let out = match (self.dist, self.dtype) {
-            (Dist::Uniform, DataType::Float) => draw(&UniformF32, gen, shape)?,
-            (Dist::Uniform, _) => draw(&UniformF64, gen, shape)?,
-            (Dist::Normal, DataType::Float) => draw(&NormalF32, gen, shape)?,
-            (Dist::Normal, _) => draw(&NormalF64, gen, shape)?,
-            (Dist::Truncated, DataType::Float) => draw(&TruncatedF32, gen, shape)?,
-            (Dist::Truncated, _) => draw(&TruncatedF64, gen, shape)?,
-            (Dist::FullInt, DataType::Int32) => draw(&FullI32, gen, shape)?,
-            (Dist::FullInt, DataType::Int64) => draw(&FullI64, gen, shape)?,
-            (Dist::FullInt, DataType::UInt32) => draw(&FullU32, gen, shape)?,
-            (Dist::FullInt, _) => draw(&FullU64, gen, shape)?,
-            (Dist::UniformInt, dt) => {
-                let (lo, hi) = (ctx.input(next)?, ctx.input(next + 1)?);
-                for (t, what) in [(&lo, "minval"), (&hi, "maxval")] {
-                    if t.rank() != 0 || t.dtype() != dt {
-                        return Err(ctx.error(format!(
-                            "{what} must be a {dt} scalar, got {} {}",
-                            t.dtype(),
-                            t.shape()
-                        )));
-                    }
+        let bounds = match self.dist {
+            Dist::UniformInt => Some((ctx.input(next)?, ctx.input(next + 1)?)),
+            _ => None,
+        };
+        let n = shape.num_elements();
+        let out = sample(ctx, self.dist, self.dtype, gen, shape, bounds.as_ref().map(|(l, h)| (l, h, n > 0)))?;
+        ctx.set_output(0, out)
+    }
+}
+
+/// `shape` elements of `dist` of type `dtype` drawn from `gen` (TensorFlow's
+/// `FillPhiloxRandom`); `bounds` are a uniform int's `minval` and `maxval`, with whether to
+/// check `minval < maxval`.
+pub(crate) fn sample(
+    ctx: &OpContext,
+    dist: Dist,
+    dtype: DataType,
+    gen: Philox,
+    shape: Shape,
+    bounds: Option<(&Tensor, &Tensor, bool)>,
+) -> Result<Tensor, Status> {
+    ferroflow_core::check_tensor_alloc(shape.dims(), dtype).map_err(|e| ctx.error_with(e))?;
+    Ok(match (dist, dtype) {
+        (Dist::Uniform, DataType::Float) => draw(&UniformF32, gen, shape)?,
+        (Dist::Uniform, _) => draw(&UniformF64, gen, shape)?,
+        (Dist::Normal, DataType::Float) => draw(&NormalF32, gen, shape)?,
+        (Dist::Normal, _) => draw(&NormalF64, gen, shape)?,
+        (Dist::Truncated, DataType::Float) => draw(&TruncatedF32, gen, shape)?,
+        (Dist::Truncated, _) => draw(&TruncatedF64, gen, shape)?,
+        (Dist::FullInt, DataType::Int32) => draw(&FullI32, gen, shape)?,
+        (Dist::FullInt, DataType::Int64) => draw(&FullI64, gen, shape)?,
+        (Dist::FullInt, DataType::UInt32) => draw(&FullU32, gen, shape)?,
+        (Dist::FullInt, _) => draw(&FullU64, gen, shape)?,
+        (Dist::UniformInt, dt) => {
+            let Some((lo, hi, check)) = bounds else { return Err(ctx.error("minval and maxval are missing")) };
+            check_bounds(ctx, dt, lo, hi)?;
+            match dt {
+                DataType::Int32 => {
+                    let (l, h) = int_bounds::<i32>(ctx, lo, hi, check)?;
+                    draw(&UniformI32 { lo: l, range: (h as u32).wrapping_sub(l as u32).max(1) }, gen, shape)?
                 }
-                let n = shape.num_elements();
-                match dt {
-                    DataType::Int32 => {
-                        let (l, h) = int_bounds::<i32>(ctx, &lo, &hi, n > 0)?;
-                        draw(&UniformI32 { lo: l, range: (h as u32).wrapping_sub(l as u32).max(1) }, gen, shape)?
-                    }
-                    _ => {
-                        let (l, h) = int_bounds::<i64>(ctx, &lo, &hi, n > 0)?;
-                        draw(&UniformI64 { lo: l, range: (h as u64).wrapping_sub(l as u64).max(1) }, gen, shape)?
-                    }
+                _ => {
+                    let (l, h) = int_bounds::<i64>(ctx, lo, hi, check)?;
+                    draw(&UniformI64 { lo: l, range: (h as u64).wrapping_sub(l as u64).max(1) }, gen, shape)?
                 }
             }
-        };
-        ctx.set_output(0, out)
+        }
+    })
+}
+
+/// `minval` and `maxval` must be scalars of the output type.
+pub(crate) fn check_bounds(ctx: &OpContext, dt: DataType, lo: &Tensor, hi: &Tensor) -> Result<(), Status> {
+    for (t, what) in [(lo, "minval"), (hi, "maxval")] {
+        if t.rank() != 0 || t.dtype() != dt {
+            return Err(ctx.error(format!("{what} must be a {dt} scalar, got {} {}", t.dtype(), t.shape())));
+        }
+    }
+    Ok(())
+}
+
+/// Whether TensorFlow's CPU kernels of `dist` draw `dtype` (of those ferroflow draws).
+pub(crate) fn dist_supports(dist: Dist, dtype: DataType) -> bool {
+    match dist {
+        Dist::Uniform | Dist::Normal | Dist::Truncated => matches!(dtype, DataType::Float | DataType::Double),
+        Dist::UniformInt => matches!(dtype, DataType::Int32 | DataType::Int64),
+        Dist::FullInt => matches!(dtype, DataType::Int32 | DataType::Int64 | DataType::UInt32 | DataType::UInt64),
     }
 }
 
 fn make(n: &NodeDef, dist: Dist, v2: bool) -> Result<Box<dyn OpKernel>, Status> {
     let dtype = n.attr_type("dtype")?;
-    let ok = match dist {
-        Dist::Uniform | Dist::Normal | Dist::Truncated => matches!(dtype, DataType::Float | DataType::Double),
-        Dist::UniformInt => matches!(dtype, DataType::Int32 | DataType::Int64),
-        Dist::FullInt => matches!(dtype, DataType::Int32 | DataType::Int64 | DataType::UInt32 | DataType::UInt64),
-    };
-    if !ok {
+    if !dist_supports(dist, dtype) {
         return Err(Status::unimplemented(format!("dtype {dtype} is not supported on CPU by ferroflow"))
             .in_node(&n.name, &n.op));
     }

@@ -13,6 +13,10 @@ use ferroflow_core::{attr, DataType, Storage, Tensor, C128, C64};
 use ferroflow_kernels::testutil::{node, run_kernel};
 use serde_json::Value as J;
 
+// Used by golden.rs only (isa_paths.rs shares the module).
+#[allow(dead_code)]
+pub mod stateful;
+
 fn dtype(s: &str) -> DataType {
     match s {
         "float32" => DataType::Float,
