@@ -54,6 +54,7 @@ mod quantize_dequantize;
 mod ragged;
 mod random;
 mod random_dists;
+mod random_stateful;
 mod random_stateless;
 mod signal;
 mod sparse;
@@ -90,6 +91,7 @@ pub use quantize_dequantize::*;
 pub use ragged::ragged_tensor_to_tensor;
 pub use random::*;
 pub use random_dists::*;
+pub use random_stateful::*;
 pub use random_stateless::*;
 pub use signal::*;
 pub use sparse::*;
@@ -103,6 +105,6 @@ use crate::registry::OpRegistry;
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
         r: array, audio, base, candidate_sampling, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_more, linalg_spectral, list, lookup, math,
-        input_pipeline, multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateless, signal, sparse, state, string, tensor_array, training
+        input_pipeline, multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateful, random_stateless, signal, sparse, state, string, tensor_array, training
     }
 }

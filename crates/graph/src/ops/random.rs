@@ -10,7 +10,7 @@ use crate::scope::{OpBuilder, Output, Scope};
 use crate::shape_fn::{unchanged, Dims, ShapeCtx};
 
 /// The shape described by a shape-vector input: its value when constant, else only its rank.
-fn shape_from_input(c: &ShapeCtx, i: usize) -> Result<Dims, Status> {
+pub(crate) fn shape_from_input(c: &ShapeCtx, i: usize) -> Result<Dims, Status> {
     if let Some(t) = c.const_input(i) {
         if t.rank() != 1 {
             return Err(c.error(format!("shape must be a vector, got shape {}", t.shape())));

@@ -1,6 +1,7 @@
 //! Array ops: definitions (TensorFlow names, attrs, defaults), shape functions and one
 //! builder function per op.
 
+mod bitcast;
 mod builders;
 mod defs;
 mod ext_builders;
@@ -10,6 +11,7 @@ mod shapes;
 mod slice_shapes;
 mod space;
 
+pub use bitcast::bitcast;
 pub use builders::*;
 pub use ext_builders::*;
 pub(super) use shapes::{const_ints, segment_sum_shape, want_rank};
@@ -19,6 +21,7 @@ use crate::registry::OpRegistry;
 
 /// Registers the array ops.
 pub(crate) fn register(r: &mut OpRegistry) {
+    bitcast::register(r);
     defs::register(r);
     ext_defs::register(r);
     space::register(r);
