@@ -92,7 +92,10 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(
-        base("StatefulRandomBinomial")
+        op("StatefulRandomBinomial")
+            .input("resource: resource")
+            .input("algorithm: int64")
+            .input("shape: S")
             .input("counts: T")
             .input("probs: T")
             .output("output: dtype")
