@@ -44,7 +44,7 @@ pub(crate) fn stack_padded(parts: &[Tensor], dtype: DataType, shape: &[i64]) -> 
                 for d in 0..pd.len() {
                     off += (k / pstr[d]) % pd[d] * ostr[d];
                 }
-                v[off] = x.clone();
+                v[off..off + 1].clone_from_slice(std::slice::from_ref(x));
             }
         }
         Tensor::new(dims, v)

@@ -215,7 +215,7 @@ fn binomial_op(
     }
     ferroflow_core::check_tensor_alloc(shape.dims(), out).map_err(|e| ctx.error_with(e))?;
     let batches: usize = bcast.iter().product();
-    let per_batch = if batches == 0 { 0 } else { shape.num_elements() / batches };
+    let per_batch = shape.num_elements().checked_div(batches).unwrap_or(0);
     let base = gen_of(ctx, batches, per_batch)?;
     if shape.num_elements() == 0 {
         return ctx.set_output(0, Tensor::zeros(out, shape)?);
