@@ -17,6 +17,7 @@ mod control_flow;
 pub mod crc;
 mod debug_ops;
 mod file_ops;
+pub mod file_stream;
 #[doc(hidden)]
 pub mod ordered_code;
 mod plumbing;

@@ -3,12 +3,12 @@
 //! `FixedLengthRecordDataset(V2)` (`record_bytes` records between `header_bytes` and
 //! `footer_bytes`). `compression_type` is `""`, `"ZLIB"` or `"GZIP"`.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::sync::Arc;
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
+use ferroflow_kernels::io::file_stream::{io_status, open_stream, read_up_to};
 use ferroflow_kernels::io::tfrecord::RecordReader;
 
 use super::dataset::{scalar_i64, Dataset, DatasetIter, Element, IterCtx};
@@ -48,43 +48,11 @@ impl Dataset for Files {
 }
 
 fn open(name: &str, compression: &str, buffer: usize) -> Result<Box<dyn Read + Send>, Status> {
-    ferroflow_core::check_file_path(name, "dataset file")?;
-    let f = File::open(name).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => Status::not_found(format!("{name}; No such file or directory")),
-        std::io::ErrorKind::PermissionDenied => {
-            Status::new(ferroflow_core::Code::PermissionDenied, format!("{name}; Permission denied"))
-        }
-        _ => Status::unknown(format!("{name}: {e}")),
-    })?;
-    let raw = BufReader::with_capacity(buffer, f);
-    Ok(match compression {
-        "" => Box::new(raw),
-        "ZLIB" => Box::new(flate2::bufread::ZlibDecoder::new(raw)),
-        "GZIP" => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
-        c => return Err(Status::invalid_argument(format!("Unsupported compression_type: {c}."))),
-    })
+    Ok(Box::new(open_stream(name, compression, buffer, "dataset file")?))
 }
 
 fn io_err(name: &str, e: std::io::Error) -> Status {
-    if e.kind() == std::io::ErrorKind::InvalidData || e.kind() == std::io::ErrorKind::InvalidInput {
-        Status::data_loss(format!("{name}: {e}"))
-    } else {
-        Status::unknown(format!("{name}: {e}"))
-    }
-}
-
-/// Reads up to `buf.len()` bytes; returns how many (fewer only at the end).
-fn read_up_to(r: &mut dyn Read, buf: &mut [u8], name: &str) -> Result<usize, Status> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_err(name, e)),
-        }
-    }
-    Ok(got)
+    io_status(name, e)
 }
 
 impl FilesIter {

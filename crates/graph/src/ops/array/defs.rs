@@ -82,26 +82,18 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(squeeze_shape)
             .build(),
     );
-    r.add(
-        op("Transpose")
-            .input("x: T")
-            .input("perm: Tperm")
-            .output("y: T")
-            .attr("T: type")
-            .attr("Tperm: {int32, int64} = DT_INT32")
-            .shape_fn(transpose_shape)
-            .build(),
-    );
-    r.add(
-        op("ConjugateTranspose")
-            .input("x: T")
-            .input("perm: Tperm")
-            .output("y: T")
-            .attr("T: type")
-            .attr("Tperm: {int32, int64} = DT_INT32")
-            .shape_fn(transpose_shape)
-            .build(),
-    );
+    for name in ["Transpose", "ConjugateTranspose"] {
+        r.add(
+            op(name)
+                .input("x: T")
+                .input("perm: Tperm")
+                .output("y: T")
+                .attr("T: type")
+                .attr("Tperm: {int32, int64} = DT_INT32")
+                .shape_fn(transpose_shape)
+                .build(),
+        );
+    }
     r.add(
         op("InvertPermutation")
             .input("x: T")

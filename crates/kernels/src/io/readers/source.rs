@@ -6,11 +6,11 @@
 //! `hop_bytes`), the whole file (`WholeFileReader`, key = file) or the name itself
 //! (`IdentityReader`). Files are streamed, never read whole except by `WholeFileReader`.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, ErrorKind, Read};
+use std::io::{BufRead, Read};
 
-use ferroflow_core::{Code, Status};
+use ferroflow_core::Status;
 
+use crate::io::file_stream::{io_status, open_stream, read_up_to};
 use crate::io::tfrecord::RecordReader;
 
 /// The reader kinds with their settings.
@@ -62,39 +62,9 @@ pub(crate) enum Source {
     },
 }
 
-fn io_status(name: &str, e: std::io::Error) -> Status {
-    match e.kind() {
-        ErrorKind::NotFound => Status::not_found(format!("{name}; No such file or directory")),
-        ErrorKind::PermissionDenied => Status::new(Code::PermissionDenied, format!("{name}; Permission denied")),
-        ErrorKind::InvalidData | ErrorKind::InvalidInput => Status::data_loss(format!("{name}: {e}")),
-        _ => Status::unknown(format!("{name}: {e}")),
-    }
-}
-
 /// Opens `name`, decompressing "ZLIB" or "GZIP".
 fn open(name: &str, compression: &str) -> Result<Stream, Status> {
-    ferroflow_core::check_file_path(name, "reader input file")?;
-    let raw = BufReader::with_capacity(256 << 10, File::open(name).map_err(|e| io_status(name, e))?);
-    Ok(match compression {
-        "" => Box::new(raw),
-        "ZLIB" => Box::new(BufReader::new(flate2::bufread::ZlibDecoder::new(raw))),
-        "GZIP" => Box::new(BufReader::new(flate2::bufread::MultiGzDecoder::new(raw))),
-        c => return Err(Status::invalid_argument(format!("Unsupported compression_type: {c}."))),
-    })
-}
-
-/// Reads up to `buf.len()` bytes; how many (fewer only at the end).
-fn read_up_to(r: &mut dyn Read, buf: &mut [u8], name: &str) -> Result<usize, Status> {
-    let mut got = 0;
-    while got < buf.len() {
-        match r.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(io_status(name, e)),
-        }
-    }
-    Ok(got)
+    open_stream(name, compression, 256 << 10, "reader input file")
 }
 
 /// Skips `n` bytes; false if the stream ended first.
