@@ -212,6 +212,8 @@ def later():
           lambda tf, h, t: tf.edit_distance(tf.sparse.from_dense(h), tf.sparse.from_dense(t)),
           _strings([b"ab", b"", b"c", b"ab", b"", b""]).reshape(3, 2),
           _strings([b"ab", b"c", b"", b"", b"d", b"ab"]).reshape(3, 2), grads=False),
+        F("random.Generator.from_seed",
+          lambda tf, x: _generator_draws(tf, x, lambda: tf.random.Generator.from_seed(7)), v(2, 3), grads=False),
     ]
 
 
@@ -226,6 +228,39 @@ def _slice_assigns(tf, u, resource):
         b = var[::2, 1].assign(u[0, :2] * 3.0)
     with tf.control_dependencies([b]):
         return tf.identity(var.read_value() if resource else b)
+
+
+def _generator_draws(tf, x, make, binomial=True):
+    """A tf.random.Generator from `make()` (its state reset first: the sweep runs a case more
+    than once), each of its draws after the one before (graph mode orders nothing on the
+    state), and its state at the end. (TensorFlow's binomial takes Philox only.)"""
+    gen = make()
+    out = [gen.state.assign(gen.state.initial_value)]
+    draws = [
+        lambda: gen.normal(tf.shape(x)),
+        lambda: gen.uniform([2, 3], minval=-1.0, maxval=2.0, dtype=tf.float64),
+        lambda: gen.uniform([5], minval=-3, maxval=10, dtype=tf.int32),
+        lambda: gen.uniform([3], minval=-2**40, maxval=2**41, dtype=tf.int64),
+        lambda: gen.uniform_full_int([4], dtype=tf.int64),
+        lambda: gen.uniform_full_int([3], dtype=tf.uint32),
+        lambda: gen.truncated_normal([7], mean=1.0, stddev=x[0, 0] + 2.0),
+        lambda: gen.binomial([3], counts=[10.0, 200.0, 3.0], probs=[0.5, 0.2, 0.9]) if binomial else x,
+        lambda: (gen.binomial([2, 2], counts=[[40.0], [5.0]], probs=[0.3, 0.6], dtype=tf.float32)
+                 if binomial else x),
+        lambda: gen.make_seeds(2),
+        lambda: gen.skip(5),
+        lambda: gen.normal([2]),
+        lambda: gen.state.read_value(),
+    ]
+    return _in_turn(tf, out, draws)
+
+
+def _in_turn(tf, out, draws):
+    """Each of `draws` run after the one before (the first after `out`'s op); their tensors."""
+    for d in draws:
+        with tf.control_dependencies([out[-1]]):
+            out.append(d())
+    return [t for t in out[1:] if isinstance(t, tf.Tensor)]
 
 
 def _raw_ref(op):
