@@ -83,8 +83,8 @@ pub(crate) fn register(r: &mut OpRegistry) {
         .shape_fn(scalar)
         .build();
     // Opaque red, TensorFlow's default.
-    let red = ferroflow_core::Tensor::new(vec![4], vec![255u8, 0, 0, 255]).expect("a 4-vector");
-    if let Some(a) = image.attrs.iter_mut().find(|a| a.name == "bad_color") {
+    let red = ferroflow_core::Tensor::new(vec![4], vec![255u8, 0, 0, 255]);
+    if let (Ok(red), Some(a)) = (red, image.attrs.iter_mut().find(|a| a.name == "bad_color")) {
         a.default = Some(attr::tensor(&red));
     }
     r.add(image);

@@ -85,7 +85,16 @@ pub(crate) fn handle_names(ctx: &OpContext, i: usize) -> Result<(String, String)
 /// The resource of type `R` named by input 0; NotFound naming the node, the `kind` of
 /// resource and that its creating op must run first, if it was never created.
 pub(crate) fn named_resource<R: std::any::Any + Send + Sync>(ctx: &OpContext, kind: &str) -> Result<Arc<R>, Status> {
-    let (c, n) = handle_names(ctx, 0)?;
+    named_resource_at(ctx, 0, kind)
+}
+
+/// As [`named_resource`], for the handle at input `i`.
+pub(crate) fn named_resource_at<R: std::any::Any + Send + Sync>(
+    ctx: &OpContext,
+    i: usize,
+    kind: &str,
+) -> Result<Arc<R>, Status> {
+    let (c, n) = handle_names(ctx, i)?;
     ctx.resources().lookup::<R>(&c, &n).map_err(|e| {
         Status::not_found(format!(
             "node '{}' (op {}): {kind} '{c}/{n}' does not exist (run the op that creates it first): {}",

@@ -11,7 +11,9 @@ use ferroflow_core::{varint, NodeAttrs, Status, Tensor};
 
 use super::source::ReaderKind;
 use super::{read, Reader, Want};
-use crate::data_flow::handles::{container_and_name, handle_names, node_err, session_private_name, set_handle_output};
+use crate::data_flow::handles::{
+    container_and_name, named_resource_at, node_err, session_private_name, set_handle_output,
+};
 use crate::data_flow::FifoQueue;
 use crate::{AsyncOpKernel, DoneCallback, KernelRegistry, OpContext, OpKernel};
 
@@ -86,22 +88,8 @@ fn create(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(Create { container, name, kind, shared }))
 }
 
-/// The reader (input 0) or, for `queue`, the queue at input 1.
-fn resource_at<R: std::any::Any + Send + Sync>(ctx: &OpContext, i: usize, what: &str) -> Result<Arc<R>, Status> {
-    let (c, n) = handle_names(ctx, i)?;
-    ctx.resources().lookup::<R>(&c, &n).map_err(|e| {
-        node_err(
-            ctx,
-            Status::not_found(format!(
-                "{what} '{c}/{n}' does not exist (run the op that creates it first): {}",
-                e.message
-            )),
-        )
-    })
-}
-
 fn reader(ctx: &OpContext) -> Result<Arc<Reader>, Status> {
-    resource_at(ctx, 0, "reader")
+    named_resource_at(ctx, 0, "reader")
 }
 
 struct Read {
@@ -112,7 +100,7 @@ impl AsyncOpKernel for Read {
     fn start(&self, ctx: OpContext, done: DoneCallback) {
         let prep = || -> Result<_, Status> {
             let r = reader(&ctx)?;
-            let q: Arc<FifoQueue> = resource_at(&ctx, 1, "queue")?;
+            let q: Arc<FifoQueue> = named_resource_at(&ctx, 1, "queue")?;
             let want = if self.up_to {
                 let n = ctx.input(2)?.scalar_value::<i64>()?;
                 if n <= 0 {
