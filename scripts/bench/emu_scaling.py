@@ -1,6 +1,7 @@
 """Asynchronous between-graph training across emulated hosts, TensorFlow's servers and
 ferroflow's side by side: every task on its own host (scripts/emu/emu_hosts.py: a network
-namespace per host, each link limited to --rate_mbit in each direction by tbf), 1 ps and N
+namespace per host, each link limited to --rate_mbit in each direction by tbf), 1 ps (--ps P: P ps,
+the model split evenly over them, the bound P times higher) and N
 workers. Each worker host runs its server and a TensorFlow 2.21 Python client (TF 1.x graph
 mode) that trains a communication-bound model: one 25 MB weight matrix on the ps, pulled
 and its gradient pushed every step. The link bound is the ps link's rate over the model's
@@ -10,7 +11,7 @@ sockets (each worker step pulls the model from the ps and pushes as many bytes b
 systems run alternately, --rounds times each; the best round of each is reported.
 
 Usage (root): .venv/bin/python scripts/bench/emu_scaling.py [--workers 1,2,4] [--rate_mbit 1000]
-           [--seconds 15] [--rounds 1]   (FERROFLOW_BIN overrides the binary)
+           [--seconds 15] [--rounds 1] [--unpaced_too]   (FERROFLOW_BIN overrides the binary)
 """
 
 import argparse
@@ -40,7 +41,9 @@ tf.compat.v1.disable_eager_execution()
 cluster, task, target, dim = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 start_at, seconds = float(sys.argv[5]), float(sys.argv[6])
 with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device=f"/job:worker/task:{task}", cluster=cluster)):
-    w = tf.compat.v1.get_variable("w", [dim, dim], initializer=tf.compat.v1.zeros_initializer())
+    n_ps = len(cluster["ps"])
+    w = tf.compat.v1.get_variable("w", [dim, dim], initializer=tf.compat.v1.zeros_initializer(),
+                                  partitioner=tf.compat.v1.fixed_size_partitioner(n_ps) if n_ps > 1 else None)
     x = tf.compat.v1.placeholder(tf.float32, [8, dim])
     loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
     gs = tf.compat.v1.train.get_or_create_global_step()
@@ -159,18 +162,22 @@ def wait_port(addr, procs, timeout=120):
     sys.exit(f"{addr}:{PORT} did not open within {timeout} s")
 
 
-def run(system, workers, rate_mbit, seconds):
-    hosts = ["ps0"] + [f"w{i}" for i in range(workers)]
+def run(system, workers, rate_mbit, seconds, extra=(), n_ps=1):
+    ps_hosts = [f"ps{j}" for j in range(n_ps)]
+    hosts = ps_hosts + [f"w{i}" for i in range(workers)]
     with emu_hosts.EmuNet(hosts, rate_mbit) as net:
-        cluster = {"ps": [f"{net.addr('ps0')}:{PORT}"], "worker": [f"{net.addr(h)}:{PORT}" for h in hosts[1:]]}
+        cluster = {"ps": [f"{net.addr(h)}:{PORT}" for h in ps_hosts],
+                   "worker": [f"{net.addr(h)}:{PORT}" for h in hosts[n_ps:]]}
         servers = []
         try:
-            for job, i, h in [("ps", 0, "ps0")] + [("worker", i, f"w{i}") for i in range(workers)]:
+            for job, i, h in [("ps", j, h) for j, h in enumerate(ps_hosts)] + \
+                    [("worker", i, f"w{i}") for i in range(workers)]:
                 if system == "tensorflow":
                     argv = [sys.executable, "-c", ffcluster.TF_SERVER, json.dumps(cluster), job, str(i)]
                 else:
                     argv = [ffcluster.binary(), "server", "--ps_hosts", ",".join(cluster["ps"]),
-                            "--worker_hosts", ",".join(cluster["worker"]), "--job_name", job, "--task_index", str(i)]
+                            "--worker_hosts", ",".join(cluster["worker"]), "--job_name", job, "--task_index", str(i),
+                            *extra]
                 servers.append(net.popen(h, argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
             for h in hosts:
                 wait_port(net.addr(h), servers)
@@ -190,22 +197,30 @@ def main():
     ap.add_argument("--rate_mbit", type=int, default=1000)
     ap.add_argument("--seconds", type=float, default=15)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--ps", type=int, default=1,
+                    help="ps tasks, each on its own host; the model is split evenly over them (raw sockets: 1 ps only)")
+    ap.add_argument("--unpaced_too", action="store_true",
+                    help="also run ferroflow's servers with transfer pacing off (--transfer_pacing_bytes 0)")
     a = ap.parse_args()
     model_bytes = 4 * DIM * DIM
-    bound = a.rate_mbit * 1e6 / 8 / model_bytes
+    bound = a.ps * a.rate_mbit * 1e6 / 8 / model_bytes
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"CPU: {cpu}; link {a.rate_mbit} Mbit/s each way per host; model {model_bytes / 1e6:.0f} MB; "
           f"link bound {bound:.2f} global steps/s")
     for n in [int(w) for w in a.workers.split(",")]:
-        ff, tf, raw = [], [], []
+        ff, tf, raw, unpaced = [], [], [], []
         for _ in range(a.rounds):
-            ff.append(run("ferroflow", n, a.rate_mbit, a.seconds))
-            tf.append(run("tensorflow", n, a.rate_mbit, a.seconds))
-            raw.append(run_raw(n, a.rate_mbit, a.seconds))
+            ff.append(run("ferroflow", n, a.rate_mbit, a.seconds, n_ps=a.ps))
+            if a.unpaced_too:
+                unpaced.append(run("ferroflow", n, a.rate_mbit, a.seconds, ["--transfer_pacing_bytes", "0"], a.ps))
+            tf.append(run("tensorflow", n, a.rate_mbit, a.seconds, n_ps=a.ps))
+            raw.append(run_raw(n, a.rate_mbit, a.seconds) if a.ps == 1 else float("nan"))
         row = {"workers": n, "ferroflow": round(max(ff), 3), "tensorflow": round(max(tf), 3), "raw": round(max(raw), 3),
                "ferroflow_of_bound": round(max(ff) / bound, 3), "tensorflow_of_bound": round(max(tf) / bound, 3),
                "raw_of_bound": round(max(raw) / bound, 3), "ferroflow_of_raw": round(max(ff) / max(raw), 3),
                "ratio": round(max(ff) / max(tf), 3)}
+        if unpaced:
+            row["ferroflow_unpaced_of_bound"] = round(max(unpaced) / bound, 3)
         print(json.dumps(row), flush=True)
 
 

@@ -12,7 +12,7 @@ use ferroflow_proto::master_service_client::MasterServiceClient;
 use ferroflow_proto::worker_service_client::WorkerServiceClient;
 use tonic::transport::{Channel, Endpoint};
 
-use crate::rpc_util::{MAX_FRAME_SIZE, MAX_MESSAGE_SIZE, WINDOW_SIZE};
+use crate::rpc_util::{MAX_FRAME_SIZE, MAX_MESSAGE_SIZE, STREAM_WINDOW_SIZE, WINDOW_SIZE};
 use crate::tls::{client_tls_for, is_tls_target, ClientTls};
 
 /// Lazily connected channels keyed by `host:port`.
@@ -109,7 +109,11 @@ pub fn endpoint_with(addr: &str, connect_timeout: Duration, tls: Option<&ClientT
     Ok(ep
         .connect_timeout(connect_timeout)
         .tcp_nodelay(true)
-        .initial_stream_window_size(WINDOW_SIZE)
+        .initial_stream_window_size(if crate::pacing::pace_bytes().is_some() {
+            STREAM_WINDOW_SIZE
+        } else {
+            WINDOW_SIZE
+        })
         .initial_connection_window_size(WINDOW_SIZE)
         .max_frame_size(MAX_FRAME_SIZE)
         .http2_keep_alive_interval(Duration::from_secs(30))

@@ -30,6 +30,7 @@ mod local_master;
 pub mod master;
 mod master_api;
 pub mod metrics;
+mod pacing;
 mod partition;
 mod peer_slots;
 /// The raw gRPC building blocks of ferroflow's tensor-carrying calls; public for its own
@@ -61,6 +62,7 @@ pub use graph_limits::{GraphLimits, DEFAULT_MAX_GRAPH_BYTES, DEFAULT_MAX_GRAPH_N
 pub use grpc_session::{server_info, shutdown_server, GrpcSession, PartialRunHandle};
 pub use in_memory::InMemoryNet;
 pub use master_api::{MasterApi, RunStepCall, RunStepReply};
+pub use pacing::{set_pace_bytes, DEFAULT_PACE_BYTES};
 pub use partition::{partition, partition_graph, PartitionOptions, SplitBy};
 pub use peer_slots::DEFAULT_PEER_SHARE;
 pub use server::{Server, ServerOptions};

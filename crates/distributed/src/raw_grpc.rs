@@ -5,7 +5,6 @@
 //! hyper's; the messages are the same bytes a tonic or TensorFlow peer sends and expects.
 
 pub use crate::tensor_wire::encode_run_step;
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -22,32 +21,49 @@ use tonic::codegen::Service;
 use tonic::transport::Channel;
 
 use crate::metrics::PeerBytes;
+use crate::pacing::PacedQueue;
 use crate::rpc_util::{from_grpc, MAX_MESSAGE_SIZE};
 use crate::tensor_wire::Chunks;
 
-/// A body of frames known in advance.
-struct FrameList(VecDeque<Frame<Bytes>>);
+/// A body of data known in advance, then (for a response) its trailers; sent paced (see
+/// [`crate::pacing`]).
+#[derive(Default)]
+struct FrameList {
+    data: PacedQueue,
+    trailers: Option<HeaderMap>,
+}
+
+impl FrameList {
+    fn new(parts: impl IntoIterator<Item = Bytes>, trailers: Option<HeaderMap>) -> FrameList {
+        let mut data = PacedQueue::default();
+        data.extend(parts);
+        FrameList { data, trailers }
+    }
+}
 
 impl http_body::Body for FrameList {
     type Data = Bytes;
     type Error = Infallible;
 
-    fn poll_frame(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        Poll::Ready(self.get_mut().0.pop_front().map(Ok))
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        match this.data.poll_next(cx) {
+            Poll::Ready(Some(b)) => Poll::Ready(Some(Ok(Frame::data(b)))),
+            Poll::Ready(None) => Poll::Ready(this.trailers.take().map(|t| Ok(Frame::trailers(t)))),
+            Poll::Pending => Poll::Pending,
+        }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.0.is_empty()
+        self.data.is_empty() && self.trailers.is_none()
     }
 }
 
 /// A successful gRPC response: the message as `parts` (DATA frames), then `grpc-status: 0`.
 pub fn ok_response(parts: impl IntoIterator<Item = Bytes>) -> http::Response<Body> {
-    let mut frames: VecDeque<Frame<Bytes>> = parts.into_iter().filter(|b| !b.is_empty()).map(Frame::data).collect();
     let mut trailers = HeaderMap::new();
     trailers.insert("grpc-status", HeaderValue::from_static("0"));
-    frames.push_back(Frame::trailers(trailers));
-    let mut resp = http::Response::new(Body::new(FrameList(frames)));
+    let mut resp = http::Response::new(Body::new(FrameList::new(parts, Some(trailers))));
     resp.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
     resp
 }
@@ -207,7 +223,7 @@ pub(crate) async fn start(c: Call<'_>, frames: Vec<Bytes>) -> Result<(HeaderMap,
     // Rounded up, so the peer's deadline (which starts when the request arrives) is never
     // before ours: a peer giving up resets the stream, which must not beat our own timer.
     let millis = deadline.saturating_duration_since(Instant::now()).as_micros().div_ceil(1000).clamp(1, 99_999_999);
-    let mut req = http::Request::new(Body::new(FrameList(frames.into_iter().map(Frame::data).collect())));
+    let mut req = http::Request::new(Body::new(FrameList::new(frames, None)));
     *req.method_mut() = http::Method::POST;
     *req.uri_mut() = http::Uri::from_static(path);
     let h = req.headers_mut();
@@ -288,7 +304,7 @@ mod tests {
 
     #[tokio::test]
     async fn bodies_over_the_limit_are_refused() {
-        let body = FrameList(VecDeque::from([Frame::data(Bytes::from_static(&[0; 64]))]));
+        let body = FrameList::new([Bytes::from_static(&[0; 64])], None);
         let e = read_body(body, 10, "RunStepRequest").await.err().unwrap();
         assert_eq!(e.code, ferroflow_core::Code::ResourceExhausted);
     }

@@ -13,6 +13,11 @@ pub const MAX_MESSAGE_SIZE: usize = i32::MAX as usize;
 /// HTTP/2 stream and connection windows (32 MiB): large tensors move at memory speed.
 pub const WINDOW_SIZE: u32 = 32 << 20;
 
+/// The stream window a client offers while transfers are paced (see `crate::pacing`): what a
+/// sender may send of a response before the receiver's turn comes (4 MiB: a few ms of a
+/// 10 Gbit/s link, far more than a LAN's bandwidth-delay product).
+pub const STREAM_WINDOW_SIZE: u32 = 4 << 20;
+
 /// Largest HTTP/2 frame this side accepts (1 MiB; the protocol default is 16 KiB), so peers
 /// may send tensors in 64× fewer frames.
 pub const MAX_FRAME_SIZE: u32 = 1 << 20;

@@ -41,11 +41,18 @@ pub struct TransportArgs {
     /// The PEM CA that signs the other tasks' certificates (default: `--tls_client_ca`).
     #[arg(long = "tls_ca", alias = "tls-ca", requires = "tls_cert")]
     pub tls_ca: Option<PathBuf>,
+    /// Tensor transfers of at least this many bytes cross this host's link one at a time in
+    /// each direction, first come first served, instead of sharing it (a ps serving many
+    /// workers keeps both directions of its link busy); 0 turns pacing off. Process-wide.
+    #[arg(long = "transfer_pacing_bytes", alias = "transfer-pacing-bytes", default_value_t = ferroflow_distributed::DEFAULT_PACE_BYTES)]
+    pub transfer_pacing_bytes: usize,
 }
 
 impl TransportArgs {
-    /// The transport these flags ask for; `default_bind` when `--bind` is not given.
+    /// The transport these flags ask for; `default_bind` when `--bind` is not given. Also
+    /// sets this process's transfer pacing (a host-wide setting: the link is the host's).
     pub fn transport(&self, default_bind: Option<String>) -> Result<Transport, String> {
+        ferroflow_distributed::set_pace_bytes(self.transfer_pacing_bytes);
         Ok(Transport {
             bind_host: self.bind.clone().or(default_bind),
             allow_from: self.allow_from.as_deref().map(AllowList::parse).transpose().map_err(|e| e.message)?,

@@ -13,6 +13,7 @@ use tonic::body::Body;
 use tonic::transport::Channel;
 
 use crate::metrics::PeerBytes;
+use crate::pacing::InPacer;
 use crate::raw_grpc::{framed, past_deadline, start, trailer_status, Call};
 use crate::rpc::recv_tensor::PATH as RECV_TENSOR;
 use crate::rpc::recv_tensors::{index_of, PATH};
@@ -34,14 +35,18 @@ pub(crate) async fn recv_tensors(
     let frames: Vec<Bytes> = reqs.iter().map(framed).collect();
     let (_, mut body) = start(Call { channel, path: PATH, deadline, what, peer }, frames).await?;
     let mut reader = RecvTensorReader::default();
+    let mut pacer = InPacer::default();
     loop {
+        pacer.before_read(deadline).await;
         let frame = match next_frame(&mut body, deadline, what, peer).await? {
             Frame::Data(data) => data,
             Frame::Trailers(t) => return trailer_status(&t, what),
             Frame::End => break,
         };
+        pacer.read(frame.len());
         reader.push(frame);
         while let Some(m) = reader.next(what)? {
+            pacer.message_done();
             let index = index_of(m.transport_options.as_ref()).filter(|&i| i < reqs.len()).ok_or_else(|| {
                 Status::internal(format!(
                     "{what}: a streamed tensor does not name one of the call's {} requests",
@@ -72,7 +77,9 @@ pub(crate) async fn recv_tensor(
     let mut reader = RecvTensorReader::default();
     let mut got = None;
     let mut ended = false;
+    let mut pacer = InPacer::default();
     loop {
+        pacer.before_read(deadline).await;
         let frame = match next_frame(&mut body, deadline, what, peer).await? {
             Frame::Data(data) => data,
             Frame::Trailers(t) => {
@@ -82,8 +89,10 @@ pub(crate) async fn recv_tensor(
             }
             Frame::End => break,
         };
+        pacer.read(frame.len());
         reader.push(frame);
         if let Some(m) = reader.next(what)? {
+            pacer.message_done();
             if got.is_some() {
                 return Err(Status::internal(format!("{what}: the response holds more than one message")));
             }

@@ -10,7 +10,6 @@
 //! A TensorFlow server answers the path with UNIMPLEMENTED; the caller then falls back to
 //! one RecvTensor per tensor for that peer. The first error ends the stream with its status.
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
@@ -27,6 +26,7 @@ use http_body::Frame;
 use tokio::sync::mpsc;
 use tonic::body::Body;
 
+use crate::pacing::PacedQueue;
 use crate::raw_grpc::{error_response, read_request_body};
 use crate::rpc_util::{header_deadline, to_grpc};
 use crate::tensor_wire::encode_recv_tensor;
@@ -73,7 +73,7 @@ pub(crate) async fn serve(worker: Arc<Worker>, req: http::Request<Body>) -> http
             let _ = tx.send(item);
         });
     }
-    let mut resp = http::Response::new(Body::new(Stream { rx, queue: VecDeque::new(), ended: false }));
+    let mut resp = http::Response::new(Body::new(Stream { rx, queue: PacedQueue::default(), ended: false }));
     resp.headers_mut().insert(http::header::CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
     resp
 }
@@ -116,10 +116,11 @@ pub(crate) fn index_of(any: Option<&Any>) -> Option<usize> {
     prost::encoding::decode_varint(&mut v).ok().map(|i| i as usize)
 }
 
-/// The response body: each finished tensor's frames as they come, then the status.
+/// The response body: each finished tensor's frames as they come (paced, see
+/// [`crate::pacing`]), then the status.
 struct Stream {
     rx: mpsc::UnboundedReceiver<Result<Vec<Bytes>, Status>>,
-    queue: VecDeque<Bytes>,
+    queue: PacedQueue,
     ended: bool,
 }
 
@@ -130,14 +131,16 @@ impl http_body::Body for Stream {
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
         let this = self.get_mut();
         loop {
-            if let Some(b) = this.queue.pop_front() {
-                return Poll::Ready(Some(Ok(Frame::data(b))));
+            match this.queue.poll_next(cx) {
+                Poll::Ready(Some(b)) => return Poll::Ready(Some(Ok(Frame::data(b)))),
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => {}
             }
             if this.ended {
                 return Poll::Ready(None);
             }
             match this.rx.poll_recv(cx) {
-                Poll::Ready(Some(Ok(parts))) => this.queue.extend(parts.into_iter().filter(|b| !b.is_empty())),
+                Poll::Ready(Some(Ok(parts))) => this.queue.extend(parts),
                 Poll::Ready(Some(Err(e))) => {
                     this.ended = true;
                     return Poll::Ready(Some(Ok(Frame::trailers(status_trailers(e)))));
