@@ -10,16 +10,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from common import case_list, print_error_classes, raw_op_case, write  # noqa: E402
+from common import blob, case_list, print_error_classes, raw_op_case, write  # noqa: E402
 
 R = tf.raw_ops
 rng = np.random.RandomState(20260811)
 cases, case = case_list(raw_op_case)
-
-
-def blob(b):
-    """A scalar string input that keeps its trailing NUL bytes."""
-    return np.array(b, dtype=object)
 
 
 def wav(channels, rate, pcm, extra=b"", fmt_size=16, tail=b""):

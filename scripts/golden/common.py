@@ -58,6 +58,23 @@ def dt(a):
     return "string" if a.dtype.kind in "OSU" else str(a.dtype)
 
 
+def blob(b):
+    """A scalar string input that keeps its trailing NUL bytes."""
+    return np.array(b, dtype=object)
+
+
+def random_values(rng, dtype, n, words, high, normal_floats=False):
+    """`n` random values of `dtype` from `rng`: strings drawn from `words`, bools fair coins,
+    floats standard normal when `normal_floats`, anything else integers in [0, high)."""
+    if dtype == "string":
+        return np.array(words, dtype=object)[rng.randint(0, len(words), n)]
+    if dtype == "bool":
+        return rng.rand(n) < 0.5
+    if normal_floats and dtype.startswith("float"):
+        return rng.randn(n).astype(dtype)
+    return rng.randint(0, high, n).astype(dtype)
+
+
 def write(family, cases):
     os.makedirs(OUT, exist_ok=True)
     path = os.path.join(OUT, family + ".json")

@@ -11,7 +11,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from common import case_list, print_error_classes, raw_op_case, write  # noqa: E402
+from common import case_list, print_error_classes, random_values, raw_op_case, write  # noqa: E402
 
 R = tf.raw_ops
 rng = np.random.RandomState(20261210)
@@ -19,11 +19,7 @@ cases, case = case_list(raw_op_case)
 
 
 def vals(dtype, n):
-    if dtype == "string":
-        return np.array([b"a", b"b", b"c", b"\xc3\xa9"], dtype=object)[rng.randint(0, 4, n)]
-    if dtype == "bool":
-        return rng.rand(n) < 0.5
-    return rng.randint(0, 3, n).astype(dtype)
+    return random_values(rng, dtype, n, [b"a", b"b", b"c", b"\xc3\xa9"], 3)
 
 
 def seqs(shape, dtype, fill):

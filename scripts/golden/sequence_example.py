@@ -42,6 +42,11 @@ def B(*v):
 DT = {"float": tf.float32, "int64": tf.int64, "string": tf.string, "int32": tf.int32}
 
 
+def value_types(features):
+    """The value types of `features` as the case format spells them ("float32" for float)."""
+    return [d[1] if d[1] != "float" else "float32" for d in features]
+
+
 def case(name, serialized, names=(), ctx_sparse=(), ctx_dense=(), ctx_ragged=(), fl_sparse=(), fl_dense=(),
          fl_ragged=()):
     """ctx_sparse/fl_sparse: [(key, type)]; ctx_dense: [(key, type, shape, default list)];
@@ -56,16 +61,16 @@ def case(name, serialized, names=(), ctx_sparse=(), ctx_dense=(), ctx_ragged=(),
               np.array([d[3] for d in fl_dense], dtype=bool).reshape(len(fl_dense))] + defaults
     attrs = {
         "Ncontext_sparse": {"i": len(ctx_sparse)},
-        "Tcontext_dense": {"list_type": [d[1] if d[1] != "float" else "float32" for d in ctx_dense]},
-        "context_sparse_types": {"list_type": [d[1] if d[1] != "float" else "float32" for d in ctx_sparse]},
-        "context_ragged_value_types": {"list_type": [d[1] if d[1] != "float" else "float32" for d in ctx_ragged]},
+        "Tcontext_dense": {"list_type": value_types(ctx_dense)},
+        "context_sparse_types": {"list_type": value_types(ctx_sparse)},
+        "context_ragged_value_types": {"list_type": value_types(ctx_ragged)},
         "context_ragged_split_types": {"list_type": [d[2] for d in ctx_ragged]},
         "context_dense_shapes": {"list_shape": [list(d[2]) for d in ctx_dense]},
         "Nfeature_list_sparse": {"i": len(fl_sparse)},
         "Nfeature_list_dense": {"i": len(fl_dense)},
-        "feature_list_dense_types": {"list_type": [d[1] if d[1] != "float" else "float32" for d in fl_dense]},
-        "feature_list_sparse_types": {"list_type": [d[1] if d[1] != "float" else "float32" for d in fl_sparse]},
-        "feature_list_ragged_value_types": {"list_type": [d[1] if d[1] != "float" else "float32" for d in fl_ragged]},
+        "feature_list_dense_types": {"list_type": value_types(fl_dense)},
+        "feature_list_sparse_types": {"list_type": value_types(fl_sparse)},
+        "feature_list_ragged_value_types": {"list_type": value_types(fl_ragged)},
         "feature_list_ragged_split_types": {"list_type": [d[2] for d in fl_ragged]},
         "feature_list_dense_shapes": {"list_shape": [list(d[2]) for d in fl_dense]},
     }

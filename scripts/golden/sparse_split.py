@@ -11,7 +11,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-from common import case_list, io_case, print_error_classes, write  # noqa: E402
+from common import case_list, io_case, print_error_classes, random_values, write  # noqa: E402
 
 R = tf.raw_ops
 rng = np.random.RandomState(20261209)
@@ -19,13 +19,7 @@ cases, case = case_list(io_case)
 
 
 def vals(dtype, n):
-    if dtype == "string":
-        return np.array([("v%d" % i).encode() for i in rng.randint(0, 50, n)], dtype=object)
-    if dtype == "bool":
-        return rng.rand(n) < 0.5
-    if dtype.startswith("float"):
-        return rng.randn(n).astype(dtype)
-    return rng.randint(0, 100, n).astype(dtype)
+    return random_values(rng, dtype, n, [("v%d" % i).encode() for i in range(50)], 100, normal_floats=True)
 
 
 def add(name, sp, axis, k, dtype, shuffle=False):
