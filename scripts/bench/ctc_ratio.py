@@ -5,7 +5,6 @@ beam-search decode of the same logits, on the worker of a 1 ps + 1 worker cluste
 and prints the median step time of each and their ratio.
 Usage: .venv/bin/python scripts/bench/ctc_ratio.py [--batch 32] [--time 100] [--classes 40]
 [--labels 20] [--beam 8] [--steps 30] (FERROFLOW_BIN overrides the binary)."""
-import argparse
 import os
 import statistics
 import sys
@@ -14,6 +13,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compat"))
+import bench_args  # noqa: E402
 import ffcluster  # noqa: E402
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -21,14 +21,7 @@ import tensorflow as tf  # noqa: E402
 
 tf.compat.v1.disable_eager_execution()
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--batch", type=int, default=32)
-ap.add_argument("--time", type=int, default=100)
-ap.add_argument("--classes", type=int, default=40)
-ap.add_argument("--labels", type=int, default=20)
-ap.add_argument("--beam", type=int, default=8)
-ap.add_argument("--steps", type=int, default=30)
-args = ap.parse_args()
+args = bench_args.int_options(batch=32, time=100, classes=40, labels=20, beam=8, steps=30).parse_args()
 rng = np.random.RandomState(0)
 logits = rng.randn(args.time, args.batch, args.classes).astype(np.float32)
 labels = rng.randint(0, args.classes - 1, (args.batch, args.labels))

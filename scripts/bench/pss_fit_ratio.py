@@ -16,6 +16,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compat"))
+import bench_args  # noqa: E402
 import ffcluster  # noqa: E402
 
 
@@ -90,12 +91,7 @@ def run(system, args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--client")
-    ap.add_argument("--workers", type=int, default=1)
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--epochs", type=int, default=4)
-    ap.add_argument("--steps", type=int, default=50)
-    ap.add_argument("--steps_per_execution", type=int, default=10)
-    ap.add_argument("--hidden", type=int, default=512)
+    bench_args.int_options(ap, workers=1, rounds=3, epochs=4, steps=50, steps_per_execution=10, hidden=512)
     args = ap.parse_args()
     if args.client:
         return client(json.loads(args.client), args)

@@ -10,7 +10,6 @@ medians at the end.
     .venv/bin/python scripts/bench/queue_pipeline_ratio.py [--files 4] [--per_file 5000]
         [--epochs 2] [--batch 128] [--threads 2] [--rounds 3]
 """
-import argparse
 import os
 import statistics
 import sys
@@ -19,6 +18,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "compat"))
+import bench_args  # noqa: E402
 import ffcluster  # noqa: E402
 
 
@@ -66,14 +66,7 @@ def measure(tf, target, files, args):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--files", type=int, default=4)
-    p.add_argument("--per_file", type=int, default=5000)
-    p.add_argument("--epochs", type=int, default=2)
-    p.add_argument("--batch", type=int, default=128)
-    p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--rounds", type=int, default=3)
-    args = p.parse_args()
+    args = bench_args.int_options(files=4, per_file=5000, epochs=2, batch=128, threads=2, rounds=3).parse_args()
     tf = ffcluster.tf_in_mode("v1")
     rates = {"tf": [], "ff": []}
     with tempfile.TemporaryDirectory() as d:
