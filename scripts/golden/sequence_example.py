@@ -47,6 +47,17 @@ def value_types(features):
     return [d[1] if d[1] != "float" else "float32" for d in features]
 
 
+def kind_attrs(kind, sparse, dense, ragged):
+    """The type and shape attrs the context ("context") and the feature lists
+    ("feature_list") both have, in the op's order."""
+    return {
+        kind + "_sparse_types": {"list_type": value_types(sparse)},
+        kind + "_ragged_value_types": {"list_type": value_types(ragged)},
+        kind + "_ragged_split_types": {"list_type": [d[2] for d in ragged]},
+        kind + "_dense_shapes": {"list_shape": [list(d[2]) for d in dense]},
+    }
+
+
 def case(name, serialized, names=(), ctx_sparse=(), ctx_dense=(), ctx_ragged=(), fl_sparse=(), fl_dense=(),
          fl_ragged=()):
     """ctx_sparse/fl_sparse: [(key, type)]; ctx_dense: [(key, type, shape, default list)];
@@ -59,21 +70,11 @@ def case(name, serialized, names=(), ctx_sparse=(), ctx_dense=(), ctx_ragged=(),
     inputs = [np.array(serialized, dtype=object), np.array(list(names), dtype=object).reshape(len(names)),
               keys(ctx_sparse), keys(ctx_dense), keys(ctx_ragged), keys(fl_sparse), keys(fl_dense), keys(fl_ragged),
               np.array([d[3] for d in fl_dense], dtype=bool).reshape(len(fl_dense))] + defaults
-    attrs = {
-        "Ncontext_sparse": {"i": len(ctx_sparse)},
-        "Tcontext_dense": {"list_type": value_types(ctx_dense)},
-        "context_sparse_types": {"list_type": value_types(ctx_sparse)},
-        "context_ragged_value_types": {"list_type": value_types(ctx_ragged)},
-        "context_ragged_split_types": {"list_type": [d[2] for d in ctx_ragged]},
-        "context_dense_shapes": {"list_shape": [list(d[2]) for d in ctx_dense]},
-        "Nfeature_list_sparse": {"i": len(fl_sparse)},
-        "Nfeature_list_dense": {"i": len(fl_dense)},
-        "feature_list_dense_types": {"list_type": value_types(fl_dense)},
-        "feature_list_sparse_types": {"list_type": value_types(fl_sparse)},
-        "feature_list_ragged_value_types": {"list_type": value_types(fl_ragged)},
-        "feature_list_ragged_split_types": {"list_type": [d[2] for d in fl_ragged]},
-        "feature_list_dense_shapes": {"list_shape": [list(d[2]) for d in fl_dense]},
-    }
+    attrs = {"Ncontext_sparse": {"i": len(ctx_sparse)}, "Tcontext_dense": {"list_type": value_types(ctx_dense)}}
+    attrs.update(kind_attrs("context", ctx_sparse, ctx_dense, ctx_ragged))
+    attrs.update({"Nfeature_list_sparse": {"i": len(fl_sparse)}, "Nfeature_list_dense": {"i": len(fl_dense)},
+                  "feature_list_dense_types": {"list_type": value_types(fl_dense)}})
+    attrs.update(kind_attrs("feature_list", fl_sparse, fl_dense, fl_ragged))
     out = tf.raw_ops.ParseSequenceExampleV2(
         serialized=tf.constant(inputs[0], tf.string), debug_name=tf.constant(inputs[1], tf.string),
         context_sparse_keys=tf.constant(inputs[2], tf.string), context_dense_keys=tf.constant(inputs[3], tf.string),
