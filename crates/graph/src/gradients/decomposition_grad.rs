@@ -7,6 +7,7 @@
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::array_grad::{grad0, input, Grads};
+use super::linalg_grad::{matrix_transpose, mm};
 use super::registry::GradRegistry;
 use crate::gradients::GradOp;
 use crate::ops::{self, SliceMasks};
@@ -16,14 +17,6 @@ use crate::scope::{Output, Scope};
 pub(super) fn register(r: &mut GradRegistry) {
     r.add("Qr", qr_grad);
     r.add("Svd", svd_grad);
-}
-
-fn mm(s: &Scope, a: Output, b: Output, adj_a: bool, adj_b: bool) -> Output {
-    ops::batch_mat_mul_v2(s, a, b, adj_a, adj_b)
-}
-
-fn adjoint(s: &Scope, x: Output) -> Output {
-    ops::einsum(s, vec![x], "...ij->...ji")
 }
 
 /// `x[..., :, from..to]`.
@@ -62,15 +55,15 @@ fn diag(s: &Scope, d: Output) -> Output {
 
 /// `x · (r⁻¹)ᴴ` for upper-triangular `r`, by a triangular solve.
 fn times_r_inv_adj(s: &Scope, x: Output, r: Output) -> Output {
-    adjoint(s, ops::matrix_triangular_solve(s, r, adjoint(s, x), false, false))
+    matrix_transpose(s, ops::matrix_triangular_solve(s, r, matrix_transpose(s, x), false, false))
 }
 
 /// The gradient of `(q, r) = qr(a)` for square or tall `a` (m ≥ n).
 fn qr_square_or_deep(s: &Scope, q: Output, r: Output, dq: Output, dr: Output) -> Output {
     let qdq = mm(s, q.clone(), dq.clone(), true, false);
-    let qdq_skew = ops::sub(s, qdq.clone(), adjoint(s, qdq.clone()));
+    let qdq_skew = ops::sub(s, qdq.clone(), matrix_transpose(s, qdq.clone()));
     let rdr = mm(s, r.clone(), dr.clone(), false, true);
-    let rdr_skew = ops::sub(s, rdr.clone(), adjoint(s, rdr));
+    let rdr_skew = ops::sub(s, rdr.clone(), matrix_transpose(s, rdr));
     let tril =
         ops::matrix_band_part(s, ops::add_v2(s, qdq_skew, rdr_skew), ops::constant(s, -1i64), ops::constant(s, 0i64));
     let grad_a = mm(s, q.clone(), ops::add_v2(s, dr, times_r_inv_adj(s, tril, r.clone())), false, false);
@@ -148,7 +141,7 @@ fn svd_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let gv1 = cols(s, gv.clone(), 0, m);
     let f_u = ops::mul(s, f.clone(), mm(s, u.clone(), gu, true, false));
     let f_v = ops::mul(s, f, mm(s, v1.clone(), gv1.clone(), true, false));
-    let sym = |x: Output| ops::add_v2(s, x.clone(), adjoint(s, x));
+    let sym = |x: Output| ops::add_v2(s, x.clone(), matrix_transpose(s, x));
     let inner = ops::add_v2(
         s,
         ops::add_v2(s, diag(s, gs), mm(s, sym(f_u), s_mat.clone(), false, false)),
@@ -156,7 +149,7 @@ fn svd_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     );
     let mut grad = mm(s, u.clone(), mm(s, inner, v1.clone(), false, true), false, false);
     if m != n {
-        let gv1t = adjoint(s, gv1);
+        let gv1t = matrix_transpose(s, gv1);
         let mut term = ops::sub(s, gv1t.clone(), mm(s, mm(s, gv1t, v1.clone(), false, false), v1.clone(), false, true));
         if full {
             let (v2, gv2) = (cols(s, v, m, n), cols(s, gv, m, n));
@@ -165,5 +158,5 @@ fn svd_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
         let u_s_inv = mm(s, u, diag(s, safe_reciprocal(s, sv)), false, false);
         grad = ops::add_v2(s, grad, mm(s, u_s_inv, term, false, false));
     }
-    Ok(vec![Some(if tall { adjoint(s, grad) } else { grad })])
+    Ok(vec![Some(if tall { matrix_transpose(s, grad) } else { grad })])
 }

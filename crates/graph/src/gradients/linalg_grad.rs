@@ -21,8 +21,15 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("SelfAdjointEigV2", self_adjoint_eig_grad);
 }
 
-fn mm(s: &Scope, a: Output, b: Output, adj_a: bool, adj_b: bool) -> Output {
+/// The batched product of `a` and `b`, each adjoined first where its flag says (the
+/// matrix product every linear-algebra gradient here builds).
+pub(super) fn mm(s: &Scope, a: Output, b: Output, adj_a: bool, adj_b: bool) -> Output {
     ops::batch_mat_mul_v2(s, a, b, adj_a, adj_b)
+}
+
+/// `x` with its two innermost dimensions swapped.
+pub(super) fn matrix_transpose(s: &Scope, x: Output) -> Output {
+    ops::einsum(s, vec![x], "...ij->...ji")
 }
 
 fn half(s: &Scope, dt: DataType) -> Output {
@@ -72,22 +79,37 @@ fn matrix_solve_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 /// `x[:-2]` of a shape vector.
-fn batch_part(s: &Scope, shape: Output) -> Output {
+pub(super) fn batch_part(s: &Scope, shape: Output) -> Output {
     ops::strided_slice(s, shape, ints(s, &[0]), ints(s, &[-2]), ints(s, &[1]), SliceMasks::default())
 }
 
 /// MatrixTriangularSolve: as MatrixSolve, `grad_a` kept to `A`'s triangle and summed over
 /// broadcast batch dimensions.
 fn triangular_solve_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    triangular_solve_grads(s, op, g, ops::matrix_triangular_solve, |ga, _, lower| {
+        let band = |lo: i64, hi: i64| (ops::constant(s, lo), ops::constant(s, hi));
+        let (lo, hi) = if lower { band(-1, 0) } else { band(0, -1) };
+        ops::matrix_band_part(s, ga, lo, hi)
+    })
+}
+
+/// The gradients of a triangular solve `solve(A, B, lower, adjoint)` (MatrixTriangularSolve,
+/// BandedTriangularSolve): `grad_b` the solve of `G` with the adjoint flipped, `grad_a` as
+/// MatrixSolve's kept to `A`'s storage by `keep(grad_a, A, lower)`, both summed over the
+/// batch dimensions `A` and `B` were broadcast over.
+pub(super) fn triangular_solve_grads(
+    s: &Scope,
+    op: &GradOp,
+    g: &[Output],
+    solve: fn(&Scope, Output, Output, bool, bool) -> Output,
+    keep: impl FnOnce(Output, &Output, bool) -> Output,
+) -> Grads {
     let adj = op.node.attr_bool("adjoint")?;
     let lower = op.node.attr_bool("lower")?;
     let (a, b, c) = (input(op, 0)?.clone(), input(op, 1)?.clone(), op.outputs[0].clone());
-    let gb = ops::matrix_triangular_solve(s, a.clone(), grad0(op, g)?, lower, !adj);
+    let gb = solve(s, a.clone(), grad0(op, g)?, lower, !adj);
     let ga = if adj { mm(s, c, gb.clone(), false, true) } else { mm(s, gb.clone(), c, false, true) };
-    let ga = ops::neg(s, ga);
-    let band = |lo: i64, hi: i64| (ops::constant(s, lo), ops::constant(s, hi));
-    let (lo, hi) = if lower { band(-1, 0) } else { band(0, -1) };
-    let ga = ops::matrix_band_part(s, ga, lo, hi);
+    let ga = keep(ops::neg(s, ga), &a, lower);
     let (sa, sb) = (static_shape(s, &a), static_shape(s, &b));
     if let (Some(x), Some(y)) = (&sa, &sb) {
         if x[..x.len() - 2] == y[..y.len() - 2] {
@@ -117,7 +139,7 @@ fn cholesky_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let middle = ops::matrix_set_diag_v3(s, middle, ops::mul(s, half(s, dt), d), k0, "RIGHT_LEFT");
     let middle = ops::matrix_band_part(s, middle, ops::constant(s, -1i64), ops::constant(s, 0i64));
     let ga = mm(s, mm(s, l_inv.clone(), middle, true, false), l_inv, false, false);
-    let sym = ops::add_v2(s, ga.clone(), ops::einsum(s, vec![ga], "...ij->...ji"));
+    let sym = ops::add_v2(s, ga.clone(), matrix_transpose(s, ga));
     Ok(vec![Some(ops::mul(s, sym, half(s, dt)))])
 }
 
@@ -148,7 +170,7 @@ fn self_adjoint_eig_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
         let v = ops::self_adjoint_eig(s, input(op, 0)?.clone(), true).1;
         mm(s, mm(s, v.clone(), diag(ge), false, false), v, false, true)
     };
-    let sym = ops::add_v2(s, inner.clone(), ops::einsum(s, vec![inner], "...ij->...ji"));
+    let sym = ops::add_v2(s, inner.clone(), matrix_transpose(s, inner));
     let lower = ops::matrix_band_part(s, sym, ops::constant(s, -1i64), ops::constant(s, 0i64));
     let d = ops::matrix_diag_part_v3(s, lower.clone(), k0.clone(), zero, "RIGHT_LEFT");
     Ok(vec![Some(ops::matrix_set_diag_v3(s, lower, ops::mul(s, half(s, dt), d), k0, "RIGHT_LEFT"))])

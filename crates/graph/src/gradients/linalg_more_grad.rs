@@ -4,7 +4,8 @@
 
 use ferroflow_core::{DataType, NodeAttrs};
 
-use super::array_grad::{grad0, input, ints, shape_of, static_shape, Grads};
+use super::array_grad::{grad0, input, ints, shape_of, Grads};
+use super::linalg_grad::{batch_part, matrix_transpose, triangular_solve_grads};
 use super::registry::GradRegistry;
 use crate::gradients::GradOp;
 use crate::ops::{self, SliceMasks};
@@ -16,14 +17,6 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("TridiagonalMatMul", tridiagonal_matmul_grad);
     r.add("BandedTriangularSolve", banded_triangular_solve_grad);
     r.add("MatrixSquareRoot", matrix_square_root_grad);
-}
-
-fn mm(s: &Scope, a: Output, b: Output, adj_a: bool, adj_b: bool) -> Output {
-    ops::batch_mat_mul_v2(s, a, b, adj_a, adj_b)
-}
-
-fn transpose(s: &Scope, x: Output) -> Output {
-    ops::einsum(s, vec![x], "...ij->...ji")
 }
 
 /// `x[..., spec]` for the trailing `(begin, end, shrink)` specs (`None` ends run to the end).
@@ -95,7 +88,7 @@ fn tridiagonal_matmul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let g_sup = row(ops::mul(s, left_shift(s, rhs.clone()), grad.clone()));
     let g_main = row(ops::mul(s, rhs.clone(), grad.clone()));
     let g_sub = row(ops::mul(s, right_shift(s, rhs), grad.clone()));
-    let times = |d: Output| ops::mul(s, transpose(s, d), grad.clone());
+    let times = |d: Output| ops::mul(s, matrix_transpose(s, d), grad.clone());
     let g_rhs = ops::add_v2(s, ops::add_v2(s, right_shift(s, times(sup)), times(main)), left_shift(s, times(sub)));
     Ok(vec![Some(g_sup), Some(g_main), Some(g_sub), Some(g_rhs)])
 }
@@ -103,34 +96,14 @@ fn tridiagonal_matmul_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 /// BandedTriangularSolve: as MatrixTriangularSolve's, `grad_a` kept to the band (in band
 /// storage) and summed over broadcast batch dimensions.
 fn banded_triangular_solve_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    let adj = op.node.attr_bool("adjoint")?;
-    let lower = op.node.attr_bool("lower")?;
-    let (a, b, c) = (input(op, 0)?.clone(), input(op, 1)?.clone(), op.outputs[0].clone());
-    let gb = ops::banded_triangular_solve(s, a.clone(), grad0(op, g)?, lower, !adj);
-    let ga = if adj { mm(s, c, gb.clone(), false, true) } else { mm(s, gb.clone(), c, false, true) };
-    let ga = ops::neg(s, ga);
-    let a_shape = shape_of(s, &a, DataType::Int32);
-    let bands = tail_slice(s, a_shape.clone(), &[(-2, None, true)]);
-    let last = ops::sub(s, bands, ops::constant(s, 1i32));
-    let zero = ops::constant(s, 0i32);
-    let k = if lower { vec![ops::neg(s, last), zero] } else { vec![zero, last] };
-    let pad = ops::cast(s, ops::constant(s, 0i32), a.dtype);
-    let ga = ops::matrix_diag_part_v3(s, ga, ops::stack(s, k, 0), pad, "LEFT_RIGHT");
-    let (sa, sb) = (static_shape(s, &a), static_shape(s, &b));
-    if let (Some(x), Some(y)) = (&sa, &sb) {
-        if x[..x.len() - 2] == y[..y.len() - 2] {
-            return Ok(vec![Some(ga), Some(gb)]);
-        }
-    }
-    let b_shape = shape_of(s, &b, DataType::Int32);
-    let batch = |sh: Output| {
-        let m = SliceMasks::default();
-        ops::strided_slice(s, sh, ints(s, &[0]), ints(s, &[-2]), ints(s, &[1]), m)
-    };
-    let (ra, rb) = ops::broadcast_gradient_args(s, batch(a_shape.clone()), batch(b_shape.clone()));
-    let ga = ops::reshape(s, ops::sum(s, ga, ra, false), a_shape);
-    let gb = ops::reshape(s, ops::sum(s, gb, rb, false), b_shape);
-    Ok(vec![Some(ga), Some(gb)])
+    triangular_solve_grads(s, op, g, ops::banded_triangular_solve, |ga, a, lower| {
+        let bands = tail_slice(s, shape_of(s, a, DataType::Int32), &[(-2, None, true)]);
+        let last = ops::sub(s, bands, ops::constant(s, 1i32));
+        let zero = ops::constant(s, 0i32);
+        let k = if lower { vec![ops::neg(s, last), zero] } else { vec![zero, last] };
+        let pad = ops::cast(s, ops::constant(s, 0i32), a.dtype);
+        ops::matrix_diag_part_v3(s, ga, ops::stack(s, k, 0), pad, "LEFT_RIGHT")
+    })
 }
 
 /// MatrixSquareRoot: solves the Sylvester equation `R·dR + dR·R = dA` through its
@@ -140,8 +113,7 @@ fn matrix_square_root_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let grad = grad0(op, g)?;
     let shape = shape_of(s, &r, DataType::Int32);
     let m = tail_slice(s, shape.clone(), &[(-1, None, true)]);
-    let batch =
-        ops::strided_slice(s, shape.clone(), ints(s, &[0]), ints(s, &[-2]), ints(s, &[1]), SliceMasks::default());
+    let batch = batch_part(s, shape.clone());
     let one = ops::constant(s, vec![1i32]);
     let mv = ops::reshape(s, m.clone(), ints(s, &[1]));
     let cat = |parts: Vec<Output>| ops::concat(s, parts, ops::constant(s, 0i32));
@@ -156,8 +128,8 @@ fn matrix_square_root_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let k0 = ops::constant(s, 0i32);
     let diag = ops::matrix_diag_part_v3(s, r.clone(), k0.clone(), zero, "RIGHT_LEFT");
     let eye = ops::matrix_set_diag_v3(s, ops::zeros_like(s, r.clone()), ops::ones_like(s, diag), k0, "RIGHT_LEFT");
-    let ksum = ops::add_v2(s, kron(eye.clone(), transpose(s, r.clone())), kron(r, eye));
-    let vec_da = ops::reshape(s, transpose(s, grad), cat(vec![batch, mm2, one]));
+    let ksum = ops::add_v2(s, kron(eye.clone(), matrix_transpose(s, r.clone())), kron(r, eye));
+    let vec_da = ops::reshape(s, matrix_transpose(s, grad), cat(vec![batch, mm2, one]));
     let vec_dr = ops::matrix_solve(s, ksum, vec_da, false);
-    Ok(vec![Some(transpose(s, ops::reshape(s, vec_dr, shape)))])
+    Ok(vec![Some(matrix_transpose(s, ops::reshape(s, vec_dr, shape)))])
 }
