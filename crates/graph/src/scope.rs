@@ -76,6 +76,11 @@ impl Operation {
         }
     }
 
+    /// Outputs `0..N` (an op with `N` outputs returns them this way).
+    pub fn first_outputs<const N: usize>(&self) -> [Output; N] {
+        std::array::from_fn(|i| self.output(i))
+    }
+
     /// All outputs.
     pub fn outputs(&self) -> Vec<Output> {
         (0..self.output_types.len()).map(|i| self.output(i)).collect()

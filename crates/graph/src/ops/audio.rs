@@ -7,6 +7,7 @@ use ferroflow_core::{attr, NodeAttrs, Status};
 
 use crate::op_def::op;
 use crate::ops::array::want_rank;
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -140,13 +141,12 @@ pub fn encode_wav(s: &Scope, audio: Output, sample_rate: Output) -> Output {
 /// `AudioSpectrogram`: Hann-windowed FFT magnitudes (squared with `magnitude_squared`) of
 /// windows of `window_size` samples `stride` apart, `[channels, frames, bins]`.
 pub fn audio_spectrogram(s: &Scope, input: Output, window_size: i64, stride: i64, magnitude_squared: bool) -> Output {
-    s.op("AudioSpectrogram")
-        .input(input)
-        .attr("window_size", attr::int(window_size))
-        .attr("stride", attr::int(stride))
-        .attr("magnitude_squared", attr::bool(magnitude_squared))
-        .build()
-        .output(0)
+    let attrs = [
+        ("window_size", attr::int(window_size)),
+        ("stride", attr::int(stride)),
+        ("magnitude_squared", attr::bool(magnitude_squared)),
+    ];
+    op_output(s, "AudioSpectrogram", [input], attrs)
 }
 
 /// The mel-filterbank and DCT settings of [`mfcc`] (TensorFlow's defaults by `default()`).
@@ -172,15 +172,13 @@ impl Default for MfccAttrs {
 /// `Mfcc`: the cepstral coefficients of each frame of a squared-magnitude spectrogram
 /// `[channels, frames, bins]` of audio at the scalar int32 `sample_rate`.
 pub fn mfcc(s: &Scope, spectrogram: Output, sample_rate: Output, a: MfccAttrs) -> Output {
-    s.op("Mfcc")
-        .input(spectrogram)
-        .input(sample_rate)
-        .attr("upper_frequency_limit", attr::float(a.upper_frequency_limit))
-        .attr("lower_frequency_limit", attr::float(a.lower_frequency_limit))
-        .attr("filterbank_channel_count", attr::int(a.filterbank_channel_count))
-        .attr("dct_coefficient_count", attr::int(a.dct_coefficient_count))
-        .build()
-        .output(0)
+    let attrs = [
+        ("upper_frequency_limit", attr::float(a.upper_frequency_limit)),
+        ("lower_frequency_limit", attr::float(a.lower_frequency_limit)),
+        ("filterbank_channel_count", attr::int(a.filterbank_channel_count)),
+        ("dct_coefficient_count", attr::int(a.dct_coefficient_count)),
+    ];
+    op_output(s, "Mfcc", [spectrogram, sample_rate], attrs)
 }
 
 #[cfg(test)]

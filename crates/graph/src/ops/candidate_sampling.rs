@@ -76,62 +76,46 @@ pub(crate) fn register(r: &mut OpRegistry) {
     );
 }
 
-/// A sampler node of type `op` with the attrs every sampler has.
-fn sampler_node(
-    s: &Scope,
-    op: &str,
-    true_classes: Output,
-    num_true: i64,
-    num_sampled: i64,
-    unique: bool,
-) -> crate::scope::OpBuilder {
-    s.op(op)
-        .input(true_classes)
-        .attr("num_true", attr::int(num_true))
-        .attr("num_sampled", attr::int(num_sampled))
-        .attr("unique", attr::bool(unique))
+/// What every sampler takes: the true classes (`[batch, num_true]` int64), how many
+/// classes to sample and whether without replacement.
+#[derive(Clone, Debug)]
+pub struct Sampling {
+    /// The true classes of each row, `[batch, num_true]` int64.
+    pub true_classes: Output,
+    /// The true classes per row.
+    pub num_true: i64,
+    /// The classes to sample.
+    pub num_sampled: i64,
+    /// Sample without replacement.
+    pub unique: bool,
 }
 
-fn three(o: crate::scope::Operation) -> [Output; 3] {
-    [o.output(0), o.output(1), o.output(2)]
+/// A sampler node of type `op` with the input and attrs every sampler has.
+fn sampler_node(s: &Scope, op: &str, a: Sampling) -> crate::scope::OpBuilder {
+    s.op(op)
+        .input(a.true_classes)
+        .attr("num_true", attr::int(a.num_true))
+        .attr("num_sampled", attr::int(a.num_sampled))
+        .attr("unique", attr::bool(a.unique))
 }
 
 /// `LogUniformCandidateSampler`: `num_sampled` classes of `[0, range_max)` drawn with
 /// probability log((c + 2) / (c + 1)) / log(range_max + 1), and the expected counts of the
 /// true and the sampled classes.
-pub fn log_uniform_candidate_sampler(
-    s: &Scope,
-    true_classes: Output,
-    num_true: i64,
-    num_sampled: i64,
-    unique: bool,
-    range_max: i64,
-    seed: (i64, i64),
-) -> [Output; 3] {
-    candidate_sampler(s, "LogUniformCandidateSampler", true_classes, num_true, num_sampled, unique, range_max, seed)
+pub fn log_uniform_candidate_sampler(s: &Scope, a: Sampling, range_max: i64, seed: (i64, i64)) -> [Output; 3] {
+    candidate_sampler(s, "LogUniformCandidateSampler", a, range_max, seed)
 }
 
 /// `UniformCandidateSampler`, `LearnedUnigramCandidateSampler` or
 /// `ThreadUnsafeUnigramCandidateSampler` (`op`), as [`log_uniform_candidate_sampler`]
 /// builds its op.
-#[allow(clippy::too_many_arguments)]
-pub fn candidate_sampler(
-    s: &Scope,
-    op: &str,
-    true_classes: Output,
-    num_true: i64,
-    num_sampled: i64,
-    unique: bool,
-    range_max: i64,
-    seed: (i64, i64),
-) -> [Output; 3] {
-    three(
-        sampler_node(s, op, true_classes, num_true, num_sampled, unique)
-            .attr("range_max", attr::int(range_max))
-            .attr("seed", attr::int(seed.0))
-            .attr("seed2", attr::int(seed.1))
-            .build(),
-    )
+pub fn candidate_sampler(s: &Scope, op: &str, a: Sampling, range_max: i64, seed: (i64, i64)) -> [Output; 3] {
+    sampler_node(s, op, a)
+        .attr("range_max", attr::int(range_max))
+        .attr("seed", attr::int(seed.0))
+        .attr("seed2", attr::int(seed.1))
+        .build()
+        .first_outputs()
 }
 
 /// Where `FixedUnigramCandidateSampler` takes its weights from and how it shapes them.
@@ -152,41 +136,30 @@ pub struct FixedUnigrams {
 }
 
 /// `FixedUnigramCandidateSampler` over `range_max` classes weighted by `w`.
-#[allow(clippy::too_many_arguments)]
 pub fn fixed_unigram_candidate_sampler(
     s: &Scope,
-    true_classes: Output,
-    num_true: i64,
-    num_sampled: i64,
-    unique: bool,
+    a: Sampling,
     range_max: i64,
     w: &FixedUnigrams,
     seed: (i64, i64),
 ) -> [Output; 3] {
-    three(
-        sampler_node(s, "FixedUnigramCandidateSampler", true_classes, num_true, num_sampled, unique)
-            .attr("range_max", attr::int(range_max))
-            .attr("vocab_file", attr::string(&w.vocab_file))
-            .attr("distortion", attr::float(w.distortion))
-            .attr("num_reserved_ids", attr::int(w.num_reserved_ids))
-            .attr("num_shards", attr::int(w.num_shards.max(1)))
-            .attr("shard", attr::int(w.shard))
-            .attr("unigrams", attr::list_float(&w.unigrams))
-            .attr("seed", attr::int(seed.0))
-            .attr("seed2", attr::int(seed.1))
-            .build(),
-    )
+    sampler_node(s, "FixedUnigramCandidateSampler", a)
+        .attr("range_max", attr::int(range_max))
+        .attr("vocab_file", attr::string(&w.vocab_file))
+        .attr("distortion", attr::float(w.distortion))
+        .attr("num_reserved_ids", attr::int(w.num_reserved_ids))
+        .attr("num_shards", attr::int(w.num_shards.max(1)))
+        .attr("shard", attr::int(w.shard))
+        .attr("unigrams", attr::list_float(&w.unigrams))
+        .attr("seed", attr::int(seed.0))
+        .attr("seed2", attr::int(seed.1))
+        .build()
+        .first_outputs()
 }
 
 /// `AllCandidateSampler`: the classes `0..num_sampled`, each with expected count 1.
-pub fn all_candidate_sampler(
-    s: &Scope,
-    true_classes: Output,
-    num_true: i64,
-    num_sampled: i64,
-    unique: bool,
-) -> [Output; 3] {
-    three(sampler_node(s, "AllCandidateSampler", true_classes, num_true, num_sampled, unique).build())
+pub fn all_candidate_sampler(s: &Scope, a: Sampling) -> [Output; 3] {
+    sampler_node(s, "AllCandidateSampler", a).build().first_outputs()
 }
 
 /// `ComputeAccidentalHits`: (row, sampled position, −FLT_MAX) for each sampled class that is
@@ -194,7 +167,7 @@ pub fn all_candidate_sampler(
 pub fn compute_accidental_hits(s: &Scope, true_classes: Output, sampled: Output, num_true: i64) -> [Output; 3] {
     let o =
         s.op("ComputeAccidentalHits").input(true_classes).input(sampled).attr("num_true", attr::int(num_true)).build();
-    [o.output(0), o.output(1), o.output(2)]
+    o.first_outputs()
 }
 
 #[cfg(test)]
@@ -208,29 +181,27 @@ mod tests {
     fn sampler_shapes_follow_tensorflow() {
         let s = Scope::new_root();
         let t = placeholder(&s, DataType::Int64, Some(&[-1, 2]));
+        let of = |true_classes: &Output, num_sampled: i64, unique: bool| Sampling {
+            true_classes: true_classes.clone(),
+            num_true: 2,
+            num_sampled,
+            unique,
+        };
         for op in ["UniformCandidateSampler", "LearnedUnigramCandidateSampler", "ThreadUnsafeUnigramCandidateSampler"] {
-            let [c, te, se] = candidate_sampler(&s, op, t.clone(), 2, 5, true, 10, (1, 2));
+            let [c, te, se] = candidate_sampler(&s, op, of(&t, 5, true), 10, (1, 2));
             assert_eq!(s.graph().shape_of(&c), Some(vec![5]));
             assert_eq!(s.graph().shape_of(&te), Some(vec![-1, 2]));
             assert_eq!(s.graph().shape_of(&se), Some(vec![5]));
         }
         let w = FixedUnigrams { unigrams: vec![1.0, 2.0, 3.0], distortion: 1.0, num_shards: 1, ..Default::default() };
-        let [c, te, _] = fixed_unigram_candidate_sampler(&s, t.clone(), 2, 4, false, 3, &w, (1, 2));
+        let [c, te, _] = fixed_unigram_candidate_sampler(&s, of(&t, 4, false), 3, &w, (1, 2));
         assert_eq!((s.graph().shape_of(&c), s.graph().shape_of(&te)), (Some(vec![4]), Some(vec![-1, 2])));
-        let [c, _, _] = all_candidate_sampler(&s, t, 2, 7, true);
+        let [c, _, _] = all_candidate_sampler(&s, of(&t, 7, true));
         assert_eq!(s.graph().shape_of(&c), Some(vec![7]));
         s.status().unwrap();
         let s = Scope::new_root();
-        candidate_sampler(
-            &s,
-            "UniformCandidateSampler",
-            placeholder(&s, DataType::Int64, Some(&[4])),
-            2,
-            5,
-            true,
-            10,
-            (1, 2),
-        );
+        let rank1 = placeholder(&s, DataType::Int64, Some(&[4]));
+        candidate_sampler(&s, "UniformCandidateSampler", of(&rank1, 5, true), 10, (1, 2));
         let e = s.status().unwrap_err();
         assert!(e.message.contains("Shape must be rank 2 but is rank 1"), "{e}");
     }

@@ -103,7 +103,7 @@ pub fn ctc_greedy_decoder(s: &Scope, inputs: Output, seq_len: Output, merge_repe
         .input(seq_len)
         .attr("merge_repeated", attr::bool(merge_repeated))
         .build();
-    [op.output(0), op.output(1), op.output(2), op.output(3)]
+    op.first_outputs()
 }
 
 /// `CTCBeamSearchDecoder` keeping `beam_width` prefixes and returning the `top_paths`

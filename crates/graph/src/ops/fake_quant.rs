@@ -4,6 +4,7 @@
 use ferroflow_core::attr;
 
 use crate::op_def::{op, OpDefBuilder};
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{unchanged, Dims, ShapeCtx, ShapeFn};
@@ -62,13 +63,8 @@ fn channel_range_grad(c: &ShapeCtx) -> R {
 
 /// `FakeQuantWithMinMaxArgs` over [`min`, `max`] on `num_bits` bits.
 pub fn fake_quant_with_min_max_args(s: &Scope, x: Output, min: f32, max: f32, num_bits: i64) -> Output {
-    s.op("FakeQuantWithMinMaxArgs")
-        .input(x)
-        .attr("min", attr::float(min))
-        .attr("max", attr::float(max))
-        .attr("num_bits", attr::int(num_bits))
-        .build()
-        .output(0)
+    let attrs = [("min", attr::float(min)), ("max", attr::float(max)), ("num_bits", attr::int(num_bits))];
+    op_output(s, "FakeQuantWithMinMaxArgs", [x], attrs)
 }
 
 /// `FakeQuantWithMinMaxVars` (scalar `min`/`max`) or, for vectors over the last dim,

@@ -3,10 +3,12 @@
 //! `QuantizeAndDequantizeV4` (what `tf.quantization.quantize_and_dequantize_v2` builds; its
 //! gradient zeroes what falls outside the range) and `QuantizeAndDequantizeV4Grad`.
 
+use ferroflow_core::proto::AttrValue;
 use ferroflow_core::{attr, NodeAttrs};
 
 use super::state::merge_dims;
 use crate::op_def::{op, OpDefBuilder};
+use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
 use crate::shape_fn::{Dims, ShapeCtx};
@@ -146,18 +148,21 @@ impl Default for QdqOptions {
 /// gradient passes straight through).
 pub fn quantize_and_dequantize(s: &Scope, x: Output, min: Output, max: Output, o: QdqOptions, v2: bool) -> Output {
     let name = if v2 { "QuantizeAndDequantizeV2" } else { "QuantizeAndDequantizeV4" };
-    s.op(name)
-        .input(x)
-        .input(min)
-        .input(max)
-        .attr("signed_input", attr::bool(o.signed_input))
-        .attr("num_bits", attr::int(o.num_bits))
-        .attr("range_given", attr::bool(o.range_given))
-        .attr("round_mode", attr::string(if o.half_up { "HALF_UP" } else { "HALF_TO_EVEN" }))
-        .attr("narrow_range", attr::bool(o.narrow_range))
-        .attr("axis", attr::int(o.axis))
-        .build()
-        .output(0)
+    let round_mode = attr::string(if o.half_up { "HALF_UP" } else { "HALF_TO_EVEN" });
+    let attrs = o.common_attrs().into_iter().chain([("num_bits", attr::int(o.num_bits)), ("round_mode", round_mode)]);
+    op_output(s, name, [x, min, max], attrs)
+}
+
+impl QdqOptions {
+    /// The attrs every QuantizeAndDequantize version takes from these options.
+    fn common_attrs(&self) -> [(&'static str, AttrValue); 4] {
+        [
+            ("signed_input", attr::bool(self.signed_input)),
+            ("range_given", attr::bool(self.range_given)),
+            ("narrow_range", attr::bool(self.narrow_range)),
+            ("axis", attr::int(self.axis)),
+        ]
+    }
 }
 
 /// `QuantizeAndDequantizeV3`: `num_bits` an int32 scalar input, rounding half to even.
@@ -169,17 +174,7 @@ pub fn quantize_and_dequantize_v3(
     num_bits: Output,
     o: QdqOptions,
 ) -> Output {
-    s.op("QuantizeAndDequantizeV3")
-        .input(x)
-        .input(min)
-        .input(max)
-        .input(num_bits)
-        .attr("signed_input", attr::bool(o.signed_input))
-        .attr("range_given", attr::bool(o.range_given))
-        .attr("narrow_range", attr::bool(o.narrow_range))
-        .attr("axis", attr::int(o.axis))
-        .build()
-        .output(0)
+    op_output(s, "QuantizeAndDequantizeV3", [x, min, max, num_bits], o.common_attrs())
 }
 
 #[cfg(test)]
@@ -207,7 +202,7 @@ mod tests {
             .input(ph(s, dims[3]))
             .attr("axis", attr::int(axis))
             .build();
-        [o.output(0), o.output(1), o.output(2)]
+        o.first_outputs()
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use ferroflow_core::{attr, DataType, Status};
 
 use super::random::random_shape;
-use crate::op_def::op;
+use crate::op_def::{op, OpDef};
 use crate::ops::op_output;
 use crate::registry::OpRegistry;
 use crate::scope::{OpBuilder, Output, Scope};
@@ -48,20 +48,24 @@ fn seeded(b: OpBuilder, seed: i64, seed2: i64) -> Output {
     b.attr("seed", attr::int(seed)).attr("seed2", attr::int(seed2)).build().output(0)
 }
 
+/// A stateful sampler `name`: inputs `shape: S` and `param`, the output `output`, the
+/// `seed`/`seed2` and `S` attrs, then `types`; output shape `shape + param.shape`.
+fn stateful_sampler(name: &str, param: &str, output: &str, types: &[String]) -> OpDef {
+    let b = op(name).input("shape: S").input(param).output(output);
+    let b = b.attr("seed: int = 0").attr("seed2: int = 0").attr("S: {int32, int64}");
+    types.iter().fold(b, |b, t| b.attr(t)).stateful().shape_fn(gamma_shape).build()
+}
+
+/// A stateless sampler `name`: inputs `shape: T`, `seed: Tseed` and `param`, the output
+/// `output: dtype`, the attrs `types` then `T` and `Tseed`; output shape `shape`.
+fn stateless_sampler(name: &str, param: &str, types: &[String]) -> OpDef {
+    let b = op(name).input("shape: T").input("seed: Tseed").input(param).output("output: dtype");
+    let b = types.iter().fold(b, |b, t| b.attr(t));
+    b.attr("T: {int32, int64}").attr("Tseed: {int32, int64} = DT_INT64").shape_fn(seeded_shape).build()
+}
+
 pub(crate) fn register(r: &mut OpRegistry) {
-    r.add(
-        op("RandomGamma")
-            .input("shape: S")
-            .input("alpha: T")
-            .output("output: T")
-            .attr("seed: int = 0")
-            .attr("seed2: int = 0")
-            .attr("S: {int32, int64}")
-            .attr(&format!("T: {GAMMA_TYPES}"))
-            .stateful()
-            .shape_fn(gamma_shape)
-            .build(),
-    );
+    r.add(stateful_sampler("RandomGamma", "alpha: T", "output: T", &[format!("T: {GAMMA_TYPES}")]));
     r.add(
         op("RandomGammaGrad")
             .input("alpha: T")
@@ -71,45 +75,10 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(broadcast)
             .build(),
     );
-    r.add(
-        op("RandomPoisson")
-            .input("shape: S")
-            .input("rate: dtype")
-            .output("output: dtype")
-            .attr("seed: int = 0")
-            .attr("seed2: int = 0")
-            .attr("S: {int32, int64}")
-            .attr(&format!("dtype: {GAMMA_TYPES}"))
-            .stateful()
-            .shape_fn(gamma_shape)
-            .build(),
-    );
-    r.add(
-        op("RandomPoissonV2")
-            .input("shape: S")
-            .input("rate: R")
-            .output("output: dtype")
-            .attr("seed: int = 0")
-            .attr("seed2: int = 0")
-            .attr("S: {int32, int64}")
-            .attr(&format!("R: {POISSON_TYPES} = DT_DOUBLE"))
-            .attr(&format!("dtype: {POISSON_TYPES} = DT_INT64"))
-            .stateful()
-            .shape_fn(gamma_shape)
-            .build(),
-    );
-    r.add(
-        op("StatelessRandomGammaV2")
-            .input("shape: T")
-            .input("seed: Tseed")
-            .input("alpha: dtype")
-            .output("output: dtype")
-            .attr(&format!("dtype: {GAMMA_TYPES}"))
-            .attr("T: {int32, int64}")
-            .attr("Tseed: {int32, int64} = DT_INT64")
-            .shape_fn(seeded_shape)
-            .build(),
-    );
+    r.add(stateful_sampler("RandomPoisson", "rate: dtype", "output: dtype", &[format!("dtype: {GAMMA_TYPES}")]));
+    let poisson_types = [format!("R: {POISSON_TYPES} = DT_DOUBLE"), format!("dtype: {POISSON_TYPES} = DT_INT64")];
+    r.add(stateful_sampler("RandomPoissonV2", "rate: R", "output: dtype", &poisson_types));
+    r.add(stateless_sampler("StatelessRandomGammaV2", "alpha: dtype", &[format!("dtype: {GAMMA_TYPES}")]));
     r.add(
         op("StatelessRandomGammaV3")
             .input("shape: shape_dtype")
@@ -123,19 +92,8 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(random_shape)
             .build(),
     );
-    r.add(
-        op("StatelessRandomPoisson")
-            .input("shape: T")
-            .input("seed: Tseed")
-            .input("lam: Rtype")
-            .output("output: dtype")
-            .attr(&format!("Rtype: {POISSON_TYPES}"))
-            .attr(&format!("dtype: {POISSON_TYPES}"))
-            .attr("T: {int32, int64}")
-            .attr("Tseed: {int32, int64} = DT_INT64")
-            .shape_fn(seeded_shape)
-            .build(),
-    );
+    let lam_types = [format!("Rtype: {POISSON_TYPES}"), format!("dtype: {POISSON_TYPES}")];
+    r.add(stateless_sampler("StatelessRandomPoisson", "lam: Rtype", &lam_types));
     r.add(
         op("StatelessRandomBinomial")
             .input("shape: S")

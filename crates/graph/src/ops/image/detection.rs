@@ -187,16 +187,18 @@ impl Default for SampleBoxAttrs {
 }
 
 impl SampleBoxAttrs {
-    fn apply(&self, b: OpBuilder) -> OpBuilder {
-        b.attr("aspect_ratio_range", attr::list_float(&self.aspect_ratio_range))
+    /// A node of the sampler `op` over `image_size`, `bounding_boxes` and
+    /// `min_object_covered`, with these attrs.
+    fn node(&self, s: &Scope, op: &str, [size, boxes, covered]: [Output; 3]) -> OpBuilder {
+        s.op(op)
+            .input(size)
+            .input(boxes)
+            .input(covered)
+            .attr("aspect_ratio_range", attr::list_float(&self.aspect_ratio_range))
             .attr("area_range", attr::list_float(&self.area_range))
             .attr("max_attempts", attr::int(self.max_attempts))
             .attr("use_image_if_no_bounding_boxes", attr::bool(self.use_image_if_no_bounding_boxes))
     }
-}
-
-fn three(o: crate::scope::Operation) -> [Output; 3] {
-    [o.output(0), o.output(1), o.output(2)]
 }
 
 /// `SampleDistortedBoundingBoxV2` (what `tf.image.sample_distorted_bounding_box` builds):
@@ -210,14 +212,12 @@ pub fn sample_distorted_bounding_box_v2(
     seed: (i64, i64),
     attrs: &SampleBoxAttrs,
 ) -> [Output; 3] {
-    let b = s
-        .op("SampleDistortedBoundingBoxV2")
-        .input(image_size)
-        .input(bounding_boxes)
-        .input(min_object_covered)
+    attrs
+        .node(s, "SampleDistortedBoundingBoxV2", [image_size, bounding_boxes, min_object_covered])
         .attr("seed", attr::int(seed.0))
-        .attr("seed2", attr::int(seed.1));
-    three(attrs.apply(b).build())
+        .attr("seed2", attr::int(seed.1))
+        .build()
+        .first_outputs()
 }
 
 /// `StatelessSampleDistortedBoundingBox`: the same crop drawn from `seed` (int32 or int64 [2]).
@@ -229,13 +229,8 @@ pub fn stateless_sample_distorted_bounding_box(
     seed: Output,
     attrs: &SampleBoxAttrs,
 ) -> [Output; 3] {
-    let b = s
-        .op("StatelessSampleDistortedBoundingBox")
-        .input(image_size)
-        .input(bounding_boxes)
-        .input(min_object_covered)
-        .input(seed);
-    three(attrs.apply(b).build())
+    let inputs = [image_size, bounding_boxes, min_object_covered];
+    attrs.node(s, "StatelessSampleDistortedBoundingBox", inputs).input(seed).build().first_outputs()
 }
 
 /// The thresholds and sizes of [`combined_non_max_suppression`].
@@ -273,7 +268,7 @@ pub fn combined_non_max_suppression(
         .attr("pad_per_class", attr::bool(pad_per_class))
         .attr("clip_boxes", attr::bool(clip_boxes))
         .build();
-    [o.output(0), o.output(1), o.output(2), o.output(3)]
+    o.first_outputs()
 }
 
 /// `ExtractGlimpseV2` as `tf.image.extract_glimpse` builds it: `size` ([h, w] int32) windows
