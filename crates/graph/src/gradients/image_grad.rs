@@ -5,7 +5,7 @@
 use ferroflow_core::{attr, DataType, NodeAttrs};
 
 use super::array_grad::shape_of;
-use super::nn_grad::{copy_attrs, grad, input, slice_1d};
+use super::nn_grad::{copy_attrs, grad, grad_op, input, slice_1d};
 use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops;
@@ -15,8 +15,7 @@ const RESIZE_ATTRS: [&str; 2] = ["align_corners", "half_pixel_centers"];
 
 /// ResizeBilinear(images, size): `ResizeBilinearGrad(dy, images)`; none for `size`.
 pub(super) fn resize_bilinear_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    let b = s.op("ResizeBilinearGrad").input(grad(op, g, 0)?).input(input(op, 0)?);
-    Ok(vec![Some(copy_attrs(b, &op.node, &RESIZE_ATTRS).build().output(0)), None])
+    Ok(vec![Some(grad_op(s, "ResizeBilinearGrad", op, g, &[0], &RESIZE_ATTRS)?.output(0)), None])
 }
 
 /// ResizeBicubic(images, size): `ResizeBicubicGrad(dy, images)` for float and double
@@ -26,8 +25,7 @@ pub(super) fn resize_bicubic_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads
     if !matches!(x.dtype, DataType::Float | DataType::Double) {
         return Ok(vec![None, None]);
     }
-    let b = s.op("ResizeBicubicGrad").input(grad(op, g, 0)?).input(x);
-    Ok(vec![Some(copy_attrs(b, &op.node, &RESIZE_ATTRS).build().output(0)), None])
+    Ok(vec![Some(grad_op(s, "ResizeBicubicGrad", op, g, &[0], &RESIZE_ATTRS)?.output(0)), None])
 }
 
 /// ResizeNearestNeighbor(images, size): `ResizeNearestNeighborGrad(dy, shape(images)[1:3])`.
@@ -83,13 +81,8 @@ pub(super) fn crop_and_resize_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grad
 /// ScaleAndTranslate(images, size, scale, translation):
 /// `ScaleAndTranslateGrad(dy, images, scale, translation)`; none for the others.
 pub(super) fn scale_and_translate_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    let b = s
-        .op("ScaleAndTranslateGrad")
-        .input(grad(op, g, 0)?)
-        .input(input(op, 0)?)
-        .input(input(op, 2)?)
-        .input(input(op, 3)?);
-    Ok(vec![Some(copy_attrs(b, &op.node, &["kernel_type", "antialias"]).build().output(0)), None, None, None])
+    let o = grad_op(s, "ScaleAndTranslateGrad", op, g, &[0, 2, 3], &["kernel_type", "antialias"])?;
+    Ok(vec![Some(o.output(0)), None, None, None])
 }
 
 /// AdjustContrastv2(images, factor) = `(x - mean) * factor + mean` (means over height and

@@ -8,7 +8,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use super::registry::Grads;
 use crate::gradients::GradOp;
 use crate::ops::{self, SliceMasks};
-use crate::scope::{OpBuilder, Output, Scope};
+use crate::scope::{OpBuilder, Operation, Output, Scope};
 
 /// Copies the named attrs of the forward node (those it has) onto a gradient op.
 pub(super) fn copy_attrs(mut b: OpBuilder, node: &NodeDef, names: &[&str]) -> OpBuilder {
@@ -18,6 +18,23 @@ pub(super) fn copy_attrs(mut b: OpBuilder, node: &NodeDef, names: &[&str]) -> Op
         }
     }
     b
+}
+
+/// The gradient op `op_type` of the forward op `op`: its inputs the gradient of output 0,
+/// then the forward inputs numbered `inputs`; the forward attrs `attrs` copied.
+pub(super) fn grad_op(
+    s: &Scope,
+    op_type: &str,
+    op: &GradOp,
+    g: &[Output],
+    inputs: &[usize],
+    attrs: &[&str],
+) -> Result<Operation, Status> {
+    let mut b = s.op(op_type).input(grad(op, g, 0)?);
+    for &i in inputs {
+        b = b.input(input(op, i)?);
+    }
+    Ok(copy_attrs(b, &op.node, attrs).build())
 }
 
 /// Input `i` of the forward op (an internal error if the op has fewer inputs).

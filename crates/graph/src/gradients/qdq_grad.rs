@@ -6,7 +6,7 @@
 //! the range ends). `QuantizeAndDequantizeV4Grad` itself has no usable gradient in
 //! TensorFlow (its registered function fails), so none is registered here.
 
-use super::nn_grad::{copy_attrs, grad, input};
+use super::nn_grad::{grad, grad_op};
 use super::registry::{GradRegistry, Grads};
 use crate::gradients::GradOp;
 use crate::scope::{Output, Scope};
@@ -19,13 +19,7 @@ fn pass_through(_: &Scope, op: &GradOp, g: &[Output]) -> Grads {
 }
 
 fn v4_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
-    let b = s
-        .op("QuantizeAndDequantizeV4Grad")
-        .input(grad(op, g, 0)?)
-        .input(input(op, 0)?)
-        .input(input(op, 1)?)
-        .input(input(op, 2)?);
-    let o = copy_attrs(b, &op.node, &["axis"]).build();
+    let o = grad_op(s, "QuantizeAndDequantizeV4Grad", op, g, &[0, 1, 2], &["axis"])?;
     Ok((0..3).map(|i| Some(o.output(i))).collect())
 }
 
