@@ -144,6 +144,48 @@ pub fn check_scatter_dtypes(ctx: &OpContext, var: &Var, updates: DataType, dtype
     Ok(())
 }
 
+/// Checks a row scatter into variable `var` holding `t`: `t` at least 1-D, `updates` of shape
+/// `indices.shape + t.shape[1:]` (or, when `scalar_ok`, a scalar for every row) and every
+/// index in `[0, t.shape[0])`, the first one outside named by `position(k)` (its place in
+/// `indices`). Returns whether `updates` is that scalar.
+pub fn check_row_scatter(
+    ctx: &OpContext,
+    var: &Var,
+    t: &Tensor,
+    (indices, idx): (&Tensor, &[i64]),
+    updates: &Tensor,
+    scalar_ok: bool,
+    position: impl Fn(usize) -> String,
+) -> Result<bool, Status> {
+    use crate::array::util::dims_str;
+    if t.rank() < 1 {
+        return Err(ctx.error(format!("variable {} must be at least 1-D to scatter into, got a scalar", var.name)));
+    }
+    let mut want = indices.dims().to_vec();
+    want.extend_from_slice(&t.dims()[1..]);
+    let scalar = scalar_ok && updates.rank() == 0;
+    if updates.dims() != want.as_slice() && !scalar {
+        return Err(ctx.error(format!(
+            "Must have updates.shape = indices.shape + params.shape[1:]{}, got updates.shape {}, indices.shape {}, \
+             params.shape {}",
+            if scalar_ok { " or updates.shape = []" } else { "" },
+            dims_str(updates.dims()),
+            dims_str(indices.dims()),
+            dims_str(t.dims())
+        )));
+    }
+    let n = t.dims()[0] as i64;
+    if let Some(k) = idx.iter().position(|&v| v < 0 || v >= n) {
+        return Err(ctx.error(format!(
+            "indices[{}] = {} is not in [0, {n}) (variable {})",
+            position(k),
+            idx[k],
+            var.name
+        )));
+    }
+    Ok(scalar)
+}
+
 /// FailedPrecondition for reading an uninitialized resource variable.
 pub fn uninitialized_read(ctx: &OpContext, h: &ResourceHandle) -> Status {
     ctx.error_with(Status::failed_precondition(format!(

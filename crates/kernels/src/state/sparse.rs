@@ -7,7 +7,9 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use super::handle::{check_scatter_dtypes, existing_var, handle_input, read_gather_var, uninitialized_use, var_inputs};
+use super::handle::{
+    check_row_scatter, check_scatter_dtypes, existing_var, handle_input, read_gather_var, uninitialized_use, var_inputs,
+};
 use crate::array::{dims_str, index_vec, multi_index};
 use crate::{KernelRegistry, OpContext, OpKernel, Value};
 
@@ -104,31 +106,7 @@ impl OpKernel for ScatterKernel {
         let idx = index_vec(&indices).map_err(|e| ctx.error(e.message))?;
         let mut g = var.value.write().unwrap_or_else(|e| e.into_inner());
         let Some(t) = g.as_mut() else { return Err(uninitialized_use(ctx, &var)) };
-        if t.rank() < 1 {
-            return Err(ctx.error(format!("variable {} must be at least 1-D to scatter into, got a scalar", var.name)));
-        }
-        let mut want = indices.dims().to_vec();
-        want.extend_from_slice(&t.dims()[1..]);
-        let scalar_ok = self.resource && updates.rank() == 0;
-        if updates.dims() != want.as_slice() && !scalar_ok {
-            return Err(ctx.error(format!(
-                "Must have updates.shape = indices.shape + params.shape[1:]{}, got updates.shape {}, \
-                 indices.shape {}, params.shape {}",
-                if self.resource { " or updates.shape = []" } else { "" },
-                dims_str(updates.dims()),
-                dims_str(indices.dims()),
-                dims_str(t.dims())
-            )));
-        }
-        let n = t.dims()[0] as i64;
-        if let Some(k) = idx.iter().position(|&v| v < 0 || v >= n) {
-            return Err(ctx.error(format!(
-                "indices[{}] = {} is not in [0, {n}) (variable {})",
-                multi_index(k, indices.dims()),
-                idx[k],
-                var.name
-            )));
-        }
+        check_row_scatter(ctx, &var, t, (&indices, &idx), &updates, self.resource, |k| multi_index(k, indices.dims()))?;
         let op = self.op;
         match (self.dtype, op) {
             (DataType::Float, _) => scatter_typed::<f32>(t, &idx, &updates, op),

@@ -9,10 +9,10 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::gather_nd::{check_updates, resolve, scatter_into, Mode};
-use crate::array::util::{dims_str, index_vec};
+use crate::array::util::index_vec;
 use crate::dispatch::dispatch;
 use crate::math::elem::Num;
-use crate::state::handle::{check_scatter_dtypes, read_gather_var, uninitialized_use, var_inputs};
+use crate::state::handle::{check_row_scatter, check_scatter_dtypes, read_gather_var, uninitialized_use, var_inputs};
 use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
 
 struct GatherNd {
@@ -111,27 +111,9 @@ impl Scatter {
         let Some(op) = self.row else {
             return Err(ctx.error_with(Status::internal("a scatter kernel with neither an nd nor a row mode")));
         };
-        if t.rank() < 1 {
-            return Err(ctx.error(format!("variable {} must be at least 1-D to scatter into, got a scalar", var.name)));
-        }
         let idx = index_vec(&indices).map_err(|e| ctx.error(e.message))?;
-        let mut want = indices.dims().to_vec();
-        want.extend_from_slice(&t.dims()[1..]);
         // Only the resource forms take a scalar update for every row (TensorFlow's rule).
-        let scalar = self.resource && updates.rank() == 0;
-        if updates.dims() != want.as_slice() && !scalar {
-            return Err(ctx.error(format!(
-                "Must have updates.shape = indices.shape + params.shape[1:]{}, got updates.shape {}, indices.shape {}, params.shape {}",
-                if self.resource { " or updates.shape = []" } else { "" },
-                dims_str(updates.dims()),
-                dims_str(indices.dims()),
-                dims_str(t.dims())
-            )));
-        }
-        let n = t.dims()[0] as i64;
-        if let Some(k) = idx.iter().position(|&v| v < 0 || v >= n) {
-            return Err(ctx.error(format!("indices[{k}] = {} is not in [0, {n}) (variable {})", idx[k], var.name)));
-        }
+        let scalar = check_row_scatter(ctx, var, t, (&indices, &idx), &updates, self.resource, |k| k.to_string())?;
         let row: usize = t.dims()[1..].iter().product();
         dispatch!(t.dtype(), ctx, [f32, f64, i32, i64, u8, i8, i16, u16, u32, u64], |T| {
             combine_rows::<T>(t.data_mut::<T>()?, &idx, row, updates.as_slice::<T>()?, scalar, op);
