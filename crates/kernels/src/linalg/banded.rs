@@ -8,6 +8,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::batch_bcast::{broadcast_batches, push_batch_pairs};
+use super::triangular::{divide_row, subtract_row};
 use crate::array::ext::util::kernel_dtype;
 use crate::array::util::{check_alloc, scratch_vec};
 use crate::dispatch::dispatch;
@@ -40,18 +41,9 @@ fn solve<T: Float>(a: &[T], x: &mut [T], kb: usize, n: usize, k: usize, lower: b
         let i = if forward { step } else { n - 1 - step };
         let (lo, hi) = if forward { (i.saturating_sub(w), i) } else { (i + 1, (i + 1 + w).min(n)) };
         for j in lo..hi {
-            let c = at(i, j);
-            let (src, dst) = if j < i {
-                let (l, h) = x.split_at_mut(i * k);
-                (&l[j * k..j * k + k], &mut h[..k])
-            } else {
-                let (l, h) = x.split_at_mut(j * k);
-                (&h[..k] as &[T], &mut l[i * k..i * k + k])
-            };
-            dst.iter_mut().zip(src).for_each(|(d, &s)| *d = *d - c * s);
+            subtract_row(x, k, i, j, at(i, j));
         }
-        let d = at(i, i);
-        x[i * k..i * k + k].iter_mut().for_each(|v| *v = *v / d);
+        divide_row(x, k, i, at(i, i));
     }
 }
 

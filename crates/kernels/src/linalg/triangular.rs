@@ -32,19 +32,28 @@ fn solve<T: Float>(a: &[T], x: &mut [T], n: usize, k: usize, lower: bool, adjoin
         for j in lo..hi {
             let c = at(i, j);
             if c != T::ZERO {
-                let (src, dst) = if j < i {
-                    let (lo, hi) = x.split_at_mut(i * k);
-                    (&lo[j * k..j * k + k], &mut hi[..k])
-                } else {
-                    let (lo, hi) = x.split_at_mut(j * k);
-                    (&hi[..k] as &[T], &mut lo[i * k..i * k + k])
-                };
-                dst.iter_mut().zip(src).for_each(|(d, &s)| *d = *d - c * s);
+                subtract_row(x, k, i, j, c);
             }
         }
-        let d = at(i, i);
-        x[i * k..i * k + k].iter_mut().for_each(|v| *v = *v / d);
+        divide_row(x, k, i, at(i, i));
     }
+}
+
+/// Row `i` of `x` (rows of `k`) less `c` times row `j` (`j != i`): one substitution step.
+pub(super) fn subtract_row<T: Float>(x: &mut [T], k: usize, i: usize, j: usize, c: T) {
+    let (src, dst) = if j < i {
+        let (lo, hi) = x.split_at_mut(i * k);
+        (&lo[j * k..j * k + k], &mut hi[..k])
+    } else {
+        let (lo, hi) = x.split_at_mut(j * k);
+        (&hi[..k] as &[T], &mut lo[i * k..i * k + k])
+    };
+    dst.iter_mut().zip(src).for_each(|(d, &s)| *d = *d - c * s);
+}
+
+/// Row `i` of `x` (rows of `k`) divided by the diagonal entry `d`.
+pub(super) fn divide_row<T: Float>(x: &mut [T], k: usize, i: usize, d: T) {
+    x[i * k..i * k + k].iter_mut().for_each(|v| *v = *v / d);
 }
 
 /// Broadcasts two batch shapes; returns the output batch and per-output (a, b) batch indices.

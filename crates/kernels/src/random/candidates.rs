@@ -47,36 +47,31 @@ impl<'a> SimplePhilox<'a> {
     /// An exactly uniform integer in [0, n) (`ExactUniformInt`: masked for powers of two,
     /// else samples below `2^32 mod n` rejected).
     pub(super) fn uniform(&mut self, n: u32) -> u32 {
-        if n == 0 {
-            let _ = self.rand32();
-            0
-        } else if n & (n - 1) == 0 {
-            self.rand32() & (n - 1)
-        } else {
-            let rem = (u32::MAX % n) + 1;
-            loop {
-                let r = self.rand32();
-                if r >= rem {
-                    return r % n;
-                }
-            }
-        }
+        // The result is below `n`, so it fits.
+        exact_uniform(u64::from(n), u64::from(u32::MAX), || u64::from(self.rand32())) as u32
     }
 
     /// [`SimplePhilox::uniform`] on 64 bits.
     pub(super) fn uniform64(&mut self, n: u64) -> u64 {
-        if n == 0 {
-            let _ = self.rand64();
-            0
-        } else if n & (n - 1) == 0 {
-            self.rand64() & (n - 1)
-        } else {
-            let rem = (u64::MAX % n) + 1;
-            loop {
-                let r = self.rand64();
-                if r >= rem {
-                    return r % n;
-                }
+        exact_uniform(n, u64::MAX, || self.rand64())
+    }
+}
+
+/// An exactly uniform integer in [0, n) from `draw`, whose samples are uniform in
+/// [0, max]: one sample masked when `n` is a power of two (one drawn and dropped for 0),
+/// else samples below `(max mod n) + 1` rejected and the first other one taken mod `n`.
+fn exact_uniform(n: u64, max: u64, mut draw: impl FnMut() -> u64) -> u64 {
+    if n == 0 {
+        let _ = draw();
+        0
+    } else if n & (n - 1) == 0 {
+        draw() & (n - 1)
+    } else {
+        let rem = (max % n) + 1;
+        loop {
+            let r = draw();
+            if r >= rem {
+                return r % n;
             }
         }
     }

@@ -49,35 +49,16 @@ impl<T: TensorType + Ord + Clone> SetElem for T {}
 /// Runs `$body` with `$T` bound to the set element type of `$dt`.
 macro_rules! with_set_type {
     ($ctx:expr, $dt:expr, |$T:ident| $body:expr) => {
+        with_set_type!(@arms $ctx, $dt, $T, $body, [
+            Int8 => i8, Int16 => i16, Int32 => i32, Int64 => i64, UInt8 => u8, UInt16 => u16, String => Vec<u8>
+        ])
+    };
+    (@arms $ctx:expr, $dt:expr, $T:ident, $body:expr, [$($variant:ident => $ty:ty),*]) => {
         match $dt {
-            DataType::Int8 => {
-                type $T = i8;
+            $(DataType::$variant => {
+                type $T = $ty;
                 $body
-            }
-            DataType::Int16 => {
-                type $T = i16;
-                $body
-            }
-            DataType::Int32 => {
-                type $T = i32;
-                $body
-            }
-            DataType::Int64 => {
-                type $T = i64;
-                $body
-            }
-            DataType::UInt8 => {
-                type $T = u8;
-                $body
-            }
-            DataType::UInt16 => {
-                type $T = u16;
-                $body
-            }
-            DataType::String => {
-                type $T = Vec<u8>;
-                $body
-            }
+            })*
             d => Err($ctx.error(format!("no CPU kernel for dtype {d}"))),
         }
     };
