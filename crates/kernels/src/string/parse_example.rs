@@ -72,6 +72,17 @@ pub(super) fn append(f: &Feature, t: DataType, out: &mut Storage) -> Result<(), 
     }
 }
 
+/// Appends a dense default's values `v` to `out`; false when their types differ.
+pub(super) fn append_default(out: &mut Storage, v: &Storage) -> bool {
+    match (out, v) {
+        (Storage::F32(o), Storage::F32(v)) => o.extend_from_slice(v),
+        (Storage::I64(o), Storage::I64(v)) => o.extend_from_slice(v),
+        (Storage::Str(o), Storage::Str(v)) => o.extend(v.iter().cloned()),
+        _ => return false,
+    }
+    true
+}
+
 pub(super) fn empty_storage(t: DataType) -> Storage {
     match t {
         DataType::Float => Storage::F32(Vec::new()),
@@ -207,12 +218,11 @@ impl OpKernel for ParseExample {
                             type_name(t)
                         )))
                     }
-                    None => match (&mut out, default.storage()) {
-                        (Storage::F32(o), Storage::F32(v)) => o.extend_from_slice(v),
-                        (Storage::I64(o), Storage::I64(v)) => o.extend_from_slice(v),
-                        (Storage::Str(o), Storage::Str(v)) => o.extend(v.iter().cloned()),
-                        _ => return Err(ctx.error(format!("dense_defaults[{d}] has the wrong dtype"))),
-                    },
+                    None => {
+                        if !append_default(&mut out, default.storage()) {
+                            return Err(ctx.error(format!("dense_defaults[{d}] has the wrong dtype")));
+                        }
+                    }
                 }
             }
             dense_out.push(Tensor::from_storage(Shape::new(dims), out)?);

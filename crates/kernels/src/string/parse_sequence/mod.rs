@@ -142,36 +142,24 @@ impl ParseSequenceExample {
         let context_rows = |key: &[u8]| -> Vec<Vec<&Feature>> {
             batch.examples.iter().map(|ex| ex.context.get(key).into_iter().collect()).collect()
         };
-        let type_error = |key: String, t: DataType| {
-            move |i: usize, _: usize| {
-                ctx.error(format!(
-                    "Name: {}, Context feature: {key}.  Data types don't match. Expected type: {}",
-                    batch.name(i),
-                    type_name(t)
-                ))
-            }
-        };
-        let mut parts: [Vec<Tensor>; 3] = Default::default();
-        for (key, &t) in sparse_keys.iter().zip(&cfg.ctx_sparse) {
-            let k = key_text(key);
-            let tensors = sparse(batch, &context_rows(key), t, false, &type_error(k.clone(), t))?;
-            for (part, tensor) in parts.iter_mut().zip(tensors) {
-                part.push(tensor);
-            }
-        }
+        let type_error =
+            |key: String, t: DataType| type_mismatch(ctx, batch, t, move |_| format!("Context feature: {key}"));
+        let parts: [Vec<Tensor>; 3] = by_part(
+            sparse_keys
+                .iter()
+                .zip(&cfg.ctx_sparse)
+                .map(|(key, &t)| sparse(batch, &context_rows(key), t, false, &type_error(key_text(key), t))),
+        )?;
         let mut out: Vec<Tensor> = parts.into_iter().flatten().collect();
         for (d, key) in dense_keys.iter().enumerate() {
             let spec = (cfg.ctx_dense[d], &cfg.ctx_dense_shapes[d][..]);
             out.push(context_dense(ctx, batch, &key_text(key), spec, &defaults[d])?);
         }
-        let (mut values, mut splits) = (Vec::new(), Vec::new());
-        for (key, &(t, st)) in ragged_keys.iter().zip(&cfg.ctx_ragged) {
-            let k = key_text(key);
-            let mut r =
-                ragged(ctx, batch, &context_rows(key), (&k, t, st), false, &type_error(k.clone(), t))?.into_iter();
-            values.extend(r.next());
-            splits.extend(r.next());
-        }
+        let [values, splits]: [Vec<Tensor>; 2] =
+            by_part(ragged_keys.iter().zip(&cfg.ctx_ragged).map(|(key, &(t, st))| {
+                let k = key_text(key);
+                ragged(ctx, batch, &context_rows(key), (&k, t, st), false, &type_error(k.clone(), t))
+            }))?;
         out.extend(values);
         out.extend(splits);
         Ok(out)
@@ -191,22 +179,14 @@ impl ParseSequenceExample {
             batch.examples.iter().map(|ex| ex.lists.get(key).map(|l| l.iter().collect()).unwrap_or_default()).collect()
         };
         let type_error = |key: String, t: DataType| {
-            move |i: usize, r: usize| {
-                ctx.error(format!(
-                    "Name: {}, Feature list: {key}, Index: {r}.  Data types don't match. Expected type: {}",
-                    batch.name(i),
-                    type_name(t)
-                ))
-            }
+            type_mismatch(ctx, batch, t, move |r| format!("Feature list: {key}, Index: {r}"))
         };
-        let mut sparse_parts: [Vec<Tensor>; 3] = Default::default();
-        for (key, &t) in sparse_keys.iter().zip(&cfg.fl_sparse) {
-            let k = key_text(key);
-            let tensors = sparse(batch, &list_rows(key), t, true, &type_error(k.clone(), t))?;
-            for (part, tensor) in sparse_parts.iter_mut().zip(tensors) {
-                part.push(tensor);
-            }
-        }
+        let sparse_parts: [Vec<Tensor>; 3] = by_part(
+            sparse_keys
+                .iter()
+                .zip(&cfg.fl_sparse)
+                .map(|(key, &t)| sparse(batch, &list_rows(key), t, true, &type_error(key_text(key), t))),
+        )?;
         let (mut dense, mut lengths) = (Vec::new(), Vec::new());
         for (d, key) in dense_keys.iter().enumerate() {
             let spec = (cfg.fl_dense[d], &cfg.fl_dense_shapes[d][..]);
@@ -214,20 +194,48 @@ impl ParseSequenceExample {
             dense.push(v);
             lengths.push(l);
         }
-        let mut ragged_parts: [Vec<Tensor>; 3] = Default::default();
-        for (key, &(t, st)) in ragged_keys.iter().zip(&cfg.fl_ragged) {
+        let ragged_parts: [Vec<Tensor>; 3] = by_part(ragged_keys.iter().zip(&cfg.fl_ragged).map(|(key, &(t, st))| {
             let k = key_text(key);
-            let tensors = ragged(ctx, batch, &list_rows(key), (&k, t, st), true, &type_error(k.clone(), t))?;
-            for (part, tensor) in ragged_parts.iter_mut().zip(tensors) {
-                part.push(tensor);
-            }
-        }
+            ragged(ctx, batch, &list_rows(key), (&k, t, st), true, &type_error(k.clone(), t))
+        }))?;
         let mut out: Vec<Tensor> = sparse_parts.into_iter().flatten().collect();
         out.extend(dense);
         out.extend(lengths);
         out.extend(ragged_parts.into_iter().flatten());
         Ok(out)
     }
+}
+
+/// The error for a feature of `batch`'s example `i` whose values are not of type `t`, its
+/// place (feature and, in a list, step `r`) spelled by `place(r)`.
+fn type_mismatch<'a>(
+    ctx: &'a OpContext,
+    batch: &'a Batch,
+    t: DataType,
+    place: impl Fn(usize) -> String + 'a,
+) -> impl Fn(usize, usize) -> Status + 'a {
+    move |i, r| {
+        ctx.error(format!(
+            "Name: {}, {}.  Data types don't match. Expected type: {}",
+            batch.name(i),
+            place(r),
+            type_name(t)
+        ))
+    }
+}
+
+/// The parts of each feature's output (sparse: indices, values, shapes), grouped by part:
+/// every feature's first part, then every feature's second, and so on.
+fn by_part<const N: usize, P: IntoIterator<Item = Tensor>>(
+    features: impl Iterator<Item = Result<P, Status>>,
+) -> Result<[Vec<Tensor>; N], Status> {
+    let mut parts: [Vec<Tensor>; N] = std::array::from_fn(|_| Vec::new());
+    for feature in features {
+        for (part, tensor) in parts.iter_mut().zip(feature?) {
+            part.push(tensor);
+        }
+    }
+    Ok(parts)
 }
 
 fn config(n: &NodeDef) -> Result<Config, Status> {

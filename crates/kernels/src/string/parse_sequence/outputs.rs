@@ -4,7 +4,7 @@
 use ferroflow_core::{DataType, Shape, Status, Storage, Tensor};
 
 use super::super::example_proto::{Feature, SequenceExample};
-use super::super::parse_example::{append, empty_storage, storage_len, type_matches, type_name};
+use super::super::parse_example::{append, append_default, empty_storage, storage_len, type_matches, type_name};
 use crate::array::util::check_alloc;
 use crate::OpContext;
 
@@ -142,12 +142,11 @@ pub(super) fn context_dense(
                     type_name(t)
                 )))
             }
-            None => match (&mut out, default.storage()) {
-                (Storage::F32(o), Storage::F32(v)) => o.extend_from_slice(v),
-                (Storage::I64(o), Storage::I64(v)) => o.extend_from_slice(v),
-                (Storage::Str(o), Storage::Str(v)) => o.extend(v.iter().cloned()),
-                _ => return Err(ctx.error(format!("Key: {key}.  the default has the wrong dtype"))),
-            },
+            None => {
+                if !append_default(&mut out, default.storage()) {
+                    return Err(ctx.error(format!("Key: {key}.  the default has the wrong dtype")));
+                }
+            }
         }
     }
     Tensor::from_storage(Shape::new(dims), out)
