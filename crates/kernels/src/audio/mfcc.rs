@@ -9,7 +9,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
-use super::{attr_i32, trunc_to_i32};
+use super::{attr_i32, sample_rate, trunc_to_i32};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Mel-filterbank outputs below this are raised to it before the log.
@@ -167,13 +167,7 @@ impl OpKernel for Mfcc {
         let &[channels, frames, bins] = spec.dims() else {
             return Err(ctx.error(format!("spectrogram must be 3-dimensional{}", spec.shape())));
         };
-        let rate = ctx.input(1)?;
-        if rate.rank() != 0 {
-            return Err(
-                ctx.error(format!("Input sample_rate should be a scalar tensor, got {} instead.", rate.shape()))
-            );
-        }
-        let rate = rate.scalar_value::<i32>().map_err(|e| ctx.error_with(e))?;
+        let rate = sample_rate(ctx)?;
         let (fb, k) = (self.filterbank_channels, self.coefficients);
         if fb >= 1 && (1..=fb).contains(&k) {
             // The filter centres and the DCT's cosines: more than memory holds is this

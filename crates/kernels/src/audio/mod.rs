@@ -13,7 +13,7 @@ mod tests;
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status};
 
-use crate::KernelRegistry;
+use crate::{KernelRegistry, OpContext};
 
 pub(crate) fn register(r: &mut KernelRegistry) {
     wav::register(r);
@@ -26,6 +26,16 @@ pub(crate) fn register(r: &mut KernelRegistry) {
 pub(crate) fn attr_i32(n: &NodeDef, name: &str) -> Result<i32, Status> {
     let v = n.attr_int(name)?;
     i32::try_from(v).map_err(|_| n.node_error(format!("Attr {name} has value {v} out of range for an int32")))
+}
+
+/// The `sample_rate` input (input 1) of `EncodeWav` and `Mfcc`: an int32 scalar, else
+/// TensorFlow's InvalidArgument.
+pub(crate) fn sample_rate(ctx: &OpContext) -> Result<i32, Status> {
+    let rate = ctx.input(1)?;
+    if rate.rank() != 0 {
+        return Err(ctx.error(format!("Input sample_rate should be a scalar tensor, got {} instead.", rate.shape())));
+    }
+    rate.scalar_value::<i32>().map_err(|e| ctx.error_with(e))
 }
 
 /// What x86's `cvttsd2si` gives for a double converted to `int` in C++: the value truncated

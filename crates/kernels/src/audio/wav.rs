@@ -8,7 +8,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{Status, Storage, Tensor};
 
-use super::attr_i32;
+use super::{attr_i32, sample_rate};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 /// Padding chunks TensorFlow skips between `WAVE` and `fmt `.
@@ -281,13 +281,7 @@ impl OpKernel for EncodeWav {
         let &[frames, channels] = audio.dims() else {
             return Err(ctx.error(format!("audio must be 2-dimensional{}", audio.shape())));
         };
-        let rate = ctx.input(1)?;
-        if rate.rank() != 0 {
-            return Err(
-                ctx.error(format!("Input sample_rate should be a scalar tensor, got {} instead.", rate.shape()))
-            );
-        }
-        let rate = rate.scalar_value::<i32>().map_err(|e| ctx.error_with(e))?;
+        let rate = sample_rate(ctx)?;
         if audio.num_elements() >= i32::MAX as usize {
             return Err(ctx.error("Cannot encode audio with >= max int32 elements"));
         }

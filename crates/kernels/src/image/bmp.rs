@@ -7,7 +7,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{check_tensor_alloc, DataType, Status, Tensor};
 
-use super::codec::contents;
+use super::codec::nonempty_contents;
 use super::png_codec::channels_attr;
 use crate::{OpContext, OpKernel};
 
@@ -109,10 +109,7 @@ struct DecodeBmp {
 
 impl OpKernel for DecodeBmp {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let bytes = contents(ctx)?;
-        if bytes.is_empty() {
-            return Err(ctx.error("Input is empty."));
-        }
+        let bytes = nonempty_contents(ctx)?;
         if let Some(m) = wrong_format(&bytes) {
             return Err(ctx.error(m));
         }

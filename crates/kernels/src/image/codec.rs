@@ -28,6 +28,15 @@ pub(crate) fn contents(ctx: &OpContext) -> Result<Vec<u8>, Status> {
     }
 }
 
+/// [`contents`] of a decoder that refuses empty input (TensorFlow's "Input is empty.").
+pub(crate) fn nonempty_contents(ctx: &OpContext) -> Result<Vec<u8>, Status> {
+    let bytes = contents(ctx)?;
+    if bytes.is_empty() {
+        return Err(ctx.error("Input is empty."));
+    }
+    Ok(bytes)
+}
+
 /// Sets output 0 to a scalar string.
 pub(crate) fn set_string(ctx: &mut OpContext, bytes: Vec<u8>) -> Result<(), Status> {
     ctx.set_output(0, Tensor::scalar(bytes))

@@ -7,7 +7,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
 use super::bmp::{decode_bmp, UNKNOWN_FORMAT};
-use super::codec::{contents, eight_bit_tensor, Pixels};
+use super::codec::{eight_bit_tensor, nonempty_contents, Pixels};
 use super::jpeg_codec::decode_jpeg;
 use super::png_codec::{channels_attr, decode_png};
 use crate::{OpContext, OpKernel};
@@ -20,10 +20,7 @@ struct DecodeImage {
 
 impl OpKernel for DecodeImage {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let bytes = contents(ctx)?;
-        if bytes.is_empty() {
-            return Err(ctx.error("Input is empty."));
-        }
+        let bytes = nonempty_contents(ctx)?;
         let err = |m: String| ctx.error(m);
         let t = if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
             decode_png(&bytes, self.channels, &err)?.into_tensor(self.dtype)?
