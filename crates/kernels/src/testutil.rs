@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{attr, DataType, Status, Tensor};
+use ferroflow_core::{attr, Code, DataType, Status, Tensor};
 
 use crate::{create_kernel, OpContext, RecvCallback, Rendezvous, ResourceMgr, StepCtx, Value};
 
@@ -62,6 +62,21 @@ pub fn run_kernel(node: NodeDef, inputs: Vec<Tensor>, num_outputs: usize) -> Res
         Arc::new(ResourceMgr::new()),
     )?;
     out.into_iter().map(|v| v.tensor()).collect()
+}
+
+/// Asserts that `r` failed with `code` and a message containing `want`; returns the error.
+pub fn expect_error<T: std::fmt::Debug>(r: Result<T, Status>, code: Code, want: &str) -> Status {
+    let e = r.unwrap_err();
+    assert_eq!(e.code, code, "{e}");
+    assert!(e.message.contains(want), "{e} does not say {want}");
+    e
+}
+
+/// [`expect_error`] for a kernel run by [`run_kernel`]: the message also names the node
+/// (`node 'test'`).
+pub fn expect_node_error<T: std::fmt::Debug>(r: Result<T, Status>, code: Code, want: &str) {
+    let e = expect_error(r, code, want);
+    assert!(e.message.contains("node 'test'"), "{e}");
 }
 
 /// A NodeDef with the given op and attrs, named `test`.

@@ -3,7 +3,7 @@
 
 use ferroflow_core::{attr, Code, Status, Tensor};
 
-use crate::testutil::{node, run_kernel};
+use crate::testutil::{expect_error, node, run_kernel};
 
 fn run(op: &str, idx: Tensor, vals: Vec<f32>, shape: Tensor, axes: Tensor, keep: bool) -> Result<Vec<Tensor>, Status> {
     let n = vals.len();
@@ -28,9 +28,7 @@ fn v32(v: &[i32]) -> Tensor {
 }
 
 fn err(r: Result<Vec<Tensor>, Status>, want: &str) {
-    let e = r.unwrap_err();
-    assert_eq!(e.code, Code::InvalidArgument, "{e}");
-    assert!(e.message.contains(want), "{e} does not say {want}");
+    expect_error(r, Code::InvalidArgument, want);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use ferroflow_core::{attr, Code, DataType, Status, Tensor};
 
-use crate::testutil::{node, run_kernel};
+use crate::testutil::{expect_node_error, node, run_kernel};
 
 fn m(rows: usize, v: &[i64]) -> Tensor {
     Tensor::new(vec![rows, v.len() / rows.max(1)], v.to_vec()).unwrap()
@@ -26,30 +26,35 @@ fn run(op: &str, set_op: Option<&str>, validate: bool, inputs: Vec<Tensor>) -> R
     run_kernel(node(op, &attrs), inputs, outs)
 }
 
-fn err(r: Result<Vec<Tensor>, Status>, code: Code, want: &str) {
-    let e = r.unwrap_err();
-    assert_eq!(e.code, code, "{e}");
-    assert!(e.message.contains(want), "{e} does not say {want}");
-    assert!(e.message.contains("node 'test'"), "{e}");
-}
-
 #[test]
 fn set_size_errors() {
     let inv = Code::InvalidArgument;
     let size = |ix: Tensor, vals: &[i32], shape: &[i64], validate: bool| {
         run("SetSize", None, validate, vec![ix, v32(vals), v64(shape)])
     };
-    err(size(m(3, &[0, 1, 0, 0, 1, 2]), &[1, 2, 3], &[2, 3], true), inv, "indices[1] = [0,0] is out of order");
-    err(size(m(1, &[0]), &[1], &[3], true), inv, "Invalid rank 1.");
-    err(size(m(2, &[0, 0, 0, 0]), &[1, 1], &[2, 3], true), inv, "indices[1] = [0,0] is repeated");
-    err(size(m(1, &[0, 3]), &[1], &[2, 3], true), inv, "indices[0] = [0,3] is out of bounds: need 0 <= index < [2,3]");
-    err(size(m(1, &[0, 3]), &[1], &[2, 3], false), Code::Internal, "indices[0, 1] expected < 3, got 3.");
-    err(size(m(1, &[2, 0]), &[1], &[2, 3], false), Code::Internal, "indices[0, 0] expected < 2, got 2.");
-    err(size(m(1, &[0, 0]), &[1], &[2, 0], false), Code::Internal, "Invalid dim_size[1] = 0.");
-    err(size(m(1, &[-1, 0]), &[1], &[2, 3], false), inv, "is negative");
-    err(size(m(1, &[0, 0]), &[1, 2], &[2, 3], true), inv, "(indices = 1, values = 2)");
-    err(size(m(1, &[0, 0, 0]), &[1], &[2, 3], true), inv, "Order length must be SparseTensor rank.");
-    err(size(m(0, &[]), &[], &[2, -3], true), inv, "Expected shape dimensions to be non-negative, got -3");
+    expect_node_error(
+        size(m(3, &[0, 1, 0, 0, 1, 2]), &[1, 2, 3], &[2, 3], true),
+        inv,
+        "indices[1] = [0,0] is out of order",
+    );
+    expect_node_error(size(m(1, &[0]), &[1], &[3], true), inv, "Invalid rank 1.");
+    expect_node_error(size(m(2, &[0, 0, 0, 0]), &[1, 1], &[2, 3], true), inv, "indices[1] = [0,0] is repeated");
+    expect_node_error(
+        size(m(1, &[0, 3]), &[1], &[2, 3], true),
+        inv,
+        "indices[0] = [0,3] is out of bounds: need 0 <= index < [2,3]",
+    );
+    expect_node_error(size(m(1, &[0, 3]), &[1], &[2, 3], false), Code::Internal, "indices[0, 1] expected < 3, got 3.");
+    expect_node_error(size(m(1, &[2, 0]), &[1], &[2, 3], false), Code::Internal, "indices[0, 0] expected < 2, got 2.");
+    expect_node_error(size(m(1, &[0, 0]), &[1], &[2, 0], false), Code::Internal, "Invalid dim_size[1] = 0.");
+    expect_node_error(size(m(1, &[-1, 0]), &[1], &[2, 3], false), inv, "is negative");
+    expect_node_error(size(m(1, &[0, 0]), &[1, 2], &[2, 3], true), inv, "(indices = 1, values = 2)");
+    expect_node_error(size(m(1, &[0, 0, 0]), &[1], &[2, 3], true), inv, "Order length must be SparseTensor rank.");
+    expect_node_error(
+        size(m(0, &[]), &[], &[2, -3], true),
+        inv,
+        "Expected shape dimensions to be non-negative, got -3",
+    );
     // Unsorted without validation: runs in entry order ([0, 1], [0, 0] are one group).
     let out = size(m(3, &[0, 1, 0, 0, 1, 2]), &[1, 2, 3], &[2, 3], false).unwrap();
     assert_eq!(out[0].as_slice::<i32>().unwrap(), &[2, 1]);
@@ -60,14 +65,14 @@ fn set_operation_errors_and_walk_order() {
     let inv = Code::InvalidArgument;
     let dense = |a: Tensor, b: Tensor, op: &str| run("DenseToDenseSetOperation", Some(op), true, vec![a, b]);
     let d2 = |rows: usize, v: &[i32]| Tensor::new(vec![rows, v.len() / rows], v.to_vec()).unwrap();
-    err(dense(v32(&[1, 2]), v32(&[1, 2]), "union"), inv, "Shape [2] has rank 1 < 2");
-    err(dense(d2(1, &[1, 2]), d2(2, &[1, 2, 3, 4]), "union"), inv, "Mismatched shapes [1] vs [2]");
+    expect_node_error(dense(v32(&[1, 2]), v32(&[1, 2]), "union"), inv, "Shape [2] has rank 1 < 2");
+    expect_node_error(dense(d2(1, &[1, 2]), d2(2, &[1, 2, 3, 4]), "union"), inv, "Mismatched shapes [1] vs [2]");
     let e = run_kernel(
         node("DenseToDenseSetOperation", &[("set_operation", attr::string("XOR")), ("T", attr::ty(DataType::Int32))]),
         vec![d2(1, &[1]), d2(1, &[1])],
         3,
     );
-    err(e, inv, "Invalid set_operation xor.");
+    expect_node_error(e, inv, "Invalid set_operation xor.");
     // Upper case names are accepted.
     let out = dense(d2(1, &[1, 2]), d2(1, &[2, 3]), "A-B").unwrap();
     assert_eq!(out[1].as_slice::<i32>().unwrap(), &[1]);
@@ -98,5 +103,5 @@ fn set_operation_errors_and_walk_order() {
         false,
         vec![d2(2, &[1, 2, 3, 4]), m(1, &[0, 5]), v32(&[7]), v64(&[2, 2])],
     );
-    err(e, Code::Internal, "indices[0, 1] expected < 2, got 5.");
+    expect_node_error(e, Code::Internal, "indices[0, 1] expected < 2, got 5.");
 }

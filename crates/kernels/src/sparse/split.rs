@@ -127,7 +127,7 @@ mod tests {
     use ferroflow_core::{attr, Code, DataType, Status, Tensor};
 
     use super::piece_of;
-    use crate::testutil::{node, run_kernel};
+    use crate::testutil::{expect_node_error, node, run_kernel};
 
     #[test]
     fn uneven_pieces_give_the_first_ones_one_more() {
@@ -157,10 +157,7 @@ mod tests {
     }
 
     fn err(r: Result<Vec<Tensor>, Status>, want: &str) {
-        let e = r.unwrap_err();
-        assert_eq!(e.code, Code::InvalidArgument, "{e}");
-        assert!(e.message.contains(want), "{e} does not say {want}");
-        assert!(e.message.contains("node 'test'"), "{e}");
+        expect_node_error(r, Code::InvalidArgument, want);
     }
 
     #[test]

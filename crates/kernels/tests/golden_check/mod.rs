@@ -143,12 +143,18 @@ fn close(a: f64, b: f64, rtol: f64, atol: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= atol + rtol * b.abs()
 }
 
-/// Runs every golden case; `Err` lists the failures.
-pub fn check_all() -> Result<usize, String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+/// The JSON files of the folder `dir` (below this crate's root), sorted by name.
+fn json_files(dir: &str) -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "json"));
     files.sort();
+    files
+}
+
+/// Runs every golden case; `Err` lists the failures.
+pub fn check_all() -> Result<usize, String> {
+    let files = json_files("tests/golden");
     let mut failures = Vec::new();
     let mut count = 0;
     for f in files {

@@ -13,7 +13,7 @@ use ferroflow_kernels::testutil::{node, run_kernel_values};
 use ferroflow_kernels::{ResourceMgr, Value};
 use serde_json::Value as J;
 
-use super::{attr_value, close, tensor, values};
+use super::{attr_value, close, json_files, tensor, values};
 
 fn code(s: &str) -> Code {
     match s {
@@ -110,10 +110,7 @@ fn check_file(path: &std::path::Path, failures: &mut Vec<String>) -> usize {
 
 /// Runs every sequence file; `Err` lists the failures.
 pub fn check_all() -> Result<usize, String> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/stateful");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
-    files.sort();
+    let files = json_files("tests/golden/stateful");
     let mut failures = Vec::new();
     let steps: usize = files.iter().map(|f| check_file(f, &mut failures)).sum();
     if failures.is_empty() {
