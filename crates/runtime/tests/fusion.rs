@@ -10,7 +10,7 @@ use ferroflow_core::{DataType, Tensor};
 use ferroflow_graph::{ops, Output, Scope};
 use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{fuse_ops, DirectSession};
-use fusion_common::{fused_equals_plain, loss_and_gradients, seeded};
+use fusion_common::{count_ops, fused_equals_plain, loss_and_gradients, plain_and_fused, seeded};
 
 /// A small CNN: conv 3x3 (4 channels) + bias + relu, then dense + bias + relu, then dense +
 /// bias (no relu), a loss, and the gradients of every parameter: the input and the fetches.
@@ -41,19 +41,16 @@ fn ops_of(gd: &GraphDef) -> Vec<String> {
 
 #[test]
 fn the_training_graph_fuses_every_forward_chain() {
-    let s = Scope::new_root();
-    let _ = net(&s);
-    let gd = s.graph().to_graph_def();
-    let (fused, count) = fuse_ops(&gd);
+    let (gd, fused, count) = plain_and_fused(net);
     assert_eq!(count, 3, "conv+bias+relu, matmul+bias+relu, matmul+bias");
     let ops = ops_of(&fused);
-    assert_eq!(ops.iter().filter(|o| *o == "_FusedConv2D").count(), 1);
-    assert_eq!(ops.iter().filter(|o| *o == "_FusedMatMul").count(), 2);
+    assert_eq!(count_ops(&fused, "_FusedConv2D"), 1);
+    assert_eq!(count_ops(&fused, "_FusedMatMul"), 2);
     // The backward pass keeps its own ops: the gradients read the Relu outputs, which
     // the fused nodes now produce under the Relu's names.
     assert!(ops.iter().any(|o| o == "ReluGrad"));
     assert!(ops.iter().any(|o| o == "BiasAddGrad"));
-    assert_eq!(ops.iter().filter(|o| *o == "Conv2D").count(), 0);
+    assert_eq!(count_ops(&fused, "Conv2D"), 0);
     assert_eq!(gd.node.len() - fused.node.len(), 5, "3 chains fuse 3 + 3 + 2 nodes into 3");
     let relu_names: Vec<&str> = gd.node.iter().filter(|n| n.op == "Relu").map(|n| n.name.as_str()).collect();
     for r in relu_names {

@@ -4,12 +4,11 @@
 
 mod fusion_common;
 
-use ferroflow_core::proto::GraphDef;
 use ferroflow_core::{DataType, NodeAttrs, Tensor};
 use ferroflow_graph::{ops, Output, Scope};
 use ferroflow_runtime::StepRunner;
 use ferroflow_runtime::{fuse_ops, DirectSession};
-use fusion_common::{fused_equals_plain, loss_and_gradients, seeded};
+use fusion_common::{count_ops, fused_equals_plain, loss_and_gradients, plain_and_fused, seeded};
 
 /// The MNIST CNN's shape in small: two conv + bias + relu + 2x2 max pool layers (the
 /// second pool 3x3 stride 2, whose windows overlap), a dense layer, a loss and every
@@ -38,22 +37,15 @@ fn indexed_pools_give_the_plain_results_and_gradients_bit_for_bit() {
     }
 }
 
-fn count(gd: &GraphDef, op: &str) -> usize {
-    gd.node.iter().filter(|n| n.op == op).count()
-}
-
 #[test]
 fn both_pools_are_indexed_and_the_relu_gradient_folds_where_windows_do_not_overlap() {
-    let s = Scope::new_root();
-    let _ = net(&s);
-    let gd = s.graph().to_graph_def();
-    let (g, n) = fuse_ops(&gd);
+    let (gd, g, n) = plain_and_fused(net);
     assert_eq!(n, 2 + 2, "two conv chains, two pool gradients");
-    assert_eq!(count(&g, "MaxPool") + count(&g, "MaxPoolGrad"), 0);
-    assert_eq!(count(&g, "_MaxPoolWithIndex"), 2);
-    assert_eq!(count(&g, "_MaxPoolGradWithIndex"), 2);
+    assert_eq!(count_ops(&g, "MaxPool") + count_ops(&g, "MaxPoolGrad"), 0);
+    assert_eq!(count_ops(&g, "_MaxPoolWithIndex"), 2);
+    assert_eq!(count_ops(&g, "_MaxPoolGradWithIndex"), 2);
     // The 2x2 pool's ReluGrad is folded; the overlapping 3x3 pool's stays.
-    assert_eq!(count(&gd, "ReluGrad") - count(&g, "ReluGrad"), 1);
+    assert_eq!(count_ops(&gd, "ReluGrad") - count_ops(&g, "ReluGrad"), 1);
     let folded: Vec<_> = g.node.iter().filter(|n| n.op == "_MaxPoolGradWithIndex").collect();
     assert_eq!(folded.iter().filter(|n| n.attr_bool("relu").unwrap()).count(), 1);
     // The folded node takes the ReluGrad's name, so its consumers still find it.
@@ -82,10 +74,10 @@ fn a_gradient_of_another_tensor_or_a_second_consumer_keeps_the_plain_ops() {
     let dx = ops::max_pool_grad(&s, x.clone(), y, g.clone(), &[1, 2, 2, 1], &[1, 2, 2, 1], "VALID");
     let r = ops::relu_grad(&s, dx.clone(), x.clone());
     let (gd, n) = fuse_ops(&s.graph().to_graph_def());
-    assert_eq!((n, count(&gd, "ReluGrad")), (1, 0), "the only consumer folds");
+    assert_eq!((n, count_ops(&gd, "ReluGrad")), (1, 0), "the only consumer folds");
     let _ = ops::identity(&s, dx.clone());
     let (gd, n) = fuse_ops(&s.graph().to_graph_def());
-    assert_eq!((n, count(&gd, "ReluGrad")), (1, 1), "a second consumer keeps the ReluGrad");
+    assert_eq!((n, count_ops(&gd, "ReluGrad")), (1, 1), "a second consumer keeps the ReluGrad");
     // In a session the fetch of `dx` is that second consumer.
     let sess = DirectSession::new(s.graph());
     let feeds = [(&x, seeded(&[1, 4, 4, 1], 1)), (&g, seeded(&[1, 2, 2, 1], 2))];

@@ -1,10 +1,11 @@
 //! What the fusion tests (`fusion.rs`, `fusion_pool.rs`) share: seeded float32 values, the
-//! loss-and-gradients fetches of their small networks, and running a network with fusion
-//! on or off to compare the results bit for bit.
+//! loss-and-gradients fetches of their small networks, a network's graph fused and its ops
+//! counted, and running a network with fusion on or off to compare the results bit for bit.
 
+use ferroflow_core::proto::GraphDef;
 use ferroflow_core::Tensor;
 use ferroflow_graph::{gradients, ops, Output, Scope};
-use ferroflow_runtime::{DirectSession, StepRunner};
+use ferroflow_runtime::{fuse_ops, DirectSession, StepRunner};
 
 pub fn seeded(dims: &[usize], seed: u64) -> Tensor {
     ferroflow_kernels::testutil::seeded_f32(dims, seed)
@@ -18,6 +19,20 @@ pub fn loss_and_gradients(s: &Scope, logits: Output, params: &[Output]) -> Vec<O
     let mut fetches = vec![loss];
     fetches.extend(grads.into_iter().map(|g| g.expect("every parameter has a gradient")));
     fetches
+}
+
+/// The graph of the network `net` builds, the same graph fused, and the number of fusions.
+pub fn plain_and_fused(net: fn(&Scope) -> (Output, Vec<Output>)) -> (GraphDef, GraphDef, usize) {
+    let s = Scope::new_root();
+    let _ = net(&s);
+    let gd = s.graph().to_graph_def();
+    let (fused, n) = fuse_ops(&gd);
+    (gd, fused, n)
+}
+
+/// The number of nodes of type `op` in `gd`.
+pub fn count_ops(gd: &GraphDef, op: &str) -> usize {
+    gd.node.iter().filter(|n| n.op == op).count()
 }
 
 /// Builds the network `net` (its input placeholder and fetches) on a fresh graph and runs

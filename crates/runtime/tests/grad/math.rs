@@ -10,6 +10,8 @@ use ferroflow_runtime::StepRunner;
 
 use ferroflow_runtime::grad_check::Lcg;
 
+use crate::util::{Binary, Unary};
+
 fn t(shape: &[usize], v: Vec<f64>) -> Tensor {
     Tensor::new(shape.to_vec(), v).unwrap()
 }
@@ -50,8 +52,6 @@ fn check(name: &str, build: impl Fn(&Scope, &[Output]) -> Output, vals: &[Tensor
 fn dyn_(s: &Scope, x: &Output, shape: Option<&[i64]>) -> Output {
     ops::placeholder_with_default(s, x.clone(), shape)
 }
-
-type Binary = fn(&Scope, Output, Output) -> Output;
 
 /// Operand shapes: equal, broadcasting either way, both ways, scalars.
 const BCAST: &[(&[usize], &[usize])] = &[
@@ -191,8 +191,6 @@ fn select_v2() {
         );
     }
 }
-
-type Unary = fn(&Scope, Output) -> Output;
 
 fn check_unary(name: &str, f: Unary, lo: f64, hi: f64, signed: bool) {
     for (k, shape) in [vec![2usize, 3], vec![], vec![4, 1, 2]].into_iter().enumerate() {

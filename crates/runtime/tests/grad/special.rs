@@ -5,54 +5,52 @@
 
 use crate::util::*;
 use ferroflow_core::Tensor;
-use ferroflow_graph::{ops, Output, Scope};
+use ferroflow_graph::ops;
 
-type Unary = fn(&Scope, Output) -> Output;
-
-fn unary(name: &str, f: Unary, lo: f64, hi: f64) {
-    let v = values(&[2, 3], 13, lo, hi, &[], 0.05);
-    assert_grad(name, |s, xs| f(s, x(xs, 0)), &[v], &[0]);
-}
+/// The seed of every case's input.
+const SEED: u64 = 13;
 
 #[test]
 fn bessel_functions_of_integer_order() {
-    let cases: [(&str, Unary, f64, f64); 12] = [
-        ("BesselJ0", ops::bessel_j0, -6.0, 6.0),
-        ("BesselJ1", ops::bessel_j1, -6.0, 6.0),
-        ("BesselY0", ops::bessel_y0, 0.3, 9.0),
-        ("BesselY1", ops::bessel_y1, 0.3, 9.0),
-        ("BesselK0", ops::bessel_k0, 0.2, 1.9),
-        ("BesselK0 beyond 2", ops::bessel_k0, 2.1, 8.0),
-        ("BesselK1", ops::bessel_k1, 0.2, 1.9),
-        ("BesselK1 beyond 2", ops::bessel_k1, 2.1, 8.0),
-        ("BesselK0e", ops::bessel_k0e, 0.2, 1.9),
-        ("BesselK0e beyond 2", ops::bessel_k0e, 2.1, 30.0),
-        ("BesselK1e", ops::bessel_k1e, 0.2, 1.9),
-        ("BesselK1e beyond 2", ops::bessel_k1e, 2.1, 30.0),
-    ];
-    for (name, f, lo, hi) in cases {
-        unary(name, f, lo, hi);
-    }
+    unary_cases(
+        &[
+            ("BesselJ0", ops::bessel_j0, -6.0, 6.0),
+            ("BesselJ1", ops::bessel_j1, -6.0, 6.0),
+            ("BesselY0", ops::bessel_y0, 0.3, 9.0),
+            ("BesselY1", ops::bessel_y1, 0.3, 9.0),
+            ("BesselK0", ops::bessel_k0, 0.2, 1.9),
+            ("BesselK0 beyond 2", ops::bessel_k0, 2.1, 8.0),
+            ("BesselK1", ops::bessel_k1, 0.2, 1.9),
+            ("BesselK1 beyond 2", ops::bessel_k1, 2.1, 8.0),
+            ("BesselK0e", ops::bessel_k0e, 0.2, 1.9),
+            ("BesselK0e beyond 2", ops::bessel_k0e, 2.1, 30.0),
+            ("BesselK1e", ops::bessel_k1e, 0.2, 1.9),
+            ("BesselK1e beyond 2", ops::bessel_k1e, 2.1, 30.0),
+        ],
+        SEED,
+        &[],
+    );
     let zero = Tensor::new(vec![1usize], vec![0.0f64]).unwrap();
     assert_grad("BesselJ1 at 0", |s, xs| ops::bessel_j1(s, x(xs, 0)), &[zero], &[0]);
 }
 
 #[test]
 fn dawson_exponential_fresnel_and_spence() {
-    let cases: [(&str, Unary, f64, f64); 9] = [
-        ("Dawsn", ops::dawsn, -4.0, 4.0),
-        ("Dawsn beyond 10", ops::dawsn, 10.5, 14.0),
-        ("Expint", ops::expint, 0.1, 8.0),
-        ("Expint beyond 40", ops::expint, 40.5, 44.0),
-        ("FresnelCos", ops::fresnel_cos, -1.4, 1.4),
-        ("FresnelCos beyond 1.5", ops::fresnel_cos, 1.6, 3.0),
-        ("FresnelSin", ops::fresnel_sin, -1.4, 1.4),
-        ("FresnelSin beyond 1.5", ops::fresnel_sin, 1.6, 3.0),
-        ("Spence", ops::spence, 0.1, 4.0),
-    ];
-    for (name, f, lo, hi) in cases {
-        unary(name, f, lo, hi);
-    }
+    unary_cases(
+        &[
+            ("Dawsn", ops::dawsn, -4.0, 4.0),
+            ("Dawsn beyond 10", ops::dawsn, 10.5, 14.0),
+            ("Expint", ops::expint, 0.1, 8.0),
+            ("Expint beyond 40", ops::expint, 40.5, 44.0),
+            ("FresnelCos", ops::fresnel_cos, -1.4, 1.4),
+            ("FresnelCos beyond 1.5", ops::fresnel_cos, 1.6, 3.0),
+            ("FresnelSin", ops::fresnel_sin, -1.4, 1.4),
+            ("FresnelSin beyond 1.5", ops::fresnel_sin, 1.6, 3.0),
+            ("Spence", ops::spence, 0.1, 4.0),
+        ],
+        SEED,
+        &[],
+    );
     let one = Tensor::new(vec![1usize], vec![1.0f64]).unwrap();
     assert_grad("Spence at 1", |s, xs| ops::spence(s, x(xs, 0)), &[one], &[0]);
 }

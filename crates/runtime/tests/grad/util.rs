@@ -204,6 +204,20 @@ pub fn assert_grad(what: &str, build: impl Fn(&Scope, &[Output]) -> Output, valu
     assert!(e < TOL, "{what}: max relative error {e}");
 }
 
+/// A unary op builder.
+pub type Unary = fn(&Scope, Output) -> Output;
+/// A binary op builder.
+pub type Binary = fn(&Scope, Output, Output) -> Output;
+
+/// Checks the gradient of each (name, op, lo, hi) case with [`assert_grad`] at a [2, 3]
+/// float64 input drawn from [lo, hi] with `seed`, keeping away from `kinks`.
+pub fn unary_cases(cases: &[(&str, Unary, f64, f64)], seed: u64, kinks: &[f64]) {
+    for &(name, f, lo, hi) in cases {
+        let v = values(&[2, 3], seed, lo, hi, kinks, 0.05);
+        assert_grad(name, |s, xs| f(s, x(xs, 0)), &[v], &[0]);
+    }
+}
+
 /// An int32 vector constant.
 pub fn i32s(s: &Scope, v: &[i32]) -> Output {
     ops::constant(s, v.to_vec())
