@@ -197,6 +197,65 @@ for dt in [np.float32, np.float64]:
                   "attrs": {}, "slots": [tensor(x) for x in slots], "args": [tensor(a) for a in argv],
                   "want": [tensor(v.numpy()) for v in tvars]})
 
+# Added in session 61 (their own generator): tf_keras's resource-only optimizers
+# (KerasMomentum, dense and sparse, and AdamWithAmsgrad, whose vhat starts above v in some
+# elements and below in others) and the sign optimizers (AddSign, PowerSign), with a zero
+# gradient element and m and grad of both agreeing and opposite signs.
+rs5 = np.random.RandomState(61)
+SLOT_NAMES.update({"ApplyKerasMomentum": ["var", "accum"], "ApplyAdamWithAmsgrad": ["var", "m", "v", "vhat"],
+                   "ApplyAddSign": ["var", "m"], "ApplyPowerSign": ["var", "m"]})
+
+
+def normal5(shape, dt):
+    return rs5.randn(*shape).astype(dt)
+
+
+def positive5(shape, dt):
+    return rs5.uniform(0.1, 1.0, shape).astype(dt)
+
+
+def grad5(shape, dt):
+    g = rs5.randn(*shape).astype(dt)
+    g.flat[1] = 0
+    return g
+
+
+SPECS5 = [
+    # (op, slot initializers, args, attr variants, has a sparse form)
+    ("ApplyKerasMomentum", [normal5, normal5], [("lr", 0.1), ("grad", None), ("momentum", 0.9)],
+     [{"use_nesterov": False}, {"use_nesterov": True}], True),
+    ("ApplyAdamWithAmsgrad", [normal5, normal5, positive5, positive5],
+     [("beta1_power", 0.9 ** 3), ("beta2_power", 0.999 ** 3), ("lr", 0.01), ("beta1", 0.9), ("beta2", 0.999),
+      ("epsilon", 1e-3), ("grad", None)], [{}], False),
+    ("ApplyAddSign", [normal5, normal5], [("lr", 0.1), ("alpha", 1.0), ("sign_decay", 0.5), ("beta", 0.9),
+                                          ("grad", None)], [{}], False),
+    ("ApplyPowerSign", [normal5, normal5], [("lr", 0.1), ("logbase", float(np.e)), ("sign_decay", 0.5),
+                                            ("beta", 0.9), ("grad", None)], [{}], False),
+]
+for dt in [np.float32, np.float64]:
+    for op, inits, args, variants, has_sparse in SPECS5:
+        for sparse in [False] + ([True] if has_sparse else []):
+            for attrs in variants:
+                shape, gshape = ((4, 3), (len(INDICES), 3)) if sparse else (SHAPE, SHAPE)
+                slots = [f(shape, dt) for f in inits]
+                argv = [np.array(v, dt) if v is not None else grad5(gshape, dt) for _, v in args]
+                tvars = [tf.Variable(x) for x in slots]
+                kwargs = {name: tf.constant(a) for (name, _), a in zip(args, argv)}
+                for n, v in zip(SLOT_NAMES[op], tvars):
+                    kwargs[n] = v.handle
+                itype = np.int32 if dt == np.float32 else np.int64
+                if sparse:
+                    kwargs["indices"] = tf.constant(INDICES, dtype=itype)
+                name_op = op.replace("Apply", "SparseApply") if sparse else op
+                getattr(tf.raw_ops, "Resource" + name_op)(**kwargs, **attrs)
+                name = "%s_%s%s" % (name_op, np.dtype(dt).name, "".join("_%s=%s" % kv for kv in attrs.items()))
+                case = {"name": name, "op": name_op, "dtype": np.dtype(dt).name, "attrs": attrs,
+                        "slots": [tensor(x) for x in slots], "args": [tensor(a) for a in argv],
+                        "want": [tensor(v.numpy()) for v in tvars]}
+                if sparse:
+                    case["indices"] = {"dtype": np.dtype(itype).name, "data": INDICES}
+                cases.append(case)
+
 with open(OUT, "w") as f:
     json.dump({"generator": "scripts/golden/training.py (TensorFlow 2.21)", "cases": cases}, f)
 print("wrote", len(cases), "cases to", OUT)

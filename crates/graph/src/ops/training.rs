@@ -4,7 +4,10 @@
 //! `ApplyProximalGradientDescent`, `ApplyProximalAdagrad`, `ApplyAdagradDA` (update a reference
 //! variable in place and output it) and their `ResourceApply*` forms (update a resource
 //! variable, no outputs); for all but gradient descent, Adam and AdaMax also the sparse forms
-//! `SparseApply*` / `ResourceSparseApply*`, which take `indices` after the gradient.
+//! `SparseApply*` / `ResourceSparseApply*`, which take `indices` after the gradient. Also
+//! `ApplyAddSign` and `ApplyPowerSign` (both forms) and tf_keras's resource-only
+//! `ResourceApplyKerasMomentum`, `ResourceSparseApplyKerasMomentum` and
+//! `ResourceApplyAdamWithAmsgrad`.
 
 use ferroflow_core::{attr, Status};
 
@@ -24,16 +27,26 @@ struct Layout {
     attrs: &'static [&'static str],
     /// Whether TensorFlow has `SparseApply<name>` and `ResourceSparseApply<name>`.
     sparse: bool,
+    /// Whether TensorFlow has only the `Resource*` forms (tf_keras's own optimizers).
+    resource_only: bool,
 }
 
 const LAYOUTS: &[Layout] = &[
-    Layout { name: "GradientDescent", slots: &["var"], args: &["alpha", "*delta"], attrs: &[], sparse: false },
+    Layout {
+        name: "GradientDescent",
+        slots: &["var"],
+        args: &["alpha", "*delta"],
+        attrs: &[],
+        sparse: false,
+        resource_only: false,
+    },
     Layout {
         name: "Momentum",
         slots: &["var", "accum"],
         args: &["lr", "*grad", "momentum"],
         attrs: &["use_nesterov: bool = false"],
         sparse: true,
+        resource_only: false,
     },
     Layout {
         name: "Adagrad",
@@ -41,6 +54,7 @@ const LAYOUTS: &[Layout] = &[
         args: &["lr", "*grad"],
         attrs: &["update_slots: bool = true"],
         sparse: true,
+        resource_only: false,
     },
     Layout {
         name: "AdagradV2",
@@ -48,6 +62,7 @@ const LAYOUTS: &[Layout] = &[
         args: &["lr", "epsilon", "*grad"],
         attrs: &["update_slots: bool = true"],
         sparse: true,
+        resource_only: false,
     },
     Layout {
         name: "Adam",
@@ -55,6 +70,7 @@ const LAYOUTS: &[Layout] = &[
         args: &["beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "*grad"],
         attrs: &["use_nesterov: bool = false"],
         sparse: false,
+        resource_only: false,
     },
     Layout {
         name: "AdaMax",
@@ -62,6 +78,7 @@ const LAYOUTS: &[Layout] = &[
         args: &["beta1_power", "lr", "beta1", "beta2", "epsilon", "*grad"],
         attrs: &[],
         sparse: false,
+        resource_only: false,
     },
     Layout {
         name: "RMSProp",
@@ -69,6 +86,7 @@ const LAYOUTS: &[Layout] = &[
         args: &["lr", "rho", "momentum", "epsilon", "*grad"],
         attrs: &[],
         sparse: true,
+        resource_only: false,
     },
     Layout {
         name: "CenteredRMSProp",
@@ -76,6 +94,7 @@ const LAYOUTS: &[Layout] = &[
         args: &["lr", "rho", "momentum", "epsilon", "*grad"],
         attrs: &[],
         sparse: true,
+        resource_only: false,
     },
     Layout {
         name: "Adadelta",
@@ -83,6 +102,7 @@ const LAYOUTS: &[Layout] = &[
         args: &["lr", "rho", "epsilon", "*grad"],
         attrs: &[],
         sparse: true,
+        resource_only: false,
     },
     Layout {
         name: "Ftrl",
@@ -90,6 +110,7 @@ const LAYOUTS: &[Layout] = &[
         args: &["*grad", "lr", "l1", "l2", "lr_power"],
         attrs: &["multiply_linear_by_lr: bool = false"],
         sparse: true,
+        resource_only: false,
     },
     Layout {
         name: "FtrlV2",
@@ -97,6 +118,7 @@ const LAYOUTS: &[Layout] = &[
         args: &["*grad", "lr", "l1", "l2", "l2_shrinkage", "lr_power"],
         attrs: &["multiply_linear_by_lr: bool = false"],
         sparse: true,
+        resource_only: false,
     },
     Layout {
         name: "ProximalGradientDescent",
@@ -104,6 +126,7 @@ const LAYOUTS: &[Layout] = &[
         args: &["alpha", "l1", "l2", "*delta"],
         attrs: &[],
         sparse: true,
+        resource_only: false,
     },
     Layout {
         name: "ProximalAdagrad",
@@ -111,6 +134,7 @@ const LAYOUTS: &[Layout] = &[
         args: &["lr", "l1", "l2", "*grad"],
         attrs: &[],
         sparse: true,
+        resource_only: false,
     },
     Layout {
         name: "AdagradDA",
@@ -118,6 +142,39 @@ const LAYOUTS: &[Layout] = &[
         args: &["*grad", "lr", "l1", "l2", "global_step:int64"],
         attrs: &[],
         sparse: true,
+        resource_only: false,
+    },
+    Layout {
+        name: "KerasMomentum",
+        slots: &["var", "accum"],
+        args: &["lr", "*grad", "momentum"],
+        attrs: &["use_nesterov: bool = false"],
+        sparse: true,
+        resource_only: true,
+    },
+    Layout {
+        name: "AdamWithAmsgrad",
+        slots: &["var", "m", "v", "vhat"],
+        args: &["beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "*grad"],
+        attrs: &[],
+        sparse: false,
+        resource_only: true,
+    },
+    Layout {
+        name: "AddSign",
+        slots: &["var", "m"],
+        args: &["lr", "alpha", "sign_decay", "beta", "*grad"],
+        attrs: &[],
+        sparse: false,
+        resource_only: false,
+    },
+    Layout {
+        name: "PowerSign",
+        slots: &["var", "m"],
+        args: &["lr", "logbase", "sign_decay", "beta", "*grad"],
+        attrs: &[],
+        sparse: false,
+        resource_only: false,
     },
 ];
 
@@ -129,7 +186,11 @@ fn layout_of(op_name: &str) -> Option<(&'static Layout, bool)> {
         None => (rest, false),
     };
     let base = rest.strip_prefix("Apply")?;
-    LAYOUTS.iter().find(|l| l.name == base && (l.sparse || !sparse)).map(|l| (l, sparse))
+    let resource = op_name.starts_with("Resource");
+    LAYOUTS
+        .iter()
+        .find(|l| l.name == base && (l.sparse || !sparse) && (resource || !l.resource_only))
+        .map(|l| (l, sparse))
 }
 
 /// Scalars must be scalars; for ref variables, slots and gradient must agree with `var`,
@@ -172,7 +233,7 @@ fn apply_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 pub(crate) fn register(r: &mut OpRegistry) {
     for l in LAYOUTS {
         for (resource, sparse) in [(false, false), (true, false), (false, true), (true, true)] {
-            if sparse && !l.sparse {
+            if (sparse && !l.sparse) || (!resource && l.resource_only) {
                 continue;
             }
             let name = format!(
@@ -260,6 +321,19 @@ mod tests {
         let attrs: Vec<&str> = sa.attrs.iter().map(|a| a.name.as_str()).collect();
         assert_eq!(attrs, ["T", "Tindices", "use_locking"]);
         assert!(r.get("SparseApplyAdam").is_none() && r.get("SparseApplyGradientDescent").is_none());
+        // tf_keras's optimizers: resource forms only; the sign optimizers: both dense forms.
+        assert_eq!(names("ResourceSparseApplyKerasMomentum"), ["var", "accum", "lr", "grad", "indices", "momentum"]);
+        let km = r.get("ResourceApplyKerasMomentum").unwrap();
+        assert_eq!(km.attrs.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(), ["T", "use_locking", "use_nesterov"]);
+        assert_eq!(
+            names("ResourceApplyAdamWithAmsgrad"),
+            ["var", "m", "v", "vhat", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"]
+        );
+        assert!(r.get("ApplyKerasMomentum").is_none() && r.get("ApplyAdamWithAmsgrad").is_none());
+        assert!(r.get("SparseApplyKerasMomentum").is_none() && r.get("SparseApplyAddSign").is_none());
+        assert_eq!(names("ApplyAddSign"), ["var", "m", "lr", "alpha", "sign_decay", "beta", "grad"]);
+        assert_eq!(names("ResourceApplyPowerSign"), ["var", "m", "lr", "logbase", "sign_decay", "beta", "grad"]);
+        assert!(r.get("ApplyPowerSign").unwrap().outputs[0].is_ref);
     }
 
     #[test]

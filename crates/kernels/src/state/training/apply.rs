@@ -147,3 +147,16 @@ pub fn register<O: UpdateRule>(r: &mut KernelRegistry, apply: &'static str, reso
     r.add(apply, |n| make::<O>(n, false, false));
     r.add(resource_apply, |n| make::<O>(n, true, false));
 }
+
+/// Registers an optimizer TensorFlow has only in the resource form (`resource_sparse`: its
+/// sparse form, if it has one).
+pub fn register_resource<O: UpdateRule>(
+    r: &mut KernelRegistry,
+    resource: &'static str,
+    resource_sparse: Option<&'static str>,
+) {
+    r.add(resource, |n| make::<O>(n, true, false));
+    if let Some(name) = resource_sparse {
+        r.add(name, |n| make::<O>(n, true, true));
+    }
+}

@@ -2,23 +2,27 @@
 //! `tf.compat.v1.train` optimizer's), both styles:
 //! `Apply*` update ref-variables and output the reference, `ResourceApply*` update
 //! resource variables and have no outputs. float32 and float64. The `(Resource)SparseApply*`
-//! forms update only the rows a sparse gradient names.
+//! forms update only the rows a sparse gradient names. tf_keras's `ResourceApplyKerasMomentum`
+//! (and its sparse form) and `ResourceApplyAdamWithAmsgrad` exist in the resource form only.
 
 mod adadelta;
 mod adagrad;
 #[doc(hidden)]
 pub mod adagrad_da;
 mod adam;
+mod adam_amsgrad;
 mod adamax;
 #[doc(hidden)]
 pub mod apply;
 mod centered_rms_prop;
 mod ftrl;
 mod gradient_descent;
+mod keras_momentum;
 mod momentum;
 #[doc(hidden)]
 pub mod proximal;
 mod rms_prop;
+mod sign;
 mod sparse_apply;
 
 use crate::KernelRegistry;
@@ -42,6 +46,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
             gradient_descent::GradientDescent => "GradientDescent",
             adam::Adam => "Adam",
             adamax::AdaMax => "AdaMax",
+            sign::AddSign => "AddSign",
+            sign::PowerSign => "PowerSign",
         ],
         sparse_too: [
             momentum::Momentum => "Momentum",
@@ -57,4 +63,11 @@ pub(crate) fn register(r: &mut KernelRegistry) {
             adagrad_da::AdagradDa => "AdagradDA",
         ],
     );
+    // tf_keras's own optimizers: TensorFlow has only their resource forms.
+    apply::register_resource::<keras_momentum::KerasMomentum>(
+        r,
+        "ResourceApplyKerasMomentum",
+        Some("ResourceSparseApplyKerasMomentum"),
+    );
+    apply::register_resource::<adam_amsgrad::AdamWithAmsgrad>(r, "ResourceApplyAdamWithAmsgrad", None);
 }
