@@ -214,7 +214,56 @@ def later():
           _strings([b"ab", b"c", b"", b"", b"d", b"ab"]).reshape(3, 2), grads=False),
         F("random.Generator.from_seed",
           lambda tf, x: _generator_draws(tf, x, lambda: tf.random.Generator.from_seed(7)), v(2, 3), grads=False),
+        _keras_train("keras.legacy.SGD_nesterov", lambda k: k.optimizers.legacy.SGD(0.1, momentum=0.9, nesterov=True),
+                     v(6, 4), g.randint(0, 3, 6)),
+        _keras_train("keras.legacy.Adam_amsgrad", lambda k: k.optimizers.legacy.Adam(0.05, amsgrad=True),
+                     v(6, 4), g.randint(0, 3, 6)),
+        _keras_train("keras.legacy.SGD_momentum_embedding", lambda k: k.optimizers.legacy.SGD(0.1, momentum=0.9),
+                     g.randint(0, 10, (6, 5)).astype(np.int32), g.randint(0, 3, 6)),
+        F("raw_ops.MatrixDiagV2",
+          lambda tf, d, x: [tf.raw_ops.MatrixDiagV2(diagonal=d, k=[-1, 1], num_rows=-1, num_cols=-1,
+                                                    padding_value=0.0),
+                            tf.raw_ops.MatrixDiagPartV2(input=x, k=[-2, 1], padding_value=9.0),
+                            tf.raw_ops.MatrixSetDiagV2(input=x, diagonal=d, k=[0, 2])],
+          v(2, 3, 4), v(2, 4, 5)),
+        F("raw_ops.MaxPoolV2", lambda tf, x: _max_pool_v2(tf, x), v(2, 6, 5, 3)),
+        F("random.Generator.from_non_deterministic_state",
+          lambda tf, x: _generator_draws(tf, x, tf.random.Generator.from_non_deterministic_state), v(2, 3),
+          grads=False),
     ]
+
+
+def _max_pool_v2(tf, x):
+    """MaxPoolV2 (ksize and strides as tensors) and its gradient MaxPoolGradV2 (whose own
+    gradient, MaxPoolGradGradV2, the harness asks for)."""
+    ksize, strides = tf.constant([1, 3, 2, 1]), tf.constant([1, 2, 2, 1])
+    y = tf.raw_ops.MaxPoolV2(input=x, ksize=ksize, strides=strides, padding="SAME")
+    return [y, tf.gradients(y * y, x)[0]]
+
+
+def _keras_train(name, make_opt, x, y):
+    """A tf_keras model (an Embedding for int inputs, else two Dense layers) whose output is its
+    sparse categorical cross-entropy on labels `y`, trained by `make_opt(tf_keras)` as Keras 2's
+    graph-mode training loop does (`get_updates`)."""
+    from harness import Case
+
+    def build():
+        import tensorflow as tf
+        import tf_keras as k
+        p = tf.compat.v1.placeholder(tf.as_dtype(x.dtype), x.shape)
+        if x.dtype.kind == "i":
+            layers = [k.layers.Embedding(10, 4), k.layers.GlobalAveragePooling1D(), k.layers.Dense(3)]
+        else:
+            layers = [k.layers.Dense(5, activation="tanh"), k.layers.Dense(3)]
+        logits = k.Sequential(layers)(p)
+        return {p: x}, [k.losses.SparseCategoricalCrossentropy(from_logits=True)(y, logits)]
+
+    def train(loss):
+        import tensorflow as tf
+        import tf_keras
+        return tf.group(*make_opt(tf_keras).get_updates(loss, tf.compat.v1.trainable_variables()))
+
+    return Case("train." + name, build, train=train)
 
 
 def _slice_assigns(tf, u, resource):

@@ -41,6 +41,9 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("MatrixDiagV3", matrix_diag_grad);
     r.add("MatrixDiagPartV3", matrix_diag_part_grad);
     r.add("MatrixSetDiagV3", matrix_set_diag_grad);
+    r.add("MatrixDiagV2", matrix_diag_grad);
+    r.add("MatrixDiagPartV2", matrix_diag_part_grad);
+    r.add("MatrixSetDiagV2", matrix_set_diag_grad);
     r.add("MatrixDiag", |s, op, g| {
         let grad = grad0(op, g)?;
         let k = ops::constant(s, 0i32);
@@ -202,28 +205,33 @@ fn zero_of(s: &Scope, x: &Output) -> Output {
     ops::cast(s, ops::constant(s, 0i32), x.dtype)
 }
 
-/// MatrixDiagV3: the gradient's diagonals `k`.
+/// The op's `align`; V2 ops have none and align as LEFT_LEFT.
+fn diag_align(op: &GradOp) -> String {
+    op.node.attr_string("align").unwrap_or_else(|_| "LEFT_LEFT".to_string())
+}
+
+/// MatrixDiagV3 (and V2): the gradient's diagonals `k`.
 fn matrix_diag_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let grad = grad0(op, g)?;
-    let align = op.node.attr_string("align")?;
+    let align = diag_align(op);
     let part = ops::matrix_diag_part_v3(s, grad.clone(), input(op, 1)?.clone(), zero_of(s, &grad), &align);
     Ok(vec![Some(part), None, None, None, None])
 }
 
-/// MatrixDiagPartV3: the gradient placed on the diagonals `k` of a zero matrix.
+/// MatrixDiagPartV3 (and V2): the gradient placed on the diagonals `k` of a zero matrix.
 fn matrix_diag_part_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let x = input(op, 0)?;
-    let align = op.node.attr_string("align")?;
+    let align = diag_align(op);
     let zeros = ops::zeros_like(s, x.clone());
     Ok(vec![Some(ops::matrix_set_diag_v3(s, zeros, grad0(op, g)?, input(op, 1)?.clone(), &align)), None, None])
 }
 
-/// MatrixSetDiagV3: the gradient with the set diagonals zeroed for the input; the
+/// MatrixSetDiagV3 (and V2): the gradient with the set diagonals zeroed for the input; the
 /// gradient's diagonals for the new diagonal.
 fn matrix_set_diag_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
     let grad = grad0(op, g)?;
     let (diag, k) = (input(op, 1)?.clone(), input(op, 2)?.clone());
-    let align = op.node.attr_string("align")?;
+    let align = diag_align(op);
     let cleared = ops::matrix_set_diag_v3(s, grad.clone(), ops::zeros_like(s, diag), k.clone(), &align);
     let part = ops::matrix_diag_part_v3(s, grad.clone(), k, zero_of(s, &grad), &align);
     Ok(vec![Some(cleared), Some(part), None])

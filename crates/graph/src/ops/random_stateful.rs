@@ -1,8 +1,9 @@
 //! The ops of `tf.random.Generator` (TensorFlow's definitions): `RngReadAndSkip` and
 //! `RngSkip` on the generator's int64 state variable, the samplers that draw from the state
 //! themselves (`StatefulUniform`, `StatefulUniformInt`, `StatefulUniformFullInt`,
-//! `StatefulStandardNormalV2`, `StatefulTruncatedNormal`, `StatefulRandomBinomial`). All
-//! are stateful and not differentiable; each runs where its state variable lives.
+//! `StatefulStandardNormalV2`, `StatefulTruncatedNormal`, `StatefulRandomBinomial`), and
+//! `NonDeterministicInts` (the seed of `from_non_deterministic_state`). All are stateful
+//! and not differentiable; each sampler runs where its state variable lives.
 
 use ferroflow_core::{attr, DataType, Status};
 
@@ -107,6 +108,17 @@ pub(crate) fn register(r: &mut OpRegistry) {
                 scalar_input(c, 1, "algorithm")?;
                 Ok(vec![shape_from_input(c, 2)?])
             })
+            .build(),
+    );
+    // `tf.random.Generator.from_non_deterministic_state`'s seed: integers from the OS.
+    r.add(
+        op("NonDeterministicInts")
+            .input("shape: shape_dtype")
+            .output("output: dtype")
+            .attr("dtype: type = DT_INT64")
+            .attr("shape_dtype: type = DT_INT64")
+            .stateful()
+            .shape_fn(|c| Ok(vec![shape_from_input(c, 0)?]))
             .build(),
     );
 }

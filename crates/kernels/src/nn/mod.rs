@@ -46,6 +46,7 @@ mod max_pool_grad_grad;
 mod max_pool_index;
 mod pool;
 mod pool3d;
+mod pool_v2;
 mod relu;
 #[cfg(target_arch = "x86_64")]
 #[doc(hidden)]
@@ -93,6 +94,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("_MaxPoolWithIndex", max_pool_index::max_pool_with_index_factory);
     r.add("_MaxPoolGradWithIndex", max_pool_index::max_pool_grad_with_index_factory);
     r.add("MaxPoolGradGrad", |n| pool::pool_factory::<max_pool_grad_grad::MaxPoolGradGrad>(n, false));
+    pool_v2::register(r);
     r.add("AvgPool", |n| pool::pool_factory::<avg_pool::AvgPool>(n, false));
     r.add("AvgPoolGrad", |n| pool::pool_factory::<avg_pool::AvgPoolGrad>(n, false));
     for v in ["FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"] {

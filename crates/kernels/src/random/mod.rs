@@ -12,6 +12,7 @@ mod gamma;
 mod gamma_grad;
 pub mod guarded;
 mod multinomial;
+mod non_deterministic;
 mod ops;
 pub mod philox;
 mod poisson;
@@ -38,6 +39,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     gamma::register(r);
     gamma_grad::register(r);
     multinomial::register(r);
+    non_deterministic::register(r);
     ops::register(r);
     poisson::register(r);
     rng_state::register(r);

@@ -256,42 +256,52 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(einsum_shape)
             .build(),
     );
+    // V2 is V3 without `align` (its diagonals are all left-aligned, as V3's LEFT_LEFT).
     const ALIGN: &str = "align: {'LEFT_RIGHT', 'RIGHT_LEFT', 'LEFT_LEFT', 'RIGHT_RIGHT'} = 'RIGHT_LEFT'";
-    r.add(
-        op("MatrixDiagV3")
-            .input("diagonal: T")
-            .input("k: int32")
-            .input("num_rows: int32")
-            .input("num_cols: int32")
-            .input("padding_value: T")
-            .output("output: T")
-            .attr("T: type")
-            .attr(ALIGN)
+    for (v, align) in [("V3", Some(ALIGN)), ("V2", None)] {
+        let with_align = |b: crate::op_def::OpDefBuilder| match align {
+            Some(a) => b.attr(a),
+            None => b,
+        };
+        r.add(
+            with_align(
+                op(&format!("MatrixDiag{v}"))
+                    .input("diagonal: T")
+                    .input("k: int32")
+                    .input("num_rows: int32")
+                    .input("num_cols: int32")
+                    .input("padding_value: T")
+                    .output("output: T")
+                    .attr("T: type"),
+            )
             .shape_fn(matrix_diag_v3_shape)
             .build(),
-    );
-    r.add(
-        op("MatrixDiagPartV3")
-            .input("input: T")
-            .input("k: int32")
-            .input("padding_value: T")
-            .output("diagonal: T")
-            .attr("T: type")
-            .attr(ALIGN)
+        );
+        r.add(
+            with_align(
+                op(&format!("MatrixDiagPart{v}"))
+                    .input("input: T")
+                    .input("k: int32")
+                    .input("padding_value: T")
+                    .output("diagonal: T")
+                    .attr("T: type"),
+            )
             .shape_fn(matrix_diag_part_v3_shape)
             .build(),
-    );
-    r.add(
-        op("MatrixSetDiagV3")
-            .input("input: T")
-            .input("diagonal: T")
-            .input("k: int32")
-            .output("output: T")
-            .attr("T: type")
-            .attr(ALIGN)
+        );
+        r.add(
+            with_align(
+                op(&format!("MatrixSetDiag{v}"))
+                    .input("input: T")
+                    .input("diagonal: T")
+                    .input("k: int32")
+                    .output("output: T")
+                    .attr("T: type"),
+            )
             .shape_fn(unchanged)
             .build(),
-    );
+        );
+    }
     r.add(
         op("MatrixDiag").input("diagonal: T").output("output: T").attr("T: type").shape_fn(matrix_diag_shape).build(),
     );

@@ -1,4 +1,5 @@
-//! `MaxPool`, `MaxPoolGrad`, `MaxPoolGradGrad`, `AvgPool`, `AvgPoolGrad` (NHWC), and the
+//! `MaxPool`, `MaxPoolGrad`, `MaxPoolGradGrad` (and their V2 forms, with `ksize` and
+//! `strides` as inputs), `AvgPool`, `AvgPoolGrad` (NHWC), and the
 //! internal `_MaxPoolWithIndex` / `_MaxPoolGradWithIndex`.
 
 use ferroflow_core::Status;
@@ -25,6 +26,13 @@ pub(super) fn pooled(c: &ShapeCtx, x: &Dims) -> Result<Dims, Status> {
 
 fn pool_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![pooled(c, &c.input(0))?])
+}
+
+/// A V2 pooling's output: rank 4, its sizes known at run time (from the ksize and strides
+/// inputs).
+fn max_pool_v2_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    with_rank(c, &c.input(0), 4, "input")?;
+    Ok(vec![Some(vec![-1; 4])])
 }
 
 fn avg_pool_grad_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
@@ -72,6 +80,34 @@ pub(super) fn register(r: &mut OpRegistry) {
                 .output("output: T")
                 .attr(&format!("T: {REAL_TYPES}{t_default}"))
                 .shape_fn(shape)
+                .build(),
+        );
+    }
+    // The V2 forms take ksize and strides as int32 inputs (after the tensors).
+    let v2 = |name: &str, tensors: &[&str], shape: ShapeFn| {
+        let mut b = op(name);
+        for t in tensors {
+            b = b.input(&format!("{t}: T"));
+        }
+        b.input("ksize: int32")
+            .input("strides: int32")
+            .output("output: T")
+            .attr(&format!("padding: {{{SAME_VALID}}}"))
+            .shape_fn(shape)
+    };
+    r.add(
+        v2("MaxPoolV2", &["input"], max_pool_v2_shape)
+            .attr("T: {half, bfloat16, float, double, int32, int64, uint8, int16, int8, uint16} = DT_FLOAT")
+            .attr("data_format: {'NHWC', 'NCHW', 'NCHW_VECT_C'} = 'NHWC'")
+            .build(),
+    );
+    for (name, t_default, shape) in
+        [("MaxPoolGradV2", " = DT_FLOAT", unchanged as ShapeFn), ("MaxPoolGradGradV2", "", max_pool_v2_shape)]
+    {
+        r.add(
+            v2(name, &["orig_input", "orig_output", "grad"], shape)
+                .attr(&format!("data_format: {{{NHWC_NCHW}}} = 'NHWC'"))
+                .attr(&format!("T: {REAL_TYPES}{t_default}"))
                 .build(),
         );
     }

@@ -1,5 +1,6 @@
 //! MatrixDiagV3, MatrixDiagPartV3, MatrixSetDiagV3 (a band of diagonals `k = [lo, hi]`,
-//! each padded to the longest and aligned by `align`) and their V1 forms (main diagonal).
+//! each padded to the longest and aligned by `align`), their V2 forms (no `align`: all
+//! left-aligned) and their V1 forms (main diagonal).
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Status, Tensor, TensorType};
@@ -284,6 +285,10 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("MatrixDiagV3", |n| make(n, Kind::Diag, true));
     r.add("MatrixDiagPartV3", |n| make(n, Kind::Part, true));
     r.add("MatrixSetDiagV3", |n| make(n, Kind::Set, true));
+    // V2: V3 without `align`, every diagonal left-aligned (V3's LEFT_LEFT).
+    r.add("MatrixDiagV2", |_| Ok(Box::new(MatrixDiag { kind: Kind::Diag, v3: true, align: (false, false) })));
+    r.add("MatrixDiagPartV2", |_| Ok(Box::new(MatrixDiag { kind: Kind::Part, v3: true, align: (false, false) })));
+    r.add("MatrixSetDiagV2", |_| Ok(Box::new(MatrixDiag { kind: Kind::Set, v3: true, align: (false, false) })));
     r.add("MatrixDiag", |n| make(n, Kind::Diag, false));
     r.add("MatrixDiagPart", |n| make(n, Kind::Part, false));
     r.add("MatrixSetDiag", |n| make(n, Kind::Set, false));

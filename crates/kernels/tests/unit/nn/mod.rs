@@ -21,6 +21,7 @@ mod max_pool_argmax;
 mod max_pool_grad_grad;
 mod max_pool_index;
 mod pool3d;
+mod pool_v2;
 mod relu;
 mod softmax;
 mod volume;

@@ -3,6 +3,7 @@ mod distributions;
 mod gamma;
 mod guarded;
 mod multinomial;
+mod non_deterministic;
 mod ops;
 mod philox;
 mod poisson;
