@@ -17,7 +17,6 @@ pub mod apply;
 mod centered_rms_prop;
 mod ftrl;
 mod gradient_descent;
-mod keras_momentum;
 mod momentum;
 #[doc(hidden)]
 pub mod proximal;
@@ -64,7 +63,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
         ],
     );
     // tf_keras's own optimizers: TensorFlow has only their resource forms.
-    apply::register_resource::<keras_momentum::KerasMomentum>(
+    apply::register_resource::<momentum::Momentum>(
         r,
         "ResourceApplyKerasMomentum",
         Some("ResourceSparseApplyKerasMomentum"),
