@@ -64,6 +64,8 @@ pub mod winograd_simd;
 #[doc(hidden)]
 pub mod winograd_tile;
 #[doc(hidden)]
+pub mod winograd_tile3;
+#[doc(hidden)]
 pub mod winograd_weights;
 mod xent;
 

@@ -1,13 +1,14 @@
-//! Convolutions with a 5×5 filter and stride 1 by Winograd's minimal filtering F(m×m, 5×5)
-//! (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2016), with tiles
-//! of 2×2 or 4×4 outputs (`winograd_tile.rs`).
+//! Convolutions with a 3×3 or 5×5 filter and stride 1 by Winograd's minimal filtering
+//! F(m×m, r×r) (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2016),
+//! with tiles of 2×2 or 4×4 outputs (`winograd_tile.rs`, `winograd_tile3.rs`).
 //!
 //! Each `m × m` block of outputs ("tile") comes from the `n × n` input patch `d` around it
-//! (`n = m + 4`) as `Aᵀ [U ⊙ (Bᵀ d B)] A`, where `U = G g Gᵀ` is the 5×5 filter `g`
+//! (`n = m + r - 1`) as `Aᵀ [U ⊙ (Bᵀ d B)] A`, where `U = G g Gᵀ` is the `r × r` filter `g`
 //! transformed once per call (in f64, `winograd_weights.rs`). Summed over input channels,
 //! the `n²` element-wise products become `n²` matrix products `M[p] = V[p] · U[p]` (tiles ×
 //! input channels times input × output channels): per output, input and output channel,
-//! 9 multiply-adds with 2×2 tiles and 4 with 4×4 ones, where the direct sum takes 25.
+//! with 5×5 filters 9 multiply-adds with 2×2 tiles and 4 with 4×4 ones where the direct
+//! sum takes 25; with 3×3 filters 4 and 2.25 where it takes 9.
 //! The gradients (`backprop_input` here, `winograd_filter.rs`) take the tile size with
 //! fewer products for the shape ([`Shape::tile`]): 4×4 unless rounding the output up to
 //! whole tiles wastes more than that saves. The forward convolution keeps 2×2 tiles for
@@ -25,6 +26,7 @@ use super::im2col::ConvGeom;
 #[cfg(target_arch = "x86_64")]
 use super::winograd_simd as simd;
 use super::winograd_tile::{Tile, F2, F4};
+use super::winograd_tile3::{F2R3, F4R3};
 use super::winograd_weights::transform_filter;
 
 /// Channels handled together by the transforms; both channel counts must be multiples.
@@ -37,8 +39,9 @@ pub(super) fn plane(rows: usize, width: usize) -> usize {
     rows * width + 16
 }
 
-/// One stride-1 5×5 convolution: NHWC input `n × ih × iw × c`, output `n × oh × ow × k`,
-/// output (y, x) reading inputs from (y - pad_y, x - pad_x) on (zero outside the input).
+/// One stride-1 `r × r` convolution (`r` 3 or 5): NHWC input `n × ih × iw × c`, output
+/// `n × oh × ow × k`, output (y, x) reading inputs from (y - pad_y, x - pad_x) on (zero
+/// outside the input).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
     pub n: usize,
@@ -50,6 +53,8 @@ pub struct Shape {
     pub k: usize,
     pub pad_y: usize,
     pub pad_x: usize,
+    /// The filter's side.
+    pub r: usize,
 }
 
 impl Shape {
@@ -65,6 +70,7 @@ impl Shape {
             k: g.oc,
             pad_y: g.y.pad,
             pad_x: g.x.pad,
+            r: g.y.size,
         }
     }
 
@@ -79,30 +85,32 @@ impl Shape {
     }
 
     /// The tile side with fewer products for this shape: 4 unless rounding the output up
-    /// to whole 4×4 tiles costs more than their 64 products per 16 outputs save over 2×2
-    /// tiles' 36 per 4.
+    /// to whole 4×4 tiles costs more than their `(r + 3)²` products per 16 outputs save
+    /// over 2×2 tiles' `(r + 1)²` per 4.
     pub fn tile(&self) -> usize {
-        if self.tiles(4) * 64 < self.tiles(2) * 36 {
+        if self.tiles(4) * (self.r + 3).pow(2) < self.tiles(2) * (self.r + 1).pow(2) {
             4
         } else {
             2
         }
     }
 
-    /// `out` = the convolution of `x` with the filter whose weight at tap `ky·5 + kx`
+    /// `out` = the convolution of `x` with the filter whose weight at tap `ky·r + kx`
     /// from input channel `ci` to output channel `co` is `w(tap, ci, co)`, by tiles of
     /// `tile × tile` outputs (2 or 4). False (and `out` untouched) as [`conv`].
-    fn run(&self, tile: usize, x: &[f32], w: impl Fn(usize, usize, usize) -> f32, out: &mut [f32]) -> bool {
-        if tile == 4 {
-            conv::<F4, 4, 8>(self, x, &transform_filter(&F4::G, self.c, self.k, w), out)
-        } else {
-            conv::<F2, 2, 6>(self, x, &transform_filter(&F2::G, self.c, self.k, w), out)
+    fn run(&self, tile: usize, x: &[f32], w: impl Fn(usize, usize, usize) -> f32 + Sync, out: &mut [f32]) -> bool {
+        let (c, k) = (self.c, self.k);
+        match (self.r, tile) {
+            (3, 4) => conv::<F4R3, 4, 6>(self, x, &transform_filter(F4R3::G, c, k, w), out),
+            (3, _) => conv::<F2R3, 2, 4>(self, x, &transform_filter(F2R3::G, c, k, w), out),
+            (_, 4) => conv::<F4, 4, 8>(self, x, &transform_filter(F4::G, c, k, w), out),
+            _ => conv::<F2, 2, 6>(self, x, &transform_filter(F2::G, c, k, w), out),
         }
     }
 }
 
 /// Computes the float32 convolution `out = conv(x, f)` (HWIO filter) here when it has a
-/// 5×5 filter, unit strides and channels [`applies`] takes; false otherwise.
+/// 3×3 or 5×5 filter, unit strides and channels [`applies`] takes; false otherwise.
 pub fn forward(g: &ConvGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bool {
     if !fits(g) {
         return false;
@@ -112,7 +120,7 @@ pub fn forward(g: &ConvGeom, x: &[f32], f: &[f32], out: &mut [f32]) -> bool {
     // output's rounding decides which of two near-zero or near-equal values they pass on.
     // 4×4 tiles round about four times as much, which changed enough of those decisions
     // to move the CNN's gradients away from TensorFlow's (BENCHMARKS.md, session 31); the
-    // gradients below feed no such decision.
+    // gradients below feed no such decision. 3×3 filters the same way.
     Shape::forward(g).run(2, x, |tap, ci, co| f[(tap * c + ci) * k + co], out)
 }
 
@@ -123,7 +131,8 @@ pub fn backprop_input(g: &ConvGeom, f: &[f32], dy: &[f32], dx: &mut [f32]) -> bo
     if !fits(g) {
         return false;
     }
-    let (c, k) = (g.oc, g.c);
+    let (c, k, r) = (g.oc, g.c, g.y.size);
+    let last = r * r - 1;
     let s = Shape {
         n: g.n,
         ih: g.y.output,
@@ -132,24 +141,44 @@ pub fn backprop_input(g: &ConvGeom, f: &[f32], dy: &[f32], dx: &mut [f32]) -> bo
         oh: g.y.input,
         ow: g.x.input,
         k,
-        pad_y: 4 - g.y.pad,
-        pad_x: 4 - g.x.pad,
+        pad_y: r - 1 - g.y.pad,
+        pad_x: r - 1 - g.x.pad,
+        r,
     };
-    s.run(s.tile(), dy, |tap, ci, co| f[((24 - tap) * k + co) * c + ci], dx)
+    s.run(s.tile(), dy, |tap, ci, co| f[((last - tap) * k + co) * c + ci], dx)
 }
 
-/// Output tiles below which the im2col and direct kernels are faster: the filter transform
-/// costs the same for any batch, and the MNIST CNN's second layer (32 → 64 channels, 7 × 7
-/// tiles per image) only gained from Winograd's algorithm from a batch of 8 (BENCHMARKS.md).
-const MIN_TILES: usize = 384;
+/// 2×2 output tiles below which the im2col and direct kernels are faster, by filter side:
+/// the filter transform costs the same for any batch. With 5×5 filters the MNIST CNN's
+/// second layer (32 → 64 channels, 7 × 7 tiles per image) only gained from Winograd's
+/// algorithm from a batch of 8 (BENCHMARKS.md).
+fn min_tiles(r: usize) -> usize {
+    if r == 3 {
+        MIN_TILES_3
+    } else {
+        384
+    }
+}
 
-/// Whether `g` has the 5×5 filter and unit strides this path is written for, with
+/// [`min_tiles`] for 3×3 filters.
+const MIN_TILES_3: usize = 64;
+
+/// The largest transformed filter (floats, `U` of 4×4 tiles) this path takes: each block
+/// of an image's tiles streams all of `U`, which with more (ResNet50's 256 and 512
+/// channels: 9 and 38 MiB) comes from memory and made the products slower than the gemm
+/// path's (BENCHMARKS.md, session 62).
+const MAX_FILTER_FLOATS: usize = 1 << 20;
+
+/// Whether `g` has the 3×3 or 5×5 filter and unit strides this path is written for, with
 /// channels it takes and enough output tiles to pay for the filter transform.
 pub(super) fn fits(g: &ConvGeom) -> bool {
-    (g.y.size, g.x.size, g.y.stride, g.x.stride) == (5, 5, 1, 1)
-        && g.y.pad <= 4
-        && g.x.pad <= 4
-        && g.n * g.y.output.div_ceil(2) * g.x.output.div_ceil(2) >= MIN_TILES
+    let r = g.y.size;
+    (r == 3 || r == 5)
+        && (g.x.size, g.y.stride, g.x.stride) == (r, 1, 1)
+        && g.y.pad < r
+        && g.x.pad < r
+        && g.n * g.y.output.div_ceil(2) * g.x.output.div_ceil(2) >= min_tiles(r)
+        && (r + 3) * (r + 3) * g.c * g.oc <= MAX_FILTER_FLOATS
         && applies(g.c, g.oc)
 }
 

@@ -1,10 +1,10 @@
-//! `Conv2DBackpropFilter` for the convolutions `winograd.rs` computes (5×5 filter, stride 1,
-//! float32, channels in 16s, AVX2 or AVX-512) by Winograd's F(5×5, m×m), with the forward
-//! path's tile side `m` and interpolation points (`winograd_tile.rs`).
+//! `Conv2DBackpropFilter` for the convolutions `winograd.rs` computes (3×3 or 5×5 filter,
+//! stride 1, float32, channels in 16s, AVX2 or AVX-512) by Winograd's F(r×r, m×m), with the
+//! forward path's tile side `m` and interpolation points (`winograd_tile.rs`).
 //!
 //! The filter gradient `dw[ky][kx] = Σ x[oy + ky - pad][ox + kx - pad] · dy[oy][ox]` is, for
-//! each `m × m` tile of `dy`, the 5×5 correlation of the tile's `n × n` input patch `d` with
-//! the tile: `A₅ᵀ [(H dy Hᵀ) ⊙ (Bᵀ d B)] A₅`. `Bᵀ` is the forward's input transform, so the
+//! each `m × m` tile of `dy`, the `r × r` correlation of the tile's `n × n` input patch `d`
+//! with the tile: `A_Rᵀ [(H dy Hᵀ) ⊙ (Bᵀ d B)] A_R`. `Bᵀ` is the forward's input transform, so the
 //! patches are transformed by the same code. Summed over tiles the element-wise products
 //! become `n²` matrix products `M[p] += V[p]ᵀ · W[p]` (input channels × tiles times tiles ×
 //! output channels) done by gemm over blocks of tiles ([`block`]). Each thread sums its
@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use super::im2col::ConvGeom;
 use super::winograd::{fits, plane, Shape};
 use super::winograd_tile::{Tile, F2, F4};
+use super::winograd_tile3::{F2R3, F4R3};
 
 /// Tiles transformed together before their products are summed: 32 of 6×6 (2×2 tiles),
 /// 18 of 8×8, so that a block's transforms take about the same room.
@@ -23,7 +24,7 @@ fn block(n: usize) -> usize {
     1152 / (n * n)
 }
 
-/// The filter gradient (HWIO, `5·5·c·k`) of the convolution `g` of `x` giving `dy`, when
+/// The filter gradient (HWIO, `r·r·c·k`) of the convolution `g` of `x` giving `dy`, when
 /// this path takes `g` ([`fits`]); `None` otherwise.
 pub fn backprop_filter(g: &ConvGeom, x: &[f32], dy: &[f32]) -> Option<Vec<f32>> {
     if !fits(g) {
@@ -32,10 +33,11 @@ pub fn backprop_filter(g: &ConvGeom, x: &[f32], dy: &[f32]) -> Option<Vec<f32>> 
     let s = Shape::forward(g);
     assert_eq!(x.len(), s.n * s.ih * s.iw * s.c, "winograd: input size");
     assert_eq!(dy.len(), s.n * s.oh * s.ow * s.k, "winograd: gradient size");
-    if s.tile() == 4 {
-        gradient::<F4, 4, 8>(&s, x, dy)
-    } else {
-        gradient::<F2, 2, 6>(&s, x, dy)
+    match (s.r, s.tile()) {
+        (3, 4) => gradient::<F4R3, 4, 6>(&s, x, dy),
+        (3, _) => gradient::<F2R3, 2, 4>(&s, x, dy),
+        (_, 4) => gradient::<F4, 4, 8>(&s, x, dy),
+        _ => gradient::<F2, 2, 6>(&s, x, dy),
     }
 }
 
@@ -55,7 +57,7 @@ fn gradient<T: Tile<M, N>, const M: usize, const N: usize>(s: &Shape, x: &[f32],
             *a += b;
         }
     }
-    Some(output_transform(&T::AT5, &m, s.c, s.k))
+    Some(output_transform(T::ATR, &m, s.c, s.k))
 }
 
 /// `M = Σ V[p]ᵀ · W[p]` over the tiles `begin..end` (numbered across the batch), or `None`
@@ -98,39 +100,44 @@ fn sums<T: Tile<M, N>, const M: usize, const N: usize>(
     Some(m)
 }
 
-/// `dw[ky][kx][ci][co] = Σ_ij A₅ᵀ[ky][i] · M[i][j][ci][co] · A₅ᵀ[kx][j]`, in f64.
-fn output_transform<const N: usize>(at: &[[f64; N]; 5], m: &[f32], c: usize, k: usize) -> Vec<f32> {
-    let mut dw = vec![0f32; 25 * c * k];
-    let mut t = vec![0f64; 5 * N * k];
-    crate::isa::vectorized(|| {
-        for ci in 0..c {
-            // t[ky][j] = Σ_i A₅ᵀ[ky][i] · M[i][j]
-            for (ky, a) in at.iter().enumerate() {
-                for j in 0..N {
-                    let out = &mut t[(ky * N + j) * k..(ky * N + j + 1) * k];
+/// `dw[ky][kx][ci][co] = Σ_ij A_Rᵀ[ky][i] · M[i][j][ci][co] · A_Rᵀ[kx][j]`, in f64; the rows
+/// `ky` in parallel.
+fn output_transform(at: &[&[f64]], m: &[f32], c: usize, k: usize) -> Vec<f32> {
+    let (r, n) = (at.len(), at.first().map_or(0, |row| row.len()));
+    let mut dw = vec![0f32; r * r * c * k];
+    if dw.is_empty() {
+        return dw;
+    }
+    dw.par_chunks_mut(r * c * k).zip(at.par_iter()).for_each(|(dwy, a)| {
+        let mut t = vec![0f64; n * k];
+        let mut acc = vec![0f64; k];
+        crate::isa::vectorized(|| {
+            for ci in 0..c {
+                // t[j] = Σ_i A_Rᵀ[ky][i] · M[i][j]
+                for j in 0..n {
+                    let out = &mut t[j * k..(j + 1) * k];
                     out.fill(0.0);
                     for (i, &av) in a.iter().enumerate() {
-                        let row = &m[((i * N + j) * c + ci) * k..((i * N + j) * c + ci + 1) * k];
+                        let row = &m[((i * n + j) * c + ci) * k..((i * n + j) * c + ci + 1) * k];
                         for (o, &x) in out.iter_mut().zip(row) {
                             *o += av * x as f64;
                         }
                     }
                 }
-            }
-            // dw[ky][kx] = Σ_j t[ky][j] · A₅ᵀ[kx][j]
-            for ky in 0..5 {
-                for (kx, a) in at.iter().enumerate() {
-                    let out = &mut dw[((ky * 5 + kx) * c + ci) * k..((ky * 5 + kx) * c + ci + 1) * k];
-                    for (co, o) in out.iter_mut().enumerate() {
-                        let mut acc = 0f64;
-                        for (j, &av) in a.iter().enumerate() {
-                            acc += t[(ky * N + j) * k + co] * av;
+                // dw[ky][kx] = Σ_j t[j] · A_Rᵀ[kx][j]
+                for (kx, ax) in at.iter().enumerate() {
+                    acc.fill(0.0);
+                    for (j, &av) in ax.iter().enumerate() {
+                        for (s, &x) in acc.iter_mut().zip(&t[j * k..(j + 1) * k]) {
+                            *s += x * av;
                         }
-                        *o = acc as f32;
+                    }
+                    for (o, &s) in dwy[(kx * c + ci) * k..(kx * c + ci + 1) * k].iter_mut().zip(&acc) {
+                        *o = s as f32;
                     }
                 }
             }
-        }
+        });
     });
     dw
 }

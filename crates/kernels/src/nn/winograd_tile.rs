@@ -1,30 +1,34 @@
-//! The two tile sizes of the Winograd convolutions (`winograd.rs`, `winograd_filter.rs`):
-//! F(2×2, 5×5) on 6×6 input patches and F(4×4, 5×5) on 8×8 ones, as the matrices of
-//! Lavin and Gray's minimal filtering (modified Toom-Cook with the point at infinity).
+//! The tile sizes of the Winograd convolutions (`winograd.rs`, `winograd_filter.rs`) for
+//! 5×5 filters: F(2×2, 5×5) on 6×6 input patches and F(4×4, 5×5) on 8×8 ones, as the
+//! matrices of Lavin and Gray's minimal filtering (modified Toom-Cook with the point at
+//! infinity). The 3×3 filters' tiles are in `winograd_tile3.rs`.
 //!
-//! For a tile of `M × M` outputs from an `N × N` patch `d` (`N = M + 4`):
-//! `y = Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A`. The filter gradient uses the same points the other
-//! way round, F(5×5, M×M): the 5×5 correlation of the patch with an `M × M` tile of the
-//! output gradient `e` is `A₅ᵀ [(H e Hᵀ) ⊙ (Bᵀ d B)] A₅`, with the same `Bᵀ`.
+//! For a tile of `M × M` outputs from an `N × N` patch `d` (`N = M + R - 1` for an `R × R`
+//! filter `g`): `y = Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A`. The filter gradient uses the same points
+//! the other way round, F(R×R, M×M): the `R × R` correlation of the patch with an `M × M`
+//! tile of the output gradient `e` is `A_Rᵀ [(H e Hᵀ) ⊙ (Bᵀ d B)] A_R`, with the same `Bᵀ`
+//! (`H`'s row for a point `p` is `G`'s first entry for it times `p⁰ … p^(M-1)`, `A_R`'s
+//! column `p⁰ … p^(R-1)`; the point at infinity keeps `Aᵀ`'s sign).
 //!
 //! `Bᵀ`, `Aᵀ` and `H` are applied in f32 as the multiply-adds written out below (the rows
-//! of the point pairs ±p share their even and odd halves); `G` and `A₅ᵀ`, applied once
+//! of the point pairs ±p share their even and odd halves); `G` and `A_Rᵀ`, applied once
 //! per call to the filter or its gradient, are kept in f64.
 
 #[cfg(target_arch = "x86_64")]
 use super::simd::F32Vec;
 
-/// One tile size: `M × M` outputs from `N × N` inputs per tile.
+/// One tile size: `M × M` outputs from `N × N` inputs per tile, for one filter side `R`
+/// (`G[0].len()`).
 pub trait Tile<const M: usize, const N: usize> {
     /// Tiles transformed and multiplied together by the forward kernels: their transforms
     /// and products stay in L2.
     const TILES: usize;
 
-    /// G (`N × 5`): the filter transform.
-    const G: [[f64; 5]; N];
+    /// G (`N` rows of `R`, the filter's side): the filter transform.
+    const G: &'static [&'static [f64]];
 
-    /// A₅ᵀ (`5 × N`): the output transform of the filter gradient.
-    const AT5: [[f64; N]; 5];
+    /// A_Rᵀ (`R` rows of `N`): the output transform of the filter gradient.
+    const ATR: &'static [&'static [f64]];
 
     /// `Bᵀ d`, the input transform of one row or column.
     ///
@@ -63,21 +67,21 @@ pub struct F2;
 impl Tile<2, 6> for F2 {
     const TILES: usize = 24;
 
-    const G: [[f64; 5]; 6] = [
-        [1.0, 0.0, 0.0, 0.0, 0.0],
-        [1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0],
-        [-1.0 / 3.0, 1.0 / 3.0, -1.0 / 3.0, 1.0 / 3.0, -1.0 / 3.0],
-        [-16.0 / 15.0, -8.0 / 15.0, -4.0 / 15.0, -2.0 / 15.0, -1.0 / 15.0],
-        [1.0 / 15.0, -2.0 / 15.0, 4.0 / 15.0, -8.0 / 15.0, 16.0 / 15.0],
-        [0.0, 0.0, 0.0, 0.0, 1.0],
+    const G: &'static [&'static [f64]] = &[
+        &[1.0, 0.0, 0.0, 0.0, 0.0],
+        &[1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0],
+        &[-1.0 / 3.0, 1.0 / 3.0, -1.0 / 3.0, 1.0 / 3.0, -1.0 / 3.0],
+        &[-16.0 / 15.0, -8.0 / 15.0, -4.0 / 15.0, -2.0 / 15.0, -1.0 / 15.0],
+        &[1.0 / 15.0, -2.0 / 15.0, 4.0 / 15.0, -8.0 / 15.0, 16.0 / 15.0],
+        &[0.0, 0.0, 0.0, 0.0, 1.0],
     ];
 
-    const AT5: [[f64; 6]; 5] = [
-        [1.0, 1.0, 1.0, 1.0, 1.0, 0.0],
-        [0.0, 1.0, -1.0, 0.5, -2.0, 0.0],
-        [0.0, 1.0, 1.0, 0.25, 4.0, 0.0],
-        [0.0, 1.0, -1.0, 0.125, -8.0, 0.0],
-        [0.0, 1.0, 1.0, 0.0625, 16.0, 1.0],
+    const ATR: &'static [&'static [f64]] = &[
+        &[1.0, 1.0, 1.0, 1.0, 1.0, 0.0],
+        &[0.0, 1.0, -1.0, 0.5, -2.0, 0.0],
+        &[0.0, 1.0, 1.0, 0.25, 4.0, 0.0],
+        &[0.0, 1.0, -1.0, 0.125, -8.0, 0.0],
+        &[0.0, 1.0, 1.0, 0.0625, 16.0, 1.0],
     ];
 
     #[cfg(target_arch = "x86_64")]
@@ -149,23 +153,23 @@ pub struct F4;
 impl Tile<4, 8> for F4 {
     const TILES: usize = 6;
 
-    const G: [[f64; 5]; 8] = [
-        [1.0, 0.0, 0.0, 0.0, 0.0],
-        [-2.0 / 9.0, -2.0 / 9.0, -2.0 / 9.0, -2.0 / 9.0, -2.0 / 9.0],
-        [-2.0 / 9.0, 2.0 / 9.0, -2.0 / 9.0, 2.0 / 9.0, -2.0 / 9.0],
-        [1.0 / 90.0, 1.0 / 45.0, 2.0 / 45.0, 4.0 / 45.0, 8.0 / 45.0],
-        [1.0 / 90.0, -1.0 / 45.0, 2.0 / 45.0, -4.0 / 45.0, 8.0 / 45.0],
-        [32.0 / 45.0, 16.0 / 45.0, 8.0 / 45.0, 4.0 / 45.0, 2.0 / 45.0],
-        [32.0 / 45.0, -16.0 / 45.0, 8.0 / 45.0, -4.0 / 45.0, 2.0 / 45.0],
-        [0.0, 0.0, 0.0, 0.0, 1.0],
+    const G: &'static [&'static [f64]] = &[
+        &[1.0, 0.0, 0.0, 0.0, 0.0],
+        &[-2.0 / 9.0, -2.0 / 9.0, -2.0 / 9.0, -2.0 / 9.0, -2.0 / 9.0],
+        &[-2.0 / 9.0, 2.0 / 9.0, -2.0 / 9.0, 2.0 / 9.0, -2.0 / 9.0],
+        &[1.0 / 90.0, 1.0 / 45.0, 2.0 / 45.0, 4.0 / 45.0, 8.0 / 45.0],
+        &[1.0 / 90.0, -1.0 / 45.0, 2.0 / 45.0, -4.0 / 45.0, 8.0 / 45.0],
+        &[32.0 / 45.0, 16.0 / 45.0, 8.0 / 45.0, 4.0 / 45.0, 2.0 / 45.0],
+        &[32.0 / 45.0, -16.0 / 45.0, 8.0 / 45.0, -4.0 / 45.0, 2.0 / 45.0],
+        &[0.0, 0.0, 0.0, 0.0, 1.0],
     ];
 
-    const AT5: [[f64; 8]; 5] = [
-        [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0],
-        [0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 0.0],
-        [0.0, 1.0, 1.0, 4.0, 4.0, 0.25, 0.25, 0.0],
-        [0.0, 1.0, -1.0, 8.0, -8.0, 0.125, -0.125, 0.0],
-        [0.0, 1.0, 1.0, 16.0, 16.0, 0.0625, 0.0625, 1.0],
+    const ATR: &'static [&'static [f64]] = &[
+        &[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0],
+        &[0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 0.0],
+        &[0.0, 1.0, 1.0, 4.0, 4.0, 0.25, 0.25, 0.0],
+        &[0.0, 1.0, -1.0, 8.0, -8.0, 0.125, -0.125, 0.0],
+        &[0.0, 1.0, 1.0, 16.0, 16.0, 0.0625, 0.0625, 1.0],
     ];
 
     #[cfg(target_arch = "x86_64")]
