@@ -131,6 +131,24 @@ fn png_round_trips() {
     assert_eq!(back, img);
 }
 
+#[test]
+fn png_encodes_a_batch_one_string_per_image() {
+    // TensorFlow 2.21's EncodePng takes [..., h, w, c] (tf.summary.image encodes a batch).
+    let v: Vec<u8> = (0..2 * 3 * 2 * 2).map(|i| (i * 11 % 256) as u8).collect();
+    let batch = Tensor::new(vec![2, 3, 2, 2, 1], v.clone()).unwrap();
+    let pngs = encode_png(batch, -1);
+    assert_eq!(pngs.dims(), [2, 3]);
+    let strings = pngs.as_slice::<Vec<u8>>().unwrap();
+    for (i, png) in strings.iter().enumerate() {
+        let one = Tensor::new(vec![2, 2, 1], v[i * 4..(i + 1) * 4].to_vec()).unwrap();
+        assert_eq!(png, &encode_png(one, -1).scalar_value::<Vec<u8>>().unwrap(), "image {i}");
+    }
+    let flat = Tensor::new(vec![4, 1], vec![0u8; 4]).unwrap();
+    let n = node("EncodePng", &[("compression", attr::int(-1)), ("T", attr::ty(DataType::UInt8))]);
+    let e = run_kernel(n, vec![flat], 1).unwrap_err();
+    assert!(e.message.contains("at least 3-dimensional"), "{e}");
+}
+
 fn encode_jpeg(img: Tensor, quality: i64, chroma: bool, progressive: bool) -> Tensor {
     let attrs = [
         ("format", attr::string("")),

@@ -6,9 +6,9 @@
 use std::io::Cursor;
 
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{check_tensor_alloc, DataType, NodeAttrs, Status, TensorType};
+use ferroflow_core::{check_tensor_alloc, DataType, NodeAttrs, Status, Tensor, TensorType};
 
-use super::codec::{contents, image_to_encode, set_string, Pixels};
+use super::codec::{contents, set_string, Pixels};
 use crate::array::util::collect_vec;
 use crate::{OpContext, OpKernel};
 
@@ -171,7 +171,15 @@ pub(crate) fn png_bytes(
 
 impl OpKernel for EncodePng {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let (img, [h, w, c]) = image_to_encode(ctx)?;
+        // TensorFlow 2.21 encodes a batch too ([..., h, w, c] gives one string per image).
+        let img = ctx.input(0)?;
+        let dims = img.dims();
+        let Some(batch_rank) = dims.len().checked_sub(3) else {
+            return Err(ctx.error(format!("image must be at least 3-dimensional, got shape {}", img.shape())));
+        };
+        let (batch, &[h, w, c]) = dims.split_at(batch_rank) else {
+            return Err(ctx.error(format!("image must be at least 3-dimensional, got shape {}", img.shape())));
+        };
         if !(1..=4).contains(&c) {
             return Err(ctx.error(format!("image must have 1, 2, 3, or 4 channels, got {c}")));
         }
@@ -186,8 +194,18 @@ impl OpKernel for EncodePng {
             }
             d => return Err(ctx.error(format!("image must be uint8 or uint16, got {d}"))),
         };
-        let out = png_bytes(&data, w, h, c, depth, self.compression).map_err(|e| ctx.error(e))?;
-        set_string(ctx, out)
+        if batch.is_empty() {
+            let out = png_bytes(&data, w, h, c, depth, self.compression).map_err(|e| ctx.error(e))?;
+            return set_string(ctx, out);
+        }
+        let per = h * w * c * if depth == png::BitDepth::Sixteen { 2 } else { 1 };
+        let n: usize = batch.iter().product();
+        let mut outs = Vec::with_capacity(n);
+        for i in 0..n {
+            let one = data.get(i * per..(i + 1) * per).unwrap_or(&[]);
+            outs.push(png_bytes(one, w, h, c, depth, self.compression).map_err(|e| ctx.error(e))?);
+        }
+        ctx.set_output(0, Tensor::new(batch.to_vec(), outs)?)
     }
 }
 

@@ -15,6 +15,11 @@ fn decoded(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     Ok(vec![Some(vec![-1, -1, if ch == 0 { -1 } else { ch }])])
 }
 
+/// `EncodePng`: one string per image of the batch, the image's dims before [h, w, c].
+fn encoded_png(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+    Ok(vec![c.input(0).map(|d| d[..d.len().saturating_sub(3)].to_vec())])
+}
+
 pub(super) fn register(r: &mut OpRegistry) {
     r.add(
         op("DecodePng")
@@ -31,7 +36,7 @@ pub(super) fn register(r: &mut OpRegistry) {
             .output("contents: string")
             .attr("compression: int = -1")
             .attr("T: {uint8, uint16} = DT_UINT8")
-            .shape_fn(crate::shape_fn::scalar)
+            .shape_fn(encoded_png)
             .build(),
     );
     r.add(
@@ -104,7 +109,8 @@ pub fn decode_png(s: &Scope, contents: Output, channels: i64, dtype: DataType) -
     op_output(s, "DecodePng", [contents], attrs)
 }
 
-/// `EncodePng` of a [height, width, channels] uint8 or uint16 image.
+/// `EncodePng` of a [..., height, width, channels] uint8 or uint16 image (batch dims give
+/// one string per image).
 pub fn encode_png(s: &Scope, image: Output, compression: i64) -> Output {
     s.op("EncodePng").input(image).attr("compression", attr::int(compression)).build().output(0)
 }
