@@ -60,6 +60,7 @@ mod signal;
 mod sparse;
 mod state;
 mod string;
+mod summary_writer;
 mod tensor_array;
 #[cfg(test)]
 pub(crate) mod test_util;
@@ -105,6 +106,6 @@ use crate::registry::OpRegistry;
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
         r: array, audio, base, candidate_sampling, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_more, linalg_spectral, list, lookup, math,
-        input_pipeline, multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateful, random_stateless, signal, sparse, state, string, tensor_array, training
+        input_pipeline, multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateful, random_stateless, signal, sparse, state, string, summary_writer, tensor_array, training
     }
 }

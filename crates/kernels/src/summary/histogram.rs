@@ -103,19 +103,30 @@ impl OpKernel for HistogramSummary {
             return Err(ctx.error(format!("tags must be a scalar, got shape {}", tag_t.shape())));
         }
         let tag = utf8(ctx, &tag_t.as_slice::<Vec<u8>>().map_err(|_| ctx.error("tag must be a string"))?[0], "tag")?;
-        let values = ctx.input(1)?.to_f64_vec().map_err(|e| ctx.error(e.message))?;
-        let mut h = Histogram::default();
-        for v in values {
-            if v.is_nan() {
-                return Err(ctx.error(format!("Nan in summary histogram for: {tag}")));
-            }
-            if v.is_infinite() {
-                return Err(ctx.error(format!("Infinity in summary histogram for: {tag}")));
-            }
-            h.add(v);
-        }
-        output(ctx, vec![tagged(tag, summary::value::Value::Histo(h.to_proto()))])
+        let h = histogram_of(ctx, &tag, &ctx.input(1)?)?;
+        output(ctx, vec![tagged(tag, summary::value::Value::Histo(h))])
     }
+}
+
+/// The histogram of `values` (`HistogramSummary`'s and `WriteHistogramSummary`'s work);
+/// a NaN or infinite value is InvalidArgument naming `tag`.
+pub(super) fn histogram_of(
+    ctx: &OpContext,
+    tag: &str,
+    values: &ferroflow_core::Tensor,
+) -> Result<HistogramProto, Status> {
+    let values = values.to_f64_vec().map_err(|e| ctx.error(e.message))?;
+    let mut h = Histogram::default();
+    for v in values {
+        if v.is_nan() {
+            return Err(ctx.error(format!("Nan in summary histogram for: {tag}")));
+        }
+        if v.is_infinite() {
+            return Err(ctx.error(format!("Infinity in summary histogram for: {tag}")));
+        }
+        h.add(v);
+    }
+    Ok(h.to_proto())
 }
 
 pub(crate) fn register(r: &mut KernelRegistry) {

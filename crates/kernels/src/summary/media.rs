@@ -6,14 +6,14 @@
 //! pixels with a non-finite channel become `bad_color`.
 
 use ferroflow_core::proto::{summary, NodeDef};
-use ferroflow_core::{half::f16, DataType, NodeAttrs, Status};
+use ferroflow_core::{half::f16, DataType, NodeAttrs, Status, Tensor};
 
 use super::{output, tagged, utf8};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
-/// The one tag of a media summary (a scalar string).
-fn base_tag(ctx: &OpContext) -> Result<String, Status> {
-    let t = ctx.input(0)?;
+/// The one tag of a media summary (a scalar string at input `i`).
+pub(super) fn base_tag(ctx: &OpContext, i: usize) -> Result<String, Status> {
+    let t = ctx.input(i)?;
     let v = t.as_slice::<Vec<u8>>().map_err(|_| ctx.error("tag must be a string"))?;
     match v {
         [s] if t.num_elements() == 1 => utf8(ctx, s, "tag"),
@@ -109,46 +109,55 @@ struct ImageSummary {
 
 impl OpKernel for ImageSummary {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let tag = base_tag(ctx)?;
+        let tag = base_tag(ctx, 0)?;
         let t = ctx.input(1)?;
-        let d = t.dims();
-        if d.len() != 4 || !matches!(d[3], 1 | 3 | 4) {
-            return Err(ctx.error(format!("Tensor must be 4-D with last dim 1, 3, or 4, not {}", t.shape())));
-        }
-        let (batch, h, w, depth) = (d[0], d[1], d[2], d[3]);
-        if batch >= 1 << 31 || h >= 1 << 31 || w >= 1 << 31 || h * w >= 1 << 29 {
-            return Err(ctx.error(format!("Tensor too large for summary {}", t.shape())));
-        }
-        if t.dtype() != DataType::UInt8 && self.bad_color.len() < depth {
-            return Err(ctx.error(format!(
-                "expected depth <= bad_color.size, got depth = {depth}, bad_color.size = {}",
-                self.bad_color.len()
-            )));
-        }
-        let per = h * w * depth;
-        let n = (self.max_images.max(0) as usize).min(batch);
-        let mut values = Vec::with_capacity(n);
-        for i in 0..n {
-            let range = i * per..(i + 1) * per;
-            let pixels = match t.dtype() {
-                DataType::UInt8 => t.as_slice::<u8>()?[range].to_vec(),
-                DataType::Float => normalize(&t.as_slice::<f32>()?[range], depth, &self.bad_color),
-                DataType::Double => normalize(&t.as_slice::<f64>()?[range], depth, &self.bad_color),
-                DataType::Half => normalize(&t.as_slice::<f16>()?[range], depth, &self.bad_color),
-                dt => return Err(ctx.error(format!("T must be uint8, half, float or double, got {dt}"))),
-            };
-            let png = crate::image::png_codec::png_bytes(&pixels, w, h, depth, png::BitDepth::Eight, -1)
-                .map_err(Status::internal)?;
-            let image = summary::Image {
-                height: h as i32,
-                width: w as i32,
-                colorspace: depth as i32,
-                encoded_image_string: png,
-            };
-            values.push(tagged(entry_tag(&tag, "image", self.max_images, i), summary::value::Value::Image(image)));
-        }
+        let values = image_values(ctx, &tag, &t, self.max_images, &self.bad_color)?;
         output(ctx, values)
     }
+}
+
+/// The summary values of up to `max_images` images of the batch `t` (`ImageSummary`'s and
+/// `WriteImageSummary`'s work), PNG-encoded.
+pub(super) fn image_values(
+    ctx: &OpContext,
+    tag: &str,
+    t: &Tensor,
+    max_images: i64,
+    bad_color: &[u8],
+) -> Result<Vec<summary::Value>, Status> {
+    let d = t.dims();
+    if d.len() != 4 || !matches!(d[3], 1 | 3 | 4) {
+        return Err(ctx.error(format!("Tensor must be 4-D with last dim 1, 3, or 4, not {}", t.shape())));
+    }
+    let (batch, h, w, depth) = (d[0], d[1], d[2], d[3]);
+    if batch >= 1 << 31 || h >= 1 << 31 || w >= 1 << 31 || h * w >= 1 << 29 {
+        return Err(ctx.error(format!("Tensor too large for summary {}", t.shape())));
+    }
+    if t.dtype() != DataType::UInt8 && bad_color.len() < depth {
+        return Err(ctx.error(format!(
+            "expected depth <= bad_color.size, got depth = {depth}, bad_color.size = {}",
+            bad_color.len()
+        )));
+    }
+    let per = h * w * depth;
+    let n = (max_images.max(0) as usize).min(batch);
+    let mut values = Vec::with_capacity(n);
+    for i in 0..n {
+        let range = i * per..(i + 1) * per;
+        let pixels = match t.dtype() {
+            DataType::UInt8 => t.as_slice::<u8>()?[range].to_vec(),
+            DataType::Float => normalize(&t.as_slice::<f32>()?[range], depth, bad_color),
+            DataType::Double => normalize(&t.as_slice::<f64>()?[range], depth, bad_color),
+            DataType::Half => normalize(&t.as_slice::<f16>()?[range], depth, bad_color),
+            dt => return Err(ctx.error(format!("T must be uint8, half, float or double, got {dt}"))),
+        };
+        let png = crate::image::png_codec::png_bytes(&pixels, w, h, depth, png::BitDepth::Eight, -1)
+            .map_err(Status::internal)?;
+        let image =
+            summary::Image { height: h as i32, width: w as i32, colorspace: depth as i32, encoded_image_string: png };
+        values.push(tagged(entry_tag(tag, "image", max_images, i), summary::value::Value::Image(image)));
+    }
+    Ok(values)
 }
 
 fn image_summary(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
@@ -172,55 +181,72 @@ struct AudioSummary {
     sample_rate: Option<f32>,
 }
 
+/// The sample rate at input `i` (a float with one element).
+pub(super) fn sample_rate_input(ctx: &OpContext, i: usize) -> Result<f32, Status> {
+    let r = ctx.input(i)?;
+    match r.as_slice::<f32>() {
+        Ok([v]) => Ok(*v),
+        _ => Err(ctx.error(format!(
+            "sample_rate must be a float of rank-0 or with a single value, got a {} tensor of shape {}",
+            r.dtype(),
+            r.shape()
+        ))),
+    }
+}
+
 impl OpKernel for AudioSummary {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let tag = base_tag(ctx)?;
+        let tag = base_tag(ctx, 0)?;
         let t = ctx.input(1)?;
         let rate = match self.sample_rate {
             Some(r) => r,
-            None => {
-                let r = ctx.input(2)?;
-                if r.num_elements() != 1 {
-                    return Err(ctx.error(format!(
-                        "sample_rate must be rank-0 or contain a single value, got shape {}",
-                        r.shape()
-                    )));
-                }
-                r.as_slice::<f32>()?[0]
-            }
+            None => sample_rate_input(ctx, 2)?,
         };
-        if rate.is_nan() || rate <= 0.0 {
-            return Err(ctx.error("sample_rate must be > 0"));
-        }
-        let d = t.dims();
-        if !matches!(d.len(), 2 | 3) {
-            return Err(ctx.error(format!("Tensor must be 3-D or 2-D, got: {}", t.shape())));
-        }
-        let (batch, frames) = (d[0], d[1]);
-        let channels = if d.len() == 2 { 1 } else { d[2] };
-        let samples = t.as_slice::<f32>().map_err(|_| ctx.error(format!("tensor must be float, got {}", t.dtype())))?;
-        let mut whole = rate.round_ties_even() as i64;
-        if whole == 0 {
-            whole = 1;
-        }
-        let whole = i32::try_from(whole).map_err(|_| ctx.error(format!("sample_rate {rate} is too large")))?;
-        let per = frames * channels;
-        let n = (self.max_outputs.max(0) as usize).min(batch);
-        let mut values = Vec::with_capacity(n);
-        for i in 0..n {
-            let wav = crate::audio::wav::encode(&samples[i * per..(i + 1) * per], whole, channels, frames)
-                .map_err(|e| ctx.error(e.message))?;
-            let audio = summary::Audio {
-                sample_rate: rate,
-                num_channels: channels as i64,
-                length_frames: frames as i64,
-                encoded_audio_string: wav,
-                content_type: "audio/wav".into(),
-            };
-            values.push(tagged(entry_tag(&tag, "audio", self.max_outputs, i), summary::value::Value::Audio(audio)));
-        }
+        let values = audio_values(ctx, &tag, &t, rate, self.max_outputs)?;
         output(ctx, values)
     }
+}
+
+/// The summary values of up to `max_outputs` clips of the batch `t` (`AudioSummary[V2]`'s
+/// and `WriteAudioSummary`'s work), as 16-bit WAV.
+pub(super) fn audio_values(
+    ctx: &OpContext,
+    tag: &str,
+    t: &Tensor,
+    rate: f32,
+    max_outputs: i64,
+) -> Result<Vec<summary::Value>, Status> {
+    if rate.is_nan() || rate <= 0.0 {
+        return Err(ctx.error("sample_rate must be > 0"));
+    }
+    let d = t.dims();
+    if !matches!(d.len(), 2 | 3) {
+        return Err(ctx.error(format!("Tensor must be 3-D or 2-D, got: {}", t.shape())));
+    }
+    let (batch, frames) = (d[0], d[1]);
+    let channels = if d.len() == 2 { 1 } else { d[2] };
+    let samples = t.as_slice::<f32>().map_err(|_| ctx.error(format!("tensor must be float, got {}", t.dtype())))?;
+    let mut whole = rate.round_ties_even() as i64;
+    if whole == 0 {
+        whole = 1;
+    }
+    let whole = i32::try_from(whole).map_err(|_| ctx.error(format!("sample_rate {rate} is too large")))?;
+    let per = frames * channels;
+    let n = (max_outputs.max(0) as usize).min(batch);
+    let mut values = Vec::with_capacity(n);
+    for i in 0..n {
+        let wav = crate::audio::wav::encode(&samples[i * per..(i + 1) * per], whole, channels, frames)
+            .map_err(|e| ctx.error(e.message))?;
+        let audio = summary::Audio {
+            sample_rate: rate,
+            num_channels: channels as i64,
+            length_frames: frames as i64,
+            encoded_audio_string: wav,
+            content_type: "audio/wav".into(),
+        };
+        values.push(tagged(entry_tag(tag, "audio", max_outputs, i), summary::value::Value::Audio(audio)));
+    }
+    Ok(values)
 }
 
 fn audio_summary(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {

@@ -1,13 +1,19 @@
-//! Summary kernels: `ScalarSummary`, `HistogramSummary`, `MergeSummary`. Each outputs a
-//! serialized `tensorflow.Summary` as a scalar string, as TensorFlow does.
+//! Summary kernels: `ScalarSummary`, `HistogramSummary`, `MergeSummary` (each outputs a
+//! serialized `tensorflow.Summary` as a scalar string, as TensorFlow does), TensorFlow 2's
+//! summary-writer ops (`SummaryWriter`, `CreateSummaryFileWriter`, `Write*Summary`), and the
+//! event-file [`FileWriter`] they and `ferroflow_train` write with.
 
+mod event_file;
 #[doc(hidden)]
 pub mod histogram;
 mod media;
 mod merge;
 mod scalar;
 mod tensor;
+mod writer;
+mod writer_ops;
 
+pub use event_file::{wall_time, FileWriter, FILE_VERSION};
 pub use histogram::{default_bucket_limits, Histogram};
 
 use ferroflow_core::proto::{summary, Message, Summary};
@@ -16,7 +22,7 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    ferroflow_core::register_modules! { r: scalar, histogram, merge, media, tensor }
+    ferroflow_core::register_modules! { r: scalar, histogram, merge, media, tensor, writer_ops }
 }
 
 /// The tag string of a summary input.

@@ -1,5 +1,5 @@
 //! Summaries for TensorBoard: op helpers (`scalar`, `histogram`, [`merge_all`]) and the
-//! event [`FileWriter`].
+//! event [`FileWriter`] (the kernels crate's, which the summary-writer ops use too).
 //!
 //! ```
 //! use ferroflow_graph::{ops, Scope};
@@ -17,10 +17,8 @@
 //! # std::fs::remove_dir_all(dir).unwrap();
 //! ```
 
-mod file_writer;
-
 pub use ferroflow_kernels::io::tfrecord::{read_records, write_record};
-pub use file_writer::{FileWriter, FILE_VERSION};
+pub use ferroflow_kernels::summary::{FileWriter, FILE_VERSION};
 
 use ferroflow_core::Tensor;
 use ferroflow_graph::ops::{self, SUMMARIES};

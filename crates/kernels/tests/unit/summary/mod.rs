@@ -1,3 +1,4 @@
 mod histogram;
 mod merge;
 mod scalar;
+mod writer;
