@@ -18,6 +18,7 @@ LAST = {
     "test_step_stats": 31, "test_device_count": 29, "test_partitioned": 26, "test_remote_call": 26,
     "test_between_graph": 23, "test_tensorboard": 22, "test_vae_svd": 20, "test_collectives": 50, "test_signal": 25,
     "test_ctc": 20, "test_fake_quant": 12, "test_sampled_losses": 15, "test_sequence_example": 15,
+    "test_summary_v2": 16,
 }
 
 
