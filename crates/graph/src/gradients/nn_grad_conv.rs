@@ -130,6 +130,23 @@ pub(super) fn max_pool_grad_grad_with_argmax_grad(s: &Scope, op: &GradOp, g: &[O
     Ok(vec![Some(ops::zeros_like(s, x)), Some(dg), None])
 }
 
+/// FractionalMaxPool: `FractionalMaxPoolGrad(x, y, dy, rows, cols)` routes each gradient to
+/// its cell's maximum, over the sequences the forward run drew; the sequences carry none.
+pub(super) fn fractional_max_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    let b = s.op("FractionalMaxPoolGrad").input(input(op, 0)?).input(output(op, 0)?).input(grad(op, g, 0)?);
+    let b = b.input(output(op, 1)?).input(output(op, 2)?);
+    Ok(vec![Some(copy_attrs(b, &op.node, &["overlapping"]).build().output(0))])
+}
+
+/// FractionalAvgPool: `FractionalAvgPoolGrad(shape(x), dy, rows, cols)` spreads each
+/// gradient evenly over its cell.
+pub(super) fn fractional_avg_pool_grad(s: &Scope, op: &GradOp, g: &[Output]) -> Grads {
+    let shape = ops::shape(s, input(op, 0)?, DataType::Int64);
+    let b = s.op("FractionalAvgPoolGrad").input(shape).input(grad(op, g, 0)?);
+    let b = b.input(output(op, 1)?).input(output(op, 2)?);
+    Ok(vec![Some(copy_attrs(b, &op.node, &["overlapping"]).build().output(0))])
+}
+
 #[cfg(test)]
 mod tests {
     use ferroflow_core::NodeAttrs;

@@ -186,6 +186,8 @@ pub(super) fn register(r: &mut GradRegistry) {
     r.add("MaxPoolGradWithArgmax", conv::max_pool_grad_with_argmax_grad);
     r.add("MaxPoolGradGradWithArgmax", conv::max_pool_grad_grad_with_argmax_grad);
     r.add("AvgPool", conv::avg_pool_grad);
+    r.add("FractionalMaxPool", conv::fractional_max_pool_grad);
+    r.add("FractionalAvgPool", conv::fractional_avg_pool_grad);
     r.add("AvgPoolGrad", conv::avg_pool_grad_grad);
     // The 3-D forms. (nn_grad_volume.rs)
     r.add("Conv3D", volume::conv3d_grad);

@@ -32,6 +32,8 @@ mod depthwise_backprop;
 mod depthwise_forward_simd;
 mod depthwise_simd;
 mod depthwise_strided;
+mod fractional_pool;
+mod fractional_seq;
 mod fused;
 pub mod gemm;
 #[doc(hidden)]
@@ -73,7 +75,7 @@ use crate::KernelRegistry;
 
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
-    ferroflow_core::register_modules! { r: activation, in_top_k, lrn, softmax, conv3d, pool3d, max_pool_argmax }
+    ferroflow_core::register_modules! { r: activation, in_top_k, lrn, softmax, conv3d, pool3d, max_pool_argmax, fractional_pool }
     r.add("MatMul", matmul::matmul_factory);
     r.add("BatchMatMulV2", batch_matmul::batch_matmul_factory);
     r.add("BiasAdd", bias::bias_add_factory);

@@ -17,6 +17,7 @@ mod math;
 mod math_ext;
 mod nn;
 mod nn_conv;
+mod nn_fractional;
 mod nn_norm;
 mod nn_pool_argmax;
 mod nn_volume;

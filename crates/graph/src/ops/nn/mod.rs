@@ -23,6 +23,7 @@ mod activation_ext;
 mod batch_norm;
 mod conv;
 mod depthwise;
+mod fractional_pool;
 mod lrn;
 mod matmul;
 mod pool;
@@ -36,6 +37,7 @@ pub use activation_ext::*;
 pub use batch_norm::*;
 pub use conv::*;
 pub use depthwise::*;
+pub use fractional_pool::*;
 pub use lrn::*;
 pub use matmul::*;
 pub use pool::*;
@@ -72,7 +74,7 @@ fn activation_grad_def(name: &str, second: &str, t: &str) -> OpDef {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: matmul, activation, activation_ext, conv, pool, pool_argmax, batch_norm, depthwise, lrn, volume }
+    ferroflow_core::register_modules! { r: matmul, activation, activation_ext, conv, pool, pool_argmax, fractional_pool, batch_norm, depthwise, lrn, volume }
 }
 
 #[cfg(test)]
