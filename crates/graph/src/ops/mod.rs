@@ -56,6 +56,7 @@ mod random;
 mod random_dists;
 mod random_stateful;
 mod random_stateless;
+mod random_truncated;
 mod signal;
 mod sparse;
 mod state;
@@ -94,6 +95,7 @@ pub use random::*;
 pub use random_dists::*;
 pub use random_stateful::*;
 pub use random_stateless::*;
+pub use random_truncated::*;
 pub use signal::*;
 pub use sparse::*;
 pub use state::*;
@@ -106,6 +108,6 @@ use crate::registry::OpRegistry;
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
         r: array, audio, base, candidate_sampling, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_more, linalg_spectral, list, lookup, math,
-        input_pipeline, multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateful, random_stateless, signal, sparse, state, string, summary_writer, tensor_array, training
+        input_pipeline, multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateful, random_stateless, random_truncated, signal, sparse, state, string, summary_writer, tensor_array, training
     }
 }

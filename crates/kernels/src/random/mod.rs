@@ -14,6 +14,7 @@ pub mod guarded;
 mod multinomial;
 mod non_deterministic;
 mod ops;
+mod param_truncated;
 pub mod philox;
 mod poisson;
 mod rejection;
@@ -40,6 +41,7 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     gamma_grad::register(r);
     multinomial::register(r);
     non_deterministic::register(r);
+    param_truncated::register(r);
     ops::register(r);
     poisson::register(r);
     rng_state::register(r);
