@@ -32,6 +32,7 @@ mod candidate_sampling;
 mod collective;
 mod complex;
 mod control_flow;
+mod critical_section;
 mod ctc;
 mod data_flow;
 mod dataset;
@@ -108,6 +109,6 @@ use crate::registry::OpRegistry;
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
         r: array, audio, base, candidate_sampling, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_more, linalg_spectral, list, lookup, math,
-        input_pipeline, multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateful, random_stateless, random_truncated, signal, sparse, state, string, summary_writer, tensor_array, training
+        input_pipeline, critical_section, multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateful, random_stateless, random_truncated, signal, sparse, state, string, summary_writer, tensor_array, training
     }
 }

@@ -15,6 +15,7 @@ mod lookup_ops;
 pub mod lookup_table;
 mod lookup_text_init;
 pub mod metrics;
+mod mutex;
 pub mod optional;
 #[doc(hidden)]
 pub mod queue;
@@ -41,6 +42,6 @@ use crate::KernelRegistry;
 /// Registers this family's kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: accumulator_ops, queue_ops, lookup_ops, optional, stack, tensor_array_ops, tensor_list, tensor_list_bulk
+        r: accumulator_ops, mutex, queue_ops, lookup_ops, optional, stack, tensor_array_ops, tensor_list, tensor_list_bulk
     }
 }
