@@ -222,3 +222,84 @@ fn corrupt_inputs_are_invalid_argument() {
         assert_eq!(err.code, ferroflow_core::Code::InvalidArgument, "{data:?}: {err}");
     }
 }
+
+fn jpeg_decoder_attrs() -> Vec<(&'static str, ferroflow_core::proto::AttrValue)> {
+    vec![
+        ("channels", attr::int(0)),
+        ("ratio", attr::int(1)),
+        ("fancy_upscaling", attr::bool(true)),
+        ("try_recover_truncated", attr::bool(false)),
+        ("acceptable_fraction", attr::float(1.0)),
+        ("dct_method", attr::string("")),
+    ]
+}
+
+fn decode_and_crop(jpg: Tensor, window: [i32; 4]) -> Result<Tensor, ferroflow_core::Status> {
+    let n = node("DecodeAndCropJpeg", &jpeg_decoder_attrs());
+    Ok(run_kernel(n, vec![jpg, Tensor::vec(window.to_vec())], 1)?.remove(0))
+}
+
+#[test]
+fn decode_and_crop_equals_decode_then_crop() {
+    for file in ["rgb.jpg", "rgb444.jpg", "gray.jpg", "progressive.jpg"] {
+        let jpg = bytes(file);
+        let full = decode_bytes(jpg.clone());
+        let &[h, w, c] = full.dims() else { panic!("rank") };
+        let fv = full.as_slice::<u8>().unwrap();
+        for [y, x, ch, cw] in [[0, 0, h, w], [1, 2, h - 3, w / 2], [h - 1, w - 1, 1, 1]] {
+            let got = decode_and_crop(jpg.clone(), [y as i32, x as i32, ch as i32, cw as i32]).unwrap();
+            assert_eq!(got.dims(), &[ch, cw, c], "{file}");
+            let want: Vec<u8> =
+                (y..y + ch).flat_map(|r| fv[(r * w + x) * c..(r * w + x + cw) * c].iter().copied()).collect();
+            assert_eq!(got.as_slice::<u8>().unwrap(), &want[..], "{file} window {y} {x} {ch} {cw}");
+        }
+        for bad in [[h as i32 - 2, 0, 3, 1], [-1, 0, 2, 2], [0, 0, 0, 2], [0, w as i32 - 1, 1, 2]] {
+            let e = decode_and_crop(jpg.clone(), bad).unwrap_err();
+            assert_eq!(e.code, ferroflow_core::Code::InvalidArgument, "{e}");
+            assert!(e.message.contains("Invalid JPEG data or crop window"), "{e}");
+        }
+        let n = node("DecodeAndCropJpeg", &jpeg_decoder_attrs());
+        let e = run_kernel(n, vec![jpg, Tensor::vec(vec![0i32, 0, 1])], 1).unwrap_err();
+        assert!(e.message.contains("crop_size must have four elements"), "{e}");
+    }
+}
+
+fn encode_variable(img: Tensor, quality: i32) -> Result<Tensor, ferroflow_core::Status> {
+    Ok(run_kernel(node("EncodeJpegVariableQuality", &[]), vec![img, Tensor::scalar(quality)], 1)?.remove(0))
+}
+
+#[test]
+fn variable_quality_encodes_at_the_given_quality() {
+    let (h, w) = (24usize, 32usize);
+    let v: Vec<u8> = (0..h * w * 3)
+        .map(|i| {
+            let (y, x, k) = (i / (w * 3), i / 3 % w, i % 3);
+            (30 + 3 * y + 2 * x + 25 * k) as u8
+        })
+        .collect();
+    let img = Tensor::new(vec![h, w, 3], v.clone()).unwrap();
+    let max_diff = |jpg: &Tensor| {
+        let back = decode_bytes(jpg.clone());
+        assert_eq!(back.dims(), &[h, w, 3]);
+        back.as_slice::<u8>().unwrap().iter().zip(&v).map(|(&a, &b)| (a as i32 - b as i32).abs()).max().unwrap()
+    };
+    let size = |jpg: &Tensor| match jpg.storage() {
+        ferroflow_core::Storage::Str(v) => v[0].len(),
+        _ => panic!("not a string"),
+    };
+    let (q95, q10) = (encode_variable(img.clone(), 95).unwrap(), encode_variable(img.clone(), 10).unwrap());
+    // The same bytes as EncodeJpeg with its defaults at that quality.
+    assert_eq!(q95, encode_jpeg(img.clone(), 95, true, false));
+    assert!(max_diff(&q95) <= 8, "quality 95 differs by {}", max_diff(&q95));
+    assert!(size(&q10) < size(&q95), "quality 10 is not smaller");
+    assert!(max_diff(&q10) > max_diff(&q95));
+    for q in [-1, 101] {
+        let e = encode_variable(img.clone(), q).unwrap_err();
+        assert!(e.message.contains("quality must be in [0,100]"), "{e}");
+    }
+    let e =
+        run_kernel(node("EncodeJpegVariableQuality", &[]), vec![img.clone(), Tensor::vec(vec![50i32])], 1).unwrap_err();
+    assert!(e.message.contains("quality must be scalar"), "{e}");
+    let two = Tensor::new(vec![h, w, 2], vec![0u8; h * w * 2]).unwrap();
+    assert_eq!(encode_variable(two, 50).unwrap_err().code, ferroflow_core::Code::InvalidArgument);
+}

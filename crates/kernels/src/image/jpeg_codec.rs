@@ -1,5 +1,7 @@
-//! `DecodeJpeg` (the `zune-jpeg` crate), `EncodeJpeg` (the `jpeg-encoder` crate) and
-//! `ExtractJpegShape`. Decoding is not bit-identical to libjpeg-turbo (different IDCT and
+//! `DecodeJpeg` and `DecodeAndCropJpeg` (the `zune-jpeg` crate; the crop is taken from the
+//! decoded image, so it equals decode-then-crop), `EncodeJpeg` and
+//! `EncodeJpegVariableQuality` (the `jpeg-encoder` crate; the latter with `EncodeJpeg`'s
+//! defaults and the quality from its scalar input) and `ExtractJpegShape`. Decoding is not bit-identical to libjpeg-turbo (different IDCT and
 //! colour conversion): samples differ by at most 5 levels on the test images
 //! (`tests/image_codecs.rs`).
 
@@ -51,17 +53,59 @@ pub(crate) fn decode_jpeg(bytes: &[u8], channels: usize, err: &dyn Fn(String) ->
 
 struct DecodeJpeg {
     channels: usize,
+    /// `DecodeAndCropJpeg`: input 1 is the `[y, x, height, width]` window.
+    crop: bool,
+}
+
+/// The `[y, x, height, width]` crop window of input 1, checked against an `h` x `w` image.
+fn crop_window(ctx: &OpContext, h: usize, w: usize) -> Result<[usize; 4], Status> {
+    let t = ctx.input(1)?;
+    if t.dtype() != DataType::Int32 {
+        return Err(ctx.error(format!("crop_window must be int32, got {}", t.dtype())));
+    }
+    let v = t.as_slice::<i32>()?;
+    if v.len() != 4 {
+        return Err(ctx.error(format!("crop_size must have four elements {}", t.shape())));
+    }
+    let [y, x, ch, cw] = [v[0] as i64, v[1] as i64, v[2] as i64, v[3] as i64];
+    if y < 0 || x < 0 || ch <= 0 || cw <= 0 || y + ch > h as i64 || x + cw > w as i64 {
+        return Err(ctx.error(format!(
+            "jpeg::Uncompress failed. Invalid JPEG data or crop window: window {v:?} is not inside the {h}x{w} image"
+        )));
+    }
+    Ok([y as usize, x as usize, ch as usize, cw as usize])
 }
 
 impl OpKernel for DecodeJpeg {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
         let bytes = contents(ctx)?;
+        if self.crop {
+            let [h, w, _] = jpeg_shape(&bytes, &|m| ctx.error(m))?;
+            let [y, x, ch, cw] = crop_window(ctx, h, w)?;
+            let Pixels::U8(v, [_, _, c]) = decode_jpeg(&bytes, self.channels, &|m| ctx.error(m))? else {
+                return Err(ctx.error("JPEG decoder gave 16-bit samples"));
+            };
+            let rows = (y..y + ch).flat_map(|r| v[(r * w + x) * c..(r * w + x + cw) * c].iter().copied());
+            let out = collect_vec(&[ch, cw, c], rows)?;
+            return ctx.set_output(0, Pixels::U8(out, [ch, cw, c]).into_tensor(DataType::UInt8)?);
+        }
         let p = decode_jpeg(&bytes, self.channels, &|m| ctx.error(m))?;
         ctx.set_output(0, p.into_tensor(DataType::UInt8)?)
     }
 }
 
+pub(crate) fn decode_and_crop_jpeg_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let channels = decode_jpeg_channels(node)?;
+    Ok(Box::new(DecodeJpeg { channels, crop: true }))
+}
+
 pub(crate) fn decode_jpeg_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    let channels = decode_jpeg_channels(node)?;
+    Ok(Box::new(DecodeJpeg { channels, crop: false }))
+}
+
+/// The `channels` of a JPEG decoder node (0, 1 or 3), its `ratio` checked (1 only).
+fn decode_jpeg_channels(node: &NodeDef) -> Result<usize, Status> {
     let channels = match node.attr_int("channels")? {
         c @ (0 | 1 | 3) => c as usize,
         c => return Err(node.node_error(format!("channels must be 0, 1, or 3, got {c}"))),
@@ -77,7 +121,7 @@ pub(crate) fn decode_jpeg_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, S
         }
         r => return Err(node.node_error(format!("ratio must be 1, 2, 4, or 8, got {r}"))),
     }
-    Ok(Box::new(DecodeJpeg { channels }))
+    Ok(channels)
 }
 
 struct ExtractJpegShape {
@@ -112,6 +156,21 @@ struct EncodeJpeg {
     chroma_downsampling: bool,
     density: jpeg_encoder::Density,
     xmp: Vec<u8>,
+    /// `EncodeJpegVariableQuality`: the quality is input 1 (a scalar int32 in [0, 100]).
+    variable_quality: bool,
+}
+
+/// The scalar quality input of `EncodeJpegVariableQuality`.
+fn quality_input(ctx: &OpContext) -> Result<u8, Status> {
+    let t = ctx.input(1)?;
+    if t.rank() != 0 || t.dtype() != DataType::Int32 {
+        return Err(ctx.error(format!("quality must be scalar int32: {} {}", t.dtype(), t.shape())));
+    }
+    let q = t.as_slice::<i32>()?[0];
+    if !(0..=100).contains(&q) {
+        return Err(ctx.error(format!("quality must be in [0,100], got {q}")));
+    }
+    Ok(q.max(1) as u8)
 }
 
 impl OpKernel for EncodeJpeg {
@@ -138,8 +197,9 @@ impl OpKernel for EncodeJpeg {
                 ctx.error(format!("image must have non-zero height and width to encode as JPEG, got {}", img.shape()))
             );
         }
+        let quality = if self.variable_quality { quality_input(ctx)? } else { self.quality };
         let mut out = Vec::new();
-        let mut enc = jpeg_encoder::Encoder::new(&mut out, self.quality);
+        let mut enc = jpeg_encoder::Encoder::new(&mut out, quality);
         enc.set_progressive(self.progressive);
         enc.set_optimized_huffman_tables(self.optimize);
         enc.set_density(self.density);
@@ -186,5 +246,21 @@ pub(crate) fn encode_jpeg_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, S
         chroma_downsampling: node.attr_bool("chroma_downsampling")?,
         density,
         xmp: node.attr_string("xmp_metadata")?.into_bytes(),
+        variable_quality: false,
+    }))
+}
+
+/// `EncodeJpegVariableQuality`: `EncodeJpeg`'s defaults (format from the channels, 4:2:0
+/// chroma, 300 dpi, baseline, standard tables).
+pub(crate) fn encode_jpeg_variable_quality_factory(_: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
+    Ok(Box::new(EncodeJpeg {
+        format: String::new(),
+        quality: 95,
+        progressive: false,
+        optimize: false,
+        chroma_downsampling: true,
+        density: jpeg_encoder::Density::Inch { x: 300, y: 300 },
+        xmp: Vec::new(),
+        variable_quality: true,
     }))
 }

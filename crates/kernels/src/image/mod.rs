@@ -53,6 +53,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("EncodePng", png_codec::encode_png_factory);
     r.add("DecodeJpeg", jpeg_codec::decode_jpeg_factory);
     r.add("EncodeJpeg", jpeg_codec::encode_jpeg_factory);
+    r.add("EncodeJpegVariableQuality", jpeg_codec::encode_jpeg_variable_quality_factory);
+    r.add("DecodeAndCropJpeg", jpeg_codec::decode_and_crop_jpeg_factory);
     r.add("ExtractJpegShape", jpeg_codec::extract_jpeg_shape_factory);
     r.add("DecodeGif", gif_codec::decode_gif_factory);
     r.add("DecodeImage", decode_image::decode_image_factory);

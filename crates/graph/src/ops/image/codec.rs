@@ -1,5 +1,5 @@
-//! Image codecs: `DecodePng`, `EncodePng`, `DecodeJpeg`, `EncodeJpeg`, `ExtractJpegShape`,
-//! `DecodeGif`, `DecodeBmp`, `DecodeImage`.
+//! Image codecs: `DecodePng`, `EncodePng`, `DecodeJpeg`, `DecodeAndCropJpeg`, `EncodeJpeg`,
+//! `EncodeJpegVariableQuality`, `ExtractJpegShape`, `DecodeGif`, `DecodeBmp`, `DecodeImage`.
 
 use ferroflow_core::{attr, DataType, NodeAttrs, Status};
 
@@ -37,6 +37,28 @@ pub(super) fn register(r: &mut OpRegistry) {
             .attr("compression: int = -1")
             .attr("T: {uint8, uint16} = DT_UINT8")
             .shape_fn(encoded_png)
+            .build(),
+    );
+    r.add(
+        op("DecodeAndCropJpeg")
+            .input("contents: string")
+            .input("crop_window: int32")
+            .output("image: uint8")
+            .attr("channels: int = 0")
+            .attr("ratio: int = 1")
+            .attr("fancy_upscaling: bool = true")
+            .attr("try_recover_truncated: bool = false")
+            .attr("acceptable_fraction: float = 1")
+            .attr("dct_method: string = ''")
+            .shape_fn(decoded)
+            .build(),
+    );
+    r.add(
+        op("EncodeJpegVariableQuality")
+            .input("images: uint8")
+            .input("quality: int32")
+            .output("contents: string")
+            .shape_fn(crate::shape_fn::scalar)
             .build(),
     );
     r.add(
