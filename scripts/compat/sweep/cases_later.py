@@ -230,7 +230,49 @@ def later():
         F("random.Generator.from_non_deterministic_state",
           lambda tf, x: _generator_draws(tf, x, tf.random.Generator.from_non_deterministic_state), v(2, 3),
           grads=False),
+        F("nn.fractional_max_pool",
+          lambda tf, x: list(tf.nn.fractional_max_pool(x, [1.0, 1.5, 1.6, 1.0], seed=7))
+          + list(tf.nn.fractional_max_pool(x, [1.0, 1.3, 2.0, 1.0], pseudo_random=True, overlapping=True, seed=3)),
+          v(2, 7, 9, 2)),
+        F("nn.fractional_avg_pool",
+          lambda tf, x: list(tf.nn.fractional_avg_pool(x, [1.0, 1.5, 1.6, 1.0], overlapping=True, seed=5))
+          + list(tf.nn.fractional_avg_pool(x, [1.0, 1.3, 2.0, 1.0], pseudo_random=True, seed=9)),
+          v(2, 7, 9, 2)),
+        F("random.stateless_parameterized_truncated_normal",
+          lambda tf, m, s: [tf.random.stateless_parameterized_truncated_normal(
+              [4, 3], seed=[3, 4], means=m, stddevs=s, minvals=[-1.0, 0.2, 2.0], maxvals=[1.0, 0.6, float("inf")]),
+              tf.random.stateless_parameterized_truncated_normal(
+              [2, 2, 3], seed=tf.constant([5, 6], tf.int64), means=m, stddevs=1.0, minvals=-float("inf"), maxvals=m)],
+          v(3), v(3, lo=0.5, hi=1.5), grads=False),
+        F("CriticalSection.execute", lambda tf, x: _critical_section(tf, x), v(3), grads=False),
+        F("image.adjust_jpeg_quality",
+          lambda tf, x: [tf.image.adjust_jpeg_quality(x, 100), tf.image.adjust_jpeg_quality(x, tf.constant(90))],
+          _blocks(g, 16, 24).astype(np.float32) / 255.0, grads=False),
+        F("image.decode_and_crop_jpeg",
+          lambda tf, x: [tf.image.decode_and_crop_jpeg(tf.io.encode_jpeg(x, quality=100), [2, 3, 10, 12]),
+                         tf.image.decode_and_crop_jpeg(tf.io.encode_jpeg(x, quality=100), [8, 0, 8, 24], channels=1)],
+          _blocks(g, 16, 24), grads=False),
     ]
+
+
+def _blocks(g, h, w):
+    """A gray uint8 image [h, w, 1] of constant 8x8 blocks: JPEG keeps only their DC terms,
+    which any decoder reconstructs exactly, so decoded values can be compared exactly."""
+    b = g.randint(20, 236, (h // 8, w // 8)).astype(np.uint8)
+    return np.kron(b, np.ones((8, 8), np.uint8))[:, :, None]
+
+
+def _critical_section(tf, x):
+    """Six executions of one CriticalSection, free to run in parallel, each adding `x` to a
+    counter variable (reset first: the sweep runs a case more than once): the values they
+    saw, sorted, and the final count."""
+    var = tf.compat.v1.Variable(tf.zeros([3]), use_resource=True, name="cs_counter")
+    cs = tf.CriticalSection(name="cs")
+    with tf.control_dependencies([var.assign(tf.zeros([3]))]):
+        seen = [cs.execute(lambda: tf.identity(var.assign_add(x))) for _ in range(6)]
+    with tf.control_dependencies(seen):
+        final = var.read_value()
+    return [tf.sort(tf.stack(seen), axis=0), final]
 
 
 def _max_pool_v2(tf, x):
