@@ -107,6 +107,19 @@ fn bench_conv_resnet(c: &mut Criterion) {
     conv_group(c, "conv2d_resnet", &RESNET_CONVS);
 }
 
+/// MobileNetV2's 1×1 expansions and projections at 160×160, batch 16: long products with
+/// small filters.
+const MNV2_POINTWISE: [(&str, [usize; 4], [usize; 4]); 4] = [
+    ("80x80x16_to_96", [16, 80, 80, 16], [1, 1, 16, 96]),
+    ("40x40x144_to_24", [16, 40, 40, 144], [1, 1, 144, 24]),
+    ("20x20x192_to_32", [16, 20, 20, 192], [1, 1, 192, 32]),
+    ("5x5x960_to_160", [16, 5, 5, 960], [1, 1, 960, 160]),
+];
+
+fn bench_conv_mnv2(c: &mut Criterion) {
+    conv_group(c, "conv2d_mnv2", &MNV2_POINTWISE);
+}
+
 /// MobileNetV2's stride-2 depthwise input gradients at 160×160, batch 16 (VALID after a
 /// ZeroPadding2D).
 fn bench_depthwise_strided(c: &mut Criterion) {
@@ -215,6 +228,7 @@ criterion_group!(
     bench_matmul,
     bench_matmul_lstm,
     bench_conv,
+    bench_conv_mnv2,
     bench_conv_resnet,
     bench_depthwise_strided,
     bench_pool

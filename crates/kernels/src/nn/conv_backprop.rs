@@ -124,12 +124,12 @@ pub(crate) fn conv2d_backprop_filter<T: GemmScalar + DirectScalar>(
     if let Some(dw) = T::backprop_filter_direct(g, x, dy) {
         return Ok(dw);
     }
-    if g.is_pointwise() {
-        T::gemm(k, oc, m, Mat { data: x, rs: 1, cs: k }, Mat::row_major(dy, oc, false), &mut dw, oc, false, true);
-        return Ok(dw);
-    }
     let threads = rayon::current_num_threads();
     let parts = if threads > 1 && m * k * oc >= PAR_GEMM_MIN { threads.min(m) } else { 1 };
+    if g.is_pointwise() {
+        pointwise_filter(parts, (m, k, oc), x, dy, &mut dw)?;
+        return Ok(dw);
+    }
     if parts > 1 && m <= parts * oc {
         // Few output pixels (the deep layers of a ResNet: 8×4×4 rows for 3·3·512 × 512
         // weights): the whole patch matrix is no larger than the per-thread partial sums
@@ -175,13 +175,48 @@ pub(crate) fn conv2d_backprop_filter<T: GemmScalar + DirectScalar>(
                 Ok(acc)
             })
             .collect::<Result<_, Status>>()?;
-        for p in partials {
-            for (a, v) in dw.iter_mut().zip(p) {
-                *a += v;
-            }
-        }
+        add_partials(&mut dw, partials);
     }
     Ok(dw)
+}
+
+fn add_partials<T: GemmScalar + DirectScalar>(dw: &mut [T], partials: Vec<Vec<T>>) {
+    for p in partials {
+        for (a, v) in dw.iter_mut().zip(p) {
+            *a += v;
+        }
+    }
+}
+
+/// A 1×1 filter's gradient `xᵀ · dy`: a product with a long inner dimension (every pixel of
+/// the batch) and a small result (MobileNetV2's `16 × 96` at 80×80×16 pixels), which one
+/// product cannot share between threads. Split the pixels instead, one partial sum per thread.
+fn pointwise_filter<T: GemmScalar + DirectScalar>(
+    parts: usize,
+    (m, k, oc): (usize, usize, usize),
+    x: &[T],
+    dy: &[T],
+    dw: &mut [T],
+) -> Result<(), Status> {
+    let whole = |lo: usize, hi: usize, acc: &mut [T]| {
+        let xb = Mat { data: &x[lo * k..hi * k], rs: 1, cs: k };
+        T::gemm(k, oc, hi - lo, xb, Mat::row_major(&dy[lo * oc..hi * oc], oc, false), acc, oc, false, parts == 1);
+    };
+    if parts == 1 || m < parts * oc {
+        whole(0, m, dw);
+        return Ok(());
+    }
+    let rows = m.div_ceil(parts);
+    let partials: Vec<Vec<T>> = (0..parts)
+        .into_par_iter()
+        .map(|p| {
+            let mut acc = ferroflow_core::alloc::zeroed::<T>(&[k, oc])?;
+            whole(p * rows, ((p + 1) * rows).min(m), &mut acc);
+            Ok(acc)
+        })
+        .collect::<Result<_, Status>>()?;
+    add_partials(dw, partials);
+    Ok(())
 }
 
 /// Filters of at least this many elements are not turned: copying them costs more than the

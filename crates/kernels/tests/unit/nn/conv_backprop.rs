@@ -25,6 +25,10 @@ fn gradients_are_adjoints_of_the_reference() {
         // the filter gradient of few output pixels as one product split over the weights.
         (2, 12, 12, 32, 3, 3, 32, 1, "SAME"),
         (8, 4, 4, 64, 3, 3, 64, 1, "SAME"),
+        // 1×1 filters over many pixels: the filter gradient split over the pixels, one
+        // partial sum per thread (an odd pixel count splits unevenly).
+        (4, 20, 20, 16, 1, 1, 96, 1, "SAME"),
+        (3, 7, 9, 40, 1, 1, 64, 1, "VALID"),
     ];
     for (n, h, w, c, kh, kw, oc, s, p) in CASES.into_iter().chain(more) {
         let x = data(n * h * w * c, 3);
