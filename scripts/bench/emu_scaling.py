@@ -3,15 +3,16 @@ ferroflow's side by side: every task on its own host (scripts/emu/emu_hosts.py: 
 namespace per host, each link limited to --rate_mbit in each direction by tbf), 1 ps (--ps P: P ps,
 the model split evenly over them, the bound P times higher) and N
 workers. Each worker host runs its server and a TensorFlow 2.21 Python client (TF 1.x graph
-mode) that trains a communication-bound model: one 25 MB weight matrix on the ps, pulled
-and its gradient pushed every step. The link bound is the ps link's rate over the model's
+mode) that trains a communication-bound model (--model mlp: one 25 MB weight matrix on the ps, pulled
+and its gradient pushed every step) or the deep MNIST CNN (--model cnn: 13 MB of weights, batch 50,
+compute-bound on this machine's 2 cores). The link bound is the ps link's rate over the model's
 bytes (one model in each direction per global step); figures are global steps/s and their
 fraction of that bound, and of "raw": the same bytes in the same pattern over plain TCP
 sockets (each worker step pulls the model from the ps and pushes as many bytes back). The
 systems run alternately, --rounds times each; the best round of each is reported.
 
 Usage (root): .venv/bin/python scripts/bench/emu_scaling.py [--workers 1,2,4] [--rate_mbit 1000]
-           [--seconds 15] [--rounds 1] [--unpaced_too]   (FERROFLOW_BIN overrides the binary)
+           [--seconds 15] [--rounds 1] [--ps 1] [--model mlp|cnn] [--unpaced_too]   (FERROFLOW_BIN overrides the binary)
 """
 
 import argparse
@@ -31,6 +32,8 @@ import ffcluster  # noqa: E402
 
 PORT = 2222
 DIM = 2500  # a DIM x DIM float32 matrix: 25 MB
+# The weights' bytes each model moves each way per step.
+MODEL_BYTES = {"mlp": 4 * DIM * DIM, "cnn": 4 * (5 * 5 * 32 + 5 * 5 * 32 * 64 + 7 * 7 * 64 * 1024 + 1024 * 10)}
 
 CLIENT = ffcluster.TF_INIT_OR_WAIT + r'''
 import json, os, sys, time
@@ -40,16 +43,38 @@ import tensorflow as tf
 tf.compat.v1.disable_eager_execution()
 cluster, task, target, dim = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
 start_at, seconds = float(sys.argv[5]), float(sys.argv[6])
+model = sys.argv[7] if len(sys.argv) > 7 else "mlp"
+rng = np.random.RandomState(task)
 with tf.compat.v1.device(tf.compat.v1.train.replica_device_setter(worker_device=f"/job:worker/task:{task}", cluster=cluster)):
     n_ps = len(cluster["ps"])
-    w = tf.compat.v1.get_variable("w", [dim, dim], initializer=tf.compat.v1.zeros_initializer(),
-                                  partitioner=tf.compat.v1.fixed_size_partitioner(n_ps) if n_ps > 1 else None)
-    x = tf.compat.v1.placeholder(tf.float32, [8, dim])
-    loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
     gs = tf.compat.v1.train.get_or_create_global_step()
+    if model == "cnn":
+        # The deep MNIST CNN (batch 50): 3.3 M weights (13 MB), spread over the ps tasks
+        # variable by variable as replica_device_setter places them.
+        x = tf.compat.v1.placeholder(tf.float32, [50, 28, 28, 1])
+        y = tf.compat.v1.placeholder(tf.int32, [50])
+        init = tf.compat.v1.truncated_normal_initializer(stddev=0.1, seed=1)
+        h = x
+        for i, (k, c_in, c_out) in enumerate([(5, 1, 32), (5, 32, 64)]):
+            w_c = tf.compat.v1.get_variable(f"conv{i}", [k, k, c_in, c_out], initializer=init)
+            h = tf.nn.relu(tf.nn.conv2d(h, w_c, 1, "SAME"))
+            h = tf.nn.max_pool2d(h, 2, 2, "SAME")
+        h = tf.reshape(h, [50, 7 * 7 * 64])
+        w1 = tf.compat.v1.get_variable("fc1", [7 * 7 * 64, 1024], initializer=init)
+        w2 = tf.compat.v1.get_variable("fc2", [1024, 10], initializer=init)
+        logits = tf.matmul(tf.nn.relu(tf.matmul(h, w1)), w2)
+        loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+        feed_values = (rng.rand(50, 28, 28, 1).astype(np.float32), rng.randint(0, 10, 50).astype(np.int32))
+        placeholders = (x, y)
+    else:
+        w = tf.compat.v1.get_variable("w", [dim, dim], initializer=tf.compat.v1.zeros_initializer(),
+                                      partitioner=tf.compat.v1.fixed_size_partitioner(n_ps) if n_ps > 1 else None)
+        x = tf.compat.v1.placeholder(tf.float32, [8, dim])
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - 1.0))
+        feed_values, placeholders = (rng.rand(8, dim).astype(np.float32),), (x,)
     train = tf.compat.v1.train.GradientDescentOptimizer(1e-4).minimize(loss, global_step=gs)
     ready = tf.compat.v1.report_uninitialized_variables()
-feed = {x: np.random.RandomState(task).rand(8, dim).astype(np.float32)}
+feed = dict(zip(placeholders, feed_values))
 with tf.compat.v1.Session(target) as sess:
     init = tf.compat.v1.global_variables_initializer()
     init_or_wait(sess, task, init, ready, 0.1, "timed out waiting for the chief to initialize")
@@ -118,11 +143,10 @@ print(json.dumps({"steps": steps}), flush=True)
 '''
 
 
-def run_raw(workers, rate_mbit, seconds):
+def run_raw(workers, rate_mbit, seconds, size):
     """The same bytes in the same pattern over plain TCP sockets: each worker step pulls
     the model from the ps and pushes as many bytes back."""
     hosts = ["ps0"] + [f"w{i}" for i in range(workers)]
-    size = 4 * DIM * DIM
     with emu_hosts.EmuNet(hosts, rate_mbit) as net:
         ps = net.popen("ps0", [sys.executable, "-c", RAW_PS, str(size), str(PORT)])
         try:
@@ -162,7 +186,7 @@ def wait_port(addr, procs, timeout=120):
     sys.exit(f"{addr}:{PORT} did not open within {timeout} s")
 
 
-def run(system, workers, rate_mbit, seconds, extra=(), n_ps=1):
+def run(system, workers, rate_mbit, seconds, extra=(), n_ps=1, model="mlp"):
     ps_hosts = [f"ps{j}" for j in range(n_ps)]
     hosts = ps_hosts + [f"w{i}" for i in range(workers)]
     with emu_hosts.EmuNet(hosts, rate_mbit) as net:
@@ -185,7 +209,8 @@ def run(system, workers, rate_mbit, seconds, extra=(), n_ps=1):
             # cores that takes a few seconds per process.
             start_at = time.time() + 15 + 5 * len(hosts)
             clients = [net.popen(f"w{i}", [sys.executable, "-c", CLIENT, json.dumps(cluster), str(i),
-                                           f"grpc://{net.addr(f'w{i}')}:{PORT}", str(DIM), str(start_at), str(seconds)],
+                                           f"grpc://{net.addr(f'w{i}')}:{PORT}", str(DIM), str(start_at), str(seconds),
+                                           model],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                        for i in range(workers)]
             return steps_of(clients, system) / seconds
@@ -201,22 +226,25 @@ def main():
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--ps", type=int, default=1,
                     help="ps tasks, each on its own host; the model is split evenly over them (raw sockets: 1 ps only)")
+    ap.add_argument("--model", choices=sorted(MODEL_BYTES), default="mlp",
+                    help="mlp: one 25 MB matrix, communication-bound; cnn: the deep MNIST CNN, batch 50 (13 MB)")
     ap.add_argument("--unpaced_too", action="store_true",
                     help="also run ferroflow's servers with transfer pacing off (--transfer_pacing_bytes 0)")
     a = ap.parse_args()
-    model_bytes = 4 * DIM * DIM
+    model_bytes = MODEL_BYTES[a.model]
     bound = a.ps * a.rate_mbit * 1e6 / 8 / model_bytes
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"CPU: {cpu}; link {a.rate_mbit} Mbit/s each way per host; model {model_bytes / 1e6:.0f} MB; "
-          f"link bound {bound:.2f} global steps/s")
+          f"link bound {bound:.2f} global steps/s; model {a.model}")
     for n in [int(w) for w in a.workers.split(",")]:
         ff, tf, raw, unpaced = [], [], [], []
         for _ in range(a.rounds):
-            ff.append(run("ferroflow", n, a.rate_mbit, a.seconds, n_ps=a.ps))
+            ff.append(run("ferroflow", n, a.rate_mbit, a.seconds, n_ps=a.ps, model=a.model))
             if a.unpaced_too:
-                unpaced.append(run("ferroflow", n, a.rate_mbit, a.seconds, ["--transfer_pacing_bytes", "0"], a.ps))
-            tf.append(run("tensorflow", n, a.rate_mbit, a.seconds, n_ps=a.ps))
-            raw.append(run_raw(n, a.rate_mbit, a.seconds) if a.ps == 1 else float("nan"))
+                unpaced.append(run("ferroflow", n, a.rate_mbit, a.seconds, ["--transfer_pacing_bytes", "0"], a.ps,
+                                   a.model))
+            tf.append(run("tensorflow", n, a.rate_mbit, a.seconds, n_ps=a.ps, model=a.model))
+            raw.append(run_raw(n, a.rate_mbit, a.seconds, model_bytes) if a.ps == 1 else float("nan"))
         row = {"workers": n, "ferroflow": round(max(ff), 3), "tensorflow": round(max(tf), 3), "raw": round(max(raw), 3),
                "ferroflow_of_bound": round(max(ff) / bound, 3), "tensorflow_of_bound": round(max(tf) / bound, 3),
                "raw_of_bound": round(max(raw) / bound, 3), "ferroflow_of_raw": round(max(ff) / max(raw), 3),
