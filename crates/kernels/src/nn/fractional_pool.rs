@@ -74,6 +74,29 @@ impl Cells<'_> {
     fn cols(&self, ws: usize) -> (usize, usize) {
         window(self.cols, ws, self.overlapping, self.in_cols)
     }
+    /// Calls `f(b, rows, cols)` for each of `n` batch entries and each cell of the `out`
+    /// [rows, cols] output, in output order, with the cell's inclusive input windows.
+    fn each(&self, n: usize, out: [usize; 2], mut f: impl FnMut(usize, (usize, usize), (usize, usize))) {
+        for b in 0..n {
+            for hs in 0..out[0] {
+                let rows = self.rows(hs);
+                for ws in 0..out[1] {
+                    f(b, rows, self.cols(ws));
+                }
+            }
+        }
+    }
+}
+
+/// Checks that the inputs `named` `(index, name)` have the kernel's `dtype`.
+fn check_named(ctx: &OpContext, dtype: DataType, named: &[(usize, &str)]) -> Result<(), Status> {
+    for &(i, what) in named {
+        let t = ctx.input(i)?.dtype();
+        if t != dtype {
+            return Err(ctx.error(format!("{what} must be {dtype}, got {t}")));
+        }
+    }
+    Ok(())
 }
 
 struct FractionalPool {
@@ -108,36 +131,30 @@ impl FractionalPool {
         let xv = x.as_slice::<T>()?;
         let out_dims = [n, oh, ow, d];
         let mut out = with_capacity::<T>(&out_dims)?;
-        for b in 0..n {
-            for hs in 0..oh {
-                let (r0, r1) = cells.rows(hs);
-                for ws in 0..ow {
-                    let (c0, c1) = cells.cols(ws);
-                    for ch in 0..d {
-                        let mut acc: Option<T> = None;
-                        for r in r0..=r1 {
-                            for c in c0..=c1 {
-                                let v = xv[((b * h + r) * w + c) * d + ch];
-                                acc = Some(match acc {
-                                    None => v,
-                                    Some(a) if self.max => {
-                                        if a < v {
-                                            v
-                                        } else {
-                                            a
-                                        }
-                                    }
-                                    Some(a) => a.add(v),
-                                });
+        cells.each(n, [oh, ow], |b, (r0, r1), (c0, c1)| {
+            for ch in 0..d {
+                let mut acc: Option<T> = None;
+                for r in r0..=r1 {
+                    for c in c0..=c1 {
+                        let v = xv[((b * h + r) * w + c) * d + ch];
+                        acc = Some(match acc {
+                            None => v,
+                            Some(a) if self.max => {
+                                if a < v {
+                                    v
+                                } else {
+                                    a
+                                }
                             }
-                        }
-                        let count = (r1 + 1 - r0) * (c1 + 1 - c0);
-                        let v = acc.unwrap_or_default();
-                        out.push(if self.max { v } else { v.div_count(count) });
+                            Some(a) => a.add(v),
+                        });
                     }
                 }
+                let count = (r1 + 1 - r0) * (c1 + 1 - c0);
+                let v = acc.unwrap_or_default();
+                out.push(if self.max { v } else { v.div_count(count) });
             }
-        }
+        });
         ctx.set_output(0, Tensor::new(out_dims.to_vec(), out)?)?;
         ctx.set_output(1, Tensor::new(vec![oh + 1], rows)?)?;
         ctx.set_output(2, Tensor::new(vec![ow + 1], cols)?)
@@ -146,10 +163,7 @@ impl FractionalPool {
 
 impl OpKernel for FractionalPool {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let t = ctx.input(0)?.dtype();
-        if t != self.dtype {
-            return Err(ctx.error(format!("value must be {}, got {t}", self.dtype)));
-        }
+        check_named(ctx, self.dtype, &[(0, "value")])?;
         dispatch!(self.dtype, ctx, [f32, f64, i32, i64], |T| self.run::<T>(ctx))
     }
 }
@@ -246,60 +260,46 @@ fn max_grad<T: Elem>(
     out: [usize; 2],
 ) -> Result<(Vec<T>, Vec<T>), Status> {
     let [n, h, w, d] = in_dims;
-    let [oh, ow] = out;
     let mut dx = zeroed::<T>(&in_dims)?;
     let mut maxima = with_capacity::<T>(&[g.len()])?;
     let mut gi = 0;
-    for b in 0..n {
-        for hs in 0..oh {
-            let (r0, r1) = cells.rows(hs);
-            for ws in 0..ow {
-                let (c0, c1) = cells.cols(ws);
-                for ch in 0..d {
-                    let mut best: Option<(T, usize)> = None;
-                    for r in r0..=r1 {
-                        for c in c0..=c1 {
-                            let at = ((b * h + r) * w + c) * d + ch;
-                            if best.is_none_or(|(v, _)| v < x[at]) {
-                                best = Some((x[at], at));
-                            }
-                        }
+    cells.each(n, out, |b, (r0, r1), (c0, c1)| {
+        for ch in 0..d {
+            let mut best: Option<(T, usize)> = None;
+            for r in r0..=r1 {
+                for c in c0..=c1 {
+                    let at = ((b * h + r) * w + c) * d + ch;
+                    if best.is_none_or(|(v, _)| v < x[at]) {
+                        best = Some((x[at], at));
                     }
-                    if let Some((v, at)) = best {
-                        dx[at] = dx[at].add(g[gi]);
-                        maxima.push(v);
-                    }
-                    gi += 1;
                 }
             }
+            if let Some((v, at)) = best {
+                dx[at] = dx[at].add(g[gi]);
+                maxima.push(v);
+            }
+            gi += 1;
         }
-    }
+    });
     Ok((dx, maxima))
 }
 
 fn avg_grad<T: Elem>(g: &[T], cells: &Cells, in_dims: [usize; 4], out: [usize; 2]) -> Result<Vec<T>, Status> {
     let [n, h, w, d] = in_dims;
-    let [oh, ow] = out;
     let mut acc = zeroed::<f64>(&in_dims)?;
     let mut gi = 0;
-    for b in 0..n {
-        for hs in 0..oh {
-            let (r0, r1) = cells.rows(hs);
-            for ws in 0..ow {
-                let (c0, c1) = cells.cols(ws);
-                let count = ((r1 + 1 - r0) * (c1 + 1 - c0)) as f64;
-                for ch in 0..d {
-                    let share = g[gi].to_f64() / count;
-                    for r in r0..=r1 {
-                        for c in c0..=c1 {
-                            acc[((b * h + r) * w + c) * d + ch] += share;
-                        }
-                    }
-                    gi += 1;
+    cells.each(n, out, |b, (r0, r1), (c0, c1)| {
+        let count = ((r1 + 1 - r0) * (c1 + 1 - c0)) as f64;
+        for ch in 0..d {
+            let share = g[gi].to_f64() / count;
+            for r in r0..=r1 {
+                for c in c0..=c1 {
+                    acc[((b * h + r) * w + c) * d + ch] += share;
                 }
             }
+            gi += 1;
         }
-    }
+    });
     let mut dx = with_capacity::<T>(&in_dims)?;
     dx.extend(acc.into_iter().map(T::from_f64));
     Ok(dx)
@@ -312,12 +312,7 @@ impl OpKernel for FractionalGrad {
         } else {
             &[(1, "out_backprop")]
         };
-        for &(i, what) in named {
-            let t = ctx.input(i)?.dtype();
-            if t != self.dtype {
-                return Err(ctx.error(format!("{what} must be {}, got {t}", self.dtype)));
-            }
-        }
+        check_named(ctx, self.dtype, named)?;
         dispatch!(self.dtype, ctx, [f32, f64, i32, i64], |T| self.run::<T>(ctx))
     }
 }

@@ -159,57 +159,76 @@ fn sample_batch<T: Real>(
     } else if diff < cutoff {
         let plus = if lo < zero { zero } else { lo.mul(lo) };
         let mut u = [T::default(); 4];
-        while n < count {
-            let size = T::uniform(gen, &mut r);
-            T::uniform(gen, &mut u);
-            for i in 0..size {
-                let z = r[i].mul(diff).add(lo);
-                let g = plus.sub(z.mul(z)).div(two);
-                let accept = u[i] <= g.exp();
-                if accept || misses + 1 >= MAX_ITERATIONS {
-                    if !accept {
-                        return Err(failed("uniform"));
-                    }
-                    put(n, z.mul(stddev).add(mean));
-                    n += 1;
-                    if n >= count {
-                        break;
-                    }
-                    misses = 0;
-                } else {
-                    misses += 1;
+        let ok = accept_loop(
+            count,
+            |batch| {
+                let size = T::uniform(gen, &mut r);
+                T::uniform(gen, &mut u);
+                for i in 0..size {
+                    let z = r[i].mul(diff).add(lo);
+                    let g = plus.sub(z.mul(z)).div(two);
+                    batch[i] = (z, u[i] <= g.exp());
                 }
-            }
+                size
+            },
+            |k, z| put(k, z.mul(stddev).add(mean)),
+        );
+        if !ok {
+            return Err(failed("uniform"));
         }
     } else {
         let alpha = lo.add(lo.mul(lo).add(four).sqrt()).div(two);
-        while n < count {
-            let size = T::uniform(gen, &mut r);
-            let mut i = 0;
-            while i < size {
-                let z = r[i].ln().neg().div(alpha).add(lo);
-                let x = if lo < alpha { alpha.sub(z) } else { lo.sub(alpha) };
-                let g = x.neg().mul(x).div(two).exp();
-                let u = r[i + 1];
-                i += 2;
-                let accept = u <= g && z < hi;
-                if accept || misses + 1 >= MAX_ITERATIONS {
-                    if !accept {
-                        return Err(failed("exponential distribution"));
-                    }
-                    put(n, z.mul(stddev).add(mean));
-                    n += 1;
-                    if n >= count {
-                        break;
-                    }
-                    misses = 0;
-                } else {
-                    misses += 1;
+        let ok = accept_loop(
+            count,
+            |batch| {
+                let size = T::uniform(gen, &mut r);
+                for (k, i) in (0..size).step_by(2).enumerate() {
+                    let z = r[i].ln().neg().div(alpha).add(lo);
+                    let x = if lo < alpha { alpha.sub(z) } else { lo.sub(alpha) };
+                    let g = x.neg().mul(x).div(two).exp();
+                    batch[k] = (z, r[i + 1] <= g && z < hi);
                 }
-            }
+                size.div_ceil(2)
+            },
+            |k, z| put(k, z.mul(stddev).add(mean)),
+        );
+        if !ok {
+            return Err(failed("exponential distribution"));
         }
     }
     Ok(())
+}
+
+/// The rejection loop of the uniform and exponential samplers: `propose` fills a batch with up
+/// to four proposals `(z, accepted)` and returns how many; each accepted `z` goes to
+/// `put(i, z)` until `count` are taken. False when a proposal is rejected the
+/// `MAX_ITERATIONS`-th time in a row.
+fn accept_loop<T: Real>(
+    count: usize,
+    mut propose: impl FnMut(&mut [(T, bool); 4]) -> usize,
+    mut put: impl FnMut(usize, T),
+) -> bool {
+    let (mut n, mut misses) = (0usize, 0usize);
+    let mut batch = [(T::default(), false); 4];
+    while n < count {
+        let size = propose(&mut batch);
+        for &(z, accept) in &batch[..size] {
+            if !accept {
+                if misses + 1 >= MAX_ITERATIONS {
+                    return false;
+                }
+                misses += 1;
+                continue;
+            }
+            put(n, z);
+            n += 1;
+            if n >= count {
+                break;
+            }
+            misses = 0;
+        }
+    }
+    true
 }
 
 /// A float input of the sampler's dtype.
@@ -274,15 +293,6 @@ impl Stateful {
             sample_batch(ctx, &mut gen, p, count, |i, v| out[start + i] = v)?;
         }
         ctx.set_output(0, Tensor::new(dims, out)?)
-    }
-}
-
-impl OpKernel for Stateful {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx),
-            _ => self.run::<f64>(ctx),
-        }
     }
 }
 
@@ -364,14 +374,21 @@ impl Stateless {
     }
 }
 
-impl OpKernel for Stateless {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        match self.dtype {
-            DataType::Float => self.run::<f32>(ctx),
-            _ => self.run::<f64>(ctx),
+/// Both samplers run `run::<T>` for the dtype they were built for (float or double, as
+/// `dtype_of` checked).
+macro_rules! real_kernels {
+    ($($k:ty),*) => {$(
+        impl OpKernel for $k {
+            fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+                match self.dtype {
+                    DataType::Float => self.run::<f32>(ctx),
+                    _ => self.run::<f64>(ctx),
+                }
+            }
         }
-    }
+    )*};
 }
+real_kernels!(Stateful, Stateless);
 
 fn dtype_of(n: &NodeDef) -> Result<DataType, Status> {
     let dtype = n.attr_type("dtype")?;

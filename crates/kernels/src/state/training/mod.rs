@@ -45,8 +45,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
             gradient_descent::GradientDescent => "GradientDescent",
             adam::Adam => "Adam",
             adamax::AdaMax => "AdaMax",
-            sign::AddSign => "AddSign",
-            sign::PowerSign => "PowerSign",
+            sign::Sign<false> => "AddSign",
+            sign::Sign<true> => "PowerSign",
         ],
         sparse_too: [
             momentum::Momentum => "Momentum",

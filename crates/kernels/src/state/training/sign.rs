@@ -32,38 +32,29 @@ fn sign_step<T: Real>(var: &mut [T], m: &mut [T], grad: &[T], lr: T, beta: T, sc
     });
 }
 
-/// AddSign.
-pub struct AddSign;
+/// AddSign (`POWER` false; its second argument `alpha`) and PowerSign (`POWER`; its second
+/// argument `logbase`).
+pub struct Sign<const POWER: bool>;
 
-impl UpdateRule for AddSign {
+impl<const POWER: bool> UpdateRule for Sign<POWER> {
     const SLOTS: &'static [&'static str] = &["var", "m"];
-    const ARGS: &'static [&'static str] = &["lr", "alpha", "sign_decay", "beta", "grad"];
+    const ARGS: &'static [&'static str] = if POWER {
+        &["lr", "logbase", "sign_decay", "beta", "grad"]
+    } else {
+        &["lr", "alpha", "sign_decay", "beta", "grad"]
+    };
     const GRAD: usize = 4;
 
     fn from_node(_: &NodeDef) -> Result<Self, Status> {
-        Ok(AddSign)
+        Ok(Sign)
     }
 
     fn apply<T: Real>(&self, s: &[T], slots: &mut [&mut [T]], grad: &[T]) {
-        let (&[lr, alpha, sign_decay, beta], [var, m]) = (s, slots) else { return };
-        sign_step(var, m, grad, lr, beta, |s| alpha + sign_decay * s);
-    }
-}
-
-/// PowerSign.
-pub struct PowerSign;
-
-impl UpdateRule for PowerSign {
-    const SLOTS: &'static [&'static str] = &["var", "m"];
-    const ARGS: &'static [&'static str] = &["lr", "logbase", "sign_decay", "beta", "grad"];
-    const GRAD: usize = 4;
-
-    fn from_node(_: &NodeDef) -> Result<Self, Status> {
-        Ok(PowerSign)
-    }
-
-    fn apply<T: Real>(&self, s: &[T], slots: &mut [&mut [T]], grad: &[T]) {
-        let (&[lr, logbase, sign_decay, beta], [var, m]) = (s, slots) else { return };
-        sign_step(var, m, grad, lr, beta, |s| (logbase * sign_decay * s).exp());
+        let (&[lr, base, sign_decay, beta], [var, m]) = (s, slots) else { return };
+        if POWER {
+            sign_step(var, m, grad, lr, beta, |s| (base * sign_decay * s).exp());
+        } else {
+            sign_step(var, m, grad, lr, beta, |s| base + sign_decay * s);
+        }
     }
 }
