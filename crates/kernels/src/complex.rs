@@ -87,10 +87,9 @@ fn complex_typed<R: TensorType + Copy + Sync, C: TensorType + Default + Send>(
     Tensor::new(plan.out_shape(), out)
 }
 
-struct ComplexKernel;
-
-impl OpKernel for ComplexKernel {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ComplexKernel;
+    fn compute(&self, ctx) {
         let (re, im) = (ctx.input(0)?, ctx.input(1)?);
         if re.dtype() != im.dtype() {
             return Err(ctx.error(format!(

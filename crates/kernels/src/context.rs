@@ -144,6 +144,15 @@ impl OpContext {
             .map_err(|e| e.context(format!("node '{}'", self.node.name)).with_node(&self.node.name))
     }
 
+    /// The first `N` inputs as tensors, in order (`let [x, y] = ctx.inputs()?;`).
+    pub fn inputs<const N: usize>(&self) -> Result<[Tensor; N], Status> {
+        let mut all = Vec::with_capacity(N);
+        for i in 0..N {
+            all.push(self.input(i)?);
+        }
+        all.try_into().map_err(|_| self.error(format!("has fewer than {N} inputs")))
+    }
+
     /// Input `i`, which must have rank `rank`: else an InvalidArgument error of `what` followed
     /// by the input's shape (`what` is the message up to the shape, e.g. `"sep must be a scalar,
     /// got shape: "`).

@@ -127,13 +127,10 @@ impl OpKernel for DecodeRaw {
     }
 }
 
-/// `StringLength`.
-struct StringLength {
-    utf8: bool,
-}
-
-impl OpKernel for StringLength {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `StringLength`.
+    struct StringLength { utf8: bool }
+    fn compute(&self, ctx) {
         let t = ctx.input(0)?;
         let v = strings(ctx, &t)?;
         let n: Vec<i32> = v

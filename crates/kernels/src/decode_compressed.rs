@@ -11,7 +11,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{check_tensor_alloc, DataType, NodeAttrs, Status, Storage, Tensor};
 use flate2::{Decompress, FlushDecompress, Status as ZStatus};
 
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
@@ -167,12 +167,9 @@ fn inflate_gzip(input: &[u8]) -> Result<Vec<u8>, Status> {
     Ok(out)
 }
 
-struct DecodeCompressed {
-    kind: Kind,
-}
-
-impl OpKernel for DecodeCompressed {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct DecodeCompressed { kind: Kind }
+    fn compute(&self, ctx) {
         let t = ctx.input(0)?;
         let Storage::Str(v) = t.storage() else {
             return Err(ctx.error(format!("bytes must be a string tensor, got {}", t.dtype())));

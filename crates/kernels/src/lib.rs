@@ -4,6 +4,15 @@
 //! A kernel is created once per node from its `NodeDef` (attrs parsed then, with defaults
 //! already filled by the graph layer) and computed once per step.
 
+#[macro_use]
+mod kernel_macro;
+
+/// Declares modules that are public for the crate's tests and benches but not part of its
+/// documented API: `#[doc(hidden)] pub mod` each (with any attributes written before a name).
+macro_rules! hidden_mods {
+    ($($(#[$a:meta])* $m:ident),* $(,)?) => { $( $(#[$a])* #[doc(hidden)] pub mod $m; )* };
+}
+
 pub mod array;
 mod audio;
 mod cancel;

@@ -7,7 +7,7 @@
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Shape, Status, Tensor};
 
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 /// The types TensorFlow's `Bitcast` allows (numbers and quantized numbers, not `bool`).
 pub const BITCAST_TYPES: [DataType; 19] = [
@@ -50,13 +50,9 @@ pub fn bitcast_dims(dims: &[usize], in_size: usize, out_size: usize) -> Option<V
     }
 }
 
-struct Bitcast {
-    from: DataType,
-    to: DataType,
-}
-
-impl OpKernel for Bitcast {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Bitcast { from: DataType, to: DataType }
+    fn compute(&self, ctx) {
         let x = ctx.take_input(0)?;
         if x.dtype() != self.from {
             return Err(ctx.error(format!("input must be {}, got {}", self.from.tf_name(), x.dtype().tf_name())));

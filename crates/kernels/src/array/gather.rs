@@ -107,15 +107,10 @@ fn gather_v1(ctx: &mut OpContext) -> Result<(), Status> {
     ctx.set_output(0, out)
 }
 
-struct GatherV2 {
-    batch_dims: i64,
-}
-
-impl OpKernel for GatherV2 {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let params = ctx.input(0)?;
-        let indices = ctx.input(1)?;
-        let axis_t = ctx.input(2)?;
+op_kernel! {
+    struct GatherV2 { batch_dims: i64 }
+    fn compute(&self, ctx) {
+        let [params, indices, axis_t] = ctx.inputs()?;
         if axis_t.num_elements() != 1 {
             return Err(ctx.error(format!("axis must be scalar, but got shape {}", axis_t.shape())));
         }

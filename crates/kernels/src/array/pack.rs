@@ -7,12 +7,9 @@ use super::concat::concat_typed;
 use super::util::product;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
-struct Pack {
-    axis: i64,
-}
-
-impl OpKernel for Pack {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Pack { axis: i64 }
+    fn compute(&self, ctx) {
         let n = ctx.num_inputs();
         let inputs: Vec<Tensor> = (0..n).map(|i| ctx.input(i)).collect::<Result<_, _>>()?;
         let first = &inputs[0];

@@ -7,12 +7,9 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use super::util::{index_scalar, index_tensor, index_type_attr, index_vec, FnKernel};
 use crate::{KernelRegistry, OpContext, OpKernel};
 
-struct ShapeK {
-    out: DataType,
-}
-
-impl OpKernel for ShapeK {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ShapeK { out: DataType }
+    fn compute(&self, ctx) {
         for i in 0..ctx.num_outputs() {
             let x = ctx.input(i)?;
             let dims: Vec<i64> = x.dims().iter().map(|&d| d as i64).collect();
@@ -27,12 +24,9 @@ fn shape_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(ShapeK { out: index_type_attr(n, "out_type")? }))
 }
 
-struct SizeK {
-    out: DataType,
-}
-
-impl OpKernel for SizeK {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SizeK { out: DataType }
+    fn compute(&self, ctx) {
         let n = ctx.input(0)?.num_elements() as i64;
         let t = match self.out {
             DataType::Int32 => Tensor::scalar(i32::try_from(n).map_err(|_| {
@@ -135,12 +129,9 @@ fn expand_dims(ctx: &mut OpContext) -> Result<(), Status> {
     ctx.set_output(0, x.reshape(dims)?)
 }
 
-struct Squeeze {
-    dims: Vec<i64>,
-}
-
-impl OpKernel for Squeeze {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Squeeze { dims: Vec<i64> }
+    fn compute(&self, ctx) {
         let x = ctx.take_input(0)?;
         let r = x.rank() as i64;
         let mut drop = vec![false; x.rank()];

@@ -10,7 +10,7 @@ use super::strided::strided_scatter;
 use super::strided_slice::{read_spec, Masks};
 use super::tile::broadcast_tensor;
 use crate::state::handle::{handle_input, lookup_var, tf_type_name, uninitialized_use};
-use crate::{KernelRegistry, OpContext, OpKernel, Value};
+use crate::{KernelRegistry, OpContext, Value};
 
 /// Writes `value` into `target` through the slice given by inputs 1-3.
 fn assign_slice(ctx: &OpContext, target: &mut Tensor, value: &Tensor, masks: Masks) -> Result<(), Status> {
@@ -41,12 +41,9 @@ fn assign_slice(ctx: &OpContext, target: &mut Tensor, value: &Tensor, masks: Mas
     })
 }
 
-struct StridedSliceAssign {
-    masks: Masks,
-}
-
-impl OpKernel for StridedSliceAssign {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct StridedSliceAssign { masks: Masks }
+    fn compute(&self, ctx) {
         let value = ctx.input(4)?;
         let var = ctx.input_ref(0)?;
         {
@@ -58,12 +55,9 @@ impl OpKernel for StridedSliceAssign {
     }
 }
 
-struct ResourceStridedSliceAssign {
-    masks: Masks,
-}
-
-impl OpKernel for ResourceStridedSliceAssign {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ResourceStridedSliceAssign { masks: Masks }
+    fn compute(&self, ctx) {
         let value = ctx.input(4)?;
         let h = handle_input(ctx, 0)?;
         let var = lookup_var(ctx, &h).map_err(|e| ctx.error(e.message))?;
@@ -73,12 +67,9 @@ impl OpKernel for ResourceStridedSliceAssign {
     }
 }
 
-struct TensorStridedSliceUpdate {
-    masks: Masks,
-}
-
-impl OpKernel for TensorStridedSliceUpdate {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct TensorStridedSliceUpdate { masks: Masks }
+    fn compute(&self, ctx) {
         let mut out = ctx.input(0)?;
         let value = ctx.input(4)?;
         assign_slice(ctx, &mut out, &value, self.masks)?;

@@ -6,7 +6,7 @@ use ferroflow_core::{NodeAttrs, Status, Tensor};
 
 use super::strided::{strided_gather, strided_scatter, strides_of};
 use super::util::{check_node_alloc, index_vec, shape_input};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpContext};
 
 /// The five masks of a strided slice.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -199,12 +199,9 @@ pub(crate) fn read_spec(ctx: &OpContext, first: usize, dims: &[usize], m: Masks)
     strided_slice_spec(dims, &iv(&b)?, &iv(&e)?, &iv(&s)?, m).map_err(|msg| ctx.error(msg))
 }
 
-struct StridedSlice {
-    masks: Masks,
-}
-
-impl OpKernel for StridedSlice {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct StridedSlice { masks: Masks }
+    fn compute(&self, ctx) {
         let x = ctx.input(0)?;
         let spec = read_spec(ctx, 1, x.dims(), self.masks)?;
         if spec.is_identity(x.dims()) {
@@ -219,12 +216,9 @@ impl OpKernel for StridedSlice {
     }
 }
 
-struct StridedSliceGrad {
-    masks: Masks,
-}
-
-impl OpKernel for StridedSliceGrad {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct StridedSliceGrad { masks: Masks }
+    fn compute(&self, ctx) {
         let shape = shape_input(ctx, 0, |s| format!("shape must be a vector, got shape {}", s.shape()))?;
         let dy = ctx.input(4)?;
         check_node_alloc(ctx, shape.dims(), dy.dtype())?;

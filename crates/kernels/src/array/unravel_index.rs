@@ -1,15 +1,14 @@
 //! `UnravelIndex` (`tf.unravel_index`): flat indices into a row-major array of `dims` as
 //! coordinates, one row per dimension (a vector for a scalar index).
 
-use ferroflow_core::{DataType, Status, Tensor};
+use ferroflow_core::{DataType, Tensor};
 
 use super::util::index_vec;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::KernelRegistry;
 
-struct UnravelIndex;
-
-impl OpKernel for UnravelIndex {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct UnravelIndex;
+    fn compute(&self, ctx) {
         let (idx_t, dims_t) = (ctx.input(0)?, ctx.input(1)?);
         if idx_t.rank() > 1 {
             return Err(ctx.error(format!("The indices can only be scalar or vector, got {}", idx_t.shape())));

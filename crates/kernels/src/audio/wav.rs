@@ -272,11 +272,10 @@ impl OpKernel for DecodeWav {
     }
 }
 
-/// `EncodeWav`.
-struct EncodeWav;
-
-impl OpKernel for EncodeWav {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `EncodeWav`.
+    struct EncodeWav;
+    fn compute(&self, ctx) {
         let audio = ctx.input(0)?;
         let &[frames, channels] = audio.dims() else {
             return Err(ctx.error(format!("audio must be 2-dimensional{}", audio.shape())));

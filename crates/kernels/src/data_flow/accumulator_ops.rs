@@ -20,18 +20,17 @@ use crate::{AsyncOpKernel, DoneCallback, KernelRegistry, OpContext, OpKernel};
 /// TensorFlow-like type name recorded in accumulator resource handles.
 pub const ACCUMULATOR_TYPE_NAME: &str = "N10tensorflow26ConditionalAccumulatorBaseE";
 
-struct Create {
-    container: String,
-    name: String,
-    dtype: DataType,
-    shape: Option<Vec<i64>>,
-    reduction: String,
-    as_ref: bool,
-    kind: AccumulatorKind,
-}
-
-impl OpKernel for Create {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Create {
+        container: String,
+        name: String,
+        dtype: DataType,
+        shape: Option<Vec<i64>>,
+        reduction: String,
+        as_ref: bool,
+        kind: AccumulatorKind,
+    }
+    fn compute(&self, ctx) {
         let acc = ctx.resources().lookup_or_create(&self.container, &self.name, || {
             ConditionalAccumulator::new(&self.name, self.kind, self.dtype, self.shape.clone(), &self.reduction)
         })?;
@@ -90,12 +89,9 @@ fn check_dtype(ctx: &OpContext, acc: &ConditionalAccumulator, dtype: DataType) -
     Ok(())
 }
 
-struct ApplyGradient {
-    dtype: DataType,
-}
-
-impl OpKernel for ApplyGradient {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ApplyGradient { dtype: DataType }
+    fn compute(&self, ctx) {
         let acc = accumulator(ctx)?;
         check_dtype(ctx, &acc, self.dtype)?;
         let local_step = scalar_input::<i64>(ctx, 1, "local_step")?;
@@ -118,13 +114,9 @@ fn scalar_input<T: TensorType>(ctx: &OpContext, i: usize, what: &str) -> Result<
     t.scalar_value::<T>()
 }
 
-struct SparseApplyGradient {
-    dtype: DataType,
-    has_known_shape: bool,
-}
-
-impl OpKernel for SparseApplyGradient {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SparseApplyGradient { dtype: DataType, has_known_shape: bool }
+    fn compute(&self, ctx) {
         let acc = accumulator(ctx)?;
         acc.expect_kind(AccumulatorKind::Sparse, "SparseAccumulatorApplyGradient").map_err(|e| ctx.error(e.message))?;
         check_dtype(ctx, &acc, self.dtype)?;
@@ -164,19 +156,17 @@ impl AsyncOpKernel for TakeGradient {
     }
 }
 
-struct NumAccumulated;
-
-impl OpKernel for NumAccumulated {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct NumAccumulated;
+    fn compute(&self, ctx) {
         let acc = accumulator(ctx)?;
         ctx.set_output(0, Tensor::scalar(acc.num_accumulated()))
     }
 }
 
-struct SetGlobalStep;
-
-impl OpKernel for SetGlobalStep {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SetGlobalStep;
+    fn compute(&self, ctx) {
         let acc = accumulator(ctx)?;
         acc.set_global_step(scalar_input::<i64>(ctx, 1, "new_global_step")?);
         Ok(())

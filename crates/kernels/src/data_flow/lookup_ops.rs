@@ -161,32 +161,27 @@ fn create(n: &NodeDef, kind: &'static str, as_ref: bool) -> Result<Box<dyn OpKer
     Ok(Box::new(Create { container, name, kind, key_dtype, value_dtype, value_shape, as_ref, dense }))
 }
 
-struct Find;
-
-impl OpKernel for Find {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Find;
+    fn compute(&self, ctx) {
         let (t, keys, default) = table_keys_values(ctx, true)?;
         let out = t.find(&keys, &default).map_err(|e| node_err(ctx, e))?;
         ctx.set_output(0, out)
     }
 }
 
-struct Insert {
-    import: bool,
-}
-
-impl OpKernel for Insert {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Insert { import: bool }
+    fn compute(&self, ctx) {
         let (t, keys, values) = table_keys_values(ctx, false)?;
         let r = if self.import { t.import(&keys, &values) } else { t.insert(&keys, &values) };
         r.map_err(|e| node_err(ctx, e))
     }
 }
 
-struct Remove;
-
-impl OpKernel for Remove {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Remove;
+    fn compute(&self, ctx) {
         let t = table(ctx)?;
         let keys = ctx.input(1)?;
         if keys.dtype() != t.key_dtype {
@@ -200,22 +195,17 @@ impl OpKernel for Remove {
     }
 }
 
-struct Size;
-
-impl OpKernel for Size {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Size;
+    fn compute(&self, ctx) {
         let n = table(ctx)?.size();
         ctx.set_output(0, Tensor::scalar(n as i64))
     }
 }
 
-struct Export {
-    key_dtype: DataType,
-    value_dtype: DataType,
-}
-
-impl OpKernel for Export {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Export { key_dtype: DataType, value_dtype: DataType }
+    fn compute(&self, ctx) {
         let t = table(ctx)?;
         t.check_signature(self.key_dtype, self.value_dtype, false).map_err(|e| node_err(ctx, e))?;
         let (k, v) = t.export().map_err(|e| node_err(ctx, e))?;
@@ -224,10 +214,9 @@ impl OpKernel for Export {
     }
 }
 
-struct Init;
-
-impl OpKernel for Init {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Init;
+    fn compute(&self, ctx) {
         let (t, keys, values) = table_keys_values(ctx, false)?;
         t.initialize(&keys, &values).map_err(|e| node_err(ctx, e))
     }

@@ -99,14 +99,9 @@ fn grant(m: &Arc<MutexResource>, mut p: Pending<()>) -> Completion {
     p.finish(r)
 }
 
-struct Create {
-    container: String,
-    name: String,
-    shared: bool,
-}
-
-impl OpKernel for Create {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Create { container: String, name: String, shared: bool }
+    fn compute(&self, ctx) {
         let name = if self.shared { self.name.clone() } else { session_private_name(ctx, &self.name) };
         ctx.resources().lookup_or_create(&self.container, &name, || {
             Ok(MutexResource { name: name.clone(), state: Mutex::new(State::default()) })
@@ -143,10 +138,9 @@ impl AsyncOpKernel for Lock {
     }
 }
 
-struct Consume;
-
-impl OpKernel for Consume {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Consume;
+    fn compute(&self, ctx) {
         let t = ctx.input(0)?;
         let held = match t.as_slice::<Variant>() {
             Ok([Variant::Opaque(o)]) if o.type_name == LOCK_TYPE_NAME => o.value.downcast_ref::<Held>(),

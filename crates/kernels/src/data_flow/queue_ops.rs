@@ -191,12 +191,9 @@ impl AsyncOpKernel for Dequeue {
     }
 }
 
-struct Close {
-    cancel_pending_enqueues: bool,
-}
-
-impl OpKernel for Close {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Close { cancel_pending_enqueues: bool }
+    fn compute(&self, ctx) {
         queue(ctx)?.close(self.cancel_pending_enqueues);
         Ok(())
     }
@@ -204,10 +201,9 @@ impl OpKernel for Close {
 
 struct Size;
 
-struct IsClosed;
-
-impl OpKernel for IsClosed {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct IsClosed;
+    fn compute(&self, ctx) {
         let closed = queue(ctx)?.is_closed();
         ctx.set_output(0, Tensor::scalar(closed))
     }

@@ -31,13 +31,9 @@ fn stack(ctx: &OpContext) -> Result<Arc<Stack>, Status> {
         .map_err(|_| ctx.error_with(Status::not_found(format!("stack {} does not exist in this step", h.name))))
 }
 
-struct Create {
-    elem_type: DataType,
-    base: String,
-}
-
-impl OpKernel for Create {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Create { elem_type: DataType, base: String }
+    fn compute(&self, ctx) {
         let m = ctx.input(0)?;
         if m.dtype() != DataType::Int32 || m.rank() != 0 {
             return Err(ctx.error(format!("max_size must be an int32 scalar, got {} {}", m.dtype(), m.shape())));
@@ -56,10 +52,9 @@ impl OpKernel for Create {
     }
 }
 
-struct Push;
-
-impl OpKernel for Push {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Push;
+    fn compute(&self, ctx) {
         let s = stack(ctx)?;
         let v = ctx.input(1)?;
         if v.dtype() != s.elem_type {
@@ -86,10 +81,9 @@ impl OpKernel for Push {
     }
 }
 
-struct Pop;
-
-impl OpKernel for Pop {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Pop;
+    fn compute(&self, ctx) {
         let s = stack(ctx)?;
         let v = {
             let mut g = s.items.lock().unwrap_or_else(|e| e.into_inner());
@@ -105,10 +99,9 @@ impl OpKernel for Pop {
     }
 }
 
-struct Close;
-
-impl OpKernel for Close {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Close;
+    fn compute(&self, ctx) {
         let s = stack(ctx)?;
         let mut g = s.items.lock().unwrap_or_else(|e| e.into_inner());
         g.0 = true;

@@ -60,13 +60,9 @@ fn rows_value(ctx: &OpContext, i: usize) -> Result<Tensor, Status> {
     Ok(value)
 }
 
-struct Gather {
-    dtype: DataType,
-    element_shape: Option<Vec<i64>>,
-}
-
-impl OpKernel for Gather {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Gather { dtype: DataType, element_shape: Option<Vec<i64>> }
+    fn compute(&self, ctx) {
         let ta = typed_array(ctx, self.dtype, false)?;
         let indices = int_vector(ctx, 1, INDICES_NOT_VECTOR)?;
         if indices.is_empty() {
@@ -90,12 +86,9 @@ impl OpKernel for Gather {
     }
 }
 
-struct Scatter {
-    dtype: DataType,
-}
-
-impl OpKernel for Scatter {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Scatter { dtype: DataType }
+    fn compute(&self, ctx) {
         let ta = typed_array(ctx, self.dtype, true)?;
         let indices = int_vector(ctx, 1, INDICES_NOT_VECTOR)?;
         let value = rows_value(ctx, 2)?;
@@ -122,13 +115,9 @@ impl OpKernel for Scatter {
     }
 }
 
-struct Concat {
-    dtype: DataType,
-    except0: Option<Vec<i64>>,
-}
-
-impl OpKernel for Concat {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Concat { dtype: DataType, except0: Option<Vec<i64>> }
+    fn compute(&self, ctx) {
         let ta = typed_array(ctx, self.dtype, false)?;
         let vals = ta.read_all().map_err(|e| node_err(ctx, e))?;
         if vals.is_empty() {
@@ -172,12 +161,9 @@ impl OpKernel for Concat {
     }
 }
 
-struct Split {
-    dtype: DataType,
-}
-
-impl OpKernel for Split {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Split { dtype: DataType }
+    fn compute(&self, ctx) {
         let ta = typed_array(ctx, self.dtype, true)?;
         let value = rows_value(ctx, 1)?;
         let lens = int_vector(ctx, 2, "Expected lengths to be a vector, received shape")?;

@@ -66,17 +66,16 @@ fn array_and_index(ctx: &OpContext, want: DataType, writing: bool) -> Result<(Ar
     Ok((ta, index))
 }
 
-struct Create {
-    dtype: DataType,
-    element_shape: Option<Vec<i64>>,
-    dynamic_size: bool,
-    clear_after_read: bool,
-    identical_element_shapes: bool,
-    base_name: String,
-}
-
-impl OpKernel for Create {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Create {
+        dtype: DataType,
+        element_shape: Option<Vec<i64>>,
+        dynamic_size: bool,
+        clear_after_read: bool,
+        identical_element_shapes: bool,
+        base_name: String,
+    }
+    fn compute(&self, ctx) {
         let size_t = ctx.input(0)?;
         if size_t.dtype() != DataType::Int32 || size_t.rank() != 0 {
             return Err(ctx.error(format!("TensorArray size must be scalar, but had shape: {}", size_t.shape())));
@@ -118,13 +117,9 @@ fn create(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     }))
 }
 
-struct Grad {
-    source: String,
-    with_shape: bool,
-}
-
-impl OpKernel for Grad {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Grad { source: String, with_shape: bool }
+    fn compute(&self, ctx) {
         let fwd = array(ctx)?;
         let prepend = if self.with_shape {
             let t = ctx.input(2)?;
@@ -149,12 +144,9 @@ impl OpKernel for Grad {
     }
 }
 
-struct Write {
-    dtype: DataType,
-}
-
-impl OpKernel for Write {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Write { dtype: DataType }
+    fn compute(&self, ctx) {
         let (ta, index) = array_and_index(ctx, self.dtype, true)?;
         let value = ctx.input(2)?;
         ta.write(index, value).map_err(|e| node_err(ctx, e))?;
@@ -162,31 +154,26 @@ impl OpKernel for Write {
     }
 }
 
-struct Read {
-    dtype: DataType,
-}
-
-impl OpKernel for Read {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Read { dtype: DataType }
+    fn compute(&self, ctx) {
         let (ta, index) = array_and_index(ctx, self.dtype, false)?;
         let v = ta.read(index).map_err(|e| node_err(ctx, e))?;
         ctx.set_output(0, v)
     }
 }
 
-struct Size;
-
-impl OpKernel for Size {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Size;
+    fn compute(&self, ctx) {
         let n = array(ctx)?.size().map_err(|e| node_err(ctx, e))?;
         ctx.set_output(0, Tensor::scalar(i32::try_from(n).unwrap_or(i32::MAX)))
     }
 }
 
-struct Close;
-
-impl OpKernel for Close {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Close;
+    fn compute(&self, ctx) {
         array(ctx)?.close();
         Ok(())
     }

@@ -9,7 +9,7 @@ use ferroflow_core::{check_tensor_alloc, DataType, Status, Tensor};
 
 use super::codec::nonempty_contents;
 use super::png_codec::channels_attr;
-use crate::{OpContext, OpKernel};
+use crate::OpKernel;
 
 fn le_i32(b: &[u8], at: usize) -> i32 {
     i32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
@@ -103,12 +103,9 @@ fn wrong_format(bytes: &[u8]) -> Option<&'static str> {
 pub(crate) const UNKNOWN_FORMAT: &str =
     "Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, WebP required.";
 
-struct DecodeBmp {
-    channels: usize,
-}
-
-impl OpKernel for DecodeBmp {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct DecodeBmp { channels: usize }
+    fn compute(&self, ctx) {
         let bytes = nonempty_contents(ctx)?;
         if let Some(m) = wrong_format(&bytes) {
             return Err(ctx.error(m));

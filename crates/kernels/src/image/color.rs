@@ -230,13 +230,9 @@ fn hv_range_to_rgb(h: f32, mn: f32, mx: f32) -> [f32; 3] {
     }
 }
 
-struct AdjustHsv {
-    kind: Adjust,
-    dtype: DataType,
-}
-
-impl OpKernel for AdjustHsv {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct AdjustHsv { kind: Adjust, dtype: DataType }
+    fn compute(&self, ctx) {
         let x = ctx.input(0)?;
         rgb_input(ctx, &x, 3)?;
         let (what, kind) = match self.kind {
@@ -281,13 +277,10 @@ impl OpKernel for AdjustHsv {
     }
 }
 
-/// `AdjustContrastv2`: per image and channel, `(x - mean) * factor + mean`.
-struct AdjustContrast {
-    dtype: DataType,
-}
-
-impl OpKernel for AdjustContrast {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `AdjustContrastv2`: per image and channel, `(x - mean) * factor + mean`.
+    struct AdjustContrast { dtype: DataType }
+    fn compute(&self, ctx) {
         let x = ctx.input(0)?;
         if x.rank() < 3 {
             return Err(ctx.error(format!("input must be at least 3-D, got shape {}", x.shape())));

@@ -86,13 +86,9 @@ fn method(node: &NodeDef, allow_nearest: bool) -> Result<bool, Status> {
     }
 }
 
-struct CropAndResize {
-    nearest: bool,
-    extrapolation: f32,
-}
-
-impl OpKernel for CropAndResize {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct CropAndResize { nearest: bool, extrapolation: f32 }
+    fn compute(&self, ctx) {
         let img = ctx.input(0)?;
         let [batch, ih, iw, c] = image_dims(ctx, &img, "input image")?;
         if ih == 0 || iw == 0 {
@@ -234,10 +230,9 @@ impl OpKernel for CropAndResizeGradImage {
     }
 }
 
-struct CropAndResizeGradBoxes;
-
-impl OpKernel for CropAndResizeGradBoxes {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct CropAndResizeGradBoxes;
+    fn compute(&self, ctx) {
         let (g, gd) = grads_input(ctx)?;
         let img = ctx.input(1)?;
         let [batch, ih, iw, c] = image_dims(ctx, &img, "input image")?;

@@ -10,16 +10,11 @@ use super::bmp::{decode_bmp, UNKNOWN_FORMAT};
 use super::codec::{eight_bit_tensor, nonempty_contents, Pixels};
 use super::jpeg_codec::decode_jpeg;
 use super::png_codec::{channels_attr, decode_png};
-use crate::{OpContext, OpKernel};
+use crate::OpKernel;
 
-struct DecodeImage {
-    channels: usize,
-    dtype: DataType,
-    expand_animations: bool,
-}
-
-impl OpKernel for DecodeImage {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct DecodeImage { channels: usize, dtype: DataType, expand_animations: bool }
+    fn compute(&self, ctx) {
         let bytes = nonempty_contents(ctx)?;
         let err = |m: String| ctx.error(m);
         let t = if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {

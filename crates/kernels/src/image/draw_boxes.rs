@@ -6,7 +6,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status};
 
 use super::common::{check_type, dtype_attr, float_tensor, image_dims};
-use crate::{OpContext, OpKernel};
+use crate::OpKernel;
 
 /// TensorFlow's default colours (RGBA).
 const DEFAULT_COLORS: [[f32; 4]; 10] = [
@@ -22,12 +22,9 @@ const DEFAULT_COLORS: [[f32; 4]; 10] = [
     [1.0, 0.0, 1.0, 1.0],
 ];
 
-struct DrawBoxes {
-    dtype: DataType,
-}
-
-impl OpKernel for DrawBoxes {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct DrawBoxes { dtype: DataType }
+    fn compute(&self, ctx) {
         let x = ctx.input(0)?;
         check_type(ctx, &x, "images", "T", self.dtype)?;
         let [n, h, w, depth] = image_dims(ctx, &x, "images")?;

@@ -6,7 +6,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{check_tensor_alloc, DataType, Status, Tensor};
 
 use super::codec::contents;
-use crate::{OpContext, OpKernel};
+use crate::OpKernel;
 
 /// The RGB frames `[frames, height, width, 3]` (flat) and their dims.
 pub(crate) fn decode_gif(bytes: &[u8], err: &dyn Fn(String) -> Status) -> Result<(Vec<u8>, [usize; 3]), Status> {
@@ -57,10 +57,9 @@ pub(crate) fn decode_gif(bytes: &[u8], err: &dyn Fn(String) -> Status) -> Result
     Ok((out, [n, h, w]))
 }
 
-struct DecodeGif;
-
-impl OpKernel for DecodeGif {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct DecodeGif;
+    fn compute(&self, ctx) {
         let bytes = contents(ctx)?;
         let (v, [n, h, w]) = decode_gif(&bytes, &|m| ctx.error(m))?;
         ctx.set_output(0, Tensor::new(vec![n, h, w, 3], v)?)

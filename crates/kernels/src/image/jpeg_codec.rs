@@ -124,12 +124,9 @@ fn decode_jpeg_channels(node: &NodeDef) -> Result<usize, Status> {
     Ok(channels)
 }
 
-struct ExtractJpegShape {
-    out: DataType,
-}
-
-impl OpKernel for ExtractJpegShape {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ExtractJpegShape { out: DataType }
+    fn compute(&self, ctx) {
         let bytes = contents(ctx)?;
         let s = jpeg_shape(&bytes, &|m| ctx.error(m))?;
         let t = match self.out {

@@ -109,13 +109,9 @@ pub(crate) fn channels_attr(node: &NodeDef) -> Result<usize, Status> {
     }
 }
 
-struct DecodePng {
-    channels: usize,
-    dtype: DataType,
-}
-
-impl OpKernel for DecodePng {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct DecodePng { channels: usize, dtype: DataType }
+    fn compute(&self, ctx) {
         let bytes = contents(ctx)?;
         let p = decode_png(&bytes, self.channels, &|m| ctx.error(m))?;
         ctx.set_output(0, p.into_tensor(self.dtype)?)

@@ -38,13 +38,10 @@ fn lerps(out: usize, inp: usize, scale: f32, half_pixel: bool) -> Result<Vec<Ler
     Ok(v)
 }
 
-/// `ResizeBilinear`: float output for every real input type.
-struct ResizeBilinear {
-    attrs: ResizeAttrs,
-}
-
-impl OpKernel for ResizeBilinear {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `ResizeBilinear`: float output for every real input type.
+    struct ResizeBilinear { attrs: ResizeAttrs }
+    fn compute(&self, ctx) {
         let (img, d) = resize_images(ctx)?;
         let [_, ih, iw, c] = d;
         resize_to_float(ctx, &img, d, self.attrs.align_corners, |x, (oh, ow), (hs, ws), out| {

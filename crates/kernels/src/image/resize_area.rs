@@ -6,7 +6,7 @@ use ferroflow_core::Status;
 
 use super::common::{dtype_attr, for_rows, is_real, resize_images, resize_to_float};
 use crate::array::util::scratch_vec;
-use crate::{OpContext, OpKernel};
+use crate::OpKernel;
 
 /// One output coordinate's footprint: input cells `start..end` (clamped when read), the
 /// coverage of the first and last cell (the others count 1).
@@ -46,12 +46,9 @@ fn spans(out: usize, scale: f32) -> Result<Vec<Span>, Status> {
     Ok(v)
 }
 
-struct ResizeArea {
-    align_corners: bool,
-}
-
-impl OpKernel for ResizeArea {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ResizeArea { align_corners: bool }
+    fn compute(&self, ctx) {
         let (img, d) = resize_images(ctx)?;
         let [_, ih, iw, c] = d;
         resize_to_float(ctx, &img, d, self.align_corners, |x, (oh, ow), (hs, ws), out| {

@@ -82,13 +82,10 @@ fn dot4(v: [f32; 4], w: &[f32; 4]) -> f32 {
     v[0] * w[0] + v[1] * w[1] + v[2] * w[2] + v[3] * w[3]
 }
 
-/// `ResizeBicubic`: float output for every real input type.
-struct ResizeBicubic {
-    attrs: ResizeAttrs,
-}
-
-impl OpKernel for ResizeBicubic {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `ResizeBicubic`: float output for every real input type.
+    struct ResizeBicubic { attrs: ResizeAttrs }
+    fn compute(&self, ctx) {
         let (img, d) = resize_images(ctx)?;
         let [_, ih, iw, c] = d;
         if ih >= 1 << 24 || iw >= 1 << 24 {

@@ -247,13 +247,9 @@ fn scales(ctx: &OpContext) -> Result<(Pair, Pair), Status> {
     Ok((s, pair(ctx, 3, "translation")?))
 }
 
-struct ScaleAndTranslate {
-    kernel: Kernel,
-    antialias: bool,
-}
-
-impl OpKernel for ScaleAndTranslate {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ScaleAndTranslate { kernel: Kernel, antialias: bool }
+    fn compute(&self, ctx) {
         let (img, [n, ih, iw, c]) = resize_images(ctx)?;
         let (oh, ow) = size_input(ctx, 1, "size")?;
         let ((sr, sc), (tr, tc)) = scales(ctx)?;
@@ -267,13 +263,9 @@ impl OpKernel for ScaleAndTranslate {
     }
 }
 
-struct ScaleAndTranslateGrad {
-    kernel: Kernel,
-    antialias: bool,
-}
-
-impl OpKernel for ScaleAndTranslateGrad {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ScaleAndTranslateGrad { kernel: Kernel, antialias: bool }
+    fn compute(&self, ctx) {
         let (g, orig) = (ctx.input(0)?, ctx.input(1)?);
         let [n, goh, gow, c] = image_dims(ctx, &g, "input_grad")?;
         let [_, ih, iw, _] = image_dims(ctx, &orig, "original_image")?;

@@ -8,7 +8,7 @@ use super::bundle_reader::BundleReader;
 use super::bundle_writer::{data_path, index_path, BundleWriter};
 use super::tensor_slice::{parse_shape_and_slice, TensorSlice};
 use crate::array::util::node_context;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpContext};
 
 fn strings(ctx: &OpContext, i: usize, what: &str) -> Result<Vec<String>, Status> {
     let t = ctx.input(i)?;
@@ -53,10 +53,9 @@ fn names_and_slices(ctx: &OpContext, n: usize) -> Result<Vec<(String, Option<Sha
 
 type ShapeAndSlice = (Vec<usize>, TensorSlice);
 
-struct SaveV2;
-
-impl OpKernel for SaveV2 {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SaveV2;
+    fn compute(&self, ctx) {
         let prefix = scalar_string(ctx, 0, "prefix")?;
         let n = ctx.num_inputs().saturating_sub(3);
         let names = names_and_slices(ctx, n)?;
@@ -75,12 +74,9 @@ impl OpKernel for SaveV2 {
     }
 }
 
-struct RestoreV2 {
-    dtypes: Vec<DataType>,
-}
-
-impl OpKernel for RestoreV2 {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct RestoreV2 { dtypes: Vec<DataType> }
+    fn compute(&self, ctx) {
         let prefix = scalar_string(ctx, 0, "prefix")?;
         let names = names_and_slices(ctx, self.dtypes.len())?;
         let node = ctx.node().name.clone();
@@ -177,13 +173,9 @@ pub fn merge_checkpoints(
     Ok(())
 }
 
-struct MergeV2Checkpoints {
-    delete_old_dirs: bool,
-    allow_missing_files: bool,
-}
-
-impl OpKernel for MergeV2Checkpoints {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct MergeV2Checkpoints { delete_old_dirs: bool, allow_missing_files: bool }
+    fn compute(&self, ctx) {
         let sources = strings(ctx, 0, "checkpoint_prefixes")?;
         let dest = scalar_string(ctx, 1, "destination_prefix")?;
         let node = ctx.node().name.clone();

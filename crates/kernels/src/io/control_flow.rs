@@ -4,14 +4,13 @@
 //! iterations is the executor's work, as is `Merge` (it takes the first live input, which
 //! only the executor knows). `ControlTrigger` does nothing and runs even when dead.
 
-use ferroflow_core::{Status, Tensor};
+use ferroflow_core::Tensor;
 
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::KernelRegistry;
 
-struct Switch;
-
-impl OpKernel for Switch {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Switch;
+    fn compute(&self, ctx) {
         let pred = ctx.input(1)?;
         if pred.num_elements() != 1 {
             return Err(ctx.error(format!("pred must be a scalar, got shape {:?}", pred.shape().dims())));
@@ -23,22 +22,20 @@ impl OpKernel for Switch {
     }
 }
 
-/// Forwards input 0 as it is (a reference stays a reference).
-struct ForwardValue;
-
-impl OpKernel for ForwardValue {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// Forwards input 0 as it is (a reference stays a reference).
+    struct ForwardValue;
+    fn compute(&self, ctx) {
         let v = ctx.input_value(0)?.clone();
         ctx.set_output_value(0, v)
     }
 }
 
-/// `Merge` when every input is given (outside an executor, e.g. in a kernel test): the
-/// first input, index 0. The executor computes `Merge` itself from the first live input.
-struct Merge;
-
-impl OpKernel for Merge {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `Merge` when every input is given (outside an executor, e.g. in a kernel test): the
+    /// first input, index 0. The executor computes `Merge` itself from the first live input.
+    struct Merge;
+    fn compute(&self, ctx) {
         let v = ctx.input_value(0)?.clone();
         ctx.set_output_value(0, v)?;
         ctx.set_output(1, Tensor::scalar(0i32))

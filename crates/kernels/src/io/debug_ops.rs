@@ -107,10 +107,9 @@ fn print(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     }))
 }
 
-struct Timestamp;
-
-impl OpKernel for Timestamp {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Timestamp;
+    fn compute(&self, ctx) {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_err(|e| Status::internal(format!("the clock is before 1970: {e}")))?;

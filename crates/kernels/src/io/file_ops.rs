@@ -31,10 +31,9 @@ fn io_status(e: std::io::Error, path: &str) -> Status {
     }
 }
 
-struct ReadFile;
-
-impl OpKernel for ReadFile {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ReadFile;
+    fn compute(&self, ctx) {
         let path = scalar_path(ctx, 0, "filename")?;
         ferroflow_core::check_file_path(&path, "ReadFile filename").map_err(|e| ctx.error_with(e))?;
         let len = std::fs::metadata(&path).map_err(|e| ctx.error_with(io_status(e, &path)))?.len();
@@ -44,10 +43,9 @@ impl OpKernel for ReadFile {
     }
 }
 
-struct WriteFile;
-
-impl OpKernel for WriteFile {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct WriteFile;
+    fn compute(&self, ctx) {
         let path = scalar_path(ctx, 0, "filename")?;
         let contents = ctx.input(1)?;
         if contents.dtype() != DataType::String || contents.rank() != 0 {

@@ -3,30 +3,17 @@
 //! `SaveV2`/`RestoreV2`/`MergeV2Checkpoints` kernels.
 
 mod assert;
-#[doc(hidden)]
-pub mod bundle_codec;
-#[doc(hidden)]
-pub mod bundle_ops;
-#[doc(hidden)]
-pub mod bundle_reader;
-#[doc(hidden)]
-pub mod bundle_variant;
-#[doc(hidden)]
-pub mod bundle_writer;
+hidden_mods! {
+    bundle_codec, bundle_ops, bundle_reader, bundle_variant, bundle_writer, ordered_code, sstable, table_block,
+}
 mod control_flow;
 pub mod crc;
 mod debug_ops;
 mod file_ops;
 pub mod file_stream;
-#[doc(hidden)]
-pub mod ordered_code;
 mod plumbing;
 mod readers;
 mod sendrecv;
-#[doc(hidden)]
-pub mod sstable;
-#[doc(hidden)]
-pub mod table_block;
 pub mod tensor_codec;
 pub mod tensor_slice;
 pub mod tfrecord;

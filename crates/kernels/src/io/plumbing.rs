@@ -7,12 +7,9 @@ use ferroflow_core::{NodeAttrs, Status, Tensor};
 use crate::array::tf_type_name;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
-struct Const {
-    value: Tensor,
-}
-
-impl OpKernel for Const {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Const { value: Tensor }
+    fn compute(&self, ctx) {
         ctx.set_output(0, self.value.clone())
     }
 }
@@ -30,12 +27,9 @@ fn const_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(Const { value }))
 }
 
-struct Placeholder {
-    message: String,
-}
-
-impl OpKernel for Placeholder {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Placeholder { message: String }
+    fn compute(&self, ctx) {
         // The message names the placeholder already (TensorFlow's text).
         Err(Status::invalid_argument(self.message.clone()).with_node(&ctx.node().name))
     }
@@ -63,18 +57,15 @@ fn placeholder_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(Placeholder { message }))
 }
 
-/// Forwards every input to the output of the same index (Identity, IdentityN, Snapshot,
-/// StopGradient, PreventGradient, PlaceholderWithDefault). With `alias_refs` a reference
-/// to a ref-variable is forwarded as that reference: as in TensorFlow, where the output
-/// shares the variable's buffer, a consumer that runs after an in-place update of the
-/// variable (`AssignAdd` under a control dependency) reads the new value. `Snapshot`
-/// (TensorFlow's explicit copy) reads the value now.
-struct Forward {
-    alias_refs: bool,
-}
-
-impl OpKernel for Forward {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// Forwards every input to the output of the same index (Identity, IdentityN, Snapshot,
+    /// StopGradient, PreventGradient, PlaceholderWithDefault). With `alias_refs` a reference
+    /// to a ref-variable is forwarded as that reference: as in TensorFlow, where the output
+    /// shares the variable's buffer, a consumer that runs after an in-place update of the
+    /// variable (`AssignAdd` under a control dependency) reads the new value. `Snapshot`
+    /// (TensorFlow's explicit copy) reads the value now.
+    struct Forward { alias_refs: bool }
+    fn compute(&self, ctx) {
         for i in 0..ctx.num_inputs() {
             if self.alias_refs {
                 if let crate::Value::Ref(v) = ctx.input_value(i)? {

@@ -4,7 +4,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{rendezvous_key, DataType, NodeAttrs, Status};
 
 use crate::array::util::node_context;
-use crate::{key_in_frame, AsyncOpKernel, DoneCallback, KernelRegistry, OpContext, OpKernel};
+use crate::{key_in_frame, AsyncOpKernel, DoneCallback, KernelRegistry, OpContext};
 
 fn key_of(node: &NodeDef) -> Result<String, Status> {
     Ok(rendezvous_key(
@@ -15,12 +15,9 @@ fn key_of(node: &NodeDef) -> Result<String, Status> {
     ))
 }
 
-struct Send {
-    key: String,
-}
-
-impl OpKernel for Send {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Send { key: String }
+    fn compute(&self, ctx) {
         let t = ctx.take_input(0)?;
         ctx.step().rendezvous.send(&key_in_frame(&self.key, ctx.frame_iter()), t, false)
     }

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 use super::{f64_op_type, f64_tensor, jacobi_rotation, matrix_input, square_batch, PAR_WORK};
 use crate::array::util::collect_vec;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 /// Sweeps after which Jacobi stops even if a rotation was still above the threshold
 /// (it converges quadratically: a handful suffice).
@@ -100,13 +100,9 @@ pub fn eigh(a: &[f64], n: usize, want_v: bool) -> Option<(Vec<f64>, Vec<f64>)> {
     Some((e, out))
 }
 
-struct SelfAdjointEig {
-    ty: DataType,
-    compute_v: bool,
-}
-
-impl OpKernel for SelfAdjointEig {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SelfAdjointEig { ty: DataType, compute_v: bool }
+    fn compute(&self, ctx) {
         let x = matrix_input(ctx, self.ty)?;
         let (count, n) = square_batch(ctx, &x, "input")?;
         let vals = x.to_f64_vec()?;

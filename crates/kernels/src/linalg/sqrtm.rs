@@ -10,7 +10,7 @@ use ferroflow_core::{DataType, Status};
 use super::lu::Lu;
 use super::{f64_op_type, f64_tensor, matrix_input, square_batch, PAR_WORK};
 use crate::nn::common::each_chunk;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 /// The inverse of `a` (n×n) and |det a|; `None` when singular.
 fn inverse(a: &[f64], n: usize) -> Option<(Vec<f64>, f64)> {
@@ -63,12 +63,9 @@ pub(crate) fn sqrtm(a: &[f64], n: usize) -> Option<Vec<f64>> {
     (r.sqrt() <= 1e-10 * norm(a).max(f64::MIN_POSITIVE)).then_some(y)
 }
 
-struct MatrixSqrt {
-    ty: DataType,
-}
-
-impl OpKernel for MatrixSqrt {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct MatrixSqrt { ty: DataType }
+    fn compute(&self, ctx) {
         let x = matrix_input(ctx, self.ty)?;
         let (count, n) = square_batch(ctx, &x, "Input")?;
         let xs = x.to_f64_vec()?;

@@ -11,7 +11,7 @@ use ferroflow_core::{DataType, Status};
 use rayon::prelude::*;
 
 use super::{bool_attr, f64_op_type, f64_tensor, jacobi_rotation, matrix_input, PAR_WORK};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 /// Sweeps after which Jacobi stops even if a pair was still above the threshold.
 const MAX_SWEEPS: usize = 60;
@@ -148,14 +148,9 @@ pub fn svd(a: &[f64], m: usize, n: usize, want: bool, full: bool) -> (Vec<f64>, 
     (s, from_cols(&ucols, m), from_cols(&vcols, n))
 }
 
-struct Svd {
-    ty: DataType,
-    compute_uv: bool,
-    full: bool,
-}
-
-impl OpKernel for Svd {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Svd { ty: DataType, compute_uv: bool, full: bool }
+    fn compute(&self, ctx) {
         let x = matrix_input(ctx, self.ty)?;
         let rank = x.rank();
         if rank < 2 {

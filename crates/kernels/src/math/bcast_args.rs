@@ -6,7 +6,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status, Tensor};
 
 use super::common::{kernel_type, typed};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 /// The reduction axes `(r0, r1)` for shapes `a` and `b`, or `None` if incompatible.
 pub fn broadcast_gradient_args(a: &[i64], b: &[i64]) -> Option<(Vec<i64>, Vec<i64>)> {
@@ -29,12 +29,9 @@ pub fn broadcast_gradient_args(a: &[i64], b: &[i64]) -> Option<(Vec<i64>, Vec<i6
     Some((r0, r1))
 }
 
-struct BroadcastGradientArgs {
-    ty: DataType,
-}
-
-impl OpKernel for BroadcastGradientArgs {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct BroadcastGradientArgs { ty: DataType }
+    fn compute(&self, ctx) {
         let (s0, s1) = (ctx.input(0)?, ctx.input(1)?);
         let mut shapes = Vec::with_capacity(2);
         for (i, s) in [&s0, &s1].into_iter().enumerate() {

@@ -14,7 +14,7 @@ use ferroflow_core::{DataType, Status};
 
 use super::common::kernel_type;
 use super::unary::unary_same;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 const SERIES_LIMIT: f64 = 30.0;
 
@@ -83,15 +83,11 @@ pub fn i1(x: f64) -> f64 {
 
 const FLOATS: &[DataType] = &[DataType::Float, DataType::Double, DataType::Half, DataType::BFloat16];
 
-/// An elementwise real function computed in float64 for every float type (the Bessel and
-/// the other special functions).
-struct RealFn {
-    f: fn(f64) -> f64,
-    ty: DataType,
-}
-
-impl OpKernel for RealFn {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// An elementwise real function computed in float64 for every float type (the Bessel and
+    /// the other special functions).
+    struct RealFn { f: fn(f64) -> f64, ty: DataType }
+    fn compute(&self, ctx) {
         let f = self.f;
         match self.ty {
             DataType::Half => unary_same::<f16>(ctx, |x: f16| f16::from_f64(f(x.to_f64()))),

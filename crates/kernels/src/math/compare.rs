@@ -102,13 +102,10 @@ fn equal_strings(ctx: &mut OpContext, ne: bool) -> Result<(), Status> {
     ctx.set_output(0, Tensor::new(plan.out_shape(), out)?)
 }
 
-/// LogicalAnd / LogicalOr.
-struct Logical {
-    or: bool,
-}
-
-impl OpKernel for Logical {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// LogicalAnd / LogicalOr.
+    struct Logical { or: bool }
+    fn compute(&self, ctx) {
         if self.or {
             binary_to(ctx, |a: bool, b: bool| a | b)
         } else {
@@ -117,10 +114,9 @@ impl OpKernel for Logical {
     }
 }
 
-struct LogicalNot;
-
-impl OpKernel for LogicalNot {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct LogicalNot;
+    fn compute(&self, ctx) {
         let x = ctx.take_input(0)?;
         typed::<bool>(ctx, &x)?;
         let out = if is_unshared(&x) {

@@ -8,17 +8,10 @@
 mod addn;
 mod argminmax;
 pub mod bcast;
-#[doc(hidden)]
-pub mod bcast_args;
-#[doc(hidden)]
-pub mod bessel;
+hidden_mods! { bcast_args, bessel, cast, cast_wide, histogram_fixed_width, qr, special }
 mod betainc;
 mod binary;
 mod binary_ext;
-#[doc(hidden)]
-pub mod cast;
-#[doc(hidden)]
-pub mod cast_wide;
 mod check_numerics;
 mod common;
 mod compare;
@@ -27,17 +20,11 @@ mod dtypes;
 pub mod elem;
 mod euclidean_norm;
 mod grad;
-#[doc(hidden)]
-pub mod histogram_fixed_width;
 mod l2_loss;
-#[doc(hidden)]
-pub mod qr;
 mod reduce;
 mod reduce_bool;
 pub mod reduce_loops;
 mod select;
-#[doc(hidden)]
-pub mod special;
 pub mod special_fns;
 mod unary;
 mod unary_ext;

@@ -10,17 +10,12 @@ use super::common::{kernel_type, typed};
 use super::reduce::{reduced_shape, reduction_mask};
 use super::reduce_loops::{reduce_axes, MaxR, MinR};
 use crate::array::util::collect_vec;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
-struct BoolReduce {
-    all: bool,
-    keep_dims: bool,
-}
-
-impl OpKernel for BoolReduce {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let x = ctx.input(0)?;
-        let axes = ctx.input(1)?;
+op_kernel! {
+    struct BoolReduce { all: bool, keep_dims: bool }
+    fn compute(&self, ctx) {
+        let [x, axes] = ctx.inputs()?;
         if axes.rank() > 1 {
             return Err(ctx.error(format!("reduction_indices must be a scalar or vector, got shape {}", axes.shape())));
         }

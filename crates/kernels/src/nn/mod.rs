@@ -3,27 +3,18 @@
 //!
 //! [`gemm`] is a safe front end to the `gemm` crate that other families may reuse.
 
-#[doc(hidden)]
-pub mod activation;
+hidden_mods! {
+    activation, common, conv, conv_backprop, conv_direct, conv_direct_filter, conv_groups, im2col, in_top_k,
+    #[cfg(target_arch = "x86_64")] simd, volume, winograd, winograd_filter, #[cfg(target_arch = "x86_64")]
+    winograd_simd, winograd_tile, winograd_tile3, winograd_weights,
+}
 mod avg_pool;
 mod batch_matmul;
 mod batch_norm;
 mod batch_norm_grad;
 mod batch_norm_moments;
 mod bias;
-#[doc(hidden)]
-pub mod common;
-#[doc(hidden)]
-pub mod conv;
 mod conv3d;
-#[doc(hidden)]
-pub mod conv_backprop;
-#[doc(hidden)]
-pub mod conv_direct;
-#[doc(hidden)]
-pub mod conv_direct_filter;
-#[doc(hidden)]
-pub mod conv_groups;
 #[cfg(target_arch = "x86_64")]
 mod conv_padded;
 mod depthwise;
@@ -36,10 +27,6 @@ mod fractional_pool;
 mod fractional_seq;
 mod fused;
 pub mod gemm;
-#[doc(hidden)]
-pub mod im2col;
-#[doc(hidden)]
-pub mod in_top_k;
 mod lrn;
 mod matmul;
 mod max_pool;
@@ -50,25 +37,7 @@ mod pool;
 mod pool3d;
 mod pool_v2;
 mod relu;
-#[cfg(target_arch = "x86_64")]
-#[doc(hidden)]
-pub mod simd;
 mod softmax;
-#[doc(hidden)]
-pub mod volume;
-#[doc(hidden)]
-pub mod winograd;
-#[doc(hidden)]
-pub mod winograd_filter;
-#[cfg(target_arch = "x86_64")]
-#[doc(hidden)]
-pub mod winograd_simd;
-#[doc(hidden)]
-pub mod winograd_tile;
-#[doc(hidden)]
-pub mod winograd_tile3;
-#[doc(hidden)]
-pub mod winograd_weights;
 mod xent;
 
 use crate::KernelRegistry;

@@ -8,19 +8,18 @@ use ferroflow_core::{attr, DataType, Status};
 
 use super::pool::pool_factory;
 use super::{max_pool, max_pool_grad_grad};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 type Factory = fn(&NodeDef) -> Result<Box<dyn OpKernel>, Status>;
 
-struct PoolV2 {
-    node: NodeDef,
-    /// Input index of `ksize` (`strides` follows).
-    ksize_at: usize,
-    inner: Factory,
-}
-
-impl OpKernel for PoolV2 {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct PoolV2 {
+        node: NodeDef,
+        /// Input index of `ksize` (`strides` follows).
+        ksize_at: usize,
+        inner: Factory,
+    }
+    fn compute(&self, ctx) {
         let mut node = self.node.clone();
         for (i, name) in [(self.ksize_at, "ksize"), (self.ksize_at + 1, "strides")] {
             let t = ctx.input(i)?;

@@ -8,14 +8,11 @@
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use crate::array::util::{check_alloc, index_vec};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::KernelRegistry;
 
-struct RaggedTensorToSparse {
-    ragged_rank: usize,
-}
-
-impl OpKernel for RaggedTensorToSparse {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct RaggedTensorToSparse { ragged_rank: usize }
+    fn compute(&self, ctx) {
         let k = self.ragged_rank;
         if ctx.num_inputs() != k + 1 {
             return Err(ctx.error(format!(

@@ -18,14 +18,9 @@ fn boxed(v: &Variant) -> Option<&Boxed> {
     RaggedVariant::of(v)
 }
 
-struct ToVariant {
-    ragged_rank: usize,
-    batched: bool,
-    split_type: DataType,
-}
-
-impl OpKernel for ToVariant {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ToVariant { ragged_rank: usize, batched: bool, split_type: DataType }
+    fn compute(&self, ctx) {
         let mut splits = Vec::with_capacity(self.ragged_rank);
         for i in 0..self.ragged_rank {
             let t = ctx.input(i)?;

@@ -236,16 +236,12 @@ impl OpKernel for StatelessBinomial {
     }
 }
 
-/// `StatefulRandomBinomial` (`tf.random.Generator.binomial`): the samples of the Philox
-/// state of input 0, whose counter moves `256 * (batches * 200 * (per_batch + 3) / 4)`
-/// calls ahead (TensorFlow's reservation).
-struct StatefulBinomial {
-    t: DataType,
-    out: DataType,
-}
-
-impl OpKernel for StatefulBinomial {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `StatefulRandomBinomial` (`tf.random.Generator.binomial`): the samples of the Philox
+    /// state of input 0, whose counter moves `256 * (batches * 200 * (per_batch + 3) / 4)`
+    /// calls ahead (TensorFlow's reservation).
+    struct StatefulBinomial { t: DataType, out: DataType }
+    fn compute(&self, ctx) {
         let alg_t = ctx.input(1)?;
         if alg_t.rank() != 0 || alg_t.dtype() != DataType::Int64 {
             return Err(ctx.error(format!(

@@ -15,7 +15,7 @@ use super::guarded::GuardedPhilox;
 use super::philox::Philox;
 use super::rejection::{check_type, draw_sample_major, stream_at, Buffered, MAX_TRIES, RESERVED_PER_OUTPUT};
 use super::sampler::{sample_stateful, sample_stateless, Sampled};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 /// The alpha (and output) types of the gamma samplers.
 const GAMMA_TYPES: [DataType; 3] = [DataType::Half, DataType::Float, DataType::Double];
@@ -63,27 +63,19 @@ fn gamma_of(dtype: DataType) -> Sampled<'static> {
     Sampled { what: "alpha", shape_what: "alpha", param: dtype, out: dtype }
 }
 
-/// `RandomGamma`: stateful, seeded by the `seed`/`seed2` attrs.
-struct RandomGamma {
-    dtype: DataType,
-    gen: GuardedPhilox,
-}
-
-impl OpKernel for RandomGamma {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `RandomGamma`: stateful, seeded by the `seed`/`seed2` attrs.
+    struct RandomGamma { dtype: DataType, gen: GuardedPhilox }
+    fn compute(&self, ctx) {
         sample_stateful(ctx, &self.gen, &gamma_of(self.dtype), draw_gamma)
     }
 }
 
-/// `StatelessRandomGammaV2` (`v3: false`: a seed) and `StatelessRandomGammaV3` (a key,
-/// counter and algorithm).
-struct StatelessGamma {
-    dtype: DataType,
-    v3: bool,
-}
-
-impl OpKernel for StatelessGamma {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `StatelessRandomGammaV2` (`v3: false`: a seed) and `StatelessRandomGammaV3` (a key,
+    /// counter and algorithm).
+    struct StatelessGamma { dtype: DataType, v3: bool }
+    fn compute(&self, ctx) {
         sample_stateless(ctx, self.v3, &gamma_of(self.dtype), draw_gamma)
     }
 }

@@ -88,12 +88,9 @@ fn make(node: &NodeDef, kind: Kind) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(RandomOp { kind, dtype, gen: GuardedPhilox::from_node(node)? }))
 }
 
-struct RandomUniformInt {
-    gen: GuardedPhilox,
-}
-
-impl OpKernel for RandomUniformInt {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct RandomUniformInt { gen: GuardedPhilox }
+    fn compute(&self, ctx) {
         let shape = shape_from_tensor(ctx, &ctx.input(0)?)?;
         let (lo, hi) = (ctx.input(1)?, ctx.input(2)?);
         if hi.rank() != 0 {

@@ -20,7 +20,7 @@ use super::rejection::{
 };
 use super::sampler::{sample_stateful, sample_stateless, Sampled};
 use crate::math::special::lgamma;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 /// Rate and output types of `RandomPoissonV2` and `StatelessRandomPoisson`.
 const TYPES: [DataType; 5] = [DataType::Half, DataType::Float, DataType::Double, DataType::Int32, DataType::Int64];
@@ -106,28 +106,19 @@ fn poisson_of(rate: DataType, out: DataType) -> Sampled<'static> {
     Sampled { what: "rate", shape_what: "lam", param: rate, out }
 }
 
-/// `RandomPoissonV2` and `RandomPoisson`: stateful, seeded by the `seed`/`seed2` attrs.
-struct RandomPoisson {
-    rate: DataType,
-    out: DataType,
-    gen: GuardedPhilox,
-}
-
-impl OpKernel for RandomPoisson {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `RandomPoissonV2` and `RandomPoisson`: stateful, seeded by the `seed`/`seed2` attrs.
+    struct RandomPoisson { rate: DataType, out: DataType, gen: GuardedPhilox }
+    fn compute(&self, ctx) {
         let out = self.out;
         sample_stateful(ctx, &self.gen, &poisson_of(self.rate, out), |r, per, base| draw_poisson(r, per, out, base))
     }
 }
 
-/// `StatelessRandomPoisson`: a function of `seed` only.
-struct StatelessPoisson {
-    rate: DataType,
-    out: DataType,
-}
-
-impl OpKernel for StatelessPoisson {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `StatelessRandomPoisson`: a function of `seed` only.
+    struct StatelessPoisson { rate: DataType, out: DataType }
+    fn compute(&self, ctx) {
         let out = self.out;
         sample_stateless(ctx, false, &poisson_of(self.rate, out), |r, per, base| draw_poisson(r, per, out, base))
     }

@@ -8,7 +8,7 @@ use ferroflow_core::{DataType, Status, Tensor};
 
 use super::philox::Philox;
 use crate::state::handle::{existing_var, handle_input, uninitialized_use};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpContext};
 
 /// `RNG_ALG_PHILOX`.
 pub const ALG_PHILOX: i64 = 1;
@@ -105,12 +105,11 @@ pub fn scalar_input(ctx: &OpContext, i: usize, dtype: DataType) -> Result<Tensor
     Ok(t)
 }
 
-/// `RngReadAndSkip(resource, alg: int32, delta: uint64) -> int64[3]`: the state before
-/// the skip (counter, then key).
-struct RngReadAndSkip;
-
-impl OpKernel for RngReadAndSkip {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `RngReadAndSkip(resource, alg: int32, delta: uint64) -> int64[3]`: the state before
+    /// the skip (counter, then key).
+    struct RngReadAndSkip;
+    fn compute(&self, ctx) {
         let alg = i64::from(scalar_input(ctx, 1, DataType::Int32)?.scalar_value::<i32>()?);
         let delta = scalar_input(ctx, 2, DataType::UInt64)?.scalar_value::<u64>()?;
         let algs = Algs { auto_select: true, threefry_unimplemented: true };
@@ -121,11 +120,10 @@ impl OpKernel for RngReadAndSkip {
     }
 }
 
-/// `RngSkip(resource, algorithm: int64, delta: int64)`: the state advanced, nothing read.
-struct RngSkip;
-
-impl OpKernel for RngSkip {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `RngSkip(resource, algorithm: int64, delta: int64)`: the state advanced, nothing read.
+    struct RngSkip;
+    fn compute(&self, ctx) {
         let alg = scalar_input(ctx, 1, DataType::Int64)?.scalar_value::<i64>()?;
         let delta = scalar_input(ctx, 2, DataType::Int64)?.scalar_value::<i64>()?;
         read_and_skip(ctx, alg, Algs { auto_select: true, threefry_unimplemented: true }, delta as u64).map(|_| ())

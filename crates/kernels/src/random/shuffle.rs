@@ -58,13 +58,12 @@ impl OpKernel for RandomShuffle {
     }
 }
 
-/// `StatelessShuffle`: the same shuffle drawing from the Philox stream of its key and
-/// counter (from the counter itself: no draws are skipped); algorithm 1 (Philox) or 3
-/// (auto-select, Philox on CPU).
-struct StatelessShuffle;
-
-impl OpKernel for StatelessShuffle {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `StatelessShuffle`: the same shuffle drawing from the Philox stream of its key and
+    /// counter (from the counter itself: no draws are skipped); algorithm 1 (Philox) or 3
+    /// (auto-select, Philox on CPU).
+    struct StatelessShuffle;
+    fn compute(&self, ctx) {
         let gen = philox_of(ctx, &ctx.input(1)?, &ctx.input(2)?, &ctx.input(3)?)?;
         let input = ctx.take_input(0)?;
         let out = shuffle_rows(ctx, input, |_| gen)?;

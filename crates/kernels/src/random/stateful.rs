@@ -11,19 +11,15 @@ use ferroflow_core::{DataType, NodeAttrs, Status};
 use super::ops::{int_bounds, shape_from_tensor};
 use super::rng_state::{read_and_skip, scalar_input, Algs};
 use super::stateless::{check_bounds, dist_supports, sample, Dist};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 /// The stateful samplers take Philox (id 1) and auto-select (id 3); ThreeFry (id 2) is
 /// Unimplemented on CPU, as in TensorFlow.
 const ALGS: Algs = Algs { auto_select: true, threefry_unimplemented: true };
 
-struct Stateful {
-    dist: Dist,
-    dtype: DataType,
-}
-
-impl OpKernel for Stateful {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Stateful { dist: Dist, dtype: DataType }
+    fn compute(&self, ctx) {
         let alg = scalar_input(ctx, 1, DataType::Int64)?.scalar_value::<i64>()?;
         let bounds = match self.dist {
             Dist::UniformInt => {

@@ -91,14 +91,10 @@ pub(crate) fn philox_of(ctx: &OpContext, key: &Tensor, counter: &Tensor, alg: &T
     ))
 }
 
-/// `StatelessRandomGetKeyCounter` (and `...Alg`, `StatelessRandomGetAlg`).
-struct GetKeyCounter {
-    key_counter: bool,
-    alg: bool,
-}
-
-impl OpKernel for GetKeyCounter {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `StatelessRandomGetKeyCounter` (and `...Alg`, `StatelessRandomGetAlg`).
+    struct GetKeyCounter { key_counter: bool, alg: bool }
+    fn compute(&self, ctx) {
         let mut next = 0;
         if self.key_counter {
             let seed = seed_of(ctx, &ctx.input(0)?)?;

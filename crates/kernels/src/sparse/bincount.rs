@@ -8,7 +8,7 @@ use super::elem::SegElem;
 use super::util::{indices_matrix, shape_vector};
 use crate::array::util::{check_alloc, checked_index_scalar, index_vec};
 use crate::dispatch::dispatch;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpContext};
 
 /// `out[row[i] * size + v[i]] += w[i]` (1 without weights), or = 1 when `binary`.
 fn count_typed<T: SegElem>(
@@ -67,13 +67,9 @@ enum Kind {
     Sparse,
 }
 
-struct Bincount {
-    kind: Kind,
-    binary: bool,
-}
-
-impl OpKernel for Bincount {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Bincount { kind: Kind, binary: bool }
+    fn compute(&self, ctx) {
         let (vals, rows, batches, size_t, weights) = match self.kind {
             Kind::Plain | Kind::Dense => {
                 let arr = ctx.input(0)?;

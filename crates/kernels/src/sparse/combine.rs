@@ -10,7 +10,7 @@ use super::elem::SegElem;
 use super::util::{check_values, indices_matrix, shape_vector, sparse_input, Indices};
 use crate::array::util::{check_alloc, collect_vec};
 use crate::dispatch::dispatch;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::KernelRegistry;
 
 /// The values of `parts` at the entries `(part, entry)` listed.
 fn pick<T: TensorType + Clone>(parts: &[Tensor], order: &[(usize, usize)]) -> Result<Tensor, Status> {
@@ -24,12 +24,9 @@ fn matrix(rows: Vec<Vec<i64>>, rank: usize) -> Result<Tensor, Status> {
     Tensor::new(Shape::new(vec![n, rank]), rows.concat())
 }
 
-struct SparseConcat {
-    dim: i64,
-}
-
-impl OpKernel for SparseConcat {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SparseConcat { dim: i64 }
+    fn compute(&self, ctx) {
         let n = ctx.num_inputs() / 3;
         if n < 2 {
             return Err(ctx.error(format!("Must have at least 2 inputs, got {n}")));
@@ -92,10 +89,9 @@ impl OpKernel for SparseConcat {
     }
 }
 
-struct SparseSlice;
-
-impl OpKernel for SparseSlice {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SparseSlice;
+    fn compute(&self, ctx) {
         let (m, vals, shape) = sparse_input(ctx, 0, ["indices", "values", "shape"])?;
         let start = shape_vector(ctx, "start", &ctx.input(3)?)?;
         let size = shape_vector(ctx, "size", &ctx.input(4)?)?;
@@ -173,10 +169,9 @@ fn add_typed<T: SegElem>(
     Ok((idx, Tensor::new(Shape::new(vec![n]), out)?))
 }
 
-struct SparseAdd;
-
-impl OpKernel for SparseAdd {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SparseAdd;
+    fn compute(&self, ctx) {
         let (ai, av, ashape) = sparse_input(ctx, 0, ["a_indices", "a_values", "a_shape"])?;
         let (bi, bv, bshape) = sparse_input(ctx, 3, ["b_indices", "b_values", "b_shape"])?;
         let th = ctx.input(6)?;

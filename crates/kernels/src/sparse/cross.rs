@@ -79,12 +79,9 @@ enum Mode {
     Hashed,
 }
 
-struct SparseCross {
-    mode: Mode,
-}
-
-impl OpKernel for SparseCross {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SparseCross { mode: Mode }
+    fn compute(&self, ctx) {
         let node = ctx.node().clone();
         let n = node.attr_int("N")?.max(0) as usize;
         let n_dense = node.attr_list_type("dense_types")?.len();

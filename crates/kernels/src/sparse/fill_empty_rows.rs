@@ -12,7 +12,7 @@ use super::elem::SegElem;
 use super::util::sparse_input;
 use crate::array::util::{check_alloc, collect_vec, index_vec};
 use crate::dispatch::dispatch;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::KernelRegistry;
 
 fn fill_values<T: TensorType + Clone>(values: &Tensor, default: &Tensor, order: &[i64]) -> Result<Tensor, Status> {
     let v = values.as_slice::<T>()?;
@@ -22,10 +22,9 @@ fn fill_values<T: TensorType + Clone>(values: &Tensor, default: &Tensor, order: 
     Tensor::new(Shape::new(vec![order.len()]), out)
 }
 
-struct SparseFillEmptyRows;
-
-impl OpKernel for SparseFillEmptyRows {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SparseFillEmptyRows;
+    fn compute(&self, ctx) {
         let (idx, values, shape) = sparse_input(ctx, 0, ["indices", "values", "dense_shape"])?;
         let default = ctx.input_of_rank(3, 0, "default_value must be a scalar, got shape ")?;
         if values.dtype() != default.dtype() {
@@ -108,10 +107,9 @@ fn grad_typed<T: SegElem>(map: &[usize], grad: &Tensor) -> Result<(Tensor, Tenso
     Ok((Tensor::new(Shape::new(vec![map.len()]), d)?, Tensor::scalar(rest)))
 }
 
-struct SparseFillEmptyRowsGrad;
-
-impl OpKernel for SparseFillEmptyRowsGrad {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SparseFillEmptyRowsGrad;
+    fn compute(&self, ctx) {
         let m = ctx.input_of_rank(0, 1, "reverse_index_map must be a vector, saw: ")?;
         let grad = ctx.input_of_rank(1, 1, "grad_values must be a vector, saw: ")?;
         let n = grad.dims()[0];

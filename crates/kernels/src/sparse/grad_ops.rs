@@ -103,10 +103,9 @@ impl OpKernel for SparseAddGrad {
     }
 }
 
-struct SparseSliceGrad;
-
-impl OpKernel for SparseSliceGrad {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SparseSliceGrad;
+    fn compute(&self, ctx) {
         let grad = ctx.input(0)?;
         let input = indices_matrix(ctx, "Input input_indices", &ctx.input(1)?)?;
         let start_t = ctx.input(2)?;

@@ -68,16 +68,12 @@ impl OpKernel for SparseReduceSum {
     }
 }
 
-/// `SparseReduceSumSparse` / `SparseReduceMaxSparse`: one output entry per group, in
-/// TensorFlow's order. Index rows are not checked against the shape (nor are they in
-/// TensorFlow): they are grouped and copied as given.
-struct SparseReduceSparse {
-    keep_dims: bool,
-    max: bool,
-}
-
-impl OpKernel for SparseReduceSparse {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `SparseReduceSumSparse` / `SparseReduceMaxSparse`: one output entry per group, in
+    /// TensorFlow's order. Index rows are not checked against the shape (nor are they in
+    /// TensorFlow): they are grouped and copied as given.
+    struct SparseReduceSparse { keep_dims: bool, max: bool }
+    fn compute(&self, ctx) {
         let shape_t = ctx.input(2)?;
         if shape_t.rank() != 1 {
             return Err(ctx.error(format!("Expected input_shape to be a vector; got shape: {}", shape_t.shape())));
@@ -133,10 +129,9 @@ fn softmax_typed<T: Real>(groups: &[Vec<usize>], vals: &Tensor) -> Result<Tensor
     Tensor::new(vals.shape().clone(), out)
 }
 
-struct SparseSoftmax;
-
-impl OpKernel for SparseSoftmax {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SparseSoftmax;
+    fn compute(&self, ctx) {
         let (m, vals, shape) = sparse_input(ctx, 0, ["sp_indices", "sp_values", "sp_shape"])?;
         if shape.len() < 2 || m.rank != shape.len() {
             return Err(ctx.error(format!("Input should have rank >= 2, but received shape: {shape:?}")));

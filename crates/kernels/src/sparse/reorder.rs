@@ -5,17 +5,16 @@ use ferroflow_core::{Shape, Status, Tensor, TensorType};
 
 use super::util::sparse_input;
 use crate::array::util::collect_vec;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::KernelRegistry;
 
 fn permute<T: TensorType + Clone>(values: &Tensor, perm: &[usize]) -> Result<Tensor, Status> {
     let v = values.as_slice::<T>()?;
     Tensor::new(Shape::new(vec![perm.len()]), collect_vec(&[perm.len()], perm.iter().map(|&i| v[i].clone()))?)
 }
 
-struct SparseReorder;
-
-impl OpKernel for SparseReorder {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SparseReorder;
+    fn compute(&self, ctx) {
         let (idx, values, shape) = sparse_input(ctx, 0, ["Input indices", "Input values", "Input shape"])?;
         if shape.len() != idx.rank {
             return Err(ctx.error(format!(

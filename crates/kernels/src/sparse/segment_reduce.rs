@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use super::elem::SegElem;
 use crate::array::util::{check_alloc, index_vec, product, PAR_THRESHOLD};
 use crate::dispatch::dispatch;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpContext};
 
 /// The reduction of a segment's rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -192,14 +192,10 @@ fn unsorted_segment_reduce(ctx: &mut OpContext, kind: Reduce) -> Result<(), Stat
     ctx.set_output(0, out)
 }
 
-/// A segment reduction kernel: sorted (`Segment*`) or not (`UnsortedSegment*`).
-struct SegmentReduce {
-    kind: Reduce,
-    sorted: bool,
-}
-
-impl OpKernel for SegmentReduce {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// A segment reduction kernel: sorted (`Segment*`) or not (`UnsortedSegment*`).
+    struct SegmentReduce { kind: Reduce, sorted: bool }
+    fn compute(&self, ctx) {
         if self.sorted {
             segment_reduce(ctx, self.kind)
         } else {

@@ -16,7 +16,7 @@ use super::to_dense::validate_sorted;
 use super::util::{check_values, indices_matrix, shape_vector};
 use crate::array::util::{check_alloc, tf_type_name};
 use crate::data_flow::tensor_array::concat_rows;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpContext};
 
 /// How the three parts are boxed.
 #[derive(Clone, Copy, PartialEq)]
@@ -86,12 +86,9 @@ fn sparse_inputs(ctx: &OpContext) -> Result<(Tensor, Tensor, Tensor, Vec<i64>), 
     Ok((it, vt, st, shape))
 }
 
-struct SerializeSparse {
-    out: Boxing,
-}
-
-impl OpKernel for SerializeSparse {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SerializeSparse { out: Boxing }
+    fn compute(&self, ctx) {
         let (i, v, s, _) = sparse_inputs(ctx)?;
         ctx.set_output(0, self.out.pack(vec![3], vec![i, v, s])?)
     }
@@ -103,12 +100,9 @@ fn take<T: TensorType + Clone>(values: &Tensor, rows: std::ops::Range<usize>) ->
     Tensor::new(Shape::new(vec![v.len()]), v.to_vec())
 }
 
-struct SerializeManySparse {
-    out: Boxing,
-}
-
-impl OpKernel for SerializeManySparse {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SerializeManySparse { out: Boxing }
+    fn compute(&self, ctx) {
         let (it, values, _, shape) = sparse_inputs(ctx)?;
         let rank = shape.len();
         if rank <= 1 {
@@ -165,12 +159,9 @@ fn unbox(ctx: &OpContext, t: &Tensor, flat: usize, i: usize, j: usize) -> Result
     }
 }
 
-struct DeserializeSparse {
-    dtype: DataType,
-}
-
-impl OpKernel for DeserializeSparse {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct DeserializeSparse { dtype: DataType }
+    fn compute(&self, ctx) {
         let input = ctx.input(0)?;
         if !matches!(input.dtype(), DataType::String | DataType::Variant) {
             return Err(ctx.error(format!("serialized_sparse must be string or variant, got {}", input.dtype())));

@@ -103,10 +103,9 @@ fn add_typed<T: SegElem>(offsets: &[usize], a: &Tensor, b: &Tensor) -> Result<Te
     Tensor::new(b.shape().clone(), out)
 }
 
-struct DenseAdd;
-
-impl OpKernel for DenseAdd {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct DenseAdd;
+    fn compute(&self, ctx) {
         let (idx, a, shape) = sparse_input(ctx, 0, ["a_indices", "a_values", "a_shape"])?;
         let b = ctx.input(3)?;
         let bdims: Vec<i64> = b.dims().iter().map(|&d| d as i64).collect();

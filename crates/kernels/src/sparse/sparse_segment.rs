@@ -10,7 +10,7 @@ use super::elem::SegElem;
 use super::segment_reduce::{fill_runs, runs, Reduce};
 use crate::array::util::{check_alloc, checked_index_scalar, index_tensor, index_vec, product};
 use crate::dispatch::dispatch;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpContext};
 
 /// Checks `indices` and `segment_ids`: vectors of one size.
 fn ids_pair(ctx: &OpContext, indices: &Tensor, seg: &Tensor) -> Result<(Vec<i64>, Vec<i64>), Status> {
@@ -52,14 +52,10 @@ fn reduce_typed<T: SegElem>(
     Tensor::new(Shape::new(out_dims.to_vec()), dst)
 }
 
-/// `SparseSegment{kind}`, with `num_segments` (input 3) when `with_num`.
-struct SparseSegmentReduce {
-    kind: Reduce,
-    with_num: bool,
-}
-
-impl OpKernel for SparseSegmentReduce {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `SparseSegment{kind}`, with `num_segments` (input 3) when `with_num`.
+    struct SparseSegmentReduce { kind: Reduce, with_num: bool }
+    fn compute(&self, ctx) {
         let data = ctx.input(0)?;
         let (indices, seg) = ids_pair(ctx, &ctx.input(1)?, &ctx.input(2)?)?;
         if data.rank() == 0 {
@@ -144,16 +140,11 @@ fn scatter_typed<T: SegElem>(
     Tensor::new(Shape::new(out_dims.to_vec()), dst)
 }
 
-/// `SparseSegment{kind}Grad` (V1: dense) or `...GradV2` (the sorted unique rows).
-struct SparseSegmentGrad {
-    kind: Reduce,
-    v2: bool,
-}
-
-impl OpKernel for SparseSegmentGrad {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let grad = ctx.input(0)?;
-        let idx_t = ctx.input(1)?;
+op_kernel! {
+    /// `SparseSegment{kind}Grad` (V1: dense) or `...GradV2` (the sorted unique rows).
+    struct SparseSegmentGrad { kind: Reduce, v2: bool }
+    fn compute(&self, ctx) {
+        let [grad, idx_t] = ctx.inputs()?;
         let (indices, seg) = ids_pair(ctx, &idx_t, &ctx.input(2)?)?;
         let dim0 = checked_index_scalar(ctx, &ctx.input(3)?, |t| {
             format!("output_dim0 should be a scalar, not shape {}", t.shape())
@@ -198,18 +189,30 @@ impl OpKernel for SparseSegmentGrad {
     }
 }
 
+/// The reduction an op's name says: `…Mean…`, `…SqrtN…`, else a sum.
+fn kind_of(op: &str) -> Reduce {
+    if op.contains("Mean") {
+        Reduce::Mean
+    } else if op.contains("SqrtN") {
+        Reduce::SqrtN
+    } else {
+        Reduce::Sum
+    }
+}
+
 pub(crate) fn register(r: &mut KernelRegistry) {
-    use Reduce::{Mean, SqrtN, Sum};
-    r.add("SparseSegmentSum", |_| Ok(Box::new(SparseSegmentReduce { kind: Sum, with_num: false })));
-    r.add("SparseSegmentMean", |_| Ok(Box::new(SparseSegmentReduce { kind: Mean, with_num: false })));
-    r.add("SparseSegmentSqrtN", |_| Ok(Box::new(SparseSegmentReduce { kind: SqrtN, with_num: false })));
-    r.add("SparseSegmentSumWithNumSegments", |_| Ok(Box::new(SparseSegmentReduce { kind: Sum, with_num: true })));
-    r.add("SparseSegmentMeanWithNumSegments", |_| Ok(Box::new(SparseSegmentReduce { kind: Mean, with_num: true })));
-    r.add("SparseSegmentSqrtNWithNumSegments", |_| Ok(Box::new(SparseSegmentReduce { kind: SqrtN, with_num: true })));
-    r.add("SparseSegmentSumGrad", |_| Ok(Box::new(SparseSegmentGrad { kind: Sum, v2: false })));
-    r.add("SparseSegmentMeanGrad", |_| Ok(Box::new(SparseSegmentGrad { kind: Mean, v2: false })));
-    r.add("SparseSegmentSqrtNGrad", |_| Ok(Box::new(SparseSegmentGrad { kind: SqrtN, v2: false })));
-    r.add("SparseSegmentSumGradV2", |_| Ok(Box::new(SparseSegmentGrad { kind: Sum, v2: true })));
-    r.add("SparseSegmentMeanGradV2", |_| Ok(Box::new(SparseSegmentGrad { kind: Mean, v2: true })));
-    r.add("SparseSegmentSqrtNGradV2", |_| Ok(Box::new(SparseSegmentGrad { kind: SqrtN, v2: true })));
+    for op in ["SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"] {
+        r.add(op, |n| Ok(Box::new(SparseSegmentReduce { kind: kind_of(&n.op), with_num: false })));
+    }
+    for op in
+        ["SparseSegmentSumWithNumSegments", "SparseSegmentMeanWithNumSegments", "SparseSegmentSqrtNWithNumSegments"]
+    {
+        r.add(op, |n| Ok(Box::new(SparseSegmentReduce { kind: kind_of(&n.op), with_num: true })));
+    }
+    for op in ["SparseSegmentSumGrad", "SparseSegmentMeanGrad", "SparseSegmentSqrtNGrad"] {
+        r.add(op, |n| Ok(Box::new(SparseSegmentGrad { kind: kind_of(&n.op), v2: false })));
+    }
+    for op in ["SparseSegmentSumGradV2", "SparseSegmentMeanGradV2", "SparseSegmentSqrtNGradV2"] {
+        r.add(op, |n| Ok(Box::new(SparseSegmentGrad { kind: kind_of(&n.op), v2: true })));
+    }
 }

@@ -6,7 +6,7 @@ use ferroflow_core::{NodeAttrs, Shape, Status, Tensor, TensorType};
 
 use super::util::{dense_dims, out_of_bounds};
 use crate::array::util::{check_alloc, index_vec};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::KernelRegistry;
 
 fn idx_str(v: &[i64]) -> String {
     format!("[{}]", v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(","))
@@ -61,12 +61,9 @@ fn scatter<T: TensorType + Clone>(
     Tensor::new(Shape::new(dims.to_vec()), out)
 }
 
-struct SparseToDense {
-    validate: bool,
-}
-
-impl OpKernel for SparseToDense {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct SparseToDense { validate: bool }
+    fn compute(&self, ctx) {
         let (it, st, values, default) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?, ctx.input(3)?);
         if it.rank() > 2 {
             return Err(

@@ -11,16 +11,11 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 use super::handle::{tf_type_name, uninitialized_use};
 use super::update::{add_in_place, assign_value, UpdateKind};
 use crate::resource::LegacyVar;
-use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
+use crate::{KernelRegistry, OpKernel, Value, Var};
 
-struct VariableV2 {
-    container: String,
-    name: String,
-    dtype: DataType,
-}
-
-impl OpKernel for VariableV2 {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct VariableV2 { container: String, name: String, dtype: DataType }
+    fn compute(&self, ctx) {
         let var = ctx
             .resources()
             .lookup_or_create(&self.container, &self.name, || Ok(LegacyVar(Var::new(&self.name, self.dtype).into())))?
@@ -49,12 +44,9 @@ fn variable_v2(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     }))
 }
 
-struct Assign {
-    validate_shape: bool,
-}
-
-impl OpKernel for Assign {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Assign { validate_shape: bool }
+    fn compute(&self, ctx) {
         let var = ctx.input_ref(0)?;
         let value = ctx.take_input(1)?;
         if value.dtype() != var.dtype {
@@ -72,12 +64,9 @@ impl OpKernel for Assign {
     }
 }
 
-struct AssignUpdate {
-    kind: UpdateKind,
-}
-
-impl OpKernel for AssignUpdate {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct AssignUpdate { kind: UpdateKind }
+    fn compute(&self, ctx) {
         let var = ctx.input_ref(0)?;
         let value = ctx.input(1)?;
         {
@@ -104,10 +93,9 @@ impl OpKernel for AssignUpdate {
     }
 }
 
-struct IsVariableInitialized;
-
-impl OpKernel for IsVariableInitialized {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct IsVariableInitialized;
+    fn compute(&self, ctx) {
         let init = ctx.input_ref(0)?.is_initialized();
         ctx.set_output(0, Tensor::scalar(init))
     }

@@ -50,12 +50,9 @@ fn var_handle_op(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     }))
 }
 
-struct ReadVariableOp {
-    dtype: DataType,
-}
-
-impl OpKernel for ReadVariableOp {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ReadVariableOp { dtype: DataType }
+    fn compute(&self, ctx) {
         let want = tf_type_name(self.dtype);
         let (_, t) = read_typed_var(ctx, self.dtype, |var| {
             format!("Trying to read variable with wrong dtype. Expected {want} got {}", tf_type_name(var.dtype))
@@ -64,13 +61,9 @@ impl OpKernel for ReadVariableOp {
     }
 }
 
-struct AssignVariableOp {
-    dtype: DataType,
-    validate_shape: bool,
-}
-
-impl OpKernel for AssignVariableOp {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct AssignVariableOp { dtype: DataType, validate_shape: bool }
+    fn compute(&self, ctx) {
         let h = handle_input(ctx, 0)?;
         let value = ctx.take_input(1)?;
         if value.dtype() != self.dtype {
@@ -95,13 +88,9 @@ impl OpKernel for AssignVariableOp {
     }
 }
 
-struct AssignUpdateVariableOp {
-    dtype: DataType,
-    kind: UpdateKind,
-}
-
-impl OpKernel for AssignUpdateVariableOp {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct AssignUpdateVariableOp { dtype: DataType, kind: UpdateKind }
+    fn compute(&self, ctx) {
         let h = handle_input(ctx, 0)?;
         let value = ctx.input(1)?;
         let var = super::handle::lookup_var(ctx, &h).map_err(|e| node_context(&ctx.node().name, e))?;
@@ -121,21 +110,19 @@ impl OpKernel for AssignUpdateVariableOp {
     }
 }
 
-struct VarIsInitializedOp;
-
-impl OpKernel for VarIsInitializedOp {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct VarIsInitializedOp;
+    fn compute(&self, ctx) {
         let h = handle_input(ctx, 0)?;
         let init = super::handle::lookup_var(ctx, &h).map(|v| v.is_initialized()).unwrap_or(false);
         ctx.set_output(0, Tensor::scalar(init))
     }
 }
 
-/// `VariableShape`: the shape of a resource variable's value (`out_type` int32 or int64).
-struct VariableShape;
-
-impl OpKernel for VariableShape {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `VariableShape`: the shape of a resource variable's value (`out_type` int32 or int64).
+    struct VariableShape;
+    fn compute(&self, ctx) {
         let h = handle_input(ctx, 0)?;
         let var = super::handle::existing_var(ctx, &h)?;
         let value = var.read().map_err(|_| super::handle::uninitialized_read(ctx, &h))?;
@@ -154,12 +141,9 @@ impl OpKernel for VariableShape {
     }
 }
 
-struct DestroyResourceOp {
-    ignore_lookup_error: bool,
-}
-
-impl OpKernel for DestroyResourceOp {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct DestroyResourceOp { ignore_lookup_error: bool }
+    fn compute(&self, ctx) {
         let h = handle_input(ctx, 0)?;
         match ctx.resources().delete::<Var>(&h.container, &h.name) {
             Err(e) if !self.ignore_lookup_error => Err(node_context(&ctx.node().name, e)),

@@ -11,15 +11,11 @@ use super::handle::{
     check_row_scatter, check_scatter_dtypes, existing_var, handle_input, read_gather_var, uninitialized_use, var_inputs,
 };
 use crate::array::{dims_str, index_vec, multi_index};
-use crate::{KernelRegistry, OpContext, OpKernel, Value};
+use crate::{KernelRegistry, OpKernel, Value};
 
-struct ResourceGather {
-    batch_dims: i64,
-    dtype: DataType,
-}
-
-impl OpKernel for ResourceGather {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ResourceGather { batch_dims: i64, dtype: DataType }
+    fn compute(&self, ctx) {
         let (var, params) = read_gather_var(ctx, self.dtype)?;
         let indices = ctx.input(1)?;
         let bd = self.batch_dims;
@@ -91,14 +87,9 @@ fn scatter_typed<T: ScatterElem>(var: &mut Tensor, idx: &[i64], updates: &Tensor
     Ok(())
 }
 
-struct ScatterKernel {
-    op: Scatter,
-    resource: bool,
-    dtype: DataType,
-}
-
-impl OpKernel for ScatterKernel {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ScatterKernel { op: Scatter, resource: bool, dtype: DataType }
+    fn compute(&self, ctx) {
         let var = var_inputs(ctx, 1, self.resource)?.remove(0);
         let indices = ctx.input(1)?;
         let updates = ctx.input(2)?;
@@ -130,10 +121,9 @@ fn scatter(n: &NodeDef, op: Scatter, resource: bool) -> Result<Box<dyn OpKernel>
     Ok(Box::new(ScatterKernel { op, resource, dtype }))
 }
 
-struct DisableCopyOnRead;
-
-impl OpKernel for DisableCopyOnRead {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct DisableCopyOnRead;
+    fn compute(&self, ctx) {
         existing_var(ctx, &handle_input(ctx, 0)?).map(|_| ())
     }
 }

@@ -33,12 +33,9 @@ fn parse_typed<T: std::str::FromStr + ferroflow_core::TensorType>(
     Tensor::new(t.shape().clone(), out)
 }
 
-struct StringToNumber {
-    out: DataType,
-}
-
-impl OpKernel for StringToNumber {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct StringToNumber { out: DataType }
+    fn compute(&self, ctx) {
         let t = ctx.input(0)?;
         let out = dispatch!(self.out, ctx, [f32, f64, i32, i64, u32, u64], |T| parse_typed::<T>(ctx, &t))?;
         ctx.set_output(0, out)
@@ -230,13 +227,9 @@ fn decode(s: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-struct Base64 {
-    encode: bool,
-    pad: bool,
-}
-
-impl OpKernel for Base64 {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Base64 { encode: bool, pad: bool }
+    fn compute(&self, ctx) {
         let t = ctx.input(0)?;
         let out = strings(ctx, "input", &t)?
             .iter()

@@ -3,15 +3,14 @@
 //! one string as the string; a row of several strings as the concatenation of their own
 //! fingerprints, as in TensorFlow. `method` must be `farmhash64`.
 
-use ferroflow_core::{Status, Storage, Tensor};
+use ferroflow_core::{Storage, Tensor};
 
 use super::{fingerprint64, strings};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::KernelRegistry;
 
-struct Fingerprint;
-
-impl OpKernel for Fingerprint {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Fingerprint;
+    fn compute(&self, ctx) {
         let data = ctx.input(0)?;
         let method_t = ctx.input_of_rank(1, 0, "`method` should be a scalar string: ")?;
         let method = strings(ctx, "method", &method_t)?[0].clone();

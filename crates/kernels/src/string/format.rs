@@ -15,7 +15,7 @@ use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{NodeAttrs, Shape, Status, Storage, Tensor};
 
 use super::{string_tensor, strings};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 /// `%.{digits}g` of `v`, as C's printf writes it.
 fn format_g(v: f64, digits: usize) -> String {
@@ -193,13 +193,9 @@ fn summarize(t: &Tensor, summarize: i64, out: &mut Vec<u8>) {
     dim(t, 0, limit, 0, out);
 }
 
-struct StringFormat {
-    pieces: Vec<String>,
-    summarize: i64,
-}
-
-impl OpKernel for StringFormat {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct StringFormat { pieces: Vec<String>, summarize: i64 }
+    fn compute(&self, ctx) {
         let n = ctx.num_inputs();
         if self.pieces.len() != n + 1 {
             return Err(ctx.error(format!(
@@ -228,13 +224,9 @@ fn make_format(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     }))
 }
 
-struct PrintV2 {
-    stream: String,
-    end: Vec<u8>,
-}
-
-impl OpKernel for PrintV2 {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct PrintV2 { stream: String, end: Vec<u8> }
+    fn compute(&self, ctx) {
         let t = ctx.input(0)?;
         if t.rank() != 0 {
             return Err(ctx.error(format!("Input is expected to be scalar, but got {}", t.shape())));

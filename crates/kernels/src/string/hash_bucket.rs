@@ -8,7 +8,7 @@ use ferroflow_core::{NodeAttrs, Status, Tensor};
 use super::farmhash::{fingerprint64, siphash24};
 use super::strings;
 use crate::array::util::collect_vec;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 #[derive(Clone, Copy)]
 enum Hash {
@@ -17,13 +17,9 @@ enum Hash {
     Legacy,
 }
 
-struct HashBucket {
-    buckets: u64,
-    hash: Hash,
-}
-
-impl OpKernel for HashBucket {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct HashBucket { buckets: u64, hash: Hash }
+    fn compute(&self, ctx) {
         let t = ctx.input(0)?;
         let out = collect_vec(
             t.dims(),

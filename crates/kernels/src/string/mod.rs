@@ -87,14 +87,11 @@ pub fn string_tensor(shape: Shape, v: Vec<Vec<u8>>) -> Result<Tensor, Status> {
     Tensor::from_storage(shape, Storage::Str(v))
 }
 
-/// `StringJoin`: joins its inputs element-wise with `separator`; scalars are broadcast, the
-/// other inputs must share one shape.
-struct StringJoin {
-    separator: Vec<u8>,
-}
-
-impl OpKernel for StringJoin {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `StringJoin`: joins its inputs element-wise with `separator`; scalars are broadcast, the
+    /// other inputs must share one shape.
+    struct StringJoin { separator: Vec<u8> }
+    fn compute(&self, ctx) {
         let inputs = (0..ctx.num_inputs()).map(|i| ctx.input(i)).collect::<Result<Vec<_>, _>>()?;
         let mut shape: Option<Shape> = None;
         for (i, t) in inputs.iter().enumerate() {
@@ -173,13 +170,10 @@ fn match_all(ctx: &mut OpContext, re: &Regex) -> Result<(), Status> {
     ctx.set_output(0, Tensor::from_storage(t.shape().clone(), Storage::Bool(out))?)
 }
 
-/// `StaticRegexFullMatch`: whether each string matches the `pattern` attr entirely.
-struct StaticRegexFullMatch {
-    re: Regex,
-}
-
-impl OpKernel for StaticRegexFullMatch {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `StaticRegexFullMatch`: whether each string matches the `pattern` attr entirely.
+    struct StaticRegexFullMatch { re: Regex }
+    fn compute(&self, ctx) {
         match_all(ctx, &self.re)
     }
 }
@@ -189,11 +183,10 @@ fn static_regex_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(StaticRegexFullMatch { re }))
 }
 
-/// `RegexFullMatch`: as `StaticRegexFullMatch` with the pattern a scalar input.
-struct RegexFullMatch;
-
-impl OpKernel for RegexFullMatch {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `RegexFullMatch`: as `StaticRegexFullMatch` with the pattern a scalar input.
+    struct RegexFullMatch;
+    fn compute(&self, ctx) {
         let p = ctx.input_of_rank(1, 0, "Pattern must be scalar, but received ")?;
         let pattern = String::from_utf8_lossy(&strings(ctx, "pattern", &p)?[0]).into_owned();
         let re = full_match(&pattern).map_err(|e| ctx.error(e))?;
@@ -208,11 +201,10 @@ fn scalar_of<'a>(ctx: &OpContext, what: &str, t: &'a Tensor) -> Result<&'a Tenso
     Ok(t)
 }
 
-/// `ShardedFilename`: `<basename>-<shard, 5 digits>-of-<num_shards, 5 digits>`.
-struct ShardedFilename;
-
-impl OpKernel for ShardedFilename {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `ShardedFilename`: `<basename>-<shard, 5 digits>-of-<num_shards, 5 digits>`.
+    struct ShardedFilename;
+    fn compute(&self, ctx) {
         let (b, s, n) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
         let base = strings(ctx, "basename", scalar_of(ctx, "basename", &b)?)?[0].clone();
         let shard = scalar_of(ctx, "shard", &s)?.scalar_value::<i32>()?;
@@ -223,11 +215,10 @@ impl OpKernel for ShardedFilename {
     }
 }
 
-/// `ShardedFilespec`: `<basename>-?????-of-<num_shards, 5 digits>`.
-struct ShardedFilespec;
-
-impl OpKernel for ShardedFilespec {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `ShardedFilespec`: `<basename>-?????-of-<num_shards, 5 digits>`.
+    struct ShardedFilespec;
+    fn compute(&self, ctx) {
         let (b, n) = (ctx.input(0)?, ctx.input(1)?);
         let base = strings(ctx, "basename", scalar_of(ctx, "basename", &b)?)?[0].clone();
         let num = scalar_of(ctx, "num_shards", &n)?.scalar_value::<i32>()?;

@@ -14,7 +14,7 @@ use ferroflow_core::{shape_proto_dims, DataType, NodeAttrs, Shape, Status, Stora
 use super::example_proto::{parse_example, Feature};
 use super::strings;
 use crate::array::util::check_alloc;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpContext};
 
 struct Config {
     sparse_types: Vec<DataType>,
@@ -100,12 +100,9 @@ pub(super) fn storage_len(s: &Storage) -> usize {
     }
 }
 
-struct ParseExample {
-    cfg: Config,
-}
-
-impl OpKernel for ParseExample {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ParseExample { cfg: Config }
+    fn compute(&self, ctx) {
         let cfg = &self.cfg;
         let serialized = ctx.input(0)?;
         let mut ragged_keys = Vec::new();

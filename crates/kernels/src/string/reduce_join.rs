@@ -9,15 +9,11 @@ use ferroflow_core::{NodeAttrs, Shape, Status};
 
 use super::{string_tensor, strings, StringsOut};
 use crate::array::util::index_vec;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
-struct ReduceJoin {
-    keep_dims: bool,
-    separator: Vec<u8>,
-}
-
-impl OpKernel for ReduceJoin {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ReduceJoin { keep_dims: bool, separator: Vec<u8> }
+    fn compute(&self, ctx) {
         let (x, axes_t) = (ctx.input(0)?, ctx.input(1)?);
         let v = strings(ctx, "inputs", &x)?;
         let dims = x.dims().to_vec();

@@ -71,14 +71,9 @@ fn replace_all(ctx: &mut OpContext, re: &Regex, rewrite: &[u8], global: bool) ->
     ctx.set_output(0, string_tensor(t.shape().clone(), out)?)
 }
 
-struct StaticRegexReplace {
-    re: Regex,
-    rewrite: Vec<u8>,
-    global: bool,
-}
-
-impl OpKernel for StaticRegexReplace {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct StaticRegexReplace { re: Regex, rewrite: Vec<u8>, global: bool }
+    fn compute(&self, ctx) {
         replace_all(ctx, &self.re, &self.rewrite, self.global)
     }
 }
@@ -97,12 +92,9 @@ fn static_factory(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(StaticRegexReplace { re, rewrite, global: global_of(n)? }))
 }
 
-struct RegexReplace {
-    global: bool,
-}
-
-impl OpKernel for RegexReplace {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct RegexReplace { global: bool }
+    fn compute(&self, ctx) {
         let p = ctx.input_of_rank(1, 0, "Pattern must be scalar, but received ")?;
         let r = ctx.input_of_rank(2, 0, "Rewrite must be scalar, but received ")?;
         let pattern = String::from_utf8_lossy(&strings(ctx, "pattern", &p)?[0]).into_owned();

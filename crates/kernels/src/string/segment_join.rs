@@ -8,14 +8,11 @@ use ferroflow_core::{NodeAttrs, Shape, Status};
 
 use super::{string_tensor, strings};
 use crate::array::util::index_vec;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
-struct UnsortedSegmentJoin {
-    separator: Vec<u8>,
-}
-
-impl OpKernel for UnsortedSegmentJoin {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct UnsortedSegmentJoin { separator: Vec<u8> }
+    fn compute(&self, ctx) {
         let (x, ids_t, n_t) = (ctx.input(0)?, ctx.input(1)?, ctx.input(2)?);
         let v = strings(ctx, "inputs", &x)?;
         if n_t.num_elements() == 0 {

@@ -2,11 +2,11 @@
 //! `StringSplitV2` (`sep` splits exactly, empty tokens kept; an empty `sep` splits on runs
 //! of whitespace; at most `maxsplit` splits): a sparse `[batch, max tokens]` result.
 
-use ferroflow_core::{NodeAttrs, Shape, Status, Tensor};
+use ferroflow_core::{NodeAttrs, Shape, Tensor};
 
 use super::{string_tensor, strings};
 use crate::array::util::check_alloc;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::KernelRegistry;
 
 fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r')
@@ -59,14 +59,9 @@ fn split_v1<'a>(s: &'a [u8], delim: &[u8], skip_empty: bool) -> Vec<&'a [u8]> {
     s.split(|c| delim.contains(c)).filter(|t| !(skip_empty && t.is_empty())).collect()
 }
 
-struct StringSplit {
-    v2: bool,
-    skip_empty: bool,
-    maxsplit: i64,
-}
-
-impl OpKernel for StringSplit {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct StringSplit { v2: bool, skip_empty: bool, maxsplit: i64 }
+    fn compute(&self, ctx) {
         let input = ctx.input_of_rank(0, 1, "input must be a vector, got shape: ")?;
         let sep_t = ctx.input_of_rank(1, 0, "sep must be a scalar, got shape: ")?;
         let sep = &strings(ctx, "sep", &sep_t)?[0];

@@ -15,7 +15,7 @@ use ferroflow_core::{NodeAttrs, Shape, Status, Tensor};
 
 use super::{string_tensor, strings, StringsOut};
 use crate::array::util::{index_tensor, index_type_attr, index_vec};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Encoding {
@@ -166,17 +166,11 @@ fn encode(chars: &[i32], enc: Encoding, p: Policy, out: &mut Vec<u8>) -> Result<
 const BAD_INPUT: &str = "Invalid formatting on input string";
 const BAD_CODE_POINT: &str = "Code point is out of range for Unicode, or is a surrogate.";
 
-/// `UnicodeDecode` (`offsets` false) and `UnicodeDecodeWithOffsets`: every string of the
-/// input, flattened, as a row of code points (int32), with row splits (`Tsplits`).
-struct Decode {
-    enc: Encoding,
-    policy: Policy,
-    splits: ferroflow_core::DataType,
-    offsets: bool,
-}
-
-impl OpKernel for Decode {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `UnicodeDecode` (`offsets` false) and `UnicodeDecodeWithOffsets`: every string of the
+    /// input, flattened, as a row of code points (int32), with row splits (`Tsplits`).
+    struct Decode { enc: Encoding, policy: Policy, splits: ferroflow_core::DataType, offsets: bool }
+    fn compute(&self, ctx) {
         let t = ctx.input(0)?;
         let v = strings(ctx, "input", &t)?;
         let mut splits = Vec::with_capacity(v.len() + 1);
@@ -198,15 +192,11 @@ impl OpKernel for Decode {
     }
 }
 
-/// `UnicodeEncode`: each row of code points (`input_values` split by `input_splits`) as one
-/// string.
-struct Encode {
-    enc: Encoding,
-    policy: Policy,
-}
-
-impl OpKernel for Encode {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `UnicodeEncode`: each row of code points (`input_values` split by `input_splits`) as one
+    /// string.
+    struct Encode { enc: Encoding, policy: Policy }
+    fn compute(&self, ctx) {
         let (values_t, splits_t) = (ctx.input(0)?, ctx.input(1)?);
         let values = values_t.as_slice::<i32>()?;
         let splits = index_vec(&splits_t)?;
@@ -233,16 +223,11 @@ impl OpKernel for Encode {
     }
 }
 
-/// `UnicodeTranscode`: every string decoded from `input_encoding` and encoded in
-/// `output_encoding`, the input's shape kept.
-struct Transcode {
-    from: Encoding,
-    to: Encoding,
-    policy: Policy,
-}
-
-impl OpKernel for Transcode {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `UnicodeTranscode`: every string decoded from `input_encoding` and encoded in
+    /// `output_encoding`, the input's shape kept.
+    struct Transcode { from: Encoding, to: Encoding, policy: Policy }
+    fn compute(&self, ctx) {
         let t = ctx.input(0)?;
         let v = strings(ctx, "input", &t)?;
         let mut out = StringsOut::new(t.dims(), "UnicodeTranscode")?;

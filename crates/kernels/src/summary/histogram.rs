@@ -8,7 +8,7 @@ use ferroflow_core::proto::{summary, HistogramProto};
 use ferroflow_core::Status;
 
 use super::{output, tagged, utf8};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpContext};
 
 /// TensorFlow's default bucket limits (1551: 775 on each side of 0).
 pub fn default_bucket_limits() -> &'static [f64] {
@@ -94,10 +94,9 @@ impl Histogram {
     }
 }
 
-struct HistogramSummary;
-
-impl OpKernel for HistogramSummary {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct HistogramSummary;
+    fn compute(&self, ctx) {
         let tag_t = ctx.input(0)?;
         if tag_t.num_elements() != 1 {
             return Err(ctx.error(format!("tags must be a scalar, got shape {}", tag_t.shape())));

@@ -102,13 +102,9 @@ fn normalize<T: Sample>(v: &[T], depth: usize, bad: &[u8]) -> Vec<u8> {
     out
 }
 
-struct ImageSummary {
-    max_images: i64,
-    bad_color: Vec<u8>,
-}
-
-impl OpKernel for ImageSummary {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ImageSummary { max_images: i64, bad_color: Vec<u8> }
+    fn compute(&self, ctx) {
         let tag = base_tag(ctx, 0)?;
         let t = ctx.input(1)?;
         let values = image_values(ctx, &tag, &t, self.max_images, &self.bad_color)?;

@@ -3,15 +3,13 @@
 use std::collections::HashSet;
 
 use ferroflow_core::proto::{Message, Summary};
-use ferroflow_core::Status;
 
 use super::output;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::KernelRegistry;
 
-struct MergeSummary;
-
-impl OpKernel for MergeSummary {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct MergeSummary;
+    fn compute(&self, ctx) {
         let mut merged = Vec::new();
         let mut tags = HashSet::new();
         for i in 0..ctx.num_inputs() {

@@ -4,14 +4,12 @@ use ferroflow_core::proto::summary;
 use ferroflow_core::Status;
 
 use super::{output, tagged, utf8};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::KernelRegistry;
 
-struct ScalarSummary;
-
-impl OpKernel for ScalarSummary {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let tags = ctx.input(0)?;
-        let values = ctx.input(1)?;
+op_kernel! {
+    struct ScalarSummary;
+    fn compute(&self, ctx) {
+        let [tags, values] = ctx.inputs()?;
         if tags.shape() != values.shape() {
             return Err(ctx.error(format!(
                 "tags and values are not the same shape: {} != {}",

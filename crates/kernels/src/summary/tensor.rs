@@ -7,7 +7,7 @@ use ferroflow_core::proto::{summary, Message, SummaryMetadata};
 use ferroflow_core::{DataType, Status};
 
 use super::{output, utf8};
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpContext};
 
 /// The string scalar at input `i`.
 fn string_scalar(ctx: &OpContext, i: usize, what: &str) -> Result<Vec<u8>, Status> {
@@ -20,10 +20,9 @@ fn string_scalar(ctx: &OpContext, i: usize, what: &str) -> Result<Vec<u8>, Statu
     }
 }
 
-struct TensorSummaryV2;
-
-impl OpKernel for TensorSummaryV2 {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct TensorSummaryV2;
+    fn compute(&self, ctx) {
         let tag = utf8(ctx, &string_scalar(ctx, 0, "tag")?, "tag")?;
         let t = ctx.input(1)?;
         let meta = string_scalar(ctx, 2, "serialized_summary_metadata")?;

@@ -52,13 +52,9 @@ fn write_value(ctx: &OpContext, w: &SummaryWriter, step: i64, v: summary::Value)
     w.write(step, event::What::Summary(Summary { value: vec![v] })).map_err(|e| ctx.error_with(e))
 }
 
-struct Handle {
-    container: String,
-    name: String,
-}
-
-impl OpKernel for Handle {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Handle { container: String, name: String }
+    fn compute(&self, ctx) {
         set_handle_output(ctx, &self.container, &self.name, WRITER_TYPE_NAME, false)
     }
 }
@@ -68,10 +64,9 @@ fn handle(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(Handle { container, name }))
 }
 
-struct CreateFileWriter;
-
-impl OpKernel for CreateFileWriter {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct CreateFileWriter;
+    fn compute(&self, ctx) {
         let (c, n) = handle_names(ctx, 0)?;
         let logdir = string_at(ctx, 1, "logdir")?;
         let max_queue = scalar_at::<i32>(ctx, 2, "max_queue")?;
@@ -86,10 +81,9 @@ impl OpKernel for CreateFileWriter {
     }
 }
 
-struct CreateDbWriter;
-
-impl OpKernel for CreateDbWriter {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct CreateDbWriter;
+    fn compute(&self, ctx) {
         Err(ctx.error_with(Status::unimplemented(
             "CreateSummaryDbWriter (TensorFlow's SQLite summary writer) is not supported by ferroflow; \
              use a file writer (tf.summary.create_file_writer)",
@@ -97,10 +91,9 @@ impl OpKernel for CreateDbWriter {
     }
 }
 
-struct WriteScalar;
-
-impl OpKernel for WriteScalar {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct WriteScalar;
+    fn compute(&self, ctx) {
         let (w, step) = writer_and_step(ctx)?;
         let tag = string_at(ctx, 2, "tag")?;
         let t = ctx.input(3)?;
@@ -118,10 +111,9 @@ impl OpKernel for WriteScalar {
     }
 }
 
-struct WriteHistogram;
-
-impl OpKernel for WriteHistogram {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct WriteHistogram;
+    fn compute(&self, ctx) {
         let (w, step) = writer_and_step(ctx)?;
         let tag = string_at(ctx, 2, "tag")?;
         let h = histogram_of(ctx, &tag, &ctx.input(3)?)?;
@@ -129,14 +121,10 @@ impl OpKernel for WriteHistogram {
     }
 }
 
-/// `WriteImageSummary` (`bad_color` an input) and `WriteAudioSummary` (`sample_rate` one).
-struct WriteMedia {
-    image: bool,
-    max: i64,
-}
-
-impl OpKernel for WriteMedia {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `WriteImageSummary` (`bad_color` an input) and `WriteAudioSummary` (`sample_rate` one).
+    struct WriteMedia { image: bool, max: i64 }
+    fn compute(&self, ctx) {
         let (w, step) = writer_and_step(ctx)?;
         let tag = media::base_tag(ctx, 2)?;
         let t = ctx.input(3)?;
@@ -165,10 +153,9 @@ fn write_media(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(WriteMedia { image, max }))
 }
 
-struct WriteTensor;
-
-impl OpKernel for WriteTensor {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct WriteTensor;
+    fn compute(&self, ctx) {
         let (w, step) = writer_and_step(ctx)?;
         let t = ctx.input(2)?;
         let tag = string_at(ctx, 3, "tag")?;
@@ -188,14 +175,11 @@ impl OpKernel for WriteTensor {
     }
 }
 
-/// `WriteRawProtoSummary` (every element a serialized `Summary`, one event each) and
-/// `WriteGraphSummary` (a serialized `GraphDef`).
-struct WriteRaw {
-    graph: bool,
-}
-
-impl OpKernel for WriteRaw {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `WriteRawProtoSummary` (every element a serialized `Summary`, one event each) and
+    /// `WriteGraphSummary` (a serialized `GraphDef`).
+    struct WriteRaw { graph: bool }
+    fn compute(&self, ctx) {
         let (w, step) = writer_and_step(ctx)?;
         if self.graph {
             let bytes = scalar_at::<Vec<u8>>(ctx, 2, "tensor")?;
@@ -220,10 +204,9 @@ impl OpKernel for WriteRaw {
     }
 }
 
-struct ImportEvent;
-
-impl OpKernel for ImportEvent {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct ImportEvent;
+    fn compute(&self, ctx) {
         let w = writer(ctx)?;
         let bytes = scalar_at::<Vec<u8>>(ctx, 1, "event")?;
         let e = Event::decode(bytes.as_slice()).map_err(|e| {
@@ -233,13 +216,10 @@ impl OpKernel for ImportEvent {
     }
 }
 
-/// `FlushSummaryWriter` and `CloseSummaryWriter`.
-struct FlushOrClose {
-    close: bool,
-}
-
-impl OpKernel for FlushOrClose {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// `FlushSummaryWriter` and `CloseSummaryWriter`.
+    struct FlushOrClose { close: bool }
+    fn compute(&self, ctx) {
         let w = writer(ctx)?;
         if !self.close {
             return w.flush().map_err(|e| ctx.error_with(e));

@@ -134,12 +134,9 @@ fn ensure_shape(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     Ok(Box::new(EnsureShape { shape: n.attr_shape("shape")? }))
 }
 
-struct Empty {
-    dtype: DataType,
-}
-
-impl OpKernel for Empty {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Empty { dtype: DataType }
+    fn compute(&self, ctx) {
         let shape = shape_input(ctx, 0, |s| format!("shape must be a vector of int32, got shape {}", s.shape()))?;
         check_alloc(shape.dims(), self.dtype).map_err(|e| ctx.error_with(e))?;
         ctx.set_output(0, Tensor::zeros(self.dtype, shape)?)

@@ -15,12 +15,9 @@ use crate::math::elem::Num;
 use crate::state::handle::{check_row_scatter, check_scatter_dtypes, read_gather_var, uninitialized_use, var_inputs};
 use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
 
-struct GatherNd {
-    dtype: DataType,
-}
-
-impl OpKernel for GatherNd {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct GatherNd { dtype: DataType }
+    fn compute(&self, ctx) {
         let (_, params) = read_gather_var(ctx, self.dtype)?;
         let indices = ctx.input(1)?;
         let s = resolve(ctx, &indices, params.dims(), "param")?;
@@ -63,17 +60,11 @@ fn combine_rows<T: Num>(dst: &mut [T], idx: &[i64], row: usize, upd: &[T], scala
     }
 }
 
-/// ND (`nd` = Some(mode)) or row (`row` = Some(op)) scatter into a resource variable
-/// (`resource`) or a reference input.
-struct Scatter {
-    nd: Option<Mode>,
-    row: Option<Row>,
-    dtype_attr: DataType,
-    resource: bool,
-}
-
-impl OpKernel for Scatter {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    /// ND (`nd` = Some(mode)) or row (`row` = Some(op)) scatter into a resource variable
+    /// (`resource`) or a reference input.
+    struct Scatter { nd: Option<Mode>, row: Option<Row>, dtype_attr: DataType, resource: bool }
+    fn compute(&self, ctx) {
         let var = var_inputs(ctx, 1, self.resource)?.remove(0);
         self.update(ctx, &var)?;
         if !self.resource {

@@ -51,14 +51,10 @@ fn emit(ctx: &mut OpContext, x: &Tensor, axis: usize, sizes: &[usize]) -> Result
     Ok(())
 }
 
-struct Split {
-    num: usize,
-}
-
-impl OpKernel for Split {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let dim = ctx.input(0)?;
-        let x = ctx.input(1)?;
+op_kernel! {
+    struct Split { num: usize }
+    fn compute(&self, ctx) {
+        let [dim, x] = ctx.inputs()?;
         let axis = split_axis(ctx, &dim, x.rank())?;
         let len = x.dims()[axis];
         if len % self.num != 0 {

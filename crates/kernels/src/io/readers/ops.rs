@@ -20,16 +20,15 @@ use crate::{AsyncOpKernel, DoneCallback, KernelRegistry, OpContext, OpKernel};
 /// TensorFlow's type name of readers in resource handles.
 const READER_TYPE_NAME: &str = "N10tensorflow15ReaderInterfaceE";
 
-struct Create {
-    container: String,
-    name: String,
-    kind: ReaderKind,
-    /// Whether `shared_name` was given (else the reader is private to the session).
-    shared: bool,
-}
-
-impl OpKernel for Create {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Create {
+        container: String,
+        name: String,
+        kind: ReaderKind,
+        /// Whether `shared_name` was given (else the reader is private to the session).
+        shared: bool,
+    }
+    fn compute(&self, ctx) {
         let kind = self.kind.clone();
         let name = if self.shared { self.name.clone() } else { session_private_name(ctx, &self.name) };
         let r =
@@ -125,39 +124,33 @@ impl AsyncOpKernel for Read {
     }
 }
 
-struct Count {
-    completed: bool,
-}
-
-impl OpKernel for Count {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Count { completed: bool }
+    fn compute(&self, ctx) {
         let (produced, completed) = reader(ctx)?.counts();
         ctx.set_output(0, Tensor::scalar(if self.completed { completed } else { produced }))
     }
 }
 
-struct Reset;
-
-impl OpKernel for Reset {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Reset;
+    fn compute(&self, ctx) {
         reader(ctx)?.reset();
         Ok(())
     }
 }
 
-struct Serialize;
-
-impl OpKernel for Serialize {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Serialize;
+    fn compute(&self, ctx) {
         let s = reader(ctx)?.serialize().map_err(|e| node_err(ctx, e))?;
         ctx.set_output(0, Tensor::scalar(s))
     }
 }
 
-struct Restore;
-
-impl OpKernel for Restore {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Restore;
+    fn compute(&self, ctx) {
         let t = ctx.input(1)?;
         let s = t.as_slice::<Vec<u8>>()?;
         let [state] = s else { return Err(ctx.error(format!("state must be a scalar, got shape {}", t.shape()))) };
