@@ -159,9 +159,9 @@ pub mod attr {
     pub fn tensor(t: &Tensor) -> AttrValue {
         v(AV::Tensor(Box::new(t.to_proto())))
     }
-    /// `shape` attr (`None` = unknown rank, -1 = unknown dim).
-    pub fn shape(dims: Option<&[i64]>) -> AttrValue {
-        v(AV::Shape(match dims {
+    /// The shape proto of `dims` (`None` = unknown rank, -1 = unknown dim).
+    fn shape_proto(dims: Option<&[i64]>) -> TensorShapeProto {
+        match dims {
             None => TensorShapeProto { dim: vec![], unknown_rank: true },
             Some(d) => TensorShapeProto {
                 dim: d
@@ -170,7 +170,15 @@ pub mod attr {
                     .collect(),
                 unknown_rank: false,
             },
-        }))
+        }
+    }
+    /// `shape` attr (`None` = unknown rank, -1 = unknown dim).
+    pub fn shape(dims: Option<&[i64]>) -> AttrValue {
+        v(AV::Shape(shape_proto(dims)))
+    }
+    /// `list(shape)` attr, each shape as in [`shape`].
+    pub fn list_shape<'a>(shapes: impl IntoIterator<Item = Option<&'a [i64]>>) -> AttrValue {
+        v(AV::List(Box::new(ListValue { shape: shapes.into_iter().map(shape_proto).collect(), ..Default::default() })))
     }
     /// `func` attr naming a function of the library (no attrs bound).
     pub fn func(name: &str) -> AttrValue {

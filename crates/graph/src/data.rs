@@ -5,9 +5,7 @@
 //!
 //! [`define_function`]: crate::define_function
 
-use ferroflow_core::proto::attr_value::{ListValue, Value as AV};
-use ferroflow_core::proto::tensor_shape_proto::Dim;
-use ferroflow_core::proto::{AttrValue, TensorShapeProto};
+use ferroflow_core::proto::AttrValue;
 use ferroflow_core::{attr, DataType, Status, Tensor};
 
 use crate::function_def::Function;
@@ -27,17 +25,7 @@ pub struct Dataset {
 }
 
 fn shapes_attr(shapes: &[Dims]) -> AttrValue {
-    let shape = shapes
-        .iter()
-        .map(|d| match d {
-            None => TensorShapeProto { dim: vec![], unknown_rank: true },
-            Some(d) => TensorShapeProto {
-                dim: d.iter().map(|&size| Dim { size, name: String::new() }).collect(),
-                unknown_rank: false,
-            },
-        })
-        .collect();
-    AttrValue { value: Some(AV::List(Box::new(ListValue { shape, ..Default::default() }))) }
+    ferroflow_core::attr::list_shape(shapes.iter().map(|d| d.as_deref()))
 }
 
 fn i64c(s: &Scope, v: i64) -> Output {

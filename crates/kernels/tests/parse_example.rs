@@ -1,7 +1,6 @@
 //! `ParseExampleV2`, `ParseExample` (V1) and `ParseSingleExample` on `tf.train.Example` protos serialized by
 //! TensorFlow 2.21 (hex below), with the outputs TensorFlow gives for them.
 
-use ferroflow_core::proto::attr_value::{ListValue, Value};
 use ferroflow_core::proto::AttrValue;
 use ferroflow_core::{attr, Code, DataType, Shape, Storage, Tensor};
 use ferroflow_kernels::testutil::{node, run_kernel};
@@ -31,14 +30,7 @@ fn one_dense(example: Vec<u8>, key: &str, default: Tensor) -> Vec<Tensor> {
 }
 
 fn list_shape(shapes: &[&[i64]]) -> AttrValue {
-    let protos = shapes
-        .iter()
-        .map(|d| match attr::shape(Some(d)).value {
-            Some(Value::Shape(s)) => s,
-            _ => unreachable!(),
-        })
-        .collect();
-    AttrValue { value: Some(Value::List(Box::new(ListValue { shape: protos, ..Default::default() }))) }
+    attr::list_shape(shapes.iter().map(|d| Some(*d)))
 }
 
 fn v2_node(dense_shapes: &[&[i64]], tdense: &[DataType], sparse: &[DataType]) -> ferroflow_core::proto::NodeDef {

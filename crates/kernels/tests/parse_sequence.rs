@@ -2,7 +2,6 @@
 //! 2.21's error classes and texts for bad input (the values are golden cases,
 //! `tests/golden/sequence_example.json`), and the shapes it gives a scalar input.
 
-use ferroflow_core::proto::attr_value::{ListValue, Value};
 use ferroflow_core::proto::{AttrValue, NodeDef};
 use ferroflow_core::{attr, Code, DataType, Shape, Status, Storage, Tensor};
 use ferroflow_kernels::testutil::{node, run_kernel};
@@ -67,14 +66,7 @@ fn keys(v: &[&str]) -> Tensor {
 }
 
 fn list_shape(shapes: &[&[i64]]) -> AttrValue {
-    let shape = shapes
-        .iter()
-        .map(|d| match attr::shape(Some(d)).value {
-            Some(Value::Shape(s)) => s,
-            _ => unreachable!(),
-        })
-        .collect();
-    AttrValue { value: Some(Value::List(Box::new(ListValue { shape, ..Default::default() }))) }
+    attr::list_shape(shapes.iter().map(|d| Some(*d)))
 }
 
 /// One int64 context feature of each kind (dense "len" of shape [], sparse "sp", ragged

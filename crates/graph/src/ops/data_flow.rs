@@ -6,7 +6,7 @@
 //! FIFO queues (`FIFOQueue[V2]`, `QueueEnqueue[Many][V2]`, `QueueDequeue[Many][V2]`,
 //! `QueueClose[V2]`, `QueueSize[V2]`).
 
-use ferroflow_core::proto::{attr_value, AttrValue};
+use ferroflow_core::proto::AttrValue;
 use ferroflow_core::{attr, DataType, NodeAttrs, Status};
 
 use super::state::NUMBER_TYPES;
@@ -142,16 +142,7 @@ fn is_resource(h: &Output) -> bool {
 }
 
 fn shape_list(shapes: &[Vec<i64>]) -> AttrValue {
-    let list = shapes
-        .iter()
-        .filter_map(|d| match attr::shape(Some(d)).value {
-            Some(attr_value::Value::Shape(s)) => Some(s),
-            _ => None,
-        })
-        .collect();
-    AttrValue {
-        value: Some(attr_value::Value::List(Box::new(attr_value::ListValue { shape: list, ..Default::default() }))),
-    }
+    attr::list_shape(shapes.iter().map(|d| Some(&d[..])))
 }
 
 /// Which conditional accumulator [`conditional_accumulator`] builds.

@@ -108,23 +108,13 @@ fn attr_value(j: &J) -> AttrValue {
         }
         "shape" => attr::shape(Some(&v.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>())),
         "list_shape" => {
-            use ferroflow_core::proto::attr_value::{ListValue, Value};
-            let shape = v
+            let dims: Vec<Vec<i64>> = v
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|d| {
-                    match attr::shape(Some(
-                        &d.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect::<Vec<_>>(),
-                    ))
-                    .value
-                    {
-                        Some(Value::Shape(s)) => s,
-                        _ => unreachable!("attr::shape gives a shape"),
-                    }
-                })
+                .map(|d| d.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect())
                 .collect();
-            AttrValue { value: Some(Value::List(Box::new(ListValue { shape, ..Default::default() }))) }
+            attr::list_shape(dims.iter().map(|d| Some(&d[..])))
         }
         other => panic!("golden: unknown attr kind {other}"),
     }

@@ -19,14 +19,7 @@ struct Q {
 }
 
 fn list_shape(dims: &[i64]) -> ferroflow_core::proto::AttrValue {
-    use ferroflow_core::proto::attr_value;
-    let s = match attr::shape(Some(dims)).value {
-        Some(attr_value::Value::Shape(s)) => s,
-        _ => unreachable!(),
-    };
-    ferroflow_core::proto::AttrValue {
-        value: Some(attr_value::Value::List(Box::new(attr_value::ListValue { shape: vec![s], ..Default::default() }))),
-    }
+    attr::list_shape([Some(dims)])
 }
 
 impl Q {
