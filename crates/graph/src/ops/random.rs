@@ -4,7 +4,7 @@
 
 use ferroflow_core::{attr, DataType, Status};
 
-use crate::op_def::op;
+use crate::op_def::{op, OpDef, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::scope::{OpBuilder, Output, Scope};
 use crate::shape_fn::{unchanged, Dims, ShapeCtx};
@@ -43,20 +43,22 @@ fn random_int_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     random_shape(c)
 }
 
+/// A stateful float sampler with inputs `b` (the first the output's shape, of type `T`): one
+/// float output of `dtype`, seeded by the `seed`/`seed2` attrs.
+pub(super) fn float_sampler(b: OpDefBuilder) -> OpDef {
+    b.output("output: dtype")
+        .attr("seed: int = 0")
+        .attr("seed2: int = 0")
+        .attr("dtype: {half, bfloat16, float, double}")
+        .attr("T: {int32, int64}")
+        .stateful()
+        .shape_fn(random_shape)
+        .build()
+}
+
 pub(crate) fn register(r: &mut OpRegistry) {
     for name in ["RandomUniform", "RandomStandardNormal", "TruncatedNormal"] {
-        r.add(
-            op(name)
-                .input("shape: T")
-                .output("output: dtype")
-                .attr("seed: int = 0")
-                .attr("seed2: int = 0")
-                .attr("dtype: {half, bfloat16, float, double}")
-                .attr("T: {int32, int64}")
-                .stateful()
-                .shape_fn(random_shape)
-                .build(),
-        );
+        r.add(float_sampler(op(name).input("shape: T")));
     }
     r.add(
         op("RandomUniformInt")

@@ -5,7 +5,7 @@
 
 use ferroflow_core::DataType;
 
-use super::random::random_shape;
+use super::random::{float_sampler, random_shape};
 use crate::op_def::op;
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
@@ -17,16 +17,7 @@ const STATELESS_PARAMS: [&str; 4] = ["means", "stddevs", "minvals", "maxvals"];
 pub(crate) fn register(r: &mut OpRegistry) {
     let b = op("ParameterizedTruncatedNormal").input("shape: T");
     let b = PARAMS.iter().fold(b, |b, p| b.input(&format!("{p}: dtype")));
-    r.add(
-        b.output("output: dtype")
-            .attr("seed: int = 0")
-            .attr("seed2: int = 0")
-            .attr("dtype: {half, bfloat16, float, double}")
-            .attr("T: {int32, int64}")
-            .stateful()
-            .shape_fn(random_shape)
-            .build(),
-    );
+    r.add(float_sampler(b));
     let b = op("StatelessParameterizedTruncatedNormal").input("shape: S").input("seed: Tseed");
     let b = STATELESS_PARAMS.iter().fold(b, |b, p| b.input(&format!("{p}: dtype")));
     r.add(

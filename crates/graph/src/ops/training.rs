@@ -31,151 +31,69 @@ struct Layout {
     resource_only: bool,
 }
 
+/// The attrs several optimizers share.
+const NESTEROV: &[&str] = &["use_nesterov: bool = false"];
+const UPDATE_SLOTS: &[&str] = &["update_slots: bool = true"];
+const LINEAR_BY_LR: &[&str] = &["multiply_linear_by_lr: bool = false"];
+
+impl Layout {
+    /// A layout without attrs and with dense forms only, both ref and resource.
+    const fn new(name: &'static str, slots: &'static [&'static str], args: &'static [&'static str]) -> Layout {
+        Layout { name, slots, args, attrs: &[], sparse: false, resource_only: false }
+    }
+    const fn attrs(self, attrs: &'static [&'static str]) -> Layout {
+        Layout { attrs, ..self }
+    }
+    const fn sparse(self) -> Layout {
+        Layout { sparse: true, ..self }
+    }
+    const fn resource_only(self) -> Layout {
+        Layout { resource_only: true, ..self }
+    }
+}
+
 const LAYOUTS: &[Layout] = &[
-    Layout {
-        name: "GradientDescent",
-        slots: &["var"],
-        args: &["alpha", "*delta"],
-        attrs: &[],
-        sparse: false,
-        resource_only: false,
-    },
-    Layout {
-        name: "Momentum",
-        slots: &["var", "accum"],
-        args: &["lr", "*grad", "momentum"],
-        attrs: &["use_nesterov: bool = false"],
-        sparse: true,
-        resource_only: false,
-    },
-    Layout {
-        name: "Adagrad",
-        slots: &["var", "accum"],
-        args: &["lr", "*grad"],
-        attrs: &["update_slots: bool = true"],
-        sparse: true,
-        resource_only: false,
-    },
-    Layout {
-        name: "AdagradV2",
-        slots: &["var", "accum"],
-        args: &["lr", "epsilon", "*grad"],
-        attrs: &["update_slots: bool = true"],
-        sparse: true,
-        resource_only: false,
-    },
-    Layout {
-        name: "Adam",
-        slots: &["var", "m", "v"],
-        args: &["beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "*grad"],
-        attrs: &["use_nesterov: bool = false"],
-        sparse: false,
-        resource_only: false,
-    },
-    Layout {
-        name: "AdaMax",
-        slots: &["var", "m", "v"],
-        args: &["beta1_power", "lr", "beta1", "beta2", "epsilon", "*grad"],
-        attrs: &[],
-        sparse: false,
-        resource_only: false,
-    },
-    Layout {
-        name: "RMSProp",
-        slots: &["var", "ms", "mom"],
-        args: &["lr", "rho", "momentum", "epsilon", "*grad"],
-        attrs: &[],
-        sparse: true,
-        resource_only: false,
-    },
-    Layout {
-        name: "CenteredRMSProp",
-        slots: &["var", "mg", "ms", "mom"],
-        args: &["lr", "rho", "momentum", "epsilon", "*grad"],
-        attrs: &[],
-        sparse: true,
-        resource_only: false,
-    },
-    Layout {
-        name: "Adadelta",
-        slots: &["var", "accum", "accum_update"],
-        args: &["lr", "rho", "epsilon", "*grad"],
-        attrs: &[],
-        sparse: true,
-        resource_only: false,
-    },
-    Layout {
-        name: "Ftrl",
-        slots: &["var", "accum", "linear"],
-        args: &["*grad", "lr", "l1", "l2", "lr_power"],
-        attrs: &["multiply_linear_by_lr: bool = false"],
-        sparse: true,
-        resource_only: false,
-    },
-    Layout {
-        name: "FtrlV2",
-        slots: &["var", "accum", "linear"],
-        args: &["*grad", "lr", "l1", "l2", "l2_shrinkage", "lr_power"],
-        attrs: &["multiply_linear_by_lr: bool = false"],
-        sparse: true,
-        resource_only: false,
-    },
-    Layout {
-        name: "ProximalGradientDescent",
-        slots: &["var"],
-        args: &["alpha", "l1", "l2", "*delta"],
-        attrs: &[],
-        sparse: true,
-        resource_only: false,
-    },
-    Layout {
-        name: "ProximalAdagrad",
-        slots: &["var", "accum"],
-        args: &["lr", "l1", "l2", "*grad"],
-        attrs: &[],
-        sparse: true,
-        resource_only: false,
-    },
-    Layout {
-        name: "AdagradDA",
-        slots: &["var", "gradient_accumulator", "gradient_squared_accumulator"],
-        args: &["*grad", "lr", "l1", "l2", "global_step:int64"],
-        attrs: &[],
-        sparse: true,
-        resource_only: false,
-    },
-    Layout {
-        name: "KerasMomentum",
-        slots: &["var", "accum"],
-        args: &["lr", "*grad", "momentum"],
-        attrs: &["use_nesterov: bool = false"],
-        sparse: true,
-        resource_only: true,
-    },
-    Layout {
-        name: "AdamWithAmsgrad",
-        slots: &["var", "m", "v", "vhat"],
-        args: &["beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "*grad"],
-        attrs: &[],
-        sparse: false,
-        resource_only: true,
-    },
-    Layout {
-        name: "AddSign",
-        slots: &["var", "m"],
-        args: &["lr", "alpha", "sign_decay", "beta", "*grad"],
-        attrs: &[],
-        sparse: false,
-        resource_only: false,
-    },
-    Layout {
-        name: "PowerSign",
-        slots: &["var", "m"],
-        args: &["lr", "logbase", "sign_decay", "beta", "*grad"],
-        attrs: &[],
-        sparse: false,
-        resource_only: false,
-    },
+    Layout::new("GradientDescent", &["var"], &["alpha", "*delta"]),
+    Layout::new("Momentum", &["var", "accum"], &["lr", "*grad", "momentum"]).attrs(NESTEROV).sparse(),
+    Layout::new("Adagrad", &["var", "accum"], &["lr", "*grad"]).attrs(UPDATE_SLOTS).sparse(),
+    Layout::new("AdagradV2", &["var", "accum"], &["lr", "epsilon", "*grad"]).attrs(UPDATE_SLOTS).sparse(),
+    Layout::new(
+        "Adam",
+        &["var", "m", "v"],
+        &["beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "*grad"],
+    )
+    .attrs(NESTEROV),
+    Layout::new("AdaMax", &["var", "m", "v"], &["beta1_power", "lr", "beta1", "beta2", "epsilon", "*grad"]),
+    Layout::new("RMSProp", &["var", "ms", "mom"], &["lr", "rho", "momentum", "epsilon", "*grad"]).sparse(),
+    Layout::new("CenteredRMSProp", &["var", "mg", "ms", "mom"], &["lr", "rho", "momentum", "epsilon", "*grad"])
+        .sparse(),
+    Layout::new("Adadelta", &["var", "accum", "accum_update"], &["lr", "rho", "epsilon", "*grad"]).sparse(),
+    Layout::new("Ftrl", &["var", "accum", "linear"], &["*grad", "lr", "l1", "l2", "lr_power"])
+        .attrs(LINEAR_BY_LR)
+        .sparse(),
+    Layout::new("FtrlV2", &["var", "accum", "linear"], &["*grad", "lr", "l1", "l2", "l2_shrinkage", "lr_power"])
+        .attrs(LINEAR_BY_LR)
+        .sparse(),
+    Layout::new("ProximalGradientDescent", &["var"], &["alpha", "l1", "l2", "*delta"]).sparse(),
+    Layout::new("ProximalAdagrad", &["var", "accum"], &["lr", "l1", "l2", "*grad"]).sparse(),
+    Layout::new(
+        "AdagradDA",
+        &["var", "gradient_accumulator", "gradient_squared_accumulator"],
+        &["*grad", "lr", "l1", "l2", "global_step:int64"],
+    )
+    .sparse(),
+    Layout::new("KerasMomentum", &["var", "accum"], &["lr", "*grad", "momentum"])
+        .attrs(NESTEROV)
+        .sparse()
+        .resource_only(),
+    Layout::new(
+        "AdamWithAmsgrad",
+        &["var", "m", "v", "vhat"],
+        &["beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "*grad"],
+    )
+    .resource_only(),
+    Layout::new("AddSign", &["var", "m"], &["lr", "alpha", "sign_decay", "beta", "*grad"]),
+    Layout::new("PowerSign", &["var", "m"], &["lr", "logbase", "sign_decay", "beta", "*grad"]),
 ];
 
 /// The layout of `[Resource][Sparse]Apply<name>` and whether the op is sparse.

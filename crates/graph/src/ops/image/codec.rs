@@ -40,20 +40,6 @@ pub(super) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(
-        op("DecodeAndCropJpeg")
-            .input("contents: string")
-            .input("crop_window: int32")
-            .output("image: uint8")
-            .attr("channels: int = 0")
-            .attr("ratio: int = 1")
-            .attr("fancy_upscaling: bool = true")
-            .attr("try_recover_truncated: bool = false")
-            .attr("acceptable_fraction: float = 1")
-            .attr("dct_method: string = ''")
-            .shape_fn(decoded)
-            .build(),
-    );
-    r.add(
         op("EncodeJpegVariableQuality")
             .input("images: uint8")
             .input("quality: int32")
@@ -61,19 +47,23 @@ pub(super) fn register(r: &mut OpRegistry) {
             .shape_fn(crate::shape_fn::scalar)
             .build(),
     );
-    r.add(
-        op("DecodeJpeg")
-            .input("contents: string")
-            .output("image: uint8")
-            .attr("channels: int = 0")
-            .attr("ratio: int = 1")
-            .attr("fancy_upscaling: bool = true")
-            .attr("try_recover_truncated: bool = false")
-            .attr("acceptable_fraction: float = 1")
-            .attr("dct_method: string = ''")
-            .shape_fn(decoded)
-            .build(),
-    );
+    // DecodeAndCropJpeg is DecodeJpeg with a crop window [y, x, height, width].
+    for (name, cropped) in [("DecodeJpeg", false), ("DecodeAndCropJpeg", true)] {
+        r.add(
+            op(name)
+                .input("contents: string")
+                .when(cropped, |b| b.input("crop_window: int32"))
+                .output("image: uint8")
+                .attr("channels: int = 0")
+                .attr("ratio: int = 1")
+                .attr("fancy_upscaling: bool = true")
+                .attr("try_recover_truncated: bool = false")
+                .attr("acceptable_fraction: float = 1")
+                .attr("dct_method: string = ''")
+                .shape_fn(decoded)
+                .build(),
+        );
+    }
     r.add(
         op("EncodeJpeg")
             .input("image: uint8")

@@ -7,10 +7,10 @@ use ferroflow_core::proto::attr_value::Value as AttrKind;
 use ferroflow_core::{attr, NodeAttrs, Status};
 
 use super::window::{const_shape, with_rank};
-use crate::op_def::{op, OpDefBuilder};
+use crate::op_def::{op, OpDef, OpDefBuilder};
 use crate::registry::OpRegistry;
 use crate::scope::{Output, Scope};
-use crate::shape_fn::{unchanged, Dims, ShapeCtx};
+use crate::shape_fn::{unchanged, Dims, ShapeCtx, ShapeFn};
 
 const TYPES: &str = "T: {float, double, int32, int64}";
 
@@ -58,34 +58,27 @@ fn avg_grad_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     }
 }
 
+/// A pooling gradient: the `forward` inputs (what it needs of the forward pass), then the
+/// backprop and the two pooling sequences.
+fn grad_op(name: &str, forward: &[&str], shape: ShapeFn) -> OpDef {
+    forward
+        .iter()
+        .fold(op(name), |b, spec| b.input(spec))
+        .input("out_backprop: T")
+        .input("row_pooling_sequence: int64")
+        .input("col_pooling_sequence: int64")
+        .output("output: T")
+        .attr("overlapping: bool = false")
+        .attr(TYPES)
+        .shape_fn(shape)
+        .build()
+}
+
 pub(super) fn register(r: &mut OpRegistry) {
     r.add(pool_op("FractionalMaxPool").shape_fn(pool_shape).build());
     r.add(pool_op("FractionalAvgPool").shape_fn(pool_shape).build());
-    r.add(
-        op("FractionalMaxPoolGrad")
-            .input("orig_input: T")
-            .input("orig_output: T")
-            .input("out_backprop: T")
-            .input("row_pooling_sequence: int64")
-            .input("col_pooling_sequence: int64")
-            .output("output: T")
-            .attr("overlapping: bool = false")
-            .attr(TYPES)
-            .shape_fn(unchanged)
-            .build(),
-    );
-    r.add(
-        op("FractionalAvgPoolGrad")
-            .input("orig_input_tensor_shape: int64")
-            .input("out_backprop: T")
-            .input("row_pooling_sequence: int64")
-            .input("col_pooling_sequence: int64")
-            .output("output: T")
-            .attr("overlapping: bool = false")
-            .attr(TYPES)
-            .shape_fn(avg_grad_shape)
-            .build(),
-    );
+    r.add(grad_op("FractionalMaxPoolGrad", &["orig_input: T", "orig_output: T"], unchanged));
+    r.add(grad_op("FractionalAvgPoolGrad", &["orig_input_tensor_shape: int64"], avg_grad_shape));
 }
 
 /// `FractionalMaxPool` (or `FractionalAvgPool` when `!max`) of `x` by `pooling_ratio`,
