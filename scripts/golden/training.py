@@ -62,21 +62,45 @@ SLOT_NAMES = {"ApplyGradientDescent": ["var"], "ApplyMomentum": ["var", "accum"]
               "ApplyAdagradDA": ["var", "gradient_accumulator", "gradient_squared_accumulator"]}
 
 cases = []
+
+
+def apply_resource_op(op, slots, args, argv, attrs, sparse, dt):
+    """Runs Resource<op> (its SparseApply form on INDICES when sparse) with `args` valued
+    `argv` on variables holding `slots`: its name and the variables after the update."""
+    tvars = [tf.Variable(x) for x in slots]
+    kwargs = {name: tf.constant(a) for (name, _), a in zip(args, argv)}
+    if sparse and "delta" in kwargs:
+        kwargs["grad"] = kwargs.pop("delta")
+    for n, v in zip(SLOT_NAMES[op], tvars):
+        kwargs[n] = v.handle
+    if sparse:
+        kwargs["indices"] = tf.constant(INDICES, dtype=index_type(dt))
+    name_op = op.replace("Apply", "SparseApply") if sparse else op
+    getattr(tf.raw_ops, "Resource" + name_op)(**kwargs, **attrs)
+    return name_op, tvars
+
+
+def index_type(dt):
+    return np.int32 if dt == np.float32 else np.int64
+
+
+def add_case(name, op, dt, attrs, slots, argv, want, sparse):
+    case = {"name": name, "op": op, "dtype": np.dtype(dt).name, "attrs": attrs,
+            "slots": [tensor(x) for x in slots], "args": [tensor(a) for a in argv],
+            "want": [tensor(w) for w in want]}
+    if sparse:
+        case["indices"] = {"dtype": np.dtype(index_type(dt)).name, "data": INDICES}
+    cases.append(case)
+
+
 for dt in [np.float32, np.float64]:
     for op, (inits, args, variants) in SPECS.items():
         for attrs in variants:
             slots = [f(dt) for f in inits]
             argv = [np.array(v, dt) if v is not None else normal(dt) for _, v in args]
-            tvars = [tf.Variable(s) for s in slots]
-            kwargs = {name: tf.constant(a) for (name, _), a in zip(args, argv)}
-            for n, v in zip(SLOT_NAMES[op], tvars):
-                kwargs[n] = v.handle
-            getattr(tf.raw_ops, "Resource" + op)(**kwargs, **attrs)
-            want = [v.numpy() for v in tvars]
+            _, tvars = apply_resource_op(op, slots, args, argv, attrs, False, dt)
             name = "%s_%s%s" % (op, np.dtype(dt).name, "".join("_%s=%s" % kv for kv in attrs.items()))
-            cases.append({"name": name, "op": op, "dtype": np.dtype(dt).name, "attrs": attrs,
-                          "slots": [tensor(s) for s in slots], "args": [tensor(a) for a in argv],
-                          "want": [tensor(w) for w in want]})
+            add_case(name, op, dt, attrs, slots, argv, [v.numpy() for v in tvars], False)
 
 # Added in session 11, drawn from their own generator so the cases above stay unchanged:
 # the optimizers added then (dense), and every sparse form on rows [2, 0, 2] of a 4x3
@@ -143,6 +167,7 @@ for l1 in [0.0, 0.3]:
     ]
 NEW3 = {spec[0] for spec in SPECS3}
 INDICES = [2, 0, 2]
+
 for dt in [np.float32, np.float64]:
     for op, inits, args, variants, has_sparse in SPECS2 + SPECS3:
         forms = ([] if op in SPECS else [False]) + ([True] if has_sparse else [])
@@ -153,17 +178,7 @@ for dt in [np.float32, np.float64]:
                 draw = normal3 if op in NEW3 else normal2
                 argv = [v if isinstance(v, np.ndarray) else np.array(v, dt) if v is not None else draw(gshape, dt)
                         for _, v in args]
-                tvars = [tf.Variable(x) for x in slots]
-                kwargs = {name: tf.constant(a) for (name, _), a in zip(args, argv)}
-                if sparse and "delta" in kwargs:
-                    kwargs["grad"] = kwargs.pop("delta")
-                for n, v in zip(SLOT_NAMES[op], tvars):
-                    kwargs[n] = v.handle
-                itype = np.int32 if dt == np.float32 else np.int64
-                if sparse:
-                    kwargs["indices"] = tf.constant(INDICES, dtype=itype)
-                name_op = op.replace("Apply", "SparseApply") if sparse else op
-                getattr(tf.raw_ops, "Resource" + name_op)(**kwargs, **attrs)
+                name_op, tvars = apply_resource_op(op, slots, args, argv, attrs, sparse, dt)
                 want = [v.numpy() for v in tvars]
                 lr_power = dict(args).get("lr_power")
                 l1 = dict(args).get("l1") if op in NEW3 else None
@@ -171,12 +186,7 @@ for dt in [np.float32, np.float64]:
                                       "" if lr_power in (None, -0.5) else "_lr_power=%s" % lr_power,
                                       "" if l1 is None else "_l1=%s" % l1,
                                       "".join("_%s=%s" % kv for kv in attrs.items()))
-                case = {"name": name, "op": name_op, "dtype": np.dtype(dt).name, "attrs": attrs,
-                        "slots": [tensor(x) for x in slots], "args": [tensor(a) for a in argv],
-                        "want": [tensor(w) for w in want]}
-                if sparse:
-                    case["indices"] = {"dtype": np.dtype(itype).name, "data": INDICES}
-                cases.append(case)
+                add_case(name, name_op, dt, attrs, slots, argv, want, sparse)
 
 # Added in session 38 (their own generator): AdaMax (tf_keras's Adamax), dense only, as
 # TensorFlow has it; the second step starts from a v that the gradient's magnitude exceeds
@@ -188,14 +198,9 @@ for dt in [np.float32, np.float64]:
     args = [("beta1_power", 0.9 ** 3), ("lr", 0.01), ("beta1", 0.9), ("beta2", 0.999), ("epsilon", 1e-3),
             ("grad", None)]
     argv = [np.array(v, dt) if v is not None else rs4.randn(*SHAPE).astype(dt) for _, v in args]
-    tvars = [tf.Variable(x) for x in slots]
-    kwargs = {name: tf.constant(a) for (name, _), a in zip(args, argv)}
-    for n, v in zip(SLOT_NAMES["ApplyAdaMax"], tvars):
-        kwargs[n] = v.handle
-    tf.raw_ops.ResourceApplyAdaMax(**kwargs)
-    cases.append({"name": "ApplyAdaMax_%s" % np.dtype(dt).name, "op": "ApplyAdaMax", "dtype": np.dtype(dt).name,
-                  "attrs": {}, "slots": [tensor(x) for x in slots], "args": [tensor(a) for a in argv],
-                  "want": [tensor(v.numpy()) for v in tvars]})
+    _, tvars = apply_resource_op("ApplyAdaMax", slots, args, argv, {}, False, dt)
+    add_case("ApplyAdaMax_%s" % np.dtype(dt).name, "ApplyAdaMax", dt, {}, slots, argv, [v.numpy() for v in tvars],
+             False)
 
 # Added in session 61 (their own generator): tf_keras's resource-only optimizers
 # (KerasMomentum, dense and sparse, and AdamWithAmsgrad, whose vhat starts above v in some
@@ -239,22 +244,9 @@ for dt in [np.float32, np.float64]:
                 shape, gshape = ((4, 3), (len(INDICES), 3)) if sparse else (SHAPE, SHAPE)
                 slots = [f(shape, dt) for f in inits]
                 argv = [np.array(v, dt) if v is not None else grad5(gshape, dt) for _, v in args]
-                tvars = [tf.Variable(x) for x in slots]
-                kwargs = {name: tf.constant(a) for (name, _), a in zip(args, argv)}
-                for n, v in zip(SLOT_NAMES[op], tvars):
-                    kwargs[n] = v.handle
-                itype = np.int32 if dt == np.float32 else np.int64
-                if sparse:
-                    kwargs["indices"] = tf.constant(INDICES, dtype=itype)
-                name_op = op.replace("Apply", "SparseApply") if sparse else op
-                getattr(tf.raw_ops, "Resource" + name_op)(**kwargs, **attrs)
+                name_op, tvars = apply_resource_op(op, slots, args, argv, attrs, sparse, dt)
                 name = "%s_%s%s" % (name_op, np.dtype(dt).name, "".join("_%s=%s" % kv for kv in attrs.items()))
-                case = {"name": name, "op": name_op, "dtype": np.dtype(dt).name, "attrs": attrs,
-                        "slots": [tensor(x) for x in slots], "args": [tensor(a) for a in argv],
-                        "want": [tensor(v.numpy()) for v in tvars]}
-                if sparse:
-                    case["indices"] = {"dtype": np.dtype(itype).name, "data": INDICES}
-                cases.append(case)
+                add_case(name, name_op, dt, attrs, slots, argv, [v.numpy() for v in tvars], sparse)
 
 with open(OUT, "w") as f:
     json.dump({"generator": "scripts/golden/training.py (TensorFlow 2.21)", "cases": cases}, f)

@@ -168,13 +168,7 @@ fn encode_jpeg(img: Tensor, quality: i64, chroma: bool, progressive: bool) -> Te
 fn jpeg_round_trips_closely() {
     // A smooth image: JPEG at quality 95 keeps it within a few levels.
     let (h, w) = (16usize, 20usize);
-    let v: Vec<u8> = (0..h * w * 3)
-        .map(|i| {
-            let (y, x, k) = (i / (w * 3), i / 3 % w, i % 3);
-            (40 + 5 * y + 4 * x + 20 * k) as u8
-        })
-        .collect();
-    let img = Tensor::new(vec![h, w, 3], v.clone()).unwrap();
+    let (img, v) = smooth_image(h, w, [40, 5, 4, 20]);
     for (chroma, progressive) in [(true, false), (false, false), (false, true)] {
         let jpg = encode_jpeg(img.clone(), 95, chroma, progressive);
         let shape =
@@ -182,23 +176,31 @@ fn jpeg_round_trips_closely() {
                 .unwrap()
                 .remove(0);
         assert_eq!(shape.as_slice::<i64>().unwrap(), &[h as i64, w as i64, 3]);
-        let back = decode_bytes(jpg);
-        assert_eq!(back.dims(), &[h, w, 3]);
-        let diff = back.as_slice::<u8>().unwrap().iter().zip(&v).map(|(&a, &b)| (a as i32 - b as i32).abs()).max();
-        assert!(diff.unwrap() <= 6, "chroma {chroma} progressive {progressive}: max difference {diff:?}");
+        let diff = max_decoded_diff(&jpg, h, w, &v);
+        assert!(diff <= 6, "chroma {chroma} progressive {progressive}: max difference {diff}");
     }
 }
 
 fn decode_bytes(jpg: Tensor) -> Tensor {
-    let attrs = [
-        ("channels", attr::int(0)),
-        ("ratio", attr::int(1)),
-        ("fancy_upscaling", attr::bool(true)),
-        ("try_recover_truncated", attr::bool(false)),
-        ("acceptable_fraction", attr::float(1.0)),
-        ("dct_method", attr::string("")),
-    ];
-    run_kernel(node("DecodeJpeg", &attrs), vec![jpg], 1).unwrap().remove(0)
+    run_kernel(node("DecodeJpeg", &jpeg_decoder_attrs()), vec![jpg], 1).unwrap().remove(0)
+}
+
+/// A smooth [h, w, 3] image, `base + dy * y + dx * x + dk * k` at (y, x, k), and its values.
+fn smooth_image(h: usize, w: usize, [base, dy, dx, dk]: [usize; 4]) -> (Tensor, Vec<u8>) {
+    let v: Vec<u8> = (0..h * w * 3)
+        .map(|i| {
+            let (y, x, k) = (i / (w * 3), i / 3 % w, i % 3);
+            (base + dy * y + dx * x + dk * k) as u8
+        })
+        .collect();
+    (Tensor::new(vec![h, w, 3], v.clone()).unwrap(), v)
+}
+
+/// The largest difference between JPEG `jpg` decoded and the [h, w, 3] image `v`.
+fn max_decoded_diff(jpg: &Tensor, h: usize, w: usize, v: &[u8]) -> i32 {
+    let back = decode_bytes(jpg.clone());
+    assert_eq!(back.dims(), &[h, w, 3]);
+    back.as_slice::<u8>().unwrap().iter().zip(v).map(|(&a, &b)| (a as i32 - b as i32).abs()).max().unwrap()
 }
 
 #[test]
@@ -271,18 +273,8 @@ fn encode_variable(img: Tensor, quality: i32) -> Result<Tensor, ferroflow_core::
 #[test]
 fn variable_quality_encodes_at_the_given_quality() {
     let (h, w) = (24usize, 32usize);
-    let v: Vec<u8> = (0..h * w * 3)
-        .map(|i| {
-            let (y, x, k) = (i / (w * 3), i / 3 % w, i % 3);
-            (30 + 3 * y + 2 * x + 25 * k) as u8
-        })
-        .collect();
-    let img = Tensor::new(vec![h, w, 3], v.clone()).unwrap();
-    let max_diff = |jpg: &Tensor| {
-        let back = decode_bytes(jpg.clone());
-        assert_eq!(back.dims(), &[h, w, 3]);
-        back.as_slice::<u8>().unwrap().iter().zip(&v).map(|(&a, &b)| (a as i32 - b as i32).abs()).max().unwrap()
-    };
+    let (img, v) = smooth_image(h, w, [30, 3, 2, 25]);
+    let max_diff = |jpg: &Tensor| max_decoded_diff(jpg, h, w, &v);
     let size = |jpg: &Tensor| match jpg.storage() {
         ferroflow_core::Storage::Str(v) => v[0].len(),
         _ => panic!("not a string"),

@@ -37,12 +37,17 @@ struct Conv {
 }
 
 /// Checks `op`'s gradient with respect to both its differentiated inputs for every case
-/// of [`conv_cases`], in both shape modes. `inputs` draws case `i`'s two inputs; `build`
-/// makes the op from them.
-fn check_conv(op: &str, inputs: impl Fn(usize, Conv) -> [Tensor; 2], build: fn(&Scope, &[Output], Conv) -> Output) {
+/// of [`conv_cases`], in both shape modes. Case `i`'s two inputs are uniform of the shapes
+/// `shapes` picks from it, seeded `seeds[k] + i`; `build` makes the op from them.
+fn check_conv(
+    op: &str,
+    shapes: [fn(&Conv) -> [usize; 4]; 2],
+    seeds: [u64; 2],
+    build: fn(&Scope, &[Output], Conv) -> Output,
+) {
     for (i, (xs, fs, st, pad)) in conv_cases().into_iter().enumerate() {
         let c = Conv { xs, fs, ys: conv_out(xs, fs, st, pad), strides: [1, st as i64, st as i64, 1], pad };
-        let vals = inputs(i, c);
+        let vals = [0, 1].map(|k| uniform(&shapes[k](&c), seeds[k] + i as u64));
         for mode in [Mode::Static, Mode::Dims] {
             let e = check(|s, v| build(s, v, c), &vals, &[0, 1], mode);
             ok(&format!("{op} {xs:?} {fs:?} stride {st} {pad} {mode:?}"), e, TOL);
@@ -52,11 +57,7 @@ fn check_conv(op: &str, inputs: impl Fn(usize, Conv) -> [Tensor; 2], build: fn(&
 
 #[test]
 fn conv2d() {
-    check_conv(
-        "Conv2D",
-        |i, c| [uniform(&c.xs, 20 + i as u64), uniform(&c.fs, 40 + i as u64)],
-        |s, v, c| ops::conv2d(s, x(v, 0), x(v, 1), &c.strides, c.pad),
-    );
+    check_conv("Conv2D", [|c| c.xs, |c| c.fs], [20, 40], |s, v, c| ops::conv2d(s, x(v, 0), x(v, 1), &c.strides, c.pad));
 }
 
 #[test]
@@ -77,20 +78,16 @@ fn conv2d_float32() {
 
 #[test]
 fn conv2d_backprop_input() {
-    check_conv(
-        "Conv2DBackpropInput",
-        |i, c| [uniform(&c.fs, 70 + i as u64), uniform(&c.ys, 80 + i as u64)],
-        |s, v, c| ops::conv2d_backprop_input(s, i32_const(s, &c.xs), x(v, 0), x(v, 1), &c.strides, c.pad),
-    );
+    check_conv("Conv2DBackpropInput", [|c| c.fs, |c| c.ys], [70, 80], |s, v, c| {
+        ops::conv2d_backprop_input(s, i32_const(s, &c.xs), x(v, 0), x(v, 1), &c.strides, c.pad)
+    });
 }
 
 #[test]
 fn conv2d_backprop_filter() {
-    check_conv(
-        "Conv2DBackpropFilter",
-        |i, c| [uniform(&c.xs, 90 + i as u64), uniform(&c.ys, 100 + i as u64)],
-        |s, v, c| ops::conv2d_backprop_filter(s, x(v, 0), i32_const(s, &c.fs), x(v, 1), &c.strides, c.pad),
-    );
+    check_conv("Conv2DBackpropFilter", [|c| c.xs, |c| c.ys], [90, 100], |s, v, c| {
+        ops::conv2d_backprop_filter(s, x(v, 0), i32_const(s, &c.fs), x(v, 1), &c.strides, c.pad)
+    });
 }
 
 /// (ksize, stride, padding) pool cases over a [2, 5, 6, 2] input.
@@ -105,6 +102,12 @@ fn pool_cases() -> Vec<(i64, i64, &'static str)> {
 }
 
 const POOL_IN: [usize; 4] = [2, 5, 6, 2];
+
+/// The output shape of pooling [`POOL_IN`] by a `k`×`k` window at stride `st`.
+fn pool_out(k: i64, st: i64, pad: &str) -> [usize; 4] {
+    let (ku, su, same) = (k as usize, st as usize, pad == "SAME");
+    [POOL_IN[0], out_size(POOL_IN[1], ku, su, same), out_size(POOL_IN[2], ku, su, same), POOL_IN[3]]
+}
 
 /// Checks a pooling op's gradient for every case of [`pool_cases`], in both shape modes;
 /// each case's input is drawn by `input` with the seed `seed + case`.
@@ -136,9 +139,7 @@ fn avg_pool() {
 #[test]
 fn avg_pool_grad_second_order() {
     for (i, (k, st, pad)) in pool_cases().into_iter().enumerate() {
-        let same = pad == "SAME";
-        let (ku, su) = (k as usize, st as usize);
-        let out = [POOL_IN[0], out_size(POOL_IN[1], ku, su, same), out_size(POOL_IN[2], ku, su, same), POOL_IN[3]];
+        let out = pool_out(k, st, pad);
         let vals = [uniform(&out, 130 + i as u64)];
         for mode in [Mode::Static, Mode::Dims] {
             let build = |s: &Scope, v: &[Output]| {
@@ -155,9 +156,7 @@ fn avg_pool_grad_second_order() {
 #[test]
 fn max_pool_grad_second_order() {
     for (i, (k, st, pad)) in pool_cases().into_iter().enumerate() {
-        let same = pad == "SAME";
-        let (ku, su) = (k as usize, st as usize);
-        let out = [POOL_IN[0], out_size(POOL_IN[1], ku, su, same), out_size(POOL_IN[2], ku, su, same), POOL_IN[3]];
+        let out = pool_out(k, st, pad);
         let (ks, ss) = ([1, k, k, 1], [1, st, st, 1]);
         let vals = [distinct(&POOL_IN, 140 + i as u64), uniform(&out, 150 + i as u64)];
         let vals_gg = [distinct(&POOL_IN, 160 + i as u64), uniform(&POOL_IN, 170 + i as u64)];
