@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use ferroflow_core::proto::*;
 use ferroflow_core::{DeviceName, Status, Tensor};
 
-use crate::worker_api::{CollectiveReply, CollectiveRpc, Deliver, RunGraphCall, RunGraphReply, WorkerApi, WorkerRpc};
+use crate::worker_api::{CollectiveReply, CollectiveRpc, RecvBatch, RunGraphCall, RunGraphReply, WorkerApi, WorkerRpc};
 
 /// What a rule does to a call it matches.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -341,23 +341,19 @@ impl WorkerApi for FilteredWorker {
         self.inner.serves_batches()
     }
 
-    async fn recv_tensors(
-        &self,
-        reqs: &[RecvTensorRequest],
-        deadline: Instant,
-        deliver: Deliver<'_>,
-    ) -> Result<(), Status> {
+    async fn recv_tensors(&self, batch: RecvBatch<'_>, deadline: Instant) -> Result<(), Status> {
         match self.gate(WorkerRpc::RecvTensor, deadline).await? {
-            Pass::Once => self.inner.recv_tensors(reqs, deadline, deliver).await,
+            Pass::Once => self.inner.recv_tensors(batch, deadline).await,
             Pass::Twice => {
-                let (inner, copy) = (self.inner.clone(), reqs.to_vec());
+                let (inner, copy) = (self.inner.clone(), batch.reqs.to_vec());
                 tokio::spawn(async move {
-                    let _ = inner.recv_tensors(&copy, deadline, &mut |_, _| {}).await;
+                    let _ = inner.recv_tensors(RecvBatch { reqs: &copy, deliver: &mut |_, _| {} }, deadline).await;
                 });
-                self.inner.recv_tensors(reqs, deadline, deliver).await
+                self.inner.recv_tensors(batch, deadline).await
             }
             Pass::LoseReply => {
-                let _ = self.inner.recv_tensors(reqs, deadline, &mut |_, _| {}).await;
+                let _ =
+                    self.inner.recv_tensors(RecvBatch { reqs: batch.reqs, deliver: &mut |_, _| {} }, deadline).await;
                 Err(self.lost(WorkerRpc::RecvTensor, deadline, "reply").await)
             }
         }

@@ -17,7 +17,7 @@ use ferroflow_core::{Status, Tensor};
 use crate::fail_points::FailPoints;
 use crate::fault_filter::FaultFilters;
 use crate::worker::Worker;
-use crate::worker_api::{CollectiveReply, CollectiveRpc, Deliver, RunGraphCall, RunGraphReply, WorkerApi};
+use crate::worker_api::{CollectiveReply, CollectiveRpc, RecvBatch, RunGraphCall, RunGraphReply, WorkerApi};
 use crate::worker_cache::{filtered, WorkerCache};
 use crate::{ClusterSpec, Server, ServerOptions};
 
@@ -184,5 +184,5 @@ forward_to_peer! {
     cleanup_all(req: CleanupAllRequest, deadline: Instant) -> (), "CleanupAll";
     deregister_graph(req: DeregisterGraphRequest, deadline: Instant) -> (), "DeregisterGraph";
     recv_tensor(req: RecvTensorRequest, deadline: Instant) -> (Tensor, bool), "RecvTensor";
-    recv_tensors(reqs: &[RecvTensorRequest], deadline: Instant, deliver: Deliver<'_>) -> (), "RecvTensors";
+    recv_tensors(batch: RecvBatch<'_>, deadline: Instant) -> (), "RecvTensors";
 }

@@ -69,7 +69,7 @@ pub use server::{Server, ServerOptions};
 pub use tf_config::{TaskId, TfConfig};
 pub use tls::{is_tls_target, set_client_tls, ClientTls, ServerTls};
 pub use transport::Transport;
-pub use worker_api::{Deliver, RunGraphCall, RunGraphReply, WorkerApi, WorkerRpc};
+pub use worker_api::{Deliver, RecvBatch, RunGraphCall, RunGraphReply, WorkerApi, WorkerRpc};
 pub use worker_cache::{GrpcWorkerCache, WorkerCache};
 
 #[cfg(test)]

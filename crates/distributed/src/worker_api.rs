@@ -48,6 +48,12 @@ pub const MAX_RECV_BATCH: usize = 4096;
 /// arrives, with the index of its request.
 pub type Deliver<'a> = &'a mut (dyn FnMut(usize, Result<(Tensor, bool), Status>) + Send);
 
+/// A batched RecvTensors call: its requests, and where their tensors go.
+pub struct RecvBatch<'a> {
+    pub reqs: &'a [RecvTensorRequest],
+    pub deliver: Deliver<'a>,
+}
+
 /// A collective's RPC to a peer task (the group leader, or the member that provided a chunk).
 #[derive(Clone, Debug)]
 pub enum CollectiveRpc {
@@ -179,13 +185,8 @@ pub trait WorkerApi: Send + Sync {
     /// as it is ready, in completion order. The status once all were delivered or the
     /// first failed (the undelivered ones are left to the caller). A peer without batches
     /// answers UNIMPLEMENTED before delivering anything.
-    async fn recv_tensors(
-        &self,
-        reqs: &[RecvTensorRequest],
-        deadline: Instant,
-        deliver: Deliver<'_>,
-    ) -> Result<(), Status> {
-        let _ = (reqs, deadline, deliver);
+    async fn recv_tensors(&self, batch: RecvBatch<'_>, deadline: Instant) -> Result<(), Status> {
+        let _ = (batch, deadline);
         Err(Status::unimplemented("this worker does not serve batched RecvTensors"))
     }
 
@@ -244,13 +245,9 @@ impl WorkerApi for Worker {
         true
     }
 
-    async fn recv_tensors(
-        &self,
-        reqs: &[RecvTensorRequest],
-        deadline: Instant,
-        deliver: Deliver<'_>,
-    ) -> Result<(), Status> {
+    async fn recv_tensors(&self, batch: RecvBatch<'_>, deadline: Instant) -> Result<(), Status> {
         use std::sync::atomic::Ordering::Relaxed;
+        let RecvBatch { reqs, deliver } = batch;
         crate::fail_points::hit(self.fail.as_deref(), crate::fail_points::RECV_TENSOR, &self.task, Some(deadline))
             .await?;
         self.batches_served[0].fetch_add(1, Relaxed);

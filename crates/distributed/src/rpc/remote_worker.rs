@@ -13,7 +13,7 @@ use tonic::transport::Channel;
 
 use super::recv_client::{recv_tensor, recv_tensors};
 use crate::channels::ChannelCache;
-use crate::worker_api::Deliver;
+use crate::worker_api::RecvBatch;
 
 use super::status_in_body::StatusInBody;
 use crate::raw_grpc;
@@ -128,12 +128,8 @@ impl WorkerApi for RemoteWorker {
         self.channels.batches_to(&self.addr)
     }
 
-    async fn recv_tensors(
-        &self,
-        reqs: &[RecvTensorRequest],
-        deadline: Instant,
-        deliver: Deliver<'_>,
-    ) -> Result<(), Status> {
+    async fn recv_tensors(&self, batch: RecvBatch<'_>, deadline: Instant) -> Result<(), Status> {
+        let RecvBatch { reqs, deliver } = batch;
         let what = self.context(&format!("RecvTensors of {} tensors", reqs.len()));
         let peer = crate::metrics::peer(&self.addr);
         let mut delivered = false;

@@ -17,7 +17,7 @@ use ferroflow_kernels::{FunctionCall, FunctionDone, ParsedKey, RecvCallback, Ren
 use super::session::WorkerSession;
 use super::step_table::StepEntry;
 use crate::ids::new_request_id;
-use crate::worker_api::{WorkerApi, MAX_RECV_BATCH as MAX_KEYS};
+use crate::worker_api::{RecvBatch, WorkerApi, MAX_RECV_BATCH as MAX_KEYS};
 use crate::worker_cache::WorkerCache;
 
 /// A step's rendezvous on one worker.
@@ -146,7 +146,8 @@ impl Peer {
                     self.finish(q, r);
                 }
             };
-            self.bounded(&what, self.api.recv_tensors(&reqs, self.deadline, &mut deliver)).await
+            self.bounded(&what, self.api.recv_tensors(RecvBatch { reqs: &reqs, deliver: &mut deliver }, self.deadline))
+                .await
         };
         let rest = pending.into_iter().flatten();
         match r {
