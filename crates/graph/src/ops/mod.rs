@@ -29,6 +29,7 @@ mod audio;
 mod base;
 mod build;
 mod candidate_sampling;
+mod checkpoint_v1;
 mod collective;
 mod complex;
 mod control_flow;
@@ -108,7 +109,7 @@ use crate::registry::OpRegistry;
 /// Registers every op family.
 pub(crate) fn register_all(r: &mut OpRegistry) {
     ferroflow_core::register_modules! {
-        r: array, audio, base, candidate_sampling, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_more, linalg_spectral, list, lookup, math,
+        r: array, audio, base, checkpoint_v1, candidate_sampling, collective, complex, control_flow, ctc, data_flow, dataset, fake_quant, functional, image, io, iterator, linalg, linalg_more, linalg_spectral, list, lookup, math,
         input_pipeline, critical_section, multinomial, nn, optional, quantize_dequantize, ragged, random, random_dists, random_stateful, random_stateless, random_truncated, signal, sparse, state, string, summary_writer, tensor_array, training
     }
 }

@@ -6,6 +6,8 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
 
 use super::bundle_reader::BundleReader;
 use super::bundle_writer::{data_path, index_path, BundleWriter};
+use super::checkpoint_v1_ops::restore_v1;
+use super::checkpoint_v1_reader::V1Reader;
 use super::tensor_slice::{parse_shape_and_slice, TensorSlice};
 use crate::array::util::node_context;
 use crate::{KernelRegistry, OpContext};
@@ -81,6 +83,16 @@ op_kernel! {
         let names = names_and_slices(ctx, self.dtypes.len())?;
         let node = ctx.node().name.clone();
         check_prefix(&node, &prefix)?;
+        if !index_path(&prefix).exists() {
+            // As TensorFlow: without a V2 index the prefix is read as a V1 file pattern.
+            let specs = strings(ctx, 2, "shape_and_slices")?;
+            let reader = V1Reader::open(&prefix).map_err(|e| node_context(&node, e))?;
+            for (i, (((name, _), spec), &want)) in names.iter().zip(&specs).zip(&self.dtypes).enumerate() {
+                let t = restore_v1(&reader, &prefix, name, spec, want).map_err(|e| node_context(&node, e))?;
+                ctx.set_output(i, t)?;
+            }
+            return Ok(());
+        }
         let reader = BundleReader::open(&prefix).map_err(|e| node_context(&node, e))?;
         for (i, ((name, slice), &want)) in names.iter().zip(&self.dtypes).enumerate() {
             let t = match slice {

@@ -44,6 +44,37 @@ pub struct TableBuilder {
     block: BlockBuilder,
     index: BlockBuilder,
     last_key: Option<Vec<u8>>,
+    /// The handle of the last flushed block, whose index key waits for the next key.
+    pending: Option<Vec<u8>>,
+}
+
+/// A short key `k` with `start <= k < limit` (LevelDB's bytewise `FindShortestSeparator`):
+/// `start` up to the first byte that differs from `limit`, that byte incremented, when
+/// that stays below `limit`; otherwise `start`.
+fn shortest_separator(start: &[u8], limit: &[u8]) -> Vec<u8> {
+    let common = start.iter().zip(limit).take_while(|(a, b)| a == b).count();
+    if common < start.len().min(limit.len()) {
+        let b = start[common];
+        if b < 0xff && b + 1 < limit[common] {
+            let mut k = start[..=common].to_vec();
+            k[common] = b + 1;
+            return k;
+        }
+    }
+    start.to_vec()
+}
+
+/// A short key `>= key` (LevelDB's `FindShortSuccessor`): the first byte that is not 0xff
+/// incremented, the rest dropped.
+fn short_successor(key: &[u8]) -> Vec<u8> {
+    match key.iter().position(|&b| b != 0xff) {
+        Some(i) => {
+            let mut k = key[..=i].to_vec();
+            k[i] += 1;
+            k
+        }
+        None => key.to_vec(),
+    }
 }
 
 impl TableBuilder {
@@ -55,6 +86,7 @@ impl TableBuilder {
             block: BlockBuilder::new(opts.restart_interval),
             index: BlockBuilder::new(1),
             last_key: None,
+            pending: None,
         }
     }
 
@@ -68,6 +100,10 @@ impl TableBuilder {
                     String::from_utf8_lossy(last)
                 )));
             }
+        }
+        if let Some(handle) = self.pending.take() {
+            let sep = shortest_separator(self.last_key.as_deref().unwrap_or_default(), key);
+            self.index.add(&sep, &handle);
         }
         self.block.add(key, value);
         self.last_key = Some(key.to_vec());
@@ -94,14 +130,18 @@ impl TableBuilder {
         let (offset, size) = self.write_block(&contents);
         let mut handle = Vec::new();
         put_handle(&mut handle, offset, size);
-        // The last key of the block separates it from the next one.
-        let key = self.last_key.clone().unwrap_or_default();
-        self.index.add(&key, &handle);
+        // Indexed under a key between this block's last key and the next block's first
+        // (as LevelDB and TensorFlow, so that the files are byte for byte theirs).
+        self.pending = Some(handle);
     }
 
     /// Writes the remaining blocks and the footer; returns the table's bytes.
     pub fn finish(mut self) -> Vec<u8> {
         self.flush_block();
+        if let Some(handle) = self.pending.take() {
+            let key = short_successor(self.last_key.as_deref().unwrap_or_default());
+            self.index.add(&key, &handle);
+        }
         let meta = BlockBuilder::new(self.opts.restart_interval).finish();
         let (meta_off, meta_size) = self.write_block(&meta);
         let index = self.index.finish();
@@ -184,4 +224,21 @@ pub fn read_table(data: &[u8], file: &str) -> Result<Entries, Status> {
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{short_successor, shortest_separator};
+
+    #[test]
+    fn index_keys_are_leveldbs_short_ones() {
+        assert_eq!(shortest_separator(b"abc1", b"abe"), b"abd");
+        // The next byte up would reach the limit, or one key is a prefix of the other.
+        assert_eq!(shortest_separator(b"abc1", b"abd"), b"abc1");
+        assert_eq!(shortest_separator(b"ab", b"abc"), b"ab");
+        assert_eq!(shortest_separator(b"a\xff1", b"b"), b"a\xff1");
+        assert_eq!(short_successor(b"\x00model"), b"\x01");
+        assert_eq!(short_successor(b"\xff\xffa"), b"\xff\xffb");
+        assert_eq!(short_successor(b"\xff\xff"), b"\xff\xff");
+    }
 }

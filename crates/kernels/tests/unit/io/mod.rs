@@ -2,6 +2,7 @@ mod assert;
 mod bundle_codec;
 mod bundle_ops;
 mod bundle_slices;
+mod checkpoint_v1;
 mod control_flow;
 mod crc;
 mod ordered_code;
