@@ -5,7 +5,7 @@ worker, under `writer.as_default()` and `tf.summary.record_if(True)` `tf.summary
 writer's init op and then the summary ops (all_v2_summary_ops) and the flush run for 3 steps.
 Both log directories are read back with `tf.compat.v1.train.summary_iterator` while the
 servers still run (so the flush must have written them): the file name, the first event
-(file_version), and every summary's step, tag, plugin metadata and value (tensors decoded
+(file_version and source_metadata), and every summary's step, tag, plugin metadata and value (tensors decoded
 with `tf.make_ndarray`, PNG images decoded to pixels: the PNG bytes may differ, another
 zlib) must equal TensorFlow's. Also the error classes of writing through a writer that was
 never initialized and of a log directory that is a file."""
@@ -49,7 +49,8 @@ def read_events(logdir):
     assert len(files) == 1, files
     assert files[0].endswith(".v2"), files[0]
     events = list(tf.compat.v1.train.summary_iterator(files[0]))
-    head = events[0].file_version
+    # The first event: the file version and which writer made the file (source_metadata).
+    head = (events[0].file_version, events[0].source_metadata.SerializeToString(), events[0].step)
     out = []
     with tf.Graph().as_default(), tf.compat.v1.Session() as local:
         png = tf.compat.v1.placeholder(tf.string)
@@ -97,7 +98,9 @@ def scenario(target):
 
 
 (want, want_err), (got, got_err) = ffcluster.on_both([("ps", 1), ("worker", 1)], scenario)
-assert want[0] == got[0] == "brain.Event:2", (want[0], got[0])
+HEAD = ("brain.Event:2", b'\n"tensorflow.core.util.events_writer', 0)
+assert want[0] == got[0] == HEAD, (want[0], got[0])
+print("first event equal:", got[0])
 assert len(want[1]) == len(got[1]) == 4 * STEPS, ([r[:2] for r in want[1]], [r[:2] for r in got[1]])
 for w, g in zip(want[1], got[1]):
     assert w[:4] == g[:4], (w[:4], g[:4])

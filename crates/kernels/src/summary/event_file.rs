@@ -8,13 +8,17 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use ferroflow_core::proto::{event, Event, GraphDef, Message, Summary};
+use ferroflow_core::proto::{event, Event, GraphDef, Message, SourceMetadata, Summary};
 use ferroflow_core::{Code, Status};
 
 use crate::io::tfrecord::write_record;
 
 /// The version string of the first event of every file.
 pub const FILE_VERSION: &str = "brain.Event:2";
+
+/// The writer named in the first event's `source_metadata`, as TensorFlow's C++ events
+/// writer names itself.
+pub const WRITER: &str = "tensorflow.core.util.events_writer";
 
 /// Seconds since the epoch, as an event's `wall_time`.
 pub fn wall_time() -> f64 {
@@ -85,8 +89,12 @@ impl FileWriter {
         }
         let f = File::create(&path).map_err(|e| io_status(&e, "create", &path))?;
         let mut w = FileWriter { path, out: Some(BufWriter::new(f)) };
-        let version =
-            Event { wall_time: secs as f64, step: 0, what: Some(event::What::FileVersion(FILE_VERSION.into())) };
+        let version = Event {
+            wall_time: secs as f64,
+            step: 0,
+            what: Some(event::What::FileVersion(FILE_VERSION.into())),
+            source_metadata: Some(SourceMetadata { writer: WRITER.into() }),
+        };
         w.add_event(&version)?;
         w.flush()?;
         Ok(w)
@@ -111,7 +119,12 @@ impl FileWriter {
         let s = Summary::decode(summary).map_err(|e| {
             Status::invalid_argument(format!("add_summary: the bytes are not a serialized Summary: {e}"))
         })?;
-        self.add_event(&Event { wall_time: wall_time(), step, what: Some(event::What::Summary(s)) })
+        self.add_event(&Event {
+            wall_time: wall_time(),
+            step,
+            what: Some(event::What::Summary(s)),
+            source_metadata: None,
+        })
     }
 
     /// Appends one scalar value at `step` (no graph op needed).
@@ -124,12 +137,22 @@ impl FileWriter {
                 ..Default::default()
             }],
         };
-        self.add_event(&Event { wall_time: wall_time(), step, what: Some(event::What::Summary(s)) })
+        self.add_event(&Event {
+            wall_time: wall_time(),
+            step,
+            what: Some(event::What::Summary(s)),
+            source_metadata: None,
+        })
     }
 
     /// Appends the graph, shown by TensorBoard's graph tab.
     pub fn add_graph(&mut self, graph: &GraphDef) -> Result<(), Status> {
-        let e = Event { wall_time: wall_time(), step: 0, what: Some(event::What::GraphDef(graph.encode_to_vec())) };
+        let e = Event {
+            wall_time: wall_time(),
+            step: 0,
+            what: Some(event::What::GraphDef(graph.encode_to_vec())),
+            source_metadata: None,
+        };
         self.add_event(&e)
     }
 

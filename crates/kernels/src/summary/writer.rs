@@ -73,7 +73,7 @@ impl SummaryWriter {
 
     /// Appends an event of `step` holding `what`, stamped now.
     pub fn write(&self, step: i64, what: event::What) -> Result<(), Status> {
-        self.write_event(&Event { wall_time: wall_time(), step, what: Some(what) })
+        self.write_event(&Event { wall_time: wall_time(), step, what: Some(what), source_metadata: None })
     }
 
     /// Appends `e` as given (`ImportEvent`).

@@ -116,7 +116,12 @@ fn every_write_op_reaches_the_event_file_on_flush() {
         .unwrap();
     let graph = GraphDef { node: vec![Default::default()], ..Default::default() }.encode_to_vec();
     w.run(node("WriteGraphSummary", &[]), vec![Tensor::scalar(10i64), Tensor::scalar(graph.clone())]).unwrap();
-    let imported = Event { wall_time: 1.5, step: 11, what: Some(event::What::FileVersion("imported".into())) };
+    let imported = Event {
+        wall_time: 1.5,
+        step: 11,
+        what: Some(event::What::FileVersion("imported".into())),
+        source_metadata: None,
+    };
     w.run(node("ImportEvent", &[]), vec![Tensor::scalar(imported.encode_to_vec())]).unwrap();
 
     // Under max_queue and flush_millis nothing but the file version is on disk yet.
@@ -125,6 +130,9 @@ fn every_write_op_reaches_the_event_file_on_flush() {
     let ev = events(&path);
     assert_eq!(ev.len(), 11);
     assert_eq!(ev[0].what, Some(event::What::FileVersion(FILE_VERSION.into())));
+    let writer = ev[0].source_metadata.as_ref().map(|m| m.writer.as_str());
+    assert_eq!(writer, Some("tensorflow.core.util.events_writer"));
+    assert!(ev[1..].iter().all(|e| e.source_metadata.is_none()));
     let steps: Vec<i64> = ev[1..].iter().map(|e| e.step).collect();
     assert_eq!(steps, [3, 4, 5, 6, 7, 8, 9, 9, 10, 11]);
     assert_eq!(value(&ev[1]).tag, "loss");
