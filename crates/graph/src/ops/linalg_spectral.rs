@@ -1,5 +1,6 @@
 //! Spectral decompositions (TensorFlow's definitions, shape functions and builders):
-//! `SelfAdjointEigV2` (eigenvalues and eigenvectors of self-adjoint matrices) and `Svd`.
+//! `SelfAdjointEigV2` (eigenvalues and eigenvectors of self-adjoint matrices), `Eig` (of
+//! general ones, complex results) and `Svd`.
 
 use ferroflow_core::{attr, NodeAttrs, Status};
 
@@ -56,6 +57,10 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .shape_fn(eig_shape)
             .build(),
     );
+    // TensorFlow's kernels pair float with complex64 and double with complex128.
+    let eig = op("Eig").input("input: T").output("e: Tout").output("v: Tout").attr("compute_v: bool = true");
+    let eig = eig.attr("T: {float, double, complex64, complex128}").attr("Tout: {complex64, complex128}");
+    r.add(eig.shape_fn(eig_shape).build());
     r.add(
         op("Svd")
             .input("input: T")

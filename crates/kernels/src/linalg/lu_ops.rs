@@ -135,6 +135,9 @@ impl OpKernel for LuOp {
 }
 
 fn make(n: &NodeDef, kind: Kind) -> Result<Box<dyn OpKernel>, Status> {
+    if matches!(kind, Kind::Inverse | Kind::Solve) && n.attr_type("T").is_ok_and(|t| t.is_complex()) {
+        return super::complex_lu::make(n, kind == Kind::Solve);
+    }
     let ty = kernel_dtype(n, "T", &[DataType::Float, DataType::Double])?;
     let adjoint = if matches!(kind, Kind::Inverse | Kind::Solve) { n.attr_bool("adjoint")? } else { false };
     Ok(Box::new(LuOp { kind, ty, adjoint }))

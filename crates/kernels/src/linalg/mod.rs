@@ -6,6 +6,8 @@
 mod banded;
 pub(crate) mod batch_bcast;
 mod cholesky;
+mod complex_lu;
+mod eig;
 mod eigh;
 mod lu;
 mod lu_factor;
@@ -23,7 +25,7 @@ use crate::{KernelRegistry, OpContext};
 /// Registers the linear-algebra kernels.
 pub(crate) fn register(r: &mut KernelRegistry) {
     ferroflow_core::register_modules! {
-        r: banded, cholesky, eigh, lu_factor, lu_ops, sqrtm, svd, triangular, tridiagonal
+        r: banded, cholesky, eig, eigh, lu_factor, lu_ops, sqrtm, svd, triangular, tridiagonal
     }
 }
 
