@@ -34,6 +34,7 @@ mod segment_join;
 mod split;
 mod substr;
 mod unicode;
+mod unicode_script;
 
 pub use farmhash::{fingerprint64, siphash24};
 
@@ -234,5 +235,5 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add("RegexFullMatch", |_| Ok(Box::new(RegexFullMatch)));
     r.add("ShardedFilename", |_| Ok(Box::new(ShardedFilename)));
     r.add("ShardedFilespec", |_| Ok(Box::new(ShardedFilespec)));
-    ferroflow_core::register_modules! { r: case, convert, csv, fingerprint, format, hash_bucket, ngrams, parse_example, parse_sequence, reduce_join, regex_replace, segment_join, split, substr, unicode }
+    ferroflow_core::register_modules! { r: case, convert, csv, fingerprint, format, hash_bucket, ngrams, parse_example, parse_sequence, reduce_join, regex_replace, segment_join, split, substr, unicode, unicode_script }
 }

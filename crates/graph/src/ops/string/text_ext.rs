@@ -1,6 +1,7 @@
 //! Text ops of `tf.strings` (TensorFlow's definitions): `StringFormat` and `PrintV2`
 //! (`tf.print`), `Fingerprint` (`tf.fingerprint`), `ReduceJoin`, `StringNGrams`,
-//! `UnicodeDecode`, `UnicodeDecodeWithOffsets`, `UnicodeEncode`, `UnicodeTranscode`.
+//! `UnicodeDecode`, `UnicodeDecodeWithOffsets`, `UnicodeEncode`, `UnicodeTranscode`,
+//! `UnicodeScript`.
 
 use ferroflow_core::Status;
 
@@ -31,6 +32,7 @@ const ERRORS: &str = "errors: {'strict', 'replace', 'ignore'} = 'replace'";
 const OUT_ENCODINGS: &str = "output_encoding: {'UTF-8', 'UTF-16-BE', 'UTF-32-BE'}";
 
 pub(super) fn register(r: &mut OpRegistry) {
+    r.add(op("UnicodeScript").input("input: int32").output("output: int32").shape_fn(unchanged).build());
     r.add(
         op("Fingerprint")
             .input("data: T")
