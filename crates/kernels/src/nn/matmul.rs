@@ -1,11 +1,16 @@
-//! `MatMul`: the product of two matrices, either transposed.
+//! `MatMul`: the product of two matrices, either transposed (real, integer and complex:
+//! a complex transpose does not conjugate, `tf.linalg.matmul(adjoint_a=...)` adds a `Conj`).
 
 use crate::dispatch::dispatch;
 use ferroflow_core::proto::NodeDef;
-use ferroflow_core::{DataType, NodeAttrs, Status, Tensor};
+use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, C128, C64};
 
 use super::common::check_dtype;
-use super::common::{type_attr, REALS};
+use super::common::type_attr;
+
+/// MatMul's types: the real ones and complex64/complex128.
+const TYPES: &[DataType] =
+    &[DataType::Float, DataType::Double, DataType::Int32, DataType::Int64, DataType::Complex64, DataType::Complex128];
 use super::gemm::{GemmScalar, Mat};
 use crate::{OpContext, OpKernel};
 
@@ -16,7 +21,7 @@ struct MatMul {
 }
 
 pub(crate) fn matmul_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    let dtype = type_attr(node, REALS)?;
+    let dtype = type_attr(node, TYPES)?;
     Ok(Box::new(MatMul { ta: node.attr_bool("transpose_a")?, tb: node.attr_bool("transpose_b")?, dtype }))
 }
 
@@ -48,6 +53,6 @@ impl OpKernel for MatMul {
             }
             check_dtype(ctx.node(), &format!("input {i}"), t.dtype(), self.dtype)?;
         }
-        dispatch!(self.dtype, ctx, [f32, f64, i32, i64], |T| self.run::<T>(ctx, &a, &b))
+        dispatch!(self.dtype, ctx, [f32, f64, i32, i64, C64, C128], |T| self.run::<T>(ctx, &a, &b))
     }
 }

@@ -51,3 +51,17 @@ fn empty_inner_dim_gives_zeros() {
     let c = mm(a, b, false, false).unwrap();
     assert_eq!(c.as_slice::<f64>().unwrap(), &[0.0; 6]);
 }
+
+#[test]
+fn complex_products_transpose_without_conjugating() {
+    use ferroflow_core::C64;
+    let c = |re: f32, im: f32| C64::new(re, im);
+    let a = Tensor::new(vec![2, 2], vec![c(1.0, 1.0), c(2.0, 0.0), c(0.0, 0.0), c(0.0, -1.0)]).unwrap();
+    let b = Tensor::new(vec![2, 1], vec![c(0.0, 1.0), c(3.0, 0.0)]).unwrap();
+    let p = mm(a.clone(), b.clone(), false, false).unwrap();
+    // (1+i)i + 2*3 = 5+i; 0*i + (-i)*3 = -3i.
+    assert_eq!(p.as_slice::<C64>().unwrap(), &[c(5.0, 1.0), c(0.0, -3.0)]);
+    // a^T b: column 0 of a is [1+i, 0]: (1+i)i = -1+i; column 1 [2, -i]: 2i - 3i = -i.
+    let p = mm(a, b, true, false).unwrap();
+    assert_eq!(p.as_slice::<C64>().unwrap(), &[c(-1.0, 1.0), c(0.0, -1.0)]);
+}
