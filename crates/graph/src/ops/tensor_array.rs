@@ -177,4 +177,13 @@ pub(crate) fn register(r: &mut OpRegistry) {
             .build(),
     );
     r.add(op("StackCloseV2").input("handle: resource").stateful().shape_fn(none).build());
+    // TensorFlow 1's stacks: a Ref(string) handle, no max size. (TensorFlow marks only
+    // `Stack` stateful; the others take the ref handle, and stay unmerged here as stateful.)
+    let v1 = op("Stack").handle_output("handle", true).attr("elem_type: type").attr("stack_name: string = ''");
+    r.add(v1.stateful().build());
+    let push = op("StackPush").input("handle: Ref(string)").input("elem: T").output("output: T").attr("T: type");
+    r.add(push.attr("swap_memory: bool = false").stateful().shape_fn(push_shape).build());
+    let pop = op("StackPop").input("handle: Ref(string)").output("elem: elem_type").attr("elem_type: type");
+    r.add(pop.stateful().shape_fn(unknown).build());
+    r.add(op("StackClose").input("handle: Ref(string)").stateful().shape_fn(none).build());
 }

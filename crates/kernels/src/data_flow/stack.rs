@@ -1,6 +1,8 @@
 //! TensorFlow's per-step stacks (`StackV2`, `StackPushV2`, `StackPopV2`, `StackCloseV2`):
 //! the gradient of a TensorFlow 1.x `tf.while_loop` pushes each iteration's forward values
 //! and pops them in reverse in the gradient loop. `swap_memory` is accepted and ignored.
+//! TensorFlow 1's `Stack`, `StackPush`, `StackPop`, `StackClose` (still run by TF 2.21) are
+//! the same stacks behind a `Ref(string)` handle `[container, name]`, without a max size.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -8,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, ResourceHandle, Status, Tensor};
 
+use super::handles::{handle_names, set_handle_output};
 use crate::array::util::tf_type_name;
-use crate::state::handle::handle_input;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
 const CONTAINER: &str = "_stacks";
@@ -24,21 +26,31 @@ pub struct Stack {
 }
 
 fn stack(ctx: &OpContext) -> Result<Arc<Stack>, Status> {
-    let h = handle_input(ctx, 0)?;
+    // A resource handle (the V2 ops) or a string handle [container, name] (the V1 ops).
+    let (_, name) = handle_names(ctx, 0)?;
     ctx.step()
         .step_container
-        .lookup::<Stack>(CONTAINER, &h.name)
-        .map_err(|_| ctx.error_with(Status::not_found(format!("stack {} does not exist in this step", h.name))))
+        .lookup::<Stack>(CONTAINER, &name)
+        .map_err(|_| ctx.error_with(Status::not_found(format!("stack {name} does not exist in this step",))))
 }
 
 op_kernel! {
-    struct Create { elem_type: DataType, base: String }
+    struct Create {
+        elem_type: DataType,
+        base: String,
+        /// The V1 `Stack`: no max_size input, a `Ref(string)` handle.
+        v1: bool,
+    }
     fn compute(&self, ctx) {
-        let m = ctx.input(0)?;
-        if m.dtype() != DataType::Int32 || m.rank() != 0 {
-            return Err(ctx.error(format!("max_size must be an int32 scalar, got {} {}", m.dtype(), m.shape())));
-        }
-        let max = m.scalar_value::<i32>()?;
+        let max = if self.v1 {
+            -1
+        } else {
+            let m = ctx.input(0)?;
+            if m.dtype() != DataType::Int32 || m.rank() != 0 {
+                return Err(ctx.error(format!("max_size must be an int32 scalar, got {} {}", m.dtype(), m.shape())));
+            }
+            m.scalar_value::<i32>()?
+        };
         let name = format!("{}_{}", self.base, COUNTER.fetch_add(1, Ordering::Relaxed));
         let st = Stack {
             name: name.clone(),
@@ -47,6 +59,9 @@ op_kernel! {
             items: Mutex::new((false, Vec::new())),
         };
         ctx.step().step_container.lookup_or_create(CONTAINER, &name, || Ok(st))?;
+        if self.v1 {
+            return set_handle_output(ctx, CONTAINER, &name, "", true);
+        }
         let h = ResourceHandle::new(ctx.device(), CONTAINER, &name, "N10tensorflow5StackE");
         ctx.set_output(0, Tensor::scalar(h))
     }
@@ -111,10 +126,11 @@ op_kernel! {
 }
 
 fn create(n: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
-    let given = n.attr_string("stack_name")?;
+    let given = if n.has_attr("stack_name") { n.attr_string("stack_name")? } else { String::new() };
     Ok(Box::new(Create {
         elem_type: n.attr_type("elem_type")?,
         base: if given.is_empty() { n.name.clone() } else { given },
+        v1: n.op == "Stack",
     }))
 }
 
@@ -123,4 +139,8 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     r.add_cheap("StackPushV2", |_| Ok(Box::new(Push)));
     r.add_cheap("StackPopV2", |_| Ok(Box::new(Pop)));
     r.add_cheap("StackCloseV2", |_| Ok(Box::new(Close)));
+    r.add_cheap("Stack", create);
+    r.add_cheap("StackPush", |_| Ok(Box::new(Push)));
+    r.add_cheap("StackPop", |_| Ok(Box::new(Pop)));
+    r.add_cheap("StackClose", |_| Ok(Box::new(Close)));
 }

@@ -152,3 +152,26 @@ fn stacks_push_and_pop_in_reverse() {
     assert_eq!(pop().unwrap()[0].scalar_value::<f32>().unwrap(), 1.0);
     assert!(pop().unwrap_err().message.contains("is empty."));
 }
+
+#[test]
+fn v1_stacks_take_a_string_handle() {
+    let step = test_step(Arc::new(ResourceMgr::new()));
+    let attrs = [("elem_type", attr::ty(DataType::Int64)), ("stack_name", attr::string("s"))];
+    let h = run(&step, node("Stack", &attrs), vec![], 1).unwrap().remove(0);
+    assert_eq!(h.dtype(), DataType::String);
+    assert_eq!(h.dims(), [2]);
+    let push = |v: i64| {
+        let n = node("StackPush", &[("T", attr::ty(DataType::Int64)), ("swap_memory", attr::bool(false))]);
+        run(&step, n, vec![h.clone(), Tensor::scalar(v)], 1)
+    };
+    let pop = || run(&step, node("StackPop", &[("elem_type", attr::ty(DataType::Int64))]), vec![h.clone()], 1);
+    for v in 0..5 {
+        assert_eq!(push(v).unwrap()[0].scalar_value::<i64>().unwrap(), v);
+    }
+    assert_eq!(pop().unwrap()[0].scalar_value::<i64>().unwrap(), 4);
+    assert_eq!(pop().unwrap()[0].scalar_value::<i64>().unwrap(), 3);
+    let wrong = node("StackPush", &[("T", attr::ty(DataType::Float)), ("swap_memory", attr::bool(false))]);
+    assert!(run(&step, wrong, vec![h.clone(), Tensor::scalar(1.0f32)], 1).is_err());
+    run(&step, node("StackClose", &[]), vec![h.clone()], 0).unwrap();
+    assert!(pop().unwrap_err().message.contains("has already been closed."));
+}
