@@ -4,7 +4,9 @@ own, so the values the first cases draw stay as they were. New cases go at the e
 list: the order fixes the values drawn."""
 
 import gzip
+import os
 import struct
+import tempfile
 import zlib
 
 import numpy as np
@@ -252,6 +254,16 @@ def later():
           lambda tf, x: [tf.image.decode_and_crop_jpeg(tf.io.encode_jpeg(x, quality=100), [2, 3, 10, 12]),
                          tf.image.decode_and_crop_jpeg(tf.io.encode_jpeg(x, quality=100), [8, 0, 8, 24], channels=1)],
           _blocks(g, 16, 24), grads=False),
+        F("raw_ops.Save_Restore_v1_checkpoint", lambda tf, x, n: _v1_checkpoint(tf, x, n), v(3, 4),
+          g.randint(-9, 9, (2,)).astype(np.int64), grads=False),
+        F("linalg.eig", lambda tf, x: _eig_invariants(tf, x), v(4, 4)),
+        F("linalg.eig_complex", lambda tf, x, y: _eig_invariants(tf, tf.complex(x, y)), v(3, 3), v(3, 3)),
+        F("linalg.eigvals", lambda tf, x: _eig_invariants(tf, x, vectors=False), v(2, 3, 3)),
+        F("strings.unicode_script",
+          lambda tf, x: tf.strings.unicode_script(x),
+          np.array([[65, 0x416, 0x4E00, 0x300, 0x5D0, 0x627], [0xD800, 0x1F600, 0x10FFFF, -1, 0x110000, 0x3042]],
+                   np.int32), grads=False),
+        F("raw_ops.Stack_v1", lambda tf, x: _v1_stack(tf, x), v(3, 2), grads=False),
     ]
 
 
@@ -426,3 +438,58 @@ def _parse_sequence(tf, x, single=False):
     c, f, lengths = tf.io.parse_sequence_example(x, ctx, seq)
     return [c["len"], c["tags"], c["absent"], f["tok"], f["w"], f["none"], lengths["tok"], f["rr"].flat_values,
             f["rr"].row_splits]
+
+
+def _v1_checkpoint(tf, x, n):
+    """A V1 checkpoint file written by SaveSlices (`x` in two row slices, `n` whole) and by
+    Save, then read by Restore, RestoreSlice (a slice across the stored two) and RestoreV2
+    (which reads V1 files when the prefix has no V2 index)."""
+    d = os.path.join(tempfile.gettempdir(), "ff-sweep-v1-%d" % os.getpid())
+    os.makedirs(d, exist_ok=True)
+    sliced, whole = os.path.join(d, "sliced.ckpt"), os.path.join(d, "whole.ckpt")
+    save = tf.raw_ops.SaveSlices(filename=sliced, tensor_names=["x", "x", "n"],
+                                 shapes_and_slices=["3 4 0,1:-", "3 4 1,2:-", ""], data=[x[:1], x[1:], n])
+    save2 = tf.raw_ops.Save(filename=whole, tensor_names=["x2", "n2"], data=[x * 2.0, n + 1])
+    with tf.control_dependencies([save, save2]):
+        return [tf.raw_ops.Restore(file_pattern=sliced, tensor_name="x", dt=tf.float32),
+                tf.raw_ops.RestoreSlice(file_pattern=sliced, tensor_name="x", shape_and_slice="3 4 0,2:1,2",
+                                        dt=tf.float32),
+                tf.raw_ops.Restore(file_pattern=os.path.join(d, "*.ckpt"), tensor_name="x2", dt=tf.float32),
+                *tf.raw_ops.RestoreV2(prefix=whole, tensor_names=["n2", "x2"], shape_and_slices=["", "3 4 2,1:-"],
+                                     dtypes=[tf.int64, tf.float32])]
+
+
+def _eig_invariants(tf, x, vectors=True):
+    """What does not depend on the eigenvalues' order or the eigenvectors' phases: the real
+    and imaginary parts of the power sums sum(e^k), k = 1..3, and (with `vectors`) the real
+    part of V diag(e) V^-1, which is x again."""
+    if vectors:
+        e, v = tf.linalg.eig(x)
+    else:
+        e = tf.linalg.eigvals(x)
+    out = []
+    p = e
+    for _ in range(3):
+        s = tf.reduce_sum(p, axis=-1)
+        out += [tf.math.real(s), tf.math.imag(s)]
+        p = p * e
+    if vectors:
+        out.append(tf.math.real(tf.linalg.matmul(v * e[..., None, :], tf.linalg.inv(v))))
+    return out
+
+
+def _v1_stack(tf, x):
+    """TensorFlow 1's Stack (a Ref(string) handle): three pushes, then pops in reverse, each
+    after the one before, then StackClose."""
+    h = tf.raw_ops.Stack(elem_type=tf.float32, stack_name="v1stack")
+    out = [tf.raw_ops.StackPush(handle=h, elem=x)]
+    draws = [lambda: tf.raw_ops.StackPush(handle=h, elem=x * 2.0),
+             lambda: tf.raw_ops.StackPush(handle=h, elem=x[0]),
+             lambda: tf.raw_ops.StackPop(handle=h, elem_type=tf.float32),
+             lambda: tf.raw_ops.StackPop(handle=h, elem_type=tf.float32),
+             lambda: tf.raw_ops.StackPop(handle=h, elem_type=tf.float32)]
+    got = _in_turn(tf, out, draws)
+    with tf.control_dependencies(got):
+        close = tf.raw_ops.StackClose(handle=h)
+    with tf.control_dependencies([close]):
+        return [tf.identity(t) for t in got] + [tf.identity(out[0])]
