@@ -91,33 +91,35 @@ fn conv_group(c: &mut Criterion, group: &str, convs: &[(&str, [usize; 4], [usize
     g.finish();
 }
 
+/// The convolutions of the models: ResNet50's 3×3 layers of its four stages at 128×128,
+/// batch 8 (SAME, stride 1), and MobileNetV2's 1×1 expansions and projections at 160×160,
+/// batch 16 (long products with small filters).
+const MODEL_CONVS: [(&str, &[(&str, [usize; 4], [usize; 4])]); 2] = [
+    (
+        "conv2d_resnet",
+        &[
+            ("s2", [8, 32, 32, 64], [3, 3, 64, 64]),
+            ("s3", [8, 16, 16, 128], [3, 3, 128, 128]),
+            ("s4", [8, 8, 8, 256], [3, 3, 256, 256]),
+            ("s5", [8, 4, 4, 512], [3, 3, 512, 512]),
+        ],
+    ),
+    (
+        "conv2d_mnv2",
+        &[
+            ("80x80x16_to_96", [16, 80, 80, 16], [1, 1, 16, 96]),
+            ("40x40x144_to_24", [16, 40, 40, 144], [1, 1, 144, 24]),
+            ("20x20x192_to_32", [16, 20, 20, 192], [1, 1, 192, 32]),
+            ("5x5x960_to_160", [16, 5, 5, 960], [1, 1, 960, 160]),
+        ],
+    ),
+];
+
 fn bench_conv(c: &mut Criterion) {
     conv_group(c, "conv2d", &CONVS);
-}
-
-/// The 3×3 convolutions of ResNet50's four stages at 128×128, batch 8 (SAME, stride 1).
-const RESNET_CONVS: [(&str, [usize; 4], [usize; 4]); 4] = [
-    ("s2", [8, 32, 32, 64], [3, 3, 64, 64]),
-    ("s3", [8, 16, 16, 128], [3, 3, 128, 128]),
-    ("s4", [8, 8, 8, 256], [3, 3, 256, 256]),
-    ("s5", [8, 4, 4, 512], [3, 3, 512, 512]),
-];
-
-fn bench_conv_resnet(c: &mut Criterion) {
-    conv_group(c, "conv2d_resnet", &RESNET_CONVS);
-}
-
-/// MobileNetV2's 1×1 expansions and projections at 160×160, batch 16: long products with
-/// small filters.
-const MNV2_POINTWISE: [(&str, [usize; 4], [usize; 4]); 4] = [
-    ("80x80x16_to_96", [16, 80, 80, 16], [1, 1, 16, 96]),
-    ("40x40x144_to_24", [16, 40, 40, 144], [1, 1, 144, 24]),
-    ("20x20x192_to_32", [16, 20, 20, 192], [1, 1, 192, 32]),
-    ("5x5x960_to_160", [16, 5, 5, 960], [1, 1, 960, 160]),
-];
-
-fn bench_conv_mnv2(c: &mut Criterion) {
-    conv_group(c, "conv2d_mnv2", &MNV2_POINTWISE);
+    for (group, convs) in MODEL_CONVS {
+        conv_group(c, group, convs);
+    }
 }
 
 /// MobileNetV2's stride-2 depthwise input gradients at 160×160, batch 16 (VALID after a
@@ -223,14 +225,5 @@ fn bench_pool(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(
-    benches,
-    bench_matmul,
-    bench_matmul_lstm,
-    bench_conv,
-    bench_conv_mnv2,
-    bench_conv_resnet,
-    bench_depthwise_strided,
-    bench_pool
-);
+criterion_group!(benches, bench_matmul, bench_matmul_lstm, bench_conv, bench_depthwise_strided, bench_pool);
 criterion_main!(benches);

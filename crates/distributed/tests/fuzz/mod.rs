@@ -30,6 +30,16 @@ pub const DEFAULT_SEED: u64 = 0x5eed_f1f0_2024_0022;
 /// Every panic message since the hook was installed (`thread: message at location`).
 static PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
+/// Held by the kernel fuzzer and by the fuzzers that start a cluster in this process: the
+/// kernel fuzzer bounds the largest allocation of *any* thread while a graph runs, and a
+/// cluster's server threads allocate what the RPC fuzzers send them (tonic reserves a
+/// gRPC message's declared length, up to the 2 GiB message limit, before its bytes arrive).
+#[allow(dead_code)] // The framing tests include this file too.
+pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Installs (once) a hook that records each panic, then reports it as the default hook does.
 pub fn record_panics() {
     static ONCE: Once = Once::new();

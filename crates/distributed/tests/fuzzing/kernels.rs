@@ -126,6 +126,7 @@ fn graph(rng: &mut Rng, consts: &[Tensor], ops: &[String]) -> (GraphDef, Vec<Str
 
 #[test]
 fn fuzz_kernels_of_generated_graphs() {
+    let _one_at_a_time = crate::fuzz::exclusive();
     let mut run = Run::start("kernels", 3000);
     let ops = graphs::op_names();
     let consts = constants();

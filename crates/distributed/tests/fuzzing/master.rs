@@ -195,6 +195,7 @@ fn generate_for(rng: &mut Rng, s: Option<&Session>, base: &GraphDef, ops: &[Stri
 
 #[test]
 fn fuzz_master_service() {
+    let _one_at_a_time = crate::fuzz::exclusive();
     let c = Cluster::start_with_short_timeouts(&[("ps", 1), ("worker", 1)]);
     let target = c.target("worker:0");
     let ps = c.target("ps:0");

@@ -284,6 +284,7 @@ fn track(w: &mut World, ch: usize, method: &str, message: &[u8], out: &Outcome) 
 
 #[test]
 fn fuzz_worker_service() {
+    let _one_at_a_time = crate::fuzz::exclusive();
     let c = Cluster::start_with_short_timeouts(&[("ps", 1), ("worker", 1)]);
     let rt = rt();
     let targets = [c.target("ps:0"), c.target("worker:0")];
