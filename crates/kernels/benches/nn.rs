@@ -69,7 +69,10 @@ const CONVS: [(&str, [usize; 4], [usize; 4]); 2] =
     [("conv1", [50, 28, 28, 1], [5, 5, 1, 32]), ("conv2", [50, 14, 14, 32], [5, 5, 32, 64])];
 
 /// Forward, input gradient and filter gradient of each convolution (SAME, stride 1).
-fn conv_group(c: &mut Criterion, group: &str, convs: &[(&str, [usize; 4], [usize; 4])]) {
+/// A convolution to time: its name, input and filter dims.
+type Conv = (&'static str, [usize; 4], [usize; 4]);
+
+fn conv_group(c: &mut Criterion, group: &str, convs: &[Conv]) {
     let mut g = c.benchmark_group(group);
     g.sample_size(20);
     for &(name, xs, fs) in convs {
@@ -94,7 +97,7 @@ fn conv_group(c: &mut Criterion, group: &str, convs: &[(&str, [usize; 4], [usize
 /// The convolutions of the models: ResNet50's 3×3 layers of its four stages at 128×128,
 /// batch 8 (SAME, stride 1), and MobileNetV2's 1×1 expansions and projections at 160×160,
 /// batch 16 (long products with small filters).
-const MODEL_CONVS: [(&str, &[(&str, [usize; 4], [usize; 4])]); 2] = [
+const MODEL_CONVS: [(&str, &[Conv]); 2] = [
     (
         "conv2d_resnet",
         &[
