@@ -12,7 +12,8 @@ use super::tensor_slice::{parse_shape_and_slice, TensorSlice};
 use crate::array::util::node_context;
 use crate::{KernelRegistry, OpContext};
 
-fn strings(ctx: &OpContext, i: usize, what: &str) -> Result<Vec<String>, Status> {
+/// Input `i` as strings (`what` names it in errors).
+pub(super) fn strings(ctx: &OpContext, i: usize, what: &str) -> Result<Vec<String>, Status> {
     let t = ctx.input(i)?;
     let v = t.as_slice::<Vec<u8>>().map_err(|_| ctx.error(format!("{what} must be a string tensor")))?;
     v.iter()

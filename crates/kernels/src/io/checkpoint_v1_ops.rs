@@ -5,20 +5,12 @@
 
 use ferroflow_core::{DataType, NodeAttrs, Status};
 
+use super::bundle_ops::strings;
 use super::checkpoint_v1_reader::V1Reader;
 use super::checkpoint_v1_writer::V1Writer;
 use super::tensor_slice::{parse_shape_and_slice, TensorSlice};
 use crate::array::util::node_context;
 use crate::{KernelRegistry, OpContext, OpKernel};
-
-/// Input `i` as strings (`what` names it in errors).
-fn strings(ctx: &OpContext, i: usize, what: &str) -> Result<Vec<String>, Status> {
-    let t = ctx.input(i)?;
-    let v = t.as_slice::<Vec<u8>>().map_err(|_| ctx.error(format!("{what} must be a string tensor")))?;
-    v.iter()
-        .map(|s| String::from_utf8(s.clone()).map_err(|_| ctx.error(format!("{what} holds a non-UTF-8 string"))))
-        .collect()
-}
 
 /// Input `i`, which must hold one string (TensorFlow's wording).
 fn one_string(ctx: &OpContext, i: usize, what: &str) -> Result<String, Status> {

@@ -70,10 +70,7 @@ struct ComplexLu {
 
 impl OpKernel for ComplexLu {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let x = ctx.input(0)?;
-        if x.dtype() != self.ty {
-            return Err(ctx.error(format!("input is {} but T is {}", x.dtype(), self.ty)));
-        }
+        let x = super::matrix_input(ctx, self.ty)?;
         let (count, n) = square_batch(ctx, &x, "Input")?;
         let (shape, k, mut out) = if self.solve {
             let rhs = ctx.input(1)?;

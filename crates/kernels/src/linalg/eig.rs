@@ -9,9 +9,8 @@
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, C128, C64};
-use rayon::prelude::*;
 
-use super::{square_batch, PAR_WORK};
+use super::square_batch;
 use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpContext, OpKernel};
 
@@ -225,10 +224,7 @@ struct Eig {
 
 impl OpKernel for Eig {
     fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
-        let x = ctx.input(0)?;
-        if x.dtype() != self.ty {
-            return Err(ctx.error(format!("input is {} but T is {}", x.dtype(), self.ty)));
-        }
+        let x = super::matrix_input(ctx, self.ty)?;
         let (count, n) = square_batch(ctx, &x, "input")?;
         let vals: Vec<C> = match x.dtype() {
             DataType::Float => x.as_slice::<f32>()?.iter().map(|&v| C::new(f64::from(v), 0.0)).collect(),
@@ -239,12 +235,7 @@ impl OpKernel for Eig {
             _ => x.as_slice::<C128>()?.to_vec(),
         };
         let one = |b: usize| eig(&vals[b * n * n..(b + 1) * n * n], n, self.compute_v);
-        let mats: Vec<Option<(Vec<C>, Vec<C>)>> = if count > 1 && count * n * n * n >= PAR_WORK {
-            (0..count).into_par_iter().map(one).collect()
-        } else {
-            (0..count).map(one).collect()
-        };
-        let Some(mats) = mats.into_iter().collect::<Option<Vec<_>>>() else {
+        let Some(mats) = super::per_matrix(count, n, one) else {
             return Err(ctx.error("Eigen decomposition was not successful. The input might not be valid."));
         };
         let batch = &x.dims()[..x.rank() - 2];

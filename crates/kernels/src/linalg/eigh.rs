@@ -7,9 +7,8 @@
 
 use ferroflow_core::proto::NodeDef;
 use ferroflow_core::{DataType, Status};
-use rayon::prelude::*;
 
-use super::{f64_op_type, f64_tensor, jacobi_rotation, matrix_input, square_batch, PAR_WORK};
+use super::{f64_op_type, f64_tensor, jacobi_rotation, matrix_input, square_batch};
 use crate::array::util::collect_vec;
 use crate::{KernelRegistry, OpKernel};
 
@@ -107,12 +106,7 @@ op_kernel! {
         let (count, n) = square_batch(ctx, &x, "input")?;
         let vals = x.to_f64_vec()?;
         let one = |b: usize| eigh(&vals[b * n * n..(b + 1) * n * n], n, self.compute_v);
-        let mats: Vec<Option<(Vec<f64>, Vec<f64>)>> = if count > 1 && count * n * n * n >= PAR_WORK {
-            (0..count).into_par_iter().map(one).collect()
-        } else {
-            (0..count).map(one).collect()
-        };
-        let Some(mats) = mats.into_iter().collect::<Option<Vec<_>>>() else {
+        let Some(mats) = super::per_matrix(count, n, one) else {
             return Err(ctx.error("Self-adjoint eigen decomposition was not successful. The input might not be valid."));
         };
         let batch = &x.dims()[..x.rank() - 2];

@@ -67,6 +67,21 @@ pub(crate) fn jacobi_rotation(app: f64, aqq: f64, apq: f64) -> Option<(f64, f64)
 /// Elements of the work above which batches of matrices are processed in parallel.
 pub(crate) const PAR_WORK: usize = 1 << 16;
 
+/// `one(b)` for each of `count` n×n matrices, in parallel when the batch is worth it
+/// (`None` as soon as one decomposition fails).
+pub(crate) fn per_matrix<R: Send>(
+    count: usize,
+    n: usize,
+    one: impl Fn(usize) -> Option<R> + Sync + Send,
+) -> Option<Vec<R>> {
+    use rayon::prelude::*;
+    if count > 1 && count * n * n * n >= PAR_WORK {
+        (0..count).into_par_iter().map(one).collect()
+    } else {
+        (0..count).map(one).collect()
+    }
+}
+
 /// A bool attr, `default` when the node does not set it.
 pub(crate) fn bool_attr(n: &NodeDef, name: &str, default: bool) -> Result<bool, Status> {
     if n.has_attr(name) {
