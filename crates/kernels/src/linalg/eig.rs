@@ -12,7 +12,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Tensor, C128, C64};
 
 use super::square_batch;
 use crate::array::util::collect_vec;
-use crate::{KernelRegistry, OpContext, OpKernel};
+use crate::{KernelRegistry, OpKernel};
 
 type C = C128;
 
@@ -216,14 +216,9 @@ fn eig(a: &[C], n: usize, vectors: bool) -> Option<(Vec<C>, Vec<C>)> {
     Some((e, v))
 }
 
-struct Eig {
-    ty: DataType,
-    out: DataType,
-    compute_v: bool,
-}
-
-impl OpKernel for Eig {
-    fn compute(&self, ctx: &mut OpContext) -> Result<(), Status> {
+op_kernel! {
+    struct Eig { ty: DataType, out: DataType, compute_v: bool }
+    fn compute(&self, ctx) {
         let x = super::matrix_input(ctx, self.ty)?;
         let (count, n) = square_batch(ctx, &x, "input")?;
         let vals: Vec<C> = match x.dtype() {
@@ -238,9 +233,7 @@ impl OpKernel for Eig {
         let Some(mats) = super::per_matrix(count, n, one) else {
             return Err(ctx.error("Eigen decomposition was not successful. The input might not be valid."));
         };
-        let batch = &x.dims()[..x.rank() - 2];
-        let e_dims: Vec<usize> = batch.iter().copied().chain([n]).collect();
-        let e = collect_vec(&e_dims, mats.iter().flat_map(|(e, _)| e.iter().copied()))?;
+        let (e_dims, e) = super::eigenvalues(x.dims(), n, &mats)?;
         ctx.set_output(0, self.complex(e_dims, e)?)?;
         let v = if self.compute_v {
             self.complex(x.dims().to_vec(), collect_vec(x.dims(), mats.into_iter().flat_map(|(_, v)| v))?)?

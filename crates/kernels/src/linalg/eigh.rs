@@ -109,9 +109,7 @@ op_kernel! {
         let Some(mats) = super::per_matrix(count, n, one) else {
             return Err(ctx.error("Self-adjoint eigen decomposition was not successful. The input might not be valid."));
         };
-        let batch = &x.dims()[..x.rank() - 2];
-        let e_dims: Vec<usize> = batch.iter().copied().chain([n]).collect();
-        let e = collect_vec(&e_dims, mats.iter().flat_map(|(e, _)| e.iter().copied()))?;
+        let (e_dims, e) = super::eigenvalues(x.dims(), n, &mats)?;
         ctx.set_output(0, f64_tensor(self.ty, e_dims, e)?)?;
         let v = if self.compute_v {
             f64_tensor(self.ty, x.dims().to_vec(), collect_vec(x.dims(), mats.into_iter().flat_map(|(_, v)| v))?)?

@@ -67,6 +67,18 @@ pub(crate) fn jacobi_rotation(app: f64, aqq: f64, apq: f64) -> Option<(f64, f64)
 /// Elements of the work above which batches of matrices are processed in parallel.
 pub(crate) const PAR_WORK: usize = 1 << 16;
 
+/// The eigenvalues of a batch of decompositions `(values, vectors)` as one tensor's dims and
+/// elements: the batch dims of `x_dims` and `n`.
+pub(crate) fn eigenvalues<T: ferroflow_core::TensorType + Copy>(
+    x_dims: &[usize],
+    n: usize,
+    mats: &[(Vec<T>, Vec<T>)],
+) -> Result<(Vec<usize>, Vec<T>), Status> {
+    let e_dims: Vec<usize> = x_dims[..x_dims.len() - 2].iter().copied().chain([n]).collect();
+    let e = crate::array::util::collect_vec(&e_dims, mats.iter().flat_map(|(e, _)| e.iter().copied()))?;
+    Ok((e_dims, e))
+}
+
 /// `one(b)` for each of `count` n×n matrices, in parallel when the batch is worth it
 /// (`None` as soon as one decomposition fails).
 pub(crate) fn per_matrix<R: Send>(
