@@ -1,7 +1,8 @@
 //! One port, four services: routes a gRPC request by path prefix to the MasterService,
 //! the WorkerService, the EagerService or ferroflow's Control service (tonic's router needs axum; this is
 //! all ferroflow needs). Every request also marks the server as active (idle timeout) and
-//! is counted and timed (`rpc_metrics`).
+//! is counted and timed (`rpc_metrics`), and no request's declared message length can
+//! reserve memory past the task's budget (`message_gate`).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use crate::access::{Caller, ConnInfo};
 
 use crate::control::proto::control_server::ControlServer;
 use crate::control::ControlService;
+use crate::message_gate::gate;
 use crate::rpc::{recv_tensor, recv_tensors, run_graph, run_step, EagerGrpc, MasterGrpc, WorkerGrpc};
 use crate::server::ServerShared;
 
@@ -145,7 +147,10 @@ impl Dispatch {
             self.shared.touch();
         }
         if path == recv_tensor::PATH {
-            // The calls that carry tensors skip tonic's codec (no copies).
+            // The calls that carry tensors skip tonic's codec (no copies); their bodies are
+            // gathered as chunks, each message's declared length checked against the
+            // memory budget (`raw_grpc::read_frames`). The others go to tonic's decoder,
+            // which reserves what a message declares: `gate` checks and holds it first.
             let worker = self.shared.worker.clone();
             Box::pin(async move { Ok(recv_tensor::serve(worker, req).await) })
         } else if path == recv_tensors::PATH {
@@ -158,14 +163,14 @@ impl Dispatch {
             let master = self.shared.master.clone();
             Box::pin(async move { Ok(run_step::serve(master, req).await) })
         } else if path.starts_with(&prefix_of::<MasterServiceServer<MasterGrpc>>()) {
-            self.master.call(req)
+            self.master.call(gate(req))
         } else if path.starts_with(&prefix_of::<ControlServer<ControlService>>()) {
-            self.control.call(req)
+            self.control.call(gate(req))
         } else if path.starts_with(&prefix_of::<EagerServiceServer<EagerGrpc>>()) {
-            self.eager.call(req)
+            self.eager.call(gate(req))
         } else {
             // The worker service answers UNIMPLEMENTED for paths it does not know.
-            self.worker.call(req)
+            self.worker.call(gate(req))
         }
     }
 }

@@ -29,6 +29,7 @@ mod in_memory;
 mod local_master;
 pub mod master;
 mod master_api;
+mod message_gate;
 pub mod metrics;
 mod pacing;
 mod partition;

@@ -101,7 +101,8 @@ where
 /// and then nothing gives its call up after this, whatever its deadline.
 pub(crate) const BODY_IDLE: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// Reads a body's DATA chunks (at most `limit` bytes) and its trailers.
+/// Reads a body's DATA chunks (at most `limit` bytes, each message's declared length
+/// within the task's memory budget: see [`crate::message_gate`]) and its trailers.
 pub(crate) async fn read_body<B>(body: B, limit: usize, what: &str) -> Result<(Chunks, HeaderMap), Status>
 where
     B: http_body::Body<Data = Bytes> + Unpin,
@@ -123,6 +124,7 @@ where
 {
     let mut chunks = Chunks::default();
     let mut trailers = HeaderMap::new();
+    let mut framing = crate::message_gate::Scanner::default();
     let mut len = 0usize;
     loop {
         let next = match idle {
@@ -135,6 +137,9 @@ where
         let frame = frame.map_err(|e| Status::unavailable(format!("{what}: reading the body failed: {e}")))?;
         match frame.into_data() {
             Ok(data) => {
+                // Nothing here is reserved from a declared length, but one past the
+                // budget fails now rather than after its bytes arrived.
+                framing.scan(&data, |p| crate::message_gate::admit(what, p)).map_err(|(_, e)| e)?;
                 len += data.len();
                 if len > limit {
                     return Err(Status::resource_exhausted(format!(

@@ -32,8 +32,9 @@ static PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Held by the kernel fuzzer and by the fuzzers that start a cluster in this process: the
 /// kernel fuzzer bounds the largest allocation of *any* thread while a graph runs, and a
-/// cluster's server threads allocate what the RPC fuzzers send them (tonic reserves a
-/// gRPC message's declared length, up to the 2 GiB message limit, before its bytes arrive).
+/// cluster's server threads allocate what the RPC fuzzers send them. (A gRPC message's
+/// declared length no longer reserves anything past the memory budget or what arrived:
+/// `message_gate`, tested by `tests/declared_lengths.rs`.)
 #[allow(dead_code)] // The framing tests include this file too.
 pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
