@@ -12,6 +12,7 @@ use ferroflow_proto::master_service_client::MasterServiceClient;
 use ferroflow_proto::worker_service_client::WorkerServiceClient;
 use tonic::transport::{Channel, Endpoint};
 
+use crate::peer_channel::PeerChannel;
 use crate::rpc_util::{MAX_FRAME_SIZE, MAX_MESSAGE_SIZE, STREAM_WINDOW_SIZE, WINDOW_SIZE};
 use crate::tls::{client_tls_for, is_tls_target, ClientTls};
 
@@ -54,7 +55,7 @@ impl ChannelCache {
     }
 
     /// A WorkerService client for `addr`.
-    pub fn worker(&self, addr: &str) -> Result<WorkerServiceClient<Channel>, Status> {
+    pub fn worker(&self, addr: &str) -> Result<WorkerServiceClient<PeerChannel>, Status> {
         Ok(worker_client(self.channel(addr)?))
     }
 
@@ -125,12 +126,18 @@ pub fn strip_scheme(addr: &str) -> &str {
     ["grpc://", "grpcs://", "http://", "https://"].iter().find_map(|p| addr.strip_prefix(p)).unwrap_or(addr)
 }
 
-/// A WorkerService client over `ch` with 2 GiB message limits.
-pub fn worker_client(ch: Channel) -> WorkerServiceClient<Channel> {
-    WorkerServiceClient::new(ch).max_decoding_message_size(MAX_MESSAGE_SIZE).max_encoding_message_size(MAX_MESSAGE_SIZE)
+/// A WorkerService client over `ch` with 2 GiB message limits, its responses' declared
+/// lengths checked before they are reserved ([`PeerChannel`]).
+pub fn worker_client(ch: Channel) -> WorkerServiceClient<PeerChannel> {
+    WorkerServiceClient::new(PeerChannel::new(ch))
+        .max_decoding_message_size(MAX_MESSAGE_SIZE)
+        .max_encoding_message_size(MAX_MESSAGE_SIZE)
 }
 
-/// A MasterService client over `ch` with 2 GiB message limits.
-pub fn master_client(ch: Channel) -> MasterServiceClient<Channel> {
-    MasterServiceClient::new(ch).max_decoding_message_size(MAX_MESSAGE_SIZE).max_encoding_message_size(MAX_MESSAGE_SIZE)
+/// A MasterService client over `ch` with 2 GiB message limits, its responses' declared
+/// lengths checked before they are reserved ([`PeerChannel`]).
+pub fn master_client(ch: Channel) -> MasterServiceClient<PeerChannel> {
+    MasterServiceClient::new(PeerChannel::new(ch))
+        .max_decoding_message_size(MAX_MESSAGE_SIZE)
+        .max_encoding_message_size(MAX_MESSAGE_SIZE)
 }

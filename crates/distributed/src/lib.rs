@@ -33,6 +33,7 @@ mod message_gate;
 pub mod metrics;
 mod pacing;
 mod partition;
+mod peer_channel;
 mod peer_slots;
 /// The raw gRPC building blocks of ferroflow's tensor-carrying calls; public for its own
 /// bench tools (`examples/zero_master`), not a stable API.
@@ -65,6 +66,7 @@ pub use in_memory::InMemoryNet;
 pub use master_api::{MasterApi, RunStepCall, RunStepReply};
 pub use pacing::{set_pace_bytes, DEFAULT_PACE_BYTES};
 pub use partition::{partition, partition_graph, PartitionOptions, SplitBy};
+pub use peer_channel::PeerChannel;
 pub use peer_slots::DEFAULT_PEER_SHARE;
 pub use server::{Server, ServerOptions};
 pub use tf_config::{TaskId, TfConfig};

@@ -4,8 +4,9 @@
 //! codec and ferroflow's raw paths) and must fail with RESOURCE_EXHAUSTED at once, one
 //! declaring a length within the budget and sending a little of it must not make the
 //! server reserve the rest, and the task must keep serving, large messages included. The
-//! binary's allocator notes the largest allocation of any thread (`fuzz::largest`, as the
-//! fuzzers use it); this binary has the one test, so nothing else allocates meanwhile.
+//! same holds for the responses ferroflow's clients decode (a peer that declares 2 GiB).
+//! The binary's allocator notes the largest allocation of any thread (`fuzz::largest`, as
+//! the fuzzers use it); its tests run one at a time, so nothing else allocates meanwhile.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -21,7 +22,7 @@ use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use ferroflow_core::{DataType, Tensor};
-use ferroflow_distributed::{endpoint, GrpcSession};
+use ferroflow_distributed::{endpoint, master_client, worker_client, GrpcSession};
 use ferroflow_graph::{ops, Scope};
 use ferroflow_runtime::StepRunner;
 use http_body::Frame;
@@ -31,6 +32,9 @@ use tonic::transport::Channel;
 
 #[global_allocator]
 static ALLOC: ferroflow_core::WatchedAlloc = largest::ALLOCATOR;
+
+/// Held by each test: the largest allocation is any thread's.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The task's memory budget here.
 const BUDGET: u64 = 1 << 30;
@@ -113,6 +117,7 @@ fn step(target: &str, s: &Scope, feeds: &[(&ferroflow_graph::Output, Tensor)], f
 
 #[test]
 fn declared_lengths_reserve_nothing_past_what_arrives_or_the_budget() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     ferroflow_core::set_memory_limit(BUDGET);
     let c = common::Cluster::start(&[("worker", 1)]);
     let target = c.target("worker:0");
@@ -160,4 +165,57 @@ fn declared_lengths_reserve_nothing_past_what_arrives_or_the_budget() {
     let empty = Stalls(declaring(0, 0).into(), true);
     let got = rt.block_on(call_with(&ch, "/ferroflow.Control/ServerInfo", empty, Duration::from_secs(10)));
     assert_eq!(got.map(|g| g.0), Some(tonic::Code::Ok));
+}
+
+/// A peer that answers every call with a message prefix declaring 2 GiB - 1 and 100 bytes
+/// of it, then nothing.
+#[derive(Clone)]
+struct Declares;
+
+impl Service<http::Request<tonic::body::Body>> for Declares {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = std::future::Ready<Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: http::Request<tonic::body::Body>) -> Self::Future {
+        let body = Stalls(declaring(0x7fff_ffff, 100).into(), false);
+        let mut r = http::Response::new(tonic::body::Body::new(body));
+        r.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/grpc"));
+        std::future::ready(Ok(r))
+    }
+}
+
+#[test]
+fn clients_do_not_reserve_what_a_peer_declares() {
+    use ferroflow_core::proto::{GetStatusRequest, ListDevicesRequest};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    ferroflow_core::set_memory_limit(BUDGET);
+    let rt = common::rt();
+    let addr = rt.block_on(async {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = l.local_addr().unwrap();
+        let incoming = tonic::transport::server::TcpIncoming::from(l);
+        tokio::spawn(tonic::transport::Server::builder().serve_with_incoming(Declares, incoming));
+        addr
+    });
+    let ch =
+        rt.block_on(async { endpoint(&addr.to_string(), Duration::from_secs(5)).unwrap().connect().await.unwrap() });
+    largest::reset_anywhere();
+    let (worker, master) = rt.block_on(async {
+        let wait = Duration::from_secs(10);
+        let w = tokio::time::timeout(wait, worker_client(ch.clone()).get_status(GetStatusRequest::default())).await;
+        let m = tokio::time::timeout(wait, master_client(ch).list_devices(ListDevicesRequest::default())).await;
+        (w.expect("GetStatus: no answer").unwrap_err(), m.expect("ListDevices: no answer").unwrap_err())
+    });
+    for (s, call) in [(worker, "WorkerService/GetStatus"), (master, "MasterService/ListDevices")] {
+        assert_eq!(s.code(), tonic::Code::ResourceExhausted, "{s}");
+        let names = format!("a response of /tensorflow.{call} (a gRPC message whose prefix declares 2147483647 bytes)");
+        assert!(s.message().contains(&names), "{s}");
+    }
+    let big = largest::largest_anywhere();
+    assert!(big < LARGE, "one allocation of {big} bytes for a response declaring 2 GiB");
 }

@@ -95,7 +95,7 @@ impl EagerService {
         op.attrs.insert("send_device_incarnation".into(), AttrValue { value: Some(AV::I(incarnation as i64)) });
         op.attrs.insert("client_terminated".into(), AttrValue { value: Some(AV::B(false)) });
         let channel = self.channels.channel(&addr)?;
-        let mut client = EagerServiceClient::new(channel)
+        let mut client = EagerServiceClient::new(crate::PeerChannel::new(channel))
             .max_decoding_message_size(crate::rpc_util::MAX_MESSAGE_SIZE)
             .max_encoding_message_size(crate::rpc_util::MAX_MESSAGE_SIZE);
         let item = QueueItem { item: Some(ferroflow_core::proto::eager::queue_item::Item::Operation(op)) };

@@ -42,7 +42,7 @@ fn s(v: &str) -> AttrValue {
 
 struct Client {
     eager: EagerServiceClient<Channel>,
-    worker: worker_service_client::WorkerServiceClient<Channel>,
+    worker: worker_service_client::WorkerServiceClient<ferroflow_distributed::PeerChannel>,
     incarnation: u64,
 }
 

@@ -114,7 +114,7 @@ pub const PROMPT: Duration = Duration::from_secs(10);
 
 /// Creates a session on the master behind `m` with graph `g`; its handle.
 pub async fn new_session(
-    m: &mut ferroflow_proto::master_service_client::MasterServiceClient<tonic::transport::Channel>,
+    m: &mut ferroflow_proto::master_service_client::MasterServiceClient<ferroflow_distributed::PeerChannel>,
     g: ferroflow_proto::GraphDef,
 ) -> String {
     let req = ferroflow_proto::CreateSessionRequest { graph_def: Some(g), ..Default::default() };
