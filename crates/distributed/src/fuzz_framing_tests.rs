@@ -2,8 +2,10 @@
 //! a body's one gRPC message (`Chunks::into_message`, with gzip and deflate), a stream of
 //! messages (`Chunks::take_message`), streamed RecvTensor responses (`RecvTensorReader`,
 //! with contents large enough for its fast path), the connection handshake scanner
-//! (`access::Handshake`) and decompression. Each input must decode or fail with a status;
-//! none may panic or allocate at once more than the memory limit plus its own size. The
+//! (`access::Handshake`), decompression and the gate in front of tonic's decoder
+//! (`message_gate::Gate`: in order, nothing reserved ahead of half its bytes). Each input
+//! must decode or fail with a status; none may panic or allocate at once more than the
+//! memory limit plus its own size. The
 //! generator and the byte mutations are the integration tests' (`tests/fuzz`); the seed
 //! and scale come from `FERROFLOW_FUZZ_SEED` and `FERROFLOW_FUZZ_SCALE` as there.
 
@@ -304,5 +306,56 @@ async fn fuzz_connection_handshakes() {
             }
         }
         b.len()
+    });
+}
+
+/// What a decoder behind a gate sees of `passed` (a body's bytes the gate let through):
+/// a prefix whose declared length it would reserve only with half of that message there.
+fn check_passed(passed: &[u8]) -> Result<(), String> {
+    let mut pos = 0;
+    while pos + 5 <= passed.len() {
+        let len = u32::from_be_bytes([passed[pos + 1], passed[pos + 2], passed[pos + 3], passed[pos + 4]]) as usize;
+        let here = len.min(passed.len() - pos - 5);
+        if len > crate::message_gate::PASS_AT_ONCE && here < len / 2 {
+            return Err(format!("a prefix declaring {len} bytes passed with {here} of them"));
+        }
+        pos += 5 + len;
+    }
+    Ok(())
+}
+
+#[test]
+fn fuzz_message_gates() {
+    use crate::message_gate::{admit, Gate, PASS_AT_ONCE};
+    fuzz("message_gate", 3000, |rng| {
+        let mut body = Vec::new();
+        for _ in 0..1 + rng.below(4) {
+            let n = if rng.one_in(4) { PASS_AT_ONCE + rng.below(3 * PASS_AT_ONCE) } else { rng.below(100) };
+            let m = vec![rng.below(256) as u8; n];
+            body.extend(fbytes::grpc_frame(rng, &m));
+        }
+        let body = if rng.one_in(3) { mutate(rng, &body) } else { body };
+        let mut gate = Gate::default();
+        let mut out = std::collections::VecDeque::new();
+        let mut refused = None;
+        for c in chunked(rng, &body) {
+            if let Err(e) = gate.push(c, &mut out, |p| admit("fuzz", p)) {
+                refused = Some(e);
+                break;
+            }
+        }
+        let passed = concat(&Vec::from(out));
+        // In order, nothing twice, nothing reserved ahead of its bytes; everything once the
+        // body ends between messages; refused only for a length past the budget.
+        assert!(body.starts_with(&passed), "the gate passed bytes out of order");
+        if let Err(e) = check_passed(&passed) {
+            panic!("{e}");
+        }
+        match refused {
+            Some(e) => assert!(e.message.contains("memory limit"), "{e}"),
+            None if gate.between() => assert_eq!(passed.len(), body.len()),
+            None => assert!(gate.unfinished("fuzz").is_some()),
+        }
+        body.len()
     });
 }
