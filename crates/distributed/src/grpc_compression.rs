@@ -2,14 +2,15 @@
 //! TensorFlow peer sends when its session's `rpc_options.compression_algorithm` asks for
 //! it. The two are told apart by their first bytes (gzip's magic 1f 8b; deflate is a zlib
 //! stream), so the raw paths need not carry the header down. Output is bounded by gRPC's
-//! message limit, so a small compressed message cannot expand without bound.
+//! message limit and the task's memory budget ([`crate::rpc_util::decoding_limit`]), so a
+//! small compressed message cannot expand past either.
 
 use std::io::Read;
 
 use bytes::{Buf, Bytes};
 use ferroflow_core::Status;
 
-use crate::rpc_util::MAX_MESSAGE_SIZE;
+use crate::rpc_util::{decoding_limit, MAX_MESSAGE_SIZE};
 
 /// Decompresses one message of `n` bytes read from `body`.
 pub(crate) fn decompress(body: impl Buf, what: &str) -> Result<Bytes, Status> {
@@ -23,7 +24,8 @@ pub(crate) fn decompress(body: impl Buf, what: &str) -> Result<Bytes, Status> {
     }
     reader.read_exact(&mut magic).map_err(|e| Status::internal(format!("{what}: reading the message: {e}")))?;
     let rest = Read::chain(&magic[..], reader);
-    let limit = MAX_MESSAGE_SIZE as u64 + 1;
+    let max = decoding_limit();
+    let limit = max as u64 + 1;
     let mut out = Vec::new();
     let read = if magic == [0x1f, 0x8b] {
         flate2::read::GzDecoder::new(rest).take(limit).read_to_end(&mut out)
@@ -33,9 +35,11 @@ pub(crate) fn decompress(body: impl Buf, what: &str) -> Result<Bytes, Status> {
     read.map_err(|e| {
         Status::internal(format!("{what}: the compressed message does not decompress as gzip or deflate: {e}"))
     })?;
-    if out.len() > MAX_MESSAGE_SIZE {
+    if out.len() > max {
         return Err(Status::resource_exhausted(format!(
-            "{what}: the message decompresses to more than the {MAX_MESSAGE_SIZE}-byte gRPC message limit"
+            "{what}: the message decompresses to more than {max} bytes (the {MAX_MESSAGE_SIZE}-byte gRPC message \
+             limit or this task's memory limit of {} bytes, whichever is smaller)",
+            ferroflow_core::memory_limit()
         )));
     }
     Ok(Bytes::from(out))
@@ -58,6 +62,21 @@ mod tests {
         z.write_all(&msg).unwrap();
         let z = z.finish().unwrap();
         assert_eq!(decompress(&z[..], "m").unwrap(), &msg[..]);
+    }
+
+    #[test]
+    fn output_stops_at_the_memory_budget() {
+        // 65 MiB of zeros in a few hundred KB: past the 64 MiB budget the unit tests use.
+        ferroflow_core::set_memory_limit(64 << 20);
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..65 {
+            gz.write_all(&zeros).unwrap();
+        }
+        let gz = gz.finish().unwrap();
+        let e = decompress(&gz[..], "RunStepRequest").unwrap_err();
+        assert_eq!(e.code, ferroflow_core::Code::ResourceExhausted, "{e}");
+        assert!(e.message.contains("decompresses to more than 67108864 bytes"), "{e}");
     }
 
     #[test]

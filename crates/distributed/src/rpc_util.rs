@@ -10,6 +10,13 @@ use ferroflow_core::{Code, Status};
 /// TensorFlow allows messages up to INT32_MAX bytes; so do we, both ways.
 pub const MAX_MESSAGE_SIZE: usize = i32::MAX as usize;
 
+/// The most a received message may take once decompressed: [`MAX_MESSAGE_SIZE`], or the
+/// task's memory budget ([`ferroflow_core::memory_limit`]) when that is smaller. (A message's
+/// declared length is checked against the budget before it is read: `message_gate`.)
+pub fn decoding_limit() -> usize {
+    usize::try_from(ferroflow_core::memory_limit()).map_or(MAX_MESSAGE_SIZE, |m| m.min(MAX_MESSAGE_SIZE))
+}
+
 /// HTTP/2 stream and connection windows (32 MiB): large tensors move at memory speed.
 pub const WINDOW_SIZE: u32 = 32 << 20;
 

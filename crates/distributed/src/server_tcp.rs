@@ -71,21 +71,24 @@ pub(crate) fn serve(
     opts: &ServerOptions,
     shutdown_rx: watch::Receiver<bool>,
 ) -> Result<(), Status> {
+    // What tonic's decoder lets a compressed request expand to (a plain one's declared
+    // length is checked against the budget before tonic reads it: `message_gate`).
+    let decoding = crate::rpc_util::decoding_limit();
     let dispatch = Dispatch {
         // Compressed requests (a TensorFlow master whose rpc_options ask for gzip or
         // deflate) are accepted on every method; answers go out uncompressed.
         master: MasterServiceServer::from_arc(Arc::new(MasterGrpc(shared.master.clone())))
-            .max_decoding_message_size(MAX_MESSAGE_SIZE)
+            .max_decoding_message_size(decoding)
             .max_encoding_message_size(MAX_MESSAGE_SIZE)
             .accept_compressed(CompressionEncoding::Gzip)
             .accept_compressed(CompressionEncoding::Deflate),
         worker: WorkerServiceServer::from_arc(Arc::new(WorkerGrpc(shared.worker.clone())))
-            .max_decoding_message_size(MAX_MESSAGE_SIZE)
+            .max_decoding_message_size(decoding)
             .max_encoding_message_size(MAX_MESSAGE_SIZE)
             .accept_compressed(CompressionEncoding::Gzip)
             .accept_compressed(CompressionEncoding::Deflate),
         eager: EagerServiceServer::from_arc(Arc::new(EagerGrpc(shared.eager.clone())))
-            .max_decoding_message_size(MAX_MESSAGE_SIZE)
+            .max_decoding_message_size(decoding)
             .max_encoding_message_size(MAX_MESSAGE_SIZE)
             .accept_compressed(CompressionEncoding::Gzip)
             .accept_compressed(CompressionEncoding::Deflate),

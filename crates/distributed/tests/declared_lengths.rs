@@ -4,7 +4,8 @@
 //! codec and ferroflow's raw paths) and must fail with RESOURCE_EXHAUSTED at once, one
 //! declaring a length within the budget and sending a little of it must not make the
 //! server reserve the rest, and the task must keep serving, large messages included. The
-//! same holds for the responses ferroflow's clients decode (a peer that declares 2 GiB).
+//! same holds for the responses ferroflow's clients decode (a peer that declares 2 GiB),
+//! and a compressed request may not expand past the budget either.
 //! The binary's allocator notes the largest allocation of any thread (`fuzz::largest`, as
 //! the fuzzers use it); its tests run one at a time, so nothing else allocates meanwhile.
 
@@ -77,8 +78,18 @@ async fn call(ch: &Channel, path: &'static str, chunks: Vec<Bytes>, wait: Durati
 /// [`call`] with the body `body`.
 async fn call_with(ch: &Channel, path: &'static str, body: Stalls, wait: Duration) -> Option<(tonic::Code, String)> {
     let mut req = http::Request::new(tonic::body::Body::new(body));
-    *req.method_mut() = http::Method::POST;
     *req.uri_mut() = http::Uri::from_static(path);
+    send(ch, req, wait).await
+}
+
+/// Sends `req` (its path set) as a gRPC call; as [`call`].
+async fn send(
+    ch: &Channel,
+    mut req: http::Request<tonic::body::Body>,
+    wait: Duration,
+) -> Option<(tonic::Code, String)> {
+    let path = req.uri().path().to_string();
+    *req.method_mut() = http::Method::POST;
     let h = req.headers_mut();
     h.insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/grpc"));
     h.insert(http::header::TE, http::HeaderValue::from_static("trailers"));
@@ -218,4 +229,35 @@ fn clients_do_not_reserve_what_a_peer_declares() {
     }
     let big = largest::largest_anywhere();
     assert!(big < LARGE, "one allocation of {big} bytes for a response declaring 2 GiB");
+}
+
+#[test]
+fn compressed_requests_expand_no_further_than_the_budget() {
+    use std::io::Write;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // The server's decoding limit is the budget when it starts.
+    ferroflow_core::set_memory_limit(64 << 20);
+    let c = common::Cluster::start(&[("worker", 1)]);
+    let rt = common::rt();
+    let ch = rt
+        .block_on(async { endpoint(&c.target("worker:0"), Duration::from_secs(5)).unwrap().connect().await.unwrap() });
+    // 80 MiB of zeros in ~80 KB of gzip.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..80 {
+        gz.write_all(&zeros).unwrap();
+    }
+    let gz = gz.finish().unwrap();
+    let mut body = BytesMut::new();
+    body.put_u8(1);
+    body.put_u32(gz.len() as u32);
+    body.put_slice(&gz);
+    for path in ["/tensorflow.MasterService/CreateSession", "/tensorflow.MasterService/RunStep"] {
+        let mut req = http::Request::new(tonic::body::Body::new(Stalls(vec![body.clone().freeze()].into(), true)));
+        *req.uri_mut() = http::Uri::from_static(path);
+        req.headers_mut().insert("grpc-encoding", http::HeaderValue::from_static("gzip"));
+        let (code, msg) = rt.block_on(send(&ch, req, Duration::from_secs(20))).expect("no answer");
+        // Decompressed whole, the zeros would be a malformed message (INTERNAL).
+        assert_eq!(code, tonic::Code::ResourceExhausted, "{path}: {msg}");
+    }
 }
