@@ -11,9 +11,10 @@
 //! decoder reserves is never more than twice what the peer actually sent; from then on
 //! its bytes pass through as they come. Small messages pass at once.
 //!
-//! [`gate`] wraps a request body for tonic's services; the raw paths (RunGraph, RunStep,
-//! RecvTensor) gather bodies as chunks and never reserve a declared length, so they only
-//! run the [`Scanner`]'s check (`raw_grpc::read_frames`).
+//! [`gate`] wraps a request body for tonic's services, and [`crate::PeerChannel`] the
+//! response bodies of ferroflow's generated clients; the raw paths (RunGraph, RunStep,
+//! RecvTensor, both ways) gather bodies as chunks and never reserve a declared length, so
+//! they only run the [`Scanner`]'s check (`raw_grpc::read_frames`).
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -41,17 +42,14 @@ pub(crate) struct Prefix {
 /// Where a body stands in its sequence of messages.
 #[derive(Clone, Copy, Debug, Default)]
 enum At {
-    /// Reading a prefix: this many of its 5 bytes have arrived.
+    /// Where a message starts (or the body ends).
     #[default]
     Between,
+    /// Reading a prefix: this many of its 5 bytes have arrived.
     Prefix(usize),
     /// In a message of `len` bytes of which `got` have arrived; `passed` once its bytes
     /// go on as they come.
-    Body {
-        len: usize,
-        got: usize,
-        passed: bool,
-    },
+    Body { len: usize, got: usize, passed: bool },
 }
 
 /// Follows the gRPC framing of a body over its chunks, checking each prefix as it
@@ -187,10 +185,10 @@ enum End {
     Eof,
 }
 
-/// A request body whose messages go through a [`Gate`] (see the module's doc).
+/// A request or response body whose messages go through a [`Gate`] (see the module's doc).
 pub(crate) struct Gated<B> {
     inner: B,
-    /// The call, e.g. `/tensorflow.MasterService/CreateSession`.
+    /// The body in errors, e.g. `a request of /tensorflow.MasterService/CreateSession`.
     what: Arc<str>,
     gate: Gate,
     ready: VecDeque<Bytes>,
