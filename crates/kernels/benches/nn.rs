@@ -228,5 +228,82 @@ fn bench_pool(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_matmul, bench_matmul_lstm, bench_conv, bench_depthwise_strided, bench_pool);
+/// MobileNetV2's batch norm and ReLU6 on a 40×40×144 activation at batch 16, unfused
+/// (`FusedBatchNormV3`, `Relu6`, `Relu6Grad`, `FusedBatchNormGradV3`) and fused as the
+/// remapper builds them (`_FusedBatchNormEx`, `_FusedBatchNormGradEx`).
+fn bench_batch_norm(c: &mut Criterion) {
+    let mut g = c.benchmark_group("batch_norm_mnv2");
+    g.sample_size(20);
+    let dims = [16, 40, 40, 144];
+    let (x, gy) = (data(&dims, 1), data(&dims, 2));
+    let (scale, offset, empty) = (data(&[144], 3), data(&[144], 4), Tensor::new(vec![0], Vec::<f32>::new()).unwrap());
+    let bn = |op: &str, act: Option<&str>| {
+        let mut attrs =
+            vec![("T", attr::ty(DataType::Float)), ("U", attr::ty(DataType::Float)), ("epsilon", attr::float(0.001))];
+        if let Some(a) = act {
+            attrs.push(("activation_mode", attr::string(a)));
+        }
+        node(op, &attrs)
+    };
+    let fwd = run_kernel(
+        bn("FusedBatchNormV3", None),
+        vec![x.clone(), scale.clone(), offset.clone(), empty.clone(), empty.clone()],
+        6,
+    )
+    .unwrap();
+    let (y, saved) = (fwd[0].clone(), [fwd[3].clone(), fwd[4].clone(), fwd[5].clone()]);
+    let fwd_inputs = vec![x.clone(), scale.clone(), offset.clone(), empty.clone(), empty];
+    for (name, op, act) in
+        [("forward", "FusedBatchNormV3", None), ("forward_relu6_fused", "_FusedBatchNormEx", Some("Relu6"))]
+    {
+        let nd = bn(op, act);
+        g.bench_function(name, |b| b.iter(|| run_kernel(nd.clone(), fwd_inputs.clone(), 6).unwrap()));
+    }
+    let relu6 = node("Relu6", &[("T", attr::ty(DataType::Float))]);
+    g.bench_function("relu6", |b| b.iter(|| run_kernel(relu6.clone(), vec![y.clone()], 1).unwrap()));
+    let relu6_grad = node("Relu6Grad", &[("T", attr::ty(DataType::Float))]);
+    g.bench_function("relu6_grad", |b| {
+        b.iter(|| run_kernel(relu6_grad.clone(), vec![gy.clone(), y.clone()], 1).unwrap())
+    });
+    let grad_inputs = vec![gy.clone(), x.clone(), scale.clone(), saved[0].clone(), saved[1].clone(), saved[2].clone()];
+    let nd = bn("FusedBatchNormGradV3", None);
+    g.bench_function("grad", |b| b.iter(|| run_kernel(nd.clone(), grad_inputs.clone(), 5).unwrap()));
+    let mut ex_inputs = grad_inputs.clone();
+    ex_inputs.extend([offset, y]);
+    let nd = bn("_FusedBatchNormGradEx", Some("Relu6"));
+    g.bench_function("grad_relu6_fused", |b| b.iter(|| run_kernel(nd.clone(), ex_inputs.clone(), 5).unwrap()));
+    g.finish();
+}
+
+/// Products with a narrow result (MobileNetV2's 1×1 projections and expansion input
+/// gradients at batch 16) as `(m, k, n)`.
+const NARROW_PRODUCTS: [(usize, usize, usize); 4] =
+    [(102400, 96, 16), (25600, 144, 24), (6400, 192, 32), (1600, 384, 64)];
+
+fn bench_matmul_narrow(c: &mut Criterion) {
+    let mut g = c.benchmark_group("matmul_narrow");
+    g.sample_size(20);
+    let nd = node(
+        "MatMul",
+        &[("T", attr::ty(DataType::Float)), ("transpose_a", attr::bool(false)), ("transpose_b", attr::bool(false))],
+    );
+    for (m, k, n) in NARROW_PRODUCTS {
+        let (a, b) = (data(&[m, k], 1), data(&[k, n], 2));
+        g.bench_function(format!("{m}x{k}x{n}"), |bch| {
+            bch.iter(|| run_kernel(nd.clone(), vec![a.clone(), b.clone()], 1).unwrap())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_matmul,
+    bench_matmul_lstm,
+    bench_matmul_narrow,
+    bench_conv,
+    bench_depthwise_strided,
+    bench_pool,
+    bench_batch_norm
+);
 criterion_main!(benches);
