@@ -17,6 +17,7 @@ mod lower_calls;
 mod lower_calls_ops;
 pub mod placer;
 mod remap;
+mod remap_norm;
 mod remap_pool;
 mod remote_call;
 mod rendezvous;

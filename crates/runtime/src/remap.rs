@@ -5,7 +5,8 @@
 //! The fused node takes the last node's name, so everything downstream (a `ReluGrad`, a
 //! fetch of the activation) is untouched; the graph the user built is never changed, only
 //! the copy prepared to run. `MaxPool` and its gradient are rewritten too
-//! ([`crate::remap_pool`]). Off with `RewriterConfig.remapping = OFF`, TensorFlow's switch.
+//! ([`crate::remap_pool`]), and batch norms fused with their activations
+//! ([`crate::remap_norm`]). Off with `RewriterConfig.remapping = OFF`, TensorFlow's switch.
 
 use std::collections::HashMap;
 
@@ -56,7 +57,10 @@ pub fn fuse_ops(gd: &GraphDef) -> (GraphDef, usize) {
 /// [`fuse_ops`] on the graph itself (no copy of the nodes it leaves alone); returns how
 /// many chains were fused and max-pool gradients rewritten.
 pub fn fuse_ops_in_place(gd: &mut GraphDef) -> usize {
-    fuse_chains(gd) + crate::remap_pool::index_max_pools(gd)
+    // The pool rewrite first: it may fold the `ReluGrad` a batch norm's gradient would.
+    let chains = fuse_chains(gd);
+    let pools = crate::remap_pool::index_max_pools(gd);
+    chains + pools + crate::remap_norm::fuse_batch_norms(gd)
 }
 
 /// Fuses the product + BiasAdd (+ Relu) chains; returns how many.

@@ -18,6 +18,7 @@ use ferroflow_core::half::{bf16, f16};
 use ferroflow_core::{DataType, NodeAttrs, Status, Storage, Tensor};
 use rayon::prelude::*;
 
+use super::batch_norm_act::Act;
 use super::common::type_attr;
 use super::common::{dims_str, for_chunks};
 use crate::{OpContext, OpKernel};
@@ -68,16 +69,16 @@ impl Layout {
         }
     }
 
-    /// Per channel, the sums over the channel's elements of `f(a, b, p)`, where `a` and `b`
-    /// are the elements of `a` and `b` at one position and `p` is `params` of the channel.
-    /// Partial sums are f32 over short runs, accumulated in f64.
+    /// Per channel, the sums over the channel's elements of `f(a, b, e, p)`, where `a`, `b`
+    /// and `e` are the elements of `a`, `b` and `e` at one position and `p` is `params` of
+    /// the channel (callers that need fewer operands pass one slice twice). Partial sums are
+    /// f32 over short runs, accumulated in f64.
     #[allow(clippy::needless_range_loop)] // k indexes K accumulators and f's K results together
     pub fn sums<const K: usize>(
         &self,
-        a: &[f32],
-        b: &[f32],
+        [a, b, e]: [&[f32]; 3],
         params: &[f32],
-        f: impl Fn(f32, f32, f32) -> [f32; K] + Sync,
+        f: impl Fn(f32, f32, f32, f32) -> [f32; K] + Sync,
     ) -> [Vec<f64>; K] {
         let c = self.channels();
         let mut out: [Vec<f64>; K] = std::array::from_fn(|_| vec![0.0; c]);
@@ -88,14 +89,16 @@ impl Layout {
                 }
                 let task = ROWS_PER_TASK * c;
                 let params = &params[..c];
-                let partial = |(ai, bi): (&[f32], &[f32])| {
+                let partial = |((ai, bi), ei): ((&[f32], &[f32]), &[f32])| {
                     let mut acc: [Vec<f32>; K] = std::array::from_fn(|_| vec![0.0; c]);
                     crate::isa::vectorized(|| {
-                        for (ar, br) in ai.chunks_exact(c).zip(bi.chunks_exact(c)) {
+                        let rows = ai.chunks_exact(c).zip(bi.chunks_exact(c)).zip(ei.chunks_exact(c));
+                        for ((ar, br), er) in rows {
                             // One pass per sum: independent lanes, so the channel loop vectorizes.
                             for (k, acc) in acc.iter_mut().enumerate() {
-                                for ((s, &x), (&y, &p)) in acc.iter_mut().zip(ar).zip(br.iter().zip(params)) {
-                                    *s += f(x, y, p)[k];
+                                let lanes = acc.iter_mut().zip(ar).zip(br.iter().zip(er)).zip(params);
+                                for (((s, &x), (&y, &z)), &p) in lanes {
+                                    *s += f(x, y, z, p)[k];
                                 }
                             }
                         }
@@ -103,9 +106,9 @@ impl Layout {
                     acc
                 };
                 let parts: Vec<[Vec<f32>; K]> = if a.len() > task && rayon::current_num_threads() > 1 {
-                    a.par_chunks(task).zip(b.par_chunks(task)).map(partial).collect()
+                    a.par_chunks(task).zip(b.par_chunks(task)).zip(e.par_chunks(task)).map(partial).collect()
                 } else {
-                    a.chunks(task).zip(b.chunks(task)).map(partial).collect()
+                    a.chunks(task).zip(b.chunks(task)).zip(e.chunks(task)).map(partial).collect()
                 };
                 for p in parts {
                     for k in 0..K {
@@ -117,23 +120,25 @@ impl Layout {
             }
             Layout::First { n, c, s } => {
                 let plane = |i: usize| {
-                    let (ap, bp, p) = (&a[i * s..(i + 1) * s], &b[i * s..(i + 1) * s], params[i % c]);
+                    let plane = i * s..(i + 1) * s;
+                    let (ap, bp, ep, p) = (&a[plane.clone()], &b[plane.clone()], &e[plane], params[i % c]);
                     let mut acc = [0.0f64; K];
                     crate::isa::vectorized(|| {
-                        for (ac, bc) in ap.chunks(ROWS_PER_TASK).zip(bp.chunks(ROWS_PER_TASK)) {
+                        let runs = ap.chunks(ROWS_PER_TASK).zip(bp.chunks(ROWS_PER_TASK)).zip(ep.chunks(ROWS_PER_TASK));
+                        for ((ac, bc), ec) in runs {
                             // LANES independent partial sums per run, so the loop vectorizes.
                             let mut lanes = [[0.0f32; LANES]; K];
-                            let (ax, bx) = (ac.chunks_exact(LANES), bc.chunks_exact(LANES));
-                            let (ra, rb) = (ax.remainder(), bx.remainder());
-                            for (x8, y8) in ax.zip(bx) {
+                            let (ax, bx, ex) = (ac.chunks_exact(LANES), bc.chunks_exact(LANES), ec.chunks_exact(LANES));
+                            let (ra, rb, re) = (ax.remainder(), bx.remainder(), ex.remainder());
+                            for ((x8, y8), z8) in ax.zip(bx).zip(ex) {
                                 for (k, lane) in lanes.iter_mut().enumerate() {
-                                    for ((s, &x), &y) in lane.iter_mut().zip(x8).zip(y8) {
-                                        *s += f(x, y, p)[k];
+                                    for (((s, &x), &y), &z) in lane.iter_mut().zip(x8).zip(y8).zip(z8) {
+                                        *s += f(x, y, z, p)[k];
                                     }
                                 }
                             }
-                            for (&x, &y) in ra.iter().zip(rb) {
-                                let v = f(x, y, p);
+                            for ((&x, &y), &z) in ra.iter().zip(rb).zip(re) {
+                                let v = f(x, y, z, p);
                                 for k in 0..K {
                                     lanes[k][0] += v[k];
                                 }
@@ -160,16 +165,15 @@ impl Layout {
         out
     }
 
-    /// A new buffer of `a.len()` elements, `out[i] = f(a[i], b[i], [p[0][ch], p[1][ch], …])`,
+    /// A new buffer of `a.len()` elements, `out[i] = f(a[i], b[i], e[i], [p[0][ch], p[1][ch], …])`,
     /// `ch` the element's channel: written once, never zero-filled first (from the
     /// fallible allocation path; `dims` name the tensor in its error).
     pub fn map<const N: usize>(
         &self,
         dims: &[usize],
-        a: &[f32],
-        b: &[f32],
+        [a, b, e]: [&[f32]; 3],
         p: [&[f32]; N],
-        f: impl Fn(f32, f32, [f32; N]) -> f32 + Sync,
+        f: impl Fn(f32, f32, f32, [f32; N]) -> f32 + Sync,
     ) -> Result<Vec<f32>, Status> {
         let len = a.len();
         let mut v = ferroflow_core::alloc::with_capacity::<f32>(dims)?;
@@ -177,10 +181,13 @@ impl Layout {
         match *self {
             Layout::Last { c, .. } => for_chunks(out, c, |off, chunk| {
                 let p: [&[f32]; N] = std::array::from_fn(|k| &p[k][..c]);
-                let (ac, bc) = (&a[off..off + chunk.len()], &b[off..off + chunk.len()]);
-                for ((o, ar), br) in chunk.chunks_exact_mut(c).zip(ac.chunks_exact(c)).zip(bc.chunks_exact(c)) {
-                    for (j, ((o, &x), &y)) in o.iter_mut().zip(ar).zip(br).enumerate() {
-                        o.write(f(x, y, std::array::from_fn(|k| p[k][j])));
+                let span = off..off + chunk.len();
+                let (ac, bc, ec) = (&a[span.clone()], &b[span.clone()], &e[span]);
+                let rows =
+                    chunk.chunks_exact_mut(c).zip(ac.chunks_exact(c)).zip(bc.chunks_exact(c).zip(ec.chunks_exact(c)));
+                for ((o, ar), (br, er)) in rows {
+                    for (j, ((o, &x), (&y, &z))) in o.iter_mut().zip(ar).zip(br.iter().zip(er)).enumerate() {
+                        o.write(f(x, y, z, std::array::from_fn(|k| p[k][j])));
                     }
                 }
             }),
@@ -189,8 +196,10 @@ impl Layout {
                     let start = off + i * s;
                     let ch = (start / s.max(1)) % c.max(1);
                     let q: [f32; N] = std::array::from_fn(|k| p[k][ch]);
-                    for ((o, &x), &y) in o.iter_mut().zip(&a[start..start + s]).zip(&b[start..start + s]) {
-                        o.write(f(x, y, q));
+                    let plane = start..start + s;
+                    let (ap, bp, ep) = (&a[plane.clone()], &b[plane.clone()], &e[plane]);
+                    for ((o, &x), (&y, &z)) in o.iter_mut().zip(ap).zip(bp.iter().zip(ep)) {
+                        o.write(f(x, y, z, q));
                     }
                 }
             }),
@@ -292,11 +301,14 @@ struct FusedBatchNorm {
     attrs: BnAttrs,
     factor: f32,
     v3: bool,
+    /// `_FusedBatchNormEx`'s activation of `y`.
+    act: Act,
 }
 
 pub(crate) fn fused_batch_norm_factory(node: &NodeDef) -> Result<Box<dyn OpKernel>, Status> {
     let factor = if node.has_attr("exponential_avg_factor") { node.attr_float("exponential_avg_factor")? } else { 1.0 };
-    Ok(Box::new(FusedBatchNorm { attrs: BnAttrs::parse(node)?, factor, v3: node.op == "FusedBatchNormV3" }))
+    let v3 = matches!(node.op.as_str(), "FusedBatchNormV3" | "_FusedBatchNormEx");
+    Ok(Box::new(FusedBatchNorm { attrs: BnAttrs::parse(node)?, factor, v3, act: Act::parse(node)? }))
 }
 
 fn vec_tensor(v: Vec<f32>) -> Result<Tensor, Status> {
@@ -337,7 +349,7 @@ impl OpKernel for FusedBatchNorm {
             } else {
                 let (m, v) = super::batch_norm_moments::moments(&l, xs);
                 let a = inv_scale(sc, &v, eps);
-                y = l.map(x.dims(), xs, xs, [&m[..], &a[..], of], |x, _, [m, a, o]| (x - m) * a + o)?;
+                y = self.act.normalize(&l, x.dims(), xs, [&m[..], &a[..], of])?;
                 let adjust = if rest > 1 { rest as f32 / (rest - 1) as f32 } else { 1.0 };
                 let (mut new_m, mut new_v) = (m.clone(), v.iter().map(|v| v * adjust).collect::<Vec<_>>());
                 if self.factor != 1.0 {
@@ -350,7 +362,7 @@ impl OpKernel for FusedBatchNorm {
         } else {
             let (m, v) = (mean.as_slice::<f32>()?.to_vec(), var.as_slice::<f32>()?.to_vec());
             let a = inv_scale(sc, &v, eps);
-            y = l.map(x.dims(), xs, xs, [&m[..], &a[..], of], |x, _, [m, a, o]| (x - m) * a + o)?;
+            y = self.act.normalize(&l, x.dims(), xs, [&m[..], &a[..], of])?;
             (m.clone(), v.clone(), m, v)
         };
         ctx.set_output(0, store_f32(self.attrs.dtype, x.dims(), y)?)?;

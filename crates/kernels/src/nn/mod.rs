@@ -11,6 +11,7 @@ hidden_mods! {
 mod avg_pool;
 mod batch_matmul;
 mod batch_norm;
+mod batch_norm_act;
 mod batch_norm_grad;
 mod batch_norm_moments;
 mod bias;
@@ -70,10 +71,10 @@ pub(crate) fn register(r: &mut KernelRegistry) {
     pool_v2::register(r);
     r.add("AvgPool", |n| pool::pool_factory::<avg_pool::AvgPool>(n, false));
     r.add("AvgPoolGrad", |n| pool::pool_factory::<avg_pool::AvgPoolGrad>(n, false));
-    for v in ["FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3"] {
+    for v in ["FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3", "_FusedBatchNormEx"] {
         r.add(v, batch_norm::fused_batch_norm_factory);
     }
-    for v in ["FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3"] {
+    for v in ["FusedBatchNormGrad", "FusedBatchNormGradV2", "FusedBatchNormGradV3", "_FusedBatchNormGradEx"] {
         r.add(v, batch_norm_grad::fused_batch_norm_grad_factory);
     }
     r.add("DepthwiseConv2dNative", depthwise::depthwise_factory);

@@ -36,7 +36,7 @@ fn check_vec(c: &ShapeCtx, i: usize, what: &str, depth: i64, may_be_empty: bool)
     Ok(())
 }
 
-fn forward_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+pub(super) fn forward_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     let x = c.input(0);
     let depth = channels(c, &x)?;
     let training = c.node.attr_bool("is_training").unwrap_or(true);
@@ -47,13 +47,13 @@ fn forward_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     check_vec(c, 4, "variance", depth, training && factor == 1.0)?;
     let v = Some(vec![depth]);
     let mut out = vec![x, v.clone(), v.clone(), v.clone(), v];
-    if c.node.op == "FusedBatchNormV3" {
+    if matches!(c.node.op.as_str(), "FusedBatchNormV3" | "_FusedBatchNormEx") {
         out.push(Some(vec![]));
     }
     Ok(out)
 }
 
-fn grad_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
+pub(super) fn grad_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
     let (dy, x) = (c.input(0), c.input(1));
     let depth = channels(c, &x)?;
     if let (Some(a), Some(b)) = (&dy, &x) {
@@ -72,14 +72,14 @@ fn grad_shape(c: &ShapeCtx) -> Result<Vec<Dims>, Status> {
 }
 
 /// The attrs of every version: epsilon, data_format (`formats`), is_training.
-fn common(b: OpDefBuilder, formats: &str) -> OpDefBuilder {
+pub(super) fn common(b: OpDefBuilder, formats: &str) -> OpDefBuilder {
     b.attr("epsilon: float = 0.0001")
         .attr(&format!("data_format: {{{formats}}} = 'NHWC'"))
         .attr("is_training: bool = true")
 }
 
-const FORMATS_4D: &str = "'NHWC', 'NCHW'";
-const FORMATS_5D: &str = "'NHWC', 'NCHW', 'NDHWC', 'NCDHW'";
+pub(super) const FORMATS_4D: &str = "'NHWC', 'NCHW'";
+pub(super) const FORMATS_5D: &str = "'NHWC', 'NCHW', 'NDHWC', 'NCDHW'";
 
 pub(super) fn register(r: &mut OpRegistry) {
     let forward = |name: &str, u: &str, formats: &str| {

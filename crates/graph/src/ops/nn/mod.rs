@@ -21,6 +21,7 @@ macro_rules! activation_builders {
 mod activation;
 mod activation_ext;
 mod batch_norm;
+mod batch_norm_ex;
 mod conv;
 mod depthwise;
 mod fractional_pool;
@@ -74,7 +75,7 @@ fn activation_grad_def(name: &str, second: &str, t: &str) -> OpDef {
 }
 
 pub(crate) fn register(r: &mut OpRegistry) {
-    ferroflow_core::register_modules! { r: matmul, activation, activation_ext, conv, pool, pool_argmax, fractional_pool, batch_norm, depthwise, lrn, volume }
+    ferroflow_core::register_modules! { r: matmul, activation, activation_ext, conv, pool, pool_argmax, fractional_pool, batch_norm, batch_norm_ex, depthwise, lrn, volume }
 }
 
 #[cfg(test)]
