@@ -62,6 +62,13 @@ def main():
         cases.append(("matmul_lstm/%dx%dx%d_ta%d_tb%d" % (m, k, n, ta, tb),
                       lambda a, b, ta=ta, tb=tb: tf.raw_ops.MatMul(a=a, b=b, transpose_a=bool(ta), transpose_b=bool(tb)),
                       [a, b]))
+    # The products of ResNet50's 3x3 convolutions at 8x8x256 by im2col (m, k, n, ta, tb).
+    for m, k, n, ta, tb in [(512, 2304, 256, 0, 0), (512, 256, 2304, 0, 1), (2304, 512, 256, 1, 0)]:
+        a = t(k, m) if ta else t(m, k)
+        b = t(n, k) if tb else t(k, n)
+        cases.append(("matmul_resnet/%dx%dx%d_ta%d_tb%d" % (m, k, n, ta, tb),
+                      lambda a, b, ta=ta, tb=tb: tf.raw_ops.MatMul(a=a, b=b, transpose_a=bool(ta), transpose_b=bool(tb)),
+                      [a, b]))
     for name, xs, fs in [("conv1", (50, 28, 28, 1), (5, 5, 1, 32)), ("conv2", (50, 14, 14, 32), (5, 5, 32, 64))]:
         x, f, dy = t(*xs), t(*fs), t(xs[0], xs[1], xs[2], fs[3])
         xsz, fsz = tf.constant(xs, tf.int32), tf.constant(fs, tf.int32)
@@ -71,6 +78,23 @@ def main():
                       lambda sz, f, dy: tf.raw_ops.Conv2DBackpropInput(input_sizes=sz, filter=f, out_backprop=dy,
                                                                        strides=s1, padding="SAME"), [xsz, f, dy]))
         cases.append(("conv2d/%s_backprop_filter" % name,
+                      lambda x, sz, dy: tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=sz, out_backprop=dy,
+                                                                        strides=s1, padding="SAME"), [x, fsz, dy]))
+    # ResNet50's 3x3 layers of its four stages and three of its 1x1 layers at 128x128, batch 8
+    # (criterion group conv2d_resnet).
+    for name, xs, fs in [("s2", (8, 32, 32, 64), (3, 3, 64, 64)), ("s3", (8, 16, 16, 128), (3, 3, 128, 128)),
+                         ("s4", (8, 8, 8, 256), (3, 3, 256, 256)), ("s5", (8, 4, 4, 512), (3, 3, 512, 512)),
+                         ("s3_1x1_512_to_128", (8, 16, 16, 512), (1, 1, 512, 128)),
+                         ("s4_1x1_1024_to_256", (8, 8, 8, 1024), (1, 1, 1024, 256)),
+                         ("s4_1x1_256_to_1024", (8, 8, 8, 256), (1, 1, 256, 1024))]:
+        x, f, dy = t(*xs), t(*fs), t(xs[0], xs[1], xs[2], fs[3])
+        xsz, fsz = tf.constant(xs, tf.int32), tf.constant(fs, tf.int32)
+        cases.append(("conv2d_resnet/%s_forward" % name,
+                      lambda x, f: tf.raw_ops.Conv2D(input=x, filter=f, strides=s1, padding="SAME"), [x, f]))
+        cases.append(("conv2d_resnet/%s_backprop_input" % name,
+                      lambda sz, f, dy: tf.raw_ops.Conv2DBackpropInput(input_sizes=sz, filter=f, out_backprop=dy,
+                                                                       strides=s1, padding="SAME"), [xsz, f, dy]))
+        cases.append(("conv2d_resnet/%s_backprop_filter" % name,
                       lambda x, sz, dy: tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=sz, out_backprop=dy,
                                                                         strides=s1, padding="SAME"), [x, fsz, dy]))
     x = t(50, 28, 28, 32)

@@ -105,6 +105,9 @@ const MODEL_CONVS: [(&str, &[Conv]); 2] = [
             ("s3", [8, 16, 16, 128], [3, 3, 128, 128]),
             ("s4", [8, 8, 8, 256], [3, 3, 256, 256]),
             ("s5", [8, 4, 4, 512], [3, 3, 512, 512]),
+            ("s3_1x1_512_to_128", [8, 16, 16, 512], [1, 1, 512, 128]),
+            ("s4_1x1_1024_to_256", [8, 8, 8, 1024], [1, 1, 1024, 256]),
+            ("s4_1x1_256_to_1024", [8, 8, 8, 256], [1, 1, 256, 1024]),
         ],
     ),
     (
@@ -296,9 +299,33 @@ fn bench_matmul_narrow(c: &mut Criterion) {
     g.finish();
 }
 
+/// The products of ResNet50's 3×3 convolutions at 8×8×256 (batch 8) done by im2col: the
+/// forward `patches · W`, the input gradient's `dy · Wᵀ` and the filter gradient's
+/// `patchesᵀ · dy`, as `(m, k, n, transpose_a, transpose_b)`.
+const RESNET_PRODUCTS: [(usize, usize, usize, bool, bool); 3] =
+    [(512, 2304, 256, false, false), (512, 256, 2304, false, true), (2304, 512, 256, true, false)];
+
+fn bench_matmul_resnet(c: &mut Criterion) {
+    let mut g = c.benchmark_group("matmul_resnet");
+    g.sample_size(20);
+    for (m, k, n, ta, tb) in RESNET_PRODUCTS {
+        let nd = node(
+            "MatMul",
+            &[("T", attr::ty(DataType::Float)), ("transpose_a", attr::bool(ta)), ("transpose_b", attr::bool(tb))],
+        );
+        let a = if ta { data(&[k, m], 1) } else { data(&[m, k], 1) };
+        let b = if tb { data(&[n, k], 2) } else { data(&[k, n], 2) };
+        g.bench_function(format!("{m}x{k}x{n}_ta{}_tb{}", ta as u8, tb as u8), |bch| {
+            bch.iter(|| run_kernel(nd.clone(), vec![a.clone(), b.clone()], 1).unwrap())
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     bench_matmul,
+    bench_matmul_resnet,
     bench_matmul_lstm,
     bench_matmul_narrow,
     bench_conv,

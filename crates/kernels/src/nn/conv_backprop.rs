@@ -198,12 +198,15 @@ fn pointwise_filter<T: GemmScalar + DirectScalar>(
     dy: &[T],
     dw: &mut [T],
 ) -> Result<(), Status> {
-    let whole = |lo: usize, hi: usize, acc: &mut [T]| {
+    // `parallel`: whether this one product may split itself over the threads.
+    let whole = |lo: usize, hi: usize, acc: &mut [T], parallel: bool| {
         let xb = Mat { data: &x[lo * k..hi * k], rs: 1, cs: k };
-        T::gemm(k, oc, hi - lo, xb, Mat::row_major(&dy[lo * oc..hi * oc], oc, false), acc, oc, false, parts == 1);
+        T::gemm(k, oc, hi - lo, xb, Mat::row_major(&dy[lo * oc..hi * oc], oc, false), acc, oc, false, parallel);
     };
     if parts == 1 || m < parts * oc {
-        whole(0, m, dw);
+        // Few pixels for a wide result (ResNet50's 1×1 layers at 8×8 and 4×4: 256 × 1024
+        // weights from 512 pixels): one product, whose result the threads split.
+        whole(0, m, dw, true);
         return Ok(());
     }
     let rows = m.div_ceil(parts);
@@ -211,7 +214,7 @@ fn pointwise_filter<T: GemmScalar + DirectScalar>(
         .into_par_iter()
         .map(|p| {
             let mut acc = ferroflow_core::alloc::zeroed::<T>(&[k, oc])?;
-            whole(p * rows, ((p + 1) * rows).min(m), &mut acc);
+            whole(p * rows, ((p + 1) * rows).min(m), &mut acc, false);
             Ok(acc)
         })
         .collect::<Result<_, Status>>()?;

@@ -190,6 +190,9 @@ macro_rules! float_gemm {
 unsafe fn dispatch<T: Float>(job: Job<'_, T>, parallel: bool) {
     // SAFETY: the caller upholds this function's `# Safety` contract.
     unsafe {
+        if copies_better(job.m, job.n, job.k, &job.b) {
+            return through_copy(job, parallel);
+        }
         if transposes_better(job.m, job.n, job.k, &job.b) {
             return through_transpose(job, parallel);
         }
@@ -228,6 +231,75 @@ const LARGE_RHS: usize = 1 << 14;
 #[doc(hidden)]
 pub fn transposes_better<T>(m: usize, n: usize, k: usize, b: &Mat<T>) -> bool {
     b.rs == 1 && b.cs != 1 && n * k >= LARGE_RHS && m < n
+}
+
+/// Copies of at least this many elements are split over the threads.
+const PAR_COPY_MIN: usize = 1 << 16;
+
+/// Products with at least this many rows read a transposed right operand from a row-major
+/// copy instead ([`copies_better`]).
+const COPY_MIN_ROWS: usize = 128;
+
+/// Whether `a · b` is faster with `b` copied row by row first. gemm runs about 1.5× slower
+/// when the right operand is stored column by column (a transposed view: the `dy · Wᵀ` of a
+/// convolution's or a dense layer's input gradient) than when it is stored row by row
+/// (512×256 by 256×2304: 4.7 against 3.0 ms on two AVX-512 cores); with enough rows the
+/// k·n moves of the copy cost far less than that.
+#[doc(hidden)]
+pub fn copies_better<T>(m: usize, n: usize, k: usize, b: &Mat<T>) -> bool {
+    b.rs == 1 && b.cs != 1 && n * k >= LARGE_RHS && m >= COPY_MIN_ROWS
+}
+
+/// The `rows × cols` matrix stored row by row at `src` (leading dimension `ld`), transposed
+/// into a new row-major `cols × rows` buffer, in cache-sized tiles. None when it does not
+/// fit the memory budget.
+pub(crate) fn transposed_copy<T: TensorType + Copy + Send + Sync>(
+    src: &[T],
+    rows: usize,
+    cols: usize,
+    ld: usize,
+) -> Option<Vec<T>> {
+    const TILE: usize = 32;
+    if rows == 0 || cols == 0 {
+        return Some(Vec::new());
+    }
+    let mut dst = ferroflow_core::alloc::with_capacity::<T>(&[cols, rows]).ok()?;
+    dst.resize(rows * cols, src[0]);
+    // One band of TILE destination rows (source columns `c0..`) at a time, in tiles.
+    let band = |(bi, out): (usize, &mut [T])| {
+        let c0 = bi * TILE;
+        let c1 = (c0 + TILE).min(cols);
+        for r0 in (0..rows).step_by(TILE) {
+            for r in r0..(r0 + TILE).min(rows) {
+                for (j, &v) in src[r * ld + c0..r * ld + c1].iter().enumerate() {
+                    out[j * rows + r] = v;
+                }
+            }
+        }
+    };
+    if rows * cols >= PAR_COPY_MIN && rayon::current_num_threads() > 1 {
+        use rayon::prelude::*;
+        dst.par_chunks_mut(TILE * rows).enumerate().for_each(band);
+    } else {
+        dst.chunks_mut(TILE * rows).enumerate().for_each(band);
+    }
+    Some(dst)
+}
+
+/// `c (+)= a · b` with the transposed view `b` copied row by row first.
+///
+/// # Safety
+/// As [`dispatch`].
+unsafe fn through_copy<T: Float>(job: Job<'_, T>, parallel: bool) {
+    // `b` (k × n, row stride 1) is the n × k matrix stored row by row with stride `cs`.
+    let Some(rows) = transposed_copy(job.b.data, job.n, job.k, job.b.cs) else {
+        // Over the budget (or refused): the direct product needs no copy.
+        // SAFETY: as the caller's.
+        return unsafe { direct(job, parallel) };
+    };
+    let b = Mat { data: &rows, rs: job.n, cs: 1 };
+    // SAFETY: `rows` holds the same k × n elements as the checked view `job.b`.
+    unsafe { direct(Job { b, ..job }, parallel) }
 }
 
 /// `c (+)= a · b` computed as `t = bᵀ · aᵀ` into a scratch n×m buffer, then transposed

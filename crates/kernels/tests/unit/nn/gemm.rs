@@ -1,4 +1,4 @@
-use ferroflow_kernels::nn::gemm::{transposes_better, GemmScalar, Mat, PAR_GEMM_MIN};
+use ferroflow_kernels::nn::gemm::{copies_better, transposes_better, GemmScalar, Mat, PAR_GEMM_MIN};
 
 fn naive(m: usize, n: usize, k: usize, a: Mat<f64>, b: Mat<f64>) -> Vec<f64> {
     let mut c = vec![0.0; m * n];
@@ -103,6 +103,43 @@ fn large_transposed_rhs_matches_naive() {
             }
         }
         assert_eq!(pool.install(|| f64::product(m, n, k, am, bm, true).unwrap()), want);
+    }
+}
+
+/// A large transposed right operand with many rows on the left is copied row by row first
+/// ([`copies_better`]): tall and wide results, padded, accumulating or not, split or not,
+/// and an operand view that starts inside a larger buffer with a wider stride.
+#[test]
+fn copied_transposed_rhs_matches_naive() {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    for (m, n, k) in [(300, 70, 260), (130, 333, 97)] {
+        let (a, b) = operands(m, n, k);
+        // `b` stored n × (k + 3) from element 2: a transposed view with row stride 1.
+        let mut wide = vec![9.0; 2 + n * (k + 3)];
+        for j in 0..n {
+            for p in 0..k {
+                wide[2 + j * (k + 3) + p] = b[j * k + p];
+            }
+        }
+        let bm = Mat { data: &wide[2..], rs: 1, cs: k + 3 };
+        assert!(copies_better(m, n, k, &bm));
+        for ta in [false, true] {
+            let am = Mat::row_major(&a, if ta { m } else { k }, ta);
+            let want = naive(m, n, k, am, bm);
+            for (accumulate, parallel) in [(false, false), (true, true), (false, true)] {
+                let ldc = n + 2;
+                let mut c = vec![2.0; m * ldc];
+                pool.install(|| f64::gemm(m, n, k, am, bm, &mut c, ldc, accumulate, parallel));
+                for i in 0..m {
+                    for j in 0..n {
+                        let w = want[i * n + j] + if accumulate { 2.0 } else { 0.0 };
+                        assert_eq!(c[i * ldc + j], w, "({i}, {j}) of {m}x{n}x{k} ta={ta} accumulate={accumulate}");
+                    }
+                    assert_eq!(&c[i * ldc + n..i * ldc + ldc], &[2.0; 2], "padding of row {i} untouched");
+                }
+            }
+            assert_eq!(pool.install(|| f64::product(m, n, k, am, bm, true).unwrap()), want);
+        }
     }
 }
 
