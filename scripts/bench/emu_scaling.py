@@ -13,6 +13,10 @@ systems run alternately, --rounds times each; the best round of each is reported
 
 Usage (root): .venv/bin/python scripts/bench/emu_scaling.py [--workers 1,2,4] [--rate_mbit 1000]
            [--seconds 15] [--rounds 1] [--ps 1] [--model mlp|cnn] [--unpaced_too]   (FERROFLOW_BIN overrides the binary)
+           [--systems ferroflow,tensorflow,raw] [--cpu] [--perf DIR]
+--cpu prints each server's CPU time (user + system, from /proc/PID/stat) over the timed window
+per global step; --perf DIR records `perf record` (call graphs: --perf_call_graph) of the first ps and worker 0's server over
+that window into DIR/<system>-ps0.data and DIR/<system>-w0.data.
 """
 
 import argparse
@@ -21,6 +25,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -156,7 +161,14 @@ def run_raw(workers, rate_mbit, seconds, size):
                                            str(start_at), str(seconds)],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                        for i in range(workers)]
-            return steps_of(clients, "raw-socket") / seconds
+            window = Window({"ps0": ps}, start_at, seconds) if OPTS["cpu"] else None
+            if window:
+                window.start()
+            steps = steps_of(clients, "raw-socket")
+            if window:
+                window.join()
+                window.report("raw", steps)
+            return steps / seconds
         finally:
             ffcluster.stop([ps])
 
@@ -170,6 +182,53 @@ def steps_of(clients, what):
             sys.exit(f"a {what} client failed ({c.returncode}):\n{err[-3000:]}")
         total += json.loads(out.strip().splitlines()[-1])["steps"]
     return total
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of process `pid` (all its threads), or None once it is gone."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class Window(threading.Thread):
+    """Samples the CPU time of `procs` (name -> Popen) at `start_at` and `start_at + seconds`,
+    and optionally records `perf` of some of them over the same window."""
+
+    def __init__(self, procs, start_at, seconds, perf_dir=None, perf_names=(), tag=""):
+        super().__init__(daemon=True)
+        self.procs, self.start_at, self.seconds = procs, start_at, seconds
+        self.perf_dir, self.perf_names, self.tag = perf_dir, perf_names, tag
+        self.cpu = {}
+
+    def run(self):
+        time.sleep(max(0.0, self.start_at - time.time()))
+        before = {n: cpu_seconds(p.pid) for n, p in self.procs.items()}
+        perfs = []
+        if self.perf_dir:
+            os.makedirs(self.perf_dir, exist_ok=True)
+            for n in self.perf_names:
+                out = os.path.join(self.perf_dir, f"{self.tag}-{n}.data")
+                perfs.append(subprocess.Popen(["perf", "record", "--call-graph", OPTS["call_graph"], "-o", out, "-p", str(self.procs[n].pid),
+                                               "--", "sleep", str(self.seconds)],
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        time.sleep(max(0.0, self.start_at + self.seconds - time.time()))
+        after = {n: cpu_seconds(p.pid) for n, p in self.procs.items()}
+        self.cpu = {n: after[n] - before[n] for n in self.procs if before[n] is not None and after[n] is not None}
+        for p in perfs:
+            p.wait()
+
+    def report(self, system, steps):
+        if not self.cpu or steps <= 0:
+            return
+        per = {n: round(1000 * c / steps, 2) for n, c in self.cpu.items()}
+        print(json.dumps({"system": system, "global_steps": steps, "cpu_ms_per_step": per,
+                          "cpu_s": {n: round(c, 2) for n, c in self.cpu.items()}}), flush=True)
+
+
+OPTS = {"cpu": False, "perf": None, "call_graph": "fp"}
 
 
 def wait_port(addr, procs, timeout=120):
@@ -213,7 +272,16 @@ def run(system, workers, rate_mbit, seconds, extra=(), n_ps=1, model="mlp"):
                                            model],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                        for i in range(workers)]
-            return steps_of(clients, system) / seconds
+            window = None
+            if OPTS["cpu"] or OPTS["perf"]:
+                names = [f"ps{j}" for j in range(n_ps)] + [f"w{i}" for i in range(workers)]
+                window = Window(dict(zip(names, servers)), start_at, seconds, OPTS["perf"], ["ps0", "w0"], system)
+                window.start()
+            steps = steps_of(clients, system)
+            if window:
+                window.join()
+                window.report(system, steps)
+            return steps / seconds
         finally:
             ffcluster.stop(servers)
 
@@ -230,7 +298,20 @@ def main():
                     help="mlp: one 25 MB matrix, communication-bound; cnn: the deep MNIST CNN, batch 50 (13 MB)")
     ap.add_argument("--unpaced_too", action="store_true",
                     help="also run ferroflow's servers with transfer pacing off (--transfer_pacing_bytes 0)")
+    ap.add_argument("--systems", default="ferroflow,tensorflow,raw",
+                    help="comma-separated subset of ferroflow,tensorflow,raw to run")
+    ap.add_argument("--cpu", action="store_true",
+                    help="print each server's CPU ms per global step over the timed window")
+    ap.add_argument("--perf", default=None, metavar="DIR",
+                    help="perf record -g the ps0 and w0 servers over the timed window into DIR")
+    ap.add_argument("--perf_call_graph", default="fp",
+                    help="perf's --call-graph mode (fp; dwarf for ferroflow's frames, which lack frame pointers)")
     a = ap.parse_args()
+    OPTS["cpu"], OPTS["perf"], OPTS["call_graph"] = a.cpu, a.perf, a.perf_call_graph
+    systems = set(a.systems.split(","))
+    if systems - {"ferroflow", "tensorflow", "raw"}:
+        sys.exit(f"--systems: unknown {sorted(systems - {'ferroflow', 'tensorflow', 'raw'})}")
+    nan = float("nan")
     model_bytes = MODEL_BYTES[a.model]
     bound = a.ps * a.rate_mbit * 1e6 / 8 / model_bytes
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
@@ -239,12 +320,16 @@ def main():
     for n in [int(w) for w in a.workers.split(",")]:
         ff, tf, raw, unpaced = [], [], [], []
         for _ in range(a.rounds):
-            ff.append(run("ferroflow", n, a.rate_mbit, a.seconds, n_ps=a.ps, model=a.model))
+            if "ferroflow" in systems:
+                ff.append(run("ferroflow", n, a.rate_mbit, a.seconds, n_ps=a.ps, model=a.model))
             if a.unpaced_too:
                 unpaced.append(run("ferroflow", n, a.rate_mbit, a.seconds, ["--transfer_pacing_bytes", "0"], a.ps,
                                    a.model))
-            tf.append(run("tensorflow", n, a.rate_mbit, a.seconds, n_ps=a.ps, model=a.model))
-            raw.append(run_raw(n, a.rate_mbit, a.seconds, model_bytes) if a.ps == 1 else float("nan"))
+            if "tensorflow" in systems:
+                tf.append(run("tensorflow", n, a.rate_mbit, a.seconds, n_ps=a.ps, model=a.model))
+            if "raw" in systems:
+                raw.append(run_raw(n, a.rate_mbit, a.seconds, model_bytes) if a.ps == 1 else nan)
+        ff, tf, raw = ff or [nan], tf or [nan], raw or [nan]
         row = {"workers": n, "ferroflow": round(max(ff), 3), "tensorflow": round(max(tf), 3), "raw": round(max(raw), 3),
                "ferroflow_of_bound": round(max(ff) / bound, 3), "tensorflow_of_bound": round(max(tf) / bound, 3),
                "raw_of_bound": round(max(raw) / bound, 3), "ferroflow_of_raw": round(max(ff) / max(raw), 3),
