@@ -110,17 +110,22 @@ fn chunks(n: usize) -> usize {
 
 /// A raw pointer that may cross threads (chunks are disjoint).
 #[derive(Clone, Copy)]
-struct Ptr<T>(*mut T);
+pub struct Ptr<T>(*mut T);
 // SAFETY: used only to rebuild disjoint sub-slices of a `&mut [T]` with `T: Send`.
 unsafe impl<T: Send> Send for Ptr<T> {}
 unsafe impl<T: Send> Sync for Ptr<T> {}
 
 impl<T> Ptr<T> {
+    /// The start of `s`, to hand out disjoint parts of it (see [`Ptr::slice`]).
+    pub fn of(s: &mut [T]) -> Ptr<T> {
+        Ptr(s.as_mut_ptr())
+    }
+
     /// # Safety
-    /// `start..start + len` lies in the original slice and no other live reference
-    /// overlaps it.
+    /// `start..start + len` lies in the original slice, which outlives the result, and no
+    /// other live reference overlaps it.
     #[allow(clippy::mut_from_ref)]
-    unsafe fn slice(&self, start: usize, len: usize) -> &mut [T] {
+    pub unsafe fn slice(&self, start: usize, len: usize) -> &mut [T] {
         // SAFETY: the caller upholds this function's `# Safety` contract.
         unsafe { std::slice::from_raw_parts_mut(self.0.add(start), len) }
     }
@@ -207,4 +212,59 @@ pub fn zip4<T: Send + Sync>(
         let (a, b, c, d) = unsafe { (pa.slice(s, l), pb.slice(s, l), pc.slice(s, l), pd.slice(s, l)) };
         crate::isa::vectorized(|| f(a, b, c, d, &x[s..s + l]))
     });
+}
+
+/// Fills `out` (empty, with capacity for `src.len()` elements) with a copy of `src`, part by
+/// part, and calls `f(start, part)` on each part of `out` right after it was copied, while
+/// it is still in cache: a copy and an update of it in one pass over memory instead of two.
+/// Parts are claimed as in [`run_chunks`], so they may run on several threads. `out` holds
+/// all of `src` when this returns (or nothing, if `f` panicked).
+pub fn copy_then<T: Copy + Send + Sync>(src: &[T], out: &mut Vec<T>, f: impl Fn(usize, &mut [T]) + Sync) {
+    let n = src.len();
+    out.clear();
+    out.reserve_exact(n);
+    let po = Ptr(out.as_mut_ptr());
+    let part = |s: usize, l: usize| {
+        // SAFETY: `s..s + l` lies within `out`'s capacity (reserved above), parts are
+        // disjoint and each runs once; the copy initializes the part before it is viewed as
+        // `&mut [T]` (`T: Copy`, so no element is dropped or duplicated).
+        let dst = unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr().add(s), po.0.add(s), l);
+            po.slice(s, l)
+        };
+        f(s, dst)
+    };
+    let k = chunks(n);
+    if k <= 1 {
+        part(0, n);
+    } else {
+        run_chunks(k, &|i| {
+            let (s, l) = range(i, n);
+            part(s, l)
+        });
+    }
+    // SAFETY: every part of `0..n` was copied from `src` above (`run_chunks` returns only
+    // once every part ran; a panic in one skips this line).
+    unsafe { out.set_len(n) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_then_copies_and_updates_every_part_once() {
+        for n in [0, 5, PAR_MIN - 1, PAR_MIN + CHUNK + 3] {
+            let src: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let mut out = Vec::new();
+            copy_then(&src, &mut out, |s, part| {
+                for (j, v) in part.iter_mut().enumerate() {
+                    assert_eq!(*v, (s + j) as f32);
+                    *v = *v * 2.0 + 1.0;
+                }
+            });
+            let want: Vec<f32> = src.iter().map(|v| v * 2.0 + 1.0).collect();
+            assert_eq!(out, want, "n = {n}");
+        }
+    }
 }

@@ -12,6 +12,7 @@ use super::sparse_apply;
 use crate::real::Real;
 use crate::state::handle::{uninitialized_use, var_inputs};
 use crate::state::lock::lock_all;
+use crate::state::par;
 use crate::{KernelRegistry, OpContext, OpKernel, Value, Var};
 
 /// An optimizer's update rule and input layout.
@@ -101,6 +102,37 @@ impl<O: UpdateRule> ApplyKernel<O> {
             )));
         }
         let var_dims = shapes[0].0.clone();
+        // A dense update of a variable whose buffer is still read elsewhere (its value is
+        // being sent to a peer, or a tensor of a step holds it) writes a new buffer, each part
+        // updated right after it was copied rather than copied whole first.
+        let fresh = match (&indices, guards.first_mut().and_then(|g| g.as_mut())) {
+            (None, Some(t)) if is_shared(t) => Some(t),
+            _ => None,
+        };
+        if let Some(t) = fresh {
+            let old = t.clone();
+            let mut out = ferroflow_core::alloc::with_capacity::<T>(&var_dims)?;
+            let grad = grad.as_slice::<T>()?;
+            let mut rest: Vec<par::Ptr<T>> = Vec::with_capacity(n - 1);
+            for g in guards.iter_mut().skip(1) {
+                if let Some(t) = g.as_mut() {
+                    rest.push(par::Ptr::of(t.data_mut::<T>()?.as_mut_slice()));
+                }
+            }
+            par::copy_then(old.as_slice::<T>()?, &mut out, |s, part| {
+                let l = part.len();
+                let mut slices: Vec<&mut [T]> = Vec::with_capacity(n);
+                slices.push(part);
+                // SAFETY: the parts `copy_then` hands out are disjoint and each comes once,
+                // and the other slots' buffers (borrowed through `guards`) outlive it.
+                slices.extend(rest.iter().map(|p| unsafe { p.slice(s, l) }));
+                self.opt.apply(&scalars, &mut slices, &grad[s..s + l]);
+            });
+            if let Some(t) = guards.first_mut().and_then(|g| g.as_mut()) {
+                *t = ferroflow_core::Tensor::new(shapes[0].clone(), out)?;
+            }
+            return Ok(());
+        }
         let mut slices: Vec<&mut [T]> = Vec::with_capacity(n);
         for g in guards.iter_mut() {
             if let Some(t) = g.as_mut() {
@@ -113,6 +145,11 @@ impl<O: UpdateRule> ApplyKernel<O> {
         }
         Ok(())
     }
+}
+
+/// Whether `t`'s buffer is held elsewhere too (writing it in place would copy it first).
+fn is_shared(t: &ferroflow_core::Tensor) -> bool {
+    Arc::strong_count(t.storage_arc()) > 1 || Arc::weak_count(t.storage_arc()) > 0
 }
 
 impl<O: UpdateRule> OpKernel for ApplyKernel<O> {

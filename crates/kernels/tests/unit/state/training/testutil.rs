@@ -335,3 +335,56 @@ fn readers_keep_their_snapshot() {
     assert_eq!(snapshot.as_slice::<f32>().unwrap(), &[1.0, 2.0]);
     assert_eq!(v.read().unwrap().as_slice::<f32>().unwrap(), &[0.0, 1.0]);
 }
+
+/// A variable whose buffer a reader still holds is updated into a new buffer (copied part
+/// by part as the update goes); the result is bit for bit the in-place update's, for a
+/// one-slot and a three-slot optimizer, small and parallel sizes, and the reader's
+/// snapshot is untouched.
+#[test]
+fn shared_and_unshared_variables_update_alike() {
+    for n in [7usize, 100_003] {
+        let val = |k: usize| (0..n).map(|i| ((i * 37 + k) % 101) as f32 / 7.0 - 5.0).collect::<Vec<f32>>();
+        let s = |v: f32| Value::Tensor(Tensor::scalar(v));
+        let adam_attrs = [("use_nesterov", attr::bool(false))];
+        for (op, slots, scalars, attrs) in [
+            ("ResourceApplyGradientDescent", 1, vec![s(0.37)], &[][..]),
+            ("ResourceApplyAdam", 3, vec![s(0.9), s(0.99), s(0.01), s(0.9), s(0.999), s(1e-7)], &adam_attrs[..]),
+        ] {
+            let mut results = Vec::new();
+            for shared in [false, true] {
+                let rm = Arc::new(ResourceMgr::new());
+                let mut held = Vec::new();
+                let mut inputs = Vec::new();
+                for k in 0..slots {
+                    let name = format!("slot{k}");
+                    let mut init = val(k);
+                    if k > 0 {
+                        init.iter_mut().for_each(|x| *x = x.abs());
+                    }
+                    let t = Tensor::vec(init.clone());
+                    if shared {
+                        held.push((t.clone(), init));
+                    }
+                    rm.lookup_or_create("", &name, || Ok(Var::new(&name, DataType::Float))).unwrap().assign(t).unwrap();
+                    inputs.push(Value::Tensor(handle(&name)));
+                }
+                let mut args = scalars.clone();
+                args.push(Value::Tensor(Tensor::vec(val(5))));
+                inputs.extend(args);
+                run_kernel_values(node_for(op, DataType::Float, attrs), inputs, 0, rm.clone()).unwrap();
+                for (t, init) in &held {
+                    assert_eq!(t.as_slice::<f32>().unwrap(), &init[..], "{op}: a reader's snapshot changed");
+                }
+                let out: Vec<Vec<u32>> = (0..slots)
+                    .map(|k| {
+                        let t = rm.lookup::<Var>("", &format!("slot{k}")).unwrap().read().unwrap();
+                        t.as_slice::<f32>().unwrap().iter().map(|x| x.to_bits()).collect()
+                    })
+                    .collect();
+                results.push(out);
+            }
+            assert_eq!(results[0], results[1], "{op} n = {n}: the shared variable's update differs");
+            assert_ne!(results[0][0], val(0).iter().map(|x| x.to_bits()).collect::<Vec<_>>(), "{op}: no update");
+        }
+    }
+}
