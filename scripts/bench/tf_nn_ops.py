@@ -47,6 +47,22 @@ def bench(name, fn, args, min_time=1.0, rounds=7):
     return times[0], times[len(times) // 2]
 
 
+def conv_cases(cases, group, name, xs, fs):
+    """Appends the forward pass, input gradient and filter gradient of a SAME, stride-1
+    convolution of an `xs` input with an `fs` filter."""
+    s1 = [1, 1, 1, 1]
+    x, f, dy = t(*xs), t(*fs), t(xs[0], xs[1], xs[2], fs[3])
+    xsz, fsz = tf.constant(xs, tf.int32), tf.constant(fs, tf.int32)
+    cases.append(("%s/%s_forward" % (group, name),
+                  lambda x, f: tf.raw_ops.Conv2D(input=x, filter=f, strides=s1, padding="SAME"), [x, f]))
+    cases.append(("%s/%s_backprop_input" % (group, name),
+                  lambda sz, f, dy: tf.raw_ops.Conv2DBackpropInput(input_sizes=sz, filter=f, out_backprop=dy,
+                                                                   strides=s1, padding="SAME"), [xsz, f, dy]))
+    cases.append(("%s/%s_backprop_filter" % (group, name),
+                  lambda x, sz, dy: tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=sz, out_backprop=dy,
+                                                                    strides=s1, padding="SAME"), [x, fsz, dy]))
+
+
 def main():
     flt = sys.argv[1] if len(sys.argv) > 1 else ""
     s1 = [1, 1, 1, 1]
@@ -70,16 +86,7 @@ def main():
                       lambda a, b, ta=ta, tb=tb: tf.raw_ops.MatMul(a=a, b=b, transpose_a=bool(ta), transpose_b=bool(tb)),
                       [a, b]))
     for name, xs, fs in [("conv1", (50, 28, 28, 1), (5, 5, 1, 32)), ("conv2", (50, 14, 14, 32), (5, 5, 32, 64))]:
-        x, f, dy = t(*xs), t(*fs), t(xs[0], xs[1], xs[2], fs[3])
-        xsz, fsz = tf.constant(xs, tf.int32), tf.constant(fs, tf.int32)
-        cases.append(("conv2d/%s_forward" % name,
-                      lambda x, f: tf.raw_ops.Conv2D(input=x, filter=f, strides=s1, padding="SAME"), [x, f]))
-        cases.append(("conv2d/%s_backprop_input" % name,
-                      lambda sz, f, dy: tf.raw_ops.Conv2DBackpropInput(input_sizes=sz, filter=f, out_backprop=dy,
-                                                                       strides=s1, padding="SAME"), [xsz, f, dy]))
-        cases.append(("conv2d/%s_backprop_filter" % name,
-                      lambda x, sz, dy: tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=sz, out_backprop=dy,
-                                                                        strides=s1, padding="SAME"), [x, fsz, dy]))
+        conv_cases(cases, "conv2d", name, xs, fs)
     # ResNet50's 3x3 layers of its four stages and three of its 1x1 layers at 128x128, batch 8
     # (criterion group conv2d_resnet).
     for name, xs, fs in [("s2", (8, 32, 32, 64), (3, 3, 64, 64)), ("s3", (8, 16, 16, 128), (3, 3, 128, 128)),
@@ -87,16 +94,7 @@ def main():
                          ("s3_1x1_512_to_128", (8, 16, 16, 512), (1, 1, 512, 128)),
                          ("s4_1x1_1024_to_256", (8, 8, 8, 1024), (1, 1, 1024, 256)),
                          ("s4_1x1_256_to_1024", (8, 8, 8, 256), (1, 1, 256, 1024))]:
-        x, f, dy = t(*xs), t(*fs), t(xs[0], xs[1], xs[2], fs[3])
-        xsz, fsz = tf.constant(xs, tf.int32), tf.constant(fs, tf.int32)
-        cases.append(("conv2d_resnet/%s_forward" % name,
-                      lambda x, f: tf.raw_ops.Conv2D(input=x, filter=f, strides=s1, padding="SAME"), [x, f]))
-        cases.append(("conv2d_resnet/%s_backprop_input" % name,
-                      lambda sz, f, dy: tf.raw_ops.Conv2DBackpropInput(input_sizes=sz, filter=f, out_backprop=dy,
-                                                                       strides=s1, padding="SAME"), [xsz, f, dy]))
-        cases.append(("conv2d_resnet/%s_backprop_filter" % name,
-                      lambda x, sz, dy: tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=sz, out_backprop=dy,
-                                                                        strides=s1, padding="SAME"), [x, fsz, dy]))
+        conv_cases(cases, "conv2d_resnet", name, xs, fs)
     x = t(50, 28, 28, 32)
     k = [1, 2, 2, 1]
     y = tf.raw_ops.MaxPool(input=x, ksize=k, strides=k, padding="SAME")

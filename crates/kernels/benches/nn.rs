@@ -47,9 +47,11 @@ const LSTM_PRODUCTS: [(usize, usize, usize, bool, bool); 6] = [
     (256, 32, 1024, true, false),
 ];
 
-fn bench_matmul_lstm(c: &mut Criterion) {
-    let mut g = c.benchmark_group("matmul_lstm");
-    for (m, k, n, ta, tb) in LSTM_PRODUCTS {
+/// One criterion group timing `MatMul` on each `(m, k, n, transpose_a, transpose_b)`.
+fn matmul_group(c: &mut Criterion, group: &str, products: &[(usize, usize, usize, bool, bool)], samples: usize) {
+    let mut g = c.benchmark_group(group);
+    g.sample_size(samples);
+    for &(m, k, n, ta, tb) in products {
         let nd = node(
             "MatMul",
             &[("T", attr::ty(DataType::Float)), ("transpose_a", attr::bool(ta)), ("transpose_b", attr::bool(tb))],
@@ -61,6 +63,10 @@ fn bench_matmul_lstm(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+fn bench_matmul_lstm(c: &mut Criterion) {
+    matmul_group(c, "matmul_lstm", &LSTM_PRODUCTS, 100);
 }
 
 /// The two convolutions of the MNIST CNN at batch 50: [50,28,28,1]*[5,5,1,32] and
@@ -306,20 +312,7 @@ const RESNET_PRODUCTS: [(usize, usize, usize, bool, bool); 3] =
     [(512, 2304, 256, false, false), (512, 256, 2304, false, true), (2304, 512, 256, true, false)];
 
 fn bench_matmul_resnet(c: &mut Criterion) {
-    let mut g = c.benchmark_group("matmul_resnet");
-    g.sample_size(20);
-    for (m, k, n, ta, tb) in RESNET_PRODUCTS {
-        let nd = node(
-            "MatMul",
-            &[("T", attr::ty(DataType::Float)), ("transpose_a", attr::bool(ta)), ("transpose_b", attr::bool(tb))],
-        );
-        let a = if ta { data(&[k, m], 1) } else { data(&[m, k], 1) };
-        let b = if tb { data(&[n, k], 2) } else { data(&[k, n], 2) };
-        g.bench_function(format!("{m}x{k}x{n}_ta{}_tb{}", ta as u8, tb as u8), |bch| {
-            bch.iter(|| run_kernel(nd.clone(), vec![a.clone(), b.clone()], 1).unwrap())
-        });
-    }
-    g.finish();
+    matmul_group(c, "matmul_resnet", &RESNET_PRODUCTS, 20);
 }
 
 criterion_group!(

@@ -77,6 +77,31 @@ fn split_products_match_naive() {
     }
 }
 
+/// `a · b` into a destination with two padding columns, accumulating or not, split or not,
+/// and into a fresh buffer, against `want`.
+fn check_padded(
+    pool: &rayon::ThreadPool,
+    (m, n, k): (usize, usize, usize),
+    am: Mat<f64>,
+    bm: Mat<f64>,
+    want: &[f64],
+    label: &str,
+) {
+    for (accumulate, parallel) in [(false, false), (true, true), (false, true)] {
+        let ldc = n + 2;
+        let mut c = vec![2.0; m * ldc];
+        pool.install(|| f64::gemm(m, n, k, am, bm, &mut c, ldc, accumulate, parallel));
+        for i in 0..m {
+            for j in 0..n {
+                let w = want[i * n + j] + if accumulate { 2.0 } else { 0.0 };
+                assert_eq!(c[i * ldc + j], w, "({i}, {j}) {label} accumulate={accumulate}");
+            }
+            assert_eq!(&c[i * ldc + n..i * ldc + ldc], &[2.0; 2], "padding of row {i} untouched");
+        }
+    }
+    assert_eq!(pool.install(|| f64::product(m, n, k, am, bm, true).unwrap()), want);
+}
+
 /// A large transposed right operand goes through the transposed product
 /// ([`transposes_better`]): with a padded destination, accumulating or not, split or
 /// not, the result lands in place.
@@ -90,19 +115,7 @@ fn large_transposed_rhs_matches_naive() {
         let bm = Mat::row_major(&b, k, true);
         assert!(transposes_better(m, n, k, &bm));
         let want = naive(m, n, k, am, bm);
-        for (accumulate, parallel) in [(false, false), (true, true), (false, true)] {
-            let ldc = n + 2;
-            let mut c = vec![2.0; m * ldc];
-            pool.install(|| f64::gemm(m, n, k, am, bm, &mut c, ldc, accumulate, parallel));
-            for i in 0..m {
-                for j in 0..n {
-                    let w = want[i * n + j] + if accumulate { 2.0 } else { 0.0 };
-                    assert_eq!(c[i * ldc + j], w, "({i}, {j}) ta={ta} accumulate={accumulate}");
-                }
-                assert_eq!(&c[i * ldc + n..i * ldc + ldc], &[2.0; 2], "padding of row {i} untouched");
-            }
-        }
-        assert_eq!(pool.install(|| f64::product(m, n, k, am, bm, true).unwrap()), want);
+        check_padded(&pool, (m, n, k), am, bm, &want, &format!("ta={ta}"));
     }
 }
 
@@ -126,19 +139,7 @@ fn copied_transposed_rhs_matches_naive() {
         for ta in [false, true] {
             let am = Mat::row_major(&a, if ta { m } else { k }, ta);
             let want = naive(m, n, k, am, bm);
-            for (accumulate, parallel) in [(false, false), (true, true), (false, true)] {
-                let ldc = n + 2;
-                let mut c = vec![2.0; m * ldc];
-                pool.install(|| f64::gemm(m, n, k, am, bm, &mut c, ldc, accumulate, parallel));
-                for i in 0..m {
-                    for j in 0..n {
-                        let w = want[i * n + j] + if accumulate { 2.0 } else { 0.0 };
-                        assert_eq!(c[i * ldc + j], w, "({i}, {j}) of {m}x{n}x{k} ta={ta} accumulate={accumulate}");
-                    }
-                    assert_eq!(&c[i * ldc + n..i * ldc + ldc], &[2.0; 2], "padding of row {i} untouched");
-                }
-            }
-            assert_eq!(pool.install(|| f64::product(m, n, k, am, bm, true).unwrap()), want);
+            check_padded(&pool, (m, n, k), am, bm, &want, &format!("{m}x{n}x{k} ta={ta}"));
         }
     }
 }
