@@ -78,8 +78,11 @@ def main():
         cases.append(("matmul_lstm/%dx%dx%d_ta%d_tb%d" % (m, k, n, ta, tb),
                       lambda a, b, ta=ta, tb=tb: tf.raw_ops.MatMul(a=a, b=b, transpose_a=bool(ta), transpose_b=bool(tb)),
                       [a, b]))
-    # The products of ResNet50's 3x3 convolutions at 8x8x256 by im2col (m, k, n, ta, tb).
-    for m, k, n, ta, tb in [(512, 2304, 256, 0, 0), (512, 256, 2304, 0, 1), (2304, 512, 256, 1, 0)]:
+    # The products of ResNet50's 3x3 convolutions at 8x8x256 by im2col, and the input gradients
+    # of its 1x1 layers at 4x4 and 8x8 (m, k, n, ta, tb).
+    for m, k, n, ta, tb in [(512, 2304, 256, 0, 0), (512, 256, 2304, 0, 1), (2304, 512, 256, 1, 0),
+                            (128, 512, 2048, 0, 1), (128, 2048, 512, 0, 1), (512, 256, 1024, 0, 1),
+                            (512, 1024, 256, 0, 1)]:
         a = t(k, m) if ta else t(m, k)
         b = t(n, k) if tb else t(k, n)
         cases.append(("matmul_resnet/%dx%dx%d_ta%d_tb%d" % (m, k, n, ta, tb),
@@ -93,7 +96,9 @@ def main():
                          ("s4", (8, 8, 8, 256), (3, 3, 256, 256)), ("s5", (8, 4, 4, 512), (3, 3, 512, 512)),
                          ("s3_1x1_512_to_128", (8, 16, 16, 512), (1, 1, 512, 128)),
                          ("s4_1x1_1024_to_256", (8, 8, 8, 1024), (1, 1, 1024, 256)),
-                         ("s4_1x1_256_to_1024", (8, 8, 8, 256), (1, 1, 256, 1024))]:
+                         ("s4_1x1_256_to_1024", (8, 8, 8, 256), (1, 1, 256, 1024)),
+                         ("s5_1x1_2048_to_512", (8, 4, 4, 2048), (1, 1, 2048, 512)),
+                         ("s5_1x1_512_to_2048", (8, 4, 4, 512), (1, 1, 512, 2048))]:
         conv_cases(cases, "conv2d_resnet", name, xs, fs)
     x = t(50, 28, 28, 32)
     k = [1, 2, 2, 1]

@@ -114,6 +114,8 @@ const MODEL_CONVS: [(&str, &[Conv]); 2] = [
             ("s3_1x1_512_to_128", [8, 16, 16, 512], [1, 1, 512, 128]),
             ("s4_1x1_1024_to_256", [8, 8, 8, 1024], [1, 1, 1024, 256]),
             ("s4_1x1_256_to_1024", [8, 8, 8, 256], [1, 1, 256, 1024]),
+            ("s5_1x1_2048_to_512", [8, 4, 4, 2048], [1, 1, 2048, 512]),
+            ("s5_1x1_512_to_2048", [8, 4, 4, 512], [1, 1, 512, 2048]),
         ],
     ),
     (
@@ -308,8 +310,15 @@ fn bench_matmul_narrow(c: &mut Criterion) {
 /// The products of ResNet50's 3×3 convolutions at 8×8×256 (batch 8) done by im2col: the
 /// forward `patches · W`, the input gradient's `dy · Wᵀ` and the filter gradient's
 /// `patchesᵀ · dy`, as `(m, k, n, transpose_a, transpose_b)`.
-const RESNET_PRODUCTS: [(usize, usize, usize, bool, bool); 3] =
-    [(512, 2304, 256, false, false), (512, 256, 2304, false, true), (2304, 512, 256, true, false)];
+const RESNET_PRODUCTS: [(usize, usize, usize, bool, bool); 7] = [
+    (512, 2304, 256, false, false),
+    (512, 256, 2304, false, true),
+    (2304, 512, 256, true, false),
+    (128, 512, 2048, false, true),
+    (128, 2048, 512, false, true),
+    (512, 256, 1024, false, true),
+    (512, 1024, 256, false, true),
+];
 
 fn bench_matmul_resnet(c: &mut Criterion) {
     matmul_group(c, "matmul_resnet", &RESNET_PRODUCTS, 20);

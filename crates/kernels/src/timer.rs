@@ -7,6 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::Instant;
 
+use ferroflow_core::Status;
+
 type Callback = Box<dyn FnOnce() + Send>;
 
 #[derive(Default)]
@@ -23,17 +25,22 @@ struct Timer {
     wake: Condvar,
 }
 
-fn timer() -> &'static Timer {
-    static T: OnceLock<&'static Timer> = OnceLock::new();
+/// The timer, started on first use; an error when the OS refused its thread (then no
+/// deadline can be armed, and the waits that need one fail at once instead of waiting
+/// unbounded).
+fn timer() -> Result<&'static Timer, Status> {
+    static T: OnceLock<Result<&'static Timer, String>> = OnceLock::new();
     T.get_or_init(|| {
         let t: &'static Timer =
             Box::leak(Box::new(Timer { state: Mutex::new(State::default()), wake: Condvar::new() }));
         std::thread::Builder::new()
             .name("ferroflow-timer".into())
             .spawn(move || t.run())
-            .expect("spawning the ferroflow timer thread");
-        t
+            .map(|_| t)
+            .map_err(|e| e.to_string())
     })
+    .clone()
+    .map_err(|e| Status::resource_exhausted(format!("cannot start the ferroflow timer thread for op deadlines: {e}")))
 }
 
 impl Timer {
@@ -70,9 +77,9 @@ impl Timer {
 }
 
 /// Runs `cb` at `deadline` (at once, on the timer thread, if it has passed). Returns an id
-/// for [`cancel`].
-pub fn schedule(deadline: Instant, cb: impl FnOnce() + Send + 'static) -> u64 {
-    let t = timer();
+/// for [`cancel`], or the error of a timer that could not start.
+pub fn schedule(deadline: Instant, cb: impl FnOnce() + Send + 'static) -> Result<u64, Status> {
+    let t = timer()?;
     let mut g = t.state.lock().unwrap_or_else(|e| e.into_inner());
     let id = g.next_id;
     g.next_id += 1;
@@ -80,12 +87,12 @@ pub fn schedule(deadline: Instant, cb: impl FnOnce() + Send + 'static) -> u64 {
     g.index.insert(id, deadline);
     drop(g);
     t.wake.notify_one();
-    id
+    Ok(id)
 }
 
 /// Cancels a scheduled callback; returns whether it was still pending.
 pub fn cancel(id: u64) -> bool {
-    let t = timer();
+    let Ok(t) = timer() else { return false };
     let mut g = t.state.lock().unwrap_or_else(|e| e.into_inner());
     match g.index.remove(&id) {
         Some(d) => g.queue.remove(&(d, id)).is_some(),

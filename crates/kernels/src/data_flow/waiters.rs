@@ -43,6 +43,8 @@ pub(crate) struct Guard {
     cancel: Option<(CancelToken, u64)>,
     timers: Vec<u64>,
     deadline: Option<Instant>,
+    /// Why a deadline could not be armed (the attempt then fails once parked).
+    unarmed: Option<Status>,
 }
 
 impl Guard {
@@ -122,13 +124,17 @@ pub(crate) fn park<R: Abortable, K>(
     let mut arm_timer = |deadline: Instant, text: String| {
         let w = weak.clone();
         guard.deadline = Some(guard.deadline.map_or(deadline, |d| d.min(deadline)));
-        guard.timers.push(timer::schedule(deadline, move || {
+        let armed = timer::schedule(deadline, move || {
             if let Some(r) = w.upgrade() {
                 if let Some(c) = r.abort(id, Status::deadline_exceeded(text)) {
                     c();
                 }
             }
-        }));
+        });
+        match armed {
+            Ok(t) => guard.timers.push(t),
+            Err(e) => guard.unarmed = Some(e),
+        }
     };
     if let Some(t) = timeout {
         arm_timer(now + t, format!("{what} timed out after {} ms (timeout_ms)", t.as_millis()));
@@ -148,7 +154,14 @@ pub(crate) fn enter_parked<R: Abortable, K>(
     enter: impl FnOnce(Pending<K>) -> Vec<Completion>,
 ) {
     let (id, deadline, cancel) = (p.id, p.deadline(), p.ctx.step().cancel.clone());
+    let unarmed = p.guard.unarmed.clone();
     run_all(enter(p));
+    if let Some(s) = unarmed {
+        if let Some(c) = res.abort(id, s.context(what.to_string())) {
+            c();
+        }
+        return;
+    }
     check_armed(res, id, &cancel, deadline, what);
 }
 

@@ -103,19 +103,21 @@ fn check_padded(
 }
 
 /// A large transposed right operand goes through the transposed product
-/// ([`transposes_better`]): with a padded destination, accumulating or not, split or
-/// not, the result lands in place.
+/// ([`transposes_better`]) when the left operand has few rows, or more rows but still
+/// fewer moves than copying the operand would take: with a padded destination,
+/// accumulating or not, split or not, the result lands in place.
 #[test]
 fn large_transposed_rhs_matches_naive() {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-    let (m, n, k) = (5, 1030, 520);
-    let (a, b) = operands(m, n, k);
-    for ta in [false, true] {
-        let am = Mat::row_major(&a, if ta { m } else { k }, ta);
-        let bm = Mat::row_major(&b, k, true);
-        assert!(transposes_better(m, n, k, &bm));
-        let want = naive(m, n, k, am, bm);
-        check_padded(&pool, (m, n, k), am, bm, &want, &format!("ta={ta}"));
+    for (m, n, k) in [(5, 1030, 520), (130, 1030, 520)] {
+        let (a, b) = operands(m, n, k);
+        for ta in [false, true] {
+            let am = Mat::row_major(&a, if ta { m } else { k }, ta);
+            let bm = Mat::row_major(&b, k, true);
+            assert!(!copies_better(m, n, k, &bm) && transposes_better(m, n, k, &bm));
+            let want = naive(m, n, k, am, bm);
+            check_padded(&pool, (m, n, k), am, bm, &want, &format!("{m}x{n}x{k} ta={ta}"));
+        }
     }
 }
 
