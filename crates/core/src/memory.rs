@@ -22,15 +22,40 @@ static UNCHECKED: AtomicU64 = AtomicU64::new(0);
 const FALLBACK: u64 = 16 << 30;
 
 /// Allocations from this size on are also checked against the task's resident memory (the
-/// check reads `/proc/self/status`, a few microseconds: nothing next to filling 16 MiB).
+/// check reads `/proc/self/statm`, a few microseconds: nothing next to filling 16 MiB).
 pub const RESIDENT_CHECK_BYTES: u64 = 16 << 20;
 
-/// This process's resident memory in bytes (Linux `VmRSS`), if known.
+/// This process's resident memory in bytes (Linux: the resident pages of `/proc/self/statm`,
+/// a fraction of the cost of parsing `/proc/self/status`, which the budget paid on every large
+/// allocation), if known.
 pub fn resident_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kb.checked_mul(1024)
+    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
+    pages.checked_mul(page_size())
+}
+
+/// The system's page size: the `AT_PAGESZ` entry of `/proc/self/auxv`, 4 KiB where that cannot
+/// be read.
+fn page_size() -> u64 {
+    static SIZE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SIZE.get_or_init(|| std::fs::read("/proc/self/auxv").ok().and_then(|a| auxv_page_size(&a)).unwrap_or(4096))
+}
+
+/// `AT_PAGESZ` (type 6) of an auxiliary vector: (type, value) pairs of native-endian words.
+fn auxv_page_size(auxv: &[u8]) -> Option<u64> {
+    const AT_PAGESZ: u64 = 6;
+    let w = std::mem::size_of::<usize>();
+    let word = |b: &[u8]| -> Option<u64> {
+        match w {
+            8 => Some(u64::from_ne_bytes(b.try_into().ok()?)),
+            4 => Some(u32::from_ne_bytes(b.try_into().ok()?) as u64),
+            _ => None,
+        }
+    };
+    auxv.chunks_exact(2 * w).find_map(|p| match word(&p[..w])? {
+        AT_PAGESZ => word(&p[w..]).filter(|&v| v > 0),
+        _ => None,
+    })
 }
 
 /// Memory the machine can still give without swapping (Linux `/proc/meminfo` MemAvailable).
@@ -213,6 +238,21 @@ mod tests {
     }
 
     #[test]
+    fn page_size_from_the_auxiliary_vector() {
+        let w = std::mem::size_of::<usize>();
+        let mut v = Vec::new();
+        for (t, x) in [(33usize, 7usize), (6, 16384), (0, 0)] {
+            v.extend_from_slice(&t.to_ne_bytes());
+            v.extend_from_slice(&x.to_ne_bytes());
+        }
+        assert_eq!(auxv_page_size(&v), Some(16384));
+        assert_eq!(auxv_page_size(&v[..2 * w]), None);
+        assert_eq!(auxv_page_size(&[]), None);
+        #[cfg(target_os = "linux")]
+        assert!(page_size().is_power_of_two() && page_size() >= 4096);
+    }
+
+    #[test]
     fn limit_and_sizes() {
         assert!(memory_limit() >= 1 << 20);
         assert!(check_tensor_alloc(&[1 << 10, 4], DataType::Float).is_ok());
@@ -222,6 +262,16 @@ mod tests {
         assert!(check_tensor_alloc(&[usize::MAX, 2], DataType::UInt8).is_err());
         assert!(check_tensor_alloc(&[1 << 40], DataType::String).is_err());
         assert!(resident_bytes().is_some_and(|r| r > 0));
+        #[cfg(target_os = "linux")]
+        {
+            // The page count times the page size is the kernel's own `VmRSS` (to within what
+            // other test threads allocate in between).
+            let status = std::fs::read_to_string("/proc/self/status").unwrap();
+            let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+            let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+            let r = resident_bytes().unwrap();
+            assert!(r / 2 < kb * 1024 && kb * 1024 < r * 2, "statm {r} bytes, VmRSS {kb} kB");
+        }
         assert_eq!(parse_size("8G").unwrap(), 8 << 30);
         assert_eq!(parse_size("512MiB").unwrap(), 512 << 20);
         assert_eq!(parse_size("1.5k").unwrap(), 1536);

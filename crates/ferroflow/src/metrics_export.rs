@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use ferroflow_core::resident_bytes;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 
 /// The process's resident set size, sampled every [`MEMORY_EVERY`].
@@ -84,32 +85,12 @@ pub fn start(args: &MetricsArgs, host: &str, allow: Option<&ferroflow_distribute
     Ok(())
 }
 
-/// The resident set size (`VmRSS` of `/proc/self/status`), where the system has it.
-fn resident_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    parse_vm_rss(&s)
-}
-
-/// `VmRSS:   1234 kB` → bytes.
-fn parse_vm_rss(status: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let mut parts = line["VmRSS:".len()..].split_whitespace();
-    let n: u64 = parts.next()?.parse().ok()?;
-    match parts.next() {
-        Some("kB") | None => n.checked_mul(1024),
-        Some(_) => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn vm_rss_is_read_in_bytes() {
-        assert_eq!(parse_vm_rss("Name:\tx\nVmRSS:\t   2048 kB\nVmData: 1 kB\n"), Some(2048 * 1024));
-        assert_eq!(parse_vm_rss("Name:\tx\n"), None);
-        assert_eq!(parse_vm_rss("VmRSS: lots kB"), None);
+    fn resident_memory_is_read_in_bytes() {
         #[cfg(target_os = "linux")]
         assert!(resident_bytes().unwrap() > 1 << 20);
     }
