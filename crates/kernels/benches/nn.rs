@@ -309,7 +309,8 @@ fn bench_matmul_narrow(c: &mut Criterion) {
 
 /// The products of ResNet50's 3×3 convolutions at 8×8×256 (batch 8) done by im2col: the
 /// forward `patches · W`, the input gradient's `dy · Wᵀ` and the filter gradient's
-/// `patchesᵀ · dy`, as `(m, k, n, transpose_a, transpose_b)`.
+/// `patchesᵀ · dy`; then the input gradients `dy · Wᵀ` of its 1×1 layers at 4×4 (2048 ↔ 512)
+/// and 8×8 (1024 ↔ 256); as `(m, k, n, transpose_a, transpose_b)`.
 const RESNET_PRODUCTS: [(usize, usize, usize, bool, bool); 7] = [
     (512, 2304, 256, false, false),
     (512, 256, 2304, false, true),
