@@ -111,6 +111,16 @@ def main():
                                                          padding="SAME"), [x, y, gy]))
     # MobileNetV2's stride-1 depthwise layers and training-mode batch norm (criterion group
     # depthwise_mnv2).
+    s2 = [1, 2, 2, 1]
+    for xs in [(16, 81, 81, 96), (16, 41, 41, 144)]:
+        dy = t(xs[0], (xs[1] - 3) // 2 + 1, (xs[2] - 3) // 2 + 1, xs[3])
+        cases.append(("depthwise_mnv2/%dx%dx%d_backprop_input_s2" % xs[1:],
+                      lambda sz, f, dy: tf.raw_ops.DepthwiseConv2dNativeBackpropInput(
+                          input_sizes=sz, filter=f, out_backprop=dy, strides=s2, padding="VALID"),
+                      [tf.constant(xs, tf.int32), t(3, 3, xs[3], 1), dy]))
+        cases.append(("depthwise_mnv2/%dx%dx%d_forward_s2" % xs[1:],
+                      lambda x, f: tf.raw_ops.DepthwiseConv2dNative(input=x, filter=f, strides=s2, padding="VALID"),
+                      [t(*xs), t(3, 3, xs[3], 1)]))
     for xs in [(16, 40, 40, 144), (16, 10, 10, 576), (16, 5, 5, 960)]:
         cases.append(("depthwise_mnv2/%dx%dx%d_forward" % xs[1:],
                       lambda x, f: tf.raw_ops.DepthwiseConv2dNative(input=x, filter=f, strides=s1, padding="SAME"),

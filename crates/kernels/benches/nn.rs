@@ -155,6 +155,12 @@ fn bench_depthwise_strided(c: &mut Criterion) {
         g.bench_function(format!("{name}_backprop_input_s2"), |b| {
             b.iter(|| run_kernel(nd.clone(), vec![sizes(&xs), f.clone(), dy.clone()], 1).unwrap())
         });
+        let x = data(&xs, 6);
+        let mut fwd = nd.clone();
+        fwd.op = "DepthwiseConv2dNative".into();
+        g.bench_function(format!("{name}_forward_s2"), |b| {
+            b.iter(|| run_kernel(fwd.clone(), vec![x.clone(), f.clone()], 1).unwrap())
+        });
     }
     // Stride-1 forward layers, from MobileNetV2's widest to its narrowest maps.
     for xs in [[16, 40, 40, 144], [16, 10, 10, 576], [16, 5, 5, 960]] {
@@ -283,6 +289,10 @@ fn bench_batch_norm(c: &mut Criterion) {
     ex_inputs.extend([offset, y]);
     let nd = bn("_FusedBatchNormGradEx", Some("Relu6"));
     g.bench_function("grad_relu6_fused", |b| b.iter(|| run_kernel(nd.clone(), ex_inputs.clone(), 5).unwrap()));
+    // As the remapper builds it when `y` is the forward's own activation: recomputed from `x`.
+    let mut nd = nd;
+    nd.attr.insert("_y_from_x".into(), attr::bool(true));
+    g.bench_function("grad_relu6_fused_y_from_x", |b| b.iter(|| run_kernel(nd.clone(), ex_inputs.clone(), 5).unwrap()));
     g.finish();
 }
 

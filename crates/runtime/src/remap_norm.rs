@@ -76,6 +76,44 @@ fn activation(op: &str, gradient: bool) -> Option<&'static str> {
     }
 }
 
+/// The forward `FusedBatchNormV3` of the gradient `g` whose activation output the activation
+/// gradient `a` reads as `y`: the activation `mode` of that batch norm's `y`, of the same `x`,
+/// `scale`, `epsilon` and mode (training or not), whose statistics are `g`'s reserve spaces
+/// (training: its outputs 3 and 4; inference: its mean and variance inputs). Then `y` is
+/// `mode((x - mean) · scale / √(var + ε) + offset)` of `g`'s own inputs, bit for bit.
+fn forward_batch_norm(
+    gd: &GraphDef,
+    index: &HashMap<&str, usize>,
+    g: &NodeDef,
+    a: &NodeDef,
+    mode: &str,
+) -> Option<usize> {
+    let (act, 0) = data_input(a, 1)? else { return None };
+    let act = &gd.node[*index.get(act)?];
+    if activation(&act.op, false) != Some(mode) {
+        return None;
+    }
+    let (fname, 0) = data_input(act, 0)? else { return None };
+    let fi = *index.get(fname)?;
+    let f = &gd.node[fi];
+    let same_attr = |k: &str| f.attr.get(k) == g.attr.get(k);
+    let training = g.attr_bool("is_training").unwrap_or(true);
+    let stats = if training {
+        data_input(g, 3) == Some((fname, 3)) && data_input(g, 4) == Some((fname, 4))
+    } else {
+        data_input(g, 3) == data_input(f, 3) && data_input(g, 4) == data_input(f, 4)
+    };
+    let ok = f.op == "FusedBatchNormV3"
+        && fusable(f)
+        && same_attr("epsilon")
+        && f.attr_bool("is_training").unwrap_or(true) == training
+        && same_attr("data_format")
+        && data_input(g, 1) == data_input(f, 0)
+        && data_input(g, 2) == data_input(f, 1)
+        && stats;
+    ok.then_some(fi)
+}
+
 /// Rewrites every matching forward and gradient pair; returns how many.
 pub(crate) fn fuse_batch_norms(gd: &mut GraphDef) -> usize {
     let index: HashMap<&str, usize> = gd.node.iter().enumerate().map(|(i, n)| (n.name.as_str(), i)).collect();
@@ -94,7 +132,7 @@ pub(crate) fn fuse_batch_norms(gd: &mut GraphDef) -> usize {
             forward.push((bi, ai, mode));
         }
     }
-    // (gradient, activation gradient, mode, the forward batch norm's offset)
+    // (gradient, activation gradient, mode, the forward batch norm's offset, y from x)
     let mut backward = Vec::new();
     for (gi, g) in gd.node.iter().enumerate() {
         if g.op != "FusedBatchNormGradV3" || !fusable(g) {
@@ -110,13 +148,19 @@ pub(crate) fn fuse_batch_norms(gd: &mut GraphDef) -> usize {
         {
             continue;
         }
-        // `_FusedBatchNormGradEx` takes the forward op's offset (which the CPU kernel does
-        // not read): the node that made reserve_space_1.
-        let offset = data_input(g, 3).and_then(|(f, _)| index.get(f)).and_then(|&fi| data_inputs(&gd.node[fi]).nth(2));
-        if data_inputs(g).count() == 6 && data_inputs(a).count() == 2 {
-            if let Some(offset) = offset {
-                backward.push((gi, ai, mode, offset.clone()));
-            }
+        if data_inputs(g).count() != 6 || data_inputs(a).count() != 2 {
+            continue;
+        }
+        // `_FusedBatchNormGradEx` takes the forward op's offset: that of the batch norm whose
+        // activation `y` is, when it is one (then the kernel may recompute `y` from `x`),
+        // else that of the node that made reserve_space_1 (which the kernel does not read).
+        let forward_of_y = forward_batch_norm(gd, &index, g, a, mode);
+        let y_from_x = forward_of_y.is_some();
+        let offset = forward_of_y
+            .or_else(|| data_input(g, 3).and_then(|(f, _)| index.get(f).copied()))
+            .and_then(|fi| data_inputs(&gd.node[fi]).nth(2));
+        if let Some(offset) = offset {
+            backward.push((gi, ai, mode, offset.clone(), y_from_x));
         }
     }
     let count = forward.len() + backward.len();
@@ -133,7 +177,7 @@ pub(crate) fn fuse_batch_norms(gd: &mut GraphDef) -> usize {
         a.input = std::iter::once(bn).chain(controls).collect();
     }
     let mut removed = vec![false; gd.node.len()];
-    for (gi, ai, mode, offset) in backward {
+    for (gi, ai, mode, offset, y_from_x) in backward {
         let a = gd.node[ai].clone();
         let g = &mut gd.node[gi];
         let (data, controls): (Vec<String>, Vec<String>) = g.input.iter().cloned().partition(|i| !i.starts_with('^'));
@@ -150,6 +194,9 @@ pub(crate) fn fuse_batch_norms(gd: &mut GraphDef) -> usize {
         g.op = "_FusedBatchNormGradEx".into();
         g.attr.insert("activation_mode".into(), attr::string(mode));
         g.attr.insert("num_side_inputs".into(), attr::int(0));
+        if y_from_x {
+            g.attr.insert("_y_from_x".into(), attr::bool(true));
+        }
         removed[ai] = true;
     }
     if removed.iter().any(|&r| r) {

@@ -73,6 +73,12 @@ fn the_training_graph_fuses_both_pairs_and_their_gradients() {
     assert_eq!(gd.node.len() - fused.node.len(), 2);
     let ex = fused.node.iter().find(|n| n.op == "_FusedBatchNormGradEx").unwrap();
     assert_eq!(ex.input.iter().filter(|i| !i.starts_with('^')).count(), 8, "{:?}", ex.input);
+    // Each gradient's `y` is the activation of its own forward batch norm, so both kernels
+    // recompute it from `x` (and `fused_batch_norms_equal_the_unfused_ones_bit_for_bit`
+    // checks that this gives the unfused bits).
+    for ex in fused.node.iter().filter(|n| n.op == "_FusedBatchNormGradEx") {
+        assert!(ex.attr.contains_key("_y_from_x"), "{} does not recompute y", ex.name);
+    }
 }
 
 #[test]
@@ -130,4 +136,26 @@ fn inference_batch_norms_fuse_too() {
     let got = fused_equals_plain(inference, &seeded(&[2, 3, 3, 3], 5), 1);
     let y = got[0].as_slice::<f32>().unwrap();
     assert!(y.contains(&0.0) && y.contains(&6.0) && y.iter().any(|v| *v > 0.0 && *v < 6.0), "{y:?}");
+}
+
+#[test]
+fn inference_gradients_recompute_the_activation_bit_for_bit() {
+    fn inference_grads(s: &Scope) -> (Output, Vec<Output>) {
+        let x = ops::placeholder_named(s, "x", DataType::Float, Some(&[-1, 3, 3, 3]));
+        let v = |seed| ops::constant(s, seeded(&[3], seed));
+        let scale = ops::mul(s, v(1), ops::constant(s, Tensor::scalar(200.0f32)));
+        let offset = v(2);
+        let var = ops::square(s, v(4));
+        let bn = ops::fused_batch_norm(s, x.clone(), scale.clone(), offset.clone(), v(3), var, 0.001, false);
+        let flat = ops::reshape(s, ops::relu6(s, bn.y), ops::constant(s, Tensor::vec(vec![-1i32, 27])));
+        (x.clone(), loss_and_gradients(s, flat, &[x, scale, offset]))
+    }
+    let (_, fused, _) = plain_and_fused(inference_grads);
+    let ex: Vec<_> = fused.node.iter().filter(|n| n.op == "_FusedBatchNormGradEx").collect();
+    assert_eq!(ex.len(), 1);
+    assert!(ex[0].attr.contains_key("_y_from_x"));
+    let got = fused_equals_plain(inference_grads, &seeded(&[2, 3, 3, 3], 5), 4);
+    // The activation's mask cuts some elements' gradient and passes others.
+    let dx = got[1].as_slice::<f32>().unwrap();
+    assert!(dx.contains(&0.0) && dx.iter().any(|v| *v != 0.0), "{dx:?}");
 }

@@ -19,6 +19,7 @@ use ferroflow_core::{DataType, NodeAttrs, Status, Storage, Tensor};
 use rayon::prelude::*;
 
 use super::batch_norm_act::Act;
+use super::batch_norm_rows::{MapRows, SumRows};
 use super::common::type_attr;
 use super::common::{dims_str, for_chunks};
 use crate::{OpContext, OpKernel};
@@ -70,15 +71,15 @@ impl Layout {
     }
 
     /// Per channel, the sums over the channel's elements of `f(a, b, e, p)`, where `a`, `b`
-    /// and `e` are the elements of `a`, `b` and `e` at one position and `p` is `params` of
-    /// the channel (callers that need fewer operands pass one slice twice). Partial sums are
-    /// f32 over short runs, accumulated in f64.
+    /// and `e` are the elements of `a`, `b` and `e` at one position and `p` holds each of
+    /// `params` at the channel (callers that need fewer operands pass one slice twice).
+    /// Partial sums are f32 over short runs, accumulated in f64.
     #[allow(clippy::needless_range_loop)] // k indexes K accumulators and f's K results together
-    pub fn sums<const K: usize>(
+    pub fn sums<const K: usize, const P: usize>(
         &self,
         [a, b, e]: [&[f32]; 3],
-        params: &[f32],
-        f: impl Fn(f32, f32, f32, f32) -> [f32; K] + Sync,
+        params: [&[f32]; P],
+        f: impl Fn(f32, f32, f32, [f32; P]) -> [f32; K] + Sync,
     ) -> [Vec<f64>; K] {
         let c = self.channels();
         let mut out: [Vec<f64>; K] = std::array::from_fn(|_| vec![0.0; c]);
@@ -88,21 +89,10 @@ impl Layout {
                     return out;
                 }
                 let task = ROWS_PER_TASK * c;
-                let params = &params[..c];
                 let partial = |((ai, bi), ei): ((&[f32], &[f32]), &[f32])| {
                     let mut acc: [Vec<f32>; K] = std::array::from_fn(|_| vec![0.0; c]);
-                    crate::isa::vectorized(|| {
-                        let rows = ai.chunks_exact(c).zip(bi.chunks_exact(c)).zip(ei.chunks_exact(c));
-                        for ((ar, br), er) in rows {
-                            // One pass per sum: independent lanes, so the channel loop vectorizes.
-                            for (k, acc) in acc.iter_mut().enumerate() {
-                                let lanes = acc.iter_mut().zip(ar).zip(br.iter().zip(er)).zip(params);
-                                for (((s, &x), (&y, &z)), &p) in lanes {
-                                    *s += f(x, y, z, p)[k];
-                                }
-                            }
-                        }
-                    });
+                    let data = [ai, bi, ei];
+                    crate::isa::run(SumRows { data, params, c, f: &f, acc: &mut acc });
                     acc
                 };
                 let parts: Vec<[Vec<f32>; K]> = if a.len() > task && rayon::current_num_threads() > 1 {
@@ -121,7 +111,8 @@ impl Layout {
             Layout::First { n, c, s } => {
                 let plane = |i: usize| {
                     let plane = i * s..(i + 1) * s;
-                    let (ap, bp, ep, p) = (&a[plane.clone()], &b[plane.clone()], &e[plane], params[i % c]);
+                    let p: [f32; P] = std::array::from_fn(|q| params[q][i % c]);
+                    let (ap, bp, ep) = (&a[plane.clone()], &b[plane.clone()], &e[plane]);
                     let mut acc = [0.0f64; K];
                     crate::isa::vectorized(|| {
                         let runs = ap.chunks(ROWS_PER_TASK).zip(bp.chunks(ROWS_PER_TASK)).zip(ep.chunks(ROWS_PER_TASK));
@@ -180,16 +171,9 @@ impl Layout {
         let out = &mut v.spare_capacity_mut()[..len];
         match *self {
             Layout::Last { c, .. } => for_chunks(out, c, |off, chunk| {
-                let p: [&[f32]; N] = std::array::from_fn(|k| &p[k][..c]);
                 let span = off..off + chunk.len();
-                let (ac, bc, ec) = (&a[span.clone()], &b[span.clone()], &e[span]);
-                let rows =
-                    chunk.chunks_exact_mut(c).zip(ac.chunks_exact(c)).zip(bc.chunks_exact(c).zip(ec.chunks_exact(c)));
-                for ((o, ar), (br, er)) in rows {
-                    for (j, ((o, &x), (&y, &z))) in o.iter_mut().zip(ar).zip(br.iter().zip(er)).enumerate() {
-                        o.write(f(x, y, z, std::array::from_fn(|k| p[k][j])));
-                    }
-                }
+                let data = [&a[span.clone()], &b[span.clone()], &e[span]];
+                crate::isa::run(MapRows { out: chunk, data, params: p, c, f: &f });
             }),
             Layout::First { c, s, .. } => for_chunks(out, s, |off, chunk| {
                 for (i, o) in chunk.chunks_exact_mut(s.max(1)).enumerate() {
@@ -378,6 +362,6 @@ impl OpKernel for FusedBatchNorm {
 }
 
 /// Per channel, `scale / sqrt(variance + epsilon)`: `y = (x - mean) * that + offset`.
-fn inv_scale(scale: &[f32], var: &[f32], eps: f32) -> Vec<f32> {
+pub(crate) fn inv_scale(scale: &[f32], var: &[f32], eps: f32) -> Vec<f32> {
     scale.iter().zip(var).map(|(&s, &v)| s * (1.0 / (v + eps).sqrt())).collect()
 }

@@ -46,13 +46,15 @@ impl Act {
 
     /// The gradient through the activation of the incoming gradient `g`, from the
     /// activation's output `y`: `g * (y > 0)`, `g * (0 < y < 6)` (as `ReluGrad` and
-    /// `Relu6Grad`), or `g`.
+    /// `Relu6Grad`), or `g`. The activation's input `z` gives the same mask as its output
+    /// (`relu(z) > 0` exactly when `z > 0`, `0 < relu6(z) < 6` exactly when `0 < z < 6`,
+    /// NaN nowhere), so `y` may be either.
     #[inline(always)]
     pub fn backprop(self, g: f32, y: f32) -> f32 {
         match self {
             Act::Identity => g,
             Act::Relu => g * if y > 0.0 { 1.0 } else { 0.0 },
-            Act::Relu6 => g * if y > 0.0 && y < 6.0 { 1.0 } else { 0.0 },
+            Act::Relu6 => g * if (y > 0.0) & (y < 6.0) { 1.0 } else { 0.0 },
         }
     }
 }

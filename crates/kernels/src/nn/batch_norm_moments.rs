@@ -91,10 +91,10 @@ pub(crate) fn moments(l: &Layout, x: &[f32]) -> (Vec<f32>, Vec<f32>) {
             }
             (acc.mean, acc.m2)
         }
-        Layout::First { c, .. } => {
-            let [sum] = l.sums([x, x, x], &vec![0.0f32; c], |x, _, _, _| [x]);
+        Layout::First { .. } => {
+            let [sum] = l.sums([x, x, x], [], |x, _, _, []| [x]);
             let m: Vec<f32> = sum.iter().map(|s| (s * inv_n) as f32).collect();
-            let [sq] = l.sums([x, x, x], &m, |x, _, _, m| [(x - m) * (x - m)]);
+            let [sq] = l.sums([x, x, x], [&m[..]], |x, _, _, [m]| [(x - m) * (x - m)]);
             (m.iter().map(|&m| f64::from(m)).collect(), sq)
         }
     };

@@ -14,6 +14,7 @@ mod batch_norm;
 mod batch_norm_act;
 mod batch_norm_grad;
 mod batch_norm_moments;
+mod batch_norm_rows;
 mod bias;
 mod conv3d;
 #[cfg(target_arch = "x86_64")]

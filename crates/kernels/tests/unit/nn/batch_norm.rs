@@ -148,3 +148,38 @@ fn training_moments_keep_two_pass_accuracy() {
         }
     }
 }
+
+/// `_FusedBatchNormGradEx` with `_y_from_x` (the activation recomputed from `x`) gives the
+/// bits of the same op reading the forward's activated `y`: Relu and Relu6, training and
+/// inference, channel counts below, at and past a vector, on values that clip on both sides.
+#[test]
+fn grad_ex_recomputing_y_equals_reading_it() {
+    for (c, training, act) in [(3, true, "Relu6"), (16, true, "Relu6"), (37, false, "Relu6"), (37, true, "Relu")] {
+        let dims = vec![4, 3, 5, c];
+        let x = ferroflow_kernels::testutil::seeded_f32(&dims, c as u64);
+        let dy = ferroflow_kernels::testutil::seeded_f32(&dims, 100 + c as u64);
+        // Scales up to ±20, so the activation clips at 0 and at 6.
+        let s = ferroflow_kernels::testutil::seeded_f32(&[c], 7);
+        let scale = Tensor::vec(s.as_slice::<f32>().unwrap().iter().map(|s| s * 20.0).collect());
+        let offset = ferroflow_kernels::testutil::seeded_f32(&[c], 8);
+        let (mean, var) = (ferroflow_kernels::testutil::seeded_f32(&[c], 9), v(&vec![0.5; c]));
+        let mut fwd = bn_node("_FusedBatchNormEx", training, 1.0, "NHWC");
+        fwd.attr.insert("activation_mode".into(), attr::string(act));
+        let f = run_kernel(fwd, vec![x.clone(), scale.clone(), offset.clone(), mean, var], 6).unwrap();
+        let y = f[0].as_slice::<f32>().unwrap();
+        assert!(y.contains(&0.0) && y.iter().any(|v| *v > 0.0 && *v < 6.0), "{act} never clips");
+        if act == "Relu6" {
+            assert!(y.contains(&6.0), "Relu6 never clips at 6");
+        }
+        let mut grad = bn_node("_FusedBatchNormGradEx", training, 1.0, "NHWC");
+        grad.attr.insert("activation_mode".into(), attr::string(act));
+        let ins = vec![dy, x, scale, f[3].clone(), f[4].clone(), f[5].clone(), offset, f[0].clone()];
+        let read = run_kernel(grad.clone(), ins.clone(), 5).unwrap();
+        grad.attr.insert("_y_from_x".into(), attr::bool(true));
+        let recomputed = run_kernel(grad, ins, 5).unwrap();
+        for (i, (a, b)) in read.iter().zip(&recomputed).take(3).enumerate() {
+            let (a, b) = (a.as_slice::<f32>().unwrap(), b.as_slice::<f32>().unwrap());
+            assert!(a.iter().zip(b).all(|(p, q)| p.to_bits() == q.to_bits()), "output {i}, c {c}, {act}");
+        }
+    }
+}
