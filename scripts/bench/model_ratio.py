@@ -6,12 +6,20 @@ variables on a ps through `replica_device_setter`, trained with momentum SGD thr
 runs on a fresh 1 ps + 1 worker cluster of each system (separate OS processes on loopback),
 the two clusters alive at once and timed alternately (A B A B), after warm-up steps.
 
+`--layout single` runs everything in one process instead: TensorFlow's in-process
+`Session()` against one ferroflow server task holding the variables and the compute (the
+client still feeds it over gRPC on loopback).
+
+`--ff name=path,...` times several ferroflow binaries in the same rounds (a before/after
+A/B with TensorFlow alongside); each gets its own cluster, all alive at once.
+
 Printed per model: steps/s of each system (median over rounds), their ratio
 (ferroflow / TensorFlow; above 1 is faster), the loss after the timed steps and the peak
 resident memory of each worker process (VmHWM).
 
 Usage: .venv/bin/python scripts/bench/model_ratio.py [--models resnet50,mobilenetv2,lstm,transformer]
-           [--steps 5] [--rounds 3]        (FERROFLOW_BIN overrides the binary)
+           [--steps 5] [--rounds 3] [--layout cluster|single] [--ff a=BIN,b=BIN]
+           (FERROFLOW_BIN overrides the default binary)
 """
 
 import argparse
@@ -79,11 +87,12 @@ def feeds(x, y, rng):
 class Trainer:
     """One model's graph and session on one cluster."""
 
-    def __init__(self, tf, keras, build, target):
+    def __init__(self, tf, keras, build, target, single=False):
         self.graph = tf.Graph()
         with self.graph.as_default():
             keras.utils.set_random_seed(1)
-            setter = tf.compat.v1.train.replica_device_setter(ps_tasks=1, worker_device="/job:worker/task:0")
+            setter = None if single else tf.compat.v1.train.replica_device_setter(
+                ps_tasks=1, worker_device="/job:worker/task:0")
             with tf.compat.v1.device(setter):
                 x, y, logits, model, self.label = build(keras, tf)
                 loss = tf.reduce_mean(tf.compat.v1.losses.sparse_softmax_cross_entropy(y, logits))
@@ -106,7 +115,9 @@ class Trainer:
         return n / (time.perf_counter() - t0), float(loss)
 
 
-def tf_cluster():
+def tf_cluster(single):
+    if single:
+        return [], None, ""
     ports = ffcluster.free_ports(2)
     spec = {"ps": [f"127.0.0.1:{ports[0]}"], "worker": [f"127.0.0.1:{ports[1]}"]}
     ps = ffcluster.tf_server(spec, "ps", 0)
@@ -116,10 +127,11 @@ def tf_cluster():
     return [ps, worker], worker, "grpc://" + spec["worker"][0]
 
 
-def ff_cluster():
-    servers, _ = ffcluster.cluster({"ps": 1, "worker": 1})
+def ff_cluster(single, binary):
+    os.environ["FERROFLOW_BIN"] = binary
+    servers, _ = ffcluster.cluster({"worker": 1} if single else {"ps": 1, "worker": 1})
     w = servers["worker"][0]
-    return [servers["ps"][0].proc, w.proc], w.proc, w.target
+    return [s.proc for j in servers.values() for s in j], w.proc, w.target
 
 
 def cpu_line():
@@ -141,46 +153,57 @@ def main():
     ap.add_argument("--steps", type=int, default=5, help="timed steps per round")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--layout", choices=("cluster", "single"), default="cluster")
+    ap.add_argument("--ff", default="", help="name=binary,... (default: ferroflow=the built binary)")
     args = ap.parse_args()
+    bins = dict(kv.split("=", 1) for kv in args.ff.split(",")) if args.ff else {"ferroflow": ffcluster.binary()}
+    single = args.layout == "single"
     import tensorflow as tf
     import tf_keras as keras
     tf.compat.v1.disable_eager_execution()
-    print(f"# {cpu_line()}; TensorFlow {tf.__version__}; ferroflow {ffcluster.binary()}")
+    print(f"# {cpu_line()}; TensorFlow {tf.__version__}; ferroflow {bins}; layout {args.layout}")
     rows = []
     for name in args.models.split(","):
         build = MODELS[name]
-        tf_procs, tf_worker, tf_target = tf_cluster()
-        ff_procs, ff_worker, ff_target = ff_cluster()
+        procs, tf_procs, tf_worker, tf_target = [], *tf_cluster(single)
+        procs += tf_procs
         try:
-            ff = Trainer(tf, keras, build, ff_target)
-            tfr = Trainer(tf, keras, build, tf_target)
-            ff.steps(args.warmup)
-            tfr.steps(args.warmup)
-            rates = {"ferroflow": [], "tensorflow": []}
+            systems, workers = {}, {}
+            for b, path in bins.items():
+                ff_procs, workers[b], ff_target = ff_cluster(single, path)
+                procs += ff_procs
+                systems[b] = Trainer(tf, keras, build, ff_target, single)
+            systems["tensorflow"] = Trainer(tf, keras, build, tf_target, single)
+            workers["tensorflow"] = tf_worker
+            for t in systems.values():
+                t.steps(args.warmup)
+            rates = {k: [] for k in systems}
             losses = {}
             for _ in range(args.rounds):
-                for sysname, t in (("ferroflow", ff), ("tensorflow", tfr)):
-                    r, loss = t.steps(args.steps)
-                    rates[sysname].append(r)
-                    losses[sysname] = loss
+                for k, t in systems.items():
+                    r, losses[k] = t.steps(args.steps)
+                    rates[k].append(r)
             med = {k: statistics.median(v) for k, v in rates.items()}
-            row = dict(model=ff.label, ff=med["ferroflow"], tf=med["tensorflow"], ratio=med["ferroflow"] / med["tensorflow"],
-                       ff_loss=losses["ferroflow"], tf_loss=losses["tensorflow"],
-                       ff_mib=ffcluster.proc_status_mib(ff_worker.pid, "VmHWM"),
-                       tf_mib=ffcluster.proc_status_mib(tf_worker.pid, "VmHWM"),
-                       ff_rounds=rates["ferroflow"], tf_rounds=rates["tensorflow"])
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-            ff.sess.close()
-            tfr.sess.close()
+            mib = {k: ffcluster.proc_status_mib(w.pid if w else os.getpid(), "VmHWM") for k, w in workers.items()}
+            label = next(iter(systems.values())).label
+            for b in bins:
+                row = dict(model=label, binary=b, layout=args.layout, ff=med[b], tf=med["tensorflow"],
+                           ratio=med[b] / med["tensorflow"], ff_loss=losses[b], tf_loss=losses["tensorflow"],
+                           ff_mib=mib[b], tf_mib=mib["tensorflow"], ff_rounds=rates[b], tf_rounds=rates["tensorflow"])
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+            for t in systems.values():
+                t.sess.close()
         finally:
-            ffcluster.stop(tf_procs + ff_procs)
+            ffcluster.stop(procs)
     print()
-    print("| model | ferroflow steps/s | TensorFlow steps/s | ratio | loss ff / tf | worker peak MiB ff / tf |")
-    print("|---|---|---|---|---|---|")
+    print("| model | binary | ferroflow steps/s | TensorFlow steps/s | ratio | loss ff / tf | worker peak MiB ff / tf |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['model']} | {r['ff']:.2f} | {r['tf']:.2f} | **{r['ratio']:.2f}x** | "
+        print(f"| {r['model']} | {r['binary']} | {r['ff']:.2f} | {r['tf']:.2f} | **{r['ratio']:.2f}x** | "
               f"{r['ff_loss']:.3f} / {r['tf_loss']:.3f} | {r['ff_mib']:.0f} / {r['tf_mib']:.0f} |")
+    if single:
+        print("(single layout: TensorFlow's peak is the client process's, which holds the model)")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ mod function_graph;
 pub mod grad_check;
 mod lower_calls;
 mod lower_calls_ops;
+mod lower_while_reads;
 pub mod placer;
 mod remap;
 mod remap_norm;

@@ -5,6 +5,7 @@ use ferroflow_core::proto::{FunctionDefLibrary, NodeDef};
 use ferroflow_core::{attr, DataType, DeviceName, NodeAttrs, Status, Tensor};
 
 use crate::lower_calls::{func_attr, inline, keeper, node, typed};
+use crate::lower_while_reads::{hoist_invariant_reads, Frame, LoopVars};
 
 fn split_inputs(call: &NodeDef) -> (Vec<String>, Vec<String>) {
     let (c, d): (Vec<&String>, Vec<&String>) = call.input.iter().partition(|s| s.starts_with('^'));
@@ -64,7 +65,7 @@ pub(crate) fn lower_while(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Ve
     let merges: Vec<String> = (0..xs.len()).map(|i| format!("{p}/Merge_{i}")).collect();
     let cond = inline(lib, &func_attr(call, "cond")?, &format!("{p}/cond"), &merges, &caller, &merges[0])?;
     expect_returns("the condition", cond.rets.len(), 1)?;
-    out.extend(cond.nodes);
+    out.extend(cond.nodes.iter().cloned());
     out.push(node(format!("{p}/LoopCond"), "LoopCond", dev, with_controls(cond.rets[0].clone(), &cond.control)));
     let mut idents = Vec::with_capacity(xs.len());
     for (i, &t) in types.iter().enumerate() {
@@ -77,7 +78,7 @@ pub(crate) fn lower_while(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Ve
         out.push(typed(node(format!("{p}/Identity_{i}"), "Identity", dev, vec![format!("{p}/Switch_{i}:1")]), "T", t));
         idents.push(format!("{p}/Identity_{i}"));
     }
-    let body = inline(lib, &func_attr(call, "body")?, &format!("{p}/body"), &idents, &caller, &idents[0])?;
+    let mut body = inline(lib, &func_attr(call, "body")?, &format!("{p}/body"), &idents, &caller, &idents[0])?;
     if body.rets.len() != types.len() {
         return Err(Status::invalid_argument(format!(
             "the body returns {} tensors for {} loop variables",
@@ -85,12 +86,25 @@ pub(crate) fn lower_while(lib: &FunctionDefLibrary, call: &NodeDef) -> Result<Ve
             types.len()
         )));
     }
+    let frame = Frame { name: &call.name, parallel_iterations: parallel, device: dev };
+    let vars = LoopVars { xs: &xs, controls: &controls, types: &types, idents: &idents, merges: &merges };
+    let is_function = |op: &str| lib.function.iter().any(|f| f.signature.as_ref().is_some_and(|s| s.name == op));
+    let gone = hoist_invariant_reads(&frame, &vars, &mut body, &cond, &is_function);
+    let chain: std::collections::HashSet<String> = (0..xs.len())
+        .filter(|&i| gone[i])
+        .flat_map(|i| ["Enter", "Merge", "Switch", "Exit", "Identity"].map(|k| format!("{p}/{k}_{i}")))
+        .collect();
+    out.retain(|n| !chain.contains(&n.name));
     out.extend(body.nodes);
     for (i, (r, &t)) in body.rets.iter().zip(&types).enumerate() {
+        if gone[i] {
+            continue;
+        }
         let inputs = with_controls(r.clone(), &body.control);
         out.push(typed(node(format!("{p}/NextIteration_{i}"), "NextIteration", dev, inputs), "T", t));
     }
-    let exits: Vec<String> = (0..xs.len()).map(|i| format!("{p}/Exit_{i}")).collect();
+    let exits: Vec<String> =
+        (0..xs.len()).map(|i| if gone[i] { xs[i].clone() } else { format!("{p}/Exit_{i}") }).collect();
     out.push(keeper(call, exits, &types, &[]));
     Ok(out)
 }
