@@ -67,15 +67,18 @@ impl<'a> Rows<'a> {
     }
 }
 
-/// Writes one output row, `out[j] = src[pos + j·stride]`, into uninitialized room.
+/// Writes one output row, `out[j] = src[pos + j·stride]`, into uninitialized room. `T`
+/// needs no drop (the callers' `pod`), so a contiguous row is a plain memory copy.
 fn write_row_uninit<T: Clone>(src: &[T], pos: isize, stride: isize, out: &mut [std::mem::MaybeUninit<T>]) {
+    debug_assert!(!std::mem::needs_drop::<T>());
     let p = pos as usize;
     match stride {
         1 => {
-            let len = out.len();
-            for (o, v) in out.iter_mut().zip(&src[p..p + len]) {
-                o.write(v.clone());
-            }
+            let row = &src[p..p + out.len()];
+            // SAFETY: `row` and `out` have the same length and do not overlap (`out` is
+            // fresh room); a `T` without drop glue is copied by its bytes, as `clone` does
+            // for the number types this is called with.
+            unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), out.as_mut_ptr().cast::<T>(), row.len()) };
         }
         _ => {
             for (j, o) in out.iter_mut().enumerate() {

@@ -22,27 +22,54 @@ struct Run {
     m2: Vec<f64>,
 }
 
-fn run_moments(x: &[f32], c: usize) -> Run {
-    let rows = x.len() / c;
-    let mut sum = vec![0.0f32; c];
-    let mut m2 = vec![0.0f32; c];
-    let mut dev = vec![0.0f32; c];
-    let mean: Vec<f32> = crate::isa::vectorized(|| {
+/// The loops of one run, inlined into one function per instruction-set path (as a closure
+/// given to [`crate::isa::vectorized`] they stayed at SSE width): per channel, the run's
+/// mean into `mean`, then the deviations from it and their squares summed into `dev`, `m2`.
+struct RunLoops<'a> {
+    x: &'a [f32],
+    c: usize,
+    mean: &'a mut [f32],
+    dev: &'a mut [f32],
+    m2: &'a mut [f32],
+}
+
+impl crate::isa::PathKernel for RunLoops<'_> {
+    #[inline(always)]
+    fn run(self) {
+        let RunLoops { x, c, mean, dev, m2 } = self;
+        if c == 0 {
+            return;
+        }
+        // Every slice cut to `c`, so the channel loops need no bounds checks.
+        let (mean, dev, m2) = (&mut mean[..c], &mut dev[..c], &mut m2[..c]);
+        let rows = x.len() / c;
         for r in x.chunks_exact(c) {
-            for (s, &v) in sum.iter_mut().zip(r) {
-                *s += v;
+            let r = &r[..c];
+            for j in 0..c {
+                mean[j] += r[j];
             }
         }
         let inv = 1.0 / rows as f32;
-        let mean: Vec<f32> = sum.iter().map(|&s| s * inv).collect();
+        for m in mean.iter_mut() {
+            *m *= inv;
+        }
         for r in x.chunks_exact(c) {
-            for (((q, d), &v), &m) in m2.iter_mut().zip(dev.iter_mut()).zip(r).zip(&mean) {
-                *d += v - m;
-                *q += (v - m) * (v - m);
+            let r = &r[..c];
+            for j in 0..c {
+                let d = r[j] - mean[j];
+                dev[j] += d;
+                m2[j] += d * d;
             }
         }
-        mean
-    });
+    }
+}
+
+fn run_moments(x: &[f32], c: usize) -> Run {
+    let rows = x.len() / c;
+    let mut mean = vec![0.0f32; c];
+    let mut m2 = vec![0.0f32; c];
+    let mut dev = vec![0.0f32; c];
+    crate::isa::run(RunLoops { x, c, mean: &mut mean, dev: &mut dev, m2: &mut m2 });
     // `mean` is the run's mean rounded to f32; the deviations from it correct both the mean
     // and the squares to the run's exact mean.
     let n = rows as f64;
