@@ -75,7 +75,7 @@ def op_family(op):
         if op.startswith(p):
             op = op[len(p):]
     return {"_FusedBatchNormEx": "FusedBatchNormV3", "_FusedBatchNormGradEx": "FusedBatchNormGradV3",
-            "_FusedConv2D": "Conv2D", "_FusedMatMul": "MatMul"}.get(op, op)
+            "_FusedConv2D": "Conv2D", "FusedConv2D": "Conv2D", "_FusedMatMul": "MatMul", "FusedMatMul": "MatMul"}.get(op, op)
 
 
 def by_op(r):

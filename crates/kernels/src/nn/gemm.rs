@@ -268,25 +268,29 @@ pub(crate) fn transposed_copy<T: TensorType + Copy + Send + Sync>(
         return Some(Vec::new());
     }
     let mut dst = ferroflow_core::alloc::with_capacity::<T>(&[cols, rows]).ok()?;
-    dst.resize(rows * cols, src[0]);
-    // One band of TILE destination rows (source columns `c0..`) at a time, in tiles.
-    let band = |(bi, out): (usize, &mut [T])| {
+    // One band of TILE destination rows (source columns `c0..`) at a time, in tiles, each
+    // element written once into the uninitialized room (no fill pass first).
+    let band = |(bi, out): (usize, &mut [std::mem::MaybeUninit<T>])| {
         let c0 = bi * TILE;
         let c1 = (c0 + TILE).min(cols);
         for r0 in (0..rows).step_by(TILE) {
             for r in r0..(r0 + TILE).min(rows) {
                 for (j, &v) in src[r * ld + c0..r * ld + c1].iter().enumerate() {
-                    out[j * rows + r] = v;
+                    out[j * rows + r].write(v);
                 }
             }
         }
     };
+    let room = &mut dst.spare_capacity_mut()[..rows * cols];
     if parallel && rows * cols >= PAR_COPY_MIN && rayon::current_num_threads() > 1 {
         use rayon::prelude::*;
-        dst.par_chunks_mut(TILE * rows).enumerate().for_each(band);
+        room.par_chunks_mut(TILE * rows).enumerate().for_each(band);
     } else {
-        dst.chunks_mut(TILE * rows).enumerate().for_each(band);
+        room.chunks_mut(TILE * rows).enumerate().for_each(band);
     }
+    // SAFETY: band `bi` holds destination rows `bi·TILE..` (the last band the rest), and
+    // writes every column `r < rows` of each of them: all `rows · cols` elements.
+    unsafe { dst.set_len(rows * cols) };
     Some(dst)
 }
 
